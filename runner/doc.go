@@ -1,0 +1,11 @@
+// Package runner owns the vocabulary shared by every backend: a Job (one
+// candidate, one trial, one sandbox), the Result record it produces, and the
+// small Runner interface the run fans jobs out to.
+//
+// It also holds the pieces of the candidate protocol that every backend must
+// apply the same way (argv, FORGE_* variables, how a finished process becomes
+// a success or an error kind), so the local and Daytona backends cannot drift.
+//
+// It must not know about manifests, scoring, reports or any particular
+// backend technology.
+package runner

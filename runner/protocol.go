@@ -1,0 +1,178 @@
+package runner
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+)
+
+// The protocol's file name for the candidate's own metrics (FORGE_RESULT),
+// relative to the working directory.
+const ResultFile = ".forge-result.json"
+
+// Argv returns the candidate's full argv per the candidate protocol:
+// Command, then the objective, then the output path. It is never passed
+// through a shell by the local backend; the Daytona backend quotes every
+// element.
+func (j Job) Argv(outputPath string) []string {
+	argv := make([]string, 0, len(j.Command)+2)
+	argv = append(argv, j.Command...)
+	return append(argv, j.Objective, outputPath)
+}
+
+// ProtocolEnv returns the variables a candidate gets besides the backend's
+// basics (PATH, HOME, LANG, TMPDIR): the manifest's env, then the FORGE_*
+// variables, which win over the manifest's.
+func (j Job) ProtocolEnv(outputPath, resultPath string) map[string]string {
+	env := make(map[string]string, len(j.Env)+6)
+	for k, v := range j.Env {
+		env[k] = v
+	}
+	env["FORGE_OBJECTIVE"] = j.Objective
+	env["FORGE_OUTPUT"] = outputPath
+	env["FORGE_RESULT"] = resultPath
+	env["FORGE_CANDIDATE_ID"] = j.CandidateID
+	env["FORGE_TRIAL"] = fmt.Sprint(j.Trial)
+	env["FORGE_RUN_ID"] = j.RunID
+	return env
+}
+
+// EnvList renders env as sorted KEY=VALUE pairs.
+func EnvList(env map[string]string) []string {
+	out := make([]string, 0, len(env))
+	for k, v := range env {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Outcome is what a backend observed of a finished candidate process.
+type Outcome struct {
+	// ExitCode is nil when the process never ran or was killed by a signal
+	// before reporting one.
+	ExitCode *int
+	// TimedOut is true when the job's timeout ended it.
+	TimedOut bool
+	// Cancelled is true when the run was cancelled (Ctrl-C) while it ran.
+	Cancelled bool
+	// ArtifactFound is true when the artifact was read back.
+	ArtifactFound bool
+	// ArtifactProblem explains why an artifact that exists was refused
+	// (a symlink, not a regular file).
+	ArtifactProblem string
+}
+
+// Settle decides success and the error kind from what the backend observed,
+// the same way for every backend. It fills Success, ExitCode, ErrorKind and
+// ErrorMessage; Output and Stderr must already be set.
+func (r *Result) Settle(j Job, o Outcome) {
+	r.ExitCode = o.ExitCode
+	switch {
+	case o.Cancelled:
+		r.Failed(ErrCancelled, "cancelled before it finished")
+	case o.TimedOut:
+		r.Failed(ErrTimeout, "timed out after "+j.timeout().String())
+	case o.ExitCode == nil:
+		r.Failed(ErrCandidateFailed, firstNonEmpty(LastErrorLine(r.Stderr), "killed by a signal"))
+	case *o.ExitCode != 0:
+		r.Failed(ErrCandidateFailed, firstNonEmpty(LastErrorLine(r.Stderr), LastErrorLine(r.Output),
+			fmt.Sprintf("exit status %d", *o.ExitCode)))
+	case !o.ArtifactFound && o.ArtifactProblem != "":
+		r.Failed(ErrArtifactMissing, o.ArtifactProblem)
+	case !o.ArtifactFound && !j.ArtifactOptional:
+		r.Failed(ErrArtifactMissing, "exited 0 but wrote no artifact at "+j.outputFile())
+	default:
+		r.Success = true
+		r.ErrorKind = ErrNone
+		r.ErrorMessage = ""
+	}
+}
+
+func (j Job) timeout() time.Duration {
+	if j.Timeout > 0 {
+		return j.Timeout
+	}
+	return DefaultTimeout
+}
+
+// EffectiveTimeout is the job's execution timeout, or the default.
+func (j Job) EffectiveTimeout() time.Duration { return j.timeout() }
+
+func (j Job) outputFile() string {
+	if j.OutputFile != "" {
+		return j.OutputFile
+	}
+	return DefaultOutputFile
+}
+
+// EffectiveOutputFile is the artifact's path relative to the working
+// directory, or the default.
+func (j Job) EffectiveOutputFile() string { return j.outputFile() }
+
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// maxErrorLine caps error_message.
+const maxErrorLine = 300
+
+// LastErrorLine returns the last non-blank line of s, trimmed, made valid
+// UTF-8 and capped: for a Python traceback, the exception line
+// ("ZeroDivisionError: division by zero").
+func LastErrorLine(s string) string {
+	s = strings.TrimRight(s, " \t\r\n")
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	s = strings.TrimSpace(strings.ToValidUTF8(s, "\uFFFD"))
+	if len(s) > maxErrorLine {
+		cut := maxErrorLine
+		for cut > 0 && !utf8Start(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return s
+}
+
+func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
+
+// ParseSubmitted reads a candidate's FORGE_RESULT file: a JSON object of its
+// own metrics. Non-finite numbers cannot occur in JSON; anything that is not
+// an object is refused with a reason.
+func ParseSubmitted(b []byte) (map[string]any, error) {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 {
+		return nil, fmt.Errorf("FORGE_RESULT file is empty")
+	}
+	var m map[string]any
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(&m); err != nil {
+		return nil, fmt.Errorf("FORGE_RESULT is not a JSON object: %v", err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("FORGE_RESULT has data after its JSON object")
+	}
+	for k, v := range m {
+		if n, ok := v.(json.Number); ok {
+			f, err := n.Float64()
+			if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+				m[k] = n.String()
+				continue
+			}
+			m[k] = f
+		}
+	}
+	return m, nil
+}

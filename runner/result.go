@@ -1,0 +1,188 @@
+package runner
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"time"
+	"unicode/utf8"
+)
+
+// ErrorKind says why a job did not succeed. The zero value means no error and
+// is written as JSON null.
+type ErrorKind string
+
+// The error kinds of CONTRACTS §4.
+const (
+	ErrNone            ErrorKind = ""
+	ErrTimeout         ErrorKind = "timeout"
+	ErrCandidateFailed ErrorKind = "candidate_failed"
+	ErrArtifactMissing ErrorKind = "artifact_missing"
+	ErrInfra           ErrorKind = "infra"
+	ErrAuth            ErrorKind = "auth"
+	ErrCancelled       ErrorKind = "cancelled"
+)
+
+// MarshalJSON writes the empty kind as null.
+func (k ErrorKind) MarshalJSON() ([]byte, error) {
+	if k == ErrNone {
+		return []byte("null"), nil
+	}
+	return json.Marshal(string(k))
+}
+
+// UnmarshalJSON reads null as the empty kind.
+func (k *ErrorKind) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*k = ErrNone
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	*k = ErrorKind(s)
+	return nil
+}
+
+// Phases holds the seconds a job spent in each phase. Phases a backend does
+// not have (a local process is not "created") stay 0.
+type Phases struct {
+	Create   float64 `json:"create"`
+	Upload   float64 `json:"upload"`
+	Setup    float64 `json:"setup"`
+	Execute  float64 `json:"execute"`
+	Download float64 `json:"download"`
+	Cleanup  float64 `json:"cleanup"`
+}
+
+// Add records d against phase p.
+func (ph *Phases) Add(p Phase, d time.Duration) {
+	s := d.Seconds()
+	switch p {
+	case PhaseCreate:
+		ph.Create += s
+	case PhaseUpload:
+		ph.Upload += s
+	case PhaseSetup:
+		ph.Setup += s
+	case PhaseExecute:
+		ph.Execute += s
+	case PhaseDownload:
+		ph.Download += s
+	case PhaseCleanup:
+		ph.Cleanup += s
+	}
+}
+
+// JudgeResult is what one judge scorer said of one trial's artifact.
+type JudgeResult struct {
+	Name   string   `json:"name"`
+	Score  *float64 `json:"score"`
+	Reason string   `json:"reason,omitempty"`
+	// Error is set when the judge itself failed (timeout, garbage output);
+	// such a trial is reported, never silently scored 0.
+	Error string `json:"error,omitempty"`
+}
+
+// Result is the record of one job, with the original tool's field names
+// (CONTRACTS §4). Output and Stderr may hold any bytes; encoding/json
+// replaces invalid UTF-8 so results.json stays valid JSON.
+type Result struct {
+	CandidateID     string `json:"candidate_id"`
+	Trial           int    `json:"trial"`
+	SandboxID       string `json:"sandbox_id"`
+	Backend         string `json:"backend"`
+	Success         bool   `json:"success"`
+	ExitCode        *int   `json:"exit_code"`
+	Output          string `json:"output"`
+	Stderr          string `json:"stderr"`
+	OutputTruncated bool   `json:"output_truncated"`
+
+	// ArtifactContent is the artifact as text, or base64 when it is not valid
+	// UTF-8 (then ArtifactEncoding is "base64").
+	ArtifactContent   string `json:"artifact_content"`
+	ArtifactEncoding  string `json:"artifact_encoding,omitempty"`
+	ArtifactPath      string `json:"artifact_path"`
+	ArtifactBytes     int64  `json:"artifact_bytes"`
+	ArtifactTruncated bool   `json:"artifact_truncated"`
+
+	Submitted map[string]any `json:"submitted"`
+	// SubmitError says why the FORGE_RESULT file was ignored.
+	SubmitError string `json:"submit_error,omitempty"`
+
+	RuntimeSeconds float64   `json:"runtime_seconds"`
+	Phases         Phases    `json:"phases"`
+	StartedAt      time.Time `json:"started_at"`
+	FinishedAt     time.Time `json:"finished_at"`
+
+	ErrorKind    ErrorKind `json:"error_kind"`
+	ErrorMessage string    `json:"error_message"`
+
+	Judges []JudgeResult `json:"judges,omitempty"`
+	Score  *float64      `json:"score"`
+
+	// Artifact holds the raw artifact bytes (capped) for the run to store.
+	Artifact []byte `json:"-"`
+}
+
+// MarshalJSON writes sandbox_id and error_message as null when empty, as the
+// original tool did.
+func (r Result) MarshalJSON() ([]byte, error) {
+	type plain Result
+	return json.Marshal(struct {
+		plain
+		SandboxID    *string `json:"sandbox_id"`
+		ErrorMessage *string `json:"error_message"`
+	}{plain(r), nullable(r.SandboxID), nullable(r.ErrorMessage)})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (r *Result) UnmarshalJSON(b []byte) error {
+	type plain Result
+	var v struct {
+		plain
+		SandboxID    *string `json:"sandbox_id"`
+		ErrorMessage *string `json:"error_message"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*r = Result(v.plain)
+	if v.SandboxID != nil {
+		r.SandboxID = *v.SandboxID
+	}
+	if v.ErrorMessage != nil {
+		r.ErrorMessage = *v.ErrorMessage
+	}
+	return nil
+}
+
+func nullable(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// SetArtifact stores the artifact bytes, as text when they are valid UTF-8 and
+// as base64 otherwise, so results.json is always valid JSON and nothing is
+// silently replaced. size is the artifact's full size on disk.
+func (r *Result) SetArtifact(b []byte, size int64) {
+	r.Artifact = b
+	r.ArtifactBytes = size
+	r.ArtifactTruncated = size > int64(len(b))
+	if utf8.Valid(b) {
+		r.ArtifactContent = string(b)
+		r.ArtifactEncoding = ""
+		return
+	}
+	r.ArtifactContent = base64.StdEncoding.EncodeToString(b)
+	r.ArtifactEncoding = "base64"
+}
+
+// Failed records that the job did not succeed, and why.
+func (r *Result) Failed(kind ErrorKind, msg string) {
+	r.Success = false
+	r.ErrorKind = kind
+	r.ErrorMessage = msg
+}

@@ -1,0 +1,126 @@
+package runner
+
+import (
+	"context"
+	"strconv"
+	"time"
+)
+
+// Runner runs one job in one fresh, isolated sandbox and reports what
+// happened.
+//
+// A candidate that fails, times out or is cancelled is data: Run records it in
+// the Result and returns a nil error. Run returns a non-nil error only when the
+// backend itself is unusable (bad credentials, unreachable API) so that the
+// whole run should stop; the Result is still filled in as far as it got, with
+// ErrorKind infra or auth. Whatever Run started is gone when it returns.
+type Runner interface {
+	Run(ctx context.Context, job Job) (Result, error)
+}
+
+// File is one file copied into the job's working directory before it starts.
+type File struct {
+	// Src is the absolute path on the machine running forge.
+	Src string
+	// Dst is the path relative to the job's working directory (slash separated,
+	// never absolute, never with "..").
+	Dst string
+}
+
+// Limits caps what a job may produce.
+type Limits struct {
+	// MaxOutputBytes caps stdout and stderr, each. Zero means DefaultMaxOutput.
+	MaxOutputBytes int64
+	// MaxArtifactBytes caps the artifact and the FORGE_RESULT file. Zero means
+	// DefaultMaxArtifact.
+	MaxArtifactBytes int64
+}
+
+// Default limits.
+const (
+	DefaultMaxOutput   = 1 << 20
+	DefaultMaxArtifact = 1 << 20
+	DefaultTimeout     = 60 * time.Second
+	DefaultOutputFile  = "output.md"
+)
+
+// Output returns the effective stdout/stderr cap.
+func (l Limits) Output() int64 {
+	if l.MaxOutputBytes > 0 {
+		return l.MaxOutputBytes
+	}
+	return DefaultMaxOutput
+}
+
+// Artifact returns the effective artifact cap.
+func (l Limits) Artifact() int64 {
+	if l.MaxArtifactBytes > 0 {
+		return l.MaxArtifactBytes
+	}
+	return DefaultMaxArtifact
+}
+
+// Job is one candidate's one trial: everything a backend needs to run it.
+type Job struct {
+	RunID       string
+	CandidateID string
+	Trial       int // 1-based
+	Objective   string
+
+	// Command is the candidate's argv before the protocol's two arguments
+	// (objective and output path) are appended, e.g. ["python3",
+	// "candidates/alpha.py"]. Relative paths in it are relative to the job's
+	// working directory, into which Files have been copied.
+	Command []string
+	// Files are copied into the working directory before anything runs; the
+	// candidate's script is one of them.
+	Files []File
+	// Env is the manifest's env for this candidate. It never overrides the
+	// FORGE_* protocol variables.
+	Env map[string]string
+	// Setup are shell command lines run, in order, in the working directory
+	// before the candidate (e.g. "pip install -r requirements.txt"). They come
+	// from the manifest's author, never from the objective.
+	Setup        []string
+	SetupTimeout time.Duration
+
+	// OutputFile is the artifact's path relative to the working directory.
+	OutputFile string
+	// ArtifactOptional makes exit code 0 alone a success.
+	ArtifactOptional bool
+	// Timeout bounds the candidate's execution (not setup, not cleanup).
+	Timeout time.Duration
+	Limits  Limits
+
+	// Progress, when set, is called as the job enters each phase. It must be
+	// cheap and safe for concurrent use.
+	Progress func(Phase) `json:"-"`
+}
+
+// Name is a stable, human-readable name for the job: "alpha" or "alpha#2".
+func (j Job) Name() string {
+	if j.Trial > 1 {
+		return j.CandidateID + "#" + strconv.Itoa(j.Trial)
+	}
+	return j.CandidateID
+}
+
+// Enter reports that the job entered phase p.
+func (j Job) Enter(p Phase) {
+	if j.Progress != nil {
+		j.Progress(p)
+	}
+}
+
+// Phase is one step of a job's life in its sandbox.
+type Phase string
+
+// The phases, in order.
+const (
+	PhaseCreate   Phase = "create"
+	PhaseUpload   Phase = "upload"
+	PhaseSetup    Phase = "setup"
+	PhaseExecute  Phase = "execute"
+	PhaseDownload Phase = "download"
+	PhaseCleanup  Phase = "cleanup"
+)
