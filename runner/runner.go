@@ -124,3 +124,16 @@ const (
 	PhaseDownload Phase = "download"
 	PhaseCleanup  Phase = "cleanup"
 )
+
+// UnusableError is returned by Runner.Run when the backend itself cannot be
+// used (bad credentials, API unreachable after retries): the run stops,
+// cleans up and exits 3. Kind is ErrAuth or ErrInfra.
+type UnusableError struct {
+	Kind ErrorKind
+	Err  error
+}
+
+func (e *UnusableError) Error() string { return string(e.Kind) + ": " + e.Err.Error() }
+
+// Unwrap returns the cause.
+func (e *UnusableError) Unwrap() error { return e.Err }
