@@ -1,0 +1,535 @@
+package forge
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Manifest is a parsed and validated forge.yaml (CONTRACTS §5).
+type Manifest struct {
+	Objective  string         `yaml:"objective"`
+	Defaults   Defaults       `yaml:"defaults"`
+	Candidates []Candidate    `yaml:"candidates"`
+	Scoring    ScoringSection `yaml:"scoring"`
+	Daytona    DaytonaSpec    `yaml:"daytona"`
+	Gates      Gates          `yaml:"gates"`
+
+	// Path is the manifest's absolute path, Dir its directory.
+	Path string `yaml:"-"`
+	Dir  string `yaml:"-"`
+	// Hash identifies the manifest and every file it names (sha256).
+	Hash string `yaml:"-"`
+}
+
+// Defaults apply to every candidate that does not say otherwise.
+type Defaults struct {
+	Timeout          Duration          `yaml:"timeout"`
+	Trials           int               `yaml:"trials"`
+	Concurrency      int               `yaml:"concurrency"`
+	OutputFile       string            `yaml:"output_file"`
+	ArtifactOptional *bool             `yaml:"artifact_optional"`
+	MaxOutput        Size              `yaml:"max_output"`
+	MaxArtifact      Size              `yaml:"max_artifact"`
+	SetupTimeout     Duration          `yaml:"setup_timeout"`
+	Setup            []string          `yaml:"setup"`
+	Files            []string          `yaml:"files"`
+	Env              map[string]string `yaml:"env"`
+}
+
+// Candidate is one competitor: a script, or an explicit command.
+type Candidate struct {
+	ID               string            `yaml:"id"`
+	Script           string            `yaml:"script"`
+	Command          []string          `yaml:"command"`
+	Files            []string          `yaml:"files"`
+	Env              map[string]string `yaml:"env"`
+	Timeout          Duration          `yaml:"timeout"`
+	OutputFile       string            `yaml:"output_file"`
+	ArtifactOptional *bool             `yaml:"artifact_optional"`
+	Setup            []string          `yaml:"setup"`
+
+	// argv and files are resolved by Load.
+	argv  []string
+	files []fileRef
+}
+
+type fileRef struct{ src, dst string }
+
+// DaytonaSpec is the manifest's daytona: block, used with --daytona.
+type DaytonaSpec struct {
+	Snapshot        string            `yaml:"snapshot"`
+	Image           string            `yaml:"image"`
+	Resources       Resources         `yaml:"resources"`
+	NetworkBlockAll bool              `yaml:"network_block_all"`
+	CreateRate      float64           `yaml:"create_rate"`
+	AutoStop        int               `yaml:"auto_stop"`
+	Volume          *VolumeSpec       `yaml:"volume"`
+	Env             map[string]string `yaml:"env"`
+	Labels          map[string]string `yaml:"labels"`
+}
+
+// Resources are a sandbox's size; memory and disk in GB.
+type Resources struct {
+	CPU    int `yaml:"cpu"`
+	Memory int `yaml:"memory"`
+	Disk   int `yaml:"disk"`
+}
+
+// VolumeSpec is a durable Daytona volume mounted into every sandbox.
+type VolumeSpec struct {
+	Name  string `yaml:"name"`
+	Mount string `yaml:"mount"`
+}
+
+// Gates make a finished run fail (exit 1) when its results are not good
+// enough.
+type Gates struct {
+	MinWinnerScore *float64 `yaml:"min_winner_score"`
+	MinSuccessRate *float64 `yaml:"min_success_rate"`
+	MaxInfraErrors *int     `yaml:"max_infra_errors"`
+	RequireWinner  bool     `yaml:"require_winner"`
+}
+
+// Error is a problem with a manifest, located as precisely as forge can.
+type Error struct {
+	File      string
+	Line, Col int
+	Field     string
+	Msg       string
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d:%d", e.Line, e.Col)
+	}
+	b.WriteString(": ")
+	if e.Field != "" {
+		b.WriteString(e.Field + ": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// fieldErr is returned by the manifest's own YAML types so Load can place it.
+type fieldErr struct {
+	node *yaml.Node
+	msg  string
+}
+
+func (e *fieldErr) Error() string { return e.msg }
+
+var (
+	idPattern  = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+	envPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	lineRe     = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
+)
+
+// ValidID reports whether s may be a candidate or run id.
+func ValidID(s string) bool { return idPattern.MatchString(s) && s != "." && s != ".." }
+
+// maxManifestBytes bounds what Load reads.
+const maxManifestBytes = 4 << 20
+
+// Load reads, strictly decodes and validates the manifest at path. Every
+// problem is reported, each naming the file, line, column and key; the
+// returned error is then an errors.Join of *Error values.
+func Load(path string) (*Manifest, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, &Error{File: path, Msg: err.Error()}
+	}
+	f, err := os.Open(abs)
+	if err != nil {
+		return nil, &Error{File: path, Msg: "cannot read manifest: " + unwrapPathErr(err)}
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxManifestBytes+1))
+	if err != nil {
+		return nil, &Error{File: path, Msg: "cannot read manifest: " + unwrapPathErr(err)}
+	}
+	if len(data) > maxManifestBytes {
+		return nil, &Error{File: path, Msg: "manifest is larger than 4 MiB"}
+	}
+	m, err := Parse(path, data)
+	if err != nil {
+		return nil, err
+	}
+	m.Path, m.Dir = abs, filepath.Dir(abs)
+	if err := m.resolveFiles(path, data); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func unwrapPathErr(err error) string {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// Parse decodes and validates manifest bytes without touching the file
+// system; name is used in error messages. Scripts are not resolved.
+func Parse(name string, data []byte) (*Manifest, error) {
+	if bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data) {
+		return nil, &Error{File: name, Msg: "not a YAML text file (binary or non-UTF-8 content)"}
+	}
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, yamlErr(name, err)
+	}
+	if root.Kind == 0 || len(root.Content) == 0 {
+		return nil, &Error{File: name, Msg: "manifest is empty; it needs an objective and candidates"}
+	}
+	doc := root.Content[0]
+	if doc.Kind != yaml.MappingNode {
+		return nil, &Error{File: name, Line: doc.Line, Col: doc.Column,
+			Msg: "manifest must be a mapping with objective: and candidates:, not a " + kindName(doc)}
+	}
+	var errs []error
+	checkKeys(name, doc, typeOfManifest, "", &errs)
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	m := &Manifest{}
+	if err := doc.Decode(m); err != nil {
+		return nil, decodeErr(name, err)
+	}
+	v := validator{file: name, doc: doc}
+	m.validate(&v)
+	if len(v.errs) > 0 {
+		return nil, errors.Join(v.errs...)
+	}
+	return m, nil
+}
+
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		return "list"
+	case yaml.ScalarNode:
+		return "plain value"
+	case yaml.AliasNode:
+		return "alias"
+	}
+	return "document"
+}
+
+func yamlErr(name string, err error) error {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	if sub := lineRe.FindStringSubmatch(msg); sub != nil {
+		var line int
+		fmt.Sscan(sub[1], &line)
+		return &Error{File: name, Line: line, Col: 1, Msg: "not valid YAML: " + sub[2]}
+	}
+	return &Error{File: name, Msg: "not valid YAML: " + msg}
+}
+
+func decodeErr(name string, err error) error {
+	var fe *fieldErr
+	if errors.As(err, &fe) {
+		return &Error{File: name, Line: fe.node.Line, Col: fe.node.Column, Msg: fe.msg}
+	}
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		var errs []error
+		for _, e := range te.Errors {
+			if sub := lineRe.FindStringSubmatch(e); sub != nil {
+				var line int
+				fmt.Sscan(sub[1], &line)
+				errs = append(errs, &Error{File: name, Line: line, Col: 1, Msg: friendlyType(sub[2])})
+				continue
+			}
+			errs = append(errs, &Error{File: name, Msg: e})
+		}
+		return errors.Join(errs...)
+	}
+	return &Error{File: name, Msg: err.Error()}
+}
+
+// friendlyType rewrites yaml.v3's "cannot unmarshal !!str `x` into int".
+func friendlyType(s string) string {
+	r := strings.NewReplacer("!!str", "text", "!!int", "a number", "!!float", "a number",
+		"!!seq", "a list", "!!map", "a mapping", "!!bool", "true/false",
+		"map[string]string", "a mapping of strings", "[]string", "a list of strings",
+		"forge.", "", "float64", "a number", "int", "an integer")
+	return r.Replace(s)
+}
+
+// validator collects semantic errors located by path in the YAML tree.
+type validator struct {
+	file string
+	doc  *yaml.Node
+	errs []error
+}
+
+// at records msg against the node at path (mapping keys and list indexes).
+func (v *validator) at(msg string, path ...any) {
+	n, field := v.doc, ""
+	for _, p := range path {
+		switch p := p.(type) {
+		case string:
+			if field != "" {
+				field += "."
+			}
+			field += p
+			if n != nil && n.Kind == yaml.MappingNode {
+				var next *yaml.Node
+				for i := 0; i+1 < len(n.Content); i += 2 {
+					if n.Content[i].Value == p {
+						next = n.Content[i+1]
+						break
+					}
+				}
+				if next != nil {
+					n = next
+				}
+			}
+		case int:
+			field += fmt.Sprintf("[%d]", p)
+			if n != nil && n.Kind == yaml.SequenceNode && p < len(n.Content) {
+				n = n.Content[p]
+			}
+		}
+	}
+	e := &Error{File: v.file, Field: field, Msg: msg}
+	if n != nil {
+		e.Line, e.Col = n.Line, n.Column
+	}
+	v.errs = append(v.errs, e)
+}
+
+func (m *Manifest) validate(v *validator) {
+	if strings.TrimSpace(m.Objective) == "" {
+		v.at("is required: say what the candidates must achieve", "objective")
+	}
+	d := m.Defaults
+	if d.Trials < 0 {
+		v.at("must be at least 1", "defaults", "trials")
+	}
+	if d.Concurrency < 0 {
+		v.at("must be at least 1", "defaults", "concurrency")
+	}
+	if d.OutputFile != "" {
+		if msg := checkRelPath(d.OutputFile); msg != "" {
+			v.at(msg, "defaults", "output_file")
+		}
+	}
+	checkEnv(v, d.Env, "defaults", "env")
+	checkStrings(v, d.Setup, "defaults", "setup")
+	if len(m.Candidates) == 0 {
+		v.at("at least one candidate is required", "candidates")
+	}
+	seen := map[string]int{}
+	for i, c := range m.Candidates {
+		switch {
+		case c.ID == "":
+			v.at("is required", "candidates", i, "id")
+		case !ValidID(c.ID):
+			v.at(fmt.Sprintf("%q is not a valid id: use letters, digits, '_', '.' and '-' only (not . or ..)", c.ID),
+				"candidates", i, "id")
+		default:
+			if j, dup := seen[c.ID]; dup {
+				v.at(fmt.Sprintf("duplicate id %q (also candidates[%d])", c.ID, j), "candidates", i, "id")
+			}
+			seen[c.ID] = i
+		}
+		switch {
+		case c.Script == "" && len(c.Command) == 0:
+			v.at("needs script: or command:", "candidates", i)
+		case c.Script != "" && len(c.Command) > 0:
+			v.at("give script: or command:, not both", "candidates", i, "command")
+		case len(c.Command) > 0 && strings.TrimSpace(c.Command[0]) == "":
+			v.at("the program (first element) is empty", "candidates", i, "command")
+		}
+		if c.OutputFile != "" {
+			if msg := checkRelPath(c.OutputFile); msg != "" {
+				v.at(msg, "candidates", i, "output_file")
+			}
+		}
+		checkEnv(v, c.Env, "candidates", i, "env")
+		checkStrings(v, c.Setup, "candidates", i, "setup")
+	}
+	m.Daytona.validate(v)
+	m.Scoring.validate(v)
+	m.Gates.validate(v)
+}
+
+func (d DaytonaSpec) validate(v *validator) {
+	if d.Snapshot != "" && d.Image != "" {
+		v.at("give snapshot: or image:, not both", "daytona", "image")
+	}
+	for _, r := range []struct {
+		n    int
+		name string
+	}{{d.Resources.CPU, "cpu"}, {d.Resources.Memory, "memory"}, {d.Resources.Disk, "disk"}} {
+		if r.n < 0 {
+			v.at("must not be negative", "daytona", "resources", r.name)
+		}
+	}
+	if d.CreateRate < 0 {
+		v.at("must be positive (sandbox creations per second)", "daytona", "create_rate")
+	}
+	if d.AutoStop < 0 {
+		v.at("must not be negative (minutes)", "daytona", "auto_stop")
+	}
+	if d.Volume != nil && !ValidID(d.Volume.Name) {
+		v.at(fmt.Sprintf("%q is not a valid volume name", d.Volume.Name), "daytona", "volume", "name")
+	}
+	checkEnv(v, d.Env, "daytona", "env")
+}
+
+func (g Gates) validate(v *validator) {
+	if g.MinWinnerScore != nil && (*g.MinWinnerScore < 0 || *g.MinWinnerScore > 1) {
+		v.at("must be between 0 and 1", "gates", "min_winner_score")
+	}
+	if g.MinSuccessRate != nil && (*g.MinSuccessRate < 0 || *g.MinSuccessRate > 1) {
+		v.at("must be between 0 and 1", "gates", "min_success_rate")
+	}
+	if g.MaxInfraErrors != nil && *g.MaxInfraErrors < 0 {
+		v.at("must not be negative", "gates", "max_infra_errors")
+	}
+}
+
+func checkEnv(v *validator, env map[string]string, path ...any) {
+	for k := range env {
+		switch {
+		case !envPattern.MatchString(k):
+			v.at(fmt.Sprintf("%q is not a valid variable name", k), path...)
+		case strings.HasPrefix(k, "FORGE_"):
+			v.at(fmt.Sprintf("%q: FORGE_* variables are set by forge itself", k), path...)
+		}
+	}
+}
+
+func checkStrings(v *validator, ss []string, path ...any) {
+	for i, s := range ss {
+		if strings.TrimSpace(s) == "" {
+			v.at("is empty", append(path, i)...)
+		}
+	}
+}
+
+// checkRelPath returns why p cannot be a path inside a job's workdir.
+func checkRelPath(p string) string {
+	if filepath.IsAbs(p) || strings.HasPrefix(p, "/") {
+		return fmt.Sprintf("%q must be relative to the job's working directory", p)
+	}
+	c := filepath.ToSlash(filepath.Clean(p))
+	if c == "." || c == ".." || strings.HasPrefix(c, "../") {
+		return fmt.Sprintf("%q must stay inside the job's working directory", p)
+	}
+	return ""
+}
+
+// interpreters maps a script's extension to the program that runs it
+// (CONTRACTS §3).
+var interpreters = map[string]string{".py": "python3", ".sh": "bash", ".js": "node"}
+
+// resolveFiles finds every script and file the manifest names, relative to
+// its directory, and computes the manifest's hash.
+func (m *Manifest) resolveFiles(name string, data []byte) error {
+	var root yaml.Node
+	_ = yaml.Unmarshal(data, &root) // Parse already accepted it
+	v := validator{file: name, doc: root.Content[0]}
+	h := sha256.New()
+	h.Write(data)
+	addFile := func(rel string, path ...any) (fileRef, bool) {
+		src := rel
+		if !filepath.IsAbs(src) {
+			src = filepath.Join(m.Dir, rel)
+		}
+		st, err := os.Stat(src)
+		switch {
+		case err != nil:
+			v.at(fmt.Sprintf("%s: %s (resolved to %s)", rel, unwrapPathErr(err), src), path...)
+			return fileRef{}, false
+		case !st.Mode().IsRegular():
+			v.at(fmt.Sprintf("%s is not a regular file", rel), path...)
+			return fileRef{}, false
+		}
+		dst, err := filepath.Rel(m.Dir, src)
+		if err != nil || strings.HasPrefix(filepath.ToSlash(dst), "../") {
+			v.at(fmt.Sprintf("%s is outside the manifest's directory %s; forge copies files by their path relative to it", rel, m.Dir), path...)
+			return fileRef{}, false
+		}
+		content, err := os.ReadFile(src)
+		if err != nil {
+			v.at(fmt.Sprintf("%s: %s", rel, unwrapPathErr(err)), path...)
+			return fileRef{}, false
+		}
+		fmt.Fprintf(h, "\x00%s\x00%d\x00", filepath.ToSlash(dst), len(content))
+		h.Write(content)
+		return fileRef{src: src, dst: filepath.ToSlash(dst)}, true
+	}
+	var common []fileRef
+	for j, f := range m.Defaults.Files {
+		if ref, ok := addFile(f, "defaults", "files", j); ok {
+			common = append(common, ref)
+		}
+	}
+	for i := range m.Candidates {
+		c := &m.Candidates[i]
+		c.files = nil
+		if c.Script != "" {
+			ref, ok := addFile(c.Script, "candidates", i, "script")
+			if ok {
+				c.files = append(c.files, ref)
+				if interp, known := interpreters[strings.ToLower(filepath.Ext(ref.dst))]; known {
+					c.argv = []string{interp, ref.dst}
+				} else if st, _ := os.Stat(ref.src); st.Mode()&0o111 == 0 {
+					v.at(fmt.Sprintf("%s is not .py, .sh or .js and not executable (chmod +x it, or use command:)", c.Script),
+						"candidates", i, "script")
+				} else {
+					c.argv = []string{"./" + ref.dst}
+				}
+			}
+		} else {
+			c.argv = append([]string(nil), c.Command...)
+			// Arguments that name files beside the manifest travel with the
+			// job, so command: ["python3", "candidates/beta.py"] works in
+			// any sandbox.
+			for j, arg := range c.Command {
+				if arg == "" || filepath.IsAbs(arg) || strings.HasPrefix(arg, "-") {
+					continue
+				}
+				if j == 0 && !strings.Contains(arg, "/") {
+					continue // a program on PATH
+				}
+				if st, err := os.Stat(filepath.Join(m.Dir, arg)); err == nil && st.Mode().IsRegular() {
+					if ref, ok := addFile(arg, "candidates", i, "command", j); ok {
+						c.files = append(c.files, ref)
+						if j == 0 && !strings.HasPrefix(arg, "./") && !strings.HasPrefix(arg, "../") {
+							c.argv[0] = "./" + ref.dst
+						}
+					}
+				}
+			}
+		}
+		c.files = append(c.files, common...)
+		for j, f := range c.Files {
+			if ref, ok := addFile(f, "candidates", i, "files", j); ok {
+				c.files = append(c.files, ref)
+			}
+		}
+	}
+	if len(v.errs) > 0 {
+		return errors.Join(v.errs...)
+	}
+	m.Hash = "sha256:" + hex.EncodeToString(h.Sum(nil))
+	return nil
+}

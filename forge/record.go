@@ -1,0 +1,38 @@
+package forge
+
+import (
+	"time"
+
+	"github.com/forge-run/forge/runner"
+	"github.com/forge-run/forge/scoring"
+)
+
+// SchemaVersion is results.json's schema_version.
+const SchemaVersion = 1
+
+// Record is a run's results.json (CONTRACTS §4).
+type Record struct {
+	SchemaVersion int    `json:"schema_version"`
+	RunID         string `json:"run_id"`
+	Objective     string `json:"objective"`
+	Backend       string `json:"backend"`
+	// ManifestPath and ManifestHash identify the manifest the run played, so a
+	// resume can refuse a changed manifest.
+	ManifestPath string    `json:"manifest_path"`
+	ManifestHash string    `json:"manifest_hash"`
+	StartedAt    time.Time `json:"started_at"`
+	FinishedAt   time.Time `json:"finished_at"`
+	// Interrupted is true when the run was cancelled before every job ended.
+	Interrupted bool               `json:"interrupted"`
+	Results     []runner.Result    `json:"results"`
+	Standings   []scoring.Standing `json:"standings"`
+	// Winner is null when nobody succeeded or no candidate is clearly best.
+	Winner *string `json:"winner"`
+	// WinnerLine is the human sentence behind Winner
+	// ("winner: beta (0.81 ± 0.04), 1.24× alpha, p = 0.003").
+	WinnerLine string `json:"winner_line"`
+	// Comparison is the statistical comparison of rank 1 with rank 2.
+	Comparison *scoring.Comparison `json:"comparison,omitempty"`
+	// UndeletedSandboxes names sandboxes forge could not delete.
+	UndeletedSandboxes []string `json:"undeleted_sandboxes,omitempty"`
+}

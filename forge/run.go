@@ -1,0 +1,339 @@
+package forge
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/forge-run/forge/runner"
+)
+
+// EventKind names what happened to a job.
+type EventKind string
+
+// The events of a job's life, as the original tool's log callback gave them.
+const (
+	EventStarted EventKind = "started"
+	EventPhase   EventKind = "phase"
+	EventDone    EventKind = "done"
+)
+
+// Event is one step of a run, for progress displays. Handlers are called
+// from many goroutines and must be safe for concurrent use.
+type Event struct {
+	Time    time.Time
+	Kind    EventKind
+	Job     string // "alpha", or "alpha#2" for later trials
+	Phase   runner.Phase
+	Elapsed time.Duration
+	// Result is set on EventDone.
+	Result *runner.Result
+}
+
+// Options configure one run.
+type Options struct {
+	Manifest *Manifest
+	Plan     *Plan
+	Runner   runner.Runner
+	// Backend names the runner in results.json ("local", "daytona").
+	Backend string
+	// OutRoot is the output root (default "artifacts"); the run writes to
+	// OutRoot/RunID.
+	OutRoot string
+	RunID   string
+	// Events receives progress; nil discards it.
+	Events func(Event)
+	// Judge, when set, is called after each job whose artifact is on disk,
+	// to fill Result.Judges.
+	Judge func(ctx context.Context, job runner.Job, res *runner.Result, artifactPath string)
+	// Score turns the results into standings; nil leaves them unscored.
+	Score func(rec *Record)
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// FlushEvery bounds how often partial results.json is rewritten while
+	// jobs finish (default 1s); the final write always happens.
+	FlushEvery time.Duration
+}
+
+// Validate checks that the options can make a run.
+func (o *Options) Validate() error {
+	switch {
+	case o.Manifest == nil || o.Plan == nil:
+		return errors.New("run: no manifest or plan")
+	case o.Runner == nil:
+		return errors.New("run: no runner")
+	case !ValidID(o.RunID):
+		return fmt.Errorf("run id %q: use letters, digits, '_', '.' and '-' only", o.RunID)
+	case o.Plan.Concurrency < 1:
+		return errors.New("run: concurrency must be at least 1")
+	}
+	return nil
+}
+
+// NewRunID returns a fresh run id such as 20261121-153000-ab12.
+func NewRunID(now time.Time) string {
+	var b [2]byte
+	_, _ = rand.Read(b[:])
+	return now.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
+}
+
+// Dir is where a run writes: OutRoot/RunID.
+func (o *Options) Dir() string { return filepath.Join(o.outRoot(), o.RunID) }
+
+func (o *Options) outRoot() string {
+	if o.OutRoot == "" {
+		return "artifacts"
+	}
+	return o.OutRoot
+}
+
+func (o *Options) now() time.Time {
+	if o.Now != nil {
+		return o.Now()
+	}
+	return time.Now()
+}
+
+func (o *Options) emit(e Event) {
+	if o.Events != nil {
+		o.Events(e)
+	}
+}
+
+// Run plays every job of the plan, at most Plan.Concurrency at a time, and
+// writes results.json (also while jobs finish, and when interrupted) plus each
+// job's artifact and logs under Dir().
+//
+// A failing candidate is data. Run returns an error only when the run could
+// not be completed: ctx was cancelled (the record then holds every finished
+// job and marks the rest cancelled), the runner reported the backend unusable
+// (*runner.UnusableError), or results could not be written. The record is
+// returned whenever results.json was written.
+func Run(ctx context.Context, o Options) (*Record, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	dir := o.Dir()
+	if _, err := os.Stat(filepath.Join(dir, "results.json")); err == nil {
+		return nil, fmt.Errorf("run %s already has results in %s; pick another --run-id", o.RunID, dir)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create run directory: %w", err)
+	}
+	rec := &Record{
+		SchemaVersion: SchemaVersion,
+		RunID:         o.RunID,
+		Objective:     o.Plan.Objective,
+		Backend:       o.Backend,
+		ManifestPath:  o.Manifest.Path,
+		ManifestHash:  o.Manifest.Hash,
+		StartedAt:     o.now().UTC(),
+	}
+	s := &state{o: &o, rec: rec, dir: dir, results: make([]*runner.Result, len(o.Plan.Jobs))}
+	if err := s.flush(true); err != nil {
+		return nil, err
+	}
+
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(o.Plan.Concurrency)
+	for i := range o.Plan.Jobs {
+		if gctx.Err() != nil {
+			break
+		}
+		job := o.Plan.Jobs[i]
+		job.RunID = o.RunID
+		g.Go(func() error {
+			if gctx.Err() != nil {
+				return nil // interrupted while waiting for a slot
+			}
+			return s.play(gctx, i, job)
+		})
+	}
+	runErr := g.Wait()
+
+	rec.Interrupted = ctx.Err() != nil
+	rec.Results = s.final()
+	if o.Score != nil {
+		o.Score(rec)
+	}
+	rec.FinishedAt = o.now().UTC()
+	if err := s.flush(true); err != nil {
+		return rec, err
+	}
+	switch {
+	case runErr != nil:
+		return rec, runErr
+	case ctx.Err() != nil:
+		return rec, ctx.Err()
+	}
+	return rec, nil
+}
+
+// state is one run's shared, mutable bookkeeping.
+type state struct {
+	o   *Options
+	rec *Record
+	dir string
+
+	mu        sync.Mutex
+	results   []*runner.Result
+	lastFlush time.Time
+}
+
+// play runs one job, stores its files and records its result.
+func (s *state) play(ctx context.Context, i int, job runner.Job) error {
+	name := job.Name()
+	start := time.Now()
+	job.Progress = func(p runner.Phase) {
+		s.o.emit(Event{Time: s.o.now(), Kind: EventPhase, Job: name, Phase: p, Elapsed: time.Since(start)})
+	}
+	s.o.emit(Event{Time: s.o.now(), Kind: EventStarted, Job: name})
+	res, err := s.o.Runner.Run(ctx, job)
+	res.CandidateID, res.Trial = job.CandidateID, job.Trial
+	if res.Backend == "" {
+		res.Backend = s.o.Backend
+	}
+	if werr := s.store(job, &res); werr != nil && err == nil {
+		err = werr
+	}
+	if s.o.Judge != nil && res.Success && res.ArtifactPath != "" {
+		s.o.Judge(ctx, job, &res, filepath.Join(s.dir, filepath.FromSlash(res.ArtifactPath)))
+	}
+	s.mu.Lock()
+	s.results[i] = &res
+	s.mu.Unlock()
+	s.o.emit(Event{Time: s.o.now(), Kind: EventDone, Job: name, Elapsed: time.Since(start), Result: &res})
+	if ferr := s.flush(false); ferr != nil && err == nil {
+		err = ferr
+	}
+	return err
+}
+
+// jobDir is <run>/<candidate> or, with several trials, <run>/<candidate>/trial-N.
+func (s *state) jobDir(job runner.Job) string {
+	if s.o.Plan.Trials > 1 {
+		return filepath.Join(job.CandidateID, "trial-"+strconv.Itoa(job.Trial))
+	}
+	return job.CandidateID
+}
+
+// store writes the job's logs and artifact beside results.json.
+func (s *state) store(job runner.Job, res *runner.Result) error {
+	rel := s.jobDir(job)
+	abs := filepath.Join(s.dir, rel)
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return fmt.Errorf("store results of %s: %w", job.Name(), err)
+	}
+	if err := writeFileAtomic(filepath.Join(abs, "stdout.log"), []byte(res.Output)); err != nil {
+		return err
+	}
+	if err := writeFileAtomic(filepath.Join(abs, "stderr.log"), []byte(res.Stderr)); err != nil {
+		return err
+	}
+	if res.Artifact != nil {
+		name := filepath.Base(filepath.FromSlash(job.EffectiveOutputFile()))
+		if name == "stdout.log" || name == "stderr.log" {
+			name = "artifact-" + name
+		}
+		if err := writeFileAtomic(filepath.Join(abs, name), res.Artifact); err != nil {
+			return err
+		}
+		res.ArtifactPath = filepath.ToSlash(filepath.Join(rel, name))
+	}
+	return nil
+}
+
+// final returns every job's result in plan order; jobs that never finished
+// are marked cancelled.
+func (s *state) final() []runner.Result {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]runner.Result, len(s.results))
+	for i, r := range s.results {
+		if r != nil {
+			out[i] = *r
+			continue
+		}
+		job := s.o.Plan.Jobs[i]
+		out[i] = runner.Result{CandidateID: job.CandidateID, Trial: job.Trial, Backend: s.o.Backend}
+		out[i].Failed(runner.ErrCancelled, "not started: the run was interrupted")
+	}
+	return out
+}
+
+// flush writes results.json: always when force, otherwise at most once per
+// FlushEvery so that a run of many short jobs does not spend its time
+// rewriting a growing file.
+func (s *state) flush(force bool) error {
+	every := s.o.FlushEvery
+	if every <= 0 {
+		every = time.Second
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !force && time.Since(s.lastFlush) < every {
+		return nil
+	}
+	s.lastFlush = time.Now()
+	snap := *s.rec
+	if !force {
+		snap.Results = nil
+		for _, r := range s.results {
+			if r != nil {
+				snap.Results = append(snap.Results, *r)
+			}
+		}
+	}
+	if snap.Results == nil {
+		snap.Results = []runner.Result{}
+	}
+	b, err := MarshalRecord(&snap)
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(s.dir, "results.json"), b)
+}
+
+// MarshalRecord renders results.json: indented, with a trailing newline.
+func MarshalRecord(rec *Record) ([]byte, error) {
+	b, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encode results: %w", err)
+	}
+	return append(b, '\n'), nil
+}
+
+// writeFileAtomic writes data to path through a temporary file and a rename,
+// so readers never see half a file.
+func writeFileAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp := f.Name()
+	_, werr := f.Write(data)
+	cerr := f.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Chmod(tmp, 0o644); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}

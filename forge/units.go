@@ -1,0 +1,74 @@
+package forge
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Duration is a Go duration string in the manifest ("90s", "2m").
+type Duration time.Duration
+
+// UnmarshalYAML parses a Go duration string.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode {
+		return &fieldErr{node: n, msg: "want a duration such as 90s or 2m"}
+	}
+	v, err := time.ParseDuration(n.Value)
+	if err != nil {
+		return &fieldErr{node: n, msg: fmt.Sprintf("%q is not a duration (want e.g. 90s, 2m, 1h30m)", n.Value)}
+	}
+	if v <= 0 {
+		return &fieldErr{node: n, msg: fmt.Sprintf("duration %q must be positive", n.Value)}
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalYAML writes the duration as a string.
+func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(), nil }
+
+// Size is a byte count in the manifest: 1048576, "512KiB", "1MiB", "2GB".
+type Size int64
+
+var sizeUnits = []struct {
+	suffix string
+	mult   int64
+}{
+	{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30},
+	{"KB", 1000}, {"MB", 1000 * 1000}, {"GB", 1000 * 1000 * 1000},
+	{"B", 1},
+}
+
+// ParseSize parses a byte count with an optional unit.
+func ParseSize(s string) (Size, error) {
+	t := strings.TrimSpace(s)
+	mult := int64(1)
+	for _, u := range sizeUnits {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseFloat(t, 64)
+	if err != nil || n <= 0 || n*float64(mult) > 1<<50 {
+		return 0, fmt.Errorf("%q is not a positive size (want e.g. 1048576, 512KiB, 1MiB)", s)
+	}
+	return Size(n * float64(mult)), nil
+}
+
+// UnmarshalYAML parses a size.
+func (s *Size) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode {
+		return &fieldErr{node: n, msg: "want a size such as 1MiB"}
+	}
+	v, err := ParseSize(n.Value)
+	if err != nil {
+		return &fieldErr{node: n, msg: err.Error()}
+	}
+	*s = v
+	return nil
+}
