@@ -1,33 +1,80 @@
 package scoring
 
 // Standing is one candidate's line in the standings (CONTRACTS §4).
+//
+// Every float in it is finite, so results.json always encodes.
 type Standing struct {
+	// Rank is 1-based standard competition ranking: tied candidates share
+	// the better rank and the next rank skips ("1, =2, =2, 4").
 	Rank int `json:"rank"`
 	// Tied is true when the rank is shared with another candidate ("=2").
-	Tied                 bool       `json:"tied"`
-	CandidateID          string     `json:"candidate_id"`
-	Score                float64    `json:"score"`
-	ScoreStddev          float64    `json:"score_stddev"`
-	ScoreCI95            [2]float64 `json:"score_ci95"`
-	SuccessRate          float64    `json:"success_rate"`
-	SuccessCI95          [2]float64 `json:"success_ci95"`
-	Successes            int        `json:"successes"`
-	RuntimeMeanSeconds   float64    `json:"runtime_mean_seconds"`
-	RuntimeStddevSeconds float64    `json:"runtime_stddev_seconds"`
-	RuntimeMedianSeconds float64    `json:"runtime_median_seconds"`
-	Trials               int        `json:"trials"`
+	Tied        bool   `json:"tied"`
+	CandidateID string `json:"candidate_id"`
+	// Score is the mean composite score of the scored trials, in [0, 1].
+	Score float64 `json:"score"`
+	// ScoreStddev is the sample standard deviation (n-1) of the trial
+	// scores; 0 with fewer than two scored trials.
+	ScoreStddev float64 `json:"score_stddev"`
+	// ScoreCI95 is the 95% Student-t confidence interval of the mean score.
+	// It is not clamped to [0, 1]. With fewer than two scored trials there is
+	// no interval and it collapses to [Score, Score].
+	ScoreCI95 [2]float64 `json:"score_ci95"`
+	// SuccessRate is Successes / Trials; SuccessCI95 its 95% Wilson score
+	// interval ([0, 1] when there are no trials).
+	SuccessRate float64    `json:"success_rate"`
+	SuccessCI95 [2]float64 `json:"success_ci95"`
+	Successes   int        `json:"successes"`
+	// The runtime figures are over successful trials only; 0 when none.
+	// The standard deviation is the sample one (n-1).
+	RuntimeMeanSeconds   float64 `json:"runtime_mean_seconds"`
+	RuntimeStddevSeconds float64 `json:"runtime_stddev_seconds"`
+	RuntimeMedianSeconds float64 `json:"runtime_median_seconds"`
+	// Trials is how many results the candidate has; ScoredTrials how many of
+	// them got a composite score (a trial whose only weighted scorers are
+	// judges that all failed gets none).
+	Trials       int `json:"trials"`
+	ScoredTrials int `json:"scored_trials"`
 	// Errors counts failed trials by error kind, e.g. {"timeout": 1}.
 	Errors map[string]int `json:"errors,omitempty"`
+	// Breakdown is each scorer's mean normalised score over the trials in
+	// which it had a value, by scorer name.
+	Breakdown map[string]float64 `json:"breakdown,omitempty"`
+	// JudgeErrors counts judge verdicts that failed (timeout, garbage
+	// output, non-zero exit); those trials are scored without that judge.
+	JudgeErrors int `json:"judge_errors,omitempty"`
+	// Notes say, in words, what affected the score: judge failures, missing
+	// submitted metrics, clamped raw values.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Comparison is the test behind the winner line: rank 1 against rank 2.
 type Comparison struct {
 	Best   string `json:"best"`
 	Second string `json:"second"`
-	// Method names the test, e.g. "welch-t".
-	Method string  `json:"method"`
-	Ratio  float64 `json:"ratio"`
-	PValue float64 `json:"p_value"`
-	// Clear is true when the best is significantly better than the second.
+	// Method names the test: "welch-t" (Welch's unequal-variances t-test,
+	// both have at least two scored trials), "t-borrowed-variance" (one side
+	// has a single scored trial and borrows the other's variance) or "exact"
+	// (single trials: only equality within 1e-9 can be judged).
+	Method      string  `json:"method"`
+	BestScore   float64 `json:"best_score"`
+	SecondScore float64 `json:"second_score"`
+	// Difference is BestScore - SecondScore; DifferenceCI95 its 95% interval
+	// (null for the exact method).
+	Difference     float64     `json:"difference"`
+	DifferenceCI95 *[2]float64 `json:"difference_ci95"`
+	// Ratio is BestScore / SecondScore, or 0 when SecondScore is 0.
+	Ratio float64 `json:"ratio"`
+	// T and DF are the t statistic and its (Welch–Satterthwaite) degrees of
+	// freedom; null when there is no test or the statistic is infinite
+	// (both sides have zero variance and different means).
+	T  *float64 `json:"t"`
+	DF *float64 `json:"df"`
+	// PValue is two-sided; null for the exact method.
+	PValue *float64 `json:"p_value"`
+	// Alpha is the significance level the decision used (0.05).
+	Alpha float64 `json:"alpha"`
+	// Clear is true when the best is distinguishable from the second: the
+	// 95% interval of the difference excludes 0 (p < Alpha), or, for single
+	// trials, the scores differ by more than 1e-9.
 	Clear bool `json:"clear"`
 }
