@@ -1,0 +1,262 @@
+package forge
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// writeTree writes files (path → content) under a fresh directory.
+func writeTree(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for p, c := range files {
+		full := filepath.Join(dir, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+const okScript = "print('hi')\n"
+
+func TestLoadValid(t *testing.T) {
+	dir := writeTree(t, map[string]string{
+		"forge.yaml": `objective: "Generate weekly AI events"
+defaults:
+  timeout: 45s
+  trials: 2
+  concurrency: 3
+  output_file: post.md
+  max_output: 512KiB
+  files: [data/events.json]
+  env: {SHARED: "1"}
+candidates:
+  - id: alpha
+    script: candidates/alpha.py
+  - id: beta.v2
+    command: ["python3", "candidates/beta.py", "--fast"]
+    timeout: 2m
+    env: {MODE: fast, SHARED: "2"}
+`,
+		"candidates/alpha.py": okScript,
+		"candidates/beta.py":  okScript,
+		"data/events.json":    "{}",
+	})
+	m, err := Load(filepath.Join(dir, "forge.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(m.Hash, "sha256:") {
+		t.Errorf("hash = %q", m.Hash)
+	}
+	p, err := m.Plan(Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Concurrency != 3 || p.Trials != 2 || len(p.Jobs) != 4 {
+		t.Fatalf("plan = conc %d trials %d jobs %d", p.Concurrency, p.Trials, len(p.Jobs))
+	}
+	a, b := p.Jobs[0], p.Jobs[2]
+	if got := strings.Join(a.Command, " "); got != "python3 candidates/alpha.py" {
+		t.Errorf("alpha command = %q", got)
+	}
+	if got := strings.Join(b.Command, " "); got != "python3 candidates/beta.py --fast" {
+		t.Errorf("beta command = %q", got)
+	}
+	if a.Timeout != 45*time.Second || b.Timeout != 2*time.Minute {
+		t.Errorf("timeouts = %s, %s", a.Timeout, b.Timeout)
+	}
+	if a.OutputFile != "post.md" || a.Limits.MaxOutputBytes != 512<<10 {
+		t.Errorf("output file %q, max output %d", a.OutputFile, a.Limits.MaxOutputBytes)
+	}
+	if b.Env["MODE"] != "fast" || b.Env["SHARED"] != "2" || a.Env["SHARED"] != "1" {
+		t.Errorf("env alpha %v beta %v", a.Env, b.Env)
+	}
+	dsts := func(j int) string {
+		var s []string
+		for _, f := range p.Jobs[j].Files {
+			s = append(s, f.Dst)
+		}
+		return strings.Join(s, ",")
+	}
+	if dsts(0) != "candidates/alpha.py,data/events.json" || dsts(2) != "candidates/beta.py,data/events.json" {
+		t.Errorf("files = %s | %s", dsts(0), dsts(2))
+	}
+	// Flags win over the manifest.
+	p, err = m.Plan(Overrides{Concurrency: 1, Trials: 1, Timeout: time.Second, Only: []string{"beta.v2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Concurrency != 1 || len(p.Jobs) != 1 || p.Jobs[0].Timeout != time.Second || p.Jobs[0].CandidateID != "beta.v2" {
+		t.Errorf("overridden plan = %+v", p)
+	}
+	if _, err := m.Plan(Overrides{Only: []string{"nobody"}}); err == nil || !strings.Contains(err.Error(), `no candidate "nobody"`) {
+		t.Errorf("--only nobody: %v", err)
+	}
+}
+
+// TestLoadErrors checks that each bad manifest is refused with a message that
+// names the file, the line and column, and the key.
+func TestLoadErrors(t *testing.T) {
+	cases := []struct {
+		name, manifest string
+		files          map[string]string
+		want           []string
+	}{
+		{"unknown key", "objective: x\ncandidates:\n  - id: a\n    script: a.py\n    timout: 5s\n", nil,
+			[]string{"forge.yaml:5:5", "candidates[0].timout", `unknown key "timout" (did you mean "timeout"?)`}},
+		{"unknown top-level key", "objectiv: x\ncandidates: [{id: a, script: a.py}]\n", nil,
+			[]string{"forge.yaml:1:1", `unknown key "objectiv"`}},
+		{"duplicate id", "objective: x\ncandidates:\n  - id: a\n    script: a.py\n  - id: a\n    script: a.py\n", nil,
+			[]string{"forge.yaml:5:9", "candidates[1].id", `duplicate id "a"`}},
+		{"dotdot id", "objective: x\ncandidates:\n  - id: ../evil\n    script: a.py\n", nil,
+			[]string{"forge.yaml:3:9", "candidates[0].id", `"../evil" is not a valid id`}},
+		{"dot-dot exactly", "objective: x\ncandidates:\n  - id: ..\n    script: a.py\n", nil,
+			[]string{"candidates[0].id", "not a valid id"}},
+		{"missing script", "objective: x\ncandidates:\n  - id: a\n    script: nope.py\n", nil,
+			[]string{"forge.yaml:4:13", "candidates[0].script", "nope.py", "no such file"}},
+		{"bad duration", "objective: x\ndefaults:\n  timeout: 5 minutes\ncandidates: [{id: a, script: a.py}]\n", nil,
+			[]string{"forge.yaml:3:12", `"5 minutes" is not a duration`}},
+		{"negative duration", "objective: x\ndefaults:\n  timeout: -5s\ncandidates: [{id: a, script: a.py}]\n", nil,
+			[]string{"forge.yaml:3:12", "must be positive"}},
+		{"empty candidates", "objective: x\ncandidates: []\n", nil,
+			[]string{"forge.yaml:2:13", "candidates", "at least one candidate"}},
+		{"no candidates key", "objective: x\n", nil, []string{"candidates", "at least one candidate"}},
+		{"missing objective", "candidates: [{id: a, script: a.py}]\n", nil, []string{"objective", "is required"}},
+		{"not yaml", "objective: [unclosed\ncandidates:\n", nil, []string{"forge.yaml:", "not valid YAML"}},
+		{"binary", "\x7fELF\x02\x01\x01\x00\x00\x00", nil, []string{"forge.yaml", "binary"}},
+		{"a list", "- id: a\n", nil, []string{"forge.yaml:1:1", "must be a mapping"}},
+		{"empty file", "", nil, []string{"forge.yaml", "empty"}},
+		{"wrong type", "objective: x\ndefaults:\n  trials: many\ncandidates: [{id: a, script: a.py}]\n", nil,
+			[]string{"forge.yaml:3", "cannot unmarshal", "many"}},
+		{"negative trials", "objective: x\ndefaults:\n  trials: -1\ncandidates: [{id: a, script: a.py}]\n", nil,
+			[]string{"forge.yaml:3:11", "defaults.trials", "at least 1"}},
+		{"script and command", "objective: x\ncandidates:\n  - id: a\n    script: a.py\n    command: [python3, a.py]\n", nil,
+			[]string{"candidates[0].command", "not both"}},
+		{"neither script nor command", "objective: x\ncandidates:\n  - id: a\n", nil,
+			[]string{"candidates[0]", "needs script: or command:"}},
+		{"FORGE_ env", "objective: x\ncandidates:\n  - id: a\n    script: a.py\n    env: {FORGE_OUTPUT: x}\n", nil,
+			[]string{"candidates[0].env", "set by forge itself"}},
+		{"output outside workdir", "objective: x\ndefaults:\n  output_file: ../x.md\ncandidates: [{id: a, script: a.py}]\n", nil,
+			[]string{"defaults.output_file", "inside the job's working directory"}},
+		{"script outside manifest dir", "objective: x\ncandidates: [{id: a, script: ../outside.py}]\n", map[string]string{"../outside.py": okScript},
+			[]string{"candidates[0].script", "outside the manifest's directory"}},
+		{"not executable", "objective: x\ncandidates: [{id: a, script: run.bin}]\n", map[string]string{"run.bin": "x"},
+			[]string{"candidates[0].script", "not executable"}},
+		{"duplicate key", "objective: x\nobjective: y\ncandidates: [{id: a, script: a.py}]\n", nil,
+			[]string{"forge.yaml:2", "already defined"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			files := map[string]string{"forge.yaml": tc.manifest, "a.py": okScript}
+			for k, v := range tc.files {
+				files[k] = v
+			}
+			dir := writeTree(t, files)
+			_, err := Load(filepath.Join(dir, "forge.yaml"))
+			if err == nil {
+				t.Fatal("Load accepted a bad manifest")
+			}
+			msg := strings.ReplaceAll(err.Error(), filepath.Join(dir, "forge.yaml"), "forge.yaml")
+			for _, w := range tc.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("error %q\n does not contain %q", msg, w)
+				}
+			}
+			var me *Error
+			if !errors.As(err, &me) {
+				t.Errorf("error is not a *forge.Error: %T", err)
+			}
+		})
+	}
+}
+
+func TestLoadReportsEveryError(t *testing.T) {
+	dir := writeTree(t, map[string]string{"forge.yaml": "objective: x\ncandidates:\n  - {id: a, scrpit: a.py}\n  - {id: b, comand: [x]}\n"})
+	_, err := Load(filepath.Join(dir, "forge.yaml"))
+	if err == nil {
+		t.Fatal("accepted")
+	}
+	for _, w := range []string{`"scrpit"`, `"comand"`} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("%q missing from %v", w, err)
+		}
+	}
+}
+
+func TestLoadMissingFile(t *testing.T) {
+	_, err := Load(filepath.Join(t.TempDir(), "forge.yaml"))
+	if err == nil || !strings.Contains(err.Error(), "no such file") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string]Size{"1048576": 1 << 20, "512KiB": 512 << 10, "1MiB": 1 << 20, "2GB": 2e9, "1.5 KiB": 1536} {
+		got, err := ParseSize(in)
+		if err != nil || got != want {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "-1", "0", "lots", "1XB"} {
+		if _, err := ParseSize(in); err == nil {
+			t.Errorf("ParseSize(%q) accepted", in)
+		}
+	}
+}
+
+func TestEditDistance(t *testing.T) {
+	if d := editDistance("timout", "timeout"); d != 1 {
+		t.Errorf("= %d", d)
+	}
+	if d := editDistance("", "abc"); d != 3 {
+		t.Errorf("= %d", d)
+	}
+}
+
+// FuzzParse feeds arbitrary bytes to the manifest parser: it must never
+// panic, and whatever it accepts must satisfy the manifest's invariants.
+func FuzzParse(f *testing.F) {
+	seeds := []string{
+		"objective: x\ncandidates: [{id: a, script: a.py}]\n",
+		"objective: x\ndefaults: {timeout: 5s, trials: 2, max_output: 1MiB}\ncandidates:\n  - id: a\n    command: [python3, a.py]\n    env: {A: b}\n",
+		"objective: &o x\ncandidates: [{id: *o, script: a.py}]\n",
+		"a: &a [*a]\n",
+		"objective: x\nscoring:\n  - {type: success}\ndaytona: {image: python:3.12, resources: {cpu: 1}}\n",
+		"\x00\xff",
+		"- - -",
+	}
+	for _, s := range seeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := Parse("fuzz.yaml", data)
+		if err != nil {
+			if m != nil {
+				t.Fatal("manifest returned with an error")
+			}
+			if !strings.HasPrefix(err.Error(), "fuzz.yaml") {
+				t.Fatalf("error does not name the file: %v", err)
+			}
+			return
+		}
+		if strings.TrimSpace(m.Objective) == "" || len(m.Candidates) == 0 {
+			t.Fatalf("accepted a manifest without objective or candidates: %q", data)
+		}
+		seen := map[string]bool{}
+		for _, c := range m.Candidates {
+			if !ValidID(c.ID) || seen[c.ID] {
+				t.Fatalf("accepted bad or duplicate id %q", c.ID)
+			}
+			seen[c.ID] = true
+		}
+	})
+}
