@@ -3,6 +3,96 @@
 // their uncertainty, ranks candidates (ties kept as ties) and names a winner
 // only when one is clearly better.
 //
-// It is pure: results in, standings out. It does not run candidates, read
-// manifests from disk or print anything.
+// It is pure: results in, standings out (Score). It does not run candidates,
+// read manifests from disk or print anything. The one exception is judges
+// (RunJudges): user commands that forge runs after a successful trial and
+// whose verdicts the run stores in Result.Judges for Score to read.
+//
+// # Scorers
+//
+// The manifest's scoring: list (Config) names scorers, each with a weight
+// (default 1). Every scorer gives each trial a value in [0, 1]:
+//
+//   - success: 1 when the trial succeeded (exit 0 and artifact present).
+//   - runtime: RuntimeSeconds of successful trials; faster is better.
+//   - submitted: a top-level number of the candidate's FORGE_RESULT object,
+//     goal maximize (default) or minimize. A successful trial that did not
+//     submit a finite number there scores on_failure, and the standing
+//     notes it: the candidate did not deliver its metric.
+//   - artifact: the fraction of its checks the artifact passes (contains,
+//     regex, min_bytes/max_bytes, json pointer exists / equals / min–max).
+//   - judge: the score a judge command printed (see RunJudges). A judge that
+//     failed gives the trial no value for that scorer: the trial's composite
+//     is the weighted mean of its other scorers, and the standing counts and
+//     notes the failure. It is never silently scored 0.
+//
+// A failed trial scores on_failure (default 0) on every scorer and takes no
+// part in normalisation. The zero Config means DefaultConfig: success
+// (weight 1) and runtime (weight 0.2, minmax), so success dominates and
+// speed breaks ties between successful candidates.
+//
+// # Normalisation
+//
+// Normalisation is per scorer, across all candidates' trial values (every
+// successful trial with a value is pooled):
+//
+//   - raw: the value is already a score. Values outside [0, 1] are clamped
+//     and the standing notes it; with goal minimize the score is 1 - value.
+//     Default for success, artifact and judge; refused for runtime.
+//   - minmax: (v - min) / (max - min), reversed for minimize, so the best
+//     trial scores 1 and the worst 0. When every value is equal all score 1.
+//     Default for runtime and submitted.
+//   - rank: 1 - (number of strictly better values) / (n - 1): best 1, worst
+//     0, equal values share the better score (as standings share ranks); a
+//     single value scores 1.
+//
+// The trial's composite score is the weighted mean of its scorers' scores
+// (weights renormalised over the scorers that have a value for it). With
+// cross-candidate normalisation a trial's score depends on the other
+// candidates' trials: scores compare within a run, not across runs.
+//
+// # Statistics
+//
+// Per candidate, over its scored trials: the mean composite score, the
+// sample standard deviation (n-1), and the 95% confidence interval of the
+// mean from Student's t distribution (gonum's distuv.StudentsT, n-1 degrees
+// of freedom; not bootstrap, which is unreliable at the 3–10 trials forge
+// typically runs). The success rate comes with a 95% Wilson score interval
+// (over all trials). Runtime mean, sample standard deviation and median are
+// over successful trials.
+//
+// # Ranking and ties
+//
+// Candidates rank by mean score, descending; candidates without results
+// come last and tie with each other. A candidate shares the rank of the
+// group above it ("=2") when it cannot be told from that group's best:
+//
+//   - both have at least two scored trials: Welch's unequal-variances t-test
+//     (Welch–Satterthwaite degrees of freedom) gives two-sided p ≥ 0.05, i.e.
+//     the 95% interval of the difference of means contains 0. Two-sided,
+//     because which candidate is "first" was itself read off the data;
+//   - one side has a single scored trial: the same test borrowing the other
+//     side's variance (df = its n - 1);
+//   - both have a single scored trial: the means are within 1e-9.
+//
+// Zero variance on both sides makes any difference certain (p = 0) and
+// equal means a tie (p = 1). This rule is stricter than "the two 95%
+// intervals overlap" (which would call many real differences ties) and is
+// exactly the test behind the winner line, so a shown tie and "no clear
+// winner" always agree. No correction for multiple comparisons is applied:
+// only neighbours are compared.
+//
+// # Winner
+//
+// The winner is rank 1 when it is alone at rank 1 and succeeded at least
+// once; nobody wins when nobody succeeded. Comparison records the test of
+// rank 1 against rank 2, and WinnerLine says it in words:
+//
+//	winner: beta (0.81 ± 0.04), 1.24× alpha, p = 0.003
+//	no clear winner: beta and alpha overlap (0.81 ± 0.04 vs 0.78 ± 0.05, p = 0.31)
+//	winner: beta (0.81), 1.24× alpha (single trial; use --trials N for confidence)
+//	no winner: no candidate succeeded
+//
+// where "± x" is the half-width of the 95% interval and "1.24×" the ratio of
+// mean scores.
 package scoring

@@ -1,0 +1,156 @@
+package scoring
+
+import (
+	"math"
+	"sort"
+
+	"gonum.org/v1/gonum/stat"
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// Alpha is the significance level of every interval and test: 95%
+// confidence, two-sided.
+const Alpha = 0.05
+
+// tieEpsilon is how close two single-trial scores must be to tie.
+const tieEpsilon = 1e-9
+
+// summary describes a sample. The values are sorted before anything is
+// summed, so the result does not depend on their order, bit for bit.
+type summary struct {
+	n        int
+	mean, sd float64 // sd is the sample (n-1) standard deviation; 0 for n < 2
+	variance float64
+}
+
+func summarize(xs []float64) summary {
+	if len(xs) == 0 {
+		return summary{}
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if len(s) == 1 {
+		return summary{n: 1, mean: s[0]}
+	}
+	mean, variance := stat.MeanVariance(s, nil)
+	if variance < 0 || math.IsNaN(variance) {
+		variance = 0
+	}
+	return summary{n: len(s), mean: mean, sd: math.Sqrt(variance), variance: variance}
+}
+
+// tQuantile is the p quantile of Student's t distribution with df degrees of
+// freedom.
+func tQuantile(p, df float64) float64 {
+	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(p)
+}
+
+// meanCI95 is the two-sided 95% Student-t interval of the mean; it collapses
+// to the mean with fewer than two values.
+func meanCI95(s summary) [2]float64 {
+	if s.n < 2 {
+		return [2]float64{s.mean, s.mean}
+	}
+	h := tQuantile(1-Alpha/2, float64(s.n-1)) * s.sd / math.Sqrt(float64(s.n))
+	return [2]float64{s.mean - h, s.mean + h}
+}
+
+// wilson95 is the 95% Wilson score interval of k successes in n trials;
+// [0, 1] when n is 0.
+func wilson95(k, n int) [2]float64 {
+	if n <= 0 {
+		return [2]float64{0, 1}
+	}
+	z := distuv.UnitNormal.Quantile(1 - Alpha/2)
+	nf := float64(n)
+	p := float64(k) / nf
+	z2 := z * z
+	denom := 1 + z2/nf
+	center := (p + z2/(2*nf)) / denom
+	half := z / denom * math.Sqrt(p*(1-p)/nf+z2/(4*nf*nf))
+	return [2]float64{math.Max(0, center-half), math.Min(1, center+half)}
+}
+
+// median of xs (the mean of the middle two for an even count); 0 for none.
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	m := len(s) / 2
+	if len(s)%2 == 1 {
+		return s[m]
+	}
+	return (s[m-1] + s[m]) / 2
+}
+
+// testResult is the outcome of comparing two samples' means.
+type testResult struct {
+	method  string
+	diff    float64
+	diffCI  *[2]float64
+	t, df   *float64
+	p       *float64
+	clear   bool // the means differ at level Alpha
+	hasTest bool
+}
+
+// compareMeans tests whether a's mean differs from b's, two-sided.
+//
+// With at least two values on each side it is Welch's t-test, with
+// Welch–Satterthwaite degrees of freedom. When one side has a single value
+// it borrows the other side's variance (a two-sample t-test assuming equal
+// variances, df = n-1 of the side that has one). With single values on both
+// sides (or no variance at all) there is nothing to estimate the noise
+// with: the means differ when they are more than 1e-9 apart.
+func compareMeans(a, b summary) testResult {
+	r := testResult{diff: a.mean - b.mean}
+	var se2, df float64
+	switch {
+	case a.n >= 2 && b.n >= 2:
+		r.method = "welch-t"
+		va, vb := a.variance/float64(a.n), b.variance/float64(b.n)
+		se2 = va + vb
+		if se2 > 0 {
+			df = se2 * se2 / (va*va/float64(a.n-1) + vb*vb/float64(b.n-1))
+		}
+	case a.n >= 2 && b.n == 1, a.n == 1 && b.n >= 2:
+		r.method = "t-borrowed-variance"
+		known := a
+		if b.n > a.n {
+			known = b
+		}
+		se2 = known.variance * (1/float64(a.n) + 1/float64(b.n))
+		df = float64(known.n - 1)
+	default:
+		r.method = "exact"
+		r.clear = math.Abs(r.diff) > tieEpsilon
+		return r
+	}
+	r.hasTest = true
+	if se2 <= 0 || math.IsNaN(se2) {
+		// No noise at all: the difference is certain (p = 0) or nil (p = 1).
+		p := 1.0
+		if math.Abs(r.diff) > tieEpsilon {
+			p = 0
+		}
+		r.p = &p
+		r.clear = p < Alpha
+		ci := [2]float64{r.diff, r.diff}
+		r.diffCI = &ci
+		return r
+	}
+	se := math.Sqrt(se2)
+	t := r.diff / se
+	dist := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}
+	p := 2 * dist.Survival(math.Abs(t))
+	if p > 1 {
+		p = 1
+	}
+	h := dist.Quantile(1-Alpha/2) * se
+	ci := [2]float64{r.diff - h, r.diff + h}
+	r.t, r.df, r.p, r.diffCI = &t, &df, &p, &ci
+	r.clear = p < Alpha
+	return r
+}
