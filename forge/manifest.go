@@ -14,6 +14,8 @@ import (
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/forge-run/forge/scoring"
 )
 
 // Manifest is a parsed and validated forge.yaml (CONTRACTS §5).
@@ -21,7 +23,7 @@ type Manifest struct {
 	Objective  string         `yaml:"objective"`
 	Defaults   Defaults       `yaml:"defaults"`
 	Candidates []Candidate    `yaml:"candidates"`
-	Scoring    ScoringSection `yaml:"scoring"`
+	Scoring    scoring.Config `yaml:"scoring"`
 	Daytona    DaytonaSpec    `yaml:"daytona"`
 	Gates      Gates          `yaml:"gates"`
 
@@ -365,7 +367,7 @@ func (m *Manifest) validate(v *validator) {
 		checkStrings(v, c.Setup, "candidates", i, "setup")
 	}
 	m.Daytona.validate(v)
-	m.Scoring.validate(v)
+	validateScoring(m.Scoring, v)
 	m.Gates.validate(v)
 }
 

@@ -260,3 +260,30 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestLoadScoringErrors(t *testing.T) {
+	dir := writeTree(t, map[string]string{"a.py": okScript, "forge.yaml": `objective: x
+candidates: [{id: a, script: a.py}]
+scoring:
+  - type: success
+  - type: submitted
+    field: quality
+    wieght: 2
+`})
+	_, err := Load(filepath.Join(dir, "forge.yaml"))
+	if err == nil || !strings.Contains(err.Error(), "forge.yaml:7:5") || !strings.Contains(err.Error(), `unknown key "wieght" (did you mean "weight"?)`) {
+		t.Fatalf("err = %v", err)
+	}
+	dir = writeTree(t, map[string]string{"a.py": okScript, "forge.yaml": `objective: x
+candidates: [{id: a, script: a.py}]
+scoring:
+  - type: success
+  - type: artifact
+    checks:
+      - regex: "(unclosed"
+`})
+	_, err = Load(filepath.Join(dir, "forge.yaml"))
+	if err == nil || !strings.Contains(err.Error(), "scoring[1].checks[0]") || !strings.Contains(err.Error(), "forge.yaml:7:") {
+		t.Fatalf("err = %v", err)
+	}
+}

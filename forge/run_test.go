@@ -18,7 +18,9 @@ type fakeRunner struct {
 	run func(ctx context.Context, job runner.Job) (runner.Result, error)
 }
 
-func (f fakeRunner) Run(ctx context.Context, job runner.Job) (runner.Result, error) { return f.run(ctx, job) }
+func (f fakeRunner) Run(ctx context.Context, job runner.Job) (runner.Result, error) {
+	return f.run(ctx, job)
+}
 
 var _ runner.Runner = fakeRunner{}
 

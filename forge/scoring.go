@@ -1,12 +1,29 @@
 package forge
 
-import "gopkg.in/yaml.v3"
+import (
+	"errors"
 
-// ScoringSection is the manifest's scoring: list. (Placeholder until the
-// scoring package's Config lands.)
-type ScoringSection struct{ raw yaml.Node }
+	"github.com/forge-run/forge/scoring"
+)
 
-// UnmarshalYAML keeps the section for the scoring package.
-func (s *ScoringSection) UnmarshalYAML(n *yaml.Node) error { s.raw = *n; return nil }
-
-func (s ScoringSection) validate(v *validator) {}
+// validateScoring places the scoring package's problems in the manifest.
+func validateScoring(c scoring.Config, v *validator) {
+	err := c.Validate()
+	if err == nil {
+		return
+	}
+	var errs []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	} else {
+		errs = []error{err}
+	}
+	for _, e := range errs {
+		var fe *scoring.FieldError
+		if errors.As(e, &fe) {
+			v.at(fe.Msg, append([]any{"scoring"}, fe.Path...)...)
+			continue
+		}
+		v.at(e.Error(), "scoring")
+	}
+}
