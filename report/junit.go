@@ -1,0 +1,30 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+
+	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/report/junit"
+)
+
+// JUnit writes the run as JUnit XML (see package junit): one testsuite, one
+// testcase per candidate × trial, failures typed by error kind, output in
+// system-out and system-err capped at opts.MaxOutputBytes, and the plain
+// standings table as the suite's system-out.
+func JUnit(w io.Writer, rec *forge.Record, opts Options) error {
+	opts, err := prepare(rec, opts)
+	if err != nil {
+		return err
+	}
+	var summary bytes.Buffer
+	if err := Table(&summary, rec, Options{Now: opts.Now, MaxOutputBytes: opts.MaxOutputBytes}); err != nil {
+		return fmt.Errorf("JUnit report summary: %w", err)
+	}
+	return junit.Write(w, rec, junit.Config{
+		Now:            opts.Now,
+		MaxOutputBytes: opts.MaxOutputBytes,
+		Summary:        summary.String(),
+	})
+}

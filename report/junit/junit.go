@@ -1,0 +1,300 @@
+package junit
+
+import (
+	"cmp"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/report/internal/text"
+	"github.com/forge-run/forge/runner"
+)
+
+// Testsuites is the document root: one run.
+type Testsuites struct {
+	XMLName  xml.Name    `xml:"testsuites"`
+	Name     string      `xml:"name,attr,omitempty"`
+	Tests    int         `xml:"tests,attr"`
+	Failures int         `xml:"failures,attr"`
+	Errors   int         `xml:"errors,attr"`
+	Skipped  int         `xml:"skipped,attr"`
+	Time     string      `xml:"time,attr"`
+	Suites   []Testsuite `xml:"testsuite"`
+}
+
+// Testsuite is the run's candidates: one testcase per candidate × trial.
+type Testsuite struct {
+	Name       string     `xml:"name,attr"`
+	Tests      int        `xml:"tests,attr"`
+	Failures   int        `xml:"failures,attr"`
+	Errors     int        `xml:"errors,attr"`
+	Skipped    int        `xml:"skipped,attr"`
+	Time       string     `xml:"time,attr"`
+	Timestamp  string     `xml:"timestamp,attr,omitempty"`
+	ID         string     `xml:"id,attr,omitempty"`
+	Properties []Property `xml:"properties>property,omitempty"`
+	Testcases  []Testcase `xml:"testcase"`
+	SystemOut  *Output    `xml:"system-out,omitempty"`
+	SystemErr  *Output    `xml:"system-err,omitempty"`
+}
+
+// Property is one name=value fact about the run.
+type Property struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
+}
+
+// Testcase is one trial of one candidate.
+type Testcase struct {
+	Classname string   `xml:"classname,attr"`
+	Name      string   `xml:"name,attr"`
+	Time      string   `xml:"time,attr"`
+	Skipped   *Skipped `xml:"skipped,omitempty"`
+	Error     *Problem `xml:"error,omitempty"`
+	Failure   *Problem `xml:"failure,omitempty"`
+	SystemOut *Output  `xml:"system-out,omitempty"`
+	SystemErr *Output  `xml:"system-err,omitempty"`
+}
+
+// Problem is a <failure> (the candidate failed) or an <error> (the
+// infrastructure failed): Type is the result's error_kind, Message its
+// error_message.
+type Problem struct {
+	Message  string `xml:"message,attr,omitempty"`
+	Type     string `xml:"type,attr"`
+	Contents string `xml:",cdata"`
+}
+
+// Skipped marks a trial the run cancelled before it finished.
+type Skipped struct {
+	Message string `xml:"message,attr,omitempty"`
+}
+
+// Output is the text of a <system-out> or <system-err>, written as CDATA so
+// it stays readable in the file.
+type Output struct {
+	Contents string `xml:",cdata"`
+}
+
+// DefaultMaxOutputBytes caps each system-out and system-err when
+// Config.MaxOutputBytes is 0.
+const DefaultMaxOutputBytes = 64 << 10
+
+// maxMessageBytes caps a failure's message attribute, which CI views show on
+// one line.
+const maxMessageBytes = 1024
+
+// Config says how to build the report.
+type Config struct {
+	// Now stamps the suite when the record has no start time; nil means
+	// time.Now.
+	Now func() time.Time
+	// MaxOutputBytes caps each testcase's system-out and system-err; 0 means
+	// DefaultMaxOutputBytes. What is cut is replaced by a note saying so.
+	MaxOutputBytes int
+	// Summary, when set, becomes the suite's system-out (the standings as
+	// plain text).
+	Summary string
+}
+
+// New builds the JUnit document of a run: one testsuite, one testcase per
+// candidate × trial (classname the candidate, name "alpha" or "alpha#2"
+// when the candidate has several trials, time its runtime). A failed trial
+// carries a <failure>, or an <error> when the infrastructure failed (infra,
+// auth), or <skipped> when the run was cancelled; stdout and stderr go to
+// system-out and system-err, capped.
+func New(rec *forge.Record, cfg Config) *Testsuites {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.MaxOutputBytes <= 0 {
+		cfg.MaxOutputBytes = DefaultMaxOutputBytes
+	}
+	trials := map[string]int{}
+	for _, r := range rec.Results {
+		trials[r.CandidateID]++
+	}
+	results := slices.Clone(rec.Results)
+	// Candidates in the order they first appear, trials in order.
+	first := map[string]int{}
+	for i, r := range results {
+		if _, ok := first[r.CandidateID]; !ok {
+			first[r.CandidateID] = i
+		}
+	}
+	slices.SortStableFunc(results, func(a, b runner.Result) int {
+		return cmp.Or(cmp.Compare(first[a.CandidateID], first[b.CandidateID]), cmp.Compare(a.Trial, b.Trial))
+	})
+
+	suite := Testsuite{Name: "forge", ID: clean(rec.RunID)}
+	started := rec.StartedAt
+	if started.IsZero() {
+		started = cfg.Now()
+	}
+	suite.Timestamp = started.UTC().Format(time.RFC3339)
+	var total float64
+	for _, r := range results {
+		tc := Testcase{
+			Classname: clean(r.CandidateID),
+			Name:      clean(r.CandidateID),
+			Time:      secs(r.RuntimeSeconds),
+		}
+		if trials[r.CandidateID] > 1 {
+			tc.Name = fmt.Sprintf("%s#%d", clean(r.CandidateID), r.Trial)
+		}
+		total += r.RuntimeSeconds
+		if !r.Success {
+			switch r.ErrorKind {
+			case runner.ErrCancelled:
+				suite.Skipped++
+				tc.Skipped = &Skipped{Message: message(r)}
+			case runner.ErrInfra, runner.ErrAuth:
+				suite.Errors++
+				tc.Error = problem(r)
+			default:
+				suite.Failures++
+				tc.Failure = problem(r)
+			}
+		}
+		if r.Output != "" {
+			tc.SystemOut = &Output{Contents: capText(r.Output, cfg.MaxOutputBytes)}
+		}
+		if r.Stderr != "" {
+			tc.SystemErr = &Output{Contents: capText(r.Stderr, cfg.MaxOutputBytes)}
+		}
+		suite.Testcases = append(suite.Testcases, tc)
+	}
+	suite.Tests = len(suite.Testcases)
+	wall := total
+	if !rec.StartedAt.IsZero() && rec.FinishedAt.After(rec.StartedAt) {
+		wall = rec.FinishedAt.Sub(rec.StartedAt).Seconds()
+	}
+	suite.Time = secs(wall)
+	suite.Properties = properties(rec)
+	if cfg.Summary != "" {
+		suite.SystemOut = &Output{Contents: capText(cfg.Summary, cfg.MaxOutputBytes)}
+	}
+	return &Testsuites{
+		Name:     clean("forge run " + rec.RunID),
+		Tests:    suite.Tests,
+		Failures: suite.Failures,
+		Errors:   suite.Errors,
+		Skipped:  suite.Skipped,
+		Time:     suite.Time,
+		Suites:   []Testsuite{suite},
+	}
+}
+
+// Write encodes the JUnit document of rec to w.
+func Write(w io.Writer, rec *forge.Record, cfg Config) error {
+	return Encode(w, New(rec, cfg))
+}
+
+// Encode writes doc as indented XML with its declaration and a trailing
+// newline.
+func Encode(w io.Writer, doc *Testsuites) error {
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return fmt.Errorf("write JUnit report: %w", err)
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return fmt.Errorf("write JUnit report: %w", err)
+	}
+	if err := enc.Close(); err != nil {
+		return fmt.Errorf("write JUnit report: %w", err)
+	}
+	if _, err := io.WriteString(w, "\n"); err != nil {
+		return fmt.Errorf("write JUnit report: %w", err)
+	}
+	return nil
+}
+
+func properties(rec *forge.Record) []Property {
+	ps := []Property{
+		{"run_id", rec.RunID},
+		{"objective", rec.Objective},
+		{"backend", rec.Backend},
+	}
+	if rec.ManifestPath != "" {
+		ps = append(ps, Property{"manifest_path", rec.ManifestPath})
+	}
+	if rec.ManifestHash != "" {
+		ps = append(ps, Property{"manifest_hash", rec.ManifestHash})
+	}
+	winner := ""
+	if rec.Winner != nil {
+		winner = *rec.Winner
+	}
+	ps = append(ps, Property{"winner", winner})
+	if rec.WinnerLine != "" {
+		ps = append(ps, Property{"winner_line", rec.WinnerLine})
+	}
+	if rec.Interrupted {
+		ps = append(ps, Property{"interrupted", "true"})
+	}
+	if len(rec.UndeletedSandboxes) > 0 {
+		ps = append(ps, Property{"undeleted_sandboxes", strings.Join(rec.UndeletedSandboxes, ",")})
+	}
+	for i := range ps {
+		ps[i].Value = clean(ps[i].Value)
+	}
+	return ps
+}
+
+// problem describes a failed trial: the message on one line, and the facts
+// (kind, exit code, sandbox, message in full) in the body.
+func problem(r runner.Result) *Problem {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s", kindOrFailed(r.ErrorKind))
+	if r.ErrorMessage != "" {
+		fmt.Fprintf(&b, ": %s", r.ErrorMessage)
+	}
+	b.WriteString("\n")
+	if r.ExitCode != nil {
+		fmt.Fprintf(&b, "exit code: %d\n", *r.ExitCode)
+	} else {
+		b.WriteString("exit code: none\n")
+	}
+	if r.SandboxID != "" {
+		fmt.Fprintf(&b, "sandbox: %s\n", r.SandboxID)
+	}
+	fmt.Fprintf(&b, "runtime: %ss\n", secs(r.RuntimeSeconds))
+	return &Problem{Message: message(r), Type: kindOrFailed(r.ErrorKind), Contents: capText(b.String(), 4*maxMessageBytes)}
+}
+
+func message(r runner.Result) string {
+	m := r.ErrorMessage
+	if m == "" {
+		m = kindOrFailed(r.ErrorKind)
+	}
+	m, _ = text.Cap(clean(m), maxMessageBytes)
+	return m
+}
+
+func kindOrFailed(k runner.ErrorKind) string {
+	if k == runner.ErrNone {
+		return string(runner.ErrCandidateFailed)
+	}
+	return string(k)
+}
+
+// secs formats seconds the way JUnit readers expect: a plain decimal.
+func secs(s float64) string {
+	if s < 0 || s != s {
+		s = 0
+	}
+	return strconv.FormatFloat(s, 'f', 3, 64)
+}
+
+// clean makes s safe for XML 1.0.
+func clean(s string) string { return text.XML(s) }
+
+// capText keeps the first max bytes of captured output, without terminal
+// escapes and safe for XML, with a note saying how much was cut.
+func capText(s string, max int) string { return text.XML(text.Output(s, max)) }

@@ -1,0 +1,167 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/forge-run/forge/forge"
+)
+
+// Markdown writes the standings as GitHub-flavoured Markdown, ready for a PR
+// comment or $GITHUB_STEP_SUMMARY: a heading with the run, the standings
+// table, the winner line, then the failures in a collapsed <details> block.
+// Text from candidates is escaped so it cannot break the table or inject
+// markup.
+func Markdown(w io.Writer, rec *forge.Record, opts Options) error {
+	if _, err := prepare(rec, opts); err != nil {
+		return err
+	}
+	cs := candidates(rec)
+	var b strings.Builder
+
+	fmt.Fprintf(&b, "### forge run %s\n\n", mdCode(rec.RunID))
+	if obj := oneLine(rec.Objective); obj != "" {
+		fmt.Fprintf(&b, "**Objective:** %s  \n", mdText(shorten(obj, 200)))
+	}
+	fmt.Fprintf(&b, "%s\n\n", mdText(runFacts(rec, cs)))
+
+	if len(cs) == 0 {
+		b.WriteString("No results.\n\n")
+	} else {
+		b.WriteString("| Rank | Candidate | Status | Score | Success | Runtime | Trials | Artifact | Notes |\n")
+		b.WriteString("|---:|:---|:---|---:|---:|---:|---:|---:|:---|\n")
+		for _, c := range cs {
+			cand := mdText(c.standing.CandidateID)
+			if c.winner {
+				cand = "**" + cand + "**"
+			}
+			status := mdText(c.statusText())
+			switch c.health() {
+			case healthOK:
+				status = "✅ " + status
+			case healthPartial:
+				status = "⚠️ " + status
+			case healthFailed:
+				status = "❌ " + status
+			}
+			cells := []string{
+				mdText(c.rankText()), cand, status, mdText(c.scoreText()), mdText(c.successText()),
+				mdText(c.runtimeText()), fmt.Sprint(c.trials()), mdText(c.artifactText()),
+				mdText(shorten(c.notes(), notesWidth)),
+			}
+			b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
+		}
+		b.WriteString("\n")
+	}
+
+	line := mdText(winnerLine(rec, cs))
+	if rec.Winner != nil {
+		line = "🏆 **" + line + "**"
+	}
+	b.WriteString(line + "\n")
+	if rec.Interrupted {
+		b.WriteString("\n> [!WARNING]\n> The run was interrupted: these are partial results.\n")
+	}
+	if len(rec.UndeletedSandboxes) > 0 {
+		ids := make([]string, len(rec.UndeletedSandboxes))
+		for i, id := range rec.UndeletedSandboxes {
+			ids[i] = mdCode(id)
+		}
+		fmt.Fprintf(&b, "\n> [!CAUTION]\n> %d sandbox(es) could not be deleted: %s. Delete them with `forge gc`.\n",
+			len(ids), strings.Join(ids, ", "))
+	}
+	writeFailures(&b, cs)
+
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return fmt.Errorf("write Markdown report: %w", err)
+	}
+	return nil
+}
+
+// writeFailures lists every failed trial with its full (one-line) error, in
+// a collapsed block so a long list does not swamp the comment.
+func writeFailures(b *strings.Builder, cs []candidate) {
+	n := 0
+	for _, c := range cs {
+		for _, r := range c.results {
+			if !r.Success {
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		return
+	}
+	word := "failures"
+	if n == 1 {
+		word = "failure"
+	}
+	fmt.Fprintf(b, "\n<details><summary>%d %s</summary>\n\n", n, word)
+	for _, c := range cs {
+		for _, r := range c.results {
+			if r.Success {
+				continue
+			}
+			name := c.standing.CandidateID
+			if c.trials() > 1 {
+				name = fmt.Sprintf("%s#%d", name, r.Trial)
+			}
+			fmt.Fprintf(b, "- **%s** — %s", mdText(name), mdText(kindLabel(r.ErrorKind)))
+			if msg := oneLine(r.ErrorMessage); msg != "" {
+				fmt.Fprintf(b, ": %s", mdText(shorten(msg, 300)))
+			}
+			b.WriteString("\n")
+		}
+	}
+	b.WriteString("\n</details>\n")
+}
+
+// mdText escapes s for a GitHub-flavoured Markdown table cell or paragraph:
+// Markdown punctuation is backslash-escaped, HTML is neutralised, and s is
+// kept on one line.
+func mdText(s string) string {
+	s = oneLine(s)
+	var b strings.Builder
+	for _, r := range s {
+		switch r {
+		case '\\', '`', '*', '_', '[', ']', '|', '~':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case '<':
+			b.WriteString("&lt;")
+		case '>':
+			b.WriteString("&gt;")
+		case '&':
+			b.WriteString("&amp;")
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// mdCode writes s as an inline code span, choosing a fence longer than any
+// run of backticks inside it; a '|' is escaped so it cannot end a table
+// cell.
+func mdCode(s string) string {
+	s = oneLine(s)
+	if s == "" {
+		return "—"
+	}
+	longest, run := 0, 0
+	for _, r := range s {
+		if r == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", longest+1)
+	pad := ""
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		pad = " "
+	}
+	return fence + pad + strings.ReplaceAll(s, "|", "\\|") + pad + fence
+}

@@ -1,0 +1,187 @@
+package report
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/forge-run/forge/forge"
+)
+
+// Format is a report format, as spelled on the command line (--format).
+type Format string
+
+// The report formats.
+const (
+	FormatTable    Format = "table"
+	FormatJSON     Format = "json"
+	FormatMarkdown Format = "markdown"
+	FormatJUnit    Format = "junit"
+	FormatCSV      Format = "csv"
+	FormatHTML     Format = "html"
+)
+
+// AllFormats lists every format in the order help text should show them.
+func AllFormats() []Format {
+	return []Format{FormatTable, FormatJSON, FormatMarkdown, FormatJUnit, FormatCSV, FormatHTML}
+}
+
+// ParseFormat reads a --format value: table, json, markdown (or md), junit
+// (or xml), csv or html, in any case.
+func ParseFormat(s string) (Format, error) {
+	switch v := strings.ToLower(strings.TrimSpace(s)); v {
+	case "table", "text":
+		return FormatTable, nil
+	case "json":
+		return FormatJSON, nil
+	case "markdown", "md":
+		return FormatMarkdown, nil
+	case "junit", "xml":
+		return FormatJUnit, nil
+	case "csv":
+		return FormatCSV, nil
+	case "html", "htm":
+		return FormatHTML, nil
+	}
+	return "", fmt.Errorf("unknown report format %q: want one of %s", s, formatList())
+}
+
+// FormatFromPath picks the format of a --report file from its extension:
+// .json, .md, .xml (JUnit), .csv, .html, or .txt (the plain table).
+func FormatFromPath(path string) (Format, error) {
+	switch ext := strings.ToLower(filepath.Ext(path)); ext {
+	case ".json":
+		return FormatJSON, nil
+	case ".md", ".markdown":
+		return FormatMarkdown, nil
+	case ".xml":
+		return FormatJUnit, nil
+	case ".csv":
+		return FormatCSV, nil
+	case ".html", ".htm":
+		return FormatHTML, nil
+	case ".txt":
+		return FormatTable, nil
+	case "":
+		return "", fmt.Errorf("report file %q has no extension: name it .json, .md, .xml, .csv, .html or .txt", path)
+	default:
+		return "", fmt.Errorf("report file %q: unknown extension %q: want .json, .md, .xml, .csv, .html or .txt", path, ext)
+	}
+}
+
+// FileName is the conventional file name for a report in format f, e.g.
+// "report.md"; the run may use it when writing reports next to results.json.
+func FileName(f Format) string {
+	switch f {
+	case FormatJSON:
+		return "results.json"
+	case FormatMarkdown:
+		return "report.md"
+	case FormatJUnit:
+		return "junit.xml"
+	case FormatCSV:
+		return "results.csv"
+	case FormatHTML:
+		return "report.html"
+	default:
+		return "report.txt"
+	}
+}
+
+func formatList() string {
+	all := AllFormats()
+	s := make([]string, len(all))
+	for i, f := range all {
+		s[i] = string(f)
+	}
+	return strings.Join(s, ", ")
+}
+
+// DefaultMaxOutputBytes is how much of a trial's stdout or stderr (and of an
+// artifact in HTML) a report shows when Options.MaxOutputBytes is 0.
+const DefaultMaxOutputBytes = 64 << 10
+
+// Options say how to render a report. The zero value is valid: plain text, no
+// colour, the real clock and DefaultMaxOutputBytes.
+type Options struct {
+	// TTY is true when the report goes to a terminal: the table gets borders
+	// and padding instead of plain aligned columns.
+	TTY bool
+	// Color asks for ANSI colour in the table. The caller decides: false when
+	// NO_COLOR is set or the output is not a terminal.
+	Color bool
+	// Now is the clock for "generated at" stamps and for timestamps the
+	// record lacks; nil means time.Now. Tests inject a fixed one.
+	Now func() time.Time
+	// MaxOutputBytes caps each stdout, stderr and artifact a report embeds
+	// (JUnit system-out, HTML <pre>); 0 means DefaultMaxOutputBytes.
+	MaxOutputBytes int
+}
+
+// Validate reports options no report can honour.
+func (o Options) Validate() error {
+	if o.MaxOutputBytes < 0 {
+		return fmt.Errorf("report options: MaxOutputBytes is %d, must be 0 (default) or more", o.MaxOutputBytes)
+	}
+	return nil
+}
+
+// withDefaults fills the zero fields.
+func (o Options) withDefaults() Options {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.MaxOutputBytes == 0 {
+		o.MaxOutputBytes = DefaultMaxOutputBytes
+	}
+	return o
+}
+
+// WriteFunc renders one format of rec to w. Table, JSON, Markdown, JUnit, CSV
+// and HTML are WriteFuncs.
+type WriteFunc func(w io.Writer, rec *forge.Record, opts Options) error
+
+// For returns the function that writes format f.
+func For(f Format) (WriteFunc, error) {
+	switch f {
+	case FormatTable:
+		return Table, nil
+	case FormatJSON:
+		return JSON, nil
+	case FormatMarkdown:
+		return Markdown, nil
+	case FormatJUnit:
+		return JUnit, nil
+	case FormatCSV:
+		return CSV, nil
+	case FormatHTML:
+		return HTML, nil
+	}
+	return nil, fmt.Errorf("unknown report format %q: want one of %s", string(f), formatList())
+}
+
+// Write renders rec to w in format f.
+func Write(f Format, w io.Writer, rec *forge.Record, opts Options) error {
+	fn, err := For(f)
+	if err != nil {
+		return err
+	}
+	return fn(w, rec, opts)
+}
+
+// errNilRecord is returned by every format for a nil record.
+var errNilRecord = errors.New("report: no record to render (nil *forge.Record)")
+
+// prepare checks the arguments every format shares and fills defaults.
+func prepare(rec *forge.Record, opts Options) (Options, error) {
+	if rec == nil {
+		return opts, errNilRecord
+	}
+	if err := opts.Validate(); err != nil {
+		return opts, err
+	}
+	return opts.withDefaults(), nil
+}

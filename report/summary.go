@@ -1,0 +1,416 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/runner"
+	"github.com/forge-run/forge/scoring"
+)
+
+// notesWidth is how many runes of an error message the table and Markdown
+// show.
+const notesWidth = 50
+
+// candidate is one candidate's line in the standings, with its trials: what
+// every human-readable format shows.
+type candidate struct {
+	standing scoring.Standing
+	// ranked is false when the record has no standing for this candidate
+	// (a run interrupted before scoring); standing is then computed from
+	// the results and has no rank or confidence interval.
+	ranked  bool
+	winner  bool
+	results []runner.Result // in trial order
+	// scored is true when at least one trial has a score.
+	scored bool
+	// artifactMean is the mean artifact size over the trials that wrote one.
+	artifactMean float64
+	artifacts    int
+	errors       []kindCount
+}
+
+// kindCount is how many trials failed with one error kind.
+type kindCount struct {
+	kind  runner.ErrorKind
+	count int
+}
+
+// candidates lists the record's candidates in standings order, then any
+// candidate that has results but no standing, in the order it first appears.
+func candidates(rec *forge.Record) []candidate {
+	byID := map[string][]runner.Result{}
+	var order []string
+	for _, r := range rec.Results {
+		if _, ok := byID[r.CandidateID]; !ok {
+			order = append(order, r.CandidateID)
+		}
+		byID[r.CandidateID] = append(byID[r.CandidateID], r)
+	}
+	winner := ""
+	if rec.Winner != nil {
+		winner = *rec.Winner
+	}
+	out := make([]candidate, 0, len(order))
+	seen := map[string]bool{}
+	for _, st := range rec.Standings {
+		if seen[st.CandidateID] {
+			continue
+		}
+		seen[st.CandidateID] = true
+		out = append(out, newCandidate(st, true, byID[st.CandidateID], winner))
+	}
+	for _, id := range order {
+		if seen[id] {
+			continue
+		}
+		rs := byID[id]
+		out = append(out, newCandidate(standingOf(id, rs), false, rs, winner))
+	}
+	return out
+}
+
+func newCandidate(st scoring.Standing, ranked bool, rs []runner.Result, winner string) candidate {
+	rs = slices.Clone(rs)
+	slices.SortStableFunc(rs, func(a, b runner.Result) int { return cmp.Compare(a.Trial, b.Trial) })
+	c := candidate{standing: st, ranked: ranked, winner: winner != "" && st.CandidateID == winner, results: rs}
+	if c.standing.Trials == 0 {
+		c.standing.Trials = len(rs)
+	}
+	c.scored = st.ScoredTrials > 0
+	counts := map[runner.ErrorKind]int{}
+	var artifactSum float64
+	for _, r := range rs {
+		if r.Score != nil {
+			c.scored = true
+		}
+		if r.ArtifactBytes > 0 || r.ArtifactContent != "" {
+			c.artifacts++
+			artifactSum += float64(artifactSize(r))
+		}
+		if !r.Success {
+			counts[r.ErrorKind]++
+		}
+	}
+	if c.artifacts > 0 {
+		c.artifactMean = artifactSum / float64(c.artifacts)
+	}
+	for k, n := range counts {
+		c.errors = append(c.errors, kindCount{k, n})
+	}
+	slices.SortFunc(c.errors, func(a, b kindCount) int {
+		if a.count != b.count {
+			return b.count - a.count
+		}
+		return strings.Compare(kindLabel(a.kind), kindLabel(b.kind))
+	})
+	return c
+}
+
+// artifactSize is the artifact's size on disk, or the size of what the
+// record holds when the backend did not say.
+func artifactSize(r runner.Result) int64 {
+	if r.ArtifactBytes > 0 {
+		return r.ArtifactBytes
+	}
+	if r.ArtifactEncoding == "base64" {
+		return int64(len(r.ArtifactContent)) * 3 / 4
+	}
+	return int64(len(r.ArtifactContent))
+}
+
+// standingOf computes the plain statistics of a candidate the scorer never
+// ranked.
+func standingOf(id string, rs []runner.Result) scoring.Standing {
+	st := scoring.Standing{CandidateID: id, Trials: len(rs)}
+	var scores, runtimes []float64
+	for _, r := range rs {
+		if r.Success {
+			st.Successes++
+		}
+		if r.Score != nil {
+			scores = append(scores, *r.Score)
+		}
+		if r.Success {
+			runtimes = append(runtimes, r.RuntimeSeconds)
+		}
+	}
+	st.ScoredTrials = len(scores)
+	if len(rs) > 0 {
+		st.SuccessRate = float64(st.Successes) / float64(len(rs))
+	}
+	st.Score, _ = meanSD(scores)
+	st.RuntimeMeanSeconds, st.RuntimeStddevSeconds = meanSD(runtimes)
+	return st
+}
+
+// meanSD returns the mean and sample standard deviation of xs.
+func meanSD(xs []float64) (mean, sd float64) {
+	if len(xs) == 0 {
+		return 0, 0
+	}
+	for _, x := range xs {
+		mean += x
+	}
+	mean /= float64(len(xs))
+	if len(xs) < 2 {
+		return mean, 0
+	}
+	for _, x := range xs {
+		sd += (x - mean) * (x - mean)
+	}
+	return mean, math.Sqrt(sd / float64(len(xs)-1))
+}
+
+// kindLabel is an error kind in a few words for a table cell.
+func kindLabel(k runner.ErrorKind) string {
+	switch k {
+	case runner.ErrTimeout:
+		return "timeout"
+	case runner.ErrCandidateFailed, runner.ErrNone:
+		return "failed"
+	case runner.ErrArtifactMissing:
+		return "no artifact"
+	case runner.ErrInfra:
+		return "infra error"
+	case runner.ErrAuth:
+		return "auth error"
+	case runner.ErrCancelled:
+		return "cancelled"
+	}
+	return string(k)
+}
+
+// health classifies a candidate's trials for colour and CSS classes.
+type health int
+
+const (
+	healthOK      health = iota // every trial succeeded
+	healthPartial               // some trials failed
+	healthFailed                // no trial succeeded
+)
+
+func (c candidate) health() health {
+	switch {
+	case len(c.errors) == 0:
+		return healthOK
+	case c.successes() == 0:
+		return healthFailed
+	default:
+		return healthPartial
+	}
+}
+
+func (c candidate) successes() int {
+	n := 0
+	for _, r := range c.results {
+		if r.Success {
+			n++
+		}
+	}
+	if len(c.results) == 0 {
+		return c.standing.Successes
+	}
+	return n
+}
+
+func (c candidate) trials() int {
+	if len(c.results) > 0 {
+		return len(c.results)
+	}
+	return c.standing.Trials
+}
+
+// rankText is "1", "=2" for a shared rank, or "-" when unranked.
+func (c candidate) rankText() string {
+	switch {
+	case !c.ranked || c.standing.Rank <= 0:
+		return "-"
+	case c.standing.Tied:
+		return fmt.Sprintf("=%d", c.standing.Rank)
+	default:
+		return fmt.Sprint(c.standing.Rank)
+	}
+}
+
+// statusText is "ok", the failure of a single trial ("timeout"), or each
+// error kind counted over the trials ("timeout 1/5, failed 1/5").
+func (c candidate) statusText() string {
+	if len(c.errors) == 0 {
+		if c.trials() == 0 {
+			return "no trials"
+		}
+		return "ok"
+	}
+	n := c.trials()
+	if n == 1 {
+		return kindLabel(c.errors[0].kind)
+	}
+	parts := make([]string, len(c.errors))
+	for i, e := range c.errors {
+		parts[i] = fmt.Sprintf("%s %d/%d", kindLabel(e.kind), e.count, n)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// scoreText is the score, ± the half-width of its 95% confidence interval
+// when there is one, or "—" when no trial was scored.
+func (c candidate) scoreText() string {
+	if !c.scored && c.standing.Score == 0 {
+		return "—"
+	}
+	lo, hi := c.standing.ScoreCI95[0], c.standing.ScoreCI95[1]
+	if c.trials() <= 1 || hi <= lo {
+		return num(c.standing.Score)
+	}
+	return numPM(c.standing.Score, (hi-lo)/2)
+}
+
+// successText is "80% (4/5)".
+func (c candidate) successText() string {
+	n := c.trials()
+	if n == 0 {
+		return "—"
+	}
+	k := c.successes()
+	return fmt.Sprintf("%s (%d/%d)", percent(float64(k)/float64(n)), k, n)
+}
+
+// runtime is the mean runtime and its standard deviation over the successful
+// trials (as scoring computes them), or over every trial when none
+// succeeded: how long a candidate ran before it failed is worth seeing too.
+// n is how many trials the figures cover.
+func (c candidate) runtime() (mean, sd float64, n int) {
+	if c.successes() > 0 || len(c.results) == 0 {
+		return c.standing.RuntimeMeanSeconds, c.standing.RuntimeStddevSeconds, c.successes()
+	}
+	xs := make([]float64, len(c.results))
+	for i, r := range c.results {
+		xs[i] = r.RuntimeSeconds
+	}
+	mean, sd = meanSD(xs)
+	return mean, sd, len(xs)
+}
+
+// runtimeText is the mean runtime, ± its standard deviation when it covers
+// several trials.
+func (c candidate) runtimeText() string {
+	mean, sd, n := c.runtime()
+	switch {
+	case c.trials() == 0:
+		return "—"
+	case n <= 1:
+		return seconds(mean)
+	}
+	return secondsPM(mean, sd)
+}
+
+// artifactText is the mean artifact size, or "—" when no trial wrote one.
+func (c candidate) artifactText() string {
+	if c.artifacts == 0 {
+		return "—"
+	}
+	return bytesHuman(c.artifactMean)
+}
+
+// firstFailure is the first failed trial, or nil.
+func (c candidate) firstFailure() *runner.Result {
+	for i := range c.results {
+		if !c.results[i].Success {
+			return &c.results[i]
+		}
+	}
+	return nil
+}
+
+// notes is the first failure's message on one line ("#3: " names the trial
+// when there are several), or the first thing worth knowing about a
+// successful candidate (the scorer's notes, a judge that failed, an ignored
+// result file, a cut artifact or output).
+func (c candidate) notes() string {
+	prefix := func(r *runner.Result) string {
+		if c.trials() > 1 {
+			return fmt.Sprintf("#%d: ", r.Trial)
+		}
+		return ""
+	}
+	if f := c.firstFailure(); f != nil {
+		msg := oneLine(f.ErrorMessage)
+		if msg == "" {
+			msg = kindLabel(f.ErrorKind)
+		}
+		return prefix(f) + msg
+	}
+	for _, n := range c.standing.Notes {
+		if n = oneLine(n); n != "" {
+			return n
+		}
+	}
+	for i := range c.results {
+		r := &c.results[i]
+		for _, j := range r.Judges {
+			if j.Error != "" {
+				return prefix(r) + "judge " + oneLine(j.Name) + ": " + oneLine(j.Error)
+			}
+		}
+		if r.SubmitError != "" {
+			return prefix(r) + "result file ignored: " + oneLine(r.SubmitError)
+		}
+		if r.ArtifactTruncated {
+			return prefix(r) + "artifact truncated"
+		}
+		if r.OutputTruncated {
+			return prefix(r) + "output truncated"
+		}
+	}
+	return ""
+}
+
+// winnerLine is the record's winner sentence, or says there is none.
+func winnerLine(rec *forge.Record, cs []candidate) string {
+	if s := oneLine(rec.WinnerLine); s != "" {
+		return s
+	}
+	if rec.Winner != nil {
+		return "winner: " + oneLine(*rec.Winner)
+	}
+	for _, c := range cs {
+		if c.successes() > 0 {
+			return "winner: none — no candidate is clearly best"
+		}
+	}
+	return "winner: none — no candidate succeeded"
+}
+
+// runFacts is the one-line description of the run under a report's title:
+// backend, candidates × trials, wall time.
+func runFacts(rec *forge.Record, cs []candidate) string {
+	parts := []string{}
+	if rec.Backend != "" {
+		parts = append(parts, "backend "+oneLine(rec.Backend))
+	}
+	maxTrials := 0
+	for _, c := range cs {
+		maxTrials = max(maxTrials, c.trials())
+	}
+	word := "candidates"
+	if len(cs) == 1 {
+		word = "candidate"
+	}
+	if maxTrials > 1 {
+		parts = append(parts, fmt.Sprintf("%d %s × %d trials", len(cs), word, maxTrials))
+	} else {
+		parts = append(parts, fmt.Sprintf("%d %s", len(cs), word))
+	}
+	if !rec.StartedAt.IsZero() && rec.FinishedAt.After(rec.StartedAt) {
+		parts = append(parts, seconds(rec.FinishedAt.Sub(rec.StartedAt).Seconds()))
+	}
+	if rec.Interrupted {
+		parts = append(parts, "interrupted: partial results")
+	}
+	return strings.Join(parts, " · ")
+}

@@ -1,0 +1,152 @@
+package report
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/forge-run/forge/forge"
+)
+
+// ANSI SGR sequences for Options.Color.
+const (
+	ansiReset  = "\x1b[0m"
+	ansiBold   = "\x1b[1m"
+	ansiDim    = "\x1b[2m"
+	ansiRed    = "\x1b[31m"
+	ansiGreen  = "\x1b[32m"
+	ansiYellow = "\x1b[33m"
+)
+
+// Table writes the standings as a table, then the winner line and any
+// sandboxes forge could not delete. On a terminal (opts.TTY) the table has
+// borders; otherwise it is plain columns aligned with spaces, with no
+// box-drawing characters, for logs and pipes. ANSI colour only with
+// opts.Color.
+func Table(w io.Writer, rec *forge.Record, opts Options) error {
+	opts, err := prepare(rec, opts)
+	if err != nil {
+		return err
+	}
+	cs := candidates(rec)
+	paint := func(code, s string) string {
+		if !opts.Color || s == "" {
+			return s
+		}
+		return code + s + ansiReset
+	}
+
+	rows := make([][]string, 0, len(cs))
+	for _, c := range cs {
+		cand := oneLine(c.standing.CandidateID)
+		rank := c.rankText()
+		if c.winner {
+			cand = paint(ansiBold+ansiGreen, cand)
+			rank = paint(ansiBold, rank)
+		}
+		status := c.statusText()
+		switch c.health() {
+		case healthOK:
+			status = paint(ansiGreen, status)
+		case healthPartial:
+			status = paint(ansiYellow, status)
+		case healthFailed:
+			status = paint(ansiRed, status)
+		}
+		rows = append(rows, []string{
+			rank, cand, status, c.scoreText(), c.successText(), c.runtimeText(),
+			fmt.Sprint(c.trials()), c.artifactText(), paint(ansiDim, shorten(c.notes(), notesWidth)),
+		})
+	}
+
+	var buf bytes.Buffer
+	if len(rows) == 0 {
+		buf.WriteString("no results\n")
+	} else if err := renderTable(&buf, rows, opts); err != nil {
+		return fmt.Errorf("render standings table: %w", err)
+	}
+
+	line := winnerLine(rec, cs)
+	if rec.Winner != nil {
+		line = paint(ansiBold+ansiGreen, line)
+	} else {
+		line = paint(ansiYellow, line)
+	}
+	buf.WriteString("\n" + line + "\n")
+	if rec.Interrupted {
+		buf.WriteString(paint(ansiYellow, "run interrupted: these are partial results") + "\n")
+	}
+	if len(rec.UndeletedSandboxes) > 0 {
+		ids := make([]string, len(rec.UndeletedSandboxes))
+		for i, id := range rec.UndeletedSandboxes {
+			ids[i] = oneLine(id)
+		}
+		buf.WriteString(paint(ansiRed, fmt.Sprintf("%d sandbox(es) could not be deleted: %s", len(ids), strings.Join(ids, ", "))) + "\n")
+		buf.WriteString("delete them with: forge gc\n")
+	}
+	if _, err := w.Write(trimLines(buf.Bytes())); err != nil {
+		return fmt.Errorf("write table report: %w", err)
+	}
+	return nil
+}
+
+// renderTable draws rows with tablewriter: bordered on a terminal, plain
+// aligned columns otherwise.
+func renderTable(w io.Writer, rows [][]string, opts Options) error {
+	// Numbers align right, words left.
+	align := []tw.Align{tw.AlignRight, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight,
+		tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft}
+	header := []string{"RANK", "CANDIDATE", "STATUS", "SCORE", "SUCCESS", "RUNTIME", "TRIALS", "ARTIFACT", "NOTES"}
+	for i, h := range header {
+		header[i] = h
+		if opts.Color {
+			header[i] = ansiBold + h + ansiReset
+		}
+	}
+	rendition := tw.Rendition{Symbols: tw.NewSymbols(tw.StyleLight)}
+	padding := tw.PaddingDefault
+	if !opts.TTY {
+		rendition = tw.Rendition{
+			Borders:  tw.BorderNone,
+			Symbols:  tw.NewSymbols(tw.StyleNone),
+			Settings: tw.Settings{Separators: tw.SeparatorsNone, Lines: tw.LinesNone},
+		}
+		padding = tw.Padding{Left: "", Right: "  ", Overwrite: true}
+	}
+	cell := func(align []tw.Align) tw.CellConfig {
+		return tw.CellConfig{
+			Formatting: tw.CellFormatting{AutoWrap: tw.WrapNone, AutoFormat: tw.Off},
+			Padding:    tw.CellPadding{Global: padding},
+			Alignment:  tw.CellAlignment{PerColumn: align},
+		}
+	}
+	t := tablewriter.NewTable(w,
+		tablewriter.WithRenderer(renderer.NewBlueprint(rendition)),
+		tablewriter.WithHeaderConfig(cell(align)),
+		tablewriter.WithRowConfig(cell(align)),
+		tablewriter.WithBehavior(tw.Behavior{AutoHide: tw.On, TrimSpace: tw.On}),
+	)
+	t.Header(header)
+	if err := t.Bulk(rows); err != nil {
+		return err
+	}
+	return t.Render()
+}
+
+// trimLines drops the trailing spaces tablewriter pads the last column with.
+func trimLines(b []byte) []byte {
+	var out bytes.Buffer
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<24)
+	for sc.Scan() {
+		out.Write(bytes.TrimRight(sc.Bytes(), " "))
+		out.WriteByte('\n')
+	}
+	return out.Bytes()
+}
