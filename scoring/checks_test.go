@@ -1,0 +1,89 @@
+package scoring
+
+import (
+	"encoding/base64"
+	"testing"
+
+	"github.com/forge-run/forge/runner"
+)
+
+func artifactResult(content string) runner.Result {
+	r := runner.Result{Success: true, ArtifactPath: "a/output.md"}
+	r.SetArtifact([]byte(content), int64(len(content)))
+	return r
+}
+
+func TestChecks(t *testing.T) {
+	doc := `{"count": 10, "score": 0.7, "items": [{"title": "x", "tags": ["a", 1]}], "a/b": {"m~n": true}, "s": "10"}`
+	for _, c := range []struct {
+		name    string
+		check   Check
+		content string
+		want    bool
+	}{
+		{"contains yes", Check{Contains: "## Events"}, "# T\n## Events\n", true},
+		{"contains no", Check{Contains: "## Events"}, "# T\n", false},
+		{"regex multiline", Check{Regex: `(?m)^## `}, "# T\n## Events\n", true},
+		{"regex no", Check{Regex: `^\d+$`}, "abc", false},
+		{"min bytes ok", Check{MinBytes: i64(3)}, "abc", true},
+		{"min bytes short", Check{MinBytes: i64(4)}, "abc", false},
+		{"max bytes ok", Check{MaxBytes: i64(3)}, "abc", true},
+		{"max bytes over", Check{MaxBytes: i64(2)}, "abc", false},
+		{"both bounds", Check{MinBytes: i64(1), MaxBytes: i64(3)}, "ab", true},
+		{"json parses", Check{JSON: str("")}, doc, true},
+		{"json garbage", Check{JSON: str("")}, "{not json", false},
+		{"pointer exists", Check{JSON: str("/items/0/title")}, doc, true},
+		{"pointer missing", Check{JSON: str("/items/1")}, doc, false},
+		{"pointer leading zero index", Check{JSON: str("/items/00")}, doc, false},
+		{"pointer escapes", Check{JSON: str("/a~1b/m~0n")}, doc, true},
+		{"equals int vs float", Check{JSON: str("/count"), Equals: 10}, doc, true},
+		{"equals wrong", Check{JSON: str("/count"), Equals: 11}, doc, false},
+		{"equals string vs number", Check{JSON: str("/s"), Equals: 10}, doc, false},
+		{"equals string", Check{JSON: str("/s"), Equals: "10"}, doc, true},
+		{"equals bool", Check{JSON: str("/a~1b/m~0n"), Equals: true}, doc, true},
+		{"equals deep", Check{JSON: str("/items/0"), Equals: map[string]any{"title": "x", "tags": []any{"a", 1}}}, doc, true},
+		{"equals deep differs", Check{JSON: str("/items/0"), Equals: map[string]any{"title": "x"}}, doc, false},
+		{"min max in", Check{JSON: str("/score"), Min: f64(0.5), Max: f64(1)}, doc, true},
+		{"min max out", Check{JSON: str("/score"), Min: f64(0.8)}, doc, false},
+		{"min on a string", Check{JSON: str("/s"), Min: f64(0)}, doc, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cc := compileChecks([]Check{c.check})[0]
+			b, size, _ := artifactOf(artifactResult(c.content))
+			if got := cc.passed(b, size); got != c.want {
+				t.Errorf("passed = %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+func TestCheckFraction(t *testing.T) {
+	checks := compileChecks([]Check{{Contains: "a"}, {Contains: "b"}, {Contains: "z"}, {MaxBytes: i64(100)}})
+	if got := checkFraction(checks, artifactResult("ab")); got != 0.75 {
+		t.Errorf("fraction = %v, want 0.75", got)
+	}
+	// No artifact at all (optional artifact not written): every check fails,
+	// even max_bytes.
+	if got := checkFraction(checks, runner.Result{Success: true}); got != 0 {
+		t.Errorf("absent artifact fraction = %v, want 0", got)
+	}
+}
+
+func TestArtifactOf(t *testing.T) {
+	t.Run("base64 content read back from results.json", func(t *testing.T) {
+		raw := []byte{0xff, 'h', 'i'}
+		r := runner.Result{ArtifactContent: base64.StdEncoding.EncodeToString(raw), ArtifactEncoding: "base64", ArtifactBytes: 3}
+		b, size, present := artifactOf(r)
+		if string(b) != string(raw) || size != 3 || !present {
+			t.Errorf("got %q %d %v", b, size, present)
+		}
+	})
+	t.Run("truncated: sizes use the full size", func(t *testing.T) {
+		r := runner.Result{ArtifactPath: "x"}
+		r.SetArtifact([]byte("abc"), 5000)
+		cc := compileChecks([]Check{{MinBytes: i64(4000)}, {Contains: "abc"}})
+		if got := checkFraction(cc, r); got != 1 {
+			t.Errorf("fraction = %v, want 1", got)
+		}
+	})
+}

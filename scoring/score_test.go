@@ -1,0 +1,435 @@
+package scoring
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/forge-run/forge/runner"
+)
+
+func ok(id string, trial int, runtime float64) runner.Result {
+	r := runner.Result{CandidateID: id, Trial: trial, Success: true, RuntimeSeconds: runtime, ArtifactPath: id + "/output.md"}
+	r.SetArtifact([]byte("# out"), 5)
+	return r
+}
+
+func failed(id string, trial int, kind runner.ErrorKind) runner.Result {
+	r := runner.Result{CandidateID: id, Trial: trial, RuntimeSeconds: 1}
+	r.Failed(kind, "boom")
+	return r
+}
+
+// judged is a successful trial whose judge "q" said score (or failed).
+func judged(id string, trial int, score float64, errMsg string) runner.Result {
+	r := ok(id, trial, 1)
+	j := runner.JudgeResult{Name: "q", Error: errMsg}
+	if errMsg == "" {
+		j.Score = &score
+	}
+	r.Judges = []runner.JudgeResult{j}
+	return r
+}
+
+// judgeOnly scores trials by judge "q" alone, raw: the composite is the
+// judge's score, so tests control trial scores exactly.
+var judgeOnly = Config{Scorers: []Scorer{{Type: TypeJudge, Name: "q", Command: []string{"q"}}}}
+
+func standing(t *testing.T, o Outcome, id string) Standing {
+	t.Helper()
+	for _, s := range o.Standings {
+		if s.CandidateID == id {
+			return s
+		}
+	}
+	t.Fatalf("no standing for %q in %+v", id, o.Standings)
+	return Standing{}
+}
+
+func mustJSON(t *testing.T, o Outcome) {
+	t.Helper()
+	if _, err := json.Marshal(struct {
+		S []Standing
+		C *Comparison
+		F []*float64
+	}{o.Standings, o.Comparison, scoresOf(o)}); err != nil {
+		t.Fatalf("outcome does not encode as JSON: %v", err)
+	}
+}
+
+func scoresOf(o Outcome) []*float64 {
+	var out []*float64
+	for _, r := range o.Results {
+		out = append(out, r.Score)
+	}
+	return out
+}
+
+func ranks(o Outcome) string {
+	var b strings.Builder
+	for _, s := range o.Standings {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		if s.Tied {
+			b.WriteByte('=')
+		}
+		b.WriteString(strings.Repeat("", 0) + itoa(s.Rank) + ":" + s.CandidateID)
+	}
+	return b.String()
+}
+
+func itoa(i int) string { return strings.TrimSpace(strings.Repeat(" ", 0) + string(rune('0'+i))) }
+
+func TestDefaultSingleTrial(t *testing.T) {
+	res := []runner.Result{ok("alpha", 1, 2), ok("beta", 1, 4), failed("gamma", 1, runner.ErrTimeout)}
+	o := Score(Config{}, []string{"alpha", "beta", "gamma", "delta"}, res)
+	mustJSON(t, o)
+	if got := ranks(o); got != "1:alpha 2:beta 3:gamma 4:delta" {
+		t.Errorf("ranks = %s", got)
+	}
+	// alpha: (1 + 0.2*1)/1.2 = 1; beta: (1 + 0.2*0)/1.2; gamma failed: 0.
+	near(t, "alpha", *o.Results[0].Score, 1, 1e-12)
+	near(t, "beta", *o.Results[1].Score, 1/1.2, 1e-12)
+	near(t, "gamma", *o.Results[2].Score, 0, 0)
+	if o.Winner == nil || *o.Winner != "alpha" {
+		t.Fatalf("winner = %v", o.Winner)
+	}
+	if want := "winner: alpha (1.00), 1.20× beta (single trial; use --trials N for confidence)"; o.WinnerLine != want {
+		t.Errorf("line = %q\nwant   %q", o.WinnerLine, want)
+	}
+	c := o.Comparison
+	if c == nil || c.Method != "exact" || !c.Clear || c.PValue != nil || c.Best != "alpha" || c.Second != "beta" {
+		t.Errorf("comparison = %+v", c)
+	}
+	g := standing(t, o, "gamma")
+	if g.Errors["timeout"] != 1 || g.SuccessRate != 0 || g.Trials != 1 {
+		t.Errorf("gamma = %+v", g)
+	}
+	d := standing(t, o, "delta")
+	if d.Trials != 0 || d.Score != 0 || len(d.Notes) != 1 || d.Notes[0] != "no results" {
+		t.Errorf("delta (no results) = %+v", d)
+	}
+	a := standing(t, o, "alpha")
+	if a.ScoreCI95 != [2]float64{1, 1} || a.RuntimeMeanSeconds != 2 || a.RuntimeMedianSeconds != 2 || a.Breakdown["runtime"] != 1 {
+		t.Errorf("alpha = %+v", a)
+	}
+}
+
+func TestAllFail(t *testing.T) {
+	res := []runner.Result{failed("a", 1, runner.ErrCandidateFailed), failed("b", 1, runner.ErrTimeout),
+		failed("a", 2, runner.ErrArtifactMissing), failed("b", 2, runner.ErrCandidateFailed)}
+	o := Score(Config{}, []string{"a", "b"}, res)
+	mustJSON(t, o)
+	if o.Winner != nil || o.WinnerLine != "no winner: no candidate succeeded" {
+		t.Errorf("winner = %v, line %q", o.Winner, o.WinnerLine)
+	}
+	if got := ranks(o); got != "=1:a =1:b" {
+		t.Errorf("ranks = %s", got)
+	}
+	a := standing(t, o, "a")
+	if a.Errors["candidate_failed"] != 1 || a.Errors["artifact_missing"] != 1 || a.SuccessCI95[0] != 0 {
+		t.Errorf("a = %+v", a)
+	}
+}
+
+func TestNoResults(t *testing.T) {
+	o := Score(Config{}, []string{"a"}, nil)
+	mustJSON(t, o)
+	if o.Winner != nil || o.WinnerLine != "no winner: no results" || len(o.Standings) != 1 || o.Standings[0].SuccessCI95 != [2]float64{0, 1} {
+		t.Errorf("%+v", o)
+	}
+}
+
+func TestIdenticalScoresTie(t *testing.T) {
+	t.Run("single trial", func(t *testing.T) {
+		o := Score(Config{}, []string{"b", "a", "c"}, []runner.Result{ok("b", 1, 3), ok("a", 1, 3), failed("c", 1, runner.ErrTimeout)})
+		if got := ranks(o); got != "=1:a =1:b 3:c" {
+			t.Errorf("ranks = %s", got)
+		}
+		if o.Winner != nil || o.WinnerLine != "no clear winner: a and b tie at 1.00 (single trial; use --trials N for confidence)" {
+			t.Errorf("winner %v line %q", o.Winner, o.WinnerLine)
+		}
+	})
+	t.Run("several trials", func(t *testing.T) {
+		var res []runner.Result
+		for i := 1; i <= 3; i++ {
+			res = append(res, judged("a", i, 0.7, ""), judged("b", i, 0.7, ""), judged("c", i, 0.7, ""))
+		}
+		o := Score(judgeOnly, nil, res)
+		mustJSON(t, o)
+		if got := ranks(o); got != "=1:a =1:b =1:c" {
+			t.Errorf("ranks = %s", got)
+		}
+		if o.Winner != nil || !strings.HasPrefix(o.WinnerLine, "no clear winner: a, b and c overlap (0.70 ± 0.00 vs 0.70 ± 0.00, p = 1)") {
+			t.Errorf("winner %v line %q", o.Winner, o.WinnerLine)
+		}
+	})
+}
+
+func TestClearWinnerWithTrials(t *testing.T) {
+	var res []runner.Result
+	for i, s := range []float64{0.80, 0.82, 0.79, 0.81, 0.83} {
+		res = append(res, judged("beta", i+1, s, ""))
+	}
+	for i, s := range []float64{0.60, 0.70, 0.64, 0.66, 0.65} {
+		res = append(res, judged("alpha", i+1, s, ""))
+	}
+	o := Score(judgeOnly, []string{"alpha", "beta"}, res)
+	mustJSON(t, o)
+	if o.Winner == nil || *o.Winner != "beta" {
+		t.Fatalf("winner = %v (%s)", o.Winner, o.WinnerLine)
+	}
+	if got := ranks(o); got != "1:beta 2:alpha" {
+		t.Errorf("ranks = %s", got)
+	}
+	b := standing(t, o, "beta")
+	near(t, "beta mean", b.Score, 0.81, 1e-12)
+	near(t, "beta sd", b.ScoreStddev, math.Sqrt(0.00025), 1e-12)
+	half := 2.7764451051977987 * math.Sqrt(0.00025) / math.Sqrt(5)
+	near(t, "beta ci lo", b.ScoreCI95[0], 0.81-half, 1e-9)
+	c := o.Comparison
+	if c.Method != "welch-t" || !c.Clear || c.PValue == nil || *c.PValue >= 0.001 || c.DF == nil || c.T == nil {
+		t.Errorf("comparison = %+v", c)
+	}
+	near(t, "ratio", c.Ratio, 0.81/0.65, 1e-12)
+	if want := "winner: beta (0.81 ± 0.02), 1.25× alpha, p < 0.001"; o.WinnerLine != want {
+		t.Errorf("line = %q\nwant   %q", o.WinnerLine, want)
+	}
+}
+
+// The sleep data (see TestWelchSleepData) rescaled into [0, 1]: the test is
+// invariant to affine changes, so p stays 0.0794 and the two must tie.
+func TestOverlapIsATie(t *testing.T) {
+	g1 := []float64{0.7, -1.6, -0.2, -1.2, -0.1, 3.4, 3.7, 0.8, 0.0, 2.0}
+	g2 := []float64{1.9, 0.8, 1.1, 0.1, -0.1, 4.4, 5.5, 1.6, 4.6, 3.4}
+	var res []runner.Result
+	for i := range g1 {
+		res = append(res, judged("one", i+1, (g1[i]+2)/10, ""), judged("two", i+1, (g2[i]+2)/10, ""))
+	}
+	o := Score(judgeOnly, nil, res)
+	mustJSON(t, o)
+	if o.Winner != nil || ranks(o) != "=1:two =1:one" {
+		t.Fatalf("winner %v ranks %s", o.Winner, ranks(o))
+	}
+	near(t, "p", *o.Comparison.PValue, 0.07939414, 1e-6)
+	near(t, "df", *o.Comparison.DF, 17.77647, 1e-4)
+	if !strings.HasPrefix(o.WinnerLine, "no clear winner: two and one overlap (") || !strings.HasSuffix(o.WinnerLine, ", p = 0.079)") {
+		t.Errorf("line = %q", o.WinnerLine)
+	}
+}
+
+func TestTieGroupsAndCompetitionRanks(t *testing.T) {
+	// a and b are indistinguishable, c is far below both, d below c.
+	var res []runner.Result
+	for i, s := range []float64{0.90, 0.80, 0.85} {
+		res = append(res, judged("a", i+1, s, ""))
+	}
+	for i, s := range []float64{0.86, 0.84, 0.82} {
+		res = append(res, judged("b", i+1, s, ""))
+	}
+	for i := 1; i <= 3; i++ {
+		res = append(res, judged("c", i, 0.3, ""), judged("d", i, 0.1, ""))
+	}
+	o := Score(judgeOnly, []string{"e"}, res)
+	if got := ranks(o); got != "=1:a =1:b 3:c 4:d 5:e" {
+		t.Errorf("ranks = %s", got)
+	}
+}
+
+func TestOnlyCandidate(t *testing.T) {
+	o := Score(Config{}, []string{"solo", "ghost"}, []runner.Result{ok("solo", 1, 1), ok("solo", 2, 1)})
+	if o.Winner == nil || *o.Winner != "solo" || o.Comparison != nil || o.WinnerLine != "winner: solo (1.00 ± 0.00), the only candidate" {
+		t.Errorf("winner %v line %q cmp %+v", o.Winner, o.WinnerLine, o.Comparison)
+	}
+}
+
+func TestRuntimeScorer(t *testing.T) {
+	cfg := Config{Scorers: []Scorer{{Type: TypeRuntime}}}
+	res := []runner.Result{ok("a", 1, 1), ok("b", 1, 3), ok("c", 1, 2), failed("d", 1, runner.ErrTimeout)}
+	o := Score(cfg, nil, res)
+	for i, want := range []float64{1, 0, 0.5, 0} {
+		near(t, res[i].CandidateID, *o.Results[i].Score, want, 1e-12)
+	}
+	// A failed trial's runtime takes no part in min/max: d's 1s is not the
+	// fastest. Runtime stats are over successful trials only.
+	if s := standing(t, o, "d"); s.RuntimeMeanSeconds != 0 {
+		t.Errorf("d runtime = %v, want 0 (no successes)", s.RuntimeMeanSeconds)
+	}
+	t.Run("all equal scores 1", func(t *testing.T) {
+		o := Score(cfg, nil, []runner.Result{ok("a", 1, 2), ok("b", 1, 2)})
+		if *o.Results[0].Score != 1 || *o.Results[1].Score != 1 {
+			t.Errorf("scores %v %v", *o.Results[0].Score, *o.Results[1].Score)
+		}
+	})
+	t.Run("rank", func(t *testing.T) {
+		cfg := Config{Scorers: []Scorer{{Type: TypeRuntime, Normalize: NormRank}}}
+		res := []runner.Result{ok("a", 1, 1), ok("b", 1, 5), ok("c", 1, 5), ok("d", 1, 9), ok("e", 1, 100)}
+		o := Score(cfg, nil, res)
+		for i, want := range []float64{1, 0.75, 0.75, 0.25, 0} {
+			near(t, res[i].CandidateID, *o.Results[i].Score, want, 1e-12)
+		}
+	})
+	t.Run("runtime median and sd", func(t *testing.T) {
+		o := Score(cfg, nil, []runner.Result{ok("a", 1, 1), ok("a", 2, 2), ok("a", 3, 6), failed("a", 4, runner.ErrTimeout)})
+		s := o.Standings[0]
+		if s.RuntimeMeanSeconds != 3 || s.RuntimeMedianSeconds != 2 || s.SuccessRate != 0.75 {
+			t.Errorf("%+v", s)
+		}
+		near(t, "runtime sd", s.RuntimeStddevSeconds, math.Sqrt(7), 1e-12)
+	})
+}
+
+func submittedResult(id string, trial int, v any) runner.Result {
+	r := ok(id, trial, 1)
+	if v != nil {
+		r.Submitted = map[string]any{"acc": v}
+	}
+	return r
+}
+
+func TestSubmittedScorer(t *testing.T) {
+	max := Config{Scorers: []Scorer{{Type: TypeSubmitted, Field: "acc"}}}
+	min := Config{Scorers: []Scorer{{Type: TypeSubmitted, Field: "acc", Goal: GoalMinimize}}}
+	raw := Config{Scorers: []Scorer{{Type: TypeSubmitted, Field: "acc", Normalize: NormRaw}}}
+	res := []runner.Result{submittedResult("a", 1, 10.0), submittedResult("b", 1, 20.0), submittedResult("c", 1, json.Number("15"))}
+	for _, c := range []struct {
+		name string
+		cfg  Config
+		want []float64
+	}{
+		{"maximize minmax", max, []float64{0, 1, 0.5}},
+		{"minimize minmax", min, []float64{1, 0, 0.5}},
+	} {
+		o := Score(c.cfg, nil, res)
+		for i, w := range c.want {
+			near(t, c.name+" "+res[i].CandidateID, *o.Results[i].Score, w, 1e-12)
+		}
+	}
+
+	t.Run("raw clamps and notes it", func(t *testing.T) {
+		res := []runner.Result{submittedResult("a", 1, 0.9), submittedResult("a", 2, 1.5), submittedResult("b", 1, -2.0)}
+		o := Score(raw, nil, res)
+		for i, w := range []float64{0.9, 1, 0} {
+			near(t, "raw", *o.Results[i].Score, w, 1e-12)
+		}
+		a := standing(t, o, "a")
+		if len(a.Notes) != 1 || a.Notes[0] != "submitted:acc: 1 of 2 trials had raw values outside [0, 1], clamped" {
+			t.Errorf("notes = %q", a.Notes)
+		}
+	})
+
+	t.Run("NaN, Inf, text and missing score on_failure with a note", func(t *testing.T) {
+		// ParseSubmitted keeps non-finite numbers as text ("NaN", "+Inf").
+		res := []runner.Result{
+			submittedResult("a", 1, 0.5), submittedResult("a", 2, "NaN"),
+			submittedResult("b", 1, math.Inf(1)), submittedResult("b", 2, nil),
+			submittedResult("c", 1, 0.7), submittedResult("c", 2, math.NaN()),
+		}
+		res[3].SubmitError = "FORGE_RESULT is not a JSON object"
+		cfg := Config{Scorers: []Scorer{{Type: TypeSubmitted, Field: "acc", Normalize: NormRaw, OnFailure: f64(0.1)}}}
+		o := Score(cfg, nil, res)
+		mustJSON(t, o)
+		for i, w := range []float64{0.5, 0.1, 0.1, 0.1, 0.7, 0.1} {
+			near(t, "trial", *o.Results[i].Score, w, 1e-12)
+		}
+		b := standing(t, o, "b")
+		want := `submitted:acc: 2 of 2 trials scored 0.1 for a missing metric (trial 1: submitted "acc" is not a finite number)`
+		if len(b.Notes) != 1 || b.Notes[0] != want {
+			t.Errorf("notes = %q\nwant %q", b.Notes, want)
+		}
+		if a := standing(t, o, "a"); len(a.Notes) != 1 || !strings.Contains(a.Notes[0], `(trial 2: submitted "acc" is not a number)`) {
+			t.Errorf("a notes = %q", a.Notes)
+		}
+	})
+
+	t.Run("failed trials take no part in minmax", func(t *testing.T) {
+		bad := failed("c", 1, runner.ErrCandidateFailed)
+		bad.Submitted = map[string]any{"acc": 1000.0}
+		o := Score(max, nil, []runner.Result{submittedResult("a", 1, 10.0), submittedResult("b", 1, 20.0), bad})
+		near(t, "b", *o.Results[1].Score, 1, 0)
+		near(t, "c", *o.Results[2].Score, 0, 0)
+	})
+}
+
+func TestArtifactScorer(t *testing.T) {
+	cfg := Config{Scorers: []Scorer{{Type: TypeArtifact, Checks: []Check{{Contains: "# "}, {MinBytes: i64(100)}}}}}
+	o := Score(cfg, nil, []runner.Result{ok("a", 1, 1), failed("b", 1, runner.ErrTimeout)})
+	near(t, "a", *o.Results[0].Score, 0.5, 0)
+	near(t, "b", *o.Results[1].Score, 0, 0)
+}
+
+func TestJudgeFailuresAreNotZero(t *testing.T) {
+	cfg := Config{Scorers: []Scorer{
+		{Type: TypeSuccess, Weight: f64(1)},
+		{Type: TypeJudge, Name: "q", Command: []string{"q"}, Weight: f64(3)},
+	}}
+	res := []runner.Result{
+		judged("a", 1, 0.6, ""),
+		judged("a", 2, 0, "judge timed out after 60s"),
+		judged("a", 3, 0, "judge printed no score: \"lol\""),
+		ok("a", 4, 1), // never judged
+		failed("a", 5, runner.ErrTimeout),
+	}
+	o := Score(cfg, nil, res)
+	mustJSON(t, o)
+	// Trial 1: (1 + 3*0.6)/4; trials 2-4: judge has no value, success alone
+	// = 1 (not (1+0)/4); trial 5 failed: 0 on both.
+	for i, w := range []float64{0.7, 1, 1, 1, 0} {
+		near(t, "trial", *o.Results[i].Score, w, 1e-12)
+	}
+	a := o.Standings[0]
+	if a.JudgeErrors != 3 || a.ScoredTrials != 5 {
+		t.Errorf("judge errors %d scored %d", a.JudgeErrors, a.ScoredTrials)
+	}
+	want := "q: 3 of 5 trials not judged, scored without it (trial 2: judge timed out after 60s)"
+	if len(a.Notes) != 1 || a.Notes[0] != want {
+		t.Errorf("notes = %q\nwant %q", a.Notes, want)
+	}
+	near(t, "breakdown q", a.Breakdown["q"], 0.3, 1e-12) // trials 1 and 5 (on_failure 0)
+
+	t.Run("judge only: no score at all", func(t *testing.T) {
+		o := Score(judgeOnly, nil, []runner.Result{judged("a", 1, 0, "boom"), judged("b", 1, 0.4, "")})
+		if o.Results[0].Score != nil {
+			t.Errorf("score = %v, want nil (nothing to score with)", *o.Results[0].Score)
+		}
+		a := standing(t, o, "a")
+		if a.ScoredTrials != 0 || a.Trials != 1 || !strings.Contains(strings.Join(a.Notes, "|"), "no trial could be scored") {
+			t.Errorf("a = %+v", a)
+		}
+		if o.Winner == nil || *o.Winner != "b" {
+			t.Errorf("winner = %v", o.Winner)
+		}
+	})
+}
+
+func TestOnFailureOverride(t *testing.T) {
+	cfg := Config{Scorers: []Scorer{{Type: TypeSuccess, OnFailure: f64(0.25)}}}
+	o := Score(cfg, nil, []runner.Result{failed("a", 1, runner.ErrTimeout)})
+	near(t, "failed", *o.Results[0].Score, 0.25, 0)
+	if o.Winner != nil {
+		t.Error("a candidate that never succeeded cannot win")
+	}
+}
+
+func TestZeroWeightScorerIsReportedNotCounted(t *testing.T) {
+	cfg := Config{Scorers: []Scorer{{Type: TypeSuccess}, {Type: TypeRuntime, Weight: f64(0)}}}
+	o := Score(cfg, nil, []runner.Result{ok("a", 1, 1), ok("b", 1, 2)})
+	if *o.Results[0].Score != 1 || *o.Results[1].Score != 1 {
+		t.Errorf("scores %v %v", *o.Results[0].Score, *o.Results[1].Score)
+	}
+	if b := standing(t, o, "b"); b.Breakdown["runtime"] != 0 || b.Breakdown["success"] != 1 {
+		t.Errorf("breakdown = %v", b.Breakdown)
+	}
+}
+
+func TestWinnerOverZeroScore(t *testing.T) {
+	o := Score(Config{}, nil, []runner.Result{ok("a", 1, 1), failed("b", 1, runner.ErrTimeout)})
+	if o.WinnerLine != "winner: a (1.00), over b (0.00) (single trial; use --trials N for confidence)" {
+		t.Errorf("line = %q", o.WinnerLine)
+	}
+	if o.Comparison.Ratio != 0 {
+		t.Errorf("ratio = %v, want 0 (undefined)", o.Comparison.Ratio)
+	}
+}
