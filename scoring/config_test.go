@@ -120,8 +120,8 @@ func TestKnownKeys(t *testing.T) {
 }
 
 func f64(v float64) *float64 { return &v }
-func i64(v int64) *int64    { return &v }
-func str(v string) *string  { return &v }
+func i64(v int64) *int64     { return &v }
+func str(v string) *string   { return &v }
 
 func TestScorerValidate(t *testing.T) {
 	for _, c := range []struct {
