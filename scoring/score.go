@@ -359,6 +359,9 @@ type tally struct {
 func (t *tally) finish(scorers []prepared) {
 	t.sum = summarize(t.scores)
 	rt := summarize(t.runtimes)
+	if math.IsInf(rt.sd, 0) || math.IsInf(rt.mean, 0) { // absurd runtimes overflow; keep the JSON valid
+		rt = summary{}
+	}
 	st := Standing{
 		CandidateID:          t.id,
 		Score:                clamp01(t.sum.mean),

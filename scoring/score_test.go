@@ -3,6 +3,7 @@ package scoring
 import (
 	"encoding/json"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -66,21 +67,18 @@ func scoresOf(o Outcome) []*float64 {
 	return out
 }
 
+// ranks renders the standings as "1:a =2:b =2:c".
 func ranks(o Outcome) string {
-	var b strings.Builder
+	var parts []string
 	for _, s := range o.Standings {
-		if b.Len() > 0 {
-			b.WriteByte(' ')
-		}
+		tie := ""
 		if s.Tied {
-			b.WriteByte('=')
+			tie = "="
 		}
-		b.WriteString(strings.Repeat("", 0) + itoa(s.Rank) + ":" + s.CandidateID)
+		parts = append(parts, tie+strconv.Itoa(s.Rank)+":"+s.CandidateID)
 	}
-	return b.String()
+	return strings.Join(parts, " ")
 }
-
-func itoa(i int) string { return strings.TrimSpace(strings.Repeat(" ", 0) + string(rune('0'+i))) }
 
 func TestDefaultSingleTrial(t *testing.T) {
 	res := []runner.Result{ok("alpha", 1, 2), ok("beta", 1, 4), failed("gamma", 1, runner.ErrTimeout)}
@@ -431,5 +429,25 @@ func TestWinnerOverZeroScore(t *testing.T) {
 	}
 	if o.Comparison.Ratio != 0 {
 		t.Errorf("ratio = %v, want 0 (undefined)", o.Comparison.Ratio)
+	}
+}
+
+func BenchmarkScore(b *testing.B) {
+	cfg := propertyConfigs[1]
+	var ids []string
+	var res []runner.Result
+	for c := 0; c < 50; c++ {
+		id := "c" + strconv.Itoa(c)
+		ids = append(ids, id)
+		for tr := 1; tr <= 20; tr++ {
+			r := judged(id, tr, float64((c*7+tr)%10)/10, "")
+			r.RuntimeSeconds = float64(c%5 + tr%3)
+			r.Submitted = map[string]any{"acc": float64(tr % 4)}
+			res = append(res, r)
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		Score(cfg, ids, res)
 	}
 }
