@@ -1,13 +1,511 @@
 package report
 
 import (
+	"bytes"
+	_ "embed"
+	"encoding/base64"
+	"fmt"
+	"html/template"
 	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/runner"
 )
 
-// HTML writes a self-contained HTML page.
+//go:embed html.tmpl
+var htmlTemplate string
+
+// HTML writes one self-contained page (inline CSS and SVG, no scripts, nothing
+// fetched when it is viewed): the standings, a chart of each candidate's score
+// with its 95% confidence interval, a strip plot of every trial's runtime, and
+// for each candidate its trials with artifact, output and error in collapsed
+// sections. Everything from the record is escaped by html/template;
+// captured output is capped at opts.MaxOutputBytes.
 func HTML(w io.Writer, rec *forge.Record, opts Options) error {
-	_, err := prepare(rec, opts)
-	return err
+	opts, err := prepare(rec, opts)
+	if err != nil {
+		return err
+	}
+	tmpl, err := template.New("report").Funcs(template.FuncMap{
+		"f1":  f1,
+		"add": func(a, b float64) float64 { return a + b },
+		"sub": func(a, b float64) float64 { return a - b },
+		"odd": func(i int) bool { return i%2 == 1 },
+	}).Parse(htmlTemplate)
+	if err != nil {
+		return fmt.Errorf("parse HTML report template: %w", err)
+	}
+	var buf bytes.Buffer
+	if err := tmpl.Execute(&buf, newHTMLPage(rec, opts)); err != nil {
+		return fmt.Errorf("render HTML report: %w", err)
+	}
+	if _, err := w.Write(buf.Bytes()); err != nil {
+		return fmt.Errorf("write HTML report: %w", err)
+	}
+	return nil
+}
+
+// f1 formats an SVG coordinate.
+func f1(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) }
+
+// htmlPage is what the template renders.
+type htmlPage struct {
+	RunID       string
+	Objective   string
+	Facts       string
+	Started     string
+	Generated   string
+	WinnerLine  string
+	HasWinner   bool
+	Interrupted bool
+	Undeleted   []string
+	Rows        []htmlRow
+	Comparison  []htmlFact
+	Score       *scoreChart
+	Runtime     *runtimeChart
+	Candidates  []htmlCandidate
+}
+
+type htmlRow struct {
+	Rank, Candidate, Anchor, Status, Health string
+	Score, Success, Runtime, Trials         string
+	Artifact, Notes                         string
+	Winner                                  bool
+}
+
+type htmlFact struct{ Name, Value string }
+
+type htmlCandidate struct {
+	ID, Anchor, Status, Health string
+	Winner                     bool
+	Notes                      []string
+	Trials                     []htmlTrial
+}
+
+type htmlTrial struct {
+	Name, Status, Health, Kind string
+	Summary                    string // exit code, runtime, score on one line
+	Facts                      []htmlFact
+	Error                      string
+	Artifact                   string
+	ArtifactNote               string
+	ArtifactImage              template.URL
+	Output, Stderr             string
+	Submitted                  []htmlFact
+	Judges                     []htmlFact
+	Open                       bool
+}
+
+func healthClass(h health) string {
+	switch h {
+	case healthOK:
+		return "ok"
+	case healthPartial:
+		return "partial"
+	default:
+		return "failed"
+	}
+}
+
+func newHTMLPage(rec *forge.Record, opts Options) htmlPage {
+	cs := candidates(rec)
+	p := htmlPage{
+		RunID:       oneLine(rec.RunID),
+		Objective:   strings.ToValidUTF8(rec.Objective, "\uFFFD"),
+		Facts:       runFacts(rec, cs),
+		Generated:   opts.Now().UTC().Format(time.RFC3339),
+		WinnerLine:  winnerLine(rec, cs),
+		HasWinner:   rec.Winner != nil,
+		Interrupted: rec.Interrupted,
+	}
+	if !rec.StartedAt.IsZero() {
+		p.Started = rec.StartedAt.UTC().Format(time.RFC3339)
+	}
+	for _, id := range rec.UndeletedSandboxes {
+		p.Undeleted = append(p.Undeleted, oneLine(id))
+	}
+	anchors := map[string]string{}
+	for i, c := range cs {
+		anchors[c.standing.CandidateID] = fmt.Sprintf("c%d-%s", i+1, anchorSafe(c.standing.CandidateID))
+	}
+	for _, c := range cs {
+		p.Rows = append(p.Rows, htmlRow{
+			Rank: c.rankText(), Candidate: oneLine(c.standing.CandidateID), Anchor: anchors[c.standing.CandidateID],
+			Status: c.statusText(), Health: healthClass(c.health()),
+			Score: c.scoreText(), Success: c.successText(), Runtime: c.runtimeText(),
+			Trials: strconv.Itoa(c.trials()), Artifact: c.artifactText(), Notes: shorten(c.notes(), 80),
+			Winner: c.winner,
+		})
+		p.Candidates = append(p.Candidates, newHTMLCandidate(c, anchors[c.standing.CandidateID], opts))
+	}
+	if cmp := rec.Comparison; cmp != nil {
+		p.Comparison = comparisonFacts(rec)
+	}
+	if len(cs) > 0 {
+		p.Score = newScoreChart(cs)
+		p.Runtime = newRuntimeChart(cs)
+	}
+	return p
+}
+
+func comparisonFacts(rec *forge.Record) []htmlFact {
+	c := rec.Comparison
+	facts := []htmlFact{
+		{"best", fmt.Sprintf("%s (%s)", oneLine(c.Best), num(c.BestScore))},
+		{"second", fmt.Sprintf("%s (%s)", oneLine(c.Second), num(c.SecondScore))},
+		{"method", oneLine(c.Method)},
+	}
+	diff := num(c.Difference)
+	if c.DifferenceCI95 != nil {
+		diff += fmt.Sprintf(" (95%% CI %s to %s)", num(c.DifferenceCI95[0]), num(c.DifferenceCI95[1]))
+	}
+	facts = append(facts, htmlFact{"difference", diff})
+	if c.Ratio != 0 {
+		facts = append(facts, htmlFact{"ratio", strconv.FormatFloat(c.Ratio, 'f', 2, 64) + "×"})
+	}
+	if c.PValue != nil {
+		facts = append(facts, htmlFact{"p-value", strconv.FormatFloat(*c.PValue, 'g', 3, 64)})
+	}
+	verdict := "not distinguishable"
+	if c.Clear {
+		verdict = "clearly better"
+	}
+	if c.Alpha > 0 {
+		verdict += fmt.Sprintf(" at α = %s", strconv.FormatFloat(c.Alpha, 'g', 3, 64))
+	}
+	return append(facts, htmlFact{"verdict", verdict})
+}
+
+// anchorSafe keeps the characters a candidate id may have (A-Za-z0-9_.-).
+func anchorSafe(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '_' || r == '.' || r == '-' || (r >= '0' && r <= '9') || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') {
+			return r
+		}
+		return -1
+	}, s)
+}
+
+func newHTMLCandidate(c candidate, anchor string, opts Options) htmlCandidate {
+	hc := htmlCandidate{
+		ID: oneLine(c.standing.CandidateID), Anchor: anchor, Status: c.statusText(),
+		Health: healthClass(c.health()), Winner: c.winner,
+	}
+	for _, n := range c.standing.Notes {
+		hc.Notes = append(hc.Notes, oneLine(n))
+	}
+	for _, r := range c.results {
+		hc.Trials = append(hc.Trials, newHTMLTrial(c, r, opts))
+	}
+	return hc
+}
+
+func newHTMLTrial(c candidate, r runner.Result, opts Options) htmlTrial {
+	t := htmlTrial{Name: fmt.Sprintf("trial %d", r.Trial), Status: "ok", Health: "ok", Kind: "ok"}
+	if !r.Success {
+		t.Status, t.Health, t.Kind, t.Open = kindLabel(r.ErrorKind), "failed", string(r.ErrorKind), true
+		t.Error = capText(r.ErrorMessage, opts.MaxOutputBytes)
+	}
+	exit := "none"
+	if r.ExitCode != nil {
+		exit = strconv.Itoa(*r.ExitCode)
+	}
+	t.Facts = []htmlFact{{"exit code", exit}, {"runtime", seconds(r.RuntimeSeconds)}}
+	if r.Score != nil {
+		t.Facts = append(t.Facts, htmlFact{"score", num(*r.Score)})
+	}
+	summary := make([]string, len(t.Facts))
+	for i, f := range t.Facts {
+		summary[i] = f.Name + " " + f.Value
+	}
+	t.Summary = strings.Join(summary, " · ")
+	if r.SandboxID != "" {
+		t.Facts = append(t.Facts, htmlFact{"sandbox", oneLine(r.SandboxID)})
+	}
+	if ph := phases(r.Phases); ph != "" {
+		t.Facts = append(t.Facts, htmlFact{"phases", ph})
+	}
+	if r.SubmitError != "" {
+		t.Facts = append(t.Facts, htmlFact{"result file", "ignored: " + oneLine(r.SubmitError)})
+	}
+
+	if r.ArtifactContent != "" || r.ArtifactBytes > 0 {
+		size := bytesHuman(float64(artifactSize(r)))
+		name := oneLine(r.ArtifactPath)
+		if name == "" {
+			name = "artifact"
+		}
+		t.ArtifactNote = name + " · " + size
+		if r.ArtifactTruncated {
+			t.ArtifactNote += " · cut by forge"
+		}
+		if r.ArtifactEncoding == "base64" {
+			t.ArtifactNote += " · binary, shown as base64"
+			t.ArtifactImage = imageDataURL(r)
+		}
+		t.Artifact = capText(r.ArtifactContent, opts.MaxOutputBytes)
+	}
+	t.Output = capText(r.Output, opts.MaxOutputBytes)
+	if r.OutputTruncated && t.Output != "" {
+		t.Output += "\n… [output cut by forge]"
+	}
+	t.Stderr = capText(r.Stderr, opts.MaxOutputBytes)
+
+	keys := make([]string, 0, len(r.Submitted))
+	for k := range r.Submitted {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		t.Submitted = append(t.Submitted, htmlFact{oneLine(k), shorten(oneLine(fmt.Sprint(r.Submitted[k])), 200)})
+	}
+	for _, j := range r.Judges {
+		v := "—"
+		if j.Score != nil {
+			v = num(*j.Score)
+		}
+		if j.Reason != "" {
+			v += " · " + oneLine(j.Reason)
+		}
+		if j.Error != "" {
+			v += " · failed: " + oneLine(j.Error)
+		}
+		t.Judges = append(t.Judges, htmlFact{oneLine(j.Name), shorten(v, 300)})
+	}
+	if c.trials() == 1 {
+		t.Open = true
+	}
+	return t
+}
+
+// phases lists the non-zero phases: "create 0.8s · execute 1.9s".
+func phases(p runner.Phases) string {
+	var parts []string
+	for _, ph := range []struct {
+		name string
+		s    float64
+	}{{"create", p.Create}, {"upload", p.Upload}, {"setup", p.Setup}, {"execute", p.Execute}, {"download", p.Download}, {"cleanup", p.Cleanup}} {
+		if ph.s > 0 {
+			parts = append(parts, ph.name+" "+seconds(ph.s))
+		}
+	}
+	return strings.Join(parts, " · ")
+}
+
+// imageDataURL returns a data: URL for a base64 artifact that is a PNG, JPEG,
+// GIF or WebP image (judged by its first bytes, not its name), or "".
+func imageDataURL(r runner.Result) template.URL {
+	if r.ArtifactTruncated {
+		return ""
+	}
+	b, err := base64.StdEncoding.DecodeString(r.ArtifactContent)
+	if err != nil {
+		return ""
+	}
+	var mime string
+	switch {
+	case bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")):
+		mime = "image/png"
+	case bytes.HasPrefix(b, []byte("\xff\xd8\xff")):
+		mime = "image/jpeg"
+	case bytes.HasPrefix(b, []byte("GIF87a")), bytes.HasPrefix(b, []byte("GIF89a")):
+		mime = "image/gif"
+	case len(b) > 12 && string(b[:4]) == "RIFF" && string(b[8:12]) == "WEBP":
+		mime = "image/webp"
+	default:
+		return ""
+	}
+	// The content is our own re-encoding of bytes we checked, so the URL
+	// cannot carry anything but the image.
+	return template.URL("data:" + mime + ";base64," + base64.StdEncoding.EncodeToString(b))
+}
+
+// Chart geometry, in SVG user units.
+const (
+	chartWidth  = 1000.0
+	chartLabelW = 150.0 // candidate names
+	chartRight  = 140.0 // value text after the plot
+	chartRowH   = 30.0
+	chartTop    = 12.0
+	chartAxisH  = 34.0
+)
+
+type tick struct {
+	X     float64
+	Label string
+}
+
+// axis maps a value domain onto the plot's x range.
+type axis struct{ lo, hi, x0, x1 float64 }
+
+func (a axis) x(v float64) float64 {
+	if a.hi == a.lo {
+		return a.x0
+	}
+	return a.x0 + (v-a.lo)/(a.hi-a.lo)*(a.x1-a.x0)
+}
+
+// niceTicks returns about n round tick values covering [lo, hi], the
+// widened domain they span, and how many decimals their labels need.
+func niceTicks(lo, hi float64, n int) (ticks []float64, start, end float64, decimals int) {
+	if hi <= lo {
+		hi = lo + 1
+	}
+	raw := (hi - lo) / float64(n)
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := mag
+	for _, m := range []float64{1, 2, 2.5, 5, 10} {
+		if m*mag >= raw {
+			step = m * mag
+			break
+		}
+	}
+	start = math.Floor(lo/step+1e-9) * step
+	end = math.Ceil(hi/step-1e-9) * step
+	for i := 0; start+float64(i)*step <= end+step/2; i++ {
+		ticks = append(ticks, start+float64(i)*step)
+	}
+	decimals = max(0, -int(math.Floor(math.Log10(step)+1e-9)))
+	if math.Abs(step/math.Pow(10, -float64(decimals))-math.Round(step/math.Pow(10, -float64(decimals)))) > 1e-9 {
+		decimals++ // 2.5, 0.25
+	}
+	return ticks, start, end, decimals
+}
+
+type scoreChart struct {
+	Width, Height     float64
+	PlotX0, PlotX1    float64
+	AxisY, PlotBottom float64
+	Ticks             []tick
+	Rows              []scoreRow
+}
+
+type scoreRow struct {
+	Y, TextY           float64
+	Label, Value, Note string
+	BarX, BarW         float64
+	Lo, Hi, Mean       float64
+	HasScore, HasCI    bool
+	Winner             bool
+	Health             string
+}
+
+func newScoreChart(cs []candidate) *scoreChart {
+	lo, hi := 0.0, 1.0
+	for _, c := range cs {
+		if !c.scored {
+			continue
+		}
+		st := c.standing
+		lo = min(lo, st.Score, st.ScoreCI95[0])
+		hi = max(hi, st.Score, st.ScoreCI95[1])
+	}
+	values, lo, hi, dec := niceTicks(lo, hi, 5)
+	ch := &scoreChart{Width: chartWidth, PlotX0: chartLabelW, PlotX1: chartWidth - chartRight}
+	ax := axis{lo, hi, ch.PlotX0, ch.PlotX1}
+	for _, v := range values {
+		ch.Ticks = append(ch.Ticks, tick{ax.x(v), strconv.FormatFloat(v, 'f', dec, 64)})
+	}
+	zero := ax.x(math.Max(lo, 0))
+	for i, c := range cs {
+		y := chartTop + float64(i)*chartRowH
+		row := scoreRow{Y: y, TextY: y + chartRowH/2 + 4, Label: shorten(oneLine(c.standing.CandidateID), 18),
+			Winner: c.winner, Health: healthClass(c.health())}
+		if c.scored || c.standing.Score != 0 {
+			st := c.standing
+			row.HasScore = true
+			row.Mean = ax.x(st.Score)
+			row.BarX, row.BarW = math.Min(zero, row.Mean), math.Abs(row.Mean-zero)
+			row.Value = c.scoreText()
+			if st.ScoreCI95[1] > st.ScoreCI95[0] {
+				row.HasCI = true
+				row.Lo, row.Hi = ax.x(st.ScoreCI95[0]), ax.x(st.ScoreCI95[1])
+			}
+		} else {
+			row.Note = "no score: " + c.statusText()
+		}
+		ch.Rows = append(ch.Rows, row)
+	}
+	ch.PlotBottom = chartTop + float64(len(cs))*chartRowH
+	ch.AxisY = ch.PlotBottom + 16
+	ch.Height = ch.PlotBottom + chartAxisH
+	return ch
+}
+
+type runtimeChart struct {
+	Width, Height     float64
+	RowH              float64
+	PlotX0, PlotX1    float64
+	AxisY, PlotBottom float64
+	Ticks             []tick
+	Rows              []runtimeRow
+}
+
+type runtimeRow struct {
+	Y, MidY, TextY float64
+	Label, Value   string
+	Dots           []runtimeDot
+	HasMean        bool
+	MeanX          float64
+}
+
+type runtimeDot struct {
+	X, Y  float64
+	Kind  string // ok, timeout, failed
+	Title string
+}
+
+func newRuntimeChart(cs []candidate) *runtimeChart {
+	hi := 0.0
+	for _, c := range cs {
+		for _, r := range c.results {
+			hi = max(hi, r.RuntimeSeconds)
+		}
+	}
+	// A little room right of the slowest trial keeps its dot off the edge.
+	values, lo, hi, _ := niceTicks(0, max(hi*1.04, 0.001), 5)
+	ch := &runtimeChart{Width: chartWidth, RowH: chartRowH, PlotX0: chartLabelW, PlotX1: chartWidth - chartRight}
+	ax := axis{lo, hi, ch.PlotX0, ch.PlotX1}
+	for _, v := range values {
+		ch.Ticks = append(ch.Ticks, tick{ax.x(v), seconds(v)})
+	}
+	for i, c := range cs {
+		y := chartTop + float64(i)*chartRowH
+		row := runtimeRow{Y: y, MidY: y + chartRowH/2, TextY: y + chartRowH/2 + 4,
+			Label: shorten(oneLine(c.standing.CandidateID), 18), Value: c.runtimeText()}
+		for j, r := range c.results {
+			kind := "ok"
+			switch {
+			case r.Success:
+			case r.ErrorKind == runner.ErrTimeout:
+				kind = "timeout"
+			default:
+				kind = "failed"
+			}
+			// Spread the dots of one row over its height so equal runtimes
+			// stay visible; deterministic, no randomness.
+			offset := float64(j%5-2) * 4
+			status := "ok"
+			if !r.Success {
+				status = kindLabel(r.ErrorKind)
+			}
+			row.Dots = append(row.Dots, runtimeDot{
+				X: ax.x(r.RuntimeSeconds), Y: row.MidY + offset, Kind: kind,
+				Title: fmt.Sprintf("%s trial %d: %s, %s", oneLine(c.standing.CandidateID), r.Trial, seconds(r.RuntimeSeconds), status),
+			})
+		}
+		if mean, _, n := c.runtime(); n > 1 {
+			row.HasMean, row.MeanX = true, ax.x(mean)
+		}
+		ch.Rows = append(ch.Rows, row)
+	}
+	ch.PlotBottom = chartTop + float64(len(cs))*chartRowH
+	ch.AxisY = ch.PlotBottom + 16
+	ch.Height = ch.PlotBottom + chartAxisH
+	return ch
 }
