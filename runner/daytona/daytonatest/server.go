@@ -1,0 +1,561 @@
+package daytonatest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+const (
+	apiPrefix     = "/api"
+	toolboxPrefix = "/toolbox/"
+)
+
+// DefaultAPIKey is the key a Server accepts unless Options.APIKey says
+// otherwise.
+const DefaultAPIKey = "emulator-test-key"
+
+// Operation IDs (from the specs) of the routes forge uses, for Inject,
+// SetLatency and Calls.
+const (
+	OpCreateSandbox   = "createSandbox"
+	OpGetSandbox      = "getSandbox"
+	OpListSandboxes   = "listSandboxesPaginated"
+	OpDeleteSandbox   = "deleteSandbox"
+	OpCreateVolume    = "createVolume"
+	OpGetVolumeByName = "getVolumeByName"
+	OpUserHomeDir     = "GetUserHomeDir"
+	OpWorkDir         = "GetWorkDir"
+	OpUploadFile      = "UploadFile"
+	OpDownloadFile    = "DownloadFile"
+	OpCreateFolder    = "CreateFolder"
+	OpExecute         = "ExecuteCommand"
+	OpCreateSession   = "CreateSession"
+	OpDeleteSession   = "DeleteSession"
+	OpSessionExec     = "SessionExecuteCommand"
+	OpSessionCommand  = "GetSessionCommand"
+	OpSessionLogs     = "GetSessionCommandLogs"
+)
+
+// Options configure a Server. The zero value is a fast, well-behaved
+// service.
+type Options struct {
+	// APIKey is the only bearer token accepted. Default DefaultAPIKey.
+	APIKey string
+	// Specs are the parsed OpenAPI documents; nil loads them with LoadSpecs.
+	Specs *Specs
+	// StartDelay keeps new sandboxes "creating" this long (the SDK then
+	// polls until "started"); zero answers "started" at once, as the real
+	// API does for snapshots that start within its 30 s wait.
+	StartDelay time.Duration
+	// DestroyDelay keeps deleted sandboxes "destroying" this long.
+	DestroyDelay time.Duration
+	// VolumeReadyDelay keeps new volumes "pending_create" this long.
+	VolumeReadyDelay time.Duration
+	// Dir holds the sandboxes' file systems; empty means a temporary
+	// directory removed by Close.
+	Dir string
+	// MaxLog caps each command's captured stdout and stderr. Default 8 MiB.
+	MaxLog int
+}
+
+// Fault replaces the normal answer of a route for the next Times calls.
+type Fault struct {
+	// Status is answered instead of handling the call (no side effect).
+	Status int
+	// Times is how many calls it affects; 0 means 1.
+	Times int
+	// RetryAfter, when set, is sent as the Retry-After header.
+	RetryAfter string
+	// Header holds more headers, e.g. "Retry-After-sandbox-create".
+	Header http.Header
+	// Body replaces the default JSON error body.
+	Body string
+	// Drop performs the call (its side effect happens) and then closes the
+	// connection without answering: an ambiguous outcome for the client.
+	Drop bool
+	// Hang never answers: the call blocks until the client gives up or the
+	// server closes.
+	Hang bool
+}
+
+// Call is one request the server received.
+type Call struct {
+	Op     string
+	Method string
+	Path   string
+	// Status is what the client got; 0 when the answer was dropped or the
+	// call hung.
+	Status     int
+	Start, End time.Time
+	// Fault says which injected fault answered, if any.
+	Fault string
+}
+
+// Server is a running emulator. Its methods are safe for concurrent use.
+type Server struct {
+	opts    Options
+	specs   *Specs
+	hs      *httptest.Server
+	dir     string
+	ownDir  bool
+	closing chan struct{}
+	once    sync.Once
+	workers sync.WaitGroup
+
+	mu         sync.Mutex
+	apiKey     string
+	seq        int
+	sandboxes  map[string]*sandbox
+	order      []*sandbox
+	volumes    map[string]*volume
+	faults     map[string][]*Fault
+	latency    map[string]time.Duration
+	calls      []Call
+	live, peak int
+	violations []string
+}
+
+// NewServer starts an emulator. It panics if the specs cannot be loaded or
+// the directory cannot be made, as httptest.NewServer panics when it cannot
+// listen.
+func NewServer(opts Options) *Server {
+	s, err := newServer(opts)
+	if err != nil {
+		panic("daytonatest: " + err.Error())
+	}
+	return s
+}
+
+// Start starts an emulator for a test and, at the end of the test, closes it
+// and fails the test for every OpenAPI violation it saw.
+func Start(t testing.TB, opts Options) *Server {
+	t.Helper()
+	s, err := newServer(opts)
+	if err != nil {
+		t.Fatalf("start Daytona emulator: %v", err)
+	}
+	t.Cleanup(func() {
+		s.Close()
+		for _, v := range s.Violations() {
+			t.Errorf("Daytona emulator: OpenAPI violation: %s", v)
+		}
+	})
+	return s
+}
+
+func newServer(opts Options) (*Server, error) {
+	if opts.APIKey == "" {
+		opts.APIKey = DefaultAPIKey
+	}
+	if opts.MaxLog <= 0 {
+		opts.MaxLog = 8 << 20
+	}
+	specs := opts.Specs
+	if specs == nil {
+		var err error
+		if specs, err = LoadSpecs(); err != nil {
+			return nil, err
+		}
+	}
+	s := &Server{
+		opts:      opts,
+		specs:     specs,
+		dir:       opts.Dir,
+		closing:   make(chan struct{}),
+		apiKey:    opts.APIKey,
+		sandboxes: map[string]*sandbox{},
+		volumes:   map[string]*volume{},
+		faults:    map[string][]*Fault{},
+		latency:   map[string]time.Duration{},
+	}
+	if s.dir == "" {
+		d, err := os.MkdirTemp("", "daytonatest-")
+		if err != nil {
+			return nil, fmt.Errorf("make sandbox directory: %w", err)
+		}
+		s.dir, s.ownDir = d, true
+	}
+	s.hs = httptest.NewServer(s)
+	return s, nil
+}
+
+// URL is the API URL to give the SDK (DAYTONA_API_URL), without a trailing
+// slash.
+func (s *Server) URL() string { return s.hs.URL + apiPrefix }
+
+// APIKey is the key the server currently accepts.
+func (s *Server) APIKey() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.apiKey
+}
+
+// SetAPIKey changes the accepted key, e.g. to revoke the one in use.
+func (s *Server) SetAPIKey(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.apiKey = key
+}
+
+// Inject queues a fault for the route with operation ID op. Faults for one
+// route apply in the order they were injected.
+func (s *Server) Inject(op string, f Fault) {
+	if f.Times <= 0 {
+		f.Times = 1
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults[op] = append(s.faults[op], &f)
+}
+
+// SetLatency delays every call of the route before it is handled.
+func (s *Server) SetLatency(op string, d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.latency[op] = d
+}
+
+// Calls is how many requests the route received.
+func (s *Server) Calls(op string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, c := range s.calls {
+		if c.Op == op {
+			n++
+		}
+	}
+	return n
+}
+
+// CallLog returns every request received so far, in arrival order.
+func (s *Server) CallLog() []Call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := append([]Call(nil), s.calls...)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Start.Before(out[j].Start) })
+	return out
+}
+
+// Violations lists every request or response that did not match the specs,
+// and every route forge called that the emulator does not know.
+func (s *Server) Violations() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.violations...)
+}
+
+// LiveCount is how many sandboxes exist and have not been deleted.
+func (s *Server) LiveCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.live
+}
+
+// PeakLive is the largest number of sandboxes that were alive at once.
+func (s *Server) PeakLive() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.peak
+}
+
+// Live describes the sandboxes not yet deleted.
+func (s *Server) Live() []SandboxInfo {
+	var out []SandboxInfo
+	for _, sb := range s.Sandboxes() {
+		if sb.DeletedAt.IsZero() {
+			out = append(out, sb)
+		}
+	}
+	return out
+}
+
+// Sandboxes describes every sandbox ever created, in creation order.
+func (s *Server) Sandboxes() []SandboxInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now()
+	out := make([]SandboxInfo, 0, len(s.order))
+	for _, sb := range s.order {
+		out = append(out, sb.info(now))
+	}
+	return out
+}
+
+// Running is how many processes the emulator has running, in all
+// sandboxes.
+func (s *Server) Running() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, sb := range s.order {
+		n += len(sb.procs)
+	}
+	return n
+}
+
+// Close kills every process the emulator started, stops the server and
+// waits for everything it started to end.
+func (s *Server) Close() {
+	s.once.Do(func() {
+		close(s.closing)
+		s.mu.Lock()
+		for _, sb := range s.order {
+			sb.shutdown()
+		}
+		s.mu.Unlock()
+		s.hs.CloseClientConnections()
+		s.hs.Close()
+		s.workers.Wait()
+		if s.ownDir {
+			os.RemoveAll(s.dir)
+		}
+	})
+}
+
+func (s *Server) violation(format string, args ...any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.violations = append(s.violations, fmt.Sprintf(format, args...))
+}
+
+func (s *Server) takeFault(op string) *Fault {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q := s.faults[op]
+	if len(q) == 0 {
+		return nil
+	}
+	f := *q[0]
+	q[0].Times--
+	if q[0].Times <= 0 {
+		s.faults[op] = q[1:]
+	}
+	return &f
+}
+
+// emptyBodyOK are the operations whose real answer has no body.
+var emptyBodyOK = map[string]bool{
+	OpDownloadFile: true, // a zero-byte file
+	OpUploadFile:   true, OpCreateFolder: true, OpCreateSession: true, OpDeleteSession: true,
+}
+
+// ServeHTTP routes a request to the API or a sandbox's toolbox, checking it
+// and the answer against the specs.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	call := Call{Method: r.Method, Path: r.URL.Path, Start: time.Now()}
+	defer func() {
+		call.End = time.Now()
+		s.mu.Lock()
+		s.calls = append(s.calls, call)
+		s.mu.Unlock()
+	}()
+
+	body, err := io.ReadAll(io.LimitReader(r.Body, 512<<20))
+	if err != nil {
+		http.Error(w, "read body", http.StatusBadRequest)
+		call.Status = http.StatusBadRequest
+		return
+	}
+	r.Body = readCloser(body)
+
+	var toolbox bool
+	var sandboxID, specPath string
+	switch {
+	case strings.HasPrefix(r.URL.Path, apiPrefix+"/"):
+		specPath = r.URL.Path
+	case strings.HasPrefix(r.URL.Path, toolboxPrefix):
+		rest := r.URL.Path[len(toolboxPrefix):]
+		i := strings.IndexByte(rest, '/')
+		if i <= 0 {
+			s.violation("%s %s: no toolbox route", r.Method, r.URL.Path)
+			call.Status = http.StatusNotFound
+			http.NotFound(w, r)
+			return
+		}
+		toolbox, sandboxID, specPath = true, rest[:i], rest[i:]
+	default:
+		s.violation("%s %s: neither the API (%s) nor the toolbox (%s)", r.Method, r.URL.Path, apiPrefix, toolboxPrefix)
+		call.Status = http.StatusNotFound
+		http.NotFound(w, r)
+		return
+	}
+
+	v, op, err := s.specs.findRoute(toolbox, r, specPath, body)
+	if err != nil {
+		s.violation("%s %s: not in the spec: %v", r.Method, specPath, err)
+		call.Status = http.StatusNotFound
+		http.NotFound(w, r)
+		return
+	}
+	call.Op = op
+	if err := v.request(r.Context()); err != nil {
+		s.violation("%s request: %v", op, err)
+	}
+
+	s.mu.Lock()
+	delay := s.latency[op]
+	s.mu.Unlock()
+	if delay > 0 && !s.wait(r, delay) {
+		panic(http.ErrAbortHandler) // the client left or the server is closing
+	}
+
+	f := s.takeFault(op)
+	if f != nil {
+		switch {
+		case f.Hang:
+			call.Fault = "hang"
+			select {
+			case <-r.Context().Done():
+			case <-s.closing:
+			}
+			panic(http.ErrAbortHandler) // never answer
+		case !f.Drop:
+			call.Fault = fmt.Sprint(f.Status)
+			call.Status = f.Status
+			s.writeFault(w, r, f, toolbox)
+			return
+		}
+	}
+
+	rec := httptest.NewRecorder()
+	h := &handlerCtx{s: s, w: rec, r: r, op: op, params: v.input.PathParams, sandboxID: sandboxID}
+	if toolbox {
+		s.serveToolbox(h)
+	} else {
+		s.serveAPI(h)
+	}
+	res := rec.Result()
+	resBody := rec.Body.Bytes()
+	if res.StatusCode >= 200 && res.StatusCode < 300 {
+		if len(resBody) == 0 && !emptyBodyOK[op] {
+			s.violation("%s response %d: empty body", op, res.StatusCode)
+		} else if len(resBody) > 0 || !emptyBodyOK[op] {
+			if err := v.response(r.Context(), res.StatusCode, res.Header, resBody); err != nil {
+				s.violation("%s response %d: %v", op, res.StatusCode, err)
+			}
+		}
+	}
+
+	if f != nil && f.Drop {
+		call.Fault = "drop"
+		if hj, ok := w.(http.Hijacker); ok {
+			if conn, _, err := hj.Hijack(); err == nil {
+				conn.Close()
+				return
+			}
+		}
+		panic(http.ErrAbortHandler)
+	}
+	for k, vs := range res.Header {
+		w.Header()[k] = vs
+	}
+	w.WriteHeader(res.StatusCode)
+	w.Write(resBody)
+	call.Status = res.StatusCode
+}
+
+// wait sleeps for d unless the client leaves or the server closes; it says
+// whether to go on.
+func (s *Server) wait(r *http.Request, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-r.Context().Done():
+		return false
+	case <-s.closing:
+		return false
+	}
+}
+
+func (s *Server) writeFault(w http.ResponseWriter, r *http.Request, f *Fault, toolbox bool) {
+	for k, vs := range f.Header {
+		w.Header()[k] = vs
+	}
+	if f.RetryAfter != "" {
+		w.Header().Set("Retry-After", f.RetryAfter)
+	}
+	if f.Body != "" {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(f.Status)
+		io.WriteString(w, f.Body)
+		return
+	}
+	msg := http.StatusText(f.Status)
+	switch f.Status {
+	case http.StatusTooManyRequests:
+		msg = "Rate limit exceeded"
+	case http.StatusUnauthorized:
+		msg = "Invalid credentials"
+	}
+	if toolbox {
+		writeToolboxError(w, r, f.Status, msg)
+	} else {
+		writeAPIError(w, r, f.Status, msg)
+	}
+}
+
+// handlerCtx is one call being handled.
+type handlerCtx struct {
+	s         *Server
+	w         http.ResponseWriter
+	r         *http.Request
+	op        string
+	params    map[string]string
+	sandboxID string
+}
+
+func (h *handlerCtx) json(status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	h.w.Header().Set("Content-Type", "application/json")
+	h.w.WriteHeader(status)
+	h.w.Write(b)
+}
+
+func (h *handlerCtx) apiError(status int, format string, args ...any) {
+	writeAPIError(h.w, h.r, status, fmt.Sprintf(format, args...))
+}
+
+func (h *handlerCtx) toolboxError(status int, format string, args ...any) {
+	writeToolboxError(h.w, h.r, status, fmt.Sprintf(format, args...))
+}
+
+// writeAPIError writes the API's error body (all-exceptions.filter.ts).
+func writeAPIError(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	b, _ := json.Marshal(map[string]any{
+		"path": r.URL.Path, "timestamp": time.Now().UTC().Format(time.RFC3339Nano),
+		"statusCode": status, "error": http.StatusText(status), "message": msg,
+	})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(b)
+}
+
+// writeToolboxError writes the daemon's error body (common-go errors/http.go).
+func writeToolboxError(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	code := strings.ToUpper(strings.ReplaceAll(http.StatusText(status), " ", "_"))
+	b, _ := json.Marshal(map[string]any{
+		"statusCode": status, "message": msg, "code": code,
+		"timestamp": time.Now().UTC().Format(time.RFC3339Nano), "path": r.URL.Path, "method": r.Method,
+	})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(b)
+}
+
+func readCloser(b []byte) io.ReadCloser { return io.NopCloser(bytes.NewReader(b)) }

@@ -1,0 +1,363 @@
+package daytonatest
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// serveToolbox answers a call to one sandbox's toolbox. Like the real proxy,
+// it answers 401 for a bad key and for sandboxes that are gone or unknown.
+func (s *Server) serveToolbox(h *handlerCtx) {
+	if h.r.Header.Get("Authorization") != "Bearer "+s.APIKey() {
+		h.toolboxError(http.StatusUnauthorized, "authentication failed: Bearer token is invalid")
+		return
+	}
+	s.mu.Lock()
+	sb := s.sandboxes[h.sandboxID]
+	var state string
+	if sb != nil {
+		state = sb.state(time.Now())
+	}
+	s.mu.Unlock()
+	if sb == nil || state == "destroying" || state == "destroyed" {
+		h.toolboxError(http.StatusUnauthorized, "authentication failed: sandbox %s not found", h.sandboxID)
+		return
+	}
+	if state != "started" {
+		h.toolboxError(http.StatusBadGateway, "sandbox %s is not started (%s)", h.sandboxID, state)
+		return
+	}
+	switch h.op {
+	case OpUserHomeDir, OpWorkDir:
+		h.json(http.StatusOK, map[string]string{"dir": sb.home})
+	case OpUploadFile:
+		s.uploadFile(h, sb)
+	case OpDownloadFile:
+		s.downloadFile(h, sb)
+	case OpCreateFolder:
+		s.createFolder(h, sb)
+	case OpExecute:
+		s.execute(h, sb)
+	case OpCreateSession:
+		s.createSession(h, sb)
+	case OpDeleteSession:
+		s.deleteSession(h, sb)
+	case OpSessionExec:
+		s.sessionExec(h, sb)
+	case OpSessionCommand:
+		s.sessionCommand(h, sb)
+	case OpSessionLogs:
+		s.sessionLogs(h, sb)
+	default:
+		s.violation("%s: the emulator does not implement this toolbox route", h.op)
+		h.toolboxError(http.StatusNotImplemented, "%s is not emulated", h.op)
+	}
+}
+
+// inside resolves a sandbox path; the emulator refuses paths outside the
+// sandbox's own directory, which is what a path built for another machine
+// (a hard-coded /home/daytona) looks like here.
+func inside(sb *sandbox, p string) (string, error) {
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(sb.home, p)
+	}
+	p = filepath.Clean(p)
+	if p != sb.root && !strings.HasPrefix(p, sb.root+string(filepath.Separator)) {
+		return "", fmt.Errorf("path %s is outside the sandbox (home is %s)", p, sb.home)
+	}
+	return p, nil
+}
+
+func (s *Server) uploadFile(h *handlerCtx, sb *sandbox) {
+	dst, err := inside(sb, h.r.URL.Query().Get("path"))
+	if err != nil {
+		h.toolboxError(http.StatusBadRequest, "%v", err)
+		return
+	}
+	f, _, err := h.r.FormFile("file")
+	if err != nil {
+		h.toolboxError(http.StatusBadRequest, "%v", err)
+		return
+	}
+	defer f.Close()
+	if err := os.MkdirAll(filepath.Dir(dst), 0o750); err != nil {
+		h.toolboxError(http.StatusBadRequest, "%v", err)
+		return
+	}
+	out, err := os.Create(dst)
+	if err != nil {
+		h.toolboxError(http.StatusBadRequest, "%v", err)
+		return
+	}
+	_, err = io.Copy(out, f)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		h.toolboxError(http.StatusInternalServerError, "%v", err)
+		return
+	}
+	h.w.WriteHeader(http.StatusOK)
+}
+
+func (s *Server) downloadFile(h *handlerCtx, sb *sandbox) {
+	p, err := inside(sb, h.r.URL.Query().Get("path"))
+	if err != nil {
+		h.toolboxError(http.StatusBadRequest, "%v", err)
+		return
+	}
+	fi, err := os.Stat(p)
+	switch {
+	case os.IsNotExist(err):
+		h.toolboxError(http.StatusNotFound, "file not found: %s", p)
+		return
+	case err != nil:
+		h.toolboxError(http.StatusBadRequest, "%v", err)
+		return
+	case fi.IsDir():
+		h.toolboxError(http.StatusBadRequest, "path is a directory: %s", p)
+		return
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		h.toolboxError(http.StatusBadRequest, "%v", err)
+		return
+	}
+	h.w.Header().Set("Content-Type", "application/octet-stream")
+	h.w.Header().Set("Content-Disposition", "attachment; filename="+strconv.Quote(filepath.Base(p)))
+	h.w.WriteHeader(http.StatusOK)
+	h.w.Write(b)
+}
+
+func (s *Server) createFolder(h *handlerCtx, sb *sandbox) {
+	p, err := inside(sb, h.r.URL.Query().Get("path"))
+	if err != nil {
+		h.toolboxError(http.StatusBadRequest, "%v", err)
+		return
+	}
+	mode, err := strconv.ParseUint(h.r.URL.Query().Get("mode"), 8, 32)
+	if err != nil {
+		h.toolboxError(http.StatusBadRequest, "bad mode: %v", err)
+		return
+	}
+	if err := os.MkdirAll(p, os.FileMode(mode)); err != nil {
+		h.toolboxError(http.StatusBadRequest, "%v", err)
+		return
+	}
+	h.w.WriteHeader(http.StatusCreated)
+}
+
+// execute runs a command to completion (POST /process/execute): combined
+// output, 408 on timeout.
+func (s *Server) execute(h *handlerCtx, sb *sandbox) {
+	var req struct {
+		Command string            `json:"command"`
+		Cwd     string            `json:"cwd"`
+		Envs    map[string]string `json:"envs"`
+		Timeout int               `json:"timeout"`
+	}
+	if err := json.NewDecoder(h.r.Body).Decode(&req); err != nil || strings.TrimSpace(req.Command) == "" {
+		h.toolboxError(http.StatusBadRequest, "command is required")
+		return
+	}
+	cwd := sb.home
+	if req.Cwd != "" {
+		var err error
+		if cwd, err = inside(sb, req.Cwd); err != nil {
+			h.toolboxError(http.StatusBadRequest, "%v", err)
+			return
+		}
+	}
+	for k := range req.Envs {
+		if !envKey(k) {
+			h.toolboxError(http.StatusBadRequest, "invalid environment variable name %q", k)
+			return
+		}
+	}
+	s.mu.Lock()
+	env := s.baseEnv(sb)
+	for k, v := range req.Envs {
+		env[k] = v
+	}
+	p, err := s.startProc(sb, req.Command, cwd, env)
+	s.mu.Unlock()
+	if err != nil {
+		h.toolboxError(http.StatusBadRequest, "%v", err)
+		return
+	}
+	var timeout <-chan time.Time
+	if req.Timeout > 0 {
+		t := time.NewTimer(time.Duration(req.Timeout) * time.Second)
+		defer t.Stop()
+		timeout = t.C
+	}
+	select {
+	case <-p.done:
+	case <-timeout:
+		p.kill()
+		<-p.done
+		h.toolboxError(http.StatusRequestTimeout, "request timeout: command execution timeout")
+		return
+	case <-h.r.Context().Done():
+		// The client gave up; like the daemon, let the command run on.
+		panic(http.ErrAbortHandler)
+	case <-s.closing:
+		panic(http.ErrAbortHandler)
+	}
+	resp := map[string]any{"result": p.output.String()}
+	if c := p.exitCode(); c != nil {
+		resp["exitCode"] = *c
+	} else {
+		resp["exitCode"] = -1
+	}
+	h.json(http.StatusOK, resp)
+}
+
+func (s *Server) createSession(h *handlerCtx, sb *sandbox) {
+	var req struct {
+		SessionID string `json:"sessionId"`
+	}
+	if err := json.NewDecoder(h.r.Body).Decode(&req); err != nil || req.SessionID == "" {
+		h.toolboxError(http.StatusBadRequest, "sessionId is required")
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := sb.sessions[req.SessionID]; ok {
+		h.toolboxError(http.StatusConflict, "session already exists")
+		return
+	}
+	ss := &session{id: req.SessionID, queue: make(chan *sessCmd, 256), stop: make(chan struct{}), cmds: map[string]*sessCmd{}}
+	sb.sessions[ss.id] = ss
+	s.workers.Add(1)
+	go s.runSession(sb, ss)
+	h.w.WriteHeader(http.StatusCreated)
+}
+
+func (s *Server) deleteSession(h *handlerCtx, sb *sandbox) {
+	s.mu.Lock()
+	ss := sb.sessions[h.params["sessionId"]]
+	if ss != nil {
+		delete(sb.sessions, ss.id)
+		ss.close()
+	}
+	s.mu.Unlock()
+	if ss == nil {
+		h.toolboxError(http.StatusNotFound, "session not found")
+		return
+	}
+	h.w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) sessionExec(h *handlerCtx, sb *sandbox) {
+	var req struct {
+		Command  string `json:"command"`
+		RunAsync bool   `json:"runAsync"`
+		Async    bool   `json:"async"`
+	}
+	if err := json.NewDecoder(h.r.Body).Decode(&req); err != nil || strings.TrimSpace(req.Command) == "" {
+		h.toolboxError(http.StatusBadRequest, "command is required")
+		return
+	}
+	s.mu.Lock()
+	ss := sb.sessions[h.params["sessionId"]]
+	var c *sessCmd
+	if ss != nil {
+		s.seq++
+		c = &sessCmd{id: fmt.Sprintf("cmd-%06d", s.seq), command: req.Command, done: make(chan struct{})}
+		ss.cmds[c.id] = c
+	}
+	s.mu.Unlock()
+	if ss == nil {
+		h.toolboxError(http.StatusNotFound, "session not found")
+		return
+	}
+	select {
+	case ss.queue <- c:
+	default:
+		h.toolboxError(http.StatusServiceUnavailable, "session queue is full")
+		return
+	}
+	if req.RunAsync || req.Async {
+		h.json(http.StatusAccepted, map[string]any{"cmdId": c.id})
+		return
+	}
+	select {
+	case <-c.done:
+	case <-h.r.Context().Done():
+		panic(http.ErrAbortHandler)
+	case <-s.closing:
+		panic(http.ErrAbortHandler)
+	}
+	resp := map[string]any{"cmdId": c.id}
+	s.mu.Lock()
+	p := c.p
+	s.mu.Unlock()
+	if p != nil {
+		resp["stdout"], resp["stderr"], resp["output"] = p.stdout.String(), p.stderr.String(), p.output.String()
+		if code := p.exitCode(); code != nil {
+			resp["exitCode"] = *code
+		}
+	}
+	h.json(http.StatusOK, resp)
+}
+
+func (s *Server) findCommand(h *handlerCtx, sb *sandbox) *sessCmd {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ss := sb.sessions[h.params["sessionId"]]
+	if ss == nil {
+		return nil
+	}
+	return ss.cmds[h.params["commandId"]]
+}
+
+func (s *Server) sessionCommand(h *handlerCtx, sb *sandbox) {
+	c := s.findCommand(h, sb)
+	if c == nil {
+		h.toolboxError(http.StatusNotFound, "not found: command not found")
+		return
+	}
+	resp := map[string]any{"id": c.id, "command": c.command}
+	select {
+	case <-c.done:
+		s.mu.Lock()
+		p := c.p
+		s.mu.Unlock()
+		if p != nil {
+			if code := p.exitCode(); code != nil {
+				resp["exitCode"] = *code
+			}
+		}
+	default:
+	}
+	h.json(http.StatusOK, resp)
+}
+
+func (s *Server) sessionLogs(h *handlerCtx, sb *sandbox) {
+	if h.r.URL.Query().Get("follow") == "true" {
+		s.violation("%s: log streaming (WebSocket) is not emulated", h.op)
+		h.toolboxError(http.StatusNotImplemented, "log streaming is not emulated")
+		return
+	}
+	c := s.findCommand(h, sb)
+	if c == nil {
+		h.toolboxError(http.StatusNotFound, "not found: command not found")
+		return
+	}
+	s.mu.Lock()
+	p := c.p
+	s.mu.Unlock()
+	resp := map[string]string{"output": "", "stdout": "", "stderr": ""}
+	if p != nil {
+		resp["output"], resp["stdout"], resp["stderr"] = p.output.String(), p.stdout.String(), p.stderr.String()
+	}
+	h.json(http.StatusOK, resp)
+}
