@@ -27,7 +27,10 @@
 //     notes the failure. It is never silently scored 0.
 //
 // A failed trial scores on_failure (default 0) on every scorer and takes no
-// part in normalisation. The zero Config means DefaultConfig: success
+// part in normalisation. A trial that ended by no fault of the candidate
+// (error kind infra, auth or cancelled: the backend failed or the run was
+// interrupted) is not scored at all (Score nil) and does not count in the
+// success rate; the standing notes it. The zero Config means DefaultConfig: success
 // (weight 1) and runtime (weight 0.2, minmax), so success dominates and
 // speed breaks ties between successful candidates.
 //

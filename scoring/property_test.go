@@ -24,7 +24,7 @@ func randomRun(rng *rand.Rand) (ids []string, res []runner.Result) {
 		}
 		for tr := 1; tr <= trials; tr++ {
 			if rng.IntN(5) == 0 {
-				res = append(res, failed(id, tr, []runner.ErrorKind{runner.ErrTimeout, runner.ErrCandidateFailed}[rng.IntN(2)]))
+				res = append(res, failed(id, tr, []runner.ErrorKind{runner.ErrTimeout, runner.ErrCandidateFailed, runner.ErrInfra}[rng.IntN(3)]))
 				continue
 			}
 			r := ok(id, tr, float64(1+rng.IntN(4))*0.5)

@@ -85,6 +85,11 @@ func Score(cfg Config, candidates []string, results []runner.Result) Outcome {
 	out := Outcome{Results: make([]runner.Result, len(results))}
 	composite := make([]*float64, len(results))
 	for i, r := range results {
+		if notTheCandidates(r) {
+			out.Results[i] = r
+			out.Results[i].Score = nil
+			continue
+		}
 		var sum, wsum float64
 		for j, s := range scorers {
 			if values[j][i].state == stateNone || s.weight == 0 {
@@ -132,6 +137,10 @@ func Score(cfg Config, candidates []string, results []runner.Result) Outcome {
 				t.errors = map[string]int{}
 			}
 			t.errors[kind]++
+		}
+		if notTheCandidates(r) {
+			t.unscored = append(t.unscored, noteHit{trial: r.Trial, msg: string(r.ErrorKind) + ": " + orDefault(r.ErrorMessage, "no message")})
+			continue
 		}
 		if composite[i] != nil {
 			t.scores = append(t.scores, *composite[i])
@@ -190,8 +199,25 @@ func prepare(cfg Config) []prepared {
 	return out
 }
 
+// notTheCandidates reports whether r failed for reasons that say nothing
+// about the candidate: the backend failed (infra, auth) or the run was
+// interrupted (cancelled). Such trials are not scored.
+func notTheCandidates(r runner.Result) bool {
+	if r.Success {
+		return false
+	}
+	switch r.ErrorKind {
+	case runner.ErrInfra, runner.ErrAuth, runner.ErrCancelled:
+		return true
+	}
+	return false
+}
+
 // value is what the scorer makes of one trial before normalisation.
 func (s prepared) value(r runner.Result) trialValue {
+	if notTheCandidates(r) {
+		return trialValue{state: stateNone}
+	}
 	if !r.Success {
 		return trialValue{state: stateFixed, v: s.fail}
 	}
@@ -351,6 +377,7 @@ type tally struct {
 	notes             [][]noteHit
 	clamped           []int
 	judgeErrors       int
+	unscored          []noteHit // infra, auth, cancelled
 
 	sum summary
 	st  Standing
@@ -368,7 +395,7 @@ func (t *tally) finish(scorers []prepared) {
 		ScoreStddev:          t.sum.sd,
 		ScoreCI95:            meanCI95(t.sum),
 		Successes:            t.successes,
-		SuccessCI95:          wilson95(t.successes, t.trials),
+		SuccessCI95:          wilson95(t.successes, t.trials-len(t.unscored)),
 		RuntimeMeanSeconds:   rt.mean,
 		RuntimeStddevSeconds: rt.sd,
 		RuntimeMedianSeconds: median(t.runtimes),
@@ -377,8 +404,8 @@ func (t *tally) finish(scorers []prepared) {
 		Errors:               t.errors,
 		JudgeErrors:          t.judgeErrors,
 	}
-	if t.trials > 0 {
-		st.SuccessRate = float64(t.successes) / float64(t.trials)
+	if ran := t.trials - len(t.unscored); ran > 0 {
+		st.SuccessRate = float64(t.successes) / float64(ran)
 	}
 	for j, s := range scorers {
 		if len(t.perScorer[j]) > 0 {
@@ -395,6 +422,11 @@ func (t *tally) finish(scorers []prepared) {
 				s.name, n, t.trials))
 		}
 	}
+	if len(t.unscored) > 0 {
+		first := firstHit(t.unscored)
+		st.Notes = append(st.Notes, fmt.Sprintf("%d of %d trials not scored: they ended by no fault of the candidate (trial %d: %s)",
+			len(t.unscored), t.trials, first.trial, first.msg))
+	}
 	if t.trials == 0 {
 		st.Notes = append(st.Notes, "no results")
 	} else if t.sum.n == 0 {
@@ -409,12 +441,7 @@ func noteFor(s prepared, hits []noteHit, trials int) string {
 	if len(hits) == 0 {
 		return ""
 	}
-	first := hits[0]
-	for _, h := range hits {
-		if h.trial < first.trial || (h.trial == first.trial && h.msg < first.msg) {
-			first = h
-		}
-	}
+	first := firstHit(hits)
 	switch s.Type {
 	case TypeJudge:
 		return fmt.Sprintf("%s: %d of %d trials not judged, scored without it (trial %d: %s)",
@@ -425,6 +452,18 @@ func noteFor(s prepared, hits []noteHit, trials int) string {
 	}
 	return fmt.Sprintf("%s: %d of %d trials scored without it (trial %d: %s)",
 		s.name, len(hits), trials, first.trial, first.msg)
+}
+
+// firstHit is the hit of the lowest-numbered trial (then the least message),
+// whatever the order of the results.
+func firstHit(hits []noteHit) noteHit {
+	first := hits[0]
+	for _, h := range hits {
+		if h.trial < first.trial || (h.trial == first.trial && h.msg < first.msg) {
+			first = h
+		}
+	}
+	return first
 }
 
 func trimFloat(f float64) string { return strconv.FormatFloat(f, 'g', 4, 64) }

@@ -451,3 +451,31 @@ func BenchmarkScore(b *testing.B) {
 		Score(cfg, ids, res)
 	}
 }
+
+func TestInfraAndCancelledTrialsAreNotScored(t *testing.T) {
+	res := []runner.Result{
+		ok("a", 1, 1), failed("a", 2, runner.ErrInfra), failed("a", 3, runner.ErrCancelled),
+		ok("b", 1, 1), failed("b", 2, runner.ErrTimeout),
+	}
+	o := Score(Config{}, nil, res)
+	mustJSON(t, o)
+	if o.Results[1].Score != nil || o.Results[2].Score != nil || o.Results[4].Score == nil {
+		t.Errorf("scores: %v", scoresOf(o))
+	}
+	a, b := standing(t, o, "a"), standing(t, o, "b")
+	if a.Trials != 3 || a.ScoredTrials != 1 || a.SuccessRate != 1 || a.Score != 1 || a.Errors["infra"] != 1 || a.Errors["cancelled"] != 1 {
+		t.Errorf("a = %+v", a)
+	}
+	want := "2 of 3 trials not scored: they ended by no fault of the candidate (trial 2: infra: boom)"
+	if len(a.Notes) != 1 || a.Notes[0] != want {
+		t.Errorf("notes = %q\nwant %q", a.Notes, want)
+	}
+	if b.SuccessRate != 0.5 || b.Score != 0.5 {
+		t.Errorf("b = %+v", b)
+	}
+	// One scored trial against two (1 and 0): far too little to tell.
+	if o.Winner != nil || o.Comparison.Method != "t-borrowed-variance" ||
+		o.WinnerLine != "no clear winner: a and b overlap (1.00 vs 0.50 ± 6.35, p = 0.67)" {
+		t.Errorf("winner = %v (%s), comparison %+v", o.Winner, o.WinnerLine, o.Comparison)
+	}
+}

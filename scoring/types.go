@@ -19,8 +19,10 @@ type Standing struct {
 	// It is not clamped to [0, 1]. With fewer than two scored trials there is
 	// no interval and it collapses to [Score, Score].
 	ScoreCI95 [2]float64 `json:"score_ci95"`
-	// SuccessRate is Successes / Trials; SuccessCI95 its 95% Wilson score
-	// interval ([0, 1] when there are no trials).
+	// SuccessRate is Successes over the trials that ran to an end (all but
+	// infra, auth and cancelled ones, which say nothing about the
+	// candidate); SuccessCI95 is its 95% Wilson score interval ([0, 1] when
+	// there are no such trials).
 	SuccessRate float64    `json:"success_rate"`
 	SuccessCI95 [2]float64 `json:"success_ci95"`
 	Successes   int        `json:"successes"`
@@ -30,8 +32,8 @@ type Standing struct {
 	RuntimeStddevSeconds float64 `json:"runtime_stddev_seconds"`
 	RuntimeMedianSeconds float64 `json:"runtime_median_seconds"`
 	// Trials is how many results the candidate has; ScoredTrials how many of
-	// them got a composite score (a trial whose only weighted scorers are
-	// judges that all failed gets none).
+	// them got a composite score (not infra, auth or cancelled trials, nor a
+	// trial whose only weighted scorers are judges that all failed).
 	Trials       int `json:"trials"`
 	ScoredTrials int `json:"scored_trials"`
 	// Errors counts failed trials by error kind, e.g. {"timeout": 1}.
