@@ -59,7 +59,8 @@ const (
 // group, which gets SIGTERM at its timeout, SIGKILL 2s later, and SIGKILL
 // once the judge has exited (no stragglers). Any failure — cannot start,
 // non-zero exit, timeout, cancellation, garbage, a score outside [0, 1] or
-// not finite — is returned in JudgeResult.Error with a nil Score.
+// not finite — is returned in JudgeResult.Error with a nil Score. Output
+// beyond 64 KiB per stream is dropped.
 func RunJudges(ctx context.Context, cfg Config, in JudgeInput) []runner.JudgeResult {
 	var out []runner.JudgeResult
 	for _, s := range cfg.effective().Scorers {
