@@ -1,0 +1,167 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/forge-run/forge/runner"
+)
+
+// Exit codes (CONTRACTS §2).
+const (
+	ExitOK          = 0
+	ExitGateFailed  = 1
+	ExitUsage       = 2
+	ExitInfra       = 3
+	ExitInterrupted = 130
+)
+
+// Version is forge's version, set at build time with
+// -ldflags "-X github.com/forge-run/forge/cli.Version=v1.2.3".
+var Version = "dev"
+
+// Env is what a command may use of the process it runs in. Tests fill it in.
+type Env struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	Getenv         func(string) string
+	// StdoutTTY and StderrTTY say whether those are terminals.
+	StdoutTTY, StderrTTY bool
+	// Signals delivers SIGINT/SIGTERM; nil means none arrive.
+	Signals <-chan os.Signal
+	// StopSignals restores the default signal behaviour, so a second Ctrl-C
+	// ends forge at once.
+	StopSignals func()
+}
+
+// Main runs forge with the process's arguments and environment and returns
+// the exit code.
+func Main() int {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	env := Env{
+		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv,
+		StdoutTTY: isTerminal(os.Stdout), StderrTTY: isTerminal(os.Stderr),
+		Signals: sigs, StopSignals: func() { signal.Reset(os.Interrupt, syscall.SIGTERM) },
+	}
+	return Run(context.Background(), os.Args[1:], env)
+}
+
+// exitError carries an exit code chosen where the error was understood.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func withCode(code int, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &exitError{code: code, err: err}
+}
+
+// errInterrupted reports a run stopped by a signal; its message was printed.
+var errInterrupted = errors.New("interrupted")
+
+// errSilent carries an exit code whose explanation was already printed.
+type errSilent struct{ code int }
+
+func (e errSilent) Error() string { return fmt.Sprintf("exit %d", e.code) }
+
+// Run executes the command line args and returns the exit code. All output
+// goes to env's writers.
+func Run(ctx context.Context, args []string, env Env) int {
+	if env.Getenv == nil {
+		env.Getenv = func(string) string { return "" }
+	}
+	if env.Stdout == nil {
+		env.Stdout = io.Discard
+	}
+	if env.Stderr == nil {
+		env.Stderr = io.Discard
+	}
+	root := newRootCmd(&env)
+	root.SetArgs(args)
+	root.SetOut(env.Stdout)
+	root.SetErr(env.Stderr)
+	if env.Stdin != nil {
+		root.SetIn(env.Stdin)
+	}
+	err := root.ExecuteContext(ctx)
+	code := exitCode(err)
+	var silent errSilent
+	if err != nil && !errors.Is(err, errInterrupted) && !errors.As(err, &silent) {
+		fmt.Fprintln(env.Stderr, "forge: "+err.Error())
+		if code == ExitUsage && isFlagError(err) {
+			fmt.Fprintln(env.Stderr, "Run 'forge --help' for usage.")
+		}
+	}
+	return code
+}
+
+// exitCode maps an error to forge's exit code; this is the only place that
+// does.
+func exitCode(err error) int {
+	var ee *exitError
+	var silent errSilent
+	var unusable *runner.UnusableError
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.As(err, &silent):
+		return silent.code
+	case errors.Is(err, errInterrupted):
+		return ExitInterrupted
+	case errors.As(err, &unusable):
+		return ExitInfra
+	case errors.As(err, &ee):
+		return ee.code
+	}
+	return ExitUsage // cobra's own errors: unknown command or flag, bad value
+}
+
+type flagError struct{ error }
+
+func isFlagError(err error) bool {
+	var fe flagError
+	return errors.As(err, &fe)
+}
+
+func newRootCmd(env *Env) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "forge",
+		Short: "Run a tournament between candidate programs and pick the best",
+		Long: `forge runs every candidate of a manifest (forge.yaml) in its own sandbox, in
+parallel (a Daytona cloud sandbox with --daytona, a local process otherwise),
+scores the results, ranks the candidates and reports the standings.`,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Version:       Version,
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError{err} })
+	root.CompletionOptions.DisableDefaultCmd = true
+	root.AddCommand(newRunCmd(env), newValidateCmd(env), newVersionCmd(env))
+	return root
+}
+
+func newVersionCmd(env *Env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print forge's version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			fmt.Fprintln(env.Stdout, "forge "+Version)
+			return nil
+		},
+	}
+}

@@ -1,0 +1,183 @@
+package cli_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/forge-run/forge/cli"
+	"github.com/forge-run/forge/runner/local/localtest"
+)
+
+// TestMain makes the test binary double as the forge command, so scripts
+// run `exec forge ...` as a real process (signals, exit codes, stdout).
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"forge": func() { os.Exit(cli.Main()) },
+	})
+}
+
+// TestScripts plays the sessions in testdata/script/*.txtar.
+func TestScripts(t *testing.T) {
+	repo, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/script",
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("REPO", repo)
+			// A fake secret: it must never reach a candidate, a log or a report.
+			env.Setenv("DAYTONA_API_KEY", "dtn_canary_0123456789")
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"exitcode":    cmdExitcode,
+			"json":        cmdJSON,
+			"sample":      cmdSample,
+			"nosurvivors": cmdNoSurvivors,
+		},
+	})
+}
+
+// cmdExitcode runs a command and checks its exact exit code:
+// exitcode 2 forge validate -f bad.yaml
+func cmdExitcode(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exitcode N command [args...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("exitcode: %v", err)
+	}
+	cmd := exec.Command(args[1], args[2:]...)
+	cmd.Dir = ts.MkAbs(".")
+	cmd.Env = scriptEnv(ts)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	fmt.Fprint(ts.Stdout(), stdout.String())
+	fmt.Fprint(ts.Stderr(), stderr.String())
+	got := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		got = ee.ExitCode()
+	} else if err != nil {
+		ts.Fatalf("exitcode: %v", err)
+	}
+	if got != want {
+		ts.Fatalf("%s exited %d, want %d\nstderr:\n%s", strings.Join(args[1:], " "), got, want, stderr.String())
+	}
+}
+
+func scriptEnv(ts *testscript.TestScript) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if v := ts.Getenv(k); v != "" || k == "PATH" {
+			env = append(env, k+"="+v)
+		}
+	}
+	for _, k := range []string{"HOME", "WORK", "TMPDIR", "REPO", "PWD", "NO_COLOR", "GITHUB_STEP_SUMMARY",
+		"DAYTONA_API_KEY", "DAYTONA_API_URL", "DAYTONA_BASE_URL", "DAYTONA_TARGET"} {
+		env = append(env, k+"="+ts.Getenv(k))
+	}
+	return env
+}
+
+// cmdJSON checks a value in a JSON file by a dotted path with [i] indexes:
+// json artifacts/r1/results.json results[0].error_kind timeout
+// The value is compared as JSON text when it is not a string ("null", "true",
+// "0"); 'json FILE PATH' alone only checks the path exists, and `! json`
+// checks the value differs.
+func cmdJSON(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 2 || len(args) > 3 {
+		ts.Fatalf("usage: json FILE PATH [VALUE]")
+	}
+	var v any
+	if err := json.Unmarshal([]byte(ts.ReadFile(args[0])), &v); err != nil {
+		ts.Fatalf("%s is not valid JSON: %v", args[0], err)
+	}
+	got, ok := lookup(v, args[1])
+	if !ok {
+		if neg && len(args) == 2 {
+			return
+		}
+		ts.Fatalf("%s: no %s", args[0], args[1])
+	}
+	if len(args) == 2 {
+		if neg {
+			ts.Fatalf("%s: %s exists", args[0], args[1])
+		}
+		return
+	}
+	text := ""
+	if s, isStr := got.(string); isStr {
+		text = s
+	} else {
+		jb, _ := json.Marshal(got)
+		text = string(jb)
+	}
+	if (text == args[2]) == neg {
+		ts.Fatalf("%s: %s = %q, want %s%q", args[0], args[1], text, map[bool]string{true: "not ", false: ""}[neg], args[2])
+	}
+}
+
+func lookup(v any, path string) (any, bool) {
+	for _, part := range strings.FieldsFunc(path, func(r rune) bool { return r == '.' || r == '[' }) {
+		if strings.HasSuffix(part, "]") {
+			i, err := strconv.Atoi(strings.TrimSuffix(part, "]"))
+			arr, ok := v.([]any)
+			if err != nil || !ok || i < 0 || i >= len(arr) {
+				return nil, false
+			}
+			v = arr[i]
+			continue
+		}
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if v, ok = obj[part]; !ok {
+			return nil, false
+		}
+	}
+	return v, true
+}
+
+// cmdSample copies the repository's sample tournament (forge.yaml and
+// candidates/) into the script's working directory.
+func cmdSample(ts *testscript.TestScript, neg bool, args []string) {
+	repo := ts.Getenv("REPO")
+	ts.Check(os.CopyFS(ts.MkAbs("candidates"), os.DirFS(filepath.Join(repo, "candidates"))))
+	b, err := os.ReadFile(filepath.Join(repo, "forge.yaml"))
+	ts.Check(err)
+	ts.Check(os.WriteFile(ts.MkAbs("forge.yaml"), b, 0o644))
+}
+
+// cmdNoSurvivors fails when any process of the run is still alive:
+// nosurvivors RUN_ID
+func cmdNoSurvivors(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: nosurvivors RUN_ID")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		pids := localtest.Survivors(args[0])
+		if len(pids) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("processes of run %s still alive: %v", args[0], pids)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -1,0 +1,305 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/report"
+	"github.com/forge-run/forge/runner"
+	"github.com/forge-run/forge/runner/local"
+)
+
+// runOptions are `forge run`'s flags.
+type runOptions struct {
+	manifest    string
+	daytona     bool
+	local       bool
+	noFallback  bool
+	concurrency int
+	trials      int
+	timeout     time.Duration
+	out         string
+	runID       string
+	only        []string
+	format      string
+	reports     []string
+	failUnder   float64
+	quiet       bool
+	verbose     bool
+}
+
+// Validate checks the flags against each other before anything starts.
+func (o *runOptions) Validate() error {
+	switch {
+	case o.daytona && o.local:
+		return flagError{errors.New("--daytona and --local exclude each other")}
+	case o.noFallback && !o.daytona:
+		return flagError{errors.New("--no-fallback only makes sense with --daytona")}
+	case o.concurrency < 0:
+		return flagError{fmt.Errorf("--concurrency %d: must be at least 1", o.concurrency)}
+	case o.trials < 0:
+		return flagError{fmt.Errorf("--trials %d: must be at least 1", o.trials)}
+	case o.timeout < 0:
+		return flagError{fmt.Errorf("--timeout %s: must be positive", o.timeout)}
+	case o.runID != "" && !forge.ValidID(o.runID):
+		return flagError{fmt.Errorf("--run-id %q: use letters, digits, '_', '.' and '-' only", o.runID)}
+	case o.quiet && o.verbose:
+		return flagError{errors.New("--quiet and --verbose exclude each other")}
+	case o.failUnder < 0 || o.failUnder > 1:
+		return flagError{fmt.Errorf("--fail-under %g: must be between 0 and 1", o.failUnder)}
+	}
+	if _, err := report.ParseFormat(o.format); err != nil {
+		return flagError{fmt.Errorf("--format: %w", err)}
+	}
+	for _, r := range o.reports {
+		if _, err := report.FormatFromPath(r); err != nil {
+			return flagError{fmt.Errorf("--report %s: %w", r, err)}
+		}
+	}
+	return nil
+}
+
+func newRunCmd(env *Env) *cobra.Command {
+	o := &runOptions{}
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Play the tournament a manifest describes",
+		Long: `Run every candidate of the manifest (× trials) in its own sandbox, score and
+rank them, print the standings on stdout and write results under
+<out>/<run-id>/. Progress goes to stderr.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return runTournament(cmd.Context(), env, o, cmd.Flags().Changed("fail-under"))
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.manifest, "file", "f", "forge.yaml", "the manifest to play")
+	f.BoolVar(&o.daytona, "daytona", false, "run candidates in Daytona sandboxes (needs DAYTONA_API_KEY)")
+	f.BoolVar(&o.local, "local", false, "run candidates as local processes (the default)")
+	f.BoolVar(&o.noFallback, "no-fallback", false, "with --daytona: fail (exit 3) instead of running locally when no API key is usable")
+	f.IntVar(&o.concurrency, "concurrency", 0, "jobs run at once (default: manifest, else 8)")
+	f.IntVar(&o.trials, "trials", 0, "runs of each candidate (default: manifest, else 1)")
+	f.DurationVar(&o.timeout, "timeout", 0, "per-candidate execution timeout, e.g. 90s (default: manifest, else 60s)")
+	f.StringVar(&o.out, "out", "artifacts", "output root; the run writes to <out>/<run-id>/")
+	f.StringVar(&o.runID, "run-id", "", "the run's id (default: <date>-<time>-<random>)")
+	f.StringSliceVar(&o.only, "only", nil, "run only these candidate ids (comma separated)")
+	f.StringVar(&o.format, "format", "table", "stdout report: table, json, markdown, junit, csv or html")
+	f.StringArrayVar(&o.reports, "report", nil, "also write a report to `FILE` (format from .json .md .xml .csv .html); repeatable")
+	f.Float64Var(&o.failUnder, "fail-under", 0, "exit 1 when the winner's score is below this (0..1), or there is no winner")
+	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
+	f.BoolVarP(&o.verbose, "verbose", "v", false, "progress includes every phase of every job")
+	return cmd
+}
+
+func runTournament(ctx context.Context, env *Env, o *runOptions, failUnderSet bool) error {
+	m, err := forge.Load(o.manifest)
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
+	plan, err := m.Plan(forge.Overrides{Concurrency: o.concurrency, Trials: o.trials, Timeout: o.timeout, Only: o.only})
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
+	now := time.Now
+	runID := o.runID
+	if runID == "" {
+		runID = forge.NewRunID(now())
+	}
+	if _, err := os.Stat(filepath.Join(o.out, runID, "results.json")); err == nil {
+		return withCode(ExitUsage, fmt.Errorf("--run-id %s: %s already exists", runID, filepath.Join(o.out, runID)))
+	}
+
+	be, err := chooseBackend(ctx, env, o, m, plan, runID)
+	if err != nil {
+		return err
+	}
+	defer be.close() //nolint:errcheck // closed again below, where errors are reported
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	interrupted := watchSignals(ctx, env, cancel)
+
+	progress := newProgress(env.Stderr, o.quiet, o.verbose)
+	progress.header(m, plan, be.name)
+	rec, runErr := forge.Run(ctx, forge.Options{
+		Manifest: m,
+		Plan:     plan,
+		Runner:   be.runner,
+		Backend:  be.name,
+		OutRoot:  o.out,
+		RunID:    runID,
+		Events:   progress.event,
+		Score:    scoreRecord(m, plan),
+		Judge:    judgeResult(m),
+		Now:      now,
+	})
+	if cerr := be.close(); cerr != nil {
+		fmt.Fprintln(env.Stderr, "forge: cleanup: "+cerr.Error())
+	}
+	if rec != nil {
+		rec.UndeletedSandboxes = append(rec.UndeletedSandboxes, be.undeleted()...)
+		if len(be.undeleted()) > 0 {
+			if b, err := forge.MarshalRecord(rec); err == nil {
+				_ = os.WriteFile(filepath.Join(o.out, runID, "results.json"), b, 0o644)
+			}
+		}
+	}
+	if rec == nil {
+		return withCode(ExitInfra, runErr)
+	}
+	if err := writeReports(env, o, rec, now); err != nil && runErr == nil {
+		runErr = withCode(ExitInfra, err)
+	}
+	progress.footer(filepath.Join(o.out, runID))
+
+	switch {
+	case interrupted.Load():
+		fmt.Fprintf(env.Stderr, "forge: interrupted; partial results in %s\n", filepath.Join(o.out, runID, "results.json"))
+		return errInterrupted
+	case runErr != nil:
+		var unusable *runner.UnusableError
+		if errors.As(runErr, &unusable) {
+			return fmt.Errorf("%w; everything started has been cleaned up, partial results in %s", runErr,
+				filepath.Join(o.out, runID, "results.json"))
+		}
+		return withCode(ExitInfra, runErr)
+	}
+	if failed := checkGates(m, rec, o.failUnder, failUnderSet); len(failed) > 0 {
+		for _, f := range failed {
+			fmt.Fprintln(env.Stderr, "forge: gate failed: "+f)
+		}
+		return errSilent{code: ExitGateFailed}
+	}
+	return nil
+}
+
+// writeReports prints the --format report on stdout and writes each
+// --report file.
+func writeReports(env *Env, o *runOptions, rec *forge.Record, now func() time.Time) error {
+	f, _ := report.ParseFormat(o.format) // validated
+	color := env.StdoutTTY && env.Getenv("NO_COLOR") == "" && env.Getenv("TERM") != "dumb"
+	if err := report.Write(f, env.Stdout, rec, report.Options{TTY: env.StdoutTTY, Color: color, Now: now}); err != nil {
+		return fmt.Errorf("print %s report: %w", f, err)
+	}
+	var errs []error
+	for _, path := range o.reports {
+		rf, _ := report.FormatFromPath(path)
+		if err := writeReportFile(path, rf, rec, now); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if summary := env.Getenv("GITHUB_STEP_SUMMARY"); summary != "" {
+		if err := appendReport(summary, report.FormatMarkdown, rec, now); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func writeReportFile(path string, f report.Format, rec *forge.Record, now func() time.Time) error {
+	if dir := filepath.Dir(path); dir != "." {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("--report %s: %w", path, err)
+		}
+	}
+	var b strings.Builder
+	if err := report.Write(f, &b, rec, report.Options{Now: now}); err != nil {
+		return fmt.Errorf("--report %s: %w", path, err)
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(b.String()), 0o644); err != nil {
+		return fmt.Errorf("--report %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("--report %s: %w", path, err)
+	}
+	return nil
+}
+
+func appendReport(path string, f report.Format, rec *forge.Record, now func() time.Time) error {
+	fh, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("GITHUB_STEP_SUMMARY: %w", err)
+	}
+	werr := report.Write(f, fh, rec, report.Options{Now: now})
+	return errors.Join(werr, fh.Close())
+}
+
+// watchSignals cancels the run on the first SIGINT/SIGTERM and restores the
+// default behaviour, so a second one ends forge at once. The returned flag
+// is set (before cancel is called) when a signal arrived.
+func watchSignals(ctx context.Context, env *Env, cancel context.CancelFunc) *atomic.Bool {
+	interrupted := new(atomic.Bool)
+	if env.Signals == nil {
+		return interrupted
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		select {
+		case sig := <-env.Signals:
+			interrupted.Store(true)
+			fmt.Fprintf(env.Stderr, "forge: %s: stopping jobs and cleaning up (again to quit at once)\n", sig)
+			if env.StopSignals != nil {
+				env.StopSignals()
+			}
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return interrupted
+}
+
+// backend is the runner a run uses, and how to release it.
+type backend struct {
+	name      string
+	runner    runner.Runner
+	close     func() error
+	undeleted func() []string
+}
+
+// chooseBackend picks local or Daytona per CONTRACTS §1.
+func chooseBackend(ctx context.Context, env *Env, o *runOptions, m *forge.Manifest, plan *forge.Plan, runID string) (*backend, error) {
+	if o.daytona {
+		be, err := daytonaBackend(ctx, env, o, m, plan, runID)
+		if be != nil || err != nil {
+			return be, err
+		}
+	}
+	lr, err := local.New(local.Options{Getenv: env.Getenv})
+	if err != nil {
+		return nil, withCode(ExitInfra, fmt.Errorf("local backend: %w", err))
+	}
+	return newBackend("local", lr, nil, nil), nil
+}
+
+// newBackend wraps a runner; closeFn runs once however often close is called.
+func newBackend(name string, r runner.Runner, closeFn func() error, undeleted func() []string) *backend {
+	var once sync.Once
+	var cerr error
+	if undeleted == nil {
+		undeleted = func() []string { return nil }
+	}
+	return &backend{name: name, runner: r, undeleted: undeleted, close: func() error {
+		once.Do(func() {
+			if closeFn != nil {
+				cerr = closeFn()
+			}
+		})
+		return cerr
+	}}
+}
