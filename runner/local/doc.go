@@ -1,0 +1,67 @@
+// Package local is the local backend: it runs each job as processes on this
+// machine, in a fresh working directory, and makes sure nothing a job starts
+// outlives it.
+//
+// It owns the working directory's life (copy the job's files in with their
+// executable bit, read the artifact and the FORGE_RESULT file back without
+// following symlinks or leaving the directory, remove it even when the
+// candidate made it read-only), the candidate's exact environment (PATH and
+// LANG from forge, HOME the working directory, TMPDIR its tmp/,
+// PYTHONUNBUFFERED=1, the manifest's env and the FORGE_* variables; nothing
+// else of forge's, so no DAYTONA_* and no secrets), the process lifecycle
+// (argv never through a shell, stdout and stderr drained into capped buffers
+// so memory stays flat whatever a candidate prints, SIGTERM then SIGKILL on
+// timeout or cancellation) and the containment described below. It must not
+// know about manifests, scoring or reports; success and the error kind are
+// decided by runner.Result.Settle, the same as for every backend.
+//
+// # Containment
+//
+// A job's setup commands and its candidate share one box; every process
+// they start, however it detaches, is in it. When the candidate exits (or
+// times out, or the run is cancelled) the whole box is ended before the
+// artifact is read, and Run returns only after that. New picks the strongest
+// tier the machine allows; Options.Containment can name one.
+//
+//   - pidns (Linux, needs CAP_SYS_ADMIN, e.g. root): each job gets its own
+//     PID namespace whose init is a tiny /bin/sh that only waits for forge to
+//     close its stdin. The setup commands and the candidate are started in
+//     that namespace (setns on a locked thread, restored afterwards), as
+//     ordinary children of forge, so they get normal signal semantics. On
+//     timeout or cancel every process of the namespace gets SIGTERM; after
+//     KillGrace the init gets SIGKILL, upon which the kernel kills every
+//     process in the namespace, double-forked setsid daemons included, and
+//     the init is reaped only once they are all gone. If forge itself dies,
+//     the init reads EOF and exits, which ends the namespace just the same.
+//     Guarantee: nothing started by the job survives Run, nor forge.
+//   - cgroup (Linux with a writable cgroup v2 that has cgroup.kill, kernel
+//     5.14+): each job gets its own cgroup; processes are started directly
+//     into it (clone3 CLONE_INTO_CGROUP), so none can escape before it is
+//     placed. SIGTERM goes to every process listed in cgroup.procs; then
+//     cgroup.kill, and Run waits until the cgroup is empty. Guarantee:
+//     nothing started by the job survives Run; if forge is killed the job's
+//     processes are not (the cgroup stays until removed).
+//   - pgroup (any Unix): each process is started in its own process group,
+//     which gets the signals. On Linux forge also scans /proc for processes
+//     whose environment carries the job's FORGE_RUN_ID, FORGE_CANDIDATE_ID
+//     and FORGE_TRIAL and kills those, until none is left. Best effort: a
+//     process that leaves its group (setsid) and replaces its environment
+//     (exec with a new env) escapes; elsewhere than Linux, any process that
+//     leaves its group escapes. forge does not become a child subreaper
+//     (PR_SET_CHILD_SUBREAPER is process-wide and would make forge reap
+//     orphans other packages' os/exec calls do not expect); the environment
+//     sweep finds those orphans instead.
+//   - process (platforms without process groups, e.g. Windows): only the
+//     processes forge started itself are signalled and killed.
+//
+// Fork bombs: with pidns and cgroup, where a pids cgroup is writable (v2
+// with the pids controller, else the v1 pids hierarchy, the setns thread
+// being placed in it before it starts the job's processes) each job may hold
+// at most Options.MaxProcs tasks; forks beyond that fail with EAGAIN.
+// Without one (and always with pgroup and process) there is no such cap.
+// Runner.Describe says which tier and cap this machine got.
+//
+// None of this is a security sandbox: candidates run as forge's user and see
+// its file system and other processes. It is about lifetime: a job ends
+// completely.
+package local

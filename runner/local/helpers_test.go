@@ -1,0 +1,199 @@
+//go:build linux
+
+package local
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/forge-run/forge/runner"
+	"github.com/forge-run/forge/runner/local/localtest"
+)
+
+// runDeadline fails a test whose Run does not return: Run must never hang.
+const runDeadline = 90 * time.Second
+
+// python is the real interpreter behind python3 (not a pyenv shim, which
+// would add its own variables to the candidate's environment and slow every
+// start).
+var python = sync.OnceValues(func() (string, error) {
+	out, err := exec.Command("python3", "-c", "import sys; print(sys.executable)").Output()
+	if err != nil {
+		return "", fmt.Errorf("python3 is needed for these tests: %w", err)
+	}
+	return strings.TrimSpace(string(out)), nil
+})
+
+func pythonPath(t *testing.T) string {
+	t.Helper()
+	p, err := python()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+var runSeq atomic.Int64
+
+// newRunID is unique per call so that localtest.Survivors looks only at
+// this test's processes.
+func newRunID(t *testing.T) string {
+	name := strings.NewReplacer("/", "_", " ", "_").Replace(t.Name())
+	return fmt.Sprintf("test-%s-%d-%d", name, os.Getpid(), runSeq.Add(1))
+}
+
+// newRunner makes a Runner whose working directories go to a fresh
+// t.TempDir().
+func newRunner(t *testing.T, opts Options) *Runner {
+	t.Helper()
+	if opts.TempDir == "" {
+		opts.TempDir = t.TempDir()
+	}
+	r, err := New(opts)
+	if err != nil {
+		t.Fatalf("New(%+v): %v", opts, err)
+	}
+	return r
+}
+
+// tierRunner makes a Runner with the named containment, or skips when this
+// machine does not allow it.
+func tierRunner(t *testing.T, tier Containment, opts Options) *Runner {
+	t.Helper()
+	opts.Containment = tier
+	opts.TempDir = t.TempDir()
+	r, err := New(opts)
+	if err != nil {
+		t.Skipf("containment %s is not available here: %v", tier, err)
+	}
+	return r
+}
+
+// pyJob is a job whose candidate is the Python script src.
+func pyJob(t *testing.T, id, src string) runner.Job {
+	t.Helper()
+	dir := t.TempDir()
+	script := filepath.Join(dir, id+".py")
+	if err := os.WriteFile(script, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return runner.Job{
+		RunID:       newRunID(t),
+		CandidateID: id,
+		Trial:       1,
+		Objective:   "Generate weekly AI events",
+		Command:     []string{pythonPath(t), id + ".py"},
+		Files:       []runner.File{{Src: script, Dst: id + ".py"}},
+		Timeout:     60 * time.Second,
+	}
+}
+
+// run calls r.Run and fails the test if it does not return in time.
+func run(t *testing.T, ctx context.Context, r *Runner, job runner.Job) (runner.Result, error) {
+	t.Helper()
+	type out struct {
+		res runner.Result
+		err error
+	}
+	c := make(chan out, 1)
+	go func() {
+		res, err := r.Run(ctx, job)
+		c <- out{res, err}
+	}()
+	select {
+	case o := <-c:
+		return o.res, o.err
+	case <-time.After(runDeadline):
+		t.Fatalf("Run of %s did not return within %s", job.Name(), runDeadline)
+		return runner.Result{}, nil
+	}
+}
+
+// mustRun runs job and fails the test if Run returns an error.
+func mustRun(t *testing.T, r *Runner, job runner.Job) runner.Result {
+	t.Helper()
+	res, err := run(t, context.Background(), r, job)
+	if err != nil {
+		t.Fatalf("Run(%s) returned error %v; result %+v", job.Name(), err, res)
+	}
+	return res
+}
+
+func assertNoSurvivors(t *testing.T, runID string) {
+	t.Helper()
+	if pids := localtest.Survivors(runID); len(pids) != 0 {
+		t.Errorf("processes of run %s still alive after Run returned: %v", runID, pids)
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGKILL) // do not leave them to the next test
+		}
+	}
+}
+
+func assertKind(t *testing.T, res runner.Result, kind runner.ErrorKind) {
+	t.Helper()
+	if res.ErrorKind != kind || res.Success != (kind == runner.ErrNone) {
+		t.Fatalf("error kind %q (success %v, message %q), want %q\nstdout: %.500s\nstderr: %.2000s",
+			res.ErrorKind, res.Success, res.ErrorMessage, kind, res.Output, res.Stderr)
+	}
+}
+
+// mkfifo makes a named pipe in a fresh temp dir.
+func mkfifo(t *testing.T, name string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := syscall.Mkfifo(p, 0o600); err != nil {
+		t.Fatalf("mkfifo %s: %v", p, err)
+	}
+	return p
+}
+
+// readyFifo makes a named pipe that a candidate writes lines to, opened for
+// reading (O_RDWR, so it never reads EOF before the candidate opens it).
+func readyFifo(t *testing.T) (string, *bufio.Reader, *os.File) {
+	t.Helper()
+	p := mkfifo(t, "ready.fifo")
+	f, err := os.OpenFile(p, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return p, bufio.NewReader(f), f
+}
+
+// waitLine reads one line from a fifo opened by readyFifo, failing the test
+// when none comes within d.
+func waitLine(t *testing.T, f *os.File, br *bufio.Reader, d time.Duration) string {
+	t.Helper()
+	if err := f.SetReadDeadline(time.Now().Add(d)); err != nil {
+		t.Fatal(err)
+	}
+	line, err := br.ReadString('\n')
+	if err != nil {
+		t.Fatalf("waiting for the candidate's line: %v (got %q)", err, line)
+	}
+	return strings.TrimSpace(line)
+}
+
+// leftovers lists what Run left in dir (working directories must go).
+func leftovers(t *testing.T, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	return names
+}

@@ -1,0 +1,386 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/forge-run/forge/runner"
+)
+
+// Defaults of Options.
+const (
+	DefaultKillGrace = 2 * time.Second
+	// DefaultMaxProcs caps the tasks (processes and threads) of one job
+	// where a pids cgroup is available.
+	DefaultMaxProcs = 1024
+	// DefaultSetupTimeout bounds each setup command when the job sets none.
+	DefaultSetupTimeout = 5 * time.Minute
+	// defaultPath is the candidate's PATH when forge has none.
+	defaultPath = "/usr/local/bin:/usr/bin:/bin"
+)
+
+// Backend is the Result.Backend of every job run here.
+const Backend = "local"
+
+// Options configure a Runner.
+type Options struct {
+	// TempDir is the parent of the jobs' working directories; empty means
+	// os.TempDir().
+	TempDir string
+	// KillGrace is how long a candidate has between SIGTERM and SIGKILL when
+	// it times out or the run is cancelled; zero means DefaultKillGrace. It is
+	// also how long forge keeps reading the output of a finished process
+	// whose pipes something it could not end still holds.
+	KillGrace time.Duration
+	// Getenv reads forge's own environment, of which the candidate gets only
+	// PATH and LANG; nil means os.Getenv.
+	Getenv func(string) string
+	// Containment picks how a job's processes are held together; empty means
+	// the strongest this machine allows (see the package doc). Naming a tier
+	// makes New fail when it is not available.
+	Containment Containment
+	// MaxProcs caps the tasks one job may have at once where a pids cgroup
+	// is available (the pidns and cgroup tiers); zero means DefaultMaxProcs.
+	MaxProcs int
+}
+
+// Validate reports options that cannot work.
+func (o Options) Validate() error {
+	var errs []error
+	if o.KillGrace < 0 {
+		errs = append(errs, fmt.Errorf("kill grace %s is negative", o.KillGrace))
+	}
+	if o.MaxProcs < 0 {
+		errs = append(errs, fmt.Errorf("max procs %d is negative", o.MaxProcs))
+	}
+	if !o.Containment.valid() {
+		errs = append(errs, fmt.Errorf("unknown containment %q (want pidns, cgroup, pgroup or process)", o.Containment))
+	}
+	return errors.Join(errs...)
+}
+
+func (o Options) withDefaults() Options {
+	if o.TempDir == "" {
+		o.TempDir = os.TempDir()
+	}
+	if o.KillGrace == 0 {
+		o.KillGrace = DefaultKillGrace
+	}
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	if o.MaxProcs == 0 {
+		o.MaxProcs = DefaultMaxProcs
+	}
+	return o
+}
+
+// Runner runs jobs as local processes, each in a fresh working directory and
+// contained so that nothing it starts outlives it. It is safe for concurrent
+// use.
+type Runner struct {
+	opts     Options
+	platform *platform
+}
+
+var _ runner.Runner = (*Runner)(nil)
+
+// New checks opts, that TempDir is usable and which containment this machine
+// allows.
+func New(opts Options) (*Runner, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, fmt.Errorf("local runner options: %w", err)
+	}
+	opts = opts.withDefaults()
+	abs, err := filepath.Abs(opts.TempDir)
+	if err != nil {
+		return nil, fmt.Errorf("local runner temp dir %s: %w", opts.TempDir, err)
+	}
+	opts.TempDir = abs
+	probeDir, err := os.MkdirTemp(opts.TempDir, "forge-probe-")
+	if err != nil {
+		return nil, fmt.Errorf("local runner temp dir %s is not writable: %w", opts.TempDir, err)
+	}
+	if err := os.Remove(probeDir); err != nil {
+		return nil, fmt.Errorf("local runner temp dir %s: %w", opts.TempDir, err)
+	}
+	p, err := probe(opts.Containment, opts.MaxProcs)
+	if err != nil {
+		return nil, fmt.Errorf("local runner: %w", err)
+	}
+	return &Runner{opts: opts, platform: p}, nil
+}
+
+// Containment is the tier the runner's jobs get.
+func (r *Runner) Containment() Containment { return r.platform.tier }
+
+// PidsLimit is the cap on one job's tasks, or 0 when none is enforced.
+func (r *Runner) PidsLimit() int { return r.platform.pidsLimit() }
+
+// Describe says in one line how jobs are contained here and why stronger
+// tiers were not used, for `forge doctor` and --verbose.
+func (r *Runner) Describe() string { return r.platform.describe() }
+
+// Run runs job in a fresh working directory and removes it afterwards. It
+// returns an error only when the machine cannot run jobs at all (TempDir
+// unusable, containment failing); a failing candidate is recorded in the
+// Result.
+func (r *Runner) Run(ctx context.Context, job runner.Job) (runner.Result, error) {
+	begin := time.Now()
+	res := runner.Result{
+		CandidateID: job.CandidateID,
+		Trial:       job.Trial,
+		Backend:     Backend,
+		StartedAt:   begin.UTC(),
+	}
+	j := &jobRun{r: r, job: job, res: &res}
+	err := j.run(ctx)
+	j.cleanup()
+	end := time.Now()
+	res.FinishedAt = end.UTC()
+	res.RuntimeSeconds = end.Sub(begin).Seconds()
+	return res, err
+}
+
+// jobRun is the state of one Run.
+type jobRun struct {
+	r   *Runner
+	job runner.Job
+	res *runner.Result
+
+	workdir string
+	box     box
+}
+
+// phase announces p and returns a func that records its duration.
+func (j *jobRun) phase(p runner.Phase) func() {
+	j.job.Enter(p)
+	start := time.Now()
+	return func() { j.res.Phases.Add(p, time.Since(start)) }
+}
+
+func (j *jobRun) run(ctx context.Context) error {
+	if ctx.Err() != nil {
+		j.res.Settle(j.job, runner.Outcome{Cancelled: true})
+		return nil
+	}
+	done := j.phase(runner.PhaseUpload)
+	outRel, err := cleanRel(j.job.EffectiveOutputFile())
+	if err != nil {
+		done()
+		j.res.Failed(runner.ErrInfra, "output file: "+err.Error())
+		return nil
+	}
+	wd, err := os.MkdirTemp(j.r.opts.TempDir, "forge-"+safeName(j.job.CandidateID)+"-")
+	if err != nil {
+		done()
+		err = fmt.Errorf("make working directory in %s: %w", j.r.opts.TempDir, err)
+		j.res.Failed(runner.ErrInfra, err.Error())
+		return &runner.UnusableError{Kind: runner.ErrInfra, Err: err}
+	}
+	j.workdir = wd
+	if err := os.Mkdir(filepath.Join(wd, "tmp"), 0o700); err != nil {
+		done()
+		j.res.Failed(runner.ErrInfra, fmt.Sprintf("make %s/tmp: %v", wd, err))
+		return nil
+	}
+	if err := upload(wd, j.job.Files); err != nil {
+		done()
+		j.res.Failed(runner.ErrInfra, err.Error())
+		return nil
+	}
+	done()
+
+	b, err := j.r.platform.newBox(boxSpec{marker: marker(j.job)})
+	if err != nil {
+		err = fmt.Errorf("contain job %s: %w", j.job.Name(), err)
+		j.res.Failed(runner.ErrInfra, err.Error())
+		return &runner.UnusableError{Kind: runner.ErrInfra, Err: err}
+	}
+	j.box = b
+
+	outAbs := filepath.Join(wd, outRel)
+	env := j.env(outAbs)
+	if len(j.job.Setup) > 0 {
+		done := j.phase(runner.PhaseSetup)
+		ok := j.setup(ctx, env)
+		done()
+		if !ok {
+			return nil
+		}
+	}
+
+	if ctx.Err() != nil {
+		j.res.Settle(j.job, runner.Outcome{Cancelled: true})
+		return nil
+	}
+	done = j.phase(runner.PhaseExecute)
+	argv := j.job.Argv(outAbs)
+	if len(j.job.Command) == 0 {
+		done()
+		j.res.Failed(runner.ErrInfra, "the job has no command")
+		return nil
+	}
+	path, err := lookPath(argv[0], envValue(env, "PATH"), wd)
+	if err != nil {
+		done()
+		j.res.Failed(runner.ErrCandidateFailed, err.Error())
+		return nil
+	}
+	p, err := j.r.runProcess(ctx, j.box, process{
+		path: path, argv: argv, dir: wd, env: env,
+		timeout:  j.job.EffectiveTimeout(),
+		endAll:   true,
+		maxBytes: j.job.Limits.Output(),
+	})
+	done()
+	if err != nil {
+		j.res.Failed(startErrorKind(err), err.Error())
+		return nil
+	}
+	j.res.Output = p.stdout.String()
+	j.res.Stderr = p.stderr.String()
+	j.res.OutputTruncated = p.stdout.Truncated() || p.stderr.Truncated()
+	outcome := runner.Outcome{ExitCode: p.exitCode, TimedOut: p.timedOut, Cancelled: p.cancelled}
+
+	done = j.phase(runner.PhaseDownload)
+	j.download(outRel, &outcome)
+	done()
+	j.res.Settle(j.job, outcome)
+	return nil
+}
+
+// setup runs the job's setup commands in order and reports whether all of
+// them succeeded; when one did not, the Result says why.
+func (j *jobRun) setup(ctx context.Context, env []string) bool {
+	timeout := j.job.SetupTimeout
+	if timeout <= 0 {
+		timeout = DefaultSetupTimeout
+	}
+	for _, line := range j.job.Setup {
+		if ctx.Err() != nil {
+			j.res.Settle(j.job, runner.Outcome{Cancelled: true})
+			return false
+		}
+		p, err := j.r.runProcess(ctx, j.box, process{
+			path: "/bin/sh", argv: []string{"sh", "-c", line}, dir: j.workdir, env: env,
+			timeout:  timeout,
+			maxBytes: j.job.Limits.Output(),
+		})
+		if err != nil {
+			j.res.Failed(startErrorKind(err), fmt.Sprintf("setup %q: %v", line, err))
+			return false
+		}
+		if p.cancelled {
+			j.res.Output, j.res.Stderr = p.stdout.String(), p.stderr.String()
+			j.res.OutputTruncated = p.stdout.Truncated() || p.stderr.Truncated()
+			j.res.Settle(j.job, runner.Outcome{Cancelled: true})
+			return false
+		}
+		if p.timedOut || p.exitCode == nil || *p.exitCode != 0 {
+			j.res.Output, j.res.Stderr = p.stdout.String(), p.stderr.String()
+			j.res.OutputTruncated = p.stdout.Truncated() || p.stderr.Truncated()
+			why := runner.LastErrorLine(j.res.Stderr)
+			switch {
+			case p.timedOut && why != "":
+				why = "timed out after " + timeout.String() + ": " + why
+			case p.timedOut:
+				why = "timed out after " + timeout.String()
+			case p.exitCode == nil:
+				why = firstNonEmpty(why, "killed by a signal")
+			default:
+				why = firstNonEmpty(why, runner.LastErrorLine(j.res.Output), fmt.Sprintf("exit status %d", *p.exitCode))
+			}
+			j.res.Failed(runner.ErrCandidateFailed, "setup failed: "+why)
+			return false
+		}
+	}
+	return true
+}
+
+// env is the candidate's whole environment (and the setup commands'): a few
+// basics from forge, then the manifest's env and the FORGE_* variables.
+func (j *jobRun) env(outAbs string) []string {
+	getenv := j.r.opts.Getenv
+	m := map[string]string{
+		"PATH":             firstNonEmpty(getenv("PATH"), defaultPath),
+		"HOME":             j.workdir,
+		"LANG":             firstNonEmpty(getenv("LANG"), "C.UTF-8"),
+		"TMPDIR":           filepath.Join(j.workdir, "tmp"),
+		"PYTHONUNBUFFERED": "1",
+	}
+	for k, v := range j.job.ProtocolEnv(outAbs, filepath.Join(j.workdir, runner.ResultFile)) {
+		m[k] = v
+	}
+	return runner.EnvList(m)
+}
+
+// marker are the environment entries that identify the job's processes.
+func marker(job runner.Job) []string {
+	env := job.ProtocolEnv("", "")
+	return []string{
+		"FORGE_RUN_ID=" + env["FORGE_RUN_ID"],
+		"FORGE_CANDIDATE_ID=" + env["FORGE_CANDIDATE_ID"],
+		"FORGE_TRIAL=" + env["FORGE_TRIAL"],
+	}
+}
+
+func (j *jobRun) cleanup() {
+	if j.workdir == "" && j.box == nil {
+		return
+	}
+	done := j.phase(runner.PhaseCleanup)
+	defer done()
+	if j.box != nil {
+		if err := j.box.close(); err != nil {
+			// Whatever Run started must be gone when it returns; when it may
+			// not be, the result says so rather than claim success.
+			msg := "could not end the job's processes: " + err.Error()
+			if j.res.ErrorKind == runner.ErrNone {
+				j.res.Failed(runner.ErrInfra, msg)
+			} else {
+				j.res.ErrorMessage += "; " + msg
+			}
+		}
+	}
+	if j.workdir != "" {
+		_ = removeAll(j.workdir)
+	}
+}
+
+func envValue(env []string, key string) string {
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, key+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// safeName keeps a candidate id usable in a directory name.
+func safeName(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-') {
+			b[i] = '_'
+		}
+	}
+	if len(b) > 64 {
+		b = b[:64]
+	}
+	return string(b)
+}

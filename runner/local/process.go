@@ -1,0 +1,216 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/forge-run/forge/runner"
+)
+
+// process is one command to run in a job's box.
+type process struct {
+	path string // resolved executable
+	argv []string
+	dir  string
+	env  []string
+	// timeout bounds the process; then it gets SIGTERM, and SIGKILL after
+	// the grace period.
+	timeout time.Duration
+	// endAll ends every process of the box once this one exits.
+	endAll bool
+	// maxBytes caps stdout and stderr, each.
+	maxBytes int64
+}
+
+// finished is what was observed of a process.
+type finished struct {
+	stdout, stderr *runner.CappedBuffer
+	// exitCode is nil when a signal ended the process.
+	exitCode  *int
+	timedOut  bool
+	cancelled bool
+}
+
+// startError is a process that could not be started.
+type startError struct {
+	name string
+	err  error
+}
+
+func (e *startError) Error() string { return "start " + e.name + ": " + e.err.Error() }
+func (e *startError) Unwrap() error { return e.err }
+
+// startErrorKind tells a command that cannot run (the candidate's fault) from
+// a machine that cannot start processes.
+func startErrorKind(err error) runner.ErrorKind {
+	var se *startError
+	if !errors.As(err, &se) || errors.Is(err, errBoxEnded) {
+		return runner.ErrInfra
+	}
+	for _, cause := range []error{fs.ErrNotExist, fs.ErrPermission, exec.ErrNotFound, syscall.ENOEXEC, syscall.EINVAL, syscall.ENOTDIR} {
+		if errors.Is(err, cause) {
+			return runner.ErrCandidateFailed
+		}
+	}
+	return runner.ErrInfra
+}
+
+// runProcess runs p in b and waits for it, draining stdout and stderr into
+// capped buffers so memory stays flat whatever it prints. When the timeout
+// passes or ctx is cancelled, everything in the box gets SIGTERM and, after
+// KillGrace, SIGKILL. The error is only about starting the process.
+func (r *Runner) runProcess(ctx context.Context, b box, p process) (finished, error) {
+	f := finished{
+		stdout: &runner.CappedBuffer{Max: p.maxBytes},
+		stderr: &runner.CappedBuffer{Max: p.maxBytes},
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return f, fmt.Errorf("pipe for stdout: %w", err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return f, fmt.Errorf("pipe for stderr: %w", err)
+	}
+	// With *os.File outputs, Wait returns when the process exits, not when
+	// the last holder of its pipes (a daemon it left) lets go of them.
+	cmd := &exec.Cmd{Path: p.path, Args: p.argv, Dir: p.dir, Env: p.env, Stdout: outW, Stderr: errW}
+	err = b.start(cmd)
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		outR.Close()
+		errR.Close()
+		return f, &startError{name: p.argv[0], err: err}
+	}
+
+	var drains sync.WaitGroup
+	drains.Add(2)
+	go drain(&drains, f.stdout, outR)
+	go drain(&drains, f.stderr, errR)
+	exited := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		close(exited)
+	}()
+
+	timer := time.NewTimer(p.timeout)
+	select {
+	case <-exited:
+	case <-timer.C:
+		f.timedOut = true
+		r.terminate(b, exited)
+	case <-ctx.Done():
+		f.cancelled = true
+		r.terminate(b, exited)
+	}
+	timer.Stop()
+	if p.endAll || f.timedOut || f.cancelled {
+		// A failure is kept by the box and reported by its close.
+		_ = b.kill()
+	}
+	// Everything that held the pipes is normally gone now; whatever forge
+	// could not end gets KillGrace to let go before the pipes are cut.
+	if !waitGroupWithin(&drains, r.opts.KillGrace) {
+		outR.Close()
+		errR.Close()
+		drains.Wait()
+	}
+	outR.Close()
+	errR.Close()
+	if ps := cmd.ProcessState; ps != nil && ps.Exited() {
+		code := ps.ExitCode()
+		f.exitCode = &code
+	}
+	return f, nil
+}
+
+// terminate asks everything in b to stop, then kills it after KillGrace
+// unless the main process (exited) ends first.
+func (r *Runner) terminate(b box, exited <-chan struct{}) {
+	b.signal(syscall.SIGTERM)
+	grace := time.NewTimer(r.opts.KillGrace)
+	defer grace.Stop()
+	select {
+	case <-exited:
+	case <-grace.C:
+		_ = b.kill()
+		<-exited
+	}
+}
+
+func drain(wg *sync.WaitGroup, w io.Writer, r io.Reader) {
+	defer wg.Done()
+	_, _ = io.CopyBuffer(w, r, make([]byte, 64<<10))
+}
+
+func waitGroupWithin(wg *sync.WaitGroup, d time.Duration) bool {
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// lookPath resolves argv[0] the way a shell would, but with the candidate's
+// PATH rather than forge's: a name with a slash is taken relative to the
+// working directory, a bare name is looked up in the absolute entries of
+// pathList (relative entries would depend on the working directory and are
+// skipped).
+func lookPath(file, pathList, dir string) (string, error) {
+	if strings.ContainsRune(file, '/') || strings.ContainsRune(file, filepath.Separator) {
+		p := file
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		if err := executable(p); err != nil {
+			return "", fmt.Errorf("%s: %w", file, err)
+		}
+		return p, nil
+	}
+	for _, d := range filepath.SplitList(pathList) {
+		if !filepath.IsAbs(d) {
+			continue
+		}
+		p := filepath.Join(d, file)
+		if executable(p) == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s: %w", file, exec.ErrNotFound)
+}
+
+func executable(p string) error {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return err
+	}
+	if fi.IsDir() {
+		return errors.New("is a directory")
+	}
+	if runtime.GOOS != "windows" && fi.Mode()&0o111 == 0 {
+		return errors.New("is not executable")
+	}
+	return nil
+}

@@ -1,0 +1,209 @@
+package local
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/forge-run/forge/runner"
+)
+
+// cleanRel checks that p (slash separated) names a file inside the working
+// directory: not absolute, no "..", not the directory itself.
+func cleanRel(p string) (string, error) {
+	if p == "" {
+		return "", errors.New("empty path")
+	}
+	if strings.HasPrefix(p, "/") || filepath.IsAbs(p) {
+		return "", fmt.Errorf("%q is absolute; want a path inside the working directory", p)
+	}
+	for _, part := range strings.Split(filepath.ToSlash(p), "/") {
+		if part == ".." {
+			return "", fmt.Errorf("%q contains \"..\"; want a path inside the working directory", p)
+		}
+	}
+	c := filepath.Clean(filepath.FromSlash(p))
+	if c == "." || !filepath.IsLocal(c) {
+		return "", fmt.Errorf("%q does not name a file inside the working directory", p)
+	}
+	return c, nil
+}
+
+// upload copies files into the working directory wd, keeping their
+// executable bit.
+func upload(wd string, files []runner.File) error {
+	root, err := os.OpenRoot(wd)
+	if err != nil {
+		return fmt.Errorf("open working directory: %w", err)
+	}
+	defer root.Close()
+	for _, f := range files {
+		dst, err := cleanRel(f.Dst)
+		if err != nil {
+			return fmt.Errorf("copy %s: destination %w", f.Src, err)
+		}
+		if err := copyInto(root, f.Src, dst); err != nil {
+			return fmt.Errorf("copy %s to %s: %w", f.Src, f.Dst, err)
+		}
+	}
+	return nil
+}
+
+func copyInto(root *os.Root, src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	fi, err := in.Stat()
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file", src)
+	}
+	mode := os.FileMode(0o644)
+	if fi.Mode()&0o111 != 0 {
+		mode = 0o755
+	}
+	if dir := filepath.Dir(dst); dir != "." {
+		if err := root.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+	}
+	out, err := root.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(out, in)
+	if err == nil {
+		err = out.Chmod(mode) // the umask must not take the executable bit away
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// errMissing is a file the candidate did not write.
+var errMissing = errors.New("missing")
+
+// readBack reads at most max bytes of the regular file rel inside root, and
+// its full size. It refuses symlinks, anything but a regular file and any
+// path that leads outside the working directory; the error then completes
+// the sentence "artifact <rel> ...".
+func readBack(root *os.Root, rel string, max int64) ([]byte, int64, error) {
+	fi, err := root.Lstat(rel)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			return nil, 0, errMissing
+		}
+		return nil, 0, fmt.Errorf("cannot be read inside the working directory (%v)", err)
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		return nil, 0, errors.New("is a symlink")
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, 0, fmt.Errorf("is not a regular file but %s", typeName(fi.Mode()))
+	}
+	// O_NONBLOCK: should the path become a fifo meanwhile, open must not hang.
+	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, 0, fmt.Errorf("cannot be opened (%v)", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, 0, fmt.Errorf("cannot be read (%v)", err)
+	}
+	if !os.SameFile(fi, st) || !st.Mode().IsRegular() {
+		return nil, 0, errors.New("was replaced while being read")
+	}
+	b, err := io.ReadAll(io.LimitReader(f, max))
+	if err != nil {
+		return nil, 0, fmt.Errorf("cannot be read (%v)", err)
+	}
+	return b, max64(st.Size(), int64(len(b))), nil
+}
+
+func typeName(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "a special file (" + m.Type().String() + ")"
+}
+
+func max64(a, b int64) int64 {
+	if a > b {
+		return a
+	}
+	return b
+}
+
+// download reads the artifact and the FORGE_RESULT file back into the
+// result, and tells outcome what it found.
+func (j *jobRun) download(outRel string, o *runner.Outcome) {
+	root, err := os.OpenRoot(j.workdir)
+	if err != nil {
+		o.ArtifactProblem = "cannot open the working directory: " + err.Error()
+		return
+	}
+	defer root.Close()
+	limit := j.job.Limits.Artifact()
+
+	b, size, err := readBack(root, outRel, limit)
+	switch {
+	case errors.Is(err, errMissing):
+	case err != nil:
+		o.ArtifactProblem = fmt.Sprintf("artifact %s %v; refused", filepath.ToSlash(outRel), err)
+	default:
+		j.res.SetArtifact(b, size)
+		o.ArtifactFound = true
+	}
+
+	b, size, err = readBack(root, runner.ResultFile, limit)
+	switch {
+	case errors.Is(err, errMissing):
+	case err != nil:
+		j.res.SubmitError = fmt.Sprintf("FORGE_RESULT file %s; ignored", err)
+	case size > int64(len(b)):
+		j.res.SubmitError = fmt.Sprintf("FORGE_RESULT file is %d bytes, over the %d-byte cap; ignored", size, limit)
+	default:
+		m, err := runner.ParseSubmitted(b)
+		if err != nil {
+			j.res.SubmitError = err.Error()
+			return
+		}
+		j.res.Submitted = m
+	}
+}
+
+// removeAll removes the working directory, even one the candidate made
+// read-only.
+func removeAll(dir string) error {
+	if err := os.RemoveAll(dir); err == nil {
+		return nil
+	}
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if d != nil && d.IsDir() {
+			_ = os.Chmod(p, 0o700)
+		}
+		return nil
+	})
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("remove working directory: %w", err)
+	}
+	return nil
+}
