@@ -36,6 +36,7 @@ type runOptions struct {
 	failUnder   float64
 	quiet       bool
 	verbose     bool
+	resume      string
 }
 
 // Validate checks the flags against each other before anything starts.
@@ -53,6 +54,10 @@ func (o *runOptions) Validate() error {
 		return flagError{fmt.Errorf("--timeout %s: must be positive", o.timeout)}
 	case o.runID != "" && !forge.ValidID(o.runID):
 		return flagError{fmt.Errorf("--run-id %q: use letters, digits, '_', '.' and '-' only", o.runID)}
+	case o.resume != "" && o.runID != "":
+		return flagError{errors.New("--resume names the run; drop --run-id")}
+	case o.resume != "" && !forge.ValidID(o.resume):
+		return flagError{fmt.Errorf("--resume %q: not a run id", o.resume)}
 	case o.quiet && o.verbose:
 		return flagError{errors.New("--quiet and --verbose exclude each other")}
 	case o.failUnder < 0 || o.failUnder > 1:
@@ -99,6 +104,7 @@ rank them, print the standings on stdout and write results under
 	f.StringVar(&o.format, "format", "table", "stdout report: table, json, markdown, junit, csv or html")
 	f.StringArrayVar(&o.reports, "report", nil, "also write a report to `FILE` (format from .json .md .xml .csv .html); repeatable")
 	f.Float64Var(&o.failUnder, "fail-under", 0, "exit 1 when the winner's score is below this (0..1), or there is no winner")
+	f.StringVar(&o.resume, "resume", "", "finish run `RUN_ID`: play again only its jobs that were cancelled or hit infrastructure errors")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "progress includes every phase of every job")
 	return cmd
@@ -115,11 +121,19 @@ func runTournament(ctx context.Context, env *Env, o *runOptions, failUnderSet bo
 	}
 	now := time.Now
 	runID := o.runID
-	if runID == "" {
+	var resume *forge.Record
+	switch {
+	case o.resume != "":
+		runID = o.resume
+		if resume, err = forge.ReadRecord(filepath.Join(o.out, runID, "results.json")); err != nil {
+			return withCode(ExitUsage, fmt.Errorf("--resume %s: %w", runID, err))
+		}
+	case runID == "":
 		runID = forge.NewRunID(now())
-	}
-	if _, err := os.Stat(filepath.Join(o.out, runID, "results.json")); err == nil {
-		return withCode(ExitUsage, fmt.Errorf("--run-id %s: %s already exists", runID, filepath.Join(o.out, runID)))
+	default:
+		if _, err := os.Stat(filepath.Join(o.out, runID, "results.json")); err == nil {
+			return withCode(ExitUsage, fmt.Errorf("--run-id %s: %s already exists", runID, filepath.Join(o.out, runID)))
+		}
 	}
 
 	be, err := chooseBackend(ctx, env, o, m, plan, runID)
@@ -145,6 +159,7 @@ func runTournament(ctx context.Context, env *Env, o *runOptions, failUnderSet bo
 		Score:    scoreRecord(m, plan),
 		Judge:    judgeResult(m),
 		Now:      now,
+		Resume:   resume,
 	})
 	if cerr := be.close(); cerr != nil {
 		fmt.Fprintln(env.Stderr, "forge: cleanup: "+cerr.Error())
@@ -158,6 +173,9 @@ func runTournament(ctx context.Context, env *Env, o *runOptions, failUnderSet bo
 		}
 	}
 	if rec == nil {
+		if resume != nil {
+			return withCode(ExitUsage, runErr) // refused before anything ran
+		}
 		return withCode(ExitInfra, runErr)
 	}
 	if err := writeReports(env, o, rec, now); err != nil && runErr == nil {

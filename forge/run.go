@@ -63,6 +63,16 @@ type Options struct {
 	// FlushEvery bounds how often partial results.json is rewritten while
 	// jobs finish (default 1s); the final write always happens.
 	FlushEvery time.Duration
+	// Resume, when set, is the record of an earlier run with the same RunID:
+	// its finished jobs are kept and only the rest (cancelled, infra, or
+	// missing) are played again, into the same directory.
+	Resume *Record
+}
+
+// Resumable reports whether a job's earlier result must be played again on
+// resume: it never finished (cancelled) or the infrastructure failed it.
+func Resumable(r runner.Result) bool {
+	return r.ErrorKind == runner.ErrCancelled || r.ErrorKind == runner.ErrInfra
 }
 
 // Validate checks that the options can make a run.
@@ -124,8 +134,12 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 		return nil, err
 	}
 	dir := o.Dir()
-	if _, err := os.Stat(filepath.Join(dir, "results.json")); err == nil {
-		return nil, fmt.Errorf("run %s already has results in %s; pick another --run-id", o.RunID, dir)
+	if o.Resume == nil {
+		if _, err := os.Stat(filepath.Join(dir, "results.json")); err == nil {
+			return nil, fmt.Errorf("run %s already has results in %s; pick another --run-id", o.RunID, dir)
+		}
+	} else if err := o.checkResume(); err != nil {
+		return nil, err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create run directory: %w", err)
@@ -140,6 +154,10 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 		StartedAt:     o.now().UTC(),
 	}
 	s := &state{o: &o, rec: rec, dir: dir, results: make([]*runner.Result, len(o.Plan.Jobs))}
+	if o.Resume != nil {
+		rec.StartedAt = o.Resume.StartedAt
+		s.keepFinished(o.Resume)
+	}
 	if err := s.flush(true); err != nil {
 		return nil, err
 	}
@@ -149,6 +167,9 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 	for i := range o.Plan.Jobs {
 		if gctx.Err() != nil {
 			break
+		}
+		if s.results[i] != nil {
+			continue // finished in the run being resumed
 		}
 		job := o.Plan.Jobs[i]
 		job.RunID = o.RunID
@@ -188,6 +209,48 @@ type state struct {
 	mu        sync.Mutex
 	results   []*runner.Result
 	lastFlush time.Time
+}
+
+// checkResume refuses to resume a run whose manifest or shape changed.
+func (o *Options) checkResume() error {
+	r := o.Resume
+	switch {
+	case r.RunID != o.RunID:
+		return fmt.Errorf("resume: the record is of run %s, not %s", r.RunID, o.RunID)
+	case r.ManifestHash != o.Manifest.Hash:
+		return fmt.Errorf("resume %s: the manifest or a file it names changed since the run (hash %s, now %s); start a new run instead",
+			r.RunID, r.ManifestHash, o.Manifest.Hash)
+	case r.Backend != "" && o.Backend != "" && r.Backend != o.Backend:
+		return fmt.Errorf("resume %s: the run used the %s backend, not %s", r.RunID, r.Backend, o.Backend)
+	}
+	trials := 0
+	for _, res := range r.Results {
+		trials = max(trials, res.Trial)
+	}
+	if trials != o.Plan.Trials {
+		return fmt.Errorf("resume %s: the run had %d trials per candidate, not %d; use the same --trials", r.RunID, trials, o.Plan.Trials)
+	}
+	return nil
+}
+
+// keepFinished takes the finished results of the run being resumed.
+func (s *state) keepFinished(prev *Record) {
+	type key struct {
+		id    string
+		trial int
+	}
+	done := map[key]runner.Result{}
+	for _, r := range prev.Results {
+		if !Resumable(r) {
+			done[key{r.CandidateID, r.Trial}] = r
+		}
+	}
+	for i, job := range s.o.Plan.Jobs {
+		if r, ok := done[key{job.CandidateID, job.Trial}]; ok {
+			r.Score = nil // scored again with the rest
+			s.results[i] = &r
+		}
+	}
 }
 
 // play runs one job, stores its files and records its result.
@@ -302,6 +365,22 @@ func (s *state) flush(force bool) error {
 		return err
 	}
 	return writeFileAtomic(filepath.Join(s.dir, "results.json"), b)
+}
+
+// ReadRecord reads a results.json.
+func ReadRecord(path string) (*Record, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read results: %w", err)
+	}
+	var rec Record
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return nil, fmt.Errorf("read %s: not a results.json: %w", path, err)
+	}
+	if rec.SchemaVersion != SchemaVersion {
+		return nil, fmt.Errorf("read %s: schema_version %d, this forge reads %d", path, rec.SchemaVersion, SchemaVersion)
+	}
+	return &rec, nil
 }
 
 // MarshalRecord renders results.json: indented, with a trailing newline.
