@@ -1,0 +1,116 @@
+package report_test
+
+import (
+	"context"
+	"image/color"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/forge-run/forge/report"
+	"github.com/forge-run/forge/report/internal/fixture"
+)
+
+// browser finds a headless-capable Chromium, or "".
+func browser() string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// TestHTMLRendersInChromium opens the HTML report in headless Chromium with
+// the network shut off and checks the screenshot shows the page: a PNG of
+// the window's size, mostly background but with plenty drawn on it, and the
+// winner banner's green. Install Chromium to run it (Debian:
+// apt-get install -y chromium); it is skipped only when no browser is found.
+func TestHTMLRendersInChromium(t *testing.T) {
+	bin := browser()
+	if bin == "" {
+		t.Skip("no Chromium on PATH (apt-get install -y chromium)")
+	}
+	dir := t.TempDir()
+	page := filepath.Join(dir, "report.html")
+	f, err := os.Create(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := report.HTML(f, fixture.Record("one-trial-winner"), report.Options{Now: fixture.Now}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	shot := filepath.Join(dir, "shot.png")
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin,
+		"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		// Light colours whatever the machine prefers, so the banner's green is known.
+		"--blink-settings=preferredColorScheme=1",
+		"--user-data-dir="+filepath.Join(dir, "profile"), "--screenshot="+shot,
+		"--window-size=1200,1600", "file://"+page)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("chromium: %v\n%s", err, out)
+	}
+	fh, err := os.Open(shot)
+	if err != nil {
+		t.Fatalf("no screenshot: %v", err)
+	}
+	defer fh.Close()
+	img, err := png.Decode(fh)
+	if err != nil {
+		t.Fatalf("screenshot is not a PNG: %v", err)
+	}
+	b := img.Bounds()
+	if b.Dx() != 1200 || b.Dy() != 1600 {
+		t.Errorf("screenshot is %v; want 1200×1600", b.Size())
+	}
+	bg := img.At(2, 2)
+	var drawn, green, total int
+	colors := map[color.RGBA]bool{}
+	for y := b.Min.Y; y < b.Max.Y; y += 2 {
+		for x := b.Min.X; x < b.Max.X; x += 2 {
+			c := img.At(x, y)
+			total++
+			if !sameColor(c, bg) {
+				drawn++
+			}
+			rgba := toRGBA(c)
+			if len(colors) < 1000 {
+				colors[rgba] = true
+			}
+			// The winner banner and row: --ok-bg #dafbe1.
+			if near(rgba, color.RGBA{0xda, 0xfb, 0xe1, 0xff}, 3) {
+				green++
+			}
+		}
+	}
+	if frac := float64(drawn) / float64(total); frac < 0.10 {
+		t.Errorf("only %.1f%% of the screenshot differs from the background: blank page?", frac*100)
+	}
+	if len(colors) < 50 {
+		t.Errorf("screenshot has %d colours; a rendered report has many more", len(colors))
+	}
+	if green < 2000 {
+		t.Errorf("%d pixels of the winner banner's green; the report's CSS did not apply", green)
+	}
+}
+
+func toRGBA(c color.Color) color.RGBA {
+	r, g, b, a := c.RGBA()
+	return color.RGBA{uint8(r >> 8), uint8(g >> 8), uint8(b >> 8), uint8(a >> 8)}
+}
+
+func sameColor(a, b color.Color) bool { return toRGBA(a) == toRGBA(b) }
+
+func near(a, b color.RGBA, tol int) bool {
+	d := func(x, y uint8) bool { return int(x)-int(y) <= tol && int(y)-int(x) <= tol }
+	return d(a.R, b.R) && d(a.G, b.G) && d(a.B, b.B)
+}

@@ -1,0 +1,52 @@
+package text
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestStripANSI(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain":                                    "plain",
+		"\x1b[31mred\x1b[0m":                       "red",
+		"\x1b[1;38;5;208mbold\x1b[m!":              "bold!",
+		"\x1b]0;title\x07after":                    "after",
+		"\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\": "link",
+		"lone \x1b at end\x1b":                     "lone \x1b at end\x1b",
+		"cut \x1b[12":                              "cut \x1b[12",
+	} {
+		if got := StripANSI(in); got != want {
+			t.Errorf("StripANSI(%q) = %q; want %q", in, got, want)
+		}
+	}
+}
+
+func TestCap(t *testing.T) {
+	s := "aé€😀" // 1 + 2 + 3 + 4 bytes
+	for max, want := range map[int]string{0: "", 1: "a", 2: "a", 3: "aé", 5: "aé", 6: "aé€", 9: "aé€", 10: s, 99: s, -1: ""} {
+		got, dropped := Cap(s, max)
+		if got != want || dropped != len(s)-len(want) {
+			t.Errorf("Cap(%q, %d) = %q, %d; want %q, %d", s, max, got, dropped, want, len(s)-len(want))
+		}
+	}
+}
+
+func TestOutput(t *testing.T) {
+	got := Output("\x1b[32mok\x1b[0m \xff"+strings.Repeat("x", 100), 10)
+	if !strings.HasPrefix(got, "ok \uFFFDxxxxxx\n… [") || !utf8.ValidString(got) {
+		t.Errorf("Output = %q", got)
+	}
+	if Output("short", 10) != "short" {
+		t.Error("Output changed text under the cap")
+	}
+}
+
+func TestXML(t *testing.T) {
+	if got := XML("a\x00b\x1bc\td\ne\uFFFEf\xffg"); got != "a\uFFFDb\uFFFDc\td\ne\uFFFDf\uFFFDg" {
+		t.Errorf("XML = %q", got)
+	}
+	if s := "plain <text> & more"; XML(s) != s {
+		t.Error("XML changed text that was already fine")
+	}
+}
