@@ -12,6 +12,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -892,4 +893,42 @@ func TestNewReportsContainment(t *testing.T) {
 	if os.Geteuid() == 0 && r.Containment() != ContainPIDNamespace {
 		t.Logf("running as root but without PID namespaces: %s", r.Describe())
 	}
+}
+
+// TestRunLeavesForgeThreadsClean: the threads that started jobs' processes
+// in their PID namespace and pids cgroup must be back in forge's own, or
+// forge's later children would start in a dead namespace (or a job's cgroup).
+func TestRunLeavesForgeThreadsClean(t *testing.T) {
+	t.Parallel()
+	r := newRunner(t, Options{})
+	for i := range 4 {
+		job := pyJob(t, fmt.Sprintf("t%d", i), "import sys\nopen(sys.argv[2], 'w').write('x')\n")
+		job.Setup = []string{"true"}
+		assertKind(t, mustRun(t, r, job), runner.ErrNone)
+	}
+	ownNS, err := os.Readlink("/proc/self/ns/pid")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ownCgroup, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for range 32 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out, err := exec.Command("sh", "-c", "readlink /proc/self/ns/pid; cat /proc/self/cgroup").Output()
+			if err != nil {
+				t.Errorf("an ordinary child of forge failed to start or run: %v", err)
+				return
+			}
+			ns, cg, _ := strings.Cut(string(out), "\n")
+			if ns != ownNS || cg != string(ownCgroup) {
+				t.Errorf("an ordinary child of forge is in PID namespace %s, cgroups\n%s\nwant %s,\n%s", ns, cg, ownNS, ownCgroup)
+			}
+		}()
+	}
+	wg.Wait()
 }
