@@ -466,3 +466,26 @@ func TestRunnerKindsHaveLabels(t *testing.T) {
 		}
 	}
 }
+
+// TestInconclusiveTrialsLeaveTheSuccessRate: an infrastructure failure says
+// nothing about the candidate, so like scoring the success rate leaves it
+// out, while the status still shows it.
+func TestInconclusiveTrialsLeaveTheSuccessRate(t *testing.T) {
+	rec := fixture.Record("five-trials-tie-timeout")
+	for _, st := range []bool{true, false} {
+		if !st {
+			rec.Standings = nil // computed from the results
+		}
+		rec.Results[0].Failed(runner.ErrInfra, "sandbox vanished")
+		out := renderString(t, report.FormatTable, rec, report.Options{})
+		line := ""
+		for _, l := range strings.Split(out, "\n") {
+			if strings.Contains(l, "alpha") && !strings.Contains(l, "winner") {
+				line = l
+			}
+		}
+		if !strings.Contains(line, "100% (4/4)") || !strings.Contains(line, "infra error 1/5") {
+			t.Errorf("with standings=%v the alpha row is %q; want 100%% (4/4) and infra error 1/5", st, line)
+		}
+	}
+}

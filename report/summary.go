@@ -140,8 +140,14 @@ func standingOf(id string, rs []runner.Result) scoring.Standing {
 		}
 	}
 	st.ScoredTrials = len(scores)
-	if len(rs) > 0 {
-		st.SuccessRate = float64(st.Successes) / float64(len(rs))
+	judged := 0
+	for _, r := range rs {
+		if r.Success || !inconclusive(r.ErrorKind) {
+			judged++
+		}
+	}
+	if judged > 0 {
+		st.SuccessRate = float64(st.Successes) / float64(judged)
 	}
 	st.Score, _ = meanSD(scores)
 	st.RuntimeMeanSeconds, st.RuntimeStddevSeconds = meanSD(runtimes)
@@ -270,9 +276,33 @@ func (c candidate) scoreText() string {
 	return numPM(c.standing.Score, (hi-lo)/2)
 }
 
-// successText is "80% (4/5)".
+// inconclusive reports whether a failed trial says nothing about the
+// candidate (the infrastructure failed, or the run was cancelled); scoring
+// leaves such trials out of the success rate.
+func inconclusive(k runner.ErrorKind) bool {
+	return k == runner.ErrInfra || k == runner.ErrAuth || k == runner.ErrCancelled
+}
+
+// judged is how many trials count towards the success rate: every trial
+// but the inconclusive ones.
+func (c candidate) judged() int {
+	if len(c.results) == 0 {
+		return c.standing.Trials
+	}
+	n := 0
+	for _, r := range c.results {
+		if r.Success || !inconclusive(r.ErrorKind) {
+			n++
+		}
+	}
+	return n
+}
+
+// successText is "80% (4/5)": the successes over the trials that ran to an
+// end, as scoring counts them (an infra failure or a cancelled trial says
+// nothing about the candidate; the status column still shows it).
 func (c candidate) successText() string {
-	n := c.trials()
+	n := c.judged()
 	if n == 0 {
 		return "—"
 	}
