@@ -11,17 +11,35 @@ import (
 	"github.com/forge-run/forge/runner"
 )
 
-// progress prints one plain line per event on stderr, as the original
-// tool's log callback did: "[alpha] started", "[alpha] done 3.2s".
+// progress reports a run on stderr. Off a terminal (CI, pipes) it prints
+// one plain line per event, as the original tool's log callback did:
+// "[alpha] started", "[alpha] done 3.2s". On a terminal it draws a live
+// view of the running jobs instead and prints only finished jobs' lines.
 type progress struct {
 	mu      sync.Mutex
 	w       io.Writer
 	quiet   bool
 	verbose bool
+	live    *live
 }
 
 func newProgress(w io.Writer, quiet, verbose bool) *progress {
 	return &progress{w: w, quiet: quiet, verbose: verbose}
+}
+
+// startLive switches to the live view for a run of n jobs.
+func (p *progress) startLive(n int) {
+	if !p.quiet {
+		p.live = newLive(p.w, n)
+	}
+}
+
+// stopLive ends the live view, if any; later lines are plain again.
+func (p *progress) stopLive() {
+	if p.live != nil {
+		p.live.stop()
+		p.live = nil
+	}
 }
 
 func (p *progress) printf(format string, args ...any) {
@@ -31,6 +49,29 @@ func (p *progress) printf(format string, args ...any) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	fmt.Fprintf(p.w, format, args...)
+}
+
+// line renders one event's plain line, or "" for events not shown.
+func (p *progress) line(e forge.Event) string {
+	switch e.Kind {
+	case forge.EventStarted:
+		return fmt.Sprintf("[%s] started\n", e.Job)
+	case forge.EventPhase:
+		if p.verbose {
+			return fmt.Sprintf("[%s] %s %s\n", e.Job, e.Phase, seconds(e.Elapsed))
+		}
+	case forge.EventDone:
+		r := e.Result
+		switch {
+		case r.Success:
+			return fmt.Sprintf("[%s] done %s\n", e.Job, seconds(e.Elapsed))
+		case r.ErrorKind == runner.ErrCancelled:
+			return fmt.Sprintf("[%s] cancelled %s\n", e.Job, seconds(e.Elapsed))
+		default:
+			return fmt.Sprintf("[%s] failed %s: %s: %s\n", e.Job, seconds(e.Elapsed), r.ErrorKind, oneLine(r.ErrorMessage, 100))
+		}
+	}
+	return ""
 }
 
 func (p *progress) header(m *forge.Manifest, plan *forge.Plan, backend string) {
@@ -47,23 +88,20 @@ func (p *progress) footer(dir string) {
 }
 
 func (p *progress) event(e forge.Event) {
-	switch e.Kind {
-	case forge.EventStarted:
-		p.printf("[%s] started\n", e.Job)
-	case forge.EventPhase:
-		if p.verbose {
-			p.printf("[%s] %s %s\n", e.Job, e.Phase, seconds(e.Elapsed))
+	if p.quiet {
+		return
+	}
+	line := p.line(e)
+	if p.live != nil {
+		if e.Kind == forge.EventDone {
+			p.live.event(e, line)
+		} else {
+			p.live.event(e, "")
 		}
-	case forge.EventDone:
-		r := e.Result
-		switch {
-		case r.Success:
-			p.printf("[%s] done %s\n", e.Job, seconds(e.Elapsed))
-		case r.ErrorKind == runner.ErrCancelled:
-			p.printf("[%s] cancelled %s\n", e.Job, seconds(e.Elapsed))
-		default:
-			p.printf("[%s] failed %s: %s: %s\n", e.Job, seconds(e.Elapsed), r.ErrorKind, oneLine(r.ErrorMessage, 100))
-		}
+		return
+	}
+	if line != "" {
+		p.printf("%s", line)
 	}
 }
 

@@ -148,6 +148,9 @@ func runTournament(ctx context.Context, env *Env, o *runOptions, failUnderSet bo
 
 	progress := newProgress(env.Stderr, o.quiet, o.verbose)
 	progress.header(m, plan, be.name)
+	if env.StderrTTY && env.Getenv("TERM") != "dumb" {
+		progress.startLive(len(plan.Jobs))
+	}
 	rec, runErr := forge.Run(ctx, forge.Options{
 		Manifest: m,
 		Plan:     plan,
@@ -161,6 +164,7 @@ func runTournament(ctx context.Context, env *Env, o *runOptions, failUnderSet bo
 		Now:      now,
 		Resume:   resume,
 	})
+	progress.stopLive()
 	if cerr := be.close(); cerr != nil {
 		fmt.Fprintln(env.Stderr, "forge: cleanup: "+cerr.Error())
 	}

@@ -1,0 +1,98 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"sync"
+	"sync/atomic"
+
+	"github.com/vbauerster/mpb/v8"
+	"github.com/vbauerster/mpb/v8/decor"
+
+	"github.com/forge-run/forge/forge"
+)
+
+// live is the terminal's progress view: one line per running job with its
+// phase and elapsed time, a total bar at the bottom, and each finished job's
+// plain line printed above them. It is used only when stderr is a terminal;
+// elsewhere (CI, pipes) forge prints plain event lines.
+type live struct {
+	p     *mpb.Progress
+	total *mpb.Bar
+
+	mu   sync.Mutex
+	jobs map[string]*liveJob
+	done bool
+}
+
+type liveJob struct {
+	bar   *mpb.Bar
+	phase atomic.Value // string
+}
+
+func newLive(w io.Writer, jobs int) *live {
+	// Auto refresh: the caller only builds a live view for a terminal, and
+	// tests drive it on a buffer.
+	p := mpb.New(mpb.WithOutput(w), mpb.WithWidth(30), mpb.WithAutoRefresh())
+	total := p.AddBar(int64(jobs),
+		mpb.BarPriority(math.MaxInt), // always the last line
+		mpb.PrependDecorators(decor.Name("forge "), decor.CountersNoUnit("%d/%d jobs", decor.WCSyncSpace)),
+		mpb.AppendDecorators(decor.Elapsed(decor.ET_STYLE_GO, decor.WCSyncSpace)),
+	)
+	return &live{p: p, total: total, jobs: map[string]*liveJob{}}
+}
+
+// event updates the view; line is the plain line for a finished job.
+func (l *live) event(e forge.Event, line string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.done {
+		return
+	}
+	switch e.Kind {
+	case forge.EventStarted:
+		j := &liveJob{}
+		j.phase.Store("starting")
+		j.bar = l.p.New(1, mpb.SpinnerStyle(), mpb.BarRemoveOnComplete(),
+			mpb.PrependDecorators(
+				decor.Name(e.Job, decor.WCSyncSpaceR),
+				decor.Any(func(decor.Statistics) string { return j.phase.Load().(string) }, decor.WCSyncSpaceR),
+			),
+			mpb.AppendDecorators(decor.Elapsed(decor.ET_STYLE_GO, decor.WCSyncSpace)),
+		)
+		l.jobs[e.Job] = j
+	case forge.EventPhase:
+		if j := l.jobs[e.Job]; j != nil {
+			j.phase.Store(string(e.Phase))
+		}
+	case forge.EventDone:
+		if j := l.jobs[e.Job]; j != nil {
+			j.bar.Abort(true)
+			delete(l.jobs, e.Job)
+		}
+		if line != "" {
+			fmt.Fprint(l.p, line)
+		}
+		l.total.Increment()
+	}
+}
+
+// stop ends the view, whatever state the run left it in, and waits until
+// it has drawn its last frame.
+func (l *live) stop() {
+	l.mu.Lock()
+	if l.done {
+		l.mu.Unlock()
+		return
+	}
+	l.done = true
+	for _, j := range l.jobs {
+		j.bar.Abort(true)
+	}
+	if !l.total.Completed() {
+		l.total.Abort(false)
+	}
+	l.mu.Unlock()
+	l.p.Wait()
+}

@@ -1,0 +1,50 @@
+package cli
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/runner"
+)
+
+func TestLiveViewPrintsFinishedJobsAndStops(t *testing.T) {
+	var buf bytes.Buffer
+	p := newProgress(&buf, false, false)
+	p.startLive(3)
+	ok := &runner.Result{Success: true}
+	failed := &runner.Result{ErrorKind: runner.ErrTimeout, ErrorMessage: "timed out after 1s"}
+	for _, job := range []string{"alpha", "beta"} {
+		p.event(forge.Event{Kind: forge.EventStarted, Job: job})
+		p.event(forge.Event{Kind: forge.EventPhase, Job: job, Phase: runner.PhaseExecute})
+	}
+	p.event(forge.Event{Kind: forge.EventDone, Job: "alpha", Result: ok})
+	p.event(forge.Event{Kind: forge.EventDone, Job: "beta", Result: failed})
+	// The third job never ran (an interrupted run): stop must not hang.
+	p.stopLive()
+	out := buf.String()
+	for _, want := range []string{"[alpha] done", "[beta] failed", "timeout: timed out after 1s", "2/3 jobs"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("live output lacks %q:\n%s", want, out)
+		}
+	}
+	// After the live view, lines are plain again.
+	buf.Reset()
+	p.event(forge.Event{Kind: forge.EventStarted, Job: "gamma"})
+	if buf.String() != "[gamma] started\n" {
+		t.Errorf("after stop: %q", buf.String())
+	}
+}
+
+func TestQuietPrintsNothing(t *testing.T) {
+	var buf bytes.Buffer
+	p := newProgress(&buf, true, false)
+	p.startLive(1)
+	p.event(forge.Event{Kind: forge.EventStarted, Job: "a"})
+	p.event(forge.Event{Kind: forge.EventDone, Job: "a", Result: &runner.Result{Success: true}})
+	p.stopLive()
+	if buf.Len() != 0 {
+		t.Errorf("--quiet printed %q", buf.String())
+	}
+}
