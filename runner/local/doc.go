@@ -24,20 +24,24 @@
 // tier the machine allows; Options.Containment can name one.
 //
 //   - pidns (Linux, needs CAP_SYS_ADMIN, e.g. root): each job gets its own
-//     PID namespace whose init is a tiny /bin/sh that only waits for forge to
-//     close its stdin. The setup commands and the candidate are started in
-//     that namespace (setns on a locked thread, restored afterwards), as
-//     ordinary children of forge, so they get normal signal semantics. On
-//     timeout or cancel every process of the namespace gets SIGTERM; after
-//     KillGrace the init gets SIGKILL, upon which the kernel kills every
-//     process in the namespace, double-forked setsid daemons included, and
-//     the init is reaped only once they are all gone. If forge itself dies,
-//     the init reads EOF and exits, which ends the namespace just the same.
-//     Guarantee: nothing started by the job survives Run, nor forge.
+//     PID namespace whose init is cat reading a pipe only forge holds
+//     (started through bash with SIGCHLD ignored, so orphans are reaped at
+//     once; plain cat when there is no bash). The setup commands and the
+//     candidate are started in that namespace (setns on a locked thread,
+//     restored afterwards) as ordinary children of forge, so they are not
+//     PID 1 and keep normal signal semantics. On timeout or cancel every
+//     process of the namespace gets SIGTERM, once; after KillGrace the init
+//     gets SIGKILL, upon which the kernel kills every process in the
+//     namespace, double-forked setsid daemons included, and the init is
+//     reaped only once they are all gone. If forge itself dies, the pipe
+//     closes, cat exits, and the namespace ends just the same.
+//     Guarantee: nothing started by the job survives Run, nor forge's death.
+//     Not done for non-root users: a user namespace would be needed, and a
+//     multithreaded Go process cannot setns into one.
 //   - cgroup (Linux with a writable cgroup v2 that has cgroup.kill, kernel
 //     5.14+): each job gets its own cgroup; processes are started directly
 //     into it (clone3 CLONE_INTO_CGROUP), so none can escape before it is
-//     placed. SIGTERM goes to every process listed in cgroup.procs; then
+//     placed. SIGTERM goes to every process listed in cgroup.procs, once; then
 //     cgroup.kill, and Run waits until the cgroup is empty. Guarantee:
 //     nothing started by the job survives Run; if forge is killed the job's
 //     processes are not (the cgroup stays until removed).

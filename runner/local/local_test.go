@@ -932,3 +932,66 @@ func TestRunLeavesForgeThreadsClean(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestMain doubles as the forge process of TestRunForgeKilledLeavesNothing:
+// with LOCAL_TEST_HELPER_JOB set, the test binary runs that one job and
+// waits to be killed.
+func TestMain(m *testing.M) {
+	if spec := os.Getenv("LOCAL_TEST_HELPER_JOB"); spec != "" {
+		os.Exit(helperForge(spec))
+	}
+	os.Exit(m.Run())
+}
+
+func helperForge(spec string) int {
+	var job runner.Job
+	if err := json.Unmarshal([]byte(spec), &job); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	r, err := New(Options{TempDir: os.Getenv("LOCAL_TEST_HELPER_TMP"), Containment: ContainPIDNamespace})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	r.Run(context.Background(), job)
+	fmt.Fprintln(os.Stderr, "Run returned; it should have been killed first")
+	return 1
+}
+
+func TestRunForgeKilledLeavesNothing(t *testing.T) {
+	t.Parallel()
+	if _, err := New(Options{TempDir: t.TempDir(), Containment: ContainPIDNamespace}); err != nil {
+		t.Skipf("only the pidns tier survives forge's death: %v", err)
+	}
+	fifo, f := openDaemonFifo(t)
+	ready, br, rf := readyFifo(t)
+	job := pyJob(t, "orphaned", daemonScript)
+	job.Env = map[string]string{"DAEMON_FIFO": fifo, "READY_FIFO": ready}
+	spec, err := json.Marshal(job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	forge := exec.Command(os.Args[0])
+	forge.Env = append(os.Environ(), "LOCAL_TEST_HELPER_JOB="+string(spec), "LOCAL_TEST_HELPER_TMP="+tmp)
+	forge.Stdout, forge.Stderr = os.Stderr, os.Stderr
+	if err := forge.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if line := waitLine(t, rf, br, 60*time.Second); line != "ready" {
+		t.Fatalf("candidate said %q", line)
+	}
+	if err := forge.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	forge.Wait()
+	// forge is gone without cleaning up; the namespace's init sees EOF and
+	// the kernel ends the rest.
+	assertDaemonGone(t, f)
+	deadline := time.Now().Add(10 * time.Second)
+	for len(localtestSurvivors(job.RunID)) > 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	assertNoSurvivors(t, job.RunID)
+}
