@@ -1,0 +1,362 @@
+package compare
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/runner"
+	"github.com/forge-run/forge/scoring"
+)
+
+// Status is what happened to a candidate between the base run and the head
+// run.
+type Status string
+
+// The statuses of a Change.
+const (
+	// StatusImproved: the head's mean score is significantly higher.
+	StatusImproved Status = "improved"
+	// StatusRegressed: the head's mean score is significantly lower.
+	StatusRegressed Status = "regressed"
+	// StatusUnchanged: no significant change, or too few trials to tell.
+	StatusUnchanged Status = "unchanged"
+	// StatusNew: the candidate is only in the head run.
+	StatusNew Status = "new"
+	// StatusGone: the candidate is only in the base run.
+	StatusGone Status = "gone"
+)
+
+// Test names how a Change's significance was judged.
+type Test string
+
+// The tests.
+const (
+	// TestWelch is Welch's unequal-variances t-test on the per-trial scores,
+	// two-sided at scoring.Alpha.
+	TestWelch Test = "welch-t"
+	// TestSingleTrial: one side has a single scored trial, so there is no
+	// variance to judge the change against; nothing is significant.
+	TestSingleTrial Test = "single-trial"
+	// TestNoScores: one side has no scored trial at all.
+	TestNoScores Test = "no-scored-trials"
+	// TestNone: the candidate is in one run only.
+	TestNone Test = "none"
+)
+
+// Run identifies one side of the comparison.
+type Run struct {
+	RunID        string    `json:"run_id"`
+	Objective    string    `json:"objective"`
+	Backend      string    `json:"backend"`
+	StartedAt    time.Time `json:"started_at"`
+	ManifestHash string    `json:"manifest_hash"`
+	Interrupted  bool      `json:"interrupted"`
+	Winner       *string   `json:"winner"`
+}
+
+// Side is one candidate's figures in one run.
+type Side struct {
+	// Rank is the candidate's rank in that run's standings; 0 when the
+	// record has results for it but no standing.
+	Rank int `json:"rank"`
+	// Score is the mean score over the scored trials (the standing's).
+	Score        float64 `json:"score"`
+	ScoredTrials int     `json:"scored_trials"`
+	Trials       int     `json:"trials"`
+	Successes    int     `json:"successes"`
+	SuccessRate  float64 `json:"success_rate"`
+	// RuntimeMeanSeconds is over the successful trials; 0 when none.
+	RuntimeMeanSeconds float64 `json:"runtime_mean_seconds"`
+	// scores are the per-trial scores the test uses.
+	scores []float64
+	// ended counts the trials that ran to an end (not infra, auth or
+	// cancelled): the success rate's denominator.
+	ended int
+}
+
+// scored reports whether the side has a score to compare.
+func (s *Side) scored() bool { return s != nil && s.ScoredTrials > 0 }
+
+// timed reports whether the side has a runtime to compare.
+func (s *Side) timed() bool { return s != nil && s.Successes > 0 }
+
+// Change is what happened to one candidate between the two runs.
+type Change struct {
+	CandidateID string `json:"candidate_id"`
+	Status      Status `json:"status"`
+	// Base and Head are null when the candidate is not in that run.
+	Base *Side `json:"base"`
+	Head *Side `json:"head"`
+	// ScoreDelta is Head.Score - Base.Score; null unless both sides have
+	// scored trials.
+	ScoreDelta *float64 `json:"score_delta"`
+	// RuntimeDeltaSeconds is head minus base mean runtime and RuntimeRatio
+	// head over base; null unless both sides have successful trials.
+	RuntimeDeltaSeconds *float64 `json:"runtime_delta_seconds"`
+	RuntimeRatio        *float64 `json:"runtime_ratio"`
+	// Test says how significance was judged; Welch holds the test itself
+	// when Test is "welch-t" (its difference is head minus base).
+	Test  Test                 `json:"test"`
+	Welch *scoring.WelchResult `json:"welch,omitempty"`
+	// Significant is true when the score changed at level scoring.Alpha.
+	Significant bool `json:"significant"`
+}
+
+// Report is the comparison of a base run with a head run.
+type Report struct {
+	Base Run `json:"base"`
+	Head Run `json:"head"`
+	// ManifestChanged compares the runs' manifest hashes; null when either
+	// run does not record one.
+	ManifestChanged *bool `json:"manifest_changed"`
+	WinnerChanged   bool  `json:"winner_changed"`
+	// Alpha is the significance level of every test (0.05).
+	Alpha float64 `json:"alpha"`
+	// Candidates are in the head's standings order, then the base-only ones
+	// in the base's order.
+	Candidates []Change `json:"candidates"`
+	// Notes say what makes the comparison less than like for like:
+	// different objectives or backends, interrupted runs.
+	Notes []string `json:"notes"`
+}
+
+// Runs compares head against base.
+func Runs(base, head *forge.Record) Report {
+	rep := Report{
+		Base:  runOf(base),
+		Head:  runOf(head),
+		Alpha: scoring.Alpha,
+		Notes: []string{},
+	}
+	if base.ManifestHash != "" && head.ManifestHash != "" {
+		changed := base.ManifestHash != head.ManifestHash
+		rep.ManifestChanged = &changed
+	}
+	rep.WinnerChanged = str(base.Winner) != str(head.Winner)
+
+	baseSides, headSides := sides(base), sides(head)
+	for _, id := range order(head) {
+		rep.Candidates = append(rep.Candidates, change(id, baseSides[id], headSides[id]))
+	}
+	for _, id := range order(base) {
+		if _, ok := headSides[id]; !ok {
+			rep.Candidates = append(rep.Candidates, change(id, baseSides[id], nil))
+		}
+	}
+	if rep.Candidates == nil {
+		rep.Candidates = []Change{}
+	}
+
+	if base.Objective != head.Objective {
+		rep.Notes = append(rep.Notes, "the objectives differ")
+	}
+	if base.Backend != head.Backend {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("the backends differ (%s → %s): runtimes are not like for like",
+			oneLine(base.Backend), oneLine(head.Backend)))
+	}
+	for _, r := range []struct {
+		name string
+		rec  *forge.Record
+	}{{"base", base}, {"head", head}} {
+		if r.rec.Interrupted {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("the %s run was interrupted: its results are partial", r.name))
+		}
+	}
+	return rep
+}
+
+func runOf(rec *forge.Record) Run {
+	return Run{
+		RunID: rec.RunID, Objective: rec.Objective, Backend: rec.Backend, StartedAt: rec.StartedAt,
+		ManifestHash: rec.ManifestHash, Interrupted: rec.Interrupted, Winner: rec.Winner,
+	}
+}
+
+func str(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// order is the record's candidates: its standings, then any candidate that
+// has results but no standing, in the order of its results.
+func order(rec *forge.Record) []string {
+	seen := map[string]bool{}
+	var ids []string
+	add := func(id string) {
+		if !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	for _, st := range rec.Standings {
+		add(st.CandidateID)
+	}
+	for _, r := range rec.Results {
+		add(r.CandidateID)
+	}
+	return ids
+}
+
+// sides collects each candidate's figures in rec: the standing's when there
+// is one, otherwise worked out from the results.
+func sides(rec *forge.Record) map[string]*Side {
+	out := map[string]*Side{}
+	byID := map[string][]runner.Result{}
+	for _, r := range rec.Results {
+		byID[r.CandidateID] = append(byID[r.CandidateID], r)
+	}
+	for _, st := range rec.Standings {
+		if _, dup := out[st.CandidateID]; dup {
+			continue
+		}
+		out[st.CandidateID] = &Side{
+			Rank: st.Rank, Score: st.Score, ScoredTrials: st.ScoredTrials, Trials: st.Trials,
+			Successes: st.Successes, SuccessRate: st.SuccessRate, RuntimeMeanSeconds: st.RuntimeMeanSeconds,
+			scores: trialScores(byID[st.CandidateID]), ended: st.Trials,
+		}
+		if rs := byID[st.CandidateID]; len(rs) > 0 {
+			out[st.CandidateID].ended = ended(rs)
+		}
+		if st.ScoredTrials == 0 && st.Trials == 0 {
+			// A standing without counts (hand-written or older records):
+			// take them from the results.
+			fromResults(out[st.CandidateID], byID[st.CandidateID], false)
+		}
+	}
+	for id, rs := range byID {
+		if _, ok := out[id]; !ok {
+			s := &Side{}
+			fromResults(s, rs, true)
+			out[id] = s
+		}
+	}
+	return out
+}
+
+// trialScores are the scores of the trials that have one.
+func trialScores(rs []runner.Result) []float64 {
+	var xs []float64
+	for _, r := range rs {
+		if r.Score != nil {
+			xs = append(xs, *r.Score)
+		}
+	}
+	return xs
+}
+
+// fromResults fills s's counts from rs; with all, also the score, success
+// rate and runtime.
+func fromResults(s *Side, rs []runner.Result, all bool) {
+	s.scores = trialScores(rs)
+	s.Trials = len(rs)
+	s.ScoredTrials = len(s.scores)
+	s.ended = ended(rs)
+	runtime := 0.0
+	s.Successes = 0
+	for _, r := range rs {
+		if r.Success {
+			s.Successes++
+			runtime += r.RuntimeSeconds
+		}
+	}
+	if !all {
+		return
+	}
+	s.Score = mean(s.scores)
+	if s.ended > 0 {
+		s.SuccessRate = float64(s.Successes) / float64(s.ended)
+	}
+	if s.Successes > 0 {
+		s.RuntimeMeanSeconds = runtime / float64(s.Successes)
+	}
+}
+
+// ended counts the results that ran to an end: all but infra, auth and
+// cancelled ones, which say nothing about the candidate.
+func ended(rs []runner.Result) int {
+	n := 0
+	for _, r := range rs {
+		switch r.ErrorKind {
+		case runner.ErrInfra, runner.ErrAuth, runner.ErrCancelled:
+		default:
+			n++
+		}
+	}
+	return n
+}
+
+func mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	sum := 0.0
+	for _, x := range xs {
+		sum += x
+	}
+	return sum / float64(len(xs))
+}
+
+func change(id string, base, head *Side) Change {
+	c := Change{CandidateID: id, Base: base, Head: head, Status: StatusUnchanged, Test: TestNone}
+	switch {
+	case base == nil:
+		c.Status = StatusNew
+		return c
+	case head == nil:
+		c.Status = StatusGone
+		return c
+	}
+	if base.scored() && head.scored() {
+		d := head.Score - base.Score
+		c.ScoreDelta = &d
+	}
+	if base.timed() && head.timed() {
+		d := head.RuntimeMeanSeconds - base.RuntimeMeanSeconds
+		c.RuntimeDeltaSeconds = &d
+		if base.RuntimeMeanSeconds > 0 {
+			r := head.RuntimeMeanSeconds / base.RuntimeMeanSeconds
+			c.RuntimeRatio = &r
+		}
+	}
+	switch nb, nh := len(base.scores), len(head.scores); {
+	case nb == 0 || nh == 0:
+		c.Test = TestNoScores
+	case nb == 1 || nh == 1:
+		c.Test = TestSingleTrial
+	default:
+		w, ok := scoring.WelchTest(head.scores, base.scores)
+		if !ok {
+			c.Test = TestSingleTrial
+			break
+		}
+		c.Test, c.Welch, c.Significant = TestWelch, &w, w.Significant
+	}
+	switch {
+	case !c.Significant:
+	case c.Welch.Difference > 0:
+		c.Status = StatusImproved
+	case c.Welch.Difference < 0:
+		c.Status = StatusRegressed
+	}
+	return c
+}
+
+// Drops lists, one line each, the candidates whose score dropped
+// significantly by more than maxDrop (an absolute score difference, e.g.
+// 0.05). A candidate that is gone, or whose change is not significant, is
+// not a drop.
+func (r Report) Drops(maxDrop float64) []string {
+	var out []string
+	for _, c := range r.Candidates {
+		if c.Status != StatusRegressed || c.ScoreDelta == nil || -*c.ScoreDelta <= maxDrop {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s: score dropped %s (%s → %s, %s), more than the %s allowed",
+			oneLine(c.CandidateID), num(-*c.ScoreDelta), num(c.Base.Score), num(c.Head.Score),
+			testText(c), num(maxDrop)))
+	}
+	return out
+}

@@ -1,0 +1,126 @@
+package compare_test
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/runner"
+	"github.com/forge-run/forge/scoring"
+)
+
+// cand describes one candidate of a hand-built run: its per-trial scores
+// (NaN for a trial without a score) and runtimes, and which trials failed.
+type cand struct {
+	id      string
+	scores  []float64
+	runtime []float64 // per trial; defaults to 1s each
+	failed  map[int]runner.ErrorKind
+}
+
+// record builds a results.json record whose standings agree with its
+// results: rank by mean score, best first.
+func record(runID string, started time.Time, winner string, cs ...cand) *forge.Record {
+	rec := &forge.Record{
+		SchemaVersion: forge.SchemaVersion,
+		RunID:         runID,
+		Objective:     "Generate weekly AI events",
+		Backend:       "local",
+		ManifestPath:  "forge.yaml",
+		ManifestHash:  "sha256:aaaa",
+		StartedAt:     started,
+		FinishedAt:    started.Add(4 * time.Second),
+		Results:       []runner.Result{},
+		Standings:     []scoring.Standing{},
+	}
+	if winner != "" {
+		rec.Winner = &winner
+	}
+	for _, c := range cs {
+		st := scoring.Standing{CandidateID: c.id, Trials: len(c.scores)}
+		var sum, rsum float64
+		ended := 0
+		for i, s := range c.scores {
+			rt := 1.0
+			if i < len(c.runtime) {
+				rt = c.runtime[i]
+			}
+			r := runner.Result{CandidateID: c.id, Trial: i + 1, Backend: "local", Success: true, RuntimeSeconds: rt}
+			if k, bad := c.failed[i+1]; bad {
+				r.Failed(k, "failed: "+string(k))
+			}
+			if !math.IsNaN(s) {
+				v := s
+				r.Score = &v
+				sum += s
+				st.ScoredTrials++
+			}
+			switch r.ErrorKind {
+			case runner.ErrInfra, runner.ErrAuth, runner.ErrCancelled:
+			default:
+				ended++
+			}
+			if r.Success {
+				st.Successes++
+				rsum += rt
+			}
+			rec.Results = append(rec.Results, r)
+		}
+		if st.ScoredTrials > 0 {
+			st.Score = sum / float64(st.ScoredTrials)
+		}
+		if ended > 0 {
+			st.SuccessRate = float64(st.Successes) / float64(ended)
+		}
+		if st.Successes > 0 {
+			st.RuntimeMeanSeconds = rsum / float64(st.Successes)
+		}
+		rec.Standings = append(rec.Standings, st)
+	}
+	sort.SliceStable(rec.Standings, func(i, j int) bool { return rec.Standings[i].Score > rec.Standings[j].Score })
+	for i := range rec.Standings {
+		rec.Standings[i].Rank = i + 1
+	}
+	return rec
+}
+
+// day is 15:30 UTC on the given day of November 2026.
+func day(d int) time.Time { return time.Date(2026, 11, d, 15, 30, 0, 0, time.UTC) }
+
+// repeat is n copies of x.
+func repeat(x float64, n int) []float64 {
+	xs := make([]float64, n)
+	for i := range xs {
+		xs[i] = x
+	}
+	return xs
+}
+
+// writeRun writes rec as <root>/<rec.RunID>/results.json.
+func writeRun(t *testing.T, root string, rec *forge.Record) string {
+	t.Helper()
+	b, err := forge.MarshalRecord(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, rec.RunID)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "results.json")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func near(t *testing.T, what string, got, want, tol float64) {
+	t.Helper()
+	if math.Abs(got-want) > tol {
+		t.Errorf("%s = %.8g, want %.8g (±%g)", what, got, want, tol)
+	}
+}

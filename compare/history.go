@@ -1,0 +1,196 @@
+package compare
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// CandidateScore is one candidate's mean score in a past run.
+type CandidateScore struct {
+	CandidateID string `json:"candidate_id"`
+	// Score is the mean over the scored trials; null when none was scored.
+	Score *float64 `json:"score"`
+}
+
+// Entry is one past run under an output root.
+type Entry struct {
+	RunID     string    `json:"run_id"`
+	Dir       string    `json:"dir"`
+	StartedAt time.Time `json:"started_at"`
+	Backend   string    `json:"backend"`
+	// Trials is the most trials any candidate had.
+	Trials int `json:"trials"`
+	// Winner is null when the run had none.
+	Winner      *string `json:"winner"`
+	Interrupted bool    `json:"interrupted"`
+	// Scores are in the run's standings order.
+	Scores []CandidateScore `json:"scores"`
+	// Skipped says why the directory could not be read as a run; the other
+	// fields but RunID and Dir are then empty.
+	Skipped string `json:"skipped,omitempty"`
+}
+
+// History lists the runs under outRoot, newest first by started_at, at most
+// last of them (all when last <= 0). A directory that holds no readable
+// results.json is not fatal: it comes after the runs, in name order, as an
+// Entry whose Skipped says why. Hidden directories and plain files are
+// ignored. A missing outRoot is an error.
+func History(outRoot string, last int) ([]Entry, error) {
+	des, err := os.ReadDir(outRoot)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("output root %s does not exist (no runs yet, or another --out?)", outRoot)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list runs in %s: %w", outRoot, err)
+	}
+	var runs, skipped []Entry
+	for _, de := range des {
+		name := de.Name()
+		if strings.HasPrefix(name, ".") {
+			continue
+		}
+		dir := filepath.Join(outRoot, name)
+		if !de.IsDir() {
+			// A symbolic link to a run directory counts; other files do not.
+			if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+				continue
+			}
+		}
+		e, err := entry(dir)
+		if err != nil {
+			skipped = append(skipped, Entry{RunID: name, Dir: dir, Skipped: err.Error()})
+			continue
+		}
+		runs = append(runs, e)
+	}
+	sort.SliceStable(runs, func(i, j int) bool {
+		a, b := runs[i], runs[j]
+		if !a.StartedAt.Equal(b.StartedAt) {
+			return a.StartedAt.After(b.StartedAt)
+		}
+		return a.RunID > b.RunID
+	})
+	all := append(runs, skipped...)
+	if last > 0 && len(all) > last {
+		all = all[:last]
+	}
+	return all, nil
+}
+
+// entry reads the run in dir.
+func entry(dir string) (Entry, error) {
+	b, err := os.ReadFile(filepath.Join(dir, ResultsFile))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return Entry{}, fmt.Errorf("no %s", ResultsFile)
+	case err != nil:
+		return Entry{}, fmt.Errorf("read %s: %w", ResultsFile, err)
+	}
+	rec, err := decode(b)
+	if err != nil {
+		return Entry{}, fmt.Errorf("%s: %w", ResultsFile, err)
+	}
+	e := Entry{
+		RunID: rec.RunID, Dir: dir, StartedAt: rec.StartedAt, Backend: rec.Backend,
+		Winner: rec.Winner, Interrupted: rec.Interrupted, Scores: []CandidateScore{},
+	}
+	if e.RunID == "" {
+		e.RunID = filepath.Base(dir)
+	}
+	all := sides(rec)
+	for _, cid := range order(rec) {
+		s := all[cid]
+		cs := CandidateScore{CandidateID: cid}
+		if s.scored() {
+			v := s.Score
+			cs.Score = &v
+		}
+		e.Scores = append(e.Scores, cs)
+		e.Trials = max(e.Trials, s.Trials)
+	}
+	return e, nil
+}
+
+// WriteHistory prints one line per run:
+//
+//	2026-11-21 15:30  20261121-153000-ab12  local  winner alpha 0.91  beta 0.85 gamma 0.53
+//
+// The start is in UTC, like run ids. The backend shows "×N" when the run had
+// several trials; "(interrupted)" ends a partial run's line. A skipped
+// directory's line says why it was skipped.
+func WriteHistory(w io.Writer, entries []Entry) error {
+	idw, bew := 0, 0
+	for _, e := range entries {
+		if e.Skipped == "" {
+			idw = max(idw, len([]rune(id(e.RunID))))
+			bew = max(bew, len([]rune(backendText(e))))
+		}
+	}
+	var b strings.Builder
+	for _, e := range entries {
+		if e.Skipped != "" {
+			fmt.Fprintf(&b, "skipped %s: %s\n", id(e.Dir), oneLine(e.Skipped))
+			continue
+		}
+		line := fmt.Sprintf("%s  %s  %s  %s", when(e.StartedAt), pad(id(e.RunID), idw), pad(backendText(e), bew),
+			scoresText(e))
+		if e.Interrupted {
+			line += "  (interrupted)"
+		}
+		b.WriteString(strings.TrimRight(line, " ") + "\n")
+	}
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return fmt.Errorf("write history: %w", err)
+	}
+	return nil
+}
+
+func pad(s string, width int) string {
+	return s + strings.Repeat(" ", max(0, width-len([]rune(s))))
+}
+
+// backendText is "local", or "daytona ×5" for several trials.
+func backendText(e Entry) string {
+	s := id(e.Backend)
+	if e.Trials > 1 {
+		s += fmt.Sprintf(" ×%d", e.Trials)
+	}
+	return s
+}
+
+// scoresText is "winner alpha 0.91  beta 0.85 gamma 0.53", or
+// "no winner  alpha 0.91 beta 0.90".
+func scoresText(e Entry) string {
+	score := func(cs CandidateScore) string {
+		if cs.Score == nil {
+			return id(cs.CandidateID) + " —"
+		}
+		return id(cs.CandidateID) + " " + num(*cs.Score)
+	}
+	var head string
+	var rest []string
+	for _, cs := range e.Scores {
+		if e.Winner != nil && cs.CandidateID == *e.Winner && head == "" {
+			head = "winner " + score(cs)
+			continue
+		}
+		rest = append(rest, score(cs))
+	}
+	if head == "" {
+		head = "no winner"
+		if e.Winner != nil {
+			head = "winner " + id(*e.Winner)
+		}
+	}
+	if len(rest) == 0 {
+		return head
+	}
+	return head + "  " + strings.Join(rest, " ")
+}

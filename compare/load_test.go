@@ -1,0 +1,101 @@
+package compare_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/forge-run/forge/compare"
+)
+
+func TestResolve(t *testing.T) {
+	root := t.TempDir()
+	out := filepath.Join(root, "artifacts")
+	r1 := writeRun(t, out, record("r1", day(20), "a", cand{id: "a", scores: []float64{0.5}}))
+	if err := os.MkdirAll(filepath.Join(out, "started"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	plainDir := filepath.Join(root, "plain")
+	if err := os.MkdirAll(plainDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// A directory named like a run id in the working directory: the run id
+	// under the output root wins.
+	t.Chdir(root)
+	if err := os.MkdirAll("r1", 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, tc := range []struct {
+		ref, want, err string
+	}{
+		{ref: "r1", want: r1},
+		{ref: filepath.Join(out, "r1"), want: r1},
+		{ref: r1, want: r1},
+		{ref: "artifacts/r1/results.json", want: "artifacts/r1/results.json"},
+		{ref: "r9", err: "run r9: no such run in " + out + ", and no file or directory r9"},
+		{ref: "no/such/path", err: "run no/such/path: no such file or directory"},
+		{ref: "started", err: "run started: " + filepath.Join(out, "started") + " has no results.json"},
+		{ref: plainDir, err: "run " + plainDir + ": directory has no results.json"},
+		{ref: "", err: "empty run reference"},
+	} {
+		got, err := compare.Resolve(tc.ref, out)
+		switch {
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("Resolve(%q) = %q, %v; want error containing %q", tc.ref, got, err, tc.err)
+		case tc.err == "" && (err != nil || got != tc.want):
+			t.Errorf("Resolve(%q) = %q, %v; want %q", tc.ref, got, err, tc.want)
+		}
+	}
+}
+
+func TestLoad(t *testing.T) {
+	dir := t.TempDir()
+	good := writeRun(t, dir, record("r1", day(20), "a", cand{id: "a", scores: []float64{0.5, 0.7}}))
+	rec, err := compare.Load(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.RunID != "r1" || len(rec.Results) != 2 || *rec.Results[1].Score != 0.7 || *rec.Winner != "a" {
+		t.Errorf("Load = %+v, want the record written", rec)
+	}
+
+	for _, tc := range []struct{ name, body, err string }{
+		{"empty", "  \n", "not a results.json: the file is empty"},
+		{"not-json", "# forge results\n", "not a results.json: not JSON (at byte 1"},
+		{"truncated", `{"schema_version": 1, "results": [`, "not a results.json: not JSON"},
+		{"array", `[1, 2]`, "not a results.json: want a JSON object"},
+		{"no-version", `{"run_id": "x"}`, "not a results.json: no schema_version"},
+		{"future", `{"schema_version": 2, "results": "a new shape"}`, "schema_version 2, this forge reads 1"},
+		{"bad-field", `{"schema_version": 1, "results": "nope"}`, "not a results.json: json: cannot unmarshal"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := filepath.Join(dir, tc.name+".json")
+			if err := os.WriteFile(p, []byte(tc.body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := compare.Load(p)
+			if err == nil || !strings.Contains(err.Error(), tc.err) || !strings.HasPrefix(err.Error(), p+": ") {
+				t.Errorf("Load = %v; want an error naming %s and containing %q", err, p, tc.err)
+			}
+		})
+	}
+
+	missing := filepath.Join(dir, "gone.json")
+	if _, err := compare.Load(missing); err == nil || err.Error() != missing+": no such file" {
+		t.Errorf("Load(missing) = %v, want %q", err, missing+": no such file")
+	}
+}
+
+func TestOpen(t *testing.T) {
+	out := t.TempDir()
+	writeRun(t, out, record("r1", day(20), "a", cand{id: "a", scores: []float64{0.5}}))
+	rec, path, err := compare.Open("r1", out)
+	if err != nil || rec.RunID != "r1" || path != filepath.Join(out, "r1", "results.json") {
+		t.Errorf("Open(r1) = %v, %q, %v", rec, path, err)
+	}
+	if _, _, err := compare.Open("r2", out); err == nil {
+		t.Error("Open(r2) of a missing run succeeded")
+	}
+}

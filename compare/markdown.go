@@ -1,0 +1,78 @@
+package compare
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// statusBadge marks a status in Markdown.
+var statusBadge = map[Status]string{
+	StatusImproved:  "📈 ",
+	StatusRegressed: "📉 ",
+	StatusUnchanged: "",
+	StatusNew:       "🆕 ",
+	StatusGone:      "➖ ",
+}
+
+// WriteMarkdown writes the comparison as GitHub-flavoured Markdown, for a PR
+// comment or $GITHUB_STEP_SUMMARY: a heading naming both runs, the table, the
+// winner, the manifest and the tally, then any notes. Ids from the records
+// are escaped so they cannot break the table or inject markup.
+func WriteMarkdown(w io.Writer, rep Report) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "### forge compare %s → %s\n\n", mdCode(rep.Base.RunID), mdCode(rep.Head.RunID))
+	fmt.Fprintf(&b, "base started %s · head started %s (UTC)\n\n", when(rep.Base.StartedAt), when(rep.Head.StartedAt))
+	if len(rep.Candidates) == 0 {
+		b.WriteString("No candidates in either run.\n\n")
+	} else {
+		b.WriteString("| Candidate | Status | Base | Head | Delta | Test | Runtime | Success | Trials |\n")
+		b.WriteString("|:---|:---|---:|---:|---:|:---|---:|---:|---:|\n")
+		for _, c := range rep.Candidates {
+			status := statusBadge[c.Status] + string(c.Status)
+			if c.Status == StatusImproved || c.Status == StatusRegressed {
+				status = "**" + status + "**"
+			}
+			cells := []string{
+				mdText(id(c.CandidateID)), status, scoreText(c.Base), scoreText(c.Head), deltaText(c),
+				mdText(testText(c)), mdText(runtimeText(c)), mdText(successText(c)), mdText(trialsText(c)),
+			}
+			b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
+		}
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "**Winner:** %s  \n", mdText(winnerText(rep)))
+	fmt.Fprintf(&b, "**Manifest:** %s  \n", mdText(manifestText(rep)))
+	fmt.Fprintf(&b, "%s (two-sided Welch t-test on trial scores, α = %g)\n", mdText(tally(rep)), rep.Alpha)
+	if len(rep.Notes) > 0 {
+		b.WriteString("\n> [!NOTE]\n")
+		for _, n := range rep.Notes {
+			fmt.Fprintf(&b, "> %s  \n", mdText(n))
+		}
+	}
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return fmt.Errorf("write comparison markdown: %w", err)
+	}
+	return nil
+}
+
+// mdCode writes s as an inline code span, with a fence longer than any run
+// of backticks inside it; a '|' is escaped so it cannot end a table cell.
+func mdCode(s string) string {
+	s = id(s)
+	longest, run := 0, 0
+	for _, r := range s {
+		if r == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", longest+1)
+	pad := ""
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		pad = " "
+	}
+	return fence + pad + strings.ReplaceAll(s, "|", "\\|") + pad + fence
+}
