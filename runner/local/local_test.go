@@ -769,10 +769,10 @@ child.stdout.readline()
 print("ready", flush=True)
 time.sleep(600)
 `)
-			job.Timeout = 3 * time.Second
+			job.Timeout = 5 * time.Second
 			res := mustRun(t, r, job)
 			assertKind(t, res, runner.ErrTimeout)
-			if res.ErrorMessage != "timed out after 3s" || res.ExitCode != nil {
+			if res.ErrorMessage != "timed out after 5s" || res.ExitCode != nil {
 				t.Errorf("message %q exit %v", res.ErrorMessage, res.ExitCode)
 			}
 			if res.Output != "ready\n" {
@@ -811,7 +811,7 @@ signal.signal(signal.SIGTERM, term)
 print("ready", flush=True)
 time.sleep(600)
 `)
-			job.Timeout = 3 * time.Second
+			job.Timeout = 5 * time.Second
 			res := mustRun(t, r, job)
 			assertKind(t, res, runner.ErrTimeout)
 			if res.Output != "ready\n" {
