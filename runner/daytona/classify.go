@@ -1,0 +1,162 @@
+package daytona
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	sdkerrors "github.com/daytonaio/daytona/libs/sdk-go/pkg/errors"
+)
+
+// class is what an error means for forge.
+type class int
+
+const (
+	classPermanent   class = iota // a 4xx that retrying will not fix
+	classAuth                     // 401/403 from the API: the key is bad
+	classRateLimited              // 429: slow down, then retry
+	classNotFound                 // 404
+	classConflict                 // 409: name taken, or a state change in progress
+	classTransient                // 5xx, 408, network errors, client timeouts: retry
+	classCancelled                // our own context ended
+)
+
+// failure is a classified error.
+type failure struct {
+	class      class
+	status     int
+	retryAfter time.Duration
+	err        error
+}
+
+// maxRetryAfter caps what a server may ask us to wait.
+const maxRetryAfter = 5 * time.Minute
+
+// classify sorts an SDK error. The SDK's error types do not wrap one another
+// (no Unwrap), so this is a type switch, not errors.As. ctx is the context
+// the call ran under: a status-0 error after it ended is a cancellation, not
+// a network problem.
+func classify(ctx context.Context, err error) failure {
+	f := failure{err: err}
+	var status int
+	var header http.Header
+	switch e := err.(type) {
+	case *sdkerrors.DaytonaRateLimitError:
+		f.class, f.status, f.retryAfter = classRateLimited, http.StatusTooManyRequests, retryAfter(e.Headers, time.Now())
+		return f
+	case *sdkerrors.DaytonaNotFoundError:
+		f.class, f.status = classNotFound, http.StatusNotFound
+		return f
+	case *sdkerrors.DaytonaTimeoutError:
+		status = 0
+	case *sdkerrors.DaytonaError:
+		status, header = e.StatusCode, e.Headers
+	default:
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			if ctx.Err() != nil {
+				f.class = classCancelled
+				return f
+			}
+			f.class = classTransient
+			return f
+		}
+		f.class = classPermanent
+		return f
+	}
+	f.status = status
+	switch {
+	case status == 0 && ctx.Err() != nil:
+		f.class = classCancelled
+	case status == 0, status == http.StatusRequestTimeout, status >= 500:
+		f.class = classTransient
+		f.retryAfter = retryAfter(header, time.Now())
+	case status == http.StatusUnauthorized, status == http.StatusForbidden:
+		f.class = classAuth
+	case status == http.StatusTooManyRequests:
+		f.class, f.retryAfter = classRateLimited, retryAfter(header, time.Now())
+	case status == http.StatusNotFound:
+		f.class = classNotFound
+	case status == http.StatusConflict:
+		f.class = classConflict
+	default:
+		f.class = classPermanent
+	}
+	return f
+}
+
+// statusOf is the HTTP status behind an SDK error (0 for network errors).
+func statusOf(err error) int {
+	switch e := err.(type) {
+	case *sdkerrors.DaytonaRateLimitError:
+		return e.StatusCode
+	case *sdkerrors.DaytonaNotFoundError:
+		return e.StatusCode
+	case *sdkerrors.DaytonaTimeoutError:
+		return e.StatusCode
+	case *sdkerrors.DaytonaError:
+		return e.StatusCode
+	}
+	return 0
+}
+
+// retryAfter reads how long the server asked us to wait: Retry-After, or
+// the throttler-specific Retry-After-<throttler> the real API sends
+// (Retry-After-sandbox-create), or X-RateLimit-Reset-<throttler>; the
+// longest wins. Values are seconds or an HTTP date.
+func retryAfter(h http.Header, now time.Time) time.Duration {
+	var best time.Duration
+	for name, vals := range h {
+		lower := strings.ToLower(name)
+		if lower != "retry-after" && !strings.HasPrefix(lower, "retry-after-") && !strings.HasPrefix(lower, "x-ratelimit-reset") {
+			continue
+		}
+		for _, v := range vals {
+			if d := parseRetryAfter(v, now); d > best {
+				best = d
+			}
+		}
+	}
+	return min(best, maxRetryAfter)
+}
+
+func parseRetryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if secs, err := strconv.ParseFloat(v, 64); err == nil {
+		if secs <= 0 || math.IsNaN(secs) || math.IsInf(secs, 0) {
+			return 0
+		}
+		return time.Duration(math.Min(secs, maxRetryAfter.Seconds()) * float64(time.Second))
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}
+
+// describe renders an SDK error for a person, without anything secret (SDK
+// errors never carry the key; the request is not part of them).
+func describe(err error) string {
+	if st := statusOf(err); st != 0 {
+		return fmt.Sprintf("%s (HTTP %d)", messageOf(err), st)
+	}
+	return messageOf(err)
+}
+
+func messageOf(err error) string {
+	switch e := err.(type) {
+	case *sdkerrors.DaytonaRateLimitError:
+		return e.Message
+	case *sdkerrors.DaytonaNotFoundError:
+		return e.Message
+	case *sdkerrors.DaytonaTimeoutError:
+		return e.Message
+	case *sdkerrors.DaytonaError:
+		return e.Message
+	}
+	return err.Error()
+}

@@ -1,0 +1,19 @@
+// Package daytona is forge's Daytona backend: it runs each job (one
+// candidate, one trial) in its own Daytona sandbox through the official Go
+// SDK, behind the same runner.Runner interface as the local backend.
+//
+// Per job it creates a sandbox (deterministic name, forge labels, an
+// auto-stop/auto-delete backstop), uploads the candidate's files, runs the
+// setup lines and the candidate as asynchronous session commands that it
+// polls (so nothing depends on the SDK's 60 s HTTP timeout), downloads the
+// capped outputs, the artifact and the FORGE_RESULT file, and always deletes
+// the sandbox on a fresh context. A ledger (sandboxes.jsonl) records every
+// intended creation and every deletion so nothing is orphaned; GC and Doctor
+// serve "forge gc" and "forge doctor --daytona".
+//
+// It owns credentials (DAYTONA_* from the environment or a .env file), error
+// classification (auth stops the run, 429 slows creation down, 5xx and
+// network errors are retried with jittered backoff) and the creation rate.
+// It is the only package that imports the Daytona SDK. It must not know
+// about manifests, scoring or reports: the CLI maps those onto Options.
+package daytona

@@ -1,0 +1,77 @@
+package daytona
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/forge-run/forge/runner"
+)
+
+// Doctor checks a Daytona account end to end, like the original tool's
+// smoke test: it runs a tiny job (create a sandbox, upload a script,
+// execute it, download its output, delete the sandbox) and prints each
+// phase's latency to w. An unusable key is a *runner.UnusableError.
+func Doctor(ctx context.Context, opts Options, w io.Writer) error {
+	if opts.RunID == "" {
+		opts.RunID = fmt.Sprintf("doctor-%d", time.Now().Unix())
+	}
+	opts.LedgerPath = ""
+	opts.Volume = nil
+	labels := map[string]string{"forge-doctor": "1"}
+	for k, v := range opts.Labels {
+		labels[k] = v
+	}
+	opts.Labels = labels
+	if err := opts.Validate(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "daytona: API %s, API key set\n", opts.APIURL)
+
+	dir, err := os.MkdirTemp("", "forge-doctor-")
+	if err != nil {
+		return fmt.Errorf("doctor: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	script := dir + "/doctor.sh"
+	if err := os.WriteFile(script, []byte("printf 'forge doctor: %s\\n' \"$1\" > \"$2\"\necho ok\n"), 0o644); err != nil {
+		return fmt.Errorf("doctor: %w", err)
+	}
+	r, err := New(ctx, opts)
+	if err != nil {
+		return err
+	}
+	job := runner.Job{
+		RunID: opts.RunID, CandidateID: "doctor", Trial: 1, Objective: "reach Daytona",
+		Command: []string{"sh", "doctor.sh"}, Files: []runner.File{{Src: script, Dst: "doctor.sh"}},
+		OutputFile: "doctor.md", Timeout: 2 * time.Minute,
+	}
+	res, runErr := r.Run(ctx, job)
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opts.DeleteTimeout)
+	defer cancel()
+	closeErr := r.Close(cctx)
+
+	ph := res.Phases
+	for _, p := range []struct {
+		name string
+		s    float64
+	}{{"create", ph.Create}, {"upload", ph.Upload}, {"execute", ph.Execute}, {"download", ph.Download}, {"delete", ph.Cleanup}} {
+		fmt.Fprintf(w, "  %-9s %7.3fs\n", p.name, p.s)
+	}
+	fmt.Fprintf(w, "  %-9s %7.3fs\n", "total", res.RuntimeSeconds)
+	switch {
+	case runErr != nil:
+		return runErr
+	case !res.Success:
+		return fmt.Errorf("doctor: the test job failed (%s): %s", res.ErrorKind, res.ErrorMessage)
+	case !strings.Contains(string(res.Artifact), "reach Daytona"):
+		return fmt.Errorf("doctor: the test job's output came back wrong: %q", res.Artifact)
+	case len(r.Undeleted()) > 0:
+		return fmt.Errorf("doctor: could not delete sandbox %s: %v", strings.Join(r.Undeleted(), ", "), closeErr)
+	}
+	fmt.Fprintf(w, "daytona: ok (sandbox %s created, used and deleted)\n", res.SandboxID)
+	return nil
+}

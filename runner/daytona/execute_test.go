@@ -1,0 +1,287 @@
+package daytona
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	sdk "github.com/daytonaio/daytona/libs/sdk-go/pkg/daytona"
+	"github.com/daytonaio/daytona/libs/sdk-go/pkg/types"
+
+	"github.com/forge-run/forge/runner"
+	"github.com/forge-run/forge/runner/daytona/daytonatest"
+)
+
+// shortHTTP stands for the SDK's 60 s HTTP timeout, shortened.
+func shortHTTP() *http.Client { return &http.Client{Timeout: time.Second} }
+
+func TestExecuteOutlivesTheHTTPTimeout(t *testing.T) {
+	e := newEnv(t, daytonatest.Options{}, func(o *Options) { o.ToolboxHTTPClient = shortHTTP() })
+
+	// The premise: one synchronous toolbox call cannot outlive the client's
+	// timeout.
+	c, err := sdk.NewClientWithConfig(&types.DaytonaConfig{APIKey: e.opts.APIKey, APIUrl: e.opts.APIURL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := c.Create(context.Background(), types.SnapshotParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb.ToolboxClient.GetConfig().HTTPClient = shortHTTP()
+	if _, err := sb.Process.ExecuteCommand(context.Background(), "sleep 3"); err == nil {
+		t.Fatal("a 3 s synchronous command outlived a 1 s HTTP timeout; the test proves nothing")
+	}
+	if err := sb.Delete(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
+	// A candidate running three times as long as the HTTP timeout.
+	res := e.run(e.shJob("long", "echo begin; sleep 3; echo end; echo done > \"$2\"\n"))
+	if !res.Success || res.Output != "begin\nend\n" {
+		t.Fatalf("%s %q: %q", res.ErrorKind, res.ErrorMessage, res.Output)
+	}
+	if res.Phases.Execute < 3 {
+		t.Errorf("execute phase %.2fs, the candidate slept 3 s", res.Phases.Execute)
+	}
+}
+
+func TestExecuteTimeoutKillsTheCandidate(t *testing.T) {
+	e := newEnv(t, daytonatest.Options{}, nil)
+	job := e.shJob("slow", "echo started; echo $$ > pid; sleep 30; echo never > \"$2\"\n")
+	job.Timeout = time.Second
+	res := e.run(job)
+	if res.ErrorKind != runner.ErrTimeout || res.ErrorMessage != "timed out after 1s" || res.ExitCode != nil {
+		t.Fatalf("%s %q exit %v", res.ErrorKind, res.ErrorMessage, res.ExitCode)
+	}
+	if res.Output != "started\n" {
+		t.Errorf("partial output = %q", res.Output)
+	}
+	if e.srv.Calls(daytonatest.OpDeleteSession) != 1 {
+		t.Errorf("the timed-out command's session was not killed (%d deletes)", e.srv.Calls(daytonatest.OpDeleteSession))
+	}
+	b, err := os.ReadFile(filepath.Join(e.srv.Sandboxes()[0].Home, "forge", "slow", "pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	waitFor(t, "the candidate to be gone", func() bool { return syscall.Kill(pid, 0) != nil })
+	if e.srv.Running() != 0 {
+		t.Errorf("%d processes still run", e.srv.Running())
+	}
+}
+
+func TestCancelMidRunDeletesEverySandbox(t *testing.T) {
+	e := newEnv(t, daytonatest.Options{}, nil)
+	var jobs []runner.Job
+	for i := 0; i < 3; i++ {
+		jobs = append(jobs, e.shJob(fmt.Sprintf("s%d", i), "sleep 30\n"))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	var res []runner.Result
+	var errs []error
+	go func() {
+		res, errs = e.runAll(ctx, 3, jobs)
+		close(done)
+	}()
+	waitFor(t, "three candidates to run", func() bool { return e.srv.Running() == 3 })
+	cancel()
+	<-done
+	for i := range jobs {
+		if errs[i] != nil || res[i].ErrorKind != runner.ErrCancelled || res[i].Phases.Cleanup <= 0 {
+			t.Errorf("%s: %v %s %+v", jobs[i].CandidateID, errs[i], res[i].ErrorKind, res[i].Phases)
+		}
+	}
+	if e.srv.LiveCount() != 0 || e.srv.Running() != 0 {
+		t.Fatalf("after cancel: %d live sandboxes, %d processes", e.srv.LiveCount(), e.srv.Running())
+	}
+}
+
+func TestFiftyCandidatesStayWithinConcurrency(t *testing.T) {
+	e := newEnv(t, daytonatest.Options{}, nil)
+	var jobs []runner.Job
+	for i := 0; i < 50; i++ {
+		jobs = append(jobs, e.shJob(fmt.Sprintf("c%02d", i), "echo \"$FORGE_CANDIDATE_ID\" > \"$2\"\n"))
+	}
+	res, errs := e.runAll(context.Background(), 8, jobs)
+	for i := range jobs {
+		if errs[i] != nil || !res[i].Success || res[i].ArtifactContent != jobs[i].CandidateID+"\n" {
+			t.Fatalf("%s: %v %s %q", jobs[i].CandidateID, errs[i], res[i].ErrorKind, res[i].ErrorMessage)
+		}
+	}
+	if n := len(e.srv.Sandboxes()); n != 50 {
+		t.Errorf("%d sandboxes created, want 50", n)
+	}
+	if e.srv.LiveCount() != 0 || e.srv.PeakLive() > 8 {
+		t.Errorf("live %d, peak %d (concurrency 8)", e.srv.LiveCount(), e.srv.PeakLive())
+	}
+}
+
+func TestSetup(t *testing.T) {
+	e := newEnv(t, daytonatest.Options{}, nil)
+	ok := e.shJob("ok", "cat made.txt > \"$2\"\n")
+	ok.Setup = []string{"echo installing", "printf 'from setup' > made.txt"}
+	ok.Files = append(ok.Files, runner.File{Src: e.file("empty", ""), Dst: "e/empty"})
+	res := e.run(ok)
+	if !res.Success || res.ArtifactContent != "from setup" || res.Phases.Setup <= 0 {
+		t.Fatalf("%s %q %q %+v", res.ErrorKind, res.ErrorMessage, res.ArtifactContent, res.Phases)
+	}
+
+	bad := e.shJob("bad", "echo ran > \"$2\"\n")
+	bad.Setup = []string{"echo installing", "pip-install-nothing --now", "echo unreachable"}
+	res = e.run(bad)
+	if res.Success || res.ErrorKind != runner.ErrCandidateFailed || !strings.HasPrefix(res.ErrorMessage, "setup: setup command failed (exit status 127): pip-install-nothing") {
+		t.Fatalf("%s %q", res.ErrorKind, res.ErrorMessage)
+	}
+	if !strings.Contains(res.Stderr, "+ echo installing") || strings.Contains(res.Stderr, "unreachable") || res.Phases.Execute != 0 {
+		t.Errorf("setup log %q, phases %+v", res.Stderr, res.Phases)
+	}
+
+	slow := e.shJob("slowsetup", "echo ran > \"$2\"\n")
+	slow.Setup = []string{"sleep 30"}
+	slow.SetupTimeout = time.Second
+	res = e.run(slow)
+	if res.ErrorKind != runner.ErrTimeout || res.ErrorMessage != "setup timed out after 1s" {
+		t.Fatalf("%s %q", res.ErrorKind, res.ErrorMessage)
+	}
+}
+
+func TestArtifacts(t *testing.T) {
+	e := newEnv(t, daytonatest.Options{}, nil)
+	empty := e.run(e.shJob("empty", ": > \"$2\"\n"))
+	if !empty.Success || empty.ArtifactContent != "" || empty.ArtifactBytes != 0 {
+		t.Errorf("zero-byte artifact: %s %q", empty.ErrorKind, empty.ErrorMessage)
+	}
+	link := e.run(e.shJob("link", "echo secret > /tmp/forge-test-target-$$; ln -s /tmp/forge-test-target-$$ \"$2\"\n"))
+	if link.ErrorKind != runner.ErrArtifactMissing || !strings.Contains(link.ErrorMessage, "symlink") {
+		t.Errorf("symlinked artifact: %s %q", link.ErrorKind, link.ErrorMessage)
+	}
+	big := e.shJob("big", "head -c 5000 /dev/zero | tr '\\000' a; head -c 3000 /dev/zero | tr '\\000' b > \"$2\"; printf '\\377\\376' >> \"$2\"; echo '{\"n\": 1' > \"$FORGE_RESULT\"\n")
+	big.Limits = runner.Limits{MaxOutputBytes: 1000, MaxArtifactBytes: 2000}
+	res := e.run(big)
+	if !res.Success || len(res.Output) != 1000 || !res.OutputTruncated {
+		t.Errorf("capped output: %s %d %v", res.ErrorKind, len(res.Output), res.OutputTruncated)
+	}
+	if !res.ArtifactTruncated || res.ArtifactBytes != 3002 || len(res.Artifact) != 2000 {
+		t.Errorf("capped artifact: %v %d %d", res.ArtifactTruncated, res.ArtifactBytes, len(res.Artifact))
+	}
+	if res.Submitted != nil || !strings.Contains(res.SubmitError, "not a JSON object") {
+		t.Errorf("bad FORGE_RESULT: %v %q", res.Submitted, res.SubmitError)
+	}
+	bin := e.run(e.shJob("bin", "printf 'a\\377b' > \"$2\"\n"))
+	if !bin.Success || bin.ArtifactEncoding != "base64" || string(bin.Artifact) != "a\xffb" {
+		t.Errorf("binary artifact: %q %q", bin.ArtifactEncoding, bin.Artifact)
+	}
+}
+
+func TestVolumePersistsAcrossRuns(t *testing.T) {
+	e := newEnv(t, daytonatest.Options{VolumeReadyDelay: 300 * time.Millisecond}, func(o *Options) {
+		o.Volume = &Volume{Name: "forge-data"}
+	})
+	job := e.shJob("mem", "n=$(cat \"$HOME/memory/count\" 2>/dev/null || echo 0); echo $((n+1)) > \"$HOME/memory/count\"; cat \"$HOME/memory/count\" > \"$2\"\n")
+	first := e.run(job)
+	second := e.run(job)
+	if first.ArtifactContent != "1\n" || second.ArtifactContent != "2\n" {
+		t.Fatalf("counts %q %q (%s %s)", first.ArtifactContent, second.ArtifactContent, first.ErrorMessage, second.ErrorMessage)
+	}
+	if b, err := e.srv.VolumeFile("forge-data", "count"); err != nil || string(b) != "2\n" {
+		t.Fatalf("volume holds %q, %v", b, err)
+	}
+	for _, sb := range e.srv.Sandboxes() {
+		if len(sb.Volumes) != 1 || sb.Volumes[0].MountPath != "/home/daytona/memory" {
+			t.Errorf("mounts %+v", sb.Volumes)
+		}
+	}
+	// A second Runner finds the volume instead of creating another.
+	r2, err := New(context.Background(), e.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r2.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.srv.Calls(daytonatest.OpCreateVolume); n != 1 {
+		t.Errorf("%d volume creations", n)
+	}
+}
+
+func TestUnreachableAPIIsUnusable(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + l.Addr().String() + "/api"
+	l.Close()
+	warn := &syncBuffer{}
+	r, err := New(context.Background(), Options{
+		APIKey: "k", APIURL: url, RunID: "r", Warn: warn,
+		Retry: Retry{Initial: time.Millisecond, Max: 5 * time.Millisecond, Tries: 3},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close(context.Background())
+	res, err := r.Run(context.Background(), runner.Job{RunID: "r", CandidateID: "x", Trial: 1, Command: []string{"true"}})
+	var ue *runner.UnusableError
+	if !errors.As(err, &ue) || ue.Kind != runner.ErrInfra || !strings.Contains(ue.Error(), "cannot reach the Daytona API") {
+		t.Fatalf("err = %v", err)
+	}
+	if res.ErrorKind != runner.ErrInfra {
+		t.Errorf("kind %s", res.ErrorKind)
+	}
+	if strings.Count(warn.String(), "retrying") != 2 {
+		t.Errorf("retries: %s", warn.String())
+	}
+}
+
+func TestDoctor(t *testing.T) {
+	srv := daytonatest.Start(t, daytonatest.Options{Specs: specs})
+	var out strings.Builder
+	err := Doctor(context.Background(), Options{APIKey: srv.APIKey(), APIURL: srv.URL()}, &out)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	for _, want := range []string{"create", "upload", "execute", "download", "delete", "daytona: ok"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("doctor output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if srv.LiveCount() != 0 || len(srv.Sandboxes()) != 1 || srv.Sandboxes()[0].Labels["forge-doctor"] != "1" {
+		t.Errorf("doctor's sandbox: %+v", srv.Sandboxes())
+	}
+
+	srv.SetAPIKey("rotated")
+	out.Reset()
+	err = Doctor(context.Background(), Options{APIKey: "stale-key", APIURL: srv.URL()}, &out)
+	var ue *runner.UnusableError
+	if !errors.As(err, &ue) || ue.Kind != runner.ErrAuth || strings.Contains(err.Error()+out.String(), "stale-key") {
+		t.Fatalf("bad key: %v\n%s", err, out.String())
+	}
+}
+
+// The options the SDK is given are honoured on the wire.
+func TestSandboxParameters(t *testing.T) {
+	e := newEnv(t, daytonatest.Options{}, func(o *Options) {
+		o.Image, o.CPU, o.MemoryGB, o.DiskGB = "python:3.12", 2, 4, 8
+		o.NetworkBlockAll, o.AutoStopMinutes = true, 30
+		o.Labels = map[string]string{"team": "ml", LabelApp: "not-forge"}
+	})
+	e.run(e.shJob("p", "echo > \"$2\"\n"))
+	sb := e.srv.Sandboxes()[0]
+	if sb.Image != "python:3.12" || sb.CPU != 2 || sb.Memory != 4 || sb.Disk != 8 || !sb.NetworkBlockAll || sb.AutoStopInterval != 30 {
+		t.Errorf("sandbox %+v", sb)
+	}
+	if sb.Labels["team"] != "ml" || sb.Labels[LabelApp] != LabelAppValue {
+		t.Errorf("labels %v", sb.Labels)
+	}
+}

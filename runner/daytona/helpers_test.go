@@ -1,0 +1,187 @@
+package daytona
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/forge-run/forge/runner"
+	"github.com/forge-run/forge/runner/daytona/daytonatest"
+	"golang.org/x/sync/errgroup"
+)
+
+// specs are parsed once for every test in the package.
+var specs *daytonatest.Specs
+
+func TestMain(m *testing.M) {
+	var err error
+	if specs, err = daytonatest.LoadSpecs(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Exit(m.Run())
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// env is one test's emulator and runner.
+type env struct {
+	t      *testing.T
+	srv    *daytonatest.Server
+	opts   Options
+	r      *Runner
+	warn   *syncBuffer
+	dir    string // candidates live here
+	out    string // the run's output directory
+	closed bool
+}
+
+const testRunID = "run1"
+
+// newEnv starts an emulator and a Runner against it. At the end of the
+// test it closes the Runner and fails if any sandbox is left alive.
+func newEnv(t *testing.T, so daytonatest.Options, mut func(*Options)) *env {
+	t.Helper()
+	so.Specs = specs
+	srv := daytonatest.Start(t, so)
+	e := &env{t: t, srv: srv, warn: &syncBuffer{}, dir: t.TempDir(), out: t.TempDir()}
+	e.opts = Options{
+		APIKey: srv.APIKey(), APIURL: srv.URL(), RunID: testRunID,
+		LedgerPath: filepath.Join(e.out, testRunID, LedgerFile), Warn: e.warn,
+		CreateRate: 1000, PollInterval: 100 * time.Millisecond,
+		Retry: Retry{Initial: 10 * time.Millisecond, Max: 100 * time.Millisecond},
+	}
+	if mut != nil {
+		mut(&e.opts)
+	}
+	r, err := New(context.Background(), e.opts)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	e.r = r
+	t.Cleanup(func() {
+		if !e.closed {
+			e.close()
+		}
+		if n := srv.LiveCount(); n != 0 {
+			t.Errorf("%d sandboxes left alive: %+v", n, srv.Live())
+		}
+		if strings.Contains(e.warn.String(), srv.APIKey()) {
+			t.Errorf("the API key was printed: %s", e.warn.String())
+		}
+	})
+	return e
+}
+
+func (e *env) close() {
+	e.t.Helper()
+	e.closed = true
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := e.r.Close(ctx); err != nil {
+		e.t.Errorf("Close: %v", err)
+	}
+}
+
+// file writes a candidate file and returns its path.
+func (e *env) file(name, content string) string {
+	e.t.Helper()
+	p := filepath.Join(e.dir, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		e.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+	return p
+}
+
+// pyJob is a job running a Python candidate.
+func (e *env) pyJob(id, source string) runner.Job {
+	src := e.file(id+".py", source)
+	return runner.Job{
+		RunID: testRunID, CandidateID: id, Trial: 1, Objective: "Generate weekly AI events",
+		Command: []string{"python3", id + ".py"}, Files: []runner.File{{Src: src, Dst: id + ".py"}},
+		OutputFile: "output.md", Timeout: 30 * time.Second,
+	}
+}
+
+// shJob is a job running a shell candidate (cheaper than Python).
+func (e *env) shJob(id, source string) runner.Job {
+	src := e.file(id+".sh", source)
+	return runner.Job{
+		RunID: testRunID, CandidateID: id, Trial: 1, Objective: "obj",
+		Command: []string{"sh", id + ".sh"}, Files: []runner.File{{Src: src, Dst: id + ".sh"}},
+		OutputFile: "output.md", Timeout: 30 * time.Second,
+	}
+}
+
+func (e *env) run(job runner.Job) runner.Result {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	res, err := e.r.Run(ctx, job)
+	if err != nil {
+		e.t.Fatalf("Run %s: %v", job.Name(), err)
+	}
+	return res
+}
+
+// runAll runs jobs concurrently, at most limit at once, as the run does.
+func (e *env) runAll(ctx context.Context, limit int, jobs []runner.Job) ([]runner.Result, []error) {
+	res := make([]runner.Result, len(jobs))
+	errs := make([]error, len(jobs))
+	var g errgroup.Group
+	g.SetLimit(limit)
+	for i, j := range jobs {
+		g.Go(func() error {
+			res[i], errs[i] = e.r.Run(ctx, j)
+			return nil
+		})
+	}
+	g.Wait()
+	return res, errs
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func ledgerEvents(t *testing.T, path string) []LedgerEntry {
+	t.Helper()
+	es, err := ReadLedger(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return es
+}

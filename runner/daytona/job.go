@@ -1,0 +1,637 @@
+package daytona
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/daytonaio/daytona/libs/sdk-go/pkg/daytona"
+	sdkerrors "github.com/daytonaio/daytona/libs/sdk-go/pkg/errors"
+	"github.com/daytonaio/daytona/libs/sdk-go/pkg/options"
+	"github.com/daytonaio/daytona/libs/sdk-go/pkg/types"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/forge-run/forge/runner"
+)
+
+// sessionID is the toolbox session a job's commands run in.
+const sessionID = "forge"
+
+// collectTimeout bounds the command that measures a job's outputs.
+const collectTimeout = 30 * time.Second
+
+// Run runs one job in a fresh sandbox and deletes the sandbox, whatever
+// happens. A failing candidate is data (nil error); the error is non-nil
+// only when the backend is unusable (*runner.UnusableError): the API refused
+// the key, or could not be reached at all.
+func (r *Runner) Run(ctx context.Context, job runner.Job) (runner.Result, error) {
+	start := time.Now()
+	res := runner.Result{CandidateID: job.CandidateID, Trial: job.Trial, Backend: Backend, StartedAt: start.UTC()}
+	j := &jobRun{r: r, job: job, res: &res, name: sandboxName(r.opts.RunID, job.CandidateID, job.Trial)}
+	err := j.run(ctx)
+	res.FinishedAt = time.Now().UTC()
+	res.RuntimeSeconds = time.Since(start).Seconds()
+	return res, err
+}
+
+// jobRun is one job on its way through its sandbox.
+type jobRun struct {
+	r    *Runner
+	job  runner.Job
+	res  *runner.Result
+	name string
+
+	sb      *daytona.Sandbox
+	tried   bool // a creation was attempted
+	lay     layout
+	session bool
+}
+
+// stepError is a failure of the job, already classified.
+type stepError struct {
+	kind runner.ErrorKind
+	msg  string
+	// unusable stops the whole run.
+	unusable error
+}
+
+func (e *stepError) Error() string { return e.msg }
+
+func infra(format string, args ...any) error {
+	return &stepError{kind: runner.ErrInfra, msg: fmt.Sprintf(format, args...)}
+}
+
+func (j *jobRun) run(parent context.Context) error {
+	if err := j.r.unusable(); err != nil {
+		j.res.Failed(runner.ErrAuth, err.Error())
+		return err
+	}
+	j.r.mu.Lock()
+	closed := j.r.closed
+	j.r.mu.Unlock()
+	if closed {
+		j.res.Failed(runner.ErrInfra, "the Daytona runner is closed")
+		return nil
+	}
+	ctx, cancel := context.WithCancelCause(parent)
+	defer cancel(nil)
+	stop := context.AfterFunc(j.r.dead, func() { cancel(context.Cause(j.r.dead)) })
+	defer stop()
+	defer j.cleanup()
+
+	err := j.steps(ctx)
+	if err == nil {
+		return nil
+	}
+	switch {
+	case errors.Is(context.Cause(ctx), errDead), j.r.unusable() != nil:
+		uerr := j.r.unusable()
+		if uerr == nil {
+			uerr = &runner.UnusableError{Kind: runner.ErrAuth, Err: errDead}
+		}
+		j.res.Failed(runner.ErrAuth, "stopped: "+uerr.Error())
+		return uerr
+	case parent.Err() != nil:
+		j.res.Settle(j.job, runner.Outcome{Cancelled: true})
+		return nil
+	}
+	var se *stepError
+	if errors.As(err, &se) {
+		j.res.Failed(se.kind, se.msg)
+		return se.unusable
+	}
+	var ue *runner.UnusableError
+	if errors.As(err, &ue) {
+		j.res.Failed(ue.Kind, ue.Error())
+		return ue
+	}
+	j.res.Failed(runner.ErrInfra, err.Error())
+	return nil
+}
+
+// step runs one phase, timing it.
+func (j *jobRun) step(p runner.Phase, f func() error) error {
+	j.job.Enter(p)
+	t := time.Now()
+	err := f()
+	j.res.Phases.Add(p, time.Since(t))
+	return err
+}
+
+func (j *jobRun) steps(ctx context.Context) error {
+	if err := j.step(runner.PhaseCreate, func() error { return j.create(ctx) }); err != nil {
+		return err
+	}
+	if err := j.step(runner.PhaseUpload, func() error { return j.upload(ctx) }); err != nil {
+		return err
+	}
+	if len(j.job.Setup) > 0 {
+		var failed bool
+		if err := j.step(runner.PhaseSetup, func() (err error) { failed, err = j.setup(ctx); return err }); err != nil || failed {
+			return err
+		}
+	}
+	var exit *int
+	var timedOut bool
+	err := j.step(runner.PhaseExecute, func() error {
+		var err error
+		cmd := "sh " + shQuote(j.lay.runScript())
+		exit, timedOut, err = j.runInSession(ctx, cmd, j.job.EffectiveTimeout())
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return j.step(runner.PhaseDownload, func() error { return j.download(ctx, exit, timedOut) })
+}
+
+// create makes the job's sandbox.
+func (j *jobRun) create(ctx context.Context) error {
+	o := j.r.opts
+	labels := make(map[string]string, len(o.Labels)+4)
+	for k, v := range o.Labels {
+		labels[k] = v
+	}
+	labels[LabelApp] = LabelAppValue
+	labels[LabelRun] = o.RunID
+	labels[LabelCandidate] = j.job.CandidateID
+	labels[LabelTrial] = strconv.Itoa(j.job.Trial)
+	env := make(map[string]string, len(o.Env))
+	for k, v := range o.Env {
+		env[k] = v
+	}
+	autoStop := o.AutoStopMinutes
+	if autoStop == 0 {
+		setup := time.Duration(0)
+		if len(j.job.Setup) > 0 {
+			setup = j.setupTimeout()
+		}
+		autoStop = int(math.Ceil((setup + j.job.EffectiveTimeout() + AutoStopMargin).Minutes()))
+	}
+	autoDelete := 0
+	base := types.SandboxBaseParams{
+		Name: j.name, Labels: labels, EnvVars: env, NetworkBlockAll: o.NetworkBlockAll,
+		AutoStopInterval: &autoStop, AutoDeleteInterval: &autoDelete,
+	}
+	if j.r.volumeID != "" {
+		base.Volumes = []types.VolumeMount{{VolumeID: j.r.volumeID, MountPath: j.r.mountPath}}
+	}
+	// Params go by value: the SDK silently ignores a pointer.
+	var params any = types.SnapshotParams{SandboxBaseParams: base, Snapshot: o.Snapshot}
+	if o.Image != "" {
+		p := types.ImageParams{SandboxBaseParams: base, Image: o.Image}
+		if o.CPU > 0 || o.MemoryGB > 0 || o.DiskGB > 0 {
+			p.Resources = &types.Resources{CPU: o.CPU, Memory: o.MemoryGB, Disk: o.DiskGB}
+		}
+		params = p
+	}
+	j.tried = true
+	sb, err := j.r.createSandbox(ctx, j.name, params)
+	if sb != nil {
+		j.sb = sb
+		j.res.SandboxID = sb.ID
+		j.r.track(j.name, sb)
+		if lerr := j.r.ledger.append(LedgerEntry{Event: eventCreated, RunID: o.RunID, Name: j.name, ID: sb.ID}); lerr != nil && err == nil {
+			err = lerr
+		}
+	}
+	if err != nil {
+		return j.classified("create sandbox "+j.name, ctx, err)
+	}
+	return nil
+}
+
+// classified turns an SDK error into the job's failure.
+func (j *jobRun) classified(what string, ctx context.Context, err error) error {
+	var ue *runner.UnusableError
+	if errors.As(err, &ue) {
+		return err
+	}
+	f := classify(ctx, err)
+	switch f.class {
+	case classCancelled:
+		return err
+	case classAuth:
+		j.r.markDead(err)
+		return j.r.unusable()
+	}
+	msg := fmt.Sprintf("%s: %s", what, describe(err))
+	se := &stepError{kind: runner.ErrInfra, msg: msg}
+	if f.class == classTransient && statusOf(err) == 0 && j.sb == nil {
+		// No answer from the API at all, retries spent: unreachable.
+		se.unusable = &runner.UnusableError{Kind: runner.ErrInfra, Err: fmt.Errorf("cannot reach the Daytona API at %s: %s", j.r.opts.APIURL, describe(err))}
+	}
+	return se
+}
+
+func (j *jobRun) setupTimeout() time.Duration {
+	if j.job.SetupTimeout > 0 {
+		return j.job.SetupTimeout
+	}
+	return j.r.opts.SetupTimeout
+}
+
+// upload copies the job's files and forge's scripts into the sandbox with
+// the SDK's file upload. Zero-byte files cannot be uploaded (the SDK then
+// sends no file part); the scripts create them instead.
+func (j *jobRun) upload(ctx context.Context) error {
+	var home string
+	err := j.r.retry(ctx, "ask "+j.name+" for its home directory", func(ctx context.Context) error {
+		var err error
+		home, err = j.sb.GetUserHomeDir(ctx)
+		return err
+	})
+	if err != nil {
+		return j.classified("ask the sandbox for its home directory", ctx, err)
+	}
+	if !strings.HasPrefix(home, "/") {
+		return infra("the sandbox reported home directory %q, not an absolute path", home)
+	}
+	j.lay = newLayout(home, j.job.CandidateID)
+
+	type upload struct {
+		data []byte
+		dst  string
+	}
+	var uploads []upload
+	var ensure []string
+	for _, f := range j.job.Files {
+		rel, err := relPath(f.Dst)
+		if err != nil {
+			return infra("file %s: %v", f.Dst, err)
+		}
+		data, err := os.ReadFile(f.Src)
+		if err != nil {
+			return infra("read %s: %v", f.Src, err)
+		}
+		dst := j.lay.path(rel)
+		if len(data) == 0 {
+			ensure = append(ensure, fmt.Sprintf("mkdir -p %s && : > %s", shQuote(path.Dir(dst)), shQuote(dst)))
+			continue
+		}
+		uploads = append(uploads, upload{data, dst})
+	}
+	if j.r.mountPath != "" {
+		link := j.lay.home + "/" + strings.TrimPrefix(j.r.opts.Volume.Mount, "/")
+		if !strings.HasPrefix(j.r.opts.Volume.Mount, "/") && link != j.r.mountPath {
+			ensure = append(ensure, fmt.Sprintf("[ -e %[1]s ] || [ -L %[1]s ] || { mkdir -p %[2]s && ln -s %[3]s %[1]s; }",
+				shQuote(link), shQuote(path.Dir(link)), shQuote(j.r.mountPath)))
+		}
+	}
+	env, err := j.env()
+	if err != nil {
+		return err
+	}
+	outputFile, err := relPath(j.job.EffectiveOutputFile())
+	if err != nil {
+		return infra("output file %s: %v", j.job.EffectiveOutputFile(), err)
+	}
+	argv := j.job.Argv(j.lay.path(outputFile))
+	for _, a := range argv {
+		if strings.ContainsRune(a, 0) {
+			return infra("an argument holds a NUL byte, which no process can receive")
+		}
+	}
+	runEnsure := ensure
+	if len(j.job.Setup) > 0 {
+		uploads = append(uploads, upload{[]byte(j.lay.setupScriptText(j.job.Setup, env, ensure)), j.lay.setupScript()})
+		runEnsure = nil
+	}
+	uploads = append(uploads,
+		upload{[]byte(j.lay.runScriptText(argv, env, runEnsure)), j.lay.runScript()},
+		upload{[]byte(j.lay.collectScriptText(outputFile, runner.ResultFile, j.job.Limits.Output(), j.job.Limits.Artifact())), j.lay.collectScript()},
+	)
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(4)
+	for _, u := range uploads {
+		g.Go(func() error {
+			err := j.r.retry(gctx, "upload "+u.dst, func(ctx context.Context) error {
+				return j.sb.FileSystem.UploadFile(ctx, u.data, u.dst)
+			})
+			if err != nil {
+				return j.classified("upload "+u.dst, ctx, err)
+			}
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+// env is the candidate's environment on top of the sandbox's: HOME, the
+// manifest's env and the protocol's FORGE_* variables.
+func (j *jobRun) env() (map[string]string, error) {
+	outputFile, err := relPath(j.job.EffectiveOutputFile())
+	if err != nil {
+		return nil, infra("output file %s: %v", j.job.EffectiveOutputFile(), err)
+	}
+	env := j.job.ProtocolEnv(j.lay.path(outputFile), j.lay.path(runner.ResultFile))
+	env["HOME"] = j.lay.home
+	for k, v := range env {
+		if !envName(k) {
+			return nil, infra("env name %q cannot be exported in the sandbox", k)
+		}
+		if strings.ContainsRune(v, 0) {
+			return nil, infra("env %s holds a NUL byte", k)
+		}
+	}
+	return env, nil
+}
+
+// relPath checks a path relative to the working directory.
+func relPath(p string) (string, error) {
+	c := path.Clean(strings.ReplaceAll(p, "\\", "/"))
+	if p == "" || path.IsAbs(c) || c == "." || c == ".." || strings.HasPrefix(c, "../") {
+		return "", errors.New("must be a relative path inside the working directory")
+	}
+	return c, nil
+}
+
+// setup runs the setup lines with their own timeout. failed reports that
+// they failed (the Result already says how).
+func (j *jobRun) setup(ctx context.Context) (failed bool, err error) {
+	cmd := fmt.Sprintf("sh %s >%s 2>&1", shQuote(j.lay.setupScript()), shQuote(j.lay.setupLog()))
+	timeout := j.setupTimeout()
+	exit, timedOut, err := j.runInSession(ctx, cmd, timeout)
+	if err != nil {
+		return false, err
+	}
+	if !timedOut && exit != nil && *exit == 0 {
+		return false, nil
+	}
+	// Show what setup printed.
+	meta, files, cerr := j.collect(ctx)
+	if cerr == nil && meta.Setup > 0 {
+		buf := &runner.CappedBuffer{Max: j.job.Limits.Output()}
+		buf.Write(files["setup"])
+		j.res.Stderr = buf.String()
+		j.res.OutputTruncated = meta.Setup > j.job.Limits.Output()
+	}
+	switch {
+	case timedOut:
+		j.res.Failed(runner.ErrTimeout, "setup timed out after "+timeout.String())
+	default:
+		msg := runner.LastErrorLine(j.res.Stderr)
+		if msg == "" {
+			msg = "setup failed"
+			if exit != nil {
+				msg += fmt.Sprintf(" with exit status %d", *exit)
+			}
+		}
+		j.res.Failed(runner.ErrCandidateFailed, "setup: "+msg)
+	}
+	return true, nil
+}
+
+// runInSession starts command asynchronously in the job's session and polls
+// until it ends, the timeout passes (then the session, and with it the
+// command's process tree, is killed) or ctx ends. No single HTTP call lasts
+// longer than a poll, so the SDK's 60 s HTTP timeout never matters.
+func (j *jobRun) runInSession(ctx context.Context, command string, timeout time.Duration) (exit *int, timedOut bool, err error) {
+	if !j.session {
+		err := j.r.retry(ctx, "create session in "+j.name, func(ctx context.Context) error {
+			err := j.sb.Process.CreateSession(ctx, sessionID)
+			if statusOf(err) == 409 { // created by an attempt whose answer was lost
+				return nil
+			}
+			return err
+		})
+		if err != nil {
+			return nil, false, j.classified("create a session", ctx, err)
+		}
+		j.session = true
+	}
+	var resp map[string]any
+	// Only rate limits are retried: after any other failure the command may
+	// have started, and a candidate must not run twice.
+	err = j.r.retryWith(ctx, "start command in "+j.name, false, func(ctx context.Context) error {
+		var err error
+		resp, err = j.sb.Process.ExecuteSessionCommand(ctx, sessionID, command, true, false)
+		return err
+	})
+	if err != nil {
+		return nil, false, j.classified("start the command", ctx, err)
+	}
+	cmdID, _ := resp["id"].(string)
+	if cmdID == "" {
+		return nil, false, infra("the toolbox gave no command id")
+	}
+	deadline := time.Now().Add(timeout)
+	interval := 50 * time.Millisecond
+	failures := 0
+	for {
+		if err := sleep(ctx, min(interval, time.Until(deadline))); err != nil {
+			return nil, false, err
+		}
+		if !time.Now().Before(deadline) {
+			j.killSession()
+			return nil, true, nil
+		}
+		st, err := j.sb.Process.GetSessionCommand(ctx, sessionID, cmdID)
+		if err != nil {
+			f := classify(ctx, err)
+			if (f.class == classTransient || f.class == classRateLimited) && failures < j.r.opts.Retry.Tries {
+				failures++
+				interval = max(interval, f.retryAfter)
+				continue
+			}
+			return nil, false, j.classified("poll the command", ctx, err)
+		}
+		failures = 0
+		if code, ok := st["exitCode"]; ok {
+			n, ok := toInt(code)
+			if !ok {
+				return nil, false, infra("the toolbox gave exit code %v", code)
+			}
+			return &n, false, nil
+		}
+		interval = min(interval*3/2, j.r.opts.PollInterval)
+	}
+}
+
+// killSession deletes the job's session: the toolbox kills its process
+// tree. The context is fresh: the job's own may be ending.
+func (j *jobRun) killSession() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err := j.r.retry(ctx, "kill the session in "+j.name, func(ctx context.Context) error {
+		return j.sb.Process.DeleteSession(ctx, sessionID)
+	})
+	if err != nil && statusOf(err) != 404 {
+		fmt.Fprintf(j.r.opts.Warn, "daytona: could not kill the timed-out command in %s: %s (the sandbox is deleted next)\n", j.name, describe(err))
+	}
+	j.session = false
+}
+
+func toInt(v any) (int, bool) {
+	switch n := v.(type) {
+	case int32:
+		return int(n), true
+	case int:
+		return n, true
+	case int64:
+		return int(n), true
+	case float64:
+		return int(n), true
+	}
+	return 0, false
+}
+
+// collect measures the job's outputs in the sandbox and downloads the
+// capped copies that are not empty (the SDK cannot download an empty
+// file).
+func (j *jobRun) collect(ctx context.Context) (collected, map[string][]byte, error) {
+	var meta collected
+	var out *types.ExecuteResponse
+	cmd := "sh " + shQuote(j.lay.collectScript())
+	err := j.r.retry(ctx, "measure outputs in "+j.name, func(ctx context.Context) error {
+		var err error
+		out, err = j.sb.Process.ExecuteCommand(ctx, cmd, options.WithExecuteTimeout(collectTimeout))
+		return err
+	})
+	if err != nil {
+		return meta, nil, j.classified("measure the outputs", ctx, err)
+	}
+	line := strings.TrimSpace(out.Result)
+	if i := strings.LastIndexByte(line, '\n'); i >= 0 {
+		line = line[i+1:]
+	}
+	if out.ExitCode != 0 || json.Unmarshal([]byte(line), &meta) != nil {
+		return meta, nil, infra("measure the outputs: exit status %d: %s", out.ExitCode, runner.LastErrorLine(out.Result))
+	}
+	want := map[string]int64{
+		"stdout": meta.Stdout, "stderr": meta.Stderr, "setup": meta.Setup,
+		"artifact": sizeIf(meta.Artifact, meta.ArtifactKind), "result": sizeIf(meta.Result, meta.ResultKind),
+	}
+	files := map[string][]byte{}
+	var fmu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(4)
+	for key, size := range want {
+		if size <= 0 {
+			continue
+		}
+		remote := j.lay.ctl + "/" + key + ".cap"
+		g.Go(func() error {
+			var data []byte
+			err := j.r.retry(gctx, "download "+remote, func(ctx context.Context) error {
+				var err error
+				data, err = j.download1(ctx, remote)
+				return err
+			})
+			if err != nil {
+				return j.classified("download "+remote, ctx, err)
+			}
+			fmu.Lock()
+			files[key] = data
+			fmu.Unlock()
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return meta, nil, err
+	}
+	return meta, files, nil
+}
+
+func sizeIf(size int64, kind string) int64 {
+	if kind != "file" {
+		return 0
+	}
+	return size
+}
+
+// download1 downloads one file through the toolbox client directly: the
+// SDK's DownloadFile leaves the generated client's temporary file
+// (HttpClientFile*) behind and fails on an empty body.
+func (j *jobRun) download1(ctx context.Context, remote string) ([]byte, error) {
+	f, resp, err := j.sb.ToolboxClient.FileSystemAPI.DownloadFile(ctx).Path(remote).Execute()
+	if f != nil {
+		defer os.Remove(f.Name())
+		defer f.Close()
+	}
+	if err != nil {
+		return nil, sdkerrors.ConvertToolboxError(err, resp)
+	}
+	if f == nil {
+		return nil, nil
+	}
+	return io.ReadAll(f)
+}
+
+// download collects the outputs, the artifact and the FORGE_RESULT file and
+// settles the job.
+func (j *jobRun) download(ctx context.Context, exit *int, timedOut bool) error {
+	meta, files, err := j.collect(ctx)
+	if err != nil {
+		return err
+	}
+	lim := j.job.Limits
+	stdout := &runner.CappedBuffer{Max: lim.Output()}
+	stdout.Write(files["stdout"])
+	stderr := &runner.CappedBuffer{Max: lim.Output()}
+	stderr.Write(files["stderr"])
+	j.res.Output, j.res.Stderr = stdout.String(), stderr.String()
+	j.res.OutputTruncated = meta.Stdout > lim.Output() || meta.Stderr > lim.Output() || stdout.Truncated() || stderr.Truncated()
+
+	o := runner.Outcome{ExitCode: exit, TimedOut: timedOut}
+	switch meta.ArtifactKind {
+	case "file":
+		o.ArtifactFound = true
+		art := files["artifact"]
+		if int64(len(art)) > lim.Artifact() {
+			art = art[:lim.Artifact()]
+		}
+		j.res.SetArtifact(art, max(meta.Artifact, int64(len(art))))
+	case "symlink":
+		o.ArtifactProblem = "the artifact " + j.job.EffectiveOutputFile() + " is a symlink; forge reads only regular files"
+	case "other":
+		o.ArtifactProblem = "the artifact " + j.job.EffectiveOutputFile() + " is not a regular file"
+	}
+	switch meta.ResultKind {
+	case "file":
+		if meta.Result > lim.Artifact() {
+			j.res.SubmitError = fmt.Sprintf("FORGE_RESULT is %d bytes, more than the %d allowed", meta.Result, lim.Artifact())
+		} else if m, err := runner.ParseSubmitted(files["result"]); err != nil {
+			j.res.SubmitError = err.Error()
+		} else {
+			j.res.Submitted = m
+		}
+	case "symlink", "other":
+		j.res.SubmitError = "FORGE_RESULT is not a regular file"
+	}
+	j.res.Settle(j.job, o)
+	return nil
+}
+
+// cleanup deletes the sandbox on a fresh context with its own deadline,
+// whatever happened to the job; a creation whose outcome is unknown is
+// reconciled by name.
+func (j *jobRun) cleanup() {
+	if !j.tried {
+		return
+	}
+	j.job.Enter(runner.PhaseCleanup)
+	t := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), j.r.opts.DeleteTimeout)
+	defer cancel()
+	if j.sb != nil {
+		j.r.deleteSandbox(ctx, j.name, j.sb)
+	} else {
+		j.r.mu.Lock()
+		pending := j.r.pending[j.name]
+		j.r.mu.Unlock()
+		if pending {
+			j.r.reconcile(ctx, j.name)
+		}
+	}
+	j.res.Phases.Add(runner.PhaseCleanup, time.Since(t))
+}

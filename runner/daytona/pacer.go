@@ -1,0 +1,109 @@
+package daytona
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/cenkalti/backoff/v5"
+	"golang.org/x/time/rate"
+)
+
+// pacer spaces out sandbox creations: a token bucket at the configured rate,
+// halved on every rate-limit answer and raised back step by step on
+// success (AIMD), plus a shared pause until the server's Retry-After has
+// passed (Daytona counts creations per organisation, so one 429 concerns
+// every job).
+type pacer struct {
+	max   rate.Limit
+	floor rate.Limit
+	lim   *rate.Limiter
+
+	mu        sync.Mutex
+	notBefore time.Time
+}
+
+func newPacer(perSecond float64) *pacer {
+	max := rate.Limit(perSecond)
+	return &pacer{max: max, floor: max / 64, lim: rate.NewLimiter(max, 1)}
+}
+
+// wait blocks until a creation may start.
+func (p *pacer) wait(ctx context.Context) error {
+	for {
+		if err := sleep(ctx, time.Until(p.pausedUntil())); err != nil {
+			return err
+		}
+		if err := p.lim.Wait(ctx); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			// The wait would outlast ctx's deadline: sleep until it ends.
+			<-ctx.Done()
+			return ctx.Err()
+		}
+		// A 429 may have arrived while we waited for the token.
+		if !time.Now().Before(p.pausedUntil()) {
+			return nil
+		}
+	}
+}
+
+func (p *pacer) pausedUntil() time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.notBefore
+}
+
+// throttled records a rate-limit answer that asked for a pause of d (zero
+// when it named none).
+func (p *pacer) throttled(d time.Duration) {
+	p.mu.Lock()
+	if until := time.Now().Add(d); until.After(p.notBefore) {
+		p.notBefore = until
+	}
+	p.mu.Unlock()
+	if l := p.lim.Limit() / 2; l >= p.floor {
+		p.lim.SetLimit(l)
+	} else {
+		p.lim.SetLimit(p.floor)
+	}
+}
+
+// succeeded raises the rate by a tenth of the maximum, up to it.
+func (p *pacer) succeeded() {
+	if l := p.lim.Limit() + p.max/10; l < p.max {
+		p.lim.SetLimit(l)
+	} else {
+		p.lim.SetLimit(p.max)
+	}
+}
+
+// limit is the current creation rate per second.
+func (p *pacer) limit() float64 { return float64(p.lim.Limit()) }
+
+// sleep waits for d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// newBackoff is the jittered exponential schedule for transient errors.
+func (o *Options) newBackoff() *backoff.ExponentialBackOff {
+	b := backoff.NewExponentialBackOff()
+	b.InitialInterval = o.Retry.Initial
+	b.MaxInterval = o.Retry.Max
+	b.RandomizationFactor = 0.5
+	b.Multiplier = 2
+	b.Reset()
+	return b
+}

@@ -1,0 +1,581 @@
+package daytona
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/daytonaio/daytona/libs/sdk-go/pkg/daytona"
+	"github.com/daytonaio/daytona/libs/sdk-go/pkg/options"
+	"github.com/daytonaio/daytona/libs/sdk-go/pkg/types"
+
+	"github.com/forge-run/forge/runner"
+)
+
+var _ runner.Runner = (*Runner)(nil)
+
+// Backend is the Result.Backend of jobs run here.
+const Backend = "daytona"
+
+// Labels forge puts on every sandbox it creates.
+const (
+	LabelApp       = "app"
+	LabelAppValue  = "forge"
+	LabelRun       = "forge-run"
+	LabelCandidate = "forge-candidate"
+	LabelTrial     = "forge-trial"
+)
+
+// defaultHome is where Daytona's images keep the sandbox user's home. It is
+// used for one thing only: the mount point of a volume whose mount is
+// relative, which must be absolute before the sandbox exists; every other
+// path comes from asking the sandbox.
+const defaultHome = "/home/daytona"
+
+// errDead is the cause that stops every job once the API refused the key.
+var errDead = errors.New("the Daytona API refused the API key")
+
+// Runner runs jobs in Daytona sandboxes. It is safe for concurrent use.
+type Runner struct {
+	opts      Options
+	client    *daytona.Client
+	pacer     *pacer
+	ledger    *ledger
+	volumeID  string
+	mountPath string
+
+	// dead is cancelled (cause errDead) when the API refuses the key: every
+	// job in flight stops and cleans up.
+	dead context.Context
+	kill context.CancelCauseFunc
+
+	mu        sync.Mutex
+	authErr   error
+	live      map[string]*daytona.Sandbox // by name: created, not yet deleted
+	pending   map[string]bool             // names that may exist without a handle
+	undeleted map[string]string           // name -> "name (id)": could not be deleted
+	closed    bool
+}
+
+// New checks the options, connects the SDK and, when a volume is
+// configured, finds or creates it (waiting until it is ready). It makes no
+// other call to the service.
+func New(ctx context.Context, opts Options) (*Runner, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	if opts.RunID == "" {
+		return nil, errors.New("daytona: Options.RunID is required")
+	}
+	client, err := daytona.NewClientWithConfig(&types.DaytonaConfig{
+		APIKey: opts.APIKey, APIUrl: opts.APIURL, Target: opts.Target,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("daytona: set up the SDK client: %s", describe(err))
+	}
+	lg, err := openLedger(opts.LedgerPath)
+	if err != nil {
+		return nil, err
+	}
+	r := &Runner{
+		opts: opts, client: client, pacer: newPacer(opts.CreateRate), ledger: lg,
+		live: map[string]*daytona.Sandbox{}, pending: map[string]bool{}, undeleted: map[string]string{},
+	}
+	r.dead, r.kill = context.WithCancelCause(context.Background())
+	host, _ := os.Hostname()
+	if err := lg.append(LedgerEntry{Event: eventOpen, RunID: opts.RunID, PID: os.Getpid(), Host: host}); err != nil {
+		lg.close()
+		return nil, err
+	}
+	if opts.Volume != nil {
+		if err := r.ensureVolume(ctx); err != nil {
+			lg.append(LedgerEntry{Event: eventClose, RunID: opts.RunID})
+			lg.close()
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// ensureVolume finds or creates the configured volume and waits until it is
+// ready.
+func (r *Runner) ensureVolume(ctx context.Context) error {
+	name := r.opts.Volume.Name
+	var vol *types.Volume
+	err := r.retry(ctx, "find volume "+name, func(ctx context.Context) error {
+		v, err := r.client.Volume.Get(ctx, name)
+		if classify(ctx, err).class == classNotFound {
+			v, err = r.client.Volume.Create(ctx, name)
+			if statusOf(err) == 400 { // created meanwhile by another run
+				v, err = r.client.Volume.Get(ctx, name)
+			}
+		}
+		vol = v
+		return err
+	})
+	if err != nil {
+		return r.unusableOr(ctx, fmt.Errorf("daytona: volume %s: %s", name, describe(err)), err)
+	}
+	deadline := time.Now().Add(r.opts.CreateTimeout)
+	interval := 100 * time.Millisecond
+	for vol.State != "ready" {
+		if vol.State == "error" {
+			reason := "volume creation failed"
+			if vol.ErrorReason != nil {
+				reason = *vol.ErrorReason
+			}
+			return fmt.Errorf("daytona: volume %s: %s", name, reason)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("daytona: volume %s is still %s after %s", name, vol.State, r.opts.CreateTimeout)
+		}
+		if err := sleep(ctx, interval); err != nil {
+			return err
+		}
+		interval = min(2*interval, r.opts.PollInterval)
+		err := r.retry(ctx, "get volume "+name, func(ctx context.Context) error {
+			v, err := r.client.Volume.Get(ctx, name)
+			if err == nil {
+				vol = v
+			}
+			return err
+		})
+		if err != nil {
+			return r.unusableOr(ctx, fmt.Errorf("daytona: volume %s: %s", name, describe(err)), err)
+		}
+	}
+	r.volumeID = vol.ID
+	r.mountPath = r.opts.Volume.Mount
+	if !strings.HasPrefix(r.mountPath, "/") {
+		r.mountPath = path.Join(defaultHome, r.mountPath)
+	}
+	return nil
+}
+
+// unusableOr turns an auth failure into an UnusableError; other errors are
+// returned as msg.
+func (r *Runner) unusableOr(ctx context.Context, msg, err error) error {
+	if classify(ctx, err).class == classAuth {
+		r.markDead(err)
+		return r.unusable()
+	}
+	return msg
+}
+
+// markDead records that the API refused the key and stops every job.
+func (r *Runner) markDead(err error) {
+	r.mu.Lock()
+	if r.authErr == nil {
+		r.authErr = err
+	}
+	r.mu.Unlock()
+	r.kill(errDead)
+}
+
+// unusable is the run-stopping error once the key was refused, else nil.
+func (r *Runner) unusable() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.authErr == nil {
+		return nil
+	}
+	return &runner.UnusableError{Kind: runner.ErrAuth, Err: fmt.Errorf(
+		"Daytona refused the API key: %s; check DAYTONA_API_KEY", describe(r.authErr))}
+}
+
+// retry runs op until it succeeds, fails for good, or the retries are used
+// up: transient errors (5xx, network, timeouts) back off with jitter, rate
+// limits wait at least as long as the server asked.
+func (r *Runner) retry(ctx context.Context, what string, op func(context.Context) error) error {
+	return r.opts.retryWith(ctx, what, true, op)
+}
+
+// retryWith is retry; transient says whether transient errors are retried
+// (rate limits always are: the call had no effect).
+func (r *Runner) retryWith(ctx context.Context, what string, transient bool, op func(context.Context) error) error {
+	return r.opts.retryWith(ctx, what, transient, op)
+}
+
+func (o *Options) retryWith(ctx context.Context, what string, transient bool, op func(context.Context) error) error {
+	b := o.newBackoff()
+	tries, limited := 0, 0
+	for {
+		err := op(ctx)
+		if err == nil {
+			return nil
+		}
+		f := classify(ctx, err)
+		switch f.class {
+		case classTransient:
+			if tries++; !transient || tries >= o.Retry.Tries {
+				return err
+			}
+		case classRateLimited:
+			if limited++; limited >= o.Retry.RateLimitTries {
+				return err
+			}
+		default:
+			return err
+		}
+		wait := max(b.NextBackOff(), f.retryAfter)
+		fmt.Fprintf(o.Warn, "daytona: %s: %s; retrying in %s\n", what, describe(err), wait.Round(time.Millisecond))
+		if serr := sleep(ctx, wait); serr != nil {
+			return err
+		}
+	}
+}
+
+// adopt makes sb usable by forge: its toolbox calls go through the
+// configured HTTP client.
+func (r *Runner) adopt(sb *daytona.Sandbox) *daytona.Sandbox {
+	if sb != nil && r.opts.ToolboxHTTPClient != nil {
+		sb.ToolboxClient.GetConfig().HTTPClient = r.opts.ToolboxHTTPClient
+	}
+	return sb
+}
+
+func (r *Runner) track(name string, sb *daytona.Sandbox) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.live[name] = sb
+	delete(r.pending, name)
+}
+
+func (r *Runner) setPending(name string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.live[name]; !ok {
+		r.pending[name] = true
+	}
+}
+
+// notCreated records that no attempt can have created name.
+func (r *Runner) notCreated(name string) {
+	r.mu.Lock()
+	_, live := r.live[name]
+	wasPending := r.pending[name]
+	delete(r.pending, name)
+	r.mu.Unlock()
+	if wasPending && !live {
+		r.ledger.append(LedgerEntry{Event: eventNotCreated, RunID: r.opts.RunID, Name: name})
+	}
+}
+
+// neverSent reports a network error that happened before the request
+// reached the service (nothing can have been created).
+func neverSent(err error) bool {
+	if statusOf(err) != 0 {
+		return false
+	}
+	m := messageOf(err)
+	return strings.Contains(m, "dial tcp") || strings.Contains(m, "connection refused") || strings.Contains(m, "no such host")
+}
+
+func (r *Runner) forget(name string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.live, name)
+	delete(r.pending, name)
+	delete(r.undeleted, name)
+}
+
+// errFailedToStart is what the SDK says when a sandbox ends in error or
+// build_failed; it does not say which sandbox.
+const errFailedToStart = "Sandbox failed to start"
+
+// createSandbox creates the sandbox called name, going through the creation
+// pacer and reconciling ambiguous outcomes by looking the name up. A
+// non-nil sandbox is returned whenever one exists, even with an error: the
+// caller must delete it.
+func (r *Runner) createSandbox(ctx context.Context, name string, params any) (*daytona.Sandbox, error) {
+	b := r.opts.newBackoff()
+	tries, limited := 0, 0
+	// ambiguous: an attempt may have created it although it failed.
+	ambiguous := false
+	defer func() {
+		if !ambiguous {
+			r.notCreated(name)
+		}
+	}()
+	retryLater := func(err error, wait time.Duration) error {
+		if tries++; tries >= r.opts.Retry.Tries {
+			return err
+		}
+		wait = max(wait, b.NextBackOff())
+		fmt.Fprintf(r.opts.Warn, "daytona: create %s: %s; retrying in %s\n", name, describe(err), wait.Round(time.Millisecond))
+		if serr := sleep(ctx, wait); serr != nil {
+			return serr
+		}
+		return nil
+	}
+	for {
+		if err := r.unusable(); err != nil {
+			return nil, err
+		}
+		if err := r.pacer.wait(ctx); err != nil {
+			return nil, err
+		}
+		if err := r.ledger.append(LedgerEntry{Event: eventCreate, RunID: r.opts.RunID, Name: name}); err != nil {
+			return nil, err
+		}
+		r.setPending(name)
+		sb, err := r.client.Create(ctx, params, options.WithTimeout(r.opts.CreateTimeout))
+		if err == nil {
+			r.pacer.succeeded()
+			ambiguous = true // it exists: never "not created"
+			return r.adopt(sb), nil
+		}
+		f := classify(ctx, err)
+		if (f.class == classTransient || f.class == classCancelled) && !neverSent(err) {
+			ambiguous = true
+		}
+		if f.class == classTransient && messageOf(err) == errFailedToStart {
+			// It exists, in error or build_failed; find it so it is deleted.
+			ambiguous = true
+			found, _ := r.lookup(ctx, name)
+			return found, fmt.Errorf("sandbox %s failed to start (error or build_failed state)", name)
+		}
+		switch f.class {
+		case classCancelled:
+			return nil, err
+		case classAuth:
+			r.markDead(err)
+			return nil, r.unusable()
+		case classRateLimited:
+			r.pacer.throttled(f.retryAfter)
+			if limited++; limited >= r.opts.Retry.RateLimitTries {
+				return nil, err
+			}
+			fmt.Fprintf(r.opts.Warn, "daytona: create %s: rate limited; waiting %s, creating at most %.2f/s for a while\n",
+				name, f.retryAfter.Round(time.Millisecond), r.pacer.limit())
+		case classConflict:
+			found, lerr := r.lookup(ctx, name)
+			switch {
+			case lerr != nil:
+				if werr := retryLater(err, 0); werr != nil {
+					return nil, werr
+				}
+			case found != nil && ambiguous:
+				// Our own earlier attempt created it after all.
+				return r.started(ctx, found)
+			case found != nil:
+				// Left over by an earlier process of the same run (a crash,
+				// a resume): it is ours by name; replace it.
+				fmt.Fprintf(r.opts.Warn, "daytona: sandbox %s already exists from an earlier attempt; deleting it first\n", name)
+				dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.opts.DeleteTimeout)
+				derr := r.deleteSandbox(dctx, name, found)
+				cancel()
+				if derr != nil {
+					return nil, derr
+				}
+				if werr := retryLater(err, 0); werr != nil {
+					return nil, werr
+				}
+			default:
+				if werr := retryLater(err, 0); werr != nil {
+					return nil, werr
+				}
+			}
+		case classTransient:
+			// Unless the request never left, the service may have created
+			// it before failing to answer.
+			if ambiguous {
+				if found, lerr := r.lookup(ctx, name); lerr == nil && found != nil {
+					return r.started(ctx, found)
+				}
+			}
+			if werr := retryLater(err, f.retryAfter); werr != nil {
+				return nil, werr
+			}
+		default:
+			return nil, err
+		}
+	}
+}
+
+// started waits for an adopted sandbox to be started.
+func (r *Runner) started(ctx context.Context, sb *daytona.Sandbox) (*daytona.Sandbox, error) {
+	r.adopt(sb)
+	if sb.State == "started" {
+		return sb, nil
+	}
+	if err := sb.WaitForStart(ctx, r.opts.CreateTimeout); err != nil {
+		return sb, err
+	}
+	return sb, nil
+}
+
+// lookup finds a sandbox by name; nil, nil when there is none.
+func (r *Runner) lookup(ctx context.Context, name string) (*daytona.Sandbox, error) {
+	var sb *daytona.Sandbox
+	err := r.retry(ctx, "look up "+name, func(ctx context.Context) error {
+		s, err := r.client.Get(ctx, name)
+		if classify(ctx, err).class == classNotFound {
+			return nil
+		}
+		sb = s
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return r.adopt(sb), nil
+}
+
+// deleteSandbox deletes sb, retrying 5xx, 429 and "state change in
+// progress" until ctx ends. A sandbox that is already gone counts as
+// deleted. One that cannot be deleted is recorded and named on Warn.
+func (r *Runner) deleteSandbox(ctx context.Context, name string, sb *daytona.Sandbox) error {
+	b := r.opts.newBackoff()
+	tries, limited := 0, 0
+	var err error
+	for {
+		err = sb.DeleteWithTimeout(ctx, 0)
+		f := classify(ctx, err)
+		if err == nil || f.class == classNotFound {
+			r.forget(name)
+			return r.ledger.append(LedgerEntry{Event: eventDeleted, RunID: r.opts.RunID, Name: name, ID: sb.ID})
+		}
+		retry := false
+		switch f.class {
+		case classConflict:
+			// A state change in progress (still creating): wait it out,
+			// until the deadline.
+			retry = true
+		case classTransient:
+			tries++
+			retry = tries < r.opts.Retry.Tries+3
+		case classRateLimited:
+			limited++
+			retry = limited < r.opts.Retry.RateLimitTries
+		}
+		if !retry {
+			break
+		}
+		wait := max(b.NextBackOff(), f.retryAfter)
+		if sleep(ctx, wait) != nil {
+			break
+		}
+	}
+	return r.undeletable(name, sb.ID, err)
+}
+
+// undeletable records a sandbox forge could not delete.
+func (r *Runner) undeletable(name, id string, err error) error {
+	label := name
+	if id != "" {
+		label = name + " (" + id + ")"
+	}
+	r.mu.Lock()
+	r.undeleted[name] = label
+	delete(r.pending, name)
+	delete(r.live, name)
+	r.mu.Unlock()
+	fmt.Fprintf(r.opts.Warn, "daytona: could not delete sandbox %s: %s; it stops and deletes itself after its auto-stop, or run \"forge gc\"\n",
+		label, describe(err))
+	lerr := r.ledger.append(LedgerEntry{Event: eventUndeletable, RunID: r.opts.RunID, Name: name, ID: id, Error: describe(err)})
+	return errors.Join(fmt.Errorf("delete sandbox %s: %s", label, describe(err)), lerr)
+}
+
+// reconcile deletes the sandbox called name if it exists: a creation whose
+// outcome forge never learned.
+func (r *Runner) reconcile(ctx context.Context, name string) error {
+	sb, err := r.lookup(ctx, name)
+	if err != nil {
+		return r.undeletable(name, "", fmt.Errorf("look it up: %w", err))
+	}
+	if sb == nil {
+		r.forget(name)
+		return r.ledger.append(LedgerEntry{Event: eventDeleted, RunID: r.opts.RunID, Name: name})
+	}
+	return r.deleteSandbox(ctx, name, sb)
+}
+
+// Undeleted names the sandboxes this Runner could not delete ("name (id)"),
+// sorted; a sandbox deleted later (by Close) is no longer named.
+func (r *Runner) Undeleted() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]string, 0, len(r.undeleted))
+	for _, l := range r.undeleted {
+		out = append(out, l)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Close deletes whatever this Runner created and still exists (Run deletes
+// its sandbox itself; this catches what an interrupted Run could not), then
+// sweeps the service for sandboxes labelled with this run, and closes the
+// ledger. Call it after every Run has returned. ctx bounds the whole
+// clean-up; it should not be the run's cancelled context.
+func (r *Runner) Close(ctx context.Context) error {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil
+	}
+	r.closed = true
+	live := make(map[string]*daytona.Sandbox, len(r.live))
+	for n, sb := range r.live {
+		live[n] = sb
+	}
+	var pending []string
+	for n := range r.pending {
+		pending = append(pending, n)
+	}
+	r.mu.Unlock()
+	sort.Strings(pending)
+
+	var errs []error
+	for name, sb := range live {
+		errs = append(errs, r.deleteSandbox(ctx, name, sb))
+	}
+	for _, name := range pending {
+		errs = append(errs, r.reconcile(ctx, name))
+	}
+	if r.unusable() == nil {
+		errs = append(errs, r.sweep(ctx))
+	}
+	errs = append(errs, r.ledger.append(LedgerEntry{Event: eventClose, RunID: r.opts.RunID}), r.ledger.close())
+	r.kill(context.Canceled)
+	return errors.Join(errs...)
+}
+
+// sweep deletes every sandbox still labelled with this run.
+func (r *Runner) sweep(ctx context.Context) error {
+	labels := map[string]string{LabelApp: LabelAppValue, LabelRun: r.opts.RunID}
+	var found []*daytona.Sandbox
+	limit := 100
+	for page := 1; ; page++ {
+		var res *daytona.PaginatedSandboxes
+		p := page
+		err := r.retry(ctx, "list this run's sandboxes", func(ctx context.Context) error {
+			var err error
+			res, err = r.client.List(ctx, labels, &p, &limit)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("list sandboxes of run %s: %s", r.opts.RunID, describe(err))
+		}
+		found = append(found, res.Items...)
+		if page >= res.TotalPages {
+			break
+		}
+	}
+	var errs []error
+	for _, sb := range found {
+		if sb.State == "destroying" || sb.State == "destroyed" {
+			continue
+		}
+		fmt.Fprintf(r.opts.Warn, "daytona: sandbox %s (%s) of this run was still alive at the end; deleting it\n", sb.Name, sb.ID)
+		errs = append(errs, r.deleteSandbox(ctx, sb.Name, r.adopt(sb)))
+	}
+	return errors.Join(errs...)
+}
