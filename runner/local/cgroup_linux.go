@@ -130,13 +130,38 @@ func hasOption(opts, name string) bool {
 	return false
 }
 
-// makeCgroup makes a fresh cgroup directory for one job beneath parent.
+// makeCgroup makes a fresh cgroup directory for one job beneath parent,
+// named after this process so that a later forge can tell which ones a
+// killed forge left behind.
 func makeCgroup(parent string) (string, error) {
-	dir, err := os.MkdirTemp(parent, "forge-job-")
+	dir, err := os.MkdirTemp(parent, fmt.Sprintf("forge-%d-", os.Getpid()))
 	if err != nil {
 		return "", fmt.Errorf("make cgroup under %s: %w", parent, err)
 	}
 	return dir, nil
+}
+
+// removeStaleCgroups removes the empty job cgroups under parent whose forge
+// process is gone (it was killed before it could clean up). One that still
+// holds processes cannot be removed and stays.
+func removeStaleCgroups(parent string) {
+	ents, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	self := os.Getpid()
+	for _, e := range ents {
+		rest, ok := strings.CutPrefix(e.Name(), "forge-")
+		owner, _, ok2 := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(owner)
+		if !ok || !ok2 || err != nil || pid <= 0 || pid == self || !e.IsDir() {
+			continue
+		}
+		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+			continue
+		}
+		_ = syscall.Rmdir(filepath.Join(parent, e.Name()))
+	}
 }
 
 // setPidsMax caps the tasks of the cgroup dir.

@@ -3,6 +3,10 @@
 package local
 
 import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"testing"
 )
@@ -42,5 +46,42 @@ func TestMountPlace(t *testing.T) {
 	}
 	if got := sub.place("/docker/abcdef"); got != "" {
 		t.Errorf("place outside the mount's root = %q, want empty", got)
+	}
+}
+
+func TestRemoveStaleCgroups(t *testing.T) {
+	parent := t.TempDir()
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	alive := exec.Command("sleep", "60")
+	if err := alive.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { alive.Process.Kill(); alive.Wait() }()
+	dead, live, self := gone.Process.Pid, alive.Process.Pid, os.Getpid()
+	names := map[string]bool{ // name: should remain
+		fmt.Sprintf("forge-%d-1234", dead): false,
+		fmt.Sprintf("forge-%d-busy", dead): true, // not empty: rmdir fails
+		fmt.Sprintf("forge-%d-5678", live): true,
+		fmt.Sprintf("forge-%d-9012", self): true,
+		"forge-job-3456":                   true,
+		"other":                            true,
+	}
+	for n := range names {
+		if err := os.Mkdir(filepath.Join(parent, n), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(parent, fmt.Sprintf("forge-%d-busy", dead), "tasks"), []byte("1"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	removeStaleCgroups(parent)
+	for n, remain := range names {
+		_, err := os.Stat(filepath.Join(parent, n))
+		if remain != (err == nil) {
+			t.Errorf("%s: still there %v, want %v", n, err == nil, remain)
+		}
 	}
 }

@@ -88,6 +88,11 @@ func probe(want Containment, maxProcs int) (*platform, error) {
 }
 
 func (p *platform) probeCgroups() {
+	for _, dir := range []string{p.cg.v2, p.cg.pids} {
+		if dir != "" {
+			removeStaleCgroups(dir)
+		}
+	}
 	if p.cg.v2 != "" {
 		if dir, err := makeCgroup(p.cg.v2); err == nil {
 			_, errKill := os.Stat(filepath.Join(dir, "cgroup.kill"))

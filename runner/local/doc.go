@@ -65,6 +65,10 @@
 // Without one (and always with pgroup and process) there is no such cap.
 // Runner.Describe says which tier and cap this machine got.
 //
+// Job cgroups are named forge-<pid>-*; New removes the empty ones whose
+// forge process is gone (killed before it could clean up). A killed forge
+// also leaves its jobs' working directories in TempDir.
+//
 // None of this is a security sandbox: candidates run as forge's user and see
 // its file system and other processes. It is about lifetime: a job ends
 // completely.
