@@ -101,7 +101,7 @@ func repeat(x float64, n int) []float64 {
 }
 
 // writeRun writes rec as <root>/<rec.RunID>/results.json.
-func writeRun(t *testing.T, root string, rec *forge.Record) string {
+func writeRun(t testing.TB, root string, rec *forge.Record) string {
 	t.Helper()
 	b, err := forge.MarshalRecord(rec)
 	if err != nil {

@@ -1,0 +1,157 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/forge-run/forge/compare"
+	"github.com/forge-run/forge/forge"
+)
+
+// compareOptions are `forge compare`'s flags.
+type compareOptions struct {
+	out        string
+	format     string
+	maxDrop    float64
+	maxDropSet bool
+}
+
+// compareFormats are the --format values of forge compare.
+var compareFormats = []string{"table", "markdown", "json"}
+
+// Validate checks the flags before any run is read.
+func (o *compareOptions) Validate() error {
+	if _, err := parseCompareFormat(o.format); err != nil {
+		return flagError{err}
+	}
+	if o.maxDropSet && (o.maxDrop < 0 || o.maxDrop > 1) {
+		return flagError{fmt.Errorf("--max-drop %g: must be between 0 and 1 (a score difference)", o.maxDrop)}
+	}
+	return nil
+}
+
+// parseCompareFormat reads --format: table (or text), markdown (or md), json.
+func parseCompareFormat(s string) (string, error) {
+	switch v := strings.ToLower(strings.TrimSpace(s)); v {
+	case "table", "text":
+		return "table", nil
+	case "markdown", "md":
+		return "markdown", nil
+	case "json":
+		return "json", nil
+	}
+	return "", fmt.Errorf("--format %q: want one of %s", s, strings.Join(compareFormats, ", "))
+}
+
+func newCompareCmd(env *Env) *cobra.Command {
+	o := &compareOptions{}
+	cmd := &cobra.Command{
+		Use:   "compare RUN_A RUN_B",
+		Short: "Compare two runs: what changed for each candidate, and is it significant",
+		Long: `Compare run RUN_B (the head, e.g. tonight's) with run RUN_A (the base, e.g.
+last night's). A run is a run id under --out, a run directory, or a
+results.json path.
+
+For each candidate: the mean score before and after, the change and whether
+it is significant (two-sided Welch t-test on the trial scores, alpha 0.05;
+with a single trial on either side nothing is), runtime, success rate and
+trials. A candidate is improved, regressed, unchanged, new or gone.
+
+With --max-drop X, forge exits 1 when a candidate's score dropped
+significantly by more than X, and names each such candidate on stderr.`,
+		Example: `  forge compare 20261120-153000-aa11 20261121-153000-ab12
+  forge compare last-night tonight --max-drop 0.05 --format markdown >> "$GITHUB_STEP_SUMMARY"`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 2 {
+				return flagError{fmt.Errorf("compare takes two runs (RUN_A RUN_B), got %d", len(args))}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.maxDropSet = cmd.Flags().Changed("max-drop")
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return runCompare(env, o, args[0], args[1])
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.out, "out", "artifacts", "output root that run ids are looked up in")
+	f.StringVar(&o.format, "format", "table", "stdout format: table, markdown or json")
+	f.Float64Var(&o.maxDrop, "max-drop", 0, "exit 1 when a candidate's score dropped significantly by more than this (0..1)")
+	return cmd
+}
+
+func runCompare(env *Env, o *compareOptions, baseRef, headRef string) error {
+	base, _, err := compare.Open(baseRef, o.out)
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
+	head, _, err := compare.Open(headRef, o.out)
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
+	rep := compare.Runs(base, head)
+	format, _ := parseCompareFormat(o.format) // validated
+	switch format {
+	case "markdown":
+		err = compare.WriteMarkdown(env.Stdout, rep)
+	case "json":
+		var b []byte
+		if b, err = json.MarshalIndent(rep, "", "  "); err == nil {
+			_, err = env.Stdout.Write(append(b, '\n'))
+		}
+	default:
+		err = compare.WriteTable(env.Stdout, rep, env.StdoutTTY)
+	}
+	if err != nil {
+		return withCode(ExitInfra, fmt.Errorf("print comparison: %w", err))
+	}
+	if o.maxDropSet {
+		if drops := rep.Drops(o.maxDrop); len(drops) > 0 {
+			for _, d := range drops {
+				fmt.Fprintln(env.Stderr, "forge: regression: "+d)
+			}
+			return errSilent{code: ExitGateFailed}
+		}
+	}
+	return nil
+}
+
+// checkBaseline reads the run a --baseline names, so a bad reference is a
+// usage error (exit 2) before anything starts.
+func checkBaseline(outRoot, baselineRef string) error {
+	if _, _, err := compare.Open(baselineRef, outRoot); err != nil {
+		return withCode(ExitUsage, fmt.Errorf("--baseline: %w", err))
+	}
+	return nil
+}
+
+// baselineReport compares the run that just finished (head) with the run
+// baselineRef names, for `forge run --baseline RUN`: it prints the
+// comparison table on stderr and, when maxDropSet, returns one line per
+// candidate whose score dropped significantly by more than maxDrop. The
+// caller turns drops into a failed gate (exit 1). A baseline that cannot be
+// read is a usage error.
+func baselineReport(env *Env, outRoot, baselineRef string, head *forge.Record, maxDrop float64, maxDropSet bool) (drops []string, err error) {
+	if head == nil {
+		return nil, errors.New("compare with baseline: no results for this run")
+	}
+	base, _, err := compare.Open(baselineRef, outRoot)
+	if err != nil {
+		return nil, withCode(ExitUsage, fmt.Errorf("--baseline: %w", err))
+	}
+	rep := compare.Runs(base, head)
+	fmt.Fprintln(env.Stderr)
+	if err := compare.WriteTable(env.Stderr, rep, env.StderrTTY); err != nil {
+		return nil, fmt.Errorf("print comparison with baseline %s: %w", baselineRef, err)
+	}
+	if maxDropSet {
+		drops = rep.Drops(maxDrop)
+	}
+	return drops, nil
+}

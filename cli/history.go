@@ -1,0 +1,89 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/forge-run/forge/compare"
+)
+
+// historyOptions are `forge history`'s flags.
+type historyOptions struct {
+	out    string
+	last   int
+	format string
+}
+
+// Validate checks the flags before the output root is read.
+func (o *historyOptions) Validate() error {
+	if o.last < 0 {
+		return flagError{fmt.Errorf("--last %d: must be 0 (all) or more", o.last)}
+	}
+	switch strings.ToLower(o.format) {
+	case "text", "json":
+		return nil
+	}
+	return flagError{fmt.Errorf("--format %q: want text or json", o.format)}
+}
+
+func newHistoryCmd(env *Env) *cobra.Command {
+	o := &historyOptions{}
+	cmd := &cobra.Command{
+		Use:   "history",
+		Short: "List past runs, newest first, with their winner and scores",
+		Long: `List the runs under --out, newest first: when each started (UTC), its id,
+backend (×N when it had several trials), winner and every candidate's mean
+score. A directory that holds no readable results.json is skipped with a
+note on stderr.`,
+		Example: `  forge history --last 7
+  forge history --format json | jq -r '.[0].run_id'`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return runHistory(env, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.out, "out", "artifacts", "output root the runs were written under")
+	f.IntVarP(&o.last, "last", "n", 20, "show at most this many runs (0: all)")
+	f.StringVar(&o.format, "format", "text", "stdout format: text (one line per run) or json")
+	return cmd
+}
+
+func runHistory(env *Env, o *historyOptions) error {
+	entries, err := compare.History(o.out, o.last)
+	if err != nil {
+		return withCode(ExitUsage, fmt.Errorf("--out: %w", err))
+	}
+	runs := make([]compare.Entry, 0, len(entries))
+	for _, e := range entries {
+		if e.Skipped != "" {
+			fmt.Fprintf(env.Stderr, "forge: history: skipped %s: %s\n", e.Dir, e.Skipped)
+			continue
+		}
+		runs = append(runs, e)
+	}
+	if strings.ToLower(o.format) == "json" {
+		b, err := json.MarshalIndent(runs, "", "  ")
+		if err == nil {
+			_, err = env.Stdout.Write(append(b, '\n'))
+		}
+		if err != nil {
+			return withCode(ExitInfra, fmt.Errorf("print history: %w", err))
+		}
+		return nil
+	}
+	if len(runs) == 0 {
+		fmt.Fprintf(env.Stderr, "forge: no runs in %s\n", o.out)
+		return nil
+	}
+	if err := compare.WriteHistory(env.Stdout, runs); err != nil {
+		return withCode(ExitInfra, fmt.Errorf("print history: %w", err))
+	}
+	return nil
+}
