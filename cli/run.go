@@ -37,6 +37,8 @@ type runOptions struct {
 	quiet       bool
 	verbose     bool
 	resume      string
+	baseline    string
+	maxDrop     float64
 }
 
 // Validate checks the flags against each other before anything starts.
@@ -58,6 +60,8 @@ func (o *runOptions) Validate() error {
 		return flagError{errors.New("--resume names the run; drop --run-id")}
 	case o.resume != "" && !forge.ValidID(o.resume):
 		return flagError{fmt.Errorf("--resume %q: not a run id", o.resume)}
+	case o.maxDrop < 0 || o.maxDrop > 1:
+		return flagError{fmt.Errorf("--max-drop %g: must be between 0 and 1", o.maxDrop)}
 	case o.quiet && o.verbose:
 		return flagError{errors.New("--quiet and --verbose exclude each other")}
 	case o.failUnder < 0 || o.failUnder > 1:
@@ -87,7 +91,10 @@ rank them, print the standings on stdout and write results under
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			return runTournament(cmd.Context(), env, o, cmd.Flags().Changed("fail-under"))
+			if cmd.Flags().Changed("max-drop") && o.baseline == "" {
+				return flagError{errors.New("--max-drop needs --baseline")}
+			}
+			return runTournament(cmd.Context(), env, o, cmd.Flags().Changed("fail-under"), cmd.Flags().Changed("max-drop"))
 		},
 	}
 	f := cmd.Flags()
@@ -105,15 +112,22 @@ rank them, print the standings on stdout and write results under
 	f.StringArrayVar(&o.reports, "report", nil, "also write a report to `FILE` (format from .json .md .xml .csv .html); repeatable")
 	f.Float64Var(&o.failUnder, "fail-under", 0, "exit 1 when the winner's score is below this (0..1), or there is no winner")
 	f.StringVar(&o.resume, "resume", "", "finish run `RUN_ID`: play again only its jobs that were cancelled or hit infrastructure errors")
+	f.StringVar(&o.baseline, "baseline", "", "compare the finished run with `RUN` (a run id under --out, a run directory or a results.json)")
+	f.Float64Var(&o.maxDrop, "max-drop", 0, "with --baseline: exit 1 when a candidate's score dropped significantly by more than this")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "progress includes every phase of every job")
 	return cmd
 }
 
-func runTournament(ctx context.Context, env *Env, o *runOptions, failUnderSet bool) error {
+func runTournament(ctx context.Context, env *Env, o *runOptions, failUnderSet, maxDropSet bool) error {
 	m, err := forge.Load(o.manifest)
 	if err != nil {
 		return withCode(ExitUsage, err)
+	}
+	if o.baseline != "" {
+		if err := checkBaseline(o.out, o.baseline); err != nil {
+			return err
+		}
 	}
 	plan, err := m.Plan(forge.Overrides{Concurrency: o.concurrency, Trials: o.trials, Timeout: o.timeout, Only: o.only})
 	if err != nil {
@@ -199,7 +213,17 @@ func runTournament(ctx context.Context, env *Env, o *runOptions, failUnderSet bo
 		}
 		return withCode(ExitInfra, runErr)
 	}
-	if failed := checkGates(m, rec, o.failUnder, failUnderSet); len(failed) > 0 {
+	failed := checkGates(m, rec, o.failUnder, failUnderSet)
+	if o.baseline != "" {
+		drops, err := baselineReport(env, o.out, o.baseline, rec, o.maxDrop, maxDropSet)
+		if err != nil {
+			return err
+		}
+		for _, d := range drops {
+			failed = append(failed, "--max-drop: "+d)
+		}
+	}
+	if len(failed) > 0 {
 		for _, f := range failed {
 			fmt.Fprintln(env.Stderr, "forge: gate failed: "+f)
 		}
