@@ -34,9 +34,3 @@ func judgeResult(m *forge.Manifest) func(context.Context, runner.Job, *runner.Re
 		})
 	}
 }
-
-// daytonaBackend returns the Daytona backend, nil to fall back to local, or
-// an error. (Wired when runner/daytona lands.)
-func daytonaBackend(ctx context.Context, env *Env, o *runOptions, m *forge.Manifest, plan *forge.Plan, runID string) (*backend, error) {
-	return nil, nil
-}
