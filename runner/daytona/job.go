@@ -144,7 +144,7 @@ func (j *jobRun) steps(ctx context.Context) error {
 	var timedOut bool
 	err := j.step(runner.PhaseExecute, func() error {
 		var err error
-		cmd := "sh " + shQuote(j.lay.runScript())
+		cmd := "sh " + shQuote(j.lay.controlScript()) + " run"
 		exit, timedOut, err = j.runInSession(ctx, cmd, j.job.EffectiveTimeout())
 		return err
 	})
@@ -306,12 +306,12 @@ func (j *jobRun) upload(ctx context.Context) error {
 		uploads = append(uploads, upload{[]byte(j.lay.setupScriptText(j.job.Setup, env, ensure)), j.lay.setupScript()})
 		runEnsure = nil
 	}
-	uploads = append(uploads,
-		upload{[]byte(j.lay.runScriptText(argv, env, runEnsure)), j.lay.runScript()},
-		upload{[]byte(j.lay.collectScriptText(outputFile, runner.ResultFile, j.job.Limits.Output(), j.job.Limits.Artifact())), j.lay.collectScript()},
-	)
+	uploads = append(uploads, upload{[]byte(j.lay.controlScriptText(argv, env, runEnsure,
+		outputFile, runner.ResultFile, j.job.Limits.Output(), j.job.Limits.Artifact())), j.lay.controlScript()})
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(4)
+	// The session the commands run in does not depend on the files.
+	g.Go(func() error { return j.ensureSession(gctx) })
 	for _, u := range uploads {
 		g.Go(func() error {
 			err := j.r.retry(gctx, "upload "+u.dst, func(ctx context.Context) error {
@@ -351,6 +351,9 @@ func relPath(p string) (string, error) {
 	c := path.Clean(strings.ReplaceAll(p, "\\", "/"))
 	if p == "" || path.IsAbs(c) || c == "." || c == ".." || strings.HasPrefix(c, "../") {
 		return "", errors.New("must be a relative path inside the working directory")
+	}
+	if strings.ContainsAny(c, "\x00\n\r") {
+		return "", errors.New("must not hold control characters")
 	}
 	return c, nil
 }
@@ -396,18 +399,8 @@ func (j *jobRun) setup(ctx context.Context) (failed bool, err error) {
 // command's process tree, is killed) or ctx ends. No single HTTP call lasts
 // longer than a poll, so the SDK's 60 s HTTP timeout never matters.
 func (j *jobRun) runInSession(ctx context.Context, command string, timeout time.Duration) (exit *int, timedOut bool, err error) {
-	if !j.session {
-		err := j.r.retry(ctx, "create session in "+j.name, func(ctx context.Context) error {
-			err := j.sb.Process.CreateSession(ctx, sessionID)
-			if statusOf(err) == 409 { // created by an attempt whose answer was lost
-				return nil
-			}
-			return err
-		})
-		if err != nil {
-			return nil, false, j.classified("create a session", ctx, err)
-		}
-		j.session = true
+	if err := j.ensureSession(ctx); err != nil {
+		return nil, false, err
 	}
 	var resp map[string]any
 	// Only rate limits are retried: after any other failure the command may
@@ -453,8 +446,27 @@ func (j *jobRun) runInSession(ctx context.Context, command string, timeout time.
 			}
 			return &n, false, nil
 		}
-		interval = min(interval*3/2, j.r.opts.PollInterval)
+		interval = min(interval*5/4, j.r.opts.PollInterval)
 	}
+}
+
+// ensureSession creates the job's toolbox session unless it exists.
+func (j *jobRun) ensureSession(ctx context.Context) error {
+	if j.session {
+		return nil
+	}
+	err := j.r.retry(ctx, "create session in "+j.name, func(ctx context.Context) error {
+		err := j.sb.Process.CreateSession(ctx, sessionID)
+		if statusOf(err) == 409 { // created by an attempt whose answer was lost
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return j.classified("create a session", ctx, err)
+	}
+	j.session = true
+	return nil
 }
 
 // killSession deletes the job's session: the toolbox kills its process
@@ -491,7 +503,7 @@ func toInt(v any) (int, bool) {
 func (j *jobRun) collect(ctx context.Context) (collected, map[string][]byte, error) {
 	var meta collected
 	var out *types.ExecuteResponse
-	cmd := "sh " + shQuote(j.lay.collectScript())
+	cmd := "sh " + shQuote(j.lay.controlScript()) + " collect"
 	err := j.r.retry(ctx, "measure outputs in "+j.name, func(ctx context.Context) error {
 		var err error
 		out, err = j.sb.Process.ExecuteCommand(ctx, cmd, options.WithExecuteTimeout(collectTimeout))
@@ -507,19 +519,30 @@ func (j *jobRun) collect(ctx context.Context) (collected, map[string][]byte, err
 	if out.ExitCode != 0 || json.Unmarshal([]byte(line), &meta) != nil {
 		return meta, nil, infra("measure the outputs: exit status %d: %s", out.ExitCode, runner.LastErrorLine(out.Result))
 	}
-	want := map[string]int64{
-		"stdout": meta.Stdout, "stderr": meta.Stderr, "setup": meta.Setup,
-		"artifact": sizeIf(meta.Artifact, meta.ArtifactKind), "result": sizeIf(meta.Result, meta.ResultKind),
+	lim := j.job.Limits
+	outputFile, _ := relPath(j.job.EffectiveOutputFile())
+	want := []struct {
+		key, path string
+		size, cap int64
+	}{
+		{"stdout", j.lay.stdout(), meta.Stdout, lim.Output()},
+		{"stderr", j.lay.stderr(), meta.Stderr, lim.Output()},
+		{"setup", j.lay.setupLog(), meta.Setup, lim.Output()},
+		{"artifact", j.lay.path(outputFile), sizeIf(meta.Artifact, meta.ArtifactKind), lim.Artifact()},
+		{"result", j.lay.path(runner.ResultFile), sizeIf(meta.Result, meta.ResultKind), lim.Artifact()},
 	}
 	files := map[string][]byte{}
 	var fmu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(4)
-	for key, size := range want {
-		if size <= 0 {
-			continue
+	for _, w := range want {
+		if w.size <= 0 {
+			continue // missing, or empty: the SDK cannot download an empty file
 		}
-		remote := j.lay.ctl + "/" + key + ".cap"
+		key, remote := w.key, w.path
+		if w.size > w.cap {
+			remote = j.lay.ctl + "/" + key + ".cap"
+		}
 		g.Go(func() error {
 			var data []byte
 			err := j.r.retry(gctx, "download "+remote, func(ctx context.Context) error {

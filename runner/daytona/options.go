@@ -79,9 +79,10 @@ type Options struct {
 	PollInterval time.Duration
 	// Retry shapes the backoff for transient errors.
 	Retry Retry
-	// ToolboxHTTPClient, when set, carries the sandbox toolbox calls instead
-	// of the SDK's shared client (whose timeout is 60 s). Tests shorten it
-	// to prove that nothing depends on one long HTTP call.
+	// ToolboxHTTPClient, when set, carries the sandbox toolbox calls; by
+	// default forge uses its own client with the SDK's 60 s timeout and a
+	// connection pool sized for many sandboxes. Tests shorten its timeout to
+	// prove that nothing depends on one long HTTP call.
 	ToolboxHTTPClient *http.Client
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path"
 	"sort"
@@ -38,6 +39,9 @@ const (
 // path comes from asking the sandbox.
 const defaultHome = "/home/daytona"
 
+// sdkHTTPTimeout is the SDK's own HTTP timeout, kept for toolbox calls.
+const sdkHTTPTimeout = 60 * time.Second
+
 // errDead is the cause that stops every job once the API refused the key.
 var errDead = errors.New("the Daytona API refused the API key")
 
@@ -49,6 +53,11 @@ type Runner struct {
 	ledger    *ledger
 	volumeID  string
 	mountPath string
+	// toolboxHTTP carries every toolbox call. The SDK's own client uses
+	// http.DefaultTransport, which keeps only 2 idle connections per host:
+	// with many sandboxes behind one toolbox proxy, most calls would dial
+	// (and, against the real service, handshake TLS) again.
+	toolboxHTTP *http.Client
 
 	// dead is cancelled (cause errDead) when the API refuses the key: every
 	// job in flight stops and cleans up.
@@ -86,6 +95,12 @@ func New(ctx context.Context, opts Options) (*Runner, error) {
 	r := &Runner{
 		opts: opts, client: client, pacer: newPacer(opts.CreateRate), ledger: lg,
 		live: map[string]*daytona.Sandbox{}, pending: map[string]bool{}, undeleted: map[string]string{},
+	}
+	r.toolboxHTTP = opts.ToolboxHTTPClient
+	if r.toolboxHTTP == nil {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.MaxIdleConnsPerHost = 256
+		r.toolboxHTTP = &http.Client{Transport: tr, Timeout: sdkHTTPTimeout}
 	}
 	r.dead, r.kill = context.WithCancelCause(context.Background())
 	host, _ := os.Hostname()
@@ -234,8 +249,8 @@ func (o *Options) retryWith(ctx context.Context, what string, transient bool, op
 // adopt makes sb usable by forge: its toolbox calls go through the
 // configured HTTP client.
 func (r *Runner) adopt(sb *daytona.Sandbox) *daytona.Sandbox {
-	if sb != nil && r.opts.ToolboxHTTPClient != nil {
-		sb.ToolboxClient.GetConfig().HTTPClient = r.opts.ToolboxHTTPClient
+	if sb != nil && r.toolboxHTTP != nil {
+		sb.ToolboxClient.GetConfig().HTTPClient = r.toolboxHTTP
 	}
 	return sb
 }

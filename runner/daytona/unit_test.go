@@ -197,3 +197,30 @@ func TestRelPath(t *testing.T) {
 		t.Errorf("relPath(a/./b) = %q, %v", p, err)
 	}
 }
+
+func TestPreambleDropsDaytonaVariables(t *testing.T) {
+	work := t.TempDir()
+	l := layout{home: work, work: work + "/w", ctl: work + "/c"}
+	script := l.preamble(map[string]string{"FORGE_OBJECTIVE": "a\nDAYTONA_FAKE=1 *"}, nil) + "env\n"
+	for _, shell := range []string{"dash", "bash", "sh"} {
+		if _, err := exec.LookPath(shell); err != nil {
+			continue
+		}
+		cmd := exec.Command(shell, "-c", script)
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "DAYTONA_SANDBOX_ID=sb", "DAYTONA_API_KEY=secret",
+			"KEEP=multi\nDAYTONA_NOT_A_VAR=x", "STAR=*"}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", shell, err, out)
+		}
+		got := string(out)
+		if strings.Contains(got, "DAYTONA_SANDBOX_ID") || strings.Contains(got, "secret") {
+			t.Errorf("%s kept a DAYTONA_ variable:\n%s", shell, got)
+		}
+		for _, want := range []string{"KEEP=multi\nDAYTONA_NOT_A_VAR=x", "STAR=*", "FORGE_OBJECTIVE=a\nDAYTONA_FAKE=1 *"} {
+			if !strings.Contains(got, want) {
+				t.Errorf("%s lost %q:\n%s", shell, want, got)
+			}
+		}
+	}
+}

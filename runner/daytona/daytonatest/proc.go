@@ -73,13 +73,10 @@ func (t teeWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// startProc runs command with "sh -c" in sb. The caller holds s.mu.
+// startProc runs command with "sh -c" in sb. The caller must not hold
+// s.mu: starting a process is slow, and other sandboxes must not wait for
+// it.
 func (s *Server) startProc(sb *sandbox, command, cwd string, env map[string]string) (*proc, error) {
-	select {
-	case <-s.closing:
-		return nil, errors.New("emulator is closing")
-	default:
-	}
 	p := &proc{
 		done:   make(chan struct{}),
 		stdout: &capBuf{max: s.opts.MaxLog}, stderr: &capBuf{max: s.opts.MaxLog},
@@ -98,10 +95,26 @@ func (s *Server) startProc(sb *sandbox, command, cwd string, env map[string]stri
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
+	s.mu.Lock()
+	gone := !sb.deletedAt.IsZero()
+	select {
+	case <-s.closing:
+		gone = true
+	default:
+	}
+	if gone {
+		// The sandbox (or the emulator) went away while it started.
+		s.mu.Unlock()
+		p.kill()
+		cmd.Wait()
+		close(p.done)
+		return nil, errors.New("the sandbox is gone")
+	}
 	sb.procs[p] = struct{}{}
 	sb.envs = append(sb.envs, copyMap(env))
 	sb.commands = append(sb.commands, command)
 	s.workers.Add(1)
+	s.mu.Unlock()
 	go func() {
 		defer s.workers.Done()
 		err := cmd.Wait()
@@ -189,12 +202,12 @@ func (s *Server) runSession(sb *sandbox, ss *session) {
 			s.mu.Unlock()
 			return
 		case c := <-ss.queue:
-			s.mu.Lock()
 			p, err := s.startProc(sb, c.command, sb.home, s.baseEnv(sb))
 			if err == nil {
+				s.mu.Lock()
 				c.p = p
+				s.mu.Unlock()
 			}
-			s.mu.Unlock()
 			if err != nil {
 				close(c.done)
 				continue

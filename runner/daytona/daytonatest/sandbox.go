@@ -320,32 +320,51 @@ func (s *Server) createSandbox(h *handlerCtx) {
 
 	sb.root = filepath.Join(s.dir, id)
 	sb.home = filepath.Join(sb.root, "home", sb.user)
-	for _, d := range []string{sb.home, filepath.Join(sb.root, "tmp")} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			h.apiError(http.StatusInternalServerError, "make sandbox: %v", err)
-			return
-		}
-	}
-	// A volume mounted at an absolute path appears at that path under the
-	// sandbox's root, which is where the emulator keeps its file system.
-	for i, m := range mounts {
-		at := filepath.Join(sb.root, filepath.FromSlash(m.MountPath))
-		err := os.MkdirAll(filepath.Dir(at), 0o755)
-		if err == nil {
-			err = os.Symlink(vols[i].dir, at)
-		}
-		if err != nil {
-			h.apiError(http.StatusInternalServerError, "mount volume at %s: %v", m.MountPath, err)
-			return
-		}
-	}
 	s.sandboxes[id] = sb
 	s.order = append(s.order, sb)
 	s.live++
 	if s.live > s.peak {
 		s.peak = s.live
 	}
+	dirs := make([]string, len(vols))
+	for i, v := range vols {
+		dirs[i] = v.dir
+	}
+
+	// The file system work happens without the lock: it is slow, and other
+	// sandboxes must not wait for it.
+	s.mu.Unlock()
+	err := s.makeSandboxFS(sb, dirs)
+	s.mu.Lock()
+	if err != nil {
+		sb.deletedAt, sb.destroyedAt = now, now
+		s.live--
+		h.apiError(http.StatusInternalServerError, "make sandbox: %v", err)
+		return
+	}
 	h.json(http.StatusOK, sb.dto(s, now))
+}
+
+// makeSandboxFS makes the sandbox's directories. A volume mounted at an
+// absolute path appears at that path under the sandbox's root, which is
+// where the emulator keeps its file system.
+func (s *Server) makeSandboxFS(sb *sandbox, volumeDirs []string) error {
+	for _, d := range []string{sb.home, filepath.Join(sb.root, "tmp")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	for i, m := range sb.volumes {
+		at := filepath.Join(sb.root, filepath.FromSlash(m.MountPath))
+		err := os.MkdirAll(filepath.Dir(at), 0o755)
+		if err == nil {
+			err = os.Symlink(volumeDirs[i], at)
+		}
+		if err != nil {
+			return fmt.Errorf("mount volume at %s: %w", m.MountPath, err)
+		}
+	}
+	return nil
 }
 
 // lookup finds a sandbox by ID, then by name, as the API does: destroyed

@@ -244,14 +244,25 @@ func TestFaults(t *testing.T) {
 	if _, err := c.Create(short, types.SnapshotParams{}); err == nil {
 		t.Fatal("hung create returned")
 	}
+	// The hung call is logged once the server notices the client left.
+	deadline := time.Now().Add(5 * time.Second)
+	for s.Calls(OpCreateSandbox) != 7 {
+		if time.Now().After(deadline) {
+			t.Fatalf("create calls = %d, want 7", s.Calls(OpCreateSandbox))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	calls := 0
 	for _, call := range s.CallLog() {
 		if call.Op == OpCreateSandbox {
 			calls++
+			if call.Fault == "hang" && call.Status != 0 {
+				t.Errorf("the hung call got status %d", call.Status)
+			}
 		}
 	}
-	if calls != s.Calls(OpCreateSandbox) || calls != 7 {
-		t.Fatalf("create calls = %d / %d, want 7", calls, s.Calls(OpCreateSandbox))
+	if calls != 7 {
+		t.Fatalf("call log has %d creates, want 7", calls)
 	}
 }
 

@@ -181,13 +181,11 @@ func (s *Server) execute(h *handlerCtx, sb *sandbox) {
 			return
 		}
 	}
-	s.mu.Lock()
 	env := s.baseEnv(sb)
 	for k, v := range req.Envs {
 		env[k] = v
 	}
 	p, err := s.startProc(sb, req.Command, cwd, env)
-	s.mu.Unlock()
 	if err != nil {
 		h.toolboxError(http.StatusBadRequest, "%v", err)
 		return

@@ -1,0 +1,213 @@
+// Command daytona benchmarks forge's Daytona backend against the offline
+// emulator (runner/daytona/daytonatest) with a realistic service latency:
+// create 1 s, exec 0.5 s, delete 0.3 s by default.
+//
+// It prints the wall time of N candidates run at once divided by the ideal
+// critical path (one job's create+upload+exec+download+delete, run alone),
+// the speed-up over running them one after another (the original tool's
+// loop), and the creation pace the default rate limit enforces.
+//
+//	go run ./bench/daytona [-n 50] [-concurrency 50] [-rate 1000] [-sequential=true]
+//
+// It is a benchmark, not a test: it takes a few minutes, most of them in
+// the sequential baseline.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"sort"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/forge-run/forge/runner"
+	"github.com/forge-run/forge/runner/daytona"
+	"github.com/forge-run/forge/runner/daytona/daytonatest"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+type config struct {
+	n, concurrency          int
+	rate                    float64
+	create, exec, delete    time.Duration
+	sequential, defaultRate bool
+}
+
+func run(args []string, stdout, stderr io.Writer) error {
+	var c config
+	fs := flag.NewFlagSet("bench/daytona", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.IntVar(&c.n, "n", 50, "candidates")
+	fs.IntVar(&c.concurrency, "concurrency", 50, "jobs at once")
+	fs.Float64Var(&c.rate, "rate", 1000, "sandbox creations per second allowed (raised so it is not the bottleneck)")
+	fs.DurationVar(&c.create, "create-latency", time.Second, "emulated latency of POST /sandbox")
+	fs.DurationVar(&c.exec, "exec-latency", 500*time.Millisecond, "emulated latency of starting a command")
+	fs.DurationVar(&c.delete, "delete-latency", 300*time.Millisecond, "emulated latency of DELETE /sandbox")
+	fs.BoolVar(&c.sequential, "sequential", true, "also run the jobs one after another (the original tool's loop)")
+	fs.BoolVar(&c.defaultRate, "default-rate", true, "also run with the default creation rate limit and show its pace")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the concurrent round to this file")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+
+	specs, err := daytonatest.LoadSpecs()
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "forge-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	script := filepath.Join(dir, "cand.sh")
+	if err := os.WriteFile(script, []byte("echo \"[$FORGE_CANDIDATE_ID] done\"\necho result > \"$2\"\n"), 0o644); err != nil {
+		return err
+	}
+	jobs := make([]runner.Job, c.n)
+	for i := range jobs {
+		jobs[i] = runner.Job{
+			RunID: "bench", CandidateID: fmt.Sprintf("c%02d", i), Trial: 1, Objective: "benchmark",
+			Command: []string{"sh", "cand.sh"}, Files: []runner.File{{Src: script, Dst: "cand.sh"}},
+			Timeout: time.Minute,
+		}
+	}
+
+	fmt.Fprintf(stdout, "emulated latency: create %s, exec %s, delete %s; %d candidates\n", c.create, c.exec, c.delete, c.n)
+
+	// The ideal critical path: one job alone (best of three).
+	var ideal time.Duration
+	var idealRes runner.Result
+	for i := 0; i < 3; i++ {
+		st, err := round(specs, c, c.rate, jobs[:1], 1)
+		if err != nil {
+			return err
+		}
+		if ideal == 0 || st.wall < ideal {
+			ideal, idealRes = st.wall, st.results[0]
+		}
+	}
+	p := idealRes.Phases
+	fmt.Fprintf(stdout, "ideal critical path (one job alone): %.3fs  [create %.3f upload %.3f execute %.3f download %.3f delete %.3f]\n",
+		ideal.Seconds(), p.Create, p.Upload, p.Execute, p.Download, p.Cleanup)
+
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+	}
+	par, err := round(specs, c, c.rate, jobs, c.concurrency)
+	pprof.StopCPUProfile()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%d jobs at concurrency %d (create rate %g/s): wall %.3fs = %.3f x ideal (target <= 1.15); peak live sandboxes %d, left alive %d\n",
+		c.n, c.concurrency, c.rate, par.wall.Seconds(), par.wall.Seconds()/ideal.Seconds(), par.peak, par.left)
+	var mean, worst runner.Phases
+	for _, r := range par.results {
+		q := r.Phases
+		mean.Create += q.Create / float64(len(par.results))
+		mean.Upload += q.Upload / float64(len(par.results))
+		mean.Execute += q.Execute / float64(len(par.results))
+		mean.Download += q.Download / float64(len(par.results))
+		mean.Cleanup += q.Cleanup / float64(len(par.results))
+		worst.Create, worst.Upload = max(worst.Create, q.Create), max(worst.Upload, q.Upload)
+		worst.Execute, worst.Download, worst.Cleanup = max(worst.Execute, q.Execute), max(worst.Download, q.Download), max(worst.Cleanup, q.Cleanup)
+	}
+	fmt.Fprintf(stdout, "  phases, mean [create %.3f upload %.3f execute %.3f download %.3f delete %.3f]\n", mean.Create, mean.Upload, mean.Execute, mean.Download, mean.Cleanup)
+	fmt.Fprintf(stdout, "  phases, worst [create %.3f upload %.3f execute %.3f download %.3f delete %.3f]\n", worst.Create, worst.Upload, worst.Execute, worst.Download, worst.Cleanup)
+
+	if c.sequential {
+		seq, err := round(specs, c, c.rate, jobs, 1)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "one after another (the original loop): wall %.3fs; speed-up %.1fx\n",
+			seq.wall.Seconds(), seq.wall.Seconds()/par.wall.Seconds())
+	}
+
+	if c.defaultRate {
+		def, err := round(specs, c, 0, jobs, c.concurrency)
+		if err != nil {
+			return err
+		}
+		span := def.lastCreate.Sub(def.firstCreate)
+		fmt.Fprintf(stdout, "default create rate (%g/s): %d creations in %.3fs = %.2f/s after the first; wall %.3fs = %.3f x ideal\n",
+			daytona.DefaultCreateRate, def.creates, span.Seconds(), float64(def.creates-1)/span.Seconds(),
+			def.wall.Seconds(), def.wall.Seconds()/ideal.Seconds())
+	}
+	return nil
+}
+
+// stats is one round's measurements.
+type stats struct {
+	wall                    time.Duration
+	results                 []runner.Result
+	peak, left, creates     int
+	firstCreate, lastCreate time.Time
+}
+
+// round runs jobs against a fresh emulator, limit at a time.
+func round(specs *daytonatest.Specs, c config, rate float64, jobs []runner.Job, limit int) (stats, error) {
+	srv := daytonatest.NewServer(daytonatest.Options{Specs: specs})
+	defer srv.Close()
+	srv.SetLatency(daytonatest.OpCreateSandbox, c.create)
+	srv.SetLatency(daytonatest.OpSessionExec, c.exec)
+	srv.SetLatency(daytonatest.OpDeleteSandbox, c.delete)
+	ctx := context.Background()
+	r, err := daytona.New(ctx, daytona.Options{
+		APIKey: srv.APIKey(), APIURL: srv.URL(), RunID: "bench", CreateRate: rate,
+	})
+	if err != nil {
+		return stats{}, err
+	}
+	st := stats{results: make([]runner.Result, len(jobs))}
+	var g errgroup.Group
+	g.SetLimit(limit)
+	start := time.Now()
+	for i, j := range jobs {
+		g.Go(func() error {
+			res, err := r.Run(ctx, j)
+			st.results[i] = res
+			if err == nil && !res.Success {
+				err = fmt.Errorf("%s: %s: %s", j.CandidateID, res.ErrorKind, res.ErrorMessage)
+			}
+			return err
+		})
+	}
+	err = g.Wait()
+	st.wall = time.Since(start)
+	err = errors.Join(err, r.Close(ctx))
+	st.peak, st.left = srv.PeakLive(), srv.LiveCount()
+	var creates []time.Time
+	for _, call := range srv.CallLog() {
+		if call.Op == daytonatest.OpCreateSandbox {
+			creates = append(creates, call.Start)
+		}
+	}
+	sort.Slice(creates, func(i, j int) bool { return creates[i].Before(creates[j]) })
+	if len(creates) > 0 {
+		st.creates, st.firstCreate, st.lastCreate = len(creates), creates[0], creates[len(creates)-1]
+	}
+	if v := srv.Violations(); len(v) > 0 {
+		err = errors.Join(err, fmt.Errorf("OpenAPI violations: %v", v))
+	}
+	return st, err
+}
