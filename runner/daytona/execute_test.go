@@ -285,3 +285,16 @@ func TestSandboxParameters(t *testing.T) {
 		t.Errorf("labels %v", sb.Labels)
 	}
 }
+
+// Resources without an image (the manifest's defaults with the default
+// snapshot) are left out, with a warning, instead of a 400 from the API.
+func TestResourcesWithoutAnImage(t *testing.T) {
+	e := newEnv(t, daytonatest.Options{}, func(o *Options) { o.CPU, o.MemoryGB, o.DiskGB = 1, 1, 3 })
+	res := e.run(e.shJob("r", "echo > \"$2\"\n"))
+	if !res.Success {
+		t.Fatalf("%s %s", res.ErrorKind, res.ErrorMessage)
+	}
+	if !strings.Contains(e.warn.String(), "apply only with an image") {
+		t.Errorf("no warning: %s", e.warn.String())
+	}
+}

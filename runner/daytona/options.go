@@ -38,8 +38,9 @@ type Options struct {
 	Target string
 
 	// Snapshot or Image (not both) is what sandboxes start from; neither
-	// means Daytona's default snapshot. Resources need an Image: the API
-	// refuses them with a snapshot.
+	// means Daytona's default snapshot. Resources apply only with an Image
+	// (the API refuses them with a snapshot); without one New warns and
+	// leaves them out.
 	Snapshot, Image       string
 	CPU, MemoryGB, DiskGB int
 	NetworkBlockAll       bool
@@ -123,9 +124,6 @@ func (o *Options) Validate() error {
 	}
 	if o.CPU < 0 || o.MemoryGB < 0 || o.DiskGB < 0 {
 		bad("daytona: resources must not be negative")
-	}
-	if (o.CPU > 0 || o.MemoryGB > 0 || o.DiskGB > 0) && o.Image == "" {
-		bad("daytona: resources (cpu, memory, disk) need an image; Daytona refuses them with a snapshot")
 	}
 	if o.CreateRate < 0 {
 		bad("daytona: create_rate must not be negative")

@@ -108,6 +108,9 @@ func New(ctx context.Context, opts Options) (*Runner, error) {
 		lg.close()
 		return nil, err
 	}
+	if opts.Image == "" && (opts.CPU > 0 || opts.MemoryGB > 0 || opts.DiskGB > 0) {
+		fmt.Fprintln(opts.Warn, "daytona: resources (cpu, memory, disk) apply only with an image; sandboxes from a snapshot get the snapshot's resources")
+	}
 	if opts.Volume != nil {
 		if err := r.ensureVolume(ctx); err != nil {
 			lg.append(LedgerEntry{Event: eventClose, RunID: opts.RunID})

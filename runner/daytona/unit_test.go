@@ -54,7 +54,6 @@ func TestOptionsValidate(t *testing.T) {
 		{"no key", Options{}, "no usable Daytona API key"},
 		{"placeholder", Options{APIKey: "your_key"}, "no usable Daytona API key"},
 		{"both", Options{APIKey: "k", Snapshot: "s", Image: "i"}, "not both"},
-		{"resources", Options{APIKey: "k", CPU: 2}, "need an image"},
 		{"url", Options{APIKey: "k", APIURL: "ftp://x"}, "not an http(s) URL"},
 		{"mount", Options{APIKey: "k", Volume: &Volume{Name: "v", Mount: "../x"}}, "clean path"},
 		{"env", Options{APIKey: "k", Env: map[string]string{"1X": "y"}}, "not a valid variable name"},
