@@ -115,7 +115,7 @@ func newGCCmd(env *Env) *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.DurationVar(&g.OlderThan, "older-than", 0, "spare sandboxes created more recently than this, e.g. 2h")
+	f.DurationVar(&g.OlderThan, "older-than", time.Hour, "spare sandboxes created more recently than this (runs on other machines keep no ledger here); 0 spares none")
 	f.BoolVar(&g.DryRun, "dry-run", false, "list what would be deleted; delete nothing")
 	f.StringVar(&g.OutRoot, "out", "artifacts", "output root whose run ledgers say which runs are live")
 	f.StringVarP(&manifest, "file", "f", "forge.yaml", "manifest whose directory may hold a .env with DAYTONA_API_KEY")

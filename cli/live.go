@@ -78,6 +78,15 @@ func (l *live) event(e forge.Event, line string) {
 	}
 }
 
+// print writes a line above the bars.
+func (l *live) print(line string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.done {
+		fmt.Fprint(l.p, line)
+	}
+}
+
 // stop ends the view, whatever state the run left it in, and waits until
 // it has drawn its last frame.
 func (l *live) stop() {

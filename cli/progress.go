@@ -74,6 +74,23 @@ func (p *progress) line(e forge.Event) string {
 	return ""
 }
 
+// echo prints one line a candidate printed (--verbose), prefixed by its job.
+func (p *progress) echo(job, stream, line string) {
+	if p.quiet {
+		return
+	}
+	mark := "|"
+	if stream == "stderr" {
+		mark = "!"
+	}
+	text := fmt.Sprintf("[%s] %s %s\n", job, mark, line)
+	if l := p.live; l != nil {
+		l.print(text)
+		return
+	}
+	p.printf("%s", text)
+}
+
 func (p *progress) header(m *forge.Manifest, plan *forge.Plan, backend string) {
 	trials := ""
 	if plan.Trials > 1 {

@@ -115,7 +115,7 @@ rank them, print the standings on stdout and write results under
 	f.StringVar(&o.baseline, "baseline", "", "compare the finished run with `RUN` (a run id under --out, a run directory or a results.json)")
 	f.Float64Var(&o.maxDrop, "max-drop", 0, "with --baseline: exit 1 when a candidate's score dropped significantly by more than this")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
-	f.BoolVarP(&o.verbose, "verbose", "v", false, "progress includes every phase of every job")
+	f.BoolVarP(&o.verbose, "verbose", "v", false, "progress includes every phase of every job and what candidates print ([id] | stdout, [id] ! stderr)")
 	return cmd
 }
 
@@ -173,6 +173,7 @@ func runTournament(ctx context.Context, env *Env, o *runOptions, failUnderSet, m
 		OutRoot:  o.out,
 		RunID:    runID,
 		Events:   progress.event,
+		Echo:     echoFor(o.verbose, progress),
 		Score:    scoreRecord(m, plan),
 		Judge:    judgeResult(m),
 		Now:      now,
@@ -230,6 +231,14 @@ func runTournament(ctx context.Context, env *Env, o *runOptions, failUnderSet, m
 		return errSilent{code: ExitGateFailed}
 	}
 	return nil
+}
+
+// echoFor streams candidates' output with --verbose.
+func echoFor(verbose bool, p *progress) func(job, stream, line string) {
+	if !verbose {
+		return nil
+	}
+	return p.echo
 }
 
 // writeReports prints the --format report on stdout and writes each

@@ -53,6 +53,9 @@ type Options struct {
 	RunID   string
 	// Events receives progress; nil discards it.
 	Events func(Event)
+	// Echo, when set, receives every line the candidates print as they
+	// print it (--verbose); job is as in Event.Job.
+	Echo func(job, stream, line string)
 	// Judge, when set, is called after each job whose artifact is on disk,
 	// to fill Result.Judges.
 	Judge func(ctx context.Context, job runner.Job, res *runner.Result, artifactPath string)
@@ -259,6 +262,9 @@ func (s *state) play(ctx context.Context, i int, job runner.Job) error {
 	start := time.Now()
 	job.Progress = func(p runner.Phase) {
 		s.o.emit(Event{Time: s.o.now(), Kind: EventPhase, Job: name, Phase: p, Elapsed: time.Since(start)})
+	}
+	if s.o.Echo != nil {
+		job.Echo = func(stream, line string) { s.o.Echo(name, stream, line) }
 	}
 	s.o.emit(Event{Time: s.o.now(), Kind: EventStarted, Job: name})
 	res, err := s.o.Runner.Run(ctx, job)

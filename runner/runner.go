@@ -95,6 +95,10 @@ type Job struct {
 	// Progress, when set, is called as the job enters each phase. It must be
 	// cheap and safe for concurrent use.
 	Progress func(Phase) `json:"-"`
+	// Echo, when set, gets the candidate's output line by line as it
+	// arrives (stream is "stdout" or "stderr"), for --verbose. Backends stop
+	// echoing a stream at the output cap. It must be safe for concurrent use.
+	Echo func(stream, line string) `json:"-"`
 }
 
 // Name is a stable, human-readable name for the job: "alpha" or "alpha#2".

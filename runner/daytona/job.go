@@ -602,6 +602,14 @@ func (j *jobRun) download(ctx context.Context, exit *int, timedOut bool) error {
 	stdout.Write(files["stdout"])
 	stderr := &runner.CappedBuffer{Max: lim.Output()}
 	stderr.Write(files["stderr"])
+	if j.job.Echo != nil {
+		// Output comes back when the job ends, so --verbose shows it then.
+		for _, s := range []string{"stdout", "stderr"} {
+			w := &runner.EchoWriter{Stream: s, Echo: j.job.Echo, Max: lim.Output()}
+			w.Write(files[s])
+			w.Close()
+		}
+	}
 	j.res.Output, j.res.Stderr = stdout.String(), stderr.String()
 	j.res.OutputTruncated = meta.Stdout > lim.Output() || meta.Stderr > lim.Output() || stdout.Truncated() || stderr.Truncated()
 

@@ -237,6 +237,7 @@ func (j *jobRun) run(ctx context.Context) error {
 		timeout:  j.job.EffectiveTimeout(),
 		endAll:   true,
 		maxBytes: j.job.Limits.Output(),
+		echo:     j.job.Echo,
 	})
 	done()
 	if err != nil {

@@ -31,6 +31,8 @@ type process struct {
 	endAll bool
 	// maxBytes caps stdout and stderr, each.
 	maxBytes int64
+	// echo, when set, gets the output line by line as it arrives.
+	echo func(stream, line string)
 }
 
 // finished is what was observed of a process.
@@ -99,8 +101,16 @@ func (r *Runner) runProcess(ctx context.Context, b box, p process) (finished, er
 
 	var drains sync.WaitGroup
 	drains.Add(2)
-	go drain(&drains, f.stdout, outR)
-	go drain(&drains, f.stderr, errR)
+	var outTo, errTo io.Writer = f.stdout, f.stderr
+	if p.echo != nil {
+		outEcho := &runner.EchoWriter{Stream: "stdout", Echo: p.echo, Max: p.maxBytes}
+		errEcho := &runner.EchoWriter{Stream: "stderr", Echo: p.echo, Max: p.maxBytes}
+		defer outEcho.Close()
+		defer errEcho.Close()
+		outTo, errTo = io.MultiWriter(f.stdout, outEcho), io.MultiWriter(f.stderr, errEcho)
+	}
+	go drain(&drains, outTo, outR)
+	go drain(&drains, errTo, errR)
 	exited := make(chan struct{})
 	go func() {
 		_ = cmd.Wait()

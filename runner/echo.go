@@ -1,0 +1,79 @@
+package runner
+
+import (
+	"bytes"
+	"strings"
+	"sync"
+)
+
+// maxEchoLine cuts very long lines when echoing.
+const maxEchoLine = 4 << 10
+
+// EchoWriter is an io.Writer that passes each complete line written to it
+// to an echo function, for streaming a candidate's output (--verbose). It
+// echoes at most Max bytes, then says once that the rest is not shown;
+// lines longer than 4 KiB are cut. It is safe for concurrent use.
+type EchoWriter struct {
+	Stream string
+	Echo   func(stream, line string)
+	Max    int64
+
+	mu      sync.Mutex
+	partial []byte
+	seen    int64
+	stopped bool
+}
+
+// Write echoes the complete lines in p and keeps a trailing partial line.
+// It always reports all of p as written.
+func (w *EchoWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := len(p)
+	if w.stopped || w.Echo == nil {
+		return n, nil
+	}
+	if w.Max > 0 && w.seen+int64(len(p)) > w.Max {
+		p = p[:max(0, w.Max-w.seen)]
+		w.stopped = true
+	}
+	w.seen += int64(len(p))
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			if room := maxEchoLine - len(w.partial); room > 0 {
+				w.partial = append(w.partial, p[:min(len(p), room)]...)
+			}
+			break
+		}
+		if room := maxEchoLine - len(w.partial); room > 0 {
+			w.partial = append(w.partial, p[:min(i, room)]...)
+		}
+		w.emit()
+		p = p[i+1:]
+	}
+	if w.stopped {
+		w.emit()
+		w.Echo(w.Stream, "… (output cap reached; the rest is not shown)")
+	}
+	return n, nil
+}
+
+// Close echoes a last line that had no newline.
+func (w *EchoWriter) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.stopped {
+		w.emit()
+	}
+	return nil
+}
+
+func (w *EchoWriter) emit() {
+	if len(w.partial) == 0 || w.Echo == nil {
+		w.partial = w.partial[:0]
+		return
+	}
+	w.Echo(w.Stream, strings.ToValidUTF8(strings.TrimRight(string(w.partial), "\r"), "\uFFFD"))
+	w.partial = w.partial[:0]
+}
