@@ -16,6 +16,7 @@ import (
 
 	"github.com/forge-run/forge/cli"
 	"github.com/forge-run/forge/runner/local/localtest"
+	"github.com/forge-run/forge/schema"
 )
 
 // TestMain makes the test binary double as the forge command, so scripts
@@ -45,6 +46,7 @@ func TestScripts(t *testing.T) {
 			"json":        cmdJSON,
 			"sample":      cmdSample,
 			"nosurvivors": cmdNoSurvivors,
+			"validjson":   cmdValidJSON,
 		},
 	})
 }
@@ -151,6 +153,18 @@ func lookup(v any, path string) (any, bool) {
 		}
 	}
 	return v, true
+}
+
+// cmdValidJSON checks a results.json against the JSON Schema in schema/:
+// validjson artifacts/t1/results.json
+func cmdValidJSON(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: validjson FILE")
+	}
+	err := schema.ValidateResults([]byte(ts.ReadFile(args[0])))
+	if (err == nil) == neg {
+		ts.Fatalf("%s: schema validation: %v", args[0], err)
+	}
 }
 
 // cmdSample copies the repository's sample tournament (forge.yaml and
