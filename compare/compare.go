@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/internal/text"
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/scoring"
 )
@@ -153,7 +154,7 @@ func Runs(base, head *forge.Record) Report {
 	}
 	if base.Backend != head.Backend {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("the backends differ (%s → %s): runtimes are not like for like",
-			oneLine(base.Backend), oneLine(head.Backend)))
+			text.OneLine(base.Backend), text.OneLine(head.Backend)))
 	}
 	for _, r := range []struct {
 		name string
@@ -355,8 +356,8 @@ func (r Report) Drops(maxDrop float64) []string {
 			continue
 		}
 		out = append(out, fmt.Sprintf("%s: score dropped %s (%s → %s, %s), more than the %s allowed",
-			oneLine(c.CandidateID), num(-*c.ScoreDelta), num(c.Base.Score), num(c.Head.Score),
-			testText(c), num(maxDrop)))
+			text.OneLine(c.CandidateID), text.Num(-*c.ScoreDelta), text.Num(c.Base.Score), text.Num(c.Head.Score),
+			testText(c), text.Num(maxDrop)))
 	}
 	return out
 }

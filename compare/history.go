@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/forge-run/forge/internal/text"
 )
 
 // CandidateScore is one candidate's mean score in a past run.
@@ -136,7 +138,7 @@ func WriteHistory(w io.Writer, entries []Entry) error {
 	var b strings.Builder
 	for _, e := range entries {
 		if e.Skipped != "" {
-			fmt.Fprintf(&b, "skipped %s: %s\n", id(e.Dir), oneLine(e.Skipped))
+			fmt.Fprintf(&b, "skipped %s: %s\n", id(e.Dir), text.OneLine(e.Skipped))
 			continue
 		}
 		line := fmt.Sprintf("%s  %s  %s  %s", when(e.StartedAt), pad(id(e.RunID), idw), pad(backendText(e), bew),
@@ -172,7 +174,7 @@ func scoresText(e Entry) string {
 		if cs.Score == nil {
 			return id(cs.CandidateID) + " —"
 		}
-		return id(cs.CandidateID) + " " + num(*cs.Score)
+		return id(cs.CandidateID) + " " + text.Num(*cs.Score)
 	}
 	var head string
 	var rest []string

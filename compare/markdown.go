@@ -1,6 +1,8 @@
 package compare
 
 import (
+	"github.com/forge-run/forge/internal/text"
+
 	"fmt"
 	"io"
 	"strings"
@@ -34,20 +36,20 @@ func WriteMarkdown(w io.Writer, rep Report) error {
 				status = "**" + status + "**"
 			}
 			cells := []string{
-				mdText(id(c.CandidateID)), status, scoreText(c.Base), scoreText(c.Head), deltaText(c),
-				mdText(testText(c)), mdText(runtimeText(c)), mdText(successText(c)), mdText(trialsText(c)),
+				text.Markdown(id(c.CandidateID)), status, scoreText(c.Base), scoreText(c.Head), deltaText(c),
+				text.Markdown(testText(c)), text.Markdown(runtimeText(c)), text.Markdown(successText(c)), text.Markdown(trialsText(c)),
 			}
 			b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
 		}
 		b.WriteString("\n")
 	}
-	fmt.Fprintf(&b, "**Winner:** %s  \n", mdText(winnerText(rep)))
-	fmt.Fprintf(&b, "**Manifest:** %s  \n", mdText(manifestText(rep)))
-	fmt.Fprintf(&b, "%s (two-sided Welch t-test on trial scores, α = %g)\n", mdText(tally(rep)), rep.Alpha)
+	fmt.Fprintf(&b, "**Winner:** %s  \n", text.Markdown(winnerText(rep)))
+	fmt.Fprintf(&b, "**Manifest:** %s  \n", text.Markdown(manifestText(rep)))
+	fmt.Fprintf(&b, "%s (two-sided Welch t-test on trial scores, α = %g)\n", text.Markdown(tally(rep)), rep.Alpha)
 	if len(rep.Notes) > 0 {
 		b.WriteString("\n> [!NOTE]\n")
 		for _, n := range rep.Notes {
-			fmt.Fprintf(&b, "> %s  \n", mdText(n))
+			fmt.Fprintf(&b, "> %s  \n", text.Markdown(n))
 		}
 	}
 	if _, err := io.WriteString(w, b.String()); err != nil {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/internal/text"
 	"github.com/forge-run/forge/runner"
 )
 
@@ -115,7 +116,7 @@ func healthClass(h health) string {
 func newHTMLPage(rec *forge.Record, opts Options) htmlPage {
 	cs := candidates(rec)
 	p := htmlPage{
-		RunID:       oneLine(rec.RunID),
+		RunID:       text.OneLine(rec.RunID),
 		Objective:   strings.ToValidUTF8(rec.Objective, "\uFFFD"),
 		Facts:       runFacts(rec, cs),
 		Generated:   opts.Now().UTC().Format(time.RFC3339),
@@ -127,7 +128,7 @@ func newHTMLPage(rec *forge.Record, opts Options) htmlPage {
 		p.Started = rec.StartedAt.UTC().Format(time.RFC3339)
 	}
 	for _, id := range rec.UndeletedSandboxes {
-		p.Undeleted = append(p.Undeleted, oneLine(id))
+		p.Undeleted = append(p.Undeleted, text.OneLine(id))
 	}
 	anchors := map[string]string{}
 	for i, c := range cs {
@@ -135,10 +136,10 @@ func newHTMLPage(rec *forge.Record, opts Options) htmlPage {
 	}
 	for _, c := range cs {
 		p.Rows = append(p.Rows, htmlRow{
-			Rank: c.rankText(), Candidate: oneLine(c.standing.CandidateID), Anchor: anchors[c.standing.CandidateID],
+			Rank: c.rankText(), Candidate: text.OneLine(c.standing.CandidateID), Anchor: anchors[c.standing.CandidateID],
 			Status: c.statusText(), Health: healthClass(c.health()),
 			Score: c.scoreText(), Success: c.successText(), Runtime: c.runtimeText(),
-			Trials: strconv.Itoa(c.trials()), Artifact: c.artifactText(), Notes: shorten(c.notes(), 80),
+			Trials: strconv.Itoa(c.trials()), Artifact: c.artifactText(), Notes: text.Shorten(c.notes(), 80),
 			Winner: c.winner,
 		})
 		p.Candidates = append(p.Candidates, newHTMLCandidate(c, anchors[c.standing.CandidateID], opts))
@@ -156,13 +157,13 @@ func newHTMLPage(rec *forge.Record, opts Options) htmlPage {
 func comparisonFacts(rec *forge.Record) []htmlFact {
 	c := rec.Comparison
 	facts := []htmlFact{
-		{"best", fmt.Sprintf("%s (%s)", oneLine(c.Best), num(c.BestScore))},
-		{"second", fmt.Sprintf("%s (%s)", oneLine(c.Second), num(c.SecondScore))},
-		{"method", oneLine(c.Method)},
+		{"best", fmt.Sprintf("%s (%s)", text.OneLine(c.Best), text.Num(c.BestScore))},
+		{"second", fmt.Sprintf("%s (%s)", text.OneLine(c.Second), text.Num(c.SecondScore))},
+		{"method", text.OneLine(c.Method)},
 	}
-	diff := num(c.Difference)
+	diff := text.Num(c.Difference)
 	if c.DifferenceCI95 != nil {
-		diff += fmt.Sprintf(" (95%% CI %s to %s)", num(c.DifferenceCI95[0]), num(c.DifferenceCI95[1]))
+		diff += fmt.Sprintf(" (95%% CI %s to %s)", text.Num(c.DifferenceCI95[0]), text.Num(c.DifferenceCI95[1]))
 	}
 	facts = append(facts, htmlFact{"difference", diff})
 	if c.Ratio != 0 {
@@ -193,11 +194,11 @@ func anchorSafe(s string) string {
 
 func newHTMLCandidate(c candidate, anchor string, opts Options) htmlCandidate {
 	hc := htmlCandidate{
-		ID: oneLine(c.standing.CandidateID), Anchor: anchor, Status: c.statusText(),
+		ID: text.OneLine(c.standing.CandidateID), Anchor: anchor, Status: c.statusText(),
 		Health: healthClass(c.health()), Winner: c.winner,
 	}
 	for _, n := range c.standing.Notes {
-		hc.Notes = append(hc.Notes, oneLine(n))
+		hc.Notes = append(hc.Notes, text.OneLine(n))
 	}
 	for _, r := range c.results {
 		hc.Trials = append(hc.Trials, newHTMLTrial(c, r, opts))
@@ -215,9 +216,9 @@ func newHTMLTrial(c candidate, r runner.Result, opts Options) htmlTrial {
 	if r.ExitCode != nil {
 		exit = strconv.Itoa(*r.ExitCode)
 	}
-	t.Facts = []htmlFact{{"exit code", exit}, {"runtime", seconds(r.RuntimeSeconds)}}
+	t.Facts = []htmlFact{{"exit code", exit}, {"runtime", text.Seconds(r.RuntimeSeconds)}}
 	if r.Score != nil {
-		t.Facts = append(t.Facts, htmlFact{"score", num(*r.Score)})
+		t.Facts = append(t.Facts, htmlFact{"score", text.Num(*r.Score)})
 	}
 	summary := make([]string, len(t.Facts))
 	for i, f := range t.Facts {
@@ -225,18 +226,18 @@ func newHTMLTrial(c candidate, r runner.Result, opts Options) htmlTrial {
 	}
 	t.Summary = strings.Join(summary, " · ")
 	if r.SandboxID != "" {
-		t.Facts = append(t.Facts, htmlFact{"sandbox", oneLine(r.SandboxID)})
+		t.Facts = append(t.Facts, htmlFact{"sandbox", text.OneLine(r.SandboxID)})
 	}
 	if ph := phases(r.Phases); ph != "" {
 		t.Facts = append(t.Facts, htmlFact{"phases", ph})
 	}
 	if r.SubmitError != "" {
-		t.Facts = append(t.Facts, htmlFact{"result file", "ignored: " + oneLine(r.SubmitError)})
+		t.Facts = append(t.Facts, htmlFact{"result file", "ignored: " + text.OneLine(r.SubmitError)})
 	}
 
 	if r.ArtifactContent != "" || r.ArtifactBytes > 0 {
 		size := bytesHuman(float64(artifactSize(r)))
-		name := oneLine(r.ArtifactPath)
+		name := text.OneLine(r.ArtifactPath)
 		if name == "" {
 			name = "artifact"
 		}
@@ -262,20 +263,20 @@ func newHTMLTrial(c candidate, r runner.Result, opts Options) htmlTrial {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		t.Submitted = append(t.Submitted, htmlFact{oneLine(k), shorten(oneLine(fmt.Sprint(r.Submitted[k])), 200)})
+		t.Submitted = append(t.Submitted, htmlFact{text.OneLine(k), text.Shorten(text.OneLine(fmt.Sprint(r.Submitted[k])), 200)})
 	}
 	for _, j := range r.Judges {
 		v := "—"
 		if j.Score != nil {
-			v = num(*j.Score)
+			v = text.Num(*j.Score)
 		}
 		if j.Reason != "" {
-			v += " · " + oneLine(j.Reason)
+			v += " · " + text.OneLine(j.Reason)
 		}
 		if j.Error != "" {
-			v += " · failed: " + oneLine(j.Error)
+			v += " · failed: " + text.OneLine(j.Error)
 		}
-		t.Judges = append(t.Judges, htmlFact{oneLine(j.Name), shorten(v, 300)})
+		t.Judges = append(t.Judges, htmlFact{text.OneLine(j.Name), text.Shorten(v, 300)})
 	}
 	if c.trials() == 1 {
 		t.Open = true
@@ -291,7 +292,7 @@ func phases(p runner.Phases) string {
 		s    float64
 	}{{"create", p.Create}, {"upload", p.Upload}, {"setup", p.Setup}, {"execute", p.Execute}, {"download", p.Download}, {"cleanup", p.Cleanup}} {
 		if ph.s > 0 {
-			parts = append(parts, ph.name+" "+seconds(ph.s))
+			parts = append(parts, ph.name+" "+text.Seconds(ph.s))
 		}
 	}
 	return strings.Join(parts, " · ")
@@ -414,7 +415,7 @@ func newScoreChart(cs []candidate) *scoreChart {
 	zero := ax.x(math.Max(lo, 0))
 	for i, c := range cs {
 		y := chartTop + float64(i)*chartRowH
-		row := scoreRow{Y: y, TextY: y + chartRowH/2 + 4, Label: shorten(oneLine(c.standing.CandidateID), 18),
+		row := scoreRow{Y: y, TextY: y + chartRowH/2 + 4, Label: text.Shorten(text.OneLine(c.standing.CandidateID), 18),
 			Winner: c.winner, Health: healthClass(c.health())}
 		if c.scored || c.standing.Score != 0 {
 			st := c.standing
@@ -472,12 +473,12 @@ func newRuntimeChart(cs []candidate) *runtimeChart {
 	ch := &runtimeChart{Width: chartWidth, RowH: chartRowH, PlotX0: chartLabelW, PlotX1: chartWidth - chartRight}
 	ax := axis{lo, hi, ch.PlotX0, ch.PlotX1}
 	for _, v := range values {
-		ch.Ticks = append(ch.Ticks, tick{ax.x(v), seconds(v)})
+		ch.Ticks = append(ch.Ticks, tick{ax.x(v), text.Seconds(v)})
 	}
 	for i, c := range cs {
 		y := chartTop + float64(i)*chartRowH
 		row := runtimeRow{Y: y, MidY: y + chartRowH/2, TextY: y + chartRowH/2 + 4,
-			Label: shorten(oneLine(c.standing.CandidateID), 18), Value: c.runtimeText()}
+			Label: text.Shorten(text.OneLine(c.standing.CandidateID), 18), Value: c.runtimeText()}
 		for j, r := range c.results {
 			kind := "ok"
 			switch {
@@ -496,7 +497,7 @@ func newRuntimeChart(cs []candidate) *runtimeChart {
 			}
 			row.Dots = append(row.Dots, runtimeDot{
 				X: ax.x(r.RuntimeSeconds), Y: row.MidY + offset, Kind: kind,
-				Title: fmt.Sprintf("%s trial %d: %s, %s", oneLine(c.standing.CandidateID), r.Trial, seconds(r.RuntimeSeconds), status),
+				Title: fmt.Sprintf("%s trial %d: %s, %s", text.OneLine(c.standing.CandidateID), r.Trial, text.Seconds(r.RuntimeSeconds), status),
 			})
 		}
 		if mean, _, n := c.runtime(); n > 1 {

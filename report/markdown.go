@@ -1,6 +1,8 @@
 package report
 
 import (
+	"github.com/forge-run/forge/internal/text"
+
 	"fmt"
 	"io"
 	"strings"
@@ -21,10 +23,10 @@ func Markdown(w io.Writer, rec *forge.Record, opts Options) error {
 	var b strings.Builder
 
 	fmt.Fprintf(&b, "### forge run %s\n\n", mdCode(rec.RunID))
-	if obj := oneLine(rec.Objective); obj != "" {
-		fmt.Fprintf(&b, "**Objective:** %s  \n", mdText(shorten(obj, 200)))
+	if obj := text.OneLine(rec.Objective); obj != "" {
+		fmt.Fprintf(&b, "**Objective:** %s  \n", text.Markdown(text.Shorten(obj, 200)))
 	}
-	fmt.Fprintf(&b, "%s\n\n", mdText(runFacts(rec, cs)))
+	fmt.Fprintf(&b, "%s\n\n", text.Markdown(runFacts(rec, cs)))
 
 	if len(cs) == 0 {
 		b.WriteString("No results.\n\n")
@@ -32,11 +34,11 @@ func Markdown(w io.Writer, rec *forge.Record, opts Options) error {
 		b.WriteString("| Rank | Candidate | Status | Score | Success | Runtime | Trials | Artifact | Notes |\n")
 		b.WriteString("|---:|:---|:---|---:|---:|---:|---:|---:|:---|\n")
 		for _, c := range cs {
-			cand := mdText(c.standing.CandidateID)
+			cand := text.Markdown(c.standing.CandidateID)
 			if c.winner {
 				cand = "**" + cand + "**"
 			}
-			status := mdText(c.statusText())
+			status := text.Markdown(c.statusText())
 			switch c.health() {
 			case healthOK:
 				status = "✅ " + status
@@ -46,16 +48,16 @@ func Markdown(w io.Writer, rec *forge.Record, opts Options) error {
 				status = "❌ " + status
 			}
 			cells := []string{
-				mdText(c.rankText()), cand, status, mdText(c.scoreText()), mdText(c.successText()),
-				mdText(c.runtimeText()), fmt.Sprint(c.trials()), mdText(c.artifactText()),
-				mdText(shorten(c.notes(), notesWidth)),
+				text.Markdown(c.rankText()), cand, status, text.Markdown(c.scoreText()), text.Markdown(c.successText()),
+				text.Markdown(c.runtimeText()), fmt.Sprint(c.trials()), text.Markdown(c.artifactText()),
+				text.Markdown(text.Shorten(c.notes(), notesWidth)),
 			}
 			b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
 		}
 		b.WriteString("\n")
 	}
 
-	line := mdText(winnerLine(rec, cs))
+	line := text.Markdown(winnerLine(rec, cs))
 	if rec.Winner != nil {
 		line = "🏆 **" + line + "**"
 	}
@@ -107,9 +109,9 @@ func writeFailures(b *strings.Builder, cs []candidate) {
 			if c.trials() > 1 {
 				name = fmt.Sprintf("%s#%d", name, r.Trial)
 			}
-			fmt.Fprintf(b, "- **%s** — %s", mdText(name), mdText(kindLabel(r.ErrorKind)))
-			if msg := oneLine(r.ErrorMessage); msg != "" {
-				fmt.Fprintf(b, ": %s", mdText(shorten(msg, 300)))
+			fmt.Fprintf(b, "- **%s** — %s", text.Markdown(name), text.Markdown(kindLabel(r.ErrorKind)))
+			if msg := text.OneLine(r.ErrorMessage); msg != "" {
+				fmt.Fprintf(b, ": %s", text.Markdown(text.Shorten(msg, 300)))
 			}
 			b.WriteString("\n")
 		}
@@ -117,35 +119,11 @@ func writeFailures(b *strings.Builder, cs []candidate) {
 	b.WriteString("\n</details>\n")
 }
 
-// mdText escapes s for a GitHub-flavoured Markdown table cell or paragraph:
-// Markdown punctuation is backslash-escaped, HTML is neutralised, and s is
-// kept on one line.
-func mdText(s string) string {
-	s = oneLine(s)
-	var b strings.Builder
-	for _, r := range s {
-		switch r {
-		case '\\', '`', '*', '_', '[', ']', '|', '~':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case '<':
-			b.WriteString("&lt;")
-		case '>':
-			b.WriteString("&gt;")
-		case '&':
-			b.WriteString("&amp;")
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
-
 // mdCode writes s as an inline code span, choosing a fence longer than any
 // run of backticks inside it; a '|' is escaped so it cannot end a table
 // cell.
 func mdCode(s string) string {
-	s = oneLine(s)
+	s = text.OneLine(s)
 	if s == "" {
 		return "—"
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/internal/text"
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/scoring"
 )
@@ -271,7 +272,7 @@ func (c candidate) scoreText() string {
 	}
 	lo, hi := c.standing.ScoreCI95[0], c.standing.ScoreCI95[1]
 	if c.trials() <= 1 || hi <= lo {
-		return num(c.standing.Score)
+		return text.Num(c.standing.Score)
 	}
 	return numPM(c.standing.Score, (hi-lo)/2)
 }
@@ -307,7 +308,7 @@ func (c candidate) successText() string {
 		return "—"
 	}
 	k := c.successes()
-	return fmt.Sprintf("%s (%d/%d)", percent(float64(k)/float64(n)), k, n)
+	return fmt.Sprintf("%s (%d/%d)", text.Percent(float64(k)/float64(n)), k, n)
 }
 
 // runtime is the mean runtime and its standard deviation over the successful
@@ -334,7 +335,7 @@ func (c candidate) runtimeText() string {
 	case c.trials() == 0:
 		return "—"
 	case n <= 1:
-		return seconds(mean)
+		return text.Seconds(mean)
 	}
 	return secondsPM(mean, sd)
 }
@@ -369,14 +370,14 @@ func (c candidate) notes() string {
 		return ""
 	}
 	if f := c.firstFailure(); f != nil {
-		msg := oneLine(f.ErrorMessage)
+		msg := text.OneLine(f.ErrorMessage)
 		if msg == "" {
 			msg = kindLabel(f.ErrorKind)
 		}
 		return prefix(f) + msg
 	}
 	for _, n := range c.standing.Notes {
-		if n = oneLine(n); n != "" {
+		if n = text.OneLine(n); n != "" {
 			return n
 		}
 	}
@@ -384,11 +385,11 @@ func (c candidate) notes() string {
 		r := &c.results[i]
 		for _, j := range r.Judges {
 			if j.Error != "" {
-				return prefix(r) + "judge " + oneLine(j.Name) + ": " + oneLine(j.Error)
+				return prefix(r) + "judge " + text.OneLine(j.Name) + ": " + text.OneLine(j.Error)
 			}
 		}
 		if r.SubmitError != "" {
-			return prefix(r) + "result file ignored: " + oneLine(r.SubmitError)
+			return prefix(r) + "result file ignored: " + text.OneLine(r.SubmitError)
 		}
 		if r.ArtifactTruncated {
 			return prefix(r) + "artifact truncated"
@@ -402,11 +403,11 @@ func (c candidate) notes() string {
 
 // winnerLine is the record's winner sentence, or says there is none.
 func winnerLine(rec *forge.Record, cs []candidate) string {
-	if s := oneLine(rec.WinnerLine); s != "" {
+	if s := text.OneLine(rec.WinnerLine); s != "" {
 		return s
 	}
 	if rec.Winner != nil {
-		return "winner: " + oneLine(*rec.Winner)
+		return "winner: " + text.OneLine(*rec.Winner)
 	}
 	for _, c := range cs {
 		if c.successes() > 0 {
@@ -421,7 +422,7 @@ func winnerLine(rec *forge.Record, cs []candidate) string {
 func runFacts(rec *forge.Record, cs []candidate) string {
 	parts := []string{}
 	if rec.Backend != "" {
-		parts = append(parts, "backend "+oneLine(rec.Backend))
+		parts = append(parts, "backend "+text.OneLine(rec.Backend))
 	}
 	maxTrials := 0
 	for _, c := range cs {
@@ -437,7 +438,7 @@ func runFacts(rec *forge.Record, cs []candidate) string {
 		parts = append(parts, fmt.Sprintf("%d %s", len(cs), word))
 	}
 	if !rec.StartedAt.IsZero() && rec.FinishedAt.After(rec.StartedAt) {
-		parts = append(parts, seconds(rec.FinishedAt.Sub(rec.StartedAt).Seconds()))
+		parts = append(parts, text.Seconds(rec.FinishedAt.Sub(rec.StartedAt).Seconds()))
 	}
 	if rec.Interrupted {
 		parts = append(parts, "interrupted: partial results")

@@ -12,6 +12,7 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/internal/text"
 )
 
 // ANSI SGR sequences for Options.Color.
@@ -44,7 +45,7 @@ func Table(w io.Writer, rec *forge.Record, opts Options) error {
 
 	rows := make([][]string, 0, len(cs))
 	for _, c := range cs {
-		cand := oneLine(c.standing.CandidateID)
+		cand := text.OneLine(c.standing.CandidateID)
 		rank := c.rankText()
 		if c.winner {
 			cand = paint(ansiBold+ansiGreen, cand)
@@ -61,7 +62,7 @@ func Table(w io.Writer, rec *forge.Record, opts Options) error {
 		}
 		rows = append(rows, []string{
 			rank, cand, status, c.scoreText(), c.successText(), c.runtimeText(),
-			fmt.Sprint(c.trials()), c.artifactText(), paint(ansiDim, shorten(c.notes(), notesWidth)),
+			fmt.Sprint(c.trials()), c.artifactText(), paint(ansiDim, text.Shorten(c.notes(), notesWidth)),
 		})
 	}
 
@@ -85,7 +86,7 @@ func Table(w io.Writer, rec *forge.Record, opts Options) error {
 	if len(rec.UndeletedSandboxes) > 0 {
 		ids := make([]string, len(rec.UndeletedSandboxes))
 		for i, id := range rec.UndeletedSandboxes {
-			ids[i] = oneLine(id)
+			ids[i] = text.OneLine(id)
 		}
 		buf.WriteString(paint(ansiRed, fmt.Sprintf("%d sandbox(es) could not be deleted: %s", len(ids), strings.Join(ids, ", "))) + "\n")
 		buf.WriteString("delete them with: forge gc\n")

@@ -2,12 +2,14 @@ package report
 
 import (
 	"testing"
+
+	"github.com/forge-run/forge/internal/text"
 )
 
 func TestNumbers(t *testing.T) {
 	for x, want := range map[float64]string{0.87: "0.87", 0.8123: "0.81", 3.24: "3.2", 42.4: "42", 1234.5: "1234", 0.004: "0.0040", 0: "0.00", -0.5: "-0.50"} {
-		if got := num(x); got != want {
-			t.Errorf("num(%v) = %q; want %q", x, got, want)
+		if got := text.Num(x); got != want {
+			t.Errorf("text.Num(%v) = %q; want %q", x, got, want)
 		}
 	}
 	if got := numPM(0.812, 0.024); got != "0.812 ± 0.024" {
@@ -22,8 +24,8 @@ func TestSeconds(t *testing.T) {
 	for s, want := range map[float64]string{
 		0: "0s", 0.0045: "4.5ms", 0.31: "310ms", 3.2: "3.2s", 59.96: "1m00s", 65: "1m05s", 3599.4: "59m59s", 3599.6: "1h00m", 7325: "2h02m",
 	} {
-		if got := seconds(s); got != want {
-			t.Errorf("seconds(%v) = %q; want %q", s, got, want)
+		if got := text.Seconds(s); got != want {
+			t.Errorf("text.Seconds(%v) = %q; want %q", s, got, want)
 		}
 	}
 	for _, c := range []struct {
@@ -45,13 +47,13 @@ func TestBytesHuman(t *testing.T) {
 }
 
 func TestShortenAndOneLine(t *testing.T) {
-	if got := shorten("héllo wörld", 6); got != "héllo…" {
+	if got := text.Shorten("héllo wörld", 6); got != "héllo…" {
 		t.Errorf("shorten = %q", got)
 	}
-	if got := shorten("short", 50); got != "short" {
+	if got := text.Shorten("short", 50); got != "short" {
 		t.Errorf("shorten = %q", got)
 	}
-	if got := oneLine("  a\n\tb \x1b[31mred\x1b[0m \x00\xff  "); got != "a b red \uFFFD" {
+	if got := text.OneLine("  a\n\tb \x1b[31mred\x1b[0m \x00\xff  "); got != "a b red \uFFFD" {
 		t.Errorf("oneLine = %q", got)
 	}
 }

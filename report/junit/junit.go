@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/forge-run/forge/forge"
-	"github.com/forge-run/forge/report/internal/text"
+	"github.com/forge-run/forge/internal/text"
 	"github.com/forge-run/forge/runner"
 )
 

@@ -1,0 +1,214 @@
+// Package text holds the small string clean-ups every report format needs
+// for bytes a candidate printed (invalid UTF-8, terminal escape sequences,
+// caps that cut on a rune boundary and say so) and the number formats that
+// make report and compare read alike (scores, seconds, percentages,
+// Markdown cells).
+package text
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// StripANSI removes terminal escape sequences (CSI such as colours, and OSC
+// such as titles and hyperlinks) so captured output reads as plain text.
+// A lone ESC is kept for the caller's clean-up to deal with.
+func StripANSI(s string) string {
+	if !strings.Contains(s, "\x1b") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		if s[i] != 0x1b || i+1 >= len(s) {
+			b.WriteByte(s[i])
+			i++
+			continue
+		}
+		switch s[i+1] {
+		case '[': // CSI: parameters and intermediates, then a final byte 0x40–0x7e
+			j := i + 2
+			for j < len(s) && s[j] >= 0x20 && s[j] <= 0x3f {
+				j++
+			}
+			if j < len(s) && s[j] >= 0x40 && s[j] <= 0x7e {
+				i = j + 1
+				continue
+			}
+		case ']': // OSC: up to BEL or ESC \
+			if end := strings.IndexAny(s[i+2:], "\x07\x1b"); end >= 0 {
+				j := i + 2 + end
+				if s[j] == 0x07 {
+					i = j + 1
+					continue
+				}
+				if j+1 < len(s) && s[j+1] == '\\' {
+					i = j + 2
+					continue
+				}
+			}
+		}
+		b.WriteByte(s[i])
+		i++
+	}
+	return b.String()
+}
+
+// Cap returns at most max bytes of s, cut on a rune boundary, and how many
+// bytes it dropped.
+func Cap(s string, max int) (string, int) {
+	if max < 0 {
+		max = 0
+	}
+	if len(s) <= max {
+		return s, 0
+	}
+	cut := max
+	for back := 0; cut > 0 && back < utf8.UTFMax && !utf8.RuneStart(s[cut]); back++ {
+		cut--
+	}
+	return s[:cut], len(s) - cut
+}
+
+// Output prepares captured output for display: escape sequences stripped,
+// capped at max bytes with a note saying how much was cut, and invalid
+// UTF-8 replaced by U+FFFD.
+func Output(s string, max int) string {
+	kept, dropped := Cap(StripANSI(s), max)
+	kept = strings.ToValidUTF8(kept, "\uFFFD")
+	if dropped > 0 {
+		kept += fmt.Sprintf("\n… [%d more bytes not shown]", dropped)
+	}
+	return kept
+}
+
+// XML makes s safe for XML 1.0 character data and attributes: invalid UTF-8
+// and the characters XML cannot carry (NUL, most control characters) become
+// U+FFFD.
+func XML(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if strings.IndexFunc(s, func(r rune) bool { return !xmlChar(r) }) < 0 {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if xmlChar(r) {
+			return r
+		}
+		return '\uFFFD'
+	}, s)
+}
+
+func xmlChar(r rune) bool {
+	return r == '\t' || r == '\n' || r == '\r' ||
+		(r >= 0x20 && r <= 0xD7FF) || (r >= 0xE000 && r <= 0xFFFD) || (r >= 0x10000 && r <= 0x10FFFF)
+}
+
+// Decimals is how many decimals x deserves: two significant digits for
+// numbers below 10, none from 100 up, at most four.
+func Decimals(x float64) int {
+	ax := math.Abs(x)
+	if ax == 0 || math.IsNaN(ax) || math.IsInf(ax, 0) {
+		return 2
+	}
+	d := 1 - int(math.Floor(math.Log10(ax)))
+	return max(0, min(d, 4))
+}
+
+// Num formats a score: "0.87", "3.2", "42".
+func Num(x float64) string {
+	return strconv.FormatFloat(x, 'f', Decimals(x), 64)
+}
+
+// Seconds formats a duration given in seconds: "4.5ms", "450ms", "3.2s",
+// "1m05s", "1h02m".
+func Seconds(s float64) string {
+	switch {
+	case math.IsNaN(s) || math.IsInf(s, 0):
+		return "—"
+	case s < 0:
+		return "-" + Seconds(-s)
+	case s == 0:
+		return "0s"
+	case s < 0.01:
+		return strconv.FormatFloat(s*1000, 'f', 1, 64) + "ms"
+	case s < 1:
+		return strconv.FormatFloat(s*1000, 'f', 0, 64) + "ms"
+	case s < 59.95:
+		return strconv.FormatFloat(s, 'f', 1, 64) + "s"
+	case s < 3599.5:
+		t := int(math.Round(s))
+		return fmt.Sprintf("%dm%02ds", t/60, t%60)
+	default:
+		t := int(math.Round(s / 60))
+		return fmt.Sprintf("%dh%02dm", t/60, t%60)
+	}
+}
+
+// Percent formats a rate in [0, 1] as a whole percentage.
+func Percent(r float64) string {
+	return strconv.FormatFloat(math.Round(r*100), 'f', 0, 64) + "%"
+}
+
+// OneLine makes s fit on one line of a table: invalid UTF-8 becomes U+FFFD,
+// runs of white space become one space, and control characters (escape
+// sequences in a hand-edited or hostile record) are dropped.
+func OneLine(s string) string {
+	var b strings.Builder
+	space := false
+	for _, r := range strings.ToValidUTF8(StripANSI(s), "\uFFFD") {
+		switch {
+		case unicode.IsSpace(r):
+			space = true
+			continue
+		case unicode.IsControl(r) || r == '\u200b':
+			continue
+		}
+		if space && b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		space = false
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// Shorten cuts s to at most n runes, ending in "…" when it cut.
+func Shorten(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	i, count := 0, 0
+	for j := range s {
+		if count == n-1 {
+			i = j
+			break
+		}
+		count++
+	}
+	return strings.TrimRight(s[:i], " ") + "…"
+}
+
+// Markdown escapes s for a Markdown table cell or paragraph.
+func Markdown(s string) string {
+	s = OneLine(s)
+	var b strings.Builder
+	for _, r := range s {
+		switch r {
+		case '\\', '`', '*', '_', '[', ']', '|', '~':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case '<':
+			b.WriteString("&lt;")
+		case '>':
+			b.WriteString("&gt;")
+		case '&':
+			b.WriteString("&amp;")
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
