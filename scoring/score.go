@@ -603,7 +603,14 @@ func pm(st Standing) string {
 	if st.ScoredTrials < 2 {
 		return fmt.Sprintf("%.2f", st.Score)
 	}
-	return fmt.Sprintf("%.2f ± %.2f", st.Score, (st.ScoreCI95[1]-st.ScoreCI95[0])/2)
+	// As many decimals as the half-width needs for one significant digit
+	// (two to four), so a tight interval does not read "± 0.00".
+	hw := (st.ScoreCI95[1] - st.ScoreCI95[0]) / 2
+	d := 2
+	if hw > 0 && !math.IsInf(hw, 0) {
+		d = max(2, min(4, int(-math.Floor(math.Log10(hw)))))
+	}
+	return fmt.Sprintf("%.*f ± %.*f", d, st.Score, d, hw)
 }
 
 // pText formats a p-value: "p < 0.001", "p = 0.003", "p = 0.31".
