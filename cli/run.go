@@ -150,15 +150,18 @@ func runTournament(ctx context.Context, env *Env, o *runOptions, failUnderSet, m
 		}
 	}
 
-	be, err := chooseBackend(ctx, env, o, m, plan, runID)
-	if err != nil {
-		return err
-	}
-	defer be.close() //nolint:errcheck // closed again below, where errors are reported
-
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	interrupted := watchSignals(ctx, env, cancel)
+
+	be, err := chooseBackend(ctx, env, o, m, plan, runID)
+	if err != nil {
+		if interrupted.Load() {
+			return errInterrupted
+		}
+		return err
+	}
+	defer be.close() //nolint:errcheck // closed again below, where errors are reported
 
 	progress := newProgress(env.Stderr, o.quiet, o.verbose)
 	progress.header(m, plan, be.name)
@@ -186,8 +189,8 @@ func runTournament(ctx context.Context, env *Env, o *runOptions, failUnderSet, m
 	if rec != nil {
 		rec.UndeletedSandboxes = append(rec.UndeletedSandboxes, be.undeleted()...)
 		if len(be.undeleted()) > 0 {
-			if b, err := forge.MarshalRecord(rec); err == nil {
-				_ = os.WriteFile(filepath.Join(o.out, runID, "results.json"), b, 0o644)
+			if err := forge.WriteRecord(filepath.Join(o.out, runID, "results.json"), rec); err != nil {
+				fmt.Fprintln(env.Stderr, "forge: "+err.Error())
 			}
 		}
 	}

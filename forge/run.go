@@ -389,6 +389,15 @@ func ReadRecord(path string) (*Record, error) {
 	return &rec, nil
 }
 
+// WriteRecord writes rec to path atomically.
+func WriteRecord(path string, rec *Record) error {
+	b, err := MarshalRecord(rec)
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(path, b)
+}
+
 // MarshalRecord renders results.json: indented, with a trailing newline.
 func MarshalRecord(rec *Record) ([]byte, error) {
 	b, err := json.MarshalIndent(rec, "", "  ")
