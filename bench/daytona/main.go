@@ -7,7 +7,7 @@
 // the speed-up over running them one after another (the original tool's
 // loop), and the creation pace the default rate limit enforces.
 //
-//	go run ./bench/daytona [-n 50] [-concurrency 50] [-rate 1000] [-sequential=true]
+//	go run ./bench/daytona [-n 50] [-concurrency 50] [-rate 1000] [-sequential=true] [-calls]
 //
 // It is a benchmark, not a test: it takes a few minutes, most of them in
 // the sequential baseline.
@@ -59,6 +59,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&c.sequential, "sequential", true, "also run the jobs one after another (the original tool's loop)")
 	fs.BoolVar(&c.defaultRate, "default-rate", true, "also run with the default creation rate limit and show its pace")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the concurrent round to this file")
+	calls := fs.Bool("calls", false, "print the concurrent round's requests per route: count, mean and worst time in the emulator")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -134,6 +135,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "  phases, mean [create %.3f upload %.3f execute %.3f download %.3f delete %.3f]\n", mean.Create, mean.Upload, mean.Execute, mean.Download, mean.Cleanup)
 	fmt.Fprintf(stdout, "  phases, worst [create %.3f upload %.3f execute %.3f download %.3f delete %.3f]\n", worst.Create, worst.Upload, worst.Execute, worst.Download, worst.Cleanup)
 
+	if *calls {
+		printCalls(stdout, par.calls)
+	}
+
 	if c.sequential {
 		seq, err := round(specs, c, c.rate, jobs, 1)
 		if err != nil {
@@ -162,6 +167,35 @@ type stats struct {
 	results                 []runner.Result
 	peak, left, creates     int
 	firstCreate, lastCreate time.Time
+	calls                   []daytonatest.Call
+}
+
+// printCalls prints, per route, how many requests the emulator got and how
+// long it took to answer them (latency injected included).
+func printCalls(w io.Writer, calls []daytonatest.Call) {
+	type agg struct {
+		n          int
+		sum, worst time.Duration
+	}
+	by := map[string]*agg{}
+	var ops []string
+	for _, c := range calls {
+		a := by[c.Op]
+		if a == nil {
+			a = &agg{}
+			by[c.Op] = a
+			ops = append(ops, c.Op)
+		}
+		d := c.End.Sub(c.Start)
+		a.n++
+		a.sum += d
+		a.worst = max(a.worst, d)
+	}
+	sort.Strings(ops)
+	for _, op := range ops {
+		a := by[op]
+		fmt.Fprintf(w, "  %-30s %4d calls, mean %.3fs, worst %.3fs\n", op, a.n, (a.sum / time.Duration(a.n)).Seconds(), a.worst.Seconds())
+	}
 }
 
 // round runs jobs against a fresh emulator, limit at a time.
@@ -197,7 +231,8 @@ func round(specs *daytonatest.Specs, c config, rate float64, jobs []runner.Job, 
 	err = errors.Join(err, r.Close(ctx))
 	st.peak, st.left = srv.PeakLive(), srv.LiveCount()
 	var creates []time.Time
-	for _, call := range srv.CallLog() {
+	st.calls = srv.CallLog()
+	for _, call := range st.calls {
 		if call.Op == daytonatest.OpCreateSandbox {
 			creates = append(creates, call.Start)
 		}

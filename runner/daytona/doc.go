@@ -3,11 +3,17 @@
 // SDK, behind the same runner.Runner interface as the local backend.
 //
 // Per job it creates a sandbox (deterministic name, forge labels, an
-// auto-stop/auto-delete backstop), uploads the candidate's files, runs the
-// setup lines and the candidate as asynchronous session commands that it
-// polls (so nothing depends on the SDK's 60 s HTTP timeout), downloads the
-// capped outputs, the artifact and the FORGE_RESULT file, and always deletes
-// the sandbox on a fresh context. A ledger (sandboxes.jsonl) records every
+// auto-stop/auto-delete backstop), uploads the candidate's files and
+// forge.sh, and runs the setup lines and the candidate as asynchronous
+// session commands (so nothing depends on the SDK's 60 s HTTP timeout).
+// forge.sh runs the candidate with its outputs in files, then prints a
+// report on its own stdout: the sizes and kinds of the outputs and, in
+// base64, the capped content of the small ones. forge follows that output
+// over the command's log stream (a WebSocket), so it learns at once that
+// the candidate ended and what it left, with a slow safety poll alongside;
+// where the stream cannot be opened it polls, as it did before. What the
+// report does not carry is measured ("forge.sh collect") and downloaded.
+// The sandbox is always deleted on a fresh context. A ledger (sandboxes.jsonl) records every
 // intended creation and every deletion so nothing is orphaned; GC and Doctor
 // serve "forge gc" and "forge doctor --daytona".
 //

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -25,7 +26,12 @@ import (
 func shortHTTP() *http.Client { return &http.Client{Timeout: time.Second} }
 
 func TestExecuteOutlivesTheHTTPTimeout(t *testing.T) {
-	e := newEnv(t, daytonatest.Options{}, func(o *Options) { o.ToolboxHTTPClient = shortHTTP() })
+	// The safety poll is slower than the test: only the log stream can
+	// tell the job that its candidate ended.
+	e := newEnv(t, daytonatest.Options{}, func(o *Options) {
+		o.ToolboxHTTPClient = shortHTTP()
+		o.PollInterval = time.Minute
+	})
 
 	// The premise: one synchronous toolbox call cannot outlive the client's
 	// timeout.
@@ -52,6 +58,143 @@ func TestExecuteOutlivesTheHTTPTimeout(t *testing.T) {
 	}
 	if res.Phases.Execute < 3 {
 		t.Errorf("execute phase %.2fs, the candidate slept 3 s", res.Phases.Execute)
+	}
+	// One stream carried the end, over one connection that outlived the
+	// HTTP timeout; the exit code took one poll.
+	var streams []daytonatest.Call
+	waitFor(t, "the stream to be logged", func() bool {
+		streams = nil
+		for _, c := range e.srv.CallLog() {
+			if c.Op == daytonatest.OpSessionLogsStream {
+				streams = append(streams, c)
+			}
+		}
+		return len(streams) >= 1
+	})
+	if len(streams) != 1 || streams[0].Status != http.StatusSwitchingProtocols || streams[0].End.Sub(streams[0].Start) < 3*time.Second {
+		t.Errorf("log streams %+v", streams)
+	}
+	if n := e.srv.Calls(daytonatest.OpSessionCommand); n > 3 {
+		t.Errorf("%d polls of the command", n)
+	}
+}
+
+// streamCalls lists the faults the log stream calls met, once n of them
+// are logged (the emulator logs a stream when it is done with it, which
+// may be after the job saw its end).
+func streamCalls(t *testing.T, srv *daytonatest.Server, n int) []string {
+	t.Helper()
+	var out []string
+	waitFor(t, "the streams to be logged", func() bool {
+		out = nil
+		for _, c := range srv.CallLog() {
+			if c.Op == daytonatest.OpSessionLogsStream {
+				out = append(out, fmt.Sprintf("%s:%d", c.Fault, c.Status))
+			}
+		}
+		return len(out) >= n
+	})
+	return out
+}
+
+// A toolbox that refuses the stream (an old daemon, a proxy without
+// WebSocket) costs one warning and nothing else: commands are polled, and
+// after a few refusals the run stops asking.
+func TestRefusedStreamFallsBackToPolling(t *testing.T) {
+	e := newEnv(t, daytonatest.Options{}, nil)
+	e.srv.Inject(daytonatest.OpSessionLogsStream, daytonatest.Fault{Status: http.StatusNotFound, Times: 100})
+	for i := 0; i < refusedLimit+1; i++ {
+		res := e.run(e.shJob(fmt.Sprintf("p%d", i), "echo polled; echo done > \"$2\"\n"))
+		if !res.Success || res.Output != "polled\n" || res.ArtifactContent != "done\n" {
+			t.Fatalf("%d: %s %q %q", i, res.ErrorKind, res.ErrorMessage, res.Output)
+		}
+	}
+	if got := streamCalls(t, e.srv, refusedLimit); len(got) != refusedLimit || got[0] != "404:404" {
+		t.Errorf("stream calls %v, want %d refused", got, refusedLimit)
+	}
+	if n := strings.Count(e.warn.String(), "cannot open a command's log stream"); n != 1 {
+		t.Errorf("%d warnings:\n%s", n, e.warn.String())
+	}
+	// Without a report from the stream, the outputs were measured apart.
+	if n := e.srv.Calls(daytonatest.OpExecute); n != refusedLimit+1 {
+		t.Errorf("%d collect commands", n)
+	}
+}
+
+// A stream cut mid-run (no close frame) turns into polling at once.
+func TestDroppedStreamFallsBackToPolling(t *testing.T) {
+	e := newEnv(t, daytonatest.Options{}, func(o *Options) { o.PollInterval = time.Minute })
+	e.srv.Inject(daytonatest.OpSessionLogsStream, daytonatest.Fault{Drop: true})
+	res := e.run(e.shJob("drop", "echo before; sleep 1; echo after; echo done > \"$2\"\n"))
+	if !res.Success || res.Output != "before\nafter\n" {
+		t.Fatalf("%s %q %q", res.ErrorKind, res.ErrorMessage, res.Output)
+	}
+	if got := streamCalls(t, e.srv, 1); len(got) != 1 || got[0] != "drop:101" {
+		t.Errorf("stream calls %v", got)
+	}
+	if e.warn.String() != "" {
+		t.Errorf("a dropped stream is not worth a warning: %s", e.warn.String())
+	}
+}
+
+// A stream that goes silent (a half-open connection) costs at most the
+// safety poll's interval.
+func TestStalledStreamIsCoveredByTheSafetyPoll(t *testing.T) {
+	e := newEnv(t, daytonatest.Options{}, func(o *Options) { o.PollInterval = 300 * time.Millisecond })
+	e.srv.Inject(daytonatest.OpSessionLogsStream, daytonatest.Fault{Stall: true})
+	res := e.run(e.shJob("stall", "echo quick; echo done > \"$2\"\n"))
+	if !res.Success || res.Output != "quick\n" {
+		t.Fatalf("%s %q %q", res.ErrorKind, res.ErrorMessage, res.Output)
+	}
+	if got := streamCalls(t, e.srv, 1); len(got) != 1 || got[0] != "stall:101" {
+		t.Errorf("stream calls %v", got)
+	}
+	if n := e.srv.Calls(daytonatest.OpSessionCommand); n < 1 {
+		t.Errorf("%d polls", n)
+	}
+}
+
+// With the stream, the outputs come back with the end of the command: no
+// command measures them and nothing small is downloaded; an artifact over
+// the inline budget is downloaded, whole.
+func TestOutputsComeWithTheEnd(t *testing.T) {
+	e := newEnv(t, daytonatest.Options{}, nil)
+	small := e.run(e.shJob("small", "echo out; echo err >&2; printf 'a\\377b' > \"$2\"; echo '{\"n\": 2}' > \"$FORGE_RESULT\"\n"))
+	if !small.Success || small.Output != "out\n" || small.Stderr != "err\n" || string(small.Artifact) != "a\xffb" || small.Submitted["n"] != 2.0 {
+		t.Fatalf("%s %q %q %q %q %v", small.ErrorKind, small.ErrorMessage, small.Output, small.Stderr, small.Artifact, small.Submitted)
+	}
+	if n, m := e.srv.Calls(daytonatest.OpExecute), e.srv.Calls(daytonatest.OpDownloadFile); n != 0 || m != 0 {
+		t.Errorf("%d collect commands, %d downloads", n, m)
+	}
+	size := inlineBudget + 100
+	big := e.run(e.shJob("big", fmt.Sprintf("echo out; head -c %d /dev/zero | tr '\\000' x > \"$2\"\n", size)))
+	if !big.Success || big.ArtifactBytes != int64(size) || big.ArtifactContent != strings.Repeat("x", size) || big.Output != "out\n" {
+		t.Fatalf("%s %q %d", big.ErrorKind, big.ErrorMessage, big.ArtifactBytes)
+	}
+	if n, m := e.srv.Calls(daytonatest.OpExecute), e.srv.Calls(daytonatest.OpDownloadFile); n != 0 || m != 1 {
+		t.Errorf("%d collect commands, %d downloads", n, m)
+	}
+}
+
+// A sandbox without base64 reports sizes only: the outputs are downloaded.
+func TestSandboxWithoutBase64(t *testing.T) {
+	bin := t.TempDir()
+	for _, tool := range []string{"sh", "wc", "head", "cat", "mkdir", "ln"} {
+		p, err := exec.LookPath(tool)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(p, filepath.Join(bin, tool)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := newEnv(t, daytonatest.Options{}, func(o *Options) { o.Env = map[string]string{"PATH": bin} })
+	res := e.run(e.shJob("nob64", "echo out; printf 'a\\377b' > \"$2\"\n"))
+	if !res.Success || res.Output != "out\n" || string(res.Artifact) != "a\xffb" {
+		t.Fatalf("%s %q %q %q", res.ErrorKind, res.ErrorMessage, res.Output, res.Artifact)
+	}
+	if n, m := e.srv.Calls(daytonatest.OpExecute), e.srv.Calls(daytonatest.OpDownloadFile); n != 0 || m != 2 {
+		t.Errorf("%d collect commands, %d downloads", n, m)
 	}
 }
 

@@ -2,7 +2,6 @@ package daytona
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -140,18 +139,16 @@ func (j *jobRun) steps(ctx context.Context) error {
 			return err
 		}
 	}
-	var exit *int
-	var timedOut bool
+	var run sessionRun
 	err := j.step(runner.PhaseExecute, func() error {
 		var err error
-		cmd := "sh " + shQuote(j.lay.controlScript()) + " run"
-		exit, timedOut, err = j.runInSession(ctx, cmd, j.job.EffectiveTimeout())
+		run, err = j.runInSession(ctx, "sh "+shQuote(j.lay.controlScript())+" run", j.job.EffectiveTimeout())
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	return j.step(runner.PhaseDownload, func() error { return j.download(ctx, exit, timedOut) })
+	return j.step(runner.PhaseDownload, func() error { return j.download(ctx, run) })
 }
 
 // create makes the job's sandbox.
@@ -244,6 +241,20 @@ func (j *jobRun) setupTimeout() time.Duration {
 // the SDK's file upload. Zero-byte files cannot be uploaded (the SDK then
 // sends no file part); the scripts create them instead.
 func (j *jobRun) upload(ctx context.Context) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(4)
+	// The session the commands run in depends on nothing else.
+	g.Go(func() error { return j.ensureSession(gctx) })
+	err := j.uploadFiles(gctx, g)
+	if werr := g.Wait(); werr != nil {
+		return werr // the first failure, which may have cancelled the rest
+	}
+	return err
+}
+
+// uploadFiles learns the sandbox's home directory and starts the uploads in
+// g.
+func (j *jobRun) uploadFiles(ctx context.Context, g *errgroup.Group) error {
 	var home string
 	err := j.r.retry(ctx, "ask "+j.name+" for its home directory", func(ctx context.Context) error {
 		var err error
@@ -308,14 +319,10 @@ func (j *jobRun) upload(ctx context.Context) error {
 	}
 	uploads = append(uploads, upload{[]byte(j.lay.controlScriptText(argv, env, runEnsure,
 		outputFile, runner.ResultFile, j.job.Limits.Output(), j.job.Limits.Artifact())), j.lay.controlScript()})
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(4)
-	// The session the commands run in does not depend on the files.
-	g.Go(func() error { return j.ensureSession(gctx) })
 	for _, u := range uploads {
 		g.Go(func() error {
-			err := j.r.retry(gctx, "upload "+u.dst, func(ctx context.Context) error {
-				return j.sb.FileSystem.UploadFile(ctx, u.data, u.dst)
+			err := j.r.retry(ctx, "upload "+u.dst, func(ctx context.Context) error {
+				return j.upload1(ctx, u.data, u.dst)
 			})
 			if err != nil {
 				return j.classified("upload "+u.dst, ctx, err)
@@ -323,7 +330,28 @@ func (j *jobRun) upload(ctx context.Context) error {
 			return nil
 		})
 	}
-	return g.Wait()
+	return nil
+}
+
+// upload1 uploads data to remote through the toolbox client directly: the
+// SDK's UploadFile first copies the bytes into a temporary file on disk.
+// The generated client wants an *os.File, which it reads to the end and
+// closes; a pipe gives it one without touching the disk.
+func (j *jobRun) upload1(ctx context.Context, data []byte, remote string) error {
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return j.sb.FileSystem.UploadFile(ctx, data, remote)
+	}
+	go func() {
+		pw.Write(data)
+		pw.Close()
+	}()
+	_, resp, err := j.sb.ToolboxClient.FileSystemAPI.UploadFile(ctx).Path(remote).File(pr).Execute()
+	pr.Close() // unblocks the writer if the client failed before reading
+	if err != nil {
+		return sdkerrors.ConvertToolboxError(err, resp)
+	}
+	return nil
 }
 
 // env is the candidate's environment on top of the sandbox's: HOME, the
@@ -361,17 +389,17 @@ func relPath(p string) (string, error) {
 // setup runs the setup lines with their own timeout. failed reports that
 // they failed (the Result already says how).
 func (j *jobRun) setup(ctx context.Context) (failed bool, err error) {
-	cmd := fmt.Sprintf("sh %s >%s 2>&1", shQuote(j.lay.setupScript()), shQuote(j.lay.setupLog()))
 	timeout := j.setupTimeout()
-	exit, timedOut, err := j.runInSession(ctx, cmd, timeout)
+	run, err := j.runInSession(ctx, "sh "+shQuote(j.lay.controlScript())+" setup", timeout)
 	if err != nil {
 		return false, err
 	}
-	if !timedOut && exit != nil && *exit == 0 {
+	exit := run.exit
+	if !run.timedOut && exit != nil && *exit == 0 {
 		return false, nil
 	}
 	// Show what setup printed.
-	meta, files, cerr := j.collect(ctx)
+	meta, files, cerr := j.collect(ctx, nil, "setup")
 	if cerr == nil && meta.Setup > 0 {
 		buf := &runner.CappedBuffer{Max: j.job.Limits.Output()}
 		buf.Write(files["setup"])
@@ -379,7 +407,7 @@ func (j *jobRun) setup(ctx context.Context) (failed bool, err error) {
 		j.res.OutputTruncated = meta.Setup > j.job.Limits.Output()
 	}
 	switch {
-	case timedOut:
+	case run.timedOut:
 		j.res.Failed(runner.ErrTimeout, "setup timed out after "+timeout.String())
 	default:
 		msg := runner.LastErrorLine(j.res.Stderr)
@@ -394,39 +422,100 @@ func (j *jobRun) setup(ctx context.Context) (failed bool, err error) {
 	return true, nil
 }
 
-// runInSession starts command asynchronously in the job's session and polls
-// until it ends, the timeout passes (then the session, and with it the
-// command's process tree, is killed) or ctx ends. No single HTTP call lasts
-// longer than a poll, so the SDK's 60 s HTTP timeout never matters.
-func (j *jobRun) runInSession(ctx context.Context, command string, timeout time.Duration) (exit *int, timedOut bool, err error) {
+// Polling schedules of runInSession.
+const (
+	// firstPoll starts the polling of a command whose log stream is not
+	// open; polls then slow down by a quarter each, to PollInterval.
+	firstPoll = 50 * time.Millisecond
+	// settlePoll starts the polling for the exit code of a command that
+	// said it is over; polls then double, to PollInterval.
+	settlePoll = 10 * time.Millisecond
+	// settleGrace is how long past its timeout a command that said it is
+	// over (before its timeout) may take to show its exit code.
+	settleGrace = 10 * time.Second
+)
+
+// sessionRun is how a session command ended.
+type sessionRun struct {
+	// exit is its exit code; nil when it timed out.
+	exit     *int
+	timedOut bool
+	// report is what forge.sh printed after the command, when its log
+	// stream delivered it whole.
+	report []byte
+}
+
+// runInSession starts command asynchronously in the job's session and
+// returns when it has ended, the timeout passed (then the session, and with
+// it the command's process tree, is killed) or ctx ended.
+//
+// It learns that the command ended from the command's log stream: forge.sh
+// prints its report and a done line when it is over, which the stream
+// delivers at once (the toolbox itself closes the stream only after a
+// second of silence at the earliest). The exit code is then read once
+// with GetSessionCommand. A slow safety poll (PollInterval) runs alongside,
+// so a stream that dies silently costs at most that; a stream that cannot
+// be opened or breaks turns into the fast polling forge used before it
+// (from 50 ms, slowing down to PollInterval). No HTTP call lasts longer
+// than a poll and the stream is not an HTTP call, so the SDK's 60 s HTTP
+// timeout never matters.
+func (j *jobRun) runInSession(ctx context.Context, command string, timeout time.Duration) (sessionRun, error) {
+	var run sessionRun
 	if err := j.ensureSession(ctx); err != nil {
-		return nil, false, err
+		return run, err
 	}
 	var resp map[string]any
 	// Only rate limits are retried: after any other failure the command may
 	// have started, and a candidate must not run twice.
-	err = j.r.retryWith(ctx, "start command in "+j.name, false, func(ctx context.Context) error {
+	err := j.r.retryWith(ctx, "start command in "+j.name, false, func(ctx context.Context) error {
 		var err error
 		resp, err = j.sb.Process.ExecuteSessionCommand(ctx, sessionID, command, true, false)
 		return err
 	})
 	if err != nil {
-		return nil, false, j.classified("start the command", ctx, err)
+		return run, j.classified("start the command", ctx, err)
 	}
 	cmdID, _ := resp["id"].(string)
 	if cmdID == "" {
-		return nil, false, infra("the toolbox gave no command id")
+		return run, infra("the toolbox gave no command id")
 	}
-	deadline := time.Now().Add(timeout)
-	interval := 50 * time.Millisecond
+	limit := time.Now().Add(timeout)
+	var events chan streamEvent
+	if j.r.streams.wanted() {
+		events = make(chan streamEvent, 1)
+		sctx, stop := context.WithCancel(ctx)
+		defer stop()
+		go j.followLogs(sctx, cmdID, events)
+	}
+	interval, grow := firstPoll, func(d time.Duration) time.Duration { return d * 5 / 4 }
 	failures := 0
 	for {
-		if err := sleep(ctx, min(interval, time.Until(deadline))); err != nil {
-			return nil, false, err
+		wait := interval
+		if events != nil {
+			wait = j.r.opts.PollInterval // the safety poll
 		}
-		if !time.Now().Before(deadline) {
+		t := time.NewTimer(max(0, min(wait, time.Until(limit))))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return run, ctx.Err()
+		case <-t.C:
+		case ev := <-events:
+			t.Stop()
+			events = nil
+			if ev.done {
+				run.report = ev.report
+				if grace := time.Now().Add(settleGrace); grace.After(limit) {
+					limit = grace
+				}
+				interval, grow = settlePoll, func(d time.Duration) time.Duration { return 2 * d }
+			}
+		}
+		if !time.Now().Before(limit) {
 			j.killSession()
-			return nil, true, nil
+			run.report = nil
+			run.timedOut = true
+			return run, nil
 		}
 		st, err := j.sb.Process.GetSessionCommand(ctx, sessionID, cmdID)
 		if err != nil {
@@ -436,17 +525,20 @@ func (j *jobRun) runInSession(ctx context.Context, command string, timeout time.
 				interval = max(interval, f.retryAfter)
 				continue
 			}
-			return nil, false, j.classified("poll the command", ctx, err)
+			return run, j.classified("poll the command", ctx, err)
 		}
 		failures = 0
 		if code, ok := st["exitCode"]; ok {
 			n, ok := toInt(code)
 			if !ok {
-				return nil, false, infra("the toolbox gave exit code %v", code)
+				return run, infra("the toolbox gave exit code %v", code)
 			}
-			return &n, false, nil
+			run.exit = &n
+			return run, nil
 		}
-		interval = min(interval*5/4, j.r.opts.PollInterval)
+		if events == nil {
+			interval = min(grow(interval), j.r.opts.PollInterval)
+		}
 	}
 }
 
@@ -497,50 +589,60 @@ func toInt(v any) (int, bool) {
 	return 0, false
 }
 
-// collect measures the job's outputs in the sandbox and downloads the
-// capped copies that are not empty (the SDK cannot download an empty
-// file).
-func (j *jobRun) collect(ctx context.Context) (collected, map[string][]byte, error) {
-	var meta collected
-	var out *types.ExecuteResponse
-	cmd := "sh " + shQuote(j.lay.controlScript()) + " collect"
-	err := j.r.retry(ctx, "measure outputs in "+j.name, func(ctx context.Context) error {
-		var err error
-		out, err = j.sb.Process.ExecuteCommand(ctx, cmd, options.WithExecuteTimeout(collectTimeout))
-		return err
-	})
-	if err != nil {
-		return meta, nil, j.classified("measure the outputs", ctx, err)
-	}
-	line := strings.TrimSpace(out.Result)
-	if i := strings.LastIndexByte(line, '\n'); i >= 0 {
-		line = line[i+1:]
-	}
-	if out.ExitCode != 0 || json.Unmarshal([]byte(line), &meta) != nil {
-		return meta, nil, infra("measure the outputs: exit status %d: %s", out.ExitCode, runner.LastErrorLine(out.Result))
-	}
+// collect learns what the job left, for the outputs named by keys: from
+// the report forge.sh printed after the command when there is one, else by
+// running "forge.sh collect" (which reports the same way). Outputs the
+// report does not inline (too big, or no base64 in the sandbox) are
+// downloaded, capped copies where over their caps; empty ones are not (the
+// SDK cannot download an empty file).
+func (j *jobRun) collect(ctx context.Context, rep []byte, keys ...string) (collected, map[string][]byte, error) {
 	lim := j.job.Limits
-	outputFile, _ := relPath(j.job.EffectiveOutputFile())
-	want := []struct {
-		key, path string
-		size, cap int64
-	}{
-		{"stdout", j.lay.stdout(), meta.Stdout, lim.Output()},
-		{"stderr", j.lay.stderr(), meta.Stderr, lim.Output()},
-		{"setup", j.lay.setupLog(), meta.Setup, lim.Output()},
-		{"artifact", j.lay.path(outputFile), sizeIf(meta.Artifact, meta.ArtifactKind), lim.Artifact()},
-		{"result", j.lay.path(runner.ResultFile), sizeIf(meta.Result, meta.ResultKind), lim.Artifact()},
+	capOf := func(key string) int64 {
+		switch key {
+		case "stdout", "stderr", "setup":
+			return lim.Output()
+		case "artifact", "result":
+			return lim.Artifact()
+		}
+		return 0
+	}
+	r, err := parseReport(rep, capOf)
+	if err != nil {
+		var out *types.ExecuteResponse
+		cmd := "sh " + shQuote(j.lay.controlScript()) + " collect " + strings.Join(keys, " ")
+		err := j.r.retry(ctx, "measure outputs in "+j.name, func(ctx context.Context) error {
+			var err error
+			out, err = j.sb.Process.ExecuteCommand(ctx, cmd, options.WithExecuteTimeout(collectTimeout))
+			return err
+		})
+		if err != nil {
+			return collected{}, nil, j.classified("measure the outputs", ctx, err)
+		}
+		if out.ExitCode == 0 {
+			r, err = parseReport([]byte(out.Result), capOf)
+		}
+		if out.ExitCode != 0 || err != nil {
+			return collected{}, nil, infra("measure the outputs: exit status %d: %s", out.ExitCode, runner.LastErrorLine(out.Result))
+		}
 	}
 	files := map[string][]byte{}
 	var fmu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(4)
-	for _, w := range want {
-		if w.size <= 0 {
-			continue // missing, or empty: the SDK cannot download an empty file
+	for _, key := range keys {
+		if data, ok := r.inline[key]; ok {
+			files[key] = data
+			continue
 		}
-		key, remote := w.key, w.path
-		if w.size > w.cap {
+		size := r.meta.size(key)
+		if size <= 0 {
+			continue // missing, not a regular file, or empty
+		}
+		remote := map[string]string{
+			"stdout": j.lay.stdout(), "stderr": j.lay.stderr(), "setup": j.lay.setupLog(),
+			"artifact": j.lay.path(j.outputFile()), "result": j.lay.path(runner.ResultFile),
+		}[key]
+		if size > capOf(key) {
 			remote = j.lay.ctl + "/" + key + ".cap"
 		}
 		g.Go(func() error {
@@ -560,16 +662,16 @@ func (j *jobRun) collect(ctx context.Context) (collected, map[string][]byte, err
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return meta, nil, err
+		return r.meta, nil, err
 	}
-	return meta, files, nil
+	return r.meta, files, nil
 }
 
-func sizeIf(size int64, kind string) int64 {
-	if kind != "file" {
-		return 0
-	}
-	return size
+// outputFile is the artifact's path relative to the working directory
+// (checked by upload).
+func (j *jobRun) outputFile() string {
+	p, _ := relPath(j.job.EffectiveOutputFile())
+	return p
 }
 
 // download1 downloads one file through the toolbox client directly: the
@@ -592,8 +694,8 @@ func (j *jobRun) download1(ctx context.Context, remote string) ([]byte, error) {
 
 // download collects the outputs, the artifact and the FORGE_RESULT file and
 // settles the job.
-func (j *jobRun) download(ctx context.Context, exit *int, timedOut bool) error {
-	meta, files, err := j.collect(ctx)
+func (j *jobRun) download(ctx context.Context, run sessionRun) error {
+	meta, files, err := j.collect(ctx, run.report, "stdout", "stderr", "artifact", "result")
 	if err != nil {
 		return err
 	}
@@ -613,7 +715,7 @@ func (j *jobRun) download(ctx context.Context, exit *int, timedOut bool) error {
 	j.res.Output, j.res.Stderr = stdout.String(), stderr.String()
 	j.res.OutputTruncated = meta.Stdout > lim.Output() || meta.Stderr > lim.Output() || stdout.Truncated() || stderr.Truncated()
 
-	o := runner.Outcome{ExitCode: exit, TimedOut: timedOut}
+	o := runner.Outcome{ExitCode: run.exit, TimedOut: run.timedOut}
 	switch meta.ArtifactKind {
 	case "file":
 		o.ArtifactFound = true
@@ -624,6 +726,8 @@ func (j *jobRun) download(ctx context.Context, exit *int, timedOut bool) error {
 		j.res.SetArtifact(art, max(meta.Artifact, int64(len(art))))
 	case "symlink":
 		o.ArtifactProblem = "the artifact " + j.job.EffectiveOutputFile() + " is a symlink; forge reads only regular files"
+	case "unreadable":
+		o.ArtifactProblem = "the artifact " + j.job.EffectiveOutputFile() + " is not readable"
 	case "other":
 		o.ArtifactProblem = "the artifact " + j.job.EffectiveOutputFile() + " is not a regular file"
 	}
@@ -636,6 +740,8 @@ func (j *jobRun) download(ctx context.Context, exit *int, timedOut bool) error {
 		} else {
 			j.res.Submitted = m
 		}
+	case "unreadable":
+		j.res.SubmitError = "FORGE_RESULT is not readable"
 	case "symlink", "other":
 		j.res.SubmitError = "FORGE_RESULT is not a regular file"
 	}

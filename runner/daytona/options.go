@@ -75,8 +75,10 @@ type Options struct {
 	DeleteTimeout time.Duration
 	// SetupTimeout is used for jobs whose SetupTimeout is zero.
 	SetupTimeout time.Duration
-	// PollInterval is the longest wait between two polls of a running
-	// command (polls start fast and slow down to it).
+	// PollInterval is the safety poll of a running command whose log
+	// stream is open (a stream that dies silently costs at most this), and
+	// the longest wait between two polls of one whose stream is not (those
+	// polls start fast and slow down to it).
 	PollInterval time.Duration
 	// Retry shapes the backoff for transient errors.
 	Retry Retry

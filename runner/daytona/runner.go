@@ -64,6 +64,9 @@ type Runner struct {
 	dead context.Context
 	kill context.CancelCauseFunc
 
+	// streams is what the run learned about command log streams.
+	streams streamState
+
 	mu        sync.Mutex
 	authErr   error
 	live      map[string]*daytona.Sandbox // by name: created, not yet deleted

@@ -7,15 +7,22 @@
 // Commands really run (through "sh -c", in a per-sandbox temporary directory
 // that is the sandbox's home), files really upload and download, session
 // commands really run asynchronously, and sandbox states follow the real
-// ones (creating, started, destroying, destroyed). Every request and every
-// successful response is validated against the SDK modules' own
-// api/openapi.yaml files (kin-openapi); Violations lists what drifted.
+// ones (creating, started, destroying, destroyed). A session command's log
+// is kept as the daemon keeps it (every line marked with its stream) and
+// can be followed over a WebSocket (gorilla/websocket, as the daemon and
+// the SDK use) until the command's exit code exists, as the daemon does,
+// one-second quiet check included. Every request and every successful
+// response is validated against the SDK modules' own api/openapi.yaml
+// files (kin-openapi); Violations lists what drifted. (The spec describes
+// the log stream's request but not its upgrade: the request is validated,
+// the stream is not.)
 //
 // Faults can be injected per route (status codes for the next N calls, with
 // Retry-After headers; added latency; dropped responses after the
-// server-side effect; hangs), and the server can be inspected (live
-// sandboxes, peak concurrent sandboxes, calls per route, the environment
-// each sandbox saw).
+// server-side effect; hangs; for the log stream, a refused upgrade, a
+// connection cut mid-stream or a silent one), and the server can be
+// inspected (live sandboxes, peak concurrent sandboxes, calls per route,
+// the environment each sandbox saw).
 //
 // It must not import forge's own packages: it stands for the service, not
 // for forge.

@@ -1,7 +1,9 @@
 package daytonatest
 
 import (
+	"bytes"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"sync"
@@ -41,6 +43,9 @@ type proc struct {
 	done           chan struct{}
 	stdout, stderr *capBuf
 	output         *capBuf // both, in arrival order
+	// log is the command's log file as the daemon writes it for session
+	// commands: every line marked with its stream.
+	log *markedLog
 
 	mu     sync.Mutex
 	killed bool
@@ -65,12 +70,102 @@ func (p *proc) kill() {
 	}
 }
 
-type teeWriter struct{ a, b *capBuf }
+type teeWriter []io.Writer
 
 func (t teeWriter) Write(p []byte) (int, error) {
-	t.a.Write(p)
-	t.b.Write(p)
+	for _, w := range t {
+		w.Write(p)
+	}
 	return len(p), nil
+}
+
+// Stream markers the daemon puts before every line of a session command's
+// log (DMN/pkg/session: STDOUT_PREFIX, STDERR_PREFIX).
+var (
+	stdoutMarker = []byte{1, 1, 1}
+	stderrMarker = []byte{2, 2, 2}
+)
+
+// markedLog is a session command's log file as the daemon writes it: its
+// wrapper pipes stdout and stderr through one "while read" loop each, which
+// appends every line, marker first and newline last (a last line without
+// one gets it too), to the shared log. It keeps the first max bytes.
+type markedLog struct {
+	mu      sync.Mutex
+	max     int
+	b       []byte
+	partial [2][]byte
+}
+
+// stream returns the writer for stdout (0) or stderr (1).
+func (l *markedLog) stream(i int) io.Writer { return logWriter{l, i} }
+
+type logWriter struct {
+	l *markedLog
+	i int
+}
+
+func (w logWriter) Write(p []byte) (int, error) {
+	l := w.l
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	rest := p
+	for len(rest) > 0 {
+		nl := bytes.IndexByte(rest, '\n')
+		if nl < 0 {
+			l.partial[w.i] = append(l.partial[w.i], rest...)
+			break
+		}
+		l.appendLine(w.i, append(l.partial[w.i], rest[:nl]...))
+		l.partial[w.i] = l.partial[w.i][:0]
+		rest = rest[nl+1:]
+	}
+	return len(p), nil
+}
+
+// appendLine adds one marked line. The caller holds l.mu.
+func (l *markedLog) appendLine(i int, line []byte) {
+	marker := stdoutMarker
+	if i == 1 {
+		marker = stderrMarker
+	}
+	if len(l.b)+len(marker)+len(line)+1 > l.max {
+		return
+	}
+	l.b = append(l.b, marker...)
+	l.b = append(l.b, line...)
+	l.b = append(l.b, '\n')
+}
+
+// flush writes the lines left without a newline, as the daemon's read
+// loops do when their pipe closes.
+func (l *markedLog) flush() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i := range l.partial {
+		if len(l.partial[i]) > 0 {
+			l.appendLine(i, l.partial[i])
+			l.partial[i] = nil
+		}
+	}
+}
+
+// String is the whole log, markers included.
+func (l *markedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return string(l.b)
+}
+
+// from copies up to n bytes of the log from offset off.
+func (l *markedLog) from(off, n int) []byte {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if off >= len(l.b) {
+		return nil
+	}
+	end := min(len(l.b), off+n)
+	return append([]byte(nil), l.b[off:end]...)
 }
 
 // startProc runs command with "sh -c" in sb. The caller must not hold
@@ -81,12 +176,13 @@ func (s *Server) startProc(sb *sandbox, command, cwd string, env map[string]stri
 		done:   make(chan struct{}),
 		stdout: &capBuf{max: s.opts.MaxLog}, stderr: &capBuf{max: s.opts.MaxLog},
 		output: &capBuf{max: 2 * s.opts.MaxLog},
+		log:    &markedLog{max: 2*s.opts.MaxLog + 1<<16},
 	}
 	cmd := exec.Command("sh", "-c", command)
 	cmd.Dir = cwd
 	cmd.Env = envList(env)
-	cmd.Stdout = teeWriter{p.stdout, p.output}
-	cmd.Stderr = teeWriter{p.stderr, p.output}
+	cmd.Stdout = teeWriter{p.stdout, p.output, p.log.stream(0)}
+	cmd.Stderr = teeWriter{p.stderr, p.output, p.log.stream(1)}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	// A grandchild that escaped the group kill must not keep Wait waiting
 	// for its pipes.
@@ -131,6 +227,7 @@ func (s *Server) startProc(sb *sandbox, command, cwd string, env map[string]stri
 		p.mu.Unlock()
 		// Kill what the command left behind in its group.
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		p.log.flush()
 		s.mu.Lock()
 		delete(sb.procs, p)
 		s.mu.Unlock()

@@ -59,6 +59,7 @@ type sandbox struct {
 
 	sessions map[string]*session
 	procs    map[*proc]struct{}
+	streams  map[*logStream]struct{}
 	envs     []map[string]string
 	commands []string
 }
@@ -128,6 +129,10 @@ func (sb *sandbox) shutdown() {
 	for p := range sb.procs {
 		p.kill()
 	}
+	for st := range sb.streams {
+		close(st.cut)
+	}
+	sb.streams = map[*logStream]struct{}{}
 }
 
 type volume struct {
@@ -286,7 +291,7 @@ func (s *Server) createSandbox(h *handlerCtx) {
 		public: req.Public, networkBlockAll: req.NetworkBlockAll,
 		cpu: 1, mem: 1, disk: 3, autoStop: 15, autoArchive: 10080, autoDel: -1,
 		snapshot: req.Snapshot, volumes: mounts,
-		sessions: map[string]*session{}, procs: map[*proc]struct{}{},
+		sessions: map[string]*session{}, procs: map[*proc]struct{}{}, streams: map[*logStream]struct{}{},
 	}
 	if req.Name != nil && *req.Name != "" {
 		sb.name = *req.Name

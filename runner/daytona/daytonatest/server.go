@@ -1,10 +1,12 @@
 package daytonatest
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -13,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gorilla/websocket"
 )
 
 const (
@@ -44,6 +48,12 @@ const (
 	OpSessionExec     = "SessionExecuteCommand"
 	OpSessionCommand  = "GetSessionCommand"
 	OpSessionLogs     = "GetSessionCommandLogs"
+	// OpSessionLogsStream is GetSessionCommandLogs with follow=true and a
+	// WebSocket upgrade (what the SDK's GetSessionCommandLogsStream sends).
+	// The spec describes it as the same operation; the emulator counts it,
+	// slows it and injects faults into it apart, and records it with
+	// status 101 once upgraded, its End being when the stream ended.
+	OpSessionLogsStream = "GetSessionCommandLogs/stream"
 )
 
 // Options configure a Server. The zero value is a fast, well-behaved
@@ -82,10 +92,15 @@ type Fault struct {
 	Body string
 	// Drop performs the call (its side effect happens) and then closes the
 	// connection without answering: an ambiguous outcome for the client.
+	// On OpSessionLogsStream it upgrades, sends what the log holds and then
+	// cuts the connection without a close frame: a stream dropped mid-run.
 	Drop bool
 	// Hang never answers: the call blocks until the client gives up or the
-	// server closes.
+	// server closes. On OpSessionLogsStream the upgrade is never answered.
 	Hang bool
+	// Stall, on OpSessionLogsStream only, upgrades and then sends nothing and
+	// never closes: a stream that died silently (a half-open connection).
+	Stall bool
 }
 
 // Call is one request the server received.
@@ -398,6 +413,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
+	// The spec describes the log stream's request (path, follow, bearer
+	// token), not the upgrade or the 101 answer: the request is validated,
+	// the stream is not.
+	stream := op == OpSessionLogs && toolbox && r.URL.Query().Get("follow") == "true" && websocket.IsWebSocketUpgrade(r)
+	if stream {
+		op = OpSessionLogsStream
+	}
 	call.Op = op
 	if err := v.request(r.Context()); err != nil {
 		s.violation("%s request: %v", op, err)
@@ -420,12 +442,22 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			case <-s.closing:
 			}
 			panic(http.ErrAbortHandler) // never answer
-		case !f.Drop:
+		case !f.Drop && !f.Stall:
 			call.Fault = fmt.Sprint(f.Status)
 			call.Status = f.Status
 			s.writeFault(w, r, f, toolbox)
 			return
 		}
+	}
+
+	if stream {
+		sw := &statusWriter{ResponseWriter: w}
+		h := &handlerCtx{s: s, w: sw, r: r, op: op, params: v.input.PathParams, sandboxID: sandboxID}
+		s.serveLogStream(h, f, &call)
+		if call.Status == 0 {
+			call.Status = sw.status
+		}
+		return
 	}
 
 	rec := httptest.NewRecorder()
@@ -463,6 +495,23 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(res.StatusCode)
 	w.Write(resBody)
 	call.Status = res.StatusCode
+}
+
+// statusWriter remembers the status of an answer written directly (not
+// through a recorder), for the call log.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(status int) {
+	w.status = status
+	w.ResponseWriter.WriteHeader(status)
+}
+
+// Hijack lets the WebSocket upgrader take the connection over.
+func (w *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	return http.NewResponseController(w.ResponseWriter).Hijack()
 }
 
 // wait sleeps for d unless the client leaves or the server closes; it says

@@ -15,23 +15,8 @@ import (
 // serveToolbox answers a call to one sandbox's toolbox. Like the real proxy,
 // it answers 401 for a bad key and for sandboxes that are gone or unknown.
 func (s *Server) serveToolbox(h *handlerCtx) {
-	if h.r.Header.Get("Authorization") != "Bearer "+s.APIKey() {
-		h.toolboxError(http.StatusUnauthorized, "authentication failed: Bearer token is invalid")
-		return
-	}
-	s.mu.Lock()
-	sb := s.sandboxes[h.sandboxID]
-	var state string
-	if sb != nil {
-		state = sb.state(time.Now())
-	}
-	s.mu.Unlock()
-	if sb == nil || state == "destroying" || state == "destroyed" {
-		h.toolboxError(http.StatusUnauthorized, "authentication failed: sandbox %s not found", h.sandboxID)
-		return
-	}
-	if state != "started" {
-		h.toolboxError(http.StatusBadGateway, "sandbox %s is not started (%s)", h.sandboxID, state)
+	sb := s.toolboxSandbox(h)
+	if sb == nil {
 		return
 	}
 	switch h.op {
@@ -59,6 +44,31 @@ func (s *Server) serveToolbox(h *handlerCtx) {
 		s.violation("%s: the emulator does not implement this toolbox route", h.op)
 		h.toolboxError(http.StatusNotImplemented, "%s is not emulated", h.op)
 	}
+}
+
+// toolboxSandbox is the started sandbox a toolbox call is for; nil when the
+// call has been answered with the proxy's error.
+func (s *Server) toolboxSandbox(h *handlerCtx) *sandbox {
+	if h.r.Header.Get("Authorization") != "Bearer "+s.APIKey() {
+		h.toolboxError(http.StatusUnauthorized, "authentication failed: Bearer token is invalid")
+		return nil
+	}
+	s.mu.Lock()
+	sb := s.sandboxes[h.sandboxID]
+	var state string
+	if sb != nil {
+		state = sb.state(time.Now())
+	}
+	s.mu.Unlock()
+	if sb == nil || state == "destroying" || state == "destroyed" {
+		h.toolboxError(http.StatusUnauthorized, "authentication failed: sandbox %s not found", h.sandboxID)
+		return nil
+	}
+	if state != "started" {
+		h.toolboxError(http.StatusBadGateway, "sandbox %s is not started (%s)", h.sandboxID, state)
+		return nil
+	}
+	return sb
 }
 
 // inside resolves a sandbox path; the emulator refuses paths outside the
@@ -299,7 +309,7 @@ func (s *Server) sessionExec(h *handlerCtx, sb *sandbox) {
 	p := c.p
 	s.mu.Unlock()
 	if p != nil {
-		resp["stdout"], resp["stderr"], resp["output"] = p.stdout.String(), p.stderr.String(), p.output.String()
+		resp["stdout"], resp["stderr"], resp["output"] = p.stdout.String(), p.stderr.String(), p.log.String()
 		if code := p.exitCode(); code != nil {
 			resp["exitCode"] = *code
 		}
@@ -339,12 +349,12 @@ func (s *Server) sessionCommand(h *handlerCtx, sb *sandbox) {
 	h.json(http.StatusOK, resp)
 }
 
+// sessionLogs answers the logs of a command as JSON (the daemon's answer to
+// SDKs from 0.167.0 on): "output" is the raw log with its stream markers,
+// "stdout" and "stderr" the streams apart. With follow=true but no
+// WebSocket upgrade the daemon answers the same (see serveLogStream for the
+// upgrade).
 func (s *Server) sessionLogs(h *handlerCtx, sb *sandbox) {
-	if h.r.URL.Query().Get("follow") == "true" {
-		s.violation("%s: log streaming (WebSocket) is not emulated", h.op)
-		h.toolboxError(http.StatusNotImplemented, "log streaming is not emulated")
-		return
-	}
 	c := s.findCommand(h, sb)
 	if c == nil {
 		h.toolboxError(http.StatusNotFound, "not found: command not found")
@@ -355,7 +365,7 @@ func (s *Server) sessionLogs(h *handlerCtx, sb *sandbox) {
 	s.mu.Unlock()
 	resp := map[string]string{"output": "", "stdout": "", "stderr": ""}
 	if p != nil {
-		resp["output"], resp["stdout"], resp["stderr"] = p.output.String(), p.stdout.String(), p.stderr.String()
+		resp["output"], resp["stdout"], resp["stderr"] = p.log.String(), p.stdout.String(), p.stderr.String()
 	}
 	h.json(http.StatusOK, resp)
 }

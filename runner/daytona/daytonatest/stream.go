@@ -1,0 +1,162 @@
+package daytonatest
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// How the daemon follows a command's log (DMN/internal/util/log_reader.go,
+// ReadLogWithExitCode): it reads 1 KiB at a time, sleeps 20 ms after each
+// read that finds nothing new, and only after 50 such reads in a row (about
+// a second of quiet) looks whether the exit-code file exists. So the stream
+// of a command that ends in silence closes up to a second after it ended.
+const (
+	streamChunk    = 1024
+	streamIdle     = 20 * time.Millisecond
+	streamIdleRuns = 50
+)
+
+var upgrader = websocket.Upgrader{
+	// The toolbox proxy authenticates by bearer token, not by origin.
+	CheckOrigin: func(*http.Request) bool { return true },
+}
+
+// logStream is one open log stream, so that deleting its sandbox or closing
+// the server can cut it.
+type logStream struct {
+	cut chan struct{}
+}
+
+// serveLogStream answers GET .../command/{commandId}/logs?follow=true with
+// a WebSocket upgrade, as the daemon does (DMN/pkg/session/log.go): binary
+// frames of the raw log (stream markers included) from its first byte,
+// following it until the command's exit code exists, then a close frame
+// with 1000. A killed command never gets an exit code, so its stream
+// follows until the client leaves, the sandbox is deleted or the server
+// closes; those two cut the connection without a close frame, as a sandbox
+// that disappears does.
+//
+// f may be a Drop fault (upgrade, send what the log holds, then cut the
+// connection) or a Stall fault (upgrade, then send nothing and never close).
+func (s *Server) serveLogStream(h *handlerCtx, f *Fault, call *Call) {
+	sb := s.toolboxSandbox(h)
+	if sb == nil {
+		return
+	}
+	c := s.findCommand(h, sb)
+	if c == nil {
+		h.toolboxError(http.StatusNotFound, "not found: command not found")
+		return
+	}
+	st := &logStream{cut: make(chan struct{})}
+	s.mu.Lock()
+	gone := !sb.deletedAt.IsZero()
+	select {
+	case <-s.closing:
+		gone = true
+	default:
+	}
+	if !gone {
+		sb.streams[st] = struct{}{}
+		s.workers.Add(1)
+	}
+	s.mu.Unlock()
+	if gone {
+		h.toolboxError(http.StatusUnauthorized, "authentication failed: sandbox %s not found", sb.id)
+		return
+	}
+	defer func() {
+		s.mu.Lock()
+		delete(sb.streams, st)
+		s.mu.Unlock()
+		s.workers.Done()
+	}()
+
+	conn, err := upgrader.Upgrade(h.w, h.r, nil)
+	if err != nil {
+		// The upgrader has answered the client with an HTTP error.
+		s.violation("%s: WebSocket upgrade failed: %v", OpSessionLogsStream, err)
+		return
+	}
+	call.Status = http.StatusSwitchingProtocols
+	defer conn.Close()
+
+	// Like the daemon, read what the client sends so that its close frame
+	// (or its going away) ends the stream.
+	left := make(chan struct{})
+	go func() {
+		defer close(left)
+		for {
+			if _, _, err := conn.ReadMessage(); err != nil {
+				return
+			}
+		}
+	}()
+
+	if f != nil && f.Stall {
+		call.Fault = "stall"
+		select {
+		case <-left:
+		case <-st.cut:
+		}
+		return
+	}
+
+	off, idle := 0, 0
+	for {
+		var p *proc
+		s.mu.Lock()
+		p = c.p
+		s.mu.Unlock()
+		var chunk []byte
+		if p != nil {
+			chunk = p.log.from(off, streamChunk)
+		}
+		if len(chunk) > 0 {
+			if err := conn.WriteMessage(websocket.BinaryMessage, chunk); err != nil {
+				return
+			}
+			off += len(chunk)
+			idle = 0
+			continue
+		}
+		if f != nil && f.Drop {
+			call.Fault = "drop"
+			return // conn.Close: no close frame
+		}
+		if idle++; idle >= streamIdleRuns {
+			idle = 0
+			if c.exited() {
+				if p != nil && len(p.log.from(off, 1)) > 0 {
+					continue // written while we looked
+				}
+				conn.WriteControl(websocket.CloseMessage,
+					websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(time.Second))
+				return
+			}
+		}
+		t := time.NewTimer(streamIdle)
+		select {
+		case <-t.C:
+		case <-left:
+			t.Stop()
+			return
+		case <-st.cut:
+			t.Stop()
+			return
+		}
+	}
+}
+
+// exited says whether the command's exit code exists: it ran to its end
+// and was not killed.
+func (c *sessCmd) exited() bool {
+	select {
+	case <-c.done:
+	default:
+		return false
+	}
+	return c.p != nil && c.p.exitCode() != nil
+}

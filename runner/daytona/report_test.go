@@ -1,0 +1,218 @@
+package daytona
+
+import (
+	"bytes"
+	"encoding/base64"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func capsOf(out, art int64) func(string) int64 {
+	return func(key string) int64 {
+		switch key {
+		case "stdout", "stderr", "setup":
+			return out
+		case "artifact", "result":
+			return art
+		}
+		return 0
+	}
+}
+
+const reportJSON = `{"stdout":3,"stderr":0,"setup":-1,"artifact":5,"artifact_kind":"file","result":-1,"result_kind":"missing"}`
+
+func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+
+func TestParseReport(t *testing.T) {
+	caps := capsOf(100, 100)
+	good := reportJSON + "\n" + inlineLine + " stdout artifact\n" + b64("hi\na\x00\xffbc") + "\n" + doneLine + "\n.\n"
+	rep, err := parseReport([]byte(good), caps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]byte{"stdout": []byte("hi\n"), "artifact": []byte("a\x00\xffbc")}
+	if !reflect.DeepEqual(rep.inline, want) || rep.meta.Artifact != 5 || rep.meta.ArtifactKind != "file" || rep.meta.size("result") != -1 {
+		t.Fatalf("parsed %+v", rep)
+	}
+
+	// Base64 split over lines, stray stderr before the JSON line, no done
+	// line (the output of "forge.sh collect").
+	enc := b64("hi\nabcde")
+	collect := "wc: something odd\n" + reportJSON + "\n" + inlineLine + " stdout artifact\n" + enc[:4] + "\n" + enc[4:] + "\n"
+	if rep, err := parseReport([]byte(collect), caps); err != nil || string(rep.inline["artifact"]) != "abcde" {
+		t.Fatalf("collect output: %+v %v", rep, err)
+	}
+
+	// Over its cap, an output is inlined capped.
+	capped := reportJSON + "\n" + inlineLine + " artifact\n" + b64("ab") + "\n"
+	if rep, err := parseReport([]byte(capped), capsOf(100, 2)); err != nil || string(rep.inline["artifact"]) != "ab" || rep.meta.Artifact != 5 {
+		t.Fatalf("capped: %+v %v", rep, err)
+	}
+
+	// Inline content that does not add up is dropped, the sizes are kept:
+	// the outputs are then downloaded.
+	for name, text := range map[string]string{
+		"a file grew":     reportJSON + "\n" + inlineLine + " stdout artifact\n" + b64("hi\nabcdeX") + "\n",
+		"a file shrank":   reportJSON + "\n" + inlineLine + " stdout artifact\n" + b64("hi\nabc") + "\n",
+		"bad base64":      reportJSON + "\n" + inlineLine + " stdout\n" + "!!!!\n",
+		"unknown key":     reportJSON + "\n" + inlineLine + " secrets\n" + b64("hi\n") + "\n",
+		"key twice":       reportJSON + "\n" + inlineLine + " stdout stdout\n" + b64("hi\nhi\n") + "\n",
+		"empty output":    reportJSON + "\n" + inlineLine + " stderr\n" + "\n",
+		"a stranger line": reportJSON + "\n" + "hello\n",
+	} {
+		rep, err := parseReport([]byte(text), caps)
+		if err != nil || rep.inline != nil || rep.meta.Stdout != 3 {
+			t.Errorf("%s: %+v %v", name, rep, err)
+		}
+	}
+
+	for name, text := range map[string]string{
+		"nothing":      "",
+		"no JSON":      "forge.sh: no mode x\n",
+		"cut JSON":     `{"stdout":3,"std` + "\n" + doneLine + "\n",
+		"after done":   doneLine + "\n" + reportJSON + "\n",
+		"not an int":   `{"stdout":"3"}` + "\n",
+		"only a brace": "{\n",
+	} {
+		if _, err := parseReport([]byte(text), caps); err == nil {
+			t.Errorf("%s: parsed", name)
+		}
+	}
+}
+
+func TestLineIndex(t *testing.T) {
+	for text, want := range map[string]int{
+		"forge-done\n":                0,
+		"x\nforge-done\n.\n":          2,
+		"xforge-done\nforge-done\n":   12,
+		"forge-done":                  -1,
+		"forge-done-not\nforge-done ": -1,
+	} {
+		if got := lineIndex([]byte(text), doneLine); got != want {
+			t.Errorf("lineIndex(%q) = %d, want %d", text, got, want)
+		}
+	}
+}
+
+// forgeSh writes forge.sh in a temporary home for a candidate that is
+// "/bin/sh -c <cand> sh <output path>", with env on top of HOME.
+func forgeSh(t *testing.T, cand string, env map[string]string, outCap, artCap int64) layout {
+	t.Helper()
+	dir := t.TempDir()
+	l := newLayout(dir, "c")
+	for _, d := range []string{l.work, l.ctl} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all := map[string]string{"HOME": dir}
+	for k, v := range env {
+		all[k] = v
+	}
+	argv := []string{"/bin/sh", "-c", cand, "sh", l.path("out.md")}
+	script := l.controlScriptText(argv, all, nil, "out.md", "result.json", outCap, artCap)
+	if err := os.WriteFile(l.controlScript(), []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func shells(t *testing.T) []string {
+	var out []string
+	for _, sh := range []string{"dash", "bash", "sh"} {
+		if _, err := exec.LookPath(sh); err == nil {
+			out = append(out, sh)
+		}
+	}
+	if len(out) == 0 {
+		t.Fatal("no POSIX shell")
+	}
+	return out
+}
+
+// forge.sh run: the candidate's exit status, its outputs in files, and the
+// report on forge.sh's own stdout, even though the job's env hid PATH.
+func TestForgeShRunReports(t *testing.T) {
+	for _, sh := range shells(t) {
+		t.Run(sh, func(t *testing.T) {
+			cand := `printf 'out\n'; printf 'err' >&2; printf 'a\000\377b' > "$1"; exit 7`
+			l := forgeSh(t, cand, map[string]string{"PATH": "/nonexistent"}, 100, 100)
+			if err := os.Symlink("/etc/passwd", l.path("result.json")); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(sh, l.controlScript(), "run")
+			var stdout bytes.Buffer
+			cmd.Stdout = &stdout
+			err := cmd.Run()
+			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 7 {
+				t.Fatalf("exit: %v\n%s", err, stdout.String())
+			}
+			text := stdout.String()
+			if !strings.HasSuffix(text, doneLine+"\n.\n") {
+				t.Fatalf("no done line:\n%s", text)
+			}
+			rep, err := parseReport(stdout.Bytes(), capsOf(100, 100))
+			if err != nil {
+				t.Fatalf("%v\n%s", err, text)
+			}
+			want := collected{Stdout: 4, Stderr: 3, Setup: -1, Artifact: 4, ArtifactKind: "file", Result: -1, ResultKind: "symlink"}
+			if rep.meta != want {
+				t.Errorf("meta %+v, want %+v", rep.meta, want)
+			}
+			wantInline := map[string][]byte{"stdout": []byte("out\n"), "stderr": []byte("err"), "artifact": []byte("a\x00\xffb")}
+			if !reflect.DeepEqual(rep.inline, wantInline) {
+				t.Errorf("inline %q", rep.inline)
+			}
+		})
+	}
+}
+
+// Outputs over their caps are inlined capped (and cut to .cap files); over
+// the inline budget they are left to be downloaded; "collect" reports only
+// what it is asked for.
+func TestForgeShCapsAndBudget(t *testing.T) {
+	for _, sh := range shells(t) {
+		t.Run(sh, func(t *testing.T) {
+			big := inlineBudget + 10
+			cand := "head -c 50 /dev/zero | tr '\\000' o; head -c " + strconv.Itoa(big) + " /dev/zero | tr '\\000' a > \"$1\""
+			l := forgeSh(t, cand, nil, 20, 1<<30)
+			out, err := exec.Command(sh, l.controlScript(), "run").Output()
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			rep, err := parseReport(out, capsOf(20, 1<<30))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.meta.Stdout != 50 || rep.meta.Artifact != int64(big) {
+				t.Errorf("sizes %+v", rep.meta)
+			}
+			if string(rep.inline["stdout"]) != strings.Repeat("o", 20) {
+				t.Errorf("capped stdout %q", rep.inline["stdout"])
+			}
+			if _, ok := rep.inline["artifact"]; ok {
+				t.Error("an artifact over the inline budget was inlined")
+			}
+			if b, err := os.ReadFile(filepath.Join(l.ctl, "stdout.cap")); err != nil || len(b) != 20 {
+				t.Errorf("stdout.cap: %d bytes, %v", len(b), err)
+			}
+
+			out, err = exec.Command(sh, l.controlScript(), "collect", "setup").Output()
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			if bytes.Contains(out, []byte(doneLine)) {
+				t.Error("collect printed the done line")
+			}
+			rep, err = parseReport(out, capsOf(20, 1<<30))
+			if err != nil || rep.inline != nil || rep.meta.Stdout != 50 {
+				t.Errorf("collect setup: %+v %v\n%s", rep, err, out)
+			}
+		})
+	}
+}
