@@ -196,7 +196,11 @@ func (j *jobRun) run(ctx context.Context) error {
 	}
 	done()
 
+	// Making the box (a PID namespace, a cgroup) is this backend's
+	// "create".
+	done = j.phase(runner.PhaseCreate)
 	b, err := j.r.platform.newBox(boxSpec{marker: marker(j.job)})
+	done()
 	if err != nil {
 		err = fmt.Errorf("contain job %s: %w", j.job.Name(), err)
 		j.res.Failed(runner.ErrInfra, err.Error())
