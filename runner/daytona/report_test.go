@@ -3,6 +3,7 @@ package daytona
 import (
 	"bytes"
 	"encoding/base64"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	sdkerrors "github.com/daytonaio/daytona/libs/sdk-go/pkg/errors"
 )
 
 func capsOf(out, art int64) func(string) int64 {
@@ -214,5 +217,37 @@ func TestForgeShCapsAndBudget(t *testing.T) {
 				t.Errorf("collect setup: %+v %v\n%s", rep, err, out)
 			}
 		})
+	}
+}
+
+func TestStreamState(t *testing.T) {
+	refused := sdkerrors.NewDaytonaError(errStreamConnect+": websocket: bad handshake", 0, nil)
+	broken := sdkerrors.NewDaytonaError("WebSocket read error: unexpected EOF", 0, nil)
+	var warn strings.Builder
+	var s streamState
+	for i := 0; i < refusedLimit; i++ {
+		if !s.wanted() {
+			t.Fatalf("not wanted after %d refusals", i)
+		}
+		s.note(&warn, refused, false)
+		s.note(&warn, broken, false)
+	}
+	if s.wanted() {
+		t.Error("still wanted after the limit of refusals")
+	}
+	if n := strings.Count(warn.String(), "\n"); n != 1 || !strings.Contains(warn.String(), "bad handshake") {
+		t.Errorf("warnings:\n%s", warn.String())
+	}
+	s.note(&warn, nil, false)
+	if !s.wanted() {
+		t.Error("a stream that worked did not bring streams back")
+	}
+	var fresh streamState
+	fresh.note(&warn, broken, true)
+	for i := 0; i < 2*refusedLimit; i++ {
+		fresh.note(io.Discard, refused, false)
+	}
+	if !fresh.wanted() {
+		t.Error("refusals after a stream that delivered stopped streams")
 	}
 }

@@ -174,7 +174,8 @@ func (l layout) setupScriptText(lines []string, env map[string]string, ensure []
 
 // collectScriptText is the body of forge.sh's forge_collect, which runs in
 // forge.sh's own shell (so it returns, never exits): it measures what the
-// job left, with one wc for all files, cuts capped copies
+// job left, with one wc for all files (read through a here-document: no
+// subshell, no file), cuts capped copies
 // (<key>.cap) of those over their cap and prints one JSON line (collected).
 // Then, when the sandbox has base64, it inlines the (capped) content of the
 // non-empty regular files named in $forge_want while they fit in
@@ -191,8 +192,10 @@ reg "$c/stderr"; f2=$R; k2=$K
 reg "$c/setup.log"; f3=$R; k3=$K
 reg "$art"; f4=$R; k4=$K
 reg "$res"; f5=$R; k5=$K
-wc -c "$f1" "$f2" "$f3" "$f4" "$f5" > "$c/sizes" || return 1
-{ read s1 x; read s2 x; read s3 x; read s4 x; read s5 x; } < "$c/sizes"
+{ read s1 x; read s2 x; read s3 x; read s4 x; read s5 x; } <<forge_sizes
+$(wc -c "$f1" "$f2" "$f3" "$f4" "$f5")
+forge_sizes
+[ -n "$s5" ] || return 1
 cut() { if [ "$2" -gt "$3" ]; then head -c "$3" "$1" > "$4" || return 1; fi; }
 cut "$f1" "$s1" %[4]d "$c/stdout.cap" || return 1
 cut "$f2" "$s2" %[4]d "$c/stderr.cap" || return 1

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 )
@@ -87,7 +88,7 @@ func (j *jobRun) followLogs(ctx context.Context, cmdID string, events chan<- str
 	if ctx.Err() != nil {
 		return // nobody waits any more; the error is ours
 	}
-	j.r.streams.note(j.r, err, sent)
+	j.r.streams.note(j.r.opts.Warn, err, sent)
 	if !sent {
 		events <- streamEvent{done: err == nil, err: err}
 	}
@@ -114,7 +115,7 @@ func (s *streamState) wanted() bool {
 
 // note records how a stream ended; the first refused handshake of the run
 // is named on Warn, once.
-func (s *streamState) note(r *Runner, err error, delivered bool) {
+func (s *streamState) note(warn io.Writer, err error, delivered bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err == nil || delivered {
@@ -127,6 +128,6 @@ func (s *streamState) note(r *Runner, err error, delivered bool) {
 	s.refused++
 	if !s.warned {
 		s.warned = true
-		fmt.Fprintf(r.opts.Warn, "daytona: cannot open a command's log stream (%s); noticing finished commands by polling instead\n", describe(err))
+		fmt.Fprintf(warn, "daytona: cannot open a command's log stream (%s); noticing finished commands by polling instead\n", describe(err))
 	}
 }
