@@ -59,8 +59,8 @@ func TestExecuteOutlivesTheHTTPTimeout(t *testing.T) {
 	if res.Phases.Execute < 3 {
 		t.Errorf("execute phase %.2fs, the candidate slept 3 s", res.Phases.Execute)
 	}
-	// One stream carried the end, over one connection that outlived the
-	// HTTP timeout; the exit code took one poll.
+	// One stream carried the end and the exit status, over one connection
+	// that outlived the HTTP timeout; nothing was polled.
 	var streams []daytonatest.Call
 	waitFor(t, "the stream to be logged", func() bool {
 		streams = nil
@@ -74,7 +74,7 @@ func TestExecuteOutlivesTheHTTPTimeout(t *testing.T) {
 	if len(streams) != 1 || streams[0].Status != http.StatusSwitchingProtocols || streams[0].End.Sub(streams[0].Start) < 3*time.Second {
 		t.Errorf("log streams %+v", streams)
 	}
-	if n := e.srv.Calls(daytonatest.OpSessionCommand); n > 3 {
+	if n := e.srv.Calls(daytonatest.OpSessionCommand); n != 0 {
 		t.Errorf("%d polls of the command", n)
 	}
 }
@@ -173,6 +173,27 @@ func TestOutputsComeWithTheEnd(t *testing.T) {
 	}
 	if n, m := e.srv.Calls(daytonatest.OpExecute), e.srv.Calls(daytonatest.OpDownloadFile); n != 0 || m != 1 {
 		t.Errorf("%d collect commands, %d downloads", n, m)
+	}
+}
+
+// The exit status comes with the end (forge.sh exits with the status it
+// reports: TestForgeShExitsWithTheStatusItReports).
+func TestExitStatusComesWithTheEnd(t *testing.T) {
+	e := newEnv(t, daytonatest.Options{}, nil)
+	for _, c := range []struct {
+		script string
+		want   int
+	}{
+		{"echo done > \"$2\"; exit 3\n", 3},
+		{"echo done > \"$2\"; kill -9 $$\n", 137},
+	} {
+		res := e.run(e.shJob(fmt.Sprintf("x%d", c.want), c.script))
+		if res.ExitCode == nil || *res.ExitCode != c.want || res.ErrorKind != runner.ErrCandidateFailed {
+			t.Errorf("%q: exit %v, %s %q", c.script, res.ExitCode, res.ErrorKind, res.ErrorMessage)
+		}
+	}
+	if n := e.srv.Calls(daytonatest.OpSessionCommand); n != 0 {
+		t.Errorf("%d polls", n)
 	}
 }
 

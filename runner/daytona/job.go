@@ -450,10 +450,13 @@ type sessionRun struct {
 // it the command's process tree, is killed) or ctx ended.
 //
 // It learns that the command ended from the command's log stream: forge.sh
-// prints its report and a done line when it is over, which the stream
-// delivers at once (the toolbox itself closes the stream only after a
-// second of silence at the earliest). The exit code is then read once
-// with GetSessionCommand. A slow safety poll (PollInterval) runs alongside,
+// prints its report and a done line with its exit status when it is over,
+// which the stream delivers at once (the toolbox itself closes the stream
+// only after a second of silence at the earliest). That status is the
+// command's exit code: forge.sh exits with it. Only when the stream ends
+// without it is the exit code read with GetSessionCommand (polled from
+// 10 ms, as the toolbox records it a moment after the command ends). A
+// slow safety poll (PollInterval) runs alongside,
 // so a stream that dies silently costs at most that; a stream that cannot
 // be opened or breaks turns into the fast polling forge used before it
 // (from 50 ms, slowing down to PollInterval). No HTTP call lasts longer
@@ -503,6 +506,12 @@ func (j *jobRun) runInSession(ctx context.Context, command string, timeout time.
 		case ev := <-events:
 			t.Stop()
 			events = nil
+			if ev.done && ev.exit != nil {
+				// forge.sh said how it ends: the toolbox will record the same
+				// exit code a moment later; waiting for it costs a round trip.
+				run.exit, run.report = ev.exit, ev.report
+				return run, nil
+			}
 			if ev.done {
 				run.report = ev.report
 				if grace := time.Now().Add(settleGrace); grace.After(limit) {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -44,8 +45,8 @@ func (m collected) size(key string) int64 {
 }
 
 // parseReport reads what forge.sh printed: the JSON line, then optionally
-// an inlineLine and base64 lines, then optionally doneLine (and whatever
-// follows it). capOf gives each output's cap. Lines before the JSON line
+// an inlineLine and base64 lines, then optionally the done line (and
+// whatever follows it). capOf gives each output's cap. Lines before the JSON line
 // are ignored (the output of "collect" may carry stray stderr there). The
 // error is about the JSON line; inline content that deviates from the
 // format, does not decode or does not add up to the announced sizes (a
@@ -65,7 +66,7 @@ func parseReport(text []byte, capOf func(key string) int64) (report, error) {
 
 // parseMeta reads the JSON line and returns the lines after it.
 func (rep *report) parseMeta(text []byte) ([]string, error) {
-	if i := lineIndex(text, doneLine); i >= 0 {
+	if i, _, ok := findDone(text); ok {
 		text = text[:i]
 	}
 	lines := strings.Split(strings.TrimRight(string(text), "\n"), "\n")
@@ -118,17 +119,34 @@ func parseInline(lines []string, meta collected, capOf func(key string) int64) (
 	return inline, nil
 }
 
-// lineIndex is where the line that is exactly line starts in text, or -1.
-func lineIndex(text []byte, line string) int {
+// findDone finds forge.sh's done line in text: where it starts and the exit
+// status it gives (nil when it gives none that reads as one).
+func findDone(text []byte) (at int, exit *int, ok bool) {
 	for off := 0; off < len(text); {
-		i := bytes.Index(text[off:], []byte(line+"\n"))
+		i := bytes.Index(text[off:], []byte(doneLine))
 		if i < 0 {
-			return -1
+			return -1, nil, false
 		}
-		if at := off + i; at == 0 || text[at-1] == '\n' {
-			return at
+		at := off + i
+		off = at + 1
+		if at > 0 && text[at-1] != '\n' {
+			continue
 		}
-		off += i + 1
+		rest := text[at+len(doneLine):]
+		end := bytes.IndexByte(rest, '\n')
+		if end < 0 {
+			return -1, nil, false // not whole yet
+		}
+		switch arg := string(rest[:end]); {
+		case arg == "":
+		case arg[0] == ' ':
+			if n, err := strconv.Atoi(arg[1:]); err == nil && n >= 0 && n <= 255 {
+				exit = &n
+			}
+		default:
+			continue // another word that starts the same way
+		}
+		return at, exit, true
 	}
-	return -1
+	return -1, nil, false
 }

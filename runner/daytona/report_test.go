@@ -33,7 +33,7 @@ func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) 
 
 func TestParseReport(t *testing.T) {
 	caps := capsOf(100, 100)
-	good := reportJSON + "\n" + inlineLine + " stdout artifact\n" + b64("hi\na\x00\xffbc") + "\n" + doneLine + "\n.\n"
+	good := reportJSON + "\n" + inlineLine + " stdout artifact\n" + b64("hi\na\x00\xffbc") + "\n" + doneLine + " 0\n.\n"
 	rep, err := parseReport([]byte(good), caps)
 	if err != nil {
 		t.Fatal(err)
@@ -77,8 +77,8 @@ func TestParseReport(t *testing.T) {
 	for name, text := range map[string]string{
 		"nothing":      "",
 		"no JSON":      "forge.sh: no mode x\n",
-		"cut JSON":     `{"stdout":3,"std` + "\n" + doneLine + "\n",
-		"after done":   doneLine + "\n" + reportJSON + "\n",
+		"cut JSON":     `{"stdout":3,"std` + "\n" + doneLine + " 0\n",
+		"after done":   doneLine + " 0\n" + reportJSON + "\n",
 		"not an int":   `{"stdout":"3"}` + "\n",
 		"only a brace": "{\n",
 	} {
@@ -88,16 +88,30 @@ func TestParseReport(t *testing.T) {
 	}
 }
 
-func TestLineIndex(t *testing.T) {
-	for text, want := range map[string]int{
-		"forge-done\n":                0,
-		"x\nforge-done\n.\n":          2,
-		"xforge-done\nforge-done\n":   12,
-		"forge-done":                  -1,
-		"forge-done-not\nforge-done ": -1,
+func TestFindDone(t *testing.T) {
+	for text, want := range map[string]struct{ at, exit int }{
+		"forge-done 0\n":                    {0, 0},
+		"forge-done\n":                      {0, -1},
+		"x\nforge-done 137\n.\n":            {2, 137},
+		"xforge-done 1\nforge-done 2\n":     {14, 2},
+		"forge-done-not\nforge-done 3\n":    {15, 3},
+		"forge-done 1":                      {-2, 0}, // not whole yet
+		"forge-done x\n":                    {0, -1},
+		"forge-done 256\n":                  {0, -1},
+		"x forge-done 1\n":                  {-2, 0},
+		"forge-done 1\nforge-done-tail\n":   {0, 1},
+		"{\"stdout\":1}\nforge-done 0\n.\n": {13, 0},
 	} {
-		if got := lineIndex([]byte(text), doneLine); got != want {
-			t.Errorf("lineIndex(%q) = %d, want %d", text, got, want)
+		at, exit, ok := findDone([]byte(text))
+		switch {
+		case want.at == -2:
+			if ok {
+				t.Errorf("findDone(%q) found a done line at %d", text, at)
+			}
+		case !ok || at != want.at:
+			t.Errorf("findDone(%q) = %d, %v; want %d", text, at, ok, want.at)
+		case want.exit < 0 && exit != nil, want.exit >= 0 && (exit == nil || *exit != want.exit):
+			t.Errorf("findDone(%q) exit %v, want %d", text, exit, want.exit)
 		}
 	}
 }
@@ -156,7 +170,7 @@ func TestForgeShRunReports(t *testing.T) {
 				t.Fatalf("exit: %v\n%s", err, stdout.String())
 			}
 			text := stdout.String()
-			if !strings.HasSuffix(text, doneLine+"\n.\n") {
+			if !strings.HasSuffix(text, doneLine+" 7\n.\n") {
 				t.Fatalf("no done line:\n%s", text)
 			}
 			rep, err := parseReport(stdout.Bytes(), capsOf(100, 100))
@@ -172,6 +186,25 @@ func TestForgeShRunReports(t *testing.T) {
 				t.Errorf("inline %q", rep.inline)
 			}
 		})
+	}
+}
+
+// forge.sh's done line gives the status it exits with, which is what the
+// toolbox records as the command's exit code.
+func TestForgeShExitsWithTheStatusItReports(t *testing.T) {
+	for _, sh := range shells(t) {
+		for cand, want := range map[string]int{"exit 0": 0, "exit 3": 3, "kill -9 $$": 137, "exit 255": 255} {
+			l := forgeSh(t, cand, nil, 100, 100)
+			cmd := exec.Command(sh, l.controlScript(), "run")
+			out, err := cmd.Output()
+			if err != nil && cmd.ProcessState == nil {
+				t.Fatal(err)
+			}
+			_, exit, ok := findDone(out)
+			if !ok || exit == nil || *exit != want || cmd.ProcessState.ExitCode() != want {
+				t.Errorf("%s %q: done %v %v, exit status %d, want %d\n%s", sh, cand, ok, exit, cmd.ProcessState.ExitCode(), want, out)
+			}
+		}
 	}
 }
 
@@ -249,5 +282,44 @@ func TestStreamState(t *testing.T) {
 	}
 	if !fresh.wanted() {
 		t.Error("refusals after a stream that delivered stopped streams")
+	}
+}
+
+func TestDoneScanner(t *testing.T) {
+	// Chunks split anywhere, the done line included.
+	var d doneScanner
+	text := reportJSON + "\n" + doneLine + " 3\n.\n"
+	for i := 0; i < len(text)-3; i++ {
+		if _, ok := d.add(text[i : i+1]); ok && i < len(reportJSON)+len(doneLine)+3 {
+			t.Fatalf("done before the done line was whole (byte %d)", i)
+		}
+	}
+	d = doneScanner{}
+	ev, ok := d.add(text[:20])
+	if !ok {
+		ev, ok = d.add(text[20:])
+	}
+	if !ok || !ev.done || ev.exit == nil || *ev.exit != 3 || string(ev.report) != reportJSON+"\n" {
+		t.Fatalf("event %+v %v", ev, ok)
+	}
+
+	// More than a report can be: the done line is still found, even split
+	// over the cut, but no report comes with it.
+	d = doneScanner{}
+	junk := strings.Repeat("x", maxReport) + "\n" + doneLine + " 1"
+	if _, ok := d.add(junk); ok {
+		t.Fatal("done without the line's end")
+	}
+	if !d.cut || len(d.buf) > 20 {
+		t.Fatalf("cut %v, kept %d bytes", d.cut, len(d.buf))
+	}
+	ev, ok = d.add("2\n.\n")
+	if !ok || ev.report != nil || ev.exit == nil || *ev.exit != 12 {
+		t.Fatalf("after the cut: %+v %v", ev, ok)
+	}
+	// A done line's look-alike inside a long line is not one.
+	d = doneScanner{}
+	if _, ok := d.add(strings.Repeat("y", maxReport+5) + doneLine + " 0\n"); ok {
+		t.Fatal("a done line in the middle of a line counted")
 	}
 }

@@ -103,8 +103,9 @@ set +f
 // log (the candidate's and the setup's output go to files).
 const (
 	// doneLine ends what "forge.sh run" and "forge.sh setup" print: the
-	// command is over. It is followed by one more line because the SDK's
-	// stream holds a chunk's last two bytes back until more arrive.
+	// command is over, and the status forge.sh exits with follows, as in
+	// "forge-done 0". One more line follows it because the SDK's stream
+	// holds a chunk's last two bytes back until more arrive.
 	doneLine = "forge-done"
 	// inlineLine names, in order, the files whose capped content follows in
 	// base64, concatenated: "forge-inline stdout artifact".
@@ -119,9 +120,10 @@ const (
 //   - "sh forge.sh run" runs the candidate with argv exactly as given (every
 //     element quoted), stdin empty, stdout and stderr into separate files,
 //     then prints its report (what collect prints, for stdout, stderr, the
-//     artifact and the result file) and doneLine, and exits with the
-//     candidate's exit status;
-//   - "sh forge.sh setup" runs setup.sh into setup.log, then prints doneLine;
+//     artifact and the result file) and doneLine with the candidate's exit
+//     status, and exits with that status;
+//   - "sh forge.sh setup" runs setup.sh into setup.log, then prints doneLine
+//     with its status, and exits with it;
 //   - "sh forge.sh collect KEY..." prints the report for the named outputs
 //     (stdout, stderr, setup, artifact, result).
 func (l layout) controlScriptText(argv []string, env map[string]string, ensure []string, outputFile, resultFile string, outCap, artCap int64) string {
@@ -131,7 +133,7 @@ func (l layout) controlScriptText(argv []string, env map[string]string, ensure [
 	b.WriteString("}\n")
 	fmt.Fprintf(&b, `case $1 in
 collect) shift; forge_want="$*"; forge_collect; exit ;;
-setup) sh %s >%s 2>&1; forge_rc=$?; printf '%s\n.\n'; exit $forge_rc ;;
+setup) sh %s >%s 2>&1; forge_rc=$?; printf '%s %%s\n.\n' "$forge_rc"; exit $forge_rc ;;
 run) ;;
 *) echo "forge.sh: no mode $1" >&2; exit 2 ;;
 esac
@@ -151,7 +153,7 @@ forge_path=$PATH
 PATH=$forge_path
 forge_want='stdout stderr artifact result'
 forge_collect
-printf '%s\n.\n'
+printf '%s %%s\n.\n' "$forge_rc"
 exit $forge_rc
 `, doneLine)
 	return b.String()
@@ -173,7 +175,9 @@ func (l layout) setupScriptText(lines []string, env map[string]string, ensure []
 }
 
 // collectScriptText is the body of forge.sh's forge_collect, which runs in
-// forge.sh's own shell (so it returns, never exits): it measures what the
+// forge.sh's own shell (so it returns, never exits) and in the C locale
+// (bytes are bytes; the tools start faster without locale files): it
+// measures what the
 // job left, with one wc for all files (read through a here-document: no
 // subshell, no file), cuts capped copies
 // (<key>.cap) of those over their cap and prints one JSON line (collected).
@@ -182,7 +186,8 @@ func (l layout) setupScriptText(lines []string, env map[string]string, ensure []
 // inlineBudget: a line "forge-inline KEY..." and the base64 of their
 // contents, concatenated in that order (one cat, one base64).
 func (l layout) collectScriptText(outputFile, resultFile string, outCap, artCap int64) string {
-	return fmt.Sprintf(`c=%s
+	return fmt.Sprintf(`LC_ALL=C; export LC_ALL
+c=%s
 art=%s
 res=%s
 reg() { if [ -L "$1" ]; then K=symlink; elif [ -f "$1" ] && [ -r "$1" ]; then K=file; elif [ -f "$1" ]; then K=unreadable; elif [ -e "$1" ]; then K=other; else K=missing; fi

@@ -19,6 +19,9 @@ type streamEvent struct {
 	// stream ended normally, which the toolbox does once the exit code
 	// exists).
 	done bool
+	// exit is the status forge.sh gave in its done line, which is the
+	// status it exits with: the command's exit code.
+	exit *int
 	// report is what forge.sh printed before its done line, when that came
 	// whole.
 	report []byte
@@ -46,8 +49,8 @@ func (j *jobRun) followLogs(ctx context.Context, cmdID string, events chan<- str
 	go func() {
 		errc <- j.sb.Process.GetSessionCommandLogsStream(ctx, sessionID, cmdID, stdout, stderr)
 	}()
-	var buf []byte
-	sent, whole := false, true
+	var scan doneScanner
+	sent := false
 	for stdout != nil || stderr != nil {
 		select {
 		case s, ok := <-stdout:
@@ -58,25 +61,9 @@ func (j *jobRun) followLogs(ctx context.Context, cmdID string, events chan<- str
 			if sent {
 				continue
 			}
-			buf = append(buf, s...)
-			if i := lineIndex(buf, doneLine); i >= 0 {
-				ev := streamEvent{done: true}
-				if whole && i <= maxReport {
-					ev.report = buf[:i]
-				}
+			if ev, ok := scan.add(s); ok {
 				events <- ev
-				sent, buf = true, nil
-				continue
-			}
-			if len(buf) > maxReport {
-				// Too much to be forge's report: watch for the done line
-				// only, keeping the last line's start if it could be one.
-				whole = false
-				if p := bytes.LastIndexByte(buf, '\n'); p >= len(buf)-len(doneLine)-1 {
-					buf = append([]byte(nil), buf[p:]...)
-				} else {
-					buf = []byte{' '} // no line starts here
-				}
+				sent = true
 			}
 		case _, ok := <-stderr:
 			if !ok {
@@ -92,6 +79,38 @@ func (j *jobRun) followLogs(ctx context.Context, cmdID string, events chan<- str
 	if !sent {
 		events <- streamEvent{done: err == nil, err: err}
 	}
+}
+
+// doneScanner watches what forge.sh prints for its done line, keeping what
+// came before it as the report, up to maxReport.
+type doneScanner struct {
+	buf []byte
+	cut bool // more than maxReport came: buf holds only the last line's start
+}
+
+// add takes the next chunk; it returns the event once the done line is
+// whole.
+func (d *doneScanner) add(chunk string) (streamEvent, bool) {
+	d.buf = append(d.buf, chunk...)
+	if i, exit, ok := findDone(d.buf); ok {
+		ev := streamEvent{done: true, exit: exit}
+		if !d.cut && i <= maxReport {
+			ev.report = d.buf[:i]
+		}
+		d.buf = nil
+		return ev, true
+	}
+	if len(d.buf) > maxReport {
+		// Too much to be forge's report: watch for the done line only,
+		// keeping the last line's start if it could be one.
+		d.cut = true
+		if p := bytes.LastIndexByte(d.buf, '\n'); p >= len(d.buf)-len(doneLine+" 255") {
+			d.buf = append([]byte(nil), d.buf[p:]...)
+		} else {
+			d.buf = []byte{' '} // no line starts here
+		}
+	}
+	return streamEvent{}, false
 }
 
 // streamState is what the run learned about command log streams.
