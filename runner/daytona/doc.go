@@ -7,12 +7,13 @@
 // forge.sh, and runs the setup lines and the candidate as asynchronous
 // session commands (so nothing depends on the SDK's 60 s HTTP timeout).
 // forge.sh runs the candidate with its outputs in files, then prints a
-// report on its own stdout: the sizes and kinds of the outputs and, in
-// base64, the capped content of the small ones. forge follows that output
-// over the command's log stream (a WebSocket), so it learns at once that
-// the candidate ended and what it left, with a slow safety poll alongside;
-// where the stream cannot be opened it polls, as it did before. What the
-// report does not carry is measured ("forge.sh collect") and downloaded.
+// report on its own stdout: the sizes and kinds of the outputs, in base64
+// the capped content of the small ones, and the exit status it then exits
+// with. forge follows that output over the command's log stream (a
+// WebSocket), so it learns at once that the candidate ended, how, and what
+// it left, with a slow safety poll alongside; where the stream cannot be
+// opened it polls, as it did before. What the report does not carry is
+// measured ("forge.sh collect") and downloaded.
 // The sandbox is always deleted on a fresh context. A ledger (sandboxes.jsonl) records every
 // intended creation and every deletion so nothing is orphaned; GC and Doctor
 // serve "forge gc" and "forge doctor --daytona".

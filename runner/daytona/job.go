@@ -652,7 +652,7 @@ func (j *jobRun) collect(ctx context.Context, rep []byte, keys ...string) (colle
 			"artifact": j.lay.path(j.outputFile()), "result": j.lay.path(runner.ResultFile),
 		}[key]
 		if size > capOf(key) {
-			remote = j.lay.ctl + "/" + key + ".cap"
+			remote = j.lay.capped(key)
 		}
 		g.Go(func() error {
 			var data []byte

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
@@ -122,7 +121,7 @@ func forgeSh(t *testing.T, cand string, env map[string]string, outCap, artCap in
 	t.Helper()
 	dir := t.TempDir()
 	l := newLayout(dir, "c")
-	for _, d := range []string{l.work, l.ctl} {
+	for _, d := range []string{l.work} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -234,7 +233,7 @@ func TestForgeShCapsAndBudget(t *testing.T) {
 			if _, ok := rep.inline["artifact"]; ok {
 				t.Error("an artifact over the inline budget was inlined")
 			}
-			if b, err := os.ReadFile(filepath.Join(l.ctl, "stdout.cap")); err != nil || len(b) != 20 {
+			if b, err := os.ReadFile(l.capped("stdout")); err != nil || len(b) != 20 {
 				t.Errorf("stdout.cap: %d bytes, %v", len(b), err)
 			}
 

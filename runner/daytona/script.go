@@ -37,7 +37,9 @@ func sandboxName(runID, candidate string, trial int) string {
 type layout struct {
 	home string // the sandbox user's home, as the sandbox reports it
 	work string // the job's working directory
-	ctl  string // forge's own files: scripts, captured output
+	// ctl starts the names of forge's own files (scripts, captured output),
+	// next to the working directory: no directory of their own to make.
+	ctl string
 }
 
 func newLayout(home, candidate string) layout {
@@ -49,11 +51,12 @@ func newLayout(home, candidate string) layout {
 	}
 }
 
-func (l layout) controlScript() string { return l.ctl + "/forge.sh" }
-func (l layout) setupScript() string   { return l.ctl + "/setup.sh" }
-func (l layout) stdout() string        { return l.ctl + "/stdout" }
-func (l layout) stderr() string        { return l.ctl + "/stderr" }
-func (l layout) setupLog() string      { return l.ctl + "/setup.log" }
+func (l layout) controlScript() string    { return l.ctl + ".sh" }
+func (l layout) setupScript() string      { return l.ctl + ".setup.sh" }
+func (l layout) stdout() string           { return l.ctl + ".stdout" }
+func (l layout) stderr() string           { return l.ctl + ".stderr" }
+func (l layout) setupLog() string         { return l.ctl + ".setup.log" }
+func (l layout) capped(key string) string { return l.ctl + "." + key + ".cap" }
 func (l layout) path(rel string) string {
 	return l.work + "/" + rel
 }
@@ -180,7 +183,7 @@ func (l layout) setupScriptText(lines []string, env map[string]string, ensure []
 // measures what the
 // job left, with one wc for all files (read through a here-document: no
 // subshell, no file), cuts capped copies
-// (<key>.cap) of those over their cap and prints one JSON line (collected).
+// (<ctl>.<key>.cap) of those over their cap and prints one JSON line (collected).
 // Then, when the sandbox has base64, it inlines the (capped) content of the
 // non-empty regular files named in $forge_want while they fit in
 // inlineBudget: a line "forge-inline KEY..." and the base64 of their
@@ -192,9 +195,9 @@ art=%s
 res=%s
 reg() { if [ -L "$1" ]; then K=symlink; elif [ -f "$1" ] && [ -r "$1" ]; then K=file; elif [ -f "$1" ]; then K=unreadable; elif [ -e "$1" ]; then K=other; else K=missing; fi
   if [ "$K" = file ]; then R=$1; else R=/dev/null; fi; }
-reg "$c/stdout"; f1=$R; k1=$K
-reg "$c/stderr"; f2=$R; k2=$K
-reg "$c/setup.log"; f3=$R; k3=$K
+reg "$c.stdout"; f1=$R; k1=$K
+reg "$c.stderr"; f2=$R; k2=$K
+reg "$c.setup.log"; f3=$R; k3=$K
 reg "$art"; f4=$R; k4=$K
 reg "$res"; f5=$R; k5=$K
 { read s1 x; read s2 x; read s3 x; read s4 x; read s5 x; } <<forge_sizes
@@ -202,11 +205,11 @@ $(wc -c "$f1" "$f2" "$f3" "$f4" "$f5")
 forge_sizes
 [ -n "$s5" ] || return 1
 cut() { if [ "$2" -gt "$3" ]; then head -c "$3" "$1" > "$4" || return 1; fi; }
-cut "$f1" "$s1" %[4]d "$c/stdout.cap" || return 1
-cut "$f2" "$s2" %[4]d "$c/stderr.cap" || return 1
-cut "$f3" "$s3" %[4]d "$c/setup.cap" || return 1
-cut "$f4" "$s4" %[5]d "$c/artifact.cap" || return 1
-cut "$f5" "$s5" %[5]d "$c/result.cap" || return 1
+cut "$f1" "$s1" %[4]d "$c.stdout.cap" || return 1
+cut "$f2" "$s2" %[4]d "$c.stderr.cap" || return 1
+cut "$f3" "$s3" %[4]d "$c.setup.cap" || return 1
+cut "$f4" "$s4" %[5]d "$c.artifact.cap" || return 1
+cut "$f5" "$s5" %[5]d "$c.result.cap" || return 1
 sz() { if [ "$1" = file ]; then S=$2; else S=-1; fi; }
 sz $k1 $s1; o1=$S; sz $k2 $s2; o2=$S; sz $k3 $s3; o3=$S; sz $k4 $s4; o4=$S; sz $k5 $s5; o5=$S
 printf '{"stdout":%%s,"stderr":%%s,"setup":%%s,"artifact":%%s,"artifact_kind":"%%s","result":%%s,"result_kind":"%%s"}\n' \
@@ -217,7 +220,7 @@ pick() {
   case " $forge_want " in *" $1 "*) ;; *) return 1 ;; esac
   [ "$2" -gt 0 ] || return 1
   n=$2; P=$4
-  if [ "$n" -gt "$3" ]; then n=$3; P=$c/$1.cap; fi
+  if [ "$n" -gt "$3" ]; then n=$3; P=$c.$1.cap; fi
   [ "$n" -le "$left" ] || return 1
   left=$((left - n)); keys="$keys $1"
 }
