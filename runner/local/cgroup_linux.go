@@ -149,18 +149,10 @@ func removeStaleCgroups(parent string) {
 	if err != nil {
 		return
 	}
-	self := os.Getpid()
 	for _, e := range ents {
-		rest, ok := strings.CutPrefix(e.Name(), "forge-")
-		owner, _, ok2 := strings.Cut(rest, "-")
-		pid, err := strconv.Atoi(owner)
-		if !ok || !ok2 || err != nil || pid <= 0 || pid == self || !e.IsDir() {
-			continue
+		if e.IsDir() && ownerGone(e.Name()) {
+			_ = syscall.Rmdir(filepath.Join(parent, e.Name()))
 		}
-		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
-			continue
-		}
-		_ = syscall.Rmdir(filepath.Join(parent, e.Name()))
 	}
 }
 

@@ -65,9 +65,9 @@
 // Without one (and always with pgroup and process) there is no such cap.
 // Runner.Describe says which tier and cap this machine got.
 //
-// Job cgroups are named forge-<pid>-*; New removes the empty ones whose
-// forge process is gone (killed before it could clean up). A killed forge
-// also leaves its jobs' working directories in TempDir.
+// Job cgroups and working directories are named forge-<pid>-*; New removes
+// those whose forge process is gone (killed before it could clean up: a
+// SIGKILL, a second Ctrl-C), empty cgroups and working directories alike.
 //
 // None of this is a security sandbox: candidates run as forge's user and see
 // its file system and other processes. It is about lifetime: a job ends

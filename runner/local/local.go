@@ -109,6 +109,7 @@ func New(opts Options) (*Runner, error) {
 	if err := os.Remove(probeDir); err != nil {
 		return nil, fmt.Errorf("local runner temp dir %s: %w", opts.TempDir, err)
 	}
+	removeStaleWorkdirs(opts.TempDir)
 	p, err := probe(opts.Containment, opts.MaxProcs)
 	if err != nil {
 		return nil, fmt.Errorf("local runner: %w", err)
@@ -176,7 +177,9 @@ func (j *jobRun) run(ctx context.Context) error {
 		j.res.Failed(runner.ErrInfra, "output file: "+err.Error())
 		return nil
 	}
-	wd, err := os.MkdirTemp(j.r.opts.TempDir, "forge-"+safeName(j.job.CandidateID)+"-")
+	// forge-<pid>-…: a later forge removes it if this one is killed before
+	// it can (removeStaleWorkdirs).
+	wd, err := os.MkdirTemp(j.r.opts.TempDir, fmt.Sprintf("forge-%d-%s-", os.Getpid(), safeName(j.job.CandidateID)))
 	if err != nil {
 		done()
 		err = fmt.Errorf("make working directory in %s: %w", j.r.opts.TempDir, err)
@@ -388,4 +391,20 @@ func safeName(s string) string {
 		b = b[:64]
 	}
 	return string(b)
+}
+
+// removeStaleWorkdirs removes the working directories in dir that a forge
+// killed before it could clean up (SIGKILL, a second Ctrl-C) left behind;
+// their processes died with that forge (pidns) or are ended by their job's
+// cgroup, but the files stay until someone removes them.
+func removeStaleWorkdirs(dir string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if e.IsDir() && ownerGone(e.Name()) {
+			_ = removeAll(filepath.Join(dir, e.Name()))
+		}
+	}
 }

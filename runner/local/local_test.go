@@ -85,7 +85,7 @@ print("ENV " + json.dumps(seen), file=sys.stderr)
 		t.Fatal(err)
 	}
 	home, _ := env["HOME"].(string)
-	if !strings.HasPrefix(home, r.opts.TempDir+string(filepath.Separator)+"forge-alpha-") {
+	if !strings.HasPrefix(home, filepath.Join(r.opts.TempDir, fmt.Sprintf("forge-%d-alpha-", os.Getpid()))) {
 		t.Errorf("HOME %q is not a fresh working directory under %s", home, r.opts.TempDir)
 	}
 	for k, want := range map[string]any{
