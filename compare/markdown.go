@@ -62,19 +62,5 @@ func WriteMarkdown(w io.Writer, rep Report) error {
 // of backticks inside it; a '|' is escaped so it cannot end a table cell.
 func mdCode(s string) string {
 	s = id(s)
-	longest, run := 0, 0
-	for _, r := range s {
-		if r == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	fence := strings.Repeat("`", longest+1)
-	pad := ""
-	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
-		pad = " "
-	}
-	return fence + pad + strings.ReplaceAll(s, "|", "\\|") + pad + fence
+	return text.MarkdownCode(s)
 }

@@ -1,11 +1,11 @@
 package compare
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"io"
 
+	"github.com/forge-run/forge/internal/text"
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
@@ -41,7 +41,7 @@ func WriteTable(w io.Writer, rep Report, tty bool) error {
 	for _, n := range rep.Notes {
 		fmt.Fprintf(&buf, "note: %s\n", n)
 	}
-	if _, err := w.Write(trimLines(buf.Bytes())); err != nil {
+	if _, err := w.Write(text.TrimLines(buf.Bytes())); err != nil {
 		return fmt.Errorf("write comparison table: %w", err)
 	}
 	return nil
@@ -82,16 +82,4 @@ func renderTable(w io.Writer, rows [][]string, tty bool) error {
 		return err
 	}
 	return t.Render()
-}
-
-// trimLines drops the trailing spaces tablewriter pads the last column with.
-func trimLines(b []byte) []byte {
-	var out bytes.Buffer
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<24)
-	for sc.Scan() {
-		out.Write(bytes.TrimRight(sc.Bytes(), " "))
-		out.WriteByte('\n')
-	}
-	return out.Bytes()
 }

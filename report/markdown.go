@@ -127,19 +127,5 @@ func mdCode(s string) string {
 	if s == "" {
 		return "—"
 	}
-	longest, run := 0, 0
-	for _, r := range s {
-		if r == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	fence := strings.Repeat("`", longest+1)
-	pad := ""
-	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
-		pad = " "
-	}
-	return fence + pad + strings.ReplaceAll(s, "|", "\\|") + pad + fence
+	return text.MarkdownCode(s)
 }

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"io"
@@ -91,7 +90,7 @@ func Table(w io.Writer, rec *forge.Record, opts Options) error {
 		buf.WriteString(paint(ansiRed, fmt.Sprintf("%d sandbox(es) could not be deleted: %s", len(ids), strings.Join(ids, ", "))) + "\n")
 		buf.WriteString("delete them with: forge gc\n")
 	}
-	if _, err := w.Write(trimLines(buf.Bytes())); err != nil {
+	if _, err := w.Write(text.TrimLines(buf.Bytes())); err != nil {
 		return fmt.Errorf("write table report: %w", err)
 	}
 	return nil
@@ -138,16 +137,4 @@ func renderTable(w io.Writer, rows [][]string, opts Options) error {
 		return err
 	}
 	return t.Render()
-}
-
-// trimLines drops the trailing spaces tablewriter pads the last column with.
-func trimLines(b []byte) []byte {
-	var out bytes.Buffer
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<24)
-	for sc.Scan() {
-		out.Write(bytes.TrimRight(sc.Bytes(), " "))
-		out.WriteByte('\n')
-	}
-	return out.Bytes()
 }

@@ -6,6 +6,8 @@
 package text
 
 import (
+	"bufio"
+	"bytes"
 	"fmt"
 	"math"
 	"strconv"
@@ -211,4 +213,37 @@ func Markdown(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// MarkdownCode writes s (one line) as a Markdown inline code span, with a
+// fence longer than any run of backticks inside it; a '|' is escaped so it
+// cannot end a table cell.
+func MarkdownCode(s string) string {
+	longest, run := 0, 0
+	for _, r := range s {
+		if r == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", longest+1)
+	pad := ""
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		pad = " "
+	}
+	return fence + pad + strings.ReplaceAll(s, "|", "\\|") + pad + fence
+}
+
+// TrimLines drops the trailing spaces tablewriter pads the last column with.
+func TrimLines(b []byte) []byte {
+	var out bytes.Buffer
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<24)
+	for sc.Scan() {
+		out.Write(bytes.TrimRight(sc.Bytes(), " "))
+		out.WriteByte('\n')
+	}
+	return out.Bytes()
 }
