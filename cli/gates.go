@@ -52,7 +52,7 @@ func checkGates(m *forge.Manifest, rec *forge.Record, failUnder float64, failUnd
 	if g.MaxInfraErrors != nil {
 		n := 0
 		for _, r := range rec.Results {
-			if r.ErrorKind == runner.ErrInfra || r.ErrorKind == runner.ErrAuth {
+			if r.ErrorKind.Fault() == runner.FaultInfra {
 				n++
 			}
 		}

@@ -65,7 +65,7 @@ func (p *progress) line(e forge.Event) string {
 		switch {
 		case r.Success:
 			return fmt.Sprintf("[%s] done %s\n", e.Job, seconds(e.Elapsed))
-		case r.ErrorKind == runner.ErrCancelled:
+		case r.ErrorKind.Fault() == runner.FaultInterrupted:
 			return fmt.Sprintf("[%s] cancelled %s\n", e.Job, seconds(e.Elapsed))
 		default:
 			return fmt.Sprintf("[%s] failed %s: %s: %s\n", e.Job, seconds(e.Elapsed), r.ErrorKind, oneLine(r.ErrorMessage, 100))

@@ -280,9 +280,7 @@ func fromResults(s *Side, rs []runner.Result, all bool) {
 func ended(rs []runner.Result) int {
 	n := 0
 	for _, r := range rs {
-		switch r.ErrorKind {
-		case runner.ErrInfra, runner.ErrAuth, runner.ErrCancelled:
-		default:
+		if r.ErrorKind.Scored() {
 			n++
 		}
 	}

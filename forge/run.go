@@ -73,9 +73,10 @@ type Options struct {
 }
 
 // Resumable reports whether a job's earlier result must be played again on
-// resume: it never finished (cancelled) or the infrastructure failed it.
+// resume: it says nothing about the candidate (cancelled, or the
+// infrastructure failed it).
 func Resumable(r runner.Result) bool {
-	return r.ErrorKind == runner.ErrCancelled || r.ErrorKind == runner.ErrInfra
+	return !r.Success && !r.ErrorKind.Scored()
 }
 
 // Validate checks that the options can make a run.

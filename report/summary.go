@@ -278,11 +278,8 @@ func (c candidate) scoreText() string {
 }
 
 // inconclusive reports whether a failed trial says nothing about the
-// candidate (the infrastructure failed, or the run was cancelled); scoring
-// leaves such trials out of the success rate.
-func inconclusive(k runner.ErrorKind) bool {
-	return k == runner.ErrInfra || k == runner.ErrAuth || k == runner.ErrCancelled
-}
+// candidate; scoring leaves such trials out of the success rate.
+func inconclusive(k runner.ErrorKind) bool { return !k.Scored() }
 
 // judged is how many trials count towards the success rate: every trial
 // but the inconclusive ones.

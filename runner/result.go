@@ -44,6 +44,50 @@ func (k *ErrorKind) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// Fault says whose doing the end of a trial was. It is the one rule every
+// package uses to decide whether a trial is scored, counts against the
+// candidate's success rate, is a JUnit failure, error or skip, counts as an
+// infrastructure error for gates, and is played again by --resume.
+type Fault int
+
+// The faults.
+const (
+	// FaultNone: the trial succeeded.
+	FaultNone Fault = iota
+	// FaultCandidate: the candidate failed (timeout, candidate_failed,
+	// artifact_missing). The trial is scored and counts against it.
+	FaultCandidate
+	// FaultInfra: the backend failed (infra, auth). The trial says nothing
+	// about the candidate: not scored, not in the success rate, played
+	// again by --resume.
+	FaultInfra
+	// FaultInterrupted: the run was interrupted before the trial ended
+	// (cancelled). Not scored, not in the success rate, played again by
+	// --resume.
+	FaultInterrupted
+)
+
+// Fault says whose doing a trial that ended with k was. A kind this
+// version does not know (from a newer record) counts as the candidate's.
+func (k ErrorKind) Fault() Fault {
+	switch k {
+	case ErrNone:
+		return FaultNone
+	case ErrInfra, ErrAuth:
+		return FaultInfra
+	case ErrCancelled:
+		return FaultInterrupted
+	}
+	return FaultCandidate
+}
+
+// Scored reports whether a trial that ended with k says something about
+// the candidate: it succeeded or the candidate failed it.
+func (k ErrorKind) Scored() bool {
+	f := k.Fault()
+	return f == FaultNone || f == FaultCandidate
+}
+
 // Phases holds the seconds a job spent in each phase. Phases a backend does
 // not have (a local process is not "created") stay 0.
 type Phases struct {
@@ -110,10 +154,18 @@ type Result struct {
 	// SubmitError says why the FORGE_RESULT file was ignored.
 	SubmitError string `json:"submit_error,omitempty"`
 
-	RuntimeSeconds float64   `json:"runtime_seconds"`
-	Phases         Phases    `json:"phases"`
-	StartedAt      time.Time `json:"started_at"`
-	FinishedAt     time.Time `json:"finished_at"`
+	// RuntimeSeconds is the candidate's own execution: from its process's
+	// start to its exit, measured as close to the process as the backend
+	// can (on Daytona, inside the sandbox by the wrapper that starts it).
+	// It leaves out sandbox creation, queueing, upload, setup, download and
+	// clean-up.
+	RuntimeSeconds float64 `json:"runtime_seconds"`
+	// JobSeconds is the whole job's wall time on the machine running
+	// forge, infrastructure included; Phases splits it.
+	JobSeconds float64   `json:"job_seconds"`
+	Phases     Phases    `json:"phases"`
+	StartedAt  time.Time `json:"started_at"`
+	FinishedAt time.Time `json:"finished_at"`
 
 	ErrorKind    ErrorKind `json:"error_kind"`
 	ErrorMessage string    `json:"error_message"`

@@ -260,3 +260,28 @@ func TestProtocolEnvAndArgv(t *testing.T) {
 		t.Errorf("Name: %q", j.Name())
 	}
 }
+
+func TestFaultOfEveryKind(t *testing.T) {
+	cases := []struct {
+		kind   ErrorKind
+		fault  Fault
+		scored bool
+	}{
+		{ErrNone, FaultNone, true},
+		{ErrTimeout, FaultCandidate, true},
+		{ErrCandidateFailed, FaultCandidate, true},
+		{ErrArtifactMissing, FaultCandidate, true},
+		{ErrInfra, FaultInfra, false},
+		{ErrAuth, FaultInfra, false},
+		{ErrCancelled, FaultInterrupted, false},
+		{ErrorKind("from_a_newer_forge"), FaultCandidate, true},
+	}
+	for _, c := range cases {
+		if got := c.kind.Fault(); got != c.fault {
+			t.Errorf("%q.Fault() = %d, want %d", c.kind, got, c.fault)
+		}
+		if got := c.kind.Scored(); got != c.scored {
+			t.Errorf("%q.Scored() = %v, want %v", c.kind, got, c.scored)
+		}
+	}
+}

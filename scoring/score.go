@@ -203,14 +203,7 @@ func prepare(cfg Config) []prepared {
 // about the candidate: the backend failed (infra, auth) or the run was
 // interrupted (cancelled). Such trials are not scored.
 func notTheCandidates(r runner.Result) bool {
-	if r.Success {
-		return false
-	}
-	switch r.ErrorKind {
-	case runner.ErrInfra, runner.ErrAuth, runner.ErrCancelled:
-		return true
-	}
-	return false
+	return !r.Success && !r.ErrorKind.Scored()
 }
 
 // value is what the scorer makes of one trial before normalisation.

@@ -149,11 +149,11 @@ func New(rec *forge.Record, cfg Config) *Testsuites {
 		}
 		total += r.RuntimeSeconds
 		if !r.Success {
-			switch r.ErrorKind {
-			case runner.ErrCancelled:
+			switch r.ErrorKind.Fault() {
+			case runner.FaultInterrupted:
 				suite.Skipped++
 				tc.Skipped = &Skipped{Message: message(r)}
-			case runner.ErrInfra, runner.ErrAuth:
+			case runner.FaultInfra:
 				suite.Errors++
 				tc.Error = problem(r)
 			default:
