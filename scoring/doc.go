@@ -49,6 +49,15 @@
 //     0, equal values share the better score (as standings share ranks); a
 //     single value scores 1.
 //
+// Runtimes are first put into noise groups (as Criterion's noise
+// threshold): from the fastest up, a group takes every runtime less than
+// max(5%, 10 ms) above its fastest, and each runtime counts as its group's
+// fastest (RuntimeNoise, RuntimeResolution). Identical candidates whose
+// clocks jittered by a few milliseconds therefore tie instead of being
+// spread over [0, 1] by minmax; runtimes further apart keep their measured
+// values. runtime_seconds itself is the candidate's own execution (see
+// runner.Result), never the queue or the sandbox's creation.
+//
 // The trial's composite score is the weighted mean of its scorers' scores
 // (weights renormalised over the scorers that have a value for it). With
 // cross-candidate normalisation a trial's score depends on the other

@@ -79,6 +79,9 @@ func Score(cfg Config, candidates []string, results []runner.Result) Outcome {
 		for i, r := range results {
 			values[j][i] = s.value(r)
 		}
+		if s.Type == TypeRuntime {
+			withinNoise(values[j])
+		}
 		scores[j], clamped[j] = s.normalize(values[j])
 	}
 
@@ -278,6 +281,43 @@ func submittedNumber(r runner.Result, field string) (float64, string) {
 		return 0, fmt.Sprintf("submitted %q is not a finite number", field)
 	}
 	return f, ""
+}
+
+// Runtimes closer than the noise of measuring them do not rank
+// candidates (as Criterion's noise threshold): a runtime within
+// RuntimeNoise (and at least RuntimeResolution) of a faster one counts as
+// that one.
+const (
+	RuntimeNoise      = 0.05
+	RuntimeResolution = 0.010 // seconds
+)
+
+// withinNoise groups runtimes from the fastest up: a group starts at its
+// fastest runtime f and takes every runtime below f + max(f×RuntimeNoise,
+// RuntimeResolution); each runtime becomes its group's f. Identical
+// candidates thus tie however their clocks jittered, while runtimes that
+// differ by more than the noise keep their measured values.
+func withinNoise(vals []trialValue) {
+	var pool []float64
+	for _, v := range vals {
+		if v.state == stateRaw {
+			pool = append(pool, v.v)
+		}
+	}
+	sort.Float64s(pool)
+	group := make(map[float64]float64, len(pool))
+	var start float64
+	for i, v := range pool {
+		if i == 0 || v >= start+max(start*RuntimeNoise, RuntimeResolution) {
+			start = v
+		}
+		group[v] = start
+	}
+	for i, v := range vals {
+		if v.state == stateRaw {
+			vals[i].v = group[v.v]
+		}
+	}
 }
 
 // normalize turns the scorer's trial values into scores in [0, 1]; only

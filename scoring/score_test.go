@@ -479,3 +479,46 @@ func TestInfraAndCancelledTrialsAreNotScored(t *testing.T) {
 		t.Errorf("winner = %v (%s), comparison %+v", o.Winner, o.WinnerLine, o.Comparison)
 	}
 }
+
+// Identical candidates whose runtimes differ only by measuring noise tie,
+// in a single trial and over several; runtimes further apart than the
+// noise still rank.
+func TestRuntimesWithinNoiseTie(t *testing.T) {
+	ids := []string{"c1", "c2", "c3", "c4", "c5"}
+	jitter := []float64{0.0513, 0.0502, 0.0541, 0.0528, 0.0507, 0.0519, 0.0533, 0.0524, 0.0511, 0.0536}
+	for _, trials := range []int{1, 3} {
+		var res []runner.Result
+		k := 0
+		for _, id := range ids {
+			for tr := 1; tr <= trials; tr++ {
+				res = append(res, ok(id, tr, jitter[k%len(jitter)]))
+				k++
+			}
+		}
+		o := Score(Config{}, ids, res)
+		if o.Winner != nil {
+			t.Errorf("%d trials: winner %s (%s), want none", trials, *o.Winner, o.WinnerLine)
+		}
+		for _, s := range o.Standings {
+			if s.Rank != 1 || !s.Tied || s.Score != o.Standings[0].Score {
+				t.Errorf("%d trials: %s rank %d tied %v score %v", trials, s.CandidateID, s.Rank, s.Tied, s.Score)
+			}
+		}
+	}
+	// 0.5 s against 0.3 s is not noise.
+	o := Score(Config{}, []string{"fast", "slow"}, []runner.Result{ok("fast", 1, 0.3), ok("slow", 1, 0.5)})
+	if o.Winner == nil || *o.Winner != "fast" {
+		t.Errorf("winner %v (%s), want fast", o.Winner, o.WinnerLine)
+	}
+}
+
+func TestWithinNoiseGroupsFromTheFastest(t *testing.T) {
+	vals := []trialValue{{v: 1.00}, {v: 1.04}, {v: 1.06}, {v: 1.10}, {v: 0.001}, {v: 0.009}, {v: 0.012}, {state: stateNone, v: 7}}
+	withinNoise(vals)
+	want := []float64{1.00, 1.00, 1.06, 1.06, 0.001, 0.001, 0.012, 7}
+	for i, w := range want {
+		if vals[i].v != w {
+			t.Errorf("value %d = %v, want %v", i, vals[i].v, w)
+		}
+	}
+}

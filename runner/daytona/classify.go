@@ -24,6 +24,7 @@ const (
 	classConflict                 // 409: name taken, or a state change in progress
 	classTransient                // 5xx, 408, network errors, client timeouts: retry
 	classCancelled                // our own context ended
+	classQuota                    // 400/403 "Total CPU limit exceeded": wait for capacity
 )
 
 // failure is a classified error.
@@ -69,6 +70,10 @@ func classify(ctx context.Context, err error) failure {
 		return f
 	}
 	f.status = status
+	if _, ok := quotaRefusal(status, messageOf(err)); ok {
+		f.class = classQuota
+		return f
+	}
 	switch {
 	case status == 0 && ctx.Err() != nil:
 		f.class = classCancelled

@@ -38,7 +38,7 @@ func (r *Runner) Run(ctx context.Context, job runner.Job) (runner.Result, error)
 	j := &jobRun{r: r, job: job, res: &res, name: sandboxName(r.opts.RunID, job.CandidateID, job.Trial)}
 	err := j.run(ctx)
 	res.FinishedAt = time.Now().UTC()
-	res.RuntimeSeconds = time.Since(start).Seconds()
+	res.JobSeconds = time.Since(start).Seconds()
 	return res, err
 }
 
@@ -97,7 +97,7 @@ func (j *jobRun) run(parent context.Context) error {
 		if uerr == nil {
 			uerr = &runner.UnusableError{Kind: runner.ErrAuth, Err: errDead}
 		}
-		j.res.Failed(runner.ErrAuth, "stopped: "+uerr.Error())
+		j.res.Failed(unusableKind(uerr), "stopped: "+uerr.Error())
 		return uerr
 	case parent.Err() != nil:
 		j.res.Settle(j.job, runner.Outcome{Cancelled: true})
@@ -724,6 +724,15 @@ func (j *jobRun) download(ctx context.Context, run sessionRun) error {
 	j.res.Output, j.res.Stderr = stdout.String(), stderr.String()
 	j.res.OutputTruncated = meta.Stdout > lim.Output() || meta.Stderr > lim.Output() || stdout.Truncated() || stderr.Truncated()
 
+	switch {
+	case run.timedOut:
+		j.res.RuntimeSeconds = j.job.EffectiveTimeout().Seconds()
+	case meta.RuntimeNS >= 0:
+		j.res.RuntimeSeconds = float64(meta.RuntimeNS) / 1e9
+	default:
+		// No clock in the sandbox: the client's view of the execution.
+		j.res.RuntimeSeconds = j.res.Phases.Execute
+	}
 	o := runner.Outcome{ExitCode: run.exit, TimedOut: run.timedOut}
 	switch meta.ArtifactKind {
 	case "file":

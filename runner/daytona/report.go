@@ -80,6 +80,7 @@ func (rep *report) parseMeta(text []byte) ([]string, error) {
 	if at < 0 {
 		return nil, errors.New("no report line")
 	}
+	rep.meta.RuntimeNS = -1 // unless the line says
 	if err := json.Unmarshal([]byte(lines[at]), &rep.meta); err != nil {
 		return nil, fmt.Errorf("report line: %v", err)
 	}

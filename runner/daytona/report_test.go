@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	sdkerrors "github.com/daytonaio/daytona/libs/sdk-go/pkg/errors"
 )
@@ -164,6 +165,7 @@ func TestForgeShRunReports(t *testing.T) {
 			cmd := exec.Command(sh, l.controlScript(), "run")
 			var stdout bytes.Buffer
 			cmd.Stdout = &stdout
+			began := time.Now()
 			err := cmd.Run()
 			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 7 {
 				t.Fatalf("exit: %v\n%s", err, stdout.String())
@@ -176,6 +178,12 @@ func TestForgeShRunReports(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%v\n%s", err, text)
 			}
+			// The runtime is the candidate's own, measured around it: more
+			// than nothing, less than the whole test.
+			if ns := rep.meta.RuntimeNS; ns <= 0 || ns > int64(time.Since(began)) {
+				t.Errorf("runtime_ns %d, want in (0, %d]", ns, time.Since(began))
+			}
+			rep.meta.RuntimeNS = 0
 			want := collected{Stdout: 4, Stderr: 3, Setup: -1, Artifact: 4, ArtifactKind: "file", Result: -1, ResultKind: "symlink"}
 			if rep.meta != want {
 				t.Errorf("meta %+v, want %+v", rep.meta, want)

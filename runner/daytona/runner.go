@@ -42,8 +42,10 @@ const defaultHome = "/home/daytona"
 // sdkHTTPTimeout is the SDK's own HTTP timeout, kept for toolbox calls.
 const sdkHTTPTimeout = 60 * time.Second
 
-// errDead is the cause that stops every job once the API refused the key.
-var errDead = errors.New("the Daytona API refused the API key")
+// errDead is the cause that stops every job once the run cannot go on: the
+// API refused the key, or answered a creation with an error no retry can
+// fix.
+var errDead = errors.New("the Daytona backend cannot be used for this run")
 
 // Runner runs jobs in Daytona sandboxes. It is safe for concurrent use.
 type Runner struct {
@@ -66,9 +68,15 @@ type Runner struct {
 
 	// streams is what the run learned about command log streams.
 	streams streamState
+	// capacity holds jobs back while the account's limits are reached.
+	capacity *capacity
 
-	mu        sync.Mutex
-	authErr   error
+	mu      sync.Mutex
+	authErr error
+	// fatal, once set, stops the run: a creation failed in a way no retry
+	// fixes (unknown snapshot, invalid resources, a sandbox that cannot
+	// start, an account full without this run).
+	fatal     *runner.UnusableError
 	live      map[string]*daytona.Sandbox // by name: created, not yet deleted
 	pending   map[string]bool             // names that may exist without a handle
 	undeleted map[string]string           // name -> "name (id)": could not be deleted
@@ -96,7 +104,7 @@ func New(ctx context.Context, opts Options) (*Runner, error) {
 		return nil, err
 	}
 	r := &Runner{
-		opts: opts, client: client, pacer: newPacer(opts.CreateRate), ledger: lg,
+		opts: opts, client: client, pacer: newPacer(opts.CreateRate), ledger: lg, capacity: newCapacity(),
 		live: map[string]*daytona.Sandbox{}, pending: map[string]bool{}, undeleted: map[string]string{},
 	}
 	r.toolboxHTTP = opts.ToolboxHTTPClient
@@ -199,15 +207,31 @@ func (r *Runner) markDead(err error) {
 	r.kill(errDead)
 }
 
-// unusable is the run-stopping error once the key was refused, else nil.
+// stop records a run-level failure that no retry fixes and stops every
+// job; the first one wins. It returns the run-stopping error.
+func (r *Runner) stop(err error) error {
+	r.mu.Lock()
+	if r.fatal == nil && r.authErr == nil {
+		r.fatal = &runner.UnusableError{Kind: runner.ErrInfra, Err: err}
+	}
+	r.mu.Unlock()
+	r.kill(errDead)
+	return r.unusable()
+}
+
+// unusable is the run-stopping error once the key was refused or the run
+// was stopped, else nil.
 func (r *Runner) unusable() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.authErr == nil {
-		return nil
+	switch {
+	case r.authErr != nil:
+		return &runner.UnusableError{Kind: runner.ErrAuth, Err: fmt.Errorf(
+			"Daytona refused the API key: %s; check DAYTONA_API_KEY", describe(r.authErr))}
+	case r.fatal != nil:
+		return r.fatal
 	}
-	return &runner.UnusableError{Kind: runner.ErrAuth, Err: fmt.Errorf(
-		"Daytona refused the API key: %s; check DAYTONA_API_KEY", describe(r.authErr))}
+	return nil
 }
 
 // retry runs op until it succeeds, fails for good, or the retries are used
@@ -261,6 +285,16 @@ func (r *Runner) adopt(sb *daytona.Sandbox) *daytona.Sandbox {
 	return sb
 }
 
+// unusableKind is the error kind of the run-stopping error (auth when
+// there is none yet: only a refused key stops jobs without one).
+func unusableKind(err error) runner.ErrorKind {
+	var ue *runner.UnusableError
+	if errors.As(err, &ue) {
+		return ue.Kind
+	}
+	return runner.ErrAuth
+}
+
 func (r *Runner) track(name string, sb *daytona.Sandbox) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -283,6 +317,9 @@ func (r *Runner) notCreated(name string) {
 	wasPending := r.pending[name]
 	delete(r.pending, name)
 	r.mu.Unlock()
+	if !live {
+		r.capacity.release(name)
+	}
 	if wasPending && !live {
 		r.ledger.append(LedgerEntry{Event: eventNotCreated, RunID: r.opts.RunID, Name: name})
 	}
@@ -300,10 +337,11 @@ func neverSent(err error) bool {
 
 func (r *Runner) forget(name string) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	delete(r.live, name)
 	delete(r.pending, name)
 	delete(r.undeleted, name)
+	r.mu.Unlock()
+	r.capacity.release(name)
 }
 
 // errFailedToStart is what the SDK says when a sandbox ends in error or
@@ -339,6 +377,9 @@ func (r *Runner) createSandbox(ctx context.Context, name string, params any) (*d
 		if err := r.unusable(); err != nil {
 			return nil, err
 		}
+		if err := r.capacity.acquire(ctx, name); err != nil {
+			return nil, err
+		}
 		if err := r.pacer.wait(ctx); err != nil {
 			return nil, err
 		}
@@ -357,14 +398,24 @@ func (r *Runner) createSandbox(ctx context.Context, name string, params any) (*d
 			ambiguous = true
 		}
 		if f.class == classTransient && messageOf(err) == errFailedToStart {
-			// It exists, in error or build_failed; find it so it is deleted.
+			// It exists, in error or build_failed; find it so it is
+			// deleted. The next would fail the same way: the image or
+			// snapshot cannot start.
 			ambiguous = true
 			found, _ := r.lookup(ctx, name)
-			return found, fmt.Errorf("sandbox %s failed to start (error or build_failed state)", name)
+			return found, r.stop(fmt.Errorf("Daytona could not start sandbox %s (it ended in error or build_failed): %s; check daytona.image or daytona.snapshot",
+				name, r.startsFrom()))
 		}
 		switch f.class {
 		case classCancelled:
 			return nil, err
+		case classQuota:
+			if err := r.waitForCapacity(ctx, name, err); err != nil {
+				return nil, err
+			}
+		case classPermanent, classNotFound:
+			return nil, r.stop(fmt.Errorf("Daytona refused to create a sandbox: %s; no retry can fix this: check the manifest's daytona: block (%s)",
+				describe(err), r.startsFrom()))
 		case classAuth:
 			r.markDead(err)
 			return nil, r.unusable()
@@ -418,6 +469,54 @@ func (r *Runner) createSandbox(ctx context.Context, name string, params any) (*d
 			return nil, err
 		}
 	}
+}
+
+// waitForCapacity handles a creation of name refused for the account's
+// limits: it waits until one of this run's sandboxes is deleted (the
+// caller then tries again), or returns the run-stopping error when none of
+// this run's sandboxes exists to be deleted: the account is full without
+// this run.
+func (r *Runner) waitForCapacity(ctx context.Context, name string, refusal error) error {
+	what, _ := quotaRefusal(statusOf(refusal), messageOf(refusal))
+	others, freed, since := r.capacity.refused(name, time.Now())
+	var lag <-chan time.Time
+	if others == 0 {
+		if since < 0 || since >= lagGrace {
+			return r.stop(fmt.Errorf("Daytona account limit reached (%s) with none of this run's sandboxes alive: other sandboxes of the account use it all; "+
+				"free some (forge gc deletes those forge left behind; the others are in the Daytona dashboard), lower concurrency or ask for smaller daytona.resources",
+				what))
+		}
+		// One of this run's sandboxes was deleted a moment ago: the service
+		// may not have freed its share yet.
+		t := time.NewTimer(lagGrace - since)
+		defer t.Stop()
+		lag = t.C
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-freed:
+	case <-lag:
+	}
+	if n := r.capacity.announce(); n > 0 {
+		fmt.Fprintf(r.opts.Warn, "forge: account limit reached (%s): running %d at a time\n", what, n)
+	}
+	return nil
+}
+
+// startsFrom says what the sandboxes start from, for messages.
+func (r *Runner) startsFrom() string {
+	switch {
+	case r.opts.Image != "":
+		s := "image " + r.opts.Image
+		if r.opts.CPU > 0 || r.opts.MemoryGB > 0 || r.opts.DiskGB > 0 {
+			s += fmt.Sprintf(", cpu %d, memory %d GB, disk %d GB", r.opts.CPU, r.opts.MemoryGB, r.opts.DiskGB)
+		}
+		return s
+	case r.opts.Snapshot != "":
+		return "snapshot " + r.opts.Snapshot
+	}
+	return "the default snapshot"
 }
 
 // started waits for an adopted sandbox to be started.
@@ -498,6 +597,7 @@ func (r *Runner) undeletable(name, id string, err error) error {
 	delete(r.pending, name)
 	delete(r.live, name)
 	r.mu.Unlock()
+	r.capacity.release(name) // it may still hold quota, but it is out of forge's hands
 	fmt.Fprintf(r.opts.Warn, "daytona: could not delete sandbox %s: %s; it stops and deletes itself after its auto-stop, or run \"forge gc\"\n",
 		label, describe(err))
 	lerr := r.ledger.append(LedgerEntry{Event: eventUndeletable, RunID: r.opts.RunID, Name: name, ID: id, Error: describe(err)})
@@ -561,7 +661,10 @@ func (r *Runner) Close(ctx context.Context) error {
 	for _, name := range pending {
 		errs = append(errs, r.reconcile(ctx, name))
 	}
-	if r.unusable() == nil {
+	r.mu.Lock()
+	keyRefused := r.authErr != nil
+	r.mu.Unlock()
+	if !keyRefused {
 		errs = append(errs, r.sweep(ctx))
 	}
 	errs = append(errs, r.ledger.append(LedgerEntry{Event: eventClose, RunID: r.opts.RunID}), r.ledger.close())

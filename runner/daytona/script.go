@@ -142,7 +142,11 @@ run) ;;
 esac
 forge_path=$PATH
 `, shQuote(l.setupScript()), shQuote(l.setupLog()), doneLine)
+	b.WriteString(clockText)
 	b.WriteString(l.preamble(env, ensure))
+	// The candidate's runtime is measured here, next to its process: the
+	// clock is read just before it starts and just after it exits.
+	b.WriteString("forge_now; forge_t0=$forge_t\n")
 	for i, a := range argv {
 		if i > 0 {
 			b.WriteString(" ")
@@ -154,6 +158,8 @@ forge_path=$PATH
 	// function in this shell, not a subshell, to spare a process.
 	fmt.Fprintf(&b, `forge_rc=$?
 PATH=$forge_path
+forge_now
+if [ -n "$forge_t0" ] && [ -n "$forge_t" ]; then forge_ns=$((forge_t - forge_t0)); fi
 forge_want='stdout stderr artifact result'
 forge_collect
 printf '%s %%s\n.\n' "$forge_rc"
@@ -161,6 +167,25 @@ exit $forge_rc
 `, doneLine)
 	return b.String()
 }
+
+// clockText defines forge_now, which sets forge_t to a clock in
+// nanoseconds: date's %N where it has one (GNU, busybox), else
+// /proc/uptime (centiseconds), else nothing. The clock is chosen once,
+// with forge's PATH, before the job's environment (which may set its own
+// PATH) is exported; the centiseconds are read without leading zeros so
+// that the shell never takes them for octal.
+const clockText = `forge_date=$(command -v date 2>/dev/null)
+case $("${forge_date:-date}" +%s%N 2>/dev/null) in ''|*[!0-9]*) forge_date= ;; esac
+forge_now() {
+  forge_t=
+  if [ -n "$forge_date" ]; then forge_t=$("$forge_date" +%s%N); return; fi
+  if read forge_u forge_x </proc/uptime 2>/dev/null; then
+    case $forge_u in
+    *.??) forge_t=$(( ${forge_u%.*} * 1000000000 + 1${forge_u#*.} * 10000000 - 1000000000 )) ;;
+    esac
+  fi
+}
+`
 
 // setupScriptText runs the manifest's setup lines in order and stops at the
 // first that fails, naming it.
@@ -212,8 +237,8 @@ cut "$f4" "$s4" %[5]d "$c.artifact.cap" || return 1
 cut "$f5" "$s5" %[5]d "$c.result.cap" || return 1
 sz() { if [ "$1" = file ]; then S=$2; else S=-1; fi; }
 sz $k1 $s1; o1=$S; sz $k2 $s2; o2=$S; sz $k3 $s3; o3=$S; sz $k4 $s4; o4=$S; sz $k5 $s5; o5=$S
-printf '{"stdout":%%s,"stderr":%%s,"setup":%%s,"artifact":%%s,"artifact_kind":"%%s","result":%%s,"result_kind":"%%s"}\n' \
-  "$o1" "$o2" "$o3" "$o4" "$k4" "$o5" "$k5"
+printf '{"stdout":%%s,"stderr":%%s,"setup":%%s,"artifact":%%s,"artifact_kind":"%%s","result":%%s,"result_kind":"%%s","runtime_ns":%%s}\n' \
+  "$o1" "$o2" "$o3" "$o4" "$k4" "$o5" "$k5" "${forge_ns:--1}"
 command -v base64 >/dev/null 2>&1 || return 0
 left=%[6]d; keys=
 pick() {
@@ -247,4 +272,7 @@ type collected struct {
 	ArtifactKind string `json:"artifact_kind"`
 	Result       int64  `json:"result"`
 	ResultKind   string `json:"result_kind"`
+	// RuntimeNS is the candidate's own runtime as forge.sh measured it in
+	// the sandbox; -1 when unknown (no clock, or "collect" alone).
+	RuntimeNS int64 `json:"runtime_ns"`
 }
