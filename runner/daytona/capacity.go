@@ -126,7 +126,7 @@ func quotaRefusal(status int, msg string) (what string, ok bool) {
 	if m == nil {
 		return "", false
 	}
-	resource, max := strings.ToLower(m[1]), strings.TrimSpace(m[2])
+	resource, max := strings.ToLower(m[1]), strings.TrimRight(strings.TrimSpace(m[2]), ".")
 	switch {
 	case max == "":
 		return strings.TrimSuffix(first, "."), true
@@ -138,4 +138,4 @@ func quotaRefusal(status int, msg string) (what string, ok bool) {
 	return max + " " + resource, true
 }
 
-var quotaRE = regexp.MustCompile(`(?i)^total (cpu|memory|disk|sandbox(?:es)?|sandbox count) (?:limit|quota) exceeded\.?\s*(?:maximum allowed:?\s*([0-9.]+\s*[a-z]*))?`)
+var quotaRE = regexp.MustCompile(`(?i)^total (cpu|memory|disk|sandbox(?:es)?|sandbox count) (?:limit|quota) exceeded\.?\s*(?:maximum allowed:?\s*([0-9]+(?:\.[0-9]+)?\s*[a-z]*))?`)
