@@ -1,0 +1,86 @@
+package cli_test
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/forge-run/forge/runner/daytona/daytonatest"
+)
+
+// writeTournament writes a manifest with n identical candidates running
+// script (a .sh file's text) and returns its directory.
+func writeTournament(t *testing.T, n int, script, extra string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "cand.sh"), []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "objective: \"the same work\"\ndefaults:\n  timeout: 60s\n  concurrency: %d\ncandidates:\n", n)
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "  - id: c%d\n    script: cand.sh\n", i)
+	}
+	b.WriteString(extra)
+	if err := os.WriteFile(filepath.Join(dir, "forge.yaml"), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func spread(xs []float64) float64 {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, x := range xs {
+		lo, hi = math.Min(lo, x), math.Max(hi, x)
+	}
+	return hi - lo
+}
+
+// Five copies of one candidate, created one after another by a slow pacer
+// into slowly starting sandboxes: each job waits longer than the one
+// before, but the candidates' runtimes are their own, so they all tie.
+func TestDaytonaIdenticalCandidatesTieWhateverTheQueue(t *testing.T) {
+	srv := daytonatest.Start(t, daytonatest.Options{StartDelay: 700 * time.Millisecond})
+	dir := writeTournament(t, 5, "sleep 1\necho done > \"$2\"\n", "daytona:\n  create_rate: 2\n")
+	cmd, _, stderr := forgeCmd(dir, []string{"DAYTONA_API_KEY=" + srv.APIKey(), "DAYTONA_API_URL=" + srv.URL()},
+		"run", "--daytona", "--no-fallback", "--run-id", "tie", "--quiet")
+	if code := exitCodeOf(t, cmd.Run()); code != 0 {
+		t.Fatalf("exit %d\nstderr:\n%s", code, stderr)
+	}
+	rec := readResults(t, filepath.Join(dir, "artifacts", "tie", "results.json"))
+	var runtimes, jobs []float64
+	for _, r := range rec.Results {
+		if !r.Success {
+			t.Fatalf("%s failed: %s %s", r.CandidateID, r.ErrorKind, r.ErrorMessage)
+		}
+		if r.RuntimeSeconds < 1 || r.RuntimeSeconds > 1.5 {
+			t.Errorf("%s: runtime_seconds %.3f, want the candidate's own second", r.CandidateID, r.RuntimeSeconds)
+		}
+		if r.JobSeconds < r.RuntimeSeconds+r.Phases.Create {
+			t.Errorf("%s: job_seconds %.3f < runtime %.3f + create %.3f", r.CandidateID, r.JobSeconds, r.RuntimeSeconds, r.Phases.Create)
+		}
+		runtimes = append(runtimes, r.RuntimeSeconds)
+		jobs = append(jobs, r.JobSeconds)
+	}
+	// The pacer lets one creation through every 0.5 s: the jobs' wall
+	// times spread over about 2 s, the candidates' runtimes do not.
+	if s := spread(jobs); s < 1.5 {
+		t.Errorf("job_seconds spread %.3f s, want the queue's ~2 s: %v", s, jobs)
+	}
+	if s := spread(runtimes); s > 0.25 {
+		t.Errorf("runtime_seconds spread %.3f s: %v", s, runtimes)
+	}
+	if rec.Winner != nil {
+		t.Errorf("winner %s (%s), want none among identical candidates", *rec.Winner, rec.WinnerLine)
+	}
+	for _, s := range rec.Standings {
+		if s.Rank != 1 || !s.Tied {
+			t.Errorf("%s: rank %d tied %v score %v, want all tied at 1", s.CandidateID, s.Rank, s.Tied, s.Score)
+		}
+	}
+	checkEmulator(t, srv, srv.APIKey())
+}
