@@ -46,17 +46,23 @@ func classify(ctx context.Context, err error) failure {
 	f := failure{err: err}
 	var status int
 	var header http.Header
-	switch e := err.(type) {
-	case *sdkerrors.DaytonaRateLimitError:
-		f.class, f.status, f.retryAfter = classRateLimited, http.StatusTooManyRequests, retryAfter(e.Headers, time.Now())
+	var (
+		limited  *sdkerrors.DaytonaRateLimitError
+		notFound *sdkerrors.DaytonaNotFoundError
+		timeout  *sdkerrors.DaytonaTimeoutError
+		plain    *sdkerrors.DaytonaError
+	)
+	switch {
+	case errors.As(err, &limited):
+		f.class, f.status, f.retryAfter = classRateLimited, http.StatusTooManyRequests, retryAfter(limited.Headers, time.Now())
 		return f
-	case *sdkerrors.DaytonaNotFoundError:
+	case errors.As(err, &notFound):
 		f.class, f.status = classNotFound, http.StatusNotFound
 		return f
-	case *sdkerrors.DaytonaTimeoutError:
+	case errors.As(err, &timeout):
 		status = 0
-	case *sdkerrors.DaytonaError:
-		status, header = e.StatusCode, e.Headers
+	case errors.As(err, &plain):
+		status, header = plain.StatusCode, plain.Headers
 	default:
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			if ctx.Err() != nil {
@@ -96,17 +102,32 @@ func classify(ctx context.Context, err error) failure {
 
 // statusOf is the HTTP status behind an SDK error (0 for network errors).
 func statusOf(err error) int {
-	switch e := err.(type) {
-	case *sdkerrors.DaytonaRateLimitError:
-		return e.StatusCode
-	case *sdkerrors.DaytonaNotFoundError:
-		return e.StatusCode
-	case *sdkerrors.DaytonaTimeoutError:
-		return e.StatusCode
-	case *sdkerrors.DaytonaError:
+	if e := sdkError(err); e != nil {
 		return e.StatusCode
 	}
 	return 0
+}
+
+// sdkError finds the SDK error in err's chain. The SDK's error types embed
+// *DaytonaError without unwrapping to it, so each is looked for.
+func sdkError(err error) *sdkerrors.DaytonaError {
+	var (
+		limited  *sdkerrors.DaytonaRateLimitError
+		notFound *sdkerrors.DaytonaNotFoundError
+		timeout  *sdkerrors.DaytonaTimeoutError
+		plain    *sdkerrors.DaytonaError
+	)
+	switch {
+	case errors.As(err, &limited):
+		return limited.DaytonaError
+	case errors.As(err, &notFound):
+		return notFound.DaytonaError
+	case errors.As(err, &timeout):
+		return timeout.DaytonaError
+	case errors.As(err, &plain):
+		return plain
+	}
+	return nil
 }
 
 // retryAfter reads how long the server asked us to wait: Retry-After, or
@@ -153,15 +174,17 @@ func describe(err error) string {
 }
 
 func messageOf(err error) string {
-	switch e := err.(type) {
-	case *sdkerrors.DaytonaRateLimitError:
-		return e.Message
-	case *sdkerrors.DaytonaNotFoundError:
-		return e.Message
-	case *sdkerrors.DaytonaTimeoutError:
-		return e.Message
-	case *sdkerrors.DaytonaError:
+	if e := sdkError(err); e != nil {
 		return e.Message
 	}
 	return err.Error()
 }
+
+// described wraps an SDK error so that it reads as describe says (with
+// its HTTP status) and stays reachable with errors.As.
+func described(err error) error { return &describedError{err} }
+
+type describedError struct{ err error }
+
+func (e *describedError) Error() string { return describe(e.err) }
+func (e *describedError) Unwrap() error { return e.err }

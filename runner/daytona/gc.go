@@ -54,7 +54,7 @@ func GC(ctx context.Context, opts Options, g GCOptions, w io.Writer) error {
 	labels, _ := json.Marshal(map[string]string{LabelApp: LabelAppValue})
 	for page := 1; ; page++ {
 		var res *apiclient.PaginatedSandboxes
-		err := opts.retryWith(actx, "list forge sandboxes", true, func(ctx context.Context) error {
+		err := opts.retry(actx, "list forge sandboxes", opts.calls(), func(ctx context.Context) error {
 			var err error
 			var resp *http.Response
 			res, resp, err = api.SandboxAPI.ListSandboxesPaginated(ctx).Labels(string(labels)).
@@ -117,7 +117,7 @@ func GC(ctx context.Context, opts Options, g GCOptions, w io.Writer) error {
 			continue
 		}
 		id := sb.id
-		err := opts.retryWith(actx, "delete "+sb.name, true, func(ctx context.Context) error {
+		err := opts.retry(actx, "delete "+sb.name, opts.calls(), func(ctx context.Context) error {
 			_, resp, err := api.SandboxAPI.DeleteSandbox(ctx, id).Execute()
 			err = sdkerrors.ConvertAPIError(err, resp)
 			if _, gone := err.(*sdkerrors.DaytonaNotFoundError); gone {
@@ -130,7 +130,7 @@ func GC(ctx context.Context, opts Options, g GCOptions, w io.Writer) error {
 				return gcError(actx, "delete "+sb.name, err)
 			}
 			fmt.Fprintf(w, "FAILED  %s: %s\n", desc, describe(err))
-			errs = append(errs, fmt.Errorf("delete sandbox %s: %s", sb.name, describe(err)))
+			errs = append(errs, fmt.Errorf("delete sandbox %s: %w", sb.name, described(err)))
 			failed++
 			continue
 		}
@@ -147,9 +147,9 @@ func GC(ctx context.Context, opts Options, g GCOptions, w io.Writer) error {
 
 func gcError(ctx context.Context, what string, err error) error {
 	if classify(ctx, err).class == classAuth {
-		return fmt.Errorf("%s: Daytona refused the API key: %s; check DAYTONA_API_KEY", what, describe(err))
+		return fmt.Errorf("%s: Daytona refused the API key: %w; check DAYTONA_API_KEY", what, described(err))
 	}
-	return fmt.Errorf("%s: %s", what, describe(err))
+	return fmt.Errorf("%s: %w", what, described(err))
 }
 
 // runLiveness says why the run owning a ledger is live, or "" when it is

@@ -53,6 +53,9 @@ type jobRun struct {
 	tried   bool // a creation was attempted
 	lay     layout
 	session bool
+	// streams are the goroutines following command log streams; the job
+	// waits for them before it returns.
+	streams sync.WaitGroup
 }
 
 // stepError is a failure of the job, already classified.
@@ -85,7 +88,11 @@ func (j *jobRun) run(parent context.Context) error {
 	defer cancel(nil)
 	stop := context.AfterFunc(j.r.dead, func() { cancel(context.Cause(j.r.dead)) })
 	defer stop()
-	defer j.cleanup()
+	defer func() {
+		j.cleanup(parent)
+		// The deletion ended every log stream still open.
+		j.streams.Wait()
+	}()
 
 	err := j.steps(ctx)
 	if err == nil {
@@ -225,7 +232,7 @@ func (j *jobRun) classified(what string, ctx context.Context, err error) error {
 	se := &stepError{kind: runner.ErrInfra, msg: msg}
 	if f.class == classTransient && statusOf(err) == 0 && j.sb == nil {
 		// No answer from the API at all, retries spent: unreachable.
-		se.unusable = &runner.UnusableError{Kind: runner.ErrInfra, Err: fmt.Errorf("cannot reach the Daytona API at %s: %s", j.r.opts.APIURL, describe(err))}
+		se.unusable = &runner.UnusableError{Kind: runner.ErrInfra, Err: fmt.Errorf("cannot reach the Daytona API at %s: %w", j.r.opts.APIURL, described(err))}
 	}
 	return se
 }
@@ -470,7 +477,7 @@ func (j *jobRun) runInSession(ctx context.Context, command string, timeout time.
 	var resp map[string]any
 	// Only rate limits are retried: after any other failure the command may
 	// have started, and a candidate must not run twice.
-	err := j.r.retryWith(ctx, "start command in "+j.name, false, func(ctx context.Context) error {
+	err := j.r.opts.retry(ctx, "start command in "+j.name, j.r.opts.once(), func(ctx context.Context) error {
 		var err error
 		resp, err = j.sb.Process.ExecuteSessionCommand(ctx, sessionID, command, true, false)
 		return err
@@ -488,7 +495,11 @@ func (j *jobRun) runInSession(ctx context.Context, command string, timeout time.
 		events = make(chan streamEvent, 1)
 		sctx, stop := context.WithCancel(ctx)
 		defer stop()
-		go j.followLogs(sctx, cmdID, events)
+		j.streams.Add(1)
+		go func() {
+			defer j.streams.Done()
+			j.followLogs(sctx, cmdID, events)
+		}()
 	}
 	interval, grow := firstPoll, func(d time.Duration) time.Duration { return d * 5 / 4 }
 	failures := 0
@@ -521,7 +532,7 @@ func (j *jobRun) runInSession(ctx context.Context, command string, timeout time.
 			}
 		}
 		if !time.Now().Before(limit) {
-			j.killSession()
+			j.killSession(ctx)
 			run.report = nil
 			run.timedOut = true
 			return run, nil
@@ -571,9 +582,10 @@ func (j *jobRun) ensureSession(ctx context.Context) error {
 }
 
 // killSession deletes the job's session: the toolbox kills its process
-// tree. The context is fresh: the job's own may be ending.
-func (j *jobRun) killSession() {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+// tree. It runs on ctx's values without its cancellation (the job's own
+// may be ending), with its own deadline.
+func (j *jobRun) killSession(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	err := j.r.retry(ctx, "kill the session in "+j.name, func(ctx context.Context) error {
 		return j.sb.Process.DeleteSession(ctx, sessionID)
@@ -770,13 +782,13 @@ func (j *jobRun) download(ctx context.Context, run sessionRun) error {
 // cleanup deletes the sandbox on a fresh context with its own deadline,
 // whatever happened to the job; a creation whose outcome is unknown is
 // reconciled by name.
-func (j *jobRun) cleanup() {
+func (j *jobRun) cleanup(ctx context.Context) {
 	if !j.tried {
 		return
 	}
 	j.job.Enter(runner.PhaseCleanup)
 	t := time.Now()
-	ctx, cancel := context.WithTimeout(context.Background(), j.r.opts.DeleteTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), j.r.opts.DeleteTimeout)
 	defer cancel()
 	if j.sb != nil {
 		j.r.deleteSandbox(ctx, j.name, j.sb)

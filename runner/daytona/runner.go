@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cenkalti/backoff/v5"
 	"github.com/daytonaio/daytona/libs/sdk-go/pkg/daytona"
 	"github.com/daytonaio/daytona/libs/sdk-go/pkg/options"
 	"github.com/daytonaio/daytona/libs/sdk-go/pkg/types"
@@ -97,7 +98,7 @@ func New(ctx context.Context, opts Options) (*Runner, error) {
 		APIKey: opts.APIKey, APIUrl: opts.APIURL, Target: opts.Target,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("daytona: set up the SDK client: %s", describe(err))
+		return nil, fmt.Errorf("daytona: set up the SDK client: %w", described(err))
 	}
 	lg, err := openLedger(opts.LedgerPath)
 	if err != nil {
@@ -149,7 +150,7 @@ func (r *Runner) ensureVolume(ctx context.Context) error {
 		return err
 	})
 	if err != nil {
-		return r.unusableOr(ctx, fmt.Errorf("daytona: volume %s: %s", name, describe(err)), err)
+		return r.unusableOr(ctx, fmt.Errorf("daytona: volume %s: %w", name, described(err)), err)
 	}
 	deadline := time.Now().Add(r.opts.CreateTimeout)
 	interval := 100 * time.Millisecond
@@ -176,7 +177,7 @@ func (r *Runner) ensureVolume(ctx context.Context) error {
 			return err
 		})
 		if err != nil {
-			return r.unusableOr(ctx, fmt.Errorf("daytona: volume %s: %s", name, describe(err)), err)
+			return r.unusableOr(ctx, fmt.Errorf("daytona: volume %s: %w", name, described(err)), err)
 		}
 	}
 	r.volumeID = vol.ID
@@ -234,46 +235,10 @@ func (r *Runner) unusable() error {
 	return nil
 }
 
-// retry runs op until it succeeds, fails for good, or the retries are used
-// up: transient errors (5xx, network, timeouts) back off with jitter, rate
-// limits wait at least as long as the server asked.
+// retry runs op under the backend's retry policy with the budget of an
+// ordinary call (see Options.retry).
 func (r *Runner) retry(ctx context.Context, what string, op func(context.Context) error) error {
-	return r.opts.retryWith(ctx, what, true, op)
-}
-
-// retryWith is retry; transient says whether transient errors are retried
-// (rate limits always are: the call had no effect).
-func (r *Runner) retryWith(ctx context.Context, what string, transient bool, op func(context.Context) error) error {
-	return r.opts.retryWith(ctx, what, transient, op)
-}
-
-func (o *Options) retryWith(ctx context.Context, what string, transient bool, op func(context.Context) error) error {
-	b := o.newBackoff()
-	tries, limited := 0, 0
-	for {
-		err := op(ctx)
-		if err == nil {
-			return nil
-		}
-		f := classify(ctx, err)
-		switch f.class {
-		case classTransient:
-			if tries++; !transient || tries >= o.Retry.Tries {
-				return err
-			}
-		case classRateLimited:
-			if limited++; limited >= o.Retry.RateLimitTries {
-				return err
-			}
-		default:
-			return err
-		}
-		wait := max(b.NextBackOff(), f.retryAfter)
-		fmt.Fprintf(o.Warn, "daytona: %s: %s; retrying in %s\n", what, describe(err), wait.Round(time.Millisecond))
-		if serr := sleep(ctx, wait); serr != nil {
-			return err
-		}
-	}
+	return r.opts.retry(ctx, what, r.opts.calls(), op)
 }
 
 // adopt makes sb usable by forge: its toolbox calls go through the
@@ -348,13 +313,12 @@ func (r *Runner) forget(name string) {
 // build_failed; it does not say which sandbox.
 const errFailedToStart = "Sandbox failed to start"
 
-// createSandbox creates the sandbox called name, going through the creation
-// pacer and reconciling ambiguous outcomes by looking the name up. A
-// non-nil sandbox is returned whenever one exists, even with an error: the
-// caller must delete it.
+// createSandbox creates the sandbox called name, going through the
+// capacity gate and the creation pacer, under the retry policy, and
+// reconciles ambiguous outcomes by looking the name up. A non-nil sandbox
+// is returned whenever one exists, even with an error: the caller must
+// delete it.
 func (r *Runner) createSandbox(ctx context.Context, name string, params any) (*daytona.Sandbox, error) {
-	b := r.opts.newBackoff()
-	tries, limited := 0, 0
 	// ambiguous: an attempt may have created it although it failed.
 	ambiguous := false
 	defer func() {
@@ -362,113 +326,100 @@ func (r *Runner) createSandbox(ctx context.Context, name string, params any) (*d
 			r.notCreated(name)
 		}
 	}()
-	retryLater := func(err error, wait time.Duration) error {
-		if tries++; tries >= r.opts.Retry.Tries {
-			return err
-		}
-		wait = max(wait, b.NextBackOff())
-		fmt.Fprintf(r.opts.Warn, "daytona: create %s: %s; retrying in %s\n", name, describe(err), wait.Round(time.Millisecond))
-		if serr := sleep(ctx, wait); serr != nil {
-			return serr
-		}
-		return nil
+	var sb *daytona.Sandbox
+	err := r.opts.retry(ctx, "create "+name, r.opts.calls(), func(ctx context.Context) error {
+		var err error
+		sb, err = r.createOnce(ctx, name, params, &ambiguous)
+		return err
+	})
+	return sb, err
+}
+
+// createOnce is one attempt of createSandbox. Its errors are for the retry
+// policy: permanent ones stop, retryNow tries again at once (it waited for
+// capacity), again counts as a transient failure.
+func (r *Runner) createOnce(ctx context.Context, name string, params any, ambiguous *bool) (*daytona.Sandbox, error) {
+	if err := r.unusable(); err != nil {
+		return nil, backoff.Permanent(err)
 	}
-	for {
-		if err := r.unusable(); err != nil {
-			return nil, err
-		}
-		if err := r.capacity.acquire(ctx, name); err != nil {
-			return nil, err
-		}
-		if err := r.pacer.wait(ctx); err != nil {
-			return nil, err
-		}
-		if err := r.ledger.append(LedgerEntry{Event: eventCreate, RunID: r.opts.RunID, Name: name}); err != nil {
-			return nil, err
-		}
-		r.setPending(name)
-		sb, err := r.client.Create(ctx, params, options.WithTimeout(r.opts.CreateTimeout))
-		if err == nil {
-			r.pacer.succeeded()
-			ambiguous = true // it exists: never "not created"
-			return r.adopt(sb), nil
-		}
-		f := classify(ctx, err)
-		if (f.class == classTransient || f.class == classCancelled) && !neverSent(err) {
-			ambiguous = true
-		}
-		if f.class == classTransient && messageOf(err) == errFailedToStart {
-			// It exists, in error or build_failed; find it so it is
-			// deleted. The next would fail the same way: the image or
-			// snapshot cannot start.
-			ambiguous = true
-			found, _ := r.lookup(ctx, name)
-			return found, r.stop(fmt.Errorf("Daytona could not start sandbox %s (it ended in error or build_failed): %s; check daytona.image or daytona.snapshot",
-				name, r.startsFrom()))
-		}
-		switch f.class {
-		case classCancelled:
-			return nil, err
-		case classQuota:
-			if err := r.waitForCapacity(ctx, name, err); err != nil {
-				return nil, err
-			}
-		case classPermanent, classNotFound:
-			return nil, r.stop(fmt.Errorf("Daytona refused to create a sandbox: %s; no retry can fix this: check the manifest's daytona: block (%s)",
-				describe(err), r.startsFrom()))
-		case classAuth:
-			r.markDead(err)
-			return nil, r.unusable()
-		case classRateLimited:
-			r.pacer.throttled(f.retryAfter)
-			if limited++; limited >= r.opts.Retry.RateLimitTries {
-				return nil, err
-			}
-			fmt.Fprintf(r.opts.Warn, "daytona: create %s: rate limited; waiting %s, creating at most %.2f/s for a while\n",
-				name, f.retryAfter.Round(time.Millisecond), r.pacer.limit())
-		case classConflict:
-			found, lerr := r.lookup(ctx, name)
-			switch {
-			case lerr != nil:
-				if werr := retryLater(err, 0); werr != nil {
-					return nil, werr
-				}
-			case found != nil && ambiguous:
-				// Our own earlier attempt created it after all.
-				return r.started(ctx, found)
-			case found != nil:
-				// Left over by an earlier process of the same run (a crash,
-				// a resume): it is ours by name; replace it.
-				fmt.Fprintf(r.opts.Warn, "daytona: sandbox %s already exists from an earlier attempt; deleting it first\n", name)
-				dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.opts.DeleteTimeout)
-				derr := r.deleteSandbox(dctx, name, found)
-				cancel()
-				if derr != nil {
-					return nil, derr
-				}
-				if werr := retryLater(err, 0); werr != nil {
-					return nil, werr
-				}
-			default:
-				if werr := retryLater(err, 0); werr != nil {
-					return nil, werr
-				}
-			}
-		case classTransient:
-			// Unless the request never left, the service may have created
-			// it before failing to answer.
-			if ambiguous {
-				if found, lerr := r.lookup(ctx, name); lerr == nil && found != nil {
-					return r.started(ctx, found)
-				}
-			}
-			if werr := retryLater(err, f.retryAfter); werr != nil {
-				return nil, werr
-			}
-		default:
-			return nil, err
-		}
+	if err := r.capacity.acquire(ctx, name); err != nil {
+		return nil, backoff.Permanent(err)
 	}
+	if err := r.pacer.wait(ctx); err != nil {
+		return nil, backoff.Permanent(err)
+	}
+	if err := r.ledger.append(LedgerEntry{Event: eventCreate, RunID: r.opts.RunID, Name: name}); err != nil {
+		return nil, backoff.Permanent(err)
+	}
+	r.setPending(name)
+	sb, err := r.client.Create(ctx, params, options.WithTimeout(r.opts.CreateTimeout))
+	if err == nil {
+		r.pacer.succeeded()
+		*ambiguous = true // it exists: never "not created"
+		return r.adopt(sb), nil
+	}
+	f := classify(ctx, err)
+	if (f.class == classTransient || f.class == classCancelled) && !neverSent(err) {
+		*ambiguous = true
+	}
+	if f.class == classTransient && messageOf(err) == errFailedToStart {
+		// It exists, in error or build_failed; find it so it is deleted.
+		// The next would fail the same way: the image or snapshot cannot
+		// start.
+		*ambiguous = true
+		found, _ := r.lookup(ctx, name)
+		return found, backoff.Permanent(r.stop(fmt.Errorf(
+			"Daytona could not start sandbox %s (it ended in error or build_failed): %s; check daytona.image or daytona.snapshot",
+			name, r.startsFrom())))
+	}
+	switch f.class {
+	case classAuth:
+		r.markDead(err)
+		return nil, backoff.Permanent(r.unusable())
+	case classRateLimited:
+		r.pacer.throttled(f.retryAfter)
+		return nil, err
+	case classQuota:
+		if err := r.waitForCapacity(ctx, name, err); err != nil {
+			return nil, backoff.Permanent(err)
+		}
+		return nil, &retryNow{err}
+	case classPermanent, classNotFound:
+		return nil, backoff.Permanent(r.stop(fmt.Errorf(
+			"Daytona refused to create a sandbox: %w; no retry can fix this: check the manifest's daytona: block (%s)",
+			described(err), r.startsFrom())))
+	case classConflict:
+		found, lerr := r.lookup(ctx, name)
+		switch {
+		case lerr != nil:
+		case found != nil && *ambiguous:
+			// Our own earlier attempt created it after all.
+			sb, err := r.started(ctx, found)
+			return sb, backoff.Permanent(err)
+		case found != nil:
+			// Left over by an earlier process of the same run (a crash, a
+			// resume): it is ours by name; replace it.
+			fmt.Fprintf(r.opts.Warn, "daytona: sandbox %s already exists from an earlier attempt; deleting it first\n", name)
+			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.opts.DeleteTimeout)
+			derr := r.deleteSandbox(dctx, name, found)
+			cancel()
+			if derr != nil {
+				return nil, backoff.Permanent(derr)
+			}
+		}
+		return nil, &again{err}
+	case classTransient:
+		// Unless the request never left, the service may have created it
+		// before failing to answer.
+		if *ambiguous {
+			if found, lerr := r.lookup(ctx, name); lerr == nil && found != nil {
+				sb, err := r.started(ctx, found)
+				return sb, backoff.Permanent(err)
+			}
+		}
+		return nil, err
+	}
+	return nil, backoff.Permanent(err)
 }
 
 // waitForCapacity handles a creation of name refused for the account's
@@ -548,40 +499,21 @@ func (r *Runner) lookup(ctx context.Context, name string) (*daytona.Sandbox, err
 	return r.adopt(sb), nil
 }
 
-// deleteSandbox deletes sb, retrying 5xx, 429 and "state change in
-// progress" until ctx ends. A sandbox that is already gone counts as
-// deleted. One that cannot be deleted is recorded and named on Warn.
+// deleteSandbox deletes sb under the retry policy's deletion budget (5xx,
+// 429 and "state change in progress" retried until ctx ends). A sandbox
+// that is already gone counts as deleted. One that cannot be deleted is
+// recorded and named on Warn.
 func (r *Runner) deleteSandbox(ctx context.Context, name string, sb *daytona.Sandbox) error {
-	b := r.opts.newBackoff()
-	tries, limited := 0, 0
-	var err error
-	for {
-		err = sb.DeleteWithTimeout(ctx, 0)
-		f := classify(ctx, err)
-		if err == nil || f.class == classNotFound {
-			r.forget(name)
-			return r.ledger.append(LedgerEntry{Event: eventDeleted, RunID: r.opts.RunID, Name: name, ID: sb.ID})
+	err := r.opts.retry(ctx, "delete "+name, r.opts.deletions(), func(ctx context.Context) error {
+		err := sb.DeleteWithTimeout(ctx, 0)
+		if classify(ctx, err).class == classNotFound {
+			return nil
 		}
-		retry := false
-		switch f.class {
-		case classConflict:
-			// A state change in progress (still creating): wait it out,
-			// until the deadline.
-			retry = true
-		case classTransient:
-			tries++
-			retry = tries < r.opts.Retry.Tries+3
-		case classRateLimited:
-			limited++
-			retry = limited < r.opts.Retry.RateLimitTries
-		}
-		if !retry {
-			break
-		}
-		wait := max(b.NextBackOff(), f.retryAfter)
-		if sleep(ctx, wait) != nil {
-			break
-		}
+		return err
+	})
+	if err == nil {
+		r.forget(name)
+		return r.ledger.append(LedgerEntry{Event: eventDeleted, RunID: r.opts.RunID, Name: name, ID: sb.ID})
 	}
 	return r.undeletable(name, sb.ID, err)
 }
@@ -601,7 +533,7 @@ func (r *Runner) undeletable(name, id string, err error) error {
 	fmt.Fprintf(r.opts.Warn, "daytona: could not delete sandbox %s: %s; it stops and deletes itself after its auto-stop, or run \"forge gc\"\n",
 		label, describe(err))
 	lerr := r.ledger.append(LedgerEntry{Event: eventUndeletable, RunID: r.opts.RunID, Name: name, ID: id, Error: describe(err)})
-	return errors.Join(fmt.Errorf("delete sandbox %s: %s", label, describe(err)), lerr)
+	return errors.Join(fmt.Errorf("delete sandbox %s: %w", label, described(err)), lerr)
 }
 
 // reconcile deletes the sandbox called name if it exists: a creation whose
@@ -686,7 +618,7 @@ func (r *Runner) sweep(ctx context.Context) error {
 			return err
 		})
 		if err != nil {
-			return fmt.Errorf("list sandboxes of run %s: %s", r.opts.RunID, describe(err))
+			return fmt.Errorf("list sandboxes of run %s: %w", r.opts.RunID, described(err))
 		}
 		found = append(found, res.Items...)
 		if page >= res.TotalPages {

@@ -329,7 +329,7 @@ func TestRateLimitStormIsRidden(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(e.warn.String(), "rate limited") {
+	if !strings.Contains(e.warn.String(), "(HTTP 429); retrying in") {
 		t.Errorf("no warning about the rate limit: %s", e.warn.String())
 	}
 	if e.r.pacer.limit() >= 1000 {

@@ -1,0 +1,116 @@
+package daytona
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cenkalti/backoff/v5"
+)
+
+// budget says which failures of one call are tried again, and how often.
+// It is data: every call of the backend goes through the one policy
+// (Options.retry) with its own budget.
+type budget struct {
+	// transient bounds the attempts after 5xx, 408, network errors and
+	// client timeouts; 1 means no retry (a candidate's command must not
+	// start twice).
+	transient int
+	// rateLimited bounds the attempts after 429s, which had no effect.
+	rateLimited int
+	// conflicts retries 409s ("state change in progress") until ctx ends.
+	conflicts bool
+}
+
+// calls is the budget of an ordinary call: transient failures and rate
+// limits are retried.
+func (o *Options) calls() budget {
+	return budget{transient: o.Retry.Tries, rateLimited: o.Retry.RateLimitTries}
+}
+
+// once is the budget of a call that must not run twice: only rate limits,
+// which had no effect, are retried.
+func (o *Options) once() budget {
+	return budget{transient: 1, rateLimited: o.Retry.RateLimitTries}
+}
+
+// deletions is the budget of a deletion, which matters more than any other
+// call: more transient retries, and a sandbox still changing state is
+// waited out.
+func (o *Options) deletions() budget {
+	return budget{transient: o.Retry.Tries + 3, rateLimited: o.Retry.RateLimitTries, conflicts: true}
+}
+
+// retryNow is what an operation returns to be run again at once, without
+// using up its budget (it waited for something itself).
+type retryNow struct{ err error }
+
+func (e *retryNow) Error() string { return e.err.Error() }
+func (e *retryNow) Unwrap() error { return e.err }
+
+// again is what an operation returns for a failure to be counted as a
+// transient one, whatever its class (a 409 on create whose sandbox cannot
+// be found yet).
+type again struct{ err error }
+
+func (e *again) Error() string { return e.err.Error() }
+func (e *again) Unwrap() error { return e.err }
+
+// retry is the backend's one retry policy (backoff/v5): op runs until it
+// succeeds, fails in a way its budget does not retry, the budget is spent
+// or ctx ends. Waits follow a jittered exponential backoff, and are never
+// shorter than what a 429 or 5xx asked for (Retry-After). op may return
+// backoff.Permanent(err) to stop. The error returned is op's last, as it
+// returned it (wrapped SDK errors stay reachable with errors.As), or ctx's
+// when op never ran to an error.
+func (o *Options) retry(ctx context.Context, what string, b budget, op func(context.Context) error) error {
+	sched := o.newBackoff()
+	var last error
+	transient, limited := 0, 0
+	_, err := backoff.Retry(ctx, func() (struct{}, error) {
+		err := op(ctx)
+		if err == nil {
+			return struct{}{}, nil
+		}
+		last = err
+		var now *retryNow
+		if errors.As(err, &now) {
+			last = now.err
+			return struct{}{}, &backoff.RetryAfterError{Duration: 0}
+		}
+		var perm *backoff.PermanentError
+		if errors.As(err, &perm) {
+			last = perm.Err
+			return struct{}{}, err
+		}
+		f := classify(ctx, err)
+		var ag *again
+		if errors.As(err, &ag) {
+			last, f.class = ag.err, classTransient
+		}
+		switch {
+		case f.class == classTransient:
+			if transient++; transient >= b.transient {
+				return struct{}{}, backoff.Permanent(err)
+			}
+		case f.class == classRateLimited:
+			if limited++; limited >= b.rateLimited {
+				return struct{}{}, backoff.Permanent(err)
+			}
+		case f.class == classConflict && b.conflicts:
+		default:
+			return struct{}{}, backoff.Permanent(err)
+		}
+		wait := max(sched.NextBackOff(), f.retryAfter)
+		fmt.Fprintf(o.Warn, "daytona: %s: %s; retrying in %s\n", what, describe(err), wait.Round(time.Millisecond))
+		return struct{}{}, &backoff.RetryAfterError{Duration: wait}
+	}, backoff.WithBackOff(&backoff.ZeroBackOff{}), backoff.WithMaxElapsedTime(0))
+	switch {
+	case err == nil:
+		return nil
+	case last != nil:
+		return last
+	}
+	return err
+}
