@@ -14,9 +14,9 @@ import (
 // them.
 var outputKeys = []string{"stdout", "stderr", "setup", "artifact", "result"}
 
-// report is forge.sh's account of what a job left: the sizes and kinds of
+// wrapperReport is forge.sh's account of what a job left: the sizes and kinds of
 // its outputs and the content of those it inlined.
-type report struct {
+type wrapperReport struct {
 	meta collected
 	// inline holds the capped content of the outputs forge.sh inlined.
 	inline map[string][]byte
@@ -44,7 +44,7 @@ func (m collected) size(key string) int64 {
 	return -1
 }
 
-// parseReport reads what forge.sh printed: the JSON line, then optionally
+// parseWrapperReport reads what forge.sh printed: the JSON line, then optionally
 // an inlineLine and base64 lines, then optionally the done line (and
 // whatever follows it). capOf gives each output's cap. Lines before the JSON line
 // are ignored (the output of "collect" may carry stray stderr there). The
@@ -52,11 +52,11 @@ func (m collected) size(key string) int64 {
 // format, does not decode or does not add up to the announced sizes (a
 // file that changed while it was read) is left out, and the outputs are
 // downloaded instead.
-func parseReport(text []byte, capOf func(key string) int64) (report, error) {
-	var rep report
+func parseWrapperReport(text []byte, capOf func(key string) int64) (wrapperReport, error) {
+	var rep wrapperReport
 	at, err := rep.parseMeta(text)
 	if err != nil {
-		return report{}, err
+		return wrapperReport{}, err
 	}
 	if inline, err := parseInline(at, rep.meta, capOf); err == nil {
 		rep.inline = inline
@@ -65,7 +65,7 @@ func parseReport(text []byte, capOf func(key string) int64) (report, error) {
 }
 
 // parseMeta reads the JSON line and returns the lines after it.
-func (rep *report) parseMeta(text []byte) ([]string, error) {
+func (rep *wrapperReport) parseMeta(text []byte) ([]string, error) {
 	if i, _, ok := findDone(text); ok {
 		text = text[:i]
 	}

@@ -34,7 +34,7 @@ func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) 
 func TestParseReport(t *testing.T) {
 	caps := capsOf(100, 100)
 	good := reportJSON + "\n" + inlineLine + " stdout artifact\n" + b64("hi\na\x00\xffbc") + "\n" + doneLine + " 0\n.\n"
-	rep, err := parseReport([]byte(good), caps)
+	rep, err := parseWrapperReport([]byte(good), caps)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,13 +47,13 @@ func TestParseReport(t *testing.T) {
 	// line (the output of "forge.sh collect").
 	enc := b64("hi\nabcde")
 	collect := "wc: something odd\n" + reportJSON + "\n" + inlineLine + " stdout artifact\n" + enc[:4] + "\n" + enc[4:] + "\n"
-	if rep, err := parseReport([]byte(collect), caps); err != nil || string(rep.inline["artifact"]) != "abcde" {
+	if rep, err := parseWrapperReport([]byte(collect), caps); err != nil || string(rep.inline["artifact"]) != "abcde" {
 		t.Fatalf("collect output: %+v %v", rep, err)
 	}
 
 	// Over its cap, an output is inlined capped.
 	capped := reportJSON + "\n" + inlineLine + " artifact\n" + b64("ab") + "\n"
-	if rep, err := parseReport([]byte(capped), capsOf(100, 2)); err != nil || string(rep.inline["artifact"]) != "ab" || rep.meta.Artifact != 5 {
+	if rep, err := parseWrapperReport([]byte(capped), capsOf(100, 2)); err != nil || string(rep.inline["artifact"]) != "ab" || rep.meta.Artifact != 5 {
 		t.Fatalf("capped: %+v %v", rep, err)
 	}
 
@@ -68,7 +68,7 @@ func TestParseReport(t *testing.T) {
 		"empty output":    reportJSON + "\n" + inlineLine + " stderr\n" + "\n",
 		"a stranger line": reportJSON + "\n" + "hello\n",
 	} {
-		rep, err := parseReport([]byte(text), caps)
+		rep, err := parseWrapperReport([]byte(text), caps)
 		if err != nil || rep.inline != nil || rep.meta.Stdout != 3 {
 			t.Errorf("%s: %+v %v", name, rep, err)
 		}
@@ -82,7 +82,7 @@ func TestParseReport(t *testing.T) {
 		"not an int":   `{"stdout":"3"}` + "\n",
 		"only a brace": "{\n",
 	} {
-		if _, err := parseReport([]byte(text), caps); err == nil {
+		if _, err := parseWrapperReport([]byte(text), caps); err == nil {
 			t.Errorf("%s: parsed", name)
 		}
 	}
@@ -174,7 +174,7 @@ func TestForgeShRunReports(t *testing.T) {
 			if !strings.HasSuffix(text, doneLine+" 7\n.\n") {
 				t.Fatalf("no done line:\n%s", text)
 			}
-			rep, err := parseReport(stdout.Bytes(), capsOf(100, 100))
+			rep, err := parseWrapperReport(stdout.Bytes(), capsOf(100, 100))
 			if err != nil {
 				t.Fatalf("%v\n%s", err, text)
 			}
@@ -228,7 +228,7 @@ func TestForgeShCapsAndBudget(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%v\n%s", err, out)
 			}
-			rep, err := parseReport(out, capsOf(20, 1<<30))
+			rep, err := parseWrapperReport(out, capsOf(20, 1<<30))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -252,7 +252,7 @@ func TestForgeShCapsAndBudget(t *testing.T) {
 			if bytes.Contains(out, []byte(doneLine)) {
 				t.Error("collect printed the done line")
 			}
-			rep, err = parseReport(out, capsOf(20, 1<<30))
+			rep, err = parseWrapperReport(out, capsOf(20, 1<<30))
 			if err != nil || rep.inline != nil || rep.meta.Stdout != 50 {
 				t.Errorf("collect setup: %+v %v\n%s", rep, err, out)
 			}
