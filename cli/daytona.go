@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os/exec"
 	"path/filepath"
 	"time"
@@ -22,7 +23,8 @@ const closeTimeout = 2 * time.Minute
 
 // daytonaBackend returns the Daytona backend; nil (and no error) to fall
 // back to local execution, as CONTRACTS §1 says, when no API key is usable.
-func daytonaBackend(ctx context.Context, env *Env, o *runOptions, m *forge.Manifest, plan *forge.Plan, runID string) (*backend, error) {
+// Warnings go to warn, which keeps them whole beside a live view.
+func daytonaBackend(ctx context.Context, env *Env, o *runOptions, m *forge.Manifest, runID string, warn io.Writer) (*backend, error) {
 	creds := daytona.LoadCredentials(env.Getenv, m.Dir)
 	if !creds.Usable() {
 		if o.noFallback {
@@ -34,7 +36,7 @@ func daytonaBackend(ctx context.Context, env *Env, o *runOptions, m *forge.Manif
 	opts := daytonaOptions(creds, m.Daytona)
 	opts.RunID = runID
 	opts.LedgerPath = filepath.Join(o.out, runID, "sandboxes.jsonl")
-	opts.Warn = env.Stderr
+	opts.Warn = warn
 	r, err := daytona.New(ctx, opts)
 	if err != nil {
 		var unusable *runner.UnusableError

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"io"
 	"strings"
 	"testing"
 
@@ -46,5 +47,21 @@ func TestQuietPrintsNothing(t *testing.T) {
 	p.stopLive()
 	if buf.Len() != 0 {
 		t.Errorf("--quiet printed %q", buf.String())
+	}
+}
+
+// Warning lines reach stderr whole, however the backend split its writes.
+func TestWarningsAreWholeLines(t *testing.T) {
+	var out bytes.Buffer
+	p := newProgress(&out, true, false)
+	w := p.warnings()
+	io.WriteString(w, "daytona: half ")
+	if out.Len() != 0 {
+		t.Fatalf("half a line was written: %q", out.String())
+	}
+	io.WriteString(w, "a line\nforge: account limit")
+	io.WriteString(w, " reached\n")
+	if got, want := out.String(), "daytona: half a line\nforge: account limit reached\n"; got != want {
+		t.Errorf("got %q, want %q (--quiet must not silence warnings)", got, want)
 	}
 }

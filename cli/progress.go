@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"strings"
@@ -29,6 +30,8 @@ func newProgress(w io.Writer, quiet, verbose bool) *progress {
 
 // startLive switches to the live view for a run of n jobs.
 func (p *progress) startLive(n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if !p.quiet {
 		p.live = newLive(p.w, n)
 	}
@@ -36,9 +39,43 @@ func (p *progress) startLive(n int) {
 
 // stopLive ends the live view, if any; later lines are plain again.
 func (p *progress) stopLive() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.live != nil {
 		p.live.stop()
 		p.live = nil
+	}
+}
+
+// warnings is a writer for the backends' warning lines: whole lines go
+// above the live view while it runs (never torn by its redraws), to stderr
+// otherwise; --quiet does not silence them.
+func (p *progress) warnings() io.Writer { return &warnWriter{p: p} }
+
+type warnWriter struct {
+	p   *progress
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (w *warnWriter) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = append(w.buf, b...)
+	for {
+		i := bytes.IndexByte(w.buf, '\n')
+		if i < 0 {
+			return len(b), nil
+		}
+		line := string(w.buf[:i+1])
+		w.buf = w.buf[i+1:]
+		w.p.mu.Lock()
+		if l := w.p.live; l != nil {
+			l.print(line)
+		} else {
+			io.WriteString(w.p.w, line)
+		}
+		w.p.mu.Unlock()
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -154,7 +155,8 @@ func runTournament(ctx context.Context, env *Env, o *runOptions, failUnderSet, m
 	defer cancel()
 	interrupted := watchSignals(ctx, env, cancel)
 
-	be, err := chooseBackend(ctx, env, o, m, plan, runID)
+	progress := newProgress(env.Stderr, o.quiet, o.verbose)
+	be, err := chooseBackend(ctx, env, o, m, plan, runID, progress.warnings())
 	if err != nil {
 		if interrupted.Load() {
 			return errInterrupted
@@ -163,7 +165,6 @@ func runTournament(ctx context.Context, env *Env, o *runOptions, failUnderSet, m
 	}
 	defer be.close() //nolint:errcheck // closed again below, where errors are reported
 
-	progress := newProgress(env.Stderr, o.quiet, o.verbose)
 	progress.header(m, plan, be.name)
 	if env.StderrTTY && env.Getenv("TERM") != "dumb" {
 		progress.startLive(len(plan.Jobs))
@@ -331,9 +332,9 @@ type backend struct {
 }
 
 // chooseBackend picks local or Daytona per CONTRACTS §1.
-func chooseBackend(ctx context.Context, env *Env, o *runOptions, m *forge.Manifest, plan *forge.Plan, runID string) (*backend, error) {
+func chooseBackend(ctx context.Context, env *Env, o *runOptions, m *forge.Manifest, plan *forge.Plan, runID string, warn io.Writer) (*backend, error) {
 	if o.daytona {
-		be, err := daytonaBackend(ctx, env, o, m, plan, runID)
+		be, err := daytonaBackend(ctx, env, o, m, runID, warn)
 		if be != nil || err != nil {
 			return be, err
 		}
