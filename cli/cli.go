@@ -1,12 +1,15 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -23,9 +26,50 @@ const (
 	ExitInterrupted = 130
 )
 
-// Version is forge's version, set at build time with
-// -ldflags "-X github.com/forge-run/forge/cli.Version=v1.2.3".
-var Version = "dev"
+// Version, when set at build time with
+// -ldflags "-X github.com/forge-run/forge/cli.Version=v1.2.3", is forge's
+// version; otherwise it comes from the build info (see version).
+var Version = ""
+
+// version says which forge this is: the module version (a tag, or a
+// pseudo-version for `go install …@commit`), else "(devel)", then the VCS
+// revision and time the binary was built from when Go recorded them, and
+// "+dirty" for a tree with uncommitted changes.
+func version(info *debug.BuildInfo, ok bool) string {
+	v := Version
+	if !ok {
+		return cmp.Or(v, "(devel)")
+	}
+	v = cmp.Or(v, info.Main.Version, "(devel)")
+	var rev, at string
+	dirty := false
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.time":
+			at = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return v
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if strings.Contains(v, rev) {
+		return v // a pseudo-version names the revision already
+	}
+	if dirty {
+		rev += "+dirty"
+	}
+	if at != "" {
+		return fmt.Sprintf("%s (%s, %s)", v, rev, at)
+	}
+	return fmt.Sprintf("%s (%s)", v, rev)
+}
 
 // Env is what a command may use of the process it runs in. Tests fill it in.
 type Env struct {
@@ -146,7 +190,7 @@ parallel (a Daytona cloud sandbox with --daytona, a local process otherwise),
 scores the results, ranks the candidates and reports the standings.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
-		Version:       Version,
+		Version:       version(debug.ReadBuildInfo()),
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError{err} })
 	root.CompletionOptions.DisableDefaultCmd = true
@@ -161,7 +205,7 @@ func newVersionCmd(env *Env) *cobra.Command {
 		Short: "Print forge's version",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			fmt.Fprintln(env.Stdout, "forge "+Version)
+			fmt.Fprintln(env.Stdout, "forge "+version(debug.ReadBuildInfo()))
 			return nil
 		},
 	}

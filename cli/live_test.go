@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"io"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -63,5 +64,25 @@ func TestWarningsAreWholeLines(t *testing.T) {
 	io.WriteString(w, " reached\n")
 	if got, want := out.String(), "daytona: half a line\nforge: account limit reached\n"; got != want {
 		t.Errorf("got %q, want %q (--quiet must not silence warnings)", got, want)
+	}
+}
+
+func TestVersionComesFromTheBuildInfo(t *testing.T) {
+	info := &debug.BuildInfo{Main: debug.Module{Version: "v0.3.0"}, Settings: []debug.BuildSetting{
+		{Key: "vcs.revision", Value: "0123456789abcdef0123"}, {Key: "vcs.time", Value: "2026-11-23T05:00:00Z"}, {Key: "vcs.modified", Value: "true"},
+	}}
+	cases := []struct {
+		info *debug.BuildInfo
+		ok   bool
+		want string
+	}{
+		{info, true, "v0.3.0 (0123456789ab+dirty, 2026-11-23T05:00:00Z)"},
+		{&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, true, "(devel)"},
+		{nil, false, "(devel)"},
+	}
+	for _, c := range cases {
+		if got := version(c.info, c.ok); got != c.want {
+			t.Errorf("version = %q, want %q", got, c.want)
+		}
 	}
 }
