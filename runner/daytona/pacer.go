@@ -21,6 +21,17 @@ type pacer struct {
 
 	mu        sync.Mutex
 	notBefore time.Time
+	// trace, when set (by tests, before any use), is told of every pause
+	// the server asked for and of every creation let through, in order.
+	trace func(ev pacerEvent)
+}
+
+// pacerEvent is one thing the pacer did, for trace.
+type pacerEvent struct {
+	at time.Time
+	// pause is the pause asked for by a rate-limit answer; zero for a
+	// creation let through.
+	pause time.Duration
 }
 
 func newPacer(perSecond float64) *pacer {
@@ -42,10 +53,19 @@ func (p *pacer) wait(ctx context.Context) error {
 			<-ctx.Done()
 			return ctx.Err()
 		}
-		// A 429 may have arrived while we waited for the token.
-		if !time.Now().Before(p.pausedUntil()) {
+		// A 429 may have arrived while we waited for the token; deciding
+		// and tracing hold the lock, so a pause is either before the grant
+		// (and seen) or after it.
+		p.mu.Lock()
+		now := time.Now()
+		if !now.Before(p.notBefore) {
+			if p.trace != nil {
+				p.trace(pacerEvent{at: now})
+			}
+			p.mu.Unlock()
 			return nil
 		}
+		p.mu.Unlock()
 	}
 }
 
@@ -59,8 +79,12 @@ func (p *pacer) pausedUntil() time.Time {
 // when it named none).
 func (p *pacer) throttled(d time.Duration) {
 	p.mu.Lock()
-	if until := time.Now().Add(d); until.After(p.notBefore) {
+	now := time.Now()
+	if until := now.Add(d); until.After(p.notBefore) {
 		p.notBefore = until
+	}
+	if p.trace != nil {
+		p.trace(pacerEvent{at: now, pause: d})
 	}
 	p.mu.Unlock()
 	if l := p.lim.Limit() / 2; l >= p.floor {

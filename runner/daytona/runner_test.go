@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -283,6 +284,8 @@ func TestRateLimitStormIsRidden(t *testing.T) {
 	for i := 0; i < 4; i++ {
 		jobs = append(jobs, e.shJob(fmt.Sprintf("c%d", i), "echo ok > \"$2\"\n"))
 	}
+	var trace pacerTrace
+	e.r.pacer.trace = trace.add
 	res, errs := e.runAll(context.Background(), 4, jobs)
 	for i := range jobs {
 		if errs[i] != nil || !res[i].Success {
@@ -315,19 +318,23 @@ func TestRateLimitStormIsRidden(t *testing.T) {
 	if gap := first200.Sub(first429); gap < time.Second {
 		t.Errorf("the first create went through %s after the first 429 asking for 1 s", gap)
 	}
-	// A create that had already passed the pacer when the server answered
-	// another one 429 cannot have known of it: the window between the
-	// server's answer and the client acting on it is allowed (inFlight).
-	const inFlight = 150 * time.Millisecond
-	for _, c := range creates {
-		if c.Status != 429 {
+	// The pacer let no creation through while a pause a 429 asked for was
+	// running: its own trace, in the order it acted.
+	var until time.Time
+	pauses, grants := 0, 0
+	for _, ev := range trace.events() {
+		if ev.pause > 0 {
+			pauses++
+			until = ev.at.Add(ev.pause)
 			continue
 		}
-		for _, ok := range creates {
-			if gap := ok.Start.Sub(c.End); ok.Status == 200 && gap > inFlight && gap < time.Second {
-				t.Errorf("a create went through %s after a 429 asking for 1 s", gap)
-			}
+		grants++
+		if ev.at.Before(until) {
+			t.Errorf("a creation was let through %s before the pause a 429 asked for ended", until.Sub(ev.at))
 		}
+	}
+	if pauses != 4 || grants != 8 {
+		t.Errorf("the pacer traced %d pauses and %d grants, want 4 and 8", pauses, grants)
 	}
 	if !strings.Contains(e.warn.String(), "(HTTP 429); retrying in") {
 		t.Errorf("no warning about the rate limit: %s", e.warn.String())
@@ -448,4 +455,22 @@ func TestStaleSandboxWithTheSameNameIsReplaced(t *testing.T) {
 	if !strings.Contains(e.warn.String(), "already exists") {
 		t.Errorf("no warning about the stale sandbox: %s", e.warn.String())
 	}
+}
+
+// pacerTrace collects what the pacer did.
+type pacerTrace struct {
+	mu  sync.Mutex
+	evs []pacerEvent
+}
+
+func (p *pacerTrace) add(ev pacerEvent) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.evs = append(p.evs, ev)
+}
+
+func (p *pacerTrace) events() []pacerEvent {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.evs)
 }
