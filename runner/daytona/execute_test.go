@@ -179,7 +179,8 @@ func TestOutputsComeWithTheEnd(t *testing.T) {
 // The exit status comes with the end (forge.sh exits with the status it
 // reports: TestForgeShExitsWithTheStatusItReports).
 func TestExitStatusComesWithTheEnd(t *testing.T) {
-	e := newEnv(t, daytonatest.Options{}, nil)
+	// No safety poll during the test: a loaded machine would let one fire.
+	e := newEnv(t, daytonatest.Options{}, func(o *Options) { o.PollInterval = time.Minute })
 	for _, c := range []struct {
 		script string
 		want   int
