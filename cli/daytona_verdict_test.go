@@ -84,3 +84,45 @@ func TestDaytonaIdenticalCandidatesTieWhateverTheQueue(t *testing.T) {
 	}
 	checkEmulator(t, srv, srv.APIKey())
 }
+
+// A candidate that could not run (its sandbox was never created) leaves
+// the run without a verdict: no winner, exit 3, and stderr gives the exact
+// command that finishes the run, which then does.
+func TestIncompleteRunExitsThreeWithTheResumeCommand(t *testing.T) {
+	srv := daytonatest.Start(t, daytonatest.Options{})
+	dir := writeTournament(t, 2, "echo ok > \"$2\"\n", "")
+	// c1 goes first (one job at a time) and every attempt at its sandbox
+	// gets a 503.
+	srv.Inject(daytonatest.OpCreateSandbox, daytonatest.Fault{Status: 503, Times: 5})
+	env := []string{"DAYTONA_API_KEY=" + srv.APIKey(), "DAYTONA_API_URL=" + srv.URL()}
+	cmd, _, stderr := forgeCmd(dir, env, "run", "--daytona", "--run-id", "r1", "--concurrency", "1", "--out", "my runs")
+	if code := exitCodeOf(t, cmd.Run()); code != 3 {
+		t.Fatalf("exit %d, want 3\n%s", code, stderr)
+	}
+	rec := readResults(t, filepath.Join(dir, "my runs", "r1", "results.json"))
+	if rec.Winner != nil || len(rec.Incomplete) != 1 || rec.Incomplete[0].CandidateID != "c1" ||
+		!strings.HasPrefix(rec.WinnerLine, "incomplete: c1 did not run (infra: ") {
+		t.Fatalf("winner %v, incomplete %+v, line %q", rec.Winner, rec.Incomplete, rec.WinnerLine)
+	}
+	const hint = "forge: no verdict: c1 did not run; finish the run with:\n  "
+	_, after, ok := strings.Cut(stderr.String(), hint)
+	if !ok {
+		t.Fatalf("no resume command in stderr:\n%s", stderr)
+	}
+	line, _, _ := strings.Cut(after, "\n")
+	if want := "forge run --resume r1 --out 'my runs' --daytona --concurrency 1"; line != want {
+		t.Fatalf("resume command %q, want %q", line, want)
+	}
+	// The command as printed, through a shell, finishes the run.
+	cmd, _, stderr = forgeCmd(dir, env)
+	cmd.Path, cmd.Args = "/bin/sh", []string{"sh", "-c", line}
+	if code := exitCodeOf(t, cmd.Run()); code != 0 {
+		t.Fatalf("resume: exit %d\n%s", code, stderr)
+	}
+	rec = readResults(t, filepath.Join(dir, "my runs", "r1", "results.json"))
+	if rec.Incomplete != nil || len(rec.Results) != 2 || !rec.Results[0].Success || !rec.Results[1].Success ||
+		strings.HasPrefix(rec.WinnerLine, "incomplete") {
+		t.Fatalf("after resume: incomplete %+v, line %q, results %+v", rec.Incomplete, rec.WinnerLine, rec.Results)
+	}
+	checkEmulator(t, srv, srv.APIKey())
+}

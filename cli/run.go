@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/internal/text"
 	"github.com/forge-run/forge/report"
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/runner/local"
@@ -208,7 +210,8 @@ func runTournament(ctx context.Context, env *Env, o *runOptions, failUnderSet, m
 
 	switch {
 	case interrupted.Load():
-		fmt.Fprintf(env.Stderr, "forge: interrupted; partial results in %s\n", filepath.Join(o.out, runID, "results.json"))
+		fmt.Fprintf(env.Stderr, "forge: interrupted; partial results in %s; finish the run with:\n  %s\n",
+			filepath.Join(o.out, runID, "results.json"), resumeCommand(o, rec.Backend, runID))
 		return errInterrupted
 	case runErr != nil:
 		var unusable *runner.UnusableError
@@ -217,6 +220,16 @@ func runTournament(ctx context.Context, env *Env, o *runOptions, failUnderSet, m
 				filepath.Join(o.out, runID, "results.json"))
 		}
 		return withCode(ExitInfra, runErr)
+	}
+	if len(rec.Incomplete) > 0 {
+		// Gates judge a verdict; an incomplete run has none.
+		ids := make([]string, len(rec.Incomplete))
+		for i, u := range rec.Incomplete {
+			ids[i] = u.CandidateID
+		}
+		fmt.Fprintf(env.Stderr, "forge: no verdict: %s did not run; finish the run with:\n  %s\n",
+			strings.Join(ids, ", "), resumeCommand(o, rec.Backend, runID))
+		return errSilent{code: ExitInfra}
 	}
 	failed := checkGates(m, rec, o.failUnder, failUnderSet)
 	if o.baseline != "" {
@@ -235,6 +248,44 @@ func runTournament(ctx context.Context, env *Env, o *runOptions, failUnderSet, m
 		return errSilent{code: ExitGateFailed}
 	}
 	return nil
+}
+
+// resumeCommand is the command line that finishes run runID: --resume with
+// the flags that shape the run and where it writes (the run's backend, not
+// the one asked for, which may have fallen back).
+func resumeCommand(o *runOptions, backend, runID string) string {
+	args := []string{"forge", "run", "--resume", runID}
+	if o.manifest != "forge.yaml" {
+		args = append(args, "-f", o.manifest)
+	}
+	if o.out != "artifacts" {
+		args = append(args, "--out", o.out)
+	}
+	if backend == "daytona" {
+		args = append(args, "--daytona")
+	}
+	if o.trials > 0 {
+		args = append(args, "--trials", strconv.Itoa(o.trials))
+	}
+	if len(o.only) > 0 {
+		args = append(args, "--only", strings.Join(o.only, ","))
+	}
+	if o.concurrency > 0 {
+		args = append(args, "--concurrency", strconv.Itoa(o.concurrency))
+	}
+	if o.timeout > 0 {
+		args = append(args, "--timeout", o.timeout.String())
+	}
+	if o.format != "table" {
+		args = append(args, "--format", o.format)
+	}
+	for _, r := range o.reports {
+		args = append(args, "--report", r)
+	}
+	for i, a := range args {
+		args[i] = text.ShellWord(a)
+	}
+	return strings.Join(args, " ")
 }
 
 // echoFor streams candidates' output with --verbose.

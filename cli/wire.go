@@ -18,6 +18,7 @@ func scoreRecord(m *forge.Manifest, plan *forge.Plan) func(*forge.Record) {
 		rec.Winner = out.Winner
 		rec.WinnerLine = out.WinnerLine
 		rec.Comparison = out.Comparison
+		rec.Incomplete = out.Incomplete
 	}
 }
 

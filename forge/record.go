@@ -26,13 +26,17 @@ type Record struct {
 	Interrupted bool               `json:"interrupted"`
 	Results     []runner.Result    `json:"results"`
 	Standings   []scoring.Standing `json:"standings"`
-	// Winner is null when nobody succeeded or no candidate is clearly best.
+	// Winner is null when nobody succeeded, no candidate is clearly best or
+	// the standings are incomplete.
 	Winner *string `json:"winner"`
 	// WinnerLine is the human sentence behind Winner
 	// ("winner: beta (0.81 ± 0.04), 1.24× alpha, p = 0.003").
 	WinnerLine string `json:"winner_line"`
 	// Comparison is the statistical comparison of rank 1 with rank 2.
 	Comparison *scoring.Comparison `json:"comparison,omitempty"`
+	// Incomplete lists the candidates the run could not judge; while it is
+	// not empty there is no winner (see scoring.Outcome).
+	Incomplete []scoring.Unjudged `json:"incomplete,omitempty"`
 	// UndeletedSandboxes names sandboxes forge could not delete.
 	UndeletedSandboxes []string `json:"undeleted_sandboxes,omitempty"`
 }

@@ -107,4 +107,17 @@
 //
 // where "± x" is the half-width of the 95% interval and "1.24×" the ratio of
 // mean scores.
+//
+// A run that could not judge every candidate names no winner. A trial that
+// ended by no fault of its candidate (infra, auth, cancelled: see
+// runner.ErrorKind.Fault) is not scored; when some candidate has no other
+// trial, or no result at all, the standings are incomplete: Incomplete
+// lists those candidates and the line says why, e.g.
+//
+//	incomplete: c3 and c4 did not run (infra: Total CPU limit exceeded. Maximum allowed: 4.)
+//
+// When every candidate has at least one trial that ran to an end, the
+// winner is decided on those and the line carries a note:
+//
+//	winner: beta (0.81 ± 0.04), 1.24× alpha, p = 0.003; 1 trial not scored (alpha trial 3: infra: …)
 package scoring

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/forge-run/forge/internal/text"
 	"github.com/forge-run/forge/runner"
 )
 
@@ -27,6 +28,19 @@ type Outcome struct {
 	// Comparison is the test of rank 1 against rank 2; nil with fewer than
 	// two candidates that have results.
 	Comparison *Comparison
+	// Incomplete lists the candidates the run could not judge: none of
+	// their trials ran to an end the candidate is answerable for (they hit
+	// infrastructure or auth errors, were cancelled, or have no results).
+	// While it is not empty there is no winner.
+	Incomplete []Unjudged
+}
+
+// Unjudged is a candidate none of whose trials says anything about it.
+type Unjudged struct {
+	CandidateID string `json:"candidate_id"`
+	// Reason is how its first unscored trial ended ("infra: Total CPU
+	// limit exceeded…", "cancelled: …"), or "no results".
+	Reason string `json:"reason"`
 }
 
 // valueState says what a scorer made of one trial.
@@ -176,7 +190,77 @@ func Score(cfg Config, candidates []string, results []runner.Result) Outcome {
 		out.Standings[i] = e.st
 	}
 	out.Winner, out.WinnerLine, out.Comparison = decide(entries)
+	out.Incomplete = unjudged(entries)
+	if len(out.Incomplete) > 0 {
+		out.Winner, out.WinnerLine = nil, incompleteLine(out.Incomplete)
+	} else if n, first := unscoredTrials(entries); n > 0 {
+		out.WinnerLine += fmt.Sprintf("; %d %s not scored (%s)", n, plural(n, "trial", "trials"), first)
+	}
 	return out
+}
+
+// unjudged lists, by id, the candidates without a trial that ran to an end
+// the candidate is answerable for.
+func unjudged(es []*tally) []Unjudged {
+	var out []Unjudged
+	for _, e := range es {
+		if e.trials > len(e.unscored) {
+			continue
+		}
+		reason := "no results"
+		if len(e.unscored) > 0 {
+			reason = text.Shorten(text.OneLine(firstHit(e.unscored).msg), 100)
+		}
+		out = append(out, Unjudged{CandidateID: e.id, Reason: reason})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].CandidateID < out[j].CandidateID })
+	return out
+}
+
+// incompleteLine is the winner line of a run that could not judge every
+// candidate: "incomplete: c3 and c4 did not run (infra: …)", candidates
+// with the same reason together.
+func incompleteLine(us []Unjudged) string {
+	var reasons []string
+	byReason := map[string][]string{}
+	for _, u := range us {
+		if _, ok := byReason[u.Reason]; !ok {
+			reasons = append(reasons, u.Reason)
+		}
+		byReason[u.Reason] = append(byReason[u.Reason], u.CandidateID)
+	}
+	parts := make([]string, len(reasons))
+	for i, r := range reasons {
+		ids := byReason[r]
+		parts[i] = fmt.Sprintf("%s did not run (%s)", andList(ids), r)
+	}
+	return "incomplete: " + strings.Join(parts, "; ")
+}
+
+// unscoredTrials counts the trials that ended by no fault of their
+// candidate and says how the first one (by candidate, then trial) ended.
+func unscoredTrials(es []*tally) (int, string) {
+	n, first, firstID := 0, noteHit{}, ""
+	for _, e := range es {
+		if len(e.unscored) == 0 {
+			continue
+		}
+		n += len(e.unscored)
+		if h := firstHit(e.unscored); firstID == "" || e.id < firstID {
+			first, firstID = h, e.id
+		}
+	}
+	if n == 0 {
+		return 0, ""
+	}
+	return n, fmt.Sprintf("%s trial %d: %s", firstID, first.trial, text.Shorten(text.OneLine(first.msg), 100))
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 func prepare(cfg Config) []prepared {

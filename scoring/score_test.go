@@ -82,9 +82,9 @@ func ranks(o Outcome) string {
 
 func TestDefaultSingleTrial(t *testing.T) {
 	res := []runner.Result{ok("alpha", 1, 2), ok("beta", 1, 4), failed("gamma", 1, runner.ErrTimeout)}
-	o := Score(Config{}, []string{"alpha", "beta", "gamma", "delta"}, res)
+	o := Score(Config{}, []string{"alpha", "beta", "gamma"}, res)
 	mustJSON(t, o)
-	if got := ranks(o); got != "1:alpha 2:beta 3:gamma 4:delta" {
+	if got := ranks(o); got != "1:alpha 2:beta 3:gamma" {
 		t.Errorf("ranks = %s", got)
 	}
 	// alpha: (1 + 0.2*1)/1.2 = 1; beta: (1 + 0.2*0)/1.2; gamma failed: 0.
@@ -104,10 +104,6 @@ func TestDefaultSingleTrial(t *testing.T) {
 	g := standing(t, o, "gamma")
 	if g.Errors["timeout"] != 1 || g.SuccessRate != 0 || g.Trials != 1 {
 		t.Errorf("gamma = %+v", g)
-	}
-	d := standing(t, o, "delta")
-	if d.Trials != 0 || d.Score != 0 || len(d.Notes) != 1 || d.Notes[0] != "no results" {
-		t.Errorf("delta (no results) = %+v", d)
 	}
 	a := standing(t, o, "alpha")
 	if a.ScoreCI95 != [2]float64{1, 1} || a.RuntimeMeanSeconds != 2 || a.RuntimeMedianSeconds != 2 || a.Breakdown["runtime"] != 1 {
@@ -135,7 +131,7 @@ func TestAllFail(t *testing.T) {
 func TestNoResults(t *testing.T) {
 	o := Score(Config{}, []string{"a"}, nil)
 	mustJSON(t, o)
-	if o.Winner != nil || o.WinnerLine != "no winner: no results" || len(o.Standings) != 1 || o.Standings[0].SuccessCI95 != [2]float64{0, 1} {
+	if o.Winner != nil || o.WinnerLine != "incomplete: a did not run (no results)" || len(o.Standings) != 1 || o.Standings[0].SuccessCI95 != [2]float64{0, 1} {
 		t.Errorf("%+v", o)
 	}
 }
@@ -237,7 +233,7 @@ func TestTieGroupsAndCompetitionRanks(t *testing.T) {
 }
 
 func TestOnlyCandidate(t *testing.T) {
-	o := Score(Config{}, []string{"solo", "ghost"}, []runner.Result{ok("solo", 1, 1), ok("solo", 2, 1)})
+	o := Score(Config{}, []string{"solo"}, []runner.Result{ok("solo", 1, 1), ok("solo", 2, 1)})
 	if o.Winner == nil || *o.Winner != "solo" || o.Comparison != nil || o.WinnerLine != "winner: solo (1.00 ± 0.00), the only candidate" {
 		t.Errorf("winner %v line %q cmp %+v", o.Winner, o.WinnerLine, o.Comparison)
 	}
@@ -475,7 +471,8 @@ func TestInfraAndCancelledTrialsAreNotScored(t *testing.T) {
 	}
 	// One scored trial against two (1 and 0): far too little to tell.
 	if o.Winner != nil || o.Comparison.Method != "t-borrowed-variance" ||
-		o.WinnerLine != "no clear winner: a and b overlap (1.00 vs 0.50 ± 6.35, p = 0.67)" {
+		o.WinnerLine != "no clear winner: a and b overlap (1.00 vs 0.50 ± 6.35, p = 0.67); 2 trials not scored (a trial 2: infra: boom)" ||
+		o.Incomplete != nil {
 		t.Errorf("winner = %v (%s), comparison %+v", o.Winner, o.WinnerLine, o.Comparison)
 	}
 }
@@ -520,5 +517,57 @@ func TestWithinNoiseGroupsFromTheFastest(t *testing.T) {
 		if vals[i].v != w {
 			t.Errorf("value %d = %v, want %v", i, vals[i].v, w)
 		}
+	}
+}
+
+// A candidate none of whose trials ran to an end it answers for leaves the
+// standings incomplete: no winner, whoever leads, and the line says who did
+// not run and why (candidates with the same reason together).
+func TestIncompleteStandingsNameNoWinner(t *testing.T) {
+	infra := func(id string, trial int, msg string) runner.Result {
+		r := failed(id, trial, runner.ErrInfra)
+		r.ErrorMessage = msg
+		return r
+	}
+	quota := "Total CPU limit exceeded. Maximum allowed: 4.\nTo increase concurrency limits, upgrade"
+	res := []runner.Result{
+		ok("c1", 1, 1), ok("c1", 2, 1), ok("c2", 1, 3), ok("c2", 2, 3),
+		infra("c3", 1, quota), infra("c3", 2, quota),
+		infra("c4", 1, quota), failed("c4", 2, runner.ErrCancelled),
+		failed("c5", 1, runner.ErrAuth),
+	}
+	o := Score(Config{}, []string{"c1", "c2", "c3", "c4", "c5", "c6"}, res)
+	mustJSON(t, o)
+	if o.Winner != nil {
+		t.Errorf("winner %s", *o.Winner)
+	}
+	want := "incomplete: c3 and c4 did not run (infra: Total CPU limit exceeded. Maximum allowed: 4. To increase concurrency limits, upgrade); " +
+		"c5 did not run (auth: boom); c6 did not run (no results)"
+	if o.WinnerLine != want {
+		t.Errorf("line %q\nwant %q", o.WinnerLine, want)
+	}
+	var ids []string
+	for _, u := range o.Incomplete {
+		ids = append(ids, u.CandidateID)
+	}
+	if strings.Join(ids, ",") != "c3,c4,c5,c6" {
+		t.Errorf("incomplete %v", o.Incomplete)
+	}
+	// The standings of those that ran stand.
+	if got := ranks(o); !strings.HasPrefix(got, "1:c1 2:c2") {
+		t.Errorf("ranks = %s", got)
+	}
+	if d := standing(t, o, "c6"); d.Trials != 0 || d.Score != 0 || len(d.Notes) != 1 || d.Notes[0] != "no results" {
+		t.Errorf("c6 (no results) = %+v", d)
+	}
+	// One scored trial is enough: c4 with a timeout ran.
+	res[6] = failed("c4", 1, runner.ErrTimeout)
+	o = Score(Config{}, []string{"c1", "c2", "c3", "c4"}, res[:8])
+	if len(o.Incomplete) != 1 || o.Incomplete[0].CandidateID != "c3" || o.Winner != nil {
+		t.Errorf("incomplete %v winner %v", o.Incomplete, o.Winner)
+	}
+	o = Score(Config{}, []string{"c1", "c2"}, res[:4])
+	if o.Incomplete != nil || o.Winner == nil || *o.Winner != "c1" {
+		t.Errorf("complete run: incomplete %v winner %v (%s)", o.Incomplete, o.Winner, o.WinnerLine)
 	}
 }

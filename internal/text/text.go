@@ -247,3 +247,24 @@ func TrimLines(b []byte) []byte {
 	}
 	return out.Bytes()
 }
+
+// ShellQuote quotes s for a POSIX shell so that it arrives as one word,
+// verbatim: quotes, $(), backticks and newlines included.
+func ShellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// ShellWord is s as a POSIX shell word for a command line a user will read
+// or paste: as it is when it holds only characters no shell treats
+// specially, else ShellQuote(s).
+func ShellWord(s string) string {
+	if s == "" {
+		return "''"
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./,:=+@%", r)) {
+			return ShellQuote(s)
+		}
+	}
+	return s
+}

@@ -50,3 +50,21 @@ func TestXML(t *testing.T) {
 		t.Error("XML changed text that was already fine")
 	}
 }
+
+func TestShellWord(t *testing.T) {
+	for in, want := range map[string]string{
+		"":              "''",
+		"forge.yaml":    "forge.yaml",
+		"--only":        "--only",
+		"a,b":           "a,b",
+		"my dir/f.yaml": "'my dir/f.yaml'",
+		"it's":          `'it'\''s'`,
+		"$(rm -rf ~)":   "'$(rm -rf ~)'",
+		"x\ny":          "'x\ny'",
+		"~/runs":        "'~/runs'",
+	} {
+		if got := ShellWord(in); got != want {
+			t.Errorf("ShellWord(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
