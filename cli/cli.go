@@ -17,7 +17,7 @@ import (
 	"github.com/forge-run/forge/runner"
 )
 
-// Exit codes (CONTRACTS §2).
+// Exit codes (docs/exit-codes.md).
 const (
 	ExitOK          = 0
 	ExitGateFailed  = 1

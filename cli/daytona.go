@@ -22,7 +22,7 @@ import (
 const closeTimeout = 2 * time.Minute
 
 // daytonaBackend returns the Daytona backend; nil (and no error) to fall
-// back to local execution, as CONTRACTS §1 says, when no API key is usable.
+// back to local execution, as docs/command-line.md says, when no API key is usable.
 // Warnings go to warn, which keeps them whole beside a live view.
 func daytonaBackend(ctx context.Context, env *Env, o *runOptions, m *forge.Manifest, runID string, warn io.Writer) (*backend, error) {
 	creds := daytona.LoadCredentials(env.Getenv, m.Dir)

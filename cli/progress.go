@@ -13,7 +13,7 @@ import (
 )
 
 // progress reports a run on stderr. Off a terminal (CI, pipes) it prints
-// one plain line per event, as the original tool's log callback did:
+// one plain line per event:
 // "[alpha] started", "[alpha] done 3.2s". On a terminal it draws a live
 // view of the running jobs instead and prints only finished jobs' lines.
 type progress struct {

@@ -382,7 +382,7 @@ type backend struct {
 	undeleted func() []string
 }
 
-// chooseBackend picks local or Daytona per CONTRACTS §1.
+// chooseBackend picks local or Daytona (docs/command-line.md).
 func chooseBackend(ctx context.Context, env *Env, o *runOptions, m *forge.Manifest, plan *forge.Plan, runID string, warn io.Writer) (*backend, error) {
 	if o.daytona {
 		be, err := daytonaBackend(ctx, env, o, m, runID, warn)

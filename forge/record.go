@@ -10,7 +10,7 @@ import (
 // SchemaVersion is results.json's schema_version.
 const SchemaVersion = 1
 
-// Record is a run's results.json (CONTRACTS §4).
+// Record is a run's results.json (docs/results.md).
 type Record struct {
 	SchemaVersion int    `json:"schema_version"`
 	RunID         string `json:"run_id"`

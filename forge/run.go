@@ -21,7 +21,7 @@ import (
 // EventKind names what happened to a job.
 type EventKind string
 
-// The events of a job's life, as the original tool's log callback gave them.
+// The events of a job's life.
 const (
 	EventStarted EventKind = "started"
 	EventPhase   EventKind = "phase"

@@ -11,7 +11,7 @@ import (
 // is written as JSON null.
 type ErrorKind string
 
-// The error kinds of CONTRACTS §4.
+// The error kinds of docs/results.md and docs/protocol.md.
 const (
 	ErrNone            ErrorKind = ""
 	ErrTimeout         ErrorKind = "timeout"
@@ -128,8 +128,7 @@ type JudgeResult struct {
 	Error string `json:"error,omitempty"`
 }
 
-// Result is the record of one job, with the original tool's field names
-// (CONTRACTS §4). Output and Stderr may hold any bytes; encoding/json
+// Result is the record of one job (docs/results.md). Output and Stderr may hold any bytes; encoding/json
 // replaces invalid UTF-8 so results.json stays valid JSON.
 type Result struct {
 	CandidateID     string `json:"candidate_id"`
@@ -177,8 +176,7 @@ type Result struct {
 	Artifact []byte `json:"-"`
 }
 
-// MarshalJSON writes sandbox_id and error_message as null when empty, as the
-// original tool did.
+// MarshalJSON writes sandbox_id and error_message as null when empty.
 func (r Result) MarshalJSON() ([]byte, error) {
 	type plain Result
 	return json.Marshal(struct {

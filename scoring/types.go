@@ -1,6 +1,6 @@
 package scoring
 
-// Standing is one candidate's line in the standings (CONTRACTS §4).
+// Standing is one candidate's line in the standings (docs/results.md).
 //
 // Every float in it is finite, so results.json always encodes.
 type Standing struct {

@@ -4,8 +4,7 @@
 //
 // It prints the wall time of N candidates run at once divided by the ideal
 // critical path (one job's create+upload+exec+download+delete, run alone),
-// the speed-up over running them one after another (the original tool's
-// loop), and the creation pace the default rate limit enforces.
+// the speed-up over running them one after another, and the creation pace the default rate limit enforces.
 //
 //	go run ./bench/daytona [-n 50] [-concurrency 50] [-rate 1000] [-sequential=true] [-calls] [-dir /dev/shm]
 //
@@ -57,7 +56,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&c.create, "create-latency", time.Second, "emulated latency of POST /sandbox")
 	fs.DurationVar(&c.exec, "exec-latency", 500*time.Millisecond, "emulated latency of starting a command")
 	fs.DurationVar(&c.delete, "delete-latency", 300*time.Millisecond, "emulated latency of DELETE /sandbox")
-	fs.BoolVar(&c.sequential, "sequential", true, "also run the jobs one after another (the original tool's loop)")
+	fs.BoolVar(&c.sequential, "sequential", true, "also run the jobs one after another")
 	fs.BoolVar(&c.defaultRate, "default-rate", true, "also run with the default creation rate limit and show its pace")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the concurrent round to this file")
 	fs.StringVar(&c.dir, "dir", "", "where the emulated sandboxes keep their files (default: a new temporary directory);\n"+

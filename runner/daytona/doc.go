@@ -12,7 +12,7 @@
 // with. forge follows that output over the command's log stream (a
 // WebSocket), so it learns at once that the candidate ended, how, and what
 // it left, with a slow safety poll alongside; where the stream cannot be
-// opened it polls, as it did before. What the report does not carry is
+// opened it polls the command's state. What the report does not carry is
 // measured ("forge.sh collect") and downloaded.
 // The sandbox is always deleted on a fresh context. A ledger (sandboxes.jsonl) records every
 // intended creation and every deletion so nothing is orphaned; GC and Doctor

@@ -11,8 +11,7 @@ import (
 	"github.com/forge-run/forge/runner"
 )
 
-// Doctor checks a Daytona account end to end, like the original tool's
-// smoke test: it runs a tiny job (create a sandbox, upload a script,
+// Doctor checks a Daytona account end to end with a smoke test: it runs a tiny job (create a sandbox, upload a script,
 // execute it, download its output, delete the sandbox) and prints each
 // phase's latency to w. An unusable key is a *runner.UnusableError.
 func Doctor(ctx context.Context, opts Options, w io.Writer) error {
