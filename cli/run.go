@@ -158,7 +158,7 @@ func runTournament(ctx context.Context, env *Env, o *runOptions, failUnderSet, m
 	interrupted := watchSignals(ctx, env, cancel)
 
 	progress := newProgress(env.Stderr, o.quiet, o.verbose)
-	be, err := chooseBackend(ctx, env, o, m, plan, runID, progress.warnings())
+	be, err := chooseBackend(ctx, env, o, m, runID, progress.warnings())
 	if err != nil {
 		if interrupted.Load() {
 			return errInterrupted
@@ -180,8 +180,6 @@ func runTournament(ctx context.Context, env *Env, o *runOptions, failUnderSet, m
 		RunID:    runID,
 		Events:   progress.event,
 		Echo:     echoFor(o.verbose, progress),
-		Score:    scoreRecord(m, plan),
-		Judge:    judgeResult(m),
 		Now:      now,
 		Resume:   resume,
 	})
@@ -357,9 +355,7 @@ func watchSignals(ctx context.Context, env *Env, cancel context.CancelFunc) *ato
 	if env.Signals == nil {
 		return interrupted
 	}
-	done := make(chan struct{})
 	go func() {
-		defer close(done)
 		select {
 		case sig := <-env.Signals:
 			interrupted.Store(true)
@@ -383,7 +379,7 @@ type backend struct {
 }
 
 // chooseBackend picks local or Daytona (docs/command-line.md).
-func chooseBackend(ctx context.Context, env *Env, o *runOptions, m *forge.Manifest, plan *forge.Plan, runID string, warn io.Writer) (*backend, error) {
+func chooseBackend(ctx context.Context, env *Env, o *runOptions, m *forge.Manifest, runID string, warn io.Writer) (*backend, error) {
 	if o.daytona {
 		be, err := daytonaBackend(ctx, env, o, m, runID, warn)
 		if be != nil || err != nil {

@@ -40,3 +40,15 @@ type Record struct {
 	// UndeletedSandboxes names sandboxes forge could not delete.
 	UndeletedSandboxes []string `json:"undeleted_sandboxes,omitempty"`
 }
+
+// score scores the record's results with cfg: candidates is the plan's
+// list, so a candidate without results still gets a standing.
+func (rec *Record) score(cfg scoring.Config, candidates []string) {
+	out := scoring.Score(cfg, candidates, rec.Results)
+	rec.Results = out.Results
+	rec.Standings = out.Standings
+	rec.Winner = out.Winner
+	rec.WinnerLine = out.WinnerLine
+	rec.Comparison = out.Comparison
+	rec.Incomplete = out.Incomplete
+}

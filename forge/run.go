@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/forge-run/forge/runner"
+	"github.com/forge-run/forge/scoring"
 )
 
 // EventKind names what happened to a job.
@@ -56,11 +57,6 @@ type Options struct {
 	// Echo, when set, receives every line the candidates print as they
 	// print it (--verbose); job is as in Event.Job.
 	Echo func(job, stream, line string)
-	// Judge, when set, is called after each job whose artifact is on disk,
-	// to fill Result.Judges.
-	Judge func(ctx context.Context, job runner.Job, res *runner.Result, artifactPath string)
-	// Score turns the results into standings; nil leaves them unscored.
-	Score func(rec *Record)
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// FlushEvery bounds how often partial results.json is rewritten while
@@ -188,9 +184,7 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 
 	rec.Interrupted = ctx.Err() != nil
 	rec.Results = s.final()
-	if o.Score != nil {
-		o.Score(rec)
-	}
+	rec.score(o.Manifest.Scoring, o.Plan.Candidates)
 	rec.FinishedAt = o.now().UTC()
 	if err := s.flush(true); err != nil {
 		return rec, err
@@ -276,8 +270,12 @@ func (s *state) play(ctx context.Context, i int, job runner.Job) error {
 	if werr := s.store(job, &res); werr != nil && err == nil {
 		err = werr
 	}
-	if s.o.Judge != nil && res.Success && res.ArtifactPath != "" {
-		s.o.Judge(ctx, job, &res, filepath.Join(s.dir, filepath.FromSlash(res.ArtifactPath)))
+	if res.Success && res.ArtifactPath != "" {
+		// The manifest's judges, if any, on the stored artifact.
+		res.Judges = scoring.RunJudges(ctx, s.o.Manifest.Scoring, scoring.JudgeInput{
+			RunID: job.RunID, CandidateID: job.CandidateID, Trial: job.Trial, Objective: job.Objective,
+			ArtifactPath: filepath.Join(s.dir, filepath.FromSlash(res.ArtifactPath)), WorkDir: s.o.Manifest.Dir, Env: job.Env,
+		})
 	}
 	s.mu.Lock()
 	s.results[i] = &res

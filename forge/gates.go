@@ -1,0 +1,67 @@
+package forge
+
+import (
+	"fmt"
+
+	"github.com/forge-run/forge/runner"
+)
+
+// WinnerScore is the winner's score; ok is false when there is no winner.
+func (rec *Record) WinnerScore() (score float64, ok bool) {
+	if rec.Winner == nil {
+		return 0, false
+	}
+	for _, s := range rec.Standings {
+		if s.CandidateID == *rec.Winner {
+			return s.Score, true
+		}
+	}
+	return 0, false
+}
+
+// BelowScore says why the run fails a minimum winner score: no winner, or
+// one that scored less; "" when it holds.
+func (rec *Record) BelowScore(min float64) string {
+	score, ok := rec.WinnerScore()
+	switch {
+	case !ok:
+		return "there is no winner"
+	case score < min:
+		return fmt.Sprintf("winner %s scored %.3f", *rec.Winner, score)
+	}
+	return ""
+}
+
+// Failed returns one line per gate of g the finished run fails, each
+// starting with the gate's key.
+func (g Gates) Failed(rec *Record) []string {
+	var failed []string
+	if g.MinWinnerScore != nil {
+		if why := rec.BelowScore(*g.MinWinnerScore); why != "" {
+			failed = append(failed, fmt.Sprintf("gates.min_winner_score %.3g: %s", *g.MinWinnerScore, why))
+		}
+	}
+	if g.RequireWinner && rec.Winner == nil {
+		failed = append(failed, "gates.require_winner: there is no winner")
+	}
+	if g.MinSuccessRate != nil {
+		for _, s := range rec.Standings {
+			if s.SuccessRate < *g.MinSuccessRate {
+				failed = append(failed, fmt.Sprintf("gates.min_success_rate %.3g: %s succeeded in %d of %d trials",
+					*g.MinSuccessRate, s.CandidateID, s.Successes, s.Trials))
+			}
+		}
+	}
+	if g.MaxInfraErrors != nil {
+		n := 0
+		for _, r := range rec.Results {
+			if r.ErrorKind.Fault() == runner.FaultInfra {
+				n++
+			}
+		}
+		if n > *g.MaxInfraErrors {
+			failed = append(failed, fmt.Sprintf("gates.max_infra_errors %d: %d jobs failed on infrastructure", *g.MaxInfraErrors, n))
+		}
+	}
+	return failed
+}
