@@ -54,8 +54,11 @@ type sandbox struct {
 	cpu, gpu, mem, disk              int
 	autoStop, autoArchive, autoDel   int
 	snapshot, image                  string
-	volumes                          []VolumeMount
-	root, home                       string
+	// failState is the state the sandbox ends in instead of "started"
+	// (Options.FailStart); empty for one that starts.
+	failState  string
+	volumes    []VolumeMount
+	root, home string
 
 	sessions map[string]*session
 	procs    map[*proc]struct{}
@@ -67,14 +70,32 @@ type sandbox struct {
 func (sb *sandbox) state(now time.Time) string {
 	switch {
 	case !sb.deletedAt.IsZero() && now.Before(sb.destroyedAt):
+		if sb.failState != "" {
+			return sb.failState // the API shows an errored state as it is
+		}
 		return "destroying"
 	case !sb.deletedAt.IsZero():
 		return "destroyed"
 	case now.Before(sb.startAt):
 		return "creating"
+	case sb.failState != "":
+		return sb.failState
 	default:
 		return "started"
 	}
+}
+
+// visible says whether the API still shows the sandbox (Get, List): not
+// destroyed, and not a failed one that was deleted (the real API hides
+// error and build_failed sandboxes whose desired state is destroyed).
+func (sb *sandbox) visible(now time.Time) bool {
+	switch sb.state(now) {
+	case "destroyed":
+		return false
+	case "error", "build_failed":
+		return sb.deletedAt.IsZero()
+	}
+	return true
 }
 
 func (sb *sandbox) info(now time.Time) SandboxInfo {
@@ -111,6 +132,9 @@ func (sb *sandbox) dto(s *Server, now time.Time) map[string]any {
 	}
 	if sb.snapshot != "" {
 		m["snapshot"] = sb.snapshot
+	}
+	if st := sb.state(now); st == "error" || st == "build_failed" {
+		m["errorReason"] = failReasons[st]
 	}
 	if !sb.deletedAt.IsZero() {
 		m["desiredState"] = "destroyed"
@@ -243,10 +267,39 @@ func (s *Server) createSandbox(h *handlerCtx) {
 			return
 		}
 	}
+	// The resources the sandbox gets: the request's for an image (0 means
+	// the default, as the API's "||"), the default snapshot's otherwise.
+	cpu, mem, disk := defaultCPU, defaultMemory, defaultDisk
+	if req.BuildInfo != nil {
+		for _, r := range []struct {
+			dst *int
+			src *int
+		}{{&cpu, req.CPU}, {&mem, req.Memory}, {&disk, req.Disk}} {
+			if r.src != nil && *r.src > 0 {
+				*r.dst = *r.src
+			}
+		}
+	}
+	// The real API's order (sandbox.service.ts createFromSnapshot and
+	// createFromBuildInfo): the snapshot, the per-sandbox maximum, the
+	// organization's quota, the volumes, and the name only when the row is
+	// inserted.
+	if req.BuildInfo == nil && !s.knownSnapshot(req.Snapshot) {
+		h.apiError(http.StatusBadRequest, "Snapshot %s not found. Did you add it through the Daytona Dashboard?", req.Snapshot)
+		return
+	}
+	if msg := s.perSandboxRefusal(cpu, mem, disk); msg != "" {
+		h.apiError(http.StatusBadRequest, "%s", msg)
+		return
+	}
 	now := time.Now()
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if msg := s.quotaRefusal(now, cpu, mem, disk); msg != "" {
+		h.apiError(s.quotaStatus(), "%s", msg)
+		return
+	}
 	if req.Name != nil && *req.Name != "" {
 		for _, sb := range s.order {
 			if sb.name == *req.Name && sb.state(now) != "destroyed" {
@@ -289,7 +342,7 @@ func (s *Server) createSandbox(h *handlerCtx) {
 		labels: copyMap(req.Labels), env: copyMap(req.Env),
 		createdAt: now, startAt: now.Add(s.opts.StartDelay),
 		public: req.Public, networkBlockAll: req.NetworkBlockAll,
-		cpu: 1, mem: 1, disk: 3, autoStop: 15, autoArchive: 10080, autoDel: -1,
+		cpu: cpu, mem: mem, disk: disk, autoStop: 15, autoArchive: 10080, autoDel: -1,
 		snapshot: req.Snapshot, volumes: mounts,
 		sessions: map[string]*session{}, procs: map[*proc]struct{}{}, streams: map[*logStream]struct{}{},
 	}
@@ -306,16 +359,16 @@ func (s *Server) createSandbox(h *handlerCtx) {
 	if req.BuildInfo != nil {
 		sb.image = strings.TrimSpace(strings.TrimPrefix(req.BuildInfo.DockerfileContent, "FROM "))
 		sb.snapshot = ""
+		sb.failState = s.opts.FailStart[sb.image]
+	} else if req.Snapshot != "" {
+		sb.failState = s.opts.FailStart[req.Snapshot]
 	}
 	setInt := func(dst *int, src *int) {
 		if src != nil {
 			*dst = *src
 		}
 	}
-	setInt(&sb.cpu, req.CPU)
 	setInt(&sb.gpu, req.GPU)
-	setInt(&sb.mem, req.Memory)
-	setInt(&sb.disk, req.Disk)
 	setInt(&sb.autoStop, req.AutoStopInterval)
 	setInt(&sb.autoArchive, req.AutoArchiveInterval)
 	setInt(&sb.autoDel, req.AutoDeleteInterval)
@@ -331,6 +384,7 @@ func (s *Server) createSandbox(h *handlerCtx) {
 	if s.live > s.peak {
 		s.peak = s.live
 	}
+	s.notePeakUsage(now)
 	dirs := make([]string, len(vols))
 	for i, v := range vols {
 		dirs[i] = v.dir
@@ -345,6 +399,13 @@ func (s *Server) createSandbox(h *handlerCtx) {
 		sb.deletedAt, sb.destroyedAt = now, now
 		s.live--
 		h.apiError(http.StatusInternalServerError, "make sandbox: %v", err)
+		return
+	}
+	if st := sb.state(now); req.BuildInfo == nil && (st == "error" || st == "build_failed") {
+		// The API waits up to 30 s for a snapshot's sandbox to start and
+		// answers its failure as a 400 (sandbox.controller.ts
+		// waitForSandboxStarted); the sandbox stays, in its failed state.
+		h.apiError(http.StatusBadRequest, "Sandbox failed to start: %s", failReasons[st])
 		return
 	}
 	h.json(http.StatusOK, sb.dto(s, now))
@@ -375,11 +436,11 @@ func (s *Server) makeSandboxFS(sb *sandbox, volumeDirs []string) error {
 // lookup finds a sandbox by ID, then by name, as the API does: destroyed
 // ones are gone. The caller holds s.mu.
 func (s *Server) lookup(idOrName string, now time.Time) *sandbox {
-	if sb := s.sandboxes[idOrName]; sb != nil && sb.state(now) != "destroyed" {
+	if sb := s.sandboxes[idOrName]; sb != nil && sb.visible(now) {
 		return sb
 	}
 	for _, sb := range s.order {
-		if sb.name == idOrName && sb.state(now) != "destroyed" {
+		if sb.name == idOrName && sb.visible(now) {
 			return sb
 		}
 	}
@@ -430,7 +491,7 @@ func (s *Server) listSandboxes(h *handlerCtx) {
 	defer s.mu.Unlock()
 	var match []*sandbox
 	for _, sb := range s.order {
-		if sb.state(now) == "destroyed" {
+		if !sb.visible(now) {
 			continue
 		}
 		ok := true

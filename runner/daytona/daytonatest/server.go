@@ -67,7 +67,9 @@ type Options struct {
 	// polls until "started"); zero answers "started" at once, as the real
 	// API does for snapshots that start within its 30 s wait.
 	StartDelay time.Duration
-	// DestroyDelay keeps deleted sandboxes "destroying" this long.
+	// DestroyDelay keeps deleted sandboxes "destroying" this long. A
+	// sandbox being destroyed still holds its share of Quota until it is
+	// gone.
 	DestroyDelay time.Duration
 	// VolumeReadyDelay keeps new volumes "pending_create" this long.
 	VolumeReadyDelay time.Duration
@@ -76,6 +78,58 @@ type Options struct {
 	Dir string
 	// MaxLog caps each command's captured stdout and stderr. Default 8 MiB.
 	MaxLog int
+
+	// Quota is the organization's totals; a zero field is unlimited. A
+	// create whose resources (cpu, memory, disk of the request; 1 vCPU,
+	// 1 GiB, 3 GiB when not given, as the real API; the default snapshot
+	// gets the same) would take the organization over a total is refused
+	// with the real API's message ("Total CPU limit exceeded. Maximum
+	// allowed: 4.\n..."; then memory, then disk, in that order) and
+	// QuotaStatus, and makes no sandbox. What counts is what the real API
+	// counts: creating and started sandboxes count CPU, memory and disk, a
+	// deleted one until it is destroyed (DestroyDelay), one in error or
+	// build_failed nothing. Quota.Sandboxes caps how many sandboxes hold
+	// resources at once; the real API has no such quota (the message is the
+	// emulator's own). See Usage and PeakUsage.
+	Quota Quota
+	// QuotaStatus is the status of a Quota refusal: 0 means 400, as the
+	// real API (v0.170.0) answers; 403 is what it answered before (a
+	// ForbiddenException).
+	QuotaStatus int
+	// MaxPerSandbox is the most one sandbox may ask; a zero field means the
+	// documented default (4 vCPU, 8 GiB memory, 10 GiB disk; Sandboxes is
+	// ignored). A create asking more is refused 400 with the real API's
+	// message ("CPU request 8 exceeds maximum allowed per sandbox (4).\n
+	// ..."), a permanent error, not a quota one, whatever QuotaStatus says.
+	MaxPerSandbox Quota
+	// Snapshots are the organization's snapshots. A create naming any other
+	// snapshot (the default one, no name, always exists; so do FailStart's
+	// keys) is refused 400 "Snapshot <name> not found. Did you add it
+	// through the Daytona Dashboard?", as the real API refuses it, before
+	// any quota check. So with the zero value every named snapshot is
+	// unknown.
+	Snapshots []string
+	// FailStart makes sandboxes of a snapshot or an image (the key: the
+	// create request's snapshot name, or the image of its buildInfo's
+	// "FROM <image>") end in a state other than started: the value,
+	// "error" or "build_failed", with the real API's errorReason for it.
+	// The sandbox exists (it is listed, and must be deleted; deleted, it
+	// disappears from Get and List at once, as the real API hides errored
+	// sandboxes whose desired state is destroyed). In that state it holds
+	// no quota, as in the real API; while "creating" (StartDelay) it holds
+	// its resources like any other. With StartDelay > 0 the create answers
+	// "creating" and the state comes at the end of the delay (the SDK's
+	// polling then says "Sandbox failed to start"). With no StartDelay, a
+	// snapshot's create is answered 400 "Sandbox failed to start:
+	// <errorReason>" as the real API answers when the sandbox fails within
+	// its 30 s wait, and an image's create is answered 200 with the failed
+	// state (the SDK then says "Sandbox failed to start").
+	FailStart map[string]string
+	// ToolboxWarmup, for this long after a sandbox reaches "started",
+	// answers every toolbox call for it (log stream included) 502 with an
+	// empty body, as the real proxy does while the sandbox's daemon does
+	// not yet listen (the runner's httputil.ReverseProxy cannot connect).
+	ToolboxWarmup time.Duration
 }
 
 // Fault replaces the normal answer of a route for the next Times calls.
@@ -137,6 +191,7 @@ type Server struct {
 	latency    map[string]time.Duration
 	calls      []Call
 	live, peak int
+	peakUsage  Quota
 	violations []string
 }
 
@@ -174,6 +229,11 @@ func newServer(opts Options) (*Server, error) {
 	}
 	if opts.MaxLog <= 0 {
 		opts.MaxLog = 8 << 20
+	}
+	for k, v := range opts.FailStart {
+		if failReasons[v] == "" {
+			return nil, fmt.Errorf("FailStart[%q] = %q: want \"error\" or \"build_failed\"", k, v)
+		}
 	}
 	specs := opts.Specs
 	if specs == nil {

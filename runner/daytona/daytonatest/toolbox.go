@@ -53,19 +53,30 @@ func (s *Server) toolboxSandbox(h *handlerCtx) *sandbox {
 		h.toolboxError(http.StatusUnauthorized, "authentication failed: Bearer token is invalid")
 		return nil
 	}
+	now := time.Now()
 	s.mu.Lock()
 	sb := s.sandboxes[h.sandboxID]
 	var state string
+	var deleted, warming bool
 	if sb != nil {
-		state = sb.state(time.Now())
+		state = sb.state(now)
+		deleted = !sb.deletedAt.IsZero()
+		warming = now.Before(sb.startAt.Add(s.opts.ToolboxWarmup))
 	}
 	s.mu.Unlock()
-	if sb == nil || state == "destroying" || state == "destroyed" {
+	if sb == nil || deleted || state == "destroyed" {
 		h.toolboxError(http.StatusUnauthorized, "authentication failed: sandbox %s not found", h.sandboxID)
 		return nil
 	}
 	if state != "started" {
 		h.toolboxError(http.StatusBadGateway, "sandbox %s is not started (%s)", h.sandboxID, state)
+		return nil
+	}
+	if warming {
+		// The daemon does not listen yet: the runner's reverse proxy
+		// cannot connect and answers as httputil.ReverseProxy does by
+		// default, 502 with no body, which the proxy passes on.
+		h.w.WriteHeader(http.StatusBadGateway)
 		return nil
 	}
 	return sb

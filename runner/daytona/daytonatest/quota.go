@@ -1,0 +1,198 @@
+package daytonatest
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Quota is an amount of sandbox resources: an organization's totals
+// (Options.Quota), the most one sandbox may ask (Options.MaxPerSandbox),
+// or what is in use (Server.Usage, Server.PeakUsage). Memory and disk are
+// in GiB, as the API counts them (the create request's "memory" and "disk"
+// are whole GB).
+type Quota struct {
+	CPU, MemoryGiB, DiskGiB int
+	// Sandboxes is a number of sandboxes. The real API (v0.170.0) has no
+	// such quota; it is the emulator's own, for tests that want a plain
+	// concurrency cap (see quotaSandboxesMessage).
+	Sandboxes int
+}
+
+// The documented per-sandbox maximum of an organization (sandboxes.mdx:
+// 4 vCPU, 8 GiB memory, 10 GiB disk; raised through support).
+const (
+	defaultMaxCPU    = 4
+	defaultMaxMemory = 8
+	defaultMaxDisk   = 10
+)
+
+// The API's defaults for a sandbox built from an image that names no
+// resources (sandbox.service.ts DEFAULT_CPU, DEFAULT_MEMORY, DEFAULT_DISK);
+// the emulator gives the default snapshot the same.
+const (
+	defaultCPU    = 1
+	defaultMemory = 1
+	defaultDisk   = 3
+)
+
+// Messages of the real API (v0.170.0: apps/api/src/sandbox/services/
+// sandbox.service.ts validateOrganizationQuotas, with the advice from
+// apps/api/src/common/constants/error-messages.ts and the production
+// dashboard URL).
+const (
+	upgradeTierMessage     = "To increase concurrency limits, upgrade your organization's Tier by visiting https://app.daytona.io/dashboard/limits."
+	archiveSandboxesAdvice = "Consider archiving your unused Sandboxes to free up available storage."
+	perSandboxLimitAdvice  = "Need higher resource limits per-sandbox? Contact us at support@daytona.io and let us know about your use case."
+)
+
+// quotaSandboxesMessage is the emulator's own refusal for Quota.Sandboxes,
+// worded like the real ones; no real answer carries it.
+const quotaSandboxesMessage = "Total sandbox limit exceeded. Maximum allowed: %d.\n" + upgradeTierMessage
+
+// maxPerSandbox is the per-sandbox maximum in force.
+func (s *Server) maxPerSandbox() Quota {
+	m := s.opts.MaxPerSandbox
+	if m.CPU <= 0 {
+		m.CPU = defaultMaxCPU
+	}
+	if m.MemoryGiB <= 0 {
+		m.MemoryGiB = defaultMaxMemory
+	}
+	if m.DiskGiB <= 0 {
+		m.DiskGiB = defaultMaxDisk
+	}
+	return m
+}
+
+// perSandboxRefusal is the real API's 400 message for a create asking more
+// than one sandbox may have, or "" when it asks no more. The real API
+// checks CPU, then memory, then disk.
+func (s *Server) perSandboxRefusal(cpu, mem, disk int) string {
+	m := s.maxPerSandbox()
+	switch {
+	case cpu > m.CPU:
+		return fmt.Sprintf("CPU request %d exceeds maximum allowed per sandbox (%d).\n%s", cpu, m.CPU, perSandboxLimitAdvice)
+	case mem > m.MemoryGiB:
+		return fmt.Sprintf("Memory request %dGB exceeds maximum allowed per sandbox (%dGB).\n%s", mem, m.MemoryGiB, perSandboxLimitAdvice)
+	case disk > m.DiskGiB:
+		return fmt.Sprintf("Disk request %dGB exceeds maximum allowed per sandbox (%dGB).\n%s", disk, m.DiskGiB, perSandboxLimitAdvice)
+	}
+	return ""
+}
+
+// quotaRefusal is the real API's message for a create that would take the
+// organization over one of its totals, or "" when it fits. The real API
+// checks CPU, then memory, then disk. The caller holds s.mu.
+func (s *Server) quotaRefusal(now time.Time, cpu, mem, disk int) string {
+	q := s.opts.Quota
+	u := s.usage(now)
+	switch {
+	case q.CPU > 0 && u.CPU+cpu > q.CPU:
+		return fmt.Sprintf("Total CPU limit exceeded. Maximum allowed: %d.\n%s", q.CPU, upgradeTierMessage)
+	case q.MemoryGiB > 0 && u.MemoryGiB+mem > q.MemoryGiB:
+		return fmt.Sprintf("Total memory limit exceeded. Maximum allowed: %dGiB.\n%s", q.MemoryGiB, upgradeTierMessage)
+	case q.DiskGiB > 0 && u.DiskGiB+disk > q.DiskGiB:
+		return fmt.Sprintf("Total disk limit exceeded. Maximum allowed: %dGiB.\n%s\n%s", q.DiskGiB, archiveSandboxesAdvice, upgradeTierMessage)
+	case q.Sandboxes > 0 && u.Sandboxes+1 > q.Sandboxes:
+		return fmt.Sprintf(quotaSandboxesMessage, q.Sandboxes)
+	}
+	return ""
+}
+
+// quotaStatus is the status of a quota refusal.
+func (s *Server) quotaStatus() int {
+	if s.opts.QuotaStatus != 0 {
+		return s.opts.QuotaStatus
+	}
+	return http.StatusBadRequest
+}
+
+// holds says what a sandbox counts against the organization's quota now,
+// as the real API counts it (organization-usage.service.ts with
+// sandbox-states-consuming-compute.constant.ts and ...-disk.constant.ts):
+// creating, started and the other running states count CPU, memory and
+// disk; stopped counts disk only (the emulator has no stop); error,
+// build_failed and destroyed count nothing. A deleted sandbox counts in
+// full until it is destroyed (Options.DestroyDelay).
+func (sb *sandbox) holds(now time.Time) (compute, disk bool) {
+	switch sb.state(now) {
+	case "destroyed", "error", "build_failed":
+		return false, false
+	case "stopped", "archiving":
+		return false, true
+	}
+	return true, true
+}
+
+// usage is what the organization's sandboxes hold now. The caller holds
+// s.mu.
+func (s *Server) usage(now time.Time) Quota {
+	var u Quota
+	for _, sb := range s.order {
+		compute, disk := sb.holds(now)
+		if compute {
+			u.CPU += sb.cpu
+			u.MemoryGiB += sb.mem
+		}
+		if disk {
+			u.DiskGiB += sb.disk
+		}
+		if compute || disk {
+			u.Sandboxes++
+		}
+	}
+	return u
+}
+
+// notePeakUsage records the usage after a create (usage only grows at a
+// create; everything else frees). The caller holds s.mu.
+func (s *Server) notePeakUsage(now time.Time) {
+	u := s.usage(now)
+	s.peakUsage.CPU = max(s.peakUsage.CPU, u.CPU)
+	s.peakUsage.MemoryGiB = max(s.peakUsage.MemoryGiB, u.MemoryGiB)
+	s.peakUsage.DiskGiB = max(s.peakUsage.DiskGiB, u.DiskGiB)
+	s.peakUsage.Sandboxes = max(s.peakUsage.Sandboxes, u.Sandboxes)
+}
+
+// Usage is what the organization's sandboxes count against its quota now:
+// unlike LiveCount, a deleted sandbox still counts while it is being
+// destroyed, and one that failed to start counts nothing.
+func (s *Server) Usage() Quota {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.usage(time.Now())
+}
+
+// PeakUsage is the largest usage of each resource seen at once (each
+// field on its own).
+func (s *Server) PeakUsage() Quota {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.peakUsage
+}
+
+// knownSnapshot says whether the organization has the snapshot a create
+// names: the default one (no name), one of Options.Snapshots, or one that
+// Options.FailStart makes fail.
+func (s *Server) knownSnapshot(name string) bool {
+	if strings.TrimSpace(name) == "" {
+		return true
+	}
+	for _, n := range s.opts.Snapshots {
+		if n == name {
+			return true
+		}
+	}
+	_, ok := s.opts.FailStart[name]
+	return ok
+}
+
+// failReasons are errorReasons the real API writes when a sandbox ends in
+// that state (sandbox-start.action.ts: the creating timeout, and the
+// snapshot build's failure).
+var failReasons = map[string]string{
+	"error":        "Timeout while creating sandbox",
+	"build_failed": "Timeout while building snapshot on runner",
+}
