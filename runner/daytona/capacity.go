@@ -18,41 +18,60 @@ import (
 // run's sandboxes exist at once as existed when it refused.
 //
 // A slot is held by every sandbox of this run that exists or may exist:
-// from the start of its creation until it is deleted, or known never to
-// have been created.
+// from the start of its creation (pending) through its existence (alive)
+// until it is deleted, or known never to have been created.
 type capacity struct {
-	mu      sync.Mutex
+	mu sync.Mutex
+	// holders maps each slot's sandbox name to whether it exists (alive)
+	// or is being created (pending).
 	holders map[string]bool
 	// limit is the most holders allowed at once; 0 until a refusal.
 	limit int
-	// freed is closed (and replaced) whenever a slot is released.
-	freed     chan struct{}
+	// changed is closed (and replaced) whenever a slot is released or a
+	// sandbox is created or refused.
+	changed   chan struct{}
 	lastFreed time.Time
 	said      bool
 }
 
 func newCapacity() *capacity {
-	return &capacity{holders: map[string]bool{}, freed: make(chan struct{})}
+	return &capacity{holders: map[string]bool{}, changed: make(chan struct{})}
 }
 
-// acquire waits until name may be created, then holds a slot for it. A
-// name that already holds one keeps it.
+// signal wakes whoever waits for a change. c.mu is held.
+func (c *capacity) signal() {
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+// acquire waits until name may be created, then holds a slot for it
+// (pending). A name that already holds one keeps it.
 func (c *capacity) acquire(ctx context.Context, name string) error {
 	for {
 		c.mu.Lock()
-		if c.holders[name] || c.limit == 0 || len(c.holders) < c.limit {
-			c.holders[name] = true
+		if _, ok := c.holders[name]; ok || c.limit == 0 || len(c.holders) < c.limit {
+			if !ok {
+				c.holders[name] = false
+			}
 			c.mu.Unlock()
 			return nil
 		}
-		freed := c.freed
+		changed := c.changed
 		c.mu.Unlock()
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-freed:
+		case <-changed:
 		}
 	}
+}
+
+// created records that name's sandbox exists.
+func (c *capacity) created(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.holders[name] = true
+	c.signal()
 }
 
 // release gives name's slot back: its sandbox is deleted, or was never
@@ -60,13 +79,12 @@ func (c *capacity) acquire(ctx context.Context, name string) error {
 func (c *capacity) release(name string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.holders[name] {
+	if _, ok := c.holders[name]; !ok {
 		return
 	}
 	delete(c.holders, name)
 	c.lastFreed = time.Now()
-	close(c.freed)
-	c.freed = make(chan struct{})
+	c.signal()
 }
 
 // lagGrace is how long after one of this run's sandboxes was deleted a
@@ -74,34 +92,48 @@ func (c *capacity) release(name string) {
 // than a smaller capacity.
 const lagGrace = 5 * time.Second
 
-// refused records that the account refused to create name. Its slot goes
-// (nothing was created) without waking anyone: nothing was freed. others
-// is how many of this run's sandboxes exist or are being created; when it
-// is 0 the account is full without this run. The limit comes down to
-// others unless a deletion of this run was so recent that the refusal may
-// be the service lagging behind it. wait is the channel to wait on for the
-// next release; sinceFreed is the time since the last one (-1: never).
-func (c *capacity) refused(name string, now time.Time) (others int, wait <-chan struct{}, sinceFreed time.Duration) {
+// lagFirstRetry is the shortest wait before a creation refused just after
+// a deletion is tried again.
+const lagFirstRetry = 100 * time.Millisecond
+
+// refused records that the account refused to create name: its slot goes
+// (nothing was created) and nothing was freed.
+func (c *capacity) refused(name string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.holders, name)
-	others = len(c.holders)
+	c.signal()
+}
+
+// state is what a refused job decides on: how many of this run's
+// sandboxes exist and how many are being created, the channel closed at
+// the next change, and the time since one of them was last deleted (-1:
+// never).
+func (c *capacity) state(now time.Time) (alive, pending int, changed <-chan struct{}, sinceFreed time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, a := range c.holders {
+		if a {
+			alive++
+		} else {
+			pending++
+		}
+	}
 	sinceFreed = -1
 	if !c.lastFreed.IsZero() {
 		sinceFreed = now.Sub(c.lastFreed)
 	}
-	recent := sinceFreed >= 0 && sinceFreed < lagGrace
-	if others > 0 && !recent && (c.limit == 0 || others < c.limit) {
-		c.limit = others
-	}
-	return others, c.freed, sinceFreed
+	return alive, pending, c.changed, sinceFreed
 }
 
-// announce returns the limit the first time it is called after one was
-// set, for the one line that tells the user; 0 otherwise.
-func (c *capacity) announce() int {
+// lower brings the limit down to n (never up), and returns the limit to
+// announce the first time one is set; 0 otherwise.
+func (c *capacity) lower(n int) (announce int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if n > 0 && (c.limit == 0 || n < c.limit) {
+		c.limit = n
+	}
 	if c.said || c.limit == 0 {
 		return 0
 	}

@@ -54,28 +54,40 @@ func blocked(t *testing.T, c *capacity, name string) bool {
 func TestCapacityComesDownToWhatTheAccountAdmits(t *testing.T) {
 	c := newCapacity()
 	ctx := context.Background()
-	for _, n := range []string{"a", "b", "c", "d", "e"} {
+	for _, n := range []string{"a", "b", "c", "d", "e", "f"} {
 		if err := c.acquire(ctx, n); err != nil {
 			t.Fatal(err)
 		}
 	}
-	// e is refused while a..d exist: at most 4 at once from now on.
-	others, freed, since := c.refused("e", time.Now())
-	if others != 4 || since != -1 {
-		t.Fatalf("others %d since %v", others, since)
+	for _, n := range []string{"a", "b", "c", "d"} {
+		c.created(n)
+	}
+	// e is refused while a..d exist and f is still being created: what
+	// exists is what the account admits, not what is under way.
+	c.refused("e")
+	alive, pending, changed, since := c.state(time.Now())
+	if alive != 4 || pending != 1 || since != -1 {
+		t.Fatalf("alive %d pending %d since %v", alive, pending, since)
+	}
+	if n := c.lower(alive); n != 4 {
+		t.Fatalf("lower = %d, want 4 to announce", n)
+	}
+	if n := c.lower(6); n != 0 {
+		t.Fatalf("announced twice (%d)", n)
+	}
+	c.refused("f")
+	select {
+	case <-changed:
+	default:
+		t.Fatal("a refusal did not wake the waiters")
 	}
 	if !blocked(t, c, "e") {
 		t.Fatal("a fifth sandbox was let through at a limit of 4")
 	}
-	if n := c.announce(); n != 4 {
-		t.Fatalf("announce = %d, want 4", n)
-	}
-	if n := c.announce(); n != 0 {
-		t.Fatalf("announced twice (%d)", n)
-	}
+	_, _, changed, _ = c.state(time.Now())
 	c.release("a")
 	select {
-	case <-freed:
+	case <-changed:
 	default:
 		t.Fatal("a release did not wake the refused job")
 	}
@@ -85,23 +97,13 @@ func TestCapacityComesDownToWhatTheAccountAdmits(t *testing.T) {
 	if !blocked(t, c, "f") {
 		t.Fatal("over the limit after a release")
 	}
-	// Right after a deletion a refusal may be the service lagging behind:
-	// the limit stays.
+	// A limit never goes up.
+	if c.lower(10); !blocked(t, c, "f") {
+		t.Fatal("the limit went up")
+	}
+	// Right after a deletion the caller sees it as recent.
 	c.release("b")
-	if err := c.acquire(ctx, "f"); err != nil {
-		t.Fatal(err)
-	}
-	if others, _, since := c.refused("f", time.Now()); others != 3 || since < 0 || since >= lagGrace {
-		t.Fatalf("others %d since %v", others, since)
-	}
-	if err := c.acquire(ctx, "f"); err != nil {
-		t.Fatalf("the limit came down on a refusal just after a deletion: %v", err)
-	}
-	// Refused with nothing of this run alive and no recent deletion: the
-	// account is full without this run.
-	c2 := newCapacity()
-	c2.acquire(ctx, "x")
-	if others, _, since := c2.refused("x", time.Now()); others != 0 || since != -1 {
-		t.Fatalf("others %d since %v", others, since)
+	if _, _, _, since := c.state(time.Now()); since < 0 || since >= lagGrace {
+		t.Fatalf("since %v", since)
 	}
 }

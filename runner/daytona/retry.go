@@ -103,7 +103,9 @@ func (o *Options) retry(ctx context.Context, what string, b budget, op func(cont
 			return struct{}{}, backoff.Permanent(err)
 		}
 		wait := max(sched.NextBackOff(), f.retryAfter)
-		fmt.Fprintf(o.Warn, "daytona: %s: %s; retrying in %s\n", what, describe(err), wait.Round(time.Millisecond))
+		if f.class != classConflict { // a sandbox between states: expected, not news
+			fmt.Fprintf(o.Warn, "daytona: %s: %s; retrying in %s\n", what, describe(err), wait.Round(time.Millisecond))
+		}
 		return struct{}{}, &backoff.RetryAfterError{Duration: wait}
 	}, backoff.WithBackOff(&backoff.ZeroBackOff{}), backoff.WithMaxElapsedTime(0))
 	switch {

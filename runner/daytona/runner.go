@@ -265,6 +265,7 @@ func (r *Runner) track(name string, sb *daytona.Sandbox) {
 	defer r.mu.Unlock()
 	r.live[name] = sb
 	delete(r.pending, name)
+	r.capacity.created(name)
 }
 
 func (r *Runner) setPending(name string) {
@@ -307,6 +308,23 @@ func (r *Runner) forget(name string) {
 	delete(r.undeleted, name)
 	r.mu.Unlock()
 	r.capacity.release(name)
+}
+
+// failedToStart recognises a created sandbox that ended in error or
+// build_failed: the SDK's own error when its wait for "started" sees that
+// state, or the API's 400 "Sandbox failed to start: <reason>" when the
+// sandbox failed while the API waited for it. reason is for a person.
+func failedToStart(f failure, err error) (reason string, ok bool) {
+	msg := messageOf(err)
+	if !strings.HasPrefix(msg, errFailedToStart) || (f.class != classTransient && statusOf(err) != 400) {
+		return "", false
+	}
+	reason = strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(msg, errFailedToStart), ":"))
+	if reason == "" {
+		reason = "it ended in error or build_failed"
+	}
+	first, _, _ := strings.Cut(reason, "\n")
+	return first, true
 }
 
 // errFailedToStart is what the SDK says when a sandbox ends in error or
@@ -362,15 +380,15 @@ func (r *Runner) createOnce(ctx context.Context, name string, params any, ambigu
 	if (f.class == classTransient || f.class == classCancelled) && !neverSent(err) {
 		*ambiguous = true
 	}
-	if f.class == classTransient && messageOf(err) == errFailedToStart {
+	if reason, ok := failedToStart(f, err); ok {
 		// It exists, in error or build_failed; find it so it is deleted.
 		// The next would fail the same way: the image or snapshot cannot
 		// start.
 		*ambiguous = true
 		found, _ := r.lookup(ctx, name)
 		return found, backoff.Permanent(r.stop(fmt.Errorf(
-			"Daytona could not start sandbox %s (it ended in error or build_failed): %s; check daytona.image or daytona.snapshot",
-			name, r.startsFrom())))
+			"Daytona could not start sandbox %s (%s): %s; check daytona.image or daytona.snapshot",
+			name, reason, r.startsFrom())))
 	}
 	switch f.class {
 	case classAuth:
@@ -423,36 +441,52 @@ func (r *Runner) createOnce(ctx context.Context, name string, params any, ambigu
 }
 
 // waitForCapacity handles a creation of name refused for the account's
-// limits: it waits until one of this run's sandboxes is deleted (the
-// caller then tries again), or returns the run-stopping error when none of
-// this run's sandboxes exists to be deleted: the account is full without
-// this run.
+// limits. While none of this run's sandboxes exists but some are being
+// created, their outcome decides: it waits for it. With some alive, the
+// run's concurrency comes down to their number (said once) and the caller
+// tries again, waiting in acquire until one of them is deleted. With none
+// alive or coming, the account is full without this run: it returns the
+// run-stopping error. A refusal just after one of this run's deletions may
+// be the service catching up with it: then it waits until the deletion is
+// twice as old (at most until it is lagGrace old), or for the next change,
+// and lets the caller try again.
 func (r *Runner) waitForCapacity(ctx context.Context, name string, refusal error) error {
 	what, _ := quotaRefusal(statusOf(refusal), messageOf(refusal))
-	others, freed, since := r.capacity.refused(name, time.Now())
-	var lag <-chan time.Time
-	if others == 0 {
-		if since < 0 || since >= lagGrace {
+	r.capacity.refused(name)
+	for {
+		alive, pending, changed, since := r.capacity.state(time.Now())
+		recent := since >= 0 && since < lagGrace
+		var lag <-chan time.Time
+		switch {
+		case alive == 0 && pending > 0:
+			// Wait for the creations under way.
+		case alive == 0 && !recent:
 			return r.stop(fmt.Errorf("Daytona account limit reached (%s) with none of this run's sandboxes alive: other sandboxes of the account use it all; "+
 				"free some (forge gc deletes those forge left behind; the others are in the Daytona dashboard), lower concurrency or ask for smaller daytona.resources",
 				what))
+		case !recent:
+			if n := r.capacity.lower(alive); n > 0 {
+				fmt.Fprintf(r.opts.Warn, "forge: account limit reached (%s): running %d at a time\n", what, n)
+			}
+			return nil
+		default:
+			// Try again as the deletion ages (after as long again as it is
+			// old, from 100 ms), or at the next change.
+			t := time.NewTimer(min(lagGrace-since, max(lagFirstRetry, since)))
+			defer t.Stop()
+			lag = t.C
 		}
-		// One of this run's sandboxes was deleted a moment ago: the service
-		// may not have freed its share yet.
-		t := time.NewTimer(lagGrace - since)
-		defer t.Stop()
-		lag = t.C
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-changed:
+			if lag != nil {
+				return nil
+			}
+		case <-lag:
+			return nil
+		}
 	}
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-freed:
-	case <-lag:
-	}
-	if n := r.capacity.announce(); n > 0 {
-		fmt.Fprintf(r.opts.Warn, "forge: account limit reached (%s): running %d at a time\n", what, n)
-	}
-	return nil
 }
 
 // startsFrom says what the sandboxes start from, for messages.

@@ -1,0 +1,243 @@
+package cli_test
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/forge-run/forge/runner/daytona/daytonatest"
+)
+
+// daytonaEnv is the environment that points forge at the emulator.
+func daytonaEnv(srv *daytonatest.Server) []string {
+	return []string{"DAYTONA_API_KEY=" + srv.APIKey(), "DAYTONA_API_URL=" + srv.URL()}
+}
+
+// createCalls are the emulator's createSandbox calls, in order.
+func createCalls(srv *daytonatest.Server) []daytonatest.Call {
+	var out []daytonatest.Call
+	for _, c := range srv.CallLog() {
+		if c.Op == daytonatest.OpCreateSandbox {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Ten candidates on an account that admits 4 one-vCPU sandboxes: the
+// refused creations wait for the run's own deletions, forge says once that
+// it runs 4 at a time, and every candidate runs.
+func TestAccountLimitIsBackPressure(t *testing.T) {
+	srv := daytonatest.Start(t, daytonatest.Options{Quota: daytonatest.Quota{CPU: 4}, DestroyDelay: 100 * time.Millisecond})
+	dir := writeTournament(t, 10, "sleep 1; echo ok > \"$2\"\n", "")
+	cmd, _, stderr := forgeCmd(dir, daytonaEnv(srv), "run", "--daytona", "--run-id", "r", "--quiet")
+	start := time.Now()
+	code := exitCodeOf(t, cmd.Run())
+	wall := time.Since(start)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	rec := readResults(t, filepath.Join(dir, "artifacts", "r", "results.json"))
+	ok := 0
+	var jobs []float64
+	for _, r := range rec.Results {
+		if r.Success {
+			ok++
+		}
+		jobs = append(jobs, r.JobSeconds)
+	}
+	if ok != 10 || rec.Incomplete != nil {
+		t.Fatalf("%d of 10 succeeded, incomplete %+v\n%s", ok, rec.Incomplete, stderr)
+	}
+	const said = "forge: account limit reached (4 vCPU): running 4 at a time\n"
+	if n := strings.Count(stderr.String(), said); n != 1 {
+		t.Errorf("said %d times, want once:\n%s", n, stderr)
+	}
+	if p := srv.PeakLive(); p > 4 {
+		t.Errorf("peak live %d, want at most 4", p)
+	}
+	refused := 0
+	for _, c := range createCalls(srv) {
+		if c.Status == 400 {
+			refused++
+		}
+	}
+	// Waiting for the run's own deletions, not hammering: the first burst
+	// (6) plus at most one refusal per deletion the service had not yet
+	// finished.
+	if refused > 6+10 {
+		t.Errorf("%d refused creations", refused)
+	}
+	t.Logf("wall %.2fs for 10 jobs of ~1s at 4 at a time; peak live %d; %d creations refused; job seconds %v",
+		wall.Seconds(), srv.PeakLive(), refused, jobs)
+	checkEmulator(t, srv, srv.APIKey())
+}
+
+// createOther makes a sandbox of the account that is not forge's.
+func createOther(t *testing.T, srv *daytonatest.Server, name string) string {
+	t.Helper()
+	req, _ := http.NewRequest("POST", srv.URL()+"/sandbox", strings.NewReader(fmt.Sprintf(`{"name": %q}`, name)))
+	req.Header.Set("Authorization", "Bearer "+srv.APIKey())
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var b bytes.Buffer
+	b.ReadFrom(resp.Body)
+	if resp.StatusCode/100 != 2 {
+		t.Fatalf("create %s: %d %s", name, resp.StatusCode, b.String())
+	}
+	return name
+}
+
+func deleteOther(t *testing.T, srv *daytonatest.Server, name string) {
+	t.Helper()
+	req, _ := http.NewRequest("DELETE", srv.URL()+"/sandbox/"+name, nil)
+	req.Header.Set("Authorization", "Bearer "+srv.APIKey())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		t.Fatalf("delete %s: %d", name, resp.StatusCode)
+	}
+}
+
+// An account whose limits other sandboxes already use up: nothing of the
+// run is alive to free room, so forge stops at once with one line naming
+// the limit and the ways out, exit 3.
+func TestAccountFullStopsTheRun(t *testing.T) {
+	srv := daytonatest.Start(t, daytonatest.Options{Quota: daytonatest.Quota{CPU: 2}})
+	others := []string{createOther(t, srv, "someone-else-1"), createOther(t, srv, "someone-else-2")}
+	dir := writeTournament(t, 5, "echo ok > \"$2\"\n", "")
+	cmd, _, stderr := forgeCmd(dir, daytonaEnv(srv), "run", "--daytona", "--run-id", "r", "--quiet")
+	start := time.Now()
+	code := exitCodeOf(t, cmd.Run())
+	took := time.Since(start)
+	if code != 3 {
+		t.Fatalf("exit %d, want 3\n%s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+	if len(lines) != 1 || !strings.Contains(lines[0], "account limit reached (2 vCPU)") ||
+		!strings.Contains(lines[0], "forge gc") || !strings.Contains(lines[0], "concurrency") {
+		t.Errorf("want one line naming the limit and the remedies, got:\n%s", stderr)
+	}
+	if n := len(createCalls(srv)) - len(others); n > 5 {
+		t.Errorf("%d creations by forge for 5 candidates", n)
+	}
+	t.Logf("exit 3 after %.2fs", took.Seconds())
+	for _, o := range others {
+		deleteOther(t, srv, o)
+	}
+	checkEmulator(t, srv, srv.APIKey())
+}
+
+// A snapshot the account does not have: the first refusal stops the run
+// (no creation starts after it was answered), one line, exit 3.
+func TestUnknownSnapshotStopsTheRun(t *testing.T) {
+	srv := daytonatest.Start(t, daytonatest.Options{})
+	dir := writeTournament(t, 5, "echo ok > \"$2\"\n", "daytona:\n  snapshot: my-agent-snap\n")
+	cmd, _, stderr := forgeCmd(dir, daytonaEnv(srv), "run", "--daytona", "--run-id", "r", "--quiet")
+	start := time.Now()
+	code := exitCodeOf(t, cmd.Run())
+	took := time.Since(start)
+	if code != 3 {
+		t.Fatalf("exit %d, want 3\n%s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+	if len(lines) != 1 || !strings.Contains(lines[0], "Snapshot my-agent-snap not found") {
+		t.Errorf("want one line naming the cause, got:\n%s", stderr)
+	}
+	calls := createCalls(srv)
+	if len(calls) == 0 {
+		t.Fatal("no creation")
+	}
+	first := calls[0]
+	for _, c := range calls[1:] {
+		if c.Start.After(first.End) {
+			t.Errorf("a creation started %v after the refusal was answered", c.Start.Sub(first.End))
+		}
+	}
+	t.Logf("exit 3 after %.2fs, %d creations", took.Seconds(), len(calls))
+	checkEmulator(t, srv, srv.APIKey())
+}
+
+// A sandbox that ends in error or build_failed: the run stops with one
+// line, and the failed sandbox is deleted.
+func TestSandboxThatFailsToStartStopsTheRun(t *testing.T) {
+	for _, c := range []struct {
+		state string
+		delay time.Duration
+	}{
+		// At once: the API answers the create 400 "Sandbox failed to start:
+		// …", and the sandbox exists all the same.
+		{"error", 0},
+		// After a while: the SDK's wait for "started" sees the state.
+		{"error", 200 * time.Millisecond},
+		{"build_failed", 200 * time.Millisecond},
+	} {
+		t.Run(fmt.Sprintf("%s after %s", c.state, c.delay), func(t *testing.T) {
+			srv := daytonatest.Start(t, daytonatest.Options{
+				FailStart: map[string]string{"broken": c.state}, StartDelay: c.delay,
+			})
+			dir := writeTournament(t, 3, "echo ok > \"$2\"\n", "daytona:\n  snapshot: broken\n")
+			cmd, _, stderr := forgeCmd(dir, daytonaEnv(srv), "run", "--daytona", "--run-id", "r", "--quiet")
+			if code := exitCodeOf(t, cmd.Run()); code != 3 {
+				t.Fatalf("exit %d, want 3\n%s", code, stderr)
+			}
+			lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+			if len(lines) != 1 || !strings.Contains(lines[0], "failed to start") && !strings.Contains(lines[0], "could not start") {
+				t.Errorf("want one line naming the cause, got:\n%s", stderr)
+			}
+			checkEmulator(t, srv, srv.APIKey())
+		})
+	}
+}
+
+// A quota refusal answered 403 (as later API versions do) is capacity, not
+// a refused key.
+func TestQuotaOn403IsNotAuth(t *testing.T) {
+	srv := daytonatest.Start(t, daytonatest.Options{Quota: daytonatest.Quota{CPU: 1}, QuotaStatus: 403})
+	// Each job outlasts the creation pacer's step, so the next creation
+	// meets a full account.
+	dir := writeTournament(t, 3, "sleep 1; echo ok > \"$2\"\n", "")
+	cmd, _, stderr := forgeCmd(dir, daytonaEnv(srv), "run", "--daytona", "--run-id", "r", "--quiet")
+	if code := exitCodeOf(t, cmd.Run()); code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	rec := readResults(t, filepath.Join(dir, "artifacts", "r", "results.json"))
+	for _, r := range rec.Results {
+		if !r.Success {
+			t.Errorf("%s: %s %s", r.CandidateID, r.ErrorKind, r.ErrorMessage)
+		}
+	}
+	if !strings.Contains(stderr.String(), "account limit reached (1 vCPU): running 1 at a time") {
+		t.Errorf("stderr:\n%s", stderr)
+	}
+	checkEmulator(t, srv, srv.APIKey())
+}
+
+// A toolbox that answers 502 for a moment after its sandbox started (the
+// proxy cannot reach the daemon yet) is waited out.
+func TestToolboxWarmUpIsWaitedOut(t *testing.T) {
+	srv := daytonatest.Start(t, daytonatest.Options{ToolboxWarmup: 400 * time.Millisecond})
+	dir := writeTournament(t, 2, "echo ok > \"$2\"\n", "")
+	cmd, _, stderr := forgeCmd(dir, daytonaEnv(srv), "run", "--daytona", "--run-id", "r", "--quiet")
+	if code := exitCodeOf(t, cmd.Run()); code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	rec := readResults(t, filepath.Join(dir, "artifacts", "r", "results.json"))
+	for _, r := range rec.Results {
+		if !r.Success {
+			t.Errorf("%s: %s %s", r.CandidateID, r.ErrorKind, r.ErrorMessage)
+		}
+	}
+	checkEmulator(t, srv, srv.APIKey())
+}
