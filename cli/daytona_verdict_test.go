@@ -74,6 +74,8 @@ func TestDaytonaIdenticalCandidatesTieWhateverTheQueue(t *testing.T) {
 	if s := spread(runtimes); s > 0.25 {
 		t.Errorf("runtime_seconds spread %.3f s: %v", s, runtimes)
 	}
+	t.Logf("runtime_seconds %v (spread %.3f s); job_seconds %v (spread %.3f s); %s",
+		runtimes, spread(runtimes), jobs, spread(jobs), rec.WinnerLine)
 	if rec.Winner != nil {
 		t.Errorf("winner %s (%s), want none among identical candidates", *rec.Winner, rec.WinnerLine)
 	}
