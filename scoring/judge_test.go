@@ -213,16 +213,25 @@ import signal, time
 signal.signal(signal.SIGTERM, signal.SIG_IGN)
 open("ready", "w").write("1")
 time.sleep(300)
-`, 300*time.Millisecond)
+`, 2*time.Second)
 	done := make(chan string, 1)
+	start := time.Now()
 	go func() { _, _, e := runOne(t, s, JudgeInput{WorkDir: dir}); done <- e }()
 	select {
 	case errMsg := <-done:
 		if !strings.Contains(errMsg, "timed out") {
 			t.Errorf("error = %q", errMsg)
 		}
-	case <-time.After(30 * time.Second):
+	case <-time.After(60 * time.Second):
 		t.Fatal("RunJudges did not return: SIGKILL escalation failed")
+	}
+	// The judge ignored SIGTERM before its timeout came, so only SIGKILL,
+	// a grace period after SIGTERM, can have ended it.
+	if _, err := os.Stat(filepath.Join(dir, "ready")); err != nil {
+		t.Fatalf("the judge never got ready, so SIGKILL was not tested: %v", err)
+	}
+	if took := time.Since(start); took < 2*time.Second+judgeKillGrace {
+		t.Errorf("returned after %v: before the SIGKILL that a judge ignoring SIGTERM needs", took)
 	}
 }
 
