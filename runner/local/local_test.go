@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -910,11 +911,16 @@ func TestRunLeavesForgeThreadsClean(t *testing.T) {
 		job.Setup = []string{"true"}
 		assertKind(t, mustRun(t, r, job), runner.ErrNone)
 	}
-	ownNS, err := os.Readlink("/proc/self/ns/pid")
+	// forge's own namespace and cgroups, read from an ordinary thread:
+	// /proc/self names the main thread, which may be one starting a job's
+	// process in another test at this very moment.
+	runtime.LockOSThread()
+	ownNS, err := os.Readlink("/proc/thread-self/ns/pid")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ownCgroup, err := os.ReadFile("/proc/self/cgroup")
+	ownCgroup, err := os.ReadFile("/proc/thread-self/cgroup")
+	runtime.UnlockOSThread()
 	if err != nil {
 		t.Fatal(err)
 	}
