@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	_ "embed"
 	"encoding/base64"
 	"fmt"
@@ -237,10 +238,7 @@ func newHTMLTrial(c candidate, r runner.Result, opts Options) htmlTrial {
 
 	if r.ArtifactContent != "" || r.ArtifactBytes > 0 {
 		size := bytesHuman(float64(artifactSize(r)))
-		name := text.OneLine(r.ArtifactPath)
-		if name == "" {
-			name = "artifact"
-		}
+		name := cmp.Or(text.OneLine(r.ArtifactPath), "artifact")
 		t.ArtifactNote = name + " · " + size
 		if r.ArtifactTruncated {
 			t.ArtifactNote += " · cut by forge"

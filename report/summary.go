@@ -367,11 +367,7 @@ func (c candidate) notes() string {
 		return ""
 	}
 	if f := c.firstFailure(); f != nil {
-		msg := text.OneLine(f.ErrorMessage)
-		if msg == "" {
-			msg = kindLabel(f.ErrorKind)
-		}
-		return prefix(f) + msg
+		return prefix(f) + cmp.Or(text.OneLine(f.ErrorMessage), kindLabel(f.ErrorKind))
 	}
 	for _, n := range c.standing.Notes {
 		if n = text.OneLine(n); n != "" {
