@@ -328,7 +328,7 @@ func (r Report) Drops(maxDrop float64) []string {
 			continue
 		}
 		out = append(out, fmt.Sprintf("%s: score dropped %s (%s → %s, %s), more than the %s allowed",
-			text.OneLine(c.CandidateID), text.Num(-*c.ScoreDelta), text.Num(c.Base.Score), text.Num(c.Head.Score),
+			text.OneLine(c.CandidateID), text.Num(-*c.ScoreDelta), text.Score(c.Base.Score), text.Score(c.Head.Score),
 			testText(c), text.Num(maxDrop)))
 	}
 	return out

@@ -173,7 +173,7 @@ func scoresText(e Entry) string {
 		if cs.Score == nil {
 			return id(cs.CandidateID) + " —"
 		}
-		return id(cs.CandidateID) + " " + text.Num(*cs.Score)
+		return id(cs.CandidateID) + " " + text.Score(*cs.Score)
 	}
 	var head string
 	var rest []string

@@ -17,6 +17,7 @@ import (
 	"github.com/forge-run/forge/forge"
 	"github.com/forge-run/forge/internal/text"
 	"github.com/forge-run/forge/runner"
+	"github.com/forge-run/forge/scoring"
 )
 
 //go:embed html.tmpl
@@ -158,8 +159,8 @@ func newHTMLPage(rec *forge.Record, opts Options) htmlPage {
 func comparisonFacts(rec *forge.Record) []htmlFact {
 	c := rec.Comparison
 	facts := []htmlFact{
-		{"best", fmt.Sprintf("%s (%s)", text.OneLine(c.Best), text.Num(c.BestScore))},
-		{"second", fmt.Sprintf("%s (%s)", text.OneLine(c.Second), text.Num(c.SecondScore))},
+		{"best", fmt.Sprintf("%s (%s)", text.OneLine(c.Best), text.Score(c.BestScore))},
+		{"second", fmt.Sprintf("%s (%s)", text.OneLine(c.Second), text.Score(c.SecondScore))},
 		{"method", text.OneLine(c.Method)},
 	}
 	diff := text.Num(c.Difference)
@@ -171,7 +172,7 @@ func comparisonFacts(rec *forge.Record) []htmlFact {
 		facts = append(facts, htmlFact{"ratio", strconv.FormatFloat(c.Ratio, 'f', 2, 64) + "×"})
 	}
 	if c.PValue != nil {
-		facts = append(facts, htmlFact{"p-value", strconv.FormatFloat(*c.PValue, 'g', 3, 64)})
+		facts = append(facts, htmlFact{"p-value", text.P(*c.PValue, cmp.Or(c.Alpha, scoring.Alpha))})
 	}
 	verdict := "not distinguishable"
 	if c.Clear {
@@ -219,7 +220,7 @@ func newHTMLTrial(c candidate, r runner.Result, opts Options) htmlTrial {
 	}
 	t.Facts = []htmlFact{{"exit code", exit}, {"runtime", text.Seconds(r.RuntimeSeconds)}}
 	if r.Score != nil {
-		t.Facts = append(t.Facts, htmlFact{"score", text.Num(*r.Score)})
+		t.Facts = append(t.Facts, htmlFact{"score", text.Score(*r.Score)})
 	}
 	summary := make([]string, len(t.Facts))
 	for i, f := range t.Facts {

@@ -214,7 +214,7 @@ func TestTableColumnsAlign(t *testing.T) {
 func TestTableSummaries(t *testing.T) {
 	tie := renderString(t, report.FormatTable, fixture.Record("five-trials-tie-timeout"), report.Options{})
 	for _, want := range []string{
-		"=1  alpha", "=1  beta", "timeout 1/5", "no artifact 2/5", "80% (4/5)", "0.812 ± 0.024", "3.2s ± 0.3s",
+		"=1  alpha", "=1  beta", "timeout 1/5", "no artifact 2/5", "80% (4/5)", "0.81 ± 0.02", "3.2s ± 0.3s",
 		"#4: timed out after 10s", "winner: none — alpha (0.81 ± 0.02) and beta", "sb-beta-4",
 	} {
 		if !strings.Contains(tie, want) {

@@ -214,17 +214,14 @@ func (c candidate) statusText() string {
 	return strings.Join(parts, ", ")
 }
 
-// scoreText is the score, ± the half-width of its 95% confidence interval
-// when there is one, or "—" when no trial was scored.
+// scoreText is the score as scoring's winner line writes it (± the
+// half-width of its 95% interval with two scored trials or more), or "—"
+// when no trial was scored.
 func (c candidate) scoreText() string {
 	if !c.scored && c.standing.Score == 0 {
 		return "—"
 	}
-	lo, hi := c.standing.ScoreCI95[0], c.standing.ScoreCI95[1]
-	if c.trials() <= 1 || hi <= lo {
-		return text.Num(c.standing.Score)
-	}
-	return numPM(c.standing.Score, (hi-lo)/2)
+	return c.standing.ScoreText()
 }
 
 // inconclusive reports whether a failed trial says nothing about the
@@ -284,7 +281,7 @@ func (c candidate) runtimeText() string {
 	case n <= 1:
 		return text.Seconds(mean)
 	}
-	return secondsPM(mean, sd)
+	return text.SecondsPM(mean, sd)
 }
 
 // artifactText is the mean artifact size, or "—" when no trial wrote one.

@@ -5,8 +5,9 @@ package scoring
 import (
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
+
+	"github.com/forge-run/forge/internal/text"
 )
 
 // decide names the winner, if any, and says why.
@@ -51,16 +52,16 @@ func decide(es []*tally) (*string, string, *Comparison) {
 		}
 		second := withResults[1]
 		if cmp.Method == "exact" {
-			return nil, fmt.Sprintf("no clear winner: %s tie at %.2f%s", andList(names), top.st.Score, singleTrial), cmp
+			return nil, fmt.Sprintf("no clear winner: %s tie at %s%s", andList(names), text.Score(top.st.Score), singleTrial), cmp
 		}
 		return nil, fmt.Sprintf("no clear winner: %s overlap (%s vs %s, %s)", andList(names),
-			pm(top.st), pm(second.st), pText(cmp.PValue)), cmp
+			top.st.ScoreText(), second.st.ScoreText(), pText(cmp.PValue)), cmp
 	}
 	line := fmt.Sprintf("winner: %s %s, ", top.id, scoreText(top.st))
 	if cmp.Ratio > 0 {
 		line += fmt.Sprintf("%.2f× %s", cmp.Ratio, cmp.Second)
 	} else {
-		line += fmt.Sprintf("over %s (%.2f)", cmp.Second, cmp.SecondScore)
+		line += fmt.Sprintf("over %s (%s)", cmp.Second, text.Score(cmp.SecondScore))
 	}
 	if cmp.PValue != nil {
 		line += ", " + pText(cmp.PValue)
@@ -117,35 +118,29 @@ func incompleteLine(us []Unjudged) string {
 }
 
 // scoreText is "(0.81 ± 0.04)" with an interval, "(0.81)" without.
-func scoreText(st Standing) string { return "(" + pm(st) + ")" }
+func scoreText(st Standing) string { return "(" + st.ScoreText() + ")" }
 
-func pm(st Standing) string {
+// ScoreText is the standing's mean score as forge prints it, the winner
+// line and every report alike: ± the half-width of its 95% interval
+// (text.PM) with at least two scored trials, else the score alone
+// (text.Score): "0.92 ± 0.01", "0.87".
+func (st Standing) ScoreText() string {
 	if st.ScoredTrials < 2 {
-		return fmt.Sprintf("%.2f", st.Score)
+		return text.Score(st.Score)
 	}
-	// As many decimals as the half-width needs for one significant digit
-	// (two to four), so a tight interval does not read "± 0.00".
-	hw := (st.ScoreCI95[1] - st.ScoreCI95[0]) / 2
-	d := 2
-	if hw > 0 && !math.IsInf(hw, 0) {
-		d = max(2, min(4, int(-math.Floor(math.Log10(hw)))))
-	}
-	return fmt.Sprintf("%.*f ± %.*f", d, st.Score, d, hw)
+	return text.PM(st.Score, st.HalfWidth())
 }
 
-// pText formats a p-value: "p < 0.001", "p = 0.003", "p = 0.31".
+// HalfWidth is the half-width of the standing's 95% score interval; 0
+// without one.
+func (st Standing) HalfWidth() float64 { return (st.ScoreCI95[1] - st.ScoreCI95[0]) / 2 }
+
+// pText formats a p-value as text.P does, or "no test".
 func pText(p *float64) string {
-	switch {
-	case p == nil:
+	if p == nil {
 		return "no test"
-	case *p < 0.001:
-		return "p < 0.001"
 	}
-	s := strconv.FormatFloat(*p, 'g', 2, 64)
-	if f, _ := strconv.ParseFloat(s, 64); (f >= Alpha) != (*p >= Alpha) {
-		s = strconv.FormatFloat(*p, 'g', 4, 64) // don't round across the threshold
-	}
-	return "p = " + s
+	return text.P(*p, Alpha)
 }
 
 func andList(names []string) string {
