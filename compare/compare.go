@@ -249,29 +249,14 @@ func trialScores(rs []runner.Result) []float64 {
 }
 
 // fromResults fills s's counts from rs; with all, also the score, success
-// rate and runtime.
+// rate and runtime, as scoring aggregates them.
 func fromResults(s *Side, rs []runner.Result, all bool) {
+	st := scoring.Aggregate("", rs)
 	s.scores = trialScores(rs)
-	s.Trials = len(rs)
-	s.ScoredTrials = len(s.scores)
+	s.Trials, s.ScoredTrials, s.Successes = st.Trials, st.ScoredTrials, st.Successes
 	s.ended = ended(rs)
-	runtime := 0.0
-	s.Successes = 0
-	for _, r := range rs {
-		if r.Success {
-			s.Successes++
-			runtime += r.RuntimeSeconds
-		}
-	}
-	if !all {
-		return
-	}
-	s.Score = mean(s.scores)
-	if s.ended > 0 {
-		s.SuccessRate = float64(s.Successes) / float64(s.ended)
-	}
-	if s.Successes > 0 {
-		s.RuntimeMeanSeconds = runtime / float64(s.Successes)
+	if all {
+		s.Score, s.SuccessRate, s.RuntimeMeanSeconds = st.Score, st.SuccessRate, st.RuntimeMeanSeconds
 	}
 }
 
@@ -285,17 +270,6 @@ func ended(rs []runner.Result) int {
 		}
 	}
 	return n
-}
-
-func mean(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	sum := 0.0
-	for _, x := range xs {
-		sum += x
-	}
-	return sum / float64(len(xs))
 }
 
 func change(id string, base, head *Side) Change {
@@ -354,7 +328,7 @@ func (r Report) Drops(maxDrop float64) []string {
 			continue
 		}
 		out = append(out, fmt.Sprintf("%s: score dropped %s (%s → %s, %s), more than the %s allowed",
-			text.OneLine(c.CandidateID), text.Num(-*c.ScoreDelta), text.Num(c.Base.Score), text.Num(c.Head.Score),
+			text.OneLine(c.CandidateID), text.Num(-*c.ScoreDelta), text.Score(c.Base.Score), text.Score(c.Head.Score),
 			testText(c), text.Num(maxDrop)))
 	}
 	return out

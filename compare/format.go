@@ -31,19 +31,6 @@ func ratio(r float64) string {
 	return "×" + strconv.FormatFloat(r, 'f', 2, 64)
 }
 
-// pText formats a p-value as the standings do: "p = 0.079", "p < 0.001",
-// never rounded across Alpha.
-func pText(p float64) string {
-	if p < 0.001 {
-		return "p < 0.001"
-	}
-	s := strconv.FormatFloat(p, 'g', 2, 64)
-	if f, _ := strconv.ParseFloat(s, 64); (f >= scoring.Alpha) != (p >= scoring.Alpha) {
-		s = strconv.FormatFloat(p, 'g', 4, 64)
-	}
-	return "p = " + s
-}
-
 // idWidth caps candidate and run ids in text output.
 const idWidth = 40
 
@@ -60,7 +47,7 @@ func id(s string) string {
 func testText(c Change) string {
 	switch c.Test {
 	case TestWelch:
-		return pText(c.Welch.PValue)
+		return text.P(c.Welch.PValue, scoring.Alpha)
 	case TestSingleTrial:
 		return "single trial"
 	case TestNoScores:
@@ -69,12 +56,13 @@ func testText(c Change) string {
 	return "—"
 }
 
-// scoreText is a side's mean score, or "—" without one.
+// scoreText is a side's mean score as the standings write a score (two
+// decimals), or "—" without one.
 func scoreText(s *Side) string {
 	if !s.scored() {
 		return "—"
 	}
-	return text.Num(s.Score)
+	return text.Score(s.Score)
 }
 
 // deltaText is the score change, or "—" without one.

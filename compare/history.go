@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -103,9 +104,7 @@ func entry(dir string) (Entry, error) {
 		RunID: rec.RunID, Dir: dir, StartedAt: rec.StartedAt, Backend: rec.Backend,
 		Winner: rec.Winner, Interrupted: rec.Interrupted, Scores: []CandidateScore{},
 	}
-	if e.RunID == "" {
-		e.RunID = filepath.Base(dir)
-	}
+	e.RunID = cmp.Or(e.RunID, filepath.Base(dir))
 	all := sides(rec)
 	for _, cid := range order(rec) {
 		s := all[cid]
@@ -174,7 +173,7 @@ func scoresText(e Entry) string {
 		if cs.Score == nil {
 			return id(cs.CandidateID) + " —"
 		}
-		return id(cs.CandidateID) + " " + text.Num(*cs.Score)
+		return id(cs.CandidateID) + " " + text.Score(*cs.Score)
 	}
 	var head string
 	var rest []string

@@ -6,9 +6,6 @@ import (
 	"io"
 
 	"github.com/forge-run/forge/internal/text"
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/renderer"
-	"github.com/olekukonko/tablewriter/tw"
 )
 
 // WriteTable writes the comparison as a table, one row per candidate, then
@@ -30,7 +27,7 @@ func WriteTable(w io.Writer, rep Report, tty bool) error {
 				testText(c), runtimeText(c), successText(c), trialsText(c),
 			}
 		}
-		if err := renderTable(&buf, rows, tty); err != nil {
+		if err := text.Table(&buf, tableHeader, rows, tableAlign, tty); err != nil {
 			return fmt.Errorf("render comparison table: %w", err)
 		}
 	}
@@ -47,39 +44,8 @@ func WriteTable(w io.Writer, rep Report, tty bool) error {
 	return nil
 }
 
-// tableHeader names WriteTable's columns.
-var tableHeader = []string{"CANDIDATE", "STATUS", "BASE", "HEAD", "DELTA", "TEST", "RUNTIME", "SUCCESS", "TRIALS"}
-
-// renderTable draws rows with tablewriter, styled as report's standings:
-// bordered on a terminal, plain aligned columns otherwise.
-func renderTable(w io.Writer, rows [][]string, tty bool) error {
-	// Numbers align right, words left.
-	align := []tw.Align{tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight,
-		tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight}
-	rendition := tw.Rendition{Symbols: tw.NewSymbols(tw.StyleLight)}
-	padding := tw.PaddingDefault
-	if !tty {
-		rendition = tw.Rendition{
-			Borders:  tw.BorderNone,
-			Symbols:  tw.NewSymbols(tw.StyleNone),
-			Settings: tw.Settings{Separators: tw.SeparatorsNone, Lines: tw.LinesNone},
-		}
-		padding = tw.Padding{Left: "", Right: "  ", Overwrite: true}
-	}
-	cell := tw.CellConfig{
-		Formatting: tw.CellFormatting{AutoWrap: tw.WrapNone, AutoFormat: tw.Off},
-		Padding:    tw.CellPadding{Global: padding},
-		Alignment:  tw.CellAlignment{PerColumn: align},
-	}
-	t := tablewriter.NewTable(w,
-		tablewriter.WithRenderer(renderer.NewBlueprint(rendition)),
-		tablewriter.WithHeaderConfig(cell),
-		tablewriter.WithRowConfig(cell),
-		tablewriter.WithBehavior(tw.Behavior{TrimSpace: tw.On}),
-	)
-	t.Header(tableHeader)
-	if err := t.Bulk(rows); err != nil {
-		return err
-	}
-	return t.Render()
-}
+// tableHeader names WriteTable's columns; tableAlign aligns them.
+var (
+	tableHeader = []string{"CANDIDATE", "STATUS", "BASE", "HEAD", "DELTA", "TEST", "RUNTIME", "SUCCESS", "TRIALS"}
+	tableAlign  = []text.Align{text.Left, text.Left, text.Right, text.Right, text.Right, text.Left, text.Right, text.Right, text.Right}
+)

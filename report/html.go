@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	_ "embed"
 	"encoding/base64"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"github.com/forge-run/forge/forge"
 	"github.com/forge-run/forge/internal/text"
 	"github.com/forge-run/forge/runner"
+	"github.com/forge-run/forge/scoring"
 )
 
 //go:embed html.tmpl
@@ -157,8 +159,8 @@ func newHTMLPage(rec *forge.Record, opts Options) htmlPage {
 func comparisonFacts(rec *forge.Record) []htmlFact {
 	c := rec.Comparison
 	facts := []htmlFact{
-		{"best", fmt.Sprintf("%s (%s)", text.OneLine(c.Best), text.Num(c.BestScore))},
-		{"second", fmt.Sprintf("%s (%s)", text.OneLine(c.Second), text.Num(c.SecondScore))},
+		{"best", fmt.Sprintf("%s (%s)", text.OneLine(c.Best), text.Score(c.BestScore))},
+		{"second", fmt.Sprintf("%s (%s)", text.OneLine(c.Second), text.Score(c.SecondScore))},
 		{"method", text.OneLine(c.Method)},
 	}
 	diff := text.Num(c.Difference)
@@ -170,7 +172,7 @@ func comparisonFacts(rec *forge.Record) []htmlFact {
 		facts = append(facts, htmlFact{"ratio", strconv.FormatFloat(c.Ratio, 'f', 2, 64) + "×"})
 	}
 	if c.PValue != nil {
-		facts = append(facts, htmlFact{"p-value", strconv.FormatFloat(*c.PValue, 'g', 3, 64)})
+		facts = append(facts, htmlFact{"p-value", text.P(*c.PValue, cmp.Or(c.Alpha, scoring.Alpha))})
 	}
 	verdict := "not distinguishable"
 	if c.Clear {
@@ -218,7 +220,7 @@ func newHTMLTrial(c candidate, r runner.Result, opts Options) htmlTrial {
 	}
 	t.Facts = []htmlFact{{"exit code", exit}, {"runtime", text.Seconds(r.RuntimeSeconds)}}
 	if r.Score != nil {
-		t.Facts = append(t.Facts, htmlFact{"score", text.Num(*r.Score)})
+		t.Facts = append(t.Facts, htmlFact{"score", text.Score(*r.Score)})
 	}
 	summary := make([]string, len(t.Facts))
 	for i, f := range t.Facts {
@@ -237,10 +239,7 @@ func newHTMLTrial(c candidate, r runner.Result, opts Options) htmlTrial {
 
 	if r.ArtifactContent != "" || r.ArtifactBytes > 0 {
 		size := bytesHuman(float64(artifactSize(r)))
-		name := text.OneLine(r.ArtifactPath)
-		if name == "" {
-			name = "artifact"
-		}
+		name := cmp.Or(text.OneLine(r.ArtifactPath), "artifact")
 		t.ArtifactNote = name + " · " + size
 		if r.ArtifactTruncated {
 			t.ArtifactNote += " · cut by forge"

@@ -214,8 +214,8 @@ func TestTableColumnsAlign(t *testing.T) {
 func TestTableSummaries(t *testing.T) {
 	tie := renderString(t, report.FormatTable, fixture.Record("five-trials-tie-timeout"), report.Options{})
 	for _, want := range []string{
-		"=1  alpha", "=1  beta", "timeout 1/5", "no artifact 2/5", "80% (4/5)", "0.812 ± 0.024", "3.2s ± 0.3s",
-		"#4: timed out after 10s", "winner: none — alpha (0.81 ± 0.02) and beta", "sb-beta-4",
+		"=1  alpha", "=1  beta", "timeout 1/5", "no artifact 2/5", "80% (4/5)", "0.81 ± 0.02", "3.2s ± 0.3s",
+		"#4: timed out after 10s", "no clear winner: alpha and beta overlap (0.81 ± 0.02 vs 0.66 ± 0.46, p = 0.4)", "sb-beta-4",
 	} {
 		if !strings.Contains(tie, want) {
 			t.Errorf("five-trial table lacks %q:\n%s", want, tie)
@@ -230,11 +230,31 @@ func TestTableSummaries(t *testing.T) {
 	if strings.Contains(one, "±") {
 		t.Errorf("one-trial table shows an interval:\n%s", one)
 	}
-	none := renderString(t, report.FormatTable, fixture.Record("nobody-succeeded"), report.Options{})
-	for _, want := range []string{"winner: none — no candidate succeeded", "interrupted", "cancelled", "timeout"} {
+	// The table's SCORE column and scoring's winner line write a score alike.
+	for id, score := range map[string]string{"alpha": "0.81 ± 0.02", "beta": "0.66 ± 0.46"} {
+		row, line := "", ""
+		for _, l := range strings.Split(tie, "\n") {
+			switch {
+			case strings.Contains(l, "overlap"):
+				line = l
+			case strings.Contains(l, " "+id+" "):
+				row = l
+			}
+		}
+		if !strings.Contains(row, score) || !strings.Contains(line, score) {
+			t.Errorf("%s: row %q and winner line %q should both read %q", id, row, line, score)
+		}
+	}
+	nobody := fixture.Record("nobody-succeeded")
+	none := renderString(t, report.FormatTable, nobody, report.Options{})
+	for _, want := range []string{"incomplete: gamma did not run (cancelled: cancelled before it finished)", "interrupted", "cancelled", "timeout"} {
 		if !strings.Contains(none, want) {
 			t.Errorf("nobody-succeeded table lacks %q:\n%s", want, none)
 		}
+	}
+	nobody.WinnerLine = "" // a record without scoring's line: the table says it itself
+	if none = renderString(t, report.FormatTable, nobody, report.Options{}); !strings.Contains(none, "winner: none — no candidate succeeded") {
+		t.Errorf("nobody-succeeded table without a winner line lacks %q:\n%s", "winner: none — no candidate succeeded", none)
 	}
 	b64 := renderString(t, report.FormatTable, fixture.Record("base64-artifact"), report.Options{})
 	if !strings.Contains(b64, "4.0 KiB") || !strings.Contains(b64, "98 B") {
@@ -295,7 +315,7 @@ func TestMarkdownEscapes(t *testing.T) {
 func TestMarkdownFailuresAndWarnings(t *testing.T) {
 	md := renderString(t, report.FormatMarkdown, fixture.Record("five-trials-tie-timeout"), report.Options{})
 	for _, want := range []string{"<details><summary>3 failures</summary>", "**beta#4** — timeout: timed out after 10s",
-		"[!CAUTION]", "`sb-beta-4`", "winner: none"} {
+		"[!CAUTION]", "`sb-beta-4`", "no clear winner: alpha and beta overlap"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("Markdown lacks %q:\n%s", want, md)
 		}

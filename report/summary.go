@@ -3,7 +3,6 @@ package report
 import (
 	"cmp"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 
@@ -22,8 +21,8 @@ const notesWidth = 50
 type candidate struct {
 	standing scoring.Standing
 	// ranked is false when the record has no standing for this candidate
-	// (a run interrupted before scoring); standing is then computed from
-	// the results and has no rank or confidence interval.
+	// (a run interrupted before scoring); standing is then scoring's
+	// Aggregate of the results, which has no rank.
 	ranked  bool
 	winner  bool
 	results []runner.Result // in trial order
@@ -70,7 +69,7 @@ func candidates(rec *forge.Record) []candidate {
 			continue
 		}
 		rs := byID[id]
-		out = append(out, newCandidate(standingOf(id, rs), false, rs, winner))
+		out = append(out, newCandidate(scoring.Aggregate(id, rs), false, rs, winner))
 	}
 	return out
 }
@@ -122,55 +121,6 @@ func artifactSize(r runner.Result) int64 {
 		return int64(len(r.ArtifactContent)) * 3 / 4
 	}
 	return int64(len(r.ArtifactContent))
-}
-
-// standingOf computes the plain statistics of a candidate the scorer never
-// ranked.
-func standingOf(id string, rs []runner.Result) scoring.Standing {
-	st := scoring.Standing{CandidateID: id, Trials: len(rs)}
-	var scores, runtimes []float64
-	for _, r := range rs {
-		if r.Success {
-			st.Successes++
-		}
-		if r.Score != nil {
-			scores = append(scores, *r.Score)
-		}
-		if r.Success {
-			runtimes = append(runtimes, r.RuntimeSeconds)
-		}
-	}
-	st.ScoredTrials = len(scores)
-	judged := 0
-	for _, r := range rs {
-		if r.Success || !inconclusive(r.ErrorKind) {
-			judged++
-		}
-	}
-	if judged > 0 {
-		st.SuccessRate = float64(st.Successes) / float64(judged)
-	}
-	st.Score, _ = meanSD(scores)
-	st.RuntimeMeanSeconds, st.RuntimeStddevSeconds = meanSD(runtimes)
-	return st
-}
-
-// meanSD returns the mean and sample standard deviation of xs.
-func meanSD(xs []float64) (mean, sd float64) {
-	if len(xs) == 0 {
-		return 0, 0
-	}
-	for _, x := range xs {
-		mean += x
-	}
-	mean /= float64(len(xs))
-	if len(xs) < 2 {
-		return mean, 0
-	}
-	for _, x := range xs {
-		sd += (x - mean) * (x - mean)
-	}
-	return mean, math.Sqrt(sd / float64(len(xs)-1))
 }
 
 // kindLabel is an error kind in a few words for a table cell.
@@ -264,17 +214,14 @@ func (c candidate) statusText() string {
 	return strings.Join(parts, ", ")
 }
 
-// scoreText is the score, ± the half-width of its 95% confidence interval
-// when there is one, or "—" when no trial was scored.
+// scoreText is the score as scoring's winner line writes it (± the
+// half-width of its 95% interval with two scored trials or more), or "—"
+// when no trial was scored.
 func (c candidate) scoreText() string {
 	if !c.scored && c.standing.Score == 0 {
 		return "—"
 	}
-	lo, hi := c.standing.ScoreCI95[0], c.standing.ScoreCI95[1]
-	if c.trials() <= 1 || hi <= lo {
-		return text.Num(c.standing.Score)
-	}
-	return numPM(c.standing.Score, (hi-lo)/2)
+	return c.standing.ScoreText()
 }
 
 // inconclusive reports whether a failed trial says nothing about the
@@ -320,8 +267,8 @@ func (c candidate) runtime() (mean, sd float64, n int) {
 	for i, r := range c.results {
 		xs[i] = r.RuntimeSeconds
 	}
-	mean, sd = meanSD(xs)
-	return mean, sd, len(xs)
+	sum := scoring.Summarize(xs)
+	return sum.Mean, sum.SD, len(xs)
 }
 
 // runtimeText is the mean runtime, ± its standard deviation when it covers
@@ -334,7 +281,7 @@ func (c candidate) runtimeText() string {
 	case n <= 1:
 		return text.Seconds(mean)
 	}
-	return secondsPM(mean, sd)
+	return text.SecondsPM(mean, sd)
 }
 
 // artifactText is the mean artifact size, or "—" when no trial wrote one.
@@ -367,11 +314,7 @@ func (c candidate) notes() string {
 		return ""
 	}
 	if f := c.firstFailure(); f != nil {
-		msg := text.OneLine(f.ErrorMessage)
-		if msg == "" {
-			msg = kindLabel(f.ErrorKind)
-		}
-		return prefix(f) + msg
+		return prefix(f) + cmp.Or(text.OneLine(f.ErrorMessage), kindLabel(f.ErrorKind))
 	}
 	for _, n := range c.standing.Notes {
 		if n = text.OneLine(n); n != "" {

@@ -4,11 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
-
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/renderer"
-	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/forge-run/forge/forge"
 	"github.com/forge-run/forge/internal/text"
@@ -96,45 +93,20 @@ func Table(w io.Writer, rec *forge.Record, opts Options) error {
 	return nil
 }
 
-// renderTable draws rows with tablewriter: bordered on a terminal, plain
-// aligned columns otherwise.
+// tableHeader names Table's columns; tableAlign aligns them.
+var (
+	tableHeader = []string{"RANK", "CANDIDATE", "STATUS", "SCORE", "SUCCESS", "RUNTIME", "TRIALS", "ARTIFACT", "NOTES"}
+	tableAlign  = []text.Align{text.Right, text.Left, text.Left, text.Right, text.Right, text.Right, text.Right, text.Right, text.Left}
+)
+
+// renderTable draws the standings with text.Table, the header in bold with
+// opts.Color.
 func renderTable(w io.Writer, rows [][]string, opts Options) error {
-	// Numbers align right, words left.
-	align := []tw.Align{tw.AlignRight, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight,
-		tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft}
-	header := []string{"RANK", "CANDIDATE", "STATUS", "SCORE", "SUCCESS", "RUNTIME", "TRIALS", "ARTIFACT", "NOTES"}
+	header := slices.Clone(tableHeader)
 	for i, h := range header {
-		header[i] = h
 		if opts.Color {
 			header[i] = ansiBold + h + ansiReset
 		}
 	}
-	rendition := tw.Rendition{Symbols: tw.NewSymbols(tw.StyleLight)}
-	padding := tw.PaddingDefault
-	if !opts.TTY {
-		rendition = tw.Rendition{
-			Borders:  tw.BorderNone,
-			Symbols:  tw.NewSymbols(tw.StyleNone),
-			Settings: tw.Settings{Separators: tw.SeparatorsNone, Lines: tw.LinesNone},
-		}
-		padding = tw.Padding{Left: "", Right: "  ", Overwrite: true}
-	}
-	cell := func(align []tw.Align) tw.CellConfig {
-		return tw.CellConfig{
-			Formatting: tw.CellFormatting{AutoWrap: tw.WrapNone, AutoFormat: tw.Off},
-			Padding:    tw.CellPadding{Global: padding},
-			Alignment:  tw.CellAlignment{PerColumn: align},
-		}
-	}
-	t := tablewriter.NewTable(w,
-		tablewriter.WithRenderer(renderer.NewBlueprint(rendition)),
-		tablewriter.WithHeaderConfig(cell(align)),
-		tablewriter.WithRowConfig(cell(align)),
-		tablewriter.WithBehavior(tw.Behavior{AutoHide: tw.On, TrimSpace: tw.On}),
-	)
-	t.Header(header)
-	if err := t.Bulk(rows); err != nil {
-		return err
-	}
-	return t.Render()
+	return text.Table(w, header, rows, tableAlign, opts.TTY)
 }

@@ -12,11 +12,12 @@ func TestNumbers(t *testing.T) {
 			t.Errorf("text.Num(%v) = %q; want %q", x, got, want)
 		}
 	}
-	if got := numPM(0.812, 0.024); got != "0.812 ± 0.024" {
-		t.Errorf("numPM = %q", got)
+	// The table's ± is scoring's: one significant digit of the half-width.
+	if got := text.PM(0.812, 0.024); got != "0.81 ± 0.02" {
+		t.Errorf("text.PM = %q", got)
 	}
-	if got := numPM(0.81, 0.2); got != "0.81 ± 0.20" {
-		t.Errorf("numPM = %q", got)
+	if got := text.PM(0.81, 0.2); got != "0.81 ± 0.20" {
+		t.Errorf("text.PM = %q", got)
 	}
 }
 
@@ -32,8 +33,8 @@ func TestSeconds(t *testing.T) {
 		mean, sd float64
 		want     string
 	}{{3.24, 0.27, "3.2s ± 0.3s"}, {2.3, 0.05, "2.30s ± 0.05s"}, {0.45, 0.02, "450ms ± 20ms"}, {75, 12, "1m15s ± 12.0s"}} {
-		if got := secondsPM(c.mean, c.sd); got != c.want {
-			t.Errorf("secondsPM(%v, %v) = %q; want %q", c.mean, c.sd, got, c.want)
+		if got := text.SecondsPM(c.mean, c.sd); got != c.want {
+			t.Errorf("text.SecondsPM(%v, %v) = %q; want %q", c.mean, c.sd, got, c.want)
 		}
 	}
 }

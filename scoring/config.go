@@ -1,6 +1,7 @@
 package scoring
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -485,7 +486,7 @@ func unknownKeys(n *yaml.Node, t reflect.Type, where string) []string {
 			}
 			sort.Strings(known)
 			errs = append(errs, fmt.Sprintf("line %d: unknown key %q in %s (known: %s)",
-				k.Line, k.Value, orDefault(where, "scorer"), strings.Join(known, ", ")))
+				k.Line, k.Value, cmp.Or(where, "scorer"), strings.Join(known, ", ")))
 			continue
 		}
 		if k.Value == "equals" && v.ShortTag() == "!!null" {
@@ -498,13 +499,6 @@ func unknownKeys(n *yaml.Node, t reflect.Type, where string) []string {
 		}
 	}
 	return errs
-}
-
-func orDefault(s, d string) string {
-	if s == "" {
-		return d
-	}
-	return s
 }
 
 // jsonValue converts a YAML-decoded value into the form encoding/json

@@ -73,6 +73,11 @@
 // (over all trials). Runtime mean, sample standard deviation and median are
 // over successful trials.
 //
+// These are the only statistics forge computes: report and compare format
+// them. Summarize gives them for any sample, Aggregate the standing of a
+// candidate in a record that has results but was never scored, and
+// WelchTest compares two samples' means as the standings do.
+//
 // # Ranking and ties
 //
 // Candidates rank by mean score, descending; candidates without results

@@ -39,6 +39,24 @@ func summarize(xs []float64) summary {
 	return summary{n: len(s), mean: mean, sd: math.Sqrt(variance), variance: variance}
 }
 
+// Summary describes a sample: its size, mean, sample standard deviation
+// (n-1; 0 for fewer than two values) and the 95% Student-t interval of the
+// mean (collapsed to the mean for fewer than two values). It is what the
+// standings report for scores and runtimes.
+type Summary struct {
+	N    int
+	Mean float64
+	SD   float64
+	CI95 [2]float64
+}
+
+// Summarize describes xs as the standings do (the order of xs does not
+// matter, bit for bit).
+func Summarize(xs []float64) Summary {
+	s := summarize(xs)
+	return Summary{N: s.n, Mean: s.mean, SD: s.sd, CI95: meanCI95(s)}
+}
+
 // tQuantile is the p quantile of Student's t distribution with df degrees of
 // freedom.
 func tQuantile(p, df float64) float64 {
@@ -153,4 +171,43 @@ func compareMeans(a, b summary) testResult {
 	r.t, r.df, r.p, r.diffCI = &t, &df, &p, &ci
 	r.clear = p < Alpha
 	return r
+}
+
+// WelchResult is the outcome of Welch's unequal-variances t-test of whether
+// two samples' means differ, two-sided at level Alpha.
+type WelchResult struct {
+	// Difference is mean(a) - mean(b); DifferenceCI95 its 95% interval.
+	Difference     float64    `json:"difference"`
+	DifferenceCI95 [2]float64 `json:"difference_ci95"`
+	// T and DF are the t statistic and its Welch–Satterthwaite degrees of
+	// freedom; nil when neither sample varies (then PValue is 0 when the
+	// means differ by more than 1e-9, else 1).
+	T  *float64 `json:"t"`
+	DF *float64 `json:"df"`
+	// PValue is two-sided.
+	PValue float64 `json:"p_value"`
+	// Significant is PValue < Alpha.
+	Significant bool `json:"significant"`
+}
+
+// WelchTest runs Welch's t-test on samples a and b, the same test the
+// standings use to decide a winner (see compareMeans). ok is false when
+// either sample has fewer than two values: there is then no variance to
+// estimate the noise with, and no test.
+func WelchTest(a, b []float64) (r WelchResult, ok bool) {
+	if len(a) < 2 || len(b) < 2 {
+		return WelchResult{}, false
+	}
+	t := compareMeans(summarize(a), summarize(b))
+	if t.method != "welch-t" || t.p == nil || t.diffCI == nil {
+		return WelchResult{}, false // unreachable with two values a side
+	}
+	return WelchResult{
+		Difference:     t.diff,
+		DifferenceCI95: *t.diffCI,
+		T:              t.t,
+		DF:             t.df,
+		PValue:         *t.p,
+		Significant:    t.clear,
+	}, true
 }

@@ -1,8 +1,9 @@
 // Package text holds the small string clean-ups every report format needs
 // for bytes a candidate printed (invalid UTF-8, terminal escape sequences,
 // caps that cut on a rune boundary and say so) and the number formats that
-// make report and compare read alike (scores, seconds, percentages,
-// Markdown cells).
+// make scoring's winner line, report and compare read alike (scores with
+// their ±, p-values, seconds, percentages, Markdown cells), and the one
+// tablewriter setup both tables use (Table).
 package text
 
 import (
@@ -147,6 +148,54 @@ func Seconds(s float64) string {
 		t := int(math.Round(s / 60))
 		return fmt.Sprintf("%dh%02dm", t/60, t%60)
 	}
+}
+
+// Score formats a score that has no interval (a single trial, or a mean
+// shown alone) with two decimals: "0.87", "1.00".
+func Score(x float64) string { return strconv.FormatFloat(x, 'f', 2, 64) }
+
+// PM formats a mean with the half-width of its interval, the one rule for
+// every "±" forge prints for a score: as many decimals as the half-width
+// needs for one significant digit, two to four, for both numbers, so a
+// tight interval does not read "± 0.00": "0.92 ± 0.01", "0.8478 ± 0.0006",
+// "0.31 ± 0.36".
+func PM(x, halfWidth float64) string {
+	d := 2
+	if halfWidth > 0 && !math.IsInf(halfWidth, 0) {
+		d = max(2, min(4, int(-math.Floor(math.Log10(halfWidth)))))
+	}
+	return strconv.FormatFloat(x, 'f', d, 64) + " ± " + strconv.FormatFloat(halfWidth, 'f', d, 64)
+}
+
+// P formats a two-sided p-value tested at level alpha: "p < 0.001",
+// "p = 0.003", "p = 0.31"; two significant digits, more when two would
+// round it across alpha ("p = 0.0496", never "p = 0.05" for a significant
+// result).
+func P(p, alpha float64) string {
+	if p < 0.001 {
+		return "p < 0.001"
+	}
+	s := strconv.FormatFloat(p, 'g', 2, 64)
+	if f, _ := strconv.ParseFloat(s, 64); (f >= alpha) != (p >= alpha) {
+		s = strconv.FormatFloat(p, 'g', 4, 64) // don't round across the threshold
+	}
+	return "p = " + s
+}
+
+// SecondsPM formats a mean duration and its standard deviation in the
+// mean's unit: "3.2s ± 0.3s", "450ms ± 20ms", "1m05s ± 12.0s".
+func SecondsPM(mean, sd float64) string {
+	switch {
+	case math.IsNaN(mean) || math.IsInf(mean, 0) || mean < 0 || mean >= 59.95:
+		return Seconds(mean) + " ± " + Seconds(sd)
+	case mean < 1:
+		return Seconds(mean) + " ± " + strconv.FormatFloat(sd*1000, 'f', 0, 64) + "ms"
+	}
+	d := 1
+	if sd < 0.095 {
+		d = 2
+	}
+	return strconv.FormatFloat(mean, 'f', d, 64) + "s ± " + strconv.FormatFloat(sd, 'f', d, 64) + "s"
 }
 
 // Percent formats a rate in [0, 1] as a whole percentage.

@@ -68,3 +68,52 @@ func TestShellWord(t *testing.T) {
 		}
 	}
 }
+
+// TestPM: one significant digit of the half-width, two to four decimals,
+// the same for the mean.
+func TestPM(t *testing.T) {
+	for _, c := range []struct {
+		x, hw float64
+		want  string
+	}{
+		{0.923, 0.013, "0.92 ± 0.01"}, {0.8478, 0.0006, "0.8478 ± 0.0006"}, {0.31, 0.36, "0.31 ± 0.36"},
+		{0.812, 0.024, "0.81 ± 0.02"}, {0.5, 0.00001, "0.5000 ± 0.0000"}, {0.8, 0, "0.80 ± 0.00"}, {0.9, 2.5, "0.90 ± 2.50"},
+	} {
+		if got := PM(c.x, c.hw); got != c.want {
+			t.Errorf("PM(%v, %v) = %q, want %q", c.x, c.hw, got, c.want)
+		}
+	}
+	if got := Score(1); got != "1.00" {
+		t.Errorf("Score(1) = %q", got)
+	}
+}
+
+func TestP(t *testing.T) {
+	for _, c := range []struct {
+		p    float64
+		want string
+	}{
+		{0.0004, "p < 0.001"}, {0.003, "p = 0.003"}, {0.31, "p = 0.31"}, {0.0496, "p = 0.0496"}, {0.0503, "p = 0.05"}, {1, "p = 1"},
+	} {
+		if got := P(c.p, 0.05); got != c.want {
+			t.Errorf("P(%v) = %q, want %q", c.p, got, c.want)
+		}
+	}
+}
+
+func TestTable(t *testing.T) {
+	var plain, tty strings.Builder
+	rows := [][]string{{"alpha", "0.92", ""}, {"b", "1.00", ""}}
+	if err := Table(&plain, []string{"NAME", "SCORE", "NOTES"}, rows, []Align{Left, Right, Left}, false); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(TrimLines([]byte(plain.String()))), "NAME   SCORE\nalpha   0.92\nb       1.00\n"; got != want {
+		t.Errorf("plain table:\n%s\nwant:\n%s", got, want)
+	}
+	if err := Table(&tty, []string{"NAME", "SCORE"}, [][]string{{"a", "1"}}, []Align{Left, Right}, true); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(tty.String(), "┌") || !strings.Contains(tty.String(), "│ a    │     1 │") {
+		t.Errorf("terminal table:\n%s", tty.String())
+	}
+}

@@ -269,19 +269,12 @@ func problem(r runner.Result) *Problem {
 }
 
 func message(r runner.Result) string {
-	m := r.ErrorMessage
-	if m == "" {
-		m = kindOrFailed(r.ErrorKind)
-	}
-	m, _ = text.Cap(clean(m), maxMessageBytes)
+	m, _ := text.Cap(clean(cmp.Or(r.ErrorMessage, kindOrFailed(r.ErrorKind))), maxMessageBytes)
 	return m
 }
 
 func kindOrFailed(k runner.ErrorKind) string {
-	if k == runner.ErrNone {
-		return string(runner.ErrCandidateFailed)
-	}
-	return string(k)
+	return string(cmp.Or(k, runner.ErrCandidateFailed))
 }
 
 // secs formats seconds the way JUnit readers expect: a plain decimal.

@@ -1,0 +1,245 @@
+package scoring
+
+// Aggregation and ranking: each candidate's trials become a Standing
+// (statistics, notes), and the standings are ranked with ties kept as ties.
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+
+	"github.com/forge-run/forge/internal/text"
+	"github.com/forge-run/forge/runner"
+)
+
+// noteHit is one trial's reason for a note.
+type noteHit struct {
+	trial int
+	msg   string
+}
+
+// tally gathers one candidate's trials.
+type tally struct {
+	id                string
+	trials, successes int
+	scores            []float64
+	runtimes          []float64
+	errors            map[string]int
+	perScorer         [][]float64
+	notes             [][]noteHit
+	clamped           []int
+	judgeErrors       int
+	unscored          []noteHit // infra, auth, cancelled
+
+	sum summary
+	st  Standing
+}
+
+// newTally is an empty tally for a candidate scored by n scorers.
+func newTally(id string, n int) *tally {
+	return &tally{id: id, perScorer: make([][]float64, n), notes: make([][]noteHit, n), clamped: make([]int, n)}
+}
+
+// count adds trial r to the candidate's counts (trials, successes,
+// runtimes, errors) and reports whether it is to be scored: false for a
+// trial that ended by no fault of the candidate, which is set aside.
+func (t *tally) count(r runner.Result) bool {
+	t.trials++
+	if r.Success {
+		t.successes++
+		if !math.IsNaN(r.RuntimeSeconds) && !math.IsInf(r.RuntimeSeconds, 0) {
+			t.runtimes = append(t.runtimes, r.RuntimeSeconds)
+		}
+	} else {
+		if t.errors == nil {
+			t.errors = map[string]int{}
+		}
+		t.errors[cmp.Or(string(r.ErrorKind), "unknown")]++
+	}
+	if endedByNoFault(r) {
+		t.unscored = append(t.unscored, noteHit{trial: r.Trial, msg: string(r.ErrorKind) + ": " + cmp.Or(r.ErrorMessage, "no message")})
+		return false
+	}
+	return true
+}
+
+// Aggregate is the standing of one candidate from results that were
+// scored already (their Score fields), without a rank: the same statistics
+// and notes Score gives, for a record that has results but no standings (a
+// run that ended before it was scored). Trials without a Score count
+// (success rate, runtime, errors) but have no score; Breakdown is empty.
+func Aggregate(id string, results []runner.Result) Standing {
+	t := newTally(id, 0)
+	for _, r := range results {
+		if t.count(r) && r.Score != nil {
+			t.scores = append(t.scores, *r.Score)
+		}
+	}
+	t.finish(nil)
+	return t.st
+}
+
+func (t *tally) finish(scorers []prepared) {
+	t.sum = summarize(t.scores)
+	rt := summarize(t.runtimes)
+	if math.IsInf(rt.sd, 0) || math.IsInf(rt.mean, 0) { // absurd runtimes overflow; keep the JSON valid
+		rt = summary{}
+	}
+	st := Standing{
+		CandidateID:          t.id,
+		Score:                clamp01(t.sum.mean),
+		ScoreStddev:          t.sum.sd,
+		ScoreCI95:            meanCI95(t.sum),
+		Successes:            t.successes,
+		SuccessCI95:          wilson95(t.successes, t.trials-len(t.unscored)),
+		RuntimeMeanSeconds:   rt.mean,
+		RuntimeStddevSeconds: rt.sd,
+		RuntimeMedianSeconds: median(t.runtimes),
+		Trials:               t.trials,
+		ScoredTrials:         t.sum.n,
+		Errors:               t.errors,
+		JudgeErrors:          t.judgeErrors,
+	}
+	if ran := t.trials - len(t.unscored); ran > 0 {
+		st.SuccessRate = float64(t.successes) / float64(ran)
+	}
+	for j, s := range scorers {
+		if len(t.perScorer[j]) > 0 {
+			if st.Breakdown == nil {
+				st.Breakdown = map[string]float64{}
+			}
+			st.Breakdown[s.name] = summarize(t.perScorer[j]).mean
+		}
+		if n := noteFor(s, t.notes[j], t.trials); n != "" {
+			st.Notes = append(st.Notes, n)
+		}
+		if n := t.clamped[j]; n > 0 {
+			st.Notes = append(st.Notes, fmt.Sprintf("%s: %d of %d trials had raw values outside [0, 1], clamped",
+				s.name, n, t.trials))
+		}
+	}
+	if len(t.unscored) > 0 {
+		first := firstHit(t.unscored)
+		st.Notes = append(st.Notes, fmt.Sprintf("%d of %d trials not scored: they ended by no fault of the candidate (trial %d: %s)",
+			len(t.unscored), t.trials, first.trial, first.msg))
+	}
+	if t.trials == 0 {
+		st.Notes = append(st.Notes, "no results")
+	} else if t.sum.n == 0 {
+		st.Notes = append(st.Notes, "no trial could be scored")
+	}
+	t.st = st
+}
+
+// noteFor summarises one scorer's problems with a candidate's trials,
+// quoting the problem of the lowest-numbered trial.
+func noteFor(s prepared, hits []noteHit, trials int) string {
+	if len(hits) == 0 {
+		return ""
+	}
+	first := firstHit(hits)
+	switch s.Type {
+	case TypeJudge:
+		return fmt.Sprintf("%s: %d of %d trials not judged, scored without it (trial %d: %s)",
+			s.name, len(hits), trials, first.trial, first.msg)
+	case TypeSubmitted:
+		return fmt.Sprintf("%s: %d of %d trials scored %s for a missing metric (trial %d: %s)",
+			s.name, len(hits), trials, trimFloat(s.fail), first.trial, first.msg)
+	}
+	return fmt.Sprintf("%s: %d of %d trials scored without it (trial %d: %s)",
+		s.name, len(hits), trials, first.trial, first.msg)
+}
+
+// firstHit is the hit of the lowest-numbered trial (then the least message),
+// whatever the order of the results.
+func firstHit(hits []noteHit) noteHit {
+	first := hits[0]
+	for _, h := range hits {
+		if h.trial < first.trial || (h.trial == first.trial && h.msg < first.msg) {
+			first = h
+		}
+	}
+	return first
+}
+
+func trimFloat(f float64) string { return strconv.FormatFloat(f, 'g', 4, 64) }
+
+// rankEntries sorts the candidates and gives them ranks, ties kept as ties.
+// Candidates with results come first, by mean score (descending; scores
+// within 1e-9 display by id), then those without results. A candidate
+// shares the rank of the group above it when it cannot be told apart from
+// that group's best (see compareMeans); candidates without results tie with
+// each other.
+func rankEntries(es []*tally) {
+	key := func(t *tally) float64 { return math.Round(t.sum.mean / tieEpsilon) }
+	sort.Slice(es, func(a, b int) bool {
+		x, y := es[a], es[b]
+		if (x.trials > 0) != (y.trials > 0) {
+			return x.trials > 0
+		}
+		if kx, ky := key(x), key(y); kx != ky {
+			return kx > ky
+		}
+		return x.id < y.id
+	})
+	for i := 0; i < len(es); {
+		j := i + 1
+		for j < len(es) && tied(es[i], es[j]) {
+			j++
+		}
+		for k := i; k < j; k++ {
+			es[k].st.Rank = i + 1
+			es[k].st.Tied = j-i > 1
+		}
+		i = j
+	}
+}
+
+func tied(a, b *tally) bool {
+	if (a.trials > 0) != (b.trials > 0) {
+		return false
+	}
+	if a.trials == 0 {
+		return true
+	}
+	return !compareMeans(a.sum, b.sum).clear
+}
+
+// unjudged lists, by id, the candidates without a trial that ran to an end
+// the candidate is answerable for.
+func unjudged(es []*tally) []Unjudged {
+	var out []Unjudged
+	for _, e := range es {
+		if e.trials > len(e.unscored) {
+			continue
+		}
+		reason := "no results"
+		if len(e.unscored) > 0 {
+			reason = text.Shorten(text.OneLine(firstHit(e.unscored).msg), 100)
+		}
+		out = append(out, Unjudged{CandidateID: e.id, Reason: reason})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].CandidateID < out[j].CandidateID })
+	return out
+}
+
+// unscoredTrials counts the trials that ended by no fault of their
+// candidate and says how the first one (by candidate, then trial) ended.
+func unscoredTrials(es []*tally) (int, string) {
+	n, first, firstID := 0, noteHit{}, ""
+	for _, e := range es {
+		if len(e.unscored) == 0 {
+			continue
+		}
+		n += len(e.unscored)
+		if h := firstHit(e.unscored); firstID == "" || e.id < firstID {
+			first, firstID = h, e.id
+		}
+	}
+	if n == 0 {
+		return 0, ""
+	}
+	return n, fmt.Sprintf("%s trial %d: %s", firstID, first.trial, text.Shorten(text.OneLine(first.msg), 100))
+}

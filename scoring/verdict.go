@@ -1,0 +1,158 @@
+package scoring
+
+// The verdict: who won, by how much, and the winner line that says so.
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/forge-run/forge/internal/text"
+)
+
+// decide names the winner, if any, and says why.
+func decide(es []*tally) (*string, string, *Comparison) {
+	var withResults []*tally
+	anySuccess := false
+	for _, e := range es {
+		if e.trials > 0 {
+			withResults = append(withResults, e)
+		}
+		if e.successes > 0 {
+			anySuccess = true
+		}
+	}
+	if len(withResults) == 0 {
+		return nil, "no winner: no results", nil
+	}
+	if !anySuccess {
+		return nil, "no winner: no candidate succeeded", nil
+	}
+	top := withResults[0]
+	var cmp *Comparison
+	if len(withResults) > 1 {
+		cmp = comparison(top, withResults[1])
+	}
+	if top.successes == 0 {
+		return nil, fmt.Sprintf("no winner: %s ranks first but never succeeded", top.id), cmp
+	}
+	if cmp == nil {
+		line := fmt.Sprintf("winner: %s %s, the only candidate", top.id, scoreText(top.st))
+		if top.sum.n < 2 {
+			line += singleTrial
+		}
+		return &top.id, line, nil
+	}
+	if top.st.Tied {
+		var names []string
+		for _, e := range withResults {
+			if e.st.Rank == 1 {
+				names = append(names, e.id)
+			}
+		}
+		second := withResults[1]
+		if cmp.Method == "exact" {
+			return nil, fmt.Sprintf("no clear winner: %s tie at %s%s", andList(names), text.Score(top.st.Score), singleTrial), cmp
+		}
+		return nil, fmt.Sprintf("no clear winner: %s overlap (%s vs %s, %s)", andList(names),
+			top.st.ScoreText(), second.st.ScoreText(), pText(cmp.PValue)), cmp
+	}
+	line := fmt.Sprintf("winner: %s %s, ", top.id, scoreText(top.st))
+	if cmp.Ratio > 0 {
+		line += fmt.Sprintf("%.2f× %s", cmp.Ratio, cmp.Second)
+	} else {
+		line += fmt.Sprintf("over %s (%s)", cmp.Second, text.Score(cmp.SecondScore))
+	}
+	if cmp.PValue != nil {
+		line += ", " + pText(cmp.PValue)
+	} else {
+		line += singleTrial
+	}
+	return &top.id, line, cmp
+}
+
+const singleTrial = " (single trial; use --trials N for confidence)"
+
+func comparison(best, second *tally) *Comparison {
+	r := compareMeans(best.sum, second.sum)
+	c := &Comparison{
+		Best:           best.id,
+		Second:         second.id,
+		Method:         r.method,
+		BestScore:      best.st.Score,
+		SecondScore:    second.st.Score,
+		Difference:     r.diff,
+		DifferenceCI95: r.diffCI,
+		PValue:         r.p,
+		Alpha:          Alpha,
+		Clear:          r.clear,
+		DF:             r.df,
+	}
+	if r.t != nil && !math.IsInf(*r.t, 0) && !math.IsNaN(*r.t) {
+		c.T = r.t
+	}
+	if second.st.Score > 0 {
+		c.Ratio = best.st.Score / second.st.Score
+	}
+	return c
+}
+
+// incompleteLine is the winner line of a run that could not judge every
+// candidate: "incomplete: c3 and c4 did not run (infra: …)", candidates
+// with the same reason together.
+func incompleteLine(us []Unjudged) string {
+	var reasons []string
+	byReason := map[string][]string{}
+	for _, u := range us {
+		if _, ok := byReason[u.Reason]; !ok {
+			reasons = append(reasons, u.Reason)
+		}
+		byReason[u.Reason] = append(byReason[u.Reason], u.CandidateID)
+	}
+	parts := make([]string, len(reasons))
+	for i, r := range reasons {
+		ids := byReason[r]
+		parts[i] = fmt.Sprintf("%s did not run (%s)", andList(ids), r)
+	}
+	return "incomplete: " + strings.Join(parts, "; ")
+}
+
+// scoreText is "(0.81 ± 0.04)" with an interval, "(0.81)" without.
+func scoreText(st Standing) string { return "(" + st.ScoreText() + ")" }
+
+// ScoreText is the standing's mean score as forge prints it, the winner
+// line and every report alike: ± the half-width of its 95% interval
+// (text.PM) with at least two scored trials, else the score alone
+// (text.Score): "0.92 ± 0.01", "0.87".
+func (st Standing) ScoreText() string {
+	if st.ScoredTrials < 2 {
+		return text.Score(st.Score)
+	}
+	return text.PM(st.Score, st.HalfWidth())
+}
+
+// HalfWidth is the half-width of the standing's 95% score interval; 0
+// without one.
+func (st Standing) HalfWidth() float64 { return (st.ScoreCI95[1] - st.ScoreCI95[0]) / 2 }
+
+// pText formats a p-value as text.P does, or "no test".
+func pText(p *float64) string {
+	if p == nil {
+		return "no test"
+	}
+	return text.P(*p, Alpha)
+}
+
+func andList(names []string) string {
+	if len(names) <= 1 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
