@@ -186,17 +186,6 @@ func TestSandboxName(t *testing.T) {
 	}
 }
 
-func TestRelPath(t *testing.T) {
-	for _, bad := range []string{"", "/etc/passwd", "..", "../x", "a/../../x", "."} {
-		if _, err := relPath(bad); err == nil {
-			t.Errorf("relPath(%q) accepted", bad)
-		}
-	}
-	if p, err := relPath("a/./b"); err != nil || p != "a/b" {
-		t.Errorf("relPath(a/./b) = %q, %v", p, err)
-	}
-}
-
 func TestPreambleDropsDaytonaVariables(t *testing.T) {
 	work := t.TempDir()
 	l := layout{home: work, work: work + "/w", ctl: work + "/c"}

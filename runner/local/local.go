@@ -171,12 +171,13 @@ func (j *jobRun) run(ctx context.Context) error {
 		return nil
 	}
 	done := j.phase(runner.PhaseUpload)
-	outRel, err := cleanRel(j.job.EffectiveOutputFile())
+	outRel, err := runner.RelPath(j.job.EffectiveOutputFile())
 	if err != nil {
 		done()
-		j.res.Failed(runner.ErrInfra, "output file: "+err.Error())
+		j.res.Failed(runner.ErrInfra, "output file "+err.Error())
 		return nil
 	}
+	outRel = filepath.FromSlash(outRel)
 	// forge-<pid>-…: a later forge removes it if this one is killed before
 	// it can (removeStaleWorkdirs).
 	wd, err := os.MkdirTemp(j.r.opts.TempDir, fmt.Sprintf("forge-%d-%s-", os.Getpid(), safeName(j.job.CandidateID)))

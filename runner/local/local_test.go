@@ -479,7 +479,7 @@ func TestRunSetupTimeout(t *testing.T) {
 func TestRunUploadRefusesEscapingDestinations(t *testing.T) {
 	t.Parallel()
 	r := newRunner(t, Options{})
-	for _, dst := range []string{"../evil.py", "/tmp/evil.py", "a/../../evil.py", "a/../b.py", ""} {
+	for _, dst := range []string{"../evil.py", "/tmp/evil.py", "a/../../evil.py", "a/..", ""} {
 		job := pyJob(t, "upload", "print('never')\n")
 		job.Files = append(job.Files, runner.File{Src: job.Files[0].Src, Dst: dst})
 		res, err := run(t, context.Background(), r, job)
@@ -495,6 +495,27 @@ func TestRunUploadRefusesEscapingDestinations(t *testing.T) {
 	}
 	if left := leftovers(t, r.opts.TempDir); len(left) != 0 {
 		t.Errorf("Run left %v behind", left)
+	}
+}
+
+// TestRunOutputFileIsCleaned: out/../x.md names x.md inside the working
+// directory (runner.RelPath), so the candidate writes there and forge reads
+// it back.
+func TestRunOutputFileIsCleaned(t *testing.T) {
+	t.Parallel()
+	r := newRunner(t, Options{})
+	job := pyJob(t, "dotdotout", `
+import os, sys
+assert sys.argv[2] == os.environ["FORGE_OUTPUT"], (sys.argv[2], os.environ["FORGE_OUTPUT"])
+assert os.path.basename(sys.argv[2]) == "x.md" and "/out/" not in sys.argv[2], sys.argv[2]
+with open(sys.argv[2], "w") as f:
+    f.write("cleaned")
+`)
+	job.OutputFile = "out/../x.md"
+	res := mustRun(t, r, job)
+	assertKind(t, res, runner.ErrNone)
+	if res.ArtifactContent != "cleaned" {
+		t.Errorf("artifact %q", res.ArtifactContent)
 	}
 }
 
