@@ -186,6 +186,22 @@ func TestSandboxName(t *testing.T) {
 	}
 }
 
+func TestFailingSetupOutput(t *testing.T) {
+	lines := []string{"echo a", "echo b >&2; exit 3", "echo c"}
+	for _, tc := range []struct{ log, want string }{
+		{"+ echo a\na\n+ echo b >&2; exit 3\nb\n", "b\n"},
+		{"+ echo a\na\n+ echo b >&2; exit 3\n", ""},
+		{"+ echo a\n", ""},
+		{"+ echo a\n+ echo a\n", "+ echo a\n"}, // the first line printed its own trace
+		{"cut off", "cut off"},
+		{"", ""},
+	} {
+		if got := failingSetupOutput(tc.log, lines); got != tc.want {
+			t.Errorf("failingSetupOutput(%q) = %q, want %q", tc.log, got, tc.want)
+		}
+	}
+}
+
 func TestPreambleDropsDaytonaVariables(t *testing.T) {
 	work := t.TempDir()
 	l := layout{home: work, work: work + "/w", ctl: work + "/c"}

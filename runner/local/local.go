@@ -294,18 +294,7 @@ func (j *jobRun) setup(ctx context.Context, env []string) bool {
 		if p.timedOut || p.exitCode == nil || *p.exitCode != 0 {
 			j.res.Output, j.res.Stderr = p.stdout.String(), p.stderr.String()
 			j.res.OutputTruncated = p.stdout.Truncated() || p.stderr.Truncated()
-			why := runner.LastErrorLine(j.res.Stderr)
-			switch {
-			case p.timedOut && why != "":
-				why = "timed out after " + timeout.String() + ": " + why
-			case p.timedOut:
-				why = "timed out after " + timeout.String()
-			case p.exitCode == nil:
-				why = firstNonEmpty(why, "killed by a signal")
-			default:
-				why = firstNonEmpty(why, runner.LastErrorLine(j.res.Output), fmt.Sprintf("exit status %d", *p.exitCode))
-			}
-			j.res.Failed(runner.ErrCandidateFailed, "setup failed: "+why)
+			j.res.SetupFailed(runner.Outcome{ExitCode: p.exitCode, TimedOut: p.timedOut}, timeout, j.res.Output, j.res.Stderr)
 			return false
 		}
 	}

@@ -470,10 +470,24 @@ func TestRunSetupTimeout(t *testing.T) {
 	job.SetupTimeout = 300 * time.Millisecond
 	res := mustRun(t, r, job)
 	assertKind(t, res, runner.ErrCandidateFailed)
-	if !strings.HasPrefix(res.ErrorMessage, "setup failed: timed out after 300ms") {
+	if res.ErrorMessage != "setup failed: timed out after 300ms: waiting" {
 		t.Errorf("message %q", res.ErrorMessage)
 	}
 	assertNoSurvivors(t, job.RunID)
+}
+
+// A setup line that fails without a word is named by its exit status, as
+// in runner/daytona's TestSetup.
+func TestRunSetupSilentFailure(t *testing.T) {
+	t.Parallel()
+	r := newRunner(t, Options{})
+	job := pyJob(t, "silentsetup", "print('never')\n")
+	job.Setup = []string{"exit 4"}
+	res := mustRun(t, r, job)
+	assertKind(t, res, runner.ErrCandidateFailed)
+	if res.ErrorMessage != "setup failed: exit status 4" || res.ExitCode != nil {
+		t.Errorf("message %q, exit code %v", res.ErrorMessage, res.ExitCode)
+	}
 }
 
 func TestRunUploadRefusesEscapingDestinations(t *testing.T) {
