@@ -144,7 +144,7 @@ func (r *Runner) Run(ctx context.Context, job runner.Job) (runner.Result, error)
 	j.cleanup()
 	end := time.Now()
 	res.FinishedAt = end.UTC()
-	res.RuntimeSeconds = end.Sub(begin).Seconds()
+	res.JobSeconds = end.Sub(begin).Seconds()
 	return res, err
 }
 
@@ -252,6 +252,7 @@ func (j *jobRun) run(ctx context.Context) error {
 		j.res.Failed(startErrorKind(err), err.Error())
 		return nil
 	}
+	j.res.RuntimeSeconds = p.runtime.Seconds()
 	j.res.Output = p.stdout.String()
 	j.res.Stderr = p.stderr.String()
 	j.res.OutputTruncated = p.stdout.Truncated() || p.stderr.Truncated()
