@@ -15,6 +15,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/scoring"
 )
 
@@ -327,9 +328,7 @@ func (m *Manifest) validate(v *validator) {
 		v.at("must be at least 1", "defaults", "concurrency")
 	}
 	if d.OutputFile != "" {
-		if msg := checkRelPath(d.OutputFile); msg != "" {
-			v.at(msg, "defaults", "output_file")
-		}
+		m.Defaults.OutputFile = checkRelPath(v, d.OutputFile, "defaults", "output_file")
 	}
 	checkEnv(v, d.Env, "defaults", "env")
 	checkStrings(v, d.Setup, "defaults", "setup")
@@ -359,9 +358,7 @@ func (m *Manifest) validate(v *validator) {
 			v.at("the program (first element) is empty", "candidates", i, "command")
 		}
 		if c.OutputFile != "" {
-			if msg := checkRelPath(c.OutputFile); msg != "" {
-				v.at(msg, "candidates", i, "output_file")
-			}
+			m.Candidates[i].OutputFile = checkRelPath(v, c.OutputFile, "candidates", i, "output_file")
 		}
 		checkEnv(v, c.Env, "candidates", i, "env")
 		checkStrings(v, c.Setup, "candidates", i, "setup")
@@ -426,16 +423,16 @@ func checkStrings(v *validator, ss []string, path ...any) {
 	}
 }
 
-// checkRelPath returns why p cannot be a path inside a job's workdir.
-func checkRelPath(p string) string {
-	if filepath.IsAbs(p) || strings.HasPrefix(p, "/") {
-		return fmt.Sprintf("%q must be relative to the job's working directory", p)
+// checkRelPath checks p, a path inside a job's working directory, by the
+// one rule for it (runner.RelPath) and returns it cleaned ("out/../x.md"
+// is "x.md"), or p unchanged after reporting why it is refused.
+func checkRelPath(v *validator, p string, path ...any) string {
+	c, err := runner.RelPath(p)
+	if err != nil {
+		v.at(err.Error(), path...)
+		return p
 	}
-	c := filepath.ToSlash(filepath.Clean(p))
-	if c == "." || c == ".." || strings.HasPrefix(c, "../") {
-		return fmt.Sprintf("%q must stay inside the job's working directory", p)
-	}
-	return ""
+	return c
 }
 
 // interpreters maps a script's extension to the program that runs it
@@ -464,8 +461,17 @@ func (m *Manifest) resolveFiles(name string, data []byte) error {
 			v.at(fmt.Sprintf("%s is not a regular file", rel), path...)
 			return fileRef{}, false
 		}
+		// Its path relative to the manifest's directory is where it goes in
+		// the job's working directory: the rule for that is runner.RelPath.
 		dst, err := filepath.Rel(m.Dir, src)
-		if err != nil || strings.HasPrefix(filepath.ToSlash(dst), "../") {
+		if err == nil {
+			dst, err = runner.RelPath(filepath.ToSlash(dst))
+			if err != nil && !errors.Is(err, runner.ErrOutside) {
+				v.at(fmt.Sprintf("%s cannot be copied by its path relative to the manifest's directory: %v", rel, err), path...)
+				return fileRef{}, false
+			}
+		}
+		if err != nil {
 			v.at(fmt.Sprintf("%s is outside the manifest's directory %s; forge copies files by their path relative to it", rel, m.Dir), path...)
 			return fileRef{}, false
 		}
@@ -474,9 +480,9 @@ func (m *Manifest) resolveFiles(name string, data []byte) error {
 			v.at(fmt.Sprintf("%s: %s", rel, unwrapPathErr(err)), path...)
 			return fileRef{}, false
 		}
-		fmt.Fprintf(h, "\x00%s\x00%d\x00", filepath.ToSlash(dst), len(content))
+		fmt.Fprintf(h, "\x00%s\x00%d\x00", dst, len(content))
 		h.Write(content)
-		return fileRef{src: src, dst: filepath.ToSlash(dst)}, true
+		return fileRef{src: src, dst: dst}, true
 	}
 	var common []fileRef
 	for j, f := range m.Defaults.Files {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -146,9 +147,18 @@ func TestLoadErrors(t *testing.T) {
 		{"FORGE_ env", "objective: x\ncandidates:\n  - id: a\n    script: a.py\n    env: {FORGE_OUTPUT: x}\n", nil,
 			[]string{"candidates[0].env", "set by forge itself"}},
 		{"output outside workdir", "objective: x\ndefaults:\n  output_file: ../x.md\ncandidates: [{id: a, script: a.py}]\n", nil,
-			[]string{"defaults.output_file", "inside the job's working directory"}},
+			[]string{"forge.yaml:3:16", "defaults.output_file", `"../x.md" does not name a file inside the working directory`}},
+		{"candidate output outside workdir", "objective: x\ncandidates:\n  - id: a\n    script: a.py\n    output_file: ../x.md\n", nil,
+			[]string{"forge.yaml:5:18", "candidates[0].output_file", `"../x.md" does not name a file inside the working directory`}},
+		{"absolute output", "objective: x\ncandidates: [{id: a, script: a.py, output_file: /tmp/x.md}]\n", nil,
+			[]string{"candidates[0].output_file", `"/tmp/x.md" is absolute`}},
+		{"output is the workdir", "objective: x\ncandidates: [{id: a, script: a.py, output_file: out/..}]\n", nil,
+			[]string{"candidates[0].output_file", "does not name a file inside"}},
 		{"script outside manifest dir", "objective: x\ncandidates: [{id: a, script: ../outside.py}]\n", map[string]string{"../outside.py": okScript},
 			[]string{"candidates[0].script", "outside the manifest's directory"}},
+		{"file name with a backslash", "objective: x\ndefaults:\n  files: ['data\\x.json']\ncandidates: [{id: a, script: a.py}]\n",
+			map[string]string{`data\x.json`: "{}"},
+			[]string{"defaults.files[0]", "cannot be copied by its path relative to the manifest's directory", "backslash"}},
 		{"not executable", "objective: x\ncandidates: [{id: a, script: run.bin}]\n", map[string]string{"run.bin": "x"},
 			[]string{"candidates[0].script", "not executable"}},
 		{"duplicate key", "objective: x\nobjective: y\ncandidates: [{id: a, script: a.py}]\n", nil,
@@ -156,6 +166,9 @@ func TestLoadErrors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			if runtime.GOOS == "windows" && strings.Contains(tc.name, "backslash") {
+				t.Skip("a backslash separates directories on Windows")
+			}
 			files := map[string]string{"forge.yaml": tc.manifest, "a.py": okScript}
 			for k, v := range tc.files {
 				files[k] = v
@@ -176,6 +189,27 @@ func TestLoadErrors(t *testing.T) {
 				t.Errorf("error is not a *forge.Error: %T", err)
 			}
 		})
+	}
+}
+
+// TestLoadCleansOutputFile: output_file follows runner.RelPath, so a path
+// that stays inside the working directory once cleaned is valid, and the
+// jobs carry it cleaned.
+func TestLoadCleansOutputFile(t *testing.T) {
+	dir := writeTree(t, map[string]string{
+		"forge.yaml": "objective: x\ndefaults:\n  output_file: ./out//post.md\ncandidates:\n  - {id: a, script: a.py, output_file: out/../x.md}\n  - {id: b, script: a.py}\n",
+		"a.py":       okScript,
+	})
+	m, err := Load(filepath.Join(dir, "forge.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := m.Plan(Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := p.Jobs[0].EffectiveOutputFile(), p.Jobs[1].EffectiveOutputFile(); a != "x.md" || b != "out/post.md" {
+		t.Errorf("output files %q, %q; want x.md, out/post.md", a, b)
 	}
 }
 

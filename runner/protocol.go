@@ -93,6 +93,37 @@ func (r *Result) Settle(j Job, o Outcome) {
 	}
 }
 
+// SetupFailed records a job whose setup did not succeed, the same way for
+// every backend: error_kind candidate_failed (the candidate's own setup
+// failed, as its program would have), error_message "setup failed: " and
+// why:
+//
+//   - timed out: "timed out after <timeout>", then ": <last stderr line>"
+//     when it wrote one (what it was doing when it was stopped);
+//   - otherwise the last line of its stderr, else of its stdout, else
+//     "exit status N", or "killed by a signal" without an exit code.
+//
+// o holds how the failing setup command ended (ExitCode, TimedOut; a
+// cancelled one is Settle's); stdout and stderr are what that command
+// printed (a backend that has them only together passes them as stderr).
+// The Result's Output and Stderr are the backend's to fill; ExitCode stays
+// unset: it is the candidate's, which never ran.
+func (r *Result) SetupFailed(o Outcome, timeout time.Duration, stdout, stderr string) {
+	last := LastErrorLine(stderr)
+	var why string
+	switch {
+	case o.TimedOut && last != "":
+		why = "timed out after " + timeout.String() + ": " + last
+	case o.TimedOut:
+		why = "timed out after " + timeout.String()
+	case o.ExitCode == nil:
+		why = firstNonEmpty(last, "killed by a signal")
+	default:
+		why = firstNonEmpty(last, LastErrorLine(stdout), fmt.Sprintf("exit status %d", *o.ExitCode))
+	}
+	r.Failed(ErrCandidateFailed, "setup failed: "+why)
+}
+
 func (j Job) timeout() time.Duration {
 	if j.Timeout > 0 {
 		return j.Timeout

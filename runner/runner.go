@@ -22,8 +22,8 @@ type Runner interface {
 type File struct {
 	// Src is the absolute path on the machine running forge.
 	Src string
-	// Dst is the path relative to the job's working directory (slash separated,
-	// never absolute, never with "..").
+	// Dst is the path relative to the job's working directory, valid by
+	// RelPath (slash separated, naming a file inside it once cleaned).
 	Dst string
 }
 
@@ -84,7 +84,8 @@ type Job struct {
 	Setup        []string
 	SetupTimeout time.Duration
 
-	// OutputFile is the artifact's path relative to the working directory.
+	// OutputFile is the artifact's path relative to the working directory,
+	// valid by RelPath. Empty means DefaultOutputFile.
 	OutputFile string
 	// ArtifactOptional makes exit code 0 alone a success.
 	ArtifactOptional bool

@@ -285,3 +285,32 @@ func TestFaultOfEveryKind(t *testing.T) {
 		}
 	}
 }
+
+// TestSetupFailed is the one record of a failed setup, every backend's.
+func TestSetupFailed(t *testing.T) {
+	code := func(n int) *int { return &n }
+	for _, tc := range []struct {
+		name           string
+		o              Outcome
+		stdout, stderr string
+		want           string
+	}{
+		{"stderr", Outcome{ExitCode: code(1)}, "Collecting x\n", "Traceback\nERROR: No matching distribution found for x\n\n",
+			"setup failed: ERROR: No matching distribution found for x"},
+		{"stdout only", Outcome{ExitCode: code(2)}, "step one\nstep two failed\n", "", "setup failed: step two failed"},
+		{"silent", Outcome{ExitCode: code(4)}, "", " \n", "setup failed: exit status 4"},
+		{"signal", Outcome{}, "out\n", "", "setup failed: killed by a signal"},
+		{"signal with stderr", Outcome{}, "", "Killed\n", "setup failed: Killed"},
+		{"timed out", Outcome{TimedOut: true}, "out\n", "", "setup failed: timed out after 1m30s"},
+		{"timed out with stderr", Outcome{TimedOut: true, ExitCode: code(143)}, "", "Downloading\nwaiting for lock\n",
+			"setup failed: timed out after 1m30s: waiting for lock"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := Result{Success: true, ErrorKind: ErrNone}
+			r.SetupFailed(tc.o, 90*time.Second, tc.stdout, tc.stderr)
+			if r.Success || r.ErrorKind != ErrCandidateFailed || r.ErrorMessage != tc.want || r.ExitCode != nil {
+				t.Errorf("got %v %q %q exit %v; want candidate_failed %q", r.Success, r.ErrorKind, r.ErrorMessage, r.ExitCode, tc.want)
+			}
+		})
+	}
+}

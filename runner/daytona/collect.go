@@ -101,7 +101,7 @@ func (j *jobRun) collect(ctx context.Context, rep []byte, keys ...string) (colle
 // outputFile is the artifact's path relative to the working directory
 // (checked by upload).
 func (j *jobRun) outputFile() string {
-	p, _ := relPath(j.job.EffectiveOutputFile())
+	p, _ := runner.RelPath(j.job.EffectiveOutputFile())
 	return p
 }
 

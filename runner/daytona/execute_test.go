@@ -304,9 +304,12 @@ func TestSetup(t *testing.T) {
 	}
 
 	bad := e.shJob("bad", "echo ran > \"$2\"\n")
-	bad.Setup = []string{"echo installing", "pip-install-nothing --now", "echo unreachable"}
+	// The same setup and the same record as runner/local's
+	// TestRunSetupFailureSkipsCandidate and TestRunSetupTimeout
+	// (runner.Result.SetupFailed).
+	bad.Setup = []string{"echo installing", "echo 'ERROR: No matching distribution found for nosuchpkg' >&2; exit 3", "echo unreachable"}
 	res = e.run(bad)
-	if res.Success || res.ErrorKind != runner.ErrCandidateFailed || !strings.HasPrefix(res.ErrorMessage, "setup: setup command failed (exit status 127): pip-install-nothing") {
+	if res.Success || res.ErrorKind != runner.ErrCandidateFailed || res.ErrorMessage != "setup failed: ERROR: No matching distribution found for nosuchpkg" {
 		t.Fatalf("%s %q", res.ErrorKind, res.ErrorMessage)
 	}
 	if !strings.Contains(res.Stderr, "+ echo installing") || strings.Contains(res.Stderr, "unreachable") || res.Phases.Execute != 0 {
@@ -314,10 +317,17 @@ func TestSetup(t *testing.T) {
 	}
 
 	slow := e.shJob("slowsetup", "echo ran > \"$2\"\n")
-	slow.Setup = []string{"sleep 30"}
+	slow.Setup = []string{"echo waiting >&2; exec sleep 600"}
 	slow.SetupTimeout = time.Second
 	res = e.run(slow)
-	if res.ErrorKind != runner.ErrTimeout || res.ErrorMessage != "setup timed out after 1s" {
+	if res.ErrorKind != runner.ErrCandidateFailed || res.ErrorMessage != "setup failed: timed out after 1s: waiting" {
+		t.Fatalf("%s %q", res.ErrorKind, res.ErrorMessage)
+	}
+
+	silent := e.shJob("silentsetup", "echo ran > \"$2\"\n")
+	silent.Setup = []string{"exit 4"}
+	res = e.run(silent)
+	if res.ErrorKind != runner.ErrCandidateFailed || res.ErrorMessage != "setup failed: exit status 4" {
 		t.Fatalf("%s %q", res.ErrorKind, res.ErrorMessage)
 	}
 }

@@ -3,6 +3,7 @@ package daytona
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/forge-run/forge/runner"
@@ -31,20 +32,30 @@ func (j *jobRun) setup(ctx context.Context) (failed bool, err error) {
 		j.res.Stderr = buf.String()
 		j.res.OutputTruncated = meta.Setup > j.job.Limits.Output()
 	}
-	switch {
-	case run.timedOut:
-		j.res.Failed(runner.ErrTimeout, "setup timed out after "+timeout.String())
-	default:
-		msg := runner.LastErrorLine(j.res.Stderr)
-		if msg == "" {
-			msg = "setup failed"
-			if exit != nil {
-				msg += fmt.Sprintf(" with exit status %d", *exit)
-			}
-		}
-		j.res.Failed(runner.ErrCandidateFailed, "setup: "+msg)
-	}
+	j.res.SetupFailed(runner.Outcome{ExitCode: exit, TimedOut: run.timedOut}, timeout,
+		"", failingSetupOutput(j.res.Stderr, j.job.Setup))
 	return true, nil
+}
+
+// failingSetupOutput is what the failing setup line printed: the setup log
+// (its lines' stdout and stderr together) after the "+ line" trace
+// setupScriptText writes before each line runs, found in order; the failing
+// line's is the last there. The whole log when no trace is in it (cut off
+// by the cap).
+func failingSetupOutput(log string, lines []string) string {
+	at := -1
+	for _, line := range lines {
+		trace := "+ " + line + "\n"
+		i := strings.Index(log[max(at, 0):], trace)
+		if i < 0 {
+			break
+		}
+		at = max(at, 0) + i + len(trace)
+	}
+	if at < 0 {
+		return log
+	}
+	return log[at:]
 }
 
 // Polling schedules of runInSession.

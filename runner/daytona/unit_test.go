@@ -186,14 +186,19 @@ func TestSandboxName(t *testing.T) {
 	}
 }
 
-func TestRelPath(t *testing.T) {
-	for _, bad := range []string{"", "/etc/passwd", "..", "../x", "a/../../x", "."} {
-		if _, err := relPath(bad); err == nil {
-			t.Errorf("relPath(%q) accepted", bad)
+func TestFailingSetupOutput(t *testing.T) {
+	lines := []string{"echo a", "echo b >&2; exit 3", "echo c"}
+	for _, tc := range []struct{ log, want string }{
+		{"+ echo a\na\n+ echo b >&2; exit 3\nb\n", "b\n"},
+		{"+ echo a\na\n+ echo b >&2; exit 3\n", ""},
+		{"+ echo a\n", ""},
+		{"+ echo a\n+ echo a\n", "+ echo a\n"}, // the first line printed its own trace
+		{"cut off", "cut off"},
+		{"", ""},
+	} {
+		if got := failingSetupOutput(tc.log, lines); got != tc.want {
+			t.Errorf("failingSetupOutput(%q) = %q, want %q", tc.log, got, tc.want)
 		}
-	}
-	if p, err := relPath("a/./b"); err != nil || p != "a/b" {
-		t.Errorf("relPath(a/./b) = %q, %v", p, err)
 	}
 }
 

@@ -2,7 +2,6 @@ package daytona
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -53,9 +52,9 @@ func (j *jobRun) uploadFiles(ctx context.Context, g *errgroup.Group) error {
 	var uploads []upload
 	var ensure []string
 	for _, f := range j.job.Files {
-		rel, err := relPath(f.Dst)
+		rel, err := runner.RelPath(f.Dst)
 		if err != nil {
-			return infra("file %s: %v", f.Dst, err)
+			return infra("copy %s: destination %v", f.Src, err)
 		}
 		data, err := os.ReadFile(f.Src)
 		if err != nil {
@@ -79,9 +78,9 @@ func (j *jobRun) uploadFiles(ctx context.Context, g *errgroup.Group) error {
 	if err != nil {
 		return err
 	}
-	outputFile, err := relPath(j.job.EffectiveOutputFile())
+	outputFile, err := runner.RelPath(j.job.EffectiveOutputFile())
 	if err != nil {
-		return infra("output file %s: %v", j.job.EffectiveOutputFile(), err)
+		return infra("output file %v", err)
 	}
 	argv := j.job.Argv(j.lay.path(outputFile))
 	for _, a := range argv {
@@ -134,9 +133,9 @@ func (j *jobRun) uploadFile(ctx context.Context, data []byte, remote string) err
 // env is the candidate's environment on top of the sandbox's: HOME, the
 // manifest's env and the protocol's FORGE_* variables.
 func (j *jobRun) env() (map[string]string, error) {
-	outputFile, err := relPath(j.job.EffectiveOutputFile())
+	outputFile, err := runner.RelPath(j.job.EffectiveOutputFile())
 	if err != nil {
-		return nil, infra("output file %s: %v", j.job.EffectiveOutputFile(), err)
+		return nil, infra("output file %v", err)
 	}
 	env := j.job.ProtocolEnv(j.lay.path(outputFile), j.lay.path(runner.ResultFile))
 	env["HOME"] = j.lay.home
@@ -149,16 +148,4 @@ func (j *jobRun) env() (map[string]string, error) {
 		}
 	}
 	return env, nil
-}
-
-// relPath checks a path relative to the working directory.
-func relPath(p string) (string, error) {
-	c := path.Clean(strings.ReplaceAll(p, "\\", "/"))
-	if p == "" || path.IsAbs(c) || c == "." || c == ".." || strings.HasPrefix(c, "../") {
-		return "", errors.New("must be a relative path inside the working directory")
-	}
-	if strings.ContainsAny(c, "\x00\n\r") {
-		return "", errors.New("must not hold control characters")
-	}
-	return c, nil
 }

@@ -13,7 +13,13 @@
 // so memory stays flat whatever a candidate prints, SIGTERM then SIGKILL on
 // timeout or cancellation) and the containment described below. It must not
 // know about manifests, scoring or reports; success and the error kind are
-// decided by runner.Result.Settle, the same as for every backend.
+// decided by runner.Result.Settle (a failed setup by Result.SetupFailed), the
+// same as for every backend.
+//
+// runtime_seconds is the candidate's process alone, from just before it is
+// started to its exit (its timeout when the timeout ended it, as on
+// Daytona): not the working directory, the box, the setup or the reading
+// back. job_seconds is the whole Run.
 //
 // # Containment
 //

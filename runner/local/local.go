@@ -144,7 +144,7 @@ func (r *Runner) Run(ctx context.Context, job runner.Job) (runner.Result, error)
 	j.cleanup()
 	end := time.Now()
 	res.FinishedAt = end.UTC()
-	res.RuntimeSeconds = end.Sub(begin).Seconds()
+	res.JobSeconds = end.Sub(begin).Seconds()
 	return res, err
 }
 
@@ -171,12 +171,13 @@ func (j *jobRun) run(ctx context.Context) error {
 		return nil
 	}
 	done := j.phase(runner.PhaseUpload)
-	outRel, err := cleanRel(j.job.EffectiveOutputFile())
+	outRel, err := runner.RelPath(j.job.EffectiveOutputFile())
 	if err != nil {
 		done()
-		j.res.Failed(runner.ErrInfra, "output file: "+err.Error())
+		j.res.Failed(runner.ErrInfra, "output file "+err.Error())
 		return nil
 	}
+	outRel = filepath.FromSlash(outRel)
 	// forge-<pid>-…: a later forge removes it if this one is killed before
 	// it can (removeStaleWorkdirs).
 	wd, err := os.MkdirTemp(j.r.opts.TempDir, fmt.Sprintf("forge-%d-%s-", os.Getpid(), safeName(j.job.CandidateID)))
@@ -251,6 +252,7 @@ func (j *jobRun) run(ctx context.Context) error {
 		j.res.Failed(startErrorKind(err), err.Error())
 		return nil
 	}
+	j.res.RuntimeSeconds = p.runtime.Seconds()
 	j.res.Output = p.stdout.String()
 	j.res.Stderr = p.stderr.String()
 	j.res.OutputTruncated = p.stdout.Truncated() || p.stderr.Truncated()
@@ -293,18 +295,7 @@ func (j *jobRun) setup(ctx context.Context, env []string) bool {
 		if p.timedOut || p.exitCode == nil || *p.exitCode != 0 {
 			j.res.Output, j.res.Stderr = p.stdout.String(), p.stderr.String()
 			j.res.OutputTruncated = p.stdout.Truncated() || p.stderr.Truncated()
-			why := runner.LastErrorLine(j.res.Stderr)
-			switch {
-			case p.timedOut && why != "":
-				why = "timed out after " + timeout.String() + ": " + why
-			case p.timedOut:
-				why = "timed out after " + timeout.String()
-			case p.exitCode == nil:
-				why = firstNonEmpty(why, "killed by a signal")
-			default:
-				why = firstNonEmpty(why, runner.LastErrorLine(j.res.Output), fmt.Sprintf("exit status %d", *p.exitCode))
-			}
-			j.res.Failed(runner.ErrCandidateFailed, "setup failed: "+why)
+			j.res.SetupFailed(runner.Outcome{ExitCode: p.exitCode, TimedOut: p.timedOut}, timeout, j.res.Output, j.res.Stderr)
 			return false
 		}
 	}

@@ -125,8 +125,12 @@ print("ENV " + json.dumps(seen), file=sys.stderr)
 		t.Errorf("phases %+v: want execute > 0, create ≥ 0 and setup 0", res.Phases)
 	}
 	sum := res.Phases.Create + res.Phases.Upload + res.Phases.Execute + res.Phases.Download + res.Phases.Cleanup
-	if res.RuntimeSeconds < sum || !res.FinishedAt.After(res.StartedAt) || res.StartedAt.Location() != time.UTC {
-		t.Errorf("runtime %.3fs for phases totalling %.3fs, started %v finished %v", res.RuntimeSeconds, sum, res.StartedAt, res.FinishedAt)
+	if res.JobSeconds < sum || !res.FinishedAt.After(res.StartedAt) || res.StartedAt.Location() != time.UTC {
+		t.Errorf("job %.3fs for phases totalling %.3fs, started %v finished %v", res.JobSeconds, sum, res.StartedAt, res.FinishedAt)
+	}
+	// The candidate's process runs within the execute phase.
+	if res.RuntimeSeconds <= 0 || res.RuntimeSeconds > res.Phases.Execute {
+		t.Errorf("runtime %.6fs, execute phase %.6fs", res.RuntimeSeconds, res.Phases.Execute)
 	}
 
 	b, err := json.Marshal(res)
@@ -471,16 +475,52 @@ func TestRunSetupTimeout(t *testing.T) {
 	job.SetupTimeout = 300 * time.Millisecond
 	res := mustRun(t, r, job)
 	assertKind(t, res, runner.ErrCandidateFailed)
-	if !strings.HasPrefix(res.ErrorMessage, "setup failed: timed out after 300ms") {
+	if res.ErrorMessage != "setup failed: timed out after 300ms: waiting" {
 		t.Errorf("message %q", res.ErrorMessage)
 	}
 	assertNoSurvivors(t, job.RunID)
 }
 
+// runtime_seconds is the candidate's process only; job_seconds is the whole
+// job, setup included. The setup's sleep is a workload, not a way to wait for
+// something: only inequalities between measured durations are asserted.
+func TestRunRuntimeIsTheCandidatesOwn(t *testing.T) {
+	t.Parallel()
+	r := newRunner(t, Options{})
+	job := pyJob(t, "timed", "import sys, time\ntime.sleep(0.1)\nopen(sys.argv[2], 'w').write('ok')\n")
+	job.Setup = []string{"sleep 0.3"}
+	res := mustRun(t, r, job)
+	assertKind(t, res, runner.ErrNone)
+	if res.Phases.Setup < 0.3 {
+		t.Errorf("setup phase %.3fs for a sleep 0.3", res.Phases.Setup)
+	}
+	if res.RuntimeSeconds < 0.1 || res.RuntimeSeconds > res.Phases.Execute {
+		t.Errorf("runtime %.3fs: want at least the candidate's 0.1s sleep and at most the execute phase %.3fs",
+			res.RuntimeSeconds, res.Phases.Execute)
+	}
+	if res.JobSeconds < res.RuntimeSeconds+res.Phases.Setup {
+		t.Errorf("job %.3fs < runtime %.3fs + setup %.3fs", res.JobSeconds, res.RuntimeSeconds, res.Phases.Setup)
+	}
+}
+
+// A setup line that fails without a word is named by its exit status, as
+// in runner/daytona's TestSetup.
+func TestRunSetupSilentFailure(t *testing.T) {
+	t.Parallel()
+	r := newRunner(t, Options{})
+	job := pyJob(t, "silentsetup", "print('never')\n")
+	job.Setup = []string{"exit 4"}
+	res := mustRun(t, r, job)
+	assertKind(t, res, runner.ErrCandidateFailed)
+	if res.ErrorMessage != "setup failed: exit status 4" || res.ExitCode != nil {
+		t.Errorf("message %q, exit code %v", res.ErrorMessage, res.ExitCode)
+	}
+}
+
 func TestRunUploadRefusesEscapingDestinations(t *testing.T) {
 	t.Parallel()
 	r := newRunner(t, Options{})
-	for _, dst := range []string{"../evil.py", "/tmp/evil.py", "a/../../evil.py", "a/../b.py", ""} {
+	for _, dst := range []string{"../evil.py", "/tmp/evil.py", "a/../../evil.py", "a/..", ""} {
 		job := pyJob(t, "upload", "print('never')\n")
 		job.Files = append(job.Files, runner.File{Src: job.Files[0].Src, Dst: dst})
 		res, err := run(t, context.Background(), r, job)
@@ -496,6 +536,27 @@ func TestRunUploadRefusesEscapingDestinations(t *testing.T) {
 	}
 	if left := leftovers(t, r.opts.TempDir); len(left) != 0 {
 		t.Errorf("Run left %v behind", left)
+	}
+}
+
+// TestRunOutputFileIsCleaned: out/../x.md names x.md inside the working
+// directory (runner.RelPath), so the candidate writes there and forge reads
+// it back.
+func TestRunOutputFileIsCleaned(t *testing.T) {
+	t.Parallel()
+	r := newRunner(t, Options{})
+	job := pyJob(t, "dotdotout", `
+import os, sys
+assert sys.argv[2] == os.environ["FORGE_OUTPUT"], (sys.argv[2], os.environ["FORGE_OUTPUT"])
+assert os.path.basename(sys.argv[2]) == "x.md" and "/out/" not in sys.argv[2], sys.argv[2]
+with open(sys.argv[2], "w") as f:
+    f.write("cleaned")
+`)
+	job.OutputFile = "out/../x.md"
+	res := mustRun(t, r, job)
+	assertKind(t, res, runner.ErrNone)
+	if res.ArtifactContent != "cleaned" {
+		t.Errorf("artifact %q", res.ArtifactContent)
 	}
 }
 
@@ -776,6 +837,11 @@ time.sleep(600)
 			assertKind(t, res, runner.ErrTimeout)
 			if res.ErrorMessage != "timed out after 5s" || res.ExitCode != nil {
 				t.Errorf("message %q exit %v", res.ErrorMessage, res.ExitCode)
+			}
+			// A timed-out candidate ran for its timeout (as on Daytona); the
+			// job also waited out the grace period.
+			if res.RuntimeSeconds != 5 || res.JobSeconds < res.RuntimeSeconds {
+				t.Errorf("runtime %.3fs, job %.3fs; want 5s and at least that", res.RuntimeSeconds, res.JobSeconds)
 			}
 			if res.Output != "ready\n" {
 				t.Fatalf("output %q: the candidate did not get to start its child within the timeout, the test proves nothing", res.Output)

@@ -42,6 +42,9 @@ type finished struct {
 	exitCode  *int
 	timedOut  bool
 	cancelled bool
+	// runtime is the process's own life: from just before it is started to
+	// its exit (the timeout when the timeout ended it, as on Daytona).
+	runtime time.Duration
 }
 
 // startError is a process that could not be started.
@@ -90,6 +93,7 @@ func (r *Runner) runProcess(ctx context.Context, b box, p process) (finished, er
 	// With *os.File outputs, Wait returns when the process exits, not when
 	// the last holder of its pipes (a daemon it left) lets go of them.
 	cmd := &exec.Cmd{Path: p.path, Args: p.argv, Dir: p.dir, Env: p.env, Stdout: outW, Stderr: errW}
+	began := time.Now()
 	err = b.start(cmd)
 	outW.Close()
 	errW.Close()
@@ -112,8 +116,10 @@ func (r *Runner) runProcess(ctx context.Context, b box, p process) (finished, er
 	go drain(&drains, outTo, outR)
 	go drain(&drains, errTo, errR)
 	exited := make(chan struct{})
+	var ended time.Time // written before exited is closed
 	go func() {
 		_ = cmd.Wait()
+		ended = time.Now()
 		close(exited)
 	}()
 
@@ -128,6 +134,12 @@ func (r *Runner) runProcess(ctx context.Context, b box, p process) (finished, er
 		r.terminate(b, exited)
 	}
 	timer.Stop()
+	if f.timedOut {
+		f.runtime = p.timeout
+	} else {
+		<-exited // closed already (terminate waits for it): ended is set
+		f.runtime = ended.Sub(began)
+	}
 	if p.endAll || f.timedOut || f.cancelled {
 		// A failure is kept by the box and reported by its close.
 		_ = b.kill()

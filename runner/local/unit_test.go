@@ -57,24 +57,6 @@ func TestNewDefaults(t *testing.T) {
 	}
 }
 
-func TestCleanRel(t *testing.T) {
-	for in, want := range map[string]string{
-		"output.md":          "output.md",
-		"out/post.md":        filepath.FromSlash("out/post.md"),
-		"./out//post.md":     filepath.FromSlash("out/post.md"),
-		".forge-result.json": ".forge-result.json",
-	} {
-		if got, err := cleanRel(in); err != nil || got != want {
-			t.Errorf("cleanRel(%q) = %q, %v; want %q", in, got, err, want)
-		}
-	}
-	for _, bad := range []string{"", ".", "./", "/etc/passwd", "../x", "a/../../x", "a/../b", "a/.."} {
-		if got, err := cleanRel(bad); err == nil {
-			t.Errorf("cleanRel(%q) = %q; want it refused", bad, got)
-		}
-	}
-}
-
 func TestLookPath(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("executable bits")

@@ -7,32 +7,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 
 	"github.com/forge-run/forge/runner"
 )
-
-// cleanRel checks that p (slash separated) names a file inside the working
-// directory: not absolute, no "..", not the directory itself.
-func cleanRel(p string) (string, error) {
-	if p == "" {
-		return "", errors.New("empty path")
-	}
-	if strings.HasPrefix(p, "/") || filepath.IsAbs(p) {
-		return "", fmt.Errorf("%q is absolute; want a path inside the working directory", p)
-	}
-	for _, part := range strings.Split(filepath.ToSlash(p), "/") {
-		if part == ".." {
-			return "", fmt.Errorf("%q contains \"..\"; want a path inside the working directory", p)
-		}
-	}
-	c := filepath.Clean(filepath.FromSlash(p))
-	if c == "." || !filepath.IsLocal(c) {
-		return "", fmt.Errorf("%q does not name a file inside the working directory", p)
-	}
-	return c, nil
-}
 
 // upload copies files into the working directory wd, keeping their
 // executable bit.
@@ -43,11 +21,11 @@ func upload(wd string, files []runner.File) error {
 	}
 	defer root.Close()
 	for _, f := range files {
-		dst, err := cleanRel(f.Dst)
+		dst, err := runner.RelPath(f.Dst)
 		if err != nil {
 			return fmt.Errorf("copy %s: destination %w", f.Src, err)
 		}
-		if err := copyInto(root, f.Src, dst); err != nil {
+		if err := copyInto(root, f.Src, filepath.FromSlash(dst)); err != nil {
 			return fmt.Errorf("copy %s to %s: %w", f.Src, f.Dst, err)
 		}
 	}

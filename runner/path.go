@@ -1,0 +1,45 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+)
+
+// ErrOutside is wrapped by RelPath's error for a path that does not name a
+// file inside the working directory.
+var ErrOutside = errors.New("does not name a file inside the working directory")
+
+// RelPath is the one rule for a path a job names inside its working
+// directory: an output_file, or where an uploaded file goes (File.Dst).
+// Every backend and the manifest's validation use it.
+//
+// p is slash separated. It is valid when, once cleaned, it names a file
+// strictly inside the working directory (filepath.IsLocal's rule, on
+// slashes): "out/../x.md" is valid and names "x.md"; "", ".", "/abs", "..",
+// "../x" and "a/../.." are not. It must not hold a NUL (no system call can
+// carry it), a newline or a carriage return (the sandbox's scripts and
+// reports are line based), nor a backslash, which is a separator on one
+// system and part of a name on another. RelPath returns the cleaned,
+// slash-separated path.
+//
+// Its error wraps ErrOutside when p is absolute or leaves the working
+// directory.
+func RelPath(p string) (string, error) {
+	switch {
+	case p == "":
+		return "", errors.New("is empty; want a path inside the working directory")
+	case strings.ContainsAny(p, "\x00\n\r"):
+		return "", fmt.Errorf("%q holds a control character (NUL, newline or carriage return)", p)
+	case strings.ContainsRune(p, '\\'):
+		return "", fmt.Errorf("%q holds a backslash; separate directories with /", p)
+	case strings.HasPrefix(p, "/"):
+		return "", fmt.Errorf("%q is absolute: it %w", p, ErrOutside)
+	}
+	c := path.Clean(p)
+	if c == "." || c == ".." || strings.HasPrefix(c, "../") {
+		return "", fmt.Errorf("%q %w", p, ErrOutside)
+	}
+	return c, nil
+}
