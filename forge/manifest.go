@@ -19,7 +19,7 @@ import (
 	"github.com/forge-run/forge/scoring"
 )
 
-// Manifest is a parsed and validated forge.yaml (CONTRACTS §5).
+// Manifest is a parsed and validated forge.yaml (docs/manifest.md).
 type Manifest struct {
 	Objective  string         `yaml:"objective"`
 	Defaults   Defaults       `yaml:"defaults"`
@@ -436,7 +436,7 @@ func checkRelPath(v *validator, p string, path ...any) string {
 }
 
 // interpreters maps a script's extension to the program that runs it
-// (CONTRACTS §3).
+// (docs/protocol.md).
 var interpreters = map[string]string{".py": "python3", ".sh": "bash", ".js": "node"}
 
 // resolveFiles finds every script and file the manifest names, relative to

@@ -11,9 +11,8 @@ import (
 
 // Built-in defaults, the bottom of defaults < manifest < flags.
 const (
-	DefaultConcurrency  = 8
-	DefaultTrials       = 1
-	DefaultSetupTimeout = 5 * time.Minute
+	DefaultConcurrency = 8
+	DefaultTrials      = 1
 )
 
 // Overrides are the command line's say over the manifest. Zero values leave
@@ -86,7 +85,7 @@ func (m *Manifest) Plan(o Overrides) (*Plan, error) {
 				Files:            files,
 				Env:              env,
 				Setup:            append(append([]string(nil), d.Setup...), c.Setup...),
-				SetupTimeout:     firstDur(time.Duration(d.SetupTimeout), DefaultSetupTimeout),
+				SetupTimeout:     firstDur(time.Duration(d.SetupTimeout), runner.DefaultSetupTimeout),
 				OutputFile:       firstStr(c.OutputFile, d.OutputFile, runner.DefaultOutputFile),
 				ArtifactOptional: optional,
 				Timeout:          timeout,

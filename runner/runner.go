@@ -60,6 +60,10 @@ func (l Limits) Artifact() int64 {
 	return DefaultMaxArtifact
 }
 
+// DefaultSetupTimeout bounds a job's setup lines, all together, when the
+// job sets no SetupTimeout.
+const DefaultSetupTimeout = 5 * time.Minute
+
 // Job is one candidate's one trial: everything a backend needs to run it.
 type Job struct {
 	RunID       string
@@ -81,7 +85,9 @@ type Job struct {
 	// Setup are shell command lines run, in order, in the working directory
 	// before the candidate (e.g. "pip install -r requirements.txt"). They come
 	// from the manifest's author, never from the objective.
-	Setup        []string
+	Setup []string
+	// SetupTimeout bounds all the setup lines together; zero means
+	// DefaultSetupTimeout.
 	SetupTimeout time.Duration
 
 	// OutputFile is the artifact's path relative to the working directory,

@@ -1,6 +1,7 @@
 package text
 
 import (
+	"os/exec"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -116,4 +117,38 @@ func TestTable(t *testing.T) {
 	if !strings.Contains(tty.String(), "┌") || !strings.Contains(tty.String(), "│ a    │     1 │") {
 		t.Errorf("terminal table:\n%s", tty.String())
 	}
+}
+
+// tricky are strings a shell would mangle if quoting were wrong.
+var tricky = []string{
+	"", "plain", "it's", `"double"`, "$(touch x)", "`id`", "$HOME", "a\nb", "\t tab ", `back\slash`,
+	"'", "''", `'\''`, "*", "~", "-n", "ünï", "a;b|c&d>e<f", "\x01\x7f", "--out", "a,b", "x=y",
+}
+
+func TestShellQuoteAndWordArriveVerbatim(t *testing.T) {
+	for _, s := range tricky {
+		checkShell(t, s)
+	}
+}
+
+// checkShell runs sh on s quoted both ways and checks it arrives as s.
+func checkShell(t *testing.T, s string) {
+	for name, q := range map[string]func(string) string{"ShellQuote": ShellQuote, "ShellWord": ShellWord} {
+		out, err := exec.Command("sh", "-c", "printf '%s' "+q(s)).Output()
+		if err != nil || string(out) != s {
+			t.Errorf("%s(%q) = %s arrived as %q (%v)", name, s, q(s), out, err)
+		}
+	}
+}
+
+func FuzzShellQuote(f *testing.F) {
+	for _, s := range tricky {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if strings.ContainsRune(s, 0) {
+			return
+		}
+		checkShell(t, s)
+	})
 }

@@ -9,6 +9,8 @@ import (
 	"path"
 	"strings"
 	"time"
+
+	"github.com/forge-run/forge/runner"
 )
 
 // DefaultAPIURL is Daytona's public API.
@@ -19,7 +21,6 @@ const (
 	DefaultCreateRate    = 5.0 // creations per second; Daytona allows 300-600 a minute per organisation
 	DefaultCreateTimeout = 3 * time.Minute
 	DefaultDeleteTimeout = 2 * time.Minute
-	DefaultSetupTimeout  = 10 * time.Minute
 	DefaultPollInterval  = time.Second
 	DefaultVolumeMount   = "memory"
 	// AutoStopMargin is added to a job's timeouts to derive the auto-stop
@@ -166,7 +167,7 @@ func (o *Options) Validate() error {
 		o.DeleteTimeout = DefaultDeleteTimeout
 	}
 	if o.SetupTimeout <= 0 {
-		o.SetupTimeout = DefaultSetupTimeout
+		o.SetupTimeout = runner.DefaultSetupTimeout
 	}
 	if o.PollInterval <= 0 {
 		o.PollInterval = DefaultPollInterval

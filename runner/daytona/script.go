@@ -6,13 +6,12 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/forge-run/forge/internal/text"
 )
 
-// shQuote quotes s for a POSIX shell so that it arrives as one word,
-// verbatim: quotes, $(), backticks and newlines included.
-func shQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
+// shQuote quotes s for the sandbox's shell (text.ShellQuote).
+var shQuote = text.ShellQuote
 
 // sandboxName is the deterministic name of a job's sandbox,
 // forge-<run>-<candidate>-<trial>, made of characters Daytona accepts and

@@ -142,37 +142,6 @@ func TestPacerHalvesAndRecovers(t *testing.T) {
 	}
 }
 
-// tricky are strings a shell would mangle if quoting were wrong.
-var tricky = []string{
-	"", "plain", "it's", `"double"`, "$(touch x)", "`id`", "$HOME", "a\nb", "\t tab ", `back\slash`,
-	"'", "''", `'\''`, "*", "~", "-n", "ünï", "a;b|c&d>e<f", "\x01\x7f",
-}
-
-func TestShQuote(t *testing.T) {
-	for _, s := range tricky {
-		checkShQuote(t, s)
-	}
-}
-
-func checkShQuote(t *testing.T, s string) {
-	out, err := exec.Command("sh", "-c", "printf '%s' "+shQuote(s)).Output()
-	if err != nil || string(out) != s {
-		t.Errorf("shQuote(%q) arrived as %q (%v)", s, out, err)
-	}
-}
-
-func FuzzShQuote(f *testing.F) {
-	for _, s := range tricky {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		if strings.ContainsRune(s, 0) {
-			return
-		}
-		checkShQuote(t, s)
-	})
-}
-
 func TestSandboxName(t *testing.T) {
 	if n := sandboxName("20261121-153000-ab12", "alpha", 2); n != "forge-20261121-153000-ab12-alpha-2" {
 		t.Errorf("name %q", n)

@@ -1,6 +1,7 @@
 package local
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -18,8 +19,6 @@ const (
 	// DefaultMaxProcs caps the tasks (processes and threads) of one job
 	// where a pids cgroup is available.
 	DefaultMaxProcs = 1024
-	// DefaultSetupTimeout bounds each setup command when the job sets none.
-	DefaultSetupTimeout = 5 * time.Minute
 	// defaultPath is the candidate's PATH when forge has none.
 	defaultPath = "/usr/local/bin:/usr/bin:/bin"
 )
@@ -268,10 +267,8 @@ func (j *jobRun) run(ctx context.Context) error {
 // setup runs the job's setup commands in order and reports whether all of
 // them succeeded; when one did not, the Result says why.
 func (j *jobRun) setup(ctx context.Context, env []string) bool {
-	timeout := j.job.SetupTimeout
-	if timeout <= 0 {
-		timeout = DefaultSetupTimeout
-	}
+	timeout := cmp.Or(j.job.SetupTimeout, runner.DefaultSetupTimeout)
+	deadline := time.Now().Add(timeout) // for all the lines together
 	for _, line := range j.job.Setup {
 		if ctx.Err() != nil {
 			j.res.Settle(j.job, runner.Outcome{Cancelled: true})
@@ -279,7 +276,7 @@ func (j *jobRun) setup(ctx context.Context, env []string) bool {
 		}
 		p, err := j.r.runProcess(ctx, j.box, process{
 			path: "/bin/sh", argv: []string{"sh", "-c", line}, dir: j.workdir, env: env,
-			timeout:  timeout,
+			timeout:  max(time.Until(deadline), time.Millisecond),
 			maxBytes: j.job.Limits.Output(),
 		})
 		if err != nil {

@@ -481,6 +481,26 @@ func TestRunSetupTimeout(t *testing.T) {
 	assertNoSurvivors(t, job.RunID)
 }
 
+// The setup timeout bounds all the setup lines together (as on Daytona,
+// where they are one script): two lines that each fit in it, but not both,
+// time out.
+func TestRunSetupTimeoutIsForAllLines(t *testing.T) {
+	t.Parallel()
+	r := newRunner(t, Options{KillGrace: 200 * time.Millisecond})
+	job := pyJob(t, "twolines", "print('never')\n")
+	job.Setup = []string{"sleep 0.5", "echo second >&2; exec sleep 600"}
+	job.SetupTimeout = 800 * time.Millisecond
+	res := mustRun(t, r, job)
+	assertKind(t, res, runner.ErrCandidateFailed)
+	if res.ErrorMessage != "setup failed: timed out after 800ms: second" {
+		t.Errorf("message %q", res.ErrorMessage)
+	}
+	if res.Phases.Setup > 5 {
+		t.Errorf("setup phase %.1fs: the second line got a timeout of its own", res.Phases.Setup)
+	}
+	assertNoSurvivors(t, job.RunID)
+}
+
 // runtime_seconds is the candidate's process only; job_seconds is the whole
 // job, setup included. The setup's sleep is a workload, not a way to wait for
 // something: only inequalities between measured durations are asserted.
