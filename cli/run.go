@@ -133,6 +133,9 @@ func runTournament(ctx context.Context, env *Env, o *runOptions, failUnderSet, m
 		}
 	}
 	plan, err := m.Plan(forge.Overrides{Concurrency: o.concurrency, Trials: o.trials, Timeout: o.timeout, Only: o.only})
+	if uc := (*forge.UnknownCandidateError)(nil); errors.As(err, &uc) {
+		err = fmt.Errorf("--only %s: %w", uc.ID, err)
+	}
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}
@@ -142,13 +145,13 @@ func runTournament(ctx context.Context, env *Env, o *runOptions, failUnderSet, m
 	switch {
 	case o.resume != "":
 		runID = o.resume
-		if resume, err = forge.ReadRecord(filepath.Join(o.out, runID, "results.json")); err != nil {
+		if resume, err = forge.ReadRecord(filepath.Join(o.out, runID, forge.ResultsFile)); err != nil {
 			return withCode(ExitUsage, fmt.Errorf("--resume %s: %w", runID, err))
 		}
 	case runID == "":
 		runID = forge.NewRunID(now())
 	default:
-		if _, err := os.Stat(filepath.Join(o.out, runID, "results.json")); err == nil {
+		if _, err := os.Stat(filepath.Join(o.out, runID, forge.ResultsFile)); err == nil {
 			return withCode(ExitUsage, fmt.Errorf("--run-id %s: %s already exists", runID, filepath.Join(o.out, runID)))
 		}
 	}
@@ -190,14 +193,17 @@ func runTournament(ctx context.Context, env *Env, o *runOptions, failUnderSet, m
 	if rec != nil {
 		rec.UndeletedSandboxes = append(rec.UndeletedSandboxes, be.undeleted()...)
 		if len(be.undeleted()) > 0 {
-			if err := forge.WriteRecord(filepath.Join(o.out, runID, "results.json"), rec); err != nil {
+			if err := forge.WriteRecord(filepath.Join(o.out, runID, forge.ResultsFile), rec); err != nil {
 				fmt.Fprintln(env.Stderr, "forge: "+err.Error())
 			}
 		}
 	}
 	if rec == nil {
-		if resume != nil {
-			return withCode(ExitUsage, runErr) // refused before anything ran
+		if resume != nil { // refused before anything ran
+			if td := (*forge.TrialsDifferError)(nil); errors.As(runErr, &td) {
+				runErr = fmt.Errorf("%w; use the same --trials", runErr)
+			}
+			return withCode(ExitUsage, runErr)
 		}
 		return withCode(ExitInfra, runErr)
 	}
@@ -209,13 +215,13 @@ func runTournament(ctx context.Context, env *Env, o *runOptions, failUnderSet, m
 	switch {
 	case interrupted.Load():
 		fmt.Fprintf(env.Stderr, "forge: interrupted; partial results in %s; finish the run with:\n  %s\n",
-			filepath.Join(o.out, runID, "results.json"), resumeCommand(o, rec.Backend, runID))
+			filepath.Join(o.out, runID, forge.ResultsFile), resumeCommand(o, rec.Backend, runID))
 		return errInterrupted
 	case runErr != nil:
 		var unusable *runner.UnusableError
 		if errors.As(runErr, &unusable) {
 			return fmt.Errorf("%w; everything started has been cleaned up, partial results in %s", runErr,
-				filepath.Join(o.out, runID, "results.json"))
+				filepath.Join(o.out, runID, forge.ResultsFile))
 		}
 		return withCode(ExitInfra, runErr)
 	}

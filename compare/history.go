@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/forge-run/forge/forge"
 	"github.com/forge-run/forge/internal/text"
 )
 
@@ -89,16 +90,16 @@ func History(outRoot string, last int) ([]Entry, error) {
 
 // entry reads the run in dir.
 func entry(dir string) (Entry, error) {
-	b, err := os.ReadFile(filepath.Join(dir, ResultsFile))
+	b, err := os.ReadFile(filepath.Join(dir, forge.ResultsFile))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return Entry{}, fmt.Errorf("no %s", ResultsFile)
+		return Entry{}, fmt.Errorf("no %s", forge.ResultsFile)
 	case err != nil:
-		return Entry{}, fmt.Errorf("read %s: %w", ResultsFile, err)
+		return Entry{}, fmt.Errorf("read %s: %w", forge.ResultsFile, err)
 	}
-	rec, err := decode(b)
+	rec, err := forge.DecodeRecord(b)
 	if err != nil {
-		return Entry{}, fmt.Errorf("%s: %w", ResultsFile, err)
+		return Entry{}, fmt.Errorf("%s: %w", forge.ResultsFile, err)
 	}
 	e := Entry{
 		RunID: rec.RunID, Dir: dir, StartedAt: rec.StartedAt, Backend: rec.Backend,

@@ -1,6 +1,7 @@
 package forge
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -40,7 +41,7 @@ type Plan struct {
 // filled in by the run.
 func (m *Manifest) Plan(o Overrides) (*Plan, error) {
 	if o.Concurrency < 0 || o.Trials < 0 || o.Timeout < 0 {
-		return nil, fmt.Errorf("--concurrency, --trials and --timeout must be positive")
+		return nil, errors.New("concurrency, trials and timeout must be positive")
 	}
 	p := &Plan{
 		Objective:   m.Objective,
@@ -49,7 +50,7 @@ func (m *Manifest) Plan(o Overrides) (*Plan, error) {
 	}
 	for _, id := range o.Only {
 		if !slices.ContainsFunc(m.Candidates, func(c Candidate) bool { return c.ID == id }) {
-			return nil, fmt.Errorf("--only %s: no candidate %q in %s (have: %s)", id, id, m.Path, strings.Join(m.ids(), ", "))
+			return nil, &UnknownCandidateError{ID: id, Manifest: m.Path, Have: m.ids()}
 		}
 	}
 	d := m.Defaults
@@ -129,4 +130,15 @@ func firstStr(vs ...string) string {
 		}
 	}
 	return ""
+}
+
+// UnknownCandidateError is an override naming a candidate the manifest does
+// not have.
+type UnknownCandidateError struct {
+	ID, Manifest string
+	Have         []string
+}
+
+func (e *UnknownCandidateError) Error() string {
+	return fmt.Sprintf("no candidate %q in %s (have: %s)", e.ID, e.Manifest, strings.Join(e.Have, ", "))
 }

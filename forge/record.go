@@ -10,6 +10,9 @@ import (
 // SchemaVersion is results.json's schema_version.
 const SchemaVersion = 1
 
+// ResultsFile is the name of the record every run writes in its directory.
+const ResultsFile = "results.json"
+
 // Record is a run's results.json (docs/results.md).
 type Record struct {
 	SchemaVersion int    `json:"schema_version"`

@@ -1,12 +1,14 @@
 package forge
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -135,8 +137,8 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 	}
 	dir := o.Dir()
 	if o.Resume == nil {
-		if _, err := os.Stat(filepath.Join(dir, "results.json")); err == nil {
-			return nil, fmt.Errorf("run %s already has results in %s; pick another --run-id", o.RunID, dir)
+		if _, err := os.Stat(filepath.Join(dir, ResultsFile)); err == nil {
+			return nil, fmt.Errorf("run %s already has results in %s", o.RunID, dir)
 		}
 	} else if err := o.checkResume(); err != nil {
 		return nil, err
@@ -226,7 +228,7 @@ func (o *Options) checkResume() error {
 		trials = max(trials, res.Trial)
 	}
 	if trials != o.Plan.Trials {
-		return fmt.Errorf("resume %s: the run had %d trials per candidate, not %d; use the same --trials", r.RunID, trials, o.Plan.Trials)
+		return &TrialsDifferError{RunID: r.RunID, Had: trials, Want: o.Plan.Trials}
 	}
 	return nil
 }
@@ -369,21 +371,50 @@ func (s *state) flush(force bool) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(s.dir, "results.json"), b)
+	return writeFileAtomic(filepath.Join(s.dir, ResultsFile), b)
 }
 
-// ReadRecord reads a results.json.
+// ReadRecord reads a run's results.json. Its errors name the file and say
+// what is wrong with it: missing, not JSON, or a schema_version this forge
+// does not read.
 func ReadRecord(path string) (*Record, error) {
 	b, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("%s: no such file", path)
+	case err != nil:
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	rec, err := DecodeRecord(b)
 	if err != nil {
-		return nil, fmt.Errorf("read results: %w", err)
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return rec, nil
+}
+
+// DecodeRecord reads the bytes of a results.json.
+func DecodeRecord(b []byte) (*Record, error) {
+	// Check the version first, so a future schema is reported as such and
+	// not as whatever field no longer decodes.
+	var head struct {
+		SchemaVersion *int `json:"schema_version"`
+	}
+	var syntax *json.SyntaxError
+	switch err := json.Unmarshal(b, &head); {
+	case len(bytes.TrimSpace(b)) == 0:
+		return nil, errors.New("not a results.json: the file is empty")
+	case errors.As(err, &syntax):
+		return nil, fmt.Errorf("not a results.json: not JSON (at byte %d: %w)", syntax.Offset, err)
+	case err != nil:
+		return nil, fmt.Errorf("not a results.json: want a JSON object: %w", err)
+	case head.SchemaVersion == nil:
+		return nil, errors.New("not a results.json: no schema_version")
+	case *head.SchemaVersion != SchemaVersion:
+		return nil, fmt.Errorf("schema_version %d, this forge reads %d", *head.SchemaVersion, SchemaVersion)
 	}
 	var rec Record
 	if err := json.Unmarshal(b, &rec); err != nil {
-		return nil, fmt.Errorf("read %s: not a results.json: %w", path, err)
-	}
-	if rec.SchemaVersion != SchemaVersion {
-		return nil, fmt.Errorf("read %s: schema_version %d, this forge reads %d", path, rec.SchemaVersion, SchemaVersion)
+		return nil, fmt.Errorf("not a results.json: %w", err)
 	}
 	return &rec, nil
 }
@@ -429,4 +460,14 @@ func writeFileAtomic(path string, data []byte) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// TrialsDifferError refuses to resume a run with another number of trials.
+type TrialsDifferError struct {
+	RunID     string
+	Had, Want int
+}
+
+func (e *TrialsDifferError) Error() string {
+	return fmt.Sprintf("resume %s: the run had %d trials per candidate, not %d", e.RunID, e.Had, e.Want)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/forge-run/forge/report"
 	"github.com/forge-run/forge/report/internal/fixture"
+	"github.com/forge-run/forge/schema"
 )
 
 // BenchmarkWrite renders the five-trial fixture (3 candidates × 5 trials) in
@@ -25,15 +26,15 @@ func BenchmarkWrite(b *testing.B) {
 	}
 }
 
-// BenchmarkValidateRecord checks a results.json against its schema,
-// compiling the schema each time as ValidateRecord does.
-func BenchmarkValidateRecord(b *testing.B) {
+// BenchmarkValidateResults checks a results.json against its schema,
+// compiling the schema each time as schema.ValidateResults does.
+func BenchmarkValidateResults(b *testing.B) {
 	var buf bytes.Buffer
 	if err := report.JSON(&buf, fixture.Record("five-trials-tie-timeout"), report.Options{}); err != nil {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		if err := report.ValidateRecord(buf.Bytes()); err != nil {
+		if err := schema.ValidateResults(buf.Bytes()); err != nil {
 			b.Fatal(err)
 		}
 	}

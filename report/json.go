@@ -6,7 +6,6 @@ import (
 
 	"github.com/forge-run/forge/forge"
 	"github.com/forge-run/forge/runner"
-	"github.com/forge-run/forge/schema"
 )
 
 // JSON writes results.json exactly as the run writes it to disk
@@ -30,11 +29,4 @@ func JSON(w io.Writer, rec *forge.Record, opts Options) error {
 		return fmt.Errorf("write JSON report: %w", err)
 	}
 	return nil
-}
-
-// ValidateRecord checks that b is a results.json that conforms to its JSON
-// Schema (schema/results.schema.json, draft 2020-12). The error lists every
-// violation with its JSON pointer.
-func ValidateRecord(b []byte) error {
-	return schema.ValidateResults(b)
 }

@@ -72,25 +72,6 @@ func FormatFromPath(path string) (Format, error) {
 	}
 }
 
-// FileName is the conventional file name for a report in format f, e.g.
-// "report.md"; the run may use it when writing reports next to results.json.
-func FileName(f Format) string {
-	switch f {
-	case FormatJSON:
-		return "results.json"
-	case FormatMarkdown:
-		return "report.md"
-	case FormatJUnit:
-		return "junit.xml"
-	case FormatCSV:
-		return "results.csv"
-	case FormatHTML:
-		return "report.html"
-	default:
-		return "report.txt"
-	}
-}
-
 func formatList() string {
 	all := AllFormats()
 	s := make([]string, len(all))
