@@ -70,7 +70,10 @@ func newEnv(t *testing.T, so daytonatest.Options, mut func(*Options)) *env {
 	e.opts = Options{
 		APIKey: srv.APIKey(), APIURL: srv.URL(), RunID: testRunID,
 		LedgerPath: filepath.Join(e.out, testRunID, LedgerFile), Warn: e.warn,
-		CreateRate: 1000, PollInterval: 100 * time.Millisecond,
+		// The safety poll only where a test asks for it: on a loaded machine a
+		// short one fires before the stream delivers, and changes which
+		// calls a job makes.
+		CreateRate: 1000, PollInterval: 5 * time.Second,
 		Retry: Retry{Initial: 10 * time.Millisecond, Max: 100 * time.Millisecond},
 	}
 	if mut != nil {
