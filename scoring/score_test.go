@@ -571,3 +571,22 @@ func TestIncompleteStandingsNameNoWinner(t *testing.T) {
 		t.Errorf("complete run: incomplete %v winner %v (%s)", o.Incomplete, o.Winner, o.WinnerLine)
 	}
 }
+
+// Ties do not chain down the list: b cannot be told from a, c cannot be
+// told from b, but c is clearly below a, so c does not share a's rank.
+func TestTiesDoNotChain(t *testing.T) {
+	var res []runner.Result
+	for i, s := range []float64{0.90, 0.91, 0.89, 0.90} {
+		res = append(res, judged("a", i+1, s, ""))
+	}
+	for i, s := range []float64{0.95, 0.75, 0.95, 0.75} {
+		res = append(res, judged("b", i+1, s, ""))
+	}
+	for i, s := range []float64{0.80, 0.81, 0.79, 0.80} {
+		res = append(res, judged("c", i+1, s, ""))
+	}
+	o := Score(judgeOnly, nil, res)
+	if got := ranks(o); got != "=1:a =1:b 3:c" {
+		t.Errorf("ranks = %s, want =1:a =1:b 3:c", got)
+	}
+}
