@@ -9,12 +9,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/forge-run/forge/internal/yamlcheck"
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/scoring"
 )
@@ -33,6 +35,10 @@ type Manifest struct {
 	Dir  string `yaml:"-"`
 	// Hash identifies the manifest and every file it names (sha256).
 	Hash string `yaml:"-"`
+
+	// doc is the parsed document, which locates the problems found after
+	// decoding.
+	doc *yaml.Node
 }
 
 // Defaults apply to every candidate that does not say otherwise.
@@ -104,40 +110,13 @@ type Gates struct {
 	RequireWinner  bool     `yaml:"require_winner"`
 }
 
-// Error is a problem with a manifest, located as precisely as forge can.
-type Error struct {
-	File      string
-	Line, Col int
-	Field     string
-	Msg       string
-}
-
-func (e *Error) Error() string {
-	var b strings.Builder
-	b.WriteString(e.File)
-	if e.Line > 0 {
-		fmt.Fprintf(&b, ":%d:%d", e.Line, e.Col)
-	}
-	b.WriteString(": ")
-	if e.Field != "" {
-		b.WriteString(e.Field + ": ")
-	}
-	b.WriteString(e.Msg)
-	return b.String()
-}
-
-// fieldErr is returned by the manifest's own YAML types so Load can place it.
-type fieldErr struct {
-	node *yaml.Node
-	msg  string
-}
-
-func (e *fieldErr) Error() string { return e.msg }
+// Error is one problem with a manifest: file, line, column, key and what
+// is wrong (yamlcheck's, the one strict reading of YAML).
+type Error = yamlcheck.Error
 
 var (
 	idPattern  = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
 	envPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	lineRe     = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
 )
 
 // ValidID reports whether s may be a candidate or run id.
@@ -193,7 +172,7 @@ func Parse(name string, data []byte) (*Manifest, error) {
 	}
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, yamlErr(name, err)
+		return nil, errors.Join(yamlcheck.InFile(err, name, func(s string) string { return "not valid YAML: " + s })...)
 	}
 	if root.Kind == 0 || len(root.Content) == 0 {
 		return nil, &Error{File: name, Msg: "manifest is empty; it needs an objective and candidates"}
@@ -203,14 +182,12 @@ func Parse(name string, data []byte) (*Manifest, error) {
 		return nil, &Error{File: name, Line: doc.Line, Col: doc.Column,
 			Msg: "manifest must be a mapping with objective: and candidates:, not a " + kindName(doc)}
 	}
-	var errs []error
-	checkKeys(name, doc, typeOfManifest, "", &errs)
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+	if errs := yamlcheck.UnknownKeys(doc, reflect.TypeFor[Manifest](), ""); len(errs) > 0 {
+		return nil, errors.Join(yamlcheck.InFile(errors.Join(errs...), name, nil)...)
 	}
-	m := &Manifest{}
+	m := &Manifest{doc: doc}
 	if err := doc.Decode(m); err != nil {
-		return nil, decodeErr(name, err)
+		return nil, errors.Join(yamlcheck.InFile(err, name, friendlyType)...)
 	}
 	v := validator{file: name, doc: doc}
 	m.validate(&v)
@@ -230,38 +207,6 @@ func kindName(n *yaml.Node) string {
 		return "alias"
 	}
 	return "document"
-}
-
-func yamlErr(name string, err error) error {
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	if sub := lineRe.FindStringSubmatch(msg); sub != nil {
-		var line int
-		fmt.Sscan(sub[1], &line)
-		return &Error{File: name, Line: line, Col: 1, Msg: "not valid YAML: " + sub[2]}
-	}
-	return &Error{File: name, Msg: "not valid YAML: " + msg}
-}
-
-func decodeErr(name string, err error) error {
-	var fe *fieldErr
-	if errors.As(err, &fe) {
-		return &Error{File: name, Line: fe.node.Line, Col: fe.node.Column, Msg: fe.msg}
-	}
-	var te *yaml.TypeError
-	if errors.As(err, &te) {
-		var errs []error
-		for _, e := range te.Errors {
-			if sub := lineRe.FindStringSubmatch(e); sub != nil {
-				var line int
-				fmt.Sscan(sub[1], &line)
-				errs = append(errs, &Error{File: name, Line: line, Col: 1, Msg: friendlyType(sub[2])})
-				continue
-			}
-			errs = append(errs, &Error{File: name, Msg: e})
-		}
-		return errors.Join(errs...)
-	}
-	return &Error{File: name, Msg: err.Error()}
 }
 
 // friendlyType rewrites yaml.v3's "cannot unmarshal !!str `x` into int".
@@ -442,9 +387,7 @@ var interpreters = map[string]string{".py": "python3", ".sh": "bash", ".js": "no
 // resolveFiles finds every script and file the manifest names, relative to
 // its directory, and computes the manifest's hash.
 func (m *Manifest) resolveFiles(name string, data []byte) error {
-	var root yaml.Node
-	_ = yaml.Unmarshal(data, &root) // Parse already accepted it
-	v := validator{file: name, doc: root.Content[0]}
+	v := validator{file: name, doc: m.doc}
 	h := sha256.New()
 	h.Write(data)
 	addFile := func(rel string, path ...any) (fileRef, bool) {

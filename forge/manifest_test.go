@@ -247,15 +247,6 @@ func TestParseSize(t *testing.T) {
 	}
 }
 
-func TestEditDistance(t *testing.T) {
-	if d := editDistance("timout", "timeout"); d != 1 {
-		t.Errorf("= %d", d)
-	}
-	if d := editDistance("", "abc"); d != 3 {
-		t.Errorf("= %d", d)
-	}
-}
-
 // FuzzParse feeds arbitrary bytes to the manifest parser: it must never
 // panic, and whatever it accepts must satisfy the manifest's invariants.
 func FuzzParse(f *testing.F) {

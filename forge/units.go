@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/forge-run/forge/internal/yamlcheck"
 	"gopkg.in/yaml.v3"
 )
 
@@ -15,14 +16,14 @@ type Duration time.Duration
 // UnmarshalYAML parses a Go duration string.
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.ScalarNode {
-		return &fieldErr{node: n, msg: "want a duration such as 90s or 2m"}
+		return yamlcheck.At(n, "", "want a duration such as 90s or 2m")
 	}
 	v, err := time.ParseDuration(n.Value)
 	if err != nil {
-		return &fieldErr{node: n, msg: fmt.Sprintf("%q is not a duration (want e.g. 90s, 2m, 1h30m)", n.Value)}
+		return yamlcheck.At(n, "", fmt.Sprintf("%q is not a duration (want e.g. 90s, 2m, 1h30m)", n.Value))
 	}
 	if v <= 0 {
-		return &fieldErr{node: n, msg: fmt.Sprintf("duration %q must be positive", n.Value)}
+		return yamlcheck.At(n, "", fmt.Sprintf("duration %q must be positive", n.Value))
 	}
 	*d = Duration(v)
 	return nil
@@ -63,11 +64,11 @@ func ParseSize(s string) (Size, error) {
 // UnmarshalYAML parses a size.
 func (s *Size) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.ScalarNode {
-		return &fieldErr{node: n, msg: "want a size such as 1MiB"}
+		return yamlcheck.At(n, "", "want a size such as 1MiB")
 	}
 	v, err := ParseSize(n.Value)
 	if err != nil {
-		return &fieldErr{node: n, msg: err.Error()}
+		return yamlcheck.At(n, "", err.Error())
 	}
 	*s = v
 	return nil

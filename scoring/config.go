@@ -1,18 +1,17 @@
 package scoring
 
 import (
-	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"reflect"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/forge-run/forge/internal/yamlcheck"
 	"gopkg.in/yaml.v3"
 )
 
@@ -418,9 +417,9 @@ func (c Config) Validate() error {
 // decodes into, since Config has its own UnmarshalYAML.
 func (Config) KnownKeys() reflect.Type { return reflect.TypeFor[[]Scorer]() }
 
-// UnmarshalYAML decodes the scoring: list strictly: unknown keys are errors
-// (as *yaml.TypeError lines "line N: ..."), and a bare type name is a
-// scorer with that type.
+// UnmarshalYAML decodes the scoring: list strictly: unknown keys and
+// equals: null are *yamlcheck.Error values (joined with yaml.v3's own type
+// errors), and a bare type name is a scorer with that type.
 func (c *Config) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind == yaml.AliasNode && n.Alias != nil {
 		n = n.Alias
@@ -430,12 +429,11 @@ func (c *Config) UnmarshalYAML(n *yaml.Node) error {
 		return nil
 	}
 	if n.Kind != yaml.SequenceNode {
-		return &yaml.TypeError{Errors: []string{fmt.Sprintf(
-			"line %d: scoring must be a list of scorers, e.g. [{type: success}, {type: runtime, weight: 0.2}]", n.Line)}}
+		return yamlcheck.At(n, "scoring", "must be a list of scorers, e.g. [{type: success}, {type: runtime, weight: 0.2}]")
 	}
-	var errs []string
+	var errs []error
 	scorers := make([]Scorer, 0, len(n.Content))
-	for _, item := range n.Content {
+	for i, item := range n.Content {
 		if item.Kind == yaml.AliasNode && item.Alias != nil {
 			item = item.Alias
 		}
@@ -443,58 +441,35 @@ func (c *Config) UnmarshalYAML(n *yaml.Node) error {
 			scorers = append(scorers, Scorer{Type: Type(item.Value)})
 			continue
 		}
-		errs = append(errs, unknownKeys(item, reflect.TypeFor[Scorer](), "")...)
+		path := fmt.Sprintf("scoring[%d]", i)
+		errs = append(errs, yamlcheck.UnknownKeys(item, reflect.TypeFor[Scorer](), path)...)
+		errs = append(errs, nullEquals(item, path)...)
 		var s Scorer
 		if err := item.Decode(&s); err != nil {
-			var te *yaml.TypeError
-			if errors.As(err, &te) {
-				errs = append(errs, te.Errors...)
-				continue
-			}
-			return err
+			errs = append(errs, err)
+			continue
 		}
 		scorers = append(scorers, s)
 	}
 	if len(errs) > 0 {
-		return &yaml.TypeError{Errors: errs}
+		return errors.Join(errs...)
 	}
 	c.Scorers = scorers
 	return nil
 }
 
-// unknownKeys reports mapping keys in n that t has no yaml field for, and
-// equals: null, which Check cannot represent.
-func unknownKeys(n *yaml.Node, t reflect.Type, where string) []string {
-	if n.Kind != yaml.MappingNode || t.Kind() != reflect.Struct {
-		return nil
-	}
-	fields := map[string]reflect.Type{}
-	for f := range t.Fields() {
-		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-		if f.IsExported() && name != "" && name != "-" {
-			fields[name] = f.Type
-		}
-	}
-	var errs []string
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], n.Content[i+1]
-		ft, ok := fields[k.Value]
-		if !ok {
-			known := make([]string, 0, len(fields))
-			for name := range fields {
-				known = append(known, name)
-			}
-			sort.Strings(known)
-			errs = append(errs, fmt.Sprintf("line %d: unknown key %q in %s (known: %s)",
-				k.Line, k.Value, cmp.Or(where, "scorer"), strings.Join(known, ", ")))
-			continue
-		}
-		if k.Value == "equals" && v.ShortTag() == "!!null" {
-			errs = append(errs, fmt.Sprintf("line %d: equals: null is not supported", k.Line))
-		}
-		if ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Struct && v.Kind == yaml.SequenceNode {
-			for _, e := range v.Content {
-				errs = append(errs, unknownKeys(e, ft.Elem(), "check")...)
+// nullEquals reports the checks of a scorer node that say equals: null,
+// which Check cannot represent.
+func nullEquals(scorer *yaml.Node, path string) []error {
+	var errs []error
+	for i := 0; scorer.Kind == yaml.MappingNode && i+1 < len(scorer.Content); i += 2 {
+		if k, v := scorer.Content[i], scorer.Content[i+1]; k.Value == "checks" && v.Kind == yaml.SequenceNode {
+			for j, check := range v.Content {
+				for l := 0; check.Kind == yaml.MappingNode && l+1 < len(check.Content); l += 2 {
+					if ck, cv := check.Content[l], check.Content[l+1]; ck.Value == "equals" && cv.ShortTag() == "!!null" {
+						errs = append(errs, yamlcheck.At(ck, fmt.Sprintf("%s.checks[%d].equals", path, j), "null is not supported"))
+					}
+				}
 			}
 		}
 	}

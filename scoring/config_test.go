@@ -84,10 +84,10 @@ scoring:
 
 func TestDecodeRejects(t *testing.T) {
 	for _, c := range []struct{ name, src, want string }{
-		{"unknown scorer key", "scoring:\n  - type: success\n    wieght: 2\n", `line 3: unknown key "wieght" in scorer`},
-		{"unknown check key", "scoring:\n  - type: artifact\n    checks:\n      - contians: x\n", `line 4: unknown key "contians" in check`},
-		{"not a list", "scoring:\n  type: success\n", "scoring must be a list"},
-		{"equals null", "scoring:\n  - type: artifact\n    checks:\n      - {json: /a, equals: null}\n", "equals: null is not supported"},
+		{"unknown scorer key", "scoring:\n  - type: success\n    wieght: 2\n", `3:5: scoring[0].wieght: unknown key "wieght" (did you mean "weight"?)`},
+		{"unknown check key", "scoring:\n  - type: artifact\n    checks:\n      - contians: x\n", `4:9: scoring[0].checks[0].contians: unknown key "contians" (did you mean "contains"?)`},
+		{"not a list", "scoring:\n  type: success\n", "scoring: must be a list"},
+		{"equals null", "scoring:\n  - type: artifact\n    checks:\n      - {json: /a, equals: null}\n", "scoring[0].checks[0].equals: null is not supported"},
 		{"bad duration", "scoring:\n  - type: judge\n    command: [x]\n    timeout: soon\n", "time.Duration"},
 		{"weight not a number", "scoring:\n  - type: success\n    weight: heavy\n", "float64"},
 	} {

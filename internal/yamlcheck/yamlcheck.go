@@ -1,0 +1,234 @@
+// Package yamlcheck is forge's one strict reading of YAML: every problem is
+// an *Error that names the file, line, column and key path, unknown keys
+// are found by walking the yaml.Node tree beside the Go type it decodes
+// into (with the nearest known key as a hint), and errors returned through
+// yaml.v3's Decode are placed from whatever carries a position.
+package yamlcheck
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Error is one problem in a YAML file.
+type Error struct {
+	File      string
+	Line, Col int
+	// Field is the key path, e.g. "candidates[0].timeout".
+	Field string
+	Msg   string
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d:%d", e.Line, e.Col)
+	}
+	if b.Len() > 0 {
+		b.WriteString(": ")
+	}
+	if e.Field != "" {
+		b.WriteString(e.Field + ": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// At is an Error about node n (nil: no position), at key path field.
+func At(n *yaml.Node, field, msg string) *Error {
+	e := &Error{Field: field, Msg: msg}
+	if n != nil {
+		e.Line, e.Col = n.Line, n.Column
+	}
+	return e
+}
+
+// KnownKeyser is implemented by types with their own UnmarshalYAML to say
+// what their node decodes into, so UnknownKeys can walk it.
+type KnownKeyser interface{ KnownKeys() reflect.Type }
+
+var (
+	typeOfNode        = reflect.TypeFor[yaml.Node]()
+	typeOfUnmarshaler = reflect.TypeFor[yaml.Unmarshaler]()
+)
+
+// UnknownKeys walks n beside the Go type t it decodes into and returns an
+// *Error for every mapping key t has no field for, with its position, its
+// path below path and the nearest known key. yaml.v3's KnownFields gives
+// neither a column nor every error at once, and does not apply to
+// Node.Decode.
+func UnknownKeys(n *yaml.Node, t reflect.Type, path string) []error {
+	var errs []error
+	walk(n, t, path, &errs)
+	return errs
+}
+
+func walk(n *yaml.Node, t reflect.Type, path string, errs *[]error) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == typeOfNode || reflect.PointerTo(t).Implements(typeOfUnmarshaler) {
+		if k, ok := reflect.New(t).Interface().(KnownKeyser); ok {
+			walk(n, k.KnownKeys(), path, errs)
+		}
+		return
+	}
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	switch {
+	case t.Kind() == reflect.Struct && n.Kind == yaml.MappingNode:
+		fields := yamlFields(t)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, val := n.Content[i], n.Content[i+1]
+			if k.Value == "<<" {
+				continue // merge key; yaml.v3 checks what it merges
+			}
+			ft, ok := fields[k.Value]
+			if !ok {
+				*errs = append(*errs, At(k, Join(path, k.Value), unknownKeyMsg(k.Value, fields)))
+				continue
+			}
+			walk(val, ft, Join(path, k.Value), errs)
+		}
+	case (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) && n.Kind == yaml.SequenceNode:
+		for i, e := range n.Content {
+			walk(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i), errs)
+		}
+	case t.Kind() == reflect.Map && n.Kind == yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			walk(n.Content[i+1], t.Elem(), Join(path, n.Content[i].Value), errs)
+		}
+	}
+}
+
+// Join appends key to a key path.
+func Join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func yamlFields(t reflect.Type) map[string]reflect.Type {
+	out := map[string]reflect.Type{}
+	for f := range t.Fields() {
+		if !f.IsExported() {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == "-" {
+			continue
+		}
+		if name == "" {
+			name = strings.ToLower(f.Name)
+		}
+		out[name] = f.Type
+	}
+	return out
+}
+
+func unknownKeyMsg(key string, fields map[string]reflect.Type) string {
+	names := make([]string, 0, len(fields))
+	best, bestD := "", 3
+	for name := range fields {
+		names = append(names, name)
+		if d := editDistance(key, name); d < bestD || (d == bestD && d < 3 && name < best) {
+			best, bestD = name, d
+		}
+	}
+	sort.Strings(names)
+	if best != "" {
+		return fmt.Sprintf("unknown key %q (did you mean %q?)", key, best)
+	}
+	return fmt.Sprintf("unknown key %q (known: %s)", key, strings.Join(names, ", "))
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// lineRe reads the position yaml.v3 puts in its own messages.
+var lineRe = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
+
+// InFile returns the problems err holds, each as an *Error of file: an
+// *Error or errors.Join of them (their File filled in), yaml.v3's syntax
+// and type errors (placed at the line they name), and any other error as
+// an *Error (placed when it names a line as yaml.v3 does). rewrite, if not
+// nil, rewords the messages that are not already *Error values.
+func InFile(err error, file string, rewrite func(string) string) []error {
+	if err == nil {
+		return nil
+	}
+	if rewrite == nil {
+		rewrite = func(s string) string { return s }
+	}
+	var out []error
+	var visit func(error)
+	visit = func(err error) {
+		var ye *Error
+		var te *yaml.TypeError
+		switch {
+		case errors.As(err, &ye) && ye == err:
+			c := *ye
+			if c.File == "" {
+				c.File = file
+			}
+			out = append(out, &c)
+		case isJoin(err):
+			for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
+				visit(e)
+			}
+		case errors.As(err, &te):
+			for _, line := range te.Errors {
+				out = append(out, fromYAML(file, line, rewrite))
+			}
+		case errors.As(err, &ye):
+			visit(ye)
+		default:
+			out = append(out, fromYAML(file, err.Error(), rewrite))
+		}
+	}
+	visit(err)
+	return out
+}
+
+func isJoin(err error) bool {
+	_, ok := err.(interface{ Unwrap() []error })
+	return ok
+}
+
+// fromYAML places a message of yaml.v3 ("line 3: …") at its line.
+func fromYAML(file, msg string, rewrite func(string) string) error {
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	if sub := lineRe.FindStringSubmatch(msg); sub != nil {
+		line, _ := strconv.Atoi(sub[1])
+		return &Error{File: file, Line: line, Col: 1, Msg: rewrite(sub[2])}
+	}
+	return &Error{File: file, Msg: rewrite(msg)}
+}

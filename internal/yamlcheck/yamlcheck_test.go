@@ -1,0 +1,71 @@
+package yamlcheck
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+)
+
+func TestEditDistance(t *testing.T) {
+	if d := editDistance("timout", "timeout"); d != 1 {
+		t.Errorf("= %d", d)
+	}
+	if d := editDistance("", "abc"); d != 3 {
+		t.Errorf("= %d", d)
+	}
+}
+
+type inner struct {
+	Name string `yaml:"name"`
+}
+
+type outer struct {
+	Timeout string           `yaml:"timeout"`
+	Items   []inner          `yaml:"items"`
+	ByName  map[string]inner `yaml:"by_name"`
+}
+
+func TestUnknownKeysAreFoundEverywhereWithTheirPlace(t *testing.T) {
+	src := "timout: 1\nitems:\n  - name: a\n    nmae: b\nby_name:\n  x: {nam: c}\nwhatever: 1\n"
+	var root yaml.Node
+	if err := yaml.Unmarshal([]byte(src), &root); err != nil {
+		t.Fatal(err)
+	}
+	errs := InFile(errors.Join(UnknownKeys(root.Content[0], reflect.TypeFor[outer](), "")...), "f.yaml", nil)
+	var got []string
+	for _, e := range errs {
+		got = append(got, e.Error())
+	}
+	want := []string{
+		`f.yaml:1:1: timout: unknown key "timout" (did you mean "timeout"?)`,
+		`f.yaml:4:5: items[0].nmae: unknown key "nmae" (did you mean "name"?)`,
+		`f.yaml:6:7: by_name.x.nam: unknown key "nam" (did you mean "name"?)`,
+		`f.yaml:7:1: whatever: unknown key "whatever" (known: by_name, items, timeout)`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// yaml.v3's own errors come back placed at their line, with the message
+// reworded when asked.
+func TestInFilePlacesYAMLsOwnErrors(t *testing.T) {
+	var v struct {
+		N int `yaml:"n"`
+	}
+	err := yaml.Unmarshal([]byte("\nn: many\n"), &v)
+	errs := InFile(err, "f.yaml", func(s string) string { return strings.ReplaceAll(s, "!!str", "text") })
+	if len(errs) != 1 || !strings.HasPrefix(errs[0].Error(), "f.yaml:2:1: cannot unmarshal text `many`") {
+		t.Errorf("got %v", errs)
+	}
+	at := At(nil, "k", "bad")
+	if errs := InFile(errors.Join(at, errors.New("other")), "g.yaml", nil); len(errs) != 2 || errs[0].Error() != "g.yaml: k: bad" || errs[1].Error() != "g.yaml: other" {
+		t.Errorf("got %v", errs)
+	}
+	if errs := InFile(errors.New("yaml: line 3: did not find expected key"), "h.yaml", func(s string) string { return "not valid YAML: " + s }); len(errs) != 1 || errs[0].Error() != "h.yaml:3:1: not valid YAML: did not find expected key" {
+		t.Errorf("got %v", errs)
+	}
+}
