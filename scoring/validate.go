@@ -1,0 +1,224 @@
+package scoring
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"strings"
+)
+
+// FieldError is one problem with the scoring configuration. Path locates it
+// below the scoring: list, as mapping keys (string) and list indexes (int),
+// e.g. [1 "checks" 0 "regex"], so the manifest loader can find its line and
+// column; Msg says what is wrong.
+type FieldError struct {
+	Path []any
+	Msg  string
+}
+
+func (e *FieldError) Error() string {
+	p := fieldPath(e.Path)
+	if p == "" {
+		return e.Msg
+	}
+	return p + ": " + e.Msg
+}
+
+func fieldPath(path []any) string {
+	var b strings.Builder
+	for _, p := range path {
+		switch p := p.(type) {
+		case int:
+			fmt.Fprintf(&b, "[%d]", p)
+		default:
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			fmt.Fprint(&b, p)
+		}
+	}
+	return b.String()
+}
+
+type problems []error
+
+func (ps *problems) add(msg string, path ...any) {
+	*ps = append(*ps, &FieldError{Path: path, Msg: msg})
+}
+
+// Validate checks one scorer. It returns nil or an errors.Join of
+// *FieldError whose paths are relative to the scorer ("weight must be ≥ 0"
+// has path ["weight"]).
+func (s Scorer) Validate() error {
+	var ps problems
+	s.validate(&ps)
+	return errors.Join(ps...)
+}
+
+func (s Scorer) validate(ps *problems) {
+	switch s.Type {
+	case TypeSuccess, TypeRuntime, TypeSubmitted, TypeArtifact, TypeJudge:
+	case "":
+		ps.add("type is required (success, runtime, submitted, artifact or judge)", "type")
+		return
+	default:
+		ps.add(fmt.Sprintf("unknown type %q (want success, runtime, submitted, artifact or judge)", s.Type), "type")
+		return
+	}
+	if w := s.EffectiveWeight(); math.IsNaN(w) || math.IsInf(w, 0) || w < 0 {
+		ps.add("weight must be ≥ 0 and finite", "weight")
+	}
+	if f := s.EffectiveOnFailure(); math.IsNaN(f) || f < 0 || f > 1 {
+		ps.add("on_failure must be between 0 and 1", "on_failure")
+	}
+	switch s.Normalize {
+	case "", NormMinMax, NormRank:
+	case NormRaw:
+		if s.Type == TypeRuntime {
+			ps.add("normalize: raw makes no sense for runtime (seconds are not a score); use minmax or rank", "normalize")
+		}
+	default:
+		ps.add(fmt.Sprintf("unknown normalize %q (want raw, minmax or rank)", s.Normalize), "normalize")
+	}
+	if s.Name != "" && strings.TrimSpace(s.Name) != s.Name {
+		ps.add("name must not start or end with spaces", "name")
+	}
+
+	only := func(ok bool, key string) {
+		if !ok {
+			ps.add(fmt.Sprintf("%s is not used by a %s scorer", key, s.Type), key)
+		}
+	}
+	only(s.Type == TypeSubmitted || s.Field == "", "field")
+	only(s.Type == TypeSubmitted || s.Goal == "", "goal")
+	only(s.Type == TypeArtifact || s.Checks == nil, "checks")
+	only(s.Type == TypeJudge || s.Command == nil, "command")
+	only(s.Type == TypeJudge || s.Timeout == 0, "timeout")
+
+	switch s.Type {
+	case TypeSubmitted:
+		if s.Field == "" {
+			ps.add("field is required: the key of the candidate's FORGE_RESULT object to score", "field")
+		}
+		switch s.Goal {
+		case "", GoalMaximize, GoalMinimize:
+		default:
+			ps.add(fmt.Sprintf("unknown goal %q (want maximize or minimize)", s.Goal), "goal")
+		}
+	case TypeArtifact:
+		if len(s.Checks) == 0 {
+			ps.add("checks is required: at least one artifact check", "checks")
+		}
+		for i, c := range s.Checks {
+			c.validate(ps, i)
+		}
+	case TypeJudge:
+		if len(s.Command) == 0 || s.Command[0] == "" {
+			ps.add("command is required: the judge's argv, e.g. [python3, judges/llm.py]", "command")
+		}
+		if s.Timeout < 0 {
+			ps.add("timeout must be positive", "timeout")
+		}
+	}
+}
+
+func (c Check) validate(ps *problems, i int) {
+	kinds := 0
+	if c.Contains != "" {
+		kinds++
+	}
+	if c.Regex != "" {
+		kinds++
+		if _, err := regexp.Compile(c.Regex); err != nil {
+			ps.add("invalid regular expression: "+strings.TrimPrefix(err.Error(), "error parsing regexp: "),
+				"checks", i, "regex")
+		}
+	}
+	if c.MinBytes != nil || c.MaxBytes != nil {
+		kinds++
+		if c.MinBytes != nil && *c.MinBytes < 0 {
+			ps.add("min_bytes must be ≥ 0", "checks", i, "min_bytes")
+		}
+		if c.MaxBytes != nil && *c.MaxBytes < 0 {
+			ps.add("max_bytes must be ≥ 0", "checks", i, "max_bytes")
+		}
+		if c.MinBytes != nil && c.MaxBytes != nil && *c.MinBytes > *c.MaxBytes {
+			ps.add("min_bytes must not exceed max_bytes", "checks", i)
+		}
+	}
+	if c.JSON != nil {
+		kinds++
+		if p := *c.JSON; p != "" && !strings.HasPrefix(p, "/") {
+			ps.add(`json must be a JSON pointer: "" or starting with "/"`, "checks", i, "json")
+		}
+		if c.Equals != nil && (c.Min != nil || c.Max != nil) {
+			ps.add("use either equals or min/max, not both", "checks", i)
+		}
+		if c.Equals != nil {
+			if _, err := jsonValue(c.Equals); err != nil {
+				ps.add("equals: "+err.Error(), "checks", i, "equals")
+			}
+		}
+		for _, b := range []struct {
+			v   *float64
+			key string
+		}{{c.Min, "min"}, {c.Max, "max"}} {
+			if b.v != nil && (math.IsNaN(*b.v) || math.IsInf(*b.v, 0)) {
+				ps.add(b.key+" must be a finite number", "checks", i, b.key)
+			}
+		}
+		if c.Min != nil && c.Max != nil && *c.Min > *c.Max {
+			ps.add("min must not exceed max", "checks", i)
+		}
+	} else {
+		for _, k := range []struct {
+			set bool
+			key string
+		}{{c.Equals != nil, "equals"}, {c.Min != nil, "min"}, {c.Max != nil, "max"}} {
+			if k.set {
+				ps.add(k.key+" needs json: the pointer to compare", "checks", i, k.key)
+			}
+		}
+	}
+	switch {
+	case kinds == 0:
+		ps.add("a check needs one of contains, regex, min_bytes/max_bytes or json", "checks", i)
+	case kinds > 1:
+		ps.add("a check has exactly one of contains, regex, min_bytes/max_bytes or json; split it into several checks", "checks", i)
+	}
+}
+
+// Validate checks every scorer and the list as a whole: names are unique and
+// at least one weight is positive. It returns nil or an errors.Join of
+// *FieldError whose paths start with the scorer's index. The zero Config
+// (meaning the default) is valid.
+func (c Config) Validate() error {
+	if len(c.Scorers) == 0 {
+		return nil
+	}
+	var ps problems
+	seen := map[string]int{}
+	positive := false
+	for i, s := range c.Scorers {
+		var own problems
+		s.validate(&own)
+		for _, e := range own {
+			fe := e.(*FieldError)
+			ps = append(ps, &FieldError{Path: append([]any{i}, fe.Path...), Msg: fe.Msg})
+		}
+		name := s.EffectiveName()
+		if j, dup := seen[name]; dup {
+			ps.add(fmt.Sprintf("duplicate scorer name %q (also scorer %d); give each a distinct name:", name, j), i, "name")
+		} else {
+			seen[name] = i
+		}
+		if w := s.EffectiveWeight(); w > 0 && !math.IsInf(w, 0) {
+			positive = true
+		}
+	}
+	if !positive {
+		ps.add("at least one scorer needs a positive weight")
+	}
+	return errors.Join(ps...)
+}
