@@ -1,6 +1,7 @@
 package forge
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -45,8 +46,8 @@ func (m *Manifest) Plan(o Overrides) (*Plan, error) {
 	}
 	p := &Plan{
 		Objective:   m.Objective,
-		Concurrency: first(o.Concurrency, m.Defaults.Concurrency, DefaultConcurrency),
-		Trials:      first(o.Trials, m.Defaults.Trials, DefaultTrials),
+		Concurrency: cmp.Or(o.Concurrency, m.Defaults.Concurrency, DefaultConcurrency),
+		Trials:      cmp.Or(o.Trials, m.Defaults.Trials, DefaultTrials),
 	}
 	for _, id := range o.Only {
 		if !slices.ContainsFunc(m.Candidates, func(c Candidate) bool { return c.ID == id }) {
@@ -76,7 +77,7 @@ func (m *Manifest) Plan(o Overrides) (*Plan, error) {
 				optional = *b
 			}
 		}
-		timeout := firstDur(o.Timeout, time.Duration(c.Timeout), time.Duration(d.Timeout), runner.DefaultTimeout)
+		timeout := cmp.Or(o.Timeout, time.Duration(c.Timeout), time.Duration(d.Timeout), runner.DefaultTimeout)
 		for t := 1; t <= p.Trials; t++ {
 			p.Jobs = append(p.Jobs, runner.Job{
 				CandidateID:      c.ID,
@@ -86,8 +87,8 @@ func (m *Manifest) Plan(o Overrides) (*Plan, error) {
 				Files:            files,
 				Env:              env,
 				Setup:            append(append([]string(nil), d.Setup...), c.Setup...),
-				SetupTimeout:     firstDur(time.Duration(d.SetupTimeout), runner.DefaultSetupTimeout),
-				OutputFile:       firstStr(c.OutputFile, d.OutputFile, runner.DefaultOutputFile),
+				SetupTimeout:     cmp.Or(time.Duration(d.SetupTimeout), runner.DefaultSetupTimeout),
+				OutputFile:       cmp.Or(c.OutputFile, d.OutputFile, runner.DefaultOutputFile),
 				ArtifactOptional: optional,
 				Timeout:          timeout,
 				Limits:           runner.Limits{MaxOutputBytes: int64(d.MaxOutput), MaxArtifactBytes: int64(d.MaxArtifact)},
@@ -103,33 +104,6 @@ func (m *Manifest) ids() []string {
 		ids[i] = c.ID
 	}
 	return ids
-}
-
-func first(vs ...int) int {
-	for _, v := range vs {
-		if v > 0 {
-			return v
-		}
-	}
-	return 0
-}
-
-func firstDur(vs ...time.Duration) time.Duration {
-	for _, v := range vs {
-		if v > 0 {
-			return v
-		}
-	}
-	return 0
-}
-
-func firstStr(vs ...string) string {
-	for _, v := range vs {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 // UnknownCandidateError is an override naming a candidate the manifest does

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -78,9 +79,9 @@ func (r *Result) Settle(j Job, o Outcome) {
 	case o.TimedOut:
 		r.Failed(ErrTimeout, "timed out after "+j.timeout().String())
 	case o.ExitCode == nil:
-		r.Failed(ErrCandidateFailed, firstNonEmpty(LastErrorLine(r.Stderr), "killed by a signal"))
+		r.Failed(ErrCandidateFailed, cmp.Or(LastErrorLine(r.Stderr), "killed by a signal"))
 	case *o.ExitCode != 0:
-		r.Failed(ErrCandidateFailed, firstNonEmpty(LastErrorLine(r.Stderr), LastErrorLine(r.Output),
+		r.Failed(ErrCandidateFailed, cmp.Or(LastErrorLine(r.Stderr), LastErrorLine(r.Output),
 			fmt.Sprintf("exit status %d", *o.ExitCode)))
 	case !o.ArtifactFound && o.ArtifactProblem != "":
 		r.Failed(ErrArtifactMissing, o.ArtifactProblem)
@@ -117,9 +118,9 @@ func (r *Result) SetupFailed(o Outcome, timeout time.Duration, stdout, stderr st
 	case o.TimedOut:
 		why = "timed out after " + timeout.String()
 	case o.ExitCode == nil:
-		why = firstNonEmpty(last, "killed by a signal")
+		why = cmp.Or(last, "killed by a signal")
 	default:
-		why = firstNonEmpty(last, LastErrorLine(stdout), fmt.Sprintf("exit status %d", *o.ExitCode))
+		why = cmp.Or(last, LastErrorLine(stdout), fmt.Sprintf("exit status %d", *o.ExitCode))
 	}
 	r.Failed(ErrCandidateFailed, "setup failed: "+why)
 }
@@ -144,15 +145,6 @@ func (j Job) outputFile() string {
 // EffectiveOutputFile is the artifact's path relative to the working
 // directory, or the default.
 func (j Job) EffectiveOutputFile() string { return j.outputFile() }
-
-func firstNonEmpty(ss ...string) string {
-	for _, s := range ss {
-		if s != "" {
-			return s
-		}
-	}
-	return ""
-}
 
 // maxErrorLine caps error_message.
 const maxErrorLine = 300
