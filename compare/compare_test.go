@@ -32,10 +32,19 @@ func find(t *testing.T, rep compare.Report, id string) compare.Change {
 // R: t.test(extra ~ group, data = sleep) gives t = -1.8608, df = 17.776,
 // p-value = 0.07939, 95% CI -3.3654832 0.2054832 for group 1 minus group 2.
 // With group 2 as the base and group 1 as the head, the head is the
-// "group 1" side: same t, not significant at 0.05, so unchanged.
+// "group 1" side: same t, not significant at 0.05, so unchanged. Scores
+// live in [0, 1], so the data is mapped there by (x + 2) / 10, which leaves
+// t, df and p as they are and divides the difference and its interval by 10.
 func TestRunsWelchSleepData(t *testing.T) {
-	base := record("base", day(20), "", cand{id: "sleep", scores: sleep2})
-	head := record("head", day(21), "", cand{id: "sleep", scores: sleep1})
+	unit := func(xs []float64) []float64 {
+		out := make([]float64, len(xs))
+		for i, x := range xs {
+			out[i] = (x + 2) / 10
+		}
+		return out
+	}
+	base := record("base", day(20), "", cand{id: "sleep", scores: unit(sleep2)})
+	head := record("head", day(21), "", cand{id: "sleep", scores: unit(sleep1)})
 	c := find(t, compare.Runs(base, head), "sleep")
 	if c.Test != compare.TestWelch || c.Welch == nil || c.Welch.T == nil || c.Welch.DF == nil {
 		t.Fatalf("change = %+v, want a Welch test", c)
@@ -43,9 +52,9 @@ func TestRunsWelchSleepData(t *testing.T) {
 	near(t, "t", *c.Welch.T, -1.860813, 1e-5)
 	near(t, "df", *c.Welch.DF, 17.77647, 1e-4)
 	near(t, "p", c.Welch.PValue, 0.07939414, 1e-6)
-	near(t, "ci lo", c.Welch.DifferenceCI95[0], -3.3654832, 1e-6)
-	near(t, "ci hi", c.Welch.DifferenceCI95[1], 0.2054832, 1e-6)
-	near(t, "delta", *c.ScoreDelta, 0.75-2.33, 1e-12)
+	near(t, "ci lo", c.Welch.DifferenceCI95[0], -0.33654832, 1e-7)
+	near(t, "ci hi", c.Welch.DifferenceCI95[1], 0.02054832, 1e-7)
+	near(t, "delta", *c.ScoreDelta, (0.75-2.33)/10, 1e-12)
 	if c.Significant || c.Status != compare.StatusUnchanged {
 		t.Errorf("p = 0.079: significant %v, status %s; want not significant, unchanged", c.Significant, c.Status)
 	}

@@ -22,8 +22,8 @@ type cand struct {
 	failed  map[int]runner.ErrorKind
 }
 
-// record builds a results.json record whose standings agree with its
-// results: rank by mean score, best first.
+// record builds a results.json record from per-trial scores in [0, 1]: the
+// standings are scoring's aggregation of them, ranked by mean score.
 func record(runID string, started time.Time, winner string, cs ...cand) *forge.Record {
 	rec := &forge.Record{
 		SchemaVersion: forge.SchemaVersion,
@@ -41,9 +41,7 @@ func record(runID string, started time.Time, winner string, cs ...cand) *forge.R
 		rec.Winner = &winner
 	}
 	for _, c := range cs {
-		st := scoring.Standing{CandidateID: c.id, Trials: len(c.scores)}
-		var sum, rsum float64
-		ended := 0
+		var rs []runner.Result
 		for i, s := range c.scores {
 			rt := 1.0
 			if i < len(c.runtime) {
@@ -56,30 +54,12 @@ func record(runID string, started time.Time, winner string, cs ...cand) *forge.R
 			if !math.IsNaN(s) {
 				v := s
 				r.Score = &v
-				sum += s
-				st.ScoredTrials++
 			}
-			switch r.ErrorKind {
-			case runner.ErrInfra, runner.ErrAuth, runner.ErrCancelled:
-			default:
-				ended++
-			}
-			if r.Success {
-				st.Successes++
-				rsum += rt
-			}
-			rec.Results = append(rec.Results, r)
+			rs = append(rs, r)
 		}
-		if st.ScoredTrials > 0 {
-			st.Score = sum / float64(st.ScoredTrials)
-		}
-		if ended > 0 {
-			st.SuccessRate = float64(st.Successes) / float64(ended)
-		}
-		if st.Successes > 0 {
-			st.RuntimeMeanSeconds = rsum / float64(st.Successes)
-		}
-		rec.Standings = append(rec.Standings, st)
+		rec.Results = append(rec.Results, rs...)
+		// The standing as scoring aggregates scored results, never by hand.
+		rec.Standings = append(rec.Standings, scoring.Aggregate(c.id, rs))
 	}
 	sort.SliceStable(rec.Standings, func(i, j int) bool { return rec.Standings[i].Score > rec.Standings[j].Score })
 	for i := range rec.Standings {
