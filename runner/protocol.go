@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"sort"
 	"strings"
@@ -30,9 +31,7 @@ func (j Job) Argv(outputPath string) []string {
 // variables, which win over the manifest's.
 func (j Job) ProtocolEnv(outputPath, resultPath string) map[string]string {
 	env := make(map[string]string, len(j.Env)+6)
-	for k, v := range j.Env {
-		env[k] = v
-	}
+	maps.Copy(env, j.Env)
 	env["FORGE_OBJECTIVE"] = j.Objective
 	env["FORGE_OUTPUT"] = outputPath
 	env["FORGE_RESULT"] = resultPath

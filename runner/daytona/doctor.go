@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"strings"
 	"time"
@@ -21,9 +22,7 @@ func Doctor(ctx context.Context, opts Options, w io.Writer) error {
 	opts.LedgerPath = ""
 	opts.Volume = nil
 	labels := map[string]string{"forge-doctor": "1"}
-	for k, v := range opts.Labels {
-		labels[k] = v
-	}
+	maps.Copy(labels, opts.Labels)
 	opts.Labels = labels
 	if err := opts.Validate(); err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"strconv"
 	"sync"
@@ -149,17 +150,13 @@ func (j *jobRun) steps(ctx context.Context) error {
 func (j *jobRun) create(ctx context.Context) error {
 	o := j.r.opts
 	labels := make(map[string]string, len(o.Labels)+4)
-	for k, v := range o.Labels {
-		labels[k] = v
-	}
+	maps.Copy(labels, o.Labels)
 	labels[LabelApp] = LabelAppValue
 	labels[LabelRun] = o.RunID
 	labels[LabelCandidate] = j.job.CandidateID
 	labels[LabelTrial] = strconv.Itoa(j.job.Trial)
 	env := make(map[string]string, len(o.Env))
-	for k, v := range o.Env {
-		env[k] = v
-	}
+	maps.Copy(env, o.Env)
 	autoStop := o.AutoStopMinutes
 	if autoStop == 0 {
 		setup := time.Duration(0)

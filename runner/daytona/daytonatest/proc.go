@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"sync"
@@ -248,9 +249,7 @@ func (s *Server) baseEnv(sb *sandbox) map[string]string {
 		"TMPDIR":             sb.root + "/tmp",
 		"DAYTONA_SANDBOX_ID": sb.id, "DAYTONA_SANDBOX_USER": sb.user,
 	}
-	for k, v := range sb.env {
-		env[k] = v
-	}
+	maps.Copy(env, sb.env)
 	return env
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -203,9 +204,7 @@ func (s *Server) execute(h *handlerCtx, sb *sandbox) {
 		}
 	}
 	env := s.baseEnv(sb)
-	for k, v := range req.Envs {
-		env[k] = v
-	}
+	maps.Copy(env, req.Envs)
 	p, err := s.startProc(sb, req.Command, cwd, env)
 	if err != nil {
 		h.toolboxError(http.StatusBadRequest, "%v", err)
