@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"strconv"
 	"time"
@@ -44,21 +45,12 @@ const (
 	DefaultOutputFile  = "output.md"
 )
 
-// Output returns the effective stdout/stderr cap.
-func (l Limits) Output() int64 {
-	if l.MaxOutputBytes > 0 {
-		return l.MaxOutputBytes
-	}
-	return DefaultMaxOutput
-}
+// OutputCap is the cap on stdout and stderr, each, in bytes.
+func (l Limits) OutputCap() int64 { return cmp.Or(l.MaxOutputBytes, DefaultMaxOutput) }
 
-// Artifact returns the effective artifact cap.
-func (l Limits) Artifact() int64 {
-	if l.MaxArtifactBytes > 0 {
-		return l.MaxArtifactBytes
-	}
-	return DefaultMaxArtifact
-}
+// ArtifactCap is the cap on the artifact and the FORGE_RESULT file, in
+// bytes.
+func (l Limits) ArtifactCap() int64 { return cmp.Or(l.MaxArtifactBytes, DefaultMaxArtifact) }
 
 // DefaultSetupTimeout bounds a job's setup lines, all together, when the
 // job sets no SetupTimeout.

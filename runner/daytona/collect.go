@@ -31,9 +31,9 @@ func (j *jobRun) collect(ctx context.Context, rep []byte, keys ...string) (colle
 	capOf := func(key string) int64 {
 		switch key {
 		case "stdout", "stderr", "setup":
-			return lim.Output()
+			return lim.OutputCap()
 		case "artifact", "result":
-			return lim.Artifact()
+			return lim.ArtifactCap()
 		}
 		return 0
 	}
@@ -131,20 +131,20 @@ func (j *jobRun) download(ctx context.Context, run sessionRun) error {
 		return err
 	}
 	lim := j.job.Limits
-	stdout := &runner.CappedBuffer{Max: lim.Output()}
+	stdout := &runner.CappedBuffer{Max: lim.OutputCap()}
 	stdout.Write(files["stdout"])
-	stderr := &runner.CappedBuffer{Max: lim.Output()}
+	stderr := &runner.CappedBuffer{Max: lim.OutputCap()}
 	stderr.Write(files["stderr"])
 	if j.job.Echo != nil {
 		// Output comes back when the job ends, so --verbose shows it then.
 		for _, s := range []string{"stdout", "stderr"} {
-			w := &runner.EchoWriter{Stream: s, Echo: j.job.Echo, Max: lim.Output()}
+			w := &runner.EchoWriter{Stream: s, Echo: j.job.Echo, Max: lim.OutputCap()}
 			w.Write(files[s])
 			w.Close()
 		}
 	}
 	j.res.Output, j.res.Stderr = stdout.String(), stderr.String()
-	j.res.OutputTruncated = meta.Stdout > lim.Output() || meta.Stderr > lim.Output() || stdout.Truncated() || stderr.Truncated()
+	j.res.OutputTruncated = meta.Stdout > lim.OutputCap() || meta.Stderr > lim.OutputCap() || stdout.Truncated() || stderr.Truncated()
 
 	switch {
 	case run.timedOut:
@@ -160,8 +160,8 @@ func (j *jobRun) download(ctx context.Context, run sessionRun) error {
 	case "file":
 		o.ArtifactFound = true
 		art := files["artifact"]
-		if int64(len(art)) > lim.Artifact() {
-			art = art[:lim.Artifact()]
+		if int64(len(art)) > lim.ArtifactCap() {
+			art = art[:lim.ArtifactCap()]
 		}
 		j.res.SetArtifact(art, max(meta.Artifact, int64(len(art))))
 	case "symlink":
@@ -173,8 +173,8 @@ func (j *jobRun) download(ctx context.Context, run sessionRun) error {
 	}
 	switch meta.ResultKind {
 	case "file":
-		if meta.Result > lim.Artifact() {
-			j.res.SubmitError = fmt.Sprintf("FORGE_RESULT is %d bytes, more than the %d allowed", meta.Result, lim.Artifact())
+		if meta.Result > lim.ArtifactCap() {
+			j.res.SubmitError = fmt.Sprintf("FORGE_RESULT is %d bytes, more than the %d allowed", meta.Result, lim.ArtifactCap())
 		} else if m, err := runner.ParseSubmitted(files["result"]); err != nil {
 			j.res.SubmitError = err.Error()
 		} else {

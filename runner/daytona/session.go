@@ -27,10 +27,10 @@ func (j *jobRun) setup(ctx context.Context) (failed bool, err error) {
 	// Show what setup printed.
 	meta, files, cerr := j.collect(ctx, nil, "setup")
 	if cerr == nil && meta.Setup > 0 {
-		buf := &runner.CappedBuffer{Max: j.job.Limits.Output()}
+		buf := &runner.CappedBuffer{Max: j.job.Limits.OutputCap()}
 		buf.Write(files["setup"])
 		j.res.Stderr = buf.String()
-		j.res.OutputTruncated = meta.Setup > j.job.Limits.Output()
+		j.res.OutputTruncated = meta.Setup > j.job.Limits.OutputCap()
 	}
 	j.res.SetupFailed(runner.Outcome{ExitCode: exit, TimedOut: run.timedOut}, timeout,
 		"", failingSetupOutput(j.res.Stderr, j.job.Setup))

@@ -94,7 +94,7 @@ func (j *jobRun) uploadFiles(ctx context.Context, g *errgroup.Group) error {
 		runEnsure = nil
 	}
 	uploads = append(uploads, upload{[]byte(j.lay.controlScriptText(argv, env, runEnsure,
-		outputFile, runner.ResultFile, j.job.Limits.Output(), j.job.Limits.Artifact())), j.lay.controlScript()})
+		outputFile, runner.ResultFile, j.job.Limits.OutputCap(), j.job.Limits.ArtifactCap())), j.lay.controlScript()})
 	for _, u := range uploads {
 		g.Go(func() error {
 			err := j.r.retry(ctx, "upload "+u.dst, func(ctx context.Context) error {

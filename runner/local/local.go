@@ -243,7 +243,7 @@ func (j *jobRun) run(ctx context.Context) error {
 		path: path, argv: argv, dir: wd, env: env,
 		timeout:  j.job.EffectiveTimeout(),
 		endAll:   true,
-		maxBytes: j.job.Limits.Output(),
+		maxBytes: j.job.Limits.OutputCap(),
 		echo:     j.job.Echo,
 	})
 	done()
@@ -277,7 +277,7 @@ func (j *jobRun) setup(ctx context.Context, env []string) bool {
 		p, err := j.r.runProcess(ctx, j.box, process{
 			path: "/bin/sh", argv: []string{"sh", "-c", line}, dir: j.workdir, env: env,
 			timeout:  max(time.Until(deadline), time.Millisecond),
-			maxBytes: j.job.Limits.Output(),
+			maxBytes: j.job.Limits.OutputCap(),
 		})
 		if err != nil {
 			j.res.Failed(startErrorKind(err), fmt.Sprintf("setup %q: %v", line, err))

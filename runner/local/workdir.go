@@ -139,7 +139,7 @@ func (j *jobRun) download(outRel string, o *runner.Outcome) {
 		return
 	}
 	defer root.Close()
-	limit := j.job.Limits.Artifact()
+	limit := j.job.Limits.ArtifactCap()
 
 	b, size, err := readBack(root, outRel, limit)
 	switch {
