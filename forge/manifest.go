@@ -175,7 +175,7 @@ func Parse(name string, data []byte) (*Manifest, error) {
 	}
 	m := &Manifest{doc: doc}
 	if err := doc.Decode(m); err != nil {
-		return nil, errors.Join(yamlcheck.InFile(err, name, friendlyType)...)
+		return nil, errors.Join(yamlcheck.InFile(err, name, yamlcheck.Friendly)...)
 	}
 	v := validator{file: name, doc: doc}
 	m.validate(&v)
@@ -195,15 +195,6 @@ func kindName(n *yaml.Node) string {
 		return "alias"
 	}
 	return "document"
-}
-
-// friendlyType rewrites yaml.v3's "cannot unmarshal !!str `x` into int".
-func friendlyType(s string) string {
-	r := strings.NewReplacer("!!str", "text", "!!int", "a number", "!!float", "a number",
-		"!!seq", "a list", "!!map", "a mapping", "!!bool", "true/false",
-		"map[string]string", "a mapping of strings", "[]string", "a list of strings",
-		"forge.", "", "float64", "a number", "int", "an integer")
-	return r.Replace(s)
 }
 
 // validator collects semantic errors located by path in the YAML tree.

@@ -137,7 +137,7 @@ func TestLoadErrors(t *testing.T) {
 		{"a list", "- id: a\n", nil, []string{"forge.yaml:1:1", "must be a mapping"}},
 		{"empty file", "", nil, []string{"forge.yaml", "empty"}},
 		{"wrong type", "objective: x\ndefaults:\n  trials: many\ncandidates: [{id: a, script: a.py}]\n", nil,
-			[]string{"forge.yaml:3", "cannot unmarshal", "many"}},
+			[]string{"forge.yaml:3:1", "cannot unmarshal text `many` into an integer"}},
 		{"negative trials", "objective: x\ndefaults:\n  trials: -1\ncandidates: [{id: a, script: a.py}]\n", nil,
 			[]string{"forge.yaml:3:11", "defaults.trials", "at least 1"}},
 		{"script and command", "objective: x\ncandidates:\n  - id: a\n    script: a.py\n    command: [python3, a.py]\n", nil,

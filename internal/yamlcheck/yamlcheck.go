@@ -173,6 +173,37 @@ func editDistance(a, b string) int {
 	return prev[len(b)]
 }
 
+// tagWords says yaml.v3's tags in words.
+var tagWords = strings.NewReplacer("!!str", "text", "!!int", "a number", "!!float", "a number",
+	"!!seq", "a list", "!!map", "a mapping", "!!bool", "true/false")
+
+// typeWords says Go types in words.
+var typeWords = map[string]string{
+	"int": "an integer", "int64": "an integer", "float64": "a number", "string": "text", "bool": "true/false",
+	"map[string]string": "a mapping of strings", "[]string": "a list of strings",
+}
+
+// qualifier is the package that qualifies a Go type's name ("forge.").
+var qualifier = regexp.MustCompile(`\b[a-z][a-z0-9_]*\.`)
+
+// Friendly rewords a yaml.v3 type error for a person who writes YAML, not
+// Go: "cannot unmarshal !!str `x` into int" is "cannot unmarshal text `x`
+// into an integer", and a type of the program's own loses its package
+// ("into Resources"). Other messages pass through but for their tags.
+func Friendly(s string) string {
+	i := strings.LastIndex(s, " into ")
+	if i < 0 {
+		return tagWords.Replace(s)
+	}
+	typ := s[i+len(" into "):]
+	if w, ok := typeWords[typ]; ok {
+		typ = w
+	} else {
+		typ = qualifier.ReplaceAllString(typ, "")
+	}
+	return tagWords.Replace(s[:i]) + " into " + typ
+}
+
 // lineRe reads the position yaml.v3 puts in its own messages.
 var lineRe = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
 

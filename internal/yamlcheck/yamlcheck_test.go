@@ -69,3 +69,19 @@ func TestInFilePlacesYAMLsOwnErrors(t *testing.T) {
 		t.Errorf("got %v", errs)
 	}
 }
+
+func TestFriendly(t *testing.T) {
+	for in, want := range map[string]string{
+		"cannot unmarshal !!str `two` into int":           "cannot unmarshal text `two` into an integer",
+		"cannot unmarshal !!int `3` into forge.Resources": "cannot unmarshal a number `3` into Resources",
+		"cannot unmarshal !!seq into map[string]string":   "cannot unmarshal a list into a mapping of strings",
+		"cannot unmarshal !!map into []forge.Candidate":   "cannot unmarshal a mapping into []Candidate",
+		"cannot unmarshal !!str `maybe` into bool":        "cannot unmarshal text `maybe` into true/false",
+		"cannot unmarshal !!str `a.b into c` into string": "cannot unmarshal text `a.b into c` into text",
+		`mapping key "a" already defined at line 1`:       `mapping key "a" already defined at line 1`,
+	} {
+		if got := Friendly(in); got != want {
+			t.Errorf("Friendly(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
