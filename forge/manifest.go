@@ -25,8 +25,12 @@ type Manifest struct {
 	Defaults   Defaults       `yaml:"defaults"`
 	Candidates []Candidate    `yaml:"candidates"`
 	Scoring    scoring.Config `yaml:"scoring"`
-	Daytona    DaytonaSpec    `yaml:"daytona"`
 	Gates      Gates          `yaml:"gates"`
+
+	// Blocks holds what the Decode of each Block given to Load or Parse
+	// made of the manifest's block of that name; a block the manifest does
+	// not have is not there.
+	Blocks map[string]any `yaml:"-"`
 
 	// Path is the manifest's absolute path, Dir its directory.
 	Path string `yaml:"-"`
@@ -71,30 +75,23 @@ type Candidate struct {
 	files []fileRef
 }
 
-// DaytonaSpec is the manifest's daytona: block, used with --daytona.
-type DaytonaSpec struct {
-	Snapshot        string            `yaml:"snapshot"`
-	Image           string            `yaml:"image"`
-	Resources       Resources         `yaml:"resources"`
-	NetworkBlockAll bool              `yaml:"network_block_all"`
-	CreateRate      float64           `yaml:"create_rate"`
-	AutoStop        int               `yaml:"auto_stop"`
-	Volume          *VolumeSpec       `yaml:"volume"`
-	Env             map[string]string `yaml:"env"`
-	Labels          map[string]string `yaml:"labels"`
-}
-
-// Resources are a sandbox's size; memory and disk in GB.
-type Resources struct {
-	CPU    int `yaml:"cpu"`
-	Memory int `yaml:"memory"`
-	Disk   int `yaml:"disk"`
-}
-
-// VolumeSpec is a durable Daytona volume mounted into every sandbox.
-type VolumeSpec struct {
-	Name  string `yaml:"name"`
-	Mount string `yaml:"mount"`
+// A Block is a top-level block of the manifest that belongs to a backend
+// (daytona:) rather than to forge, which knows no backend's keys, types or
+// rules: a backend adds its own block without touching forge. Whoever
+// loads a manifest (the cli) passes the blocks of the backends it has.
+// Parse hands each block the manifest has to its Decode, reports its
+// problems with the manifest's own (a bad block is an error even when its
+// backend is not used) and keeps what Decode made of it in
+// Manifest.Blocks, for the caller to give back to the backend. A
+// top-level key that no Block names is unknown, as any other.
+type Block struct {
+	// Name is the block's key, which must not be one of the manifest's own.
+	Name string
+	// Decode strictly decodes n, the block's value (perhaps null, or an
+	// alias), and validates it. Every problem is an *Error placed at its
+	// node, its key path below path (the block's key); Parse fills in the
+	// file. What Decode returns is kept only when it reports no problem.
+	Decode func(n *yaml.Node, path string) (any, []error)
 }
 
 // Gates make a finished run fail (exit 1) when its results are not good
@@ -110,10 +107,7 @@ type Gates struct {
 // is wrong (yamlcheck's, the one strict reading of YAML).
 type Error = yamlcheck.Error
 
-var (
-	idPattern  = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
-	envPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-)
+var idPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
 
 // ValidID reports whether s may be a candidate or run id.
 func ValidID(s string) bool { return idPattern.MatchString(s) && s != "." && s != ".." }
@@ -121,10 +115,11 @@ func ValidID(s string) bool { return idPattern.MatchString(s) && s != "." && s !
 // maxManifestBytes bounds what Load reads.
 const maxManifestBytes = 4 << 20
 
-// Load reads, strictly decodes and validates the manifest at path. Every
-// problem is reported, each naming the file, line, column and key; the
-// returned error is then an errors.Join of *Error values.
-func Load(path string) (*Manifest, error) {
+// Load reads, strictly decodes and validates the manifest at path, whose
+// top-level blocks besides forge's own are the blocks given. Every problem
+// is reported, each naming the file, line, column and key; the returned
+// error is then an errors.Join of *Error values.
+func Load(path string, blocks ...Block) (*Manifest, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, &Error{File: path, Msg: err.Error()}
@@ -141,7 +136,7 @@ func Load(path string) (*Manifest, error) {
 	if len(data) > maxManifestBytes {
 		return nil, &Error{File: path, Msg: "manifest is larger than 4 MiB"}
 	}
-	m, err := Parse(path, data)
+	m, err := Parse(path, data, blocks...)
 	if err != nil {
 		return nil, err
 	}
@@ -152,9 +147,10 @@ func Load(path string) (*Manifest, error) {
 	return m, nil
 }
 
-// Parse decodes and validates manifest bytes without touching the file
-// system; name is used in error messages. Scripts are not resolved.
-func Parse(name string, data []byte) (*Manifest, error) {
+// Parse decodes and validates manifest bytes, with the blocks given (as
+// Load), without touching the file system; name is used in error
+// messages. Scripts are not resolved.
+func Parse(name string, data []byte, blocks ...Block) (*Manifest, error) {
 	if bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data) {
 		return nil, &Error{File: name, Msg: "not a YAML text file (binary or non-UTF-8 content)"}
 	}
@@ -168,33 +164,56 @@ func Parse(name string, data []byte) (*Manifest, error) {
 	doc := root.Content[0]
 	if doc.Kind != yaml.MappingNode {
 		return nil, &Error{File: name, Line: doc.Line, Col: doc.Column,
-			Msg: "manifest must be a mapping with objective: and candidates:, not a " + kindName(doc)}
+			Msg: "manifest must be a mapping with objective: and candidates:, not a " + yamlcheck.KindName(doc)}
 	}
-	if errs := yamlcheck.UnknownKeys(doc, reflect.TypeFor[Manifest](), ""); len(errs) > 0 {
-		return nil, errors.Join(yamlcheck.InFile(errors.Join(errs...), name, nil)...)
+	names := make([]string, len(blocks))
+	for i, b := range blocks {
+		names[i] = b.Name
 	}
 	m := &Manifest{doc: doc}
+	// The blocks are decoded first, so that their problems are reported
+	// with the manifest's unknown keys or type errors when it has some,
+	// and after its candidates' problems when not.
+	blockErrs := m.decodeBlocks(name, blocks)
+	if errs := yamlcheck.UnknownKeys(doc, reflect.TypeFor[Manifest](), "", names...); len(errs) > 0 {
+		return nil, errors.Join(append(yamlcheck.InFile(errors.Join(errs...), name, nil), blockErrs...)...)
+	}
 	if err := doc.Decode(m); err != nil {
-		return nil, errors.Join(yamlcheck.InFile(err, name, yamlcheck.Friendly)...)
+		return nil, errors.Join(append(yamlcheck.InFile(err, name, yamlcheck.Friendly), blockErrs...)...)
 	}
 	v := validator{file: name, doc: doc}
-	m.validate(&v)
+	m.validate(&v, blockErrs)
 	if len(v.errs) > 0 {
 		return nil, errors.Join(v.errs...)
 	}
 	return m, nil
 }
 
-func kindName(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.SequenceNode:
-		return "list"
-	case yaml.ScalarNode:
-		return "plain value"
-	case yaml.AliasNode:
-		return "alias"
+// decodeBlocks decodes the blocks the manifest has into m.Blocks and
+// returns their problems, each an *Error of file.
+func (m *Manifest) decodeBlocks(file string, blocks []Block) []error {
+	var errs []error
+	for _, b := range blocks {
+		var n *yaml.Node
+		for i := 0; i+1 < len(m.doc.Content); i += 2 {
+			if m.doc.Content[i].Value == b.Name {
+				n = m.doc.Content[i+1]
+			}
+		}
+		if n == nil {
+			continue
+		}
+		val, berrs := b.Decode(n, b.Name)
+		if len(berrs) > 0 {
+			errs = append(errs, yamlcheck.InFile(errors.Join(berrs...), file, yamlcheck.Friendly)...)
+			continue
+		}
+		if m.Blocks == nil {
+			m.Blocks = map[string]any{}
+		}
+		m.Blocks[b.Name] = val
 	}
-	return "document"
+	return errs
 }
 
 // validator collects semantic errors located by path in the YAML tree.
@@ -206,41 +225,14 @@ type validator struct {
 
 // at records msg against the node at path (mapping keys and list indexes).
 func (v *validator) at(msg string, path ...any) {
-	n, field := v.doc, ""
-	for _, p := range path {
-		switch p := p.(type) {
-		case string:
-			if field != "" {
-				field += "."
-			}
-			field += p
-			if n != nil && n.Kind == yaml.MappingNode {
-				var next *yaml.Node
-				for i := 0; i+1 < len(n.Content); i += 2 {
-					if n.Content[i].Value == p {
-						next = n.Content[i+1]
-						break
-					}
-				}
-				if next != nil {
-					n = next
-				}
-			}
-		case int:
-			field += fmt.Sprintf("[%d]", p)
-			if n != nil && n.Kind == yaml.SequenceNode && p < len(n.Content) {
-				n = n.Content[p]
-			}
-		}
-	}
-	e := &Error{File: v.file, Field: field, Msg: msg}
-	if n != nil {
-		e.Line, e.Col = n.Line, n.Column
-	}
+	e := yamlcheck.Under(v.doc, "", msg, path...)
+	e.File = v.file
 	v.errs = append(v.errs, e)
 }
 
-func (m *Manifest) validate(v *validator) {
+// validate checks what decoding could not; blockErrs, the problems of the
+// backends' blocks, come after the candidates'.
+func (m *Manifest) validate(v *validator, blockErrs []error) {
 	if strings.TrimSpace(m.Objective) == "" {
 		v.at("is required: say what the candidates must achieve", "objective")
 	}
@@ -287,33 +279,9 @@ func (m *Manifest) validate(v *validator) {
 		checkEnv(v, c.Env, "candidates", i, "env")
 		checkStrings(v, c.Setup, "candidates", i, "setup")
 	}
-	m.Daytona.validate(v)
+	v.errs = append(v.errs, blockErrs...)
 	validateScoring(m.Scoring, v)
 	m.Gates.validate(v)
-}
-
-func (d DaytonaSpec) validate(v *validator) {
-	if d.Snapshot != "" && d.Image != "" {
-		v.at("give snapshot: or image:, not both", "daytona", "image")
-	}
-	for _, r := range []struct {
-		n    int
-		name string
-	}{{d.Resources.CPU, "cpu"}, {d.Resources.Memory, "memory"}, {d.Resources.Disk, "disk"}} {
-		if r.n < 0 {
-			v.at("must not be negative", "daytona", "resources", r.name)
-		}
-	}
-	if d.CreateRate < 0 {
-		v.at("must be positive (sandbox creations per second)", "daytona", "create_rate")
-	}
-	if d.AutoStop < 0 {
-		v.at("must not be negative (minutes)", "daytona", "auto_stop")
-	}
-	if d.Volume != nil && !ValidID(d.Volume.Name) {
-		v.at(fmt.Sprintf("%q is not a valid volume name", d.Volume.Name), "daytona", "volume", "name")
-	}
-	checkEnv(v, d.Env, "daytona", "env")
 }
 
 func (g Gates) validate(v *validator) {
@@ -330,11 +298,8 @@ func (g Gates) validate(v *validator) {
 
 func checkEnv(v *validator, env map[string]string, path ...any) {
 	for k := range env {
-		switch {
-		case !envPattern.MatchString(k):
-			v.at(fmt.Sprintf("%q is not a valid variable name", k), path...)
-		case strings.HasPrefix(k, "FORGE_"):
-			v.at(fmt.Sprintf("%q: FORGE_* variables are set by forge itself", k), path...)
+		if err := runner.CheckEnvName(k); err != nil {
+			v.at(err.Error(), path...)
 		}
 	}
 }
