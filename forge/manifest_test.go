@@ -260,14 +260,16 @@ func FuzzParse(f *testing.F) {
 		"objective: &o x\ncandidates: [{id: *o, script: a.py}]\n",
 		"a: &a [*a]\n",
 		"objective: x\nscoring:\n  - {type: success}\ndaytona: {image: python:3.12, resources: {cpu: 1}}\n",
+		"objective: x\ncandidates: [{id: a, script: a.py}]\nbox: {size: 2}\n",
 		"\x00\xff",
 		"- - -",
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s))
 	}
+	var calls int
 	f.Fuzz(func(t *testing.T, data []byte) {
-		m, err := Parse("fuzz.yaml", data)
+		m, err := Parse("fuzz.yaml", data, sizeBlock(&calls))
 		if err != nil {
 			if m != nil {
 				t.Fatal("manifest returned with an error")
@@ -276,6 +278,9 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("error does not name the file: %v", err)
 			}
 			return
+		}
+		if b, ok := m.Blocks["box"]; ok && b.(int) < 0 {
+			t.Fatalf("accepted a box of size %d", b)
 		}
 		if strings.TrimSpace(m.Objective) == "" || len(m.Candidates) == 0 {
 			t.Fatalf("accepted a manifest without objective or candidates: %q", data)

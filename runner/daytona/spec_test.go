@@ -110,3 +110,37 @@ func TestDecodeSpecErrors(t *testing.T) {
 		})
 	}
 }
+
+// FuzzDecodeSpec: any YAML as a daytona: block is decoded without a panic,
+// every problem is a *yamlcheck.Error, and what is accepted obeys the rules.
+func FuzzDecodeSpec(f *testing.F) {
+	for _, s := range []string{
+		"image: python:3.12\nresources: {cpu: 2}\n",
+		"snapshot: s\nvolume: {name: v, mount: /data}\nenv: {A: b}\n",
+		"resources: {cpu: -1}\n",
+		"&a [*a]\n",
+		"5\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var root yaml.Node
+		if yaml.Unmarshal(data, &root) != nil || len(root.Content) == 0 {
+			return
+		}
+		s, errs := DecodeSpec(root.Content[0], "daytona")
+		for _, err := range errs {
+			var e *yamlcheck.Error
+			if !errors.As(err, &e) {
+				t.Fatalf("%T %v is not a *yamlcheck.Error", err, err)
+			}
+		}
+		if len(errs) > 0 {
+			return
+		}
+		r := s.Resources
+		if r.CPU < 0 || r.Memory < 0 || r.Disk < 0 || s.CreateRate < 0 || s.AutoStop < 0 || (s.Snapshot != "" && s.Image != "") {
+			t.Fatalf("accepted %+v", s)
+		}
+	})
+}
