@@ -33,7 +33,7 @@ func daytonaBackend(ctx context.Context, env *Env, o *runOptions, m *forge.Manif
 		fmt.Fprintf(env.Stderr, "forge: --daytona: %s; running locally instead (--no-fallback makes this an error)\n", creds.Problem)
 		return nil, nil
 	}
-	opts := daytonaOptions(creds, m.Daytona)
+	opts := daytonaOptions(creds, daytonaSpec(m))
 	opts.RunID = runID
 	opts.LedgerPath = filepath.Join(o.out, runID, "sandboxes.jsonl")
 	opts.Warn = warn
@@ -53,8 +53,15 @@ func daytonaBackend(ctx context.Context, env *Env, o *runOptions, m *forge.Manif
 	return newBackend("daytona", r, closeFn, r.Undeleted), nil
 }
 
+// daytonaSpec is m's daytona: block as runner/daytona decoded it (empty
+// when m has none).
+func daytonaSpec(m *forge.Manifest) daytona.Spec {
+	s, _ := m.Blocks["daytona"].(daytona.Spec)
+	return s
+}
+
 // daytonaOptions maps the credentials and the manifest's daytona: block.
-func daytonaOptions(creds daytona.Credentials, d forge.DaytonaSpec) daytona.Options {
+func daytonaOptions(creds daytona.Credentials, d daytona.Spec) daytona.Options {
 	opts := daytona.Options{
 		APIKey:          creds.APIKey,
 		APIURL:          creds.APIURL,
@@ -71,7 +78,8 @@ func daytonaOptions(creds daytona.Credentials, d forge.DaytonaSpec) daytona.Opti
 		Labels:          d.Labels,
 	}
 	if d.Volume != nil {
-		opts.Volume = &daytona.Volume{Name: d.Volume.Name, Mount: d.Volume.Mount}
+		v := *d.Volume // Validate fills in its mount
+		opts.Volume = &v
 	}
 	return opts
 }
@@ -80,9 +88,9 @@ func daytonaOptions(creds daytona.Credentials, d forge.DaytonaSpec) daytona.Opti
 // the manifest's directory) for commands that only talk to the account.
 func accountOptions(env *Env, manifest string) (daytona.Options, error) {
 	dir := filepath.Dir(manifest)
-	var spec forge.DaytonaSpec
-	if m, err := forge.Load(manifest); err == nil {
-		spec = m.Daytona
+	var spec daytona.Spec
+	if m, err := loadManifest(manifest); err == nil {
+		spec = daytonaSpec(m)
 	}
 	creds := daytona.LoadCredentials(env.Getenv, dir)
 	if !creds.Usable() {

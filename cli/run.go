@@ -123,7 +123,7 @@ rank them, print the standings on stdout and write results under
 }
 
 func runTournament(ctx context.Context, env *Env, o *runOptions, failUnderSet, maxDropSet bool) error {
-	m, err := forge.Load(o.manifest)
+	m, err := loadManifest(o.manifest)
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}

@@ -15,7 +15,7 @@ func newValidateCmd(env *Env) *cobra.Command {
 		Short: "Check a manifest without running anything",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			m, err := forge.Load(path)
+			m, err := loadManifest(path)
 			if err != nil {
 				return withCode(ExitUsage, err)
 			}

@@ -6,5 +6,7 @@
 //
 // It knows nothing of any backend technology (local processes, Daytona),
 // command-line flags, exit codes or report formats: the cli package wires
-// those to it.
+// those to it. A backend's own block of the manifest (daytona:) is
+// decoded and checked by the backend, through the Block the cli passes to
+// Load.
 package forge

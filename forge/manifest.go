@@ -2,8 +2,6 @@ package forge
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -27,8 +25,12 @@ type Manifest struct {
 	Defaults   Defaults       `yaml:"defaults"`
 	Candidates []Candidate    `yaml:"candidates"`
 	Scoring    scoring.Config `yaml:"scoring"`
-	Daytona    DaytonaSpec    `yaml:"daytona"`
 	Gates      Gates          `yaml:"gates"`
+
+	// Blocks holds what the Decode of each Block given to Load or Parse
+	// made of the manifest's block of that name; a block the manifest does
+	// not have is not there.
+	Blocks map[string]any `yaml:"-"`
 
 	// Path is the manifest's absolute path, Dir its directory.
 	Path string `yaml:"-"`
@@ -73,32 +75,23 @@ type Candidate struct {
 	files []fileRef
 }
 
-type fileRef struct{ src, dst string }
-
-// DaytonaSpec is the manifest's daytona: block, used with --daytona.
-type DaytonaSpec struct {
-	Snapshot        string            `yaml:"snapshot"`
-	Image           string            `yaml:"image"`
-	Resources       Resources         `yaml:"resources"`
-	NetworkBlockAll bool              `yaml:"network_block_all"`
-	CreateRate      float64           `yaml:"create_rate"`
-	AutoStop        int               `yaml:"auto_stop"`
-	Volume          *VolumeSpec       `yaml:"volume"`
-	Env             map[string]string `yaml:"env"`
-	Labels          map[string]string `yaml:"labels"`
-}
-
-// Resources are a sandbox's size; memory and disk in GB.
-type Resources struct {
-	CPU    int `yaml:"cpu"`
-	Memory int `yaml:"memory"`
-	Disk   int `yaml:"disk"`
-}
-
-// VolumeSpec is a durable Daytona volume mounted into every sandbox.
-type VolumeSpec struct {
-	Name  string `yaml:"name"`
-	Mount string `yaml:"mount"`
+// A Block is a top-level block of the manifest that belongs to a backend
+// (daytona:) rather than to forge, which knows no backend's keys, types or
+// rules: a backend adds its own block without touching forge. Whoever
+// loads a manifest (the cli) passes the blocks of the backends it has.
+// Parse hands each block the manifest has to its Decode, reports its
+// problems with the manifest's own (a bad block is an error even when its
+// backend is not used) and keeps what Decode made of it in
+// Manifest.Blocks, for the caller to give back to the backend. A
+// top-level key that no Block names is unknown, as any other.
+type Block struct {
+	// Name is the block's key, which must not be one of the manifest's own.
+	Name string
+	// Decode strictly decodes n, the block's value (perhaps null, or an
+	// alias), and validates it. Every problem is an *Error placed at its
+	// node, its key path below path (the block's key); Parse fills in the
+	// file. What Decode returns is kept only when it reports no problem.
+	Decode func(n *yaml.Node, path string) (any, []error)
 }
 
 // Gates make a finished run fail (exit 1) when its results are not good
@@ -114,10 +107,7 @@ type Gates struct {
 // is wrong (yamlcheck's, the one strict reading of YAML).
 type Error = yamlcheck.Error
 
-var (
-	idPattern  = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
-	envPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-)
+var idPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
 
 // ValidID reports whether s may be a candidate or run id.
 func ValidID(s string) bool { return idPattern.MatchString(s) && s != "." && s != ".." }
@@ -125,10 +115,11 @@ func ValidID(s string) bool { return idPattern.MatchString(s) && s != "." && s !
 // maxManifestBytes bounds what Load reads.
 const maxManifestBytes = 4 << 20
 
-// Load reads, strictly decodes and validates the manifest at path. Every
-// problem is reported, each naming the file, line, column and key; the
-// returned error is then an errors.Join of *Error values.
-func Load(path string) (*Manifest, error) {
+// Load reads, strictly decodes and validates the manifest at path, whose
+// top-level blocks besides forge's own are the blocks given. Every problem
+// is reported, each naming the file, line, column and key; the returned
+// error is then an errors.Join of *Error values.
+func Load(path string, blocks ...Block) (*Manifest, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, &Error{File: path, Msg: err.Error()}
@@ -145,7 +136,7 @@ func Load(path string) (*Manifest, error) {
 	if len(data) > maxManifestBytes {
 		return nil, &Error{File: path, Msg: "manifest is larger than 4 MiB"}
 	}
-	m, err := Parse(path, data)
+	m, err := Parse(path, data, blocks...)
 	if err != nil {
 		return nil, err
 	}
@@ -156,17 +147,10 @@ func Load(path string) (*Manifest, error) {
 	return m, nil
 }
 
-func unwrapPathErr(err error) string {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err.Error()
-	}
-	return err.Error()
-}
-
-// Parse decodes and validates manifest bytes without touching the file
-// system; name is used in error messages. Scripts are not resolved.
-func Parse(name string, data []byte) (*Manifest, error) {
+// Parse decodes and validates manifest bytes, with the blocks given (as
+// Load), without touching the file system; name is used in error
+// messages. Scripts are not resolved.
+func Parse(name string, data []byte, blocks ...Block) (*Manifest, error) {
 	if bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data) {
 		return nil, &Error{File: name, Msg: "not a YAML text file (binary or non-UTF-8 content)"}
 	}
@@ -180,42 +164,56 @@ func Parse(name string, data []byte) (*Manifest, error) {
 	doc := root.Content[0]
 	if doc.Kind != yaml.MappingNode {
 		return nil, &Error{File: name, Line: doc.Line, Col: doc.Column,
-			Msg: "manifest must be a mapping with objective: and candidates:, not a " + kindName(doc)}
+			Msg: "manifest must be a mapping with objective: and candidates:, not a " + yamlcheck.KindName(doc)}
 	}
-	if errs := yamlcheck.UnknownKeys(doc, reflect.TypeFor[Manifest](), ""); len(errs) > 0 {
-		return nil, errors.Join(yamlcheck.InFile(errors.Join(errs...), name, nil)...)
+	names := make([]string, len(blocks))
+	for i, b := range blocks {
+		names[i] = b.Name
 	}
 	m := &Manifest{doc: doc}
+	// The blocks are decoded first, so that their problems are reported
+	// with the manifest's unknown keys or type errors when it has some,
+	// and after its candidates' problems when not.
+	blockErrs := m.decodeBlocks(name, blocks)
+	if errs := yamlcheck.UnknownKeys(doc, reflect.TypeFor[Manifest](), "", names...); len(errs) > 0 {
+		return nil, errors.Join(append(yamlcheck.InFile(errors.Join(errs...), name, nil), blockErrs...)...)
+	}
 	if err := doc.Decode(m); err != nil {
-		return nil, errors.Join(yamlcheck.InFile(err, name, friendlyType)...)
+		return nil, errors.Join(append(yamlcheck.InFile(err, name, yamlcheck.Friendly), blockErrs...)...)
 	}
 	v := validator{file: name, doc: doc}
-	m.validate(&v)
+	m.validate(&v, blockErrs)
 	if len(v.errs) > 0 {
 		return nil, errors.Join(v.errs...)
 	}
 	return m, nil
 }
 
-func kindName(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.SequenceNode:
-		return "list"
-	case yaml.ScalarNode:
-		return "plain value"
-	case yaml.AliasNode:
-		return "alias"
+// decodeBlocks decodes the blocks the manifest has into m.Blocks and
+// returns their problems, each an *Error of file.
+func (m *Manifest) decodeBlocks(file string, blocks []Block) []error {
+	var errs []error
+	for _, b := range blocks {
+		var n *yaml.Node
+		for i := 0; i+1 < len(m.doc.Content); i += 2 {
+			if m.doc.Content[i].Value == b.Name {
+				n = m.doc.Content[i+1]
+			}
+		}
+		if n == nil {
+			continue
+		}
+		val, berrs := b.Decode(n, b.Name)
+		if len(berrs) > 0 {
+			errs = append(errs, yamlcheck.InFile(errors.Join(berrs...), file, yamlcheck.Friendly)...)
+			continue
+		}
+		if m.Blocks == nil {
+			m.Blocks = map[string]any{}
+		}
+		m.Blocks[b.Name] = val
 	}
-	return "document"
-}
-
-// friendlyType rewrites yaml.v3's "cannot unmarshal !!str `x` into int".
-func friendlyType(s string) string {
-	r := strings.NewReplacer("!!str", "text", "!!int", "a number", "!!float", "a number",
-		"!!seq", "a list", "!!map", "a mapping", "!!bool", "true/false",
-		"map[string]string", "a mapping of strings", "[]string", "a list of strings",
-		"forge.", "", "float64", "a number", "int", "an integer")
-	return r.Replace(s)
+	return errs
 }
 
 // validator collects semantic errors located by path in the YAML tree.
@@ -227,41 +225,14 @@ type validator struct {
 
 // at records msg against the node at path (mapping keys and list indexes).
 func (v *validator) at(msg string, path ...any) {
-	n, field := v.doc, ""
-	for _, p := range path {
-		switch p := p.(type) {
-		case string:
-			if field != "" {
-				field += "."
-			}
-			field += p
-			if n != nil && n.Kind == yaml.MappingNode {
-				var next *yaml.Node
-				for i := 0; i+1 < len(n.Content); i += 2 {
-					if n.Content[i].Value == p {
-						next = n.Content[i+1]
-						break
-					}
-				}
-				if next != nil {
-					n = next
-				}
-			}
-		case int:
-			field += fmt.Sprintf("[%d]", p)
-			if n != nil && n.Kind == yaml.SequenceNode && p < len(n.Content) {
-				n = n.Content[p]
-			}
-		}
-	}
-	e := &Error{File: v.file, Field: field, Msg: msg}
-	if n != nil {
-		e.Line, e.Col = n.Line, n.Column
-	}
+	e := yamlcheck.Under(v.doc, "", msg, path...)
+	e.File = v.file
 	v.errs = append(v.errs, e)
 }
 
-func (m *Manifest) validate(v *validator) {
+// validate checks what decoding could not; blockErrs, the problems of the
+// backends' blocks, come after the candidates'.
+func (m *Manifest) validate(v *validator, blockErrs []error) {
 	if strings.TrimSpace(m.Objective) == "" {
 		v.at("is required: say what the candidates must achieve", "objective")
 	}
@@ -308,33 +279,9 @@ func (m *Manifest) validate(v *validator) {
 		checkEnv(v, c.Env, "candidates", i, "env")
 		checkStrings(v, c.Setup, "candidates", i, "setup")
 	}
-	m.Daytona.validate(v)
+	v.errs = append(v.errs, blockErrs...)
 	validateScoring(m.Scoring, v)
 	m.Gates.validate(v)
-}
-
-func (d DaytonaSpec) validate(v *validator) {
-	if d.Snapshot != "" && d.Image != "" {
-		v.at("give snapshot: or image:, not both", "daytona", "image")
-	}
-	for _, r := range []struct {
-		n    int
-		name string
-	}{{d.Resources.CPU, "cpu"}, {d.Resources.Memory, "memory"}, {d.Resources.Disk, "disk"}} {
-		if r.n < 0 {
-			v.at("must not be negative", "daytona", "resources", r.name)
-		}
-	}
-	if d.CreateRate < 0 {
-		v.at("must be positive (sandbox creations per second)", "daytona", "create_rate")
-	}
-	if d.AutoStop < 0 {
-		v.at("must not be negative (minutes)", "daytona", "auto_stop")
-	}
-	if d.Volume != nil && !ValidID(d.Volume.Name) {
-		v.at(fmt.Sprintf("%q is not a valid volume name", d.Volume.Name), "daytona", "volume", "name")
-	}
-	checkEnv(v, d.Env, "daytona", "env")
 }
 
 func (g Gates) validate(v *validator) {
@@ -351,11 +298,8 @@ func (g Gates) validate(v *validator) {
 
 func checkEnv(v *validator, env map[string]string, path ...any) {
 	for k := range env {
-		switch {
-		case !envPattern.MatchString(k):
-			v.at(fmt.Sprintf("%q is not a valid variable name", k), path...)
-		case strings.HasPrefix(k, "FORGE_"):
-			v.at(fmt.Sprintf("%q: FORGE_* variables are set by forge itself", k), path...)
+		if err := runner.CheckEnvName(k); err != nil {
+			v.at(err.Error(), path...)
 		}
 	}
 }
@@ -378,109 +322,4 @@ func checkRelPath(v *validator, p string, path ...any) string {
 		return p
 	}
 	return c
-}
-
-// interpreters maps a script's extension to the program that runs it
-// (docs/protocol.md).
-var interpreters = map[string]string{".py": "python3", ".sh": "bash", ".js": "node"}
-
-// resolveFiles finds every script and file the manifest names, relative to
-// its directory, and computes the manifest's hash.
-func (m *Manifest) resolveFiles(name string, data []byte) error {
-	v := validator{file: name, doc: m.doc}
-	h := sha256.New()
-	h.Write(data)
-	addFile := func(rel string, path ...any) (fileRef, bool) {
-		src := rel
-		if !filepath.IsAbs(src) {
-			src = filepath.Join(m.Dir, rel)
-		}
-		st, err := os.Stat(src)
-		switch {
-		case err != nil:
-			v.at(fmt.Sprintf("%s: %s (resolved to %s)", rel, unwrapPathErr(err), src), path...)
-			return fileRef{}, false
-		case !st.Mode().IsRegular():
-			v.at(fmt.Sprintf("%s is not a regular file", rel), path...)
-			return fileRef{}, false
-		}
-		// Its path relative to the manifest's directory is where it goes in
-		// the job's working directory: the rule for that is runner.RelPath.
-		dst, err := filepath.Rel(m.Dir, src)
-		if err == nil {
-			dst, err = runner.RelPath(filepath.ToSlash(dst))
-			if err != nil && !errors.Is(err, runner.ErrOutside) {
-				v.at(fmt.Sprintf("%s cannot be copied by its path relative to the manifest's directory: %v", rel, err), path...)
-				return fileRef{}, false
-			}
-		}
-		if err != nil {
-			v.at(fmt.Sprintf("%s is outside the manifest's directory %s; forge copies files by their path relative to it", rel, m.Dir), path...)
-			return fileRef{}, false
-		}
-		content, err := os.ReadFile(src)
-		if err != nil {
-			v.at(fmt.Sprintf("%s: %s", rel, unwrapPathErr(err)), path...)
-			return fileRef{}, false
-		}
-		fmt.Fprintf(h, "\x00%s\x00%d\x00", dst, len(content))
-		h.Write(content)
-		return fileRef{src: src, dst: dst}, true
-	}
-	var common []fileRef
-	for j, f := range m.Defaults.Files {
-		if ref, ok := addFile(f, "defaults", "files", j); ok {
-			common = append(common, ref)
-		}
-	}
-	for i := range m.Candidates {
-		c := &m.Candidates[i]
-		c.files = nil
-		if c.Script != "" {
-			ref, ok := addFile(c.Script, "candidates", i, "script")
-			if ok {
-				c.files = append(c.files, ref)
-				if interp, known := interpreters[strings.ToLower(filepath.Ext(ref.dst))]; known {
-					c.argv = []string{interp, ref.dst}
-				} else if st, _ := os.Stat(ref.src); st.Mode()&0o111 == 0 {
-					v.at(fmt.Sprintf("%s is not .py, .sh or .js and not executable (chmod +x it, or use command:)", c.Script),
-						"candidates", i, "script")
-				} else {
-					c.argv = []string{"./" + ref.dst}
-				}
-			}
-		} else {
-			c.argv = append([]string(nil), c.Command...)
-			// Arguments that name files beside the manifest travel with the
-			// job, so command: ["python3", "candidates/beta.py"] works in
-			// any sandbox.
-			for j, arg := range c.Command {
-				if arg == "" || filepath.IsAbs(arg) || strings.HasPrefix(arg, "-") {
-					continue
-				}
-				if j == 0 && !strings.Contains(arg, "/") {
-					continue // a program on PATH
-				}
-				if st, err := os.Stat(filepath.Join(m.Dir, arg)); err == nil && st.Mode().IsRegular() {
-					if ref, ok := addFile(arg, "candidates", i, "command", j); ok {
-						c.files = append(c.files, ref)
-						if j == 0 && !strings.HasPrefix(arg, "./") && !strings.HasPrefix(arg, "../") {
-							c.argv[0] = "./" + ref.dst
-						}
-					}
-				}
-			}
-		}
-		c.files = append(c.files, common...)
-		for j, f := range c.Files {
-			if ref, ok := addFile(f, "candidates", i, "files", j); ok {
-				c.files = append(c.files, ref)
-			}
-		}
-	}
-	if len(v.errs) > 0 {
-		return errors.Join(v.errs...)
-	}
-	m.Hash = "sha256:" + hex.EncodeToString(h.Sum(nil))
-	return nil
 }

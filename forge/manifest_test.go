@@ -4,10 +4,14 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/forge-run/forge/internal/yamlcheck"
+	"gopkg.in/yaml.v3"
 )
 
 // writeTree writes files (path → content) under a fresh directory.
@@ -137,7 +141,7 @@ func TestLoadErrors(t *testing.T) {
 		{"a list", "- id: a\n", nil, []string{"forge.yaml:1:1", "must be a mapping"}},
 		{"empty file", "", nil, []string{"forge.yaml", "empty"}},
 		{"wrong type", "objective: x\ndefaults:\n  trials: many\ncandidates: [{id: a, script: a.py}]\n", nil,
-			[]string{"forge.yaml:3", "cannot unmarshal", "many"}},
+			[]string{"forge.yaml:3:1", "cannot unmarshal text `many` into an integer"}},
 		{"negative trials", "objective: x\ndefaults:\n  trials: -1\ncandidates: [{id: a, script: a.py}]\n", nil,
 			[]string{"forge.yaml:3:11", "defaults.trials", "at least 1"}},
 		{"script and command", "objective: x\ncandidates:\n  - id: a\n    script: a.py\n    command: [python3, a.py]\n", nil,
@@ -256,14 +260,16 @@ func FuzzParse(f *testing.F) {
 		"objective: &o x\ncandidates: [{id: *o, script: a.py}]\n",
 		"a: &a [*a]\n",
 		"objective: x\nscoring:\n  - {type: success}\ndaytona: {image: python:3.12, resources: {cpu: 1}}\n",
+		"objective: x\ncandidates: [{id: a, script: a.py}]\nbox: {size: 2}\n",
 		"\x00\xff",
 		"- - -",
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s))
 	}
+	var calls int
 	f.Fuzz(func(t *testing.T, data []byte) {
-		m, err := Parse("fuzz.yaml", data)
+		m, err := Parse("fuzz.yaml", data, sizeBlock(&calls))
 		if err != nil {
 			if m != nil {
 				t.Fatal("manifest returned with an error")
@@ -272,6 +278,9 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("error does not name the file: %v", err)
 			}
 			return
+		}
+		if b, ok := m.Blocks["box"]; ok && b.(int) < 0 {
+			t.Fatalf("accepted a box of size %d", b)
 		}
 		if strings.TrimSpace(m.Objective) == "" || len(m.Candidates) == 0 {
 			t.Fatalf("accepted a manifest without objective or candidates: %q", data)
@@ -310,5 +319,97 @@ scoring:
 	_, err = Load(filepath.Join(dir, "forge.yaml"))
 	if err == nil || !strings.Contains(err.Error(), "scoring[1].checks[0]") || !strings.Contains(err.Error(), "forge.yaml:7:") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// sizeBlock is a backend's block as forge sees it: a key of the manifest
+// that a Block decodes and checks, here {size: n} with n ≥ 0.
+func sizeBlock(calls *int) Block {
+	return Block{Name: "box", Decode: func(n *yaml.Node, path string) (any, []error) {
+		*calls++
+		var b struct {
+			Size int `yaml:"size"`
+		}
+		if errs := yamlcheck.UnknownKeys(n, reflect.TypeOf(b), path); len(errs) > 0 {
+			return nil, errs
+		}
+		if err := n.Decode(&b); err != nil {
+			return nil, []error{err}
+		}
+		if b.Size < 0 {
+			return nil, []error{yamlcheck.Under(n, path, "must not be negative", "size")}
+		}
+		return b.Size, nil
+	}}
+}
+
+func TestLoadBlocks(t *testing.T) {
+	var calls int
+	box := sizeBlock(&calls)
+	load := func(manifest string, blocks ...Block) (*Manifest, string) {
+		t.Helper()
+		dir := writeTree(t, map[string]string{"forge.yaml": manifest, "a.py": okScript})
+		m, err := Load(filepath.Join(dir, "forge.yaml"), blocks...)
+		if err == nil {
+			return m, ""
+		}
+		for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
+			if _, ok := e.(*Error); !ok {
+				t.Errorf("%v is a %T, not a *forge.Error", e, e)
+			}
+		}
+		return nil, strings.ReplaceAll(err.Error(), filepath.Join(dir, "forge.yaml"), "forge.yaml")
+	}
+	const ok = "objective: x\ncandidates: [{id: a, script: a.py}]\n"
+
+	m, msg := load(ok+"box: {size: 3}\n", box)
+	if msg != "" || m.Blocks["box"] != 3 || calls != 1 {
+		t.Errorf("box: {size: 3}: blocks %v, %d calls, error %s", m.Blocks, calls, msg)
+	}
+	if m, msg := load(ok, box); msg != "" || len(m.Blocks) != 0 || calls != 1 {
+		t.Errorf("no box: blocks %v, %d calls, error %s", m.Blocks, calls, msg)
+	}
+
+	for _, tc := range []struct{ name, manifest, want string }{
+		{"the block's problem, after the candidates' and before the scoring's",
+			"objective: x\nbox: {size: -1}\ncandidates: [{id: '..', script: a.py}]\nscoring: [{type: success, weight: -1}]\n",
+			"forge.yaml:3:19: candidates[0].id: \"..\" is not a valid id: use letters, digits, '_', '.' and '-' only (not . or ..)\n" +
+				"forge.yaml:2:13: box.size: must not be negative\n" +
+				"forge.yaml:4:35: scoring[0].weight: weight must be ≥ 0 and finite\n" +
+				"forge.yaml:4:10: scoring: at least one scorer needs a positive weight"},
+		{"unknown keys of both", "objective: x\ncandidates: [{id: a, scrpit: a.py}]\nbox: {szie: 1}\n",
+			"forge.yaml:2:22: candidates[0].scrpit: unknown key \"scrpit\" (did you mean \"script\"?)\n" +
+				"forge.yaml:3:7: box.szie: unknown key \"szie\" (did you mean \"size\"?)"},
+		{"a type error in the block", ok + "box: {size: big}\n",
+			"forge.yaml:3:1: cannot unmarshal text `big` into an integer"},
+		{"a block's name is a known key", ok + "boxx: {size: 1}\n",
+			"forge.yaml:3:1: boxx: unknown key \"boxx\" (did you mean \"box\"?)"},
+	} {
+		if _, msg := load(tc.manifest, box); msg != tc.want {
+			t.Errorf("%s:\n%s\nwant\n%s", tc.name, msg, tc.want)
+		}
+	}
+	// A block nobody decodes is an unknown key.
+	if _, msg := load(ok + "box: {size: 1}\n"); !strings.Contains(msg, `forge.yaml:3:1: box: unknown key "box"`) {
+		t.Errorf("box without its Block: %s", msg)
+	}
+}
+
+// TestHashIsTheBytes: the hash is of the manifest's bytes and its files',
+// whatever reads its blocks (this one was computed when forge decoded the
+// daytona: block itself).
+func TestHashIsTheBytes(t *testing.T) {
+	dir := writeTree(t, map[string]string{
+		"forge.yaml": "objective: x\ndefaults:\n  files: [data.json]\ncandidates:\n  - {id: a, script: a.py}\ndaytona:\n  image: python:3.12\n  resources: {cpu: 2}\n",
+		"a.py":       okScript,
+		"data.json":  "{}",
+	})
+	ignore := Block{Name: "daytona", Decode: func(*yaml.Node, string) (any, []error) { return nil, nil }}
+	m, err := Load(filepath.Join(dir, "forge.yaml"), ignore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "sha256:8246ed87b8093507f12a3d555c9979bd525482204f75064d0100b28f2d4113a7"; m.Hash != want {
+		t.Errorf("hash %s, want %s", m.Hash, want)
 	}
 }

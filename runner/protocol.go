@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -39,6 +40,24 @@ func (j Job) ProtocolEnv(outputPath, resultPath string) map[string]string {
 	env["FORGE_TRIAL"] = fmt.Sprint(j.Trial)
 	env["FORGE_RUN_ID"] = j.RunID
 	return env
+}
+
+// envNamePattern is a variable name a shell can set.
+var envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// CheckEnvName says what is wrong with k as the name of a variable that a
+// job's Env (or a backend's own settings) gives the candidate: nil if
+// nothing, else an error saying it is not a valid name or is one of the
+// protocol's FORGE_* variables, which forge sets itself (ProtocolEnv
+// overwrites them).
+func CheckEnvName(k string) error {
+	switch {
+	case !envNamePattern.MatchString(k):
+		return fmt.Errorf("%q is not a valid variable name", k)
+	case strings.HasPrefix(k, "FORGE_"):
+		return fmt.Errorf("%q: FORGE_* variables are set by forge itself", k)
+	}
+	return nil
 }
 
 // EnvList renders env as sorted KEY=VALUE pairs.

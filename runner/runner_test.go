@@ -3,6 +3,7 @@ package runner
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -258,6 +259,21 @@ func TestProtocolEnvAndArgv(t *testing.T) {
 	}
 	if j.Name() != "alpha#2" || (Job{CandidateID: "beta", Trial: 1}).Name() != "beta" {
 		t.Errorf("Name: %q", j.Name())
+	}
+}
+
+func TestCheckEnvName(t *testing.T) {
+	for k, want := range map[string]string{
+		"MODE": "", "_x1": "", "FORGEX": "",
+		"":             `"" is not a valid variable name`,
+		"1BAD":         `"1BAD" is not a valid variable name`,
+		"A-B":          `"A-B" is not a valid variable name`,
+		"FORGE_OUTPUT": `"FORGE_OUTPUT": FORGE_* variables are set by forge itself`,
+	} {
+		err := CheckEnvName(k)
+		if got := fmt.Sprint(err); (want == "" && err != nil) || (want != "" && got != want) {
+			t.Errorf("CheckEnvName(%q) = %v, want %q", k, err, want)
+		}
 	}
 }
 

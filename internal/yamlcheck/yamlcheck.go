@@ -51,6 +51,52 @@ func At(n *yaml.Node, field, msg string) *Error {
 	return e
 }
 
+// Under is an Error about the node that keys (mapping keys and list
+// indexes) lead to from n, whose key path is path: its key path is path
+// and the keys ("daytona", "resources", "cpu" below "" is
+// "daytona.resources.cpu"), its position the node's, or the last one on
+// the way when n lacks a key.
+func Under(n *yaml.Node, path, msg string, keys ...any) *Error {
+	for _, k := range keys {
+		switch k := k.(type) {
+		case string:
+			path = Join(path, k)
+			if n != nil && n.Kind == yaml.MappingNode {
+				for i := 0; i+1 < len(n.Content); i += 2 {
+					if n.Content[i].Value == k {
+						n = n.Content[i+1]
+						break
+					}
+				}
+			}
+		case int:
+			path += fmt.Sprintf("[%d]", k)
+			if n != nil && n.Kind == yaml.SequenceNode && k >= 0 && k < len(n.Content) {
+				n = n.Content[k]
+			}
+		default:
+			panic(fmt.Sprintf("yamlcheck.Under: key %v is neither a string nor an int", k))
+		}
+	}
+	return At(n, path, msg)
+}
+
+// KindName names the kind of n for a person: "mapping", "list", "plain
+// value", "alias" or "document".
+func KindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "mapping"
+	case yaml.SequenceNode:
+		return "list"
+	case yaml.ScalarNode:
+		return "plain value"
+	case yaml.AliasNode:
+		return "alias"
+	}
+	return "document"
+}
+
 // KnownKeyser is implemented by types with their own UnmarshalYAML to say
 // what their node decodes into, so UnknownKeys can walk it.
 type KnownKeyser interface{ KnownKeys() reflect.Type }
@@ -65,19 +111,22 @@ var (
 // path below path and the nearest known key. yaml.v3's KnownFields gives
 // neither a column nor every error at once, and does not apply to
 // Node.Decode.
-func UnknownKeys(n *yaml.Node, t reflect.Type, path string) []error {
+//
+// also names keys n's own mapping knows besides t's fields: blocks that
+// something else decodes (and checks), which are not walked.
+func UnknownKeys(n *yaml.Node, t reflect.Type, path string, also ...string) []error {
 	var errs []error
-	walk(n, t, path, &errs)
+	walk(n, t, path, also, &errs)
 	return errs
 }
 
-func walk(n *yaml.Node, t reflect.Type, path string, errs *[]error) {
+func walk(n *yaml.Node, t reflect.Type, path string, also []string, errs *[]error) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	if t == typeOfNode || reflect.PointerTo(t).Implements(typeOfUnmarshaler) {
 		if k, ok := reflect.New(t).Interface().(KnownKeyser); ok {
-			walk(n, k.KnownKeys(), path, errs)
+			walk(n, k.KnownKeys(), path, also, errs)
 		}
 		return
 	}
@@ -87,6 +136,9 @@ func walk(n *yaml.Node, t reflect.Type, path string, errs *[]error) {
 	switch {
 	case t.Kind() == reflect.Struct && n.Kind == yaml.MappingNode:
 		fields := yamlFields(t)
+		for _, k := range also {
+			fields[k] = nil
+		}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, val := n.Content[i], n.Content[i+1]
 			if k.Value == "<<" {
@@ -97,15 +149,17 @@ func walk(n *yaml.Node, t reflect.Type, path string, errs *[]error) {
 				*errs = append(*errs, At(k, Join(path, k.Value), unknownKeyMsg(k.Value, fields)))
 				continue
 			}
-			walk(val, ft, Join(path, k.Value), errs)
+			if ft != nil {
+				walk(val, ft, Join(path, k.Value), nil, errs)
+			}
 		}
 	case (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) && n.Kind == yaml.SequenceNode:
 		for i, e := range n.Content {
-			walk(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i), errs)
+			walk(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i), nil, errs)
 		}
 	case t.Kind() == reflect.Map && n.Kind == yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			walk(n.Content[i+1], t.Elem(), Join(path, n.Content[i].Value), errs)
+			walk(n.Content[i+1], t.Elem(), Join(path, n.Content[i].Value), nil, errs)
 		}
 	}
 }
@@ -171,6 +225,37 @@ func editDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// tagWords says yaml.v3's tags in words.
+var tagWords = strings.NewReplacer("!!str", "text", "!!int", "a number", "!!float", "a number",
+	"!!seq", "a list", "!!map", "a mapping", "!!bool", "true/false")
+
+// typeWords says Go types in words.
+var typeWords = map[string]string{
+	"int": "an integer", "int64": "an integer", "float64": "a number", "string": "text", "bool": "true/false",
+	"map[string]string": "a mapping of strings", "[]string": "a list of strings",
+}
+
+// qualifier is the package that qualifies a Go type's name ("forge.").
+var qualifier = regexp.MustCompile(`\b[a-z][a-z0-9_]*\.`)
+
+// Friendly rewords a yaml.v3 type error for a person who writes YAML, not
+// Go: "cannot unmarshal !!str `x` into int" is "cannot unmarshal text `x`
+// into an integer", and a type of the program's own loses its package
+// ("into Resources"). Other messages pass through but for their tags.
+func Friendly(s string) string {
+	i := strings.LastIndex(s, " into ")
+	if i < 0 {
+		return tagWords.Replace(s)
+	}
+	typ := s[i+len(" into "):]
+	if w, ok := typeWords[typ]; ok {
+		typ = w
+	} else {
+		typ = qualifier.ReplaceAllString(typ, "")
+	}
+	return tagWords.Replace(s[:i]) + " into " + typ
 }
 
 // lineRe reads the position yaml.v3 puts in its own messages.

@@ -69,3 +69,57 @@ func TestInFilePlacesYAMLsOwnErrors(t *testing.T) {
 		t.Errorf("got %v", errs)
 	}
 }
+
+func TestFriendly(t *testing.T) {
+	for in, want := range map[string]string{
+		"cannot unmarshal !!str `two` into int":           "cannot unmarshal text `two` into an integer",
+		"cannot unmarshal !!int `3` into forge.Resources": "cannot unmarshal a number `3` into Resources",
+		"cannot unmarshal !!seq into map[string]string":   "cannot unmarshal a list into a mapping of strings",
+		"cannot unmarshal !!map into []forge.Candidate":   "cannot unmarshal a mapping into []Candidate",
+		"cannot unmarshal !!str `maybe` into bool":        "cannot unmarshal text `maybe` into true/false",
+		"cannot unmarshal !!str `a.b into c` into string": "cannot unmarshal text `a.b into c` into text",
+		`mapping key "a" already defined at line 1`:       `mapping key "a" already defined at line 1`,
+	} {
+		if got := Friendly(in); got != want {
+			t.Errorf("Friendly(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// Keys named by also are known at the top (and suggested), not walked.
+func TestUnknownKeysAlso(t *testing.T) {
+	var root yaml.Node
+	if err := yaml.Unmarshal([]byte("timeout: 1\nblock: {anything: 1}\nblok: 2\n"), &root); err != nil {
+		t.Fatal(err)
+	}
+	errs := UnknownKeys(root.Content[0], reflect.TypeFor[outer](), "", "block")
+	if len(errs) != 1 || errs[0].Error() != `:3:1: blok: unknown key "blok" (did you mean "block"?)` {
+		t.Errorf("got %v", errs)
+	}
+}
+
+func TestUnder(t *testing.T) {
+	var root yaml.Node
+	if err := yaml.Unmarshal([]byte("a:\n  b: [x, {c: 1}]\n"), &root); err != nil {
+		t.Fatal(err)
+	}
+	doc := root.Content[0]
+	for _, tc := range []struct {
+		path string
+		keys []any
+		want string
+	}{
+		{"", []any{"a", "b", 1, "c"}, ":2:14: a.b[1].c: m"},
+		{"top", []any{"a", "b", 0}, ":2:7: top.a.b[0]: m"},
+		{"", []any{"a", "missing"}, ":2:3: a.missing: m"}, // a's value
+		{"", []any{"a", "b", 5}, ":2:6: a.b[5]: m"},       // the list
+		{"", nil, ":1:1: m"},
+	} {
+		if got := Under(doc, tc.path, "m", tc.keys...).Error(); got != tc.want {
+			t.Errorf("Under(%q, %v) = %q, want %q", tc.path, tc.keys, got, tc.want)
+		}
+	}
+	if got := KindName(doc.Content[1].Content[1]); got != "list" {
+		t.Errorf("KindName = %q", got)
+	}
+}

@@ -21,6 +21,8 @@
 // It owns credentials (DAYTONA_* from the environment or a .env file), error
 // classification (auth stops the run, 429 slows creation down, 5xx and
 // network errors are retried with jittered backoff) and the creation rate.
-// It is the only package that imports the Daytona SDK. It must not know
-// about manifests, scoring or reports: the CLI maps those onto Options.
+// It is the only package that imports the Daytona SDK. Of the manifest it
+// knows only its own block, daytona:, which it decodes and checks (Spec,
+// DecodeSpec); it must not know about the rest, scoring or reports: the
+// CLI maps the Spec, the flags and the credentials onto Options.
 package daytona

@@ -92,10 +92,10 @@ type Options struct {
 
 // Volume is a durable Daytona volume mounted into every sandbox.
 type Volume struct {
-	Name string
+	Name string `yaml:"name"`
 	// Mount is where it appears: relative to the sandbox's home directory
 	// (default "memory") or absolute.
-	Mount string
+	Mount string `yaml:"mount"`
 }
 
 // Retry shapes the jittered exponential backoff for transient errors

@@ -1,0 +1,21 @@
+package cli
+
+import (
+	"gopkg.in/yaml.v3"
+
+	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/runner/daytona"
+)
+
+// backendBlocks are the manifest's top-level blocks that belong to a
+// backend, each decoded and checked by its backend (forge knows none of
+// them): a backend with a block of its own adds it here.
+var backendBlocks = []forge.Block{
+	{Name: "daytona", Decode: func(n *yaml.Node, path string) (any, []error) { return daytona.DecodeSpec(n, path) }},
+}
+
+// loadManifest loads and checks the manifest at path, the backends' blocks
+// included (a bad daytona: block is an error without --daytona too).
+func loadManifest(path string) (*forge.Manifest, error) {
+	return forge.Load(path, backendBlocks...)
+}

@@ -1,0 +1,103 @@
+package daytona
+
+import (
+	"fmt"
+	"reflect"
+	"regexp"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/forge-run/forge/internal/yamlcheck"
+	"github.com/forge-run/forge/runner"
+)
+
+// Spec is the manifest's daytona: block (docs/manifest.md), used with
+// --daytona: what the sandboxes start from, their size and network, the
+// pace of creations, the auto-stop backstop, a volume, and the variables
+// and labels every sandbox gets. This package reads and checks it
+// (DecodeSpec); forge only hands the block over, and the cli maps the Spec
+// and the credentials onto Options.
+type Spec struct {
+	Snapshot        string            `yaml:"snapshot"`
+	Image           string            `yaml:"image"`
+	Resources       Resources         `yaml:"resources"`
+	NetworkBlockAll bool              `yaml:"network_block_all"`
+	CreateRate      float64           `yaml:"create_rate"`
+	AutoStop        int               `yaml:"auto_stop"`
+	Volume          *Volume           `yaml:"volume"`
+	Env             map[string]string `yaml:"env"`
+	Labels          map[string]string `yaml:"labels"`
+}
+
+// Resources are a sandbox's size; memory and disk in GB.
+type Resources struct {
+	CPU    int `yaml:"cpu"`
+	Memory int `yaml:"memory"`
+	Disk   int `yaml:"disk"`
+}
+
+// DecodeSpec strictly decodes n, the manifest's daytona: block (null is
+// an empty one), whose key path is path, and checks it. Every problem is
+// a *yamlcheck.Error with its position and key path and no file: unknown
+// keys (all of them), else values of the wrong type, else values out of
+// bounds. It is used for every manifest, whether or not it runs on
+// Daytona.
+func DecodeSpec(n *yaml.Node, path string) (Spec, []error) {
+	var s Spec
+	v := n
+	if v.Kind == yaml.AliasNode && v.Alias != nil {
+		v = v.Alias
+	}
+	switch {
+	case v.Kind == yaml.ScalarNode && v.ShortTag() == "!!null":
+		return s, nil
+	case v.Kind != yaml.MappingNode:
+		return s, []error{yamlcheck.At(n, path, "must be a mapping such as {image: python:3.12, resources: {cpu: 2}}, not a "+yamlcheck.KindName(v))}
+	}
+	if errs := yamlcheck.UnknownKeys(n, reflect.TypeFor[Spec](), path); len(errs) > 0 {
+		return Spec{}, errs
+	}
+	if err := n.Decode(&s); err != nil {
+		return Spec{}, yamlcheck.InFile(err, "", yamlcheck.Friendly)
+	}
+	if errs := s.check(v, path); len(errs) > 0 {
+		return Spec{}, errs
+	}
+	return s, nil
+}
+
+// volumeName is the rule for a volume's name: forge's rule for ids
+// (forge.ValidID).
+var volumeName = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+
+// check finds the problems of s, decoded from n, placing each at its key.
+func (s Spec) check(n *yaml.Node, path string) []error {
+	var errs []error
+	at := func(msg string, keys ...any) { errs = append(errs, yamlcheck.Under(n, path, msg, keys...)) }
+	if s.Snapshot != "" && s.Image != "" {
+		at("give snapshot: or image:, not both", "image")
+	}
+	for _, r := range []struct {
+		n    int
+		name string
+	}{{s.Resources.CPU, "cpu"}, {s.Resources.Memory, "memory"}, {s.Resources.Disk, "disk"}} {
+		if r.n < 0 {
+			at("must not be negative", "resources", r.name)
+		}
+	}
+	if s.CreateRate < 0 {
+		at("must be positive (sandbox creations per second)", "create_rate")
+	}
+	if s.AutoStop < 0 {
+		at("must not be negative (minutes)", "auto_stop")
+	}
+	if s.Volume != nil && (!volumeName.MatchString(s.Volume.Name) || s.Volume.Name == "." || s.Volume.Name == "..") {
+		at(fmt.Sprintf("%q is not a valid volume name", s.Volume.Name), "volume", "name")
+	}
+	for k := range s.Env {
+		if err := runner.CheckEnvName(k); err != nil {
+			at(err.Error(), "env")
+		}
+	}
+	return errs
+}
