@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"strings"
 	"unicode/utf8"
 
@@ -107,10 +106,8 @@ type Gates struct {
 // is wrong (yamlcheck's, the one strict reading of YAML).
 type Error = yamlcheck.Error
 
-var idPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
-
-// ValidID reports whether s may be a candidate or run id.
-func ValidID(s string) bool { return idPattern.MatchString(s) && s != "." && s != ".." }
+// ValidID reports whether s may be a candidate or run id (runner.ValidID).
+func ValidID(s string) bool { return runner.ValidID(s) }
 
 // maxManifestBytes bounds what Load reads.
 const maxManifestBytes = 4 << 20

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"regexp"
 	"strings"
 )
 
@@ -43,3 +44,10 @@ func RelPath(p string) (string, error) {
 	}
 	return c, nil
 }
+
+var idPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+
+// ValidID reports whether s may name a candidate, a run or a volume: letters,
+// digits, '_', '.' and '-', not "." or "..", so that it is safe as one path
+// element and in a sandbox's name.
+func ValidID(s string) bool { return idPattern.MatchString(s) && s != "." && s != ".." }

@@ -3,7 +3,6 @@ package daytona
 import (
 	"fmt"
 	"reflect"
-	"regexp"
 
 	"gopkg.in/yaml.v3"
 
@@ -66,10 +65,6 @@ func DecodeSpec(n *yaml.Node, path string) (Spec, []error) {
 	return s, nil
 }
 
-// volumeName is the rule for a volume's name: forge's rule for ids
-// (forge.ValidID).
-var volumeName = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
-
 // check finds the problems of s, decoded from n, placing each at its key.
 func (s Spec) check(n *yaml.Node, path string) []error {
 	var errs []error
@@ -91,7 +86,7 @@ func (s Spec) check(n *yaml.Node, path string) []error {
 	if s.AutoStop < 0 {
 		at("must not be negative (minutes)", "auto_stop")
 	}
-	if s.Volume != nil && (!volumeName.MatchString(s.Volume.Name) || s.Volume.Name == "." || s.Volume.Name == "..") {
+	if s.Volume != nil && !runner.ValidID(s.Volume.Name) {
 		at(fmt.Sprintf("%q is not a valid volume name", s.Volume.Name), "volume", "name")
 	}
 	for k := range s.Env {
