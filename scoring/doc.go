@@ -23,10 +23,10 @@
 //     notes it: the candidate did not deliver its metric.
 //   - artifact: the fraction of its checks the artifact passes (contains,
 //     regex, min_bytes/max_bytes, json pointer exists / equals / min–max).
-//   - judge: the score a judge command printed (see ParseVerdict). A judge that
-//     failed gives the trial no value for that scorer: the trial's composite
-//     is the weighted mean of its other scorers, and the standing counts and
-//     notes the failure. It is never silently scored 0.
+//   - judge: the score a judge command printed (see ParseVerdict). A judge
+//     that failed gives the trial no value for that scorer: the trial's
+//     composite is the weighted mean of its other scorers, and the standing
+//     counts and notes the failure. It is never silently scored 0.
 //
 // A failed trial scores on_failure (default 0) on every scorer and takes no
 // part in normalisation. A trial that ended by no fault of the candidate
