@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -34,6 +35,16 @@ var forbidden = []struct {
 	{"compare", "github.com/daytonaio/", "only runner/daytona knows the Daytona SDK"},
 	{"runner", "github.com/daytonaio/", "only runner/daytona knows the Daytona SDK"},
 	{"runner/local", "github.com/daytonaio/", "only runner/daytona knows the Daytona SDK"},
+}
+
+// Packages that must not import a package themselves.
+var forbiddenImports = []struct {
+	pkg     string
+	imports []string
+	why     string
+}{
+	{"scoring", []string{"os/exec", "os/signal", "syscall"},
+		"scoring is pure: it starts no process (forge runs judges as jobs of the local runner)"},
 }
 
 type listed struct {
@@ -114,6 +125,22 @@ func TestForbiddenDependencies(t *testing.T) {
 			if strings.HasPrefix(dep, f.dep) || dep == f.dep {
 				t.Errorf("%s depends on %s: %s", f.pkg, dep, f.why)
 				break
+			}
+		}
+	}
+}
+
+func TestForbiddenImports(t *testing.T) {
+	pkgs := goList(t)
+	for _, f := range forbiddenImports {
+		p, ok := pkgs[f.pkg]
+		if !ok {
+			t.Errorf("forbiddenImports names %q, which is not a package (update the list)", f.pkg)
+			continue
+		}
+		for _, imp := range p.Imports {
+			if slices.Contains(f.imports, imp) {
+				t.Errorf("%s imports %s: %s", f.pkg, imp, f.why)
 			}
 		}
 	}

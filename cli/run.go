@@ -169,6 +169,10 @@ func runTournament(ctx context.Context, env *Env, o *runOptions, failUnderSet, m
 		return err
 	}
 	defer be.close() //nolint:errcheck // closed again below, where errors are reported
+	judges, err := judgeRunner(env, m, be)
+	if err != nil {
+		return err
+	}
 
 	progress.header(m, plan, be.name)
 	if env.StderrTTY && env.Getenv("TERM") != "dumb" {
@@ -178,6 +182,7 @@ func runTournament(ctx context.Context, env *Env, o *runOptions, failUnderSet, m
 		Manifest: m,
 		Plan:     plan,
 		Runner:   be.runner,
+		Judges:   judges,
 		Backend:  be.name,
 		OutRoot:  o.out,
 		RunID:    runID,
@@ -397,6 +402,24 @@ func chooseBackend(ctx context.Context, env *Env, o *runOptions, m *forge.Manife
 		return nil, withCode(ExitInfra, fmt.Errorf("local backend: %w", err))
 	}
 	return newBackend("local", lr, nil, nil), nil
+}
+
+// judgeRunner is the runner of the manifest's judges, which always run
+// locally, contained as local candidates are: the local backend itself,
+// else (candidates on Daytona) a local runner of its own; nil when the
+// manifest has no judges.
+func judgeRunner(env *Env, m *forge.Manifest, be *backend) (runner.Runner, error) {
+	if len(m.Scoring.Judges()) == 0 {
+		return nil, nil
+	}
+	if lr, ok := be.runner.(*local.Runner); ok {
+		return lr, nil
+	}
+	lr, err := local.New(local.Options{Getenv: env.Getenv})
+	if err != nil {
+		return nil, withCode(ExitInfra, fmt.Errorf("local runner for the judges: %w", err))
+	}
+	return lr, nil
 }
 
 // newBackend wraps a runner; closeFn runs once however often close is called.

@@ -18,7 +18,6 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/forge-run/forge/runner"
-	"github.com/forge-run/forge/scoring"
 )
 
 // EventKind names what happened to a job.
@@ -48,6 +47,10 @@ type Options struct {
 	Manifest *Manifest
 	Plan     *Plan
 	Runner   runner.Runner
+	// Judges runs the manifest's judges as plain jobs (runner.Job.Dir): a
+	// local runner (runner/local), whatever runs the candidates. Required
+	// when the manifest has judges.
+	Judges runner.Runner
 	// Backend names the runner in results.json ("local", "daytona").
 	Backend string
 	// OutRoot is the output root (default "artifacts"); the run writes to
@@ -84,6 +87,8 @@ func (o *Options) Validate() error {
 		return errors.New("run: no manifest or plan")
 	case o.Runner == nil:
 		return errors.New("run: no runner")
+	case o.Judges == nil && len(o.Manifest.Scoring.Judges()) > 0:
+		return errors.New("run: the manifest has judges but there is no runner for them")
 	case !ValidID(o.RunID):
 		return fmt.Errorf("run id %q: use letters, digits, '_', '.' and '-' only", o.RunID)
 	case o.Plan.Concurrency < 1:
@@ -274,10 +279,7 @@ func (s *state) play(ctx context.Context, i int, job runner.Job) error {
 	}
 	if res.Success && res.ArtifactPath != "" {
 		// The manifest's judges, if any, on the stored artifact.
-		res.Judges = scoring.RunJudges(ctx, s.o.Manifest.Scoring, scoring.JudgeInput{
-			RunID: job.RunID, CandidateID: job.CandidateID, Trial: job.Trial, Objective: job.Objective,
-			ArtifactPath: filepath.Join(s.dir, filepath.FromSlash(res.ArtifactPath)), WorkDir: s.o.Manifest.Dir, Env: job.Env,
-		})
+		res.Judges = s.judge(ctx, job, s.judgeArtifact(res.ArtifactPath))
 	}
 	s.mu.Lock()
 	s.results[i] = &res

@@ -1,6 +1,8 @@
 // Package runner owns the vocabulary shared by every backend: a Job (one
 // candidate, one trial, one sandbox), the Result record it produces, and the
-// small Runner interface the run fans jobs out to.
+// small Runner interface the run fans jobs out to. A Job with Dir set is a
+// plain command in an existing directory instead (forge's judges; only the
+// local backend runs those).
 //
 // It also holds the pieces of the candidate protocol that every backend must
 // apply the same way (argv, FORGE_* variables, how a finished process becomes

@@ -91,6 +91,20 @@ type Job struct {
 	Timeout time.Duration
 	Limits  Limits
 
+	// Dir, when set, makes the job a plain command rather than a
+	// candidate's trial (forge runs its judges so): it runs in Dir, an
+	// existing absolute directory that the backend neither creates, fills
+	// nor removes, so relative paths in Command resolve against it. Command
+	// is then its whole argv (no objective or output path is appended); its
+	// environment is Env, then PATH, HOME, LANG and TMPDIR from forge's own
+	// (which win over Env), then FORGE_OBJECTIVE, FORGE_CANDIDATE_ID,
+	// FORGE_TRIAL and FORGE_RUN_ID from the job (no FORGE_OUTPUT, no
+	// FORGE_RESULT, nothing else); nothing is read back (no artifact, no
+	// FORGE_RESULT file: exit 0 is success, the output is stdout). Files
+	// and Setup must be empty, and OutputFile and ArtifactOptional are
+	// ignored. Only the local backend runs such jobs.
+	Dir string
+
 	// Progress, when set, is called as the job enters each phase. It must be
 	// cheap and safe for concurrent use.
 	Progress func(Phase) `json:"-"`

@@ -72,7 +72,7 @@ type Scorer struct {
 	// Checks configure an artifact scorer; it scores the fraction passed.
 	Checks []Check `yaml:"checks"`
 
-	// Command and Timeout (default 60s) configure a judge; see RunJudges.
+	// Command and Timeout (default 60s) configure a judge; see Judges.
 	Command []string      `yaml:"command"`
 	Timeout time.Duration `yaml:"timeout"`
 }

@@ -3,10 +3,12 @@
 // their uncertainty, ranks candidates (ties kept as ties) and names a winner
 // only when one is clearly better.
 //
-// It is pure: results in, standings out (Score). It does not run candidates,
-// read manifests from disk or print anything. The one exception is judges
-// (RunJudges): user commands that forge runs after a successful trial and
-// whose verdicts the run stores in Result.Judges for Score to read.
+// It is pure: results in, standings out (Score). It does not run candidates
+// or judges, read manifests from disk or print anything. Judges are user
+// commands that forge runs after a successful trial, as jobs of the local
+// runner under the same containment as candidates; scoring only names them
+// (Config.Judges) and reads what one printed (ParseVerdict), and Score
+// reads the verdicts the run stored in Result.Judges.
 //
 // # Scorers
 //
@@ -21,10 +23,10 @@
 //     notes it: the candidate did not deliver its metric.
 //   - artifact: the fraction of its checks the artifact passes (contains,
 //     regex, min_bytes/max_bytes, json pointer exists / equals / min–max).
-//   - judge: the score a judge command printed (see RunJudges). A judge that
-//     failed gives the trial no value for that scorer: the trial's composite
-//     is the weighted mean of its other scorers, and the standing counts and
-//     notes the failure. It is never silently scored 0.
+//   - judge: the score a judge command printed (see ParseVerdict). A judge
+//     that failed gives the trial no value for that scorer: the trial's
+//     composite is the weighted mean of its other scorers, and the standing
+//     counts and notes the failure. It is never silently scored 0.
 //
 // A failed trial scores on_failure (default 0) on every scorer and takes no
 // part in normalisation. A trial that ended by no fault of the candidate

@@ -16,6 +16,13 @@
 // decided by runner.Result.Settle (a failed setup by Result.SetupFailed), the
 // same as for every backend.
 //
+// A plain job (runner.Job.Dir set: forge's judges) runs in that existing
+// directory instead of a fresh one, which Run neither fills nor removes:
+// its Command as it is, with its Env, forge's PATH, HOME, LANG and TMPDIR
+// (which win over Env) and FORGE_OBJECTIVE, FORGE_CANDIDATE_ID, FORGE_TRIAL
+// and FORGE_RUN_ID; nothing is read back, so exit 0 is success and the
+// verdict is its stdout. It is contained exactly as a candidate is.
+//
 // runtime_seconds is the candidate's process alone, from just before it is
 // started to its exit (its timeout when the timeout ended it, as on
 // Daytona): not the working directory, the box, the setup or the reading

@@ -153,6 +153,10 @@ type jobRun struct {
 	job runner.Job
 	res *runner.Result
 
+	// dir is where the job's processes run: workdir, or the plain job's
+	// own Dir.
+	dir string
+	// workdir is the fresh working directory Run made (and removes).
 	workdir string
 	box     box
 }
@@ -168,6 +172,9 @@ func (j *jobRun) run(ctx context.Context) error {
 	if ctx.Err() != nil {
 		j.res.Settle(j.job, runner.Outcome{Cancelled: true})
 		return nil
+	}
+	if j.job.Dir != "" {
+		return j.runPlain(ctx)
 	}
 	done := j.phase(runner.PhaseUpload)
 	outRel, err := runner.RelPath(j.job.EffectiveOutputFile())
@@ -186,7 +193,7 @@ func (j *jobRun) run(ctx context.Context) error {
 		j.res.Failed(runner.ErrInfra, err.Error())
 		return &runner.UnusableError{Kind: runner.ErrInfra, Err: err}
 	}
-	j.workdir = wd
+	j.workdir, j.dir = wd, wd
 	if err := os.Mkdir(filepath.Join(wd, "tmp"), 0o700); err != nil {
 		done()
 		j.res.Failed(runner.ErrInfra, fmt.Sprintf("make %s/tmp: %v", wd, err))
@@ -199,17 +206,9 @@ func (j *jobRun) run(ctx context.Context) error {
 	}
 	done()
 
-	// Making the box (a PID namespace, a cgroup) is this backend's
-	// "create".
-	done = j.phase(runner.PhaseCreate)
-	b, err := j.r.platform.newBox(boxSpec{marker: marker(j.job)})
-	done()
-	if err != nil {
-		err = fmt.Errorf("contain job %s: %w", j.job.Name(), err)
-		j.res.Failed(runner.ErrInfra, err.Error())
-		return &runner.UnusableError{Kind: runner.ErrInfra, Err: err}
+	if err := j.contain(); err != nil {
+		return err
 	}
-	j.box = b
 
 	outAbs := filepath.Join(wd, outRel)
 	env := j.env(outAbs)
@@ -226,42 +225,93 @@ func (j *jobRun) run(ctx context.Context) error {
 		j.res.Settle(j.job, runner.Outcome{Cancelled: true})
 		return nil
 	}
-	done = j.phase(runner.PhaseExecute)
-	argv := j.job.Argv(outAbs)
 	if len(j.job.Command) == 0 {
-		done()
 		j.res.Failed(runner.ErrInfra, "the job has no command")
 		return nil
 	}
-	path, err := lookPath(argv[0], envValue(env, "PATH"), wd)
-	if err != nil {
-		done()
-		j.res.Failed(runner.ErrCandidateFailed, err.Error())
+	outcome, ok := j.execute(ctx, j.job.Argv(outAbs), env)
+	if !ok {
 		return nil
 	}
-	p, err := j.r.runProcess(ctx, j.box, process{
-		path: path, argv: argv, dir: wd, env: env,
-		timeout:  j.job.EffectiveTimeout(),
-		endAll:   true,
-		maxBytes: j.job.Limits.OutputCap(),
-		echo:     j.job.Echo,
-	})
-	done()
-	if err != nil {
-		j.res.Failed(startErrorKind(err), err.Error())
-		return nil
-	}
-	j.res.RuntimeSeconds = p.runtime.Seconds()
-	j.res.Output = p.stdout.String()
-	j.res.Stderr = p.stderr.String()
-	j.res.OutputTruncated = p.stdout.Truncated() || p.stderr.Truncated()
-	outcome := runner.Outcome{ExitCode: p.exitCode, TimedOut: p.timedOut, Cancelled: p.cancelled}
-
 	done = j.phase(runner.PhaseDownload)
 	j.download(outRel, &outcome)
 	done()
 	j.res.Settle(j.job, outcome)
 	return nil
+}
+
+// runPlain runs a plain job (runner.Job.Dir): its Command as it is, in its
+// existing directory, with nothing copied in or read back.
+func (j *jobRun) runPlain(ctx context.Context) error {
+	switch {
+	case !filepath.IsAbs(j.job.Dir):
+		j.res.Failed(runner.ErrInfra, fmt.Sprintf("the job's directory %q is not absolute", j.job.Dir))
+		return nil
+	case len(j.job.Files) > 0 || len(j.job.Setup) > 0:
+		j.res.Failed(runner.ErrInfra, "a job with its own directory takes no files and no setup")
+		return nil
+	case len(j.job.Command) == 0:
+		j.res.Failed(runner.ErrInfra, "the job has no command")
+		return nil
+	}
+	if fi, err := os.Stat(j.job.Dir); err != nil || !fi.IsDir() {
+		j.res.Failed(runner.ErrInfra, fmt.Sprintf("the job's directory %s is not a directory", j.job.Dir))
+		return nil
+	}
+	j.dir = j.job.Dir
+	j.job.ArtifactOptional = true // nothing is read back: exit 0 is success
+	if err := j.contain(); err != nil {
+		return err
+	}
+	outcome, ok := j.execute(ctx, j.job.Command, j.plainEnv())
+	if ok {
+		j.res.Settle(j.job, outcome)
+	}
+	return nil
+}
+
+// contain makes the job's box (a PID namespace, a cgroup): this backend's
+// "create".
+func (j *jobRun) contain() error {
+	done := j.phase(runner.PhaseCreate)
+	b, err := j.r.platform.newBox(boxSpec{marker: marker(j.job)})
+	done()
+	if err != nil {
+		err = fmt.Errorf("contain job %s: %w", j.job.Name(), err)
+		j.res.Failed(runner.ErrInfra, err.Error())
+		return &runner.UnusableError{Kind: runner.ErrInfra, Err: err}
+	}
+	j.box = b
+	return nil
+}
+
+// execute runs argv, the job's main process, in j.dir and records its
+// output and runtime. When it could not be started the Result says why and
+// ok is false.
+func (j *jobRun) execute(ctx context.Context, argv, env []string) (o runner.Outcome, ok bool) {
+	done := j.phase(runner.PhaseExecute)
+	defer done()
+	path, err := lookPath(argv[0], envValue(env, "PATH"), j.dir)
+	if err != nil {
+		j.res.Failed(runner.ErrCandidateFailed, err.Error())
+		return o, false
+	}
+	p, err := j.r.runProcess(ctx, j.box, process{
+		path: path, argv: argv, dir: j.dir, env: env,
+		timeout:  j.job.EffectiveTimeout(),
+		endAll:   true,
+		maxBytes: j.job.Limits.OutputCap(),
+		echo:     j.job.Echo,
+	})
+	if err != nil {
+		j.res.Failed(startErrorKind(err), err.Error())
+		return o, false
+	}
+	j.res.RuntimeSeconds = p.runtime.Seconds()
+	j.res.Output = p.stdout.String()
+	j.res.Stderr = p.stderr.String()
+	j.res.OutputTruncated = p.stdout.Truncated() || p.stderr.Truncated()
+	return runner.Outcome{ExitCode: p.exitCode, TimedOut: p.timedOut, Cancelled: p.cancelled}, true
 }
 
 // setup runs the job's setup commands in order and reports whether all of
@@ -275,7 +325,7 @@ func (j *jobRun) setup(ctx context.Context, env []string) bool {
 			return false
 		}
 		p, err := j.r.runProcess(ctx, j.box, process{
-			path: "/bin/sh", argv: []string{"sh", "-c", line}, dir: j.workdir, env: env,
+			path: "/bin/sh", argv: []string{"sh", "-c", line}, dir: j.dir, env: env,
 			timeout:  max(time.Until(deadline), time.Millisecond),
 			maxBytes: j.job.Limits.OutputCap(),
 		})
@@ -304,14 +354,37 @@ func (j *jobRun) setup(ctx context.Context, env []string) bool {
 func (j *jobRun) env(outAbs string) []string {
 	getenv := j.r.opts.Getenv
 	m := map[string]string{
-		"PATH":             firstNonEmpty(getenv("PATH"), defaultPath),
+		"PATH":             cmp.Or(getenv("PATH"), defaultPath),
 		"HOME":             j.workdir,
-		"LANG":             firstNonEmpty(getenv("LANG"), "C.UTF-8"),
+		"LANG":             cmp.Or(getenv("LANG"), "C.UTF-8"),
 		"TMPDIR":           filepath.Join(j.workdir, "tmp"),
 		"PYTHONUNBUFFERED": "1",
 	}
 	for k, v := range j.job.ProtocolEnv(outAbs, filepath.Join(j.workdir, runner.ResultFile)) {
 		m[k] = v
+	}
+	return runner.EnvList(m)
+}
+
+// plainEnv is a plain job's whole environment (runner.Job.Dir): the job's
+// Env, forge's PATH, HOME, LANG and TMPDIR, and the FORGE_* variables that
+// name the job (the marker among them); no FORGE_OUTPUT or FORGE_RESULT, no
+// PYTHONUNBUFFERED.
+func (j *jobRun) plainEnv() []string {
+	getenv := j.r.opts.Getenv
+	m := make(map[string]string, len(j.job.Env)+8)
+	for k, v := range j.job.Env {
+		m[k] = v
+	}
+	m["PATH"] = cmp.Or(getenv("PATH"), defaultPath)
+	if home := getenv("HOME"); home != "" {
+		m["HOME"] = home
+	}
+	m["LANG"] = cmp.Or(getenv("LANG"), "C.UTF-8")
+	m["TMPDIR"] = cmp.Or(getenv("TMPDIR"), os.TempDir())
+	protocol := j.job.ProtocolEnv("", "")
+	for _, k := range []string{"FORGE_OBJECTIVE", "FORGE_CANDIDATE_ID", "FORGE_TRIAL", "FORGE_RUN_ID"} {
+		m[k] = protocol[k]
 	}
 	return runner.EnvList(m)
 }
@@ -353,15 +426,6 @@ func envValue(env []string, key string) string {
 	for _, kv := range env {
 		if v, ok := strings.CutPrefix(kv, key+"="); ok {
 			return v
-		}
-	}
-	return ""
-}
-
-func firstNonEmpty(ss ...string) string {
-	for _, s := range ss {
-		if s != "" {
-			return s
 		}
 	}
 	return ""

@@ -1,0 +1,121 @@
+package forge
+
+import (
+	"context"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/forge-run/forge/runner"
+	"github.com/forge-run/forge/scoring"
+)
+
+// JudgeMaxOutput caps a judge's stdout and stderr, each.
+const JudgeMaxOutput = 64 << 10
+
+// judge runs the manifest's judges, in order, on the stored artifact of a
+// successful trial and returns one JudgeResult each (named as the scorer),
+// or nil when the manifest has none.
+//
+// A judge is a plain job (runner.Job.Dir) of Options.Judges, a local runner,
+// contained as candidates are: never through a shell,
+//
+//	command... <objective> <artifact_path>
+//
+// in the manifest's directory (its relative paths resolve there), with
+// PATH, HOME, LANG and TMPDIR from forge's environment, the candidate's env
+// and FORGE_OBJECTIVE, FORGE_ARTIFACT, FORGE_CANDIDATE_ID, FORGE_TRIAL and
+// FORGE_RUN_ID; nothing else. Its timeout ends it and everything it
+// started (SIGTERM, then SIGKILL after the runner's kill grace), as does the
+// run's cancellation. Output beyond JudgeMaxOutput per stream is dropped.
+// What it printed on stdout is read by scoring.ParseVerdict; any failure
+// (cannot start, non-zero exit, killed, timeout, cancellation, garbage, a
+// score outside [0, 1] or not finite) is the JudgeResult's Error, with a
+// nil Score.
+func (s *state) judge(ctx context.Context, job runner.Job, artifact string) []runner.JudgeResult {
+	var out []runner.JudgeResult
+	for _, sc := range s.o.Manifest.Scoring.Judges() {
+		out = append(out, s.runJudge(ctx, sc, job, artifact))
+	}
+	return out
+}
+
+func (s *state) runJudge(ctx context.Context, sc scoring.Scorer, job runner.Job, artifact string) runner.JudgeResult {
+	res := runner.JudgeResult{Name: sc.EffectiveName()}
+	switch {
+	case len(sc.Command) == 0 || sc.Command[0] == "":
+		res.Error = "judge has no command"
+		return res
+	case ctx.Err() != nil:
+		res.Error = "cancelled before the judge started"
+		return res
+	}
+	env := make(map[string]string, len(job.Env)+1)
+	for k, v := range job.Env {
+		env[k] = v
+	}
+	env["FORGE_ARTIFACT"] = artifact
+	timeout := sc.EffectiveTimeout()
+	jr, err := s.o.Judges.Run(ctx, runner.Job{
+		RunID:       job.RunID,
+		CandidateID: job.CandidateID,
+		Trial:       job.Trial,
+		Objective:   job.Objective,
+		Command:     append(append([]string(nil), sc.Command...), job.Objective, artifact),
+		Env:         env,
+		Dir:         s.o.Manifest.Dir,
+		Timeout:     timeout,
+		Limits:      runner.Limits{MaxOutputBytes: JudgeMaxOutput},
+	})
+	if err != nil {
+		res.Error = "judge failed: " + err.Error()
+		return res
+	}
+	if msg := judgeFailure(jr, timeout); msg != "" {
+		res.Error = msg
+		return res
+	}
+	score, reason, perr := scoring.ParseVerdict(jr.Output)
+	if perr != nil {
+		res.Error = perr.Error()
+		return res
+	}
+	res.Score, res.Reason = &score, reason
+	return res
+}
+
+// judgeFailure says why a judge's job gave no verdict to read, or "" when
+// it exited 0.
+func judgeFailure(jr runner.Result, timeout time.Duration) string {
+	withStderr := func(msg string) string {
+		if line := runner.LastErrorLine(jr.Stderr); line != "" {
+			msg += ": " + line
+		}
+		return msg
+	}
+	switch {
+	case jr.Success:
+		return ""
+	case jr.ErrorKind == runner.ErrCancelled:
+		return "cancelled while judging"
+	case jr.ErrorKind == runner.ErrTimeout:
+		return "judge timed out after " + timeout.String()
+	case jr.ExitCode != nil && *jr.ExitCode != 0:
+		return withStderr("judge exited with status " + strconv.Itoa(*jr.ExitCode))
+	case jr.ErrorKind == runner.ErrCandidateFailed && jr.ExitCode == nil && jr.RuntimeSeconds == 0:
+		// Never started: the runner could not find or execute the command.
+		return "cannot start judge: " + jr.ErrorMessage
+	case jr.ErrorKind == runner.ErrCandidateFailed && jr.ExitCode == nil:
+		return withStderr("judge was killed by a signal")
+	}
+	return "judge failed: " + jr.ErrorMessage
+}
+
+// judgeArtifact is the stored artifact's absolute path, as judges get it.
+func (s *state) judgeArtifact(rel string) string {
+	p := filepath.Join(s.dir, filepath.FromSlash(rel))
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return p
+}
