@@ -23,6 +23,12 @@ import (
 func (r *Runner) Run(ctx context.Context, job runner.Job) (runner.Result, error) {
 	start := time.Now()
 	res := runner.Result{CandidateID: job.CandidateID, Trial: job.Trial, Backend: Backend, StartedAt: start.UTC()}
+	if job.Dir != "" {
+		// A plain job runs in a directory of this machine: not a sandbox's.
+		res.Failed(runner.ErrInfra, "the Daytona backend runs no job in a directory of its own (Job.Dir); run it locally")
+		res.FinishedAt = time.Now().UTC()
+		return res, nil
+	}
 	j := &jobRun{r: r, job: job, res: &res, name: sandboxName(r.opts.RunID, job.CandidateID, job.Trial)}
 	err := j.run(ctx)
 	res.FinishedAt = time.Now().UTC()

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	sdkerrors "github.com/daytonaio/daytona/libs/sdk-go/pkg/errors"
+	"github.com/forge-run/forge/runner"
 )
 
 func TestLoadCredentials(t *testing.T) {
@@ -195,5 +196,15 @@ func TestPreambleDropsDaytonaVariables(t *testing.T) {
 				t.Errorf("%s lost %q:\n%s", shell, want, got)
 			}
 		}
+	}
+}
+
+// A plain job (runner.Job.Dir) names a directory of this machine: the
+// backend refuses it before touching the API.
+func TestPlainJobIsRefused(t *testing.T) {
+	r := &Runner{}
+	res, err := r.Run(context.Background(), runner.Job{CandidateID: "judge", Trial: 1, Dir: t.TempDir(), Command: []string{"true"}})
+	if err != nil || res.ErrorKind != runner.ErrInfra || !strings.Contains(res.ErrorMessage, "Job.Dir") {
+		t.Errorf("%v %s %q", err, res.ErrorKind, res.ErrorMessage)
 	}
 }
