@@ -241,3 +241,26 @@ func TestToolboxWarmUpIsWaitedOut(t *testing.T) {
 	}
 	checkEmulator(t, srv, srv.APIKey())
 }
+
+// A service that keeps a deleted sandbox's share of the limits until it is
+// destroyed, and takes longer to destroy than forge's grace after a
+// deletion: the account is not full, the run waits for its own sandbox to
+// be gone and goes on.
+func TestSlowDestroyIsNotAFullAccount(t *testing.T) {
+	srv := daytonatest.Start(t, daytonatest.Options{Quota: daytonatest.Quota{CPU: 1}, DestroyDelay: 7 * time.Second})
+	dir := writeTournament(t, 2, "sleep 1; echo ok > \"$2\"\n", "")
+	cmd, _, stderr := forgeCmd(dir, daytonaEnv(srv), "run", "--daytona", "--run-id", "r", "--quiet")
+	if code := exitCodeOf(t, cmd.Run()); code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	rec := readResults(t, filepath.Join(dir, "artifacts", "r", "results.json"))
+	for _, r := range rec.Results {
+		if !r.Success {
+			t.Errorf("%s: %s %s", r.CandidateID, r.ErrorKind, r.ErrorMessage)
+		}
+	}
+	if !strings.Contains(stderr.String(), "account limit reached (1 vCPU): running 1 at a time") {
+		t.Errorf("stderr:\n%s", stderr)
+	}
+	checkEmulator(t, srv, srv.APIKey())
+}

@@ -96,6 +96,10 @@ const lagGrace = 5 * time.Second
 // a deletion is tried again.
 const lagFirstRetry = 100 * time.Millisecond
 
+// destroyingPoll is how often a creation refused while this run's deleted
+// sandboxes are still being destroyed is tried again.
+const destroyingPoll = time.Second
+
 // refused records that the account refused to create name: its slot goes
 // (nothing was created) and nothing was freed.
 func (c *capacity) refused(name string) {

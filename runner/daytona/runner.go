@@ -449,7 +449,9 @@ func (r *Runner) createOnce(ctx context.Context, name string, params any, ambigu
 // run-stopping error. A refusal just after one of this run's deletions may
 // be the service catching up with it: then it waits until the deletion is
 // twice as old (at most until it is lagGrace old), or for the next change,
-// and lets the caller try again.
+// and lets the caller try again. While some of this run's deleted
+// sandboxes are still being destroyed, the account is not called full: the
+// caller tries again every destroyingPoll.
 func (r *Runner) waitForCapacity(ctx context.Context, name string, refusal error) error {
 	what, _ := quotaRefusal(statusOf(refusal), messageOf(refusal))
 	r.capacity.refused(name)
@@ -460,12 +462,20 @@ func (r *Runner) waitForCapacity(ctx context.Context, name string, refusal error
 		switch {
 		case alive == 0 && pending > 0:
 			// Wait for the creations under way.
+		case alive == 0 && !recent && r.stillDestroying(ctx) > 0:
+			// Deleted but not gone: the account may free their share only
+			// once they are. Look again in a while, or at the next change.
+			t := time.NewTimer(destroyingPoll)
+			defer t.Stop()
+			lag = t.C
 		case alive == 0 && !recent:
 			return r.stop(fmt.Errorf("Daytona account limit reached (%s) with none of this run's sandboxes alive: other sandboxes of the account use it all; "+
 				"free some (forge gc deletes those forge left behind; the others are in the Daytona dashboard), lower concurrency or ask for smaller daytona.resources",
 				what))
 		case !recent:
-			if n := r.capacity.lower(alive); n > 0 {
+			// The account admits what it holds of this run: the sandboxes
+			// alive and those deleted but still being destroyed.
+			if n := r.capacity.lower(alive + r.stillDestroying(ctx)); n > 0 {
 				fmt.Fprintf(r.opts.Warn, "forge: account limit reached (%s): running %d at a time\n", what, n)
 			}
 			return nil
@@ -638,8 +648,8 @@ func (r *Runner) Close(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// sweep deletes every sandbox still labelled with this run.
-func (r *Runner) sweep(ctx context.Context) error {
+// listRun lists every sandbox labelled with this run.
+func (r *Runner) listRun(ctx context.Context) ([]*daytona.Sandbox, error) {
 	labels := map[string]string{LabelApp: LabelAppValue, LabelRun: r.opts.RunID}
 	var found []*daytona.Sandbox
 	limit := 100
@@ -652,12 +662,37 @@ func (r *Runner) sweep(ctx context.Context) error {
 			return err
 		})
 		if err != nil {
-			return fmt.Errorf("list sandboxes of run %s: %w", r.opts.RunID, described(err))
+			return nil, fmt.Errorf("list sandboxes of run %s: %w", r.opts.RunID, described(err))
 		}
 		found = append(found, res.Items...)
 		if page >= res.TotalPages {
-			break
+			return found, nil
 		}
+	}
+}
+
+// stillDestroying counts this run's deleted sandboxes the service has not
+// finished destroying: until they are gone they may hold their share of the
+// account's limits. A failed listing counts none.
+func (r *Runner) stillDestroying(ctx context.Context) int {
+	found, err := r.listRun(ctx)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, sb := range found {
+		if sb.State == "destroying" {
+			n++
+		}
+	}
+	return n
+}
+
+// sweep deletes every sandbox still labelled with this run.
+func (r *Runner) sweep(ctx context.Context) error {
+	found, err := r.listRun(ctx)
+	if err != nil {
+		return err
 	}
 	var errs []error
 	for _, sb := range found {
