@@ -38,43 +38,25 @@ type failure struct {
 // maxRetryAfter caps what a server may ask us to wait.
 const maxRetryAfter = 5 * time.Minute
 
-// classify sorts an SDK error. The SDK's error types do not wrap one another
-// (no Unwrap), so this is a type switch, not errors.As. ctx is the context
+// classify sorts an SDK error by the status sdkError finds behind it (the
+// SDK's typed errors carry theirs: 429, 404, 0 for a timeout). ctx is the context
 // the call ran under: a status-0 error after it ended is a cancellation, not
 // a network problem.
 func classify(ctx context.Context, err error) failure {
 	f := failure{err: err}
-	var status int
-	var header http.Header
-	var (
-		limited  *sdkerrors.DaytonaRateLimitError
-		notFound *sdkerrors.DaytonaNotFoundError
-		timeout  *sdkerrors.DaytonaTimeoutError
-		plain    *sdkerrors.DaytonaError
-	)
-	switch {
-	case errors.As(err, &limited):
-		f.class, f.status, f.retryAfter = classRateLimited, http.StatusTooManyRequests, retryAfter(limited.Headers, time.Now())
-		return f
-	case errors.As(err, &notFound):
-		f.class, f.status = classNotFound, http.StatusNotFound
-		return f
-	case errors.As(err, &timeout):
-		status = 0
-	case errors.As(err, &plain):
-		status, header = plain.StatusCode, plain.Headers
-	default:
-		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-			if ctx.Err() != nil {
-				f.class = classCancelled
-				return f
-			}
+	e := sdkError(err) // its StatusCode: 429 and 404 for those types, 0 for a timeout
+	if e == nil {
+		switch {
+		case !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded):
+			f.class = classPermanent
+		case ctx.Err() != nil:
+			f.class = classCancelled
+		default:
 			f.class = classTransient
-			return f
 		}
-		f.class = classPermanent
 		return f
 	}
+	status, header := e.StatusCode, e.Headers
 	f.status = status
 	if _, ok := quotaRefusal(status, messageOf(err)); ok {
 		f.class = classQuota
