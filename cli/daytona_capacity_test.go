@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/forge-run/forge/forge"
 	"github.com/forge-run/forge/runner/daytona/daytonatest"
 )
 
@@ -28,34 +29,71 @@ func createCalls(srv *daytonatest.Server) []daytonatest.Call {
 	return out
 }
 
+// played is one forge run --daytona against the emulator.
+type played struct {
+	code   int
+	stderr string
+	took   time.Duration
+}
+
+// playOnEmulator runs forge run --daytona --quiet as run "r" in dir
+// against srv and fails the test unless it exits with want.
+func playOnEmulator(t *testing.T, srv *daytonatest.Server, dir string, want int) played {
+	t.Helper()
+	cmd, _, stderr := forgeCmd(dir, daytonaEnv(srv), "run", "--daytona", "--run-id", "r", "--quiet")
+	start := time.Now()
+	p := played{code: exitCodeOf(t, cmd.Run())}
+	p.took, p.stderr = time.Since(start), stderr.String()
+	if p.code != want {
+		t.Fatalf("exit %d, want %d\n%s", p.code, want, p.stderr)
+	}
+	return p
+}
+
+// allSucceeded reads run "r" of dir and fails the test for every trial
+// that did not succeed.
+func allSucceeded(t *testing.T, dir string) forge.Record {
+	t.Helper()
+	rec := readResults(t, filepath.Join(dir, "artifacts", "r", "results.json"))
+	for _, r := range rec.Results {
+		if !r.Success {
+			t.Errorf("%s: %s %s", r.CandidateID, r.ErrorKind, r.ErrorMessage)
+		}
+	}
+	return rec
+}
+
+// oneLine fails the test unless stderr is one line holding every want.
+func oneLine(t *testing.T, stderr string, want ...string) {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	ok := len(lines) == 1
+	for _, w := range want {
+		ok = ok && strings.Contains(lines[0], w)
+	}
+	if !ok {
+		t.Errorf("want one line naming %q, got:\n%s", want, stderr)
+	}
+}
+
 // Ten candidates on an account that admits 4 one-vCPU sandboxes: the
 // refused creations wait for the run's own deletions, forge says once that
 // it runs 4 at a time, and every candidate runs.
 func TestAccountLimitIsBackPressure(t *testing.T) {
 	srv := daytonatest.Start(t, daytonatest.Options{Quota: daytonatest.Quota{CPU: 4}, DestroyDelay: 100 * time.Millisecond})
 	dir := writeTournament(t, 10, "sleep 1; echo ok > \"$2\"\n", "")
-	cmd, _, stderr := forgeCmd(dir, daytonaEnv(srv), "run", "--daytona", "--run-id", "r", "--quiet")
-	start := time.Now()
-	code := exitCodeOf(t, cmd.Run())
-	wall := time.Since(start)
-	if code != 0 {
-		t.Fatalf("exit %d\n%s", code, stderr)
-	}
-	rec := readResults(t, filepath.Join(dir, "artifacts", "r", "results.json"))
-	ok := 0
+	run := playOnEmulator(t, srv, dir, 0)
+	rec := allSucceeded(t, dir)
 	var jobs []float64
 	for _, r := range rec.Results {
-		if r.Success {
-			ok++
-		}
 		jobs = append(jobs, r.JobSeconds)
 	}
-	if ok != 10 || rec.Incomplete != nil {
-		t.Fatalf("%d of 10 succeeded, incomplete %+v\n%s", ok, rec.Incomplete, stderr)
+	if len(rec.Results) != 10 || rec.Incomplete != nil {
+		t.Fatalf("%d results, incomplete %+v\n%s", len(rec.Results), rec.Incomplete, run.stderr)
 	}
 	const said = "forge: account limit reached (4 vCPU): running 4 at a time\n"
-	if n := strings.Count(stderr.String(), said); n != 1 {
-		t.Errorf("said %d times, want once:\n%s", n, stderr)
+	if n := strings.Count(run.stderr, said); n != 1 {
+		t.Errorf("said %d times, want once:\n%s", n, run.stderr)
 	}
 	if p := srv.PeakLive(); p > 4 {
 		t.Errorf("peak live %d, want at most 4", p)
@@ -73,7 +111,7 @@ func TestAccountLimitIsBackPressure(t *testing.T) {
 		t.Errorf("%d refused creations", refused)
 	}
 	t.Logf("wall %.2fs for 10 jobs of ~1s at 4 at a time; peak live %d; %d creations refused; job seconds %v",
-		wall.Seconds(), srv.PeakLive(), refused, jobs)
+		run.took.Seconds(), srv.PeakLive(), refused, jobs)
 	checkEmulator(t, srv, srv.APIKey())
 }
 
@@ -117,22 +155,12 @@ func TestAccountFullStopsTheRun(t *testing.T) {
 	srv := daytonatest.Start(t, daytonatest.Options{Quota: daytonatest.Quota{CPU: 2}})
 	others := []string{createOther(t, srv, "someone-else-1"), createOther(t, srv, "someone-else-2")}
 	dir := writeTournament(t, 5, "echo ok > \"$2\"\n", "")
-	cmd, _, stderr := forgeCmd(dir, daytonaEnv(srv), "run", "--daytona", "--run-id", "r", "--quiet")
-	start := time.Now()
-	code := exitCodeOf(t, cmd.Run())
-	took := time.Since(start)
-	if code != 3 {
-		t.Fatalf("exit %d, want 3\n%s", code, stderr)
-	}
-	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
-	if len(lines) != 1 || !strings.Contains(lines[0], "account limit reached (2 vCPU)") ||
-		!strings.Contains(lines[0], "forge gc") || !strings.Contains(lines[0], "concurrency") {
-		t.Errorf("want one line naming the limit and the remedies, got:\n%s", stderr)
-	}
+	run := playOnEmulator(t, srv, dir, 3)
+	oneLine(t, run.stderr, "account limit reached (2 vCPU)", "forge gc", "concurrency")
 	if n := len(createCalls(srv)) - len(others); n > 5 {
 		t.Errorf("%d creations by forge for 5 candidates", n)
 	}
-	t.Logf("exit 3 after %.2fs", took.Seconds())
+	t.Logf("exit 3 after %.2fs", run.took.Seconds())
 	for _, o := range others {
 		deleteOther(t, srv, o)
 	}
@@ -144,17 +172,8 @@ func TestAccountFullStopsTheRun(t *testing.T) {
 func TestUnknownSnapshotStopsTheRun(t *testing.T) {
 	srv := daytonatest.Start(t, daytonatest.Options{})
 	dir := writeTournament(t, 5, "echo ok > \"$2\"\n", "daytona:\n  snapshot: my-agent-snap\n")
-	cmd, _, stderr := forgeCmd(dir, daytonaEnv(srv), "run", "--daytona", "--run-id", "r", "--quiet")
-	start := time.Now()
-	code := exitCodeOf(t, cmd.Run())
-	took := time.Since(start)
-	if code != 3 {
-		t.Fatalf("exit %d, want 3\n%s", code, stderr)
-	}
-	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
-	if len(lines) != 1 || !strings.Contains(lines[0], "Snapshot my-agent-snap not found") {
-		t.Errorf("want one line naming the cause, got:\n%s", stderr)
-	}
+	run := playOnEmulator(t, srv, dir, 3)
+	oneLine(t, run.stderr, "Snapshot my-agent-snap not found")
 	calls := createCalls(srv)
 	if len(calls) == 0 {
 		t.Fatal("no creation")
@@ -165,7 +184,7 @@ func TestUnknownSnapshotStopsTheRun(t *testing.T) {
 			t.Errorf("a creation started %v after the refusal was answered", c.Start.Sub(first.End))
 		}
 	}
-	t.Logf("exit 3 after %.2fs, %d creations", took.Seconds(), len(calls))
+	t.Logf("exit 3 after %.2fs, %d creations", run.took.Seconds(), len(calls))
 	checkEmulator(t, srv, srv.APIKey())
 }
 
@@ -188,14 +207,8 @@ func TestSandboxThatFailsToStartStopsTheRun(t *testing.T) {
 				FailStart: map[string]string{"broken": c.state}, StartDelay: c.delay,
 			})
 			dir := writeTournament(t, 3, "echo ok > \"$2\"\n", "daytona:\n  snapshot: broken\n")
-			cmd, _, stderr := forgeCmd(dir, daytonaEnv(srv), "run", "--daytona", "--run-id", "r", "--quiet")
-			if code := exitCodeOf(t, cmd.Run()); code != 3 {
-				t.Fatalf("exit %d, want 3\n%s", code, stderr)
-			}
-			lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
-			if len(lines) != 1 || !strings.Contains(lines[0], "failed to start") && !strings.Contains(lines[0], "could not start") {
-				t.Errorf("want one line naming the cause, got:\n%s", stderr)
-			}
+			run := playOnEmulator(t, srv, dir, 3)
+			oneLine(t, run.stderr, "could not start sandbox")
 			checkEmulator(t, srv, srv.APIKey())
 		})
 	}
@@ -208,18 +221,10 @@ func TestQuotaOn403IsNotAuth(t *testing.T) {
 	// Each job outlasts the creation pacer's step, so the next creation
 	// meets a full account.
 	dir := writeTournament(t, 3, "sleep 1; echo ok > \"$2\"\n", "")
-	cmd, _, stderr := forgeCmd(dir, daytonaEnv(srv), "run", "--daytona", "--run-id", "r", "--quiet")
-	if code := exitCodeOf(t, cmd.Run()); code != 0 {
-		t.Fatalf("exit %d\n%s", code, stderr)
-	}
-	rec := readResults(t, filepath.Join(dir, "artifacts", "r", "results.json"))
-	for _, r := range rec.Results {
-		if !r.Success {
-			t.Errorf("%s: %s %s", r.CandidateID, r.ErrorKind, r.ErrorMessage)
-		}
-	}
-	if !strings.Contains(stderr.String(), "account limit reached (1 vCPU): running 1 at a time") {
-		t.Errorf("stderr:\n%s", stderr)
+	run := playOnEmulator(t, srv, dir, 0)
+	allSucceeded(t, dir)
+	if !strings.Contains(run.stderr, "account limit reached (1 vCPU): running 1 at a time") {
+		t.Errorf("stderr:\n%s", run.stderr)
 	}
 	checkEmulator(t, srv, srv.APIKey())
 }
@@ -229,16 +234,8 @@ func TestQuotaOn403IsNotAuth(t *testing.T) {
 func TestToolboxWarmUpIsWaitedOut(t *testing.T) {
 	srv := daytonatest.Start(t, daytonatest.Options{ToolboxWarmup: 400 * time.Millisecond})
 	dir := writeTournament(t, 2, "echo ok > \"$2\"\n", "")
-	cmd, _, stderr := forgeCmd(dir, daytonaEnv(srv), "run", "--daytona", "--run-id", "r", "--quiet")
-	if code := exitCodeOf(t, cmd.Run()); code != 0 {
-		t.Fatalf("exit %d\n%s", code, stderr)
-	}
-	rec := readResults(t, filepath.Join(dir, "artifacts", "r", "results.json"))
-	for _, r := range rec.Results {
-		if !r.Success {
-			t.Errorf("%s: %s %s", r.CandidateID, r.ErrorKind, r.ErrorMessage)
-		}
-	}
+	playOnEmulator(t, srv, dir, 0)
+	allSucceeded(t, dir)
 	checkEmulator(t, srv, srv.APIKey())
 }
 
@@ -249,18 +246,10 @@ func TestToolboxWarmUpIsWaitedOut(t *testing.T) {
 func TestSlowDestroyIsNotAFullAccount(t *testing.T) {
 	srv := daytonatest.Start(t, daytonatest.Options{Quota: daytonatest.Quota{CPU: 1}, DestroyDelay: 7 * time.Second})
 	dir := writeTournament(t, 2, "sleep 1; echo ok > \"$2\"\n", "")
-	cmd, _, stderr := forgeCmd(dir, daytonaEnv(srv), "run", "--daytona", "--run-id", "r", "--quiet")
-	if code := exitCodeOf(t, cmd.Run()); code != 0 {
-		t.Fatalf("exit %d\n%s", code, stderr)
-	}
-	rec := readResults(t, filepath.Join(dir, "artifacts", "r", "results.json"))
-	for _, r := range rec.Results {
-		if !r.Success {
-			t.Errorf("%s: %s %s", r.CandidateID, r.ErrorKind, r.ErrorMessage)
-		}
-	}
-	if !strings.Contains(stderr.String(), "account limit reached (1 vCPU): running 1 at a time") {
-		t.Errorf("stderr:\n%s", stderr)
+	run := playOnEmulator(t, srv, dir, 0)
+	allSucceeded(t, dir)
+	if !strings.Contains(run.stderr, "account limit reached (1 vCPU): running 1 at a time") {
+		t.Errorf("stderr:\n%s", run.stderr)
 	}
 	checkEmulator(t, srv, srv.APIKey())
 }
