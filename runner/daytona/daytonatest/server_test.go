@@ -150,17 +150,25 @@ func isNotFound(err error) bool {
 }
 
 func statusOf(err error) int {
-	switch e := err.(type) {
-	case *sdkerrors.DaytonaError:
-		return e.StatusCode
-	case *sdkerrors.DaytonaNotFoundError:
-		return e.StatusCode
-	case *sdkerrors.DaytonaRateLimitError:
-		return e.StatusCode
-	case *sdkerrors.DaytonaTimeoutError:
+	if e := sdkErr(err); e != nil {
 		return e.StatusCode
 	}
 	return -1
+}
+
+// sdkErr is the *DaytonaError inside any of the SDK's error types.
+func sdkErr(err error) *sdkerrors.DaytonaError {
+	switch e := err.(type) {
+	case *sdkerrors.DaytonaError:
+		return e
+	case *sdkerrors.DaytonaNotFoundError:
+		return e.DaytonaError
+	case *sdkerrors.DaytonaRateLimitError:
+		return e.DaytonaError
+	case *sdkerrors.DaytonaTimeoutError:
+		return e.DaytonaError
+	}
+	return nil
 }
 
 func TestCreatingSandboxIsPolledUntilStarted(t *testing.T) {
@@ -634,14 +642,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 
 // message is the message of an SDK error.
 func message(err error) string {
-	switch e := err.(type) {
-	case *sdkerrors.DaytonaError:
-		return e.Message
-	case *sdkerrors.DaytonaNotFoundError:
-		return e.Message
-	case *sdkerrors.DaytonaRateLimitError:
-		return e.Message
-	case *sdkerrors.DaytonaTimeoutError:
+	if e := sdkErr(err); e != nil {
 		return e.Message
 	}
 	return fmt.Sprint(err)
