@@ -2,6 +2,7 @@ package daytona
 
 import (
 	"context"
+	"fmt"
 	"regexp"
 	"strings"
 	"sync"
@@ -175,3 +176,62 @@ func quotaRefusal(status int, msg string) (what string, ok bool) {
 }
 
 var quotaRE = regexp.MustCompile(`(?i)^total (cpu|memory|disk|sandbox(?:es)?|sandbox count) (?:limit|quota) exceeded\.?\s*(?:maximum allowed:?\s*([0-9]+(?:\.[0-9]+)?\s*[a-z]*))?`)
+
+// waitForCapacity handles a creation of name refused for the account's
+// limits. While none of this run's sandboxes exists but some are being
+// created, their outcome decides: it waits for it. With some alive, the
+// run's concurrency comes down to their number (said once) and the caller
+// tries again, waiting in acquire until one of them is deleted. With none
+// alive or coming, the account is full without this run: it returns the
+// run-stopping error. A refusal just after one of this run's deletions may
+// be the service catching up with it: then it waits until the deletion is
+// twice as old (at most until it is lagGrace old), or for the next change,
+// and lets the caller try again. While some of this run's deleted
+// sandboxes are still being destroyed, the account is not called full: the
+// caller tries again every destroyingPoll.
+func (r *Runner) waitForCapacity(ctx context.Context, name string, refusal error) error {
+	what, _ := quotaRefusal(statusOf(refusal), messageOf(refusal))
+	r.capacity.refused(name)
+	for {
+		alive, pending, changed, since := r.capacity.state(time.Now())
+		recent := since >= 0 && since < lagGrace
+		var lag <-chan time.Time
+		switch {
+		case alive == 0 && pending > 0:
+			// Wait for the creations under way.
+		case alive == 0 && !recent && r.stillDestroying(ctx) > 0:
+			// Deleted but not gone: the account may free their share only
+			// once they are. Look again in a while, or at the next change.
+			t := time.NewTimer(destroyingPoll)
+			defer t.Stop()
+			lag = t.C
+		case alive == 0 && !recent:
+			return r.stop(fmt.Errorf("Daytona account limit reached (%s) with none of this run's sandboxes alive: other sandboxes of the account use it all; "+
+				"free some (forge gc deletes those forge left behind; the others are in the Daytona dashboard), lower concurrency or ask for smaller daytona.resources",
+				what))
+		case !recent:
+			// The account admits what it holds of this run: the sandboxes
+			// alive and those deleted but still being destroyed.
+			if n := r.capacity.lower(alive + r.stillDestroying(ctx)); n > 0 {
+				fmt.Fprintf(r.opts.Warn, "forge: account limit reached (%s): running %d at a time\n", what, n)
+			}
+			return nil
+		default:
+			// Try again as the deletion ages (after as long again as it is
+			// old, from 100 ms), or at the next change.
+			t := time.NewTimer(min(lagGrace-since, max(lagFirstRetry, since)))
+			defer t.Stop()
+			lag = t.C
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-changed:
+			if lag != nil {
+				return nil
+			}
+		case <-lag:
+			return nil
+		}
+	}
+}

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -132,44 +131,6 @@ type Options struct {
 	ToolboxWarmup time.Duration
 }
 
-// Fault replaces the normal answer of a route for the next Times calls.
-type Fault struct {
-	// Status is answered instead of handling the call (no side effect).
-	Status int
-	// Times is how many calls it affects; 0 means 1.
-	Times int
-	// RetryAfter, when set, is sent as the Retry-After header.
-	RetryAfter string
-	// Header holds more headers, e.g. "Retry-After-sandbox-create".
-	Header http.Header
-	// Body replaces the default JSON error body.
-	Body string
-	// Drop performs the call (its side effect happens) and then closes the
-	// connection without answering: an ambiguous outcome for the client.
-	// On OpSessionLogsStream it upgrades, sends what the log holds and then
-	// cuts the connection without a close frame: a stream dropped mid-run.
-	Drop bool
-	// Hang never answers: the call blocks until the client gives up or the
-	// server closes. On OpSessionLogsStream the upgrade is never answered.
-	Hang bool
-	// Stall, on OpSessionLogsStream only, upgrades and then sends nothing and
-	// never closes: a stream that died silently (a half-open connection).
-	Stall bool
-}
-
-// Call is one request the server received.
-type Call struct {
-	Op     string
-	Method string
-	Path   string
-	// Status is what the client got; 0 when the answer was dropped or the
-	// call hung.
-	Status     int
-	Start, End time.Time
-	// Fault says which injected fault answered, if any.
-	Fault string
-}
-
 // Server is a running emulator. Its methods are safe for concurrent use.
 type Server struct {
 	opts    Options
@@ -282,103 +243,6 @@ func (s *Server) SetAPIKey(key string) {
 	s.apiKey = key
 }
 
-// Inject queues a fault for the route with operation ID op. Faults for one
-// route apply in the order they were injected.
-func (s *Server) Inject(op string, f Fault) {
-	if f.Times <= 0 {
-		f.Times = 1
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.faults[op] = append(s.faults[op], &f)
-}
-
-// SetLatency delays every call of the route before it is handled.
-func (s *Server) SetLatency(op string, d time.Duration) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.latency[op] = d
-}
-
-// Calls is how many requests the route received.
-func (s *Server) Calls(op string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := 0
-	for _, c := range s.calls {
-		if c.Op == op {
-			n++
-		}
-	}
-	return n
-}
-
-// CallLog returns every request received so far, in arrival order.
-func (s *Server) CallLog() []Call {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := append([]Call(nil), s.calls...)
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Start.Before(out[j].Start) })
-	return out
-}
-
-// Violations lists every request or response that did not match the specs,
-// and every route forge called that the emulator does not know.
-func (s *Server) Violations() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.violations...)
-}
-
-// LiveCount is how many sandboxes exist and have not been deleted.
-func (s *Server) LiveCount() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.live
-}
-
-// PeakLive is the largest number of sandboxes that were alive at once.
-func (s *Server) PeakLive() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.peak
-}
-
-// Live describes the sandboxes not yet deleted.
-func (s *Server) Live() []SandboxInfo {
-	var out []SandboxInfo
-	for _, sb := range s.Sandboxes() {
-		if sb.DeletedAt.IsZero() {
-			out = append(out, sb)
-		}
-	}
-	return out
-}
-
-// Sandboxes describes every sandbox ever created, in creation order.
-func (s *Server) Sandboxes() []SandboxInfo {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := time.Now()
-	out := make([]SandboxInfo, 0, len(s.order))
-	for _, sb := range s.order {
-		out = append(out, sb.info(now))
-	}
-	return out
-}
-
-// Running is how many processes the emulator has running, in all
-// sandboxes.
-func (s *Server) Running() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := 0
-	for _, sb := range s.order {
-		n += len(sb.procs)
-	}
-	return n
-}
-
 // Close kills every process the emulator started, stops the server and
 // waits for everything it started to end.
 func (s *Server) Close() {
@@ -396,27 +260,6 @@ func (s *Server) Close() {
 			os.RemoveAll(s.dir)
 		}
 	})
-}
-
-func (s *Server) violation(format string, args ...any) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.violations = append(s.violations, fmt.Sprintf(format, args...))
-}
-
-func (s *Server) takeFault(op string) *Fault {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	q := s.faults[op]
-	if len(q) == 0 {
-		return nil
-	}
-	f := *q[0]
-	q[0].Times--
-	if q[0].Times <= 0 {
-		s.faults[op] = q[1:]
-	}
-	return &f
 }
 
 // emptyBodyOK are the operations whose real answer has no body.
@@ -572,48 +415,6 @@ func (w *statusWriter) WriteHeader(status int) {
 // Hijack lets the WebSocket upgrader take the connection over.
 func (w *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	return http.NewResponseController(w.ResponseWriter).Hijack()
-}
-
-// wait sleeps for d unless the client leaves or the server closes; it says
-// whether to go on.
-func (s *Server) wait(r *http.Request, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-r.Context().Done():
-		return false
-	case <-s.closing:
-		return false
-	}
-}
-
-func (s *Server) writeFault(w http.ResponseWriter, r *http.Request, f *Fault, toolbox bool) {
-	for k, vs := range f.Header {
-		w.Header()[k] = vs
-	}
-	if f.RetryAfter != "" {
-		w.Header().Set("Retry-After", f.RetryAfter)
-	}
-	if f.Body != "" {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(f.Status)
-		io.WriteString(w, f.Body)
-		return
-	}
-	msg := http.StatusText(f.Status)
-	switch f.Status {
-	case http.StatusTooManyRequests:
-		msg = "Rate limit exceeded"
-	case http.StatusUnauthorized:
-		msg = "Invalid credentials"
-	}
-	if toolbox {
-		writeToolboxError(w, r, f.Status, msg)
-	} else {
-		writeAPIError(w, r, f.Status, msg)
-	}
 }
 
 // handlerCtx is one call being handled.

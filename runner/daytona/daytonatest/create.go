@@ -1,0 +1,222 @@
+package daytonatest
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+type createRequest struct {
+	Name                *string           `json:"name"`
+	Snapshot            string            `json:"snapshot"`
+	User                string            `json:"user"`
+	Env                 map[string]string `json:"env"`
+	Labels              map[string]string `json:"labels"`
+	Public              bool              `json:"public"`
+	NetworkBlockAll     bool              `json:"networkBlockAll"`
+	Target              string            `json:"target"`
+	CPU                 *int              `json:"cpu"`
+	GPU                 *int              `json:"gpu"`
+	Memory              *int              `json:"memory"`
+	Disk                *int              `json:"disk"`
+	AutoStopInterval    *int              `json:"autoStopInterval"`
+	AutoArchiveInterval *int              `json:"autoArchiveInterval"`
+	AutoDeleteInterval  *int              `json:"autoDeleteInterval"`
+	Volumes             []struct {
+		VolumeID  string `json:"volumeId"`
+		MountPath string `json:"mountPath"`
+	} `json:"volumes"`
+	BuildInfo *struct {
+		DockerfileContent string `json:"dockerfileContent"`
+	} `json:"buildInfo"`
+}
+
+func (s *Server) createSandbox(h *handlerCtx) {
+	var req createRequest
+	if err := json.NewDecoder(h.r.Body).Decode(&req); err != nil {
+		h.apiError(http.StatusBadRequest, "bad request body: %v", err)
+		return
+	}
+	if req.BuildInfo != nil && req.Snapshot != "" {
+		h.apiError(http.StatusBadRequest, "Cannot specify a snapshot when using a build info entry")
+		return
+	}
+	if req.BuildInfo == nil && (req.CPU != nil || req.GPU != nil || req.Memory != nil || req.Disk != nil) {
+		h.apiError(http.StatusBadRequest, "Cannot specify Sandbox resources when using a snapshot")
+		return
+	}
+	for k := range req.Env {
+		if !envKey(k) {
+			h.apiError(http.StatusBadRequest, "invalid env name %q", k)
+			return
+		}
+	}
+	// The resources the sandbox gets: the request's for an image (0 means
+	// the default, as the API's "||"), the default snapshot's otherwise.
+	cpu, mem, disk := defaultCPU, defaultMemory, defaultDisk
+	if req.BuildInfo != nil {
+		for _, r := range []struct {
+			dst *int
+			src *int
+		}{{&cpu, req.CPU}, {&mem, req.Memory}, {&disk, req.Disk}} {
+			if r.src != nil && *r.src > 0 {
+				*r.dst = *r.src
+			}
+		}
+	}
+	// The real API's order (sandbox.service.ts createFromSnapshot and
+	// createFromBuildInfo): the snapshot, the per-sandbox maximum, the
+	// organization's quota, the volumes, and the name only when the row is
+	// inserted.
+	if req.BuildInfo == nil && !s.knownSnapshot(req.Snapshot) {
+		h.apiError(http.StatusBadRequest, "Snapshot %s not found. Did you add it through the Daytona Dashboard?", req.Snapshot)
+		return
+	}
+	if msg := s.perSandboxRefusal(cpu, mem, disk); msg != "" {
+		h.apiError(http.StatusBadRequest, "%s", msg)
+		return
+	}
+	now := time.Now()
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if msg := s.quotaRefusal(now, cpu, mem, disk); msg != "" {
+		h.apiError(s.quotaStatus(), "%s", msg)
+		return
+	}
+	if req.Name != nil && *req.Name != "" {
+		for _, sb := range s.order {
+			if sb.name == *req.Name && sb.state(now) != "destroyed" {
+				h.apiError(http.StatusConflict, "Sandbox with name %s already exists", *req.Name)
+				return
+			}
+		}
+	}
+	var mounts []VolumeMount
+	var vols []*volume
+	for _, vm := range req.Volumes {
+		v := s.volumes[vm.VolumeID]
+		if v == nil {
+			for _, cand := range s.volumes {
+				if cand.name == vm.VolumeID {
+					v = cand
+				}
+			}
+		}
+		if v == nil {
+			h.apiError(http.StatusNotFound, "Volume %s not found", vm.VolumeID)
+			return
+		}
+		if now.Before(v.readyAt) {
+			h.apiError(http.StatusBadRequest, "Volume %s is not in a ready state", vm.VolumeID)
+			return
+		}
+		if err := checkMountPath(vm.MountPath); err != nil {
+			h.apiError(http.StatusBadRequest, "%v", err)
+			return
+		}
+		mounts = append(mounts, VolumeMount{VolumeID: v.id, MountPath: vm.MountPath})
+		vols = append(vols, v)
+	}
+
+	s.seq++
+	id := fmt.Sprintf("sbx-%04d-%x", s.seq, now.UnixNano()&0xffffff)
+	sb := &sandbox{
+		id: id, name: id, user: "daytona", target: "us",
+		labels: copyMap(req.Labels), env: copyMap(req.Env),
+		createdAt: now, startAt: now.Add(s.opts.StartDelay),
+		public: req.Public, networkBlockAll: req.NetworkBlockAll,
+		cpu: cpu, mem: mem, disk: disk, autoStop: 15, autoArchive: 10080, autoDel: -1,
+		snapshot: req.Snapshot, volumes: mounts,
+		sessions: map[string]*session{}, procs: map[*proc]struct{}{}, streams: map[*logStream]struct{}{},
+	}
+	if req.Name != nil && *req.Name != "" {
+		sb.name = *req.Name
+	}
+	sb.origName = sb.name
+	if req.User != "" {
+		sb.user = req.User
+	}
+	if req.Target != "" {
+		sb.target = req.Target
+	}
+	if req.BuildInfo != nil {
+		sb.image = strings.TrimSpace(strings.TrimPrefix(req.BuildInfo.DockerfileContent, "FROM "))
+		sb.snapshot = ""
+		sb.failState = s.opts.FailStart[sb.image]
+	} else if req.Snapshot != "" {
+		sb.failState = s.opts.FailStart[req.Snapshot]
+	}
+	setInt := func(dst *int, src *int) {
+		if src != nil {
+			*dst = *src
+		}
+	}
+	setInt(&sb.gpu, req.GPU)
+	setInt(&sb.autoStop, req.AutoStopInterval)
+	setInt(&sb.autoArchive, req.AutoArchiveInterval)
+	setInt(&sb.autoDel, req.AutoDeleteInterval)
+	if sb.autoArchive == 0 {
+		sb.autoArchive = 43200
+	}
+
+	sb.root = filepath.Join(s.dir, id)
+	sb.home = filepath.Join(sb.root, "home", sb.user)
+	s.sandboxes[id] = sb
+	s.order = append(s.order, sb)
+	s.live++
+	if s.live > s.peak {
+		s.peak = s.live
+	}
+	s.notePeakUsage(now)
+	dirs := make([]string, len(vols))
+	for i, v := range vols {
+		dirs[i] = v.dir
+	}
+
+	// The file system work happens without the lock: it is slow, and other
+	// sandboxes must not wait for it.
+	s.mu.Unlock()
+	err := s.makeSandboxFS(sb, dirs)
+	s.mu.Lock()
+	if err != nil {
+		sb.deletedAt, sb.destroyedAt = now, now
+		s.live--
+		h.apiError(http.StatusInternalServerError, "make sandbox: %v", err)
+		return
+	}
+	if st := sb.state(now); req.BuildInfo == nil && (st == "error" || st == "build_failed") {
+		// The API waits up to 30 s for a snapshot's sandbox to start and
+		// answers its failure as a 400 (sandbox.controller.ts
+		// waitForSandboxStarted); the sandbox stays, in its failed state.
+		h.apiError(http.StatusBadRequest, "Sandbox failed to start: %s", failReasons[st])
+		return
+	}
+	h.json(http.StatusOK, sb.dto(s, now))
+}
+
+// makeSandboxFS makes the sandbox's directories. A volume mounted at an
+// absolute path appears at that path under the sandbox's root, which is
+// where the emulator keeps its file system.
+func (s *Server) makeSandboxFS(sb *sandbox, volumeDirs []string) error {
+	for _, d := range []string{sb.home, filepath.Join(sb.root, "tmp")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	for i, m := range sb.volumes {
+		at := filepath.Join(sb.root, filepath.FromSlash(m.MountPath))
+		err := os.MkdirAll(filepath.Dir(at), 0o755)
+		if err == nil {
+			err = os.Symlink(volumeDirs[i], at)
+		}
+		if err != nil {
+			return fmt.Errorf("mount volume at %s: %w", m.MountPath, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,105 @@
+package daytonatest
+
+import (
+	"fmt"
+	"sort"
+	"time"
+)
+
+// Call is one request the server received.
+type Call struct {
+	Op     string
+	Method string
+	Path   string
+	// Status is what the client got; 0 when the answer was dropped or the
+	// call hung.
+	Status     int
+	Start, End time.Time
+	// Fault says which injected fault answered, if any.
+	Fault string
+}
+
+// Calls is how many requests the route received.
+func (s *Server) Calls(op string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, c := range s.calls {
+		if c.Op == op {
+			n++
+		}
+	}
+	return n
+}
+
+// CallLog returns every request received so far, in arrival order.
+func (s *Server) CallLog() []Call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := append([]Call(nil), s.calls...)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Start.Before(out[j].Start) })
+	return out
+}
+
+// Violations lists every request or response that did not match the specs,
+// and every route forge called that the emulator does not know.
+func (s *Server) Violations() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.violations...)
+}
+
+// LiveCount is how many sandboxes exist and have not been deleted.
+func (s *Server) LiveCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.live
+}
+
+// PeakLive is the largest number of sandboxes that were alive at once.
+func (s *Server) PeakLive() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.peak
+}
+
+// Live describes the sandboxes not yet deleted.
+func (s *Server) Live() []SandboxInfo {
+	var out []SandboxInfo
+	for _, sb := range s.Sandboxes() {
+		if sb.DeletedAt.IsZero() {
+			out = append(out, sb)
+		}
+	}
+	return out
+}
+
+// Sandboxes describes every sandbox ever created, in creation order.
+func (s *Server) Sandboxes() []SandboxInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now()
+	out := make([]SandboxInfo, 0, len(s.order))
+	for _, sb := range s.order {
+		out = append(out, sb.info(now))
+	}
+	return out
+}
+
+// Running is how many processes the emulator has running, in all
+// sandboxes.
+func (s *Server) Running() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, sb := range s.order {
+		n += len(sb.procs)
+	}
+	return n
+}
+
+func (s *Server) violation(format string, args ...any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.violations = append(s.violations, fmt.Sprintf(format, args...))
+}

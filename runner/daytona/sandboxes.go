@@ -1,0 +1,360 @@
+package daytona
+
+// The life of a run's sandboxes: creating them (paced, gated by the
+// account's capacity, found again by name when an attempt's outcome is
+// unknown), keeping track of which exist, and deleting them, with the
+// sweep that deletes what is left at the end.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/cenkalti/backoff/v5"
+	"github.com/daytonaio/daytona/libs/sdk-go/pkg/daytona"
+	"github.com/daytonaio/daytona/libs/sdk-go/pkg/options"
+)
+
+// adopt makes sb usable by forge: its toolbox calls go through the
+// configured HTTP client.
+func (r *Runner) adopt(sb *daytona.Sandbox) *daytona.Sandbox {
+	if sb != nil && r.toolboxHTTP != nil {
+		sb.ToolboxClient.GetConfig().HTTPClient = r.toolboxHTTP
+	}
+	return sb
+}
+
+// track records that name's sandbox exists.
+func (r *Runner) track(name string, sb *daytona.Sandbox) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.live[name] = sb
+	delete(r.pending, name)
+	r.capacity.created(name)
+}
+
+// setPending records that name is being created.
+func (r *Runner) setPending(name string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.live[name]; !ok {
+		r.pending[name] = true
+	}
+}
+
+// notCreated records that no attempt can have created name.
+func (r *Runner) notCreated(name string) {
+	r.mu.Lock()
+	_, live := r.live[name]
+	wasPending := r.pending[name]
+	delete(r.pending, name)
+	r.mu.Unlock()
+	if !live {
+		r.capacity.release(name)
+	}
+	if wasPending && !live {
+		r.ledger.append(LedgerEntry{Event: eventNotCreated, RunID: r.opts.RunID, Name: name})
+	}
+}
+
+// neverSent reports a network error that happened before the request
+// reached the service (nothing can have been created).
+func neverSent(err error) bool {
+	if statusOf(err) != 0 {
+		return false
+	}
+	m := messageOf(err)
+	return strings.Contains(m, "dial tcp") || strings.Contains(m, "connection refused") || strings.Contains(m, "no such host")
+}
+
+func (r *Runner) forget(name string) {
+	r.mu.Lock()
+	delete(r.live, name)
+	delete(r.pending, name)
+	delete(r.undeleted, name)
+	r.mu.Unlock()
+	r.capacity.release(name)
+}
+
+// failedToStart recognises a created sandbox that ended in error or
+// build_failed: the SDK's own error when its wait for "started" sees that
+// state, or the API's 400 "Sandbox failed to start: <reason>" when the
+// sandbox failed while the API waited for it. reason is for a person.
+func failedToStart(f failure, err error) (reason string, ok bool) {
+	msg := messageOf(err)
+	if !strings.HasPrefix(msg, errFailedToStart) || (f.class != classTransient && statusOf(err) != 400) {
+		return "", false
+	}
+	reason = strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(msg, errFailedToStart), ":"))
+	if reason == "" {
+		reason = "it ended in error or build_failed"
+	}
+	first, _, _ := strings.Cut(reason, "\n")
+	return first, true
+}
+
+// errFailedToStart is what the SDK says when a sandbox ends in error or
+// build_failed; it does not say which sandbox.
+const errFailedToStart = "Sandbox failed to start"
+
+// createSandbox creates the sandbox called name, going through the
+// capacity gate and the creation pacer, under the retry policy, and
+// reconciles ambiguous outcomes by looking the name up. A non-nil sandbox
+// is returned whenever one exists, even with an error: the caller must
+// delete it.
+func (r *Runner) createSandbox(ctx context.Context, name string, params any) (*daytona.Sandbox, error) {
+	// ambiguous: an attempt may have created it although it failed.
+	ambiguous := false
+	defer func() {
+		if !ambiguous {
+			r.notCreated(name)
+		}
+	}()
+	var sb *daytona.Sandbox
+	err := r.opts.retry(ctx, "create "+name, r.opts.calls(), func(ctx context.Context) error {
+		var err error
+		sb, err = r.createOnce(ctx, name, params, &ambiguous)
+		return err
+	})
+	return sb, err
+}
+
+// createOnce is one attempt of createSandbox. Its errors are for the retry
+// policy: permanent ones stop, retryNow tries again at once (it waited for
+// capacity), again counts as a transient failure.
+func (r *Runner) createOnce(ctx context.Context, name string, params any, ambiguous *bool) (*daytona.Sandbox, error) {
+	if err := r.unusable(); err != nil {
+		return nil, backoff.Permanent(err)
+	}
+	if err := r.capacity.acquire(ctx, name); err != nil {
+		return nil, backoff.Permanent(err)
+	}
+	if err := r.pacer.wait(ctx); err != nil {
+		return nil, backoff.Permanent(err)
+	}
+	if err := r.ledger.append(LedgerEntry{Event: eventCreate, RunID: r.opts.RunID, Name: name}); err != nil {
+		return nil, backoff.Permanent(err)
+	}
+	r.setPending(name)
+	sb, err := r.client.Create(ctx, params, options.WithTimeout(r.opts.CreateTimeout))
+	if err == nil {
+		r.pacer.succeeded()
+		*ambiguous = true // it exists: never "not created"
+		return r.adopt(sb), nil
+	}
+	f := classify(ctx, err)
+	if (f.class == classTransient || f.class == classCancelled) && !neverSent(err) {
+		*ambiguous = true
+	}
+	if reason, ok := failedToStart(f, err); ok {
+		// It exists, in error or build_failed; find it so it is deleted.
+		// The next would fail the same way: the image or snapshot cannot
+		// start.
+		*ambiguous = true
+		found, _ := r.lookup(ctx, name)
+		return found, backoff.Permanent(r.stop(fmt.Errorf(
+			"Daytona could not start sandbox %s (%s): %s; check daytona.image or daytona.snapshot",
+			name, reason, r.startsFrom())))
+	}
+	switch f.class {
+	case classAuth:
+		r.markDead(err)
+		return nil, backoff.Permanent(r.unusable())
+	case classRateLimited:
+		r.pacer.throttled(f.retryAfter)
+		return nil, err
+	case classQuota:
+		if err := r.waitForCapacity(ctx, name, err); err != nil {
+			return nil, backoff.Permanent(err)
+		}
+		return nil, &retryNow{err}
+	case classPermanent, classNotFound:
+		return nil, backoff.Permanent(r.stop(fmt.Errorf(
+			"Daytona refused to create a sandbox: %w; no retry can fix this: check the manifest's daytona: block (%s)",
+			described(err), r.startsFrom())))
+	case classConflict:
+		found, lerr := r.lookup(ctx, name)
+		switch {
+		case lerr != nil:
+		case found != nil && *ambiguous:
+			// Our own earlier attempt created it after all.
+			sb, err := r.started(ctx, found)
+			return sb, backoff.Permanent(err)
+		case found != nil:
+			// Left over by an earlier process of the same run (a crash, a
+			// resume): it is ours by name; replace it.
+			fmt.Fprintf(r.opts.Warn, "daytona: sandbox %s already exists from an earlier attempt; deleting it first\n", name)
+			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.opts.DeleteTimeout)
+			derr := r.deleteSandbox(dctx, name, found)
+			cancel()
+			if derr != nil {
+				return nil, backoff.Permanent(derr)
+			}
+		}
+		return nil, &again{err}
+	case classTransient:
+		// Unless the request never left, the service may have created it
+		// before failing to answer.
+		if *ambiguous {
+			if found, lerr := r.lookup(ctx, name); lerr == nil && found != nil {
+				sb, err := r.started(ctx, found)
+				return sb, backoff.Permanent(err)
+			}
+		}
+		return nil, err
+	}
+	return nil, backoff.Permanent(err)
+}
+
+// startsFrom says what the sandboxes start from, for messages.
+func (r *Runner) startsFrom() string {
+	switch {
+	case r.opts.Image != "":
+		s := "image " + r.opts.Image
+		if r.opts.CPU > 0 || r.opts.MemoryGB > 0 || r.opts.DiskGB > 0 {
+			s += fmt.Sprintf(", cpu %d, memory %d GB, disk %d GB", r.opts.CPU, r.opts.MemoryGB, r.opts.DiskGB)
+		}
+		return s
+	case r.opts.Snapshot != "":
+		return "snapshot " + r.opts.Snapshot
+	}
+	return "the default snapshot"
+}
+
+// started waits for an adopted sandbox to be started.
+func (r *Runner) started(ctx context.Context, sb *daytona.Sandbox) (*daytona.Sandbox, error) {
+	r.adopt(sb)
+	if sb.State == "started" {
+		return sb, nil
+	}
+	if err := sb.WaitForStart(ctx, r.opts.CreateTimeout); err != nil {
+		return sb, err
+	}
+	return sb, nil
+}
+
+// lookup finds a sandbox by name; nil, nil when there is none.
+func (r *Runner) lookup(ctx context.Context, name string) (*daytona.Sandbox, error) {
+	var sb *daytona.Sandbox
+	err := r.retry(ctx, "look up "+name, func(ctx context.Context) error {
+		s, err := r.client.Get(ctx, name)
+		if classify(ctx, err).class == classNotFound {
+			return nil
+		}
+		sb = s
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return r.adopt(sb), nil
+}
+
+// deleteSandbox deletes sb under the retry policy's deletion budget (5xx,
+// 429 and "state change in progress" retried until ctx ends). A sandbox
+// that is already gone counts as deleted. One that cannot be deleted is
+// recorded and named on Warn.
+func (r *Runner) deleteSandbox(ctx context.Context, name string, sb *daytona.Sandbox) error {
+	err := r.opts.retry(ctx, "delete "+name, r.opts.deletions(), func(ctx context.Context) error {
+		err := sb.DeleteWithTimeout(ctx, 0)
+		if classify(ctx, err).class == classNotFound {
+			return nil
+		}
+		return err
+	})
+	if err == nil {
+		r.forget(name)
+		return r.ledger.append(LedgerEntry{Event: eventDeleted, RunID: r.opts.RunID, Name: name, ID: sb.ID})
+	}
+	return r.undeletable(name, sb.ID, err)
+}
+
+// undeletable records a sandbox forge could not delete.
+func (r *Runner) undeletable(name, id string, err error) error {
+	label := name
+	if id != "" {
+		label = name + " (" + id + ")"
+	}
+	r.mu.Lock()
+	r.undeleted[name] = label
+	delete(r.pending, name)
+	delete(r.live, name)
+	r.mu.Unlock()
+	r.capacity.release(name) // it may still hold quota, but it is out of forge's hands
+	fmt.Fprintf(r.opts.Warn, "daytona: could not delete sandbox %s: %s; it stops and deletes itself after its auto-stop, or run \"forge gc\"\n",
+		label, describe(err))
+	lerr := r.ledger.append(LedgerEntry{Event: eventUndeletable, RunID: r.opts.RunID, Name: name, ID: id, Error: describe(err)})
+	return errors.Join(fmt.Errorf("delete sandbox %s: %w", label, described(err)), lerr)
+}
+
+// reconcile deletes the sandbox called name if it exists: a creation whose
+// outcome forge never learned.
+func (r *Runner) reconcile(ctx context.Context, name string) error {
+	sb, err := r.lookup(ctx, name)
+	if err != nil {
+		return r.undeletable(name, "", fmt.Errorf("look it up: %w", err))
+	}
+	if sb == nil {
+		r.forget(name)
+		return r.ledger.append(LedgerEntry{Event: eventDeleted, RunID: r.opts.RunID, Name: name})
+	}
+	return r.deleteSandbox(ctx, name, sb)
+}
+
+// listRun lists every sandbox labelled with this run.
+func (r *Runner) listRun(ctx context.Context) ([]*daytona.Sandbox, error) {
+	labels := map[string]string{LabelApp: LabelAppValue, LabelRun: r.opts.RunID}
+	var found []*daytona.Sandbox
+	limit := 100
+	for page := 1; ; page++ {
+		var res *daytona.PaginatedSandboxes
+		p := page
+		err := r.retry(ctx, "list this run's sandboxes", func(ctx context.Context) error {
+			var err error
+			res, err = r.client.List(ctx, labels, &p, &limit)
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("list sandboxes of run %s: %w", r.opts.RunID, described(err))
+		}
+		found = append(found, res.Items...)
+		if page >= res.TotalPages {
+			return found, nil
+		}
+	}
+}
+
+// stillDestroying counts this run's deleted sandboxes the service has not
+// finished destroying: until they are gone they may hold their share of the
+// account's limits. A failed listing counts none.
+func (r *Runner) stillDestroying(ctx context.Context) int {
+	found, err := r.listRun(ctx)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, sb := range found {
+		if sb.State == "destroying" {
+			n++
+		}
+	}
+	return n
+}
+
+// sweep deletes every sandbox still labelled with this run.
+func (r *Runner) sweep(ctx context.Context) error {
+	found, err := r.listRun(ctx)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, sb := range found {
+		if sb.State == "destroying" || sb.State == "destroyed" {
+			continue
+		}
+		fmt.Fprintf(r.opts.Warn, "daytona: sandbox %s (%s) of this run was still alive at the end; deleting it\n", sb.Name, sb.ID)
+		errs = append(errs, r.deleteSandbox(ctx, sb.Name, r.adopt(sb)))
+	}
+	return errors.Join(errs...)
+}
