@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,31 +17,6 @@ import (
 
 	"golang.org/x/sys/unix"
 )
-
-// The init of a job's PID namespace ("holder") is cat reading a pipe that
-// only forge holds: it lives until forge closes the pipe, which forge also
-// does by dying, and when it ends the kernel kills every process left in the
-// namespace. cat installs no signal handler, so no signal interrupts it (a
-// shell's read builtin returns on the first SIGCHLD). Started through bash
-// with SIGCHLD ignored, which survives exec, it also makes the kernel reap
-// the orphans it inherits at once; without bash they stay zombies until the
-// job ends.
-var holderCommands = [][]string{
-	{"/bin/bash", "bash", "-c", "trap '' CHLD; exec cat"},
-	{"/usr/bin/bash", "bash", "-c", "trap '' CHLD; exec cat"},
-	{"/bin/cat", "cat"},
-	{"/usr/bin/cat", "cat"},
-}
-
-// holderCommand returns the first holder command this machine has.
-func holderCommand() ([]string, error) {
-	for _, c := range holderCommands {
-		if executable(c[0]) == nil {
-			return c, nil
-		}
-	}
-	return nil, errors.New("found neither bash nor cat for the PID namespace's init")
-}
 
 // How long kill waits for a job's processes to be gone before giving up.
 const killWait = 10 * time.Second
@@ -248,44 +222,6 @@ func (p *platform) newBox(spec boxSpec) (_ box, err error) {
 	return b, nil
 }
 
-func (b *linuxBox) startHolder() error {
-	r, w, err := os.Pipe()
-	if err != nil {
-		return fmt.Errorf("pipe for the PID namespace holder: %w", err)
-	}
-	cmd := &exec.Cmd{
-		Path:        b.p.holder[0],
-		Args:        b.p.holder[1:],
-		Stdin:       r,
-		Dir:         "/",
-		Env:         []string{"PATH=/usr/bin:/bin"},
-		SysProcAttr: &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWPID, Setpgid: true},
-	}
-	b.attachCgroup(cmd.SysProcAttr)
-	err = spawn(cmd, -1, b.v1Dir, b.p.cg.pids)
-	r.Close()
-	if err != nil {
-		w.Close()
-		return fmt.Errorf("start a PID namespace: %w", err)
-	}
-	b.holder, b.holderPipe = cmd, w
-	b.holderDone = make(chan error, 1)
-	go func() { b.holderDone <- cmd.Wait() }()
-
-	ns := "/proc/" + strconv.Itoa(cmd.Process.Pid) + "/ns/pid"
-	fd, err := unix.Open(ns, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return fmt.Errorf("open %s: %w", ns, err)
-	}
-	b.nsfd = fd
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return fmt.Errorf("stat %s: %w", ns, err)
-	}
-	b.nsDev, b.nsIno = st.Dev, st.Ino
-	return nil
-}
-
 func (b *linuxBox) attachCgroup(attr *syscall.SysProcAttr) {
 	if b.cgfd >= 0 {
 		attr.UseCgroupFD = true
@@ -312,61 +248,6 @@ func (b *linuxBox) start(cmd *exec.Cmd) error {
 	b.procs = append(b.procs, cmd.Process)
 	b.pgids = append(b.pgids, cmd.Process.Pid)
 	return nil
-}
-
-// spawn starts cmd. With a PID namespace or a v1 pids cgroup to start it in,
-// it does so from a locked thread that is moved into them (they apply to the
-// children of the calling thread) and moved back afterwards; a thread that
-// cannot be moved back is never unlocked, so the runtime ends it.
-func spawn(cmd *exec.Cmd, nsfd int, v1Dir, v1Home string) error {
-	if nsfd < 0 && v1Dir == "" {
-		return cmd.Start()
-	}
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		clean, err := spawnLocked(cmd, nsfd, v1Dir, v1Home)
-		if clean {
-			runtime.UnlockOSThread()
-		}
-		errc <- err
-	}()
-	return <-errc
-}
-
-// spawnLocked does spawn's work on the locked thread; clean reports that the
-// thread is back in forge's own namespace and cgroup.
-func spawnLocked(cmd *exec.Cmd, nsfd int, v1Dir, v1Home string) (clean bool, err error) {
-	home := -1
-	if nsfd >= 0 {
-		if home, err = unix.Open("/proc/thread-self/ns/pid", unix.O_RDONLY|unix.O_CLOEXEC, 0); err != nil {
-			return true, fmt.Errorf("open forge's PID namespace: %w", err)
-		}
-		defer unix.Close(home)
-	}
-	tid := []byte(strconv.Itoa(unix.Gettid()))
-	clean = true
-	if v1Dir != "" {
-		if err := os.WriteFile(filepath.Join(v1Dir, "tasks"), tid, 0); err != nil {
-			return true, fmt.Errorf("join pids cgroup %s: %w", v1Dir, err)
-		}
-		defer func() {
-			if err := os.WriteFile(filepath.Join(v1Home, "tasks"), tid, 0); err != nil {
-				clean = false
-			}
-		}()
-	}
-	if nsfd >= 0 {
-		if err := unix.Setns(nsfd, unix.CLONE_NEWPID); err != nil {
-			return clean, fmt.Errorf("enter the job's PID namespace: %w", err)
-		}
-		defer func() {
-			if err := unix.Setns(home, unix.CLONE_NEWPID); err != nil {
-				clean = false
-			}
-		}()
-	}
-	return clean, cmd.Start()
 }
 
 func (b *linuxBox) signal(sig os.Signal) {
@@ -403,15 +284,6 @@ func (b *linuxBox) signal(sig os.Signal) {
 			_ = p.Signal(s)
 		}
 	}
-}
-
-// inNamespace reports whether pid lives in the job's PID namespace.
-func (b *linuxBox) inNamespace(pid int) bool {
-	var st unix.Stat_t
-	if unix.Stat("/proc/"+strconv.Itoa(pid)+"/ns/pid", &st) != nil {
-		return false
-	}
-	return st.Dev == b.nsDev && st.Ino == b.nsIno
 }
 
 // sweep sends sig to every process whose environment carries the job's
@@ -482,22 +354,6 @@ func (b *linuxBox) killLocked() error {
 	return b.killErr
 }
 
-// endNamespace kills the namespace's init, upon which the kernel kills
-// everything else in it; the init is reaped only once they are all gone.
-func (b *linuxBox) endNamespace() error {
-	if b.holder == nil {
-		return nil
-	}
-	_ = b.holder.Process.Kill()
-	b.holderPipe.Close()
-	select {
-	case <-b.holderDone:
-		return nil
-	case <-time.After(killWait):
-		return fmt.Errorf("processes of the job's PID namespace still running %s after SIGKILL", killWait)
-	}
-}
-
 func (b *linuxBox) endCgroup() error {
 	err := os.WriteFile(filepath.Join(b.cgDir, "cgroup.kill"), []byte("1"), 0)
 	deadline := time.Now().Add(killWait)
@@ -566,69 +422,4 @@ func (b *linuxBox) close() error {
 		err = errors.Join(err, removeCgroup(b.v1Dir, time.Second))
 	}
 	return err
-}
-
-// holderIgnoresSIGCHLD waits (briefly) for the holder pid to become cat and
-// reports whether it ignores SIGCHLD.
-func holderIgnoresSIGCHLD(pid int) bool {
-	status := "/proc/" + strconv.Itoa(pid) + "/status"
-	deadline := time.Now().Add(2 * time.Second)
-	for {
-		b, err := os.ReadFile(status)
-		if err != nil {
-			return false
-		}
-		name, ignored := "", uint64(0)
-		for _, line := range strings.Split(string(b), "\n") {
-			if v, ok := strings.CutPrefix(line, "Name:"); ok {
-				name = strings.TrimSpace(v)
-			}
-			if v, ok := strings.CutPrefix(line, "SigIgn:"); ok {
-				ignored, _ = strconv.ParseUint(strings.TrimSpace(v), 16, 64)
-			}
-		}
-		if name == "cat" {
-			return ignored&(1<<(uint(syscall.SIGCHLD)-1)) != 0
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-// forEachPid calls f for every process in /proc.
-func forEachPid(f func(pid int)) {
-	d, err := os.Open("/proc")
-	if err != nil {
-		return
-	}
-	names, _ := d.Readdirnames(-1)
-	d.Close()
-	for _, n := range names {
-		if pid, err := strconv.Atoi(n); err == nil && pid > 0 {
-			f(pid)
-		}
-	}
-}
-
-// signalIf sends sig to pid when match (if any) holds for it. It holds a
-// pidfd across the check so that a pid reused meanwhile is never hit, and
-// reports whether the signal was delivered.
-func signalIf(pid int, sig syscall.Signal, match func(int) bool) bool {
-	fd, err := unix.PidfdOpen(pid, 0)
-	if err != nil {
-		if !errors.Is(err, unix.ENOSYS) {
-			return false
-		}
-		if match != nil && !match(pid) {
-			return false
-		}
-		return syscall.Kill(pid, sig) == nil
-	}
-	defer unix.Close(fd)
-	if match != nil && !match(pid) {
-		return false
-	}
-	return unix.PidfdSendSignal(fd, sig, nil, 0) == nil
 }

@@ -1,0 +1,134 @@
+package local
+
+// The pidns tier's own parts: the init that holds a job's PID namespace
+// open, and how the namespace is recognised and ended.
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The init of a job's PID namespace ("holder") is cat reading a pipe that
+// only forge holds: it lives until forge closes the pipe, which forge also
+// does by dying, and when it ends the kernel kills every process left in the
+// namespace. cat installs no signal handler, so no signal interrupts it (a
+// shell's read builtin returns on the first SIGCHLD). Started through bash
+// with SIGCHLD ignored, which survives exec, it also makes the kernel reap
+// the orphans it inherits at once; without bash they stay zombies until the
+// job ends.
+var holderCommands = [][]string{
+	{"/bin/bash", "bash", "-c", "trap '' CHLD; exec cat"},
+	{"/usr/bin/bash", "bash", "-c", "trap '' CHLD; exec cat"},
+	{"/bin/cat", "cat"},
+	{"/usr/bin/cat", "cat"},
+}
+
+// holderCommand returns the first holder command this machine has.
+func holderCommand() ([]string, error) {
+	for _, c := range holderCommands {
+		if executable(c[0]) == nil {
+			return c, nil
+		}
+	}
+	return nil, errors.New("found neither bash nor cat for the PID namespace's init")
+}
+
+func (b *linuxBox) startHolder() error {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("pipe for the PID namespace holder: %w", err)
+	}
+	cmd := &exec.Cmd{
+		Path:        b.p.holder[0],
+		Args:        b.p.holder[1:],
+		Stdin:       r,
+		Dir:         "/",
+		Env:         []string{"PATH=/usr/bin:/bin"},
+		SysProcAttr: &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWPID, Setpgid: true},
+	}
+	b.attachCgroup(cmd.SysProcAttr)
+	err = spawn(cmd, -1, b.v1Dir, b.p.cg.pids)
+	r.Close()
+	if err != nil {
+		w.Close()
+		return fmt.Errorf("start a PID namespace: %w", err)
+	}
+	b.holder, b.holderPipe = cmd, w
+	b.holderDone = make(chan error, 1)
+	go func() { b.holderDone <- cmd.Wait() }()
+
+	ns := "/proc/" + strconv.Itoa(cmd.Process.Pid) + "/ns/pid"
+	fd, err := unix.Open(ns, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", ns, err)
+	}
+	b.nsfd = fd
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fmt.Errorf("stat %s: %w", ns, err)
+	}
+	b.nsDev, b.nsIno = st.Dev, st.Ino
+	return nil
+}
+
+// inNamespace reports whether pid lives in the job's PID namespace.
+func (b *linuxBox) inNamespace(pid int) bool {
+	var st unix.Stat_t
+	if unix.Stat("/proc/"+strconv.Itoa(pid)+"/ns/pid", &st) != nil {
+		return false
+	}
+	return st.Dev == b.nsDev && st.Ino == b.nsIno
+}
+
+// endNamespace kills the namespace's init, upon which the kernel kills
+// everything else in it; the init is reaped only once they are all gone.
+func (b *linuxBox) endNamespace() error {
+	if b.holder == nil {
+		return nil
+	}
+	_ = b.holder.Process.Kill()
+	b.holderPipe.Close()
+	select {
+	case <-b.holderDone:
+		return nil
+	case <-time.After(killWait):
+		return fmt.Errorf("processes of the job's PID namespace still running %s after SIGKILL", killWait)
+	}
+}
+
+// holderIgnoresSIGCHLD waits (briefly) for the holder pid to become cat and
+// reports whether it ignores SIGCHLD.
+func holderIgnoresSIGCHLD(pid int) bool {
+	status := "/proc/" + strconv.Itoa(pid) + "/status"
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		b, err := os.ReadFile(status)
+		if err != nil {
+			return false
+		}
+		name, ignored := "", uint64(0)
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "Name:"); ok {
+				name = strings.TrimSpace(v)
+			}
+			if v, ok := strings.CutPrefix(line, "SigIgn:"); ok {
+				ignored, _ = strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+			}
+		}
+		if name == "cat" {
+			return ignored&(1<<(uint(syscall.SIGCHLD)-1)) != 0
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
