@@ -203,8 +203,29 @@ func removeCgroup(dir string, within time.Duration) error {
 			return nil
 		}
 		if !errors.Is(err, syscall.EBUSY) || time.Now().After(deadline) {
-			return fmt.Errorf("remove cgroup %s: %w", dir, err)
+			return fmt.Errorf("remove cgroup %s: %w%s", dir, err, ownThreadsIn(dir))
 		}
 		time.Sleep(pause)
 	}
+}
+
+// ownThreadsIn names the threads of this process that a cgroup still
+// holds ("; forge's own threads 12, 13 are in it"), for the error that it
+// cannot be removed: a job's processes are gone by then, so a thread of
+// forge's that did not get back out is the likely reason.
+func ownThreadsIn(dir string) string {
+	b, err := os.ReadFile(filepath.Join(dir, "tasks"))
+	if err != nil {
+		return ""
+	}
+	var own []string
+	for _, tid := range strings.Fields(string(b)) {
+		if _, err := os.Stat("/proc/self/task/" + tid); err == nil {
+			own = append(own, tid)
+		}
+	}
+	if len(own) == 0 {
+		return fmt.Sprintf("; it holds tasks %s, none of them forge's", strings.Join(strings.Fields(string(b)), ", "))
+	}
+	return fmt.Sprintf("; forge's own threads %s are in it", strings.Join(own, ", "))
 }

@@ -419,6 +419,7 @@ func (b *linuxBox) close() error {
 		err = errors.Join(err, removeCgroup(b.cgDir, time.Second))
 	}
 	if b.v1Dir != "" {
+		rescueThreads(b.v1Dir, b.p.cg.pids)
 		err = errors.Join(err, removeCgroup(b.v1Dir, time.Second))
 	}
 	return err

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -56,6 +57,7 @@ func spawnLocked(cmd *exec.Cmd, nsfd int, v1Dir, v1Home string) (clean bool, err
 			if err := os.WriteFile(filepath.Join(v1Home, "tasks"), tid, 0); err != nil {
 				clean = false
 			}
+			rescueThreads(v1Dir, v1Home)
 		}()
 	}
 	if nsfd >= 0 {
@@ -105,4 +107,22 @@ func signalIf(pid int, sig syscall.Signal, match func(int) bool) bool {
 		return false
 	}
 	return unix.PidfdSendSignal(fd, sig, nil, 0) == nil
+}
+
+// rescueThreads moves every thread of forge's own that the v1 cgroup dir
+// holds back to home. Only the locked spawning thread is moved into a job's
+// cgroup on purpose, but a thread the process gains meanwhile can be born
+// in it (seen under load: threads of forge left in a job's pids cgroup,
+// which then could not be removed and counted forge's later children
+// against the job). Best effort: errors leave the thread where it is.
+func rescueThreads(dir, home string) {
+	b, err := os.ReadFile(filepath.Join(dir, "tasks"))
+	if err != nil {
+		return
+	}
+	for _, tid := range strings.Fields(string(b)) {
+		if _, err := os.Stat("/proc/self/task/" + tid); err == nil {
+			_ = os.WriteFile(filepath.Join(home, "tasks"), []byte(tid), 0)
+		}
+	}
 }
