@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -22,14 +23,21 @@ type cgroupPlaces struct {
 	pids string // this process's cgroup v1 pids directory, "" when there is none
 }
 
-// findCgroups reads /proc/self/mountinfo and /proc/self/cgroup.
+// findCgroups reads /proc/self/mountinfo and forge's own cgroups. Those are
+// read from a locked thread of this goroutine (/proc/thread-self), not from
+// /proc/self, which names the main thread: that may be a thread another
+// Runner has moved into a job's pids cgroup to start a process there, and
+// taking that cgroup for forge's own would send every later spawning
+// thread "home" into it.
 func findCgroups() cgroupPlaces {
 	var p cgroupPlaces
 	mi, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
 		return p
 	}
-	cg, err := os.ReadFile("/proc/self/cgroup")
+	runtime.LockOSThread()
+	cg, err := os.ReadFile("/proc/thread-self/cgroup")
+	runtime.UnlockOSThread()
 	if err != nil {
 		return p
 	}

@@ -111,10 +111,10 @@ func signalIf(pid int, sig syscall.Signal, match func(int) bool) bool {
 
 // rescueThreads moves every thread of forge's own that the v1 cgroup dir
 // holds back to home. Only the locked spawning thread is moved into a job's
-// cgroup on purpose, but a thread the process gains meanwhile can be born
-// in it (seen under load: threads of forge left in a job's pids cgroup,
-// which then could not be removed and counted forge's later children
-// against the job). Best effort: errors leave the thread where it is.
+// cgroup on purpose; threads were once left there when a Runner took a
+// job's cgroup for forge's own (see findCgroups), and a thread left there
+// keeps the cgroup from being removed and has forge's later children born
+// in it. A safety net: errors leave the thread where it is.
 func rescueThreads(dir, home string) {
 	b, err := os.ReadFile(filepath.Join(dir, "tasks"))
 	if err != nil {
