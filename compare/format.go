@@ -26,11 +26,6 @@ func signed(x float64) string {
 	return s
 }
 
-// ratio formats a runtime ratio: "×1.28", "×0.50".
-func ratio(r float64) string {
-	return "×" + strconv.FormatFloat(r, 'f', 2, 64)
-}
-
 // idWidth caps candidate and run ids in text output.
 const idWidth = 40
 
@@ -83,7 +78,7 @@ func runtimeText(c Change) string {
 	}
 	s := side(c.Base) + " → " + side(c.Head)
 	if c.RuntimeRatio != nil {
-		s += " " + ratio(*c.RuntimeRatio)
+		s += " " + text.Ratio(*c.RuntimeRatio)
 	}
 	return s
 }

@@ -169,7 +169,7 @@ func comparisonFacts(rec *forge.Record) []htmlFact {
 	}
 	facts = append(facts, htmlFact{"difference", diff})
 	if c.Ratio != 0 {
-		facts = append(facts, htmlFact{"ratio", strconv.FormatFloat(c.Ratio, 'f', 2, 64) + "×"})
+		facts = append(facts, htmlFact{"ratio", text.Ratio(c.Ratio)})
 	}
 	if c.PValue != nil {
 		facts = append(facts, htmlFact{"p-value", text.P(*c.PValue, cmp.Or(c.Alpha, scoring.Alpha))})

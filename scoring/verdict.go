@@ -59,7 +59,7 @@ func decide(es []*tally) (*string, string, *Comparison) {
 	}
 	line := fmt.Sprintf("winner: %s %s, ", top.id, scoreText(top.st))
 	if cmp.Ratio > 0 {
-		line += fmt.Sprintf("%.2f× %s", cmp.Ratio, cmp.Second)
+		line += text.Ratio(cmp.Ratio) + " " + cmp.Second
 	} else {
 		line += fmt.Sprintf("over %s (%s)", cmp.Second, text.Score(cmp.SecondScore))
 	}

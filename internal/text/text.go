@@ -154,6 +154,10 @@ func Seconds(s float64) string {
 // shown alone) with two decimals: "0.87", "1.00".
 func Score(x float64) string { return strconv.FormatFloat(x, 'f', 2, 64) }
 
+// Ratio formats a ratio of two scores or runtimes, the one way forge writes
+// one: "1.24×", "0.50×".
+func Ratio(r float64) string { return strconv.FormatFloat(r, 'f', 2, 64) + "×" }
+
 // PM formats a mean with the half-width of its interval, the one rule for
 // every "±" forge prints for a score: as many decimals as the half-width
 // needs for one significant digit, two to four, for both numbers, so a
