@@ -3,19 +3,16 @@ package compare_test
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/forge-run/forge/compare"
+	"github.com/forge-run/forge/internal/golden"
 	"github.com/forge-run/forge/runner"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/ with the current output")
 
 // goldenReports are the comparisons the golden files render.
 func goldenReports() map[string]compare.Report {
@@ -95,26 +92,9 @@ func TestGolden(t *testing.T) {
 				if err := f.write(&buf, rep); err != nil {
 					t.Fatal(err)
 				}
-				golden(t, filepath.Join("testdata", name+"."+f.suffix), buf.Bytes())
+				golden.Check(t, filepath.Join("testdata", name+"."+f.suffix), buf.Bytes())
 			})
 		}
-	}
-}
-
-func golden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./compare -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (go test ./compare -update to accept):\n--- got\n%s\n--- want\n%s", path, got, want)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/forge-run/forge/compare"
+	"github.com/forge-run/forge/internal/golden"
 	"github.com/forge-run/forge/runner"
 )
 
@@ -143,5 +144,5 @@ func TestWriteHistoryGolden(t *testing.T) {
 	if err := compare.WriteHistory(&buf, es); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, filepath.Join("testdata", "history.txt"), buf.Bytes())
+	golden.Check(t, filepath.Join("testdata", "history.txt"), buf.Bytes())
 }

@@ -2,16 +2,13 @@ package report_test
 
 import (
 	"bytes"
-	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/forge-run/forge/internal/golden"
 	"github.com/forge-run/forge/report"
 	"github.com/forge-run/forge/report/internal/fixture"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/ with the current output")
 
 // goldenCase is one rendering: a format with its options.
 type goldenCase struct {
@@ -57,19 +54,7 @@ func TestGolden(t *testing.T) {
 			t.Run(name+"/"+c.name, func(t *testing.T) {
 				got := render(t, name, c)
 				path := filepath.Join("testdata", name+"."+c.name)
-				if *update {
-					if err := os.WriteFile(path, got, 0o644); err != nil {
-						t.Fatal(err)
-					}
-					return
-				}
-				want, err := os.ReadFile(path)
-				if err != nil {
-					t.Fatalf("%v (run go test ./report -update to create it)", err)
-				}
-				if !bytes.Equal(got, want) {
-					t.Errorf("%s differs from the golden file (run go test ./report -update to accept):\n--- got ---\n%s\n--- want ---\n%s", path, got, want)
-				}
+				golden.Check(t, path, got)
 			})
 		}
 	}
