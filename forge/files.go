@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,41 +28,7 @@ func (m *Manifest) resolveFiles(name string, data []byte) error {
 	h := sha256.New()
 	h.Write(data)
 	addFile := func(rel string, path ...any) (fileRef, bool) {
-		src := rel
-		if !filepath.IsAbs(src) {
-			src = filepath.Join(m.Dir, rel)
-		}
-		st, err := os.Stat(src)
-		switch {
-		case err != nil:
-			v.at(fmt.Sprintf("%s: %s (resolved to %s)", rel, unwrapPathErr(err), src), path...)
-			return fileRef{}, false
-		case !st.Mode().IsRegular():
-			v.at(fmt.Sprintf("%s is not a regular file", rel), path...)
-			return fileRef{}, false
-		}
-		// Its path relative to the manifest's directory is where it goes in
-		// the job's working directory: the rule for that is runner.RelPath.
-		dst, err := filepath.Rel(m.Dir, src)
-		if err == nil {
-			dst, err = runner.RelPath(filepath.ToSlash(dst))
-			if err != nil && !errors.Is(err, runner.ErrOutside) {
-				v.at(fmt.Sprintf("%s cannot be copied by its path relative to the manifest's directory: %v", rel, err), path...)
-				return fileRef{}, false
-			}
-		}
-		if err != nil {
-			v.at(fmt.Sprintf("%s is outside the manifest's directory %s; forge copies files by their path relative to it", rel, m.Dir), path...)
-			return fileRef{}, false
-		}
-		content, err := os.ReadFile(src)
-		if err != nil {
-			v.at(fmt.Sprintf("%s: %s", rel, unwrapPathErr(err)), path...)
-			return fileRef{}, false
-		}
-		fmt.Fprintf(h, "\x00%s\x00%d\x00", dst, len(content))
-		h.Write(content)
-		return fileRef{src: src, dst: dst}, true
+		return m.addFile(h, rel, func(msg string) { v.at(msg, path...) })
 	}
 	var common []fileRef
 	for j, f := range m.Defaults.Files {
@@ -114,11 +81,104 @@ func (m *Manifest) resolveFiles(name string, data []byte) error {
 			}
 		}
 	}
+	m.resolveTasks(name, h, &v)
 	if len(v.errs) > 0 {
 		return errors.Join(v.errs...)
 	}
 	m.Hash = "sha256:" + hex.EncodeToString(h.Sum(nil))
 	return nil
+}
+
+// resolveTasks reads the tasks_file, if any, after the inline tasks and
+// finds every task's files.
+func (m *Manifest) resolveTasks(name string, h io.Writer, v *validator) {
+	if m.TasksFile != "" {
+		shown := m.TasksFile
+		if !filepath.IsAbs(shown) {
+			shown = filepath.Join(filepath.Dir(name), shown)
+		}
+		data, err := readCapped(filepath.Join(m.Dir, m.TasksFile), maxTasksFileBytes)
+		if err != nil {
+			v.at(fmt.Sprintf("%s: %s", m.TasksFile, unwrapPathErr(err)), "tasks_file")
+			return
+		}
+		fmt.Fprintf(h, "\x00tasks_file\x00%d\x00", len(data))
+		h.Write(data)
+		tasks, errs := readTasksFile(shown, data)
+		if len(tasks) == 0 && len(errs) == 0 {
+			v.at(m.TasksFile+" has no tasks", "tasks_file")
+		}
+		for i := range tasks {
+			errs = append(errs, tasks[i].decode(m.Objective)...)
+		}
+		v.errs = append(v.errs, errs...)
+		v.errs = append(v.errs, checkTaskIDs(append(m.Tasks[:len(m.Tasks):len(m.Tasks)], tasks...))...)
+		m.Tasks = append(m.Tasks, tasks...)
+	}
+	for i := range m.Tasks {
+		t := &m.Tasks[i]
+		t.files = nil
+		for _, f := range t.Files {
+			if ref, ok := m.addFile(h, f, func(msg string) { v.errs = append(v.errs, t.where.err("files", msg)) }); ok {
+				t.files = append(t.files, ref)
+			}
+		}
+	}
+}
+
+// readCapped reads the file at path, refusing one over max bytes.
+func readCapped(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err == nil && int64(len(data)) > max {
+		err = fmt.Errorf("larger than %d MiB", max>>20)
+	}
+	return data, err
+}
+
+// addFile finds rel (relative to the manifest's directory, or absolute),
+// adds its path and content to the hash h and returns where it goes in a
+// job's working directory; bad reports why it cannot.
+func (m *Manifest) addFile(h io.Writer, rel string, bad func(string)) (fileRef, bool) {
+	src := rel
+	if !filepath.IsAbs(src) {
+		src = filepath.Join(m.Dir, rel)
+	}
+	st, err := os.Stat(src)
+	switch {
+	case err != nil:
+		bad(fmt.Sprintf("%s: %s (resolved to %s)", rel, unwrapPathErr(err), src))
+		return fileRef{}, false
+	case !st.Mode().IsRegular():
+		bad(fmt.Sprintf("%s is not a regular file", rel))
+		return fileRef{}, false
+	}
+	// Its path relative to the manifest's directory is where it goes in
+	// the job's working directory: the rule for that is runner.RelPath.
+	dst, err := filepath.Rel(m.Dir, src)
+	if err == nil {
+		dst, err = runner.RelPath(filepath.ToSlash(dst))
+		if err != nil && !errors.Is(err, runner.ErrOutside) {
+			bad(fmt.Sprintf("%s cannot be copied by its path relative to the manifest's directory: %v", rel, err))
+			return fileRef{}, false
+		}
+	}
+	if err != nil {
+		bad(fmt.Sprintf("%s is outside the manifest's directory %s; forge copies files by their path relative to it", rel, m.Dir))
+		return fileRef{}, false
+	}
+	content, err := os.ReadFile(src)
+	if err != nil {
+		bad(fmt.Sprintf("%s: %s", rel, unwrapPathErr(err)))
+		return fileRef{}, false
+	}
+	fmt.Fprintf(h, "\x00%s\x00%d\x00", dst, len(content))
+	h.Write(content)
+	return fileRef{src: src, dst: dst}, true
 }
 
 // unwrapPathErr is what went wrong with a path, without the path (the

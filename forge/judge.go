@@ -25,7 +25,8 @@ const JudgeMaxOutput = 64 << 10
 // in the manifest's directory (its relative paths resolve there), with
 // PATH, HOME, LANG and TMPDIR from forge's environment, the candidate's env
 // and FORGE_OBJECTIVE, FORGE_ARTIFACT, FORGE_CANDIDATE_ID, FORGE_TRIAL and
-// FORGE_RUN_ID; nothing else. Its timeout ends it and everything it
+// FORGE_RUN_ID, plus in a suite FORGE_TASK_ID and FORGE_TASK (the task as
+// the candidate saw it, stored beside the artifact); nothing else. Its timeout ends it and everything it
 // started (SIGTERM, then SIGKILL after the runner's kill grace), as does the
 // run's cancellation. Output beyond JudgeMaxOutput per stream is dropped.
 // What it printed on stdout is read by scoring.ParseVerdict; any failure
@@ -55,10 +56,14 @@ func (s *state) runJudge(ctx context.Context, sc scoring.Scorer, job runner.Job,
 		env[k] = v
 	}
 	env["FORGE_ARTIFACT"] = artifact
+	if job.TaskID != "" {
+		env["FORGE_TASK"] = s.stored(job, taskFile)
+	}
 	timeout := sc.EffectiveTimeout()
 	jr, err := s.o.Judges.Run(ctx, runner.Job{
 		RunID:       job.RunID,
 		CandidateID: job.CandidateID,
+		TaskID:      job.TaskID,
 		Trial:       job.Trial,
 		Objective:   job.Objective,
 		Command:     append(append([]string(nil), sc.Command...), job.Objective, artifact),
@@ -111,9 +116,10 @@ func judgeFailure(jr runner.Result, timeout time.Duration) string {
 	return "judge failed: " + jr.ErrorMessage
 }
 
-// judgeArtifact is the stored artifact's absolute path, as judges get it.
-func (s *state) judgeArtifact(rel string) string {
-	p := filepath.Join(s.dir, filepath.FromSlash(rel))
+// stored is the absolute path of a file stored for job (store), as judges
+// get it.
+func (s *state) stored(job runner.Job, name string) string {
+	p := filepath.Join(s.dir, s.jobDir(job), name)
 	if abs, err := filepath.Abs(p); err == nil {
 		return abs
 	}

@@ -23,6 +23,10 @@ type Manifest struct {
 	Objective  string         `yaml:"objective"`
 	Defaults   Defaults       `yaml:"defaults"`
 	Candidates []Candidate    `yaml:"candidates"`
+	// Tasks make the manifest a suite: the inline tasks, then, after Load,
+	// the tasks_file's (TasksFile, relative to the manifest's directory).
+	Tasks     []Task `yaml:"tasks"`
+	TasksFile string `yaml:"tasks_file"`
 	Scoring    scoring.Config `yaml:"scoring"`
 	Gates      Gates          `yaml:"gates"`
 
@@ -230,9 +234,23 @@ func (v *validator) at(msg string, path ...any) {
 // validate checks what decoding could not; blockErrs, the problems of the
 // backends' blocks, come after the candidates'.
 func (m *Manifest) validate(v *validator, blockErrs []error) {
-	if strings.TrimSpace(m.Objective) == "" {
+	suite := len(m.Tasks) > 0 || m.TasksFile != ""
+	if !suite && strings.TrimSpace(m.Objective) == "" {
 		v.at("is required: say what the candidates must achieve", "objective")
 	}
+	if len(m.Tasks) == 0 && hasKey(v.doc, "tasks") {
+		v.at("is empty: list the tasks, or remove the key", "tasks")
+	}
+	for i := range m.Tasks {
+		t, err := yamlTask(v.file, fmt.Sprintf("tasks[%d]", i), m.Tasks[i].node)
+		if err != nil {
+			v.errs = append(v.errs, err)
+			continue
+		}
+		v.errs = append(v.errs, t.decode(m.Objective)...)
+		m.Tasks[i] = t
+	}
+	v.errs = append(v.errs, checkTaskIDs(m.Tasks)...)
 	d := m.Defaults
 	if d.Trials < 0 {
 		v.at("must be at least 1", "defaults", "trials")
@@ -279,6 +297,16 @@ func (m *Manifest) validate(v *validator, blockErrs []error) {
 	v.errs = append(v.errs, blockErrs...)
 	validateScoring(m.Scoring, v)
 	m.Gates.validate(v)
+}
+
+// hasKey reports whether the mapping n has key.
+func hasKey(n *yaml.Node, key string) bool {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return true
+		}
+	}
+	return false
 }
 
 func (g Gates) validate(v *validator) {

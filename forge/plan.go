@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"maps"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"time"
@@ -23,8 +25,13 @@ type Overrides struct {
 	Concurrency int
 	Trials      int
 	Timeout     time.Duration
-	// Only restricts the run to these candidate ids.
-	Only []string
+	// Only restricts the run to these candidate ids, Tasks to these task
+	// ids.
+	Only, Tasks []string
+	// Sample, when positive, plays that many of the tasks, drawn at random
+	// with Seed (the same seed draws the same tasks).
+	Sample int
+	Seed   int64
 }
 
 // Plan is what a run will play: every job, in a stable order (candidates in
@@ -35,7 +42,18 @@ type Plan struct {
 	Trials      int
 	// Candidates are the ids taking part, in manifest order.
 	Candidates []string
-	Jobs       []runner.Job
+	// Tasks are the suite's tasks taking part, in manifest order; empty
+	// for a manifest without tasks. Sample is the --sample that drew them.
+	Tasks  []Task
+	Sample *Sample
+	Jobs   []runner.Job
+}
+
+// Sample says how a run's tasks were drawn from the manifest's.
+type Sample struct {
+	N    int   `json:"n"`
+	Of   int   `json:"of"`
+	Seed int64 `json:"seed"`
 }
 
 // Plan applies the overrides to the manifest and lays out the jobs. RunID is
@@ -54,48 +72,129 @@ func (m *Manifest) Plan(o Overrides) (*Plan, error) {
 			return nil, &UnknownCandidateError{ID: id, Manifest: m.Path, Have: m.ids()}
 		}
 	}
-	d := m.Defaults
+	tasks, err := m.pickTasks(o)
+	if err != nil {
+		return nil, err
+	}
+	p.Tasks = tasks
+	if o.Sample > 0 {
+		p.Sample = &Sample{N: len(tasks), Of: len(m.Tasks), Seed: o.Seed}
+	}
+	var cands []Candidate
 	for _, c := range m.Candidates {
-		if len(o.Only) > 0 && !slices.Contains(o.Only, c.ID) {
-			continue
+		if len(o.Only) == 0 || slices.Contains(o.Only, c.ID) {
+			cands = append(cands, c)
+			p.Candidates = append(p.Candidates, c.ID)
 		}
-		p.Candidates = append(p.Candidates, c.ID)
-		env := map[string]string{}
-		for k, v := range d.Env {
-			env[k] = v
-		}
-		for k, v := range c.Env {
-			env[k] = v
-		}
-		files := make([]runner.File, len(c.files))
-		for i, f := range c.files {
-			files[i] = runner.File{Src: f.src, Dst: f.dst}
-		}
-		optional := false
-		for _, b := range []*bool{d.ArtifactOptional, c.ArtifactOptional} {
-			if b != nil {
-				optional = *b
+	}
+	if len(tasks) == 0 {
+		// Candidates in manifest order, trials ascending.
+		for _, c := range cands {
+			for t := 1; t <= p.Trials; t++ {
+				p.Jobs = append(p.Jobs, m.job(c, nil, t, o))
 			}
 		}
-		timeout := cmp.Or(o.Timeout, time.Duration(c.Timeout), time.Duration(d.Timeout), runner.DefaultTimeout)
+		return p, nil
+	}
+	// Task by task, so that every candidate gets tasks early and a run cut
+	// short has whole tasks to compare; the candidates' order rotates from
+	// task to task, so none is always first to start.
+	for k := range tasks {
 		for t := 1; t <= p.Trials; t++ {
-			p.Jobs = append(p.Jobs, runner.Job{
-				CandidateID:      c.ID,
-				Trial:            t,
-				Objective:        m.Objective,
-				Command:          append([]string(nil), c.argv...),
-				Files:            files,
-				Env:              env,
-				Setup:            append(append([]string(nil), d.Setup...), c.Setup...),
-				SetupTimeout:     cmp.Or(time.Duration(d.SetupTimeout), runner.DefaultSetupTimeout),
-				OutputFile:       cmp.Or(c.OutputFile, d.OutputFile, runner.DefaultOutputFile),
-				ArtifactOptional: optional,
-				Timeout:          timeout,
-				Limits:           runner.Limits{MaxOutputBytes: int64(d.MaxOutput), MaxArtifactBytes: int64(d.MaxArtifact)},
-			})
+			for i := range cands {
+				p.Jobs = append(p.Jobs, m.job(cands[(i+k)%len(cands)], &tasks[k], t, o))
+			}
 		}
 	}
 	return p, nil
+}
+
+// job lays out candidate c's trial on task (nil without tasks). The
+// task's settings win over the candidate's, which win over the defaults;
+// the command line's timeout wins over all.
+func (m *Manifest) job(c Candidate, task *Task, trial int, o Overrides) runner.Job {
+	d := m.Defaults
+	var t Task
+	if task != nil {
+		t = *task
+	}
+	env := map[string]string{}
+	maps.Copy(env, d.Env)
+	maps.Copy(env, c.Env)
+	maps.Copy(env, t.Env)
+	files := make([]runner.File, 0, len(c.files)+len(t.files)+1)
+	for _, f := range append(c.files[:len(c.files):len(c.files)], t.files...) {
+		files = append(files, runner.File{Src: f.src, Dst: f.dst})
+	}
+	objective := cmp.Or(t.Objective, m.Objective)
+	if task != nil {
+		files = append(files, runner.File{Dst: runner.TaskFile, Data: t.JSON(objective)})
+	}
+	optional := false
+	for _, b := range []*bool{d.ArtifactOptional, c.ArtifactOptional} {
+		if b != nil {
+			optional = *b
+		}
+	}
+	return runner.Job{
+		CandidateID:      c.ID,
+		TaskID:           t.ID,
+		Trial:            trial,
+		Objective:        objective,
+		Command:          append([]string(nil), c.argv...),
+		Files:            files,
+		Env:              env,
+		Setup:            append(append([]string(nil), d.Setup...), c.Setup...),
+		SetupTimeout:     cmp.Or(time.Duration(d.SetupTimeout), runner.DefaultSetupTimeout),
+		OutputFile:       cmp.Or(t.OutputFile, c.OutputFile, d.OutputFile, runner.DefaultOutputFile),
+		ArtifactOptional: optional,
+		Timeout:          cmp.Or(o.Timeout, t.Timeout, time.Duration(c.Timeout), time.Duration(d.Timeout), runner.DefaultTimeout),
+		Limits:           runner.Limits{MaxOutputBytes: int64(d.MaxOutput), MaxArtifactBytes: int64(d.MaxArtifact)},
+	}
+}
+
+// pickTasks applies --tasks and --sample to the manifest's tasks, keeping
+// their order.
+func (m *Manifest) pickTasks(o Overrides) ([]Task, error) {
+	if len(m.Tasks) == 0 {
+		if len(o.Tasks) > 0 || o.Sample > 0 {
+			return nil, &NoTasksError{Manifest: m.Path}
+		}
+		return nil, nil
+	}
+	tasks := m.Tasks
+	if len(o.Tasks) > 0 {
+		byID := map[string]int{}
+		for i, t := range m.Tasks {
+			byID[t.ID] = i
+		}
+		var keep []int
+		for _, id := range o.Tasks {
+			i, ok := byID[id]
+			if !ok {
+				return nil, &UnknownTaskError{ID: id, Manifest: m.Path, Have: taskIDs(m.Tasks)}
+			}
+			if !slices.Contains(keep, i) {
+				keep = append(keep, i)
+			}
+		}
+		slices.Sort(keep)
+		tasks = make([]Task, len(keep))
+		for j, i := range keep {
+			tasks[j] = m.Tasks[i]
+		}
+	}
+	if o.Sample > 0 && o.Sample < len(tasks) {
+		rng := rand.New(rand.NewPCG(uint64(o.Seed), 0x666f726765)) // "forge"
+		pick := rng.Perm(len(tasks))[:o.Sample]
+		slices.Sort(pick)
+		sampled := make([]Task, len(pick))
+		for j, i := range pick {
+			sampled[j] = tasks[i]
+		}
+		tasks = sampled
+	}
+	return tasks, nil
 }
 
 func (m *Manifest) ids() []string {
@@ -105,6 +204,26 @@ func (m *Manifest) ids() []string {
 	}
 	return ids
 }
+
+// UnknownTaskError is an override naming a task the manifest does not
+// have.
+type UnknownTaskError struct {
+	ID, Manifest string
+	Have         []string
+}
+
+func (e *UnknownTaskError) Error() string {
+	have := e.Have
+	if len(have) > 10 {
+		have = append(have[:10:10], fmt.Sprintf("… %d in all", len(e.Have)))
+	}
+	return fmt.Sprintf("no task %q in %s (have: %s)", e.ID, e.Manifest, strings.Join(have, ", "))
+}
+
+// NoTasksError is a task override for a manifest without tasks.
+type NoTasksError struct{ Manifest string }
+
+func (e *NoTasksError) Error() string { return e.Manifest + " has no tasks to choose from" }
 
 // UnknownCandidateError is an override naming a candidate the manifest does
 // not have.

@@ -7,8 +7,12 @@ import (
 	"github.com/forge-run/forge/scoring"
 )
 
-// SchemaVersion is results.json's schema_version.
-const SchemaVersion = 1
+// SchemaVersion is results.json's schema_version: 2 since suites (tasks,
+// task_id). Version 1 records, which have neither, are read as they are.
+const SchemaVersion = 2
+
+// readsSchema reports whether this forge reads a record of version v.
+func readsSchema(v int) bool { return v == 1 || v == SchemaVersion }
 
 // ResultsFile is the name of the record every run writes in its directory.
 const ResultsFile = "results.json"
@@ -25,6 +29,10 @@ type Record struct {
 	ManifestHash string    `json:"manifest_hash"`
 	StartedAt    time.Time `json:"started_at"`
 	FinishedAt   time.Time `json:"finished_at"`
+	// Tasks are the suite's tasks the run played, in manifest order
+	// (absent without tasks); Sample says how they were drawn (--sample).
+	Tasks  []TaskInfo `json:"tasks,omitempty"`
+	Sample *Sample    `json:"sample,omitempty"`
 	// Interrupted is true when the run was cancelled before every job ended.
 	Interrupted bool               `json:"interrupted"`
 	Results     []runner.Result    `json:"results"`
@@ -42,6 +50,22 @@ type Record struct {
 	Incomplete []scoring.Unjudged `json:"incomplete,omitempty"`
 	// UndeletedSandboxes names sandboxes forge could not delete.
 	UndeletedSandboxes []string `json:"undeleted_sandboxes,omitempty"`
+}
+
+// TaskInfo is a task as the record keeps it.
+type TaskInfo struct {
+	ID        string  `json:"id"`
+	Objective string  `json:"objective"`
+	Weight    float64 `json:"weight"`
+}
+
+// TaskIDs lists the ids of the record's tasks.
+func (rec *Record) TaskIDs() []string {
+	ids := make([]string, len(rec.Tasks))
+	for i, t := range rec.Tasks {
+		ids[i] = t.ID
+	}
+	return ids
 }
 
 // score scores the record's results with cfg: candidates is the plan's

@@ -2,6 +2,7 @@ package forge
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -10,7 +11,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -159,6 +162,10 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 		ManifestPath:  o.Manifest.Path,
 		ManifestHash:  o.Manifest.Hash,
 		StartedAt:     o.now().UTC(),
+		Sample:        o.Plan.Sample,
+	}
+	for _, t := range o.Plan.Tasks {
+		rec.Tasks = append(rec.Tasks, TaskInfo{ID: t.ID, Objective: cmp.Or(t.Objective, o.Plan.Objective), Weight: t.Weight})
 	}
 	s := &state{o: &o, rec: rec, dir: dir, results: make([]*runner.Result, len(o.Plan.Jobs))}
 	if o.Resume != nil {
@@ -235,23 +242,26 @@ func (o *Options) checkResume() error {
 	if trials != o.Plan.Trials {
 		return &TrialsDifferError{RunID: r.RunID, Had: trials, Want: o.Plan.Trials}
 	}
+	if had, want := r.TaskIDs(), taskIDs(o.Plan.Tasks); !slices.Equal(had, want) {
+		return &TasksDifferError{RunID: r.RunID, Had: had, Want: want}
+	}
 	return nil
 }
 
 // keepFinished takes the finished results of the run being resumed.
 func (s *state) keepFinished(prev *Record) {
 	type key struct {
-		id    string
-		trial int
+		id, task string
+		trial    int
 	}
 	done := map[key]runner.Result{}
 	for _, r := range prev.Results {
 		if !Resumable(r) {
-			done[key{r.CandidateID, r.Trial}] = r
+			done[key{r.CandidateID, r.TaskID, r.Trial}] = r
 		}
 	}
 	for i, job := range s.o.Plan.Jobs {
-		if r, ok := done[key{job.CandidateID, job.Trial}]; ok {
+		if r, ok := done[key{job.CandidateID, job.TaskID, job.Trial}]; ok {
 			r.Score = nil // scored again with the rest
 			s.results[i] = &r
 		}
@@ -270,7 +280,7 @@ func (s *state) play(ctx context.Context, i int, job runner.Job) error {
 	}
 	s.o.emit(Event{Time: s.o.now(), Kind: EventStarted, Job: name})
 	res, err := s.o.Runner.Run(ctx, job)
-	res.CandidateID, res.Trial = job.CandidateID, job.Trial
+	res.CandidateID, res.TaskID, res.Trial = job.CandidateID, job.TaskID, job.Trial
 	if res.Backend == "" {
 		res.Backend = s.o.Backend
 	}
@@ -279,7 +289,7 @@ func (s *state) play(ctx context.Context, i int, job runner.Job) error {
 	}
 	if res.Success && res.ArtifactPath != "" {
 		// The manifest's judges, if any, on the stored artifact.
-		res.Judges = s.judge(ctx, job, s.judgeArtifact(res.ArtifactPath))
+		res.Judges = s.judge(ctx, job, s.stored(job, path.Base(res.ArtifactPath)))
 	}
 	s.mu.Lock()
 	s.results[i] = &res
@@ -291,15 +301,22 @@ func (s *state) play(ctx context.Context, i int, job runner.Job) error {
 	return err
 }
 
-// jobDir is <run>/<candidate> or, with several trials, <run>/<candidate>/trial-N.
+// jobDir is <run>/<candidate>[/<task>][/trial-N]: the task in a suite,
+// the trial when there are several.
 func (s *state) jobDir(job runner.Job) string {
+	dir := filepath.Join(job.CandidateID, job.TaskID)
 	if s.o.Plan.Trials > 1 {
-		return filepath.Join(job.CandidateID, "trial-"+strconv.Itoa(job.Trial))
+		dir = filepath.Join(dir, "trial-"+strconv.Itoa(job.Trial))
 	}
-	return job.CandidateID
+	return dir
 }
 
-// store writes the job's logs and artifact beside results.json.
+// taskFile is the name under which store keeps a suite's task beside the
+// job's logs.
+const taskFile = "task.json"
+
+// store writes the job's logs, its task and its artifact beside
+// results.json.
 func (s *state) store(job runner.Job, res *runner.Result) error {
 	rel := s.jobDir(job)
 	abs := filepath.Join(s.dir, rel)
@@ -312,9 +329,16 @@ func (s *state) store(job runner.Job, res *runner.Result) error {
 	if err := writeFileAtomic(filepath.Join(abs, "stderr.log"), []byte(res.Stderr)); err != nil {
 		return err
 	}
+	for _, f := range job.Files {
+		if f.Dst == runner.TaskFile {
+			if err := writeFileAtomic(filepath.Join(abs, taskFile), f.Data); err != nil {
+				return err
+			}
+		}
+	}
 	if res.Artifact != nil {
 		name := filepath.Base(filepath.FromSlash(job.EffectiveOutputFile()))
-		if name == "stdout.log" || name == "stderr.log" {
+		if name == "stdout.log" || name == "stderr.log" || name == taskFile {
 			name = "artifact-" + name
 		}
 		if err := writeFileAtomic(filepath.Join(abs, name), res.Artifact); err != nil {
@@ -337,7 +361,7 @@ func (s *state) final() []runner.Result {
 			continue
 		}
 		job := s.o.Plan.Jobs[i]
-		out[i] = runner.Result{CandidateID: job.CandidateID, Trial: job.Trial, Backend: s.o.Backend}
+		out[i] = runner.Result{CandidateID: job.CandidateID, TaskID: job.TaskID, Trial: job.Trial, Backend: s.o.Backend}
 		out[i].Failed(runner.ErrCancelled, "not started: the run was interrupted")
 	}
 	return out
@@ -411,8 +435,8 @@ func DecodeRecord(b []byte) (*Record, error) {
 		return nil, fmt.Errorf("not a results.json: want a JSON object: %w", err)
 	case head.SchemaVersion == nil:
 		return nil, errors.New("not a results.json: no schema_version")
-	case *head.SchemaVersion != SchemaVersion:
-		return nil, fmt.Errorf("schema_version %d, this forge reads %d", *head.SchemaVersion, SchemaVersion)
+	case !readsSchema(*head.SchemaVersion):
+		return nil, fmt.Errorf("schema_version %d, this forge reads 1 and %d", *head.SchemaVersion, SchemaVersion)
 	}
 	var rec Record
 	if err := json.Unmarshal(b, &rec); err != nil {
@@ -462,6 +486,17 @@ func writeFileAtomic(path string, data []byte) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// TasksDifferError refuses to resume a run with other tasks (--tasks,
+// --sample or the manifest's).
+type TasksDifferError struct {
+	RunID     string
+	Had, Want []string
+}
+
+func (e *TasksDifferError) Error() string {
+	return fmt.Sprintf("resume %s: the run played %d tasks, not these %d", e.RunID, len(e.Had), len(e.Want))
 }
 
 // TrialsDifferError refuses to resume a run with another number of trials.

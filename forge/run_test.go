@@ -87,7 +87,7 @@ func TestRunWritesResultsAndFiles(t *testing.T) {
 		t.Fatalf("%d results", len(rec.Results))
 	}
 	onDisk := readRecord(t, filepath.Join(out, "r1", "results.json"))
-	if onDisk.SchemaVersion != 1 || onDisk.RunID != "r1" || len(onDisk.Results) != 4 || onDisk.ManifestHash != "sha256:test" {
+	if onDisk.SchemaVersion != SchemaVersion || onDisk.RunID != "r1" || len(onDisk.Results) != 4 || onDisk.ManifestHash != "sha256:test" {
 		t.Fatalf("results.json = %+v", onDisk)
 	}
 	a2 := onDisk.Results[1]

@@ -13,9 +13,13 @@ import (
 	"time"
 )
 
-// The protocol's file name for the candidate's own metrics (FORGE_RESULT),
-// relative to the working directory.
-const ResultFile = ".forge-result.json"
+// The protocol's file names, relative to the working directory: the
+// candidate's own metrics (FORGE_RESULT) and, in a suite, the task it
+// plays as a JSON object (FORGE_TASK).
+const (
+	ResultFile = ".forge-result.json"
+	TaskFile   = ".forge-task.json"
+)
 
 // Argv returns the candidate's full argv per the candidate protocol:
 // Command, then the objective, then the output path. It is never passed
@@ -29,16 +33,21 @@ func (j Job) Argv(outputPath string) []string {
 
 // ProtocolEnv returns the variables a candidate gets besides the backend's
 // basics (PATH, HOME, LANG, TMPDIR): the manifest's env, then the FORGE_*
-// variables, which win over the manifest's.
-func (j Job) ProtocolEnv(outputPath, resultPath string) map[string]string {
-	env := make(map[string]string, len(j.Env)+6)
+// variables, which win over the manifest's. at gives the path the
+// candidate sees for a path relative to its working directory.
+func (j Job) ProtocolEnv(at func(rel string) string) map[string]string {
+	env := make(map[string]string, len(j.Env)+8)
 	maps.Copy(env, j.Env)
 	env["FORGE_OBJECTIVE"] = j.Objective
-	env["FORGE_OUTPUT"] = outputPath
-	env["FORGE_RESULT"] = resultPath
+	env["FORGE_OUTPUT"] = at(j.EffectiveOutputFile())
+	env["FORGE_RESULT"] = at(ResultFile)
 	env["FORGE_CANDIDATE_ID"] = j.CandidateID
 	env["FORGE_TRIAL"] = fmt.Sprint(j.Trial)
 	env["FORGE_RUN_ID"] = j.RunID
+	if j.TaskID != "" {
+		env["FORGE_TASK_ID"] = j.TaskID
+		env["FORGE_TASK"] = at(TaskFile)
+	}
 	return env
 }
 

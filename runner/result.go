@@ -131,7 +131,9 @@ type JudgeResult struct {
 // Result is the record of one job (docs/results.md). Output and Stderr may hold any bytes; encoding/json
 // replaces invalid UTF-8 so results.json stays valid JSON.
 type Result struct {
-	CandidateID     string `json:"candidate_id"`
+	CandidateID string `json:"candidate_id"`
+	// TaskID is the suite's task the trial played; absent without tasks.
+	TaskID          string `json:"task_id,omitempty"`
 	Trial           int    `json:"trial"`
 	SandboxID       string `json:"sandbox_id"`
 	Backend         string `json:"backend"`

@@ -21,8 +21,10 @@ type Runner interface {
 
 // File is one file copied into the job's working directory before it starts.
 type File struct {
-	// Src is the absolute path on the machine running forge.
-	Src string
+	// Src is the absolute path on the machine running forge; Data, when
+	// not nil, is the file's content instead (Src is then empty).
+	Src  string
+	Data []byte
 	// Dst is the path relative to the job's working directory, valid by
 	// RelPath (slash separated, naming a file inside it once cleaned).
 	Dst string
@@ -62,6 +64,10 @@ type Job struct {
 	CandidateID string
 	Trial       int // 1-based
 	Objective   string
+	// TaskID names the suite's task the job plays (FORGE_TASK_ID); empty
+	// for a manifest without tasks. Files then hold the task itself as
+	// TaskFile (FORGE_TASK).
+	TaskID string
 
 	// Command is the candidate's argv before the protocol's two arguments
 	// (objective and output path) are appended, e.g. ["python3",
@@ -114,12 +120,17 @@ type Job struct {
 	Echo func(stream, line string) `json:"-"`
 }
 
-// Name is a stable, human-readable name for the job: "alpha" or "alpha#2".
+// Name is a stable, human-readable name for the job: "alpha", "alpha#2",
+// or with a task "alpha/q7", "alpha/q7#2".
 func (j Job) Name() string {
-	if j.Trial > 1 {
-		return j.CandidateID + "#" + strconv.Itoa(j.Trial)
+	n := j.CandidateID
+	if j.TaskID != "" {
+		n += "/" + j.TaskID
 	}
-	return j.CandidateID
+	if j.Trial > 1 {
+		n += "#" + strconv.Itoa(j.Trial)
+	}
+	return n
 }
 
 // Enter reports that the job entered phase p.

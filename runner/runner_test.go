@@ -248,12 +248,23 @@ func TestProtocolEnvAndArgv(t *testing.T) {
 	if len(j.Command) != 2 {
 		t.Error("Argv changed the job's Command")
 	}
-	env := j.ProtocolEnv("/w/out.md", "/w/.forge-result.json")
-	want := map[string]string{"MODE": "fast", "FORGE_OBJECTIVE": "o $(x)", "FORGE_OUTPUT": "/w/out.md",
+	at := func(rel string) string { return "/w/" + rel }
+	env := j.ProtocolEnv(at)
+	want := map[string]string{"MODE": "fast", "FORGE_OBJECTIVE": "o $(x)", "FORGE_OUTPUT": "/w/output.md",
 		"FORGE_RESULT": "/w/.forge-result.json", "FORGE_CANDIDATE_ID": "alpha", "FORGE_TRIAL": "2", "FORGE_RUN_ID": "r1"}
 	if !maps.Equal(env, want) {
 		t.Errorf("ProtocolEnv = %v, want %v", env, want)
 	}
+	// A suite's job also names its task and where the task's JSON is.
+	j.TaskID, j.OutputFile = "q7", "answer.txt"
+	want["FORGE_TASK_ID"], want["FORGE_TASK"], want["FORGE_OUTPUT"] = "q7", "/w/.forge-task.json", "/w/answer.txt"
+	if env := j.ProtocolEnv(at); !maps.Equal(env, want) {
+		t.Errorf("ProtocolEnv with a task = %v, want %v", env, want)
+	}
+	if j.Name() != "alpha/q7#2" {
+		t.Errorf("Name with a task: %q", j.Name())
+	}
+	j.TaskID = ""
 	if got := EnvList(map[string]string{"B": "2", "A": "1"}); !slices.Equal(got, []string{"A=1", "B=2"}) {
 		t.Errorf("EnvList = %q", got)
 	}

@@ -30,7 +30,10 @@ func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString(e.File)
 	if e.Line > 0 {
-		fmt.Fprintf(&b, ":%d:%d", e.Line, e.Col)
+		fmt.Fprintf(&b, ":%d", e.Line)
+	}
+	if e.Line > 0 && e.Col > 0 {
+		fmt.Fprintf(&b, ":%d", e.Col)
 	}
 	if b.Len() > 0 {
 		b.WriteString(": ")

@@ -56,9 +56,11 @@ func (j *jobRun) uploadFiles(ctx context.Context, g *errgroup.Group) error {
 		if err != nil {
 			return infra("copy %s: destination %v", f.Src, err)
 		}
-		data, err := os.ReadFile(f.Src)
-		if err != nil {
-			return infra("read %s: %v", f.Src, err)
+		data := f.Data
+		if data == nil {
+			if data, err = os.ReadFile(f.Src); err != nil {
+				return infra("read %s: %v", f.Src, err)
+			}
 		}
 		dst := j.lay.path(rel)
 		if len(data) == 0 {
@@ -133,11 +135,10 @@ func (j *jobRun) uploadFile(ctx context.Context, data []byte, remote string) err
 // env is the candidate's environment on top of the sandbox's: HOME, the
 // manifest's env and the protocol's FORGE_* variables.
 func (j *jobRun) env() (map[string]string, error) {
-	outputFile, err := runner.RelPath(j.job.EffectiveOutputFile())
-	if err != nil {
+	if _, err := runner.RelPath(j.job.EffectiveOutputFile()); err != nil {
 		return nil, infra("output file %v", err)
 	}
-	env := j.job.ProtocolEnv(j.lay.path(outputFile), j.lay.path(runner.ResultFile))
+	env := j.job.ProtocolEnv(j.lay.path)
 	env["HOME"] = j.lay.home
 	for k, v := range env {
 		if !envName(k) {

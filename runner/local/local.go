@@ -211,7 +211,7 @@ func (j *jobRun) run(ctx context.Context) error {
 	}
 
 	outAbs := filepath.Join(wd, outRel)
-	env := j.env(outAbs)
+	env := j.env()
 	if len(j.job.Setup) > 0 {
 		done := j.phase(runner.PhaseSetup)
 		ok := j.setup(ctx, env)
@@ -351,7 +351,7 @@ func (j *jobRun) setup(ctx context.Context, env []string) bool {
 
 // env is the candidate's whole environment (and the setup commands'): a few
 // basics from forge, then the manifest's env and the FORGE_* variables.
-func (j *jobRun) env(outAbs string) []string {
+func (j *jobRun) env() []string {
 	getenv := j.r.opts.Getenv
 	m := map[string]string{
 		"PATH":             cmp.Or(getenv("PATH"), defaultPath),
@@ -360,7 +360,7 @@ func (j *jobRun) env(outAbs string) []string {
 		"TMPDIR":           filepath.Join(j.workdir, "tmp"),
 		"PYTHONUNBUFFERED": "1",
 	}
-	for k, v := range j.job.ProtocolEnv(outAbs, filepath.Join(j.workdir, runner.ResultFile)) {
+	for k, v := range j.job.ProtocolEnv(func(rel string) string { return filepath.Join(j.workdir, filepath.FromSlash(rel)) }) {
 		m[k] = v
 	}
 	return runner.EnvList(m)
@@ -382,21 +382,27 @@ func (j *jobRun) plainEnv() []string {
 	}
 	m["LANG"] = cmp.Or(getenv("LANG"), "C.UTF-8")
 	m["TMPDIR"] = cmp.Or(getenv("TMPDIR"), os.TempDir())
-	protocol := j.job.ProtocolEnv("", "")
-	for _, k := range []string{"FORGE_OBJECTIVE", "FORGE_CANDIDATE_ID", "FORGE_TRIAL", "FORGE_RUN_ID"} {
-		m[k] = protocol[k]
+	protocol := j.job.ProtocolEnv(func(string) string { return "" })
+	for _, k := range []string{"FORGE_OBJECTIVE", "FORGE_CANDIDATE_ID", "FORGE_TRIAL", "FORGE_RUN_ID", "FORGE_TASK_ID"} {
+		if v, ok := protocol[k]; ok {
+			m[k] = v
+		}
 	}
 	return runner.EnvList(m)
 }
 
 // marker are the environment entries that identify the job's processes.
 func marker(job runner.Job) []string {
-	env := job.ProtocolEnv("", "")
-	return []string{
+	env := job.ProtocolEnv(func(string) string { return "" })
+	m := []string{
 		"FORGE_RUN_ID=" + env["FORGE_RUN_ID"],
 		"FORGE_CANDIDATE_ID=" + env["FORGE_CANDIDATE_ID"],
 		"FORGE_TRIAL=" + env["FORGE_TRIAL"],
 	}
+	if job.TaskID != "" {
+		m = append(m, "FORGE_TASK_ID="+job.TaskID)
+	}
+	return m
 }
 
 func (j *jobRun) cleanup() {

@@ -1,6 +1,7 @@
 package local
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -23,10 +24,15 @@ func upload(wd string, files []runner.File) error {
 	for _, f := range files {
 		dst, err := runner.RelPath(f.Dst)
 		if err != nil {
-			return fmt.Errorf("copy %s: destination %w", f.Src, err)
+			return fmt.Errorf("copy %s: destination %w", cmp.Or(f.Src, f.Dst), err)
 		}
-		if err := copyInto(root, f.Src, filepath.FromSlash(dst)); err != nil {
-			return fmt.Errorf("copy %s to %s: %w", f.Src, f.Dst, err)
+		if f.Data != nil {
+			err = root.WriteFile(filepath.FromSlash(dst), f.Data, 0o644)
+		} else {
+			err = copyInto(root, f.Src, filepath.FromSlash(dst))
+		}
+		if err != nil {
+			return fmt.Errorf("copy %s to %s: %w", cmp.Or(f.Src, "data"), f.Dst, err)
 		}
 	}
 	return nil

@@ -1,0 +1,466 @@
+package forge
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/forge-run/forge/internal/yamlcheck"
+	"github.com/forge-run/forge/runner"
+)
+
+// Task is one problem of a suite (docs/manifest.md, "Suites"): every
+// candidate runs every task. A manifest without tasks plays its objective
+// alone, as a suite of one unnamed task.
+type Task struct {
+	ID string
+	// Objective is the task's own, or empty for the manifest's.
+	Objective  string
+	Files      []string
+	Env        map[string]string
+	Timeout    time.Duration
+	OutputFile string
+	// Weight is the task's weight in its candidates' suite scores (> 0,
+	// default 1).
+	Weight float64
+	// Fields is the task as written, every key (the known ones too), each
+	// value as JSON carries it (numbers as json.Number, in their written
+	// form): what FORGE_TASK holds and what task-aware checks read.
+	Fields map[string]any
+
+	files []fileRef
+	node  *yaml.Node // inline tasks: the task as written
+	where taskPos    // where the task was written, for errors
+}
+
+// UnmarshalYAML keeps an inline task's node: Parse reads it, reporting
+// every problem with its position, after decoding.
+func (t *Task) UnmarshalYAML(n *yaml.Node) error {
+	t.node = n
+	return nil
+}
+
+// taskPos places a task's fields for error messages.
+type taskPos struct {
+	file string
+	line int
+	// path is the task's key path in a YAML file ("tasks[3]"); empty in
+	// JSONL and CSV, whose errors name the line.
+	path string
+	// keys places each key of a YAML task (line, column).
+	keys map[string][2]int
+}
+
+func (p taskPos) err(key, msg string) *Error {
+	e := &Error{File: p.file, Line: p.line, Field: key, Msg: msg}
+	if pos, ok := p.keys[key]; ok {
+		e.Line, e.Col = pos[0], pos[1]
+	}
+	if p.path != "" {
+		e.Field = yamlcheck.Join(p.path, key)
+	}
+	return e
+}
+
+// maxTasksFileBytes bounds what a tasks_file may hold.
+const maxTasksFileBytes = 256 << 20
+
+// readTasksFile reads a suite's tasks from data, a file named name, by its
+// extension: .jsonl (one JSON object per line; blank lines skipped), .csv
+// (a header row naming the fields, then a task per row; an empty cell is
+// an absent field; files are separated by ';') or .yaml/.yml (a list of
+// mappings). Every problem names the file, the line and the field.
+func readTasksFile(name string, data []byte) ([]Task, []error) {
+	switch strings.ToLower(filepath.Ext(name)) {
+	case ".jsonl", ".ndjson":
+		return readJSONL(name, data)
+	case ".csv":
+		return readCSV(name, data)
+	case ".yaml", ".yml":
+		return readYAMLTasks(name, data)
+	}
+	return nil, []error{&Error{File: name, Msg: "tasks_file must be .jsonl, .csv, .yaml or .yml"}}
+}
+
+func readJSONL(name string, data []byte) ([]Task, []error) {
+	var tasks []Task
+	var errs []error
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, maxTasksFileBytes)
+	for line := 1; sc.Scan(); line++ {
+		text := bytes.TrimSpace(sc.Bytes())
+		if len(text) == 0 {
+			continue
+		}
+		pos := taskPos{file: name, line: line}
+		dec := json.NewDecoder(bytes.NewReader(text))
+		dec.UseNumber()
+		var fields map[string]any
+		err := dec.Decode(&fields)
+		if err == nil && dec.More() {
+			err = errors.New("data after the object")
+		} else if err == nil && fields == nil {
+			err = errors.New("null")
+		}
+		if err != nil {
+			errs = append(errs, pos.err("", "not a JSON object: "+strings.TrimPrefix(err.Error(), "json: ")))
+			continue
+		}
+		tasks = append(tasks, Task{Fields: fields, where: pos})
+	}
+	if err := sc.Err(); err != nil {
+		errs = append(errs, &Error{File: name, Msg: err.Error()})
+	}
+	return tasks, errs
+}
+
+func readCSV(name string, data []byte) ([]Task, []error) {
+	r := csv.NewReader(bytes.NewReader(data))
+	header, err := r.Read()
+	if err == io.EOF {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, []error{csvError(name, err)}
+	}
+	seen := map[string]bool{}
+	for i, h := range header {
+		header[i] = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
+		if header[i] == "" || seen[header[i]] {
+			return nil, []error{&Error{File: name, Line: 1, Msg: fmt.Sprintf("column %d: header %q is empty or repeated", i+1, h)}}
+		}
+		seen[header[i]] = true
+	}
+	var tasks []Task
+	for {
+		row, err := r.Read()
+		if err == io.EOF {
+			return tasks, nil
+		}
+		if err != nil {
+			return tasks, []error{csvError(name, err)}
+		}
+		line, _ := r.FieldPos(0)
+		fields := map[string]any{}
+		for i, v := range row {
+			if v == "" {
+				continue
+			}
+			if header[i] == "files" {
+				var files []any
+				for _, f := range strings.Split(v, ";") {
+					if f = strings.TrimSpace(f); f != "" {
+						files = append(files, f)
+					}
+				}
+				fields["files"] = files
+				continue
+			}
+			fields[header[i]] = v
+		}
+		tasks = append(tasks, Task{Fields: fields, where: taskPos{file: name, line: line}})
+	}
+}
+
+func csvError(name string, err error) error {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		return &Error{File: name, Line: pe.Line, Col: pe.Column, Msg: pe.Err.Error()}
+	}
+	return &Error{File: name, Msg: err.Error()}
+}
+
+func readYAMLTasks(name string, data []byte) ([]Task, []error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, yamlcheck.InFile(err, name, func(s string) string { return "not valid YAML: " + s })
+	}
+	if root.Kind == 0 || len(root.Content) == 0 {
+		return nil, nil
+	}
+	list := root.Content[0]
+	if list.Kind != yaml.SequenceNode {
+		return nil, []error{&Error{File: name, Line: list.Line, Col: list.Column,
+			Msg: "a tasks file in YAML is a list of tasks, not a " + yamlcheck.KindName(list)}}
+	}
+	var tasks []Task
+	var errs []error
+	for i, n := range list.Content {
+		t, err := yamlTask(name, fmt.Sprintf("[%d]", i), n)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		tasks = append(tasks, t)
+	}
+	return tasks, errs
+}
+
+// yamlTask reads the task at n, whose key path is path.
+func yamlTask(file, path string, n *yaml.Node) (Task, error) {
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	pos := taskPos{file: file, line: n.Line, path: path, keys: map[string][2]int{}}
+	if n.Kind != yaml.MappingNode {
+		e := pos.err("", "a task is a mapping with id: and its fields, not a "+yamlcheck.KindName(n))
+		e.Col = n.Column
+		return Task{}, e
+	}
+	v, err := nodeValue(n)
+	if err != nil {
+		return Task{}, &Error{File: file, Line: n.Line, Col: n.Column, Field: path, Msg: err.Error()}
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		pos.keys[n.Content[i].Value] = [2]int{n.Content[i+1].Line, n.Content[i+1].Column}
+	}
+	return Task{Fields: v.(map[string]any), where: pos}, nil
+}
+
+// nodeValue is the JSON value of a YAML node: numbers as json.Number in
+// their written form where JSON can carry it.
+func nodeValue(n *yaml.Node) (any, error) {
+	switch n.Kind {
+	case yaml.AliasNode:
+		return nodeValue(n.Alias)
+	case yaml.MappingNode:
+		m := make(map[string]any, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if k.Value == "<<" {
+				return nil, errors.New("merge keys (<<) are not supported in tasks")
+			}
+			v, err := nodeValue(n.Content[i+1])
+			if err != nil {
+				return nil, err
+			}
+			m[k.Value] = v
+		}
+		return m, nil
+	case yaml.SequenceNode:
+		l := make([]any, len(n.Content))
+		for i, c := range n.Content {
+			v, err := nodeValue(c)
+			if err != nil {
+				return nil, err
+			}
+			l[i] = v
+		}
+		return l, nil
+	}
+	switch n.ShortTag() {
+	case "!!null":
+		return nil, nil
+	case "!!bool":
+		var b bool
+		err := n.Decode(&b)
+		return b, err
+	case "!!int", "!!float":
+		if json.Valid([]byte(n.Value)) {
+			return json.Number(n.Value), nil
+		}
+		var f float64
+		if err := n.Decode(&f); err != nil {
+			return nil, err
+		}
+		if math.IsInf(f, 0) || math.IsNaN(f) {
+			return n.Value, nil
+		}
+		return json.Number(strconv.FormatFloat(f, 'g', -1, 64)), nil
+	}
+	return n.Value, nil
+}
+
+// decode reads the known fields of t.Fields into t, reporting each problem
+// at its field. A task without an objective gets def.
+func (t *Task) decode(def string) []error {
+	var errs []error
+	bad := func(key, msg string) { errs = append(errs, t.where.err(key, msg)) }
+	str := func(key string) (string, bool) {
+		v, ok := t.Fields[key]
+		if !ok || v == nil {
+			return "", false
+		}
+		switch s := v.(type) {
+		case string:
+			return s, true
+		case json.Number:
+			if key == "id" {
+				return s.String(), true
+			}
+		}
+		bad(key, "must be a string, not "+jsonKind(v))
+		return "", false
+	}
+	if id, ok := str("id"); !ok {
+		if _, has := t.Fields["id"]; !has {
+			bad("id", "is required")
+		}
+	} else if !ValidID(id) {
+		bad("id", fmt.Sprintf("%q is not a valid id: use letters, digits, '_', '.' and '-' only (not . or ..)", id))
+	} else {
+		t.ID = id
+	}
+	t.Objective, _ = str("objective")
+	if strings.TrimSpace(t.Objective) == "" && strings.TrimSpace(def) == "" {
+		bad("objective", "is required: the manifest has no default objective:")
+	}
+	if v, ok := t.Fields["files"]; ok {
+		l, isList := v.([]any)
+		if !isList {
+			bad("files", "must be a list of paths, not "+jsonKind(v))
+		}
+		for _, f := range l {
+			s, isStr := f.(string)
+			if !isStr || strings.TrimSpace(s) == "" {
+				bad("files", fmt.Sprintf("%v is not a path", f))
+				continue
+			}
+			t.Files = append(t.Files, s)
+		}
+	}
+	if v, ok := t.Fields["env"]; ok {
+		m, isMap := v.(map[string]any)
+		if !isMap {
+			bad("env", "must be a mapping of strings, not "+jsonKind(v))
+		}
+		for k, val := range m {
+			s, isStr := val.(string)
+			if json, isNum := val.(json.Number); isNum {
+				s, isStr = json.String(), true
+			}
+			switch {
+			case !isStr:
+				bad("env", fmt.Sprintf("%s: must be a string, not %s", k, jsonKind(val)))
+			case runner.CheckEnvName(k) != nil:
+				bad("env", runner.CheckEnvName(k).Error())
+			default:
+				if t.Env == nil {
+					t.Env = map[string]string{}
+				}
+				t.Env[k] = s
+			}
+		}
+	}
+	if s, ok := str("timeout"); ok {
+		d, err := time.ParseDuration(s)
+		if err != nil || d <= 0 {
+			bad("timeout", fmt.Sprintf("%q is not a positive duration (want e.g. 90s, 2m)", s))
+		}
+		t.Timeout = d
+	}
+	if s, ok := str("output_file"); ok {
+		c, err := runner.RelPath(s)
+		if err != nil {
+			bad("output_file", err.Error())
+		}
+		t.OutputFile = c
+	}
+	t.Weight = 1
+	if v, ok := t.Fields["weight"]; ok {
+		var w float64
+		var err error
+		switch x := v.(type) {
+		case json.Number:
+			w, err = x.Float64()
+		case string:
+			w, err = strconv.ParseFloat(strings.TrimSpace(x), 64)
+		default:
+			err = errors.New(jsonKind(v))
+		}
+		if err != nil || !(w > 0) || math.IsInf(w, 0) {
+			bad("weight", fmt.Sprintf("must be a positive number, not %v", v))
+		}
+		t.Weight = w
+	}
+	return errs
+}
+
+// jsonKind names the kind of a JSON value for a person.
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "a string"
+	case json.Number:
+		return "a number"
+	case bool:
+		return "true/false"
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "a mapping"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// checkTaskIDs reports tasks that repeat an id, naming where it was first
+// given.
+func checkTaskIDs(tasks []Task) []error {
+	var errs []error
+	first := map[string]taskPos{}
+	for _, t := range tasks {
+		if t.ID == "" {
+			continue
+		}
+		if p, dup := first[t.ID]; dup {
+			where := p.file + ":" + strconv.Itoa(p.line)
+			if pos, ok := p.keys["id"]; ok {
+				where = p.file + ":" + strconv.Itoa(pos[0])
+			}
+			errs = append(errs, t.where.err("id", fmt.Sprintf("duplicate task id %q (also at %s)", t.ID, where)))
+			continue
+		}
+		first[t.ID] = t.where
+	}
+	return errs
+}
+
+// JSON is the task as its candidates and judges see it in FORGE_TASK: its
+// fields as written, with its objective (the manifest's when it has none)
+// and id.
+func (t Task) JSON(objective string) []byte {
+	fields := make(map[string]any, len(t.Fields)+2)
+	for k, v := range t.Fields {
+		fields[k] = v
+	}
+	fields["id"] = t.ID
+	fields["objective"] = objective
+	b, err := json.Marshal(fields)
+	if err != nil { // every value came from JSON or YAML scalars
+		panic(err)
+	}
+	return b
+}
+
+// taskIDs lists the tasks' ids in order.
+func taskIDs(tasks []Task) []string {
+	ids := make([]string, len(tasks))
+	for i, t := range tasks {
+		ids[i] = t.ID
+	}
+	return ids
+}
+
+// sortedKeys is m's keys, sorted.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,291 @@
+package forge
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/forge-run/forge/runner"
+)
+
+const suiteHead = `objective: "Answer the question in the task"
+candidates:
+  - id: a
+    script: a.py
+  - id: b
+    script: b.py
+  - id: c
+    script: c.py
+`
+
+func loadSuite(t *testing.T, manifest string, files map[string]string) (*Manifest, error) {
+	t.Helper()
+	tree := map[string]string{"forge.yaml": manifest, "a.py": okScript, "b.py": okScript, "c.py": okScript}
+	for k, v := range files {
+		tree[k] = v
+	}
+	dir := writeTree(t, tree)
+	return Load(filepath.Join(dir, "forge.yaml"))
+}
+
+// TestTasksFromEverySource loads the same three tasks inline, from JSONL,
+// CSV and YAML, and checks every field and what the candidate is given.
+func TestTasksFromEverySource(t *testing.T) {
+	inline := suiteHead + `tasks:
+  - id: q1
+    objective: "What is 17 * 23?"
+    expected: 391
+    files: [data/q1.csv]
+    weight: 2
+  - {id: q2, expected: "3.10", timeout: 5s, output_file: answer.txt}
+  - {id: q3, env: {UNITS: metric}, expected: "yes"}
+`
+	jsonl := `{"id": "q1", "objective": "What is 17 * 23?", "expected": 391, "files": ["data/q1.csv"], "weight": 2}
+
+{"id": "q2", "expected": "3.10", "timeout": "5s", "output_file": "answer.txt"}
+{"id": "q3", "env": {"UNITS": "metric"}, "expected": "yes"}
+`
+	csv := "id,objective,expected,files,weight,timeout,output_file\n" +
+		"q1,What is 17 * 23?,391,data/q1.csv,2,,\n" +
+		"q2,,3.10,,,5s,answer.txt\n" +
+		"q3,,yes,,,,\n"
+	yml := `- id: q1
+  objective: "What is 17 * 23?"
+  expected: 391
+  files: [data/q1.csv]
+  weight: 2
+- {id: q2, expected: "3.10", timeout: 5s, output_file: answer.txt}
+- {id: q3, env: {UNITS: metric}, expected: "yes"}
+`
+	for _, c := range []struct {
+		name, manifest string
+		files          map[string]string
+	}{
+		{"inline", inline, nil},
+		{"jsonl", suiteHead + "tasks_file: tasks.jsonl\n", map[string]string{"tasks.jsonl": jsonl}},
+		{"csv", suiteHead + "tasks_file: tasks.csv\n", map[string]string{"tasks.csv": csv}},
+		{"yaml", suiteHead + "tasks_file: tasks.yaml\n", map[string]string{"tasks.yaml": yml}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			files := map[string]string{"data/q1.csv": "x,y\n1,2\n"}
+			for k, v := range c.files {
+				files[k] = v
+			}
+			m, err := loadSuite(t, c.manifest, files)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := taskIDs(m.Tasks); !slices.Equal(got, []string{"q1", "q2", "q3"}) {
+				t.Fatalf("tasks = %v", got)
+			}
+			q1, q2, q3 := m.Tasks[0], m.Tasks[1], m.Tasks[2]
+			if q1.Objective != "What is 17 * 23?" || q1.Weight != 2 || len(q1.files) != 1 || q1.files[0].dst != "data/q1.csv" {
+				t.Errorf("q1 = %+v", q1)
+			}
+			if q2.Objective != "" || q2.Weight != 1 || q2.Timeout != 5*time.Second || q2.OutputFile != "answer.txt" {
+				t.Errorf("q2 = %+v", q2)
+			}
+			if c.name != "csv" && q3.Env["UNITS"] != "metric" {
+				t.Errorf("q3 env = %v", q3.Env)
+			}
+			// The task file carries the fields as written, numbers in their
+			// written form, with the objective filled in.
+			var got map[string]any
+			if err := json.Unmarshal(q2.JSON("default"), &got); err != nil {
+				t.Fatal(err)
+			}
+			if got["id"] != "q2" || got["objective"] != "default" || got["expected"] != "3.10" {
+				t.Errorf("q2 JSON = %v", got)
+			}
+			if !strings.Contains(string(q1.JSON("x")), `"expected":391`) && !strings.Contains(string(q1.JSON("x")), `"expected":"391"`) {
+				t.Errorf("q1 JSON = %s", q1.JSON("x"))
+			}
+		})
+	}
+}
+
+// TestTaskErrors checks that each bad task is refused with the file, the
+// line and the field.
+func TestTaskErrors(t *testing.T) {
+	noObjective := strings.Replace(suiteHead, `objective: "Answer the question in the task"`+"\n", "", 1)
+	cases := []struct {
+		name, manifest string
+		files          map[string]string
+		want           []string
+	}{
+		{"jsonl not json", suiteHead + "tasks_file: t.jsonl\n",
+			map[string]string{"t.jsonl": "{\"id\": \"q1\"}\n\n{\"id\": q2}\n"},
+			[]string{"t.jsonl:3: not a JSON object"}},
+		{"jsonl missing id", suiteHead + "tasks_file: t.jsonl\n",
+			map[string]string{"t.jsonl": "{\"id\": \"q1\"}\n{\"objective\": \"x\"}\n"},
+			[]string{"t.jsonl:2: id: is required"}},
+		{"duplicate across inline and file", suiteHead + "tasks:\n  - id: q1\ntasks_file: t.jsonl\n",
+			map[string]string{"t.jsonl": "{\"id\": \"q2\"}\n{\"id\": \"q1\"}\n"},
+			[]string{"t.jsonl:2: id: duplicate task id \"q1\" (also at ", "forge.yaml:10)"}},
+		{"duplicate inline", suiteHead + "tasks:\n  - id: q1\n  - id: q1\n", nil,
+			[]string{"forge.yaml:11:9: tasks[1].id: duplicate task id \"q1\" (also at ", "forge.yaml:10)"}},
+		{"no objective anywhere", noObjective + "tasks:\n  - id: q1\n    expected: 1\n", nil,
+			[]string{"tasks[0].objective: is required: the manifest has no default objective:"}},
+		{"unknown file", suiteHead + "tasks_file: t.jsonl\n",
+			map[string]string{"t.jsonl": "{\"id\": \"q1\", \"files\": [\"nope.csv\"]}\n"},
+			[]string{"t.jsonl:1: files: nope.csv: no such file or directory"}},
+		{"missing tasks file", suiteHead + "tasks_file: nope.jsonl\n", nil,
+			[]string{"forge.yaml:9:13: tasks_file: nope.jsonl: no such file or directory"}},
+		{"csv short row", suiteHead + "tasks_file: t.csv\n",
+			map[string]string{"t.csv": "id,expected\nq1,1\nq2\n"},
+			[]string{"t.csv:3:1: wrong number of fields"}},
+		{"csv bad weight", suiteHead + "tasks_file: t.csv\n",
+			map[string]string{"t.csv": "id,weight\nq1,1\nq2,-1\n"},
+			[]string{"t.csv:3: weight: must be a positive number, not -1"}},
+		{"yaml not a list", suiteHead + "tasks_file: t.yaml\n",
+			map[string]string{"t.yaml": "id: q1\n"},
+			[]string{"t.yaml:1:1: a tasks file in YAML is a list of tasks, not a mapping"}},
+		{"yaml bad id", suiteHead + "tasks_file: t.yml\n",
+			map[string]string{"t.yml": "- id: q1\n- id: 'q 2'\n"},
+			[]string{"t.yml:2:7: [1].id: \"q 2\" is not a valid id"}},
+		{"bad timeout", suiteHead + "tasks:\n  - {id: q1, timeout: soon}\n", nil,
+			[]string{"forge.yaml:10:23: tasks[0].timeout: \"soon\" is not a positive duration"}},
+		{"env not strings", suiteHead + "tasks_file: t.jsonl\n",
+			map[string]string{"t.jsonl": "{\"id\": \"q1\", \"env\": {\"A\": [1]}}\n"},
+			[]string{"t.jsonl:1: env: A: must be a string, not a list"}},
+		{"unknown extension", suiteHead + "tasks_file: t.txt\n", map[string]string{"t.txt": "q1\n"},
+			[]string{"t.txt: tasks_file must be .jsonl, .csv, .yaml or .yml"}},
+		{"empty file", suiteHead + "tasks_file: t.jsonl\n", map[string]string{"t.jsonl": "\n"},
+			[]string{"tasks_file: t.jsonl has no tasks"}},
+		{"empty list", suiteHead + "tasks: []\n", nil,
+			[]string{"forge.yaml:9:8: tasks: is empty"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := loadSuite(t, c.manifest, c.files)
+			if err == nil {
+				t.Fatal("loaded")
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q\nlacks %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func suitePlan(t *testing.T, o Overrides, ntasks int) *Plan {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString(suiteHead + "tasks:\n")
+	for i := 1; i <= ntasks; i++ {
+		fmt.Fprintf(&b, "  - id: t%d\n", i)
+	}
+	m, err := loadSuite(t, b.String(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := m.Plan(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestSuitePlanInterleaves(t *testing.T) {
+	p := suitePlan(t, Overrides{Trials: 2}, 3)
+	var got []string
+	for _, j := range p.Jobs {
+		got = append(got, j.Name())
+	}
+	want := []string{
+		"a/t1", "b/t1", "c/t1", "a/t1#2", "b/t1#2", "c/t1#2",
+		"b/t2", "c/t2", "a/t2", "b/t2#2", "c/t2#2", "a/t2#2",
+		"c/t3", "a/t3", "b/t3", "c/t3#2", "a/t3#2", "b/t3#2",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("jobs =\n%v\nwant\n%v", got, want)
+	}
+	j := p.Jobs[0]
+	last := j.Files[len(j.Files)-1]
+	if j.Objective != "Answer the question in the task" || last.Dst != runner.TaskFile || last.Src != "" ||
+		string(last.Data) != `{"id":"t1","objective":"Answer the question in the task"}` {
+		t.Errorf("job t1: objective %q, task file %+v (%s)", j.Objective, last, last.Data)
+	}
+}
+
+func TestSuitePlanFilters(t *testing.T) {
+	p := suitePlan(t, Overrides{Tasks: []string{"t5", "t2", "t5"}, Only: []string{"b"}}, 6)
+	var got []string
+	for _, j := range p.Jobs {
+		got = append(got, j.Name())
+	}
+	if !slices.Equal(got, []string{"b/t2", "b/t5"}) {
+		t.Errorf("--tasks t5,t2 --only b: %v", got)
+	}
+
+	ids := func(p *Plan) []string { return taskIDs(p.Tasks) }
+	s1 := suitePlan(t, Overrides{Sample: 4, Seed: 7}, 20)
+	s2 := suitePlan(t, Overrides{Sample: 4, Seed: 7}, 20)
+	s3 := suitePlan(t, Overrides{Sample: 4, Seed: 8}, 20)
+	if len(s1.Tasks) != 4 || !slices.Equal(ids(s1), ids(s2)) || slices.Equal(ids(s1), ids(s3)) {
+		t.Errorf("samples: seed 7 %v, again %v, seed 8 %v", ids(s1), ids(s2), ids(s3))
+	}
+	if s1.Sample == nil || *s1.Sample != (Sample{N: 4, Of: 20, Seed: 7}) || len(s1.Jobs) != 12 {
+		t.Errorf("sample = %+v, %d jobs", s1.Sample, len(s1.Jobs))
+	}
+	num := func(t Task) int { n, _ := strconv.Atoi(t.ID[1:]); return n }
+	if !slices.IsSortedFunc(s1.Tasks, func(a, b Task) int { return num(a) - num(b) }) {
+		t.Errorf("sampled tasks not in manifest order: %v", ids(s1))
+	}
+
+	m, err := loadSuite(t, suiteHead+"tasks:\n  - id: t1\n", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ut *UnknownTaskError
+	if _, err := m.Plan(Overrides{Tasks: []string{"t9"}}); !errors.As(err, &ut) || ut.ID != "t9" {
+		t.Errorf("unknown task: %v", err)
+	}
+	m, err = loadSuite(t, suiteHead, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nt *NoTasksError
+	if _, err := m.Plan(Overrides{Sample: 2}); !errors.As(err, &nt) {
+		t.Errorf("--sample without tasks: %v", err)
+	}
+}
+
+// TestTaskSettingsWin checks the order task > candidate > defaults, and
+// the command line's timeout over all.
+func TestTaskSettingsWin(t *testing.T) {
+	m, err := loadSuite(t, `objective: o
+defaults: {env: {A: d, B: d, C: d}, timeout: 10s, output_file: d.md}
+candidates:
+  - {id: a, script: a.py, env: {B: c, C: c}, timeout: 20s, output_file: c.md}
+tasks:
+  - {id: t1, env: {C: t}, timeout: 30s, output_file: t.md}
+  - {id: t2}
+`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := m.Plan(Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j1, j2 := p.Jobs[0], p.Jobs[1]
+	if j1.Env["A"] != "d" || j1.Env["B"] != "c" || j1.Env["C"] != "t" || j1.Timeout != 30*time.Second || j1.OutputFile != "t.md" {
+		t.Errorf("t1: env %v timeout %s output %s", j1.Env, j1.Timeout, j1.OutputFile)
+	}
+	if j2.Env["C"] != "c" || j2.Timeout != 20*time.Second || j2.OutputFile != "c.md" {
+		t.Errorf("t2: env %v timeout %s output %s", j2.Env, j2.Timeout, j2.OutputFile)
+	}
+	p, _ = m.Plan(Overrides{Timeout: time.Second})
+	if p.Jobs[0].Timeout != time.Second {
+		t.Errorf("--timeout: %s", p.Jobs[0].Timeout)
+	}
+}
