@@ -20,15 +20,15 @@ import (
 
 // Manifest is a parsed and validated forge.yaml (docs/manifest.md).
 type Manifest struct {
-	Objective  string         `yaml:"objective"`
-	Defaults   Defaults       `yaml:"defaults"`
-	Candidates []Candidate    `yaml:"candidates"`
+	Objective  string      `yaml:"objective"`
+	Defaults   Defaults    `yaml:"defaults"`
+	Candidates []Candidate `yaml:"candidates"`
 	// Tasks make the manifest a suite: the inline tasks, then, after Load,
 	// the tasks_file's (TasksFile, relative to the manifest's directory).
-	Tasks     []Task `yaml:"tasks"`
-	TasksFile string `yaml:"tasks_file"`
-	Scoring    scoring.Config `yaml:"scoring"`
-	Gates      Gates          `yaml:"gates"`
+	Tasks     []Task         `yaml:"tasks"`
+	TasksFile string         `yaml:"tasks_file"`
+	Scoring   scoring.Config `yaml:"scoring"`
+	Gates     Gates          `yaml:"gates"`
 
 	// Blocks holds what the Decode of each Block given to Load or Parse
 	// made of the manifest's block of that name; a block the manifest does
