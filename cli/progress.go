@@ -133,6 +133,15 @@ func (p *progress) header(m *forge.Manifest, plan *forge.Plan, backend string) {
 	if plan.Trials > 1 {
 		trials = fmt.Sprintf(" × %d trials", plan.Trials)
 	}
+	if len(plan.Tasks) > 0 {
+		tasks := fmt.Sprintf("%d tasks", len(plan.Tasks))
+		if s := plan.Sample; s != nil {
+			tasks = fmt.Sprintf("%d of %d tasks (--sample %d --seed %d)", s.N, s.Of, s.N, s.Seed)
+		}
+		p.printf("forge: %d candidates × %s%s on %s, concurrency %d\n",
+			len(plan.Candidates), tasks, trials, backend, plan.Concurrency)
+		return
+	}
 	p.printf("forge: %d candidates%s on %s, concurrency %d: %s\n",
 		len(plan.Candidates), trials, backend, plan.Concurrency, oneLine(m.Objective, 60))
 }

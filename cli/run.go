@@ -34,6 +34,10 @@ type runOptions struct {
 	out         string
 	runID       string
 	only        []string
+	tasks       []string
+	sample      int
+	seed        int64
+	passAt      int
 	format      string
 	reports     []string
 	failUnder   float64
@@ -65,6 +69,12 @@ func (o *runOptions) Validate() error {
 		return flagError{fmt.Errorf("--resume %q: not a run id", o.resume)}
 	case o.maxDrop < 0 || o.maxDrop > 1:
 		return flagError{fmt.Errorf("--max-drop %g: must be between 0 and 1", o.maxDrop)}
+	case o.sample < 0:
+		return flagError{fmt.Errorf("--sample %d: must be at least 1", o.sample)}
+	case o.passAt < 1:
+		return flagError{fmt.Errorf("--pass-at %d: must be at least 1", o.passAt)}
+	case o.resume != "" && (len(o.tasks) > 0 || o.sample > 0):
+		return flagError{errors.New("--resume plays the run's own tasks; drop --tasks and --sample")}
 	case o.quiet && o.verbose:
 		return flagError{errors.New("--quiet and --verbose exclude each other")}
 	case o.failUnder < 0 || o.failUnder > 1:
@@ -97,7 +107,10 @@ rank them, print the standings on stdout and write results under
 			if cmd.Flags().Changed("max-drop") && o.baseline == "" {
 				return flagError{errors.New("--max-drop needs --baseline")}
 			}
-			return runTournament(cmd.Context(), env, o, cmd.Flags().Changed("fail-under"), cmd.Flags().Changed("max-drop"))
+			if cmd.Flags().Changed("seed") && o.sample == 0 {
+				return flagError{errors.New("--seed needs --sample")}
+			}
+			return runTournament(cmd.Context(), env, o, cmd.Flags().Changed("fail-under"), cmd.Flags().Changed("max-drop"), cmd.Flags().Changed("seed"))
 		},
 	}
 	f := cmd.Flags()
@@ -111,6 +124,10 @@ rank them, print the standings on stdout and write results under
 	f.StringVar(&o.out, "out", "artifacts", "output root; the run writes to <out>/<run-id>/")
 	f.StringVar(&o.runID, "run-id", "", "the run's id (default: <date>-<time>-<random>)")
 	f.StringSliceVar(&o.only, "only", nil, "run only these candidate ids (comma separated)")
+	f.StringSliceVar(&o.tasks, "tasks", nil, "a suite: run only these task ids (comma separated)")
+	f.IntVar(&o.sample, "sample", 0, "a suite: run `N` of its tasks, drawn at random (see --seed)")
+	f.Int64Var(&o.seed, "seed", 0, "with --sample: the seed of the draw (default: random, printed and recorded)")
+	f.IntVar(&o.passAt, "pass-at", 1, "a suite: the k of the standings' pass@k (needs at least k trials)")
 	f.StringVar(&o.format, "format", "table", "stdout report: table, json, markdown, junit, csv or html")
 	f.StringArrayVar(&o.reports, "report", nil, "also write a report to `FILE` (format from .json .md .xml .csv .html); repeatable")
 	f.Float64Var(&o.failUnder, "fail-under", 0, "exit 1 when the winner's score is below this (0..1), or there is no winner")
@@ -122,7 +139,7 @@ rank them, print the standings on stdout and write results under
 	return cmd
 }
 
-func runTournament(ctx context.Context, env *Env, o *runOptions, failUnderSet, maxDropSet bool) error {
+func runTournament(ctx context.Context, env *Env, o *runOptions, failUnderSet, maxDropSet, seedSet bool) error {
 	m, err := loadManifest(o.manifest)
 	if err != nil {
 		return withCode(ExitUsage, err)
@@ -132,22 +149,37 @@ func runTournament(ctx context.Context, env *Env, o *runOptions, failUnderSet, m
 			return err
 		}
 	}
-	plan, err := m.Plan(forge.Overrides{Concurrency: o.concurrency, Trials: o.trials, Timeout: o.timeout, Only: o.only})
-	if uc := (*forge.UnknownCandidateError)(nil); errors.As(err, &uc) {
-		err = fmt.Errorf("--only %s: %w", uc.ID, err)
-	}
-	if err != nil {
-		return withCode(ExitUsage, err)
-	}
 	now := time.Now
 	runID := o.runID
 	var resume *forge.Record
-	switch {
-	case o.resume != "":
+	over := forge.Overrides{Concurrency: o.concurrency, Trials: o.trials, Timeout: o.timeout, Only: o.only,
+		Tasks: o.tasks, Sample: o.sample, Seed: o.seed}
+	if o.resume != "" {
 		runID = o.resume
 		if resume, err = forge.ReadRecord(filepath.Join(o.out, runID, forge.ResultsFile)); err != nil {
 			return withCode(ExitUsage, fmt.Errorf("--resume %s: %w", runID, err))
 		}
+		over.Tasks = resume.TaskIDs()
+	} else if o.sample > 0 && !seedSet {
+		over.Seed = time.Now().UnixNano() % 1_000_000
+	}
+	plan, err := m.Plan(over)
+	var uc *forge.UnknownCandidateError
+	var ut *forge.UnknownTaskError
+	var nt *forge.NoTasksError
+	switch {
+	case errors.As(err, &uc):
+		err = fmt.Errorf("--only %s: %w", uc.ID, err)
+	case errors.As(err, &ut):
+		err = fmt.Errorf("--tasks %s: %w", ut.ID, err)
+	case errors.As(err, &nt):
+		err = fmt.Errorf("--tasks/--sample: %w", err)
+	}
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
+	switch {
+	case o.resume != "":
 	case runID == "":
 		runID = forge.NewRunID(now())
 	default:
@@ -190,6 +222,7 @@ func runTournament(ctx context.Context, env *Env, o *runOptions, failUnderSet, m
 		Echo:     echoFor(o.verbose, progress),
 		Now:      now,
 		Resume:   resume,
+		PassAtK:  o.passAt,
 	})
 	progress.stopLive()
 	if cerr := be.close(); cerr != nil {
@@ -287,6 +320,9 @@ func resumeCommand(o *runOptions, backend, runID string) string {
 	}
 	if o.format != "table" {
 		args = append(args, "--format", o.format)
+	}
+	if o.passAt != 1 {
+		args = append(args, "--pass-at", strconv.Itoa(o.passAt))
 	}
 	for _, r := range o.reports {
 		args = append(args, "--report", r)

@@ -67,7 +67,7 @@ func TestLoad(t *testing.T) {
 		{"truncated", `{"schema_version": 1, "results": [`, "not a results.json: not JSON"},
 		{"array", `[1, 2]`, "not a results.json: want a JSON object"},
 		{"no-version", `{"run_id": "x"}`, "not a results.json: no schema_version"},
-		{"future", `{"schema_version": 2, "results": "a new shape"}`, "schema_version 2, this forge reads 1"},
+		{"future", `{"schema_version": 3, "results": "a new shape"}`, "schema_version 3, this forge reads 1 and 2"},
 		{"bad-field", `{"schema_version": 1, "results": "nope"}`, "not a results.json: json: cannot unmarshal"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

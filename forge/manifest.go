@@ -295,7 +295,7 @@ func (m *Manifest) validate(v *validator, blockErrs []error) {
 		checkStrings(v, c.Setup, "candidates", i, "setup")
 	}
 	v.errs = append(v.errs, blockErrs...)
-	validateScoring(m.Scoring, v)
+	validateScoring(m.Scoring, v, suite)
 	m.Gates.validate(v)
 }
 

@@ -48,6 +48,10 @@ type Record struct {
 	// Incomplete lists the candidates the run could not judge; while it is
 	// not empty there is no winner (see scoring.Outcome).
 	Incomplete []scoring.Unjudged `json:"incomplete,omitempty"`
+	// TaskMatrix is a suite's per-task matrix (hardest tasks first) and
+	// HeadToHead its pairwise task-by-task record; absent without tasks.
+	TaskMatrix []scoring.TaskRow    `json:"task_matrix,omitempty"`
+	HeadToHead []scoring.HeadToHead `json:"head_to_head,omitempty"`
 	// UndeletedSandboxes names sandboxes forge could not delete.
 	UndeletedSandboxes []string `json:"undeleted_sandboxes,omitempty"`
 }
@@ -68,14 +72,17 @@ func (rec *Record) TaskIDs() []string {
 	return ids
 }
 
-// score scores the record's results with cfg: candidates is the plan's
-// list, so a candidate without results still gets a standing.
-func (rec *Record) score(cfg scoring.Config, candidates []string) {
-	out := scoring.Score(cfg, candidates, rec.Results)
+// score scores the record's results with cfg: s names the plan's
+// candidates (a candidate without results still gets a standing) and
+// tasks.
+func (rec *Record) score(cfg scoring.Config, s scoring.Suite) {
+	out := scoring.ScoreSuite(cfg, s, rec.Results)
 	rec.Results = out.Results
 	rec.Standings = out.Standings
 	rec.Winner = out.Winner
 	rec.WinnerLine = out.WinnerLine
 	rec.Comparison = out.Comparison
 	rec.Incomplete = out.Incomplete
+	rec.TaskMatrix = out.Tasks
+	rec.HeadToHead = out.HeadToHead
 }

@@ -70,6 +70,8 @@ type Options struct {
 	// FlushEvery bounds how often partial results.json is rewritten while
 	// jobs finish (default 1s); the final write always happens.
 	FlushEvery time.Duration
+	// PassAtK is the k of a suite's pass@k (0 means 1).
+	PassAtK int
 	// Resume, when set, is the record of an earlier run with the same RunID:
 	// its finished jobs are kept and only the rest (cancelled, infra, or
 	// missing) are played again, into the same directory.
@@ -170,6 +172,7 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 	s := &state{o: &o, rec: rec, dir: dir, results: make([]*runner.Result, len(o.Plan.Jobs))}
 	if o.Resume != nil {
 		rec.StartedAt = o.Resume.StartedAt
+		rec.Sample = cmp.Or(rec.Sample, o.Resume.Sample)
 		s.keepFinished(o.Resume)
 	}
 	if err := s.flush(true); err != nil {
@@ -198,7 +201,7 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 
 	rec.Interrupted = ctx.Err() != nil
 	rec.Results = s.final()
-	rec.score(o.Manifest.Scoring, o.Plan.Candidates)
+	rec.score(o.Manifest.Scoring, o.Plan.suite(o.PassAtK))
 	rec.FinishedAt = o.now().UTC()
 	if err := s.flush(true); err != nil {
 		return rec, err

@@ -1,13 +1,16 @@
 package forge
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -287,5 +290,73 @@ tasks:
 	p, _ = m.Plan(Overrides{Timeout: time.Second})
 	if p.Jobs[0].Timeout != time.Second {
 		t.Errorf("--timeout: %s", p.Jobs[0].Timeout)
+	}
+}
+
+// TestSuiteRunStoresByTaskAndResumes plays a suite with a fake runner:
+// every job is stored under <run>/<candidate>/<task>/ with the task it
+// played, the record lists the tasks, and a resume plays again only the
+// job the infrastructure failed.
+func TestSuiteRunStoresByTaskAndResumes(t *testing.T) {
+	m, err := loadSuite(t, suiteHead+"tasks:\n  - {id: q1, expected: 1}\n  - {id: q2, objective: Other}\n", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := m.Plan(Overrides{Only: []string{"a", "b"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var played sync.Map
+	fail := true
+	fr := fakeRunner{run: func(ctx context.Context, job runner.Job) (runner.Result, error) {
+		played.Store(job.Name(), true)
+		res := runner.Result{}
+		if job.Name() == "b/q2" && fail {
+			res.Failed(runner.ErrInfra, "sandbox lost")
+			return res, nil
+		}
+		res.SetArtifact([]byte(job.Objective), int64(len(job.Objective)))
+		res.Settle(job, runner.Outcome{ExitCode: new(int), ArtifactFound: true})
+		return res, nil
+	}}
+	out := t.TempDir()
+	opts := Options{Manifest: m, Plan: p, Runner: fr, OutRoot: out, RunID: "s1"}
+	rec, err := Run(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rec.TaskIDs(); !slices.Equal(got, []string{"q1", "q2"}) || rec.Tasks[1].Objective != "Other" {
+		t.Errorf("record tasks = %+v", rec.Tasks)
+	}
+	if b, _ := os.ReadFile(filepath.Join(out, "s1", "a", "q2", "output.md")); string(b) != "Other" {
+		t.Errorf("a/q2 artifact = %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(out, "s1", "b", "q1", "task.json")); string(b) != `{"expected":1,"id":"q1","objective":"Answer the question in the task"}` {
+		t.Errorf("b/q1 task.json = %s", b)
+	}
+	if rec.Winner != nil || len(rec.Incomplete) != 1 || rec.Incomplete[0].CandidateID != "b" {
+		t.Errorf("winner %v incomplete %+v", rec.Winner, rec.Incomplete)
+	}
+
+	fail = false
+	played = sync.Map{}
+	prev := readRecord(t, filepath.Join(out, "s1", ResultsFile))
+	opts.Resume = &prev
+	rec, err = Run(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var again []string
+	played.Range(func(k, _ any) bool { again = append(again, k.(string)); return true })
+	if !slices.Equal(again, []string{"b/q2"}) || len(rec.Incomplete) != 0 || len(rec.Results) != 4 {
+		t.Errorf("resume played %v; incomplete %+v", again, rec.Incomplete)
+	}
+
+	// Resuming with other tasks is refused.
+	p2, _ := m.Plan(Overrides{Only: []string{"a", "b"}, Tasks: []string{"q1"}})
+	opts.Plan = p2
+	var td *TasksDifferError
+	if _, err := Run(context.Background(), opts); !errors.As(err, &td) {
+		t.Errorf("resume with --tasks q1: %v", err)
 	}
 }

@@ -100,6 +100,11 @@ type Options struct {
 	// MaxOutputBytes caps each stdout, stderr and artifact a report embeds
 	// (JUnit system-out, HTML <pre>); 0 means DefaultMaxOutputBytes.
 	MaxOutputBytes int
+	// Matrix makes the table print a suite's per-task matrix whatever its
+	// size; without it the table prints the matrix when it fits (Width
+	// columns; 0 means unknown) and a summary of it otherwise.
+	Matrix bool
+	Width  int
 }
 
 // Validate reports options no report can honour.

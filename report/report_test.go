@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -125,7 +126,7 @@ func TestJSONIsResultsJSON(t *testing.T) {
 			if got != string(want) {
 				t.Errorf("JSON report differs from forge.MarshalRecord:\n%s\n---\n%s", got, want)
 			}
-			if !strings.HasSuffix(got, "}\n") || !strings.HasPrefix(got, "{\n  \"schema_version\": 1,") {
+			if !strings.HasSuffix(got, "}\n") || !strings.HasPrefix(got, fmt.Sprintf("{\n  \"schema_version\": %d,", forge.SchemaVersion)) {
 				t.Errorf("JSON report is not indented with a trailing newline:\n%.80s", got)
 			}
 			if err := schema.ValidateResults([]byte(got)); err != nil {

@@ -56,17 +56,26 @@ func Table(w io.Writer, rec *forge.Record, opts Options) error {
 		case healthFailed:
 			status = paint(ansiRed, status)
 		}
-		rows = append(rows, []string{
-			rank, cand, status, c.scoreText(), c.successText(), c.runtimeText(),
-			fmt.Sprint(c.trials()), c.artifactText(), paint(ansiDim, text.Shorten(c.notes(), notesWidth)),
-		})
+		row := []string{rank, cand, status, c.scoreText(), c.successText(), c.runtimeText(), fmt.Sprint(c.trials())}
+		if suite(rec) {
+			row = slices.Insert(row, 4, c.solvedText(len(rec.Tasks)), c.passText())
+		} else {
+			row = append(row, c.artifactText())
+		}
+		rows = append(rows, append(row, paint(ansiDim, text.Shorten(c.notes(), notesWidth))))
 	}
 
 	var buf bytes.Buffer
 	if len(rows) == 0 {
 		buf.WriteString("no results\n")
-	} else if err := renderTable(&buf, rows, opts); err != nil {
+	} else if err := renderTable(&buf, rec, rows, opts); err != nil {
 		return fmt.Errorf("render standings table: %w", err)
+	}
+	if err := writeMatrix(&buf, rec, opts); err != nil {
+		return err
+	}
+	if err := writeHeadToHead(&buf, rec, opts); err != nil {
+		return err
 	}
 
 	line := winnerLine(rec, cs)
@@ -93,7 +102,8 @@ func Table(w io.Writer, rec *forge.Record, opts Options) error {
 	return nil
 }
 
-// tableHeader names Table's columns; tableAlign aligns them.
+// tableHeader names Table's columns; tableAlign aligns them. A suite's
+// table has SOLVED and PASS@k after SCORE, and no ARTIFACT.
 var (
 	tableHeader = []string{"RANK", "CANDIDATE", "STATUS", "SCORE", "SUCCESS", "RUNTIME", "TRIALS", "ARTIFACT", "NOTES"}
 	tableAlign  = []text.Align{text.Right, text.Left, text.Left, text.Right, text.Right, text.Right, text.Right, text.Right, text.Left}
@@ -101,12 +111,16 @@ var (
 
 // renderTable draws the standings with text.Table, the header in bold with
 // opts.Color.
-func renderTable(w io.Writer, rows [][]string, opts Options) error {
-	header := slices.Clone(tableHeader)
+func renderTable(w io.Writer, rec *forge.Record, rows [][]string, opts Options) error {
+	header, align := slices.Clone(tableHeader), tableAlign
+	if suite(rec) {
+		header = slices.Insert(slices.Delete(header, 7, 8), 4, "SOLVED", passHeader(rec))
+		align = slices.Insert(slices.Delete(slices.Clone(align), 7, 8), 4, text.Right, text.Right)
+	}
 	for i, h := range header {
 		if opts.Color {
 			header[i] = ansiBold + h + ansiReset
 		}
 	}
-	return text.Table(w, header, rows, tableAlign, opts.TTY)
+	return text.Table(w, header, rows, align, opts.TTY)
 }

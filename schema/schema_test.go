@@ -52,6 +52,27 @@ func sampleRecord() *forge.Record {
 	}
 }
 
+// suiteRecord is a suite's record as the run writes it, scored by scoring:
+// two candidates, two tasks, one of them failed by the infrastructure.
+func suiteRecord() *forge.Record {
+	rec := sampleRecord()
+	rec.Tasks = []forge.TaskInfo{{ID: "q1", Objective: "o", Weight: 1}, {ID: "q2", Objective: "p", Weight: 2}}
+	rec.Sample = &forge.Sample{N: 2, Of: 9, Seed: 7}
+	var results []runner.Result
+	for _, task := range []string{"q1", "q2"} {
+		for _, r := range sampleRecord().Results {
+			r.TaskID = task
+			results = append(results, r)
+		}
+	}
+	results[3].Failed(runner.ErrInfra, "sandbox lost")
+	out := scoring.ScoreSuite(scoring.Config{}, scoring.Suite{Candidates: []string{"alpha", "beta"},
+		Tasks: []scoring.Task{{ID: "q1"}, {ID: "q2", Weight: 2}}, PassAtK: 1}, results)
+	rec.Results, rec.Standings, rec.Winner, rec.WinnerLine = out.Results, out.Standings, out.Winner, out.WinnerLine
+	rec.Comparison, rec.Incomplete, rec.TaskMatrix, rec.HeadToHead = out.Comparison, out.Incomplete, out.Tasks, out.HeadToHead
+	return rec
+}
+
 func marshal(t *testing.T, rec *forge.Record) []byte {
 	t.Helper()
 	b, err := forge.MarshalRecord(rec)
@@ -66,7 +87,8 @@ func TestValidRecords(t *testing.T) {
 	minimal := &forge.Record{SchemaVersion: 1, RunID: "r", Results: []runner.Result{}}
 	notScored := sampleRecord()
 	notScored.Standings, notScored.Winner, notScored.Comparison, notScored.Interrupted = nil, nil, nil, true
-	for name, rec := range map[string]*forge.Record{"full": full, "minimal": minimal, "interrupted before scoring": notScored} {
+	for name, rec := range map[string]*forge.Record{"full": full, "minimal": minimal, "interrupted before scoring": notScored,
+		"suite": suiteRecord()} {
 		t.Run(name, func(t *testing.T) {
 			if err := schema.ValidateResults(marshal(t, rec)); err != nil {
 				t.Fatalf("a record forge writes does not validate: %v", err)
@@ -83,7 +105,9 @@ func TestInvalidRecords(t *testing.T) {
 		edit  func(m map[string]any)
 		where string
 	}{
-		{"schema_version 2", func(m map[string]any) { m["schema_version"] = 2 }, "/schema_version"},
+		{"schema_version 3", func(m map[string]any) { m["schema_version"] = 3 }, "/schema_version"},
+		{"task weight 0", func(m map[string]any) { m["tasks"] = []any{map[string]any{"id": "q1", "objective": "o", "weight": 0}} }, "/tasks/0/weight"},
+		{"bad task id", func(m map[string]any) { result(m, 0)["task_id"] = "q 1" }, "/results/0/task_id"},
 		{"results missing", func(m map[string]any) { delete(m, "results") }, "results"},
 		{"unknown error kind", func(m map[string]any) { result(m, 1)["error_kind"] = "exploded" }, "/results/1/error_kind"},
 		{"success with an error kind", func(m map[string]any) { result(m, 0)["error_kind"] = "timeout" }, "/results/0"},

@@ -2,8 +2,10 @@ package scoring
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"regexp"
 	"strconv"
@@ -59,54 +61,119 @@ func compileChecks(checks []Check) []compiledCheck {
 	return out
 }
 
-// passed reports whether the artifact passes the check. Text checks see the
-// bytes forge kept (capped); the byte bounds use the full size.
-func (c compiledCheck) passed(b []byte, size int64) bool {
+// passed reports whether the trial passes the check, or why the check
+// could not be made (a task without the field it compares with). Text
+// checks see the artifact bytes forge kept (capped); the byte bounds use
+// the full size.
+func (c compiledCheck) passed(b []byte, size int64, r runner.Result, task *Task) (bool, string) {
 	switch {
 	case c.Contains != "":
-		return bytes.Contains(b, []byte(c.Contains))
+		return bytes.Contains(b, []byte(c.Contains)), ""
 	case c.Regex != "":
-		return c.re != nil && c.re.Match(b)
+		return c.re != nil && c.re.Match(b), ""
 	case c.MinBytes != nil || c.MaxBytes != nil:
-		return (c.MinBytes == nil || size >= *c.MinBytes) && (c.MaxBytes == nil || size <= *c.MaxBytes)
+		return (c.MinBytes == nil || size >= *c.MinBytes) && (c.MaxBytes == nil || size <= *c.MaxBytes), ""
+	}
+	// The subject: a JSON value of the artifact or of FORGE_RESULT, or the
+	// artifact's text.
+	var v any = string(b)
+	switch {
 	case c.JSON != nil:
 		var doc any
 		if err := json.Unmarshal(b, &doc); err != nil {
-			return false
+			return false, ""
 		}
-		v, ok := lookupPointer(doc, *c.JSON)
-		if !ok {
-			return false
+		var ok bool
+		if v, ok = lookupPointer(doc, *c.JSON); !ok {
+			return false, ""
 		}
-		if c.Equals != nil {
-			return c.want != nil && reflect.DeepEqual(v, c.want)
+	case c.Result != nil:
+		doc := make(map[string]any, len(r.Submitted))
+		for k, x := range r.Submitted {
+			doc[k] = x
 		}
-		if c.Min != nil || c.Max != nil {
-			f, isNum := v.(float64)
-			return isNum && (c.Min == nil || f >= *c.Min) && (c.Max == nil || f <= *c.Max)
+		var ok bool
+		if v, ok = lookupPointer(doc, *c.Result); !ok {
+			return false, ""
 		}
-		return true
 	}
-	return false
+	switch {
+	case c.Equals != nil:
+		return c.want != nil && reflect.DeepEqual(v, c.want), ""
+	case c.Min != nil || c.Max != nil:
+		f, isNum := v.(float64)
+		return isNum && (c.Min == nil || f >= *c.Min) && (c.Max == nil || f <= *c.Max), ""
+	}
+	field := cmp.Or(c.EqualsTask, c.ContainsTask, c.RegexTask)
+	if field == "" {
+		return true, "" // json: or result: alone: the value exists
+	}
+	var want any
+	ok := false
+	if task != nil {
+		want, ok = task.Fields[field]
+	}
+	if !ok {
+		id := "the run"
+		if task != nil {
+			id = "task " + task.ID
+		}
+		return false, fmt.Sprintf("%s has no field %q to compare with", id, field)
+	}
+	got, wantText := valueText(v), valueText(want)
+	switch {
+	case c.EqualsTask != "":
+		gf, gerr := strconv.ParseFloat(got, 64)
+		wf, werr := strconv.ParseFloat(wantText, 64)
+		if gerr == nil && werr == nil {
+			return gf == wf, ""
+		}
+		return got == wantText, ""
+	case c.ContainsTask != "":
+		return strings.Contains(got, wantText), ""
+	}
+	re, err := regexp.Compile(wantText)
+	if err != nil {
+		return false, fmt.Sprintf("task %s: field %q is not a regular expression: %v", task.ID, field, err)
+	}
+	return re.MatchString(got), ""
 }
 
-// checkFraction is the fraction of checks the artifact passes; an absent
-// artifact passes none.
-func checkFraction(checks []compiledCheck, r runner.Result) float64 {
+// valueText is a JSON value as text, trimmed: strings as they are,
+// numbers as written, anything else as compact JSON.
+func valueText(v any) string {
+	switch x := v.(type) {
+	case string:
+		return strings.TrimSpace(x)
+	case json.Number:
+		return x.String()
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// checkFraction is the fraction of checks the trial passes, with the
+// first reason a check could not be made; without an artifact only the
+// checks of FORGE_RESULT (result:) can pass.
+func checkFraction(checks []compiledCheck, r runner.Result, task *Task) (float64, string) {
 	if len(checks) == 0 {
-		return 0
+		return 0, ""
 	}
 	b, size, present := artifactOf(r)
-	if !present {
-		return 0
-	}
-	n := 0
+	n, note := 0, ""
 	for _, c := range checks {
-		if c.passed(b, size) {
+		if !present && c.Result == nil {
+			continue // no artifact: only FORGE_RESULT can be checked
+		}
+		ok, why := c.passed(b, size, r, task)
+		if ok {
 			n++
 		}
+		note = cmp.Or(note, why)
 	}
-	return float64(n) / float64(len(checks))
+	return float64(n) / float64(len(checks)), note
 }
 
 // lookupPointer resolves an RFC 6901 JSON pointer in a document decoded by

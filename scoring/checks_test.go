@@ -2,6 +2,8 @@ package scoring
 
 import (
 	"encoding/base64"
+	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/forge-run/forge/runner"
@@ -50,7 +52,7 @@ func TestChecks(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			cc := compileChecks([]Check{c.check})[0]
 			b, size, _ := artifactOf(artifactResult(c.content))
-			if got := cc.passed(b, size); got != c.want {
+			if got, _ := cc.passed(b, size, runner.Result{}, nil); got != c.want {
 				t.Errorf("passed = %v, want %v", got, c.want)
 			}
 		})
@@ -59,12 +61,12 @@ func TestChecks(t *testing.T) {
 
 func TestCheckFraction(t *testing.T) {
 	checks := compileChecks([]Check{{Contains: "a"}, {Contains: "b"}, {Contains: "z"}, {MaxBytes: i64(100)}})
-	if got := checkFraction(checks, artifactResult("ab")); got != 0.75 {
+	if got, _ := checkFraction(checks, artifactResult("ab"), nil); got != 0.75 {
 		t.Errorf("fraction = %v, want 0.75", got)
 	}
 	// No artifact at all (optional artifact not written): every check fails,
 	// even max_bytes.
-	if got := checkFraction(checks, runner.Result{Success: true}); got != 0 {
+	if got, _ := checkFraction(checks, runner.Result{Success: true}, nil); got != 0 {
 		t.Errorf("absent artifact fraction = %v, want 0", got)
 	}
 }
@@ -82,8 +84,61 @@ func TestArtifactOf(t *testing.T) {
 		r := runner.Result{ArtifactPath: "x"}
 		r.SetArtifact([]byte("abc"), 5000)
 		cc := compileChecks([]Check{{MinBytes: i64(4000)}, {Contains: "abc"}})
-		if got := checkFraction(cc, r); got != 1 {
+		if got, _ := checkFraction(cc, r, nil); got != 1 {
 			t.Errorf("fraction = %v, want 1", got)
 		}
 	})
+}
+
+// TestTaskChecks compares the artifact, a JSON value in it and a
+// FORGE_RESULT value with the task's fields.
+func TestTaskChecks(t *testing.T) {
+	task := &Task{ID: "q1", Fields: map[string]any{
+		"expected": json.Number("391"), "word": "forty", "pattern": `^\d+$`, "bad": "(", "list": []any{"a", json.Number("1")},
+	}}
+	submitted := map[string]any{"answer": 391.0, "text": "about forty-two", "list": []any{"a", 1.0}}
+	for _, c := range []struct {
+		name     string
+		check    Check
+		artifact string
+		want     bool
+		note     string
+	}{
+		{"equals text, trimmed", Check{EqualsTask: "expected"}, " 391\n", true, ""},
+		{"equals as numbers", Check{EqualsTask: "expected"}, "391.0", true, ""},
+		{"equals differs", Check{EqualsTask: "expected"}, "392", false, ""},
+		{"equals text is not a prefix", Check{EqualsTask: "word"}, "forty-two", false, ""},
+		{"contains", Check{ContainsTask: "word"}, "it is forty-two", true, ""},
+		{"regex", Check{RegexTask: "pattern"}, "391", true, ""},
+		{"regex fails", Check{RegexTask: "pattern"}, "39a", false, ""},
+		{"json value equals", Check{JSON: str("/n"), EqualsTask: "expected"}, `{"n": 391}`, true, ""},
+		{"json string equals number", Check{JSON: str("/n"), EqualsTask: "expected"}, `{"n": "391"}`, true, ""},
+		{"json missing", Check{JSON: str("/m"), EqualsTask: "expected"}, `{"n": 391}`, false, ""},
+		{"json list", Check{JSON: str("/l"), EqualsTask: "list"}, `{"l": ["a", 1]}`, true, ""},
+		{"result equals", Check{Result: str("/answer"), EqualsTask: "expected"}, "", true, ""},
+		{"result contains", Check{Result: str("/text"), ContainsTask: "word"}, "", true, ""},
+		{"result missing", Check{Result: str("/nope"), ContainsTask: "word"}, "", false, ""},
+		{"result exists", Check{Result: str("/text")}, "", true, ""},
+		{"no such field", Check{EqualsTask: "answer"}, "391", false, `task q1 has no field "answer" to compare with`},
+		{"not a regex", Check{RegexTask: "bad"}, "391", false, `task q1: field "bad" is not a regular expression`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := artifactResult(c.artifact)
+			r.Submitted = submitted
+			got, note := checkFraction(compileChecks([]Check{c.check}), r, task)
+			if (got == 1) != c.want || !strings.Contains(note, c.note) || (c.note == "" && note != "") {
+				t.Errorf("fraction %v note %q, want pass %v note %q", got, note, c.want, c.note)
+			}
+		})
+	}
+	// FORGE_RESULT is checked without an artifact; the artifact's checks fail.
+	noArtifact := runner.Result{Success: true, Submitted: submitted}
+	if got, _ := checkFraction(compileChecks([]Check{{Result: str("/answer"), EqualsTask: "expected"}, {EqualsTask: "expected"}}), noArtifact, task); got != 0.5 {
+		t.Errorf("no artifact: fraction %v, want 0.5", got)
+	}
+	// Without a task (a check the manifest refuses without tasks) the check
+	// fails and says why.
+	if got, note := checkFraction(compileChecks([]Check{{EqualsTask: "expected"}}), artifactResult("391"), nil); got != 0 || note == "" {
+		t.Errorf("no task: %v %q", got, note)
+	}
 }

@@ -93,12 +93,29 @@ type Scorer struct {
 //	    max: 1
 //
 // JSON is an RFC 6901 pointer; "" is the whole document (it parses).
+//
+// In a suite, checks also compare with a field of the task (EqualsTask,
+// ContainsTask, RegexTask: the field's name), on the artifact's text, on
+// the JSON value at json:, or on the value at result: (an RFC 6901 pointer
+// into the candidate's FORGE_RESULT object):
+//
+//	  - equals_task: expected        # the artifact, trimmed, is the task's expected
+//	  - result: /answer              # FORGE_RESULT's answer contains the task's keyword
+//	    contains_task: keyword
+//
+// equals_task compares text with surrounding white space trimmed, and
+// numbers by value when both sides are numbers ("391" equals 391.0).
 type Check struct {
 	Contains string  `yaml:"contains"`
 	Regex    string  `yaml:"regex"`
 	MinBytes *int64  `yaml:"min_bytes"`
 	MaxBytes *int64  `yaml:"max_bytes"`
 	JSON     *string `yaml:"json"`
+	Result   *string `yaml:"result"`
+
+	EqualsTask   string `yaml:"equals_task"`
+	ContainsTask string `yaml:"contains_task"`
+	RegexTask    string `yaml:"regex_task"`
 	// Equals is compared with the JSON value at the pointer as JSON values
 	// (numbers by value, objects and arrays deeply). nil means no
 	// comparison; JSON null cannot be compared.

@@ -32,9 +32,25 @@ type tally struct {
 	clamped           []int
 	judgeErrors       int
 	unscored          []noteHit // infra, auth, cancelled
+	// tasks are a suite's trials by task; taskMeans the task scores.
+	tasks     map[string]*taskTally
+	taskMeans []float64
 
 	sum summary
 	st  Standing
+}
+
+// task is the candidate's tally of task id.
+func (t *tally) task(id string) *taskTally {
+	if t.tasks == nil {
+		t.tasks = map[string]*taskTally{}
+	}
+	tt := t.tasks[id]
+	if tt == nil {
+		tt = &taskTally{}
+		t.tasks[id] = tt
+	}
+	return tt
 }
 
 // newTally is an empty tally for a candidate scored by n scorers.
@@ -172,7 +188,7 @@ func trimFloat(f float64) string { return strconv.FormatFloat(f, 'g', 4, 64) }
 // shares the rank of the group above it when it cannot be told apart from
 // that group's best (see compareMeans); candidates without results tie with
 // each other.
-func rankEntries(es []*tally) {
+func rankEntries(es []*tally, tied func(a, b *tally) bool) {
 	key := func(t *tally) float64 { return math.Round(t.sum.mean / tieEpsilon) }
 	sort.Slice(es, func(a, b int) bool {
 		x, y := es[a], es[b]
@@ -197,7 +213,9 @@ func rankEntries(es []*tally) {
 	}
 }
 
-func tied(a, b *tally) bool {
+// tiedTrials reports whether b cannot be told from a by their trials
+// (compareMeans); candidates without results tie with each other.
+func tiedTrials(a, b *tally) bool {
 	if (a.trials > 0) != (b.trials > 0) {
 		return false
 	}

@@ -31,11 +31,19 @@ type Outcome struct {
 	// infrastructure or auth errors, were cancelled, or have no results).
 	// While it is not empty there is no winner.
 	Incomplete []Unjudged
+	// Tasks is a suite's per-task matrix, hardest tasks first; HeadToHead
+	// compares every pair of candidates task by task. Both are empty
+	// without tasks.
+	Tasks      []TaskRow
+	HeadToHead []HeadToHead
 }
 
 // Unjudged is a candidate none of whose trials says anything about it.
 type Unjudged struct {
 	CandidateID string `json:"candidate_id"`
+	// TaskIDs, in a suite, are the tasks on which none of its trials ran
+	// to an end.
+	TaskIDs []string `json:"task_ids,omitempty"`
 	// Reason is how its first unscored trial ended ("infra: Total CPU
 	// limit exceeded…", "cancelled: …"), or "no results".
 	Reason string `json:"reason"`
@@ -80,23 +88,47 @@ type prepared struct {
 // not depend on the order of candidates or results, except that candidates
 // whose scores tie exactly are listed by id.
 func Score(cfg Config, candidates []string, results []runner.Result) Outcome {
-	scorers := prepare(cfg.effective())
+	return ScoreSuite(cfg, Suite{Candidates: candidates}, results)
+}
 
-	// Raw values, then scores, per scorer and trial.
+// ScoreSuite is Score for a run of a suite's tasks (s.Tasks; without
+// tasks it is Score): each trial is scored within its task, candidates
+// rank by their suite score and are compared task by task.
+func ScoreSuite(cfg Config, s Suite, results []runner.Result) Outcome {
+	scorers := prepare(cfg.effective())
+	tasks := make(map[string]*Task, len(s.Tasks))
+	for i := range s.Tasks {
+		tasks[s.Tasks[i].ID] = &s.Tasks[i]
+	}
+	k := max(s.PassAtK, 1)
+
+	// Raw values, then scores, per scorer and trial: normalised within each
+	// task, across its candidates.
+	byTask := map[string][]int{}
+	for i, r := range results {
+		byTask[r.TaskID] = append(byTask[r.TaskID], i)
+	}
 	values := make([][]trialValue, len(scorers))
 	scores := make([][]float64, len(scorers))
 	clamped := make([][]bool, len(scorers))
-	for j, s := range scorers {
+	for j, sc := range scorers {
 		values[j] = make([]trialValue, len(results))
-		for i, r := range results {
-			values[j][i] = s.value(r)
+		scores[j] = make([]float64, len(results))
+		clamped[j] = make([]bool, len(results))
+		for _, idx := range byTask {
+			vals := make([]trialValue, len(idx))
+			for n, i := range idx {
+				vals[n] = sc.value(results[i], tasks[results[i].TaskID])
+			}
+			if sc.Type == TypeRuntime {
+				withinNoise(vals)
+			}
+			sco, cl := sc.normalize(vals)
+			for n, i := range idx {
+				values[j][i], scores[j][i], clamped[j][i] = vals[n], sco[n], cl[n]
+			}
 		}
-		if s.Type == TypeRuntime {
-			withinNoise(values[j])
-		}
-		scores[j], clamped[j] = s.normalize(values[j])
 	}
-
 	out := Outcome{Results: make([]runner.Result, len(results))}
 	composite := make([]*float64, len(results))
 	for i, r := range results {
@@ -131,16 +163,26 @@ func Score(cfg Config, candidates []string, results []runner.Result) Outcome {
 		}
 		return t
 	}
-	for _, id := range candidates {
+	for _, id := range s.Candidates {
 		get(id)
 	}
 	for i, r := range results {
 		t := get(r.CandidateID)
+		tt := t.task(r.TaskID)
+		tt.trials++
+		if r.Success {
+			tt.successes++
+		}
 		if !t.count(r) {
+			tt.unscored = append(tt.unscored, t.unscored[len(t.unscored)-1])
 			continue
 		}
 		if composite[i] != nil {
 			t.scores = append(t.scores, *composite[i])
+			tt.scores = append(tt.scores, *composite[i])
+		}
+		if passed(r, composite[i]) {
+			tt.passes++
 		}
 		for j, s := range scorers {
 			v := values[j][i]
@@ -162,15 +204,29 @@ func Score(cfg Config, candidates []string, results []runner.Result) Outcome {
 	entries := make([]*tally, 0, len(byID))
 	for _, t := range byID {
 		t.finish(scorers)
+		if len(s.Tasks) > 0 {
+			t.suiteStats(s.Tasks, k)
+		}
 		entries = append(entries, t)
 	}
-	rankEntries(entries)
+	tied := func(a, b *tally) bool { return tiedTrials(a, b) }
+	if len(s.Tasks) > 0 {
+		tied = func(a, b *tally) bool { return pairedTied(a, b, s.Tasks) }
+	}
+	rankEntries(entries, tied)
 	out.Standings = make([]Standing, len(entries))
 	for i, e := range entries {
 		out.Standings[i] = e.st
 	}
-	out.Winner, out.WinnerLine, out.Comparison = decide(entries)
-	out.Incomplete = unjudged(entries)
+	if len(s.Tasks) > 0 {
+		out.Winner, out.WinnerLine, out.Comparison = decideSuite(entries, s.Tasks)
+		out.Incomplete = unjudgedTasks(entries, s.Tasks)
+		out.Tasks = taskRows(entries, s.Tasks)
+		out.HeadToHead = headToHead(entries, s.Tasks)
+	} else {
+		out.Winner, out.WinnerLine, out.Comparison = decide(entries)
+		out.Incomplete = unjudged(entries)
+	}
 	if len(out.Incomplete) > 0 {
 		out.Winner, out.WinnerLine = nil, incompleteLine(out.Incomplete)
 	} else if n, first := unscoredTrials(entries); n > 0 {
@@ -211,7 +267,7 @@ func endedByNoFault(r runner.Result) bool {
 }
 
 // value is what the scorer makes of one trial before normalisation.
-func (s prepared) value(r runner.Result) trialValue {
+func (s prepared) value(r runner.Result, task *Task) trialValue {
 	if endedByNoFault(r) {
 		return trialValue{state: stateNone}
 	}
@@ -233,7 +289,8 @@ func (s prepared) value(r runner.Result) trialValue {
 		}
 		return trialValue{v: f}
 	case TypeArtifact:
-		return trialValue{v: checkFraction(s.checks, r)}
+		f, note := checkFraction(s.checks, r, task)
+		return trialValue{v: f, note: note}
 	case TypeJudge:
 		for _, j := range r.Judges {
 			if j.Name != s.name {

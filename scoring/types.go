@@ -47,6 +47,24 @@ type Standing struct {
 	// Notes say, in words, what affected the score: judge failures, missing
 	// submitted metrics, clamped raw values.
 	Notes []string `json:"notes,omitempty"`
+	// Suite is set for a suite's candidate, whose Score is then the
+	// weighted mean of its task scores, ScoreStddev their standard
+	// deviation and ScoreCI95 the interval with tasks as the sampling unit.
+	Suite *SuiteStanding `json:"suite,omitempty"`
+}
+
+// SuiteStanding is what a candidate did over a suite's tasks.
+type SuiteStanding struct {
+	// Tasks is how many tasks have a task score (a scored trial).
+	Tasks int `json:"tasks"`
+	// Solved is how many tasks it passed in every trial: each trial
+	// succeeded with a full score.
+	Solved int `json:"solved"`
+	// PassAtK is the unbiased pass@k (K: --pass-at) over the tasks with at
+	// least K trials that ran to an end, weighted as the score, a trial
+	// passing as for Solved; null when no task has that many.
+	K       int      `json:"k"`
+	PassAtK *float64 `json:"pass_at_k"`
 }
 
 // Comparison is the test behind the winner line: rank 1 against rank 2.
@@ -75,6 +93,14 @@ type Comparison struct {
 	PValue *float64 `json:"p_value"`
 	// Alpha is the significance level the decision used (0.05).
 	Alpha float64 `json:"alpha"`
+	// Tasks, Wins, Losses and Ties, in a suite, count the common tasks on
+	// which the best scored higher than the second, lower, or the same;
+	// Difference is then the mean per-task difference and the method the
+	// paired test over them (MethodPairedT, MethodWilcoxon).
+	Tasks  int `json:"tasks,omitempty"`
+	Wins   int `json:"wins,omitempty"`
+	Losses int `json:"losses,omitempty"`
+	Ties   int `json:"ties,omitempty"`
 	// Clear is true when the best is distinguishable from the second: the
 	// 95% interval of the difference excludes 0 (p < Alpha), or, for single
 	// trials, the scores differ by more than 1e-9.

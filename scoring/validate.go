@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -124,69 +125,108 @@ func (s Scorer) validate(ps *problems) {
 }
 
 func (c Check) validate(ps *problems, i int) {
-	kinds := 0
-	if c.Contains != "" {
-		kinds++
+	// A check has a subject (the artifact's text, or the JSON value at json:
+	// or result:) and one test of it.
+	var tests []string
+	add := func(set bool, key string) {
+		if set {
+			tests = append(tests, key)
+		}
 	}
+	add(c.Contains != "", "contains")
+	add(c.Regex != "", "regex")
+	add(c.MinBytes != nil || c.MaxBytes != nil, "min_bytes/max_bytes")
+	add(c.Equals != nil, "equals")
+	add(c.Min != nil || c.Max != nil, "min/max")
+	add(c.EqualsTask != "", "equals_task")
+	add(c.ContainsTask != "", "contains_task")
+	add(c.RegexTask != "", "regex_task")
 	if c.Regex != "" {
-		kinds++
 		if _, err := regexp.Compile(c.Regex); err != nil {
 			ps.add("invalid regular expression: "+strings.TrimPrefix(err.Error(), "error parsing regexp: "),
 				"checks", i, "regex")
 		}
 	}
-	if c.MinBytes != nil || c.MaxBytes != nil {
-		kinds++
-		if c.MinBytes != nil && *c.MinBytes < 0 {
-			ps.add("min_bytes must be ≥ 0", "checks", i, "min_bytes")
-		}
-		if c.MaxBytes != nil && *c.MaxBytes < 0 {
-			ps.add("max_bytes must be ≥ 0", "checks", i, "max_bytes")
-		}
-		if c.MinBytes != nil && c.MaxBytes != nil && *c.MinBytes > *c.MaxBytes {
-			ps.add("min_bytes must not exceed max_bytes", "checks", i)
+	if c.MinBytes != nil && *c.MinBytes < 0 {
+		ps.add("min_bytes must be ≥ 0", "checks", i, "min_bytes")
+	}
+	if c.MaxBytes != nil && *c.MaxBytes < 0 {
+		ps.add("max_bytes must be ≥ 0", "checks", i, "max_bytes")
+	}
+	if c.MinBytes != nil && c.MaxBytes != nil && *c.MinBytes > *c.MaxBytes {
+		ps.add("min_bytes must not exceed max_bytes", "checks", i)
+	}
+	if c.Equals != nil {
+		if _, err := jsonValue(c.Equals); err != nil {
+			ps.add("equals: "+err.Error(), "checks", i, "equals")
 		}
 	}
-	if c.JSON != nil {
-		kinds++
-		if p := *c.JSON; p != "" && !strings.HasPrefix(p, "/") {
-			ps.add(`json must be a JSON pointer: "" or starting with "/"`, "checks", i, "json")
-		}
-		if c.Equals != nil && (c.Min != nil || c.Max != nil) {
-			ps.add("use either equals or min/max, not both", "checks", i)
-		}
-		if c.Equals != nil {
-			if _, err := jsonValue(c.Equals); err != nil {
-				ps.add("equals: "+err.Error(), "checks", i, "equals")
-			}
-		}
-		for _, b := range []struct {
-			v   *float64
-			key string
-		}{{c.Min, "min"}, {c.Max, "max"}} {
-			if b.v != nil && (math.IsNaN(*b.v) || math.IsInf(*b.v, 0)) {
-				ps.add(b.key+" must be a finite number", "checks", i, b.key)
-			}
-		}
-		if c.Min != nil && c.Max != nil && *c.Min > *c.Max {
-			ps.add("min must not exceed max", "checks", i)
-		}
-	} else {
-		for _, k := range []struct {
-			set bool
-			key string
-		}{{c.Equals != nil, "equals"}, {c.Min != nil, "min"}, {c.Max != nil, "max"}} {
-			if k.set {
-				ps.add(k.key+" needs json: the pointer to compare", "checks", i, k.key)
-			}
+	for _, b := range []struct {
+		v   *float64
+		key string
+	}{{c.Min, "min"}, {c.Max, "max"}} {
+		if b.v != nil && (math.IsNaN(*b.v) || math.IsInf(*b.v, 0)) {
+			ps.add(b.key+" must be a finite number", "checks", i, b.key)
 		}
 	}
+	if c.Min != nil && c.Max != nil && *c.Min > *c.Max {
+		ps.add("min must not exceed max", "checks", i)
+	}
+	for _, p := range []struct {
+		v   *string
+		key string
+	}{{c.JSON, "json"}, {c.Result, "result"}} {
+		if p.v != nil && *p.v != "" && !strings.HasPrefix(*p.v, "/") {
+			ps.add(p.key+` must be a JSON pointer: "" or starting with "/"`, "checks", i, p.key)
+		}
+	}
+	const all = "contains, regex, min_bytes/max_bytes, json, result, equals_task, contains_task or regex_task"
 	switch {
-	case kinds == 0:
-		ps.add("a check needs one of contains, regex, min_bytes/max_bytes or json", "checks", i)
-	case kinds > 1:
-		ps.add("a check has exactly one of contains, regex, min_bytes/max_bytes or json; split it into several checks", "checks", i)
+	case c.JSON != nil && c.Result != nil:
+		ps.add("a check reads json: or result:, not both; split it into several checks", "checks", i)
+	case c.JSON != nil || c.Result != nil:
+		subject := "json"
+		if c.Result != nil {
+			subject = "result"
+		}
+		for _, t := range tests {
+			if t == "contains" || t == "regex" || t == "min_bytes/max_bytes" {
+				ps.add(t+" tests the artifact's text, not a value at "+subject+":", "checks", i)
+			}
+		}
+		if len(tests) > 1 {
+			ps.add("use one of equals, min/max, equals_task, contains_task or regex_task with "+subject+":, not "+
+				strings.Join(tests, " and "), "checks", i)
+		}
+	case len(tests) == 0:
+		ps.add("a check needs one of "+all, "checks", i)
+	default:
+		for _, t := range tests {
+			if t == "equals" || t == "min/max" {
+				key := strings.TrimSuffix(t, "/max")
+				ps.add(key+" needs json: or result: (the pointer to compare)", "checks", i, key)
+			}
+		}
+		if len(tests) > 1 {
+			ps.add("a check has exactly one of "+all+"; split it into several checks", "checks", i)
+		}
 	}
+}
+
+// TaskFields lists the task fields the checks of cfg compare with, so the
+// manifest can refuse them without tasks.
+func (c Config) TaskFields() []string {
+	var fields []string
+	for _, s := range c.Scorers {
+		for _, ch := range s.Checks {
+			for _, f := range []string{ch.EqualsTask, ch.ContainsTask, ch.RegexTask} {
+				if f != "" && !slices.Contains(fields, f) {
+					fields = append(fields, f)
+				}
+			}
+		}
+	}
+	return fields
 }
 
 // Validate checks every scorer and the list as a whole: names are unique and

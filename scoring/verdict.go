@@ -3,6 +3,7 @@ package scoring
 // The verdict: who won, by how much, and the winner line that says so.
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"strings"
@@ -71,6 +72,68 @@ func decide(es []*tally) (*string, string, *Comparison) {
 	return &top.id, line, cmp
 }
 
+// decideSuite names a suite's winner, if any, and says why: rank 1 against
+// rank 2 by the paired test over their common tasks.
+func decideSuite(es []*tally, tasks []Task) (*string, string, *Comparison) {
+	var withResults []*tally
+	anySuccess := false
+	for _, e := range es {
+		if e.trials > 0 {
+			withResults = append(withResults, e)
+		}
+		anySuccess = anySuccess || e.successes > 0
+	}
+	switch {
+	case len(withResults) == 0:
+		return nil, "no winner: no results", nil
+	case !anySuccess:
+		return nil, "no winner: no candidate succeeded", nil
+	}
+	top := withResults[0]
+	over := fmt.Sprintf("%s %s over %d %s", top.id, top.st.ScoreText(), top.st.Suite.Tasks, plural(top.st.Suite.Tasks, "task", "tasks"))
+	if len(withResults) == 1 {
+		return &top.id, "winner: " + over + ", the only candidate", nil
+	}
+	second := withResults[1]
+	xa, xb := pairedTasks(top, second, tasks)
+	pt := PairedTest(xa, xb)
+	c := &Comparison{
+		Best: top.id, Second: second.id, Method: pt.Method,
+		BestScore: top.st.Score, SecondScore: second.st.Score,
+		Difference: pt.MeanDiff, Alpha: Alpha, Clear: !top.st.Tied,
+		Tasks: pt.N, Wins: pt.Wins, Losses: pt.Losses, Ties: pt.Ties,
+	}
+	if pt.N >= 2 {
+		p, ci := pt.P, pt.DiffCI95
+		c.PValue, c.DifferenceCI95 = &p, &ci
+	}
+	if second.st.Score > 0 {
+		c.Ratio = top.st.Score / second.st.Score
+	}
+	record := fmt.Sprintf("beats %s on %d, loses %d, ties %d (%s)", second.id, pt.Wins, pt.Losses, pt.Ties, testText(c))
+	if top.successes == 0 {
+		return nil, fmt.Sprintf("no winner: %s ranks first but never succeeded", top.id), c
+	}
+	if top.st.Tied {
+		var names []string
+		for _, e := range withResults {
+			if e.st.Rank == 1 {
+				names = append(names, e.id)
+			}
+		}
+		return nil, fmt.Sprintf("no clear winner: %s tie over %d tasks (%s vs %s); %s %s", andList(names), pt.N,
+			top.st.ScoreText(), second.st.ScoreText(), top.id, record), c
+	}
+	return &top.id, "winner: " + over + "; " + record, c
+}
+
+// testText names a suite comparison's test and its p-value: "paired t,
+// p = 0.003", "Wilcoxon signed-rank, p = 0.41".
+func testText(c *Comparison) string {
+	name := map[string]string{MethodPairedT: "paired t", MethodWilcoxon: "Wilcoxon signed-rank"}[c.Method]
+	return cmp.Or(name, c.Method) + ", " + pText(c.PValue)
+}
+
 const singleTrial = " (single trial; use --trials N for confidence)"
 
 func comparison(best, second *tally) *Comparison {
@@ -122,10 +185,15 @@ func scoreText(st Standing) string { return "(" + st.ScoreText() + ")" }
 
 // ScoreText is the standing's mean score as forge prints it, the winner
 // line and every report alike: ± the half-width of its 95% interval
-// (text.PM) with at least two scored trials, else the score alone
+// (text.PM) with at least two scored trials (tasks, in a suite), else the
+// score alone
 // (text.Score): "0.92 ± 0.01", "0.87".
 func (st Standing) ScoreText() string {
-	if st.ScoredTrials < 2 {
+	units := st.ScoredTrials
+	if st.Suite != nil {
+		units = st.Suite.Tasks
+	}
+	if units < 2 {
 		return text.Score(st.Score)
 	}
 	return text.PM(st.Score, st.HalfWidth())

@@ -1,0 +1,177 @@
+package report
+
+// A suite's parts of the reports: the standings' suite columns, the
+// per-task matrix (candidates × tasks) and the head-to-head record.
+
+import (
+	"bytes"
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/internal/text"
+	"github.com/forge-run/forge/scoring"
+)
+
+// suite reports whether the record is of a suite.
+func suite(rec *forge.Record) bool { return len(rec.Tasks) > 0 }
+
+// solvedText is "28/30": the tasks solved in every trial over the tasks
+// played.
+func (c candidate) solvedText(tasks int) string {
+	if c.standing.Suite == nil {
+		return "—"
+	}
+	return fmt.Sprintf("%d/%d", c.standing.Suite.Solved, tasks)
+}
+
+// passText is the candidate's pass@k, or "—" when no task had k trials.
+func (c candidate) passText() string {
+	if c.standing.Suite == nil || c.standing.Suite.PassAtK == nil {
+		return "—"
+	}
+	return text.Score(*c.standing.Suite.PassAtK)
+}
+
+// passHeader is "PASS@1", with the record's k.
+func passHeader(rec *forge.Record) string {
+	for _, st := range rec.Standings {
+		if st.Suite != nil {
+			return fmt.Sprintf("PASS@%d", st.Suite.K)
+		}
+	}
+	return "PASS@1"
+}
+
+// cellText is one candidate's result on one task: "✓" when every trial
+// passed it (full score), "✗" when it scored 0, else the task score
+// ("0.67"); "·" when it has no score.
+func cellText(c scoring.TaskCell) string {
+	switch {
+	case c.Score == nil:
+		return "·"
+	case c.Solved:
+		return "✓"
+	case *c.Score <= 1e-9:
+		return "✗"
+	}
+	return text.Score(*c.Score)
+}
+
+// matrixRows is the per-task matrix as table rows: a task per row, hardest
+// first, a column per candidate in the standings' order, then the task's
+// mean score.
+func matrixRows(rec *forge.Record) (header []string, rows [][]string, align []text.Align) {
+	header = []string{"TASK"}
+	align = []text.Align{text.Left}
+	if len(rec.TaskMatrix) > 0 {
+		for _, c := range rec.TaskMatrix[0].Cells {
+			header = append(header, text.Shorten(text.OneLine(c.CandidateID), 16))
+			align = append(align, text.Right)
+		}
+	}
+	header = append(header, "MEAN")
+	align = append(align, text.Right)
+	for _, row := range rec.TaskMatrix {
+		r := []string{text.Shorten(row.TaskID, 32)}
+		for _, c := range row.Cells {
+			r = append(r, cellText(c))
+		}
+		rows = append(rows, append(r, text.Score(row.Mean)))
+	}
+	return header, rows, align
+}
+
+// maxMatrixTasks is the most tasks the table prints a matrix for unasked.
+const maxMatrixTasks = 40
+
+// writeMatrix writes the per-task matrix when asked (opts.Matrix) or when
+// it fits (at most maxMatrixTasks tasks, no wider than opts.Width), else a
+// summary of it: the hardest tasks and those that tell the candidates
+// apart.
+func writeMatrix(buf *bytes.Buffer, rec *forge.Record, opts Options) error {
+	if len(rec.TaskMatrix) == 0 {
+		return nil
+	}
+	header, rows, align := matrixRows(rec)
+	var m bytes.Buffer
+	if err := text.Table(&m, header, rows, align, opts.TTY); err != nil {
+		return fmt.Errorf("render task matrix: %w", err)
+	}
+	width := 0
+	for _, line := range strings.Split(m.String(), "\n") {
+		width = max(width, utf8.RuneCountInString(strings.TrimRight(line, " ")))
+	}
+	fits := len(rows) <= maxMatrixTasks && (opts.Width == 0 || width <= opts.Width)
+	buf.WriteString("\n")
+	if opts.Matrix || fits {
+		fmt.Fprintf(buf, "tasks, hardest first (✓ passed, ✗ scored 0, else the task score):\n")
+		buf.Write(m.Bytes())
+	} else {
+		buf.WriteString(matrixSummary(rec) + "\n")
+	}
+	return nil
+}
+
+// matrixSummary says what the matrix holds when it is not printed.
+func matrixSummary(rec *forge.Record) string {
+	var hard, telling []string
+	for _, row := range rec.TaskMatrix {
+		if len(hard) < 5 {
+			hard = append(hard, fmt.Sprintf("%s (%s)", row.TaskID, text.Score(row.Mean)))
+		}
+	}
+	best := slices.Clone(rec.TaskMatrix)
+	slices.SortStableFunc(best, func(a, b scoring.TaskRow) int {
+		return cmp.Or(cmp.Compare(b.Spread, a.Spread), strings.Compare(a.TaskID, b.TaskID))
+	})
+	for _, row := range best {
+		if len(telling) == 5 || row.Spread <= 1e-9 {
+			break
+		}
+		telling = append(telling, fmt.Sprintf("%s (± %s)", row.TaskID, text.Score(row.Spread)))
+	}
+	s := fmt.Sprintf("%d tasks; hardest: %s", len(rec.TaskMatrix), strings.Join(hard, ", "))
+	if len(telling) > 0 {
+		s += "; most telling: " + strings.Join(telling, ", ")
+	}
+	return s + " (--matrix prints every task)"
+}
+
+// writeHeadToHead writes the pairwise task-by-task record when there are
+// more than two candidates (with two, the winner line says it): a row per
+// candidate, a column per opponent, "wins-losses-ties".
+func writeHeadToHead(buf *bytes.Buffer, rec *forge.Record, opts Options) error {
+	if len(rec.HeadToHead) < 2 || len(rec.TaskMatrix) == 0 {
+		return nil
+	}
+	var ids []string
+	for _, c := range rec.TaskMatrix[0].Cells {
+		ids = append(ids, c.CandidateID)
+	}
+	record := map[[2]string]string{}
+	for _, h := range rec.HeadToHead {
+		record[[2]string{h.A, h.B}] = fmt.Sprintf("%d-%d-%d", h.Wins, h.Losses, h.Ties)
+		record[[2]string{h.B, h.A}] = fmt.Sprintf("%d-%d-%d", h.Losses, h.Wins, h.Ties)
+	}
+	header := []string{"HEAD TO HEAD"}
+	align := []text.Align{text.Left}
+	var rows [][]string
+	for _, a := range ids {
+		header = append(header, text.Shorten(text.OneLine(a), 16))
+		align = append(align, text.Right)
+		row := []string{text.Shorten(text.OneLine(a), 24)}
+		for _, b := range ids {
+			row = append(row, record[[2]string{a, b}])
+		}
+		rows = append(rows, row)
+	}
+	buf.WriteString("\ntask by task, wins-losses-ties of the row against the column:\n")
+	if err := text.Table(buf, header, rows, align, opts.TTY); err != nil {
+		return fmt.Errorf("render head to head: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,288 @@
+package scoring
+
+// Suites: every candidate plays every task. A trial is scored within its
+// task (normalisation pools the task's trials across candidates), a task
+// score is the mean of a candidate's scored trials on the task, and a
+// candidate's suite score the weighted mean of its task scores, with tasks
+// as the sampling unit (see doc.go, "Suites").
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/forge-run/forge/internal/text"
+	"github.com/forge-run/forge/runner"
+)
+
+// Task is a suite's task as scoring sees it.
+type Task struct {
+	ID string
+	// Weight is the task's weight in suite scores; 0 means 1.
+	Weight float64
+	// Fields are the task's fields, which task-aware checks compare with.
+	Fields map[string]any
+}
+
+func (t Task) weight() float64 {
+	if t.Weight > 0 && !math.IsInf(t.Weight, 0) {
+		return t.Weight
+	}
+	return 1
+}
+
+// Suite is what a run played: its candidates (the manifest's list, so a
+// candidate without results still gets a standing) and, for a suite, its
+// tasks. PassAtK is the k of the standings' pass@k (0 means 1).
+type Suite struct {
+	Candidates []string
+	Tasks      []Task
+	PassAtK    int
+}
+
+// TaskRow is one task of a suite's per-task matrix: every candidate's
+// result on it, and how it separates them.
+type TaskRow struct {
+	TaskID string  `json:"task_id"`
+	Weight float64 `json:"weight"`
+	// Cells are by candidate, in the standings' order.
+	Cells []TaskCell `json:"cells"`
+	// Mean is the candidates' mean task score (low: a hard task), Spread
+	// their standard deviation (high: a task that tells them apart).
+	Mean   float64 `json:"mean"`
+	Spread float64 `json:"spread"`
+}
+
+// TaskCell is one candidate's result on one task.
+type TaskCell struct {
+	CandidateID string `json:"candidate_id"`
+	// Score is the mean of the scored trials; null when none was scored.
+	Score     *float64 `json:"score"`
+	Trials    int      `json:"trials"`
+	Successes int      `json:"successes"`
+	// Passes counts the trials that passed the task (succeeded with a
+	// full score); Solved is true when every trial did.
+	Passes int  `json:"passes"`
+	Solved bool `json:"solved"`
+}
+
+// HeadToHead is one pair of candidates compared task by task: on how many
+// common tasks A scored higher than B (Wins), lower (Losses) or the same
+// within 1e-9 (Ties).
+type HeadToHead struct {
+	A      string `json:"a"`
+	B      string `json:"b"`
+	Wins   int    `json:"wins"`
+	Losses int    `json:"losses"`
+	Ties   int    `json:"ties"`
+}
+
+// taskTally is one candidate's trials on one task.
+type taskTally struct {
+	scores                    []float64
+	trials, successes, passes int
+	unscored                  []noteHit // infra, auth, cancelled
+}
+
+// passed reports whether a trial passed its task: it succeeded with a full
+// score (every check passed, the judge gave 1…).
+func passed(r runner.Result, score *float64) bool {
+	return r.Success && score != nil && *score >= 1-tieEpsilon
+}
+
+// suiteStats completes the standing of a candidate of a suite from its
+// task tallies: the suite score and its interval over tasks, solved tasks
+// and pass@k.
+func (t *tally) suiteStats(tasks []Task, k int) {
+	var means, weights []float64
+	su := &SuiteStanding{K: k}
+	var pass, passW float64
+	for _, task := range tasks {
+		tt := t.tasks[task.ID]
+		if tt == nil {
+			continue
+		}
+		if len(tt.scores) > 0 {
+			means = append(means, summarize(tt.scores).mean)
+			weights = append(weights, task.weight())
+		}
+		if tt.trials > 0 && tt.passes == tt.trials {
+			su.Solved++
+		}
+		if ran := tt.trials - len(tt.unscored); ran >= k {
+			pass += task.weight() * PassAtK(ran, tt.passes, k)
+			passW += task.weight()
+		}
+	}
+	su.Tasks = len(means)
+	if passW > 0 {
+		p := pass / passW
+		su.PassAtK = &p
+	}
+	st := &t.st
+	st.Suite = su
+	t.taskMeans = means
+	if len(means) == 0 {
+		return
+	}
+	mean, se := weightedMeanSE(means, weights)
+	st.Score = clamp01(mean)
+	st.ScoreStddev = summarize(means).sd
+	st.ScoreCI95 = [2]float64{st.Score, st.Score}
+	if lo, hi, ok := BoundedCI95(st.Score, se, len(means)); ok {
+		st.ScoreCI95 = [2]float64{lo, hi}
+	}
+	t.sum = summary{n: len(means), mean: st.Score, sd: st.ScoreStddev}
+}
+
+// weightedMeanSE is the weighted mean of xs and its standard error with
+// each x a sampling unit (a task): sqrt(n/(n-1) Σ w²(x-m)²) / Σw, the
+// cluster-robust standard error when x is the mean of a task's trials.
+func weightedMeanSE(xs, ws []float64) (mean, se float64) {
+	var sw, swx float64
+	for i, x := range xs {
+		sw += ws[i]
+		swx += ws[i] * x
+	}
+	mean = swx / sw
+	n := float64(len(xs))
+	if len(xs) < 2 {
+		return mean, 0
+	}
+	var ss float64
+	for i, x := range xs {
+		ss += ws[i] * ws[i] * (x - mean) * (x - mean)
+	}
+	return mean, math.Sqrt(n/(n-1)*ss) / sw
+}
+
+// pairedTasks are the task scores of a and b on the tasks both have one
+// for, in task order.
+func pairedTasks(a, b *tally, tasks []Task) (xa, xb []float64) {
+	for _, task := range tasks {
+		ta, tb := a.tasks[task.ID], b.tasks[task.ID]
+		if ta == nil || tb == nil || len(ta.scores) == 0 || len(tb.scores) == 0 {
+			continue
+		}
+		xa = append(xa, summarize(ta.scores).mean)
+		xb = append(xb, summarize(tb.scores).mean)
+	}
+	return xa, xb
+}
+
+// taskRows is the per-task matrix, hardest tasks first (lowest mean, then
+// the widest spread, then id).
+func taskRows(es []*tally, tasks []Task) []TaskRow {
+	rows := make([]TaskRow, 0, len(tasks))
+	for _, task := range tasks {
+		row := TaskRow{TaskID: task.ID, Weight: task.weight()}
+		var scores []float64
+		for _, e := range es {
+			c := TaskCell{CandidateID: e.id}
+			if tt := e.tasks[task.ID]; tt != nil {
+				c.Trials, c.Successes, c.Passes = tt.trials, tt.successes, tt.passes
+				c.Solved = tt.trials > 0 && tt.passes == tt.trials
+				if len(tt.scores) > 0 {
+					m := summarize(tt.scores).mean
+					c.Score = &m
+					scores = append(scores, m)
+				}
+			}
+			row.Cells = append(row.Cells, c)
+		}
+		s := summarize(scores)
+		row.Mean, row.Spread = s.mean, s.sd
+		rows = append(rows, row)
+	}
+	sort.SliceStable(rows, func(i, j int) bool {
+		a, b := rows[i], rows[j]
+		if math.Abs(a.Mean-b.Mean) > tieEpsilon {
+			return a.Mean < b.Mean
+		}
+		if math.Abs(a.Spread-b.Spread) > tieEpsilon {
+			return a.Spread > b.Spread
+		}
+		return a.TaskID < b.TaskID
+	})
+	return rows
+}
+
+// headToHead compares every pair of candidates with results, in the
+// standings' order, over their common tasks.
+func headToHead(es []*tally, tasks []Task) []HeadToHead {
+	var out []HeadToHead
+	for i, a := range es {
+		for _, b := range es[i+1:] {
+			if a.trials == 0 || b.trials == 0 {
+				continue
+			}
+			xa, xb := pairedTasks(a, b, tasks)
+			h := HeadToHead{A: a.id, B: b.id}
+			for k := range xa {
+				switch d := xa[k] - xb[k]; {
+				case d > tieEpsilon:
+					h.Wins++
+				case d < -tieEpsilon:
+					h.Losses++
+				default:
+					h.Ties++
+				}
+			}
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// unjudgedTasks lists the candidates with a task on which no trial ran to
+// an end the candidate is answerable for, naming those tasks and how the
+// first of them ended.
+func unjudgedTasks(es []*tally, tasks []Task) []Unjudged {
+	var out []Unjudged
+	for _, e := range es {
+		var missing []string
+		reason := ""
+		for _, task := range tasks {
+			tt := e.tasks[task.ID]
+			if tt != nil && tt.trials > len(tt.unscored) {
+				continue
+			}
+			missing = append(missing, task.ID)
+			if reason == "" {
+				reason = "no results"
+				if tt != nil && len(tt.unscored) > 0 {
+					reason = firstHit(tt.unscored).msg
+				}
+			}
+		}
+		if len(missing) == 0 {
+			continue
+		}
+		what := fmt.Sprintf("%d of %d tasks", len(missing), len(tasks))
+		if len(missing) <= 3 {
+			what = strings.Join(missing, ", ")
+		}
+		out = append(out, Unjudged{CandidateID: e.id, TaskIDs: missing,
+			Reason: what + ": " + text.Shorten(text.OneLine(reason), 100)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].CandidateID < out[j].CandidateID })
+	return out
+}
+
+// pairedTied reports whether b cannot be told from a over their common
+// tasks (the paired test is not significant); candidates without results
+// tie with each other.
+func pairedTied(a, b *tally, tasks []Task) bool {
+	if (a.trials > 0) != (b.trials > 0) {
+		return false
+	}
+	if a.trials == 0 {
+		return true
+	}
+	xa, xb := pairedTasks(a, b, tasks)
+	if len(xa) == 0 {
+		return math.Abs(a.sum.mean-b.sum.mean) <= tieEpsilon
+	}
+	return !PairedTest(xa, xb).Significant
+}
