@@ -99,9 +99,9 @@ type Scorer struct {
 // the JSON value at json:, or on the value at result: (an RFC 6901 pointer
 // into the candidate's FORGE_RESULT object):
 //
-//	  - equals_task: expected        # the artifact, trimmed, is the task's expected
-//	  - result: /answer              # FORGE_RESULT's answer contains the task's keyword
-//	    contains_task: keyword
+//   - equals_task: expected        # the artifact, trimmed, is the task's expected
+//   - result: /answer              # FORGE_RESULT's answer contains the task's keyword
+//     contains_task: keyword
 //
 // equals_task compares text with surrounding white space trimmed, and
 // numbers by value when both sides are numbers ("391" equals 391.0).
