@@ -76,8 +76,10 @@ type Env struct {
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
 	Getenv         func(string) string
-	// StdoutTTY and StderrTTY say whether those are terminals.
+	// StdoutTTY and StderrTTY say whether those are terminals; StdoutWidth
+	// is the terminal's width in columns (0: unknown).
 	StdoutTTY, StderrTTY bool
+	StdoutWidth          int
 	// Signals delivers SIGINT/SIGTERM; nil means none arrive.
 	Signals <-chan os.Signal
 	// StopSignals restores the default signal behaviour, so a second Ctrl-C
@@ -92,7 +94,7 @@ func Main() int {
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	env := Env{
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv,
-		StdoutTTY: isTerminal(os.Stdout), StderrTTY: isTerminal(os.Stderr),
+		StdoutTTY: isTerminal(os.Stdout), StderrTTY: isTerminal(os.Stderr), StdoutWidth: termWidth(os.Stdout),
 		Signals: sigs, StopSignals: func() { signal.Reset(os.Interrupt, syscall.SIGTERM) },
 	}
 	return Run(context.Background(), os.Args[1:], env)

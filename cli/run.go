@@ -38,6 +38,7 @@ type runOptions struct {
 	sample      int
 	seed        int64
 	passAt      int
+	matrix      bool
 	format      string
 	reports     []string
 	failUnder   float64
@@ -128,6 +129,7 @@ rank them, print the standings on stdout and write results under
 	f.IntVar(&o.sample, "sample", 0, "a suite: run `N` of its tasks, drawn at random (see --seed)")
 	f.Int64Var(&o.seed, "seed", 0, "with --sample: the seed of the draw (default: random, printed and recorded)")
 	f.IntVar(&o.passAt, "pass-at", 1, "a suite: the k of the standings' pass@k (needs at least k trials)")
+	f.BoolVar(&o.matrix, "matrix", false, "a suite: print the per-task matrix in the table whatever its size")
 	f.StringVar(&o.format, "format", "table", "stdout report: table, json, markdown, junit, csv or html")
 	f.StringArrayVar(&o.reports, "report", nil, "also write a report to `FILE` (format from .json .md .xml .csv .html); repeatable")
 	f.Float64Var(&o.failUnder, "fail-under", 0, "exit 1 when the winner's score is below this (0..1), or there is no winner")
@@ -321,6 +323,9 @@ func resumeCommand(o *runOptions, backend, runID string) string {
 	if o.format != "table" {
 		args = append(args, "--format", o.format)
 	}
+	if o.matrix {
+		args = append(args, "--matrix")
+	}
 	if o.passAt != 1 {
 		args = append(args, "--pass-at", strconv.Itoa(o.passAt))
 	}
@@ -346,7 +351,8 @@ func echoFor(verbose bool, p *progress) func(job, stream, line string) {
 func writeReports(env *Env, o *runOptions, rec *forge.Record, now func() time.Time) error {
 	f, _ := report.ParseFormat(o.format) // validated
 	color := env.StdoutTTY && env.Getenv("NO_COLOR") == "" && env.Getenv("TERM") != "dumb"
-	if err := report.Write(f, env.Stdout, rec, report.Options{TTY: env.StdoutTTY, Color: color, Now: now}); err != nil {
+	opts := report.Options{TTY: env.StdoutTTY, Color: color, Now: now, Matrix: o.matrix, Width: env.StdoutWidth}
+	if err := report.Write(f, env.Stdout, rec, opts); err != nil {
 		return fmt.Errorf("print %s report: %w", f, err)
 	}
 	var errs []error

@@ -4,27 +4,36 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/scoring"
 )
 
-// csvHeader names the CSV columns, one row per result.
-func csvHeader() []string {
-	return []string{"candidate_id", "trial", "success", "exit_code", "error_kind", "runtime_seconds",
+// csvHeader names the CSV columns, one row per result; a suite's rows also
+// name their task and say whether the trial passed it.
+func csvHeader(suite bool) []string {
+	h := []string{"candidate_id", "trial", "success", "exit_code", "error_kind", "runtime_seconds",
 		"score", "artifact_bytes", "sandbox_id", "error_message"}
+	if suite {
+		h = slices.Insert(h, 1, "task_id")
+		h = slices.Insert(h, 4, "passed")
+	}
+	return h
 }
 
-// CSV writes one row per result (candidate × trial) under a header row, in
-// the record's order. Empty cells mean null (no exit code, no score, no
-// sandbox, no error); invalid UTF-8 becomes U+FFFD.
+// CSV writes one row per result (candidate × trial, or candidate × task ×
+// trial in a suite: the long format) under a header row, in the record's
+// order. Empty cells mean null (no exit code, no score, no sandbox, no
+// error); invalid UTF-8 becomes U+FFFD.
 func CSV(w io.Writer, rec *forge.Record, opts Options) error {
 	if _, err := prepare(rec, opts); err != nil {
 		return err
 	}
 	cw := csv.NewWriter(w)
-	if err := cw.Write(csvHeader()); err != nil {
+	if err := cw.Write(csvHeader(suite(rec))); err != nil {
 		return fmt.Errorf("write CSV report: %w", err)
 	}
 	for _, r := range rec.Results {
@@ -46,6 +55,10 @@ func CSV(w io.Writer, rec *forge.Record, opts Options) error {
 			strconv.FormatInt(r.ArtifactBytes, 10),
 			validText(r.SandboxID),
 			validText(r.ErrorMessage),
+		}
+		if suite(rec) {
+			row = slices.Insert(row, 1, validText(r.TaskID))
+			row = slices.Insert(row, 4, strconv.FormatBool(scoring.Passed(r)))
 		}
 		if err := cw.Write(row); err != nil {
 			return fmt.Errorf("write CSV report: %w", err)

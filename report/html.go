@@ -68,17 +68,38 @@ type htmlPage struct {
 	Interrupted bool
 	Undeleted   []string
 	Rows        []htmlRow
-	Comparison  []htmlFact
-	Score       *scoreChart
-	Runtime     *runtimeChart
-	Candidates  []htmlCandidate
+	// Middle heads the standings' columns between status and notes.
+	Middle     []string
+	Comparison []htmlFact
+	Heat       *htmlHeat
+	Score      *scoreChart
+	Runtime    *runtimeChart
+	Candidates []htmlCandidate
 }
 
 type htmlRow struct {
 	Rank, Candidate, Anchor, Status, Health string
-	Score, Success, Runtime, Trials         string
-	Artifact, Notes                         string
+	Middle                                  []string
+	Notes                                   string
 	Winner                                  bool
+}
+
+// htmlHeat is a suite's heat map: a row per task, hardest first, a cell
+// per candidate coloured by its task score, linking to its trials.
+type htmlHeat struct {
+	Candidates []string
+	Rows       []htmlHeatRow
+}
+
+type htmlHeatRow struct {
+	Task, Mean string
+	Cells      []htmlHeatCell
+}
+
+type htmlHeatCell struct {
+	Text, Title, Href string
+	// Class is heat0 (score 0) … heat10 (score 1), or heatnone.
+	Class string
 }
 
 type htmlFact struct{ Name, Value string }
@@ -91,17 +112,17 @@ type htmlCandidate struct {
 }
 
 type htmlTrial struct {
-	Name, Status, Health, Kind string
-	Summary                    string // exit code, runtime, score on one line
-	Facts                      []htmlFact
-	Error                      string
-	Artifact                   string
-	ArtifactNote               string
-	ArtifactImage              template.URL
-	Output, Stderr             string
-	Submitted                  []htmlFact
-	Judges                     []htmlFact
-	Open                       bool
+	Name, Anchor, Status, Health, Kind string
+	Summary                            string // exit code, runtime, score on one line
+	Facts                              []htmlFact
+	Error                              string
+	Artifact                           string
+	ArtifactNote                       string
+	ArtifactImage                      template.URL
+	Output, Stderr                     string
+	Submitted                          []htmlFact
+	Judges                             []htmlFact
+	Open                               bool
 }
 
 func healthClass(h health) string {
@@ -136,16 +157,23 @@ func newHTMLPage(rec *forge.Record, opts Options) htmlPage {
 	for i, c := range cs {
 		anchors[c.standing.CandidateID] = fmt.Sprintf("c%d-%s", i+1, anchorSafe(c.standing.CandidateID))
 	}
+	cols := columns(rec)
+	middle := cols[3 : len(cols)-1] // between status and notes
+	for _, col := range middle {
+		p.Middle = append(p.Middle, mdHeader(col.header))
+	}
 	for _, c := range cs {
-		p.Rows = append(p.Rows, htmlRow{
+		row := htmlRow{
 			Rank: c.rankText(), Candidate: text.OneLine(c.standing.CandidateID), Anchor: anchors[c.standing.CandidateID],
-			Status: c.statusText(), Health: healthClass(c.health()),
-			Score: c.scoreText(), Success: c.successText(), Runtime: c.runtimeText(),
-			Trials: strconv.Itoa(c.trials()), Artifact: c.artifactText(), Notes: text.Shorten(c.notes(), 80),
-			Winner: c.winner,
-		})
+			Status: c.statusText(), Health: healthClass(c.health()), Notes: text.Shorten(c.notes(), 80), Winner: c.winner,
+		}
+		for _, col := range middle {
+			row.Middle = append(row.Middle, col.cell(c))
+		}
+		p.Rows = append(p.Rows, row)
 		p.Candidates = append(p.Candidates, newHTMLCandidate(c, anchors[c.standing.CandidateID], opts))
 	}
+	p.Heat = newHTMLHeat(rec, anchors)
 	if cmp := rec.Comparison; cmp != nil {
 		p.Comparison = comparisonFacts(rec)
 	}
@@ -203,13 +231,61 @@ func newHTMLCandidate(c candidate, anchor string, opts Options) htmlCandidate {
 		hc.Notes = append(hc.Notes, text.OneLine(n))
 	}
 	for _, r := range c.results {
-		hc.Trials = append(hc.Trials, newHTMLTrial(c, r, opts))
+		t := newHTMLTrial(c, r, opts)
+		t.Anchor = trialAnchor(anchor, r)
+		hc.Trials = append(hc.Trials, t)
 	}
 	return hc
 }
 
+// trialAnchor is the id of a trial's section in the page.
+func trialAnchor(candidate string, r runner.Result) string {
+	return fmt.Sprintf("%s-%s-%d", candidate, anchorSafe(r.TaskID), r.Trial)
+}
+
+// newHTMLHeat is the heat map of a suite's record, or nil.
+func newHTMLHeat(rec *forge.Record, anchors map[string]string) *htmlHeat {
+	if len(rec.TaskMatrix) == 0 {
+		return nil
+	}
+	h := &htmlHeat{}
+	for _, c := range rec.TaskMatrix[0].Cells {
+		h.Candidates = append(h.Candidates, text.OneLine(c.CandidateID))
+	}
+	first := map[[2]string]runner.Result{} // a trial to link to: the first
+	for _, r := range rec.Results {
+		k := [2]string{r.CandidateID, r.TaskID}
+		if f, ok := first[k]; !ok || r.Trial < f.Trial {
+			first[k] = r
+		}
+	}
+	for _, row := range rec.TaskMatrix {
+		hr := htmlHeatRow{Task: text.OneLine(row.TaskID), Mean: text.Score(row.Mean)}
+		for _, c := range row.Cells {
+			cell := htmlHeatCell{Text: cellText(c), Class: "heatnone"}
+			score := "no score"
+			if c.Score != nil {
+				cell.Class = fmt.Sprintf("heat%d", int(math.Round(*c.Score*10)))
+				score = "score " + text.Score(*c.Score)
+			}
+			cell.Title = fmt.Sprintf("%s on %s: %s, %d of %d trials passed", text.OneLine(c.CandidateID), hr.Task, score, c.Passes, c.Trials)
+			if r, ok := first[[2]string{c.CandidateID, row.TaskID}]; ok {
+				cell.Href = "#" + trialAnchor(anchors[c.CandidateID], r)
+			}
+			hr.Cells = append(hr.Cells, cell)
+		}
+		h.Rows = append(h.Rows, hr)
+	}
+	return h
+}
+
 func newHTMLTrial(c candidate, r runner.Result, opts Options) htmlTrial {
-	t := htmlTrial{Name: fmt.Sprintf("trial %d", r.Trial), Status: "ok", Health: "ok", Kind: "ok"}
+	name := fmt.Sprintf("trial %d", r.Trial)
+	if r.TaskID != "" {
+		name = runner.TrialName("task", r.TaskID, r.Trial, c.numbered())
+		name = strings.Replace(strings.Replace(name, "task/", "task ", 1), "#", " · trial ", 1)
+	}
+	t := htmlTrial{Name: name, Status: "ok", Health: "ok", Kind: "ok"}
 	if !r.Success {
 		t.Status, t.Health, t.Kind, t.Open = kindLabel(r.ErrorKind), "failed", string(r.ErrorKind), true
 		t.Error = capText(r.ErrorMessage, opts.MaxOutputBytes)

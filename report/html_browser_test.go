@@ -2,6 +2,7 @@ package report_test
 
 import (
 	"context"
+	"image"
 	"image/color"
 	"image/png"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/forge-run/forge/forge"
 	"github.com/forge-run/forge/report"
 	"github.com/forge-run/forge/report/internal/fixture"
 )
@@ -24,12 +26,10 @@ func browser() string {
 	return ""
 }
 
-// TestHTMLRendersInChromium opens the HTML report in headless Chromium with
-// the network shut off and checks the screenshot shows the page: a PNG of
-// the window's size, mostly background but with plenty drawn on it, and the
-// winner banner's green. Install Chromium to run it (Debian:
-// apt-get install -y chromium); it is skipped only when no browser is found.
-func TestHTMLRendersInChromium(t *testing.T) {
+// screenshot renders rec's HTML report in headless Chromium with the
+// network shut off and returns the 1200×1600 screenshot.
+func screenshot(t *testing.T, rec *forge.Record) image.Image {
+	t.Helper()
 	bin := browser()
 	if bin == "" {
 		t.Skip("no Chromium on PATH (apt-get install -y chromium)")
@@ -40,7 +40,7 @@ func TestHTMLRendersInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := report.HTML(f, fixture.Record("one-trial-winner"), report.Options{Now: fixture.Now}); err != nil {
+	if err := report.HTML(f, rec, report.Options{Now: fixture.Now}); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.Close(); err != nil {
@@ -52,7 +52,7 @@ func TestHTMLRendersInChromium(t *testing.T) {
 	cmd := exec.CommandContext(ctx, bin,
 		"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		// Light colours whatever the machine prefers, so the banner's green is known.
+		// Light colours whatever the machine prefers, so the colours are known.
 		"--blink-settings=preferredColorScheme=1",
 		"--user-data-dir="+filepath.Join(dir, "profile"), "--screenshot="+shot,
 		"--window-size=1200,1600", "file://"+page)
@@ -68,6 +68,39 @@ func TestHTMLRendersInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatalf("screenshot is not a PNG: %v", err)
 	}
+	return img
+}
+
+// TestHTMLHeatMapInChromium renders a suite's report: its heat map shows
+// the full-score green of passed tasks and the red of tasks scored 0.
+func TestHTMLHeatMapInChromium(t *testing.T) {
+	img := screenshot(t, fixture.Record("suite"))
+	var pass, zero int
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			c := toRGBA(img.At(x, y))
+			switch {
+			case near(c, color.RGBA{174, 224, 174, 0xff}, 4): // .heat10, hsl(120 45% 78%)
+				pass++
+			case near(c, color.RGBA{244, 194, 194, 0xff}, 4): // .heat0, hsl(0 70% 86%)
+				zero++
+			}
+		}
+	}
+	// 19 passed cells and 5 scored 0, each some 100×30 pixels.
+	if pass < 19*1000 || zero < 5*1000 || pass < 3*zero {
+		t.Errorf("heat map: %d pixels of the passed green, %d of the scored-0 red", pass, zero)
+	}
+}
+
+// TestHTMLRendersInChromium opens the HTML report in headless Chromium with
+// the network shut off and checks the screenshot shows the page: a PNG of
+// the window's size, mostly background but with plenty drawn on it, and the
+// winner banner's green. Install Chromium to run it (Debian:
+// apt-get install -y chromium); it is skipped only when no browser is found.
+func TestHTMLRendersInChromium(t *testing.T) {
+	img := screenshot(t, fixture.Record("one-trial-winner"))
 	b := img.Bounds()
 	if b.Dx() != 1200 || b.Dy() != 1600 {
 		t.Errorf("screenshot is %v; want 1200×1600", b.Size())

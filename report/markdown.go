@@ -2,6 +2,7 @@ package report
 
 import (
 	"github.com/forge-run/forge/internal/text"
+	"github.com/forge-run/forge/runner"
 
 	"fmt"
 	"io"
@@ -31,26 +32,25 @@ func Markdown(w io.Writer, rec *forge.Record, opts Options) error {
 	if len(cs) == 0 {
 		b.WriteString("No results.\n\n")
 	} else {
-		b.WriteString("| Rank | Candidate | Status | Score | Success | Runtime | Trials | Artifact | Notes |\n")
-		b.WriteString("|---:|:---|:---|---:|---:|---:|---:|---:|:---|\n")
+		cols := columns(rec)
+		var head, rule []string
+		for _, col := range cols {
+			head = append(head, mdHeader(col.header))
+			rule = append(rule, map[text.Align]string{text.Left: ":---", text.Right: "---:"}[col.align])
+		}
+		b.WriteString("| " + strings.Join(head, " | ") + " |\n|" + strings.Join(rule, "|") + "|\n")
 		for _, c := range cs {
-			cand := text.Markdown(c.standing.CandidateID)
-			if c.winner {
-				cand = "**" + cand + "**"
-			}
-			status := text.Markdown(c.statusText())
-			switch c.health() {
-			case healthOK:
-				status = "✅ " + status
-			case healthPartial:
-				status = "⚠️ " + status
-			case healthFailed:
-				status = "❌ " + status
-			}
-			cells := []string{
-				text.Markdown(c.rankText()), cand, status, text.Markdown(c.scoreText()), text.Markdown(c.successText()),
-				text.Markdown(c.runtimeText()), fmt.Sprint(c.trials()), text.Markdown(c.artifactText()),
-				text.Markdown(text.Shorten(c.notes(), notesWidth)),
+			cells := make([]string, len(cols))
+			for i, col := range cols {
+				cells[i] = text.Markdown(col.cell(c))
+				switch col.header {
+				case colCandidate:
+					if c.winner {
+						cells[i] = "**" + cells[i] + "**"
+					}
+				case colStatus:
+					cells[i] = map[health]string{healthOK: "✅ ", healthPartial: "⚠️ ", healthFailed: "❌ "}[c.health()] + cells[i]
+				}
 			}
 			b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
 		}
@@ -73,6 +73,7 @@ func Markdown(w io.Writer, rec *forge.Record, opts Options) error {
 		fmt.Fprintf(&b, "\n> [!CAUTION]\n> %d sandbox(es) could not be deleted: %s. Delete them with `forge gc`.\n",
 			len(ids), strings.Join(ids, ", "))
 	}
+	writeMarkdownMatrix(&b, rec)
 	writeFailures(&b, cs)
 
 	if _, err := io.WriteString(w, b.String()); err != nil {
@@ -105,10 +106,7 @@ func writeFailures(b *strings.Builder, cs []candidate) {
 			if r.Success {
 				continue
 			}
-			name := c.standing.CandidateID
-			if c.trials() > 1 {
-				name = fmt.Sprintf("%s#%d", name, r.Trial)
-			}
+			name := runner.TrialName(c.standing.CandidateID, r.TaskID, r.Trial, c.numbered())
 			fmt.Fprintf(b, "- **%s** — %s", text.Markdown(name), text.Markdown(kindLabel(r.ErrorKind)))
 			if msg := text.OneLine(r.ErrorMessage); msg != "" {
 				fmt.Fprintf(b, ": %s", text.Markdown(text.Shorten(msg, 300)))
@@ -128,4 +126,49 @@ func mdCode(s string) string {
 		return "—"
 	}
 	return text.MarkdownCode(s)
+}
+
+// mdHeader is a column's header as Markdown and HTML show it: "Rank",
+// "Pass@1".
+func mdHeader(h string) string { return h[:1] + strings.ToLower(h[1:]) }
+
+// writeMarkdownMatrix writes a suite's per-task matrix and head-to-head
+// record in a collapsed block.
+func writeMarkdownMatrix(b *strings.Builder, rec *forge.Record) {
+	if len(rec.TaskMatrix) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\n<details><summary>%d tasks, hardest first (✓ passed, ✗ scored 0, else the task score)</summary>\n\n", len(rec.TaskMatrix))
+	header, rows, align := matrixRows(rec)
+	mdTable(b, header, rows, align)
+	if len(rec.HeadToHead) > 1 {
+		b.WriteString("\nTask by task, wins-losses-ties of the row against the column:\n\n")
+		header, rows, align := headToHeadRows(rec)
+		mdTable(b, header, rows, align)
+	}
+	b.WriteString("\n</details>\n")
+}
+
+// mdTable writes a Markdown table, every cell escaped.
+func mdTable(b *strings.Builder, header []string, rows [][]string, align []text.Align) {
+	line := func(cells []string) {
+		esc := make([]string, len(cells))
+		for i, c := range cells {
+			esc[i] = text.Markdown(c)
+		}
+		b.WriteString("| " + strings.Join(esc, " | ") + " |\n")
+	}
+	heads := make([]string, len(header))
+	for i, h := range header {
+		heads[i] = mdHeader(h)
+	}
+	line(heads)
+	rule := make([]string, len(align))
+	for i, a := range align {
+		rule[i] = map[text.Align]string{text.Left: ":---", text.Right: "---:"}[a]
+	}
+	b.WriteString("|" + strings.Join(rule, "|") + "|\n")
+	for _, r := range rows {
+		line(r)
+	}
 }

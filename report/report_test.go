@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -336,16 +338,25 @@ func TestCSVRoundTrip(t *testing.T) {
 			t.Fatalf("%s: %d rows; want a header and %d results", name, len(rows), len(rec.Results))
 		}
 		want := []string{"candidate_id", "trial", "success", "exit_code", "error_kind", "runtime_seconds", "score", "artifact_bytes", "sandbox_id", "error_message"}
+		if len(rec.Tasks) > 0 {
+			want = slices.Insert(want, 1, "task_id")
+			want = slices.Insert(want, 4, "passed")
+		}
 		if strings.Join(rows[0], ",") != strings.Join(want, ",") {
 			t.Errorf("%s: header %v", name, rows[0])
 		}
+		col := map[string]int{}
+		for i, h := range rows[0] {
+			col[h] = i
+		}
 		for i, r := range rec.Results {
 			row := rows[i+1]
-			if row[0] != r.CandidateID || row[2] != map[bool]string{true: "true", false: "false"}[r.Success] ||
-				row[4] != string(r.ErrorKind) {
+			cell := func(h string) string { return row[col[h]] }
+			if cell("candidate_id") != r.CandidateID || cell("success") != strconv.FormatBool(r.Success) ||
+				cell("error_kind") != string(r.ErrorKind) || (len(rec.Tasks) > 0 && cell("task_id") != r.TaskID) {
 				t.Errorf("%s row %d = %v; result %+v", name, i+1, row, r)
 			}
-			if (r.ExitCode == nil) != (row[3] == "") || (r.Score == nil) != (row[6] == "") {
+			if (r.ExitCode == nil) != (cell("exit_code") == "") || (r.Score == nil) != (cell("score") == "") {
 				t.Errorf("%s row %d: null exit code or score not written as an empty cell: %v", name, i+1, row)
 			}
 			if !utf8.ValidString(strings.Join(row, "")) {

@@ -141,13 +141,9 @@ func matrixSummary(rec *forge.Record) string {
 	return s + " (--matrix prints every task)"
 }
 
-// writeHeadToHead writes the pairwise task-by-task record when there are
-// more than two candidates (with two, the winner line says it): a row per
-// candidate, a column per opponent, "wins-losses-ties".
-func writeHeadToHead(buf *bytes.Buffer, rec *forge.Record, opts Options) error {
-	if len(rec.HeadToHead) < 2 || len(rec.TaskMatrix) == 0 {
-		return nil
-	}
+// headToHeadRows is the pairwise task-by-task record as table rows: a row
+// per candidate, a column per opponent, "wins-losses-ties".
+func headToHeadRows(rec *forge.Record) (header []string, rows [][]string, align []text.Align) {
 	var ids []string
 	for _, c := range rec.TaskMatrix[0].Cells {
 		ids = append(ids, c.CandidateID)
@@ -157,9 +153,8 @@ func writeHeadToHead(buf *bytes.Buffer, rec *forge.Record, opts Options) error {
 		record[[2]string{h.A, h.B}] = fmt.Sprintf("%d-%d-%d", h.Wins, h.Losses, h.Ties)
 		record[[2]string{h.B, h.A}] = fmt.Sprintf("%d-%d-%d", h.Losses, h.Wins, h.Ties)
 	}
-	header := []string{"HEAD TO HEAD"}
-	align := []text.Align{text.Left}
-	var rows [][]string
+	header = []string{"HEAD TO HEAD"}
+	align = []text.Align{text.Left}
 	for _, a := range ids {
 		header = append(header, text.Shorten(text.OneLine(a), 16))
 		align = append(align, text.Right)
@@ -169,6 +164,16 @@ func writeHeadToHead(buf *bytes.Buffer, rec *forge.Record, opts Options) error {
 		}
 		rows = append(rows, row)
 	}
+	return header, rows, align
+}
+
+// writeHeadToHead writes the pairwise record when there are more than two
+// candidates (with two, the winner line says it).
+func writeHeadToHead(buf *bytes.Buffer, rec *forge.Record, opts Options) error {
+	if len(rec.HeadToHead) < 2 || len(rec.TaskMatrix) == 0 {
+		return nil
+	}
+	header, rows, align := headToHeadRows(rec)
 	buf.WriteString("\ntask by task, wins-losses-ties of the row against the column:\n")
 	if err := text.Table(buf, header, rows, align, opts.TTY); err != nil {
 		return fmt.Errorf("render head to head: %w", err)

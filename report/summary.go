@@ -34,6 +34,46 @@ type candidate struct {
 	errors       []kindCount
 }
 
+// column is one column of the standings, as the table and Markdown show
+// them: its header, alignment and each candidate's plain cell.
+type column struct {
+	header string
+	align  text.Align
+	cell   func(c candidate) string
+}
+
+// The columns a format decorates.
+const (
+	colRank      = "RANK"
+	colCandidate = "CANDIDATE"
+	colStatus    = "STATUS"
+	colNotes     = "NOTES"
+)
+
+// columns are the standings' columns: a suite's have SOLVED and PASS@k
+// after SCORE, and no ARTIFACT.
+func columns(rec *forge.Record) []column {
+	cols := []column{
+		{colRank, text.Right, candidate.rankText},
+		{colCandidate, text.Left, func(c candidate) string { return text.OneLine(c.standing.CandidateID) }},
+		{colStatus, text.Left, candidate.statusText},
+		{"SCORE", text.Right, candidate.scoreText},
+	}
+	if suite(rec) {
+		cols = append(cols,
+			column{"SOLVED", text.Right, func(c candidate) string { return c.solvedText(len(rec.Tasks)) }},
+			column{passHeader(rec), text.Right, candidate.passText})
+	}
+	cols = append(cols,
+		column{"SUCCESS", text.Right, candidate.successText},
+		column{"RUNTIME", text.Right, candidate.runtimeText},
+		column{"TRIALS", text.Right, func(c candidate) string { return fmt.Sprint(c.trials()) }})
+	if !suite(rec) {
+		cols = append(cols, column{"ARTIFACT", text.Right, candidate.artifactText})
+	}
+	return append(cols, column{colNotes, text.Left, func(c candidate) string { return text.Shorten(c.notes(), notesWidth) }})
+}
+
 // kindCount is how many trials failed with one error kind.
 type kindCount struct {
 	kind  runner.ErrorKind
@@ -160,6 +200,12 @@ func (c candidate) health() health {
 	default:
 		return healthPartial
 	}
+}
+
+// numbered reports whether the candidate's trials are told apart by
+// number: it has a trial beyond the first.
+func (c candidate) numbered() bool {
+	return slices.ContainsFunc(c.results, func(r runner.Result) bool { return r.Trial > 1 })
 }
 
 func (c candidate) successes() int {
@@ -302,14 +348,14 @@ func (c candidate) firstFailure() *runner.Result {
 	return nil
 }
 
-// notes is the first failure's message on one line ("#3: " names the trial
-// when there are several), or the first thing worth knowing about a
+// notes is the first failure's message on one line ("#3: ", "q7: " or
+// "q7#3: " names the trial when there are several), or the first thing worth knowing about a
 // successful candidate (the scorer's notes, a judge that failed, an ignored
 // result file, a cut artifact or output).
 func (c candidate) notes() string {
 	prefix := func(r *runner.Result) string {
-		if c.trials() > 1 {
-			return fmt.Sprintf("#%d: ", r.Trial)
+		if name := runner.TrialName("", r.TaskID, r.Trial, c.numbered()); name != "" {
+			return strings.TrimPrefix(name, "/") + ": "
 		}
 		return ""
 	}
@@ -364,19 +410,22 @@ func runFacts(rec *forge.Record, cs []candidate) string {
 	if rec.Backend != "" {
 		parts = append(parts, "backend "+text.OneLine(rec.Backend))
 	}
-	maxTrials := 0
-	for _, c := range cs {
-		maxTrials = max(maxTrials, c.trials())
+	maxTrial := 0
+	for _, r := range rec.Results {
+		maxTrial = max(maxTrial, r.Trial)
 	}
 	word := "candidates"
 	if len(cs) == 1 {
 		word = "candidate"
 	}
-	if maxTrials > 1 {
-		parts = append(parts, fmt.Sprintf("%d %s × %d trials", len(cs), word, maxTrials))
-	} else {
-		parts = append(parts, fmt.Sprintf("%d %s", len(cs), word))
+	s := fmt.Sprintf("%d %s", len(cs), word)
+	if len(rec.Tasks) > 0 {
+		s += fmt.Sprintf(" × %d tasks", len(rec.Tasks))
 	}
+	if maxTrial > 1 {
+		s += fmt.Sprintf(" × %d trials", maxTrial)
+	}
+	parts = append(parts, s)
 	if !rec.StartedAt.IsZero() && rec.FinishedAt.After(rec.StartedAt) {
 		parts = append(parts, text.Seconds(rec.FinishedAt.Sub(rec.StartedAt).Seconds()))
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/forge-run/forge/forge"
@@ -33,42 +32,41 @@ func Table(w io.Writer, rec *forge.Record, opts Options) error {
 	}
 	cs := candidates(rec)
 	paint := func(code, s string) string {
-		if !opts.Color || s == "" {
+		if !opts.Color || s == "" || code == "" {
 			return s
 		}
 		return code + s + ansiReset
 	}
 
+	cols := columns(rec)
 	rows := make([][]string, 0, len(cs))
 	for _, c := range cs {
-		cand := text.OneLine(c.standing.CandidateID)
-		rank := c.rankText()
-		if c.winner {
-			cand = paint(ansiBold+ansiGreen, cand)
-			rank = paint(ansiBold, rank)
+		row := make([]string, len(cols))
+		for i, col := range cols {
+			cell := col.cell(c)
+			switch col.header {
+			case colRank:
+				if c.winner {
+					cell = paint(ansiBold, cell)
+				}
+			case colCandidate:
+				if c.winner {
+					cell = paint(ansiBold+ansiGreen, cell)
+				}
+			case colStatus:
+				cell = paint(map[health]string{healthOK: ansiGreen, healthPartial: ansiYellow, healthFailed: ansiRed}[c.health()], cell)
+			case colNotes:
+				cell = paint(ansiDim, cell)
+			}
+			row[i] = cell
 		}
-		status := c.statusText()
-		switch c.health() {
-		case healthOK:
-			status = paint(ansiGreen, status)
-		case healthPartial:
-			status = paint(ansiYellow, status)
-		case healthFailed:
-			status = paint(ansiRed, status)
-		}
-		row := []string{rank, cand, status, c.scoreText(), c.successText(), c.runtimeText(), fmt.Sprint(c.trials())}
-		if suite(rec) {
-			row = slices.Insert(row, 4, c.solvedText(len(rec.Tasks)), c.passText())
-		} else {
-			row = append(row, c.artifactText())
-		}
-		rows = append(rows, append(row, paint(ansiDim, text.Shorten(c.notes(), notesWidth))))
+		rows = append(rows, row)
 	}
 
 	var buf bytes.Buffer
 	if len(rows) == 0 {
 		buf.WriteString("no results\n")
-	} else if err := renderTable(&buf, rec, rows, opts); err != nil {
+	} else if err := renderTable(&buf, cols, rows, opts); err != nil {
 		return fmt.Errorf("render standings table: %w", err)
 	}
 	if err := writeMatrix(&buf, rec, opts); err != nil {
@@ -102,24 +100,15 @@ func Table(w io.Writer, rec *forge.Record, opts Options) error {
 	return nil
 }
 
-// tableHeader names Table's columns; tableAlign aligns them. A suite's
-// table has SOLVED and PASS@k after SCORE, and no ARTIFACT.
-var (
-	tableHeader = []string{"RANK", "CANDIDATE", "STATUS", "SCORE", "SUCCESS", "RUNTIME", "TRIALS", "ARTIFACT", "NOTES"}
-	tableAlign  = []text.Align{text.Right, text.Left, text.Left, text.Right, text.Right, text.Right, text.Right, text.Right, text.Left}
-)
-
 // renderTable draws the standings with text.Table, the header in bold with
 // opts.Color.
-func renderTable(w io.Writer, rec *forge.Record, rows [][]string, opts Options) error {
-	header, align := slices.Clone(tableHeader), tableAlign
-	if suite(rec) {
-		header = slices.Insert(slices.Delete(header, 7, 8), 4, "SOLVED", passHeader(rec))
-		align = slices.Insert(slices.Delete(slices.Clone(align), 7, 8), 4, text.Right, text.Right)
-	}
-	for i, h := range header {
+func renderTable(w io.Writer, cols []column, rows [][]string, opts Options) error {
+	header := make([]string, len(cols))
+	align := make([]text.Align, len(cols))
+	for i, col := range cols {
+		header[i], align[i] = col.header, col.align
 		if opts.Color {
-			header[i] = ansiBold + h + ansiReset
+			header[i] = ansiBold + col.header + ansiReset
 		}
 	}
 	return text.Table(w, header, rows, align, opts.TTY)

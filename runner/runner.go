@@ -122,13 +122,17 @@ type Job struct {
 
 // Name is a stable, human-readable name for the job: "alpha", "alpha#2",
 // or with a task "alpha/q7", "alpha/q7#2".
-func (j Job) Name() string {
-	n := j.CandidateID
-	if j.TaskID != "" {
-		n += "/" + j.TaskID
+func (j Job) Name() string { return TrialName(j.CandidateID, j.TaskID, j.Trial, j.Trial > 1) }
+
+// TrialName names a trial for people, the one way forge does:
+// "candidate[/task][#trial]", the trial only when numbered.
+func TrialName(candidate, task string, trial int, numbered bool) string {
+	n := candidate
+	if task != "" {
+		n += "/" + task
 	}
-	if j.Trial > 1 {
-		n += "#" + strconv.Itoa(j.Trial)
+	if numbered {
+		n += "#" + strconv.Itoa(trial)
 	}
 	return n
 }

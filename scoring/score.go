@@ -181,7 +181,7 @@ func ScoreSuite(cfg Config, s Suite, results []runner.Result) Outcome {
 			t.scores = append(t.scores, *composite[i])
 			tt.scores = append(tt.scores, *composite[i])
 		}
-		if passed(r, composite[i]) {
+		if Passed(out.Results[i]) {
 			tt.passes++
 		}
 		for j, s := range scorers {

@@ -85,10 +85,10 @@ type taskTally struct {
 	unscored                  []noteHit // infra, auth, cancelled
 }
 
-// passed reports whether a trial passed its task: it succeeded with a full
-// score (every check passed, the judge gave 1…).
-func passed(r runner.Result, score *float64) bool {
-	return r.Success && score != nil && *score >= 1-tieEpsilon
+// Passed reports whether a scored trial passed its task: it succeeded with
+// a full score (every check passed, the judge gave 1…).
+func Passed(r runner.Result) bool {
+	return r.Success && r.Score != nil && *r.Score >= 1-tieEpsilon
 }
 
 // suiteStats completes the standing of a candidate of a suite from its

@@ -13,6 +13,7 @@ import (
 	"github.com/forge-run/forge/forge"
 	"github.com/forge-run/forge/internal/text"
 	"github.com/forge-run/forge/runner"
+	"github.com/forge-run/forge/scoring"
 )
 
 // Testsuites is the document root: one run.
@@ -104,10 +105,12 @@ type Config struct {
 
 // New builds the JUnit document of a run: one testsuite, one testcase per
 // candidate × trial (classname the candidate, name "alpha" or "alpha#2"
-// when the candidate has several trials, time its runtime). A failed trial
-// carries a <failure>, or an <error> when the infrastructure failed (infra,
-// auth), or <skipped> when the run was cancelled; stdout and stderr go to
-// system-out and system-err, capped.
+// when the candidate has several trials, time its runtime); in a suite,
+// per candidate × task × trial (name the task, "q7" or "q7#2"). A failed
+// trial carries a <failure>, or an <error> when the infrastructure failed
+// (infra, auth), or <skipped> when the run was cancelled; a suite's trial
+// that ran but did not pass its task (a full score) is a <failure> of type
+// not_passed. stdout and stderr go to system-out and system-err, capped.
 func New(rec *forge.Record, cfg Config) *Testsuites {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -115,9 +118,9 @@ func New(rec *forge.Record, cfg Config) *Testsuites {
 	if cfg.MaxOutputBytes <= 0 {
 		cfg.MaxOutputBytes = DefaultMaxOutputBytes
 	}
-	trials := map[string]int{}
+	numbered := map[string]bool{}
 	for _, r := range rec.Results {
-		trials[r.CandidateID]++
+		numbered[r.CandidateID] = numbered[r.CandidateID] || r.Trial > 1
 	}
 	results := slices.Clone(rec.Results)
 	// Candidates in the order they first appear, trials in order.
@@ -127,8 +130,13 @@ func New(rec *forge.Record, cfg Config) *Testsuites {
 			first[r.CandidateID] = i
 		}
 	}
+	task := map[string]int{}
+	for i, t := range rec.Tasks {
+		task[t.ID] = i
+	}
 	slices.SortStableFunc(results, func(a, b runner.Result) int {
-		return cmp.Or(cmp.Compare(first[a.CandidateID], first[b.CandidateID]), cmp.Compare(a.Trial, b.Trial))
+		return cmp.Or(cmp.Compare(first[a.CandidateID], first[b.CandidateID]), cmp.Compare(task[a.TaskID], task[b.TaskID]),
+			cmp.Compare(a.Trial, b.Trial))
 	})
 
 	suite := Testsuite{Name: "forge", ID: clean(rec.RunID)}
@@ -139,16 +147,23 @@ func New(rec *forge.Record, cfg Config) *Testsuites {
 	suite.Timestamp = started.UTC().Format(time.RFC3339)
 	var total float64
 	for _, r := range results {
-		tc := Testcase{
-			Classname: clean(r.CandidateID),
-			Name:      clean(r.CandidateID),
-			Time:      secs(r.RuntimeSeconds),
+		name := runner.TrialName(r.CandidateID, r.TaskID, r.Trial, numbered[r.CandidateID])
+		if r.TaskID != "" {
+			name = strings.TrimPrefix(name, r.CandidateID+"/")
 		}
-		if trials[r.CandidateID] > 1 {
-			tc.Name = fmt.Sprintf("%s#%d", clean(r.CandidateID), r.Trial)
-		}
+		tc := Testcase{Classname: clean(r.CandidateID), Name: clean(name), Time: secs(r.RuntimeSeconds)}
 		total += r.RuntimeSeconds
-		if !r.Success {
+		switch {
+		case r.Success && r.TaskID != "" && !scoring.Passed(r):
+			// A suite's task is passed with a full score, not merely run.
+			suite.Failures++
+			score := "no score"
+			if r.Score != nil {
+				score = "scored " + strconv.FormatFloat(*r.Score, 'f', 2, 64)
+			}
+			tc.Failure = &Problem{Message: clean(score + " of 1 on task " + r.TaskID), Type: "not_passed",
+				Contents: clean(fmt.Sprintf("the candidate ran and %s of 1\nruntime: %ss\n", score, secs(r.RuntimeSeconds)))}
+		case !r.Success:
 			switch r.ErrorKind.Fault() {
 			case runner.FaultInterrupted:
 				suite.Skipped++
