@@ -2,6 +2,8 @@ package compare
 
 import (
 	"fmt"
+	"math"
+	"sort"
 	"time"
 
 	"github.com/forge-run/forge/forge"
@@ -43,6 +45,9 @@ const (
 	TestNoScores Test = "no-scored-trials"
 	// TestNone: the candidate is in one run only.
 	TestNone Test = "none"
+	// TestPaired: both runs are suites; the change is judged by the paired
+	// test over their common tasks (Paired says which).
+	TestPaired Test = "paired"
 )
 
 // Run identifies one side of the comparison.
@@ -74,6 +79,8 @@ type Side struct {
 	// ended counts the trials that ran to an end (not infra, auth or
 	// cancelled): the success rate's denominator.
 	ended int
+	// tasks are a suite's trial scores by task.
+	tasks map[string][]float64
 }
 
 // scored reports whether the side has a score to compare.
@@ -100,8 +107,26 @@ type Change struct {
 	// when Test is "welch-t" (its difference is head minus base).
 	Test  Test                 `json:"test"`
 	Welch *scoring.WelchResult `json:"welch,omitempty"`
+	// Paired holds the test when Test is "paired": head minus base, task
+	// by task over the tasks both runs played. Tasks lists the tasks whose
+	// score changed, most worsened first.
+	Paired *scoring.Paired `json:"paired,omitempty"`
+	Tasks  []TaskChange    `json:"tasks,omitempty"`
 	// Significant is true when the score changed at level scoring.Alpha.
 	Significant bool `json:"significant"`
+}
+
+// TaskChange is what happened to one candidate on one task of a suite.
+type TaskChange struct {
+	TaskID string `json:"task_id"`
+	// Base and Head are the task scores (mean of the scored trials).
+	Base  float64 `json:"base"`
+	Head  float64 `json:"head"`
+	Delta float64 `json:"delta"`
+	// Welch is the test of the task's trials, when both runs have at least
+	// two scored trials of it; Significant is its verdict.
+	Welch       *scoring.WelchResult `json:"welch,omitempty"`
+	Significant bool                 `json:"significant"`
 }
 
 // Report is the comparison of a base run with a head run.
@@ -114,6 +139,9 @@ type Report struct {
 	WinnerChanged   bool  `json:"winner_changed"`
 	// Alpha is the significance level of every test (0.05).
 	Alpha float64 `json:"alpha"`
+	// Tasks, when both runs are suites, is how many tasks both played: the
+	// candidates are then compared task by task over them.
+	Tasks int `json:"tasks,omitempty"`
 	// Candidates are in the head's standings order, then the base-only ones
 	// in the base's order.
 	Candidates []Change `json:"candidates"`
@@ -137,13 +165,20 @@ func Runs(base, head *forge.Record) Report {
 	rep.WinnerChanged = str(base.Winner) != str(head.Winner)
 
 	baseSides, headSides := sides(base), sides(head)
+	common := commonTasks(base, head)
+	rep.Tasks = len(common)
 	for _, id := range order(head) {
-		rep.Candidates = append(rep.Candidates, change(id, baseSides[id], headSides[id]))
+		rep.Candidates = append(rep.Candidates, change(id, baseSides[id], headSides[id], common))
 	}
 	for _, id := range order(base) {
 		if _, ok := headSides[id]; !ok {
-			rep.Candidates = append(rep.Candidates, change(id, baseSides[id], nil))
+			rep.Candidates = append(rep.Candidates, change(id, baseSides[id], nil, common))
 		}
+	}
+	if onlyBase, onlyHead := len(base.Tasks)-len(common), len(head.Tasks)-len(common); (len(base.Tasks) > 0 || len(head.Tasks) > 0) &&
+		(onlyBase > 0 || onlyHead > 0) {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("the task sets differ: %d tasks in both, %d only in base, %d only in head; tasks are compared where both runs played them",
+			len(common), onlyBase, onlyHead))
 	}
 	if rep.Candidates == nil {
 		rep.Candidates = []Change{}
@@ -234,7 +269,70 @@ func sides(rec *forge.Record) map[string]*Side {
 			out[id] = s
 		}
 	}
+	if len(rec.Tasks) > 0 {
+		for id, rs := range byID {
+			out[id].tasks = map[string][]float64{}
+			for _, r := range rs {
+				if r.Score != nil {
+					out[id].tasks[r.TaskID] = append(out[id].tasks[r.TaskID], *r.Score)
+				}
+			}
+		}
+	}
 	return out
+}
+
+// commonTasks are the tasks both records played, in head's order; none
+// unless both are suites.
+func commonTasks(base, head *forge.Record) []string {
+	inBase := map[string]bool{}
+	for _, t := range base.Tasks {
+		inBase[t.ID] = true
+	}
+	var ids []string
+	for _, t := range head.Tasks {
+		if inBase[t.ID] {
+			ids = append(ids, t.ID)
+		}
+	}
+	return ids
+}
+
+// suiteChange judges c over the common tasks: the paired test of the task
+// scores, and each task that changed.
+func suiteChange(c *Change, base, head *Side, common []string) {
+	var xb, xh []float64
+	for _, task := range common {
+		b, h := base.tasks[task], head.tasks[task]
+		if len(b) == 0 || len(h) == 0 {
+			continue
+		}
+		sb, sh := scoring.Summarize(b), scoring.Summarize(h)
+		xb, xh = append(xb, sb.Mean), append(xh, sh.Mean)
+		d := sh.Mean - sb.Mean
+		if math.Abs(d) <= 1e-9 {
+			continue
+		}
+		tc := TaskChange{TaskID: task, Base: sb.Mean, Head: sh.Mean, Delta: d}
+		if w, ok := scoring.WelchTest(h, b); ok && len(b) > 1 && len(h) > 1 {
+			tc.Welch, tc.Significant = &w, w.Significant
+		}
+		c.Tasks = append(c.Tasks, tc)
+	}
+	sort.SliceStable(c.Tasks, func(i, j int) bool { return c.Tasks[i].Delta < c.Tasks[j].Delta })
+	if len(xb) == 0 {
+		c.Test = TestNoScores
+		return
+	}
+	p := scoring.PairedTest(xh, xb)
+	c.Test, c.Paired, c.Significant = TestPaired, &p, p.Significant
+	switch {
+	case !c.Significant:
+	case p.MeanDiff > 0:
+		c.Status = StatusImproved
+	case p.MeanDiff < 0:
+		c.Status = StatusRegressed
+	}
 }
 
 // trialScores are the scores of the trials that have one.
@@ -272,7 +370,7 @@ func ended(rs []runner.Result) int {
 	return n
 }
 
-func change(id string, base, head *Side) Change {
+func change(id string, base, head *Side, common []string) Change {
 	c := Change{CandidateID: id, Base: base, Head: head, Status: StatusUnchanged, Test: TestNone}
 	switch {
 	case base == nil:
@@ -293,6 +391,10 @@ func change(id string, base, head *Side) Change {
 			r := head.RuntimeMeanSeconds / base.RuntimeMeanSeconds
 			c.RuntimeRatio = &r
 		}
+	}
+	if base.tasks != nil && head.tasks != nil {
+		suiteChange(&c, base, head, common)
+		return c
 	}
 	switch nb, nh := len(base.scores), len(head.scores); {
 	case nb == 0 || nh == 0:

@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"testing"
 	"time"
@@ -103,4 +104,35 @@ func near(t *testing.T, what string, got, want, tol float64) {
 	if math.Abs(got-want) > tol {
 		t.Errorf("%s = %.8g, want %.8g (±%g)", what, got, want, tol)
 	}
+}
+
+// suiteRecord builds a suite's record: every candidate passes every task
+// (one trial each) but those failed[c] lists, scored by scoring.ScoreSuite
+// as a run is.
+func suiteRecord(runID string, started time.Time, tasks []string, failed map[string][]string) *forge.Record {
+	rec := record(runID, started, "")
+	var ids []string
+	for id := range failed {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	var st []scoring.Task
+	for _, task := range tasks {
+		rec.Tasks = append(rec.Tasks, forge.TaskInfo{ID: task, Objective: "task " + task, Weight: 1})
+		st = append(st, scoring.Task{ID: task})
+	}
+	for _, id := range ids {
+		for _, task := range tasks {
+			r := runner.Result{CandidateID: id, TaskID: task, Trial: 1, Backend: "local", Success: true, RuntimeSeconds: 1}
+			if slices.Contains(failed[id], task) {
+				r.Failed(runner.ErrCandidateFailed, "wrong")
+			}
+			rec.Results = append(rec.Results, r)
+		}
+	}
+	out := scoring.ScoreSuite(scoring.Config{Scorers: []scoring.Scorer{{Type: scoring.TypeSuccess}}},
+		scoring.Suite{Candidates: ids, Tasks: st}, rec.Results)
+	rec.Results, rec.Standings, rec.Winner, rec.WinnerLine = out.Results, out.Standings, out.Winner, out.WinnerLine
+	rec.TaskMatrix, rec.HeadToHead = out.Tasks, out.HeadToHead
+	return rec
 }

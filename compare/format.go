@@ -47,8 +47,53 @@ func testText(c Change) string {
 		return "single trial"
 	case TestNoScores:
 		return "no scored trials"
+	case TestPaired:
+		return fmt.Sprintf("%s over %d tasks", text.P(c.Paired.P, scoring.Alpha), c.Paired.N)
 	}
 	return "—"
+}
+
+// maxTaskLines bounds how many changed tasks the table names per
+// candidate.
+const maxTaskLines = 10
+
+// taskLines say, per candidate of a suite, which tasks got worse and which
+// better: "alpha: 3 tasks worse, 1 better of 30 (paired t, p = 0.04)", then
+// "  csv-3  1.00 → 0.00" per task, the most worsened first.
+func taskLines(rep Report) []string {
+	var out []string
+	for _, c := range rep.Candidates {
+		if c.Paired == nil || len(c.Tasks) == 0 {
+			continue
+		}
+		worse := 0
+		for _, t := range c.Tasks {
+			if t.Delta < 0 {
+				worse++
+			}
+		}
+		out = append(out, fmt.Sprintf("%s: %d %s worse, %d better of %d (%s, %s)", id(c.CandidateID), worse,
+			plural(worse, "task", "tasks"), len(c.Tasks)-worse, c.Paired.N, scoring.MethodName(c.Paired.Method), text.P(c.Paired.P, scoring.Alpha)))
+		for i, t := range c.Tasks {
+			if i == maxTaskLines {
+				out = append(out, fmt.Sprintf("  … %d more", len(c.Tasks)-maxTaskLines))
+				break
+			}
+			line := fmt.Sprintf("  %s  %s → %s", id(t.TaskID), text.Score(t.Base), text.Score(t.Head))
+			if t.Welch != nil {
+				line += "  " + text.P(t.Welch.PValue, scoring.Alpha)
+			}
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // scoreText is a side's mean score as the standings write a score (two
@@ -131,6 +176,14 @@ func manifestText(r Report) string {
 }
 
 // tally is "1 improved, 1 regressed, 2 unchanged".
+// testsText says how the changes were tested.
+func testsText(r Report) string {
+	if r.Tasks > 0 {
+		return fmt.Sprintf("two-sided paired tests over the %d tasks both runs played", r.Tasks)
+	}
+	return "two-sided Welch t-test on trial scores"
+}
+
 func tally(r Report) string {
 	n := map[Status]int{}
 	for _, c := range r.Candidates {

@@ -3,6 +3,7 @@ package compare_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"path/filepath"
 	"strings"
@@ -58,7 +59,20 @@ func goldenReports() map[string]compare.Report {
 	empty := record("e1", day(20), "")
 	empty2 := record("e2", day(21), "")
 
+	// A suite: alpha fails 6 tasks it used to pass; beta is as it was; one
+	// task left the suite and one joined it.
+	var tasks []string
+	for i := 1; i <= 24; i++ {
+		tasks = append(tasks, fmt.Sprintf("t%02d", i))
+	}
+	suiteBase := suiteRecord("20261120-040000-s1", day(20), tasks, map[string][]string{
+		"alpha": {"t21", "t22", "t23", "t24"}, "beta": {"t02", "t03", "t04", "t05", "t06", "t07"}})
+	suiteHead := suiteRecord("20261121-040000-s2", day(21), append(tasks[1:], "t25"), map[string][]string{
+		"alpha": {"t04", "t06", "t08", "t10", "t12", "t14", "t16", "t18", "t21", "t22", "t23", "t24"},
+		"beta":  {"t02", "t03", "t04", "t05", "t07", "t09"}})
+
 	return map[string]compare.Report{
+		"suite":   compare.Runs(suiteBase, suiteHead),
 		"nightly": compare.Runs(nightlyBase, nightlyHead),
 		"same":    compare.Runs(same, same2),
 		"hostile": compare.Runs(evilBase, evilHead),

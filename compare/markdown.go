@@ -45,12 +45,23 @@ func WriteMarkdown(w io.Writer, rep Report) error {
 	}
 	fmt.Fprintf(&b, "**Winner:** %s  \n", text.Markdown(winnerText(rep)))
 	fmt.Fprintf(&b, "**Manifest:** %s  \n", text.Markdown(manifestText(rep)))
-	fmt.Fprintf(&b, "%s (two-sided Welch t-test on trial scores, α = %g)\n", text.Markdown(tally(rep)), rep.Alpha)
+	fmt.Fprintf(&b, "%s (%s, α = %g)\n", text.Markdown(tally(rep)), testsText(rep), rep.Alpha)
 	if len(rep.Notes) > 0 {
 		b.WriteString("\n> [!NOTE]\n")
 		for _, n := range rep.Notes {
 			fmt.Fprintf(&b, "> %s  \n", text.Markdown(n))
 		}
+	}
+	if lines := taskLines(rep); len(lines) > 0 {
+		b.WriteString("\n<details><summary>Tasks that changed, most worsened first</summary>\n\n")
+		for _, l := range lines {
+			indent, l := "", strings.TrimSpace(l)
+			if strings.HasPrefix(l, "…") || !strings.Contains(l, ":") {
+				indent = "  "
+			}
+			b.WriteString(indent + "- " + text.Markdown(l) + "\n")
+		}
+		b.WriteString("\n</details>\n")
 	}
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return fmt.Errorf("write comparison markdown: %w", err)

@@ -34,9 +34,15 @@ func WriteTable(w io.Writer, rep Report, tty bool) error {
 
 	fmt.Fprintf(&buf, "\nwinner: %s\n", winnerText(rep))
 	fmt.Fprintf(&buf, "manifest: %s\n", manifestText(rep))
-	fmt.Fprintf(&buf, "%s (two-sided Welch t-test on trial scores, alpha %g)\n", tally(rep), rep.Alpha)
+	fmt.Fprintf(&buf, "%s (%s, alpha %g)\n", tally(rep), testsText(rep), rep.Alpha)
 	for _, n := range rep.Notes {
 		fmt.Fprintf(&buf, "note: %s\n", n)
+	}
+	if lines := taskLines(rep); len(lines) > 0 {
+		buf.WriteString("\ntasks that changed, most worsened first:\n")
+		for _, l := range lines {
+			buf.WriteString(l + "\n")
+		}
 	}
 	if _, err := w.Write(text.TrimLines(buf.Bytes())); err != nil {
 		return fmt.Errorf("write comparison table: %w", err)

@@ -129,9 +129,13 @@ func decideSuite(es []*tally, tasks []Task) (*string, string, *Comparison) {
 
 // testText names a suite comparison's test and its p-value: "paired t,
 // p = 0.003", "Wilcoxon signed-rank, p = 0.41".
-func testText(c *Comparison) string {
-	name := map[string]string{MethodPairedT: "paired t", MethodWilcoxon: "Wilcoxon signed-rank"}[c.Method]
-	return cmp.Or(name, c.Method) + ", " + pText(c.PValue)
+func testText(c *Comparison) string { return MethodName(c.Method) + ", " + pText(c.PValue) }
+
+// MethodName names a comparison method for people: "paired t",
+// "Wilcoxon signed-rank", "Welch t".
+func MethodName(method string) string {
+	name := map[string]string{MethodPairedT: "paired t", MethodWilcoxon: "Wilcoxon signed-rank", "welch-t": "Welch t"}[method]
+	return cmp.Or(name, method)
 }
 
 const singleTrial = " (single trial; use --trials N for confidence)"
