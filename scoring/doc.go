@@ -127,4 +127,39 @@
 // winner is decided on those and the line carries a note:
 //
 //	winner: beta (0.81 ± 0.04), 1.24× alpha, p = 0.003; 1 trial not scored (alpha trial 3: infra: …)
+//
+// # Suites
+//
+// In a suite every candidate runs every task, several trials each. These
+// statistics are computed here too and nowhere else; they are pure
+// functions that the standings and reports call:
+//
+//   - PassAtK: the unbiased pass@k of Chen et al. (2021, "Evaluating Large
+//     Language Models Trained on Code"), 1 - C(n-c, k)/C(n, k) for c
+//     successes in n trials, computed as a product; defined for n ≥ k ≥ 1.
+//   - SummarizeTasks: a candidate's task score is the mean of its trials'
+//     composite scores; its suite score is the weighted mean of its task
+//     scores, with the standard error taken across tasks (trials averaged
+//     within each task first), the clustered estimate that Miller (2024,
+//     "Adding Error Bars to Evals", arXiv:2411.00640) recommends because
+//     trials of one task are not independent:
+//     SE = sqrt(n/(n-1) · Σ w_i²(t_i - m)²) / Σ w_i over n tasks.
+//   - BoundedCI95: the 95% interval of a mean of scores in [0, 1] never
+//     leaves [0, 1]. It is the Wilson score interval with the effective
+//     sample size n_eff = m(1-m)/se² (Korn & Graubard 1998) and Student's
+//     t with units-1 degrees of freedom in place of z. Far from 0 and 1 and
+//     with many units it is the t-interval; with no spread it is [m, m]. 0/1
+//     data give n_eff = n - 1, an interval wider than the ordinary Wilson
+//     interval of the success rate, because the variance is estimated.
+//   - ComparePaired: two candidates over the tasks both have scores for.
+//     Wins, losses and ties (within 1e-9) of A over B, the mean difference
+//     with its 95% paired-t interval, and a two-sided p-value from the
+//     Wilcoxon signed-rank test when there are fewer than 30 tasks or the
+//     differences fail the Jarque–Bera normality test (p < 0.05), else from
+//     the paired t-test. Wilcoxon drops zero differences (Wilcoxon's
+//     method), gives tied |differences| their average rank, and is exact
+//     (the permutation distribution given the ties) up to 50 non-zero
+//     differences, normal with tie and continuity corrections above.
+//   - HeadToHead: wins, losses and ties of every ordered pair of candidates
+//     over their common tasks, by the same tie rule.
 package scoring

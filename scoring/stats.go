@@ -79,13 +79,18 @@ func wilson95(k, n int) [2]float64 {
 	if n <= 0 {
 		return [2]float64{0, 1}
 	}
-	z := distuv.UnitNormal.Quantile(1 - Alpha/2)
 	nf := float64(n)
-	p := float64(k) / nf
+	return wilsonInterval(float64(k)/nf, nf, distuv.UnitNormal.Quantile(1-Alpha/2))
+}
+
+// wilsonInterval is the Wilson score interval of proportion p observed in
+// n trials (n > 0, not necessarily whole) with critical value z, clamped to
+// [0, 1] against rounding. wilson95 and BoundedCI95 both use it.
+func wilsonInterval(p, n, z float64) [2]float64 {
 	z2 := z * z
-	denom := 1 + z2/nf
-	center := (p + z2/(2*nf)) / denom
-	half := z / denom * math.Sqrt(p*(1-p)/nf+z2/(4*nf*nf))
+	denom := 1 + z2/n
+	center := (p + z2/(2*n)) / denom
+	half := z / denom * math.Sqrt(p*(1-p)/n+z2/(4*n*n))
 	return [2]float64{math.Max(0, center-half), math.Min(1, center+half)}
 }
 
