@@ -110,7 +110,7 @@ type Change struct {
 	// Paired holds the test when Test is "paired": head minus base, task
 	// by task over the tasks both runs played. Tasks lists the tasks whose
 	// score changed, most worsened first.
-	Paired *scoring.Paired `json:"paired,omitempty"`
+	Paired *scoring.PairedResult `json:"paired,omitempty"`
 	Tasks  []TaskChange    `json:"tasks,omitempty"`
 	// Significant is true when the score changed at level scoring.Alpha.
 	Significant bool `json:"significant"`
@@ -324,13 +324,17 @@ func suiteChange(c *Change, base, head *Side, common []string) {
 		c.Test = TestNoScores
 		return
 	}
-	p := scoring.PairedTest(xh, xb)
+	p, err := scoring.ComparePaired(xh, xb)
+	if err != nil { // task scores are finite
+		c.Test = TestNoScores
+		return
+	}
 	c.Test, c.Paired, c.Significant = TestPaired, &p, p.Significant
 	switch {
 	case !c.Significant:
-	case p.MeanDiff > 0:
+	case p.MeanDifference > 0:
 		c.Status = StatusImproved
-	case p.MeanDiff < 0:
+	case p.MeanDifference < 0:
 		c.Status = StatusRegressed
 	}
 }

@@ -48,7 +48,7 @@ func testText(c Change) string {
 	case TestNoScores:
 		return "no scored trials"
 	case TestPaired:
-		return fmt.Sprintf("%s over %d tasks", text.P(c.Paired.P, scoring.Alpha), c.Paired.N)
+		return fmt.Sprintf("%s over %d tasks", text.P(c.Paired.PValue, scoring.Alpha), c.Paired.N)
 	}
 	return "—"
 }
@@ -73,7 +73,7 @@ func taskLines(rep Report) []string {
 			}
 		}
 		out = append(out, fmt.Sprintf("%s: %d %s worse, %d better of %d (%s, %s)", id(c.CandidateID), worse,
-			plural(worse, "task", "tasks"), len(c.Tasks)-worse, c.Paired.N, scoring.MethodName(c.Paired.Method), text.P(c.Paired.P, scoring.Alpha)))
+			plural(worse, "task", "tasks"), len(c.Tasks)-worse, c.Paired.N, scoring.MethodName(c.Paired.Method), text.P(c.Paired.PValue, scoring.Alpha)))
 		for i, t := range c.Tasks {
 			if i == maxTaskLines {
 				out = append(out, fmt.Sprintf("  … %d more", len(c.Tasks)-maxTaskLines))

@@ -69,11 +69,12 @@
 //
 // Per candidate, over its scored trials: the mean composite score, the
 // sample standard deviation (n-1), and the 95% confidence interval of the
-// mean from Student's t distribution (gonum's distuv.StudentsT, n-1 degrees
-// of freedom; not bootstrap, which is unreliable at the 3–10 trials forge
-// typically runs). The success rate comes with a 95% Wilson score interval
-// (over all trials). Runtime mean, sample standard deviation and median are
-// over successful trials.
+// mean, BoundedCI95 (below): a score lies in [0, 1] and so does its
+// interval, which a Student-t interval does not respect (a candidate
+// failing 2 of 5 trials would get one reaching -0.25). Not bootstrap, which
+// is unreliable at the 3–10 trials forge typically runs. The success rate
+// comes with a 95% Wilson score interval (over all trials). Runtime mean,
+// sample standard deviation and median are over successful trials.
 //
 // These are the only statistics forge computes: report and compare format
 // them. Summarize gives them for any sample, Aggregate the standing of a
@@ -160,6 +161,22 @@
 //     method), gives tied |differences| their average rank, and is exact
 //     (the permutation distribution given the ties) up to 50 non-zero
 //     differences, normal with tie and continuity corrections above.
-//   - HeadToHead: wins, losses and ties of every ordered pair of candidates
-//     over their common tasks, by the same tie rule.
+//
+// ScoreSuite puts them together. A trial is scored within its task:
+// normalisation pools the task's trials across candidates, so a task that
+// is slow for everyone costs nobody. A candidate's standing then has
+// Score = its suite score with the interval over tasks (Standing.Suite:
+// tasks scored, tasks solved, pass@k), a trial passing its task when it
+// succeeds with a full score (Passed). Candidates rank by suite score; a
+// candidate ties with the group above it when ComparePaired over their
+// common tasks is not significant, and the winner line says the paired
+// record:
+//
+//	winner: alpha 0.81 ± 0.04 over 40 tasks; beats beta on 23, loses 9, ties 8 (paired t, p = 0.003)
+//
+// The per-task matrix (Outcome.Tasks) lists tasks hardest first (lowest
+// mean task score, then the widest spread across candidates), and
+// Outcome.HeadToHead the wins, losses and ties of every pair. A candidate
+// with a task on which no trial ran to an end leaves the standings
+// incomplete, as a candidate without a scored trial does.
 package scoring

@@ -8,10 +8,11 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
-// The methods of a paired comparison (PairedResult.Method).
+// The methods of a paired comparison (PairedResult.Method); MethodName
+// names them for people.
 const (
-	MethodPairedT  = "paired t"
-	MethodWilcoxon = "Wilcoxon signed-rank"
+	MethodPairedT  = "paired-t"
+	MethodWilcoxon = "wilcoxon-signed-rank"
 )
 
 // pairedTMinPairs is the fewest pairs for which ComparePaired uses the paired
@@ -307,33 +308,3 @@ func wilcoxonNormalP(n int, ties []int, w float64) float64 {
 	return math.Min(1, 2*distuv.UnitNormal.Survival(math.Abs(z)))
 }
 
-// HeadToHead counts, for every ordered pair of candidates, how often the
-// first beat, lost to or tied the second over the tasks both have a score
-// for: m[i][j] is candidates[i] against candidates[j], so m[j][i] mirrors
-// it (wins and losses swapped). scores maps a candidate to its task scores
-// by task id; a candidate without scores has no common tasks. The diagonal
-// is a candidate against itself: every task a tie. Two scores tie when they
-// are within 1e-9, as in ComparePaired. It returns an error for a score
-// that is not finite.
-func HeadToHead(candidates []string, scores map[string]map[string]float64) ([][]WinLoss, error) {
-	for _, c := range candidates {
-		for task, v := range scores[c] {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, fmt.Errorf("candidate %s task %s: score %v is not finite", c, task, v)
-			}
-		}
-	}
-	m := make([][]WinLoss, len(candidates))
-	for i, a := range candidates {
-		m[i] = make([]WinLoss, len(candidates))
-		for j, b := range candidates {
-			sb := scores[b]
-			for task, va := range scores[a] {
-				if vb, ok := sb[task]; ok {
-					m[i][j].add(va - vb)
-				}
-			}
-		}
-	}
-	return m, nil
-}

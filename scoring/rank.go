@@ -107,7 +107,7 @@ func (t *tally) finish(scorers []prepared) {
 		CandidateID:          t.id,
 		Score:                clamp01(t.sum.mean),
 		ScoreStddev:          t.sum.sd,
-		ScoreCI95:            meanCI95(t.sum),
+		ScoreCI95:            scoreCI95(t.sum),
 		Successes:            t.successes,
 		SuccessCI95:          wilson95(t.successes, t.trials-len(t.unscored)),
 		RuntimeMeanSeconds:   rt.mean,

@@ -181,8 +181,14 @@ func TestClearWinnerWithTrials(t *testing.T) {
 	b := standing(t, o, "beta")
 	near(t, "beta mean", b.Score, 0.81, 1e-12)
 	near(t, "beta sd", b.ScoreStddev, math.Sqrt(0.00025), 1e-12)
-	half := 2.7764451051977987 * math.Sqrt(0.00025) / math.Sqrt(5)
-	near(t, "beta ci lo", b.ScoreCI95[0], 0.81-half, 1e-9)
+	// The bounded interval: Wilson's for 0.81 with n_eff = m(1-m)/se²
+	// "trials" and t(0.975, 4) for z (scoring/doc.go).
+	z, m := 2.7764451051977987, 0.81
+	n := m * (1 - m) / (0.00025 / 5)
+	center := (m + z*z/(2*n)) / (1 + z*z/n)
+	half := z / (1 + z*z/n) * math.Sqrt(m*(1-m)/n+z*z/(4*n*n))
+	near(t, "beta ci lo", b.ScoreCI95[0], center-half, 1e-9)
+	near(t, "beta ci hi", b.ScoreCI95[1], center+half, 1e-9)
 	c := o.Comparison
 	if c.Method != "welch-t" || !c.Clear || c.PValue == nil || *c.PValue >= 0.001 || c.DF == nil || c.T == nil {
 		t.Errorf("comparison = %+v", c)
@@ -471,7 +477,7 @@ func TestInfraAndCancelledTrialsAreNotScored(t *testing.T) {
 	}
 	// One scored trial against two (1 and 0): far too little to tell.
 	if o.Winner != nil || o.Comparison.Method != "t-borrowed-variance" ||
-		o.WinnerLine != "no clear winner: a and b overlap (1.00 vs 0.50 ± 6.35, p = 0.67); 2 trials not scored (a trial 2: infra: boom)" ||
+		o.WinnerLine != "no clear winner: a and b overlap (1.00 vs 0.50 ± 0.50, p = 0.67); 2 trials not scored (a trial 2: infra: boom)" ||
 		o.Incomplete != nil {
 		t.Errorf("winner = %v (%s), comparison %+v", o.Winner, o.WinnerLine, o.Comparison)
 	}

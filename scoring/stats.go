@@ -73,6 +73,20 @@ func meanCI95(s summary) [2]float64 {
 	return [2]float64{s.mean - h, s.mean + h}
 }
 
+// scoreCI95 is the 95% interval of a mean score (values in [0, 1]) with
+// trials as the units: BoundedCI95, so it never reaches past 0 or 1; it
+// collapses to the mean with fewer than two values or no spread.
+func scoreCI95(s summary) [2]float64 {
+	m := clamp01(s.mean)
+	if s.n < 2 {
+		return [2]float64{m, m}
+	}
+	if lo, hi, ok := BoundedCI95(m, s.sd/math.Sqrt(float64(s.n)), s.n); ok {
+		return [2]float64{lo, hi}
+	}
+	return [2]float64{m, m}
+}
+
 // wilson95 is the 95% Wilson score interval of k successes in n trials;
 // [0, 1] when n is 0.
 func wilson95(k, n int) [2]float64 {

@@ -71,11 +71,9 @@ type TaskCell struct {
 // common tasks A scored higher than B (Wins), lower (Losses) or the same
 // within 1e-9 (Ties).
 type HeadToHead struct {
-	A      string `json:"a"`
-	B      string `json:"b"`
-	Wins   int    `json:"wins"`
-	Losses int    `json:"losses"`
-	Ties   int    `json:"ties"`
+	A string `json:"a"`
+	B string `json:"b"`
+	WinLoss
 }
 
 // taskTally is one candidate's trials on one task.
@@ -126,35 +124,21 @@ func (t *tally) suiteStats(tasks []Task, k int) {
 	if len(means) == 0 {
 		return
 	}
-	mean, se := weightedMeanSE(means, weights)
-	st.Score = clamp01(mean)
+	ts := make([]TaskScore, len(means))
+	for i := range means {
+		ts[i] = TaskScore{Score: clamp01(means[i]), Weight: weights[i]}
+	}
+	sum, err := SummarizeTasks(ts)
+	if err != nil { // every score is in [0, 1] and every weight positive
+		return
+	}
+	st.Score = sum.Mean
 	st.ScoreStddev = summarize(means).sd
-	st.ScoreCI95 = [2]float64{st.Score, st.Score}
-	if lo, hi, ok := BoundedCI95(st.Score, se, len(means)); ok {
-		st.ScoreCI95 = [2]float64{lo, hi}
+	st.ScoreCI95 = [2]float64{sum.Mean, sum.Mean}
+	if sum.CI95 != nil {
+		st.ScoreCI95 = *sum.CI95
 	}
 	t.sum = summary{n: len(means), mean: st.Score, sd: st.ScoreStddev}
-}
-
-// weightedMeanSE is the weighted mean of xs and its standard error with
-// each x a sampling unit (a task): sqrt(n/(n-1) Σ w²(x-m)²) / Σw, the
-// cluster-robust standard error when x is the mean of a task's trials.
-func weightedMeanSE(xs, ws []float64) (mean, se float64) {
-	var sw, swx float64
-	for i, x := range xs {
-		sw += ws[i]
-		swx += ws[i] * x
-	}
-	mean = swx / sw
-	n := float64(len(xs))
-	if len(xs) < 2 {
-		return mean, 0
-	}
-	var ss float64
-	for i, x := range xs {
-		ss += ws[i] * ws[i] * (x - mean) * (x - mean)
-	}
-	return mean, math.Sqrt(n/(n-1)*ss) / sw
 }
 
 // pairedTasks are the task scores of a and b on the tasks both have one
@@ -217,17 +201,10 @@ func headToHead(es []*tally, tasks []Task) []HeadToHead {
 			if a.trials == 0 || b.trials == 0 {
 				continue
 			}
-			xa, xb := pairedTasks(a, b, tasks)
 			h := HeadToHead{A: a.id, B: b.id}
-			for k := range xa {
-				switch d := xa[k] - xb[k]; {
-				case d > tieEpsilon:
-					h.Wins++
-				case d < -tieEpsilon:
-					h.Losses++
-				default:
-					h.Ties++
-				}
+			if xa, xb := pairedTasks(a, b, tasks); len(xa) > 0 {
+				p, _ := ComparePaired(xa, xb)
+				h.WinLoss = p.WinLoss
 			}
 			out = append(out, h)
 		}
@@ -284,5 +261,6 @@ func pairedTied(a, b *tally, tasks []Task) bool {
 	if len(xa) == 0 {
 		return math.Abs(a.sum.mean-b.sum.mean) <= tieEpsilon
 	}
-	return !PairedTest(xa, xb).Significant
+	p, err := ComparePaired(xa, xb)
+	return err != nil || !p.Significant
 }

@@ -108,7 +108,7 @@ func TestSuiteWinnerIsPaired(t *testing.T) {
 	if welch := compareMeans(summarize(standingTaskMeans(o, "a")), summarize(standingTaskMeans(o, "b"))); welch.clear {
 		t.Errorf("the unpaired test should not tell them apart here (p = %v): the test would not show pairing", *welch.p)
 	}
-	if h := o.HeadToHead; len(h) != 1 || h[0] != (HeadToHead{A: "a", B: "b", Wins: 12}) {
+	if h := o.HeadToHead; len(h) != 1 || h[0] != (HeadToHead{A: "a", B: "b", WinLoss: WinLoss{Wins: 12}}) {
 		t.Errorf("head to head %+v", h)
 	}
 }

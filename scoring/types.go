@@ -15,9 +15,9 @@ type Standing struct {
 	// ScoreStddev is the sample standard deviation (n-1) of the trial
 	// scores; 0 with fewer than two scored trials.
 	ScoreStddev float64 `json:"score_stddev"`
-	// ScoreCI95 is the 95% Student-t confidence interval of the mean score.
-	// It is not clamped to [0, 1]. With fewer than two scored trials there is
-	// no interval and it collapses to [Score, Score].
+	// ScoreCI95 is the 95% confidence interval of the mean score
+	// (BoundedCI95), within [0, 1]. With fewer than two scored trials (or
+	// tasks) there is no interval and it collapses to [Score, Score].
 	ScoreCI95 [2]float64 `json:"score_ci95"`
 	// SuccessRate is Successes over the trials that ran to an end (all but
 	// infra, auth and cancelled ones, which say nothing about the

@@ -96,16 +96,20 @@ func decideSuite(es []*tally, tasks []Task) (*string, string, *Comparison) {
 	}
 	second := withResults[1]
 	xa, xb := pairedTasks(top, second, tasks)
-	pt := PairedTest(xa, xb)
+	pt, err := ComparePaired(xa, xb)
 	c := &Comparison{
 		Best: top.id, Second: second.id, Method: pt.Method,
 		BestScore: top.st.Score, SecondScore: second.st.Score,
-		Difference: pt.MeanDiff, Alpha: Alpha, Clear: !top.st.Tied,
+		Difference: pt.MeanDifference, DifferenceCI95: pt.DifferenceCI95, Alpha: Alpha, Clear: !top.st.Tied,
 		Tasks: pt.N, Wins: pt.Wins, Losses: pt.Losses, Ties: pt.Ties,
 	}
-	if pt.N >= 2 {
-		p, ci := pt.P, pt.DiffCI95
-		c.PValue, c.DifferenceCI95 = &p, &ci
+	if pt.Method == MethodPairedT && pt.Statistic != nil {
+		df := float64(pt.N - 1)
+		c.T, c.DF = pt.Statistic, &df
+	}
+	if err == nil {
+		p := pt.PValue
+		c.PValue = &p
 	}
 	if second.st.Score > 0 {
 		c.Ratio = top.st.Score / second.st.Score
