@@ -1,5 +1,3 @@
-//go:build linux
-
 package local
 
 import (
@@ -11,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -54,10 +53,8 @@ func findCgroups() cgroupPlaces {
 		if parts[0] == "0" && parts[1] == "" {
 			v2Path, haveV2 = parts[2], true
 		}
-		for _, c := range strings.Split(parts[1], ",") {
-			if c == "pids" {
-				pidsPath, havePids = parts[2], true
-			}
+		if hasOption(parts[1], "pids") {
+			pidsPath, havePids = parts[2], true
 		}
 	}
 	for _, m := range parseMountinfo(mi) {
@@ -133,12 +130,7 @@ func unescapeMount(s string) string {
 }
 
 func hasOption(opts, name string) bool {
-	for _, o := range strings.Split(opts, ",") {
-		if o == name {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(strings.Split(opts, ","), name)
 }
 
 // makeCgroup makes a fresh cgroup directory for one job beneath parent,
@@ -150,21 +142,6 @@ func makeCgroup(parent string) (string, error) {
 		return "", fmt.Errorf("make cgroup under %s: %w", parent, err)
 	}
 	return dir, nil
-}
-
-// removeStaleCgroups removes the empty job cgroups under parent whose forge
-// process is gone (it was killed before it could clean up). One that still
-// holds processes cannot be removed and stays.
-func removeStaleCgroups(parent string) {
-	ents, err := os.ReadDir(parent)
-	if err != nil {
-		return
-	}
-	for _, e := range ents {
-		if e.IsDir() && ownerGone(e.Name()) {
-			_ = syscall.Rmdir(filepath.Join(parent, e.Name()))
-		}
-	}
 }
 
 // setPidsMax caps the tasks of the cgroup dir.
@@ -225,20 +202,27 @@ func removeCgroup(dir string, within time.Duration) error {
 // cannot be removed: a job's processes are gone by then, so a thread of
 // forge's that did not get back out is the likely reason.
 func ownThreadsIn(dir string) string {
-	b, err := os.ReadFile(filepath.Join(dir, "tasks"))
-	if err != nil {
+	own, all := ownThreads(dir)
+	if len(all) == 0 {
 		return ""
 	}
-	var own []string
-	for _, tid := range strings.Fields(string(b)) {
+	if len(own) == 0 {
+		return fmt.Sprintf("; it holds tasks %s, none of them forge's", strings.Join(all, ", "))
+	}
+	return fmt.Sprintf("; forge's own threads %s are in it", strings.Join(own, ", "))
+}
+
+// ownThreads lists the tasks of the cgroup dir that are threads of this
+// process, and all its tasks.
+func ownThreads(dir string) (own, all []string) {
+	b, _ := os.ReadFile(filepath.Join(dir, "tasks"))
+	all = strings.Fields(string(b))
+	for _, tid := range all {
 		if _, err := os.Stat("/proc/self/task/" + tid); err == nil {
 			own = append(own, tid)
 		}
 	}
-	if len(own) == 0 {
-		return fmt.Sprintf("; it holds tasks %s, none of them forge's", strings.Join(strings.Fields(string(b)), ", "))
-	}
-	return fmt.Sprintf("; forge's own threads %s are in it", strings.Join(own, ", "))
+	return own, all
 }
 
 // jobCgroups are a job's own cgroups: a v2 one (the cgroup tier's, or the

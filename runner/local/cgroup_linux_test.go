@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"testing"
 )
 
@@ -77,7 +78,7 @@ func TestRemoveStaleCgroups(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(parent, fmt.Sprintf("forge-%d-busy", dead), "tasks"), []byte("1"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	removeStaleCgroups(parent)
+	removeStale(parent, syscall.Rmdir)
 	for n, remain := range names {
 		_, err := os.Stat(filepath.Join(parent, n))
 		if remain != (err == nil) {

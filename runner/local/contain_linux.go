@@ -1,5 +1,3 @@
-//go:build linux
-
 package local
 
 import (
@@ -9,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -49,7 +48,7 @@ func probe(want Containment, maxProcs int) (*platform, error) {
 func (p *platform) probeCgroups() {
 	for _, dir := range []string{p.cg.v2, p.cg.pids} {
 		if dir != "" {
-			removeStaleCgroups(dir)
+			removeStale(dir, syscall.Rmdir)
 		}
 	}
 	if p.cg.v2 != "" {

@@ -84,8 +84,7 @@ func (p *platform) newPidns() (_ tier, err error) {
 		w.Close()
 		return nil, fmt.Errorf("start a PID namespace: %w", err)
 	}
-	t.holder, t.holderPipe = cmd, w
-	t.holderDone = make(chan error, 1)
+	t.holder, t.holderPipe, t.holderDone = cmd, w, make(chan error, 1)
 	go func() { t.holderDone <- cmd.Wait() }()
 
 	ns := "/proc/" + strconv.Itoa(cmd.Process.Pid) + "/ns/pid"
