@@ -50,8 +50,7 @@ type pidnsTier struct {
 	holderPipe *os.File // closing it ends the holder
 	holderDone chan error
 	nsfd       int
-	nsDev      uint64
-	nsIno      uint64
+	ns         unix.Stat_t // the namespace's, to recognise it by
 }
 
 // newPidns starts a job's PID namespace: its holder, in the job's cgroups.
@@ -93,11 +92,9 @@ func (p *platform) newPidns() (_ tier, err error) {
 		return nil, fmt.Errorf("open %s: %w", ns, err)
 	}
 	t.nsfd = fd
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
+	if err := unix.Fstat(fd, &t.ns); err != nil {
 		return nil, fmt.Errorf("stat %s: %w", ns, err)
 	}
-	t.nsDev, t.nsIno = st.Dev, st.Ino
 	return t, nil
 }
 
@@ -119,7 +116,7 @@ func (t *pidnsTier) inNamespace(pid int) bool {
 	if unix.Stat("/proc/"+strconv.Itoa(pid)+"/ns/pid", &st) != nil {
 		return false
 	}
-	return st.Dev == t.nsDev && st.Ino == t.nsIno
+	return st.Dev == t.ns.Dev && st.Ino == t.ns.Ino
 }
 
 // end kills the namespace's init, upon which the kernel kills everything
