@@ -1,5 +1,3 @@
-//go:build linux
-
 package local
 
 import (
@@ -8,12 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // cgroupPlaces is where this process sits in the cgroup hierarchies that
@@ -51,10 +53,8 @@ func findCgroups() cgroupPlaces {
 		if parts[0] == "0" && parts[1] == "" {
 			v2Path, haveV2 = parts[2], true
 		}
-		for _, c := range strings.Split(parts[1], ",") {
-			if c == "pids" {
-				pidsPath, havePids = parts[2], true
-			}
+		if hasOption(parts[1], "pids") {
+			pidsPath, havePids = parts[2], true
 		}
 	}
 	for _, m := range parseMountinfo(mi) {
@@ -130,12 +130,7 @@ func unescapeMount(s string) string {
 }
 
 func hasOption(opts, name string) bool {
-	for _, o := range strings.Split(opts, ",") {
-		if o == name {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(strings.Split(opts, ","), name)
 }
 
 // makeCgroup makes a fresh cgroup directory for one job beneath parent,
@@ -147,21 +142,6 @@ func makeCgroup(parent string) (string, error) {
 		return "", fmt.Errorf("make cgroup under %s: %w", parent, err)
 	}
 	return dir, nil
-}
-
-// removeStaleCgroups removes the empty job cgroups under parent whose forge
-// process is gone (it was killed before it could clean up). One that still
-// holds processes cannot be removed and stays.
-func removeStaleCgroups(parent string) {
-	ents, err := os.ReadDir(parent)
-	if err != nil {
-		return
-	}
-	for _, e := range ents {
-		if e.IsDir() && ownerGone(e.Name()) {
-			_ = syscall.Rmdir(filepath.Join(parent, e.Name()))
-		}
-	}
 }
 
 // setPidsMax caps the tasks of the cgroup dir.
@@ -222,18 +202,135 @@ func removeCgroup(dir string, within time.Duration) error {
 // cannot be removed: a job's processes are gone by then, so a thread of
 // forge's that did not get back out is the likely reason.
 func ownThreadsIn(dir string) string {
-	b, err := os.ReadFile(filepath.Join(dir, "tasks"))
-	if err != nil {
+	own, all := ownThreads(dir)
+	if len(all) == 0 {
 		return ""
 	}
-	var own []string
-	for _, tid := range strings.Fields(string(b)) {
+	if len(own) == 0 {
+		return fmt.Sprintf("; it holds tasks %s, none of them forge's", strings.Join(all, ", "))
+	}
+	return fmt.Sprintf("; forge's own threads %s are in it", strings.Join(own, ", "))
+}
+
+// ownThreads lists the tasks of the cgroup dir that are threads of this
+// process, and all its tasks.
+func ownThreads(dir string) (own, all []string) {
+	b, _ := os.ReadFile(filepath.Join(dir, "tasks"))
+	all = strings.Fields(string(b))
+	for _, tid := range all {
 		if _, err := os.Stat("/proc/self/task/" + tid); err == nil {
 			own = append(own, tid)
 		}
 	}
-	if len(own) == 0 {
-		return fmt.Sprintf("; it holds tasks %s, none of them forge's", strings.Join(strings.Fields(string(b)), ", "))
-	}
-	return fmt.Sprintf("; forge's own threads %s are in it", strings.Join(own, ", "))
+	return own, all
 }
+
+// jobCgroups are a job's own cgroups: a v2 one (the cgroup tier's, or the
+// pids cap where v2 has pids.max) that its processes are cloned into, else
+// a v1 pids one that the thread starting them joins.
+type jobCgroups struct {
+	v2     string
+	v2fd   int
+	v1     string
+	v1Home string // forge's own v1 pids cgroup
+}
+
+// newJobCgroups makes a job's cgroups, a v2 one whenever withV2, each with
+// pids.max set where it can be.
+func (p *platform) newJobCgroups(withV2 bool) (c jobCgroups, err error) {
+	c = jobCgroups{v2fd: -1, v1Home: p.cg.pids}
+	defer func() {
+		if err != nil {
+			_ = c.remove()
+		}
+	}()
+	if withV2 || p.v2Pids {
+		if c.v2, err = makeCgroup(p.cg.v2); err != nil {
+			return c, err
+		}
+		if p.v2Pids {
+			if err = setPidsMax(c.v2, p.maxProcs); err != nil {
+				return c, err
+			}
+		}
+		if c.v2fd, err = unix.Open(c.v2, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
+			c.v2fd = -1
+			return c, fmt.Errorf("open cgroup %s: %w", c.v2, err)
+		}
+	}
+	if !p.v2Pids && p.v1Pids {
+		if c.v1, err = makeCgroup(p.cg.pids); err != nil {
+			return c, err
+		}
+		if err = setPidsMax(c.v1, p.maxProcs); err != nil {
+			return c, err
+		}
+	}
+	return c, nil
+}
+
+// start starts cmd in the job's cgroups and, with nsfd >= 0, in that PID
+// namespace.
+func (c *jobCgroups) start(cmd *exec.Cmd, nsfd int) error {
+	if c.v2fd >= 0 {
+		cmd.SysProcAttr.UseCgroupFD = true
+		cmd.SysProcAttr.CgroupFD = c.v2fd
+	}
+	return spawn(cmd, nsfd, c.v1, c.v1Home)
+}
+
+// remove removes the job's cgroups, whose processes are gone.
+func (c *jobCgroups) remove() error {
+	var err error
+	if c.v2fd >= 0 {
+		unix.Close(c.v2fd)
+	}
+	if c.v2 != "" {
+		err = removeCgroup(c.v2, time.Second)
+	}
+	if c.v1 != "" {
+		rescueThreads(c.v1, c.v1Home)
+		err = errors.Join(err, removeCgroup(c.v1, time.Second))
+	}
+	return err
+}
+
+// cgroupTier is the cgroup tier: the job's own cgroup v2, whose processes
+// cgroup.kill ends.
+type cgroupTier struct{ cg jobCgroups }
+
+func (t *cgroupTier) start(cmd *exec.Cmd) error { return t.cg.start(cmd, -1) }
+
+func (t *cgroupTier) signal(sig syscall.Signal, _ []*os.Process) {
+	for _, pid := range cgroupPids(t.cg.v2) {
+		signalIf(pid, sig, nil)
+	}
+}
+
+// end writes cgroup.kill (or, without it, kills what is listed until
+// nothing is) and waits until the cgroup is empty.
+func (t *cgroupTier) end([]*os.Process) error {
+	dir := t.cg.v2
+	err := os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0)
+	deadline := time.Now().Add(killWait)
+	for pause := time.Millisecond; ; pause = min(2*pause, 20*time.Millisecond) {
+		if err != nil {
+			for _, pid := range cgroupPids(dir) {
+				signalIf(pid, syscall.SIGKILL, nil)
+			}
+		}
+		empty, eerr := cgroupEmpty(dir)
+		if eerr != nil {
+			return fmt.Errorf("watch cgroup %s: %w", dir, eerr)
+		}
+		if empty {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("cgroup %s still has processes %s after SIGKILL", dir, killWait)
+		}
+		time.Sleep(pause)
+	}
+}
+
+func (t *cgroupTier) release() error { return t.cg.remove() }

@@ -5,9 +5,9 @@ package local
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"testing"
 )
 
@@ -51,16 +51,8 @@ func TestMountPlace(t *testing.T) {
 
 func TestRemoveStaleCgroups(t *testing.T) {
 	parent := t.TempDir()
-	gone := exec.Command("true")
-	if err := gone.Run(); err != nil {
-		t.Fatal(err)
-	}
-	alive := exec.Command("sleep", "60")
-	if err := alive.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { alive.Process.Kill(); alive.Wait() }()
-	dead, live, self := gone.Process.Pid, alive.Process.Pid, os.Getpid()
+	dead, live := deadAndLivePids(t)
+	self := os.Getpid()
 	names := map[string]bool{ // name: should remain
 		fmt.Sprintf("forge-%d-1234", dead): false,
 		fmt.Sprintf("forge-%d-busy", dead): true, // not empty: rmdir fails
@@ -77,7 +69,7 @@ func TestRemoveStaleCgroups(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(parent, fmt.Sprintf("forge-%d-busy", dead), "tasks"), []byte("1"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	removeStaleCgroups(parent)
+	removeStale(parent, syscall.Rmdir)
 	for n, remain := range names {
 		_, err := os.Stat(filepath.Join(parent, n))
 		if remain != (err == nil) {

@@ -1,9 +1,12 @@
 package local
 
 import (
-	"fmt"
+	"errors"
 	"os"
 	"os/exec"
+	"sync"
+	"syscall"
+	"time"
 )
 
 // Containment names how a job's processes are held together so that every
@@ -60,4 +63,109 @@ type boxSpec struct {
 }
 
 // errBoxEnded is returned by start once a box has been killed.
-var errBoxEnded = fmt.Errorf("the job's processes were already ended")
+var errBoxEnded = errors.New("the job's processes were already ended")
+
+// How long a tier waits for a job's processes to be gone before giving up.
+const killWait = 10 * time.Second
+
+// tier is one containment tier's part of a box: how it starts, finds and
+// ends the job's processes. The box is locked while its tier is called.
+type tier interface {
+	start(cmd *exec.Cmd) error
+	// signal sends sig, once, to every process of the job the tier can
+	// find; started are the processes start started.
+	signal(sig syscall.Signal, started []*os.Process)
+	// end kills every process of the job and returns once they are gone,
+	// or as gone as the tier can make them; started were killed already.
+	end(started []*os.Process) error
+	// release lets go of what the tier holds, after end.
+	release() error
+}
+
+// tierBox is the box of every tier: it keeps the processes it started and
+// whether it was ended, and leaves the rest to its tier.
+type tierBox struct {
+	t       tier
+	mu      sync.Mutex
+	started []*os.Process
+	ended   bool
+	killErr error // what the first kill reported, reported again after
+	closed  bool
+}
+
+func (p *platform) newBox(spec boxSpec) (box, error) {
+	t, err := p.newTier(p.tier, spec)
+	if err != nil {
+		return nil, err
+	}
+	return &tierBox{t: t}, nil
+}
+
+func (b *tierBox) start(cmd *exec.Cmd) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.ended {
+		return errBoxEnded
+	}
+	ownGroup(cmd)
+	if err := b.t.start(cmd); err != nil {
+		return err
+	}
+	b.started = append(b.started, cmd.Process)
+	return nil
+}
+
+func (b *tierBox) signal(sig os.Signal) {
+	s, ok := sig.(syscall.Signal)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	// Each process gets sig once: a second SIGTERM re-enters handlers that
+	// are not written for it (Python's Popen.wait deadlocks).
+	if ok && !b.ended {
+		b.t.signal(s, b.started)
+	}
+}
+
+func (b *tierBox) kill() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.killLocked()
+}
+
+func (b *tierBox) killLocked() error {
+	for _, p := range b.started {
+		_ = p.Kill()
+	}
+	if !b.ended {
+		b.ended = true
+		b.killErr = b.t.end(b.started)
+	}
+	return b.killErr
+}
+
+func (b *tierBox) close() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return nil
+	}
+	b.closed = true
+	return errors.Join(b.killLocked(), b.t.release())
+}
+
+// processTier is the process tier: only the processes forge started.
+type processTier struct{}
+
+func (processTier) start(cmd *exec.Cmd) error { return cmd.Start() }
+
+func (processTier) signal(sig syscall.Signal, started []*os.Process) {
+	for _, p := range started {
+		if p.Signal(sig) != nil {
+			_ = p.Kill() // sig cannot be sent (Windows): end it now
+		}
+	}
+}
+
+func (processTier) end([]*os.Process) error { return nil }
+
+func (processTier) release() error { return nil }

@@ -3,11 +3,8 @@
 package local
 
 import (
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"sync"
 	"syscall"
 )
 
@@ -35,61 +32,13 @@ func (p *platform) describe() string {
 
 func (p *platform) pidsLimit() int { return 0 }
 
-func (p *platform) newBox(boxSpec) (box, error) {
-	return &groupBox{groups: p.tier == ContainProcessGroup}, nil
+func (p *platform) newTier(t Containment, _ boxSpec) (tier, error) {
+	if t == ContainProcessGroup {
+		return pgroupTier{}, nil
+	}
+	return processTier{}, nil
 }
 
-// groupBox holds the process groups of the processes it started.
-type groupBox struct {
-	groups bool
-	mu     sync.Mutex
-	procs  []*os.Process
-	ended  bool
-}
-
-func (b *groupBox) start(cmd *exec.Cmd) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.ended {
-		return errBoxEnded
-	}
-	if cmd.SysProcAttr == nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{}
-	}
-	cmd.SysProcAttr.Setpgid = true
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	b.procs = append(b.procs, cmd.Process)
-	return nil
-}
-
-func (b *groupBox) signal(sig os.Signal) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	s, _ := sig.(syscall.Signal)
-	for _, p := range b.procs {
-		// Once per process: the group includes its leader.
-		if b.groups && s != 0 && syscall.Kill(-p.Pid, s) == nil {
-			continue
-		}
-		_ = p.Signal(sig)
-	}
-}
-
-func (b *groupBox) kill() error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.ended = true
-	for _, p := range b.procs {
-		_ = p.Kill()
-		if b.groups {
-			if err := syscall.Kill(-p.Pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
-				return fmt.Errorf("kill process group %d: %w", p.Pid, err)
-			}
-		}
-	}
-	return nil
-}
-
-func (b *groupBox) close() error { return b.kill() }
+// sweep finds nothing here: without /proc, processes are not found by
+// their environment.
+func (pgroupTier) sweep(syscall.Signal, []*os.Process, bool) int { return 0 }

@@ -81,6 +81,20 @@ func tierRunner(t *testing.T, tier Containment, opts Options) *Runner {
 	return r
 }
 
+var tiers = []Containment{ContainPIDNamespace, ContainCgroup, ContainProcessGroup}
+
+// eachTier runs test in parallel for each of tiers, with a Runner of that
+// tier made with opts.
+func eachTier(t *testing.T, opts Options, test func(t *testing.T, r *Runner)) {
+	t.Parallel()
+	for _, tier := range tiers {
+		t.Run(string(tier), func(t *testing.T) {
+			t.Parallel()
+			test(t, tierRunner(t, tier, opts))
+		})
+	}
+}
+
 // bestEffort is the environment variable that lets the containment tests
 // skip tiers a machine lacks although it runs them as root on Linux (a
 // container without CAP_SYS_ADMIN, a kernel without cgroup v2).

@@ -108,7 +108,7 @@ func New(opts Options) (*Runner, error) {
 	if err := os.Remove(probeDir); err != nil {
 		return nil, fmt.Errorf("local runner temp dir %s: %w", opts.TempDir, err)
 	}
-	removeStaleWorkdirs(opts.TempDir)
+	removeStale(opts.TempDir, removeAll)
 	p, err := probe(opts.Containment, opts.MaxProcs)
 	if err != nil {
 		return nil, fmt.Errorf("local runner: %w", err)
@@ -185,7 +185,7 @@ func (j *jobRun) run(ctx context.Context) error {
 	}
 	outRel = filepath.FromSlash(outRel)
 	// forge-<pid>-…: a later forge removes it if this one is killed before
-	// it can (removeStaleWorkdirs).
+	// it can (removeStale).
 	wd, err := os.MkdirTemp(j.r.opts.TempDir, fmt.Sprintf("forge-%d-%s-", os.Getpid(), safeName(j.job.CandidateID)))
 	if err != nil {
 		done()
@@ -333,16 +333,14 @@ func (j *jobRun) setup(ctx context.Context, env []string) bool {
 			j.res.Failed(startErrorKind(err), fmt.Sprintf("setup %q: %v", line, err))
 			return false
 		}
-		if p.cancelled {
+		if p.cancelled || p.timedOut || p.exitCode == nil || *p.exitCode != 0 {
 			j.res.Output, j.res.Stderr = p.stdout.String(), p.stderr.String()
 			j.res.OutputTruncated = p.stdout.Truncated() || p.stderr.Truncated()
-			j.res.Settle(j.job, runner.Outcome{Cancelled: true})
-			return false
-		}
-		if p.timedOut || p.exitCode == nil || *p.exitCode != 0 {
-			j.res.Output, j.res.Stderr = p.stdout.String(), p.stderr.String()
-			j.res.OutputTruncated = p.stdout.Truncated() || p.stderr.Truncated()
-			j.res.SetupFailed(runner.Outcome{ExitCode: p.exitCode, TimedOut: p.timedOut}, timeout, j.res.Output, j.res.Stderr)
+			if p.cancelled {
+				j.res.Settle(j.job, runner.Outcome{Cancelled: true})
+			} else {
+				j.res.SetupFailed(runner.Outcome{ExitCode: p.exitCode, TimedOut: p.timedOut}, timeout, j.res.Output, j.res.Stderr)
+			}
 			return false
 		}
 	}
@@ -451,18 +449,19 @@ func safeName(s string) string {
 	return string(b)
 }
 
-// removeStaleWorkdirs removes the working directories in dir that a forge
-// killed before it could clean up (SIGKILL, a second Ctrl-C) left behind;
-// their processes died with that forge (pidns) or are ended by their job's
-// cgroup, but the files stay until someone removes them.
-func removeStaleWorkdirs(dir string) {
+// removeStale removes with remove the forge-<pid>-* entries of dir whose
+// forge is gone: it was killed before it could clean up (SIGKILL, a second
+// Ctrl-C). Their processes died with it (pidns) or are ended by their
+// job's cgroup, but working directories and empty cgroups stay until
+// someone removes them (a cgroup that still holds processes cannot be).
+func removeStale(dir string, remove func(string) error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return
 	}
 	for _, e := range ents {
 		if e.IsDir() && ownerGone(e.Name()) {
-			_ = removeAll(filepath.Join(dir, e.Name()))
+			_ = remove(filepath.Join(dir, e.Name()))
 		}
 	}
 }

@@ -778,70 +778,54 @@ func assertDaemonGone(t *testing.T, f *os.File) {
 	}
 }
 
-var tiers = []Containment{ContainPIDNamespace, ContainCgroup, ContainProcessGroup}
-
 func TestRunLeavesNoDaemon(t *testing.T) {
-	t.Parallel()
-	for _, tier := range tiers {
-		t.Run(string(tier), func(t *testing.T) {
-			t.Parallel()
-			r := tierRunner(t, tier, Options{})
-			fifo, f := openDaemonFifo(t)
-			job := pyJob(t, "daemon", daemonScript)
-			job.Env = map[string]string{"DAEMON_FIFO": fifo}
-			res := mustRun(t, r, job)
-			assertKind(t, res, runner.ErrNone)
-			if !strings.Contains(res.Output, "daemon running") {
-				t.Errorf("output %q: the daemon should have held stdout", res.Output)
-			}
-			assertDaemonGone(t, f)
-			assertNoSurvivors(t, job.RunID)
-		})
-	}
+	eachTier(t, Options{}, func(t *testing.T, r *Runner) {
+		fifo, f := openDaemonFifo(t)
+		job := pyJob(t, "daemon", daemonScript)
+		job.Env = map[string]string{"DAEMON_FIFO": fifo}
+		res := mustRun(t, r, job)
+		assertKind(t, res, runner.ErrNone)
+		if !strings.Contains(res.Output, "daemon running") {
+			t.Errorf("output %q: the daemon should have held stdout", res.Output)
+		}
+		assertDaemonGone(t, f)
+		assertNoSurvivors(t, job.RunID)
+	})
 }
 
 func TestRunCancelledMidRun(t *testing.T) {
-	t.Parallel()
-	for _, tier := range tiers {
-		t.Run(string(tier), func(t *testing.T) {
-			t.Parallel()
-			r := tierRunner(t, tier, Options{KillGrace: 5 * time.Second})
-			fifo, f := openDaemonFifo(t)
-			ready, br, rf := readyFifo(t)
-			job := pyJob(t, "cancelme", daemonScript)
-			job.Env = map[string]string{"DAEMON_FIFO": fifo, "READY_FIFO": ready}
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			go func() {
-				// Cancel once the candidate says it is ready (or never, if it
-				// does not, and the Run deadline fails the test).
-				if err := rf.SetReadDeadline(time.Now().Add(runDeadline)); err == nil {
-					if line, err := br.ReadString('\n'); err == nil && strings.TrimSpace(line) == "ready" {
-						cancel()
-					}
+	eachTier(t, Options{KillGrace: 5 * time.Second}, func(t *testing.T, r *Runner) {
+		fifo, f := openDaemonFifo(t)
+		ready, br, rf := readyFifo(t)
+		job := pyJob(t, "cancelme", daemonScript)
+		job.Env = map[string]string{"DAEMON_FIFO": fifo, "READY_FIFO": ready}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go func() {
+			// Cancel once the candidate says it is ready (or never, if it
+			// does not, and the Run deadline fails the test).
+			if err := rf.SetReadDeadline(time.Now().Add(runDeadline)); err == nil {
+				if line, err := br.ReadString('\n'); err == nil && strings.TrimSpace(line) == "ready" {
+					cancel()
 				}
-			}()
-			res, err := run(t, ctx, r, job)
-			if err != nil {
-				t.Fatal(err)
 			}
-			assertKind(t, res, runner.ErrCancelled)
-			if res.ExitCode != nil {
-				t.Errorf("exit code %d for a candidate ended by SIGTERM", *res.ExitCode)
-			}
-			assertDaemonGone(t, f)
-			assertNoSurvivors(t, job.RunID)
-		})
-	}
+		}()
+		res, err := run(t, ctx, r, job)
+		if err != nil {
+			t.Fatal(err)
+		}
+		assertKind(t, res, runner.ErrCancelled)
+		if res.ExitCode != nil {
+			t.Errorf("exit code %d for a candidate ended by SIGTERM", *res.ExitCode)
+		}
+		assertDaemonGone(t, f)
+		assertNoSurvivors(t, job.RunID)
+	})
 }
 
 func TestRunTimeoutKillsWhatIgnoresSIGTERM(t *testing.T) {
-	t.Parallel()
-	for _, tier := range tiers {
-		t.Run(string(tier), func(t *testing.T) {
-			t.Parallel()
-			r := tierRunner(t, tier, Options{KillGrace: 300 * time.Millisecond})
-			job := pyJob(t, "stubborn", `
+	eachTier(t, Options{KillGrace: 300 * time.Millisecond}, func(t *testing.T, r *Runner) {
+		job := pyJob(t, "stubborn", `
 import signal, subprocess, sys, time
 signal.signal(signal.SIGTERM, signal.SIG_IGN)
 child = subprocess.Popen([sys.executable, "-c",
@@ -851,33 +835,28 @@ child.stdout.readline()
 print("ready", flush=True)
 time.sleep(600)
 `)
-			job.Timeout = 5 * time.Second
-			res := mustRun(t, r, job)
-			assertKind(t, res, runner.ErrTimeout)
-			if res.ErrorMessage != "timed out after 5s" || res.ExitCode != nil {
-				t.Errorf("message %q exit %v", res.ErrorMessage, res.ExitCode)
-			}
-			// A timed-out candidate ran for its timeout (as on Daytona); the
-			// job also waited out the grace period.
-			if res.RuntimeSeconds != 5 || res.JobSeconds < res.RuntimeSeconds {
-				t.Errorf("runtime %.3fs, job %.3fs; want 5s and at least that", res.RuntimeSeconds, res.JobSeconds)
-			}
-			if res.Output != "ready\n" {
-				t.Fatalf("output %q: the candidate did not get to start its child within the timeout, the test proves nothing", res.Output)
-			}
-			assertNoSurvivors(t, job.RunID)
-		})
-	}
+		job.Timeout = 5 * time.Second
+		res := mustRun(t, r, job)
+		assertKind(t, res, runner.ErrTimeout)
+		if res.ErrorMessage != "timed out after 5s" || res.ExitCode != nil {
+			t.Errorf("message %q exit %v", res.ErrorMessage, res.ExitCode)
+		}
+		// A timed-out candidate ran for its timeout (as on Daytona); the
+		// job also waited out the grace period.
+		if res.RuntimeSeconds != 5 || res.JobSeconds < res.RuntimeSeconds {
+			t.Errorf("runtime %.3fs, job %.3fs; want 5s and at least that", res.RuntimeSeconds, res.JobSeconds)
+		}
+		if res.Output != "ready\n" {
+			t.Fatalf("output %q: the candidate did not get to start its child within the timeout, the test proves nothing", res.Output)
+		}
+		assertNoSurvivors(t, job.RunID)
+	})
 }
 
 func TestRunTimeoutSendsSIGTERMToEveryProcess(t *testing.T) {
-	t.Parallel()
-	for _, tier := range tiers {
-		t.Run(string(tier), func(t *testing.T) {
-			t.Parallel()
-			// A long grace: SIGTERM, not the SIGKILL after it, must end them.
-			r := tierRunner(t, tier, Options{KillGrace: 60 * time.Second})
-			job := pyJob(t, "polite", `
+	// A long grace: SIGTERM, not the SIGKILL after it, must end them.
+	eachTier(t, Options{KillGrace: 60 * time.Second}, func(t *testing.T, r *Runner) {
+		job := pyJob(t, "polite", `
 import os, signal, subprocess, sys, time
 child = subprocess.Popen([sys.executable, "-c", """
 import os, signal, sys, time
@@ -898,21 +877,20 @@ signal.signal(signal.SIGTERM, term)
 print("ready", flush=True)
 time.sleep(600)
 `)
-			job.Timeout = 5 * time.Second
-			res := mustRun(t, r, job)
-			assertKind(t, res, runner.ErrTimeout)
-			if res.Output != "ready\n" {
-				t.Fatalf("output %q: the candidate was not ready within the timeout, the test proves nothing", res.Output)
-			}
-			if !strings.Contains(res.Stderr, "child got SIGTERM") || !strings.Contains(res.Stderr, "parent got SIGTERM") {
-				t.Errorf("stderr %q: want both processes to have got SIGTERM", res.Stderr)
-			}
-			if res.ExitCode == nil || *res.ExitCode != 7 {
-				t.Errorf("exit code %v, want the candidate's own 7", res.ExitCode)
-			}
-			assertNoSurvivors(t, job.RunID)
-		})
-	}
+		job.Timeout = 5 * time.Second
+		res := mustRun(t, r, job)
+		assertKind(t, res, runner.ErrTimeout)
+		if res.Output != "ready\n" {
+			t.Fatalf("output %q: the candidate was not ready within the timeout, the test proves nothing", res.Output)
+		}
+		if !strings.Contains(res.Stderr, "child got SIGTERM") || !strings.Contains(res.Stderr, "parent got SIGTERM") {
+			t.Errorf("stderr %q: want both processes to have got SIGTERM", res.Stderr)
+		}
+		if res.ExitCode == nil || *res.ExitCode != 7 {
+			t.Errorf("exit code %v, want the candidate's own 7", res.ExitCode)
+		}
+		assertNoSurvivors(t, job.RunID)
+	})
 }
 
 func TestRunPidsLimit(t *testing.T) {

@@ -1,7 +1,7 @@
 package local
 
-// The pidns tier's own parts: the init that holds a job's PID namespace
-// open, and how the namespace is recognised and ended.
+// The pidns tier: the init that holds a job's PID namespace open, and how
+// the namespace is recognised and ended.
 
 import (
 	"errors"
@@ -41,67 +41,105 @@ func holderCommand() ([]string, error) {
 	return nil, errors.New("found neither bash nor cat for the PID namespace's init")
 }
 
-func (b *linuxBox) startHolder() error {
+// pidnsTier is the pidns tier: the job's own PID namespace, whose init
+// (the holder) forge ends to end everything in it, and the job's cgroups
+// for a pids cap.
+type pidnsTier struct {
+	cg         jobCgroups
+	holder     *exec.Cmd
+	holderPipe *os.File // closing it ends the holder
+	holderDone chan error
+	nsfd       int
+	ns         unix.Stat_t // the namespace's, to recognise it by
+}
+
+// newPidns starts a job's PID namespace: its holder, in the job's cgroups.
+func (p *platform) newPidns() (_ tier, err error) {
+	t := &pidnsTier{nsfd: -1}
+	if t.cg, err = p.newJobCgroups(false); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			_ = t.end(nil)
+			_ = t.release()
+		}
+	}()
 	r, w, err := os.Pipe()
 	if err != nil {
-		return fmt.Errorf("pipe for the PID namespace holder: %w", err)
+		return nil, fmt.Errorf("pipe for the PID namespace holder: %w", err)
 	}
 	cmd := &exec.Cmd{
-		Path:        b.p.holder[0],
-		Args:        b.p.holder[1:],
+		Path:        p.holder[0],
+		Args:        p.holder[1:],
 		Stdin:       r,
 		Dir:         "/",
 		Env:         []string{"PATH=/usr/bin:/bin"},
 		SysProcAttr: &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWPID, Setpgid: true},
 	}
-	b.attachCgroup(cmd.SysProcAttr)
-	err = spawn(cmd, -1, b.v1Dir, b.p.cg.pids)
+	err = t.cg.start(cmd, -1)
 	r.Close()
 	if err != nil {
 		w.Close()
-		return fmt.Errorf("start a PID namespace: %w", err)
+		return nil, fmt.Errorf("start a PID namespace: %w", err)
 	}
-	b.holder, b.holderPipe = cmd, w
-	b.holderDone = make(chan error, 1)
-	go func() { b.holderDone <- cmd.Wait() }()
+	t.holder, t.holderPipe, t.holderDone = cmd, w, make(chan error, 1)
+	go func() { t.holderDone <- cmd.Wait() }()
 
 	ns := "/proc/" + strconv.Itoa(cmd.Process.Pid) + "/ns/pid"
 	fd, err := unix.Open(ns, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return fmt.Errorf("open %s: %w", ns, err)
+		return nil, fmt.Errorf("open %s: %w", ns, err)
 	}
-	b.nsfd = fd
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return fmt.Errorf("stat %s: %w", ns, err)
+	t.nsfd = fd
+	if err := unix.Fstat(fd, &t.ns); err != nil {
+		return nil, fmt.Errorf("stat %s: %w", ns, err)
 	}
-	b.nsDev, b.nsIno = st.Dev, st.Ino
-	return nil
+	return t, nil
+}
+
+func (t *pidnsTier) start(cmd *exec.Cmd) error { return t.cg.start(cmd, t.nsfd) }
+
+// signal signals every process of the namespace but its init.
+func (t *pidnsTier) signal(sig syscall.Signal, _ []*os.Process) {
+	holder := t.holder.Process.Pid
+	forEachPid(func(pid int) {
+		if pid != holder {
+			signalIf(pid, sig, t.inNamespace)
+		}
+	})
 }
 
 // inNamespace reports whether pid lives in the job's PID namespace.
-func (b *linuxBox) inNamespace(pid int) bool {
+func (t *pidnsTier) inNamespace(pid int) bool {
 	var st unix.Stat_t
 	if unix.Stat("/proc/"+strconv.Itoa(pid)+"/ns/pid", &st) != nil {
 		return false
 	}
-	return st.Dev == b.nsDev && st.Ino == b.nsIno
+	return st.Dev == t.ns.Dev && st.Ino == t.ns.Ino
 }
 
-// endNamespace kills the namespace's init, upon which the kernel kills
-// everything else in it; the init is reaped only once they are all gone.
-func (b *linuxBox) endNamespace() error {
-	if b.holder == nil {
+// end kills the namespace's init, upon which the kernel kills everything
+// else in it; the init is reaped only once they are all gone.
+func (t *pidnsTier) end([]*os.Process) error {
+	if t.holder == nil {
 		return nil
 	}
-	_ = b.holder.Process.Kill()
-	b.holderPipe.Close()
+	_ = t.holder.Process.Kill()
+	t.holderPipe.Close()
 	select {
-	case <-b.holderDone:
+	case <-t.holderDone:
 		return nil
 	case <-time.After(killWait):
 		return fmt.Errorf("processes of the job's PID namespace still running %s after SIGKILL", killWait)
 	}
+}
+
+func (t *pidnsTier) release() error {
+	if t.nsfd >= 0 {
+		unix.Close(t.nsfd)
+	}
+	return t.cg.remove()
 }
 
 // holderIgnoresSIGCHLD waits (briefly) for the holder pid to become cat and

@@ -114,32 +114,27 @@ func TestRunPlainJobRefusals(t *testing.T) {
 // A plain job is contained as a candidate is: its timeout ends it and
 // everything it started, whatever ignores SIGTERM or detaches.
 func TestRunPlainJobIsContained(t *testing.T) {
-	t.Parallel()
-	for _, tier := range tiers {
-		t.Run(string(tier), func(t *testing.T) {
-			t.Parallel()
-			r := tierRunner(t, tier, Options{KillGrace: 300 * time.Millisecond})
-			fifo, f := openDaemonFifo(t)
-			job := plainJob(t, daemonScript, "objective", "/dev/null")
-			job.Env = map[string]string{"DAEMON_FIFO": fifo}
-			res := mustRun(t, r, job)
-			assertKind(t, res, runner.ErrNone)
-			assertDaemonGone(t, f)
-			assertNoSurvivors(t, job.RunID)
+	eachTier(t, Options{KillGrace: 300 * time.Millisecond}, func(t *testing.T, r *Runner) {
+		fifo, f := openDaemonFifo(t)
+		job := plainJob(t, daemonScript, "objective", "/dev/null")
+		job.Env = map[string]string{"DAEMON_FIFO": fifo}
+		res := mustRun(t, r, job)
+		assertKind(t, res, runner.ErrNone)
+		assertDaemonGone(t, f)
+		assertNoSurvivors(t, job.RunID)
 
-			job = plainJob(t, `
+		job = plainJob(t, `
 import signal, time
 signal.signal(signal.SIGTERM, signal.SIG_IGN)
 print("ready", flush=True)
 time.sleep(600)
 `)
-			job.Timeout = 2 * time.Second
-			res = mustRun(t, r, job)
-			assertKind(t, res, runner.ErrTimeout)
-			if res.Output != "ready\n" {
-				t.Fatalf("output %q: the job never got ready, the test proves nothing", res.Output)
-			}
-			assertNoSurvivors(t, job.RunID)
-		})
-	}
+		job.Timeout = 2 * time.Second
+		res = mustRun(t, r, job)
+		assertKind(t, res, runner.ErrTimeout)
+		if res.Output != "ready\n" {
+			t.Fatalf("output %q: the job never got ready, the test proves nothing", res.Output)
+		}
+		assertNoSurvivors(t, job.RunID)
+	})
 }

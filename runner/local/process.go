@@ -146,13 +146,10 @@ func (r *Runner) runProcess(ctx context.Context, b box, p process) (finished, er
 	}
 	// Everything that held the pipes is normally gone now; whatever forge
 	// could not end gets KillGrace to let go before the pipes are cut.
-	if !waitGroupWithin(&drains, r.opts.KillGrace) {
-		outR.Close()
-		errR.Close()
-		drains.Wait()
-	}
+	waitGroupWithin(&drains, r.opts.KillGrace)
 	outR.Close()
 	errR.Close()
+	drains.Wait()
 	if ps := cmd.ProcessState; ps != nil && ps.Exited() {
 		code := ps.ExitCode()
 		f.exitCode = &code
@@ -179,7 +176,8 @@ func drain(wg *sync.WaitGroup, w io.Writer, r io.Reader) {
 	_, _ = io.CopyBuffer(w, r, make([]byte, 64<<10))
 }
 
-func waitGroupWithin(wg *sync.WaitGroup, d time.Duration) bool {
+// waitGroupWithin waits for wg, for at most d.
+func waitGroupWithin(wg *sync.WaitGroup, d time.Duration) {
 	done := make(chan struct{})
 	go func() {
 		wg.Wait()
@@ -189,9 +187,7 @@ func waitGroupWithin(wg *sync.WaitGroup, d time.Duration) bool {
 	defer t.Stop()
 	select {
 	case <-done:
-		return true
 	case <-t.C:
-		return false
 	}
 }
 

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
-	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -110,19 +109,13 @@ func signalIf(pid int, sig syscall.Signal, match func(int) bool) bool {
 }
 
 // rescueThreads moves every thread of forge's own that the v1 cgroup dir
-// holds back to home. Only the locked spawning thread is moved into a job's
-// cgroup on purpose; threads were once left there when a Runner took a
-// job's cgroup for forge's own (see findCgroups), and a thread left there
-// keeps the cgroup from being removed and has forge's later children born
-// in it. A safety net: errors leave the thread where it is.
+// holds back to home, a safety net: only the locked spawning thread is
+// moved in on purpose, and another thread left there would keep the cgroup
+// from being removed and have forge's later children born in it. Errors
+// leave the thread where it is.
 func rescueThreads(dir, home string) {
-	b, err := os.ReadFile(filepath.Join(dir, "tasks"))
-	if err != nil {
-		return
-	}
-	for _, tid := range strings.Fields(string(b)) {
-		if _, err := os.Stat("/proc/self/task/" + tid); err == nil {
-			_ = os.WriteFile(filepath.Join(home, "tasks"), []byte(tid), 0)
-		}
+	own, _ := ownThreads(dir)
+	for _, tid := range own {
+		_ = os.WriteFile(filepath.Join(home, "tasks"), []byte(tid), 0)
 	}
 }

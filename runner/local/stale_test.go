@@ -15,16 +15,7 @@ import (
 // forge is gone (even read-only ones) and nothing else.
 func TestNewRemovesWorkdirsOfKilledForges(t *testing.T) {
 	dir := t.TempDir()
-	gone := exec.Command("true")
-	if err := gone.Run(); err != nil {
-		t.Fatal(err)
-	}
-	alive := exec.Command("sleep", "60")
-	if err := alive.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { alive.Process.Kill(); alive.Wait() }()
-	dead, live := gone.Process.Pid, alive.Process.Pid
+	dead, live := deadAndLivePids(t)
 	names := map[string]bool{ // name: should remain
 		fmt.Sprintf("forge-%d-alpha-123", dead):        false,
 		fmt.Sprintf("forge-%d-beta-456", live):         true,
@@ -56,4 +47,20 @@ func TestNewRemovesWorkdirsOfKilledForges(t *testing.T) {
 	for name := range names { // let t.TempDir clean up
 		os.Chmod(filepath.Join(dir, name, "ro"), 0o755)
 	}
+}
+
+// deadAndLivePids returns the pid of a process that has exited and of one
+// that lives until the test ends.
+func deadAndLivePids(t *testing.T) (dead, live int) {
+	t.Helper()
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	alive := exec.Command("sleep", "60")
+	if err := alive.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { alive.Process.Kill(); alive.Wait() })
+	return gone.Process.Pid, alive.Process.Pid
 }

@@ -77,11 +77,11 @@ func copyInto(root *os.Root, src, dst string) error {
 // errMissing is a file the candidate did not write.
 var errMissing = errors.New("missing")
 
-// readBack reads at most max bytes of the regular file rel inside root, and
+// readBack reads at most limit bytes of the regular file rel inside root, and
 // its full size. It refuses symlinks, anything but a regular file and any
 // path that leads outside the working directory; the error then completes
 // the sentence "artifact <rel> ...".
-func readBack(root *os.Root, rel string, max int64) ([]byte, int64, error) {
+func readBack(root *os.Root, rel string, limit int64) ([]byte, int64, error) {
 	fi, err := root.Lstat(rel)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
@@ -108,11 +108,11 @@ func readBack(root *os.Root, rel string, max int64) ([]byte, int64, error) {
 	if !os.SameFile(fi, st) || !st.Mode().IsRegular() {
 		return nil, 0, errors.New("was replaced while being read")
 	}
-	b, err := io.ReadAll(io.LimitReader(f, max))
+	b, err := io.ReadAll(io.LimitReader(f, limit))
 	if err != nil {
 		return nil, 0, fmt.Errorf("cannot be read (%v)", err)
 	}
-	return b, max64(st.Size(), int64(len(b))), nil
+	return b, max(st.Size(), int64(len(b))), nil
 }
 
 func typeName(m fs.FileMode) string {
@@ -127,13 +127,6 @@ func typeName(m fs.FileMode) string {
 		return "a device"
 	}
 	return "a special file (" + m.Type().String() + ")"
-}
-
-func max64(a, b int64) int64 {
-	if a > b {
-		return a
-	}
-	return b
 }
 
 // download reads the artifact and the FORGE_RESULT file back into the

@@ -1,0 +1,58 @@
+//go:build unix
+
+package local
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+)
+
+// ownGroup makes cmd's process lead its own process group, which keeps the
+// terminal's Ctrl-C away from the candidate: forge decides how it ends.
+func ownGroup(cmd *exec.Cmd) {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
+}
+
+// pgroupTier is the pgroup tier: the process groups that the processes
+// forge started lead, and (on Linux, by sweep) the processes whose
+// environment carries the job's marker.
+type pgroupTier struct{ marker []string }
+
+func (pgroupTier) start(cmd *exec.Cmd) error { return cmd.Start() }
+
+func (t pgroupTier) signal(sig syscall.Signal, started []*os.Process) {
+	for _, p := range started {
+		_ = syscall.Kill(-p.Pid, sig)
+	}
+	t.sweep(sig, started, true)
+}
+
+// end kills the process groups and the marked processes until none is
+// found, or gives up after killWait.
+func (t pgroupTier) end(started []*os.Process) error {
+	deadline := time.Now().Add(killWait)
+	for pause := time.Millisecond; ; pause = min(2*pause, 20*time.Millisecond) {
+		alive := 0
+		for _, p := range started {
+			if syscall.Kill(-p.Pid, syscall.SIGKILL) == nil {
+				alive++
+			}
+		}
+		alive += t.sweep(syscall.SIGKILL, started, false)
+		if alive == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d processes of the job survived SIGKILL for %s", alive, killWait)
+		}
+		time.Sleep(pause)
+	}
+}
+
+func (pgroupTier) release() error { return nil }
