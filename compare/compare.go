@@ -111,7 +111,7 @@ type Change struct {
 	// by task over the tasks both runs played. Tasks lists the tasks whose
 	// score changed, most worsened first.
 	Paired *scoring.PairedResult `json:"paired,omitempty"`
-	Tasks  []TaskChange    `json:"tasks,omitempty"`
+	Tasks  []TaskChange          `json:"tasks,omitempty"`
 	// Significant is true when the score changed at level scoring.Alpha.
 	Significant bool `json:"significant"`
 }

@@ -307,4 +307,3 @@ func wilcoxonNormalP(n int, ties []int, w float64) float64 {
 	z /= math.Sqrt(v)
 	return math.Min(1, 2*distuv.UnitNormal.Survival(math.Abs(z)))
 }
-
