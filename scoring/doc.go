@@ -149,7 +149,10 @@
 //     leaves [0, 1]. It is the Wilson score interval with the effective
 //     sample size n_eff = m(1-m)/se² (Korn & Graubard 1998) and Student's
 //     t with units-1 degrees of freedom in place of z. Far from 0 and 1 and
-//     with many units it is the t-interval; with no spread it is [m, m]. 0/1
+//     with many units it is the t-interval; with no spread it is [m, m],
+//     except at 0 or 1, where the units can only be 0/1 outcomes all alike
+//     and it is the Wilson interval of n in n (30 tasks all passed: [0.88,
+//     1], not [1, 1]). 0/1
 //     data give n_eff = n - 1, an interval wider than the ordinary Wilson
 //     interval of the success rate, because the variance is estimated.
 //   - ComparePaired: two candidates over the tasks both have scores for.

@@ -144,7 +144,11 @@ func SummarizeTasks(tasks []TaskScore) (SuiteSummary, error) {
 // critical value and size only through crit²/n.
 //
 // Properties: with se = 0 (no observed spread) the interval is [mean,
-// mean], as the t-interval is; far from the bounds and with many units it
+// mean], as the t-interval is, except at a bound: every unit scored 1 (or
+// 0) gives the Wilson interval of n successes (failures) in n units, since
+// the data can only be 0/1 outcomes there and zero spread says little
+// about a rate (all 5 of 5 trials passing leaves a true rate of 0.6
+// plausible); far from the bounds and with many units it
 // approaches mean ± t·se (the half-width is t·se/sqrt(1 + t²/n_eff) at
 // mean = 1/2); near a bound it is asymmetric and stays inside [0, 1].
 //
@@ -173,6 +177,14 @@ func SummarizeTasks(tasks []TaskScore) (SuiteSummary, error) {
 func BoundedCI95(mean, se float64, units int) (lo, hi float64, ok bool) {
 	if units < 2 || !(mean >= 0 && mean <= 1) || !(se >= 0) {
 		return 0, 0, false
+	}
+	if se == 0 && (mean == 0 || mean == 1) {
+		// Every unit scored 0, or every one 1: no spread, but not no
+		// uncertainty. The units are then 0/1 outcomes, and the Wilson
+		// interval of 0 (or n) successes in n is what they say (with t for
+		// z, as above): 5 of 5 is [0.57, 1], not [1, 1].
+		ci := wilsonInterval(mean, float64(units), tQuantile(1-Alpha/2, float64(units-1)))
+		return math.Min(ci[0], mean), math.Max(ci[1], mean), true
 	}
 	if se == 0 {
 		return mean, mean, true

@@ -113,9 +113,13 @@ func TestSummarizeTasksEdgeCases(t *testing.T) {
 	if err != nil || one.Tasks != 1 || one.Mean != 0.4 || one.SE != 0 || one.CI95 != nil {
 		t.Errorf("one task: %+v, %v; want mean 0.4, no SE and no interval", one, err)
 	}
+	// Every task passed: no spread, but 3 of 3 leaves much open: the
+	// Wilson interval of 3 successes in 3, with t(0.975, 2) for z, whose
+	// lower end is n/(n+z²).
 	same, _ := SummarizeTasks([]TaskScore{{Score: 1, Weight: 0.1}, {Score: 1, Weight: 0.7}, {Score: 1, Weight: 0.2}})
-	if same.Mean != 1 || same.SE != 0 || same.CI95 == nil || *same.CI95 != [2]float64{1, 1} {
-		t.Errorf("all ones: %+v, want mean 1, SE 0, interval [1 1]", same)
+	z := 4.302652729749464
+	if same.Mean != 1 || same.SE != 0 || same.CI95 == nil || math.Abs(same.CI95[0]-3/(3+z*z)) > 1e-12 || same.CI95[1] != 1 {
+		t.Errorf("all ones: %+v (%v), want mean 1, SE 0, interval [%v 1]", same, same.CI95, 3/(3+z*z))
 	}
 	for name, ts := range map[string][]TaskScore{
 		"none":            nil,
@@ -178,10 +182,20 @@ func TestBoundedCI95Bernoulli(t *testing.T) {
 }
 
 func TestBoundedCI95NoSpreadAndRefusals(t *testing.T) {
-	for _, m := range []float64{0, 0.3, 1} {
+	for _, m := range []float64{0.3, 0.5, 0.97} {
 		if lo, hi, ok := BoundedCI95(m, 0, 4); !ok || lo != m || hi != m {
 			t.Errorf("BoundedCI95(%v, 0, 4) = %v, %v, %v; want [m, m]", m, lo, hi, ok)
 		}
+	}
+	// At a bound, no spread is 0/1 data all alike: the Wilson interval of 0
+	// (or 4) in 4, z = t(0.975, 3); its inner end is z²/(n+z²) from the bound.
+	z := 3.182446305284263
+	inner := z * z / (4 + z*z)
+	if lo, hi, ok := BoundedCI95(0, 0, 4); !ok || lo != 0 || math.Abs(hi-inner) > 1e-12 {
+		t.Errorf("BoundedCI95(0, 0, 4) = %v, %v, %v; want [0, %v]", lo, hi, ok, inner)
+	}
+	if lo, hi, ok := BoundedCI95(1, 0, 4); !ok || hi != 1 || math.Abs(lo-(1-inner)) > 1e-12 {
+		t.Errorf("BoundedCI95(1, 0, 4) = %v, %v, %v; want [%v, 1]", lo, hi, ok, 1-inner)
 	}
 	for _, c := range []struct {
 		m, se float64
