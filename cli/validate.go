@@ -23,8 +23,12 @@ func newValidateCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return withCode(ExitUsage, err)
 			}
-			fmt.Fprintf(env.Stdout, "%s: ok: %d candidates, %d jobs, concurrency %d\n",
-				path, len(plan.Candidates), len(plan.Jobs), plan.Concurrency)
+			tasks := ""
+			if len(plan.Tasks) > 0 {
+				tasks = fmt.Sprintf(" × %d tasks", len(plan.Tasks))
+			}
+			fmt.Fprintf(env.Stdout, "%s: ok: %d candidates%s, %d jobs, concurrency %d\n",
+				path, len(plan.Candidates), tasks, len(plan.Jobs), plan.Concurrency)
 			return nil
 		},
 	}
