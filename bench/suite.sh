@@ -34,10 +34,12 @@ done
 for i in $(seq 1 "$TASKS"); do echo "{\"id\": \"t$i\", \"expected\": \"$i\"}"; done > "$tmp/s/tasks.jsonl"
 
 now() { date +%s.%N; }
+w0=$(now)
 for r in 1 2; do
   /usr/bin/time -f "%M" -o "$tmp/rss$r" "$tmp/forge" run -f "$tmp/s/forge.yaml" --quiet --out "$tmp/out" \
     --run-id "r$r" --report "$tmp/r$r.html" >/dev/null || true
 done
+w1=$(now)
 python3 - "$tmp/out/r2/results.json" <<'PY' > "$tmp/lag"
 import json, sys, os, datetime
 rec = json.load(open(sys.argv[1]))
@@ -50,6 +52,7 @@ t0=$(now)
 t1=$(now)
 
 printf 'jobs:                 %d (3 candidates × %d tasks, concurrency %d)\n' $((3 * TASKS)) "$TASKS" "$C"
+printf 'wall per run:         %.1f s\n' "$(awk -v a="$w0" -v b="$w1" 'BEGIN{print (b-a)/2}')"
 printf 'peak RSS:             %d MB, %d MB\n' $(($(cat "$tmp/rss1") / 1024)) $(($(cat "$tmp/rss2") / 1024))
 printf 'results.json after the last job: %s s\n' "$(cat "$tmp/lag")"
 printf 'forge compare:        %.3f s\n' "$(awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}')"
