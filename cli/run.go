@@ -24,29 +24,30 @@ import (
 
 // runOptions are `forge run`'s flags.
 type runOptions struct {
-	manifest    string
-	daytona     bool
-	local       bool
-	noFallback  bool
-	concurrency int
-	trials      int
-	timeout     time.Duration
-	out         string
-	runID       string
-	only        []string
-	tasks       []string
-	sample      int
-	seed        int64
-	passAt      int
-	matrix      bool
-	format      string
-	reports     []string
-	failUnder   float64
-	quiet       bool
-	verbose     bool
-	resume      string
-	baseline    string
-	maxDrop     float64
+	manifest     string
+	daytona      bool
+	local        bool
+	noFallback   bool
+	concurrency  int
+	trials       int
+	timeout      time.Duration
+	out          string
+	runID        string
+	only         []string
+	tasks        []string
+	sample       int
+	seed         int64
+	passAt       int
+	matrix       bool
+	allowMissing bool
+	format       string
+	reports      []string
+	failUnder    float64
+	quiet        bool
+	verbose      bool
+	resume       string
+	baseline     string
+	maxDrop      float64
 }
 
 // Validate checks the flags against each other before anything starts.
@@ -129,6 +130,7 @@ rank them, print the standings on stdout and write results under
 	f.IntVar(&o.sample, "sample", 0, "a suite: run `N` of its tasks, drawn at random (see --seed)")
 	f.Int64Var(&o.seed, "seed", 0, "with --sample: the seed of the draw (default: random, printed and recorded)")
 	f.IntVar(&o.passAt, "pass-at", 1, "a suite: the k of the standings' pass@k (needs at least k trials)")
+	f.BoolVar(&o.allowMissing, "allow-missing-secrets", false, "run without the candidates whose secrets are not set, instead of refusing the run")
 	f.BoolVar(&o.matrix, "matrix", false, "a suite: print the per-task matrix in the table whatever its size")
 	f.StringVar(&o.format, "format", "table", "stdout report: table, json, markdown, junit, csv or html")
 	f.StringArrayVar(&o.reports, "report", nil, "also write a report to `FILE` (format from .json .md .xml .csv .html); repeatable")
@@ -154,8 +156,12 @@ func runTournament(ctx context.Context, env *Env, o *runOptions, failUnderSet, m
 	now := time.Now
 	runID := o.runID
 	var resume *forge.Record
+	look, err := lookup(env, m)
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
 	over := forge.Overrides{Concurrency: o.concurrency, Trials: o.trials, Timeout: o.timeout, Only: o.only,
-		Tasks: o.tasks, Sample: o.sample, Seed: o.seed}
+		Tasks: o.tasks, Sample: o.sample, Seed: o.seed, Lookup: look, AllowMissingSecrets: o.allowMissing}
 	if o.resume != "" {
 		runID = o.resume
 		if resume, err = forge.ReadRecord(filepath.Join(o.out, runID, forge.ResultsFile)); err != nil {
@@ -169,6 +175,7 @@ func runTournament(ctx context.Context, env *Env, o *runOptions, failUnderSet, m
 	var uc *forge.UnknownCandidateError
 	var ut *forge.UnknownTaskError
 	var nt *forge.NoTasksError
+	var ms *forge.MissingSecretsError
 	switch {
 	case errors.As(err, &uc):
 		err = fmt.Errorf("--only %s: %w", uc.ID, err)
@@ -176,6 +183,8 @@ func runTournament(ctx context.Context, env *Env, o *runOptions, failUnderSet, m
 		err = fmt.Errorf("--tasks %s: %w", ut.ID, err)
 	case errors.As(err, &nt):
 		err = fmt.Errorf("--tasks/--sample: %w", err)
+	case errors.As(err, &ms):
+		err = fmt.Errorf("%w (--allow-missing-secrets leaves out the candidates that need them)", err)
 	}
 	if err != nil {
 		return withCode(ExitUsage, err)

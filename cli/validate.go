@@ -19,7 +19,11 @@ func newValidateCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return withCode(ExitUsage, err)
 			}
-			plan, err := m.Plan(forge.Overrides{})
+			look, err := lookup(env, m)
+			if err != nil {
+				return withCode(ExitUsage, err)
+			}
+			plan, err := m.Plan(forge.Overrides{Lookup: look})
 			if err != nil {
 				return withCode(ExitUsage, err)
 			}

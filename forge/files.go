@@ -109,7 +109,7 @@ func (m *Manifest) resolveTasks(name string, h io.Writer, v *validator) {
 			v.at(m.TasksFile+" has no tasks", "tasks_file")
 		}
 		for i := range tasks {
-			errs = append(errs, tasks[i].decode(m.Objective)...)
+			errs = append(errs, tasks[i].decode(m.Objective, m.Defaults.Passing)...)
 		}
 		v.errs = append(v.errs, errs...)
 		v.errs = append(v.errs, checkTaskIDs(append(m.Tasks[:len(m.Tasks):len(m.Tasks)], tasks...))...)

@@ -59,6 +59,20 @@ type Defaults struct {
 	Setup            []string          `yaml:"setup"`
 	Files            []string          `yaml:"files"`
 	Env              map[string]string `yaml:"env"`
+	Passing          `yaml:",inline"`
+}
+
+// Passing names what a candidate gets of forge's environment, on purpose
+// (docs/manifest.md, "Secrets"): Secrets are read from forge's environment,
+// then from the .env beside the manifest, given to the candidate's process
+// under the same name and masked wherever forge writes what candidates
+// print; EnvFromHost are plain variables passed the same way, unmasked.
+// env: values may use ${NAME} of either. Setup lines get the secrets only
+// with SetupSecrets.
+type Passing struct {
+	Secrets      []string `yaml:"secrets"`
+	EnvFromHost  []string `yaml:"env_from_host"`
+	SetupSecrets *bool    `yaml:"setup_secrets"`
 }
 
 // Candidate is one competitor: a script, or an explicit command.
@@ -72,6 +86,7 @@ type Candidate struct {
 	OutputFile       string            `yaml:"output_file"`
 	ArtifactOptional *bool             `yaml:"artifact_optional"`
 	Setup            []string          `yaml:"setup"`
+	Passing          `yaml:",inline"`
 
 	// argv and files are resolved by Load.
 	argv  []string
@@ -247,7 +262,7 @@ func (m *Manifest) validate(v *validator, blockErrs []error) {
 			v.errs = append(v.errs, err)
 			continue
 		}
-		v.errs = append(v.errs, t.decode(m.Objective)...)
+		v.errs = append(v.errs, t.decode(m.Objective, m.Defaults.Passing)...)
 		m.Tasks[i] = t
 	}
 	v.errs = append(v.errs, checkTaskIDs(m.Tasks)...)
@@ -262,6 +277,7 @@ func (m *Manifest) validate(v *validator, blockErrs []error) {
 		m.Defaults.OutputFile = checkRelPath(v, d.OutputFile, "defaults", "output_file")
 	}
 	checkEnv(v, d.Env, "defaults", "env")
+	d.Passing.check(v, d.Env, nil, "defaults")
 	checkStrings(v, d.Setup, "defaults", "setup")
 	if len(m.Candidates) == 0 {
 		v.at("at least one candidate is required", "candidates")
@@ -292,6 +308,7 @@ func (m *Manifest) validate(v *validator, blockErrs []error) {
 			m.Candidates[i].OutputFile = checkRelPath(v, c.OutputFile, "candidates", i, "output_file")
 		}
 		checkEnv(v, c.Env, "candidates", i, "env")
+		c.Passing.check(v, c.Env, &d.Passing, "candidates", i)
 		checkStrings(v, c.Setup, "candidates", i, "setup")
 	}
 	v.errs = append(v.errs, blockErrs...)

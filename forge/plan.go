@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -32,6 +33,12 @@ type Overrides struct {
 	// with Seed (the same seed draws the same tasks).
 	Sample int
 	Seed   int64
+	// Lookup finds the secrets and env_from_host variables the manifest
+	// names (nil: none is found). A candidate whose variable is missing
+	// fails the plan (*MissingSecretsError), or with AllowMissingSecrets is
+	// left out (Plan.NotRun); a task's missing variable always fails it.
+	Lookup              Lookup
+	AllowMissingSecrets bool
 }
 
 // Plan is what a run will play: every job, in a stable order (candidates in
@@ -46,7 +53,26 @@ type Plan struct {
 	// for a manifest without tasks. Sample is the --sample that drew them.
 	Tasks  []Task
 	Sample *Sample
+	// NotRun are the candidates left out for a missing secret.
+	NotRun []NotRun
 	Jobs   []runner.Job
+}
+
+// SecretValues are the values of every secret the plan passes (and of the
+// env: entries that use one): what forge masks in what it writes.
+func (p *Plan) SecretValues() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, j := range p.Jobs {
+		for _, v := range j.Secrets {
+			if !seen[v] {
+				seen[v] = true
+				out = append(out, v)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // Sample says how a run's tasks were drawn from the manifest's.
@@ -81,11 +107,29 @@ func (m *Manifest) Plan(o Overrides) (*Plan, error) {
 		p.Sample = &Sample{N: len(tasks), Of: len(m.Tasks), Seed: o.Seed}
 	}
 	var cands []Candidate
+	missing := map[string][]string{}
 	for _, c := range m.Candidates {
-		if len(o.Only) == 0 || slices.Contains(o.Only, c.ID) {
-			cands = append(cands, c)
-			p.Candidates = append(p.Candidates, c.ID)
+		if len(o.Only) > 0 && !slices.Contains(o.Only, c.ID) {
+			continue
 		}
+		if lack := pass(o.Lookup, nil, m.Defaults.Passing, c.Passing).missing; len(lack) > 0 {
+			for _, k := range lack {
+				missing[k] = append(missing[k], c.ID)
+			}
+			p.NotRun = append(p.NotRun, NotRun{CandidateID: c.ID, Reason: "not set: " + strings.Join(lack, ", ")})
+			continue
+		}
+		cands = append(cands, c)
+		p.Candidates = append(p.Candidates, c.ID)
+	}
+	for _, t := range tasks {
+		for _, k := range pass(o.Lookup, nil, t.Passing).missing {
+			missing[k] = append(missing[k], "task "+t.ID)
+			o.AllowMissingSecrets = false // a task cannot be left out of the suite
+		}
+	}
+	if len(missing) > 0 && !o.AllowMissingSecrets {
+		return nil, &MissingSecretsError{Missing: missing, Dir: m.Dir}
 	}
 	if len(tasks) == 0 {
 		// Candidates in manifest order, trials ascending.
@@ -122,6 +166,7 @@ func (m *Manifest) job(c Candidate, task *Task, trial int, o Overrides) runner.J
 	maps.Copy(env, d.Env)
 	maps.Copy(env, c.Env)
 	maps.Copy(env, t.Env)
+	given := pass(o.Lookup, env, d.Passing, c.Passing, t.Passing)
 	files := make([]runner.File, 0, len(c.files)+len(t.files)+1)
 	for _, f := range append(c.files[:len(c.files):len(c.files)], t.files...) {
 		files = append(files, runner.File{Src: f.src, Dst: f.dst})
@@ -130,12 +175,7 @@ func (m *Manifest) job(c Candidate, task *Task, trial int, o Overrides) runner.J
 	if task != nil {
 		files = append(files, runner.File{Dst: runner.TaskFile, Data: t.JSON(objective)})
 	}
-	optional := false
-	for _, b := range []*bool{d.ArtifactOptional, c.ArtifactOptional} {
-		if b != nil {
-			optional = *b
-		}
-	}
+	optional := last(d.ArtifactOptional, c.ArtifactOptional)
 	return runner.Job{
 		CandidateID:      c.ID,
 		TaskID:           t.ID,
@@ -143,7 +183,9 @@ func (m *Manifest) job(c Candidate, task *Task, trial int, o Overrides) runner.J
 		Objective:        objective,
 		Command:          append([]string(nil), c.argv...),
 		Files:            files,
-		Env:              env,
+		Env:              given.env,
+		Secrets:          given.secrets,
+		SetupSecrets:     last(d.SetupSecrets, c.SetupSecrets),
 		Setup:            append(append([]string(nil), d.Setup...), c.Setup...),
 		SetupTimeout:     cmp.Or(time.Duration(d.SetupTimeout), runner.DefaultSetupTimeout),
 		OutputFile:       cmp.Or(t.OutputFile, c.OutputFile, d.OutputFile, runner.DefaultOutputFile),
@@ -151,6 +193,17 @@ func (m *Manifest) job(c Candidate, task *Task, trial int, o Overrides) runner.J
 		Timeout:          cmp.Or(o.Timeout, t.Timeout, time.Duration(c.Timeout), time.Duration(d.Timeout), runner.DefaultTimeout),
 		Limits:           runner.Limits{MaxOutputBytes: int64(d.MaxOutput), MaxArtifactBytes: int64(d.MaxArtifact)},
 	}
+}
+
+// last is the last of bs that is set, or false.
+func last(bs ...*bool) bool {
+	v := false
+	for _, b := range bs {
+		if b != nil {
+			v = *b
+		}
+	}
+	return v
 }
 
 // pickTasks applies --tasks and --sample to the manifest's tasks, keeping

@@ -52,6 +52,9 @@ type Record struct {
 	// HeadToHead its pairwise task-by-task record; absent without tasks.
 	TaskMatrix []scoring.TaskRow    `json:"task_matrix,omitempty"`
 	HeadToHead []scoring.HeadToHead `json:"head_to_head,omitempty"`
+	// NotRun are the candidates left out because a secret they need was
+	// not set (forge run --allow-missing-secrets).
+	NotRun []NotRun `json:"not_run,omitempty"`
 	// UndeletedSandboxes names sandboxes forge could not delete.
 	UndeletedSandboxes []string `json:"undeleted_sandboxes,omitempty"`
 }

@@ -165,6 +165,7 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 		ManifestHash:  o.Manifest.Hash,
 		StartedAt:     o.now().UTC(),
 		Sample:        o.Plan.Sample,
+		NotRun:        o.Plan.NotRun,
 	}
 	for _, t := range o.Plan.Tasks {
 		rec.Tasks = append(rec.Tasks, TaskInfo{ID: t.ID, Objective: cmp.Or(t.Objective, o.Plan.Objective), Weight: t.Weight})

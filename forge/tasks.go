@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -35,6 +36,8 @@ type Task struct {
 	// Weight is the task's weight in its candidates' suite scores (> 0,
 	// default 1).
 	Weight float64
+	// Passing: the task's own secrets and env_from_host variables.
+	Passing
 	// Fields is the task as written, every key (the known ones too), each
 	// value as JSON carries it (numbers as json.Number, in their written
 	// form): what FORGE_TASK holds and what task-aware checks read.
@@ -284,8 +287,9 @@ func nodeValue(n *yaml.Node) (any, error) {
 }
 
 // decode reads the known fields of t.Fields into t, reporting each problem
-// at its field. A task without an objective gets def.
-func (t *Task) decode(def string) []error {
+// at its field. A task without an objective gets def; its env may use the
+// secrets and host variables of outer (the defaults) and its own.
+func (t *Task) decode(def string, outer Passing) []error {
 	var errs []error
 	bad := func(key, msg string) { errs = append(errs, t.where.err(key, msg)) }
 	str := func(key string) (string, bool) {
@@ -351,6 +355,35 @@ func (t *Task) decode(def string) []error {
 					t.Env = map[string]string{}
 				}
 				t.Env[k] = s
+			}
+		}
+	}
+	names := func(key string) []string {
+		v, ok := t.Fields[key]
+		if !ok {
+			return nil
+		}
+		l, isList := v.([]any)
+		if !isList {
+			bad(key, "must be a list of variable names, not "+jsonKind(v))
+		}
+		var out []string
+		for _, x := range l {
+			s, _ := x.(string)
+			if err := checkName(s); err != nil {
+				bad(key, err.Error())
+				continue
+			}
+			out = append(out, s)
+		}
+		return out
+	}
+	t.Secrets, t.EnvFromHost = names("secrets"), names("env_from_host")
+	known := append(t.names(), outer.names()...)
+	for _, k := range sortedKeys(t.Env) {
+		for _, m := range refPattern.FindAllStringSubmatch(t.Env[k], -1) {
+			if !slices.Contains(known, m[1]) {
+				bad("env", fmt.Sprintf("%s: ${%s} is neither a secret nor an env_from_host variable here", k, m[1]))
 			}
 		}
 	}

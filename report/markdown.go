@@ -65,6 +65,9 @@ func Markdown(w io.Writer, rec *forge.Record, opts Options) error {
 	if rec.Interrupted {
 		b.WriteString("\n> [!WARNING]\n> The run was interrupted: these are partial results.\n")
 	}
+	for _, n := range rec.NotRun {
+		fmt.Fprintf(&b, "\n> [!WARNING]\n> %s did not run: %s.\n", mdCode(n.CandidateID), text.Markdown(text.OneLine(n.Reason)))
+	}
 	if len(rec.UndeletedSandboxes) > 0 {
 		ids := make([]string, len(rec.UndeletedSandboxes))
 		for i, id := range rec.UndeletedSandboxes {

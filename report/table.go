@@ -86,6 +86,9 @@ func Table(w io.Writer, rec *forge.Record, opts Options) error {
 	if rec.Interrupted {
 		buf.WriteString(paint(ansiYellow, "run interrupted: these are partial results") + "\n")
 	}
+	for _, n := range rec.NotRun {
+		buf.WriteString(paint(ansiYellow, fmt.Sprintf("not run: %s (%s)", text.OneLine(n.CandidateID), text.OneLine(n.Reason))) + "\n")
+	}
 	if len(rec.UndeletedSandboxes) > 0 {
 		ids := make([]string, len(rec.UndeletedSandboxes))
 		for i, id := range rec.UndeletedSandboxes {

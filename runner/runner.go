@@ -80,6 +80,12 @@ type Job struct {
 	// Env is the manifest's env for this candidate. It never overrides the
 	// FORGE_* protocol variables.
 	Env map[string]string
+	// Secrets are variables the manifest passes on purpose, by name, whose
+	// values forge masks: the candidate's process gets them (over Env),
+	// its setup lines only with SetupSecrets. A backend keeps them out of
+	// everything else: logs, sandbox create requests, files it leaves.
+	Secrets      map[string]string `json:"-"`
+	SetupSecrets bool
 	// Setup are shell command lines run, in order, in the working directory
 	// before the candidate (e.g. "pip install -r requirements.txt"). They come
 	// from the manifest's author, never from the objective.

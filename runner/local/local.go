@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -211,10 +212,10 @@ func (j *jobRun) run(ctx context.Context) error {
 	}
 
 	outAbs := filepath.Join(wd, outRel)
-	env := j.env()
+	env := j.env(true)
 	if len(j.job.Setup) > 0 {
 		done := j.phase(runner.PhaseSetup)
-		ok := j.setup(ctx, env)
+		ok := j.setup(ctx, j.env(j.job.SetupSecrets))
 		done()
 		if !ok {
 			return nil
@@ -347,9 +348,11 @@ func (j *jobRun) setup(ctx context.Context, env []string) bool {
 	return true
 }
 
-// env is the candidate's whole environment (and the setup commands'): a few
-// basics from forge, then the manifest's env and the FORGE_* variables.
-func (j *jobRun) env() []string {
+// env is the candidate's whole environment (and, without its secrets
+// unless the manifest says setup_secrets, the setup commands'): a few
+// basics from forge, then the manifest's env, the secrets and the FORGE_*
+// variables.
+func (j *jobRun) env(secrets bool) []string {
 	getenv := j.r.opts.Getenv
 	m := map[string]string{
 		"PATH":             cmp.Or(getenv("PATH"), defaultPath),
@@ -360,6 +363,9 @@ func (j *jobRun) env() []string {
 	}
 	for k, v := range j.job.ProtocolEnv(func(rel string) string { return filepath.Join(j.workdir, filepath.FromSlash(rel)) }) {
 		m[k] = v
+	}
+	if secrets {
+		maps.Copy(m, j.job.Secrets) // their names are never FORGE_*
 	}
 	return runner.EnvList(m)
 }

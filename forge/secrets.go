@@ -1,0 +1,142 @@
+package forge
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/forge-run/forge/runner"
+)
+
+// refPattern is the one expansion env: values know: ${NAME}.
+var refPattern = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// checkName says what is wrong with k as a secret's or a host variable's
+// name: the rules of any variable a job gets, and never forge's own
+// DAYTONA_* (its API key and settings).
+func checkName(k string) error {
+	if strings.HasPrefix(strings.ToUpper(k), "DAYTONA_") {
+		return fmt.Errorf("%q: DAYTONA_* variables are forge's own (its API key and settings) and are never passed to candidates", k)
+	}
+	return runner.CheckEnvName(k)
+}
+
+// check validates p's names and the ${NAME} references of env, which may
+// use p's names and those of outer (the defaults, for a candidate).
+func (p Passing) check(v *validator, env map[string]string, outer *Passing, path ...any) {
+	for _, list := range []struct {
+		key   string
+		names []string
+	}{{"secrets", p.Secrets}, {"env_from_host", p.EnvFromHost}} {
+		for i, k := range list.names {
+			if err := checkName(k); err != nil {
+				v.at(err.Error(), append(path, list.key, i)...)
+			}
+		}
+	}
+	known := p.names()
+	if outer != nil {
+		known = append(known, outer.names()...)
+	}
+	for _, k := range sortedKeys(env) {
+		for _, m := range refPattern.FindAllStringSubmatch(env[k], -1) {
+			if !slices.Contains(known, m[1]) {
+				v.at(fmt.Sprintf("${%s} is neither a secret nor an env_from_host variable here: declare it under secrets: or env_from_host:", m[1]),
+					append(path, "env", k)...)
+			}
+		}
+	}
+}
+
+// names are the secrets' and host variables' names.
+func (p Passing) names() []string { return append(slices.Clone(p.Secrets), p.EnvFromHost...) }
+
+// Lookup finds a variable of forge's environment (or of the .env beside the
+// manifest) by name.
+type Lookup func(name string) (string, bool)
+
+// passed is what one job is given on purpose: its secrets (with the env:
+// entries that use one, which are as secret) and its plain env, expanded.
+type passed struct {
+	secrets, env map[string]string
+	missing      []string
+}
+
+// pass resolves the secrets and host variables of the job's layers
+// (defaults, candidate, task) with look, and expands env's references.
+// Names look cannot find are missing; env entries using them are dropped.
+func pass(look Lookup, env map[string]string, layers ...Passing) passed {
+	out := passed{secrets: map[string]string{}, env: map[string]string{}}
+	values := map[string]string{}
+	secret := map[string]bool{}
+	for _, l := range layers {
+		for _, k := range l.Secrets {
+			secret[k] = true
+		}
+		for _, k := range l.names() {
+			if _, done := values[k]; done || slices.Contains(out.missing, k) {
+				continue
+			}
+			val, ok := "", false
+			if look != nil {
+				val, ok = look(k)
+			}
+			if !ok {
+				out.missing = append(out.missing, k)
+				continue
+			}
+			values[k] = val
+		}
+	}
+	for k, val := range values {
+		if secret[k] {
+			out.secrets[k] = val
+		} else {
+			out.env[k] = val
+		}
+	}
+	for k, val := range env {
+		usesSecret, missing := false, false
+		expanded := refPattern.ReplaceAllStringFunc(val, func(ref string) string {
+			name := ref[2 : len(ref)-1]
+			v, ok := values[name]
+			missing = missing || !ok
+			usesSecret = usesSecret || secret[name]
+			return v
+		})
+		switch {
+		case missing:
+		case usesSecret:
+			out.secrets[k] = expanded
+			delete(out.env, k)
+		default:
+			out.env[k] = expanded
+		}
+	}
+	sort.Strings(out.missing)
+	return out
+}
+
+// MissingSecretsError is a plan that needs variables forge's environment
+// (and the .env beside the manifest) does not have: by variable, the
+// candidates (or tasks) that need it.
+type MissingSecretsError struct {
+	Missing map[string][]string
+	Dir     string
+}
+
+func (e *MissingSecretsError) Error() string {
+	var parts []string
+	for _, k := range sortedKeys(e.Missing) {
+		parts = append(parts, fmt.Sprintf("%s (needed by %s)", k, strings.Join(e.Missing[k], ", ")))
+	}
+	return fmt.Sprintf("not set in forge's environment nor in %s/.env: %s", e.Dir, strings.Join(parts, "; "))
+}
+
+// NotRun is a candidate a run left out: a secret it needs is not set.
+type NotRun struct {
+	CandidateID string `json:"candidate_id"`
+	Reason      string `json:"reason"`
+}
