@@ -2,8 +2,10 @@ package cli_test
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -47,6 +49,7 @@ func TestScripts(t *testing.T) {
 			"sample":      cmdSample,
 			"nosurvivors": cmdNoSurvivors,
 			"validjson":   cmdValidJSON,
+			"nosecret":    cmdNoSecret,
 		},
 	})
 }
@@ -89,7 +92,7 @@ func scriptEnv(ts *testscript.TestScript) []string {
 		}
 	}
 	for _, k := range []string{"HOME", "WORK", "TMPDIR", "REPO", "PWD", "NO_COLOR", "GITHUB_STEP_SUMMARY",
-		"DAYTONA_API_KEY", "DAYTONA_API_URL", "DAYTONA_BASE_URL", "DAYTONA_TARGET"} {
+		"DAYTONA_API_KEY", "DAYTONA_API_URL", "DAYTONA_BASE_URL", "DAYTONA_TARGET", "SECRET_CANARY"} {
 		env = append(env, k+"="+ts.Getenv(k))
 	}
 	return env
@@ -193,5 +196,51 @@ func cmdNoSurvivors(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("processes of run %s still alive: %v", args[0], pids)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// cmdNoSecret fails when any file below DIR holds VALUE, raw or base64
+// encoded, but the files named after it (relative to DIR), which must hold
+// it:
+// nosecret artifacts/r1 VALUE [EXCEPT...]
+func cmdNoSecret(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: nosecret DIR VALUE [EXCEPT...]")
+	}
+	dir, value := ts.MkAbs(args[0]), args[1]
+	forms := []string{value, base64.StdEncoding.EncodeToString([]byte(value)), base64.RawStdEncoding.EncodeToString([]byte(value))}
+	except := map[string]bool{}
+	for _, e := range args[2:] {
+		except[filepath.Join(dir, filepath.FromSlash(e))] = true
+	}
+	seen := 0
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		holds := false
+		for _, f := range forms {
+			holds = holds || bytes.Contains(b, []byte(f))
+		}
+		switch {
+		case except[path]:
+			seen++
+			if !holds {
+				ts.Fatalf("%s should hold the secret (stored as written)", path)
+			}
+		case holds:
+			ts.Fatalf("%s holds the secret unmasked", path)
+		}
+		return nil
+	})
+	if err != nil {
+		ts.Fatalf("%v", err)
+	}
+	if seen != len(except) {
+		ts.Fatalf("%d of the %d files that should hold the secret exist", seen, len(except))
 	}
 }

@@ -133,9 +133,6 @@ func (p *progress) header(m *forge.Manifest, plan *forge.Plan, backend string) {
 	if plan.Trials > 1 {
 		trials = fmt.Sprintf(" × %d trials", plan.Trials)
 	}
-	for _, n := range plan.NotRun {
-		p.printf("forge: %s does not run: %s\n", n.CandidateID, n.Reason)
-	}
 	if len(plan.Tasks) > 0 {
 		tasks := fmt.Sprintf("%d tasks", len(plan.Tasks))
 		if s := plan.Sample; s != nil {

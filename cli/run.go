@@ -19,6 +19,7 @@ import (
 	"github.com/forge-run/forge/internal/text"
 	"github.com/forge-run/forge/report"
 	"github.com/forge-run/forge/runner"
+	"github.com/forge-run/forge/runner/daytona"
 	"github.com/forge-run/forge/runner/local"
 )
 
@@ -217,6 +218,9 @@ func runTournament(ctx context.Context, env *Env, o *runOptions, failUnderSet, m
 		return err
 	}
 
+	for _, n := range plan.NotRun { // a warning: printed with --quiet too
+		fmt.Fprintf(env.Stderr, "forge: %s does not run: %s\n", n.CandidateID, n.Reason)
+	}
 	progress.header(m, plan, be.name)
 	if env.StderrTTY && env.Getenv("TERM") != "dumb" {
 		progress.startLive(len(plan.Jobs))
@@ -234,6 +238,9 @@ func runTournament(ctx context.Context, env *Env, o *runOptions, failUnderSet, m
 		Now:      now,
 		Resume:   resume,
 		PassAtK:  o.passAt,
+		// The Daytona key never reaches a candidate; should its value show
+		// up all the same, it is masked like a secret.
+		Mask: []string{daytona.LoadCredentials(env.Getenv, m.Dir).APIKey},
 	})
 	progress.stopLive()
 	if cerr := be.close(); cerr != nil {
@@ -260,6 +267,12 @@ func runTournament(ctx context.Context, env *Env, o *runOptions, failUnderSet, m
 		runErr = withCode(ExitInfra, err)
 	}
 	progress.footer(filepath.Join(o.out, runID))
+	for _, r := range rec.Results {
+		if r.SecretInArtifact {
+			fmt.Fprintf(env.Stderr, "forge: warning: the artifact of %s holds a secret's value; it is stored as written in %s\n",
+				runner.TrialName(r.CandidateID, r.TaskID, r.Trial, r.Trial > 1), filepath.Join(o.out, runID, filepath.FromSlash(r.ArtifactPath)))
+		}
+	}
 
 	switch {
 	case interrupted.Load():

@@ -112,7 +112,12 @@ func (m *Manifest) Plan(o Overrides) (*Plan, error) {
 		if len(o.Only) > 0 && !slices.Contains(o.Only, c.ID) {
 			continue
 		}
-		if lack := pass(o.Lookup, nil, m.Defaults.Passing, c.Passing).missing; len(lack) > 0 {
+		env := maps.Clone(m.Defaults.Env)
+		if env == nil {
+			env = map[string]string{}
+		}
+		maps.Copy(env, c.Env)
+		if lack := pass(o.Lookup, env, m.Defaults.Passing, c.Passing).missing; len(lack) > 0 {
 			for _, k := range lack {
 				missing[k] = append(missing[k], c.ID)
 			}
@@ -123,7 +128,11 @@ func (m *Manifest) Plan(o Overrides) (*Plan, error) {
 		p.Candidates = append(p.Candidates, c.ID)
 	}
 	for _, t := range tasks {
-		for _, k := range pass(o.Lookup, nil, t.Passing).missing {
+		ofDefaults := pass(o.Lookup, nil, m.Defaults.Passing).missing // the candidates' concern
+		for _, k := range pass(o.Lookup, t.Env, m.Defaults.Passing, t.Passing).missing {
+			if slices.Contains(ofDefaults, k) {
+				continue
+			}
 			missing[k] = append(missing[k], "task "+t.ID)
 			o.AllowMissingSecrets = false // a task cannot be left out of the suite
 		}

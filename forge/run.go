@@ -20,6 +20,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/forge-run/forge/internal/mask"
 	"github.com/forge-run/forge/runner"
 )
 
@@ -72,6 +73,10 @@ type Options struct {
 	FlushEvery time.Duration
 	// PassAtK is the k of a suite's pass@k (0 means 1).
 	PassAtK int
+	// Mask are values to mask besides the plan's secrets (the Daytona API
+	// key): in everything forge writes or prints that came from a
+	// candidate or a judge, each is ***.
+	Mask []string
 	// Resume, when set, is the record of an earlier run with the same RunID:
 	// its finished jobs are kept and only the rest (cancelled, infra, or
 	// missing) are played again, into the same directory.
@@ -170,7 +175,7 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 	for _, t := range o.Plan.Tasks {
 		rec.Tasks = append(rec.Tasks, TaskInfo{ID: t.ID, Objective: cmp.Or(t.Objective, o.Plan.Objective), Weight: t.Weight})
 	}
-	s := &state{o: &o, rec: rec, dir: dir, results: make([]*runner.Result, len(o.Plan.Jobs))}
+	s := &state{o: &o, rec: rec, dir: dir, results: make([]*runner.Result, len(o.Plan.Jobs)), mask: o.masker()}
 	if o.Resume != nil {
 		rec.StartedAt = o.Resume.StartedAt
 		rec.Sample = cmp.Or(rec.Sample, o.Resume.Sample)
@@ -225,6 +230,7 @@ type state struct {
 	mu        sync.Mutex
 	results   []*runner.Result
 	lastFlush time.Time
+	mask      *mask.Masker
 }
 
 // checkResume refuses to resume a run whose manifest or shape changed.
@@ -280,11 +286,12 @@ func (s *state) play(ctx context.Context, i int, job runner.Job) error {
 		s.o.emit(Event{Time: s.o.now(), Kind: EventPhase, Job: name, Phase: p, Elapsed: time.Since(start)})
 	}
 	if s.o.Echo != nil {
-		job.Echo = func(stream, line string) { s.o.Echo(name, stream, line) }
+		job.Echo = func(stream, line string) { s.o.Echo(name, stream, s.mask.String(line)) }
 	}
 	s.o.emit(Event{Time: s.o.now(), Kind: EventStarted, Job: name})
 	res, err := s.o.Runner.Run(ctx, job)
 	res.CandidateID, res.TaskID, res.Trial = job.CandidateID, job.TaskID, job.Trial
+	maskResult(s.mask, &res)
 	if res.Backend == "" {
 		res.Backend = s.o.Backend
 	}
@@ -294,6 +301,9 @@ func (s *state) play(ctx context.Context, i int, job runner.Job) error {
 	if res.Success && res.ArtifactPath != "" {
 		// The manifest's judges, if any, on the stored artifact.
 		res.Judges = s.judge(ctx, job, s.stored(job, path.Base(res.ArtifactPath)))
+		for i := range res.Judges {
+			res.Judges[i].Reason, res.Judges[i].Error = s.mask.String(res.Judges[i].Reason), s.mask.String(res.Judges[i].Error)
+		}
 	}
 	s.mu.Lock()
 	s.results[i] = &res

@@ -66,7 +66,8 @@ type passed struct {
 
 // pass resolves the secrets and host variables of the job's layers
 // (defaults, candidate, task) with look, and expands env's references.
-// Names look cannot find are missing; env entries using them are dropped.
+// A secret look cannot find is missing, and so is an unset host variable
+// that env uses; an unset host variable env does not use is not passed.
 func pass(look Lookup, env map[string]string, layers ...Passing) passed {
 	out := passed{secrets: map[string]string{}, env: map[string]string{}}
 	values := map[string]string{}
@@ -84,7 +85,9 @@ func pass(look Lookup, env map[string]string, layers ...Passing) passed {
 				val, ok = look(k)
 			}
 			if !ok {
-				out.missing = append(out.missing, k)
+				if secret[k] {
+					out.missing = append(out.missing, k)
+				}
 				continue
 			}
 			values[k] = val
@@ -102,6 +105,9 @@ func pass(look Lookup, env map[string]string, layers ...Passing) passed {
 		expanded := refPattern.ReplaceAllStringFunc(val, func(ref string) string {
 			name := ref[2 : len(ref)-1]
 			v, ok := values[name]
+			if !ok && !slices.Contains(out.missing, name) {
+				out.missing = append(out.missing, name)
+			}
 			missing = missing || !ok
 			usesSecret = usesSecret || secret[name]
 			return v

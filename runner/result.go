@@ -150,6 +150,10 @@ type Result struct {
 	ArtifactPath      string `json:"artifact_path"`
 	ArtifactBytes     int64  `json:"artifact_bytes"`
 	ArtifactTruncated bool   `json:"artifact_truncated"`
+	// SecretInArtifact is true when the artifact holds the value of a
+	// secret the run passed: the artifact is stored as written, and forge
+	// warns (everything else forge writes has the secret masked as ***).
+	SecretInArtifact bool `json:"secret_in_artifact,omitempty"`
 
 	Submitted map[string]any `json:"submitted"`
 	// SubmitError says why the FORGE_RESULT file was ignored.

@@ -1,0 +1,57 @@
+package forge
+
+import (
+	"github.com/forge-run/forge/internal/mask"
+	"github.com/forge-run/forge/runner"
+)
+
+// masker is the run's masker: the plan's secret values and Options.Mask.
+func (o *Options) masker() *mask.Masker {
+	return mask.New(append(o.Plan.SecretValues(), o.Mask...)...)
+}
+
+// maskResult replaces every secret in the text a job brought back (its
+// output, stderr, error, submitted metrics, the artifact's copy in
+// results.json, its judges' words) with ***, and flags an artifact that
+// holds one: the artifact file itself is the candidate's product and is
+// stored as written.
+func maskResult(m *mask.Masker, r *runner.Result) {
+	if m == nil {
+		return
+	}
+	r.Output = m.String(r.Output)
+	r.Stderr = m.String(r.Stderr)
+	r.ErrorMessage = m.String(r.ErrorMessage)
+	r.SubmitError = m.String(r.SubmitError)
+	r.SecretInArtifact = m.Contains(r.Artifact) || m.Contains([]byte(r.ArtifactContent))
+	r.ArtifactContent = m.String(r.ArtifactContent)
+	r.Submitted = maskValue(m, r.Submitted).(map[string]any)
+	for i := range r.Judges {
+		r.Judges[i].Reason = m.String(r.Judges[i].Reason)
+		r.Judges[i].Error = m.String(r.Judges[i].Error)
+	}
+}
+
+// maskValue masks the strings of a decoded JSON value, keys included.
+func maskValue(m *mask.Masker, v any) any {
+	switch x := v.(type) {
+	case string:
+		return m.String(x)
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = maskValue(m, e)
+		}
+		return out
+	case map[string]any:
+		if x == nil {
+			return x
+		}
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[m.String(k)] = maskValue(m, e)
+		}
+		return out
+	}
+	return v
+}

@@ -1,0 +1,632 @@
+// Package mask hides secret values in text that came from a candidate or a
+// judge: every occurrence of a secret, or of one of its common encodings, is
+// replaced by "***" before forge writes or prints the text.
+//
+// # What is masked
+//
+// New takes the secret values. A value shorter than MinLen (6) bytes is
+// ignored: masking it would garble ordinary output and would hide little.
+// Besides each value as given, these values are masked too, when different
+// and at least MinLen bytes long: the value with surrounding white space
+// trimmed (a key read from a file often keeps its newline), the value with
+// surrounding quotes trimmed, and each line of a value of several lines
+// (trimmed), since a program may print a PEM key line by line. For every
+// such value these forms are masked:
+//
+//   - the raw bytes;
+//   - base64 in the standard and the URL alphabets, padded and unpadded;
+//   - base64 of the value embedded in a longer base64 stream
+//     (base64("user:"+key), a data: URL, a JWT, a Basic auth header). The
+//     value then starts at one of three offsets modulo 3 of the stream and
+//     encodes differently at each. For skip = 0, 1, 2 the value's first skip
+//     bytes complete the group begun by the unknown bytes before it, and
+//     value[skip:] starts on a group boundary; its encoding is stable up to
+//     the last character that depends only on the value's bytes, that is for
+//     the first floor(4*k/3) characters (k = len(value)-skip); the characters
+//     after it depend on the unknown bytes that follow. That stable middle
+//     is masked (both alphabets), together with the whole encodings of
+//     value[skip:] (unpadded and padded) for a value at the end of the
+//     stream. What stays visible next to the "***" encodes at most the
+//     value's first two bytes and four bits of its last byte: the value
+//     cannot be decoded from it;
+//   - percent-encoding: url.QueryEscape, url.PathEscape and the strict
+//     RFC 3986 form (every byte but A-Z a-z 0-9 - . _ ~ escaped, as .NET's
+//     Uri.EscapeDataString, Python's quote(safe="") and, nearly, JavaScript's
+//     encodeURIComponent do);
+//   - string escaping: JSON as encoding/json writes it (with and without its
+//     HTML escaping of < > &), JSON with non-ASCII as \uXXXX (Python's
+//     json.dumps), the same with "/" as "\/" (PHP's json_encode), Go's
+//     strconv.Quote and QuoteToASCII (%q), `"` as `\"` (command lines), a
+//     single quote doubled (SQL, expressions), and HTML/XML escaping
+//     (html.EscapeString, xml.EscapeText).
+//
+// The list follows the GitHub Actions runner (actions/runner,
+// src/Sdk/DTLogging/Logging/ValueEncoders.cs and SecretMasker), which masks a
+// secret, its lines, and its Base64 (for skip 0, 1, 2, both alphabets,
+// padding removed), JSON, URI-data, XML, command-line and expression
+// escapes. One difference: the runner masks the whole unpadded encoding of
+// value[skip:], whose last character also depends on the byte after the
+// value, so it misses a secret in the middle of a base64 stream unless
+// len(value)-skip is a multiple of 3. Masking the stable middle, as here,
+// finds it at every offset. The middle is always at least 5 characters
+// (a 6-byte value at skip 2); it is masked even below MinLen, as otherwise
+// a 6-byte secret would be left whole, and decodable, in one alignment in
+// three.
+//
+// # How occurrences are masked
+//
+// All occurrences of all forms are found, overlapping ones included, and
+// each maximal run of overlapping occurrences is replaced by one "***".
+// Occurrences that only touch stay separate: a secret printed twice in a
+// row becomes "******". This is the union of the occurrences, so no byte of
+// any occurrence survives, whichever secrets overlap and in whatever order
+// they were given; the longest form found at a place always wins over a
+// shorter one that it contains.
+//
+// strings.Replacer was considered and not used. Its generic algorithm (a
+// trie, used as soon as one old string is longer than a byte) replaces, at
+// each position, the first old string in argument order that matches there
+// (not the longest), and then resumes after the replaced text. Sorting the
+// forms longest first would give longest-match-at-a-position, but an
+// occurrence that starts inside an earlier replaced one is never seen:
+// secrets "abcdefgh" and "fghijklm" turn "abcdefghijklm" into "***ijklm",
+// which leaks most of the second secret (mask_test.go checks this). It also
+// has no streaming form: its WriteString would mask each Write on its own.
+// So the package builds its own Aho–Corasick automaton, as a dense table
+// over byte classes (the bytes that occur in some form, plus one class for
+// all others): one table look-up per input byte, whatever the number of
+// secrets, and a state that carries over from one Write to the next. The
+// table has (total length of the forms) × (distinct bytes in them + 1)
+// entries of 4 bytes; about 8·L states for a secret of L bytes, so some
+// hundreds of KiB for a handful of API keys.
+//
+// # Streams
+//
+// Masker.Writer masks a stream written in pieces: a secret split across
+// two writes, or written a byte at a time, is still masked, and the output
+// is the same as String of the whole stream. Each Write holds back only
+// the bytes at its end that are the start of some form (the automaton's
+// state tells how many), at most the longest form's length − 1, and passes
+// on the rest in one Write of the underlying writer. So a line that does
+// not end in the start of a secret is passed on at once, and no prefix of a
+// secret is ever written before the rest shows whether it is one. Close
+// writes what is held back.
+//
+// A Masker is immutable once made, and safe for concurrent use. A Writer is
+// not: use each one from one goroutine at a time.
+package mask
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"html"
+	"io"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// MinLen is the length in bytes below which a secret value is not masked.
+const MinLen = 6
+
+// Mask is what each masked occurrence is replaced by.
+const Mask = "***"
+
+// ErrClosed is returned by a Writer's Write after Close.
+var ErrClosed = errors.New("mask: write to closed Writer")
+
+// matchFlag marks, in a transition table entry, a target state at which some
+// form ends.
+const matchFlag = 1 << 31
+
+// A Masker replaces secret values, and their common encodings, by Mask. The
+// zero Masker and a nil *Masker mask nothing.
+type Masker struct {
+	forms  []string // every form masked, longest first
+	maxLen int      // len(forms[0])
+
+	// The Aho–Corasick automaton. A state s is kept premultiplied by nc, so
+	// the next state after byte c is delta[s+class[c]] &^ matchFlag.
+	nc     uint32
+	class  [256]uint32
+	delta  []uint32
+	outLen []int32 // per state index: the longest form ending here, or 0
+	depth  []int32 // per state index: the length of the prefix it stands for
+}
+
+// New returns a Masker for the given secret values. Empty values, values
+// shorter than MinLen and repeated values are ignored; see the package
+// documentation for the forms masked. New(), or New with only short values,
+// returns a Masker that masks nothing.
+func New(secrets ...string) *Masker {
+	seen := make(map[string]bool)
+	var forms []string
+	for _, v := range values(secrets) {
+		for _, f := range formsOf(v) {
+			if f != "" && !seen[f] {
+				seen[f] = true
+				forms = append(forms, f)
+			}
+		}
+	}
+	m := &Masker{}
+	if len(forms) == 0 {
+		return m
+	}
+	slices.SortFunc(forms, func(a, b string) int {
+		if len(a) != len(b) {
+			return len(b) - len(a)
+		}
+		return strings.Compare(a, b)
+	})
+	m.forms = forms
+	m.maxLen = len(forms[0])
+	m.build()
+	return m
+}
+
+// values returns the values to mask for the given secrets: each one, and
+// those derived from it (trimmed, unquoted, its lines), MinLen bytes or
+// longer, without repeats.
+func values(secrets []string) []string {
+	var out []string
+	add := func(v string) {
+		if len(v) >= MinLen && !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	for _, s := range secrets {
+		if len(s) < MinLen {
+			continue
+		}
+		add(s)
+		t := strings.TrimSpace(s)
+		add(t)
+		if len(t) >= 2 && (t[0] == '"' || t[0] == '\'') && t[len(t)-1] == t[0] {
+			add(t[1 : len(t)-1])
+		}
+		if strings.ContainsAny(t, "\r\n") {
+			for line := range strings.Lines(t) {
+				add(strings.TrimSpace(line))
+			}
+		}
+	}
+	return out
+}
+
+// formsOf returns the forms of value v to mask (with repeats).
+func formsOf(v string) []string {
+	forms := []string{v}
+	b := []byte(v)
+	for skip := 0; skip < 3; skip++ {
+		rest := b[skip:]
+		stable := 4 * len(rest) / 3
+		for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
+			e := enc.EncodeToString(rest)
+			forms = append(forms, e[:stable], e)
+		}
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
+			forms = append(forms, enc.EncodeToString(rest))
+		}
+	}
+	q := strconv.Quote(v)
+	qa := strconv.QuoteToASCII(v)
+	ja := jsonASCII(v)
+	var x strings.Builder
+	xml.EscapeText(&x, b) // writes to a strings.Builder: cannot fail
+	forms = append(forms,
+		url.QueryEscape(v),
+		url.PathEscape(v),
+		strictURLEscape(v),
+		jsonString(v, true),
+		jsonString(v, false),
+		ja,
+		strings.ReplaceAll(ja, "/", `\/`),
+		q[1:len(q)-1],
+		qa[1:len(qa)-1],
+		strings.ReplaceAll(v, `"`, `\"`),
+		strings.ReplaceAll(v, `'`, `''`),
+		html.EscapeString(v),
+		x.String(),
+	)
+	return forms
+}
+
+// jsonString returns v as encoding/json writes it, without the quotes.
+func jsonString(v string, escapeHTML bool) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(escapeHTML)
+	if err := enc.Encode(v); err != nil {
+		panic(fmt.Sprintf("mask: JSON-encoding a string: %v", err)) // cannot happen
+	}
+	s := strings.TrimSuffix(b.String(), "\n")
+	return s[1 : len(s)-1]
+}
+
+// jsonASCII returns v as a JSON string of ASCII only, without the quotes:
+// control characters, `"` and `\` escaped as JSON requires, other
+// non-ASCII as \uXXXX with lower-case hex (surrogate pairs above U+FFFF), as
+// Python's json.dumps writes it.
+func jsonASCII(v string) string {
+	var b strings.Builder
+	for _, r := range v {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\b':
+			b.WriteString(`\b`)
+		case r == '\f':
+			b.WriteString(`\f`)
+		case r < 0x20 || (r >= 0x7f && r <= 0xffff):
+			fmt.Fprintf(&b, `\u%04x`, r)
+		case r > 0xffff:
+			r -= 0x10000
+			fmt.Fprintf(&b, `\u%04x\u%04x`, 0xd800+(r>>10), 0xdc00+(r&0x3ff))
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// strictURLEscape percent-encodes every byte of v but the RFC 3986
+// unreserved characters A-Z a-z 0-9 - . _ ~.
+func strictURLEscape(v string) string {
+	const hex = "0123456789ABCDEF"
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' ||
+			c == '-' || c == '.' || c == '_' || c == '~' {
+			b.WriteByte(c)
+		} else {
+			b.WriteByte('%')
+			b.WriteByte(hex[c>>4])
+			b.WriteByte(hex[c&15])
+		}
+	}
+	return b.String()
+}
+
+// build makes the automaton for m.forms.
+func (m *Masker) build() {
+	// Byte classes: one per byte used by some form, class 0 for the rest.
+	nc := uint32(1)
+	for _, f := range m.forms {
+		for i := 0; i < len(f); i++ {
+			if m.class[f[i]] == 0 {
+				m.class[f[i]] = nc
+				nc++
+			}
+		}
+	}
+
+	// The trie.
+	children := make(map[uint64]uint32)
+	term := []int32{0}
+	depth := []int32{0}
+	for _, f := range m.forms {
+		n := uint32(0)
+		for i := 0; i < len(f); i++ {
+			k := uint64(n)<<8 | uint64(f[i])
+			c, ok := children[k]
+			if !ok {
+				c = uint32(len(term))
+				children[k] = c
+				term = append(term, 0)
+				depth = append(depth, depth[n]+1)
+			}
+			n = c
+		}
+		term[n] = int32(len(f))
+	}
+	states := uint64(len(term))
+	if states*uint64(nc) >= matchFlag {
+		panic(fmt.Sprintf("mask: %d secret forms are too many to mask", len(m.forms)))
+	}
+
+	// The dense table: trie edges first, then the failure transitions,
+	// breadth first, so a state's failure state (shallower) is complete
+	// before the state itself.
+	const none = ^uint32(0)
+	delta := make([]uint32, states*uint64(nc))
+	for i := range delta {
+		delta[i] = none
+	}
+	for k, c := range children {
+		delta[uint32(k>>8)*nc+m.class[byte(k)]] = c
+	}
+	fail := make([]uint32, states)
+	out := term
+	queue := make([]uint32, 0, states)
+	for c := uint32(0); c < nc; c++ {
+		if v := delta[c]; v == none {
+			delta[c] = 0
+		} else {
+			queue = append(queue, v) // fail[v] = 0
+		}
+	}
+	for qi := 0; qi < len(queue); qi++ {
+		u := queue[qi]
+		f := fail[u]
+		out[u] = max(out[u], out[f])
+		row, frow := u*nc, f*nc
+		for c := uint32(0); c < nc; c++ {
+			if v := delta[row+c]; v == none {
+				delta[row+c] = delta[frow+c]
+			} else {
+				fail[v] = delta[frow+c]
+				queue = append(queue, v)
+			}
+		}
+	}
+	for i, t := range delta {
+		e := t * nc
+		if out[t] > 0 {
+			e |= matchFlag
+		}
+		delta[i] = e
+	}
+	m.nc, m.delta, m.outLen, m.depth = nc, delta, out, depth
+}
+
+func (m *Masker) empty() bool { return m == nil || m.delta == nil }
+
+// span is a run of masked bytes, [start, end).
+type span struct{ start, end int64 }
+
+// mergeSpan adds the occurrence [a, b) to spans, which are disjoint and
+// sorted, and which all end at or before b: it joins every span it
+// overlaps.
+func mergeSpan(spans []span, a, b int64) []span {
+	for len(spans) > 0 && spans[len(spans)-1].end > a {
+		a = min(a, spans[len(spans)-1].start)
+		spans = spans[:len(spans)-1]
+	}
+	return append(spans, span{a, b})
+}
+
+// find returns the runs of text to mask.
+func find[T string | []byte](m *Masker, text T) []span {
+	var spans []span
+	delta, class, s := m.delta, &m.class, uint32(0)
+	for i := 0; i < len(text); i++ {
+		t := delta[s+class[text[i]]]
+		s = t &^ matchFlag
+		if t&matchFlag != 0 {
+			end := int64(i) + 1
+			spans = mergeSpan(spans, end-int64(m.outLen[s/m.nc]), end)
+		}
+	}
+	return spans
+}
+
+// String returns s with every occurrence of a secret's forms replaced by
+// Mask.
+func (m *Masker) String(s string) string {
+	if m.empty() {
+		return s
+	}
+	spans := find(m, s)
+	if len(spans) == 0 {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	last := int64(0)
+	for _, sp := range spans {
+		b.WriteString(s[last:sp.start])
+		b.WriteString(Mask)
+		last = sp.end
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// Bytes returns b with every occurrence of a secret's forms replaced by
+// Mask. When there is nothing to mask it returns b itself, not a copy;
+// otherwise a new slice.
+func (m *Masker) Bytes(b []byte) []byte {
+	if m.empty() {
+		return b
+	}
+	spans := find(m, b)
+	if len(spans) == 0 {
+		return b
+	}
+	out := make([]byte, 0, len(b))
+	last := int64(0)
+	for _, sp := range spans {
+		out = append(out, b[last:sp.start]...)
+		out = append(out, Mask...)
+		last = sp.end
+	}
+	return append(out, b[last:]...)
+}
+
+// Contains reports whether b holds an occurrence of a secret's forms, that
+// is whether Bytes(b) would differ from b.
+func (m *Masker) Contains(b []byte) bool {
+	if m.empty() {
+		return false
+	}
+	delta, class, s := m.delta, &m.class, uint32(0)
+	for _, c := range b {
+		t := delta[s+class[c]]
+		if t&matchFlag != 0 {
+			return true
+		}
+		s = t
+	}
+	return false
+}
+
+// Writer returns a Writer that masks what is written to it and writes the
+// result to w. Close it at the end of the stream to write what it holds
+// back; Close does not close w. With an empty Masker, writes go straight
+// to w.
+func (m *Masker) Writer(w io.Writer) *Writer {
+	return &Writer{m: m, w: w}
+}
+
+// A Writer masks a stream; see Masker.Writer. It must be used from one
+// goroutine at a time.
+type Writer struct {
+	m *Masker
+	w io.Writer
+
+	state   uint32 // the automaton's state after the bytes so far
+	end     int64  // number of bytes written to the Writer so far
+	emitted int64  // input bytes before this are accounted for in the output
+	maskEnd int64  // end of the last Mask written, if it ends at emitted
+	pend    []span // runs to mask not yet written, after emitted
+	tail    []byte // input bytes [tailAt, end), held back
+	tailAt  int64  // w.emitted when the last Write ended
+	out     []byte // output buffer, kept between writes
+	err     error  // sticky error from w
+	closed  bool
+}
+
+// Write masks p and writes to the underlying writer all of the masked
+// stream that can no longer change, holding back the end of p when it may
+// begin a secret. It returns len(p) and nil, or 0 and the underlying
+// writer's error (then the Writer is broken: later calls return the same
+// error), or ErrClosed after Close.
+func (w *Writer) Write(p []byte) (int, error) {
+	if w.err != nil {
+		return 0, w.err
+	}
+	if w.closed {
+		return 0, ErrClosed
+	}
+	m := w.m
+	if m.empty() {
+		n, err := w.w.Write(p)
+		if err == nil && n < len(p) {
+			err = io.ErrShortWrite
+		}
+		w.err = err
+		return n, err
+	}
+	base := w.end
+	delta, class, s := m.delta, &m.class, w.state
+	for i, c := range p {
+		t := delta[s+class[c]]
+		s = t &^ matchFlag
+		if t&matchFlag != 0 {
+			end := base + int64(i) + 1
+			w.add(end-int64(m.outLen[s/m.nc]), end)
+		}
+	}
+	w.state = s
+	w.end += int64(len(p))
+	// No occurrence still to come starts before safe.
+	safe := w.end - int64(m.depth[s/m.nc])
+	if err := w.flush(p, base, safe); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// add records the occurrence [a, b).
+func (w *Writer) add(a, b int64) {
+	if a < w.maskEnd {
+		// It overlaps the Mask written last, which now stands for it too,
+		// and for the pending runs, which all lie within [a, b).
+		w.pend = w.pend[:0]
+		w.maskEnd, w.emitted = b, b
+		return
+	}
+	w.pend = mergeSpan(w.pend, a, b)
+}
+
+// flush writes the output for the input before safe, and for the pending
+// runs that start at or before it (as no occurrence to come can start
+// before safe, these can only grow at their end, which add handles), and
+// keeps the rest of the input in w.tail. p is the input just written, from
+// position base; w.tail holds the input from w.tailAt to base.
+func (w *Writer) flush(p []byte, base, safe int64) error {
+	tailStart := w.tailAt
+	var out []byte
+	if (len(w.pend) == 0 || w.pend[0].start > safe) && w.emitted >= base {
+		// Nothing to mask now, nothing held from before: no copy.
+		if w.emitted < safe {
+			out = p[w.emitted-base : safe-base]
+			w.emitted = safe
+		}
+	} else {
+		out = w.out[:0]
+		span := func(a, b int64) {
+			if a < base {
+				hi := min(b, base)
+				out = append(out, w.tail[a-tailStart:hi-tailStart]...)
+				a = hi
+			}
+			if a < b {
+				out = append(out, p[a-base:b-base]...)
+			}
+		}
+		j := 0
+		for ; j < len(w.pend) && w.pend[j].start <= safe; j++ {
+			sp := w.pend[j]
+			span(w.emitted, sp.start)
+			out = append(out, Mask...)
+			w.emitted, w.maskEnd = sp.end, sp.end
+		}
+		w.pend = w.pend[:copy(w.pend, w.pend[j:])]
+		if w.emitted < safe {
+			span(w.emitted, safe)
+			w.emitted = safe
+		}
+		if cap(out) <= 64<<10 {
+			w.out = out
+		} else {
+			w.out = nil
+		}
+	}
+	// Keep the input from w.emitted on.
+	if w.emitted >= base {
+		w.tail = append(w.tail[:0], p[w.emitted-base:]...)
+	} else {
+		n := copy(w.tail, w.tail[w.emitted-tailStart:])
+		w.tail = append(w.tail[:n], p...)
+	}
+	w.tailAt = w.emitted
+	if len(out) == 0 {
+		return nil
+	}
+	n, err := w.w.Write(out)
+	if err == nil && n < len(out) {
+		err = io.ErrShortWrite
+	}
+	w.err = err
+	return err
+}
+
+// Close writes what the Writer holds back, masked, and ends the stream:
+// later writes fail with ErrClosed. It does not close the underlying
+// writer. Closing again does nothing and returns the same result.
+func (w *Writer) Close() error {
+	if w.closed {
+		return w.err
+	}
+	w.closed = true
+	if w.err != nil || w.m.empty() {
+		return w.err
+	}
+	return w.flush(nil, w.end, w.end)
+}
+
+var _ io.WriteCloser = (*Writer)(nil)
