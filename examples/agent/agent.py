@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""A small agent for forge: asks an OpenAI-compatible chat endpoint.
+
+Run by forge as `python3 agent.py <objective> <output_path>`. It sends the
+objective (and, in a suite, the task from FORGE_TASK) to
+$OPENAI_BASE_URL/chat/completions with $OPENAI_API_KEY, model $MODEL and
+the system prompt $STYLE, and writes the model's answer to the output path.
+Standard library only. The key is read from the environment forge gives
+it (forge.yaml's secrets:) and never printed.
+"""
+
+import json
+import os
+import sys
+import urllib.error
+import urllib.request
+
+
+def ask(objective):
+    base = os.environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1").rstrip("/")
+    task = ""
+    if os.environ.get("FORGE_TASK"):
+        with open(os.environ["FORGE_TASK"]) as f:
+            task = "\n\nThe task, as JSON:\n" + f.read()
+    body = {
+        "model": os.environ.get("MODEL", "gpt-4o-mini"),
+        "messages": [
+            {"role": "system", "content": os.environ.get("STYLE", "You are a helpful assistant.")},
+            {"role": "user", "content": objective + task},
+        ],
+    }
+    req = urllib.request.Request(
+        base + "/chat/completions",
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json", "Authorization": "Bearer " + os.environ["OPENAI_API_KEY"]},
+    )
+    try:
+        with urllib.request.urlopen(req, timeout=float(os.environ.get("AGENT_TIMEOUT", "60"))) as resp:
+            reply = json.load(resp)
+    except urllib.error.HTTPError as e:
+        sys.exit("the model endpoint answered %d: %s" % (e.code, e.read()[:300].decode(errors="replace")))
+    except urllib.error.URLError as e:
+        sys.exit("cannot reach the model endpoint %s: %s" % (base, e.reason))
+    usage = reply.get("usage", {})
+    return reply["choices"][0]["message"]["content"], usage
+
+
+def main():
+    objective, out = sys.argv[1], sys.argv[2]
+    answer, usage = ask(objective)
+    with open(out, "w") as f:
+        f.write(answer.strip() + "\n")
+    # The agent's own metrics, for forge's submitted scorer.
+    if os.environ.get("FORGE_RESULT") and usage:
+        with open(os.environ["FORGE_RESULT"], "w") as f:
+            json.dump({"total_tokens": usage.get("total_tokens", 0)}, f)
+    print("answered in %d words" % len(answer.split()))
+
+
+if __name__ == "__main__":
+    main()
