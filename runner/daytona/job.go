@@ -193,7 +193,7 @@ func (j *jobRun) create(ctx context.Context) error {
 	if sb != nil {
 		j.sb = sb
 		j.res.SandboxID = sb.ID
-		j.r.track(j.name, sb)
+		j.r.capacity.created(j.name, sb)
 		if lerr := j.r.ledger.append(LedgerEntry{Event: eventCreated, RunID: o.RunID, Name: j.name, ID: sb.ID}); lerr != nil && err == nil {
 			err = lerr
 		}
@@ -247,13 +247,8 @@ func (j *jobRun) cleanup(ctx context.Context) {
 	defer cancel()
 	if j.sb != nil {
 		j.r.deleteSandbox(ctx, j.name, j.sb)
-	} else {
-		j.r.mu.Lock()
-		pending := j.r.pending[j.name]
-		j.r.mu.Unlock()
-		if pending {
-			j.r.reconcile(ctx, j.name)
-		}
+	} else if j.r.capacity.mayExist(j.name) {
+		j.r.reconcile(ctx, j.name)
 	}
 	j.res.Phases.Add(runner.PhaseCleanup, time.Since(t))
 }

@@ -76,9 +76,7 @@ type Runner struct {
 	// fixes (unknown snapshot, invalid resources, a sandbox that cannot
 	// start, an account full without this run).
 	fatal     *runner.UnusableError
-	live      map[string]*daytona.Sandbox // by name: created, not yet deleted
-	pending   map[string]bool             // names that may exist without a handle
-	undeleted map[string]string           // name -> "name (id)": could not be deleted
+	undeleted map[string]string // name -> "name (id)": could not be deleted
 	closed    bool
 }
 
@@ -104,7 +102,7 @@ func New(ctx context.Context, opts Options) (*Runner, error) {
 	}
 	r := &Runner{
 		opts: opts, client: client, pacer: newPacer(opts.CreateRate), ledger: lg, capacity: newCapacity(),
-		live: map[string]*daytona.Sandbox{}, pending: map[string]bool{}, undeleted: map[string]string{},
+		undeleted: map[string]string{},
 	}
 	r.toolboxHTTP = opts.ToolboxHTTPClient
 	if r.toolboxHTTP == nil {
@@ -274,16 +272,8 @@ func (r *Runner) Close(ctx context.Context) error {
 		return nil
 	}
 	r.closed = true
-	live := make(map[string]*daytona.Sandbox, len(r.live))
-	for n, sb := range r.live {
-		live[n] = sb
-	}
-	var pending []string
-	for n := range r.pending {
-		pending = append(pending, n)
-	}
 	r.mu.Unlock()
-	sort.Strings(pending)
+	live, pending := r.capacity.snapshot()
 
 	var errs []error
 	for name, sb := range live {

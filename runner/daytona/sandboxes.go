@@ -25,35 +25,9 @@ func (r *Runner) adopt(sb *daytona.Sandbox) *daytona.Sandbox {
 	return sb
 }
 
-// track records that name's sandbox exists.
-func (r *Runner) track(name string, sb *daytona.Sandbox) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.live[name] = sb
-	delete(r.pending, name)
-	r.capacity.created(name)
-}
-
-// setPending records that name is being created.
-func (r *Runner) setPending(name string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if _, ok := r.live[name]; !ok {
-		r.pending[name] = true
-	}
-}
-
 // notCreated records that no attempt can have created name.
 func (r *Runner) notCreated(name string) {
-	r.mu.Lock()
-	_, live := r.live[name]
-	wasPending := r.pending[name]
-	delete(r.pending, name)
-	r.mu.Unlock()
-	if !live {
-		r.capacity.release(name)
-	}
-	if wasPending && !live {
+	if r.capacity.notCreated(name) {
 		r.ledger.append(LedgerEntry{Event: eventNotCreated, RunID: r.opts.RunID, Name: name})
 	}
 }
@@ -68,10 +42,9 @@ func neverSent(err error) bool {
 	return strings.Contains(m, "dial tcp") || strings.Contains(m, "connection refused") || strings.Contains(m, "no such host")
 }
 
+// forget records that name's sandbox is gone.
 func (r *Runner) forget(name string) {
 	r.mu.Lock()
-	delete(r.live, name)
-	delete(r.pending, name)
 	delete(r.undeleted, name)
 	r.mu.Unlock()
 	r.capacity.release(name)
@@ -136,7 +109,7 @@ func (r *Runner) createOnce(ctx context.Context, name string, params any, ambigu
 	if err := r.ledger.append(LedgerEntry{Event: eventCreate, RunID: r.opts.RunID, Name: name}); err != nil {
 		return nil, backoff.Permanent(err)
 	}
-	r.setPending(name)
+	r.capacity.asking(name)
 	sb, err := r.client.Create(ctx, params, options.WithTimeout(r.opts.CreateTimeout))
 	if err == nil {
 		r.pacer.succeeded()
@@ -278,8 +251,6 @@ func (r *Runner) undeletable(name, id string, err error) error {
 	}
 	r.mu.Lock()
 	r.undeleted[name] = label
-	delete(r.pending, name)
-	delete(r.live, name)
 	r.mu.Unlock()
 	r.capacity.release(name) // it may still hold quota, but it is out of forge's hands
 	fmt.Fprintf(r.opts.Warn, "daytona: could not delete sandbox %s: %s; it stops and deletes itself after its auto-stop, or run \"forge gc\"\n",
