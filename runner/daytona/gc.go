@@ -53,13 +53,10 @@ func GC(ctx context.Context, opts Options, g GCOptions, w io.Writer) error {
 	var all []gcSandbox
 	labels, _ := json.Marshal(map[string]string{LabelApp: LabelAppValue})
 	for page := 1; ; page++ {
-		var res *apiclient.PaginatedSandboxes
-		err := opts.retry(actx, "list forge sandboxes", opts.calls(), func(ctx context.Context) error {
-			var err error
-			var resp *http.Response
-			res, resp, err = api.SandboxAPI.ListSandboxesPaginated(ctx).Labels(string(labels)).
+		res, err := retried(actx, &opts, "list forge sandboxes", opts.calls(), func(ctx context.Context) (*apiclient.PaginatedSandboxes, error) {
+			res, resp, err := api.SandboxAPI.ListSandboxesPaginated(ctx).Labels(string(labels)).
 				Page(float32(page)).Limit(100).Execute()
-			return sdkerrors.ConvertAPIError(err, resp)
+			return res, sdkerrors.ConvertAPIError(err, resp)
 		})
 		if err != nil {
 			return gcError(actx, "list forge's sandboxes", err)

@@ -215,8 +215,7 @@ func (j *jobRun) classified(what string, ctx context.Context, err error) error {
 	case classCancelled:
 		return err
 	case classAuth:
-		j.r.markDead(err)
-		return j.r.unusable()
+		return j.r.keyRefused(err)
 	}
 	msg := fmt.Sprintf("%s: %s", what, describe(err))
 	se := &stepError{kind: runner.ErrInfra, msg: msg}

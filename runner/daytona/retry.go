@@ -57,6 +57,18 @@ type again struct{ err error }
 func (e *again) Error() string { return e.err.Error() }
 func (e *again) Unwrap() error { return e.err }
 
+// retried is Options.retry for an operation with a result: that of its
+// last attempt.
+func retried[T any](ctx context.Context, o *Options, what string, b budget, op func(context.Context) (T, error)) (T, error) {
+	var v T
+	err := o.retry(ctx, what, b, func(ctx context.Context) error {
+		var err error
+		v, err = op(ctx)
+		return err
+	})
+	return v, err
+}
+
 // retry is the backend's one retry policy (backoff/v5): op runs until it
 // succeeds, fails in a way its budget does not retry, the budget is spent
 // or ctx ends. Waits follow a jittered exponential backoff, and are never

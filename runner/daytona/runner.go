@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"path"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -133,8 +134,7 @@ func New(ctx context.Context, opts Options) (*Runner, error) {
 // ready.
 func (r *Runner) ensureVolume(ctx context.Context) error {
 	name := r.opts.Volume.Name
-	var vol *types.Volume
-	err := r.retry(ctx, "find volume "+name, func(ctx context.Context) error {
+	vol, err := retried(ctx, &r.opts, "find volume "+name, r.opts.calls(), func(ctx context.Context) (*types.Volume, error) {
 		v, err := r.client.Volume.Get(ctx, name)
 		if classify(ctx, err).class == classNotFound {
 			v, err = r.client.Volume.Create(ctx, name)
@@ -142,8 +142,7 @@ func (r *Runner) ensureVolume(ctx context.Context) error {
 				v, err = r.client.Volume.Get(ctx, name)
 			}
 		}
-		vol = v
-		return err
+		return v, err
 	})
 	if err != nil {
 		return r.unusableOr(ctx, fmt.Errorf("daytona: volume %s: %w", name, described(err)), err)
@@ -165,14 +164,9 @@ func (r *Runner) ensureVolume(ctx context.Context) error {
 			return err
 		}
 		interval = min(2*interval, r.opts.PollInterval)
-		err := r.retry(ctx, "get volume "+name, func(ctx context.Context) error {
-			v, err := r.client.Volume.Get(ctx, name)
-			if err == nil {
-				vol = v
-			}
-			return err
-		})
-		if err != nil {
+		if vol, err = retried(ctx, &r.opts, "get volume "+name, r.opts.calls(), func(ctx context.Context) (*types.Volume, error) {
+			return r.client.Volume.Get(ctx, name)
+		}); err != nil {
 			return r.unusableOr(ctx, fmt.Errorf("daytona: volume %s: %w", name, described(err)), err)
 		}
 	}
@@ -188,20 +182,21 @@ func (r *Runner) ensureVolume(ctx context.Context) error {
 // returned as msg.
 func (r *Runner) unusableOr(ctx context.Context, msg, err error) error {
 	if classify(ctx, err).class == classAuth {
-		r.markDead(err)
-		return r.unusable()
+		return r.keyRefused(err)
 	}
 	return msg
 }
 
-// markDead records that the API refused the key and stops every job.
-func (r *Runner) markDead(err error) {
+// keyRefused records that the API refused the key, stops every job and
+// returns the run-stopping error.
+func (r *Runner) keyRefused(err error) error {
 	r.mu.Lock()
 	if r.authErr == nil {
 		r.authErr = err
 	}
 	r.mu.Unlock()
 	r.kill(errDead)
+	return r.unusable()
 }
 
 // stop records a run-level failure that no retry fixes and stops every
@@ -252,12 +247,7 @@ func unusableKind(err error) runner.ErrorKind {
 func (r *Runner) Undeleted() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make([]string, 0, len(r.undeleted))
-	for _, l := range r.undeleted {
-		out = append(out, l)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Values(r.undeleted))
 }
 
 // Close deletes whatever this Runner created and still exists (Run deletes

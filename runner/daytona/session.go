@@ -103,13 +103,10 @@ func (j *jobRun) runInSession(ctx context.Context, command string, timeout time.
 	if err := j.ensureSession(ctx); err != nil {
 		return run, err
 	}
-	var resp map[string]any
 	// Only rate limits are retried: after any other failure the command may
 	// have started, and a candidate must not run twice.
-	err := j.r.opts.retry(ctx, "start command in "+j.name, j.r.opts.once(), func(ctx context.Context) error {
-		var err error
-		resp, err = j.sb.Process.ExecuteSessionCommand(ctx, sessionID, command, true, false)
-		return err
+	resp, err := retried(ctx, &j.r.opts, "start command in "+j.name, j.r.opts.once(), func(ctx context.Context) (map[string]any, error) {
+		return j.sb.Process.ExecuteSessionCommand(ctx, sessionID, command, true, false)
 	})
 	if err != nil {
 		return run, j.classified("start the command", ctx, err)

@@ -31,12 +31,7 @@ func (j *jobRun) upload(ctx context.Context) error {
 // uploadFiles learns the sandbox's home directory and starts the uploads in
 // g.
 func (j *jobRun) uploadFiles(ctx context.Context, g *errgroup.Group) error {
-	var home string
-	err := j.r.retry(ctx, "ask "+j.name+" for its home directory", func(ctx context.Context) error {
-		var err error
-		home, err = j.sb.GetUserHomeDir(ctx)
-		return err
-	})
+	home, err := retried(ctx, &j.r.opts, "ask "+j.name+" for its home directory", j.r.opts.calls(), j.sb.GetUserHomeDir)
 	if err != nil {
 		return j.classified("ask the sandbox for its home directory", ctx, err)
 	}
