@@ -101,11 +101,7 @@ func (s *Server) createSandbox(h *handlerCtx) {
 	for _, vm := range req.Volumes {
 		v := s.volumes[vm.VolumeID]
 		if v == nil {
-			for _, cand := range s.volumes {
-				if cand.name == vm.VolumeID {
-					v = cand
-				}
-			}
+			v = s.volumeNamed(vm.VolumeID)
 		}
 		if v == nil {
 			h.apiError(http.StatusNotFound, "Volume %s not found", vm.VolumeID)
@@ -168,10 +164,7 @@ func (s *Server) createSandbox(h *handlerCtx) {
 	sb.home = filepath.Join(sb.root, "home", sb.user)
 	s.sandboxes[id] = sb
 	s.order = append(s.order, sb)
-	s.live++
-	if s.live > s.peak {
-		s.peak = s.live
-	}
+	s.peak = max(s.peak, s.liveCount())
 	s.notePeakUsage(now)
 	dirs := make([]string, len(vols))
 	for i, v := range vols {
@@ -185,7 +178,6 @@ func (s *Server) createSandbox(h *handlerCtx) {
 	s.mu.Lock()
 	if err != nil {
 		sb.deletedAt, sb.destroyedAt = now, now
-		s.live--
 		h.apiError(http.StatusInternalServerError, "make sandbox: %v", err)
 		return
 	}

@@ -23,11 +23,7 @@ func (c *capBuf) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if room := c.max - len(c.b); room > 0 {
-		if len(p) > room {
-			c.b = append(c.b, p[:room]...)
-		} else {
-			c.b = append(c.b, p...)
-		}
+		c.b = append(c.b, p[:min(len(p), room)]...)
 	}
 	return len(p), nil
 }
@@ -193,13 +189,7 @@ func (s *Server) startProc(sb *sandbox, command, cwd string, env map[string]stri
 		return nil, err
 	}
 	s.mu.Lock()
-	gone := !sb.deletedAt.IsZero()
-	select {
-	case <-s.closing:
-		gone = true
-	default:
-	}
-	if gone {
+	if s.gone(sb) {
 		// The sandbox (or the emulator) went away while it started.
 		s.mu.Unlock()
 		p.kill()
@@ -235,6 +225,17 @@ func (s *Server) startProc(sb *sandbox, command, cwd string, env map[string]stri
 		close(p.done)
 	}()
 	return p, nil
+}
+
+// gone says whether sb was deleted or the emulator is closing, so nothing
+// new may start in it. The caller holds s.mu.
+func (s *Server) gone(sb *sandbox) bool {
+	select {
+	case <-s.closing:
+		return true
+	default:
+		return !sb.deletedAt.IsZero()
+	}
 }
 
 // baseEnv is what every process in the sandbox starts with, as the
@@ -299,15 +300,13 @@ func (s *Server) runSession(sb *sandbox, ss *session) {
 			return
 		case c := <-ss.queue:
 			p, err := s.startProc(sb, c.command, sb.home, s.baseEnv(sb))
-			if err == nil {
-				s.mu.Lock()
-				c.p = p
-				s.mu.Unlock()
-			}
 			if err != nil {
 				close(c.done)
 				continue
 			}
+			s.mu.Lock()
+			c.p = p
+			s.mu.Unlock()
 			select {
 			case <-p.done:
 			case <-ss.stop:

@@ -174,39 +174,39 @@ func (s *Server) serveAPI(h *handlerCtx) {
 		h.apiError(http.StatusUnauthorized, "Invalid credentials")
 		return
 	}
-	switch h.op {
-	case OpCreateSandbox:
-		s.createSandbox(h)
-	case OpGetSandbox:
-		s.getSandbox(h)
-	case OpListSandboxes:
-		s.listSandboxes(h)
-	case OpDeleteSandbox:
-		s.deleteSandbox(h)
-	case OpCreateVolume:
-		s.createVolume(h)
-	case OpGetVolumeByName:
-		s.getVolumeByName(h)
-	default:
+	route := apiRoutes[h.op]
+	if route == nil {
 		s.violation("%s: the emulator does not implement this API route", h.op)
 		h.apiError(http.StatusNotImplemented, "%s is not emulated", h.op)
+		return
 	}
+	route(s, h)
+}
+
+// apiRoutes are the API operations the emulator answers.
+var apiRoutes = map[string]func(*Server, *handlerCtx){
+	OpCreateSandbox: (*Server).createSandbox, OpGetSandbox: (*Server).getSandbox,
+	OpListSandboxes: (*Server).listSandboxes, OpDeleteSandbox: (*Server).deleteSandbox,
+	OpCreateVolume: (*Server).createVolume, OpGetVolumeByName: (*Server).getVolumeByName,
 }
 
 // forbiddenMountRoots are refused as volume mount points by the real API.
 var forbiddenMountRoots = []string{"/proc", "/sys", "/dev", "/boot", "/etc", "/bin", "/sbin", "/lib", "/lib64"}
 
-// lookup finds a sandbox by ID, then by name, as the API does: destroyed
-// ones are gone. The caller holds s.mu.
-func (s *Server) lookup(idOrName string, now time.Time) *sandbox {
-	if sb := s.sandboxes[idOrName]; sb != nil && sb.visible(now) {
+// lookup finds the sandbox the call names by ID, then by name, as the API
+// does: destroyed ones are gone. It is nil when the call has been answered
+// 404. The caller holds s.mu.
+func (s *Server) lookup(h *handlerCtx, now time.Time) *sandbox {
+	key := h.params["sandboxIdOrName"]
+	if sb := s.sandboxes[key]; sb != nil && sb.visible(now) {
 		return sb
 	}
 	for _, sb := range s.order {
-		if sb.name == idOrName && sb.visible(now) {
+		if sb.name == key && sb.visible(now) {
 			return sb
 		}
 	}
+	h.apiError(http.StatusNotFound, "Sandbox with ID or name %s not found", key)
 	return nil
 }
 
@@ -214,13 +214,9 @@ func (s *Server) getSandbox(h *handlerCtx) {
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	key := h.params["sandboxIdOrName"]
-	sb := s.lookup(key, now)
-	if sb == nil {
-		h.apiError(http.StatusNotFound, "Sandbox with ID or name %s not found", key)
-		return
+	if sb := s.lookup(h, now); sb != nil {
+		h.json(http.StatusOK, sb.dto(s, now))
 	}
-	h.json(http.StatusOK, sb.dto(s, now))
 }
 
 func (s *Server) listSandboxes(h *handlerCtx) {
@@ -282,10 +278,8 @@ func (s *Server) deleteSandbox(h *handlerCtx) {
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	key := h.params["sandboxIdOrName"]
-	sb := s.lookup(key, now)
+	sb := s.lookup(h, now)
 	if sb == nil {
-		h.apiError(http.StatusNotFound, "Sandbox with ID or name %s not found", key)
 		return
 	}
 	switch sb.state(now) {
@@ -300,7 +294,6 @@ func (s *Server) deleteSandbox(h *handlerCtx) {
 	sb.destroyedAt = now.Add(s.opts.DestroyDelay)
 	sb.name = fmt.Sprintf("DESTROYED_%s_%d", sb.name, now.UnixMilli())
 	sb.shutdown()
-	s.live--
 	h.json(http.StatusOK, sb.dto(s, now))
 }
 

@@ -151,7 +151,7 @@ type Server struct {
 	faults     map[string][]*Fault
 	latency    map[string]time.Duration
 	calls      []Call
-	live, peak int
+	peak       int // the most sandboxes alive at once
 	peakUsage  Quota
 	violations []string
 }
@@ -286,6 +286,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = readCloser(body)
+	// notFound answers a call the emulator cannot route, as a violation.
+	notFound := func(format string, args ...any) {
+		s.violation(format, args...)
+		call.Status = http.StatusNotFound
+		http.NotFound(w, r)
+	}
 
 	var toolbox bool
 	var sandboxID, specPath string
@@ -296,24 +302,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rest := r.URL.Path[len(toolboxPrefix):]
 		i := strings.IndexByte(rest, '/')
 		if i <= 0 {
-			s.violation("%s %s: no toolbox route", r.Method, r.URL.Path)
-			call.Status = http.StatusNotFound
-			http.NotFound(w, r)
+			notFound("%s %s: no toolbox route", r.Method, r.URL.Path)
 			return
 		}
 		toolbox, sandboxID, specPath = true, rest[:i], rest[i:]
 	default:
-		s.violation("%s %s: neither the API (%s) nor the toolbox (%s)", r.Method, r.URL.Path, apiPrefix, toolboxPrefix)
-		call.Status = http.StatusNotFound
-		http.NotFound(w, r)
+		notFound("%s %s: neither the API (%s) nor the toolbox (%s)", r.Method, r.URL.Path, apiPrefix, toolboxPrefix)
 		return
 	}
 
 	v, op, err := s.specs.findRoute(toolbox, r, specPath, body)
 	if err != nil {
-		s.violation("%s %s: not in the spec: %v", r.Method, specPath, err)
-		call.Status = http.StatusNotFound
-		http.NotFound(w, r)
+		notFound("%s %s: not in the spec: %v", r.Method, specPath, err)
 		return
 	}
 	// The spec describes the log stream's request (path, follow, bearer
@@ -427,15 +427,7 @@ type handlerCtx struct {
 	sandboxID string
 }
 
-func (h *handlerCtx) json(status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	h.w.Header().Set("Content-Type", "application/json")
-	h.w.WriteHeader(status)
-	h.w.Write(b)
-}
+func (h *handlerCtx) json(status int, v any) { writeJSON(h.w, status, v) }
 
 func (h *handlerCtx) apiError(status int, format string, args ...any) {
 	writeAPIError(h.w, h.r, status, fmt.Sprintf(format, args...))
@@ -445,27 +437,33 @@ func (h *handlerCtx) toolboxError(status int, format string, args ...any) {
 	writeToolboxError(h.w, h.r, status, fmt.Sprintf(format, args...))
 }
 
-// writeAPIError writes the API's error body (all-exceptions.filter.ts).
-func writeAPIError(w http.ResponseWriter, r *http.Request, status int, msg string) {
-	b, _ := json.Marshal(map[string]any{
-		"path": r.URL.Path, "timestamp": time.Now().UTC().Format(time.RFC3339Nano),
-		"statusCode": status, "error": http.StatusText(status), "message": msg,
-	})
+// badRequest answers the toolbox's 400 with err's message.
+func (h *handlerCtx) badRequest(err error) { h.toolboxError(http.StatusBadRequest, "%v", err) }
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	w.Write(b)
 }
 
+// writeAPIError writes the API's error body (all-exceptions.filter.ts).
+func writeAPIError(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	writeJSON(w, status, map[string]any{
+		"path": r.URL.Path, "timestamp": time.Now().UTC().Format(time.RFC3339Nano),
+		"statusCode": status, "error": http.StatusText(status), "message": msg,
+	})
+}
+
 // writeToolboxError writes the daemon's error body (common-go errors/http.go).
 func writeToolboxError(w http.ResponseWriter, r *http.Request, status int, msg string) {
-	code := strings.ToUpper(strings.ReplaceAll(http.StatusText(status), " ", "_"))
-	b, _ := json.Marshal(map[string]any{
-		"statusCode": status, "message": msg, "code": code,
+	writeJSON(w, status, map[string]any{
+		"statusCode": status, "message": msg, "code": strings.ToUpper(strings.ReplaceAll(http.StatusText(status), " ", "_")),
 		"timestamp": time.Now().UTC().Format(time.RFC3339Nano), "path": r.URL.Path, "method": r.Method,
 	})
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	w.Write(b)
 }
 
 func readCloser(b []byte) io.ReadCloser { return io.NopCloser(bytes.NewReader(b)) }

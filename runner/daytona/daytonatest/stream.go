@@ -47,17 +47,11 @@ func (s *Server) serveLogStream(h *handlerCtx, f *Fault, call *Call) {
 	}
 	c := s.findCommand(h, sb)
 	if c == nil {
-		h.toolboxError(http.StatusNotFound, "not found: command not found")
 		return
 	}
 	st := &logStream{cut: make(chan struct{})}
 	s.mu.Lock()
-	gone := !sb.deletedAt.IsZero()
-	select {
-	case <-s.closing:
-		gone = true
-	default:
-	}
+	gone := s.gone(sb)
 	if !gone {
 		sb.streams[st] = struct{}{}
 		s.workers.Add(1)
@@ -106,10 +100,7 @@ func (s *Server) serveLogStream(h *handlerCtx, f *Fault, call *Call) {
 
 	off, idle := 0, 0
 	for {
-		var p *proc
-		s.mu.Lock()
-		p = c.p
-		s.mu.Unlock()
+		p := s.procOf(c)
 		var chunk []byte
 		if p != nil {
 			chunk = p.log.from(off, streamChunk)
