@@ -117,7 +117,7 @@ func GC(ctx context.Context, opts Options, g GCOptions, w io.Writer) error {
 		err := opts.retry(actx, "delete "+sb.name, opts.calls(), func(ctx context.Context) error {
 			_, resp, err := api.SandboxAPI.DeleteSandbox(ctx, id).Execute()
 			err = sdkerrors.ConvertAPIError(err, resp)
-			if _, gone := err.(*sdkerrors.DaytonaNotFoundError); gone {
+			if classify(ctx, err).class == classNotFound {
 				return nil
 			}
 			return err
@@ -153,8 +153,8 @@ func gcError(ctx context.Context, what string, err error) error {
 // not: its ledger was closed, or the process that opened it on this machine
 // is gone. A run opened on another machine is assumed live.
 func runLiveness(ledgerPath, host string) string {
-	entries, ok, err := readLedgerIfAny(ledgerPath)
-	if err != nil || !ok {
+	entries, err := ReadLedger(ledgerPath)
+	if err != nil {
 		return ""
 	}
 	st := Summarise(entries)

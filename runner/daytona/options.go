@@ -160,31 +160,22 @@ func (o *Options) Validate() error {
 	if o.Warn == nil {
 		o.Warn = io.Discard
 	}
-	if o.CreateTimeout <= 0 {
-		o.CreateTimeout = DefaultCreateTimeout
-	}
-	if o.DeleteTimeout <= 0 {
-		o.DeleteTimeout = DefaultDeleteTimeout
-	}
-	if o.SetupTimeout <= 0 {
-		o.SetupTimeout = runner.DefaultSetupTimeout
-	}
-	if o.PollInterval <= 0 {
-		o.PollInterval = DefaultPollInterval
-	}
-	if o.Retry.Initial <= 0 {
-		o.Retry.Initial = 250 * time.Millisecond
-	}
-	if o.Retry.Max <= 0 {
-		o.Retry.Max = 10 * time.Second
-	}
-	if o.Retry.Tries <= 0 {
-		o.Retry.Tries = 5
-	}
-	if o.Retry.RateLimitTries <= 0 {
-		o.Retry.RateLimitTries = 30
-	}
+	orDefault(&o.CreateTimeout, DefaultCreateTimeout)
+	orDefault(&o.DeleteTimeout, DefaultDeleteTimeout)
+	orDefault(&o.SetupTimeout, runner.DefaultSetupTimeout)
+	orDefault(&o.PollInterval, DefaultPollInterval)
+	orDefault(&o.Retry.Initial, 250*time.Millisecond)
+	orDefault(&o.Retry.Max, 10*time.Second)
+	orDefault(&o.Retry.Tries, 5)
+	orDefault(&o.Retry.RateLimitTries, 30)
 	return errors.Join(errs...)
+}
+
+// orDefault sets *v to d unless it is positive.
+func orDefault[T time.Duration | int](v *T, d T) {
+	if *v <= 0 {
+		*v = d
+	}
 }
 
 func envName(k string) bool {

@@ -87,20 +87,12 @@ func (p *pacer) throttled(d time.Duration) {
 		p.trace(pacerEvent{at: now, pause: d})
 	}
 	p.mu.Unlock()
-	if l := p.lim.Limit() / 2; l >= p.floor {
-		p.lim.SetLimit(l)
-	} else {
-		p.lim.SetLimit(p.floor)
-	}
+	p.lim.SetLimit(max(p.lim.Limit()/2, p.floor))
 }
 
 // succeeded raises the rate by a tenth of the maximum, up to it.
 func (p *pacer) succeeded() {
-	if l := p.lim.Limit() + p.max/10; l < p.max {
-		p.lim.SetLimit(l)
-	} else {
-		p.lim.SetLimit(p.max)
-	}
+	p.lim.SetLimit(min(p.lim.Limit()+p.max/10, p.max))
 }
 
 // limit is the current creation rate per second.

@@ -92,10 +92,10 @@ type sessionRun struct {
 // command's exit code: forge.sh exits with it. Only when the stream ends
 // without it is the exit code read with GetSessionCommand (polled from
 // 10 ms, as the toolbox records it a moment after the command ends). A
-// slow safety poll (PollInterval) runs alongside,
-// so a stream that dies silently costs at most that; a stream that cannot
-// be opened or breaks turns into the fast polling forge used before it
-// (from 50 ms, slowing down to PollInterval). No HTTP call lasts longer
+// slow safety poll (PollInterval) runs alongside, so a stream that dies
+// silently costs at most that; a stream that cannot be opened or breaks
+// turns into fast polling (from 50 ms, slowing down to PollInterval).
+// No HTTP call lasts longer
 // than a poll and the stream is not an HTTP call, so the SDK's 60 s HTTP
 // timeout never matters.
 func (j *jobRun) runInSession(ctx context.Context, command string, timeout time.Duration) (sessionRun, error) {

@@ -69,13 +69,13 @@ func (j *jobRun) uploadFiles(ctx context.Context, g *errgroup.Group) error {
 				shQuote(link), shQuote(path.Dir(link)), shQuote(j.r.mountPath)))
 		}
 	}
-	env, err := j.env()
-	if err != nil {
-		return err
-	}
 	outputFile, err := runner.RelPath(j.job.EffectiveOutputFile())
 	if err != nil {
 		return infra("output file %v", err)
+	}
+	env, err := j.env(outputFile)
+	if err != nil {
+		return err
 	}
 	argv := j.job.Argv(j.lay.path(outputFile))
 	for _, a := range argv {
@@ -127,11 +127,7 @@ func (j *jobRun) uploadFile(ctx context.Context, data []byte, remote string) err
 
 // env is the candidate's environment on top of the sandbox's: HOME, the
 // manifest's env and the protocol's FORGE_* variables.
-func (j *jobRun) env() (map[string]string, error) {
-	outputFile, err := runner.RelPath(j.job.EffectiveOutputFile())
-	if err != nil {
-		return nil, infra("output file %v", err)
-	}
+func (j *jobRun) env(outputFile string) (map[string]string, error) {
 	env := j.job.ProtocolEnv(j.lay.path(outputFile), j.lay.path(runner.ResultFile))
 	env["HOME"] = j.lay.home
 	for k, v := range env {
