@@ -166,15 +166,11 @@ func (s *Server) createSandbox(h *handlerCtx) {
 	s.order = append(s.order, sb)
 	s.peak = max(s.peak, s.liveCount())
 	s.notePeakUsage(now)
-	dirs := make([]string, len(vols))
-	for i, v := range vols {
-		dirs[i] = v.dir
-	}
 
 	// The file system work happens without the lock: it is slow, and other
 	// sandboxes must not wait for it.
 	s.mu.Unlock()
-	err := s.makeSandboxFS(sb, dirs)
+	err := s.makeSandboxFS(sb, vols)
 	s.mu.Lock()
 	if err != nil {
 		sb.deletedAt, sb.destroyedAt = now, now
@@ -194,7 +190,7 @@ func (s *Server) createSandbox(h *handlerCtx) {
 // makeSandboxFS makes the sandbox's directories. A volume mounted at an
 // absolute path appears at that path under the sandbox's root, which is
 // where the emulator keeps its file system.
-func (s *Server) makeSandboxFS(sb *sandbox, volumeDirs []string) error {
+func (s *Server) makeSandboxFS(sb *sandbox, vols []*volume) error {
 	for _, d := range []string{sb.home, filepath.Join(sb.root, "tmp")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return err
@@ -204,7 +200,7 @@ func (s *Server) makeSandboxFS(sb *sandbox, volumeDirs []string) error {
 		at := filepath.Join(sb.root, filepath.FromSlash(m.MountPath))
 		err := os.MkdirAll(filepath.Dir(at), 0o755)
 		if err == nil {
-			err = os.Symlink(volumeDirs[i], at)
+			err = os.Symlink(vols[i].dir, at)
 		}
 		if err != nil {
 			return fmt.Errorf("mount volume at %s: %w", m.MountPath, err)

@@ -67,15 +67,6 @@ func (p *proc) kill() {
 	}
 }
 
-type teeWriter []io.Writer
-
-func (t teeWriter) Write(p []byte) (int, error) {
-	for _, w := range t {
-		w.Write(p)
-	}
-	return len(p), nil
-}
-
 // Stream markers the daemon puts before every line of a session command's
 // log (DMN/pkg/session: STDOUT_PREFIX, STDERR_PREFIX).
 var (
@@ -178,8 +169,8 @@ func (s *Server) startProc(sb *sandbox, command, cwd string, env map[string]stri
 	cmd := exec.Command("sh", "-c", command)
 	cmd.Dir = cwd
 	cmd.Env = envList(env)
-	cmd.Stdout = teeWriter{p.stdout, p.output, p.log.stream(0)}
-	cmd.Stderr = teeWriter{p.stderr, p.output, p.log.stream(1)}
+	cmd.Stdout = io.MultiWriter(p.stdout, p.output, p.log.stream(0))
+	cmd.Stderr = io.MultiWriter(p.stderr, p.output, p.log.stream(1))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	// A grandchild that escaped the group kill must not keep Wait waiting
 	// for its pipes.

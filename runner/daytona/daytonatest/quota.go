@@ -3,6 +3,7 @@ package daytonatest
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 )
@@ -177,16 +178,8 @@ func (s *Server) PeakUsage() Quota {
 // names: the default one (no name), one of Options.Snapshots, or one that
 // Options.FailStart makes fail.
 func (s *Server) knownSnapshot(name string) bool {
-	if strings.TrimSpace(name) == "" {
-		return true
-	}
-	for _, n := range s.opts.Snapshots {
-		if n == name {
-			return true
-		}
-	}
-	_, ok := s.opts.FailStart[name]
-	return ok
+	_, fails := s.opts.FailStart[name]
+	return strings.TrimSpace(name) == "" || slices.Contains(s.opts.Snapshots, name) || fails
 }
 
 // failReasons are errorReasons the real API writes when a sandbox ends in
