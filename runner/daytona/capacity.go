@@ -286,9 +286,7 @@ func (r *Runner) waitForCapacity(ctx context.Context, name string, refusal error
 		case alive == 0 && !recent && r.stillDestroying(ctx) > 0:
 			// Deleted but not gone: the account may free their share only
 			// once they are. Look again in a while, or at the next change.
-			t := time.NewTimer(destroyingPoll)
-			defer t.Stop()
-			lag = t.C
+			lag = time.After(destroyingPoll)
 		case alive == 0 && !recent:
 			return r.stop(fmt.Errorf("Daytona account limit reached (%s) with none of this run's sandboxes alive: other sandboxes of the account use it all; "+
 				"free some (forge gc deletes those forge left behind; the others are in the Daytona dashboard), lower concurrency or ask for smaller daytona.resources",
@@ -303,9 +301,7 @@ func (r *Runner) waitForCapacity(ctx context.Context, name string, refusal error
 		default:
 			// Try again as the deletion ages (after as long again as it is
 			// old, from 100 ms), or at the next change.
-			t := time.NewTimer(min(lagGrace-since, max(lagFirstRetry, since)))
-			defer t.Stop()
-			lag = t.C
+			lag = time.After(min(lagGrace-since, max(lagFirstRetry, since)))
 		}
 		select {
 		case <-ctx.Done():

@@ -92,29 +92,26 @@ func (j *jobRun) run(parent context.Context) error {
 	if err == nil {
 		return nil
 	}
-	switch {
-	case errors.Is(context.Cause(ctx), errDead), j.r.unusable() != nil:
-		uerr := j.r.unusable()
-		if uerr == nil {
-			uerr = &runner.UnusableError{Kind: runner.ErrAuth, Err: errDead}
-		}
-		j.res.Failed(unusableKind(uerr), "stopped: "+uerr.Error())
+	// The run is stopped (the dead context's cause is errDead only once
+	// unusable says why), the job cancelled, or the job failed.
+	var se *stepError
+	var ue *runner.UnusableError
+	switch uerr := j.r.unusable(); {
+	case uerr != nil:
+		errors.As(uerr, &ue)
+		j.res.Failed(ue.Kind, "stopped: "+uerr.Error())
 		return uerr
 	case parent.Err() != nil:
 		j.res.Settle(j.job, runner.Outcome{Cancelled: true})
-		return nil
-	}
-	var se *stepError
-	if errors.As(err, &se) {
+	case errors.As(err, &se):
 		j.res.Failed(se.kind, se.msg)
 		return se.unusable
-	}
-	var ue *runner.UnusableError
-	if errors.As(err, &ue) {
+	case errors.As(err, &ue):
 		j.res.Failed(ue.Kind, ue.Error())
 		return ue
+	default:
+		j.res.Failed(runner.ErrInfra, err.Error())
 	}
-	j.res.Failed(runner.ErrInfra, err.Error())
 	return nil
 }
 

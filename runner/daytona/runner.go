@@ -232,16 +232,6 @@ func (r *Runner) retry(ctx context.Context, what string, op func(context.Context
 	return r.opts.retry(ctx, what, r.opts.calls(), op)
 }
 
-// unusableKind is the error kind of the run-stopping error (auth when
-// there is none yet: only a refused key stops jobs without one).
-func unusableKind(err error) runner.ErrorKind {
-	var ue *runner.UnusableError
-	if errors.As(err, &ue) {
-		return ue.Kind
-	}
-	return runner.ErrAuth
-}
-
 // Undeleted names the sandboxes this Runner could not delete ("name (id)"),
 // sorted; a sandbox deleted later (by Close) is no longer named.
 func (r *Runner) Undeleted() []string {

@@ -134,14 +134,11 @@ func (j *jobRun) runInSession(ctx context.Context, command string, timeout time.
 		if events != nil {
 			wait = j.r.opts.PollInterval // the safety poll
 		}
-		t := time.NewTimer(max(0, min(wait, time.Until(limit))))
 		select {
 		case <-ctx.Done():
-			t.Stop()
 			return run, ctx.Err()
-		case <-t.C:
+		case <-time.After(max(0, min(wait, time.Until(limit)))):
 		case ev := <-events:
-			t.Stop()
 			events = nil
 			if ev.done && ev.exit != nil {
 				// forge.sh said how it ends: the toolbox will record the same

@@ -128,14 +128,11 @@ func (s *Server) serveLogStream(h *handlerCtx, f *Fault, call *Call) {
 				return
 			}
 		}
-		t := time.NewTimer(streamIdle)
 		select {
-		case <-t.C:
+		case <-time.After(streamIdle):
 		case <-left:
-			t.Stop()
 			return
 		case <-st.cut:
-			t.Stop()
 			return
 		}
 	}

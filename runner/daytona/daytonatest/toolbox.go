@@ -213,9 +213,7 @@ func (s *Server) execute(h *handlerCtx, sb *sandbox) {
 	}
 	var timeout <-chan time.Time
 	if req.Timeout > 0 {
-		t := time.NewTimer(time.Duration(req.Timeout) * time.Second)
-		defer t.Stop()
-		timeout = t.C
+		timeout = time.After(time.Duration(req.Timeout) * time.Second)
 	}
 	select {
 	case <-p.done:
