@@ -1,6 +1,7 @@
 package daytonatest
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -11,7 +12,7 @@ import (
 )
 
 type createRequest struct {
-	Name                *string           `json:"name"`
+	Name                string            `json:"name"`
 	Snapshot            string            `json:"snapshot"`
 	User                string            `json:"user"`
 	Env                 map[string]string `json:"env"`
@@ -88,10 +89,10 @@ func (s *Server) createSandbox(h *handlerCtx) {
 		h.apiError(s.quotaStatus(), "%s", msg)
 		return
 	}
-	if req.Name != nil && *req.Name != "" {
+	if req.Name != "" {
 		for _, sb := range s.order {
-			if sb.name == *req.Name && sb.state(now) != "destroyed" {
-				h.apiError(http.StatusConflict, "Sandbox with name %s already exists", *req.Name)
+			if sb.name == req.Name && sb.state(now) != "destroyed" {
+				h.apiError(http.StatusConflict, "Sandbox with name %s already exists", req.Name)
 				return
 			}
 		}
@@ -121,47 +122,25 @@ func (s *Server) createSandbox(h *handlerCtx) {
 
 	s.seq++
 	id := fmt.Sprintf("sbx-%04d-%x", s.seq, now.UnixNano()&0xffffff)
+	name, user, root := cmp.Or(req.Name, id), cmp.Or(req.User, "daytona"), filepath.Join(s.dir, id)
+	// The API's defaults for what the request leaves out; an auto-archive
+	// of 0 means its maximum.
 	sb := &sandbox{
-		id: id, name: id, user: "daytona", target: "us",
+		id: id, name: name, origName: name, user: user, target: cmp.Or(req.Target, "us"),
 		labels: copyMap(req.Labels), env: copyMap(req.Env),
 		createdAt: now, startAt: now.Add(s.opts.StartDelay),
 		public: req.Public, networkBlockAll: req.NetworkBlockAll,
-		cpu: cpu, mem: mem, disk: disk, autoStop: 15, autoArchive: 10080, autoDel: -1,
-		snapshot: req.Snapshot, volumes: mounts,
+		cpu: cpu, gpu: valueOr(req.GPU, 0), mem: mem, disk: disk, autoStop: valueOr(req.AutoStopInterval, 15),
+		autoArchive: cmp.Or(valueOr(req.AutoArchiveInterval, 10080), 43200), autoDel: valueOr(req.AutoDeleteInterval, -1),
+		snapshot: req.Snapshot, volumes: mounts, root: root, home: filepath.Join(root, "home", user),
 		sessions: map[string]*session{}, procs: map[*proc]struct{}{}, streams: map[*logStream]struct{}{},
-	}
-	if req.Name != nil && *req.Name != "" {
-		sb.name = *req.Name
-	}
-	sb.origName = sb.name
-	if req.User != "" {
-		sb.user = req.User
-	}
-	if req.Target != "" {
-		sb.target = req.Target
 	}
 	if req.BuildInfo != nil {
 		sb.image = strings.TrimSpace(strings.TrimPrefix(req.BuildInfo.DockerfileContent, "FROM "))
-		sb.snapshot = ""
 		sb.failState = s.opts.FailStart[sb.image]
 	} else if req.Snapshot != "" {
 		sb.failState = s.opts.FailStart[req.Snapshot]
 	}
-	setInt := func(dst *int, src *int) {
-		if src != nil {
-			*dst = *src
-		}
-	}
-	setInt(&sb.gpu, req.GPU)
-	setInt(&sb.autoStop, req.AutoStopInterval)
-	setInt(&sb.autoArchive, req.AutoArchiveInterval)
-	setInt(&sb.autoDel, req.AutoDeleteInterval)
-	if sb.autoArchive == 0 {
-		sb.autoArchive = 43200
-	}
-
-	sb.root = filepath.Join(s.dir, id)
-	sb.home = filepath.Join(sb.root, "home", sb.user)
 	s.sandboxes[id] = sb
 	s.order = append(s.order, sb)
 	s.peak = max(s.peak, s.liveCount())
@@ -185,6 +164,14 @@ func (s *Server) createSandbox(h *handlerCtx) {
 		return
 	}
 	h.json(http.StatusOK, sb.dto(s, now))
+}
+
+// valueOr is *p, or d when p is nil.
+func valueOr(p *int, d int) int {
+	if p == nil {
+		return d
+	}
+	return *p
 }
 
 // makeSandboxFS makes the sandbox's directories. A volume mounted at an

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -97,8 +98,6 @@ func (sb *sandbox) visible(now time.Time) bool {
 }
 
 func (sb *sandbox) info(now time.Time) SandboxInfo {
-	envs := make([]map[string]string, len(sb.envs))
-	copy(envs, sb.envs)
 	return SandboxInfo{
 		ID: sb.id, Name: sb.origName, State: sb.state(now),
 		Labels: copyMap(sb.labels), Env: copyMap(sb.env),
@@ -107,7 +106,7 @@ func (sb *sandbox) info(now time.Time) SandboxInfo {
 		NetworkBlockAll:  sb.networkBlockAll,
 		AutoStopInterval: sb.autoStop, AutoArchiveInterval: sb.autoArchive, AutoDeleteInterval: sb.autoDel,
 		Volumes: append([]VolumeMount(nil), sb.volumes...), Home: sb.home,
-		ProcessEnvs: envs, Commands: append([]string(nil), sb.commands...),
+		ProcessEnvs: slices.Clone(sb.envs), Commands: slices.Clone(sb.commands),
 	}
 }
 
@@ -126,7 +125,7 @@ func (sb *sandbox) dto(s *Server, now time.Time) map[string]any {
 		"autoStopInterval": sb.autoStop, "autoArchiveInterval": sb.autoArchive,
 		"autoDeleteInterval": sb.autoDel, "volumes": vols,
 		"createdAt": sb.createdAt.UTC().Format(time.RFC3339Nano),
-		"updatedAt": now.UTC().Format(time.RFC3339Nano),
+		"updatedAt": now.UTC().Format(time.RFC3339Nano), "desiredState": "started",
 	}
 	if sb.snapshot != "" {
 		m["snapshot"] = sb.snapshot
@@ -136,8 +135,6 @@ func (sb *sandbox) dto(s *Server, now time.Time) map[string]any {
 	}
 	if !sb.deletedAt.IsZero() {
 		m["desiredState"] = "destroyed"
-	} else {
-		m["desiredState"] = "started"
 	}
 	return m
 }

@@ -228,13 +228,11 @@ func (s *Server) execute(h *handlerCtx, sb *sandbox) {
 	case <-s.closing:
 		panic(http.ErrAbortHandler)
 	}
-	resp := map[string]any{"result": p.output.String()}
+	code := -1
 	if c := p.exitCode(); c != nil {
-		resp["exitCode"] = *c
-	} else {
-		resp["exitCode"] = -1
+		code = *c
 	}
-	h.json(http.StatusOK, resp)
+	h.json(http.StatusOK, map[string]any{"result": p.output.String(), "exitCode": code})
 }
 
 func (s *Server) createSession(h *handlerCtx, sb *sandbox) {
