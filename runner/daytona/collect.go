@@ -50,7 +50,7 @@ func (j *jobRun) collect(ctx context.Context, rep []byte, keys ...string) (colle
 			r, err = parseWrapperReport([]byte(out.Result), capOf)
 		}
 		if out.ExitCode != 0 || err != nil {
-			return collected{}, nil, infra("measure the outputs: exit status %d: %s", out.ExitCode, runner.LastErrorLine(out.Result))
+			return collected{}, nil, fmt.Errorf("measure the outputs: exit status %d: %s", out.ExitCode, runner.LastErrorLine(out.Result))
 		}
 	}
 	files := map[string][]byte{}

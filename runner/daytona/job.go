@@ -52,19 +52,15 @@ type jobRun struct {
 	streams sync.WaitGroup
 }
 
-// stepError is a failure of the job, already classified.
+// stepError is an infra failure of the job that also stops the whole run
+// (unusable). Any other error of a step that is not an UnusableError is an
+// infra failure of the job alone.
 type stepError struct {
-	kind runner.ErrorKind
-	msg  string
-	// unusable stops the whole run.
+	msg      string
 	unusable error
 }
 
 func (e *stepError) Error() string { return e.msg }
-
-func infra(format string, args ...any) error {
-	return &stepError{kind: runner.ErrInfra, msg: fmt.Sprintf(format, args...)}
-}
 
 func (j *jobRun) run(parent context.Context) error {
 	if err := j.r.unusable(); err != nil {
@@ -104,7 +100,7 @@ func (j *jobRun) run(parent context.Context) error {
 	case parent.Err() != nil:
 		j.res.Settle(j.job, runner.Outcome{Cancelled: true})
 	case errors.As(err, &se):
-		j.res.Failed(se.kind, se.msg)
+		j.res.Failed(runner.ErrInfra, se.msg)
 		return se.unusable
 	case errors.As(err, &ue):
 		j.res.Failed(ue.Kind, ue.Error())
@@ -215,12 +211,12 @@ func (j *jobRun) classified(what string, ctx context.Context, err error) error {
 		return j.r.keyRefused(err)
 	}
 	msg := fmt.Sprintf("%s: %s", what, describe(err))
-	se := &stepError{kind: runner.ErrInfra, msg: msg}
 	if f.class == classTransient && statusOf(err) == 0 && j.sb == nil {
 		// No answer from the API at all, retries spent: unreachable.
-		se.unusable = &runner.UnusableError{Kind: runner.ErrInfra, Err: fmt.Errorf("cannot reach the Daytona API at %s: %w", j.r.opts.APIURL, described(err))}
+		return &stepError{msg: msg, unusable: &runner.UnusableError{Kind: runner.ErrInfra,
+			Err: fmt.Errorf("cannot reach the Daytona API at %s: %w", j.r.opts.APIURL, described(err))}}
 	}
-	return se
+	return errors.New(msg)
 }
 
 func (j *jobRun) setupTimeout() time.Duration {

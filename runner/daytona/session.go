@@ -2,6 +2,7 @@ package daytona
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -113,7 +114,7 @@ func (j *jobRun) runInSession(ctx context.Context, command string, timeout time.
 	}
 	cmdID, _ := resp["id"].(string)
 	if cmdID == "" {
-		return run, infra("the toolbox gave no command id")
+		return run, errors.New("the toolbox gave no command id")
 	}
 	limit := time.Now().Add(timeout)
 	var events chan streamEvent
@@ -174,7 +175,7 @@ func (j *jobRun) runInSession(ctx context.Context, command string, timeout time.
 		if code, ok := st["exitCode"]; ok {
 			n, ok := toInt(code)
 			if !ok {
-				return run, infra("the toolbox gave exit code %v", code)
+				return run, fmt.Errorf("the toolbox gave exit code %v", code)
 			}
 			run.exit = &n
 			return run, nil

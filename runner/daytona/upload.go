@@ -2,6 +2,7 @@ package daytona
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -36,7 +37,7 @@ func (j *jobRun) uploadFiles(ctx context.Context, g *errgroup.Group) error {
 		return j.classified("ask the sandbox for its home directory", ctx, err)
 	}
 	if !strings.HasPrefix(home, "/") {
-		return infra("the sandbox reported home directory %q, not an absolute path", home)
+		return fmt.Errorf("the sandbox reported home directory %q, not an absolute path", home)
 	}
 	j.lay = newLayout(home, j.job.CandidateID)
 
@@ -49,11 +50,11 @@ func (j *jobRun) uploadFiles(ctx context.Context, g *errgroup.Group) error {
 	for _, f := range j.job.Files {
 		rel, err := runner.RelPath(f.Dst)
 		if err != nil {
-			return infra("copy %s: destination %v", f.Src, err)
+			return fmt.Errorf("copy %s: destination %v", f.Src, err)
 		}
 		data, err := os.ReadFile(f.Src)
 		if err != nil {
-			return infra("read %s: %v", f.Src, err)
+			return fmt.Errorf("read %s: %v", f.Src, err)
 		}
 		dst := j.lay.path(rel)
 		if len(data) == 0 {
@@ -71,7 +72,7 @@ func (j *jobRun) uploadFiles(ctx context.Context, g *errgroup.Group) error {
 	}
 	outputFile, err := runner.RelPath(j.job.EffectiveOutputFile())
 	if err != nil {
-		return infra("output file %v", err)
+		return fmt.Errorf("output file %v", err)
 	}
 	env, err := j.env(outputFile)
 	if err != nil {
@@ -80,7 +81,7 @@ func (j *jobRun) uploadFiles(ctx context.Context, g *errgroup.Group) error {
 	argv := j.job.Argv(j.lay.path(outputFile))
 	for _, a := range argv {
 		if strings.ContainsRune(a, 0) {
-			return infra("an argument holds a NUL byte, which no process can receive")
+			return errors.New("an argument holds a NUL byte, which no process can receive")
 		}
 	}
 	runEnsure := ensure
@@ -132,10 +133,10 @@ func (j *jobRun) env(outputFile string) (map[string]string, error) {
 	env["HOME"] = j.lay.home
 	for k, v := range env {
 		if !envName(k) {
-			return nil, infra("env name %q cannot be exported in the sandbox", k)
+			return nil, fmt.Errorf("env name %q cannot be exported in the sandbox", k)
 		}
 		if strings.ContainsRune(v, 0) {
-			return nil, infra("env %s holds a NUL byte", k)
+			return nil, fmt.Errorf("env %s holds a NUL byte", k)
 		}
 	}
 	return env, nil
