@@ -122,7 +122,7 @@ func (s *Server) createSandbox(h *handlerCtx) {
 
 	s.seq++
 	id := fmt.Sprintf("sbx-%04d-%x", s.seq, now.UnixNano()&0xffffff)
-	name, user, root := cmp.Or(req.Name, id), cmp.Or(req.User, "daytona"), filepath.Join(s.dir, id)
+	name, user, root := cmp.Or(req.Name, id), cmp.Or(req.User, "daytona"), filepath.Join(s.opts.Dir, id)
 	// The API's defaults for what the request leaves out; an auto-archive
 	// of 0 means its maximum.
 	sb := &sandbox{

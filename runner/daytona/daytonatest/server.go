@@ -133,11 +133,9 @@ type Options struct {
 
 // Server is a running emulator. Its methods are safe for concurrent use.
 type Server struct {
-	opts    Options
-	specs   *Specs
+	opts    Options // with the defaults filled in
 	hs      *httptest.Server
-	dir     string
-	ownDir  bool
+	ownDir  bool // opts.Dir is the server's own, removed by Close
 	closing chan struct{}
 	once    sync.Once
 	workers sync.WaitGroup
@@ -196,17 +194,14 @@ func newServer(opts Options) (*Server, error) {
 			return nil, fmt.Errorf("FailStart[%q] = %q: want \"error\" or \"build_failed\"", k, v)
 		}
 	}
-	specs := opts.Specs
-	if specs == nil {
+	if opts.Specs == nil {
 		var err error
-		if specs, err = LoadSpecs(); err != nil {
+		if opts.Specs, err = LoadSpecs(); err != nil {
 			return nil, err
 		}
 	}
 	s := &Server{
 		opts:      opts,
-		specs:     specs,
-		dir:       opts.Dir,
 		closing:   make(chan struct{}),
 		apiKey:    opts.APIKey,
 		sandboxes: map[string]*sandbox{},
@@ -214,12 +209,12 @@ func newServer(opts Options) (*Server, error) {
 		faults:    map[string][]*Fault{},
 		latency:   map[string]time.Duration{},
 	}
-	if s.dir == "" {
+	if s.opts.Dir == "" {
 		d, err := os.MkdirTemp("", "daytonatest-")
 		if err != nil {
 			return nil, fmt.Errorf("make sandbox directory: %w", err)
 		}
-		s.dir, s.ownDir = d, true
+		s.opts.Dir, s.ownDir = d, true
 	}
 	s.hs = httptest.NewServer(s)
 	return s, nil
@@ -257,7 +252,7 @@ func (s *Server) Close() {
 		s.hs.Close()
 		s.workers.Wait()
 		if s.ownDir {
-			os.RemoveAll(s.dir)
+			os.RemoveAll(s.opts.Dir)
 		}
 	})
 }
@@ -311,7 +306,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	v, op, err := s.specs.findRoute(toolbox, r, specPath, body)
+	v, op, err := s.opts.Specs.findRoute(toolbox, r, specPath, body)
 	if err != nil {
 		notFound("%s %s: not in the spec: %v", r.Method, specPath, err)
 		return
@@ -353,9 +348,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 
+	h := &handlerCtx{r: r, op: op, params: v.input.PathParams, sandboxID: sandboxID}
 	if stream {
 		sw := &statusWriter{ResponseWriter: w}
-		h := &handlerCtx{s: s, w: sw, r: r, op: op, params: v.input.PathParams, sandboxID: sandboxID}
+		h.w = sw
 		s.serveLogStream(h, f, &call)
 		if call.Status == 0 {
 			call.Status = sw.status
@@ -364,7 +360,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	rec := httptest.NewRecorder()
-	h := &handlerCtx{s: s, w: rec, r: r, op: op, params: v.input.PathParams, sandboxID: sandboxID}
+	h.w = rec
 	if toolbox {
 		s.serveToolbox(h)
 	} else {
@@ -419,7 +415,6 @@ func (w *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 
 // handlerCtx is one call being handled.
 type handlerCtx struct {
-	s         *Server
 	w         http.ResponseWriter
 	r         *http.Request
 	op        string

@@ -55,7 +55,7 @@ func (s *Server) createVolume(h *handlerCtx) {
 		id: fmt.Sprintf("vol-%04d", s.seq), name: req.Name, createdAt: now,
 		readyAt: now.Add(s.opts.VolumeReadyDelay),
 	}
-	v.dir = filepath.Join(s.dir, "volumes", v.id)
+	v.dir = filepath.Join(s.opts.Dir, "volumes", v.id)
 	if err := os.MkdirAll(v.dir, 0o755); err != nil {
 		h.apiError(http.StatusInternalServerError, "make volume: %v", err)
 		return
