@@ -5,7 +5,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cenkalti/backoff/v5"
 	"golang.org/x/time/rate"
 )
 
@@ -109,15 +108,4 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-}
-
-// newBackoff is the jittered exponential schedule for transient errors.
-func (o *Options) newBackoff() *backoff.ExponentialBackOff {
-	b := backoff.NewExponentialBackOff()
-	b.InitialInterval = o.Retry.Initial
-	b.MaxInterval = o.Retry.Max
-	b.RandomizationFactor = 0.5
-	b.Multiplier = 2
-	b.Reset()
-	return b
 }

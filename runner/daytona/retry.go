@@ -77,7 +77,8 @@ func retried[T any](ctx context.Context, o *Options, what string, b budget, op f
 // returned it (wrapped SDK errors stay reachable with errors.As), or ctx's
 // when op never ran to an error.
 func (o *Options) retry(ctx context.Context, what string, b budget, op func(context.Context) error) error {
-	sched := o.newBackoff()
+	// The jittered exponential schedule for transient errors.
+	sched := &backoff.ExponentialBackOff{InitialInterval: o.Retry.Initial, MaxInterval: o.Retry.Max, RandomizationFactor: 0.5, Multiplier: 2}
 	var last error
 	transient, limited := 0, 0
 	_, err := backoff.Retry(ctx, func() (struct{}, error) {

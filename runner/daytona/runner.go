@@ -226,12 +226,6 @@ func (r *Runner) unusable() error {
 	return nil
 }
 
-// retry runs op under the backend's retry policy with the budget of an
-// ordinary call (see Options.retry).
-func (r *Runner) retry(ctx context.Context, what string, op func(context.Context) error) error {
-	return r.opts.retry(ctx, what, r.opts.calls(), op)
-}
-
 // Undeleted names the sandboxes this Runner could not delete ("name (id)"),
 // sorted; a sandbox deleted later (by Close) is no longer named.
 func (r *Runner) Undeleted() []string {

@@ -191,7 +191,7 @@ func (j *jobRun) ensureSession(ctx context.Context) error {
 	if j.session {
 		return nil
 	}
-	err := j.r.retry(ctx, "create session in "+j.name, func(ctx context.Context) error {
+	err := j.r.opts.retry(ctx, "create session in "+j.name, j.r.opts.calls(), func(ctx context.Context) error {
 		err := j.sb.Process.CreateSession(ctx, sessionID)
 		if statusOf(err) == 409 { // created by an attempt whose answer was lost
 			return nil
@@ -211,7 +211,7 @@ func (j *jobRun) ensureSession(ctx context.Context) error {
 func (j *jobRun) killSession(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	err := j.r.retry(ctx, "kill the session in "+j.name, func(ctx context.Context) error {
+	err := j.r.opts.retry(ctx, "kill the session in "+j.name, j.r.opts.calls(), func(ctx context.Context) error {
 		return j.sb.Process.DeleteSession(ctx, sessionID)
 	})
 	if err != nil && statusOf(err) != 404 {

@@ -93,7 +93,7 @@ func (j *jobRun) uploadFiles(ctx context.Context, g *errgroup.Group) error {
 		outputFile, runner.ResultFile, j.job.Limits.OutputCap(), j.job.Limits.ArtifactCap())), j.lay.controlScript()})
 	for _, u := range uploads {
 		g.Go(func() error {
-			err := j.r.retry(ctx, "upload "+u.dst, func(ctx context.Context) error {
+			err := j.r.opts.retry(ctx, "upload "+u.dst, j.r.opts.calls(), func(ctx context.Context) error {
 				return j.uploadFile(ctx, u.data, u.dst)
 			})
 			if err != nil {
