@@ -71,12 +71,12 @@ type Runner struct {
 	// capacity holds jobs back while the account's limits are reached.
 	capacity *capacity
 
-	mu      sync.Mutex
-	authErr error
-	// fatal, once set, stops the run: a creation failed in a way no retry
-	// fixes (unknown snapshot, invalid resources, a sandbox that cannot
-	// start, an account full without this run).
-	fatal     *runner.UnusableError
+	mu sync.Mutex
+	// stopped, once set, is why the run cannot go on: the API refused the
+	// key, or a creation failed in a way no retry fixes (unknown snapshot,
+	// invalid resources, a sandbox that cannot start, an account full
+	// without this run).
+	stopped   *runner.UnusableError
 	undeleted map[string]string // name -> "name (id)": could not be deleted
 	closed    bool
 }
@@ -187,43 +187,38 @@ func (r *Runner) unusableOr(ctx context.Context, msg, err error) error {
 	return msg
 }
 
-// keyRefused records that the API refused the key, stops every job and
-// returns the run-stopping error.
+// keyRefused stops the run: the API refused the key.
 func (r *Runner) keyRefused(err error) error {
-	r.mu.Lock()
-	if r.authErr == nil {
-		r.authErr = err
-	}
-	r.mu.Unlock()
-	r.kill(errDead)
-	return r.unusable()
+	return r.halt(&runner.UnusableError{Kind: runner.ErrAuth, Err: fmt.Errorf(
+		"Daytona refused the API key: %s; check DAYTONA_API_KEY", describe(err))})
 }
 
-// stop records a run-level failure that no retry fixes and stops every
-// job; the first one wins. It returns the run-stopping error.
+// stop stops the run for a failure that no retry fixes.
 func (r *Runner) stop(err error) error {
+	return r.halt(&runner.UnusableError{Kind: runner.ErrInfra, Err: err})
+}
+
+// halt records why the run cannot go on and stops every job. The first
+// reason wins, except that a refused key wins over any other. It returns
+// the run-stopping error.
+func (r *Runner) halt(why *runner.UnusableError) error {
 	r.mu.Lock()
-	if r.fatal == nil && r.authErr == nil {
-		r.fatal = &runner.UnusableError{Kind: runner.ErrInfra, Err: err}
+	if r.stopped == nil || why.Kind == runner.ErrAuth && r.stopped.Kind != runner.ErrAuth {
+		r.stopped = why
 	}
 	r.mu.Unlock()
 	r.kill(errDead)
 	return r.unusable()
 }
 
-// unusable is the run-stopping error once the key was refused or the run
-// was stopped, else nil.
+// unusable is the run-stopping error once the run was stopped, else nil.
 func (r *Runner) unusable() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	switch {
-	case r.authErr != nil:
-		return &runner.UnusableError{Kind: runner.ErrAuth, Err: fmt.Errorf(
-			"Daytona refused the API key: %s; check DAYTONA_API_KEY", describe(r.authErr))}
-	case r.fatal != nil:
-		return r.fatal
+	if r.stopped == nil {
+		return nil
 	}
-	return nil
+	return r.stopped
 }
 
 // Undeleted names the sandboxes this Runner could not delete ("name (id)"),
@@ -257,7 +252,7 @@ func (r *Runner) Close(ctx context.Context) error {
 		errs = append(errs, r.reconcile(ctx, name))
 	}
 	r.mu.Lock()
-	keyRefused := r.authErr != nil
+	keyRefused := r.stopped != nil && r.stopped.Kind == runner.ErrAuth
 	r.mu.Unlock()
 	if !keyRefused {
 		errs = append(errs, r.sweep(ctx))
