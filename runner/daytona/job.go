@@ -44,7 +44,6 @@ type jobRun struct {
 	name string
 
 	sb      *daytona.Sandbox
-	tried   bool // a creation was attempted
 	lay     layout
 	session bool
 	// streams are the goroutines following command log streams; the job
@@ -181,7 +180,6 @@ func (j *jobRun) create(ctx context.Context) error {
 		}
 		params = p
 	}
-	j.tried = true
 	sb, err := j.r.createSandbox(ctx, j.name, params)
 	if sb != nil {
 		j.sb = sb
@@ -230,9 +228,6 @@ func (j *jobRun) setupTimeout() time.Duration {
 // whatever happened to the job; a creation whose outcome is unknown is
 // reconciled by name.
 func (j *jobRun) cleanup(ctx context.Context) {
-	if !j.tried {
-		return
-	}
 	j.job.Enter(runner.PhaseCleanup)
 	t := time.Now()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), j.r.opts.DeleteTimeout)

@@ -173,11 +173,12 @@ func (j *jobRun) runInSession(ctx context.Context, command string, timeout time.
 		}
 		failures = 0
 		if code, ok := st["exitCode"]; ok {
-			n, ok := toInt(code)
+			// The SDK puts the toolbox's int32 there.
+			n, ok := code.(int32)
 			if !ok {
-				return run, fmt.Errorf("the toolbox gave exit code %v", code)
+				return run, fmt.Errorf("the toolbox gave exit code %v (%T)", code, code)
 			}
-			run.exit = &n
+			run.exit = new(int(n))
 			return run, nil
 		}
 		if events == nil {
@@ -218,18 +219,4 @@ func (j *jobRun) killSession(ctx context.Context) {
 		fmt.Fprintf(j.r.opts.Warn, "daytona: could not kill the timed-out command in %s: %s (the sandbox is deleted next)\n", j.name, describe(err))
 	}
 	j.session = false
-}
-
-func toInt(v any) (int, bool) {
-	switch n := v.(type) {
-	case int32:
-		return int(n), true
-	case int:
-		return n, true
-	case int64:
-		return int(n), true
-	case float64:
-		return int(n), true
-	}
-	return 0, false
 }
