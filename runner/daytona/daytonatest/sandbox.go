@@ -246,17 +246,14 @@ func (s *Server) listSandboxes(h *handlerCtx) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var match []*sandbox
+next:
 	for _, sb := range s.order {
-		if !sb.visible(now) {
-			continue
-		}
-		ok := true
 		for k, v := range want {
 			if got, has := sb.labels[k]; !has || got != v {
-				ok = false
+				continue next
 			}
 		}
-		if ok {
+		if sb.visible(now) {
 			match = append(match, sb)
 		}
 	}
