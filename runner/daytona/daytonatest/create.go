@@ -133,7 +133,7 @@ func (s *Server) createSandbox(h *handlerCtx) {
 		cpu: cpu, gpu: valueOr(req.GPU, 0), mem: mem, disk: disk, autoStop: valueOr(req.AutoStopInterval, 15),
 		autoArchive: cmp.Or(valueOr(req.AutoArchiveInterval, 10080), 43200), autoDel: valueOr(req.AutoDeleteInterval, -1),
 		snapshot: req.Snapshot, volumes: mounts, root: root, home: filepath.Join(root, "home", user),
-		sessions: map[string]*session{}, procs: map[*proc]struct{}{}, streams: map[*logStream]struct{}{},
+		sessions: map[string]*session{}, procs: map[*proc]struct{}{}, streams: map[chan struct{}]struct{}{},
 	}
 	if req.BuildInfo != nil {
 		sb.image = strings.TrimSpace(strings.TrimPrefix(req.BuildInfo.DockerfileContent, "FROM "))

@@ -61,7 +61,9 @@ type sandbox struct {
 
 	sessions map[string]*session
 	procs    map[*proc]struct{}
-	streams  map[*logStream]struct{}
+	// streams are the open log streams, each cut by closing its channel
+	// when the sandbox is deleted or the server closes.
+	streams  map[chan struct{}]struct{}
 	envs     []map[string]string
 	commands []string
 }
@@ -148,10 +150,10 @@ func (sb *sandbox) shutdown() {
 	for p := range sb.procs {
 		p.kill()
 	}
-	for st := range sb.streams {
-		close(st.cut)
+	for cut := range sb.streams {
+		close(cut)
 	}
-	sb.streams = map[*logStream]struct{}{}
+	sb.streams = map[chan struct{}]struct{}{}
 }
 
 func (v *volume) dto(now time.Time) map[string]any {

@@ -23,12 +23,6 @@ var upgrader = websocket.Upgrader{
 	CheckOrigin: func(*http.Request) bool { return true },
 }
 
-// logStream is one open log stream, so that deleting its sandbox or closing
-// the server can cut it.
-type logStream struct {
-	cut chan struct{}
-}
-
 // serveLogStream answers GET .../command/{commandId}/logs?follow=true with
 // a WebSocket upgrade, as the daemon does (DMN/pkg/session/log.go): binary
 // frames of the raw log (stream markers included) from its first byte,
@@ -49,11 +43,11 @@ func (s *Server) serveLogStream(h *handlerCtx, f *Fault, call *Call) {
 	if c == nil {
 		return
 	}
-	st := &logStream{cut: make(chan struct{})}
+	cut := make(chan struct{})
 	s.mu.Lock()
 	gone := s.gone(sb)
 	if !gone {
-		sb.streams[st] = struct{}{}
+		sb.streams[cut] = struct{}{}
 		s.workers.Add(1)
 	}
 	s.mu.Unlock()
@@ -63,7 +57,7 @@ func (s *Server) serveLogStream(h *handlerCtx, f *Fault, call *Call) {
 	}
 	defer func() {
 		s.mu.Lock()
-		delete(sb.streams, st)
+		delete(sb.streams, cut)
 		s.mu.Unlock()
 		s.workers.Done()
 	}()
@@ -93,7 +87,7 @@ func (s *Server) serveLogStream(h *handlerCtx, f *Fault, call *Call) {
 		call.Fault = "stall"
 		select {
 		case <-left:
-		case <-st.cut:
+		case <-cut:
 		}
 		return
 	}
@@ -132,7 +126,7 @@ func (s *Server) serveLogStream(h *handlerCtx, f *Fault, call *Call) {
 		case <-time.After(streamIdle):
 		case <-left:
 			return
-		case <-st.cut:
+		case <-cut:
 			return
 		}
 	}
