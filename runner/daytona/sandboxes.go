@@ -193,7 +193,6 @@ func (r *Runner) startsFrom() string {
 
 // started waits for an adopted sandbox to be started.
 func (r *Runner) started(ctx context.Context, sb *daytona.Sandbox) (*daytona.Sandbox, error) {
-	r.adopt(sb)
 	if sb.State == "started" {
 		return sb, nil
 	}

@@ -67,12 +67,10 @@ func (p *proc) kill() {
 	}
 }
 
-// Stream markers the daemon puts before every line of a session command's
-// log (DMN/pkg/session: STDOUT_PREFIX, STDERR_PREFIX).
-var (
-	stdoutMarker = []byte{1, 1, 1}
-	stderrMarker = []byte{2, 2, 2}
-)
+// markers are what the daemon puts before every line of a session
+// command's log from stdout (0) and stderr (1) (DMN/pkg/session:
+// STDOUT_PREFIX, STDERR_PREFIX).
+var markers = [2][]byte{{1, 1, 1}, {2, 2, 2}}
 
 // markedLog is a session command's log file as the daemon writes it: its
 // wrapper pipes stdout and stderr through one "while read" loop each, which
@@ -113,10 +111,7 @@ func (w logWriter) Write(p []byte) (int, error) {
 
 // appendLine adds one marked line. The caller holds l.mu.
 func (l *markedLog) appendLine(i int, line []byte) {
-	marker := stdoutMarker
-	if i == 1 {
-		marker = stderrMarker
-	}
+	marker := markers[i]
 	if len(l.b)+len(marker)+len(line)+1 > l.max {
 		return
 	}
