@@ -144,7 +144,7 @@ func GC(ctx context.Context, opts Options, g GCOptions, w io.Writer) error {
 
 func gcError(ctx context.Context, what string, err error) error {
 	if classify(ctx, err).class == classAuth {
-		return fmt.Errorf("%s: Daytona refused the API key: %w; check DAYTONA_API_KEY", what, described(err))
+		return fmt.Errorf("%s: %w", what, errKeyRefused(err))
 	}
 	return fmt.Errorf("%s: %w", what, described(err))
 }

@@ -189,8 +189,12 @@ func (r *Runner) unusableOr(ctx context.Context, msg, err error) error {
 
 // keyRefused stops the run: the API refused the key.
 func (r *Runner) keyRefused(err error) error {
-	return r.halt(&runner.UnusableError{Kind: runner.ErrAuth, Err: fmt.Errorf(
-		"Daytona refused the API key: %s; check DAYTONA_API_KEY", describe(err))})
+	return r.halt(&runner.UnusableError{Kind: runner.ErrAuth, Err: errKeyRefused(err)})
+}
+
+// errKeyRefused says that the API refused the key, with its answer.
+func errKeyRefused(err error) error {
+	return fmt.Errorf("Daytona refused the API key: %w; check DAYTONA_API_KEY", described(err))
 }
 
 // stop stops the run for a failure that no retry fixes.
