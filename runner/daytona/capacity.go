@@ -97,9 +97,10 @@ func (c *capacity) acquire(ctx context.Context, name string) error {
 func (c *capacity) asking(name string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if h := c.holders[name]; h != nil {
-		h.asked = true
+	if c.holders[name] == nil {
+		c.holders[name] = &holder{}
 	}
+	c.holders[name].asked = true
 }
 
 // created records that name's sandbox exists as sb.
