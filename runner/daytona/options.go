@@ -1,6 +1,7 @@
 package daytona
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -115,10 +116,7 @@ func (o *Options) Validate() error {
 	if o.APIKey == "" || placeholder(o.APIKey) {
 		bad("no usable Daytona API key (DAYTONA_API_KEY)")
 	}
-	if o.APIURL == "" {
-		o.APIURL = DefaultAPIURL
-	}
-	o.APIURL = strings.TrimRight(o.APIURL, "/")
+	o.APIURL = strings.TrimRight(cmp.Or(o.APIURL, DefaultAPIURL), "/")
 	if u, err := url.Parse(o.APIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		bad("DAYTONA_API_URL %q is not an http(s) URL", o.APIURL)
 	}
@@ -141,9 +139,7 @@ func (o *Options) Validate() error {
 		if v.Name == "" {
 			bad("daytona: a volume needs a name")
 		}
-		if v.Mount == "" {
-			v.Mount = DefaultVolumeMount
-		}
+		v.Mount = cmp.Or(v.Mount, DefaultVolumeMount)
 		clean := path.Clean(v.Mount)
 		if clean != strings.TrimRight(v.Mount, "/") || strings.HasPrefix(clean, "../") || clean == ".." || clean == "." || clean == "/" {
 			bad("daytona: volume mount %q must be a clean path", v.Mount)

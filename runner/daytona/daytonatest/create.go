@@ -86,7 +86,7 @@ func (s *Server) createSandbox(h *handlerCtx) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if msg := s.quotaRefusal(now, cpu, mem, disk); msg != "" {
-		h.apiError(s.quotaStatus(), "%s", msg)
+		h.apiError(cmp.Or(s.opts.QuotaStatus, http.StatusBadRequest), "%s", msg)
 		return
 	}
 	if req.Name != "" {

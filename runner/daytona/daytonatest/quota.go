@@ -2,7 +2,6 @@ package daytonatest
 
 import (
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -100,14 +99,6 @@ func (s *Server) quotaRefusal(now time.Time, cpu, mem, disk int) string {
 		return fmt.Sprintf(quotaSandboxesMessage, q.Sandboxes)
 	}
 	return ""
-}
-
-// quotaStatus is the status of a quota refusal.
-func (s *Server) quotaStatus() int {
-	if s.opts.QuotaStatus != 0 {
-		return s.opts.QuotaStatus
-	}
-	return http.StatusBadRequest
 }
 
 // holds says what a sandbox counts against the organization's quota now,

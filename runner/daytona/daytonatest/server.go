@@ -3,6 +3,7 @@ package daytonatest
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -183,9 +184,7 @@ func Start(t testing.TB, opts Options) *Server {
 }
 
 func newServer(opts Options) (*Server, error) {
-	if opts.APIKey == "" {
-		opts.APIKey = DefaultAPIKey
-	}
+	opts.APIKey = cmp.Or(opts.APIKey, DefaultAPIKey)
 	if opts.MaxLog <= 0 {
 		opts.MaxLog = 8 << 20
 	}
