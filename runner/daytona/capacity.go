@@ -4,29 +4,33 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"sort"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/daytonaio/daytona/libs/sdk-go/pkg/daytona"
 )
 
-// capacity is back-pressure from the account's limits (total CPU, memory,
-// disk, sandbox count). Daytona refuses a creation that would take the
-// organisation over its quota; the refusal clears when one of the
-// organisation's running sandboxes is deleted. So a refused job goes back
-// in line until one of this run's own sandboxes is gone, then tries again,
-// and the run's effective concurrency comes down to what the account
-// admits: once the account has refused a creation, at most as many of this
-// run's sandboxes exist at once as existed when it refused.
+// capacity is the run's one record of its sandboxes, from the start of
+// each creation until its deletion, and back-pressure from the account's
+// limits (total CPU, memory, disk, sandbox count). Daytona refuses a
+// creation that would take the organisation over its quota; the refusal
+// clears when one of the organisation's running sandboxes is deleted. So a
+// refused job goes back in line until one of this run's own sandboxes is
+// gone, then tries again, and the run's effective concurrency comes down to
+// what the account admits: once the account has refused a creation, at most
+// as many of this run's sandboxes exist at once as existed when it refused.
 //
 // A slot is held by every sandbox of this run that exists or may exist:
 // from the start of its creation (pending) through its existence (alive)
-// until it is deleted, or known never to have been created.
+// until it is deleted, or known never to have been created. A creation
+// refused for the account's limits gives its slot back while it waits, but
+// the name stays recorded if an earlier attempt may have created it.
 type capacity struct {
-	mu sync.Mutex
-	// holders maps each slot's sandbox name to whether it exists (alive)
-	// or is being created (pending).
-	holders map[string]bool
-	// limit is the most holders allowed at once; 0 until a refusal.
+	mu      sync.Mutex
+	holders map[string]*holder
+	// limit is the most slots held at once; 0 until a refusal.
 	limit int
 	// changed is closed (and replaced) whenever a slot is released or a
 	// sandbox is created or refused.
@@ -35,8 +39,15 @@ type capacity struct {
 	said      bool
 }
 
+// holder is one sandbox of the run.
+type holder struct {
+	sb    *daytona.Sandbox // its handle, once it exists (alive)
+	asked bool             // a creation was sent: it may exist without a handle
+	slot  bool             // it holds a slot
+}
+
 func newCapacity() *capacity {
-	return &capacity{holders: map[string]bool{}, changed: make(chan struct{})}
+	return &capacity{holders: map[string]*holder{}, changed: make(chan struct{})}
 }
 
 // signal wakes whoever waits for a change. c.mu is held.
@@ -45,15 +56,29 @@ func (c *capacity) signal() {
 	c.changed = make(chan struct{})
 }
 
+// held counts the slots held. c.mu is held.
+func (c *capacity) held() int {
+	n := 0
+	for _, h := range c.holders {
+		if h.slot {
+			n++
+		}
+	}
+	return n
+}
+
 // acquire waits until name may be created, then holds a slot for it
 // (pending). A name that already holds one keeps it.
 func (c *capacity) acquire(ctx context.Context, name string) error {
 	for {
 		c.mu.Lock()
-		if _, ok := c.holders[name]; ok || c.limit == 0 || len(c.holders) < c.limit {
-			if !ok {
-				c.holders[name] = false
+		h := c.holders[name]
+		if h != nil && h.slot || c.limit == 0 || c.held() < c.limit {
+			if h == nil {
+				h = &holder{}
+				c.holders[name] = h
 			}
+			h.slot = true
 			c.mu.Unlock()
 			return nil
 		}
@@ -67,25 +92,80 @@ func (c *capacity) acquire(ctx context.Context, name string) error {
 	}
 }
 
-// created records that name's sandbox exists.
-func (c *capacity) created(name string) {
+// asking records that a creation of name is about to be sent: from now on
+// it may exist, until it is created, deleted or known not to be.
+func (c *capacity) asking(name string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.holders[name] = true
+	if c.holders[name] == nil {
+		c.holders[name] = &holder{}
+	}
+	c.holders[name].asked = true
+}
+
+// created records that name's sandbox exists as sb.
+func (c *capacity) created(name string, sb *daytona.Sandbox) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.holders[name] = &holder{sb: sb, slot: true}
 	c.signal()
 }
 
-// release gives name's slot back: its sandbox is deleted, or was never
-// created. Waiters are woken.
+// release forgets name: its sandbox is deleted, or out of forge's hands.
+// A slot it held is given back and waiters are woken.
 func (c *capacity) release(name string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.holders[name]; !ok {
-		return
-	}
+	c.drop(name)
+}
+
+// drop forgets name. c.mu is held.
+func (c *capacity) drop(name string) {
+	h := c.holders[name]
 	delete(c.holders, name)
-	c.lastFreed = time.Now()
-	c.signal()
+	if h != nil && h.slot {
+		c.lastFreed = time.Now()
+		c.signal()
+	}
+}
+
+// notCreated forgets name unless it exists: no attempt can have created
+// it. asked reports that a creation had been sent.
+func (c *capacity) notCreated(name string) (asked bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	h := c.holders[name]
+	if h == nil || h.sb != nil {
+		return false
+	}
+	c.drop(name)
+	return h.asked
+}
+
+// mayExist reports whether name may exist without a handle.
+func (c *capacity) mayExist(name string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	h := c.holders[name]
+	return h != nil && h.sb == nil && h.asked
+}
+
+// snapshot is what exists (by name) and the names, sorted, that may exist
+// without a handle.
+func (c *capacity) snapshot() (alive map[string]*daytona.Sandbox, unknown []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	alive = map[string]*daytona.Sandbox{}
+	for name, h := range c.holders {
+		switch {
+		case h.sb != nil:
+			alive[name] = h.sb
+		case h.asked:
+			unknown = append(unknown, name)
+		}
+	}
+	sort.Strings(unknown)
+	return alive, unknown
 }
 
 // lagGrace is how long after one of this run's sandboxes was deleted a
@@ -106,7 +186,11 @@ const destroyingPoll = time.Second
 func (c *capacity) refused(name string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	delete(c.holders, name)
+	if h := c.holders[name]; h != nil && h.asked {
+		h.slot = false
+	} else {
+		delete(c.holders, name)
+	}
 	c.signal()
 }
 
@@ -117,10 +201,11 @@ func (c *capacity) refused(name string) {
 func (c *capacity) state(now time.Time) (alive, pending int, changed <-chan struct{}, sinceFreed time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, a := range c.holders {
-		if a {
+	for _, h := range c.holders {
+		switch {
+		case h.sb != nil:
 			alive++
-		} else {
+		case h.slot:
 			pending++
 		}
 	}
@@ -202,9 +287,7 @@ func (r *Runner) waitForCapacity(ctx context.Context, name string, refusal error
 		case alive == 0 && !recent && r.stillDestroying(ctx) > 0:
 			// Deleted but not gone: the account may free their share only
 			// once they are. Look again in a while, or at the next change.
-			t := time.NewTimer(destroyingPoll)
-			defer t.Stop()
-			lag = t.C
+			lag = time.After(destroyingPoll)
 		case alive == 0 && !recent:
 			return r.stop(fmt.Errorf("Daytona account limit reached (%s) with none of this run's sandboxes alive: other sandboxes of the account use it all; "+
 				"free some (forge gc deletes those forge left behind; the others are in the Daytona dashboard), lower concurrency or ask for smaller daytona.resources",
@@ -219,9 +302,7 @@ func (r *Runner) waitForCapacity(ctx context.Context, name string, refusal error
 		default:
 			// Try again as the deletion ages (after as long again as it is
 			// old, from 100 ms), or at the next change.
-			t := time.NewTimer(min(lagGrace-since, max(lagFirstRetry, since)))
-			defer t.Stop()
-			lag = t.C
+			lag = time.After(min(lagGrace-since, max(lagFirstRetry, since)))
 		}
 		select {
 		case <-ctx.Done():

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	sdk "github.com/daytonaio/daytona/libs/sdk-go/pkg/daytona"
 )
 
 func TestQuotaRefusalRecognisesTheAPIsMessages(t *testing.T) {
@@ -60,7 +62,7 @@ func TestCapacityComesDownToWhatTheAccountAdmits(t *testing.T) {
 		}
 	}
 	for _, n := range []string{"a", "b", "c", "d"} {
-		c.created(n)
+		c.created(n, &sdk.Sandbox{})
 	}
 	// e is refused while a..d exist and f is still being created: what
 	// exists is what the account admits, not what is under way.

@@ -30,9 +30,7 @@ const (
 // failure is a classified error.
 type failure struct {
 	class      class
-	status     int
 	retryAfter time.Duration
-	err        error
 }
 
 // maxRetryAfter caps what a server may ask us to wait.
@@ -43,7 +41,7 @@ const maxRetryAfter = 5 * time.Minute
 // the call ran under: a status-0 error after it ended is a cancellation, not
 // a network problem.
 func classify(ctx context.Context, err error) failure {
-	f := failure{err: err}
+	var f failure
 	e := sdkError(err) // its StatusCode: 429 and 404 for those types, 0 for a timeout
 	if e == nil {
 		switch {
@@ -57,7 +55,6 @@ func classify(ctx context.Context, err error) failure {
 		return f
 	}
 	status, header := e.StatusCode, e.Headers
-	f.status = status
 	if _, ok := quotaRefusal(status, messageOf(err)); ok {
 		f.class = classQuota
 		return f

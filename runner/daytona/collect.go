@@ -39,12 +39,9 @@ func (j *jobRun) collect(ctx context.Context, rep []byte, keys ...string) (colle
 	}
 	r, err := parseWrapperReport(rep, capOf)
 	if err != nil {
-		var out *types.ExecuteResponse
 		cmd := "sh " + shQuote(j.lay.controlScript()) + " collect " + strings.Join(keys, " ")
-		err := j.r.retry(ctx, "measure outputs in "+j.name, func(ctx context.Context) error {
-			var err error
-			out, err = j.sb.Process.ExecuteCommand(ctx, cmd, options.WithExecuteTimeout(collectTimeout))
-			return err
+		out, err := retried(ctx, &j.r.opts, "measure outputs in "+j.name, j.r.opts.calls(), func(ctx context.Context) (*types.ExecuteResponse, error) {
+			return j.sb.Process.ExecuteCommand(ctx, cmd, options.WithExecuteTimeout(collectTimeout))
 		})
 		if err != nil {
 			return collected{}, nil, j.classified("measure the outputs", ctx, err)
@@ -53,7 +50,7 @@ func (j *jobRun) collect(ctx context.Context, rep []byte, keys ...string) (colle
 			r, err = parseWrapperReport([]byte(out.Result), capOf)
 		}
 		if out.ExitCode != 0 || err != nil {
-			return collected{}, nil, infra("measure the outputs: exit status %d: %s", out.ExitCode, runner.LastErrorLine(out.Result))
+			return collected{}, nil, fmt.Errorf("measure the outputs: exit status %d: %s", out.ExitCode, runner.LastErrorLine(out.Result))
 		}
 	}
 	files := map[string][]byte{}
@@ -77,11 +74,8 @@ func (j *jobRun) collect(ctx context.Context, rep []byte, keys ...string) (colle
 			remote = j.lay.capped(key)
 		}
 		g.Go(func() error {
-			var data []byte
-			err := j.r.retry(gctx, "download "+remote, func(ctx context.Context) error {
-				var err error
-				data, err = j.downloadFile(ctx, remote)
-				return err
+			data, err := retried(gctx, &j.r.opts, "download "+remote, j.r.opts.calls(), func(ctx context.Context) ([]byte, error) {
+				return j.downloadFile(ctx, remote)
 			})
 			if err != nil {
 				return j.classified("download "+remote, ctx, err)

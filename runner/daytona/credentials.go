@@ -1,6 +1,7 @@
 package daytona
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -78,10 +79,7 @@ func (c Credentials) Usable() bool { return c.APIKey != "" && !placeholder(c.API
 
 // String describes the credentials without the key.
 func (c Credentials) String() string {
-	url := c.APIURL
-	if url == "" {
-		url = DefaultAPIURL + " (default)"
-	}
+	url := cmp.Or(c.APIURL, DefaultAPIURL+" (default)")
 	key := "no API key"
 	if c.Usable() {
 		key = "API key set (from " + c.KeySource + ")"

@@ -245,10 +245,7 @@ func TestExecuteTimeoutKillsTheCandidate(t *testing.T) {
 
 func TestCancelMidRunDeletesEverySandbox(t *testing.T) {
 	e := newEnv(t, daytonatest.Options{}, nil)
-	var jobs []runner.Job
-	for i := 0; i < 3; i++ {
-		jobs = append(jobs, e.shJob(fmt.Sprintf("s%d", i), "sleep 30\n"))
-	}
+	jobs := e.shJobs(3, "s%d", "sleep 30\n")
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	var res []runner.Result
@@ -275,10 +272,7 @@ func TestCancelMidRunDeletesEverySandbox(t *testing.T) {
 
 func TestFiftyCandidatesStayWithinConcurrency(t *testing.T) {
 	e := newEnv(t, daytonatest.Options{}, nil)
-	var jobs []runner.Job
-	for i := 0; i < 50; i++ {
-		jobs = append(jobs, e.shJob(fmt.Sprintf("c%02d", i), "echo \"$FORGE_CANDIDATE_ID\" > \"$2\"\n"))
-	}
+	jobs := e.shJobs(50, "c%02d", "echo \"$FORGE_CANDIDATE_ID\" > \"$2\"\n")
 	res, errs := e.runAll(context.Background(), 8, jobs)
 	for i := range jobs {
 		if errs[i] != nil || !res[i].Success || res[i].ArtifactContent != jobs[i].CandidateID+"\n" {

@@ -53,13 +53,10 @@ func GC(ctx context.Context, opts Options, g GCOptions, w io.Writer) error {
 	var all []gcSandbox
 	labels, _ := json.Marshal(map[string]string{LabelApp: LabelAppValue})
 	for page := 1; ; page++ {
-		var res *apiclient.PaginatedSandboxes
-		err := opts.retry(actx, "list forge sandboxes", opts.calls(), func(ctx context.Context) error {
-			var err error
-			var resp *http.Response
-			res, resp, err = api.SandboxAPI.ListSandboxesPaginated(ctx).Labels(string(labels)).
+		res, err := retried(actx, &opts, "list forge sandboxes", opts.calls(), func(ctx context.Context) (*apiclient.PaginatedSandboxes, error) {
+			res, resp, err := api.SandboxAPI.ListSandboxesPaginated(ctx).Labels(string(labels)).
 				Page(float32(page)).Limit(100).Execute()
-			return sdkerrors.ConvertAPIError(err, resp)
+			return res, sdkerrors.ConvertAPIError(err, resp)
 		})
 		if err != nil {
 			return gcError(actx, "list forge's sandboxes", err)
@@ -120,7 +117,7 @@ func GC(ctx context.Context, opts Options, g GCOptions, w io.Writer) error {
 		err := opts.retry(actx, "delete "+sb.name, opts.calls(), func(ctx context.Context) error {
 			_, resp, err := api.SandboxAPI.DeleteSandbox(ctx, id).Execute()
 			err = sdkerrors.ConvertAPIError(err, resp)
-			if _, gone := err.(*sdkerrors.DaytonaNotFoundError); gone {
+			if classify(ctx, err).class == classNotFound {
 				return nil
 			}
 			return err
@@ -147,7 +144,7 @@ func GC(ctx context.Context, opts Options, g GCOptions, w io.Writer) error {
 
 func gcError(ctx context.Context, what string, err error) error {
 	if classify(ctx, err).class == classAuth {
-		return fmt.Errorf("%s: Daytona refused the API key: %w; check DAYTONA_API_KEY", what, described(err))
+		return fmt.Errorf("%s: %w", what, errKeyRefused(err))
 	}
 	return fmt.Errorf("%s: %w", what, described(err))
 }
@@ -156,8 +153,8 @@ func gcError(ctx context.Context, what string, err error) error {
 // not: its ledger was closed, or the process that opened it on this machine
 // is gone. A run opened on another machine is assumed live.
 func runLiveness(ledgerPath, host string) string {
-	entries, ok, err := readLedgerIfAny(ledgerPath)
-	if err != nil || !ok {
+	entries, err := ReadLedger(ledgerPath)
+	if err != nil {
 		return ""
 	}
 	st := Summarise(entries)

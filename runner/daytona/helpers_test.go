@@ -123,20 +123,26 @@ func (e *env) file(name, content string) string {
 
 // pyJob is a job running a Python candidate.
 func (e *env) pyJob(id, source string) runner.Job {
-	src := e.file(id+".py", source)
-	return runner.Job{
-		RunID: testRunID, CandidateID: id, Trial: 1, Objective: "Generate weekly AI events",
-		Command: []string{"python3", id + ".py"}, Files: []runner.File{{Src: src, Dst: id + ".py"}},
-		OutputFile: "output.md", Timeout: 30 * time.Second,
-	}
+	return e.job(id, "python3", id+".py", "Generate weekly AI events", source)
 }
 
 // shJob is a job running a shell candidate (cheaper than Python).
-func (e *env) shJob(id, source string) runner.Job {
-	src := e.file(id+".sh", source)
+func (e *env) shJob(id, source string) runner.Job { return e.job(id, "sh", id+".sh", "obj", source) }
+
+// shJobs are n shell candidates named by nameFormat (given 0 to n-1).
+func (e *env) shJobs(n int, nameFormat, source string) []runner.Job {
+	var jobs []runner.Job
+	for i := range n {
+		jobs = append(jobs, e.shJob(fmt.Sprintf(nameFormat, i), source))
+	}
+	return jobs
+}
+
+// job runs "interp file", file holding source.
+func (e *env) job(id, interp, file, objective, source string) runner.Job {
 	return runner.Job{
-		RunID: testRunID, CandidateID: id, Trial: 1, Objective: "obj",
-		Command: []string{"sh", id + ".sh"}, Files: []runner.File{{Src: src, Dst: id + ".sh"}},
+		RunID: testRunID, CandidateID: id, Trial: 1, Objective: objective,
+		Command: []string{interp, file}, Files: []runner.File{{Src: e.file(file, source), Dst: file}},
 		OutputFile: "output.md", Timeout: 30 * time.Second,
 	}
 }

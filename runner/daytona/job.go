@@ -44,7 +44,6 @@ type jobRun struct {
 	name string
 
 	sb      *daytona.Sandbox
-	tried   bool // a creation was attempted
 	lay     layout
 	session bool
 	// streams are the goroutines following command log streams; the job
@@ -52,19 +51,15 @@ type jobRun struct {
 	streams sync.WaitGroup
 }
 
-// stepError is a failure of the job, already classified.
+// stepError is an infra failure of the job that also stops the whole run
+// (unusable). Any other error of a step that is not an UnusableError is an
+// infra failure of the job alone.
 type stepError struct {
-	kind runner.ErrorKind
-	msg  string
-	// unusable stops the whole run.
+	msg      string
 	unusable error
 }
 
 func (e *stepError) Error() string { return e.msg }
-
-func infra(format string, args ...any) error {
-	return &stepError{kind: runner.ErrInfra, msg: fmt.Sprintf(format, args...)}
-}
 
 func (j *jobRun) run(parent context.Context) error {
 	if err := j.r.unusable(); err != nil {
@@ -92,29 +87,26 @@ func (j *jobRun) run(parent context.Context) error {
 	if err == nil {
 		return nil
 	}
-	switch {
-	case errors.Is(context.Cause(ctx), errDead), j.r.unusable() != nil:
-		uerr := j.r.unusable()
-		if uerr == nil {
-			uerr = &runner.UnusableError{Kind: runner.ErrAuth, Err: errDead}
-		}
-		j.res.Failed(unusableKind(uerr), "stopped: "+uerr.Error())
+	// The run is stopped (the dead context's cause is errDead only once
+	// unusable says why), the job cancelled, or the job failed.
+	var se *stepError
+	var ue *runner.UnusableError
+	switch uerr := j.r.unusable(); {
+	case uerr != nil:
+		errors.As(uerr, &ue)
+		j.res.Failed(ue.Kind, "stopped: "+uerr.Error())
 		return uerr
 	case parent.Err() != nil:
 		j.res.Settle(j.job, runner.Outcome{Cancelled: true})
-		return nil
-	}
-	var se *stepError
-	if errors.As(err, &se) {
-		j.res.Failed(se.kind, se.msg)
+	case errors.As(err, &se):
+		j.res.Failed(runner.ErrInfra, se.msg)
 		return se.unusable
-	}
-	var ue *runner.UnusableError
-	if errors.As(err, &ue) {
+	case errors.As(err, &ue):
 		j.res.Failed(ue.Kind, ue.Error())
 		return ue
+	default:
+		j.res.Failed(runner.ErrInfra, err.Error())
 	}
-	j.res.Failed(runner.ErrInfra, err.Error())
 	return nil
 }
 
@@ -188,12 +180,11 @@ func (j *jobRun) create(ctx context.Context) error {
 		}
 		params = p
 	}
-	j.tried = true
 	sb, err := j.r.createSandbox(ctx, j.name, params)
 	if sb != nil {
 		j.sb = sb
 		j.res.SandboxID = sb.ID
-		j.r.track(j.name, sb)
+		j.r.capacity.created(j.name, sb)
 		if lerr := j.r.ledger.append(LedgerEntry{Event: eventCreated, RunID: o.RunID, Name: j.name, ID: sb.ID}); lerr != nil && err == nil {
 			err = lerr
 		}
@@ -215,16 +206,15 @@ func (j *jobRun) classified(what string, ctx context.Context, err error) error {
 	case classCancelled:
 		return err
 	case classAuth:
-		j.r.markDead(err)
-		return j.r.unusable()
+		return j.r.keyRefused(err)
 	}
 	msg := fmt.Sprintf("%s: %s", what, describe(err))
-	se := &stepError{kind: runner.ErrInfra, msg: msg}
 	if f.class == classTransient && statusOf(err) == 0 && j.sb == nil {
 		// No answer from the API at all, retries spent: unreachable.
-		se.unusable = &runner.UnusableError{Kind: runner.ErrInfra, Err: fmt.Errorf("cannot reach the Daytona API at %s: %w", j.r.opts.APIURL, described(err))}
+		return &stepError{msg: msg, unusable: &runner.UnusableError{Kind: runner.ErrInfra,
+			Err: fmt.Errorf("cannot reach the Daytona API at %s: %w", j.r.opts.APIURL, described(err))}}
 	}
-	return se
+	return errors.New(msg)
 }
 
 func (j *jobRun) setupTimeout() time.Duration {
@@ -238,22 +228,14 @@ func (j *jobRun) setupTimeout() time.Duration {
 // whatever happened to the job; a creation whose outcome is unknown is
 // reconciled by name.
 func (j *jobRun) cleanup(ctx context.Context) {
-	if !j.tried {
-		return
-	}
 	j.job.Enter(runner.PhaseCleanup)
 	t := time.Now()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), j.r.opts.DeleteTimeout)
 	defer cancel()
 	if j.sb != nil {
 		j.r.deleteSandbox(ctx, j.name, j.sb)
-	} else {
-		j.r.mu.Lock()
-		pending := j.r.pending[j.name]
-		j.r.mu.Unlock()
-		if pending {
-			j.r.reconcile(ctx, j.name)
-		}
+	} else if j.r.capacity.mayExist(j.name) {
+		j.r.reconcile(ctx, j.name)
 	}
 	j.res.Phases.Add(runner.PhaseCleanup, time.Since(t))
 }

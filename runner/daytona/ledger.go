@@ -3,9 +3,7 @@ package daytona
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -149,13 +147,4 @@ func Summarise(entries []LedgerEntry) LedgerState {
 		}
 	}
 	return st
-}
-
-// readLedgerIfAny is ReadLedger with a missing file meaning no entries.
-func readLedgerIfAny(path string) ([]LedgerEntry, bool, error) {
-	es, err := ReadLedger(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, false, nil
-	}
-	return es, err == nil, err
 }

@@ -1,6 +1,7 @@
 package daytona
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -115,10 +116,7 @@ func (o *Options) Validate() error {
 	if o.APIKey == "" || placeholder(o.APIKey) {
 		bad("no usable Daytona API key (DAYTONA_API_KEY)")
 	}
-	if o.APIURL == "" {
-		o.APIURL = DefaultAPIURL
-	}
-	o.APIURL = strings.TrimRight(o.APIURL, "/")
+	o.APIURL = strings.TrimRight(cmp.Or(o.APIURL, DefaultAPIURL), "/")
 	if u, err := url.Parse(o.APIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		bad("DAYTONA_API_URL %q is not an http(s) URL", o.APIURL)
 	}
@@ -141,9 +139,7 @@ func (o *Options) Validate() error {
 		if v.Name == "" {
 			bad("daytona: a volume needs a name")
 		}
-		if v.Mount == "" {
-			v.Mount = DefaultVolumeMount
-		}
+		v.Mount = cmp.Or(v.Mount, DefaultVolumeMount)
 		clean := path.Clean(v.Mount)
 		if clean != strings.TrimRight(v.Mount, "/") || strings.HasPrefix(clean, "../") || clean == ".." || clean == "." || clean == "/" {
 			bad("daytona: volume mount %q must be a clean path", v.Mount)
@@ -160,31 +156,22 @@ func (o *Options) Validate() error {
 	if o.Warn == nil {
 		o.Warn = io.Discard
 	}
-	if o.CreateTimeout <= 0 {
-		o.CreateTimeout = DefaultCreateTimeout
-	}
-	if o.DeleteTimeout <= 0 {
-		o.DeleteTimeout = DefaultDeleteTimeout
-	}
-	if o.SetupTimeout <= 0 {
-		o.SetupTimeout = runner.DefaultSetupTimeout
-	}
-	if o.PollInterval <= 0 {
-		o.PollInterval = DefaultPollInterval
-	}
-	if o.Retry.Initial <= 0 {
-		o.Retry.Initial = 250 * time.Millisecond
-	}
-	if o.Retry.Max <= 0 {
-		o.Retry.Max = 10 * time.Second
-	}
-	if o.Retry.Tries <= 0 {
-		o.Retry.Tries = 5
-	}
-	if o.Retry.RateLimitTries <= 0 {
-		o.Retry.RateLimitTries = 30
-	}
+	orDefault(&o.CreateTimeout, DefaultCreateTimeout)
+	orDefault(&o.DeleteTimeout, DefaultDeleteTimeout)
+	orDefault(&o.SetupTimeout, runner.DefaultSetupTimeout)
+	orDefault(&o.PollInterval, DefaultPollInterval)
+	orDefault(&o.Retry.Initial, 250*time.Millisecond)
+	orDefault(&o.Retry.Max, 10*time.Second)
+	orDefault(&o.Retry.Tries, 5)
+	orDefault(&o.Retry.RateLimitTries, 30)
 	return errors.Join(errs...)
+}
+
+// orDefault sets *v to d unless it is positive.
+func orDefault[T time.Duration | int](v *T, d T) {
+	if *v <= 0 {
+		*v = d
+	}
 }
 
 func envName(k string) bool {

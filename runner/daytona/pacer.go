@@ -5,7 +5,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cenkalti/backoff/v5"
 	"golang.org/x/time/rate"
 )
 
@@ -87,20 +86,12 @@ func (p *pacer) throttled(d time.Duration) {
 		p.trace(pacerEvent{at: now, pause: d})
 	}
 	p.mu.Unlock()
-	if l := p.lim.Limit() / 2; l >= p.floor {
-		p.lim.SetLimit(l)
-	} else {
-		p.lim.SetLimit(p.floor)
-	}
+	p.lim.SetLimit(max(p.lim.Limit()/2, p.floor))
 }
 
 // succeeded raises the rate by a tenth of the maximum, up to it.
 func (p *pacer) succeeded() {
-	if l := p.lim.Limit() + p.max/10; l < p.max {
-		p.lim.SetLimit(l)
-	} else {
-		p.lim.SetLimit(p.max)
-	}
+	p.lim.SetLimit(min(p.lim.Limit()+p.max/10, p.max))
 }
 
 // limit is the current creation rate per second.
@@ -111,23 +102,10 @@ func sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return ctx.Err()
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
 	select {
-	case <-t.C:
+	case <-time.After(d):
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-}
-
-// newBackoff is the jittered exponential schedule for transient errors.
-func (o *Options) newBackoff() *backoff.ExponentialBackOff {
-	b := backoff.NewExponentialBackOff()
-	b.InitialInterval = o.Retry.Initial
-	b.MaxInterval = o.Retry.Max
-	b.RandomizationFactor = 0.5
-	b.Multiplier = 2
-	b.Reset()
-	return b
 }

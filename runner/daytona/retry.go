@@ -57,32 +57,40 @@ type again struct{ err error }
 func (e *again) Error() string { return e.err.Error() }
 func (e *again) Unwrap() error { return e.err }
 
-// retry is the backend's one retry policy (backoff/v5): op runs until it
+// retry is the backend's one retry policy (backoff/v5), for an operation
+// with no result (see retried).
+func (o *Options) retry(ctx context.Context, what string, b budget, op func(context.Context) error) error {
+	_, err := retried(ctx, o, what, b, func(ctx context.Context) (struct{}, error) { return struct{}{}, op(ctx) })
+	return err
+}
+
+// retried is the backend's one retry policy (backoff/v5): op runs until it
 // succeeds, fails in a way its budget does not retry, the budget is spent
 // or ctx ends. Waits follow a jittered exponential backoff, and are never
 // shorter than what a 429 or 5xx asked for (Retry-After). op may return
-// backoff.Permanent(err) to stop. The error returned is op's last, as it
-// returned it (wrapped SDK errors stay reachable with errors.As), or ctx's
-// when op never ran to an error.
-func (o *Options) retry(ctx context.Context, what string, b budget, op func(context.Context) error) error {
-	sched := o.newBackoff()
+// backoff.Permanent(err) to stop. The result is that of op's last attempt;
+// the error is op's last, as it returned it (wrapped SDK errors stay
+// reachable with errors.As), or ctx's when op never ran to an error.
+func retried[T any](ctx context.Context, o *Options, what string, b budget, op func(context.Context) (T, error)) (T, error) {
+	// The jittered exponential schedule for transient errors.
+	sched := &backoff.ExponentialBackOff{InitialInterval: o.Retry.Initial, MaxInterval: o.Retry.Max, RandomizationFactor: 0.5, Multiplier: 2}
 	var last error
 	transient, limited := 0, 0
-	_, err := backoff.Retry(ctx, func() (struct{}, error) {
-		err := op(ctx)
+	v, err := backoff.Retry(ctx, func() (T, error) {
+		v, err := op(ctx)
 		if err == nil {
-			return struct{}{}, nil
+			return v, nil
 		}
 		last = err
 		var now *retryNow
 		if errors.As(err, &now) {
 			last = now.err
-			return struct{}{}, &backoff.RetryAfterError{Duration: 0}
+			return v, &backoff.RetryAfterError{Duration: 0}
 		}
 		var perm *backoff.PermanentError
 		if errors.As(err, &perm) {
 			last = perm.Err
-			return struct{}{}, err
+			return v, err
 		}
 		f := classify(ctx, err)
 		var ag *again
@@ -92,27 +100,24 @@ func (o *Options) retry(ctx context.Context, what string, b budget, op func(cont
 		switch {
 		case f.class == classTransient:
 			if transient++; transient >= b.transient {
-				return struct{}{}, backoff.Permanent(err)
+				return v, backoff.Permanent(err)
 			}
 		case f.class == classRateLimited:
 			if limited++; limited >= b.rateLimited {
-				return struct{}{}, backoff.Permanent(err)
+				return v, backoff.Permanent(err)
 			}
 		case f.class == classConflict && b.conflicts:
 		default:
-			return struct{}{}, backoff.Permanent(err)
+			return v, backoff.Permanent(err)
 		}
 		wait := max(sched.NextBackOff(), f.retryAfter)
 		if f.class != classConflict { // a sandbox between states: expected, not news
 			fmt.Fprintf(o.Warn, "daytona: %s: %s; retrying in %s\n", what, describe(err), wait.Round(time.Millisecond))
 		}
-		return struct{}{}, &backoff.RetryAfterError{Duration: wait}
+		return v, &backoff.RetryAfterError{Duration: wait}
 	}, backoff.WithBackOff(&backoff.ZeroBackOff{}), backoff.WithMaxElapsedTime(0))
-	switch {
-	case err == nil:
-		return nil
-	case last != nil:
-		return last
+	if err != nil && last != nil {
+		err = last
 	}
-	return err
+	return v, err
 }

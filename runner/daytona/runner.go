@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"path"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -70,15 +71,13 @@ type Runner struct {
 	// capacity holds jobs back while the account's limits are reached.
 	capacity *capacity
 
-	mu      sync.Mutex
-	authErr error
-	// fatal, once set, stops the run: a creation failed in a way no retry
-	// fixes (unknown snapshot, invalid resources, a sandbox that cannot
-	// start, an account full without this run).
-	fatal     *runner.UnusableError
-	live      map[string]*daytona.Sandbox // by name: created, not yet deleted
-	pending   map[string]bool             // names that may exist without a handle
-	undeleted map[string]string           // name -> "name (id)": could not be deleted
+	mu sync.Mutex
+	// stopped, once set, is why the run cannot go on: the API refused the
+	// key, or a creation failed in a way no retry fixes (unknown snapshot,
+	// invalid resources, a sandbox that cannot start, an account full
+	// without this run).
+	stopped   *runner.UnusableError
+	undeleted map[string]string // name -> "name (id)": could not be deleted
 	closed    bool
 }
 
@@ -104,7 +103,7 @@ func New(ctx context.Context, opts Options) (*Runner, error) {
 	}
 	r := &Runner{
 		opts: opts, client: client, pacer: newPacer(opts.CreateRate), ledger: lg, capacity: newCapacity(),
-		live: map[string]*daytona.Sandbox{}, pending: map[string]bool{}, undeleted: map[string]string{},
+		undeleted: map[string]string{},
 	}
 	r.toolboxHTTP = opts.ToolboxHTTPClient
 	if r.toolboxHTTP == nil {
@@ -135,8 +134,7 @@ func New(ctx context.Context, opts Options) (*Runner, error) {
 // ready.
 func (r *Runner) ensureVolume(ctx context.Context) error {
 	name := r.opts.Volume.Name
-	var vol *types.Volume
-	err := r.retry(ctx, "find volume "+name, func(ctx context.Context) error {
+	vol, err := retried(ctx, &r.opts, "find volume "+name, r.opts.calls(), func(ctx context.Context) (*types.Volume, error) {
 		v, err := r.client.Volume.Get(ctx, name)
 		if classify(ctx, err).class == classNotFound {
 			v, err = r.client.Volume.Create(ctx, name)
@@ -144,8 +142,7 @@ func (r *Runner) ensureVolume(ctx context.Context) error {
 				v, err = r.client.Volume.Get(ctx, name)
 			}
 		}
-		vol = v
-		return err
+		return v, err
 	})
 	if err != nil {
 		return r.unusableOr(ctx, fmt.Errorf("daytona: volume %s: %w", name, described(err)), err)
@@ -167,14 +164,9 @@ func (r *Runner) ensureVolume(ctx context.Context) error {
 			return err
 		}
 		interval = min(2*interval, r.opts.PollInterval)
-		err := r.retry(ctx, "get volume "+name, func(ctx context.Context) error {
-			v, err := r.client.Volume.Get(ctx, name)
-			if err == nil {
-				vol = v
-			}
-			return err
-		})
-		if err != nil {
+		if vol, err = retried(ctx, &r.opts, "get volume "+name, r.opts.calls(), func(ctx context.Context) (*types.Volume, error) {
+			return r.client.Volume.Get(ctx, name)
+		}); err != nil {
 			return r.unusableOr(ctx, fmt.Errorf("daytona: volume %s: %w", name, described(err)), err)
 		}
 	}
@@ -190,63 +182,47 @@ func (r *Runner) ensureVolume(ctx context.Context) error {
 // returned as msg.
 func (r *Runner) unusableOr(ctx context.Context, msg, err error) error {
 	if classify(ctx, err).class == classAuth {
-		r.markDead(err)
-		return r.unusable()
+		return r.keyRefused(err)
 	}
 	return msg
 }
 
-// markDead records that the API refused the key and stops every job.
-func (r *Runner) markDead(err error) {
-	r.mu.Lock()
-	if r.authErr == nil {
-		r.authErr = err
-	}
-	r.mu.Unlock()
-	r.kill(errDead)
+// keyRefused stops the run: the API refused the key.
+func (r *Runner) keyRefused(err error) error {
+	return r.halt(&runner.UnusableError{Kind: runner.ErrAuth, Err: errKeyRefused(err)})
 }
 
-// stop records a run-level failure that no retry fixes and stops every
-// job; the first one wins. It returns the run-stopping error.
+// errKeyRefused says that the API refused the key, with its answer.
+func errKeyRefused(err error) error {
+	return fmt.Errorf("Daytona refused the API key: %w; check DAYTONA_API_KEY", described(err))
+}
+
+// stop stops the run for a failure that no retry fixes.
 func (r *Runner) stop(err error) error {
+	return r.halt(&runner.UnusableError{Kind: runner.ErrInfra, Err: err})
+}
+
+// halt records why the run cannot go on and stops every job. The first
+// reason wins, except that a refused key wins over any other. It returns
+// the run-stopping error.
+func (r *Runner) halt(why *runner.UnusableError) error {
 	r.mu.Lock()
-	if r.fatal == nil && r.authErr == nil {
-		r.fatal = &runner.UnusableError{Kind: runner.ErrInfra, Err: err}
+	if r.stopped == nil || why.Kind == runner.ErrAuth && r.stopped.Kind != runner.ErrAuth {
+		r.stopped = why
 	}
 	r.mu.Unlock()
 	r.kill(errDead)
 	return r.unusable()
 }
 
-// unusable is the run-stopping error once the key was refused or the run
-// was stopped, else nil.
+// unusable is the run-stopping error once the run was stopped, else nil.
 func (r *Runner) unusable() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	switch {
-	case r.authErr != nil:
-		return &runner.UnusableError{Kind: runner.ErrAuth, Err: fmt.Errorf(
-			"Daytona refused the API key: %s; check DAYTONA_API_KEY", describe(r.authErr))}
-	case r.fatal != nil:
-		return r.fatal
+	if r.stopped == nil {
+		return nil
 	}
-	return nil
-}
-
-// retry runs op under the backend's retry policy with the budget of an
-// ordinary call (see Options.retry).
-func (r *Runner) retry(ctx context.Context, what string, op func(context.Context) error) error {
-	return r.opts.retry(ctx, what, r.opts.calls(), op)
-}
-
-// unusableKind is the error kind of the run-stopping error (auth when
-// there is none yet: only a refused key stops jobs without one).
-func unusableKind(err error) runner.ErrorKind {
-	var ue *runner.UnusableError
-	if errors.As(err, &ue) {
-		return ue.Kind
-	}
-	return runner.ErrAuth
+	return r.stopped
 }
 
 // Undeleted names the sandboxes this Runner could not delete ("name (id)"),
@@ -254,12 +230,7 @@ func unusableKind(err error) runner.ErrorKind {
 func (r *Runner) Undeleted() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make([]string, 0, len(r.undeleted))
-	for _, l := range r.undeleted {
-		out = append(out, l)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Values(r.undeleted))
 }
 
 // Close deletes whatever this Runner created and still exists (Run deletes
@@ -274,16 +245,8 @@ func (r *Runner) Close(ctx context.Context) error {
 		return nil
 	}
 	r.closed = true
-	live := make(map[string]*daytona.Sandbox, len(r.live))
-	for n, sb := range r.live {
-		live[n] = sb
-	}
-	var pending []string
-	for n := range r.pending {
-		pending = append(pending, n)
-	}
 	r.mu.Unlock()
-	sort.Strings(pending)
+	live, pending := r.capacity.snapshot()
 
 	var errs []error
 	for name, sb := range live {
@@ -293,7 +256,7 @@ func (r *Runner) Close(ctx context.Context) error {
 		errs = append(errs, r.reconcile(ctx, name))
 	}
 	r.mu.Lock()
-	keyRefused := r.authErr != nil
+	keyRefused := r.stopped != nil && r.stopped.Kind == runner.ErrAuth
 	r.mu.Unlock()
 	if !keyRefused {
 		errs = append(errs, r.sweep(ctx))

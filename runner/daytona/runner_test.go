@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -280,10 +279,7 @@ func TestRateLimitStormIsRidden(t *testing.T) {
 		Status: 429, Times: 4, Header: http.Header{"Retry-After-Sandbox-Create": {"1"}},
 		Body: `{"statusCode":429,"message":"Rate limit exceeded","error":"Too Many Requests"}`,
 	})
-	var jobs []runner.Job
-	for i := 0; i < 4; i++ {
-		jobs = append(jobs, e.shJob(fmt.Sprintf("c%d", i), "echo ok > \"$2\"\n"))
-	}
+	jobs := e.shJobs(4, "c%d", "echo ok > \"$2\"\n")
 	var trace pacerTrace
 	e.r.pacer.trace = trace.add
 	res, errs := e.runAll(context.Background(), 4, jobs)

@@ -25,35 +25,9 @@ func (r *Runner) adopt(sb *daytona.Sandbox) *daytona.Sandbox {
 	return sb
 }
 
-// track records that name's sandbox exists.
-func (r *Runner) track(name string, sb *daytona.Sandbox) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.live[name] = sb
-	delete(r.pending, name)
-	r.capacity.created(name)
-}
-
-// setPending records that name is being created.
-func (r *Runner) setPending(name string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if _, ok := r.live[name]; !ok {
-		r.pending[name] = true
-	}
-}
-
 // notCreated records that no attempt can have created name.
 func (r *Runner) notCreated(name string) {
-	r.mu.Lock()
-	_, live := r.live[name]
-	wasPending := r.pending[name]
-	delete(r.pending, name)
-	r.mu.Unlock()
-	if !live {
-		r.capacity.release(name)
-	}
-	if wasPending && !live {
+	if r.capacity.notCreated(name) {
 		r.ledger.append(LedgerEntry{Event: eventNotCreated, RunID: r.opts.RunID, Name: name})
 	}
 }
@@ -68,13 +42,13 @@ func neverSent(err error) bool {
 	return strings.Contains(m, "dial tcp") || strings.Contains(m, "connection refused") || strings.Contains(m, "no such host")
 }
 
-func (r *Runner) forget(name string) {
+// deleted records that name's sandbox (id when known) is gone.
+func (r *Runner) deleted(name, id string) error {
 	r.mu.Lock()
-	delete(r.live, name)
-	delete(r.pending, name)
 	delete(r.undeleted, name)
 	r.mu.Unlock()
 	r.capacity.release(name)
+	return r.ledger.append(LedgerEntry{Event: eventDeleted, RunID: r.opts.RunID, Name: name, ID: id})
 }
 
 // failedToStart recognises a created sandbox that ended in error or
@@ -111,13 +85,9 @@ func (r *Runner) createSandbox(ctx context.Context, name string, params any) (*d
 			r.notCreated(name)
 		}
 	}()
-	var sb *daytona.Sandbox
-	err := r.opts.retry(ctx, "create "+name, r.opts.calls(), func(ctx context.Context) error {
-		var err error
-		sb, err = r.createOnce(ctx, name, params, &ambiguous)
-		return err
+	return retried(ctx, &r.opts, "create "+name, r.opts.calls(), func(ctx context.Context) (*daytona.Sandbox, error) {
+		return r.createOnce(ctx, name, params, &ambiguous)
 	})
-	return sb, err
 }
 
 // createOnce is one attempt of createSandbox. Its errors are for the retry
@@ -136,7 +106,7 @@ func (r *Runner) createOnce(ctx context.Context, name string, params any, ambigu
 	if err := r.ledger.append(LedgerEntry{Event: eventCreate, RunID: r.opts.RunID, Name: name}); err != nil {
 		return nil, backoff.Permanent(err)
 	}
-	r.setPending(name)
+	r.capacity.asking(name)
 	sb, err := r.client.Create(ctx, params, options.WithTimeout(r.opts.CreateTimeout))
 	if err == nil {
 		r.pacer.succeeded()
@@ -159,8 +129,7 @@ func (r *Runner) createOnce(ctx context.Context, name string, params any, ambigu
 	}
 	switch f.class {
 	case classAuth:
-		r.markDead(err)
-		return nil, backoff.Permanent(r.unusable())
+		return nil, backoff.Permanent(r.keyRefused(err))
 	case classRateLimited:
 		r.pacer.throttled(f.retryAfter)
 		return nil, err
@@ -224,26 +193,20 @@ func (r *Runner) startsFrom() string {
 
 // started waits for an adopted sandbox to be started.
 func (r *Runner) started(ctx context.Context, sb *daytona.Sandbox) (*daytona.Sandbox, error) {
-	r.adopt(sb)
 	if sb.State == "started" {
 		return sb, nil
 	}
-	if err := sb.WaitForStart(ctx, r.opts.CreateTimeout); err != nil {
-		return sb, err
-	}
-	return sb, nil
+	return sb, sb.WaitForStart(ctx, r.opts.CreateTimeout)
 }
 
 // lookup finds a sandbox by name; nil, nil when there is none.
 func (r *Runner) lookup(ctx context.Context, name string) (*daytona.Sandbox, error) {
-	var sb *daytona.Sandbox
-	err := r.retry(ctx, "look up "+name, func(ctx context.Context) error {
-		s, err := r.client.Get(ctx, name)
+	sb, err := retried(ctx, &r.opts, "look up "+name, r.opts.calls(), func(ctx context.Context) (*daytona.Sandbox, error) {
+		sb, err := r.client.Get(ctx, name)
 		if classify(ctx, err).class == classNotFound {
-			return nil
+			return nil, nil
 		}
-		sb = s
-		return err
+		return sb, err
 	})
 	if err != nil {
 		return nil, err
@@ -264,8 +227,7 @@ func (r *Runner) deleteSandbox(ctx context.Context, name string, sb *daytona.San
 		return err
 	})
 	if err == nil {
-		r.forget(name)
-		return r.ledger.append(LedgerEntry{Event: eventDeleted, RunID: r.opts.RunID, Name: name, ID: sb.ID})
+		return r.deleted(name, sb.ID)
 	}
 	return r.undeletable(name, sb.ID, err)
 }
@@ -278,8 +240,6 @@ func (r *Runner) undeletable(name, id string, err error) error {
 	}
 	r.mu.Lock()
 	r.undeleted[name] = label
-	delete(r.pending, name)
-	delete(r.live, name)
 	r.mu.Unlock()
 	r.capacity.release(name) // it may still hold quota, but it is out of forge's hands
 	fmt.Fprintf(r.opts.Warn, "daytona: could not delete sandbox %s: %s; it stops and deletes itself after its auto-stop, or run \"forge gc\"\n",
@@ -296,8 +256,7 @@ func (r *Runner) reconcile(ctx context.Context, name string) error {
 		return r.undeletable(name, "", fmt.Errorf("look it up: %w", err))
 	}
 	if sb == nil {
-		r.forget(name)
-		return r.ledger.append(LedgerEntry{Event: eventDeleted, RunID: r.opts.RunID, Name: name})
+		return r.deleted(name, "")
 	}
 	return r.deleteSandbox(ctx, name, sb)
 }
@@ -308,12 +267,9 @@ func (r *Runner) listRun(ctx context.Context) ([]*daytona.Sandbox, error) {
 	var found []*daytona.Sandbox
 	limit := 100
 	for page := 1; ; page++ {
-		var res *daytona.PaginatedSandboxes
 		p := page
-		err := r.retry(ctx, "list this run's sandboxes", func(ctx context.Context) error {
-			var err error
-			res, err = r.client.List(ctx, labels, &p, &limit)
-			return err
+		res, err := retried(ctx, &r.opts, "list this run's sandboxes", r.opts.calls(), func(ctx context.Context) (*daytona.PaginatedSandboxes, error) {
+			return r.client.List(ctx, labels, &p, &limit)
 		})
 		if err != nil {
 			return nil, fmt.Errorf("list sandboxes of run %s: %w", r.opts.RunID, described(err))

@@ -56,9 +56,7 @@ func (l layout) stdout() string           { return l.ctl + ".stdout" }
 func (l layout) stderr() string           { return l.ctl + ".stderr" }
 func (l layout) setupLog() string         { return l.ctl + ".setup.log" }
 func (l layout) capped(key string) string { return l.ctl + "." + key + ".cap" }
-func (l layout) path(rel string) string {
-	return l.work + "/" + rel
-}
+func (l layout) path(rel string) string   { return l.work + "/" + rel }
 
 // preamble starts every script: into the working directory, create what
 // could not be uploaded (zero-byte files, the volume link), drop the
@@ -205,13 +203,12 @@ func (l layout) setupScriptText(lines []string, env map[string]string, ensure []
 // collectScriptText is the body of forge.sh's forge_collect, which runs in
 // forge.sh's own shell (so it returns, never exits) and in the C locale
 // (bytes are bytes; the tools start faster without locale files): it
-// measures what the
-// job left, with one wc for all files (read through a here-document: no
-// subshell, no file), cuts capped copies
-// (<ctl>.<key>.cap) of those over their cap and prints one JSON line (collected).
-// Then, when the sandbox has base64, it inlines the (capped) content of the
-// non-empty regular files named in $forge_want while they fit in
-// inlineBudget: a line "forge-inline KEY..." and the base64 of their
+// measures what the job left, with one wc for all files (read through a
+// here-document: no subshell, no file), cuts capped copies
+// (<ctl>.<key>.cap) of those over their cap and prints one JSON line
+// (collected). Then, when the sandbox has base64, it inlines the (capped)
+// content of the non-empty regular files named in $forge_want while they
+// fit in inlineBudget: a line "forge-inline KEY..." and the base64 of their
 // contents, concatenated in that order (one cat, one base64).
 func (l layout) collectScriptText(outputFile, resultFile string, outCap, artCap int64) string {
 	return fmt.Sprintf(`LC_ALL=C; export LC_ALL

@@ -2,6 +2,7 @@ package daytona
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -92,10 +93,10 @@ type sessionRun struct {
 // command's exit code: forge.sh exits with it. Only when the stream ends
 // without it is the exit code read with GetSessionCommand (polled from
 // 10 ms, as the toolbox records it a moment after the command ends). A
-// slow safety poll (PollInterval) runs alongside,
-// so a stream that dies silently costs at most that; a stream that cannot
-// be opened or breaks turns into the fast polling forge used before it
-// (from 50 ms, slowing down to PollInterval). No HTTP call lasts longer
+// slow safety poll (PollInterval) runs alongside, so a stream that dies
+// silently costs at most that; a stream that cannot be opened or breaks
+// turns into fast polling (from 50 ms, slowing down to PollInterval).
+// No HTTP call lasts longer
 // than a poll and the stream is not an HTTP call, so the SDK's 60 s HTTP
 // timeout never matters.
 func (j *jobRun) runInSession(ctx context.Context, command string, timeout time.Duration) (sessionRun, error) {
@@ -103,20 +104,17 @@ func (j *jobRun) runInSession(ctx context.Context, command string, timeout time.
 	if err := j.ensureSession(ctx); err != nil {
 		return run, err
 	}
-	var resp map[string]any
 	// Only rate limits are retried: after any other failure the command may
 	// have started, and a candidate must not run twice.
-	err := j.r.opts.retry(ctx, "start command in "+j.name, j.r.opts.once(), func(ctx context.Context) error {
-		var err error
-		resp, err = j.sb.Process.ExecuteSessionCommand(ctx, sessionID, command, true, false)
-		return err
+	resp, err := retried(ctx, &j.r.opts, "start command in "+j.name, j.r.opts.once(), func(ctx context.Context) (map[string]any, error) {
+		return j.sb.Process.ExecuteSessionCommand(ctx, sessionID, command, true, false)
 	})
 	if err != nil {
 		return run, j.classified("start the command", ctx, err)
 	}
 	cmdID, _ := resp["id"].(string)
 	if cmdID == "" {
-		return run, infra("the toolbox gave no command id")
+		return run, errors.New("the toolbox gave no command id")
 	}
 	limit := time.Now().Add(timeout)
 	var events chan streamEvent
@@ -137,14 +135,11 @@ func (j *jobRun) runInSession(ctx context.Context, command string, timeout time.
 		if events != nil {
 			wait = j.r.opts.PollInterval // the safety poll
 		}
-		t := time.NewTimer(max(0, min(wait, time.Until(limit))))
 		select {
 		case <-ctx.Done():
-			t.Stop()
 			return run, ctx.Err()
-		case <-t.C:
+		case <-time.After(max(0, min(wait, time.Until(limit)))):
 		case ev := <-events:
-			t.Stop()
 			events = nil
 			if ev.done && ev.exit != nil {
 				// forge.sh said how it ends: the toolbox will record the same
@@ -178,11 +173,12 @@ func (j *jobRun) runInSession(ctx context.Context, command string, timeout time.
 		}
 		failures = 0
 		if code, ok := st["exitCode"]; ok {
-			n, ok := toInt(code)
+			// The SDK puts the toolbox's int32 there.
+			n, ok := code.(int32)
 			if !ok {
-				return run, infra("the toolbox gave exit code %v", code)
+				return run, fmt.Errorf("the toolbox gave exit code %v (%T)", code, code)
 			}
-			run.exit = &n
+			run.exit = new(int(n))
 			return run, nil
 		}
 		if events == nil {
@@ -196,7 +192,7 @@ func (j *jobRun) ensureSession(ctx context.Context) error {
 	if j.session {
 		return nil
 	}
-	err := j.r.retry(ctx, "create session in "+j.name, func(ctx context.Context) error {
+	err := j.r.opts.retry(ctx, "create session in "+j.name, j.r.opts.calls(), func(ctx context.Context) error {
 		err := j.sb.Process.CreateSession(ctx, sessionID)
 		if statusOf(err) == 409 { // created by an attempt whose answer was lost
 			return nil
@@ -216,25 +212,11 @@ func (j *jobRun) ensureSession(ctx context.Context) error {
 func (j *jobRun) killSession(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	err := j.r.retry(ctx, "kill the session in "+j.name, func(ctx context.Context) error {
+	err := j.r.opts.retry(ctx, "kill the session in "+j.name, j.r.opts.calls(), func(ctx context.Context) error {
 		return j.sb.Process.DeleteSession(ctx, sessionID)
 	})
 	if err != nil && statusOf(err) != 404 {
 		fmt.Fprintf(j.r.opts.Warn, "daytona: could not kill the timed-out command in %s: %s (the sandbox is deleted next)\n", j.name, describe(err))
 	}
 	j.session = false
-}
-
-func toInt(v any) (int, bool) {
-	switch n := v.(type) {
-	case int32:
-		return int(n), true
-	case int:
-		return n, true
-	case int64:
-		return int(n), true
-	case float64:
-		return int(n), true
-	}
-	return 0, false
 }

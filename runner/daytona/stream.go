@@ -25,8 +25,6 @@ type streamEvent struct {
 	// report is what forge.sh printed before its done line, when that came
 	// whole.
 	report []byte
-	// err is why the stream failed before the command was over.
-	err error
 }
 
 // errStreamConnect starts the SDK's message when the stream's WebSocket
@@ -77,7 +75,7 @@ func (j *jobRun) followLogs(ctx context.Context, cmdID string, events chan<- str
 	}
 	j.r.streams.note(j.r.opts.Warn, err, sent)
 	if !sent {
-		events <- streamEvent{done: err == nil, err: err}
+		events <- streamEvent{done: err == nil}
 	}
 }
 

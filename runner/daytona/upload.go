@@ -2,6 +2,7 @@ package daytona
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -31,17 +32,12 @@ func (j *jobRun) upload(ctx context.Context) error {
 // uploadFiles learns the sandbox's home directory and starts the uploads in
 // g.
 func (j *jobRun) uploadFiles(ctx context.Context, g *errgroup.Group) error {
-	var home string
-	err := j.r.retry(ctx, "ask "+j.name+" for its home directory", func(ctx context.Context) error {
-		var err error
-		home, err = j.sb.GetUserHomeDir(ctx)
-		return err
-	})
+	home, err := retried(ctx, &j.r.opts, "ask "+j.name+" for its home directory", j.r.opts.calls(), j.sb.GetUserHomeDir)
 	if err != nil {
 		return j.classified("ask the sandbox for its home directory", ctx, err)
 	}
 	if !strings.HasPrefix(home, "/") {
-		return infra("the sandbox reported home directory %q, not an absolute path", home)
+		return fmt.Errorf("the sandbox reported home directory %q, not an absolute path", home)
 	}
 	j.lay = newLayout(home, j.job.CandidateID)
 
@@ -54,12 +50,12 @@ func (j *jobRun) uploadFiles(ctx context.Context, g *errgroup.Group) error {
 	for _, f := range j.job.Files {
 		rel, err := runner.RelPath(f.Dst)
 		if err != nil {
-			return infra("copy %s: destination %v", f.Src, err)
+			return fmt.Errorf("copy %s: destination %v", f.Src, err)
 		}
 		data := f.Data
 		if data == nil {
 			if data, err = os.ReadFile(f.Src); err != nil {
-				return infra("read %s: %v", f.Src, err)
+				return fmt.Errorf("read %s: %v", f.Src, err)
 			}
 		}
 		dst := j.lay.path(rel)
@@ -76,18 +72,18 @@ func (j *jobRun) uploadFiles(ctx context.Context, g *errgroup.Group) error {
 				shQuote(link), shQuote(path.Dir(link)), shQuote(j.r.mountPath)))
 		}
 	}
+	outputFile, err := runner.RelPath(j.job.EffectiveOutputFile())
+	if err != nil {
+		return fmt.Errorf("output file %v", err)
+	}
 	env, err := j.env()
 	if err != nil {
 		return err
 	}
-	outputFile, err := runner.RelPath(j.job.EffectiveOutputFile())
-	if err != nil {
-		return infra("output file %v", err)
-	}
 	argv := j.job.Argv(j.lay.path(outputFile))
 	for _, a := range argv {
 		if strings.ContainsRune(a, 0) {
-			return infra("an argument holds a NUL byte, which no process can receive")
+			return errors.New("an argument holds a NUL byte, which no process can receive")
 		}
 	}
 	runEnsure := ensure
@@ -99,7 +95,7 @@ func (j *jobRun) uploadFiles(ctx context.Context, g *errgroup.Group) error {
 		outputFile, runner.ResultFile, j.job.Limits.OutputCap(), j.job.Limits.ArtifactCap())), j.lay.controlScript()})
 	for _, u := range uploads {
 		g.Go(func() error {
-			err := j.r.retry(ctx, "upload "+u.dst, func(ctx context.Context) error {
+			err := j.r.opts.retry(ctx, "upload "+u.dst, j.r.opts.calls(), func(ctx context.Context) error {
 				return j.uploadFile(ctx, u.data, u.dst)
 			})
 			if err != nil {
@@ -135,17 +131,14 @@ func (j *jobRun) uploadFile(ctx context.Context, data []byte, remote string) err
 // env is the candidate's environment on top of the sandbox's: HOME, the
 // manifest's env and the protocol's FORGE_* variables.
 func (j *jobRun) env() (map[string]string, error) {
-	if _, err := runner.RelPath(j.job.EffectiveOutputFile()); err != nil {
-		return nil, infra("output file %v", err)
-	}
 	env := j.job.ProtocolEnv(j.lay.path)
 	env["HOME"] = j.lay.home
 	for k, v := range env {
 		if !envName(k) {
-			return nil, infra("env name %q cannot be exported in the sandbox", k)
+			return nil, fmt.Errorf("env name %q cannot be exported in the sandbox", k)
 		}
 		if strings.ContainsRune(v, 0) {
-			return nil, infra("env %s holds a NUL byte", k)
+			return nil, fmt.Errorf("env %s holds a NUL byte", k)
 		}
 	}
 	return env, nil

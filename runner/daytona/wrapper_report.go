@@ -10,10 +10,6 @@ import (
 	"strings"
 )
 
-// outputKeys are the outputs forge.sh measures, in the order it inlines
-// them.
-var outputKeys = []string{"stdout", "stderr", "setup", "artifact", "result"}
-
 // wrapperReport is forge.sh's account of what a job left: the sizes and kinds of
 // its outputs and the content of those it inlined.
 type wrapperReport struct {

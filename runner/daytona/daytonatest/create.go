@@ -1,6 +1,7 @@
 package daytonatest
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -11,7 +12,7 @@ import (
 )
 
 type createRequest struct {
-	Name                *string           `json:"name"`
+	Name                string            `json:"name"`
 	Snapshot            string            `json:"snapshot"`
 	User                string            `json:"user"`
 	Env                 map[string]string `json:"env"`
@@ -85,13 +86,13 @@ func (s *Server) createSandbox(h *handlerCtx) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if msg := s.quotaRefusal(now, cpu, mem, disk); msg != "" {
-		h.apiError(s.quotaStatus(), "%s", msg)
+		h.apiError(cmp.Or(s.opts.QuotaStatus, http.StatusBadRequest), "%s", msg)
 		return
 	}
-	if req.Name != nil && *req.Name != "" {
+	if req.Name != "" {
 		for _, sb := range s.order {
-			if sb.name == *req.Name && sb.state(now) != "destroyed" {
-				h.apiError(http.StatusConflict, "Sandbox with name %s already exists", *req.Name)
+			if sb.name == req.Name && sb.state(now) != "destroyed" {
+				h.apiError(http.StatusConflict, "Sandbox with name %s already exists", req.Name)
 				return
 			}
 		}
@@ -101,11 +102,7 @@ func (s *Server) createSandbox(h *handlerCtx) {
 	for _, vm := range req.Volumes {
 		v := s.volumes[vm.VolumeID]
 		if v == nil {
-			for _, cand := range s.volumes {
-				if cand.name == vm.VolumeID {
-					v = cand
-				}
-			}
+			v = s.volumeNamed(vm.VolumeID)
 		}
 		if v == nil {
 			h.apiError(http.StatusNotFound, "Volume %s not found", vm.VolumeID)
@@ -125,67 +122,37 @@ func (s *Server) createSandbox(h *handlerCtx) {
 
 	s.seq++
 	id := fmt.Sprintf("sbx-%04d-%x", s.seq, now.UnixNano()&0xffffff)
+	name, user, root := cmp.Or(req.Name, id), cmp.Or(req.User, "daytona"), filepath.Join(s.opts.Dir, id)
+	// The API's defaults for what the request leaves out; an auto-archive
+	// of 0 means its maximum.
 	sb := &sandbox{
-		id: id, name: id, user: "daytona", target: "us",
+		id: id, name: name, origName: name, user: user, target: cmp.Or(req.Target, "us"),
 		labels: copyMap(req.Labels), env: copyMap(req.Env),
 		createdAt: now, startAt: now.Add(s.opts.StartDelay),
 		public: req.Public, networkBlockAll: req.NetworkBlockAll,
-		cpu: cpu, mem: mem, disk: disk, autoStop: 15, autoArchive: 10080, autoDel: -1,
-		snapshot: req.Snapshot, volumes: mounts,
-		sessions: map[string]*session{}, procs: map[*proc]struct{}{}, streams: map[*logStream]struct{}{},
-	}
-	if req.Name != nil && *req.Name != "" {
-		sb.name = *req.Name
-	}
-	sb.origName = sb.name
-	if req.User != "" {
-		sb.user = req.User
-	}
-	if req.Target != "" {
-		sb.target = req.Target
+		cpu: cpu, gpu: valueOr(req.GPU, 0), mem: mem, disk: disk, autoStop: valueOr(req.AutoStopInterval, 15),
+		autoArchive: cmp.Or(valueOr(req.AutoArchiveInterval, 10080), 43200), autoDel: valueOr(req.AutoDeleteInterval, -1),
+		snapshot: req.Snapshot, volumes: mounts, root: root, home: filepath.Join(root, "home", user),
+		sessions: map[string]*session{}, procs: map[*proc]struct{}{}, streams: map[chan struct{}]struct{}{},
 	}
 	if req.BuildInfo != nil {
 		sb.image = strings.TrimSpace(strings.TrimPrefix(req.BuildInfo.DockerfileContent, "FROM "))
-		sb.snapshot = ""
 		sb.failState = s.opts.FailStart[sb.image]
 	} else if req.Snapshot != "" {
 		sb.failState = s.opts.FailStart[req.Snapshot]
 	}
-	setInt := func(dst *int, src *int) {
-		if src != nil {
-			*dst = *src
-		}
-	}
-	setInt(&sb.gpu, req.GPU)
-	setInt(&sb.autoStop, req.AutoStopInterval)
-	setInt(&sb.autoArchive, req.AutoArchiveInterval)
-	setInt(&sb.autoDel, req.AutoDeleteInterval)
-	if sb.autoArchive == 0 {
-		sb.autoArchive = 43200
-	}
-
-	sb.root = filepath.Join(s.dir, id)
-	sb.home = filepath.Join(sb.root, "home", sb.user)
 	s.sandboxes[id] = sb
 	s.order = append(s.order, sb)
-	s.live++
-	if s.live > s.peak {
-		s.peak = s.live
-	}
+	s.peak = max(s.peak, s.liveCount())
 	s.notePeakUsage(now)
-	dirs := make([]string, len(vols))
-	for i, v := range vols {
-		dirs[i] = v.dir
-	}
 
 	// The file system work happens without the lock: it is slow, and other
 	// sandboxes must not wait for it.
 	s.mu.Unlock()
-	err := s.makeSandboxFS(sb, dirs)
+	err := s.makeSandboxFS(sb, vols)
 	s.mu.Lock()
 	if err != nil {
 		sb.deletedAt, sb.destroyedAt = now, now
-		s.live--
 		h.apiError(http.StatusInternalServerError, "make sandbox: %v", err)
 		return
 	}
@@ -199,10 +166,18 @@ func (s *Server) createSandbox(h *handlerCtx) {
 	h.json(http.StatusOK, sb.dto(s, now))
 }
 
+// valueOr is *p, or d when p is nil.
+func valueOr(p *int, d int) int {
+	if p == nil {
+		return d
+	}
+	return *p
+}
+
 // makeSandboxFS makes the sandbox's directories. A volume mounted at an
 // absolute path appears at that path under the sandbox's root, which is
 // where the emulator keeps its file system.
-func (s *Server) makeSandboxFS(sb *sandbox, volumeDirs []string) error {
+func (s *Server) makeSandboxFS(sb *sandbox, vols []*volume) error {
 	for _, d := range []string{sb.home, filepath.Join(sb.root, "tmp")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return err
@@ -212,7 +187,7 @@ func (s *Server) makeSandboxFS(sb *sandbox, volumeDirs []string) error {
 		at := filepath.Join(sb.root, filepath.FromSlash(m.MountPath))
 		err := os.MkdirAll(filepath.Dir(at), 0o755)
 		if err == nil {
-			err = os.Symlink(volumeDirs[i], at)
+			err = os.Symlink(vols[i].dir, at)
 		}
 		if err != nil {
 			return fmt.Errorf("mount volume at %s: %w", m.MountPath, err)

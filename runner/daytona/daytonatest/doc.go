@@ -18,23 +18,13 @@
 // the stream is not.)
 //
 // Creation is refused the way the real API refuses it, before any sandbox
-// exists: a snapshot the organization does not have (Options.Snapshots;
-// 400 "Snapshot X not found. Did you add it through the Daytona
-// Dashboard?"), resources over the per-sandbox maximum (Options.
-// MaxPerSandbox, default 4 vCPU, 8 GiB, 10 GiB; a permanent 400 "CPU
-// request 8 exceeds maximum allowed per sandbox (4)."), and resources that
-// would take the organization over its totals (Options.Quota; 400, or
-// Options.QuotaStatus, "Total CPU limit exceeded. Maximum allowed: 4.",
-// then memory, then disk). Quota is counted as the real API counts it:
-// creating, started and destroying sandboxes hold their CPU, memory and
-// disk until they are destroyed; failed ones hold nothing (Server.Usage,
-// Server.PeakUsage). Sandboxes of a snapshot or image named in
-// Options.FailStart end in "error" or "build_failed" with the real
-// errorReason, at once or after "creating" (Options.StartDelay): they
-// exist, are listed and must be deleted, and the SDK's Create fails with
-// "Sandbox failed to start". For Options.ToolboxWarmup after a sandbox
-// starts, its toolbox answers 502 with no body, as the proxy does while
-// the sandbox's daemon is not yet reachable.
+// exists, with its messages and statuses: an unknown snapshot
+// (Options.Snapshots), resources over the per-sandbox maximum
+// (Options.MaxPerSandbox) and resources that would take the organization
+// over its totals (Options.Quota), counted as the real API counts them
+// (Server.Usage, Server.PeakUsage). Sandboxes can be made to fail to start
+// (Options.FailStart) and their toolbox to answer 502 for a while after
+// they start (Options.ToolboxWarmup).
 //
 // Faults can be injected per route (status codes for the next N calls, with
 // Retry-After headers; added latency; dropped responses after the

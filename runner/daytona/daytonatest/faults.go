@@ -67,10 +67,8 @@ func (s *Server) takeFault(op string) *Fault {
 // wait sleeps for d unless the client leaves or the server closes; it says
 // whether to go on.
 func (s *Server) wait(r *http.Request, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
 	select {
-	case <-t.C:
+	case <-time.After(d):
 		return true
 	case <-r.Context().Done():
 		return false

@@ -53,7 +53,18 @@ func (s *Server) Violations() []string {
 func (s *Server) LiveCount() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.live
+	return s.liveCount()
+}
+
+// liveCount counts the sandboxes not deleted. The caller holds s.mu.
+func (s *Server) liveCount() int {
+	n := 0
+	for _, sb := range s.order {
+		if sb.deletedAt.IsZero() {
+			n++
+		}
+	}
+	return n
 }
 
 // PeakLive is the largest number of sandboxes that were alive at once.

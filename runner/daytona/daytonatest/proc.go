@@ -23,11 +23,7 @@ func (c *capBuf) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if room := c.max - len(c.b); room > 0 {
-		if len(p) > room {
-			c.b = append(c.b, p[:room]...)
-		} else {
-			c.b = append(c.b, p...)
-		}
+		c.b = append(c.b, p[:min(len(p), room)]...)
 	}
 	return len(p), nil
 }
@@ -71,21 +67,10 @@ func (p *proc) kill() {
 	}
 }
 
-type teeWriter []io.Writer
-
-func (t teeWriter) Write(p []byte) (int, error) {
-	for _, w := range t {
-		w.Write(p)
-	}
-	return len(p), nil
-}
-
-// Stream markers the daemon puts before every line of a session command's
-// log (DMN/pkg/session: STDOUT_PREFIX, STDERR_PREFIX).
-var (
-	stdoutMarker = []byte{1, 1, 1}
-	stderrMarker = []byte{2, 2, 2}
-)
+// markers are what the daemon puts before every line of a session
+// command's log from stdout (0) and stderr (1) (DMN/pkg/session:
+// STDOUT_PREFIX, STDERR_PREFIX).
+var markers = [2][]byte{{1, 1, 1}, {2, 2, 2}}
 
 // markedLog is a session command's log file as the daemon writes it: its
 // wrapper pipes stdout and stderr through one "while read" loop each, which
@@ -126,10 +111,7 @@ func (w logWriter) Write(p []byte) (int, error) {
 
 // appendLine adds one marked line. The caller holds l.mu.
 func (l *markedLog) appendLine(i int, line []byte) {
-	marker := stdoutMarker
-	if i == 1 {
-		marker = stderrMarker
-	}
+	marker := markers[i]
 	if len(l.b)+len(marker)+len(line)+1 > l.max {
 		return
 	}
@@ -182,8 +164,8 @@ func (s *Server) startProc(sb *sandbox, command, cwd string, env map[string]stri
 	cmd := exec.Command("sh", "-c", command)
 	cmd.Dir = cwd
 	cmd.Env = envList(env)
-	cmd.Stdout = teeWriter{p.stdout, p.output, p.log.stream(0)}
-	cmd.Stderr = teeWriter{p.stderr, p.output, p.log.stream(1)}
+	cmd.Stdout = io.MultiWriter(p.stdout, p.output, p.log.stream(0))
+	cmd.Stderr = io.MultiWriter(p.stderr, p.output, p.log.stream(1))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	// A grandchild that escaped the group kill must not keep Wait waiting
 	// for its pipes.
@@ -193,13 +175,7 @@ func (s *Server) startProc(sb *sandbox, command, cwd string, env map[string]stri
 		return nil, err
 	}
 	s.mu.Lock()
-	gone := !sb.deletedAt.IsZero()
-	select {
-	case <-s.closing:
-		gone = true
-	default:
-	}
-	if gone {
+	if s.gone(sb) {
 		// The sandbox (or the emulator) went away while it started.
 		s.mu.Unlock()
 		p.kill()
@@ -235,6 +211,17 @@ func (s *Server) startProc(sb *sandbox, command, cwd string, env map[string]stri
 		close(p.done)
 	}()
 	return p, nil
+}
+
+// gone says whether sb was deleted or the emulator is closing, so nothing
+// new may start in it. The caller holds s.mu.
+func (s *Server) gone(sb *sandbox) bool {
+	select {
+	case <-s.closing:
+		return true
+	default:
+		return !sb.deletedAt.IsZero()
+	}
 }
 
 // baseEnv is what every process in the sandbox starts with, as the
@@ -299,15 +286,13 @@ func (s *Server) runSession(sb *sandbox, ss *session) {
 			return
 		case c := <-ss.queue:
 			p, err := s.startProc(sb, c.command, sb.home, s.baseEnv(sb))
-			if err == nil {
-				s.mu.Lock()
-				c.p = p
-				s.mu.Unlock()
-			}
 			if err != nil {
 				close(c.done)
 				continue
 			}
+			s.mu.Lock()
+			c.p = p
+			s.mu.Unlock()
 			select {
 			case <-p.done:
 			case <-ss.stop:

@@ -2,7 +2,7 @@ package daytonatest
 
 import (
 	"fmt"
-	"net/http"
+	"slices"
 	"strings"
 	"time"
 )
@@ -101,14 +101,6 @@ func (s *Server) quotaRefusal(now time.Time, cpu, mem, disk int) string {
 	return ""
 }
 
-// quotaStatus is the status of a quota refusal.
-func (s *Server) quotaStatus() int {
-	if s.opts.QuotaStatus != 0 {
-		return s.opts.QuotaStatus
-	}
-	return http.StatusBadRequest
-}
-
 // holds says what a sandbox counts against the organization's quota now,
 // as the real API counts it (organization-usage.service.ts with
 // sandbox-states-consuming-compute.constant.ts and ...-disk.constant.ts):
@@ -177,16 +169,8 @@ func (s *Server) PeakUsage() Quota {
 // names: the default one (no name), one of Options.Snapshots, or one that
 // Options.FailStart makes fail.
 func (s *Server) knownSnapshot(name string) bool {
-	if strings.TrimSpace(name) == "" {
-		return true
-	}
-	for _, n := range s.opts.Snapshots {
-		if n == name {
-			return true
-		}
-	}
-	_, ok := s.opts.FailStart[name]
-	return ok
+	_, fails := s.opts.FailStart[name]
+	return strings.TrimSpace(name) == "" || slices.Contains(s.opts.Snapshots, name) || fails
 }
 
 // failReasons are errorReasons the real API writes when a sandbox ends in

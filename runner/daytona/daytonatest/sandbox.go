@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -60,7 +61,9 @@ type sandbox struct {
 
 	sessions map[string]*session
 	procs    map[*proc]struct{}
-	streams  map[*logStream]struct{}
+	// streams are the open log streams, each cut by closing its channel
+	// when the sandbox is deleted or the server closes.
+	streams  map[chan struct{}]struct{}
 	envs     []map[string]string
 	commands []string
 }
@@ -97,8 +100,6 @@ func (sb *sandbox) visible(now time.Time) bool {
 }
 
 func (sb *sandbox) info(now time.Time) SandboxInfo {
-	envs := make([]map[string]string, len(sb.envs))
-	copy(envs, sb.envs)
 	return SandboxInfo{
 		ID: sb.id, Name: sb.origName, State: sb.state(now),
 		Labels: copyMap(sb.labels), Env: copyMap(sb.env),
@@ -107,7 +108,7 @@ func (sb *sandbox) info(now time.Time) SandboxInfo {
 		NetworkBlockAll:  sb.networkBlockAll,
 		AutoStopInterval: sb.autoStop, AutoArchiveInterval: sb.autoArchive, AutoDeleteInterval: sb.autoDel,
 		Volumes: append([]VolumeMount(nil), sb.volumes...), Home: sb.home,
-		ProcessEnvs: envs, Commands: append([]string(nil), sb.commands...),
+		ProcessEnvs: slices.Clone(sb.envs), Commands: slices.Clone(sb.commands),
 	}
 }
 
@@ -126,7 +127,7 @@ func (sb *sandbox) dto(s *Server, now time.Time) map[string]any {
 		"autoStopInterval": sb.autoStop, "autoArchiveInterval": sb.autoArchive,
 		"autoDeleteInterval": sb.autoDel, "volumes": vols,
 		"createdAt": sb.createdAt.UTC().Format(time.RFC3339Nano),
-		"updatedAt": now.UTC().Format(time.RFC3339Nano),
+		"updatedAt": now.UTC().Format(time.RFC3339Nano), "desiredState": "started",
 	}
 	if sb.snapshot != "" {
 		m["snapshot"] = sb.snapshot
@@ -136,8 +137,6 @@ func (sb *sandbox) dto(s *Server, now time.Time) map[string]any {
 	}
 	if !sb.deletedAt.IsZero() {
 		m["desiredState"] = "destroyed"
-	} else {
-		m["desiredState"] = "started"
 	}
 	return m
 }
@@ -151,10 +150,10 @@ func (sb *sandbox) shutdown() {
 	for p := range sb.procs {
 		p.kill()
 	}
-	for st := range sb.streams {
-		close(st.cut)
+	for cut := range sb.streams {
+		close(cut)
 	}
-	sb.streams = map[*logStream]struct{}{}
+	sb.streams = map[chan struct{}]struct{}{}
 }
 
 func (v *volume) dto(now time.Time) map[string]any {
@@ -174,39 +173,39 @@ func (s *Server) serveAPI(h *handlerCtx) {
 		h.apiError(http.StatusUnauthorized, "Invalid credentials")
 		return
 	}
-	switch h.op {
-	case OpCreateSandbox:
-		s.createSandbox(h)
-	case OpGetSandbox:
-		s.getSandbox(h)
-	case OpListSandboxes:
-		s.listSandboxes(h)
-	case OpDeleteSandbox:
-		s.deleteSandbox(h)
-	case OpCreateVolume:
-		s.createVolume(h)
-	case OpGetVolumeByName:
-		s.getVolumeByName(h)
-	default:
+	route := apiRoutes[h.op]
+	if route == nil {
 		s.violation("%s: the emulator does not implement this API route", h.op)
 		h.apiError(http.StatusNotImplemented, "%s is not emulated", h.op)
+		return
 	}
+	route(s, h)
+}
+
+// apiRoutes are the API operations the emulator answers.
+var apiRoutes = map[string]func(*Server, *handlerCtx){
+	OpCreateSandbox: (*Server).createSandbox, OpGetSandbox: (*Server).getSandbox,
+	OpListSandboxes: (*Server).listSandboxes, OpDeleteSandbox: (*Server).deleteSandbox,
+	OpCreateVolume: (*Server).createVolume, OpGetVolumeByName: (*Server).getVolumeByName,
 }
 
 // forbiddenMountRoots are refused as volume mount points by the real API.
 var forbiddenMountRoots = []string{"/proc", "/sys", "/dev", "/boot", "/etc", "/bin", "/sbin", "/lib", "/lib64"}
 
-// lookup finds a sandbox by ID, then by name, as the API does: destroyed
-// ones are gone. The caller holds s.mu.
-func (s *Server) lookup(idOrName string, now time.Time) *sandbox {
-	if sb := s.sandboxes[idOrName]; sb != nil && sb.visible(now) {
+// lookup finds the sandbox the call names by ID, then by name, as the API
+// does: destroyed ones are gone. It is nil when the call has been answered
+// 404. The caller holds s.mu.
+func (s *Server) lookup(h *handlerCtx, now time.Time) *sandbox {
+	key := h.params["sandboxIdOrName"]
+	if sb := s.sandboxes[key]; sb != nil && sb.visible(now) {
 		return sb
 	}
 	for _, sb := range s.order {
-		if sb.name == idOrName && sb.visible(now) {
+		if sb.name == key && sb.visible(now) {
 			return sb
 		}
 	}
+	h.apiError(http.StatusNotFound, "Sandbox with ID or name %s not found", key)
 	return nil
 }
 
@@ -214,13 +213,9 @@ func (s *Server) getSandbox(h *handlerCtx) {
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	key := h.params["sandboxIdOrName"]
-	sb := s.lookup(key, now)
-	if sb == nil {
-		h.apiError(http.StatusNotFound, "Sandbox with ID or name %s not found", key)
-		return
+	if sb := s.lookup(h, now); sb != nil {
+		h.json(http.StatusOK, sb.dto(s, now))
 	}
-	h.json(http.StatusOK, sb.dto(s, now))
 }
 
 func (s *Server) listSandboxes(h *handlerCtx) {
@@ -253,17 +248,14 @@ func (s *Server) listSandboxes(h *handlerCtx) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var match []*sandbox
+next:
 	for _, sb := range s.order {
-		if !sb.visible(now) {
-			continue
-		}
-		ok := true
 		for k, v := range want {
 			if got, has := sb.labels[k]; !has || got != v {
-				ok = false
+				continue next
 			}
 		}
-		if ok {
+		if sb.visible(now) {
 			match = append(match, sb)
 		}
 	}
@@ -282,10 +274,8 @@ func (s *Server) deleteSandbox(h *handlerCtx) {
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	key := h.params["sandboxIdOrName"]
-	sb := s.lookup(key, now)
+	sb := s.lookup(h, now)
 	if sb == nil {
-		h.apiError(http.StatusNotFound, "Sandbox with ID or name %s not found", key)
 		return
 	}
 	switch sb.state(now) {
@@ -300,7 +290,6 @@ func (s *Server) deleteSandbox(h *handlerCtx) {
 	sb.destroyedAt = now.Add(s.opts.DestroyDelay)
 	sb.name = fmt.Sprintf("DESTROYED_%s_%d", sb.name, now.UnixMilli())
 	sb.shutdown()
-	s.live--
 	h.json(http.StatusOK, sb.dto(s, now))
 }
 

@@ -3,6 +3,7 @@ package daytonatest
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -133,11 +134,9 @@ type Options struct {
 
 // Server is a running emulator. Its methods are safe for concurrent use.
 type Server struct {
-	opts    Options
-	specs   *Specs
+	opts    Options // with the defaults filled in
 	hs      *httptest.Server
-	dir     string
-	ownDir  bool
+	ownDir  bool // opts.Dir is the server's own, removed by Close
 	closing chan struct{}
 	once    sync.Once
 	workers sync.WaitGroup
@@ -151,7 +150,7 @@ type Server struct {
 	faults     map[string][]*Fault
 	latency    map[string]time.Duration
 	calls      []Call
-	live, peak int
+	peak       int // the most sandboxes alive at once
 	peakUsage  Quota
 	violations []string
 }
@@ -185,9 +184,7 @@ func Start(t testing.TB, opts Options) *Server {
 }
 
 func newServer(opts Options) (*Server, error) {
-	if opts.APIKey == "" {
-		opts.APIKey = DefaultAPIKey
-	}
+	opts.APIKey = cmp.Or(opts.APIKey, DefaultAPIKey)
 	if opts.MaxLog <= 0 {
 		opts.MaxLog = 8 << 20
 	}
@@ -196,17 +193,14 @@ func newServer(opts Options) (*Server, error) {
 			return nil, fmt.Errorf("FailStart[%q] = %q: want \"error\" or \"build_failed\"", k, v)
 		}
 	}
-	specs := opts.Specs
-	if specs == nil {
+	if opts.Specs == nil {
 		var err error
-		if specs, err = LoadSpecs(); err != nil {
+		if opts.Specs, err = LoadSpecs(); err != nil {
 			return nil, err
 		}
 	}
 	s := &Server{
 		opts:      opts,
-		specs:     specs,
-		dir:       opts.Dir,
 		closing:   make(chan struct{}),
 		apiKey:    opts.APIKey,
 		sandboxes: map[string]*sandbox{},
@@ -214,12 +208,12 @@ func newServer(opts Options) (*Server, error) {
 		faults:    map[string][]*Fault{},
 		latency:   map[string]time.Duration{},
 	}
-	if s.dir == "" {
+	if s.opts.Dir == "" {
 		d, err := os.MkdirTemp("", "daytonatest-")
 		if err != nil {
 			return nil, fmt.Errorf("make sandbox directory: %w", err)
 		}
-		s.dir, s.ownDir = d, true
+		s.opts.Dir, s.ownDir = d, true
 	}
 	s.hs = httptest.NewServer(s)
 	return s, nil
@@ -257,7 +251,7 @@ func (s *Server) Close() {
 		s.hs.Close()
 		s.workers.Wait()
 		if s.ownDir {
-			os.RemoveAll(s.dir)
+			os.RemoveAll(s.opts.Dir)
 		}
 	})
 }
@@ -286,6 +280,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = readCloser(body)
+	// notFound answers a call the emulator cannot route, as a violation.
+	notFound := func(format string, args ...any) {
+		s.violation(format, args...)
+		call.Status = http.StatusNotFound
+		http.NotFound(w, r)
+	}
 
 	var toolbox bool
 	var sandboxID, specPath string
@@ -296,24 +296,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rest := r.URL.Path[len(toolboxPrefix):]
 		i := strings.IndexByte(rest, '/')
 		if i <= 0 {
-			s.violation("%s %s: no toolbox route", r.Method, r.URL.Path)
-			call.Status = http.StatusNotFound
-			http.NotFound(w, r)
+			notFound("%s %s: no toolbox route", r.Method, r.URL.Path)
 			return
 		}
 		toolbox, sandboxID, specPath = true, rest[:i], rest[i:]
 	default:
-		s.violation("%s %s: neither the API (%s) nor the toolbox (%s)", r.Method, r.URL.Path, apiPrefix, toolboxPrefix)
-		call.Status = http.StatusNotFound
-		http.NotFound(w, r)
+		notFound("%s %s: neither the API (%s) nor the toolbox (%s)", r.Method, r.URL.Path, apiPrefix, toolboxPrefix)
 		return
 	}
 
-	v, op, err := s.specs.findRoute(toolbox, r, specPath, body)
+	v, op, err := s.opts.Specs.findRoute(toolbox, r, specPath, body)
 	if err != nil {
-		s.violation("%s %s: not in the spec: %v", r.Method, specPath, err)
-		call.Status = http.StatusNotFound
-		http.NotFound(w, r)
+		notFound("%s %s: not in the spec: %v", r.Method, specPath, err)
 		return
 	}
 	// The spec describes the log stream's request (path, follow, bearer
@@ -353,9 +347,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 
+	h := &handlerCtx{r: r, op: op, params: v.input.PathParams, sandboxID: sandboxID}
 	if stream {
 		sw := &statusWriter{ResponseWriter: w}
-		h := &handlerCtx{s: s, w: sw, r: r, op: op, params: v.input.PathParams, sandboxID: sandboxID}
+		h.w = sw
 		s.serveLogStream(h, f, &call)
 		if call.Status == 0 {
 			call.Status = sw.status
@@ -364,7 +359,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	rec := httptest.NewRecorder()
-	h := &handlerCtx{s: s, w: rec, r: r, op: op, params: v.input.PathParams, sandboxID: sandboxID}
+	h.w = rec
 	if toolbox {
 		s.serveToolbox(h)
 	} else {
@@ -375,7 +370,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if res.StatusCode >= 200 && res.StatusCode < 300 {
 		if len(resBody) == 0 && !emptyBodyOK[op] {
 			s.violation("%s response %d: empty body", op, res.StatusCode)
-		} else if len(resBody) > 0 || !emptyBodyOK[op] {
+		} else if len(resBody) > 0 {
 			if err := v.response(r.Context(), res.StatusCode, res.Header, resBody); err != nil {
 				s.violation("%s response %d: %v", op, res.StatusCode, err)
 			}
@@ -419,7 +414,6 @@ func (w *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 
 // handlerCtx is one call being handled.
 type handlerCtx struct {
-	s         *Server
 	w         http.ResponseWriter
 	r         *http.Request
 	op        string
@@ -427,15 +421,7 @@ type handlerCtx struct {
 	sandboxID string
 }
 
-func (h *handlerCtx) json(status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	h.w.Header().Set("Content-Type", "application/json")
-	h.w.WriteHeader(status)
-	h.w.Write(b)
-}
+func (h *handlerCtx) json(status int, v any) { writeJSON(h.w, status, v) }
 
 func (h *handlerCtx) apiError(status int, format string, args ...any) {
 	writeAPIError(h.w, h.r, status, fmt.Sprintf(format, args...))
@@ -445,27 +431,33 @@ func (h *handlerCtx) toolboxError(status int, format string, args ...any) {
 	writeToolboxError(h.w, h.r, status, fmt.Sprintf(format, args...))
 }
 
-// writeAPIError writes the API's error body (all-exceptions.filter.ts).
-func writeAPIError(w http.ResponseWriter, r *http.Request, status int, msg string) {
-	b, _ := json.Marshal(map[string]any{
-		"path": r.URL.Path, "timestamp": time.Now().UTC().Format(time.RFC3339Nano),
-		"statusCode": status, "error": http.StatusText(status), "message": msg,
-	})
+// badRequest answers the toolbox's 400 with err's message.
+func (h *handlerCtx) badRequest(err error) { h.toolboxError(http.StatusBadRequest, "%v", err) }
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	w.Write(b)
 }
 
+// writeAPIError writes the API's error body (all-exceptions.filter.ts).
+func writeAPIError(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	writeJSON(w, status, map[string]any{
+		"path": r.URL.Path, "timestamp": time.Now().UTC().Format(time.RFC3339Nano),
+		"statusCode": status, "error": http.StatusText(status), "message": msg,
+	})
+}
+
 // writeToolboxError writes the daemon's error body (common-go errors/http.go).
 func writeToolboxError(w http.ResponseWriter, r *http.Request, status int, msg string) {
-	code := strings.ToUpper(strings.ReplaceAll(http.StatusText(status), " ", "_"))
-	b, _ := json.Marshal(map[string]any{
-		"statusCode": status, "message": msg, "code": code,
+	writeJSON(w, status, map[string]any{
+		"statusCode": status, "message": msg, "code": strings.ToUpper(strings.ReplaceAll(http.StatusText(status), " ", "_")),
 		"timestamp": time.Now().UTC().Format(time.RFC3339Nano), "path": r.URL.Path, "method": r.Method,
 	})
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	w.Write(b)
 }
 
 func readCloser(b []byte) io.ReadCloser { return io.NopCloser(bytes.NewReader(b)) }

@@ -432,22 +432,17 @@ func follow(ctx context.Context, sb *daytona.Sandbox, sid, cid string, chunks ch
 // saw its end) and returns them.
 func streamCallsOf(t *testing.T, s *Server, n int) []Call {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		var calls []Call
+	var calls []Call
+	eventually(t, fmt.Sprintf("%d log streams logged", n), func() bool {
+		calls = nil
 		for _, c := range s.CallLog() {
 			if c.Op == OpSessionLogsStream {
 				calls = append(calls, c)
 			}
 		}
-		if len(calls) >= n {
-			return calls
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d log streams logged, want %d", len(calls), n)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return len(calls) >= n
+	})
+	return calls
 }
 
 func startCommand(t *testing.T, sb *daytona.Sandbox, sid, command string) string {

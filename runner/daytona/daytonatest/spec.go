@@ -22,10 +22,10 @@ const (
 	ToolboxClientModule = "github.com/daytonaio/daytona/libs/toolbox-api-client-go"
 )
 
-// Specs are the two parsed OpenAPI documents the emulator validates against.
-// They are read-only once loaded and may be shared by many servers.
+// Specs are the two parsed OpenAPI documents the emulator validates
+// against, as routers. They are read-only once loaded and may be shared by
+// many servers.
 type Specs struct {
-	api, toolbox             *openapi3.T
 	apiRouter, toolboxRouter routers.Router
 }
 
@@ -55,28 +55,28 @@ func LoadSpecs() (*Specs, error) {
 
 // LoadSpecsFrom loads the two documents from the given files.
 func LoadSpecsFrom(apiYAML, toolboxYAML string) (*Specs, error) {
-	load := func(path, base string) (*openapi3.T, routers.Router, error) {
+	load := func(path, base string) (routers.Router, error) {
 		doc, err := openapi3.NewLoader().LoadFromFile(path)
 		if err != nil {
-			return nil, nil, fmt.Errorf("load %s: %w", path, err)
+			return nil, fmt.Errorf("load %s: %w", path, err)
 		}
 		// One schema's example (CompletionItem) is itself invalid.
 		if err := doc.Validate(context.Background(), openapi3.DisableExamplesValidation()); err != nil {
-			return nil, nil, fmt.Errorf("validate %s: %w", path, err)
+			return nil, fmt.Errorf("validate %s: %w", path, err)
 		}
 		doc.Servers = openapi3.Servers{{URL: base}}
 		r, err := gorillamux.NewRouter(doc)
 		if err != nil {
-			return nil, nil, fmt.Errorf("route %s: %w", path, err)
+			return nil, fmt.Errorf("route %s: %w", path, err)
 		}
-		return doc, r, nil
+		return r, nil
 	}
 	s := &Specs{}
 	var err error
-	if s.api, s.apiRouter, err = load(apiYAML, apiPrefix); err != nil {
+	if s.apiRouter, err = load(apiYAML, apiPrefix); err != nil {
 		return nil, err
 	}
-	if s.toolbox, s.toolboxRouter, err = load(toolboxYAML, "/"); err != nil {
+	if s.toolboxRouter, err = load(toolboxYAML, "/"); err != nil {
 		return nil, err
 	}
 	return s, nil

@@ -23,12 +23,6 @@ var upgrader = websocket.Upgrader{
 	CheckOrigin: func(*http.Request) bool { return true },
 }
 
-// logStream is one open log stream, so that deleting its sandbox or closing
-// the server can cut it.
-type logStream struct {
-	cut chan struct{}
-}
-
 // serveLogStream answers GET .../command/{commandId}/logs?follow=true with
 // a WebSocket upgrade, as the daemon does (DMN/pkg/session/log.go): binary
 // frames of the raw log (stream markers included) from its first byte,
@@ -47,19 +41,13 @@ func (s *Server) serveLogStream(h *handlerCtx, f *Fault, call *Call) {
 	}
 	c := s.findCommand(h, sb)
 	if c == nil {
-		h.toolboxError(http.StatusNotFound, "not found: command not found")
 		return
 	}
-	st := &logStream{cut: make(chan struct{})}
+	cut := make(chan struct{})
 	s.mu.Lock()
-	gone := !sb.deletedAt.IsZero()
-	select {
-	case <-s.closing:
-		gone = true
-	default:
-	}
+	gone := s.gone(sb)
 	if !gone {
-		sb.streams[st] = struct{}{}
+		sb.streams[cut] = struct{}{}
 		s.workers.Add(1)
 	}
 	s.mu.Unlock()
@@ -69,7 +57,7 @@ func (s *Server) serveLogStream(h *handlerCtx, f *Fault, call *Call) {
 	}
 	defer func() {
 		s.mu.Lock()
-		delete(sb.streams, st)
+		delete(sb.streams, cut)
 		s.mu.Unlock()
 		s.workers.Done()
 	}()
@@ -99,17 +87,14 @@ func (s *Server) serveLogStream(h *handlerCtx, f *Fault, call *Call) {
 		call.Fault = "stall"
 		select {
 		case <-left:
-		case <-st.cut:
+		case <-cut:
 		}
 		return
 	}
 
 	off, idle := 0, 0
 	for {
-		var p *proc
-		s.mu.Lock()
-		p = c.p
-		s.mu.Unlock()
+		p := s.procOf(c)
 		var chunk []byte
 		if p != nil {
 			chunk = p.log.from(off, streamChunk)
@@ -137,14 +122,11 @@ func (s *Server) serveLogStream(h *handlerCtx, f *Fault, call *Call) {
 				return
 			}
 		}
-		t := time.NewTimer(streamIdle)
 		select {
-		case <-t.C:
+		case <-time.After(streamIdle):
 		case <-left:
-			t.Stop()
 			return
-		case <-st.cut:
-			t.Stop()
+		case <-cut:
 			return
 		}
 	}

@@ -20,31 +20,25 @@ func (s *Server) serveToolbox(h *handlerCtx) {
 	if sb == nil {
 		return
 	}
-	switch h.op {
-	case OpUserHomeDir, OpWorkDir:
-		h.json(http.StatusOK, map[string]string{"dir": sb.home})
-	case OpUploadFile:
-		s.uploadFile(h, sb)
-	case OpDownloadFile:
-		s.downloadFile(h, sb)
-	case OpCreateFolder:
-		s.createFolder(h, sb)
-	case OpExecute:
-		s.execute(h, sb)
-	case OpCreateSession:
-		s.createSession(h, sb)
-	case OpDeleteSession:
-		s.deleteSession(h, sb)
-	case OpSessionExec:
-		s.sessionExec(h, sb)
-	case OpSessionCommand:
-		s.sessionCommand(h, sb)
-	case OpSessionLogs:
-		s.sessionLogs(h, sb)
-	default:
+	route := toolboxRoutes[h.op]
+	if route == nil {
 		s.violation("%s: the emulator does not implement this toolbox route", h.op)
 		h.toolboxError(http.StatusNotImplemented, "%s is not emulated", h.op)
+		return
 	}
+	route(s, h, sb)
+}
+
+// toolboxRoutes are the toolbox operations the emulator answers.
+var toolboxRoutes = map[string]func(*Server, *handlerCtx, *sandbox){
+	OpUserHomeDir: (*Server).homeDir, OpWorkDir: (*Server).homeDir,
+	OpUploadFile: (*Server).uploadFile, OpDownloadFile: (*Server).downloadFile, OpCreateFolder: (*Server).createFolder,
+	OpExecute: (*Server).execute, OpCreateSession: (*Server).createSession, OpDeleteSession: (*Server).deleteSession,
+	OpSessionExec: (*Server).sessionExec, OpSessionCommand: (*Server).sessionCommand, OpSessionLogs: (*Server).sessionLogs,
+}
+
+func (s *Server) homeDir(h *handlerCtx, sb *sandbox) {
+	h.json(http.StatusOK, map[string]string{"dir": sb.home})
 }
 
 // toolboxSandbox is the started sandbox a toolbox call is for; nil when the
@@ -97,25 +91,34 @@ func inside(sb *sandbox, p string) (string, error) {
 	return p, nil
 }
 
-func (s *Server) uploadFile(h *handlerCtx, sb *sandbox) {
-	dst, err := inside(sb, h.r.URL.Query().Get("path"))
+// path is the sandbox path the call's "path" names; false when the call
+// has been answered 400.
+func (h *handlerCtx) path(sb *sandbox) (string, bool) {
+	p, err := inside(sb, h.r.URL.Query().Get("path"))
 	if err != nil {
-		h.toolboxError(http.StatusBadRequest, "%v", err)
+		h.badRequest(err)
+	}
+	return p, err == nil
+}
+
+func (s *Server) uploadFile(h *handlerCtx, sb *sandbox) {
+	dst, ok := h.path(sb)
+	if !ok {
 		return
 	}
 	f, _, err := h.r.FormFile("file")
 	if err != nil {
-		h.toolboxError(http.StatusBadRequest, "%v", err)
+		h.badRequest(err)
 		return
 	}
 	defer f.Close()
 	if err := os.MkdirAll(filepath.Dir(dst), 0o750); err != nil {
-		h.toolboxError(http.StatusBadRequest, "%v", err)
+		h.badRequest(err)
 		return
 	}
 	out, err := os.Create(dst)
 	if err != nil {
-		h.toolboxError(http.StatusBadRequest, "%v", err)
+		h.badRequest(err)
 		return
 	}
 	_, err = io.Copy(out, f)
@@ -130,9 +133,8 @@ func (s *Server) uploadFile(h *handlerCtx, sb *sandbox) {
 }
 
 func (s *Server) downloadFile(h *handlerCtx, sb *sandbox) {
-	p, err := inside(sb, h.r.URL.Query().Get("path"))
-	if err != nil {
-		h.toolboxError(http.StatusBadRequest, "%v", err)
+	p, ok := h.path(sb)
+	if !ok {
 		return
 	}
 	fi, err := os.Stat(p)
@@ -141,7 +143,7 @@ func (s *Server) downloadFile(h *handlerCtx, sb *sandbox) {
 		h.toolboxError(http.StatusNotFound, "file not found: %s", p)
 		return
 	case err != nil:
-		h.toolboxError(http.StatusBadRequest, "%v", err)
+		h.badRequest(err)
 		return
 	case fi.IsDir():
 		h.toolboxError(http.StatusBadRequest, "path is a directory: %s", p)
@@ -149,7 +151,7 @@ func (s *Server) downloadFile(h *handlerCtx, sb *sandbox) {
 	}
 	b, err := os.ReadFile(p)
 	if err != nil {
-		h.toolboxError(http.StatusBadRequest, "%v", err)
+		h.badRequest(err)
 		return
 	}
 	h.w.Header().Set("Content-Type", "application/octet-stream")
@@ -159,9 +161,8 @@ func (s *Server) downloadFile(h *handlerCtx, sb *sandbox) {
 }
 
 func (s *Server) createFolder(h *handlerCtx, sb *sandbox) {
-	p, err := inside(sb, h.r.URL.Query().Get("path"))
-	if err != nil {
-		h.toolboxError(http.StatusBadRequest, "%v", err)
+	p, ok := h.path(sb)
+	if !ok {
 		return
 	}
 	mode, err := strconv.ParseUint(h.r.URL.Query().Get("mode"), 8, 32)
@@ -170,7 +171,7 @@ func (s *Server) createFolder(h *handlerCtx, sb *sandbox) {
 		return
 	}
 	if err := os.MkdirAll(p, os.FileMode(mode)); err != nil {
-		h.toolboxError(http.StatusBadRequest, "%v", err)
+		h.badRequest(err)
 		return
 	}
 	h.w.WriteHeader(http.StatusCreated)
@@ -193,7 +194,7 @@ func (s *Server) execute(h *handlerCtx, sb *sandbox) {
 	if req.Cwd != "" {
 		var err error
 		if cwd, err = inside(sb, req.Cwd); err != nil {
-			h.toolboxError(http.StatusBadRequest, "%v", err)
+			h.badRequest(err)
 			return
 		}
 	}
@@ -207,14 +208,12 @@ func (s *Server) execute(h *handlerCtx, sb *sandbox) {
 	maps.Copy(env, req.Envs)
 	p, err := s.startProc(sb, req.Command, cwd, env)
 	if err != nil {
-		h.toolboxError(http.StatusBadRequest, "%v", err)
+		h.badRequest(err)
 		return
 	}
 	var timeout <-chan time.Time
 	if req.Timeout > 0 {
-		t := time.NewTimer(time.Duration(req.Timeout) * time.Second)
-		defer t.Stop()
-		timeout = t.C
+		timeout = time.After(time.Duration(req.Timeout) * time.Second)
 	}
 	select {
 	case <-p.done:
@@ -229,13 +228,11 @@ func (s *Server) execute(h *handlerCtx, sb *sandbox) {
 	case <-s.closing:
 		panic(http.ErrAbortHandler)
 	}
-	resp := map[string]any{"result": p.output.String()}
+	code := -1
 	if c := p.exitCode(); c != nil {
-		resp["exitCode"] = *c
-	} else {
-		resp["exitCode"] = -1
+		code = *c
 	}
-	h.json(http.StatusOK, resp)
+	h.json(http.StatusOK, map[string]any{"result": p.output.String(), "exitCode": code})
 }
 
 func (s *Server) createSession(h *handlerCtx, sb *sandbox) {
@@ -315,10 +312,7 @@ func (s *Server) sessionExec(h *handlerCtx, sb *sandbox) {
 		panic(http.ErrAbortHandler)
 	}
 	resp := map[string]any{"cmdId": c.id}
-	s.mu.Lock()
-	p := c.p
-	s.mu.Unlock()
-	if p != nil {
+	if p := s.procOf(c); p != nil {
 		resp["stdout"], resp["stderr"], resp["output"] = p.stdout.String(), p.stderr.String(), p.log.String()
 		if code := p.exitCode(); code != nil {
 			resp["exitCode"] = *code
@@ -327,29 +321,37 @@ func (s *Server) sessionExec(h *handlerCtx, sb *sandbox) {
 	h.json(http.StatusOK, resp)
 }
 
+// findCommand is the session command the call names; nil when the call
+// has been answered 404.
 func (s *Server) findCommand(h *handlerCtx, sb *sandbox) *sessCmd {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	ss := sb.sessions[h.params["sessionId"]]
-	if ss == nil {
-		return nil
+	var c *sessCmd
+	if ss := sb.sessions[h.params["sessionId"]]; ss != nil {
+		c = ss.cmds[h.params["commandId"]]
 	}
-	return ss.cmds[h.params["commandId"]]
+	s.mu.Unlock()
+	if c == nil {
+		h.toolboxError(http.StatusNotFound, "not found: command not found")
+	}
+	return c
+}
+
+// procOf is c's process; nil until it starts.
+func (s *Server) procOf(c *sessCmd) *proc {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return c.p
 }
 
 func (s *Server) sessionCommand(h *handlerCtx, sb *sandbox) {
 	c := s.findCommand(h, sb)
 	if c == nil {
-		h.toolboxError(http.StatusNotFound, "not found: command not found")
 		return
 	}
 	resp := map[string]any{"id": c.id, "command": c.command}
 	select {
 	case <-c.done:
-		s.mu.Lock()
-		p := c.p
-		s.mu.Unlock()
-		if p != nil {
+		if p := s.procOf(c); p != nil {
 			if code := p.exitCode(); code != nil {
 				resp["exitCode"] = *code
 			}
@@ -367,14 +369,10 @@ func (s *Server) sessionCommand(h *handlerCtx, sb *sandbox) {
 func (s *Server) sessionLogs(h *handlerCtx, sb *sandbox) {
 	c := s.findCommand(h, sb)
 	if c == nil {
-		h.toolboxError(http.StatusNotFound, "not found: command not found")
 		return
 	}
-	s.mu.Lock()
-	p := c.p
-	s.mu.Unlock()
 	resp := map[string]string{"output": "", "stdout": "", "stderr": ""}
-	if p != nil {
+	if p := s.procOf(c); p != nil {
 		resp["output"], resp["stdout"], resp["stderr"] = p.log.String(), p.stdout.String(), p.stderr.String()
 	}
 	h.json(http.StatusOK, resp)

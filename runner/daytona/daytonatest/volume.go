@@ -46,18 +46,16 @@ func (s *Server) createVolume(h *handlerCtx) {
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, v := range s.volumes {
-		if v.name == req.Name {
-			h.apiError(http.StatusBadRequest, "Volume with name %s already exists", req.Name)
-			return
-		}
+	if s.volumeNamed(req.Name) != nil {
+		h.apiError(http.StatusBadRequest, "Volume with name %s already exists", req.Name)
+		return
 	}
 	s.seq++
 	v := &volume{
 		id: fmt.Sprintf("vol-%04d", s.seq), name: req.Name, createdAt: now,
 		readyAt: now.Add(s.opts.VolumeReadyDelay),
 	}
-	v.dir = filepath.Join(s.dir, "volumes", v.id)
+	v.dir = filepath.Join(s.opts.Dir, "volumes", v.id)
 	if err := os.MkdirAll(v.dir, 0o755); err != nil {
 		h.apiError(http.StatusInternalServerError, "make volume: %v", err)
 		return
@@ -70,28 +68,30 @@ func (s *Server) getVolumeByName(h *handlerCtx) {
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	name := h.params["name"]
+	if v := s.volumeNamed(h.params["name"]); v != nil {
+		h.json(http.StatusOK, v.dto(now))
+		return
+	}
+	h.apiError(http.StatusNotFound, "Volume with name %s not found", h.params["name"])
+}
+
+// volumeNamed is the volume called name, or nil. The caller holds s.mu.
+func (s *Server) volumeNamed(name string) *volume {
 	for _, v := range s.volumes {
 		if v.name == name {
-			h.json(http.StatusOK, v.dto(now))
-			return
+			return v
 		}
 	}
-	h.apiError(http.StatusNotFound, "Volume with name %s not found", name)
+	return nil
 }
 
 // VolumeFile reads a file from a volume's durable storage.
 func (s *Server) VolumeFile(volumeName, rel string) ([]byte, error) {
 	s.mu.Lock()
-	var dir string
-	for _, v := range s.volumes {
-		if v.name == volumeName {
-			dir = v.dir
-		}
-	}
+	v := s.volumeNamed(volumeName)
 	s.mu.Unlock()
-	if dir == "" {
+	if v == nil {
 		return nil, fmt.Errorf("no volume %q", volumeName)
 	}
-	return os.ReadFile(filepath.Join(dir, filepath.FromSlash(path.Clean("/"+rel))))
+	return os.ReadFile(filepath.Join(v.dir, filepath.FromSlash(path.Clean("/"+rel))))
 }
