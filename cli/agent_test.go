@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/forge-run/forge/runner/daytona/daytonatest"
 )
 
 // fakeOpenAI is an OpenAI-compatible chat endpoint: it answers every
@@ -137,12 +139,33 @@ func TestSampleAgent(t *testing.T) {
 		t.Error("forge printed the key")
 	}
 
+	// On Daytona (the emulator) too; no request to the Daytona API holds
+	// the key but the upload of the secrets file forge.sh reads and removes.
+	dsrv := daytonatest.Start(t, daytonatest.Options{})
+	cmd, _, stderr = forgeCmd(dir, append(daytonaEnv(dsrv), "OPENAI_API_KEY="+key, "OPENAI_BASE_URL="+srv.URL+"/v1", "MODEL=fake-model"),
+		"run", "--daytona", "--no-fallback", "--run-id", "a3")
+	if code := exitCodeOf(t, cmd.Run()); code != 0 {
+		t.Fatalf("--daytona: exit %d\n%s", code, stderr)
+	}
+	if len(api.requests) != 4 {
+		t.Errorf("the endpoint got %d requests, want 4", len(api.requests))
+	}
+	for _, c := range dsrv.CallLog() {
+		if bytes.Contains(c.Body, []byte(key)) && !(c.Op == daytonatest.OpUploadFile && strings.HasSuffix(c.Query, "secrets")) {
+			t.Errorf("%s %s holds the key", c.Method, c.Path)
+		}
+	}
+	if files := filesHolding(t, dir, key); len(files) > 0 {
+		t.Errorf("the key is written in %v", files)
+	}
+	checkEmulator(t, dsrv, key)
+
 	// Without the key, forge refuses the run before anything starts.
 	cmd, _, stderr = forgeCmd(dir, []string{"OPENAI_BASE_URL=" + srv.URL + "/v1"}, "run", "--run-id", "a2")
 	if code := exitCodeOf(t, cmd.Run()); code != 2 || !strings.Contains(stderr.String(), "OPENAI_API_KEY (needed by terse, thorough)") {
 		t.Errorf("exit %d: %s", code, stderr)
 	}
-	if len(api.requests) != 2 {
+	if len(api.requests) != 4 {
 		t.Errorf("a run without the key reached the endpoint")
 	}
 }

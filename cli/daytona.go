@@ -71,7 +71,7 @@ func daytonaOptions(creds daytona.Credentials, d daytona.Spec) daytona.Options {
 		CPU:             d.Resources.CPU,
 		MemoryGB:        d.Resources.Memory,
 		DiskGB:          d.Resources.Disk,
-		NetworkBlockAll: d.NetworkBlockAll,
+		NetworkBlockAll: d.NetworkBlockAll, NetworkAllowList: d.NetworkAllowList,
 		CreateRate:      d.CreateRate,
 		AutoStopMinutes: d.AutoStop,
 		Env:             d.Env,

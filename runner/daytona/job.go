@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -29,7 +30,7 @@ func (r *Runner) Run(ctx context.Context, job runner.Job) (runner.Result, error)
 		res.FinishedAt = time.Now().UTC()
 		return res, nil
 	}
-	j := &jobRun{r: r, job: job, res: &res, name: sandboxName(r.opts.RunID, job.CandidateID, job.Trial)}
+	j := &jobRun{r: r, job: job, res: &res, name: sandboxName(r.opts.RunID, job.CandidateID, job.TaskID, job.Trial)}
 	err := j.run(ctx)
 	res.FinishedAt = time.Now().UTC()
 	res.JobSeconds = time.Since(start).Seconds()
@@ -134,6 +135,9 @@ func (j *jobRun) steps(ctx context.Context) error {
 	}
 	var run sessionRun
 	err := j.step(runner.PhaseExecute, func() error {
+		if err := j.uploadSecrets(ctx); err != nil {
+			return err
+		}
 		var err error
 		run, err = j.runInSession(ctx, "sh "+shQuote(j.lay.controlScript())+" run", j.job.EffectiveTimeout())
 		return err
@@ -153,6 +157,9 @@ func (j *jobRun) create(ctx context.Context) error {
 	labels[LabelRun] = o.RunID
 	labels[LabelCandidate] = j.job.CandidateID
 	labels[LabelTrial] = strconv.Itoa(j.job.Trial)
+	if j.job.TaskID != "" {
+		labels[LabelTask] = j.job.TaskID
+	}
 	env := make(map[string]string, len(o.Env))
 	maps.Copy(env, o.Env)
 	autoStop := o.AutoStopMinutes
@@ -167,6 +174,10 @@ func (j *jobRun) create(ctx context.Context) error {
 	base := types.SandboxBaseParams{
 		Name: j.name, Labels: labels, EnvVars: env, NetworkBlockAll: o.NetworkBlockAll,
 		AutoStopInterval: &autoStop, AutoDeleteInterval: &autoDelete,
+	}
+	if len(o.NetworkAllowList) > 0 {
+		list := strings.Join(o.NetworkAllowList, ",")
+		base.NetworkAllowList = &list
 	}
 	if j.r.volumeID != "" {
 		base.Volumes = []types.VolumeMount{{VolumeID: j.r.volumeID, MountPath: j.r.mountPath}}

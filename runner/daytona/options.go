@@ -46,6 +46,9 @@ type Options struct {
 	Snapshot, Image       string
 	CPU, MemoryGB, DiskGB int
 	NetworkBlockAll       bool
+	// NetworkAllowList, when not empty, limits outbound traffic to these
+	// IPv4 CIDR ranges.
+	NetworkAllowList []string
 
 	// CreateRate caps sandbox creations per second (default 5). Rate-limit
 	// answers lower it further for a while (AIMD).

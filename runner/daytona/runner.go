@@ -31,6 +31,7 @@ const (
 	LabelRun       = "forge-run"
 	LabelCandidate = "forge-candidate"
 	LabelTrial     = "forge-trial"
+	LabelTask      = "forge-task"
 )
 
 // defaultHome is where Daytona's images keep the sandbox user's home. It is

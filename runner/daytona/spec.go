@@ -2,13 +2,19 @@ package daytona
 
 import (
 	"fmt"
+	"net"
 	"reflect"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/forge-run/forge/internal/yamlcheck"
 	"github.com/forge-run/forge/runner"
 )
+
+// MaxAllowList is how many CIDR ranges a sandbox's network allow list
+// may hold (Daytona's limit).
+const MaxAllowList = 5
 
 // Spec is the manifest's daytona: block (docs/manifest.md), used with
 // --daytona: what the sandboxes start from, their size and network, the
@@ -17,15 +23,18 @@ import (
 // (DecodeSpec); forge only hands the block over, and the cli maps the Spec
 // and the credentials onto Options.
 type Spec struct {
-	Snapshot        string            `yaml:"snapshot"`
-	Image           string            `yaml:"image"`
-	Resources       Resources         `yaml:"resources"`
-	NetworkBlockAll bool              `yaml:"network_block_all"`
-	CreateRate      float64           `yaml:"create_rate"`
-	AutoStop        int               `yaml:"auto_stop"`
-	Volume          *Volume           `yaml:"volume"`
-	Env             map[string]string `yaml:"env"`
-	Labels          map[string]string `yaml:"labels"`
+	Snapshot        string    `yaml:"snapshot"`
+	Image           string    `yaml:"image"`
+	Resources       Resources `yaml:"resources"`
+	NetworkBlockAll bool      `yaml:"network_block_all"`
+	// NetworkAllowList limits a sandbox's outbound traffic to these IPv4
+	// CIDR ranges (e.g. the model gateway's), at most MaxAllowList.
+	NetworkAllowList []string          `yaml:"network_allow_list"`
+	CreateRate       float64           `yaml:"create_rate"`
+	AutoStop         int               `yaml:"auto_stop"`
+	Volume           *Volume           `yaml:"volume"`
+	Env              map[string]string `yaml:"env"`
+	Labels           map[string]string `yaml:"labels"`
 }
 
 // Resources are a sandbox's size; memory and disk in GB.
@@ -78,6 +87,17 @@ func (s Spec) check(n *yaml.Node, path string) []error {
 	}{{s.Resources.CPU, "cpu"}, {s.Resources.Memory, "memory"}, {s.Resources.Disk, "disk"}} {
 		if r.n < 0 {
 			at("must not be negative", "resources", r.name)
+		}
+	}
+	if s.NetworkBlockAll && len(s.NetworkAllowList) > 0 {
+		at("give network_block_all or network_allow_list, not both", "network_allow_list")
+	}
+	if len(s.NetworkAllowList) > MaxAllowList {
+		at(fmt.Sprintf("has %d ranges; Daytona takes at most %d", len(s.NetworkAllowList), MaxAllowList), "network_allow_list")
+	}
+	for i, c := range s.NetworkAllowList {
+		if ip, _, err := net.ParseCIDR(strings.TrimSpace(c)); err != nil || ip.To4() == nil {
+			at(fmt.Sprintf("%q is not an IPv4 CIDR range such as 203.0.113.0/24", c), "network_allow_list", i)
 		}
 	}
 	if s.CreateRate < 0 {

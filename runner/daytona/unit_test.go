@@ -144,14 +144,17 @@ func TestPacerHalvesAndRecovers(t *testing.T) {
 }
 
 func TestSandboxName(t *testing.T) {
-	if n := sandboxName("20261121-153000-ab12", "alpha", 2); n != "forge-20261121-153000-ab12-alpha-2" {
+	if n := sandboxName("20261121-153000-ab12", "alpha", "", 2); n != "forge-20261121-153000-ab12-alpha-2" {
 		t.Errorf("name %q", n)
 	}
-	if n := sandboxName("r", "a b/c", 1); n != "forge-r-a-b-c-1" {
+	if n := sandboxName("r", "alpha", "q7", 2); n != "forge-r-alpha-q7-2" {
+		t.Errorf("a suite's job: %q", n)
+	}
+	if n := sandboxName("r", "a b/c", "", 1); n != "forge-r-a-b-c-1" {
 		t.Errorf("sanitised %q", n)
 	}
-	long := sandboxName(strings.Repeat("r", 80), "c", 1)
-	if len(long) != 63 || long == sandboxName(strings.Repeat("r", 81), "c", 1) {
+	long := sandboxName(strings.Repeat("r", 80), "c", "", 1)
+	if len(long) != 63 || long == sandboxName(strings.Repeat("r", 81), "c", "", 1) {
 		t.Errorf("long names: %q", long)
 	}
 }

@@ -88,21 +88,35 @@ func (j *jobRun) uploadFiles(ctx context.Context, g *errgroup.Group) error {
 	}
 	runEnsure := ensure
 	if len(j.job.Setup) > 0 {
-		uploads = append(uploads, upload{[]byte(j.lay.setupScriptText(j.job.Setup, env, ensure)), j.lay.setupScript()})
+		uploads = append(uploads, upload{[]byte(j.lay.setupScriptText(j.job.Setup, env, ensure, j.job.SetupSecrets)), j.lay.setupScript()})
 		runEnsure = nil
 	}
 	uploads = append(uploads, upload{[]byte(j.lay.controlScriptText(argv, env, runEnsure,
 		outputFile, runner.ResultFile, j.job.Limits.OutputCap(), j.job.Limits.ArtifactCap())), j.lay.controlScript()})
+	if len(j.job.Secrets) > 0 && j.job.SetupSecrets && len(j.job.Setup) > 0 {
+		uploads = append(uploads, upload{[]byte(secretsText(j.job.Secrets)), j.lay.secrets()})
+	}
 	for _, u := range uploads {
-		g.Go(func() error {
-			err := j.r.opts.retry(ctx, "upload "+u.dst, j.r.opts.calls(), func(ctx context.Context) error {
-				return j.uploadFile(ctx, u.data, u.dst)
-			})
-			if err != nil {
-				return j.classified("upload "+u.dst, ctx, err)
-			}
-			return nil
-		})
+		g.Go(func() error { return j.uploadRetried(ctx, u.data, u.dst) })
+	}
+	return nil
+}
+
+// uploadSecrets uploads the secrets file, unless setup had it already.
+func (j *jobRun) uploadSecrets(ctx context.Context) error {
+	if len(j.job.Secrets) == 0 || (j.job.SetupSecrets && len(j.job.Setup) > 0) {
+		return nil
+	}
+	return j.uploadRetried(ctx, []byte(secretsText(j.job.Secrets)), j.lay.secrets())
+}
+
+// uploadRetried uploads data to remote, retrying as every call does.
+func (j *jobRun) uploadRetried(ctx context.Context, data []byte, remote string) error {
+	err := j.r.opts.retry(ctx, "upload "+remote, j.r.opts.calls(), func(ctx context.Context) error {
+		return j.uploadFile(ctx, data, remote)
+	})
+	if err != nil {
+		return j.classified("upload "+remote, ctx, err)
 	}
 	return nil
 }
@@ -133,6 +147,11 @@ func (j *jobRun) uploadFile(ctx context.Context, data []byte, remote string) err
 func (j *jobRun) env() (map[string]string, error) {
 	env := j.job.ProtocolEnv(j.lay.path)
 	env["HOME"] = j.lay.home
+	for k, v := range j.job.Secrets { // checked here, exported from the secrets file
+		if !envName(k) || strings.ContainsRune(v, 0) {
+			return nil, fmt.Errorf("secret %q cannot be exported in the sandbox", k)
+		}
+	}
 	for k, v := range env {
 		if !envName(k) {
 			return nil, fmt.Errorf("env name %q cannot be exported in the sandbox", k)

@@ -19,6 +19,7 @@ type createRequest struct {
 	Labels              map[string]string `json:"labels"`
 	Public              bool              `json:"public"`
 	NetworkBlockAll     bool              `json:"networkBlockAll"`
+	NetworkAllowList    *string           `json:"networkAllowList"`
 	Target              string            `json:"target"`
 	CPU                 *int              `json:"cpu"`
 	GPU                 *int              `json:"gpu"`
@@ -129,7 +130,7 @@ func (s *Server) createSandbox(h *handlerCtx) {
 		id: id, name: name, origName: name, user: user, target: cmp.Or(req.Target, "us"),
 		labels: copyMap(req.Labels), env: copyMap(req.Env),
 		createdAt: now, startAt: now.Add(s.opts.StartDelay),
-		public: req.Public, networkBlockAll: req.NetworkBlockAll,
+		public: req.Public, networkBlockAll: req.NetworkBlockAll, networkAllowList: valueOr(req.NetworkAllowList, ""),
 		cpu: cpu, gpu: valueOr(req.GPU, 0), mem: mem, disk: disk, autoStop: valueOr(req.AutoStopInterval, 15),
 		autoArchive: cmp.Or(valueOr(req.AutoArchiveInterval, 10080), 43200), autoDel: valueOr(req.AutoDeleteInterval, -1),
 		snapshot: req.Snapshot, volumes: mounts, root: root, home: filepath.Join(root, "home", user),
@@ -167,7 +168,7 @@ func (s *Server) createSandbox(h *handlerCtx) {
 }
 
 // valueOr is *p, or d when p is nil.
-func valueOr(p *int, d int) int {
+func valueOr[T any](p *T, d T) T {
 	if p == nil {
 		return d
 	}

@@ -11,6 +11,10 @@ type Call struct {
 	Op     string
 	Method string
 	Path   string
+	// Query is the request's raw query and Body its body (up to
+	// MaxRecordedBody bytes): what a test reads to prove what forge sent.
+	Query string
+	Body  []byte
 	// Status is what the client got; 0 when the answer was dropped or the
 	// call hung.
 	Status     int
@@ -18,6 +22,9 @@ type Call struct {
 	// Fault says which injected fault answered, if any.
 	Fault string
 }
+
+// MaxRecordedBody bounds the body a Call keeps.
+const MaxRecordedBody = 1 << 20
 
 // Calls is how many requests the route received.
 func (s *Server) Calls(op string) int {

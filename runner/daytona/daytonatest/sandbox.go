@@ -28,6 +28,8 @@ type SandboxInfo struct {
 	CPU, Memory     int
 	Disk            int
 	NetworkBlockAll bool
+	// NetworkAllowList is the comma-separated CIDR list it was created with.
+	NetworkAllowList string
 	// AutoStopInterval, AutoArchiveInterval and AutoDeleteInterval are the
 	// effective values in minutes (the API's defaults when not sent).
 	AutoStopInterval, AutoArchiveInterval, AutoDeleteInterval int
@@ -53,6 +55,7 @@ type sandbox struct {
 	cpu, gpu, mem, disk              int
 	autoStop, autoArchive, autoDel   int
 	snapshot, image                  string
+	networkAllowList                 string
 	// failState is the state the sandbox ends in instead of "started"
 	// (Options.FailStart); empty for one that starts.
 	failState  string
@@ -105,7 +108,7 @@ func (sb *sandbox) info(now time.Time) SandboxInfo {
 		Labels: copyMap(sb.labels), Env: copyMap(sb.env),
 		CreatedAt: sb.createdAt, DeletedAt: sb.deletedAt,
 		Snapshot: sb.snapshot, Image: sb.image, CPU: sb.cpu, Memory: sb.mem, Disk: sb.disk,
-		NetworkBlockAll:  sb.networkBlockAll,
+		NetworkBlockAll: sb.networkBlockAll, NetworkAllowList: sb.networkAllowList,
 		AutoStopInterval: sb.autoStop, AutoArchiveInterval: sb.autoArchive, AutoDeleteInterval: sb.autoDel,
 		Volumes: append([]VolumeMount(nil), sb.volumes...), Home: sb.home,
 		ProcessEnvs: slices.Clone(sb.envs), Commands: slices.Clone(sb.commands),

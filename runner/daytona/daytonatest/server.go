@@ -280,6 +280,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = readCloser(body)
+	call.Query, call.Body = r.URL.RawQuery, body[:min(len(body), MaxRecordedBody)]
 	// notFound answers a call the emulator cannot route, as a violation.
 	notFound := func(format string, args ...any) {
 		s.violation(format, args...)
