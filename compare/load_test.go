@@ -99,3 +99,31 @@ func TestOpen(t *testing.T) {
 		t.Error("Open(r2) of a missing run succeeded")
 	}
 }
+
+// TestVersionOneAgainstTwo: a version 1 record (before suites, written by
+// an older forge) is read and compared with a version 2 one.
+func TestVersionOneAgainstTwo(t *testing.T) {
+	dir := t.TempDir()
+	v1 := `{"schema_version": 1, "run_id": "old", "objective": "o", "backend": "local", "manifest_path": "forge.yaml",
+"manifest_hash": "sha256:aa", "started_at": "2026-11-01T10:00:00Z", "finished_at": "2026-11-01T10:00:04Z",
+"interrupted": false, "winner": "a", "winner_line": "winner: a",
+"results": [{"candidate_id": "a", "trial": 1, "backend": "local", "success": true, "score": 0.5, "runtime_seconds": 1},
+            {"candidate_id": "a", "trial": 2, "backend": "local", "success": true, "score": 0.6, "runtime_seconds": 1}],
+"standings": [{"rank": 1, "candidate_id": "a", "score": 0.55, "trials": 2, "scored_trials": 2, "successes": 2, "success_rate": 1}]}`
+	p := filepath.Join(dir, "old.json")
+	if err := os.WriteFile(p, []byte(v1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old, err := compare.Load(p)
+	if err != nil || old.SchemaVersion != 1 || len(old.Results) != 2 {
+		t.Fatalf("v1: %+v, %v", old, err)
+	}
+	head := record("new", day(21), "a", cand{id: "a", scores: []float64{0.9, 0.95}})
+	if head.SchemaVersion != 2 {
+		t.Fatalf("a new record is version %d", head.SchemaVersion)
+	}
+	rep := compare.Runs(old, head)
+	if len(rep.Candidates) != 1 || rep.Candidates[0].Test != compare.TestWelch || rep.Candidates[0].ScoreDelta == nil {
+		t.Errorf("v1 against v2: %+v", rep.Candidates)
+	}
+}
