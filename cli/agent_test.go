@@ -85,19 +85,35 @@ func copyExample(t *testing.T, name string) string {
 	return dst
 }
 
-// filesHolding lists the files below dir that hold s.
-func filesHolding(t *testing.T, dir, s string) []string {
+// filesHolding lists the files below dir that hold any of forms.
+func filesHolding(t *testing.T, dir string, forms ...string) []string {
 	t.Helper()
+	files, err := holding(dir, forms...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+func holding(dir string, forms ...string) ([]string, error) {
 	var out []string
-	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			if b, _ := os.ReadFile(path); bytes.Contains(b, []byte(s)) {
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, f := range forms {
+			if bytes.Contains(b, []byte(f)) {
 				out = append(out, path)
+				break
 			}
 		}
 		return nil
 	})
-	return out
+	return out, err
 }
 
 // TestSampleAgent plays examples/agent against a fake OpenAI-compatible

@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -213,34 +212,18 @@ func cmdNoSecret(ts *testscript.TestScript, neg bool, args []string) {
 	for _, e := range args[2:] {
 		except[filepath.Join(dir, filepath.FromSlash(e))] = true
 	}
-	seen := 0
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		holds := false
-		for _, f := range forms {
-			holds = holds || bytes.Contains(b, []byte(f))
-		}
-		switch {
-		case except[path]:
-			seen++
-			if !holds {
-				ts.Fatalf("%s should hold the secret (stored as written)", path)
-			}
-		case holds:
-			ts.Fatalf("%s holds the secret unmasked", path)
-		}
-		return nil
-	})
+	files, err := holding(dir, forms...)
 	if err != nil {
 		ts.Fatalf("%v", err)
 	}
+	seen := 0
+	for _, f := range files {
+		if !except[f] {
+			ts.Fatalf("%s holds the secret unmasked", f)
+		}
+		seen++
+	}
 	if seen != len(except) {
-		ts.Fatalf("%d of the %d files that should hold the secret exist", seen, len(except))
+		ts.Fatalf("%d of the %d files that should hold the secret (stored as written) do", seen, len(except))
 	}
 }
