@@ -518,3 +518,28 @@ func TestInconclusiveTrialsLeaveTheSuccessRate(t *testing.T) {
 		}
 	}
 }
+
+// TestSuiteMatrixFitsOrIsSummarised: the table prints a suite's per-task
+// matrix when it fits (at most 40 tasks, no wider than the terminal) or
+// when asked, and otherwise names the hardest and most telling tasks.
+func TestSuiteMatrixFitsOrIsSummarised(t *testing.T) {
+	rec := fixture.Record("suite")
+	small := renderString(t, report.FormatTable, rec, report.Options{})
+	if !strings.Contains(small, "tasks, hardest first") || strings.Contains(small, "--matrix prints every task") {
+		t.Errorf("8 tasks: want the matrix\n%s", small)
+	}
+	narrow := renderString(t, report.FormatTable, rec, report.Options{TTY: true, Width: 20})
+	if strings.Contains(narrow, "tasks, hardest first") ||
+		!strings.Contains(narrow, "8 tasks; hardest: csv-max-1 (0.33), km-mi-1 (0.67)") ||
+		!strings.Contains(narrow, "most telling: csv-max-1 (± 0.58)") {
+		t.Errorf("a 20-column terminal: want the summary\n%s", narrow)
+	}
+	asked := renderString(t, report.FormatTable, rec, report.Options{TTY: true, Width: 20, Matrix: true})
+	if !strings.Contains(asked, "tasks, hardest first") {
+		t.Errorf("--matrix: want the matrix\n%s", asked)
+	}
+	// Each task is a row: 8 rows below the matrix's header.
+	if n := strings.Count(asked, "✓"); n < 8 {
+		t.Errorf("matrix has %d ✓", n)
+	}
+}
