@@ -56,6 +56,9 @@ type Plan struct {
 	// NotRun are the candidates left out for a missing secret.
 	NotRun []NotRun
 	Jobs   []runner.Job
+	// JudgeSecrets are each judge's secrets (scoring's secrets:), by the
+	// judge's name.
+	JudgeSecrets map[string]map[string]string
 }
 
 // SecretValues are the values of every secret the plan passes (and of the
@@ -63,8 +66,12 @@ type Plan struct {
 func (p *Plan) SecretValues() []string {
 	seen := map[string]bool{}
 	var out []string
+	all := slices.Collect(maps.Values(p.JudgeSecrets))
 	for _, j := range p.Jobs {
-		for _, v := range j.Secrets {
+		all = append(all, j.Secrets)
+	}
+	for _, secrets := range all {
+		for _, v := range secrets {
 			if !seen[v] {
 				seen[v] = true
 				out = append(out, v)
@@ -135,6 +142,19 @@ func (m *Manifest) Plan(o Overrides) (*Plan, error) {
 			}
 			missing[k] = append(missing[k], "task "+t.ID)
 			o.AllowMissingSecrets = false // a task cannot be left out of the suite
+		}
+	}
+	for _, s := range m.Scoring.Judges() {
+		given := pass(o.Lookup, nil, Passing{Secrets: s.Secrets})
+		for _, k := range given.missing {
+			missing[k] = append(missing[k], "judge "+s.EffectiveName())
+			o.AllowMissingSecrets = false // scoring needs every judge
+		}
+		if len(given.secrets) > 0 {
+			if p.JudgeSecrets == nil {
+				p.JudgeSecrets = map[string]map[string]string{}
+			}
+			p.JudgeSecrets[s.EffectiveName()] = given.secrets
 		}
 	}
 	if len(missing) > 0 && !o.AllowMissingSecrets {

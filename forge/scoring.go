@@ -15,6 +15,13 @@ func validateScoring(c scoring.Config, v *validator, suite bool) {
 		v.at(fmt.Sprintf("checks compare with task fields (%s) but the manifest has no tasks: or tasks_file:",
 			strings.Join(fields, ", ")), "scoring")
 	}
+	for i, s := range c.Scorers {
+		for j, k := range s.Secrets {
+			if err := checkName(k); err != nil {
+				v.at(err.Error(), "scoring", i, "secrets", j)
+			}
+		}
+	}
 	err := c.Validate()
 	if err == nil {
 		return

@@ -73,8 +73,11 @@ type Scorer struct {
 	Checks []Check `yaml:"checks"`
 
 	// Command and Timeout (default 60s) configure a judge; see Judges.
+	// Secrets name variables the judge's command gets, as a candidate's
+	// secrets: (an LLM judge's key); forge resolves and masks them.
 	Command []string      `yaml:"command"`
 	Timeout time.Duration `yaml:"timeout"`
+	Secrets []string      `yaml:"secrets"`
 }
 
 // Check is one artifact check. Exactly one of Contains, Regex, the byte

@@ -96,6 +96,7 @@ func (s Scorer) validate(ps *problems) {
 	only(s.Type == TypeArtifact || s.Checks == nil, "checks")
 	only(s.Type == TypeJudge || s.Command == nil, "command")
 	only(s.Type == TypeJudge || s.Timeout == 0, "timeout")
+	only(s.Type == TypeJudge || s.Secrets == nil, "secrets")
 
 	switch s.Type {
 	case TypeSubmitted:

@@ -371,15 +371,14 @@ func (j *jobRun) env(secrets bool) []string {
 }
 
 // plainEnv is a plain job's whole environment (runner.Job.Dir): the job's
-// Env, forge's PATH, HOME, LANG and TMPDIR, and the FORGE_* variables that
+// Env and Secrets, forge's PATH, HOME, LANG and TMPDIR, and the FORGE_* variables that
 // name the job (the marker among them); no FORGE_OUTPUT or FORGE_RESULT, no
 // PYTHONUNBUFFERED.
 func (j *jobRun) plainEnv() []string {
 	getenv := j.r.opts.Getenv
 	m := make(map[string]string, len(j.job.Env)+8)
-	for k, v := range j.job.Env {
-		m[k] = v
-	}
+	maps.Copy(m, j.job.Env)
+	maps.Copy(m, j.job.Secrets) // a judge's own (scoring's secrets:)
 	m["PATH"] = cmp.Or(getenv("PATH"), defaultPath)
 	if home := getenv("HOME"); home != "" {
 		m["HOME"] = home
