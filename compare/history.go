@@ -29,8 +29,10 @@ type Entry struct {
 	Dir       string    `json:"dir"`
 	StartedAt time.Time `json:"started_at"`
 	Backend   string    `json:"backend"`
-	// Trials is the most trials any candidate had.
+	// Trials is the most trials any candidate had (of one task, in a
+	// suite); Tasks is a suite's number of tasks.
 	Trials int `json:"trials"`
+	Tasks  int `json:"tasks,omitempty"`
 	// Winner is null when the run had none.
 	Winner      *string `json:"winner"`
 	Interrupted bool    `json:"interrupted"`
@@ -103,7 +105,7 @@ func entry(dir string) (Entry, error) {
 	}
 	e := Entry{
 		RunID: rec.RunID, Dir: dir, StartedAt: rec.StartedAt, Backend: rec.Backend,
-		Winner: rec.Winner, Interrupted: rec.Interrupted, Scores: []CandidateScore{},
+		Winner: rec.Winner, Interrupted: rec.Interrupted, Scores: []CandidateScore{}, Tasks: len(rec.Tasks),
 	}
 	e.RunID = cmp.Or(e.RunID, filepath.Base(dir))
 	all := sides(rec)
@@ -115,7 +117,9 @@ func entry(dir string) (Entry, error) {
 			cs.Score = &v
 		}
 		e.Scores = append(e.Scores, cs)
-		e.Trials = max(e.Trials, s.Trials)
+	}
+	for _, r := range rec.Results {
+		e.Trials = max(e.Trials, r.Trial)
 	}
 	return e, nil
 }
@@ -158,9 +162,13 @@ func pad(s string, width int) string {
 	return s + strings.Repeat(" ", max(0, width-len([]rune(s))))
 }
 
-// backendText is "local", or "daytona ×5" for several trials.
+// backendText is "local", "daytona ×5" for several trials, "local 30
+// tasks" for a suite.
 func backendText(e Entry) string {
 	s := id(e.Backend)
+	if e.Tasks > 0 {
+		s += fmt.Sprintf(" %d tasks", e.Tasks)
+	}
 	if e.Trials > 1 {
 		s += fmt.Sprintf(" ×%d", e.Trials)
 	}

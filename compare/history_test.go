@@ -146,3 +146,22 @@ func TestWriteHistoryGolden(t *testing.T) {
 	}
 	golden.Check(t, filepath.Join("testdata", "history.txt"), buf.Bytes())
 }
+
+// TestHistoryNamesASuitesTasks: a suite's line says how many tasks it
+// played, and its trials are per task.
+func TestHistoryNamesASuitesTasks(t *testing.T) {
+	out := t.TempDir()
+	tasks := []string{"t1", "t2", "t3"}
+	writeRun(t, out, suiteRecord("s1", day(22), tasks, map[string][]string{"a": nil, "b": {"t2"}}))
+	es, err := compare.History(out, 0)
+	if err != nil || len(es) != 1 || es[0].Tasks != 3 || es[0].Trials != 1 {
+		t.Fatalf("History = %+v, %v", es, err)
+	}
+	var buf bytes.Buffer
+	if err := compare.WriteHistory(&buf, es); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "  local 3 tasks  ") {
+		t.Errorf("history line %q", buf.String())
+	}
+}
