@@ -20,7 +20,7 @@ type platform struct {
 	v2Pids      bool     // job cgroups v2 have pids.max
 	v1Pids      bool     // job cgroups can be made in the v1 pids hierarchy
 	holder      []string // the PID namespace init's path and argv
-	holderReaps bool     // the init ignores SIGCHLD, so orphans are reaped at once
+	holderReaps bool     // the init reaps orphans at once (bash handling SIGCHLD)
 	notes       []string // why stronger tiers were not used
 }
 
@@ -90,7 +90,7 @@ func (p *platform) try(t Containment) error {
 		return err
 	}
 	if ns, ok := tr.(*pidnsTier); ok {
-		p.holderReaps = holderIgnoresSIGCHLD(ns.holder.Process.Pid)
+		p.holderReaps = holderReaps(ns.holder.Process.Pid)
 	}
 	b := &tierBox{t: tr}
 	cmd := &exec.Cmd{Path: "/bin/sh", Args: []string{"sh", "-c", "exit 0"}, Dir: "/"}

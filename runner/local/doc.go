@@ -37,9 +37,10 @@
 // tier the machine allows; Options.Containment can name one.
 //
 //   - pidns (Linux, needs CAP_SYS_ADMIN, e.g. root): each job gets its own
-//     PID namespace whose init is cat reading a pipe only forge holds
-//     (started through bash with SIGCHLD ignored, so orphans are reaped at
-//     once; plain cat when there is no bash). The setup commands and the
+//     PID namespace whose init is bash's read builtin reading a pipe only
+//     forge holds (bash's SIGCHLD handler reaps orphans at once and
+//     restarts the read; plain cat, which leaves orphans zombies until the
+//     job ends, when there is no bash). The setup commands and the
 //     candidate are started in that namespace (setns on a locked thread,
 //     restored afterwards) as ordinary children of forge, so they are not
 //     PID 1 and keep normal signal semantics. On timeout or cancel every
@@ -47,7 +48,7 @@
 //     gets SIGKILL, upon which the kernel kills every process in the
 //     namespace, double-forked setsid daemons included, and the init is
 //     reaped only once they are all gone. If forge itself dies, the pipe
-//     closes, cat exits, and the namespace ends just the same.
+//     closes, the init exits, and the namespace ends just the same.
 //     Guarantee: nothing started by the job survives Run, nor forge's death.
 //     Not done for non-root users: a user namespace would be needed, and a
 //     multithreaded Go process cannot setns into one.

@@ -1,0 +1,67 @@
+package local
+
+import (
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestPidnsHolderReapsOrphans: the namespace's init reaps the orphans it
+// inherits (no zombie stays) and its read goes on through their SIGCHLDs.
+func TestPidnsHolderReapsOrphans(t *testing.T) {
+	p, err := probe(ContainPIDNamespace, DefaultMaxProcs)
+	if err != nil {
+		t.Skipf("pidns is not available here: %v", err)
+	}
+	if !p.holderReaps {
+		t.Skipf("the init does not reap here: %s", p.describe())
+	}
+	tr, err := p.newPidns()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := tr.(*pidnsTier)
+	defer func() { _ = ns.end(nil); _ = ns.release() }()
+	cmd := &exec.Cmd{
+		Path: "/bin/sh", Dir: "/",
+		Args:        []string{"sh", "-c", `i=0; while [ $i -lt 300 ]; do (sleep 0 &); i=$((i+1)); done`},
+		SysProcAttr: &syscall.SysProcAttr{},
+	}
+	if err := ns.start(cmd); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	pid := strconv.Itoa(ns.holder.Process.Pid)
+	children := "/proc/" + pid + "/task/" + pid + "/children"
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		select {
+		case err := <-ns.holderDone:
+			t.Fatalf("the init ended while forge holds its pipe: %v", err)
+		default:
+		}
+		b, err := os.ReadFile(children)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.TrimSpace(string(b)) == "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the init still has children (zombies) %s", b)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond)
+	select {
+	case err := <-ns.holderDone:
+		t.Fatalf("the init ended while forge holds its pipe: %v", err)
+	default:
+	}
+}
