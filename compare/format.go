@@ -73,7 +73,7 @@ func taskLines(rep Report) []string {
 			}
 		}
 		out = append(out, fmt.Sprintf("%s: %d %s worse, %d better of %d (%s, %s)", id(c.CandidateID), worse,
-			plural(worse, "task", "tasks"), len(c.Tasks)-worse, c.Paired.N, scoring.MethodName(c.Paired.Method), text.P(c.Paired.PValue, scoring.Alpha)))
+			text.Plural(worse, "task", "tasks"), len(c.Tasks)-worse, c.Paired.N, scoring.MethodName(c.Paired.Method), text.P(c.Paired.PValue, scoring.Alpha)))
 		for i, t := range c.Tasks {
 			if i == maxTaskLines {
 				out = append(out, fmt.Sprintf("  … %d more", len(c.Tasks)-maxTaskLines))
@@ -87,13 +87,6 @@ func taskLines(rep Report) []string {
 		}
 	}
 	return out
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // scoreText is a side's mean score as the standings write a score (two

@@ -26,9 +26,14 @@ func maskResult(m *mask.Masker, r *runner.Result) {
 	r.SecretInArtifact = m.Contains(r.Artifact) || m.Contains([]byte(r.ArtifactContent))
 	r.ArtifactContent = m.String(r.ArtifactContent)
 	r.Submitted = maskValue(m, r.Submitted).(map[string]any)
-	for i := range r.Judges {
-		r.Judges[i].Reason = m.String(r.Judges[i].Reason)
-		r.Judges[i].Error = m.String(r.Judges[i].Error)
+	maskJudges(m, r.Judges)
+}
+
+// maskJudges masks what judges said.
+func maskJudges(m *mask.Masker, judges []runner.JudgeResult) {
+	for i := range judges {
+		judges[i].Reason = m.String(judges[i].Reason)
+		judges[i].Error = m.String(judges[i].Error)
 	}
 }
 

@@ -301,9 +301,7 @@ func (s *state) play(ctx context.Context, i int, job runner.Job) error {
 	if res.Success && res.ArtifactPath != "" {
 		// The manifest's judges, if any, on the stored artifact.
 		res.Judges = s.judge(ctx, job, s.stored(job, path.Base(res.ArtifactPath)))
-		for i := range res.Judges {
-			res.Judges[i].Reason, res.Judges[i].Error = s.mask.String(res.Judges[i].Reason), s.mask.String(res.Judges[i].Error)
-		}
+		maskJudges(s.mask, res.Judges)
 	}
 	s.mu.Lock()
 	s.results[i] = &res

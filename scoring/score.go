@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/forge-run/forge/internal/text"
 	"github.com/forge-run/forge/runner"
 )
 
@@ -209,7 +210,7 @@ func ScoreSuite(cfg Config, s Suite, results []runner.Result) Outcome {
 		}
 		entries = append(entries, t)
 	}
-	tied := func(a, b *tally) bool { return tiedTrials(a, b) }
+	tied := tiedTrials
 	if len(s.Tasks) > 0 {
 		tied = func(a, b *tally) bool { return pairedTied(a, b, s.Tasks) }
 	}
@@ -230,7 +231,7 @@ func ScoreSuite(cfg Config, s Suite, results []runner.Result) Outcome {
 	if len(out.Incomplete) > 0 {
 		out.Winner, out.WinnerLine = nil, incompleteLine(out.Incomplete)
 	} else if n, first := unscoredTrials(entries); n > 0 {
-		out.WinnerLine += fmt.Sprintf("; %d %s not scored (%s)", n, plural(n, "trial", "trials"), first)
+		out.WinnerLine += fmt.Sprintf("; %d %s not scored (%s)", n, text.Plural(n, "trial", "trials"), first)
 	}
 	return out
 }

@@ -90,7 +90,7 @@ func decideSuite(es []*tally, tasks []Task) (*string, string, *Comparison) {
 		return nil, "no winner: no candidate succeeded", nil
 	}
 	top := withResults[0]
-	over := fmt.Sprintf("%s %s over %d %s", top.id, top.st.ScoreText(), top.st.Suite.Tasks, plural(top.st.Suite.Tasks, "task", "tasks"))
+	over := fmt.Sprintf("%s %s over %d %s", top.id, top.st.ScoreText(), top.st.Suite.Tasks, text.Plural(top.st.Suite.Tasks, "task", "tasks"))
 	if len(withResults) == 1 {
 		return &top.id, "winner: " + over + ", the only candidate", nil
 	}
@@ -224,11 +224,4 @@ func andList(names []string) string {
 		return strings.Join(names, "")
 	}
 	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

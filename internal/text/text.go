@@ -154,6 +154,14 @@ func Seconds(s float64) string {
 // shown alone) with two decimals: "0.87", "1.00".
 func Score(x float64) string { return strconv.FormatFloat(x, 'f', 2, 64) }
 
+// Plural is one when n is 1, else many: "1 task", "3 tasks".
+func Plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
 // Ratio formats a ratio of two scores or runtimes, the one way forge writes
 // one: "1.24×", "0.50×".
 func Ratio(r float64) string { return strconv.FormatFloat(r, 'f', 2, 64) + "×" }
