@@ -1,15 +1,12 @@
 package forge
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -410,69 +407,6 @@ func (s *state) flush(force bool) error {
 		return err
 	}
 	return writeFileAtomic(filepath.Join(s.dir, ResultsFile), b)
-}
-
-// ReadRecord reads a run's results.json. Its errors name the file and say
-// what is wrong with it: missing, not JSON, or a schema_version this forge
-// does not read.
-func ReadRecord(path string) (*Record, error) {
-	b, err := os.ReadFile(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("%s: no such file", path)
-	case err != nil:
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	rec, err := DecodeRecord(b)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return rec, nil
-}
-
-// DecodeRecord reads the bytes of a results.json.
-func DecodeRecord(b []byte) (*Record, error) {
-	// Check the version first, so a future schema is reported as such and
-	// not as whatever field no longer decodes.
-	var head struct {
-		SchemaVersion *int `json:"schema_version"`
-	}
-	var syntax *json.SyntaxError
-	switch err := json.Unmarshal(b, &head); {
-	case len(bytes.TrimSpace(b)) == 0:
-		return nil, errors.New("not a results.json: the file is empty")
-	case errors.As(err, &syntax):
-		return nil, fmt.Errorf("not a results.json: not JSON (at byte %d: %w)", syntax.Offset, err)
-	case err != nil:
-		return nil, fmt.Errorf("not a results.json: want a JSON object: %w", err)
-	case head.SchemaVersion == nil:
-		return nil, errors.New("not a results.json: no schema_version")
-	case !readsSchema(*head.SchemaVersion):
-		return nil, fmt.Errorf("schema_version %d, this forge reads 1 and %d", *head.SchemaVersion, SchemaVersion)
-	}
-	var rec Record
-	if err := json.Unmarshal(b, &rec); err != nil {
-		return nil, fmt.Errorf("not a results.json: %w", err)
-	}
-	return &rec, nil
-}
-
-// WriteRecord writes rec to path atomically.
-func WriteRecord(path string, rec *Record) error {
-	b, err := MarshalRecord(rec)
-	if err != nil {
-		return err
-	}
-	return writeFileAtomic(path, b)
-}
-
-// MarshalRecord renders results.json: indented, with a trailing newline.
-func MarshalRecord(rec *Record) ([]byte, error) {
-	b, err := json.MarshalIndent(rec, "", "  ")
-	if err != nil {
-		return nil, fmt.Errorf("encode results: %w", err)
-	}
-	return append(b, '\n'), nil
 }
 
 // writeFileAtomic writes data to path through a temporary file and a rename,
