@@ -1,0 +1,67 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/report"
+)
+
+// writeReports prints the --format report on stdout and writes each
+// --report file.
+func writeReports(env *Env, o *runOptions, rec *forge.Record, now func() time.Time) error {
+	f, _ := report.ParseFormat(o.format) // validated
+	color := env.StdoutTTY && env.Getenv("NO_COLOR") == "" && env.Getenv("TERM") != "dumb"
+	opts := report.Options{TTY: env.StdoutTTY, Color: color, Now: now, Matrix: o.matrix, Width: env.StdoutWidth}
+	if err := report.Write(f, env.Stdout, rec, opts); err != nil {
+		return fmt.Errorf("print %s report: %w", f, err)
+	}
+	var errs []error
+	for _, path := range o.reports {
+		rf, _ := report.FormatFromPath(path)
+		if err := writeReportFile(path, rf, rec, now); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if summary := env.Getenv("GITHUB_STEP_SUMMARY"); summary != "" {
+		if err := appendReport(summary, report.FormatMarkdown, rec, now); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func writeReportFile(path string, f report.Format, rec *forge.Record, now func() time.Time) error {
+	if dir := filepath.Dir(path); dir != "." {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("--report %s: %w", path, err)
+		}
+	}
+	var b strings.Builder
+	if err := report.Write(f, &b, rec, report.Options{Now: now}); err != nil {
+		return fmt.Errorf("--report %s: %w", path, err)
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(b.String()), 0o644); err != nil {
+		return fmt.Errorf("--report %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("--report %s: %w", path, err)
+	}
+	return nil
+}
+
+func appendReport(path string, f report.Format, rec *forge.Record, now func() time.Time) error {
+	fh, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("GITHUB_STEP_SUMMARY: %w", err)
+	}
+	werr := report.Write(f, fh, rec, report.Options{Now: now})
+	return errors.Join(werr, fh.Close())
+}
