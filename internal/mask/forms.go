@@ -1,0 +1,146 @@
+package mask
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"html"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// What a secret looks like once encoded: the forms a Masker masks.
+
+// values returns the values to mask for the given secrets: each one, and
+// those derived from it (trimmed, unquoted, its lines), MinLen bytes or
+// longer, without repeats.
+func values(secrets []string) []string {
+	var out []string
+	add := func(v string) {
+		if len(v) >= MinLen && !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	for _, s := range secrets {
+		if len(s) < MinLen {
+			continue
+		}
+		add(s)
+		t := strings.TrimSpace(s)
+		add(t)
+		if len(t) >= 2 && (t[0] == '"' || t[0] == '\'') && t[len(t)-1] == t[0] {
+			add(t[1 : len(t)-1])
+		}
+		if strings.ContainsAny(t, "\r\n") {
+			for line := range strings.Lines(t) {
+				add(strings.TrimSpace(line))
+			}
+		}
+	}
+	return out
+}
+
+// formsOf returns the forms of value v to mask (with repeats).
+func formsOf(v string) []string {
+	forms := []string{v}
+	b := []byte(v)
+	for skip := 0; skip < 3; skip++ {
+		rest := b[skip:]
+		stable := 4 * len(rest) / 3
+		for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
+			e := enc.EncodeToString(rest)
+			forms = append(forms, e[:stable], e)
+		}
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
+			forms = append(forms, enc.EncodeToString(rest))
+		}
+	}
+	q := strconv.Quote(v)
+	qa := strconv.QuoteToASCII(v)
+	ja := jsonASCII(v)
+	var x strings.Builder
+	xml.EscapeText(&x, b) // writes to a strings.Builder: cannot fail
+	forms = append(forms,
+		url.QueryEscape(v),
+		url.PathEscape(v),
+		strictURLEscape(v),
+		jsonString(v, true),
+		jsonString(v, false),
+		ja,
+		strings.ReplaceAll(ja, "/", `\/`),
+		q[1:len(q)-1],
+		qa[1:len(qa)-1],
+		strings.ReplaceAll(v, `"`, `\"`),
+		strings.ReplaceAll(v, `'`, `''`),
+		html.EscapeString(v),
+		x.String(),
+	)
+	return forms
+}
+
+// jsonString returns v as encoding/json writes it, without the quotes.
+func jsonString(v string, escapeHTML bool) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(escapeHTML)
+	if err := enc.Encode(v); err != nil {
+		panic(fmt.Sprintf("mask: JSON-encoding a string: %v", err)) // cannot happen
+	}
+	s := strings.TrimSuffix(b.String(), "\n")
+	return s[1 : len(s)-1]
+}
+
+// jsonASCII returns v as a JSON string of ASCII only, without the quotes:
+// control characters, `"` and `\` escaped as JSON requires, other
+// non-ASCII as \uXXXX with lower-case hex (surrogate pairs above U+FFFF), as
+// Python's json.dumps writes it.
+func jsonASCII(v string) string {
+	var b strings.Builder
+	for _, r := range v {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\b':
+			b.WriteString(`\b`)
+		case r == '\f':
+			b.WriteString(`\f`)
+		case r < 0x20 || (r >= 0x7f && r <= 0xffff):
+			fmt.Fprintf(&b, `\u%04x`, r)
+		case r > 0xffff:
+			r -= 0x10000
+			fmt.Fprintf(&b, `\u%04x\u%04x`, 0xd800+(r>>10), 0xdc00+(r&0x3ff))
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// strictURLEscape percent-encodes every byte of v but the RFC 3986
+// unreserved characters A-Z a-z 0-9 - . _ ~.
+func strictURLEscape(v string) string {
+	const hex = "0123456789ABCDEF"
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' ||
+			c == '-' || c == '.' || c == '_' || c == '~' {
+			b.WriteByte(c)
+		} else {
+			b.WriteByte('%')
+			b.WriteByte(hex[c>>4])
+			b.WriteByte(hex[c&15])
+		}
+	}
+	return b.String()
+}
