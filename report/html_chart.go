@@ -1,0 +1,198 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/forge-run/forge/internal/text"
+	"github.com/forge-run/forge/runner"
+)
+
+// The HTML report's inline SVG charts: scores with their intervals, and
+// every trial's runtime.
+
+// Chart geometry, in SVG user units.
+const (
+	chartWidth  = 1000.0
+	chartLabelW = 150.0 // candidate names
+	chartRight  = 140.0 // value text after the plot
+	chartRowH   = 30.0
+	chartTop    = 12.0
+	chartAxisH  = 34.0
+)
+
+type tick struct {
+	X     float64
+	Label string
+}
+
+// axis maps a value domain onto the plot's x range.
+type axis struct{ lo, hi, x0, x1 float64 }
+
+func (a axis) x(v float64) float64 {
+	if a.hi == a.lo {
+		return a.x0
+	}
+	return a.x0 + (v-a.lo)/(a.hi-a.lo)*(a.x1-a.x0)
+}
+
+// niceTicks returns about n round tick values covering [lo, hi], the
+// widened domain they span, and how many decimals their labels need.
+func niceTicks(lo, hi float64, n int) (ticks []float64, start, end float64, decimals int) {
+	if hi <= lo {
+		hi = lo + 1
+	}
+	raw := (hi - lo) / float64(n)
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := mag
+	for _, m := range []float64{1, 2, 2.5, 5, 10} {
+		if m*mag >= raw {
+			step = m * mag
+			break
+		}
+	}
+	start = math.Floor(lo/step+1e-9) * step
+	end = math.Ceil(hi/step-1e-9) * step
+	for i := 0; start+float64(i)*step <= end+step/2; i++ {
+		ticks = append(ticks, start+float64(i)*step)
+	}
+	decimals = max(0, -int(math.Floor(math.Log10(step)+1e-9)))
+	if math.Abs(step/math.Pow(10, -float64(decimals))-math.Round(step/math.Pow(10, -float64(decimals)))) > 1e-9 {
+		decimals++ // 2.5, 0.25
+	}
+	return ticks, start, end, decimals
+}
+
+type scoreChart struct {
+	Width, Height     float64
+	PlotX0, PlotX1    float64
+	AxisY, PlotBottom float64
+	Ticks             []tick
+	Rows              []scoreRow
+}
+
+type scoreRow struct {
+	Y, TextY           float64
+	Label, Value, Note string
+	BarX, BarW         float64
+	Lo, Hi, Mean       float64
+	HasScore, HasCI    bool
+	Winner             bool
+	Health             string
+}
+
+func newScoreChart(cs []candidate) *scoreChart {
+	lo, hi := 0.0, 1.0
+	for _, c := range cs {
+		if !c.scored {
+			continue
+		}
+		st := c.standing
+		lo = min(lo, st.Score, st.ScoreCI95[0])
+		hi = max(hi, st.Score, st.ScoreCI95[1])
+	}
+	values, lo, hi, dec := niceTicks(lo, hi, 5)
+	ch := &scoreChart{Width: chartWidth, PlotX0: chartLabelW, PlotX1: chartWidth - chartRight}
+	ax := axis{lo, hi, ch.PlotX0, ch.PlotX1}
+	for _, v := range values {
+		ch.Ticks = append(ch.Ticks, tick{ax.x(v), strconv.FormatFloat(v, 'f', dec, 64)})
+	}
+	zero := ax.x(math.Max(lo, 0))
+	for i, c := range cs {
+		y := chartTop + float64(i)*chartRowH
+		row := scoreRow{Y: y, TextY: y + chartRowH/2 + 4, Label: text.Shorten(text.OneLine(c.standing.CandidateID), 18),
+			Winner: c.winner, Health: healthClass(c.health())}
+		if c.scored || c.standing.Score != 0 {
+			st := c.standing
+			row.HasScore = true
+			row.Mean = ax.x(st.Score)
+			row.BarX, row.BarW = math.Min(zero, row.Mean), math.Abs(row.Mean-zero)
+			row.Value = c.scoreText()
+			if st.ScoreCI95[1] > st.ScoreCI95[0] {
+				row.HasCI = true
+				row.Lo, row.Hi = ax.x(st.ScoreCI95[0]), ax.x(st.ScoreCI95[1])
+			}
+		} else {
+			row.Note = "no score: " + c.statusText()
+		}
+		ch.Rows = append(ch.Rows, row)
+	}
+	ch.PlotBottom = chartTop + float64(len(cs))*chartRowH
+	ch.AxisY = ch.PlotBottom + 16
+	ch.Height = ch.PlotBottom + chartAxisH
+	return ch
+}
+
+type runtimeChart struct {
+	Width, Height     float64
+	RowH              float64
+	PlotX0, PlotX1    float64
+	AxisY, PlotBottom float64
+	Ticks             []tick
+	Rows              []runtimeRow
+}
+
+type runtimeRow struct {
+	Y, MidY, TextY float64
+	Label, Value   string
+	Dots           []runtimeDot
+	HasMean        bool
+	MeanX          float64
+}
+
+type runtimeDot struct {
+	X, Y  float64
+	Kind  string // ok, timeout, failed
+	Title string
+}
+
+func newRuntimeChart(cs []candidate) *runtimeChart {
+	hi := 0.0
+	for _, c := range cs {
+		for _, r := range c.results {
+			hi = max(hi, r.RuntimeSeconds)
+		}
+	}
+	// A little room right of the slowest trial keeps its dot off the edge.
+	values, lo, hi, _ := niceTicks(0, max(hi*1.04, 0.001), 5)
+	ch := &runtimeChart{Width: chartWidth, RowH: chartRowH, PlotX0: chartLabelW, PlotX1: chartWidth - chartRight}
+	ax := axis{lo, hi, ch.PlotX0, ch.PlotX1}
+	for _, v := range values {
+		ch.Ticks = append(ch.Ticks, tick{ax.x(v), text.Seconds(v)})
+	}
+	for i, c := range cs {
+		y := chartTop + float64(i)*chartRowH
+		row := runtimeRow{Y: y, MidY: y + chartRowH/2, TextY: y + chartRowH/2 + 4,
+			Label: text.Shorten(text.OneLine(c.standing.CandidateID), 18), Value: c.runtimeText()}
+		for j, r := range c.results {
+			kind := "ok"
+			switch {
+			case r.Success:
+			case r.ErrorKind == runner.ErrTimeout:
+				kind = "timeout"
+			default:
+				kind = "failed"
+			}
+			// Spread the dots of one row over its height so equal runtimes
+			// stay visible; deterministic, no randomness.
+			offset := float64(j%5-2) * 4
+			status := "ok"
+			if !r.Success {
+				status = kindLabel(r.ErrorKind)
+			}
+			row.Dots = append(row.Dots, runtimeDot{
+				X: ax.x(r.RuntimeSeconds), Y: row.MidY + offset, Kind: kind,
+				Title: fmt.Sprintf("%s trial %d: %s, %s", text.OneLine(c.standing.CandidateID), r.Trial, text.Seconds(r.RuntimeSeconds), status),
+			})
+		}
+		if mean, _, n := c.runtime(); n > 1 {
+			row.HasMean, row.MeanX = true, ax.x(mean)
+		}
+		ch.Rows = append(ch.Rows, row)
+	}
+	ch.PlotBottom = chartTop + float64(len(cs))*chartRowH
+	ch.AxisY = ch.PlotBottom + 16
+	ch.Height = ch.PlotBottom + chartAxisH
+	return ch
+}
