@@ -4,13 +4,18 @@ package local
 
 import (
 	"context"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/forge-run/forge/runner"
 )
 
 // BenchmarkRunTrivial measures the local backend's overhead per job (working
-// directory, containment, one sh process, read back, cleanup) for each tier.
+// directory, containment, one sh process, read back, cleanup) for each tier:
+// wall time, and CPU time of forge's own process (self-ms/op) and of the
+// processes it started (children-ms/op: the sh and the tier's own, such as
+// the PID namespace's init).
 func BenchmarkRunTrivial(b *testing.B) {
 	for _, tier := range tiers {
 		b.Run(string(tier), func(b *testing.B) {
@@ -22,12 +27,29 @@ func BenchmarkRunTrivial(b *testing.B) {
 				RunID: "bench", CandidateID: "trivial", Trial: 1, Objective: "o",
 				Command: []string{"/bin/sh", "-c", `echo done > "$2"`, "sh"},
 			}
+			self, children := cpuTimes()
 			for b.Loop() {
 				res, err := r.Run(context.Background(), job)
 				if err != nil || !res.Success {
 					b.Fatalf("%v %+v", err, res)
 				}
 			}
+			self2, children2 := cpuTimes()
+			ms := func(d time.Duration) float64 { return d.Seconds() * 1000 / float64(b.N) }
+			b.ReportMetric(ms(self2-self), "self-ms/op")
+			b.ReportMetric(ms(children2-children), "children-ms/op")
 		})
 	}
+}
+
+// cpuTimes is the CPU time (user and system) of this process and of its
+// waited-for children so far.
+func cpuTimes() (self, children time.Duration) {
+	var s, c syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &s)
+	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &c)
+	d := func(u syscall.Rusage) time.Duration {
+		return time.Duration(u.Utime.Nano() + u.Stime.Nano())
+	}
+	return d(s), d(c)
 }

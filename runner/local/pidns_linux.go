@@ -19,17 +19,17 @@ import (
 // The init of a job's PID namespace ("holder") reads a pipe that only forge
 // holds: it lives until forge closes the pipe, which forge also does by
 // dying, and when it ends the kernel kills every process left in the
-// namespace. It is bash's read builtin with SIGCHLD trapped to nothing: one
-// program start (exec'ing cat after the trap cost a second one, ~3 ms of a
-// job's CPU here). bash keeps its own SIGCHLD handler while it runs; that
-// handler reaps every child it is told of (waitpid(-1)), so the orphans the
-// init inherits are reaped at once, and it is installed with SA_RESTART, so
-// the read goes on through any number of them (tested: hundreds of orphans
-// exiting, no zombie, the read unbroken). The read ends only at EOF. As the
-// namespace's PID 1, bash gets from inside the namespace only the signals
-// it handles, and SIGCHLD is the only one. Without bash the init is cat,
-// which installs no signal handler, so no signal interrupts it, but orphans
-// stay zombies until the job ends.
+// namespace. It ignores SIGCHLD, so that the kernel reaps at once every
+// orphan it inherits, and it is the namespace's PID 1, so from inside the
+// namespace it gets no signal at all. It is, in order of preference:
+//   - the built-in init (holder_linux.go): one exec of a 243-byte static
+//     program, no dynamic loader, about the cost of a fork;
+//   - bash's read builtin with SIGCHLD trapped to nothing (a few ms of CPU
+//     here to start: bash is big and dynamically linked); bash's own
+//     SIGCHLD handler reaps and, installed with SA_RESTART, lets the read go
+//     on through any number of orphans;
+//   - cat, which installs no handler: orphans stay zombies until the job
+//     ends.
 var holderCommands = [][]string{
 	{"/bin/bash", "bash", "-c", "trap '' CHLD; read -r _"},
 	{"/usr/bin/bash", "bash", "-c", "trap '' CHLD; read -r _"},
@@ -39,6 +39,9 @@ var holderCommands = [][]string{
 
 // holderCommand returns the first holder command this machine has.
 func holderCommand() ([]string, error) {
+	if path, err := builtinHolder(); err == nil {
+		return []string{path, "forge-init"}, nil
+	}
 	for _, c := range holderCommands {
 		if executable(c[0]) == nil {
 			return c, nil
@@ -54,12 +57,14 @@ type pidnsTier struct {
 	cg         jobCgroups
 	holder     *exec.Cmd
 	holderPipe *os.File // closing it ends the holder
-	holderDone chan error
 	nsfd       int
 	ns         unix.Stat_t // the namespace's, to recognise it by
 }
 
-// newPidns starts a job's PID namespace: its holder, in the job's cgroups.
+// newPidns starts a job's PID namespace and its holder. The holder stays
+// out of the job's cgroups: it never forks, so a pids cap needs only the
+// processes started in the namespace, and it is started without moving a
+// thread about.
 func (p *platform) newPidns() (_ tier, err error) {
 	t := &pidnsTier{nsfd: -1}
 	if t.cg, err = p.newJobCgroups(false); err != nil {
@@ -71,26 +76,35 @@ func (p *platform) newPidns() (_ tier, err error) {
 			_ = t.release()
 		}
 	}()
-	r, w, err := os.Pipe()
-	if err != nil {
+	// A blocking pipe: nothing reads it in forge, so it need not be polled.
+	var fds [2]int
+	if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
 		return nil, fmt.Errorf("pipe for the PID namespace holder: %w", err)
+	}
+	r, w := os.NewFile(uintptr(fds[0]), "holder-r"), os.NewFile(uintptr(fds[1]), "holder-w")
+	null, err := devNull()
+	if err != nil {
+		r.Close()
+		w.Close()
+		return nil, err
 	}
 	cmd := &exec.Cmd{
 		Path:        p.holder[0],
 		Args:        p.holder[1:],
 		Stdin:       r,
+		Stdout:      null,
+		Stderr:      null,
 		Dir:         "/",
 		Env:         []string{"PATH=/usr/bin:/bin"},
 		SysProcAttr: &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWPID, Setpgid: true},
 	}
-	err = t.cg.start(cmd, -1)
+	err = cmd.Start()
 	r.Close()
 	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("start a PID namespace: %w", err)
 	}
-	t.holder, t.holderPipe, t.holderDone = cmd, w, make(chan error, 1)
-	go func() { t.holderDone <- cmd.Wait() }()
+	t.holder, t.holderPipe = cmd, w
 
 	ns := "/proc/" + strconv.Itoa(cmd.Process.Pid) + "/ns/pid"
 	fd, err := unix.Open(ns, unix.O_RDONLY|unix.O_CLOEXEC, 0)
@@ -133,8 +147,13 @@ func (t *pidnsTier) end([]*os.Process) error {
 	}
 	_ = t.holder.Process.Kill()
 	t.holderPipe.Close()
+	done := make(chan struct{})
+	go func() {
+		_ = t.holder.Wait()
+		close(done)
+	}()
 	select {
-	case <-t.holderDone:
+	case <-done:
 		return nil
 	case <-time.After(killWait):
 		return fmt.Errorf("processes of the job's PID namespace still running %s after SIGKILL", killWait)
@@ -149,9 +168,9 @@ func (t *pidnsTier) release() error {
 }
 
 // holderReaps reports whether the holder pid reaps the orphans it inherits:
-// bash handling or ignoring SIGCHLD (its handler reaps every child), or any
-// program ignoring it (the kernel then reaps them). It waits briefly for bash
-// to install its handler.
+// it ignores SIGCHLD (the kernel then reaps them), or it is bash handling it
+// (its handler reaps every child). It waits briefly for the holder to get
+// that far.
 func holderReaps(pid int) bool {
 	status := "/proc/" + strconv.Itoa(pid) + "/status"
 	chld := uint64(1) << (uint(syscall.SIGCHLD) - 1)
@@ -176,7 +195,7 @@ func holderReaps(pid int) bool {
 		if ignored&chld != 0 || name == "bash" && caught&chld != 0 {
 			return true
 		}
-		if name != "bash" || time.Now().After(deadline) {
+		if name == "cat" || time.Now().After(deadline) {
 			return false
 		}
 		time.Sleep(time.Millisecond)

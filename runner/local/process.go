@@ -92,7 +92,15 @@ func (r *Runner) runProcess(ctx context.Context, b box, p process) (finished, er
 	}
 	// With *os.File outputs, Wait returns when the process exits, not when
 	// the last holder of its pipes (a daemon it left) lets go of them.
-	cmd := &exec.Cmd{Path: p.path, Args: p.argv, Dir: p.dir, Env: p.env, Stdout: outW, Stderr: errW}
+	null, err := devNull()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		errR.Close()
+		errW.Close()
+		return f, err
+	}
+	cmd := &exec.Cmd{Path: p.path, Args: p.argv, Dir: p.dir, Env: p.env, Stdin: null, Stdout: outW, Stderr: errW}
 	began := time.Now()
 	err = b.start(cmd)
 	outW.Close()
@@ -156,6 +164,12 @@ func (r *Runner) runProcess(ctx context.Context, b box, p process) (finished, er
 	}
 	return f, nil
 }
+
+// devNull is /dev/null, open for the life of the process: the holders'
+// output, and the candidates' input.
+var devNull = sync.OnceValues(func() (*os.File, error) {
+	return os.OpenFile(os.DevNull, os.O_RDWR, 0)
+})
 
 // terminate asks everything in b to stop, then kills it after KillGrace
 // unless the main process (exited) ends first.

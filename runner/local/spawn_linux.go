@@ -11,23 +11,29 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 )
 
-// spawn starts cmd. With a PID namespace or a v1 pids cgroup to start it in,
-// it does so from a locked thread that is moved into them (they apply to the
-// children of the calling thread) and moved back afterwards; a thread that
-// cannot be moved back is never unlocked, so the runtime ends it.
-func spawn(cmd *exec.Cmd, nsfd int, v1Dir, v1Home string) error {
-	if nsfd < 0 && v1Dir == "" {
+// spawn starts cmd. With a PID namespace (nsfd) or a v1 pids cgroup (the
+// open tasks file v1Tasks) to start it in, it does so from a locked thread
+// that is moved into them (they apply to the children of the calling
+// thread) and moved back afterwards; a thread that cannot be moved back is
+// never unlocked, so the runtime ends it.
+func spawn(cmd *exec.Cmd, nsfd, v1Tasks int) error {
+	if nsfd < 0 && v1Tasks < 0 {
 		return cmd.Start()
+	}
+	h, err := home()
+	if err != nil {
+		return err
 	}
 	errc := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
-		clean, err := spawnLocked(cmd, nsfd, v1Dir, v1Home)
+		clean, err := spawnLocked(cmd, nsfd, v1Tasks, h)
 		if clean {
 			runtime.UnlockOSThread()
 		}
@@ -38,25 +44,20 @@ func spawn(cmd *exec.Cmd, nsfd int, v1Dir, v1Home string) error {
 
 // spawnLocked does spawn's work on the locked thread; clean reports that the
 // thread is back in forge's own namespace and cgroup.
-func spawnLocked(cmd *exec.Cmd, nsfd int, v1Dir, v1Home string) (clean bool, err error) {
-	home := -1
-	if nsfd >= 0 {
-		if home, err = unix.Open("/proc/thread-self/ns/pid", unix.O_RDONLY|unix.O_CLOEXEC, 0); err != nil {
-			return true, fmt.Errorf("open forge's PID namespace: %w", err)
-		}
-		defer unix.Close(home)
-	}
+func spawnLocked(cmd *exec.Cmd, nsfd, v1Tasks int, h homes) (clean bool, err error) {
 	tid := []byte(strconv.Itoa(unix.Gettid()))
 	clean = true
-	if v1Dir != "" {
-		if err := os.WriteFile(filepath.Join(v1Dir, "tasks"), tid, 0); err != nil {
-			return true, fmt.Errorf("join pids cgroup %s: %w", v1Dir, err)
+	if v1Tasks >= 0 {
+		if h.tasks < 0 {
+			return true, errors.New("join a pids cgroup: forge's own v1 pids cgroup is unknown")
+		}
+		if _, err := unix.Write(v1Tasks, tid); err != nil {
+			return true, fmt.Errorf("join the job's pids cgroup: %w", err)
 		}
 		defer func() {
-			if err := os.WriteFile(filepath.Join(v1Home, "tasks"), tid, 0); err != nil {
+			if _, err := unix.Write(h.tasks, tid); err != nil {
 				clean = false
 			}
-			rescueThreads(v1Dir, v1Home)
 		}()
 	}
 	if nsfd >= 0 {
@@ -64,13 +65,39 @@ func spawnLocked(cmd *exec.Cmd, nsfd int, v1Dir, v1Home string) (clean bool, err
 			return clean, fmt.Errorf("enter the job's PID namespace: %w", err)
 		}
 		defer func() {
-			if err := unix.Setns(home, unix.CLONE_NEWPID); err != nil {
+			if err := unix.Setns(h.ns, unix.CLONE_NEWPID); err != nil {
 				clean = false
 			}
 		}()
 	}
 	return clean, cmd.Start()
 }
+
+// homes are forge's own PID namespace and v1 pids cgroup (its tasks file,
+// -1 when there is none), open for the life of the process: a spawning
+// thread goes back to them.
+type homes struct{ ns, tasks int }
+
+// home opens forge's homes once. Both are read from a locked thread
+// (/proc/thread-self), not from /proc/self, which names the main thread:
+// that may be a thread moved into a job's pids cgroup to start a process
+// there.
+var home = sync.OnceValues(func() (homes, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	h := homes{ns: -1, tasks: -1}
+	fd, err := unix.Open("/proc/thread-self/ns/pid", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return h, fmt.Errorf("open forge's PID namespace: %w", err)
+	}
+	h.ns = fd
+	if dir := findCgroups().pids; dir != "" {
+		if fd, err := unix.Open(filepath.Join(dir, "tasks"), unix.O_WRONLY|unix.O_CLOEXEC, 0); err == nil {
+			h.tasks = fd
+		}
+	}
+	return h, nil
+})
 
 // forEachPid calls f for every process in /proc.
 func forEachPid(f func(pid int)) {
@@ -116,6 +143,6 @@ func signalIf(pid int, sig syscall.Signal, match func(int) bool) bool {
 func rescueThreads(dir, home string) {
 	own, _ := ownThreads(dir)
 	for _, tid := range own {
-		_ = os.WriteFile(filepath.Join(home, "tasks"), []byte(tid), 0)
+		_ = writeSmall(filepath.Join(home, "tasks"), tid)
 	}
 }
