@@ -1,18 +1,36 @@
 #!/usr/bin/env bash
-# bench/local.sh [N] [C] [RUNS]: how much forge costs over plain xargs.
+# bench/local.sh [N] [C] [RUNS]: what forge's local backend costs over plain
+# `xargs -P C`, per containment tier, in one run.
 #
-# Times forge playing N trivial Python candidates at concurrency C on the
-# local backend against `xargs -P C` running the same script with the same
-# argv, RUNS times each (interleaved, so load on the machine hits both alike),
-# and prints the medians and the median of the per-pair ratios.
-# Target: ratio <= 1.10 for N=500, C=2.
+# For each tier (TIERS, default: every tier this machine has), RUNS
+# alternating pairs (so that load on the machine hits both alike) of:
+#   - N trivial Python candidates (PYTHON, default: the fastest python3 here,
+#     /usr/bin/python3 when there is one: a slow interpreter hides forge's
+#     cost) at concurrency C: forge run against xargs running the same script
+#     with the same argv. Reported: the median of the per-pair ratios of wall
+#     time and of CPU time (user + system of the whole process tree).
+#     Targets: wall <= 1.10, CPU <= 1.15 (N=500, C=2).
+#   - N trivial .sh candidates that only write their output: forge's own CPU
+#     per job (its process alone, without the candidates and the tier's
+#     init), and forge's whole tree over xargs's, per job. Target: own <= 1 ms.
+# CPU times come from bench/cputime.py. GOMAXPROCS etc. pass through to forge.
 set -euo pipefail
 N=${1:-500} C=${2:-2} RUNS=${3:-3}
 root=$(cd "$(dirname "$0")/.." && pwd)
+PYTHON=${PYTHON:-$( [ -x /usr/bin/python3 ] && echo /usr/bin/python3 || command -v python3 )}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 go build -o "$tmp/forge" "$root"
+if [ -z "${TIERS:-}" ]; then
+  TIERS=
+  for t in pidns cgroup pgroup; do
+    printf 'objective: probe\ncandidates: [{id: p, command: [true]}]\n' > "$tmp/probe.yaml"
+    if "$tmp/forge" run -f "$tmp/probe.yaml" --quiet --containment "$t" --out "$tmp/probe" >/dev/null 2>&1; then
+      TIERS="$TIERS $t"
+    fi
+  done
+fi
 mkdir -p "$tmp/t/c" "$tmp/x"
 cat > "$tmp/t/c/trivial.py" <<'PY'
 import sys
@@ -20,30 +38,47 @@ with open(sys.argv[2], "w") as f:
     f.write("# ok\n")
 print("done")
 PY
-{
-  echo 'objective: "bench"'
-  echo "defaults: {concurrency: $C}"
-  echo "candidates:"
-  for i in $(seq 1 "$N"); do echo "  - {id: c$i, script: c/trivial.py}"; done
-} > "$tmp/t/forge.yaml"
+printf 'echo "# ok" > "$2"\necho done\n' > "$tmp/t/c/trivial.sh"
+chmod +x "$tmp/t/c/trivial.sh"
+# The candidates' PATH starts with the chosen interpreter's directory, so that
+# forge runs the same python3 as xargs does.
+export PATH="$(dirname "$PYTHON"):$PATH"
+for kind in py sh; do
+  {
+    echo 'objective: "bench"'
+    echo "defaults: {concurrency: $C}"
+    echo "candidates:"
+    for i in $(seq 1 "$N"); do echo "  - {id: c$i, script: c/trivial.$kind}"; done
+  } > "$tmp/t/$kind.yaml"
+done
+interp() { [ "$1" = py ] && echo "$PYTHON" || echo bash; }  # forge runs .sh with bash
 
-now() { date +%s.%N; }
+# measure OUT CMD...: runs CMD under cputime.py, appends "wall self children" to OUT.
+measure() {
+  local out=$1; shift
+  "$PYTHON" "$root/bench/cputime.py" "$@" 2> "$tmp/m" >/dev/null || { cat "$tmp/m" >&2; exit 1; }
+  tail -1 "$tmp/m" | sed 's/[a-z]*=//g' >> "$out"
+}
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
-fx=() xx=() rx=()
-for r in $(seq 1 "$RUNS"); do
-  t0=$(now)
-  (cd "$tmp/t" && "$tmp/forge" run --quiet --out "$tmp/out" --run-id "r$r" >/dev/null)
-  t1=$(now)
-  seq 1 "$N" | (cd "$tmp/t" && xargs -P "$C" -I{} python3 c/trivial.py bench "$tmp/x/{}.md" >/dev/null)
-  t2=$(now)
-  fx+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}')") xx+=("$(awk -v a="$t1" -v b="$t2" 'BEGIN{print b-a}')")
-  rx+=("$(awk -v f="${fx[-1]}" -v x="${xx[-1]}" 'BEGIN{print f/x}')")
-  rm -rf "$tmp/out" "$tmp/x"/*
+printf 'N=%d C=%d runs=%d python=%s (%s)\n' "$N" "$C" "$RUNS" "$PYTHON" "$("$PYTHON" -V 2>&1)"
+printf '%-7s %-28s %-28s %-18s %s\n' tier "python wall forge/xargs" "python CPU forge/xargs" "sh: forge's own" "sh: forge tree - xargs tree"
+for tier in $TIERS; do
+  for kind in py sh; do
+    : > "$tmp/f.$kind"; : > "$tmp/x.$kind"
+    for r in $(seq 1 "$RUNS"); do
+      (cd "$tmp/t" && measure "$tmp/f.$kind" "$tmp/forge" run -f "$kind.yaml" --quiet --containment "$tier" --out "$tmp/out" --run-id "$tier-$kind-$r")
+      (cd "$tmp/t" && seq 1 "$N" | measure "$tmp/x.$kind" xargs -P "$C" -I{} "$(interp "$kind")" "c/trivial.$kind" bench "$tmp/x/{}.md")
+      rm -rf "$tmp/out" "$tmp/x"/*
+    done
+  done
+  ratios() { paste -d' ' "$tmp/f.py" "$tmp/x.py" | awk -v col="$1" '{ if (col == "wall") print $1/$4; else print ($2+$3)/($5+$6) }'; }
+  wall=$(ratios wall | median) cpu=$(ratios cpu | median)
+  own=$(awk -v n="$N" '{print 1000*$2/n}' "$tmp/f.sh" | median)
+  extra=$(paste -d' ' "$tmp/f.sh" "$tmp/x.sh" | awk -v n="$N" '{print 1000*(($2+$3)-($5+$6))/n}' | median)
+  printf '%-7s %-28s %-28s %-18s %s\n' "$tier" \
+    "$(printf '%.3f (%s)' "$wall" "$(ratios wall | awk '{printf "%.2f ", $1}' | sed 's/ $//')")" \
+    "$(printf '%.3f (%s)' "$cpu" "$(ratios cpu | awk '{printf "%.2f ", $1}' | sed 's/ $//')")" \
+    "$(printf '%.2f ms/job' "$own")" "$(printf '%.2f ms/job' "$extra")"
 done
-f=$(printf '%s\n' "${fx[@]}" | median)
-x=$(printf '%s\n' "${xx[@]}" | median)
-printf 'N=%d C=%d runs=%d\n' "$N" "$C" "$RUNS"
-printf 'forge run : %.2fs (median of: %s)\n' "$f" "${fx[*]}"
-printf 'xargs -P  : %.2fs (median of: %s)\n' "$x" "${xx[*]}"
-printf 'ratio     : %.3f median of per-pair ratios (%s); target <= 1.10\n' "$(printf '%s\n' "${rx[@]}" | median)" "${rx[*]}"
+echo "targets: python wall <= 1.10, python CPU <= 1.15, sh forge's own <= 1 ms/job (medians of the pairs)"

@@ -29,6 +29,7 @@ type runOptions struct {
 	daytona      bool
 	local        bool
 	noFallback   bool
+	containment  string
 	concurrency  int
 	trials       int
 	timeout      time.Duration
@@ -78,6 +79,8 @@ func (o *runOptions) Validate() error {
 		return flagError{fmt.Errorf("--pass-at %d: must be at least 1", o.passAt)}
 	case o.resume != "" && (len(o.tasks) > 0 || o.sample > 0):
 		return flagError{errors.New("--resume plays the run's own tasks; drop --tasks and --sample")}
+	case o.containment == "" || o.localOptions(nil).Validate() != nil:
+		return flagError{fmt.Errorf("--containment %q: want auto, pidns, cgroup, pgroup or process", o.containment)}
 	case o.quiet && o.verbose:
 		return flagError{errors.New("--quiet and --verbose exclude each other")}
 	case o.failUnder < 0 || o.failUnder > 1:
@@ -92,6 +95,20 @@ func (o *runOptions) Validate() error {
 		}
 	}
 	return nil
+}
+
+// localOptions are the local runner's options: forge's environment and
+// --containment.
+func (o *runOptions) localOptions(env *Env) local.Options {
+	c := local.Containment(o.containment)
+	if c == "auto" {
+		c = local.ContainAuto
+	}
+	var getenv func(string) string
+	if env != nil {
+		getenv = env.Getenv
+	}
+	return local.Options{Getenv: getenv, Containment: c}
 }
 
 func newRunCmd(env *Env) *cobra.Command {
@@ -121,6 +138,7 @@ rank them, print the standings on stdout and write results under
 	f.BoolVar(&o.daytona, "daytona", false, "run candidates in Daytona sandboxes (needs DAYTONA_API_KEY)")
 	f.BoolVar(&o.local, "local", false, "run candidates as local processes (the default)")
 	f.BoolVar(&o.noFallback, "no-fallback", false, "with --daytona: fail (exit 3) instead of running locally when no API key is usable")
+	f.StringVar(&o.containment, "containment", "auto", "local jobs: how each job's processes are held and ended: auto (the strongest here), pidns, cgroup, pgroup or process")
 	f.IntVar(&o.concurrency, "concurrency", 0, "jobs run at once (default: manifest, else 8)")
 	f.IntVar(&o.trials, "trials", 0, "runs of each candidate (default: manifest, else 1)")
 	f.DurationVar(&o.timeout, "timeout", 0, "per-candidate execution timeout, e.g. 90s (default: manifest, else 60s)")
@@ -213,7 +231,7 @@ func runTournament(ctx context.Context, env *Env, o *runOptions, failUnderSet, m
 		return err
 	}
 	defer be.close() //nolint:errcheck // closed again below, where errors are reported
-	judges, err := judgeRunner(env, m, be)
+	judges, err := judgeRunner(env, o, m, be)
 	if err != nil {
 		return err
 	}
@@ -407,7 +425,7 @@ func chooseBackend(ctx context.Context, env *Env, o *runOptions, m *forge.Manife
 			return be, err
 		}
 	}
-	lr, err := local.New(local.Options{Getenv: env.Getenv})
+	lr, err := local.New(o.localOptions(env))
 	if err != nil {
 		return nil, withCode(ExitInfra, fmt.Errorf("local backend: %w", err))
 	}
@@ -418,14 +436,14 @@ func chooseBackend(ctx context.Context, env *Env, o *runOptions, m *forge.Manife
 // locally, contained as local candidates are: the local backend itself,
 // else (candidates on Daytona) a local runner of its own; nil when the
 // manifest has no judges.
-func judgeRunner(env *Env, m *forge.Manifest, be *backend) (runner.Runner, error) {
+func judgeRunner(env *Env, o *runOptions, m *forge.Manifest, be *backend) (runner.Runner, error) {
 	if len(m.Scoring.Judges()) == 0 {
 		return nil, nil
 	}
 	if lr, ok := be.runner.(*local.Runner); ok {
 		return lr, nil
 	}
-	lr, err := local.New(local.Options{Getenv: env.Getenv})
+	lr, err := local.New(o.localOptions(env))
 	if err != nil {
 		return nil, withCode(ExitInfra, fmt.Errorf("local runner for the judges: %w", err))
 	}

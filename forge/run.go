@@ -332,15 +332,15 @@ func (s *state) store(job runner.Job, res *runner.Result) error {
 	if err := os.MkdirAll(abs, 0o755); err != nil {
 		return fmt.Errorf("store results of %s: %w", job.Name(), err)
 	}
-	if err := writeFileAtomic(filepath.Join(abs, "stdout.log"), []byte(res.Output)); err != nil {
+	if err := writeJobFile(filepath.Join(abs, "stdout.log"), []byte(res.Output)); err != nil {
 		return err
 	}
-	if err := writeFileAtomic(filepath.Join(abs, "stderr.log"), []byte(res.Stderr)); err != nil {
+	if err := writeJobFile(filepath.Join(abs, "stderr.log"), []byte(res.Stderr)); err != nil {
 		return err
 	}
 	for _, f := range job.Files {
 		if f.Dst == runner.TaskFile {
-			if err := writeFileAtomic(filepath.Join(abs, taskFile), f.Data); err != nil {
+			if err := writeJobFile(filepath.Join(abs, taskFile), f.Data); err != nil {
 				return err
 			}
 		}
@@ -350,7 +350,7 @@ func (s *state) store(job runner.Job, res *runner.Result) error {
 		if name == "stdout.log" || name == "stderr.log" || name == taskFile {
 			name = "artifact-" + name
 		}
-		if err := writeFileAtomic(filepath.Join(abs, name), res.Artifact); err != nil {
+		if err := writeJobFile(filepath.Join(abs, name), res.Artifact); err != nil {
 			return err
 		}
 		res.ArtifactPath = filepath.ToSlash(filepath.Join(rel, name))
@@ -407,6 +407,25 @@ func (s *state) flush(force bool) error {
 		return err
 	}
 	return writeFileAtomic(filepath.Join(s.dir, ResultsFile), b)
+}
+
+// writeJobFile writes one of a job's files (its logs, its artifact) in the
+// job's own directory, plainly: nothing reads them before results.json
+// names the job, and a job that results.json does not name is run again by
+// --resume, which writes them anew.
+func writeJobFile(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
 }
 
 // writeFileAtomic writes data to path through a temporary file and a rename,

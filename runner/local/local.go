@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/forge-run/forge/runner"
@@ -86,6 +87,9 @@ func (o Options) withDefaults() Options {
 type Runner struct {
 	opts     Options
 	platform *platform
+	// found caches where a bare command name was found on a PATH (the
+	// interpreter every job of a run names: python3, bash).
+	found sync.Map
 }
 
 var _ runner.Runner = (*Runner)(nil)
@@ -292,7 +296,7 @@ func (j *jobRun) contain() error {
 func (j *jobRun) execute(ctx context.Context, argv, env []string) (o runner.Outcome, ok bool) {
 	done := j.phase(runner.PhaseExecute)
 	defer done()
-	path, err := lookPath(argv[0], envValue(env, "PATH"), j.dir)
+	path, err := j.r.lookPath(argv[0], envValue(env, "PATH"), j.dir)
 	if err != nil {
 		j.res.Failed(runner.ErrCandidateFailed, err.Error())
 		return o, false

@@ -1,6 +1,8 @@
 package local
 
 import (
+	"bytes"
+	"debug/elf"
 	"os"
 	"os/exec"
 	"runtime"
@@ -71,9 +73,35 @@ func TestPidnsHolderReapsOrphans(t *testing.T) {
 		if err != nil || !strings.HasPrefix(string(b), "0 0x0 ") {
 			t.Fatalf("the init is not blocked in read(0): %q %v", b, err)
 		}
+		// and it is the built-in one
+		if b, err := os.ReadFile("/proc/" + pid + "/comm"); err != nil || string(b) != "forge-init\n" {
+			t.Fatalf("the init is %q %v, want the built-in forge-init", b, err)
+		}
 	}
 	ended = true
 	if err := ns.end(nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestHolderImage: the built-in init is a well-formed static executable for
+// this machine, entered inside its one segment.
+func TestHolderImage(t *testing.T) {
+	if holderCode == nil {
+		t.Skip("no built-in init for " + runtime.GOARCH)
+	}
+	f, err := elf.NewFile(bytes.NewReader(holderImage()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Machine != elf.Machine(holderMachine) || f.Type != elf.ET_EXEC || len(f.Progs) != 1 {
+		t.Fatalf("machine %v type %v segments %d", f.Machine, f.Type, len(f.Progs))
+	}
+	p := f.Progs[0]
+	if p.Type != elf.PT_LOAD || f.Entry < p.Vaddr || f.Entry >= p.Vaddr+p.Filesz || p.Filesz != uint64(len(holderImage())) {
+		t.Fatalf("entry %#x outside the segment %+v", f.Entry, p.ProgHeader)
+	}
+	if _, err := builtinHolder(); err != nil {
 		t.Fatal(err)
 	}
 }

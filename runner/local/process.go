@@ -126,6 +126,7 @@ func (r *Runner) runProcess(ctx context.Context, b box, p process) (finished, er
 	exited := make(chan struct{})
 	var ended time.Time // written before exited is closed
 	go func() {
+		awaitExit(cmd.Process)
 		_ = cmd.Wait()
 		ended = time.Now()
 		close(exited)
@@ -187,8 +188,14 @@ func (r *Runner) terminate(b box, exited <-chan struct{}) {
 
 func drain(wg *sync.WaitGroup, w io.Writer, r io.Reader) {
 	defer wg.Done()
-	_, _ = io.CopyBuffer(w, r, make([]byte, 64<<10))
+	buf := copyBuffers.Get().(*[]byte)
+	defer copyBuffers.Put(buf)
+	_, _ = io.CopyBuffer(w, r, *buf)
 }
+
+// copyBuffers are drain's buffers, reused: two fresh 64 KiB buffers per job
+// made most of the garbage a run of short jobs left.
+var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
 
 // waitGroupWithin waits for wg, for at most d.
 func waitGroupWithin(wg *sync.WaitGroup, d time.Duration) {
@@ -203,6 +210,22 @@ func waitGroupWithin(wg *sync.WaitGroup, d time.Duration) {
 	case <-done:
 	case <-t.C:
 	}
+}
+
+// lookPath is lookPath, remembering where bare names were found.
+func (r *Runner) lookPath(file, pathList, dir string) (string, error) {
+	if strings.ContainsRune(file, '/') || strings.ContainsRune(file, filepath.Separator) {
+		return lookPath(file, pathList, dir)
+	}
+	key := file + "\x00" + pathList
+	if p, ok := r.found.Load(key); ok {
+		return p.(string), nil
+	}
+	p, err := lookPath(file, pathList, dir)
+	if err == nil {
+		r.found.Store(key, p)
+	}
+	return p, err
 }
 
 // lookPath resolves argv[0] the way a shell would, but with the candidate's
