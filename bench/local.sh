@@ -12,7 +12,10 @@
 #     Targets: wall <= 1.10, CPU <= 1.15 (N=500, C=2).
 #   - N trivial .sh candidates that only write their output: forge's own CPU
 #     per job (its process alone, without the candidates and the tier's
-#     init), and forge's whole tree over xargs's, per job. Target: own <= 1 ms.
+#     init), beside that of bench/launch, a bare Go program that only starts
+#     and waits for the same processes with os/exec (the floor of any Go
+#     launcher on this machine), and forge's whole tree over xargs's, per job.
+#     Target: own <= 1 ms.
 # CPU times come from bench/cputime.py. GOMAXPROCS etc. pass through to forge.
 set -euo pipefail
 N=${1:-500} C=${2:-2} RUNS=${3:-3}
@@ -22,6 +25,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 go build -o "$tmp/forge" "$root"
+go build -o "$tmp/launch" "$root/bench/launch"
 if [ -z "${TIERS:-}" ]; then
   TIERS=
   for t in pidns cgroup pgroup; do
@@ -62,23 +66,27 @@ measure() {
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
 printf 'N=%d C=%d runs=%d python=%s (%s)\n' "$N" "$C" "$RUNS" "$PYTHON" "$("$PYTHON" -V 2>&1)"
-printf '%-7s %-28s %-28s %-18s %s\n' tier "python wall forge/xargs" "python CPU forge/xargs" "sh: forge's own" "sh: forge tree - xargs tree"
+printf '%-7s %-26s %-26s %-16s %-16s %s\n' tier "python wall forge/xargs" "python CPU forge/xargs" "sh: forge's own" "sh: bare Go own" "sh: forge tree - xargs tree"
 for tier in $TIERS; do
   for kind in py sh; do
-    : > "$tmp/f.$kind"; : > "$tmp/x.$kind"
+    : > "$tmp/f.$kind"; : > "$tmp/x.$kind"; : > "$tmp/g.$kind"
     for r in $(seq 1 "$RUNS"); do
       (cd "$tmp/t" && measure "$tmp/f.$kind" "$tmp/forge" run -f "$kind.yaml" --quiet --containment "$tier" --out "$tmp/out" --run-id "$tier-$kind-$r")
       (cd "$tmp/t" && seq 1 "$N" | measure "$tmp/x.$kind" xargs -P "$C" -I{} "$(interp "$kind")" "c/trivial.$kind" bench "$tmp/x/{}.md")
+      if [ "$kind" = sh ]; then
+        (cd "$tmp/t" && measure "$tmp/g.$kind" "$tmp/launch" "$N" "$C" c/trivial.sh "$tmp/x")
+      fi
       rm -rf "$tmp/out" "$tmp/x"/*
     done
   done
   ratios() { paste -d' ' "$tmp/f.py" "$tmp/x.py" | awk -v col="$1" '{ if (col == "wall") print $1/$4; else print ($2+$3)/($5+$6) }'; }
   wall=$(ratios wall | median) cpu=$(ratios cpu | median)
   own=$(awk -v n="$N" '{print 1000*$2/n}' "$tmp/f.sh" | median)
+  bare=$(awk -v n="$N" '{print 1000*$2/n}' "$tmp/g.sh" | median)
   extra=$(paste -d' ' "$tmp/f.sh" "$tmp/x.sh" | awk -v n="$N" '{print 1000*(($2+$3)-($5+$6))/n}' | median)
-  printf '%-7s %-28s %-28s %-18s %s\n' "$tier" \
+  printf '%-7s %-26s %-26s %-16s %-16s %s\n' "$tier" \
     "$(printf '%.3f (%s)' "$wall" "$(ratios wall | awk '{printf "%.2f ", $1}' | sed 's/ $//')")" \
     "$(printf '%.3f (%s)' "$cpu" "$(ratios cpu | awk '{printf "%.2f ", $1}' | sed 's/ $//')")" \
-    "$(printf '%.2f ms/job' "$own")" "$(printf '%.2f ms/job' "$extra")"
+    "$(printf '%.2f ms/job' "$own")" "$(printf '%.2f ms/job' "$bare")" "$(printf '%.2f ms/job' "$extra")"
 done
 echo "targets: python wall <= 1.10, python CPU <= 1.15, sh forge's own <= 1 ms/job (medians of the pairs)"

@@ -24,7 +24,7 @@ func (f fakeRunner) Run(ctx context.Context, job runner.Job) (runner.Result, err
 
 var _ runner.Runner = fakeRunner{}
 
-func testPlan(t *testing.T, ids []string, trials, concurrency int) (*Manifest, *Plan) {
+func testPlan(t testing.TB, ids []string, trials, concurrency int) (*Manifest, *Plan) {
 	t.Helper()
 	m := &Manifest{Objective: "obj", Path: "/x/forge.yaml", Hash: "sha256:test"}
 	p := &Plan{Objective: "obj", Concurrency: concurrency, Trials: trials, Candidates: ids}
