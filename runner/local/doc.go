@@ -86,6 +86,22 @@
 // those whose forge process is gone (killed before it could clean up: a
 // SIGKILL, a second Ctrl-C), empty cgroups and working directories alike.
 //
+// # Cost
+//
+// Per job: a working directory (made, filled, removed), the tier's box
+// (pidns: a namespace and its init, plus a v1 pids cgroup here; cgroup: a
+// cgroup v2; pgroup: a /proc sweep at the end), the candidate's process,
+// whose exit is awaited in the runtime's poller (a pidfd), and its output
+// drained through pooled buffers. bench/local.sh measures it against xargs
+// -P on the same candidates, per tier; on a 2-core machine, 500 trivial
+// python3 candidates at concurrency 2 (median of 5 pairs, forge ÷ xargs,
+// wall and whole-tree CPU): pidns 1.089 and 1.063, cgroup 1.055 and 1.018,
+// pgroup 1.104 and 1.065. forge's own CPU per trivial .sh job: pidns 4.7 ms,
+// cgroup 3.4 ms, pgroup 5.9 ms, where a bare Go program that only starts
+// and waits for the same processes (bench/launch) spends 1.3 to 1.6 ms: on
+// that machine starting one process from Go costs more than a millisecond,
+// and the pidns tier starts two per job.
+//
 // None of this is a security sandbox: candidates run as forge's user and see
 // its file system and other processes. It is about lifetime: a job ends
 // completely.
