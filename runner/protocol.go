@@ -54,6 +54,10 @@ func (j Job) ProtocolEnv(at func(rel string) string) map[string]string {
 // envNamePattern is a variable name a shell can set.
 var envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
+// ValidEnvName reports whether k is a variable name a shell can set:
+// letters, digits and '_', not starting with a digit.
+func ValidEnvName(k string) bool { return envNamePattern.MatchString(k) }
+
 // CheckEnvName says what is wrong with k as the name of a variable that a
 // job's Env (or a backend's own settings) gives the candidate: nil if
 // nothing, else an error saying it is not a valid name or is one of the
@@ -61,7 +65,7 @@ var envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // overwrites them).
 func CheckEnvName(k string) error {
 	switch {
-	case !envNamePattern.MatchString(k):
+	case !ValidEnvName(k):
 		return fmt.Errorf("%q is not a valid variable name", k)
 	case strings.HasPrefix(k, "FORGE_"):
 		return fmt.Errorf("%q: FORGE_* variables are set by forge itself", k)

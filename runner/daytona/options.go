@@ -149,7 +149,7 @@ func (o *Options) Validate() error {
 		}
 	}
 	for k := range o.Env {
-		if !envName(k) {
+		if !runner.ValidEnvName(k) {
 			bad("daytona: env name %q is not a valid variable name", k)
 		}
 		if strings.HasPrefix(strings.ToUpper(k), "DAYTONA_") {
@@ -175,17 +175,4 @@ func orDefault[T time.Duration | int](v *T, d T) {
 	if *v <= 0 {
 		*v = d
 	}
-}
-
-func envName(k string) bool {
-	if k == "" {
-		return false
-	}
-	for i, c := range k {
-		if c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || i > 0 && c >= '0' && c <= '9' {
-			continue
-		}
-		return false
-	}
-	return true
 }

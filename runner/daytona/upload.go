@@ -148,12 +148,12 @@ func (j *jobRun) env() (map[string]string, error) {
 	env := j.job.ProtocolEnv(j.lay.path)
 	env["HOME"] = j.lay.home
 	for k, v := range j.job.Secrets { // checked here, exported from the secrets file
-		if !envName(k) || strings.ContainsRune(v, 0) {
+		if !runner.ValidEnvName(k) || strings.ContainsRune(v, 0) {
 			return nil, fmt.Errorf("secret %q cannot be exported in the sandbox", k)
 		}
 	}
 	for k, v := range env {
-		if !envName(k) {
+		if !runner.ValidEnvName(k) {
 			return nil, fmt.Errorf("env name %q cannot be exported in the sandbox", k)
 		}
 		if strings.ContainsRune(v, 0) {

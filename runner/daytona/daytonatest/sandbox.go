@@ -296,6 +296,10 @@ func (s *Server) deleteSandbox(h *handlerCtx) {
 	h.json(http.StatusOK, sb.dto(s, now))
 }
 
+// envKey is the service's check of an env name, written here rather than
+// taken from runner.ValidEnvName: the emulator must answer as the real API
+// does, so that a wrong rule in forge shows in the tests instead of being
+// shared by both sides.
 func envKey(k string) bool {
 	if k == "" {
 		return false
