@@ -4,11 +4,14 @@ package local
 // environment.
 
 import (
+	"bytes"
 	"os"
 	"slices"
 	"strconv"
-	"strings"
+	"sync"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // sweep sends sig to every process whose environment carries the job's
@@ -25,7 +28,10 @@ func (t pgroupTier) sweep(sig syscall.Signal, started []*os.Process, outsideGrou
 	match := func(pid int) bool { return !(outsideGroups && inGroups(pid)) && t.marked(pid) }
 	self, n := os.Getpid(), 0
 	forEachPid(func(pid int) {
-		if pid != self && signalIf(pid, sig, match) {
+		// A first look without a pidfd passes over the machine's other
+		// processes at the cost of reading their environment; a marked one
+		// is looked at again under a pidfd, so a reused pid is never hit.
+		if pid != self && t.marked(pid) && signalIf(pid, sig, match) {
 			n++
 		}
 	})
@@ -35,15 +41,52 @@ func (t pgroupTier) sweep(sig syscall.Signal, started []*os.Process, outsideGrou
 // marked reports whether pid's environment carries every entry of the
 // job's marker.
 func (t pgroupTier) marked(pid int) bool {
-	env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
-	if err != nil {
+	buf := environBuffers.Get().(*[]byte)
+	defer environBuffers.Put(buf)
+	env, ok := readEnviron(pid, buf)
+	if !ok {
 		return false
 	}
-	have := strings.Split(string(env), "\x00")
 	for _, m := range t.marker {
-		if !slices.Contains(have, m) {
+		found := false
+		for entry := range bytes.SplitSeq(env, []byte{0}) {
+			if string(entry) == m {
+				found = true
+				break
+			}
+		}
+		if !found {
 			return false
 		}
 	}
 	return true
 }
+
+// readEnviron reads /proc/PID/environ into *buf, growing it as needed, with
+// plain system calls: the sweep reads every process's at the end of each
+// job.
+func readEnviron(pid int, buf *[]byte) ([]byte, bool) {
+	fd, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/environ", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, false
+	}
+	defer unix.Close(fd)
+	b := (*buf)[:0]
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := unix.Read(fd, b[len(b):cap(b)])
+		if err != nil {
+			return nil, false
+		}
+		if n == 0 {
+			*buf = b
+			return b, true
+		}
+		b = b[:len(b)+n]
+	}
+}
+
+// environBuffers are readEnviron's buffers, reused across sweeps.
+var environBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
