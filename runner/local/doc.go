@@ -96,8 +96,8 @@
 // -P on the same candidates, per tier; on a 2-core machine, 500 trivial
 // python3 candidates at concurrency 2 (median of 5 pairs, forge ÷ xargs,
 // wall and whole-tree CPU): pidns 1.089 and 1.063, cgroup 1.055 and 1.018,
-// pgroup 1.104 and 1.065. forge's own CPU per trivial .sh job: pidns 4.7 ms,
-// cgroup 3.4 ms, pgroup 5.9 ms, where a bare Go program that only starts
+// pgroup 1.068 and 1.037. forge's own CPU per trivial .sh job: pidns 4.7 ms,
+// cgroup 3.4 ms, pgroup 4.4 ms, where a bare Go program that only starts
 // and waits for the same processes (bench/launch) spends 1.3 to 1.6 ms: on
 // that machine starting one process from Go costs more than a millisecond,
 // and the pidns tier starts two per job.
