@@ -20,7 +20,7 @@ type platform struct {
 	v2Pids      bool     // job cgroups v2 have pids.max
 	v1Pids      bool     // job cgroups can be made in the v1 pids hierarchy
 	holder      []string // the PID namespace init's path and argv
-	holderReaps bool     // the init reaps orphans at once (bash handling SIGCHLD)
+	holderReaps bool     // the init reaps orphans at once (it ignores SIGCHLD, or bash handles it)
 	notes       []string // why stronger tiers were not used
 }
 
@@ -123,7 +123,7 @@ func (p *platform) describe() string {
 	case ContainPIDNamespace:
 		b.WriteString("pidns: each job runs in its own PID namespace, ended as a whole")
 		if !p.holderReaps {
-			b.WriteString(" (orphans are reaped only when the job ends: no bash for the init)")
+			b.WriteString(" (orphans are reaped only when the job ends: the init is cat)")
 		}
 	case ContainCgroup:
 		b.WriteString("cgroup: each job runs in its own cgroup v2, ended with cgroup.kill")
