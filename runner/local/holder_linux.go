@@ -1,9 +1,9 @@
 package local
 
-// The built-in init of a job's PID namespace: a static executable of 243
-// bytes (holderCode, per architecture), kept in a sealed memfd for the
-// life of the process, so that nothing is written to disk and nothing can
-// be left behind.
+// The built-in init of a job's PID namespace: holderCode (machine code, per
+// architecture; 243 bytes of executable on amd64) in a static ELF image,
+// kept in a sealed memfd for the life of the process, so that nothing is
+// written to disk and nothing can be left behind.
 
 import (
 	"bytes"
