@@ -239,7 +239,7 @@ func TestExecuteTimeoutKillsTheCandidate(t *testing.T) {
 		t.Fatal(err)
 	}
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	waitFor(t, "the candidate to be gone", func() bool { return syscall.Kill(pid, 0) != nil })
+	waitFor(t, "the candidate to be gone", func() bool { return !alive(pid) })
 	waitFor(t, "the emulator to see no process running", func() bool { return e.srv.Running() == 0 })
 }
 
@@ -467,4 +467,10 @@ func TestResourcesWithoutAnImage(t *testing.T) {
 	if !strings.Contains(e.warn.String(), "apply only with an image") {
 		t.Errorf("no warning: %s", e.warn.String())
 	}
+}
+
+// alive reports whether process pid exists (a zombie included).
+func alive(pid int) bool {
+	p, err := os.FindProcess(pid)
+	return err == nil && p.Signal(syscall.Signal(0)) == nil
 }

@@ -63,7 +63,7 @@ func (p *proc) kill() {
 	p.killed = true
 	p.mu.Unlock()
 	if p.cmd.Process != nil {
-		syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		killGroup(p.cmd)
 	}
 }
 
@@ -166,7 +166,7 @@ func (s *Server) startProc(sb *sandbox, command, cwd string, env map[string]stri
 	cmd.Env = envList(env)
 	cmd.Stdout = io.MultiWriter(p.stdout, p.output, p.log.stream(0))
 	cmd.Stderr = io.MultiWriter(p.stderr, p.output, p.log.stream(1))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownGroup(cmd)
 	// A grandchild that escaped the group kill must not keep Wait waiting
 	// for its pipes.
 	cmd.WaitDelay = 2 * time.Second
@@ -203,7 +203,7 @@ func (s *Server) startProc(sb *sandbox, command, cwd string, env map[string]stri
 		}
 		p.mu.Unlock()
 		// Kill what the command left behind in its group.
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		killGroup(cmd)
 		p.log.flush()
 		s.mu.Lock()
 		delete(sb.procs, p)

@@ -1,0 +1,12 @@
+//go:build !unix
+
+package daytonatest
+
+import "os/exec"
+
+// ownGroup does nothing where there are no process groups.
+func ownGroup(*exec.Cmd) {}
+
+// killGroup kills the command's own process only: without process groups,
+// what it started is not found.
+func killGroup(cmd *exec.Cmd) { _ = cmd.Process.Kill() }
