@@ -67,7 +67,8 @@ func (p *platform) probeCgroups() {
 	}
 }
 
-// try checks that tier t works by containing a process that does nothing.
+// try checks that tier t works by containing a process that does nothing;
+// for pidns, with the first init (holderCommands) that works.
 func (p *platform) try(t Containment) error {
 	switch t {
 	case ContainProcessGroup, ContainProcess:
@@ -77,14 +78,27 @@ func (p *platform) try(t Containment) error {
 			return errors.New("no writable cgroup v2 with cgroup.kill")
 		}
 	case ContainPIDNamespace:
-		h, err := holderCommand()
-		if err != nil {
-			return err
+		inits := holders()
+		if len(inits) == 0 {
+			return errors.New("found neither bash nor cat for the PID namespace's init")
 		}
-		p.holder = h
+		var errs []error
+		for _, h := range inits {
+			p.holder = h
+			err := p.tryTier(t)
+			if err == nil {
+				return nil
+			}
+			errs = append(errs, fmt.Errorf("with %s as its init: %w", h[1], err))
+		}
+		return errors.Join(errs...)
 	default:
 		return fmt.Errorf("unknown containment %q", t)
 	}
+	return p.tryTier(t)
+}
+
+func (p *platform) tryTier(t Containment) error {
 	tr, err := p.newTier(t, boxSpec{})
 	if err != nil {
 		return err

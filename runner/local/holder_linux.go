@@ -48,7 +48,12 @@ var builtinHolder = sync.OnceValues(func() (string, error) {
 	if holderCode == nil {
 		return "", errors.ErrUnsupported
 	}
-	fd, err := unix.MemfdCreate("forge-init", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	// MFD_EXEC: where vm.memfd_noexec makes memfds not executable by
+	// default; kernels before 6.3 do not know it.
+	fd, err := unix.MemfdCreate("forge-init", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING|unix.MFD_EXEC)
+	if errors.Is(err, unix.EINVAL) {
+		fd, err = unix.MemfdCreate("forge-init", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	}
 	if err != nil {
 		return "", fmt.Errorf("memfd for the PID namespace's init: %w", err)
 	}

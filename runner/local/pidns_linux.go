@@ -4,7 +4,6 @@ package local
 // the namespace is recognised and ended.
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -37,17 +36,20 @@ var holderCommands = [][]string{
 	{"/usr/bin/cat", "cat"},
 }
 
-// holderCommand returns the first holder command this machine has.
-func holderCommand() ([]string, error) {
+// holders lists the inits this machine has, in order of preference: the
+// built-in one when it could be made, then those of holderCommands that
+// are there. A variable for tests.
+var holders = func() [][]string {
+	var hs [][]string
 	if path, err := builtinHolder(); err == nil {
-		return []string{path, "forge-init"}, nil
+		hs = append(hs, []string{path, "forge-init"})
 	}
 	for _, c := range holderCommands {
 		if executable(c[0]) == nil {
-			return c, nil
+			hs = append(hs, c)
 		}
 	}
-	return nil, errors.New("found neither bash nor cat for the PID namespace's init")
+	return hs
 }
 
 // pidnsTier is the pidns tier: the job's own PID namespace, whose init

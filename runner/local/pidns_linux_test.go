@@ -5,6 +5,7 @@ import (
 	"debug/elf"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -103,5 +104,32 @@ func TestHolderImage(t *testing.T) {
 	}
 	if _, err := builtinHolder(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestPidnsFallsBackFromAnInitThatCannotRun: when the preferred init cannot
+// be executed (a kernel that refuses to execute memfds, say), the tier is
+// still pidns, with the next init.
+func TestPidnsFallsBackFromAnInitThatCannotRun(t *testing.T) {
+	all := holders()
+	if len(all) == 0 {
+		missingTier(t, ContainPIDNamespace, "no init for the PID namespace")
+	}
+	notExecutable := filepath.Join(t.TempDir(), "init")
+	if err := os.WriteFile(notExecutable, []byte("not a program"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := probe(ContainPIDNamespace, DefaultMaxProcs); err != nil {
+		missingTier(t, ContainPIDNamespace, err) // without the broken init
+	}
+	saved := holders
+	holders = func() [][]string { return append([][]string{{notExecutable, "broken-init"}}, all...) }
+	defer func() { holders = saved }()
+	p, err := probe(ContainPIDNamespace, DefaultMaxProcs)
+	if err != nil {
+		t.Fatalf("pidns works with %v but not with a broken init before it: %v", all[0], err)
+	}
+	if p.tier != ContainPIDNamespace || p.holder[0] != all[0][0] {
+		t.Fatalf("tier %s with init %v, want pidns with %v", p.tier, p.holder, all[0])
 	}
 }
