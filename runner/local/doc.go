@@ -93,14 +93,15 @@
 // cgroup v2; pgroup: a /proc sweep at the end), the candidate's process,
 // whose exit is awaited in the runtime's poller (a pidfd), and its output
 // drained through pooled buffers. bench/local.sh measures it against xargs
-// -P on the same candidates, per tier; on a 2-core machine, 500 trivial
-// python3 candidates at concurrency 2 (median of 5 pairs, forge ÷ xargs,
-// wall and whole-tree CPU): pidns 1.089 and 1.063, cgroup 1.055 and 1.018,
-// pgroup 1.068 and 1.037. forge's own CPU per trivial .sh job: pidns 4.7 ms,
-// cgroup 3.4 ms, pgroup 4.4 ms, where a bare Go program that only starts
-// and waits for the same processes (bench/launch) spends 1.3 to 1.6 ms: on
-// that machine starting one process from Go costs more than a millisecond,
-// and the pidns tier starts two per job.
+// -P on the same candidates, per tier. On a 2-core machine, 500 trivial
+// python3 candidates at concurrency 2, forge ÷ xargs in wall and in
+// whole-tree CPU (medians of 5 pairs): pidns 1.09 to 1.12 and 1.06 to 1.09
+// (two runs), cgroup 1.055 and 1.018, pgroup 1.068 and 1.037. forge's own
+// CPU per trivial .sh job: pidns 4.7 to 6.4 ms, cgroup 3.4 ms, pgroup
+// 4.4 ms, where a bare Go program that only starts and waits for the same
+// processes (bench/launch) spends 1.3 to 1.6 ms: on that machine starting
+// one process from Go costs more than a millisecond, and the pidns tier
+// starts two per job.
 //
 // None of this is a security sandbox: candidates run as forge's user and see
 // its file system and other processes. It is about lifetime: a job ends
