@@ -332,7 +332,8 @@ func TestArtifacts(t *testing.T) {
 	if !empty.Success || empty.ArtifactContent != "" || empty.ArtifactBytes != 0 {
 		t.Errorf("zero-byte artifact: %s %q", empty.ErrorKind, empty.ErrorMessage)
 	}
-	link := e.run(e.shJob("link", "echo secret > /tmp/forge-test-target-$$; ln -s /tmp/forge-test-target-$$ \"$2\"\n"))
+	target := filepath.Join(t.TempDir(), "target") // outside the sandbox, removed with the test
+	link := e.run(e.shJob("link", fmt.Sprintf("echo secret > '%s'; ln -s '%s' \"$2\"\n", target, target)))
 	if link.ErrorKind != runner.ErrArtifactMissing || !strings.Contains(link.ErrorMessage, "symlink") {
 		t.Errorf("symlinked artifact: %s %q", link.ErrorKind, link.ErrorMessage)
 	}

@@ -196,6 +196,23 @@ func cgroupPids(dir string) []int {
 	return pids
 }
 
+// removeCgroupTree removes the cgroup dir and the cgroups beneath it,
+// deepest first (a forge killed while a bug of its own had nested a job's
+// cgroup inside another left such a tree). A cgroup that still holds a
+// process cannot be removed, and neither can those above it.
+func removeCgroupTree(dir string) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if e.IsDir() {
+			_ = removeCgroupTree(filepath.Join(dir, e.Name()))
+		}
+	}
+	return syscall.Rmdir(dir)
+}
+
 // removeCgroup removes the cgroup dir, retrying while its last tasks finish
 // exiting.
 func removeCgroup(dir string, within time.Duration) error {

@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -48,7 +47,7 @@ func probe(want Containment, maxProcs int) (*platform, error) {
 func (p *platform) probeCgroups() {
 	for _, dir := range []string{p.cg.v2, p.cg.pids} {
 		if dir != "" {
-			removeStale(dir, syscall.Rmdir)
+			removeStale(dir, removeCgroupTree)
 		}
 	}
 	if p.cg.v2 != "" {

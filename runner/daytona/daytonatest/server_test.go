@@ -28,7 +28,19 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	os.Exit(m.Run())
+	// The SDK's generated client leaves a temporary file (HttpClientFile*)
+	// for every file its FileSystem.DownloadFile fetches; these tests call
+	// it, so their temporary directory is one of their own, removed at the
+	// end. (forge's backend removes the file itself: collect.go.)
+	tmp, err := os.MkdirTemp("", "daytonatest-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv("TMPDIR", tmp)
+	code := m.Run()
+	os.RemoveAll(tmp)
+	os.Exit(code)
 }
 
 func client(t *testing.T, s *Server) *daytona.Client {
