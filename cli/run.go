@@ -79,7 +79,7 @@ func (o *runOptions) Validate() error {
 		return flagError{fmt.Errorf("--pass-at %d: must be at least 1", o.passAt)}
 	case o.resume != "" && (len(o.tasks) > 0 || o.sample > 0):
 		return flagError{errors.New("--resume plays the run's own tasks; drop --tasks and --sample")}
-	case o.containment == "" || o.localOptions(nil).Validate() != nil:
+	case o.containment == "" || (local.Options{Containment: o.tier()}).Validate() != nil:
 		return flagError{fmt.Errorf("--containment %q: want auto, pidns, cgroup, pgroup or process", o.containment)}
 	case o.quiet && o.verbose:
 		return flagError{errors.New("--quiet and --verbose exclude each other")}
@@ -97,18 +97,19 @@ func (o *runOptions) Validate() error {
 	return nil
 }
 
+// tier is --containment as the local runner names it ("auto" is its
+// default, the empty name).
+func (o *runOptions) tier() local.Containment {
+	if o.containment == "auto" {
+		return local.ContainAuto
+	}
+	return local.Containment(o.containment)
+}
+
 // localOptions are the local runner's options: forge's environment and
 // --containment.
 func (o *runOptions) localOptions(env *Env) local.Options {
-	c := local.Containment(o.containment)
-	if c == "auto" {
-		c = local.ContainAuto
-	}
-	var getenv func(string) string
-	if env != nil {
-		getenv = env.Getenv
-	}
-	return local.Options{Getenv: getenv, Containment: c}
+	return local.Options{Getenv: env.Getenv, Containment: o.tier()}
 }
 
 func newRunCmd(env *Env) *cobra.Command {

@@ -264,14 +264,13 @@ type jobCgroups struct {
 	v2      string
 	v2fd    int
 	v1      string
-	v1Tasks int    // the v1 cgroup's tasks file, open for writing
-	v1Home  string // forge's own v1 pids cgroup
+	v1Tasks int // the v1 cgroup's tasks file, open for writing
 }
 
 // newJobCgroups makes a job's cgroups, a v2 one whenever withV2, each with
 // pids.max set where it can be.
 func (p *platform) newJobCgroups(withV2 bool) (c jobCgroups, err error) {
-	c = jobCgroups{v2fd: -1, v1Tasks: -1, v1Home: p.cg.pids}
+	c = jobCgroups{v2fd: -1, v1Tasks: -1}
 	defer func() {
 		if err != nil {
 			_ = c.remove()
@@ -332,7 +331,7 @@ func (c *jobCgroups) remove() error {
 		err = removeCgroup(c.v2, time.Second)
 	}
 	if c.v1 != "" && syscall.Rmdir(c.v1) != nil {
-		rescueThreads(c.v1, c.v1Home)
+		rescueThreads(c.v1)
 		err = errors.Join(err, removeCgroup(c.v1, time.Second))
 	}
 	return err

@@ -47,19 +47,15 @@ func (t pgroupTier) marked(pid int) bool {
 	if !ok {
 		return false
 	}
-	for _, m := range t.marker {
-		found := false
-		for entry := range bytes.SplitSeq(env, []byte{0}) {
-			if string(entry) == m {
-				found = true
-				break
-			}
-		}
-		if !found {
-			return false
+	have := make([]bool, len(t.marker))
+	n := 0
+	for entry := range bytes.SplitSeq(env, []byte{0}) {
+		if i := slices.Index(t.marker, string(entry)); i >= 0 && !have[i] {
+			have[i] = true
+			n++
 		}
 	}
-	return true
+	return n == len(t.marker)
 }
 
 // readEnviron reads /proc/PID/environ into *buf, growing it as needed, with

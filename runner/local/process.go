@@ -80,6 +80,10 @@ func (r *Runner) runProcess(ctx context.Context, b box, p process) (finished, er
 		stdout: &runner.CappedBuffer{Max: p.maxBytes},
 		stderr: &runner.CappedBuffer{Max: p.maxBytes},
 	}
+	null, err := devNull()
+	if err != nil {
+		return f, err
+	}
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return f, fmt.Errorf("pipe for stdout: %w", err)
@@ -92,14 +96,6 @@ func (r *Runner) runProcess(ctx context.Context, b box, p process) (finished, er
 	}
 	// With *os.File outputs, Wait returns when the process exits, not when
 	// the last holder of its pipes (a daemon it left) lets go of them.
-	null, err := devNull()
-	if err != nil {
-		outR.Close()
-		outW.Close()
-		errR.Close()
-		errW.Close()
-		return f, err
-	}
 	cmd := &exec.Cmd{Path: p.path, Args: p.argv, Dir: p.dir, Env: p.env, Stdin: null, Stdout: outW, Stderr: errW}
 	began := time.Now()
 	err = b.start(cmd)

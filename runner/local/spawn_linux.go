@@ -136,13 +136,17 @@ func signalIf(pid int, sig syscall.Signal, match func(int) bool) bool {
 }
 
 // rescueThreads moves every thread of forge's own that the v1 cgroup dir
-// holds back to home, a safety net: only the locked spawning thread is
-// moved in on purpose, and another thread left there would keep the cgroup
-// from being removed and have forge's later children born in it. Errors
-// leave the thread where it is.
-func rescueThreads(dir, home string) {
+// holds back home, a safety net: only the locked spawning thread is moved
+// in on purpose, and another thread left there would keep the cgroup from
+// being removed and have forge's later children born in it. Errors leave
+// the thread where it is.
+func rescueThreads(dir string) {
+	h, err := home()
+	if err != nil || h.tasks < 0 {
+		return
+	}
 	own, _ := ownThreads(dir)
 	for _, tid := range own {
-		_ = writeSmall(filepath.Join(home, "tasks"), tid)
+		_, _ = unix.Write(h.tasks, []byte(tid))
 	}
 }
