@@ -175,8 +175,7 @@ func Runs(base, head *forge.Record) Report {
 			rep.Candidates = append(rep.Candidates, change(id, baseSides[id], nil, common))
 		}
 	}
-	if onlyBase, onlyHead := len(base.Tasks)-len(common), len(head.Tasks)-len(common); (len(base.Tasks) > 0 || len(head.Tasks) > 0) &&
-		(onlyBase > 0 || onlyHead > 0) {
+	if onlyBase, onlyHead := len(base.Tasks)-len(common), len(head.Tasks)-len(common); onlyBase > 0 || onlyHead > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("the task sets differ: %d tasks in both, %d only in base, %d only in head; tasks are compared where both runs played them",
 			len(common), onlyBase, onlyHead))
 	}
@@ -314,7 +313,7 @@ func suiteChange(c *Change, base, head *Side, common []string) {
 			continue
 		}
 		tc := TaskChange{TaskID: task, Base: sb.Mean, Head: sh.Mean, Delta: d}
-		if w, ok := scoring.WelchTest(h, b); ok && len(b) > 1 && len(h) > 1 {
+		if w, ok := scoring.WelchTest(h, b); ok {
 			tc.Welch, tc.Significant = &w, w.Significant
 		}
 		c.Tasks = append(c.Tasks, tc)

@@ -282,8 +282,10 @@ func newHTMLHeat(rec *forge.Record, anchors map[string]string) *htmlHeat {
 func newHTMLTrial(c candidate, r runner.Result, opts Options) htmlTrial {
 	name := fmt.Sprintf("trial %d", r.Trial)
 	if r.TaskID != "" {
-		name = runner.TrialName("task", r.TaskID, r.Trial, c.numbered())
-		name = strings.Replace(strings.Replace(name, "task/", "task ", 1), "#", " · trial ", 1)
+		name = "task " + r.TaskID
+		if c.numbered() {
+			name += fmt.Sprintf(" · trial %d", r.Trial)
+		}
 	}
 	t := htmlTrial{Name: name, Status: "ok", Health: "ok", Kind: "ok"}
 	if !r.Success {

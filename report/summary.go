@@ -355,7 +355,7 @@ func (c candidate) firstFailure() *runner.Result {
 func (c candidate) notes() string {
 	prefix := func(r *runner.Result) string {
 		if name := runner.TrialName("", r.TaskID, r.Trial, c.numbered()); name != "" {
-			return strings.TrimPrefix(name, "/") + ": "
+			return name + ": "
 		}
 		return ""
 	}
@@ -414,11 +414,7 @@ func runFacts(rec *forge.Record, cs []candidate) string {
 	for _, r := range rec.Results {
 		maxTrial = max(maxTrial, r.Trial)
 	}
-	word := "candidates"
-	if len(cs) == 1 {
-		word = "candidate"
-	}
-	s := fmt.Sprintf("%d %s", len(cs), word)
+	s := fmt.Sprintf("%d %s", len(cs), text.Plural(len(cs), "candidate", "candidates"))
 	if len(rec.Tasks) > 0 {
 		s += fmt.Sprintf(" × %d tasks", len(rec.Tasks))
 	}

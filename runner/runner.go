@@ -131,11 +131,15 @@ type Job struct {
 func (j Job) Name() string { return TrialName(j.CandidateID, j.TaskID, j.Trial, j.Trial > 1) }
 
 // TrialName names a trial for people, the one way forge does:
-// "candidate[/task][#trial]", the trial only when numbered.
+// "candidate[/task][#trial]", the trial only when numbered; without a
+// candidate, "task[#trial]" (where the candidate is said already).
 func TrialName(candidate, task string, trial int, numbered bool) string {
 	n := candidate
 	if task != "" {
-		n += "/" + task
+		if n != "" {
+			n += "/"
+		}
+		n += task
 	}
 	if numbered {
 		n += "#" + strconv.Itoa(trial)

@@ -147,10 +147,11 @@ func New(rec *forge.Record, cfg Config) *Testsuites {
 	suite.Timestamp = started.UTC().Format(time.RFC3339)
 	var total float64
 	for _, r := range results {
-		name := runner.TrialName(r.CandidateID, r.TaskID, r.Trial, numbered[r.CandidateID])
+		candidate := r.CandidateID // in a suite the classname says it
 		if r.TaskID != "" {
-			name = strings.TrimPrefix(name, r.CandidateID+"/")
+			candidate = ""
 		}
+		name := runner.TrialName(candidate, r.TaskID, r.Trial, numbered[r.CandidateID])
 		tc := Testcase{Classname: clean(r.CandidateID), Name: clean(name), Time: secs(r.RuntimeSeconds)}
 		total += r.RuntimeSeconds
 		switch {
