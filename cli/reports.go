@@ -48,6 +48,7 @@ func writeReportFile(path string, f report.Format, rec *forge.Record, now func()
 	}
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, []byte(b.String()), 0o644); err != nil {
+		os.Remove(tmp)
 		return fmt.Errorf("--report %s: %w", path, err)
 	}
 	if err := os.Rename(tmp, path); err != nil {

@@ -134,21 +134,24 @@ func (m *Manifest) Plan(o Overrides) (*Plan, error) {
 		cands = append(cands, c)
 		p.Candidates = append(p.Candidates, c.ID)
 	}
+	// Only candidates can be left out: a task cannot (the suite would
+	// change), nor a judge (scoring needs every one).
+	mustRefuse := false
+	ofDefaults := pass(o.Lookup, nil, m.Defaults.Passing).missing // the candidates' concern
 	for _, t := range tasks {
-		ofDefaults := pass(o.Lookup, nil, m.Defaults.Passing).missing // the candidates' concern
 		for _, k := range pass(o.Lookup, t.Env, m.Defaults.Passing, t.Passing).missing {
 			if slices.Contains(ofDefaults, k) {
 				continue
 			}
 			missing[k] = append(missing[k], "task "+t.ID)
-			o.AllowMissingSecrets = false // a task cannot be left out of the suite
+			mustRefuse = true
 		}
 	}
 	for _, s := range m.Scoring.Judges() {
 		given := pass(o.Lookup, nil, Passing{Secrets: s.Secrets})
 		for _, k := range given.missing {
 			missing[k] = append(missing[k], "judge "+s.EffectiveName())
-			o.AllowMissingSecrets = false // scoring needs every judge
+			mustRefuse = true
 		}
 		if len(given.secrets) > 0 {
 			if p.JudgeSecrets == nil {
@@ -157,7 +160,7 @@ func (m *Manifest) Plan(o Overrides) (*Plan, error) {
 			p.JudgeSecrets[s.EffectiveName()] = given.secrets
 		}
 	}
-	if len(missing) > 0 && !o.AllowMissingSecrets {
+	if len(missing) > 0 && (mustRefuse || !o.AllowMissingSecrets) {
 		return nil, &MissingSecretsError{Missing: missing, Dir: m.Dir}
 	}
 	if len(tasks) == 0 {

@@ -2,6 +2,7 @@ package forge
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -40,11 +41,19 @@ func (p Passing) check(v *validator, env map[string]string, outer *Passing, path
 	if outer != nil {
 		known = append(known, outer.names()...)
 	}
-	for _, k := range sortedKeys(env) {
+	undeclaredRefs(env, known, func(k, name string) {
+		v.at(fmt.Sprintf("${%s} is neither a secret nor an env_from_host variable here: declare it under secrets: or env_from_host:", name),
+			append(path, "env", k)...)
+	})
+}
+
+// undeclaredRefs calls report for every ${NAME} in env's values (keys in
+// order) whose NAME is not among known.
+func undeclaredRefs(env map[string]string, known []string, report func(key, name string)) {
+	for _, k := range slices.Sorted(maps.Keys(env)) {
 		for _, m := range refPattern.FindAllStringSubmatch(env[k], -1) {
 			if !slices.Contains(known, m[1]) {
-				v.at(fmt.Sprintf("${%s} is neither a secret nor an env_from_host variable here: declare it under secrets: or env_from_host:", m[1]),
-					append(path, "env", k)...)
+				report(k, m[1])
 			}
 		}
 	}
@@ -135,7 +144,7 @@ type MissingSecretsError struct {
 
 func (e *MissingSecretsError) Error() string {
 	var parts []string
-	for _, k := range sortedKeys(e.Missing) {
+	for _, k := range slices.Sorted(maps.Keys(e.Missing)) {
 		parts = append(parts, fmt.Sprintf("%s (needed by %s)", k, strings.Join(e.Missing[k], ", ")))
 	}
 	return fmt.Sprintf("not set in forge's environment nor in %s/.env: %s", e.Dir, strings.Join(parts, "; "))

@@ -10,8 +10,6 @@ import (
 	"io"
 	"math"
 	"path/filepath"
-	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -379,14 +377,9 @@ func (t *Task) decode(def string, outer Passing) []error {
 		return out
 	}
 	t.Secrets, t.EnvFromHost = names("secrets"), names("env_from_host")
-	known := append(t.names(), outer.names()...)
-	for _, k := range sortedKeys(t.Env) {
-		for _, m := range refPattern.FindAllStringSubmatch(t.Env[k], -1) {
-			if !slices.Contains(known, m[1]) {
-				bad("env", fmt.Sprintf("%s: ${%s} is neither a secret nor an env_from_host variable here", k, m[1]))
-			}
-		}
-	}
+	undeclaredRefs(t.Env, append(t.names(), outer.names()...), func(k, name string) {
+		bad("env", fmt.Sprintf("%s: ${%s} is neither a secret nor an env_from_host variable here", k, name))
+	})
 	if s, ok := str("timeout"); ok {
 		d, err := time.ParseDuration(s)
 		if err != nil || d <= 0 {
@@ -486,14 +479,4 @@ func taskIDs(tasks []Task) []string {
 		ids[i] = t.ID
 	}
 	return ids
-}
-
-// sortedKeys is m's keys, sorted.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -32,9 +32,8 @@ type tally struct {
 	clamped           []int
 	judgeErrors       int
 	unscored          []noteHit // infra, auth, cancelled
-	// tasks are a suite's trials by task; taskMeans the task scores.
-	tasks     map[string]*taskTally
-	taskMeans []float64
+	// tasks are a suite's trials by task.
+	tasks map[string]*taskTally
 
 	sum summary
 	st  Standing

@@ -120,7 +120,6 @@ func (t *tally) suiteStats(tasks []Task, k int) {
 	}
 	st := &t.st
 	st.Suite = su
-	t.taskMeans = means
 	if len(means) == 0 {
 		return
 	}
