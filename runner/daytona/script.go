@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/forge-run/forge/internal/text"
@@ -73,10 +72,15 @@ func (l layout) secrets() string { return l.ctl + ".secrets" }
 // secretsText is the secrets file: one export per secret.
 func secretsText(secrets map[string]string) string {
 	var b strings.Builder
-	for _, k := range slices.Sorted(maps.Keys(secrets)) {
-		fmt.Fprintf(&b, "export %s=%s\n", k, shQuote(secrets[k]))
-	}
+	writeExports(&b, secrets)
 	return b.String()
+}
+
+// writeExports writes an export line per variable of env, sorted by name.
+func writeExports(b *strings.Builder, env map[string]string) {
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		fmt.Fprintf(b, "export %s=%s\n", k, shQuote(env[k]))
+	}
 }
 
 // readSecrets exports the secrets file's variables, and with remove deletes
@@ -99,14 +103,7 @@ func (l layout) preamble(env map[string]string, ensure []string) string {
 		b.WriteString(line + "\n")
 	}
 	b.WriteString(unsetDaytona)
-	keys := make([]string, 0, len(env))
-	for k := range env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		fmt.Fprintf(&b, "export %s=%s\n", k, shQuote(env[k]))
-	}
+	writeExports(&b, env)
 	return b.String()
 }
 

@@ -93,7 +93,7 @@ func (j *jobRun) uploadFiles(ctx context.Context, g *errgroup.Group) error {
 	}
 	uploads = append(uploads, upload{[]byte(j.lay.controlScriptText(argv, env, runEnsure,
 		outputFile, runner.ResultFile, j.job.Limits.OutputCap(), j.job.Limits.ArtifactCap())), j.lay.controlScript()})
-	if len(j.job.Secrets) > 0 && j.job.SetupSecrets && len(j.job.Setup) > 0 {
+	if len(j.job.Secrets) > 0 && j.secretsAtSetup() {
 		uploads = append(uploads, upload{[]byte(secretsText(j.job.Secrets)), j.lay.secrets()})
 	}
 	for _, u := range uploads {
@@ -102,9 +102,14 @@ func (j *jobRun) uploadFiles(ctx context.Context, g *errgroup.Group) error {
 	return nil
 }
 
+// secretsAtSetup reports whether the secrets file goes up with the setup
+// script (the setup commands get the secrets), rather than just before the
+// candidate.
+func (j *jobRun) secretsAtSetup() bool { return j.job.SetupSecrets && len(j.job.Setup) > 0 }
+
 // uploadSecrets uploads the secrets file, unless setup had it already.
 func (j *jobRun) uploadSecrets(ctx context.Context) error {
-	if len(j.job.Secrets) == 0 || (j.job.SetupSecrets && len(j.job.Setup) > 0) {
+	if len(j.job.Secrets) == 0 || j.secretsAtSetup() {
 		return nil
 	}
 	return j.uploadRetried(ctx, []byte(secretsText(j.job.Secrets)), j.lay.secrets())
