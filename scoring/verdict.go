@@ -11,23 +11,41 @@ import (
 	"github.com/forge-run/forge/internal/text"
 )
 
-// decide names the winner, if any, and says why.
-func decide(es []*tally) (*string, string, *Comparison) {
-	var withResults []*tally
+// contenders are the candidates with results, in rank order; when there is
+// no winner to look for, noWinner says why.
+func contenders(es []*tally) (withResults []*tally, noWinner string) {
 	anySuccess := false
 	for _, e := range es {
 		if e.trials > 0 {
 			withResults = append(withResults, e)
 		}
-		if e.successes > 0 {
-			anySuccess = true
+		anySuccess = anySuccess || e.successes > 0
+	}
+	switch {
+	case len(withResults) == 0:
+		return nil, "no winner: no results"
+	case !anySuccess:
+		return nil, "no winner: no candidate succeeded"
+	}
+	return withResults, ""
+}
+
+// rankOne names the candidates ranked first (several when tied).
+func rankOne(es []*tally) []string {
+	var names []string
+	for _, e := range es {
+		if e.st.Rank == 1 {
+			names = append(names, e.id)
 		}
 	}
-	if len(withResults) == 0 {
-		return nil, "no winner: no results", nil
-	}
-	if !anySuccess {
-		return nil, "no winner: no candidate succeeded", nil
+	return names
+}
+
+// decide names the winner, if any, and says why.
+func decide(es []*tally) (*string, string, *Comparison) {
+	withResults, noWinner := contenders(es)
+	if noWinner != "" {
+		return nil, noWinner, nil
 	}
 	top := withResults[0]
 	var cmp *Comparison
@@ -45,12 +63,7 @@ func decide(es []*tally) (*string, string, *Comparison) {
 		return &top.id, line, nil
 	}
 	if top.st.Tied {
-		var names []string
-		for _, e := range withResults {
-			if e.st.Rank == 1 {
-				names = append(names, e.id)
-			}
-		}
+		names := rankOne(withResults)
 		second := withResults[1]
 		if cmp.Method == "exact" {
 			return nil, fmt.Sprintf("no clear winner: %s tie at %s%s", andList(names), text.Score(top.st.Score), singleTrial), cmp
@@ -75,19 +88,9 @@ func decide(es []*tally) (*string, string, *Comparison) {
 // decideSuite names a suite's winner, if any, and says why: rank 1 against
 // rank 2 by the paired test over their common tasks.
 func decideSuite(es []*tally, tasks []Task) (*string, string, *Comparison) {
-	var withResults []*tally
-	anySuccess := false
-	for _, e := range es {
-		if e.trials > 0 {
-			withResults = append(withResults, e)
-		}
-		anySuccess = anySuccess || e.successes > 0
-	}
-	switch {
-	case len(withResults) == 0:
-		return nil, "no winner: no results", nil
-	case !anySuccess:
-		return nil, "no winner: no candidate succeeded", nil
+	withResults, noWinner := contenders(es)
+	if noWinner != "" {
+		return nil, noWinner, nil
 	}
 	top := withResults[0]
 	over := fmt.Sprintf("%s %s over %d %s", top.id, top.st.ScoreText(), top.st.Suite.Tasks, text.Plural(top.st.Suite.Tasks, "task", "tasks"))
@@ -119,13 +122,7 @@ func decideSuite(es []*tally, tasks []Task) (*string, string, *Comparison) {
 		return nil, fmt.Sprintf("no winner: %s ranks first but never succeeded", top.id), c
 	}
 	if top.st.Tied {
-		var names []string
-		for _, e := range withResults {
-			if e.st.Rank == 1 {
-				names = append(names, e.id)
-			}
-		}
-		return nil, fmt.Sprintf("no clear winner: %s tie over %d tasks (%s vs %s); %s %s", andList(names), pt.N,
+		return nil, fmt.Sprintf("no clear winner: %s tie over %d tasks (%s vs %s); %s %s", andList(rankOne(withResults)), pt.N,
 			top.st.ScoreText(), second.st.ScoreText(), top.id, record), c
 	}
 	return &top.id, "winner: " + over + "; " + record, c
