@@ -15,12 +15,12 @@ type platform struct {
 	tier        Containment
 	maxProcs    int
 	cg          cgroupPlaces
-	cgKill      bool     // job cgroups v2 can be made and have cgroup.kill
-	v2Pids      bool     // job cgroups v2 have pids.max
-	v1Pids      bool     // job cgroups can be made in the v1 pids hierarchy
-	holder      []string // the PID namespace init's path and argv
-	holderReaps bool     // the init reaps orphans at once (it ignores SIGCHLD, or bash handles it)
-	notes       []string // why stronger tiers were not used
+	cgKill      bool       // job cgroups v2 can be made and have cgroup.kill
+	v2Pids      bool       // job cgroups v2 have pids.max
+	v1Pids      bool       // job cgroups can be made in the v1 pids hierarchy
+	holder      holderInit // how the PID namespace's init starts
+	holderReaps bool       // the init reaps orphans at once (it ignores SIGCHLD, or bash handles it)
+	notes       []string   // why stronger tiers were not used
 }
 
 func probe(want Containment, maxProcs int) (*platform, error) {
@@ -88,7 +88,7 @@ func (p *platform) try(t Containment) error {
 			if err == nil {
 				return nil
 			}
-			errs = append(errs, fmt.Errorf("with %s as its init: %w", h[1], err))
+			errs = append(errs, fmt.Errorf("with %s as its init: %w", h.name, err))
 		}
 		return errors.Join(errs...)
 	default:
@@ -103,7 +103,7 @@ func (p *platform) tryTier(t Containment) error {
 		return err
 	}
 	if ns, ok := tr.(*pidnsTier); ok {
-		p.holderReaps = holderReaps(ns.holder.Process.Pid)
+		p.holderReaps = holderReaps(ns.holder.Pid)
 	}
 	b := &tierBox{t: tr}
 	cmd := &exec.Cmd{Path: "/bin/sh", Args: []string{"sh", "-c", "exit 0"}, Dir: "/"}

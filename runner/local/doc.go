@@ -39,10 +39,14 @@
 //   - pidns (Linux, needs CAP_SYS_ADMIN, e.g. root): each job gets its own
 //     PID namespace whose init reads a pipe only forge holds and ignores
 //     SIGCHLD, so that the kernel reaps the orphans it inherits at once. On
-//     amd64 the init is built in: 243 bytes of static program (its code and
-//     assembly in holder_linux_amd64.go) executed from a sealed memfd, about
-//     as cheap to start as a fork; elsewhere it is bash's read builtin
-//     (bash's SIGCHLD handler reaps), or cat, which leaves orphans zombies
+//     amd64 the init is built in (holder_linux_amd64.s): a process that
+//     shares forge's memory (clone with CLONE_VM), so that starting it
+//     loads no program and copies no address space, about the cost of
+//     starting a thread; it closes every descriptor but its pipe, sets
+//     every signal to its default action, and never touches forge's memory
+//     but one page of its own (ps shows forge's memory as its RSS: it is
+//     the same memory). Elsewhere it is bash's read builtin (bash's SIGCHLD
+//     handler reaps), or cat, which leaves orphans zombies
 //     until the job ends, when there is no bash. The setup commands and the
 //     candidate are started in that namespace (setns on a locked thread,
 //     restored afterwards) as ordinary children of forge, so they are not

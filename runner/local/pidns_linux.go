@@ -21,43 +21,21 @@ import (
 // namespace. It ignores SIGCHLD, so that the kernel reaps at once every
 // orphan it inherits, and it is the namespace's PID 1, so from inside the
 // namespace it gets no signal at all. It is, in order of preference:
-//   - the built-in init (holder_linux.go): one exec of a 243-byte static
-//     program, no dynamic loader, about the cost of a fork;
+//   - the built-in init (holder_linux_amd64.s): a process sharing forge's
+//     memory, started by one clone, with no program to load;
 //   - bash's read builtin with SIGCHLD trapped to nothing (a few ms of CPU
 //     here to start: bash is big and dynamically linked); bash's own
 //     SIGCHLD handler reaps and, installed with SA_RESTART, lets the read go
 //     on through any number of orphans;
 //   - cat, which installs no handler: orphans stay zombies until the job
 //     ends.
-var holderCommands = [][]string{
-	{"/bin/bash", "bash", "-c", "trap '' CHLD; read -r _"},
-	{"/usr/bin/bash", "bash", "-c", "trap '' CHLD; read -r _"},
-	{"/bin/cat", "cat"},
-	{"/usr/bin/cat", "cat"},
-}
-
-// holders lists the inits this machine has, in order of preference: the
-// built-in one when it could be made, then those of holderCommands that
-// are there. A variable for tests.
-var holders = func() [][]string {
-	var hs [][]string
-	if path, err := builtinHolder(); err == nil {
-		hs = append(hs, []string{path, "forge-init"})
-	}
-	for _, c := range holderCommands {
-		if executable(c[0]) == nil {
-			hs = append(hs, c)
-		}
-	}
-	return hs
-}
 
 // pidnsTier is the pidns tier: the job's own PID namespace, whose init
 // (the holder) forge ends to end everything in it, and the job's cgroups
 // for a pids cap.
 type pidnsTier struct {
 	cg         jobCgroups
-	holder     *exec.Cmd
+	holder     *os.Process
 	holderPipe *os.File // closing it ends the holder
 	nsfd       int
 	ns         unix.Stat_t // the namespace's, to recognise it by
@@ -84,31 +62,15 @@ func (p *platform) newPidns() (_ tier, err error) {
 		return nil, fmt.Errorf("pipe for the PID namespace holder: %w", err)
 	}
 	r, w := os.NewFile(uintptr(fds[0]), "holder-r"), os.NewFile(uintptr(fds[1]), "holder-w")
-	null, err := devNull()
-	if err != nil {
-		r.Close()
-		w.Close()
-		return nil, err
-	}
-	cmd := &exec.Cmd{
-		Path:        p.holder[0],
-		Args:        p.holder[1:],
-		Stdin:       r,
-		Stdout:      null,
-		Stderr:      null,
-		Dir:         "/",
-		Env:         []string{"PATH=/usr/bin:/bin"},
-		SysProcAttr: &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWPID, Setpgid: true},
-	}
-	err = cmd.Start()
+	holder, err := p.holder.start(r)
 	r.Close()
 	if err != nil {
 		w.Close()
-		return nil, fmt.Errorf("start a PID namespace: %w", err)
+		return nil, err
 	}
-	t.holder, t.holderPipe = cmd, w
+	t.holder, t.holderPipe = holder, w
 
-	ns := "/proc/" + strconv.Itoa(cmd.Process.Pid) + "/ns/pid"
+	ns := "/proc/" + strconv.Itoa(holder.Pid) + "/ns/pid"
 	fd, err := unix.Open(ns, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", ns, err)
@@ -124,7 +86,7 @@ func (t *pidnsTier) start(cmd *exec.Cmd) error { return t.cg.start(cmd, t.nsfd) 
 
 // signal signals every process of the namespace but its init.
 func (t *pidnsTier) signal(sig syscall.Signal, _ []*os.Process) {
-	holder := t.holder.Process.Pid
+	holder := t.holder.Pid
 	forEachPid(func(pid int) {
 		if pid != holder {
 			signalIf(pid, sig, t.inNamespace)
@@ -147,11 +109,11 @@ func (t *pidnsTier) end([]*os.Process) error {
 	if t.holder == nil {
 		return nil
 	}
-	_ = t.holder.Process.Kill()
+	_ = t.holder.Kill()
 	t.holderPipe.Close()
 	done := make(chan struct{})
 	go func() {
-		_ = t.holder.Wait()
+		_, _ = t.holder.Wait()
 		close(done)
 	}()
 	select {

@@ -1,8 +1,6 @@
 package local
 
 import (
-	"bytes"
-	"debug/elf"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestPidnsHolderReapsOrphans: the namespace's init reaps the orphans it
@@ -47,7 +47,7 @@ func TestPidnsHolderReapsOrphans(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Fatal(err)
 	}
-	pid := strconv.Itoa(ns.holder.Process.Pid)
+	pid := strconv.Itoa(ns.holder.Pid)
 	children := "/proc/" + pid + "/task/" + pid + "/children"
 	deadline := time.Now().Add(5 * time.Second)
 	for {
@@ -85,30 +85,82 @@ func TestPidnsHolderReapsOrphans(t *testing.T) {
 	}
 }
 
-// TestHolderImage: the built-in init is a well-formed static executable for
-// this machine, entered inside its one segment.
-func TestHolderImage(t *testing.T) {
-	if holderCode == nil {
+// TestBuiltinInit: the built-in init, started as the pidns tier starts it,
+// holds nothing of forge's but its pipe (fd 0), is in a process group of
+// its own, named forge-init, ignores SIGCHLD, catches nothing, blocks
+// nothing, waits in read(0), and exits 0 when the pipe closes, while forge
+// goes on.
+func TestBuiltinInit(t *testing.T) {
+	if !haveBuiltinInit {
 		t.Skip("no built-in init for " + runtime.GOARCH)
 	}
-	f, err := elf.NewFile(bytes.NewReader(holderImage()))
+	if os.Geteuid() != 0 {
+		t.Skip("a PID namespace needs root")
+	}
+	var fds [2]int
+	if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	r, w := os.NewFile(uintptr(fds[0]), "r"), os.NewFile(uintptr(fds[1]), "w")
+	p, err := holderInit{name: "forge-init"}.start(r)
+	r.Close()
+	if err != nil {
+		w.Close()
+		t.Fatal(err)
+	}
+	proc := "/proc/" + strconv.Itoa(p.Pid)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		b, err := os.ReadFile(proc + "/syscall")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(string(b), "0 0x0 ") {
+			break // read(0, …): it got there
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the init is not blocked in read(0): %q", b)
+		}
+		runtime.Gosched()
+	}
+	status, err := os.ReadFile(proc + "/status")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.Machine != elf.Machine(holderMachine) || f.Type != elf.ET_EXEC || len(f.Progs) != 1 {
-		t.Fatalf("machine %v type %v segments %d", f.Machine, f.Type, len(f.Progs))
+	field := func(name string) string {
+		for line := range strings.Lines(string(status)) {
+			if v, ok := strings.CutPrefix(line, name+":"); ok {
+				return strings.TrimSpace(v)
+			}
+		}
+		t.Fatalf("no %s in %s", name, status)
+		return ""
 	}
-	p := f.Progs[0]
-	if p.Type != elf.PT_LOAD || f.Entry < p.Vaddr || f.Entry >= p.Vaddr+p.Filesz || p.Filesz != uint64(len(holderImage())) {
-		t.Fatalf("entry %#x outside the segment %+v", f.Entry, p.ProgHeader)
+	want := map[string]string{
+		"Name": "forge-init", "SigIgn": "0000000000010000", "SigCgt": "0000000000000000",
+		"SigBlk": "0000000000000000", "NSpid": strconv.Itoa(p.Pid) + "\t1",
 	}
-	if _, err := builtinHolder(); err != nil {
-		t.Fatal(err)
+	for k, v := range want {
+		if got := field(k); got != v {
+			t.Errorf("%s: %q, want %q", k, got, v)
+		}
+	}
+	fds0, err := os.ReadDir(proc + "/fd")
+	if err != nil || len(fds0) != 1 || fds0[0].Name() != "0" {
+		t.Errorf("its descriptors: %v %v, want only 0", fds0, err)
+	}
+	if pgid, err := syscall.Getpgid(p.Pid); err != nil || pgid != p.Pid {
+		t.Errorf("its process group %d %v, want its own", pgid, err)
+	}
+	w.Close()
+	st, err := p.Wait()
+	if err != nil || !st.Exited() || st.ExitCode() != 0 {
+		t.Fatalf("after its pipe closed: %v %v, want exit 0", st, err)
 	}
 }
 
 // TestPidnsFallsBackFromAnInitThatCannotRun: when the preferred init cannot
-// be executed (a kernel that refuses to execute memfds, say), the tier is
+// be started (a kernel that refuses it, say), the tier is
 // still pidns, with the next init.
 func TestPidnsFallsBackFromAnInitThatCannotRun(t *testing.T) {
 	all := holders()
@@ -123,13 +175,15 @@ func TestPidnsFallsBackFromAnInitThatCannotRun(t *testing.T) {
 		missingTier(t, ContainPIDNamespace, err) // without the broken init
 	}
 	saved := holders
-	holders = func() [][]string { return append([][]string{{notExecutable, "broken-init"}}, all...) }
+	holders = func() []holderInit {
+		return append([]holderInit{{"broken-init", []string{notExecutable, "broken-init"}}}, all...)
+	}
 	defer func() { holders = saved }()
 	p, err := probe(ContainPIDNamespace, DefaultMaxProcs)
 	if err != nil {
 		t.Fatalf("pidns works with %v but not with a broken init before it: %v", all[0], err)
 	}
-	if p.tier != ContainPIDNamespace || p.holder[0] != all[0][0] {
+	if p.tier != ContainPIDNamespace || p.holder.name != all[0].name {
 		t.Fatalf("tier %s with init %v, want pidns with %v", p.tier, p.holder, all[0])
 	}
 }
