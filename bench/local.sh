@@ -17,6 +17,12 @@
 #     launcher on this machine), and forge's whole tree over xargs's, per job.
 #     Target: own <= 1 ms.
 # CPU times come from bench/cputime.py. GOMAXPROCS etc. pass through to forge.
+# Every run writes its outputs to a directory of its own, all removed only at
+# the end: on ext4 without a journal, allocating an inode skips every one
+# freed in the last minutes (recently_deleted), so removing one run's files
+# right before the next would slow whichever creates more files per job
+# (forge: 8, its working directory's and its outputs; xargs: 1) with the
+# bench's own cleanup.
 set -euo pipefail
 N=${1:-500} C=${2:-2} RUNS=${3:-3}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -35,7 +41,7 @@ if [ -z "${TIERS:-}" ]; then
     fi
   done
 fi
-mkdir -p "$tmp/t/c" "$tmp/x"
+mkdir -p "$tmp/t/c"
 cat > "$tmp/t/c/trivial.py" <<'PY'
 import sys
 with open(sys.argv[2], "w") as f:
@@ -71,12 +77,13 @@ for tier in $TIERS; do
   for kind in py sh; do
     : > "$tmp/f.$kind"; : > "$tmp/x.$kind"; : > "$tmp/g.$kind"
     for r in $(seq 1 "$RUNS"); do
-      (cd "$tmp/t" && measure "$tmp/f.$kind" "$tmp/forge" run -f "$kind.yaml" --quiet --containment "$tier" --out "$tmp/out" --run-id "$tier-$kind-$r")
-      (cd "$tmp/t" && seq 1 "$N" | measure "$tmp/x.$kind" xargs -P "$C" -I{} "$(interp "$kind")" "c/trivial.$kind" bench "$tmp/x/{}.md")
+      run=$tier-$kind-$r
+      mkdir -p "$tmp/x/$run" "$tmp/g/$run"
+      (cd "$tmp/t" && measure "$tmp/f.$kind" "$tmp/forge" run -f "$kind.yaml" --quiet --containment "$tier" --out "$tmp/out" --run-id "$run")
+      (cd "$tmp/t" && seq 1 "$N" | measure "$tmp/x.$kind" xargs -P "$C" -I{} "$(interp "$kind")" "c/trivial.$kind" bench "$tmp/x/$run/{}.md")
       if [ "$kind" = sh ]; then
-        (cd "$tmp/t" && measure "$tmp/g.$kind" "$tmp/launch" "$N" "$C" c/trivial.sh "$tmp/x")
+        (cd "$tmp/t" && measure "$tmp/g.$kind" "$tmp/launch" "$N" "$C" c/trivial.sh "$tmp/g/$run")
       fi
-      rm -rf "$tmp/out" "$tmp/x"/*
     done
   done
   ratios() { paste -d' ' "$tmp/f.py" "$tmp/x.py" | awk -v col="$1" '{ if (col == "wall") print $1/$4; else print ($2+$3)/($5+$6) }'; }
