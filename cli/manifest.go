@@ -1,16 +1,13 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"path/filepath"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/internal/dotenv"
 	"github.com/forge-run/forge/runner/daytona"
-	"github.com/joho/godotenv"
 )
 
 // backendBlocks are the manifest's top-level blocks that belong to a
@@ -27,19 +24,16 @@ func loadManifest(path string) (*forge.Manifest, error) {
 }
 
 // lookup finds the variables a manifest passes on purpose (secrets:,
-// env_from_host:) in forge's environment, then in the .env beside the
-// manifest (read without touching the environment). A .env that exists but
-// cannot be read is an error.
+// env_from_host:) by the rule of internal/dotenv: forge's environment, then
+// the .env beside the manifest. A .env that exists but cannot be read is an
+// error.
 func lookup(env *Env, m *forge.Manifest) (forge.Lookup, error) {
-	file, err := godotenv.Read(filepath.Join(m.Dir, ".env"))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(m.Dir, ".env"), err)
+	e := dotenv.Load(env.Getenv, m.Dir)
+	if e.Err != nil {
+		return nil, fmt.Errorf("%s: %w", e.Path, e.Err)
 	}
 	return func(name string) (string, bool) {
-		if v := env.Getenv(name); v != "" {
-			return v, true
-		}
-		v, ok := file[name]
-		return v, ok && v != ""
+		v, _, ok := e.Lookup(name, nil)
+		return v, ok
 	}, nil
 }

@@ -2,13 +2,10 @@ package daytona
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
-	"io/fs"
-	"path/filepath"
 	"strings"
 
-	"github.com/joho/godotenv"
+	"github.com/forge-run/forge/internal/dotenv"
 )
 
 // Credentials are what forge needs to reach Daytona. Print them freely:
@@ -32,28 +29,10 @@ type Credentials struct {
 // from the real environment wins; a placeholder key ("your_…") counts as
 // unset.
 func LoadCredentials(getenv func(string) string, dotenvDir string) Credentials {
-	var file map[string]string
-	var fileProblem string
-	envPath := ""
-	if dotenvDir != "" {
-		envPath = filepath.Join(dotenvDir, ".env")
-		m, err := godotenv.Read(envPath)
-		switch {
-		case err == nil:
-			file = m
-		case errors.Is(err, fs.ErrNotExist):
-		default:
-			fileProblem = fmt.Sprintf("cannot read %s: %v", envPath, err)
-		}
-	}
+	env := dotenv.Load(getenv, dotenvDir)
 	get := func(name string) (string, string) {
-		if v := strings.TrimSpace(getenv(name)); v != "" && !placeholder(v) {
-			return v, "environment"
-		}
-		if v := strings.TrimSpace(file[name]); v != "" && !placeholder(v) {
-			return v, envPath
-		}
-		return "", ""
+		v, source, _ := env.Lookup(name, func(v string) bool { return !placeholder(v) })
+		return strings.TrimSpace(v), source
 	}
 	var c Credentials
 	c.APIKey, c.KeySource = get("DAYTONA_API_KEY")
@@ -63,13 +42,13 @@ func LoadCredentials(getenv func(string) string, dotenvDir string) Credentials {
 	c.Target, _ = get("DAYTONA_TARGET")
 	switch {
 	case c.APIKey != "":
-	case placeholder(strings.TrimSpace(getenv("DAYTONA_API_KEY"))) || placeholder(strings.TrimSpace(file["DAYTONA_API_KEY"])):
+	case placeholderSet(env):
 		c.Problem = "DAYTONA_API_KEY is a placeholder"
 	default:
 		c.Problem = "DAYTONA_API_KEY is not set"
 	}
-	if fileProblem != "" {
-		c.Problem = strings.TrimPrefix(c.Problem+"; "+fileProblem, "; ")
+	if env.Err != nil {
+		c.Problem = strings.TrimPrefix(fmt.Sprintf("%s; cannot read %s: %v", c.Problem, env.Path, env.Err), "; ")
 	}
 	return c
 }
@@ -92,6 +71,12 @@ func (c Credentials) String() string {
 		s += ": " + c.Problem
 	}
 	return s
+}
+
+// placeholderSet reports that DAYTONA_API_KEY is set, but to a placeholder.
+func placeholderSet(env *dotenv.Env) bool {
+	v, _, ok := env.Lookup("DAYTONA_API_KEY", nil)
+	return ok && placeholder(v)
 }
 
 // placeholder reports a key copied from an example file ("your_api_key").
