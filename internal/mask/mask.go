@@ -70,30 +70,16 @@
 // forms longest first would give longest-match-at-a-position, but an
 // occurrence that starts inside an earlier replaced one is never seen:
 // secrets "abcdefgh" and "fghijklm" turn "abcdefghijklm" into "***ijklm",
-// which leaks most of the second secret (mask_test.go checks this). It also
-// has no streaming form: its WriteString would mask each Write on its own.
-// So the package builds its own Aho–Corasick automaton, as a dense table
-// over byte classes (the bytes that occur in some form, plus one class for
-// all others): one table look-up per input byte, whatever the number of
-// secrets, and a state that carries over from one Write to the next. The
+// which leaks most of the second secret (mask_test.go checks this). So the
+// package builds its own Aho–Corasick automaton, as a dense table over byte
+// classes (the bytes that occur in some form, plus one class for all
+// others): one table look-up per input byte, whatever the number of
+// secrets. The
 // table has (total length of the forms) × (distinct bytes in them + 1)
 // entries of 4 bytes; about 8·L states for a secret of L bytes, so some
 // hundreds of KiB for a handful of API keys.
 //
-// # Streams
-//
-// Masker.Writer masks a stream written in pieces: a secret split across
-// two writes, or written a byte at a time, is still masked, and the output
-// is the same as String of the whole stream. Each Write holds back only
-// the bytes at its end that are the start of some form (the automaton's
-// state tells how many), at most the longest form's length − 1, and passes
-// on the rest in one Write of the underlying writer. So a line that does
-// not end in the start of a secret is passed on at once, and no prefix of a
-// secret is ever written before the rest shows whether it is one. Close
-// writes what is held back.
-//
-// A Masker is immutable once made, and safe for concurrent use. A Writer is
-// not: use each one from one goroutine at a time.
+// A Masker is immutable once made, and safe for concurrent use.
 package mask
 
 import (
@@ -115,8 +101,7 @@ const matchFlag = 1 << 31
 // A Masker replaces secret values, and their common encodings, by Mask. The
 // zero Masker and a nil *Masker mask nothing.
 type Masker struct {
-	forms  []string // every form masked, longest first
-	maxLen int      // len(forms[0])
+	forms []string // every form masked, longest first
 
 	// The Aho–Corasick automaton. A state s is kept premultiplied by nc, so
 	// the next state after byte c is delta[s+class[c]] &^ matchFlag.
@@ -124,7 +109,6 @@ type Masker struct {
 	class  [256]uint32
 	delta  []uint32
 	outLen []int32 // per state index: the longest form ending here, or 0
-	depth  []int32 // per state index: the length of the prefix it stands for
 }
 
 // New returns a Masker for the given secret values. Empty values, values
@@ -153,7 +137,6 @@ func New(secrets ...string) *Masker {
 		return strings.Compare(a, b)
 	})
 	m.forms = forms
-	m.maxLen = len(forms[0])
 	m.build()
 	return m
 }
@@ -174,7 +157,6 @@ func (m *Masker) build() {
 	// The trie.
 	children := make(map[uint64]uint32)
 	term := []int32{0}
-	depth := []int32{0}
 	for _, f := range m.forms {
 		n := uint32(0)
 		for i := 0; i < len(f); i++ {
@@ -184,7 +166,6 @@ func (m *Masker) build() {
 				c = uint32(len(term))
 				children[k] = c
 				term = append(term, 0)
-				depth = append(depth, depth[n]+1)
 			}
 			n = c
 		}
@@ -237,7 +218,7 @@ func (m *Masker) build() {
 		}
 		delta[i] = e
 	}
-	m.nc, m.delta, m.outLen, m.depth = nc, delta, out, depth
+	m.nc, m.delta, m.outLen = nc, delta, out
 }
 
 func (m *Masker) empty() bool { return m == nil || m.delta == nil }
@@ -257,7 +238,7 @@ func mergeSpan(spans []span, a, b int64) []span {
 }
 
 // find returns the runs of text to mask.
-func find[T string | []byte](m *Masker, text T) []span {
+func find(m *Masker, text string) []span {
 	var spans []span
 	delta, class, s := m.delta, &m.class, uint32(0)
 	for i := 0; i < len(text); i++ {
@@ -293,29 +274,8 @@ func (m *Masker) String(s string) string {
 	return b.String()
 }
 
-// Bytes returns b with every occurrence of a secret's forms replaced by
-// Mask. When there is nothing to mask it returns b itself, not a copy;
-// otherwise a new slice.
-func (m *Masker) Bytes(b []byte) []byte {
-	if m.empty() {
-		return b
-	}
-	spans := find(m, b)
-	if len(spans) == 0 {
-		return b
-	}
-	out := make([]byte, 0, len(b))
-	last := int64(0)
-	for _, sp := range spans {
-		out = append(out, b[last:sp.start]...)
-		out = append(out, Mask...)
-		last = sp.end
-	}
-	return append(out, b[last:]...)
-}
-
 // Contains reports whether b holds an occurrence of a secret's forms, that
-// is whether Bytes(b) would differ from b.
+// is whether String(string(b)) would differ from it.
 func (m *Masker) Contains(b []byte) bool {
 	if m.empty() {
 		return false
