@@ -232,10 +232,11 @@ func runTournament(ctx context.Context, env *Env, o *runOptions, failUnderSet, m
 		return err
 	}
 	defer be.close() //nolint:errcheck // closed again below, where errors are reported
-	judges, err := judgeRunner(env, o, m, be)
+	judges, closeJudges, err := judgeRunner(env, o, m, be)
 	if err != nil {
 		return err
 	}
+	defer closeJudges() //nolint:errcheck // a local runner's Close only waits
 
 	for _, n := range plan.NotRun { // a warning: printed with --quiet too
 		fmt.Fprintf(env.Stderr, "forge: %s does not run: %s\n", n.CandidateID, n.Reason)
@@ -430,25 +431,26 @@ func chooseBackend(ctx context.Context, env *Env, o *runOptions, m *forge.Manife
 	if err != nil {
 		return nil, withCode(ExitInfra, fmt.Errorf("local backend: %w", err))
 	}
-	return newBackend("local", lr, nil, nil), nil
+	return newBackend("local", lr, lr.Close, nil), nil
 }
 
 // judgeRunner is the runner of the manifest's judges, which always run
 // locally, contained as local candidates are: the local backend itself,
-// else (candidates on Daytona) a local runner of its own; nil when the
-// manifest has no judges.
-func judgeRunner(env *Env, o *runOptions, m *forge.Manifest, be *backend) (runner.Runner, error) {
+// else (candidates on Daytona) a local runner of its own, which close
+// closes; nil when the manifest has no judges.
+func judgeRunner(env *Env, o *runOptions, m *forge.Manifest, be *backend) (_ runner.Runner, close func() error, _ error) {
+	none := func() error { return nil }
 	if len(m.Scoring.Judges()) == 0 {
-		return nil, nil
+		return nil, none, nil
 	}
 	if lr, ok := be.runner.(*local.Runner); ok {
-		return lr, nil
+		return lr, none, nil
 	}
 	lr, err := local.New(o.localOptions(env))
 	if err != nil {
-		return nil, withCode(ExitInfra, fmt.Errorf("local runner for the judges: %w", err))
+		return nil, none, withCode(ExitInfra, fmt.Errorf("local runner for the judges: %w", err))
 	}
-	return lr, nil
+	return lr, lr.Close, nil
 }
 
 // newBackend wraps a runner; closeFn runs once however often close is called.

@@ -75,6 +75,7 @@ func newJudgeRun(t *testing.T, dir string, judges ...scoring.Scorer) *judgeRun {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { lr.Close() })
 	runID := fmt.Sprintf("judge-%d-%d", os.Getpid(), judgeRunSeq.Add(1))
 	return &judgeRun{m: m, opts: Options{Manifest: m, Plan: p, Runner: fr, Judges: lr, Backend: "fake",
 		OutRoot: t.TempDir(), RunID: runID}}

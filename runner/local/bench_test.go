@@ -23,6 +23,7 @@ func BenchmarkRunTrivial(b *testing.B) {
 			if err != nil {
 				b.Skipf("%s: %v", tier, err)
 			}
+			b.Cleanup(func() { r.Close() })
 			job := runner.Job{
 				RunID: "bench", CandidateID: "trivial", Trial: 1, Objective: "o",
 				Command: []string{"/bin/sh", "-c", `echo done > "$2"`, "sh"},

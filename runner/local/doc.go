@@ -5,7 +5,10 @@
 // It owns the working directory's life (copy the job's files in with their
 // executable bit, read the artifact and the FORGE_RESULT file back without
 // following symlinks or leaving the directory, remove it even when the
-// candidate made it read-only), the candidate's exact environment (PATH and
+// candidate made it read-only, once the job's processes are all gone: in
+// the background, at most two at a time, so that the next job need not wait
+// for it, and Runner.Close waits for those), the candidate's exact
+// environment (PATH and
 // LANG from forge, HOME the working directory, TMPDIR its tmp/,
 // PYTHONUNBUFFERED=1, the manifest's env and the FORGE_* variables; nothing
 // else of forge's, so no DAYTONA_* and no secrets), the process lifecycle
@@ -44,10 +47,11 @@
 //     loads no program and copies no address space, about the cost of
 //     starting a thread; it closes every descriptor but its pipe, sets
 //     every signal to its default action, and never touches forge's memory
-//     but one page of its own (ps shows forge's memory as its RSS: it is
-//     the same memory). Elsewhere it is bash's read builtin (bash's SIGCHLD
-//     handler reaps), or cat, which leaves orphans zombies
-//     until the job ends, when there is no bash. The setup commands and the
+//     but one page of its own. Sharing the memory, ps shows it with forge's
+//     command line and RSS (its name, in pstree and ps -o comm, is
+//     forge-init). Elsewhere it is bash's read builtin (bash's SIGCHLD
+//     handler reaps), or cat, which leaves orphans zombies until the job
+//     ends, when there is no bash. The setup commands and the
 //     candidate are started in that namespace (setns on a locked thread,
 //     restored afterwards) as ordinary children of forge, so they are not
 //     PID 1 and keep normal signal semantics. On timeout or cancel every

@@ -64,6 +64,7 @@ func newRunner(t *testing.T, opts Options) *Runner {
 	if err != nil {
 		t.Fatalf("New(%+v): %v", opts, err)
 	}
+	t.Cleanup(func() { r.Close() }) // before the temp dir's own cleanup
 	return r
 }
 
@@ -78,6 +79,7 @@ func tierRunner(t *testing.T, tier Containment, opts Options) *Runner {
 	if err != nil {
 		missingTier(t, tier, err)
 	}
+	t.Cleanup(func() { r.Close() })
 	return r
 }
 

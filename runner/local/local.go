@@ -90,7 +90,16 @@ type Runner struct {
 	// found caches where a bare command name was found on a PATH (the
 	// interpreter every job of a run names: python3, bash).
 	found sync.Map
+	// removers holds a token per working directory being removed in the
+	// background; removing counts them for Close.
+	removers chan struct{}
+	removing sync.WaitGroup
 }
+
+// backgroundRemovers is how many working directories may be being removed
+// at once after their Run returned; when that many are, Run removes its own
+// before returning.
+const backgroundRemovers = 2
 
 var _ runner.Runner = (*Runner)(nil)
 
@@ -118,7 +127,30 @@ func New(opts Options) (*Runner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("local runner: %w", err)
 	}
-	return &Runner{opts: opts, platform: p}, nil
+	return &Runner{opts: opts, platform: p, removers: make(chan struct{}, backgroundRemovers)}, nil
+}
+
+// Close waits until the working directories of the jobs run so far are
+// removed. A Runner stays usable after Close.
+func (r *Runner) Close() error {
+	r.removing.Wait()
+	return nil
+}
+
+// removeWorkdir removes a finished job's working directory, whose
+// processes are all gone: in the background when a remover is free (on a
+// slow file system that is most of a millisecond the next job need not
+// wait for), else at once.
+func (r *Runner) removeWorkdir(dir string) {
+	select {
+	case r.removers <- struct{}{}:
+		r.removing.Go(func() {
+			defer func() { <-r.removers }()
+			_ = removeAll(dir)
+		})
+	default:
+		_ = removeAll(dir)
+	}
 }
 
 // Containment is the tier the runner's jobs get.
@@ -131,7 +163,8 @@ func (r *Runner) PidsLimit() int { return r.platform.pidsLimit() }
 // tiers were not used, for `forge doctor` and --verbose.
 func (r *Runner) Describe() string { return r.platform.describe() }
 
-// Run runs job in a fresh working directory and removes it afterwards. It
+// Run runs job in a fresh working directory and removes it afterwards
+// (possibly just after it returns: Close waits for that). It
 // returns an error only when the machine cannot run jobs at all (TempDir
 // unusable, containment failing); a failing candidate is recorded in the
 // Result.
@@ -431,7 +464,7 @@ func (j *jobRun) cleanup() {
 		}
 	}
 	if j.workdir != "" {
-		_ = removeAll(j.workdir)
+		j.r.removeWorkdir(j.workdir)
 	}
 }
 

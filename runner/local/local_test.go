@@ -107,8 +107,9 @@ print("ENV " + json.dumps(seen), file=sys.stderr)
 			t.Errorf("candidate saw %s=%v, want %v", k, env[k], want)
 		}
 	}
+	r.Close() // the working directory may still be being removed
 	if _, err := os.Stat(home); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("working directory %s still there after Run (stat: %v)", home, err)
+		t.Errorf("working directory %s still there after Run and Close (stat: %v)", home, err)
 	}
 	if left := leftovers(t, r.opts.TempDir); len(left) != 0 {
 		t.Errorf("Run left %v in its temp dir", left)
@@ -553,6 +554,7 @@ func TestRunUploadRefusesEscapingDestinations(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(filepath.Dir(r.opts.TempDir), "evil.py")); err == nil {
 		t.Error("a file was written outside the temp dir")
 	}
+	r.Close()
 	if left := leftovers(t, r.opts.TempDir); len(left) != 0 {
 		t.Errorf("Run left %v behind", left)
 	}
@@ -665,8 +667,36 @@ os.chmod("deep/er/file", 0o400)
 `)
 	res := mustRun(t, r, job)
 	assertKind(t, res, runner.ErrNone)
+	r.Close()
 	if _, err := os.Stat(res.ArtifactContent); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("working directory %q still there: %v", res.ArtifactContent, err)
+	}
+}
+
+// TestCloseWaitsForRemovals: the working directories of finished jobs may
+// be removed after Run returns, but never after Close does (thousands of
+// files take long enough to remove that a Close that did not wait fails).
+func TestCloseWaitsForRemovals(t *testing.T) {
+	t.Parallel()
+	r := newRunner(t, Options{})
+	job := pyJob(t, "many", `
+import os, sys
+for i in range(3000):
+    open("f%d" % i, "w").close()
+open(sys.argv[2], "w").write(os.getcwd())
+`)
+	var dirs []string
+	for i := range backgroundRemovers {
+		job.Trial = i + 1
+		res := mustRun(t, r, job)
+		assertKind(t, res, runner.ErrNone)
+		dirs = append(dirs, res.ArtifactContent)
+	}
+	r.Close()
+	for _, d := range dirs {
+		if _, err := os.Stat(d); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("working directory %q still there after Close: %v", d, err)
+		}
 	}
 }
 
