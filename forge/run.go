@@ -224,11 +224,22 @@ type state struct {
 	rec *Record
 	dir string
 
-	mu        sync.Mutex
-	results   []*runner.Result
+	mu      sync.Mutex
+	results []*runner.Result
+	mask    *mask.Masker
+
+	// flushing is held while results.json is written; lastFlush and
+	// flushCost (when the last write began, and how long it took) are
+	// only touched under it.
+	flushing  sync.Mutex
 	lastFlush time.Time
-	mask      *mask.Masker
+	flushCost time.Duration
 }
+
+// flushShare: a partial results.json is written at most once per 20 times
+// the last write took, so that writing a growing record (5,000 results
+// take ~0.1 s to encode) never takes more than about 5% of the run.
+const flushShare = 20
 
 // checkResume refuses to resume a run whose manifest or shape changed.
 func (o *Options) checkResume() error {
@@ -377,19 +388,26 @@ func (s *state) final() []runner.Result {
 }
 
 // flush writes results.json: always when force, otherwise at most once per
-// FlushEvery so that a run of many short jobs does not spend its time
-// rewriting a growing file.
+// FlushEvery (and per flushShare times the last write's cost), and not
+// while another write is under way, so that a run of many short jobs does
+// not spend its time rewriting a growing file. Jobs go on meanwhile: the
+// record is encoded and written outside s.mu.
 func (s *state) flush(force bool) error {
 	every := s.o.FlushEvery
 	if every <= 0 {
 		every = time.Second
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !force && time.Since(s.lastFlush) < every {
+	if force {
+		s.flushing.Lock()
+	} else if !s.flushing.TryLock() {
+		return nil // a write is under way; the next flush has this job
+	}
+	defer s.flushing.Unlock()
+	if !force && time.Since(s.lastFlush) < max(every, flushShare*s.flushCost) {
 		return nil
 	}
 	s.lastFlush = time.Now()
+	s.mu.Lock()
 	snap := *s.rec
 	if !force {
 		snap.Results = nil
@@ -399,14 +417,16 @@ func (s *state) flush(force bool) error {
 			}
 		}
 	}
+	s.mu.Unlock()
 	if snap.Results == nil {
 		snap.Results = []runner.Result{}
 	}
 	b, err := MarshalRecord(&snap)
-	if err != nil {
-		return err
+	if err == nil {
+		err = writeFileAtomic(filepath.Join(s.dir, ResultsFile), b)
 	}
-	return writeFileAtomic(filepath.Join(s.dir, ResultsFile), b)
+	s.flushCost = time.Since(s.lastFlush)
+	return err
 }
 
 // writeJobFile writes one of a job's files (its logs, its artifact) in the

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/forge-run/forge/runner"
 )
@@ -177,5 +179,40 @@ func TestRunStopsWhenBackendUnusable(t *testing.T) {
 	}
 	if rec == nil || rec.Results[0].ErrorKind != runner.ErrAuth || rec.Results[2].ErrorKind != runner.ErrCancelled {
 		t.Errorf("record = %+v", rec)
+	}
+}
+
+// TestPartialFlushPacing: a partial results.json waits FlushEvery, and
+// flushShare times what the last write cost; it is skipped while another
+// write is under way; the final write waits for that one and always
+// happens.
+func TestPartialFlushPacing(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, ResultsFile)
+	s := &state{o: &Options{FlushEvery: time.Millisecond}, rec: &Record{RunID: "pacing"}, dir: dir,
+		results: []*runner.Result{{CandidateID: "a", Trial: 1}}}
+	written := func() bool {
+		_, err := os.Stat(file)
+		return err == nil
+	}
+	s.lastFlush, s.flushCost = time.Now().Add(-time.Second), 100*time.Millisecond // the next one after 2 s
+	if err := s.flush(false); err != nil || written() {
+		t.Fatalf("written %v (%v) within %d times the last write's cost", written(), err, flushShare)
+	}
+	s.flushCost = 0
+	s.flushing.Lock() // another write under way
+	if err := s.flush(false); err != nil || written() {
+		t.Fatalf("written %v (%v) while another write was under way", written(), err)
+	}
+	s.flushing.Unlock()
+	if err := s.flush(false); err != nil || !written() {
+		t.Fatalf("not written (%v) once due", err)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil || !strings.Contains(string(b), `"candidate_id": "a"`) {
+		t.Fatalf("partial results.json %s %v", b, err)
+	}
+	if err := s.flush(true); err != nil || s.flushCost <= 0 {
+		t.Fatalf("final write: %v, cost %v", err, s.flushCost)
 	}
 }
