@@ -96,20 +96,21 @@
 //
 // # Cost
 //
-// Per job: a working directory (made, filled, removed), the tier's box
-// (pidns: a namespace and its init, plus a v1 pids cgroup here; cgroup: a
-// cgroup v2; pgroup: a /proc sweep at the end), the candidate's process,
-// whose exit is awaited in the runtime's poller (a pidfd), and its output
-// drained through pooled buffers. bench/local.sh measures it against xargs
-// -P on the same candidates, per tier. On a 2-core machine, 500 trivial
-// python3 candidates at concurrency 2, forge ÷ xargs in wall and in
-// whole-tree CPU (medians of 5 pairs): pidns 1.09 to 1.12 and 1.06 to 1.09
-// (two runs), cgroup 1.055 and 1.018, pgroup 1.068 and 1.037. forge's own
-// CPU per trivial .sh job: pidns 4.7 to 6.4 ms, cgroup 3.4 ms, pgroup
-// 4.4 ms, where a bare Go program that only starts and waits for the same
-// processes (bench/launch) spends 1.3 to 1.6 ms: on that machine starting
-// one process from Go costs more than a millisecond, and the pidns tier
-// starts two per job.
+// Per job: a working directory (made and filled; removed in the
+// background), the tier's box (pidns: a namespace and its init, one clone
+// sharing forge's memory, plus a v1 pids cgroup here; cgroup: a cgroup v2;
+// pgroup: a /proc sweep at the end), the candidate's process, whose exit is
+// awaited in the runtime's poller (a pidfd), and its output drained through
+// pooled buffers. bench/local.sh measures it against xargs -P on the same
+// candidates, per tier. On a 2-core machine, 500 trivial python3 candidates
+// at concurrency 2, forge ÷ xargs in wall and in whole-tree CPU (medians of
+// 5 pairs, the range of the last runs): pidns 1.05 to 1.10 and 1.04 to
+// 1.09, cgroup 1.04 to 1.07 and 1.03 to 1.05, pgroup 1.06 to 1.09 and 1.05
+// to 1.08. forge's own CPU per trivial .sh job: 2.4 to 3.1 ms on every
+// tier, where a bare Go program that only starts and waits for the same
+// processes (bench/launch) spends 1.4 to 1.8 ms; most of the difference is
+// the file system (8 inodes made per job, and on ext4 without a journal
+// each new one skips every inode freed in the last minutes).
 //
 // None of this is a security sandbox: candidates run as forge's user and see
 // its file system and other processes. It is about lifetime: a job ends
