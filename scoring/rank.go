@@ -58,9 +58,10 @@ func newTally(id string, n int) *tally {
 }
 
 // count adds trial r to the candidate's counts (trials, successes,
-// runtimes, errors) and reports whether it is to be scored: false for a
-// trial that ended by no fault of the candidate, which is set aside.
-func (t *tally) count(r runner.Result) bool {
+// runtimes, errors) and reports whether it is to be scored: not a trial
+// that ended by no fault of the candidate, which is set aside, unscored
+// saying why.
+func (t *tally) count(r runner.Result) (unscored noteHit, scored bool) {
 	t.trials++
 	if r.Success {
 		t.successes++
@@ -74,10 +75,11 @@ func (t *tally) count(r runner.Result) bool {
 		t.errors[cmp.Or(string(r.ErrorKind), "unknown")]++
 	}
 	if endedByNoFault(r) {
-		t.unscored = append(t.unscored, noteHit{trial: r.Trial, msg: string(r.ErrorKind) + ": " + cmp.Or(r.ErrorMessage, "no message")})
-		return false
+		unscored = noteHit{trial: r.Trial, msg: string(r.ErrorKind) + ": " + cmp.Or(r.ErrorMessage, "no message")}
+		t.unscored = append(t.unscored, unscored)
+		return unscored, false
 	}
-	return true
+	return noteHit{}, true
 }
 
 // Aggregate is the standing of one candidate from results that were
@@ -88,7 +90,7 @@ func (t *tally) count(r runner.Result) bool {
 func Aggregate(id string, results []runner.Result) Standing {
 	t := newTally(id, 0)
 	for _, r := range results {
-		if t.count(r) && r.Score != nil {
+		if _, scored := t.count(r); scored && r.Score != nil {
 			t.scores = append(t.scores, *r.Score)
 		}
 	}

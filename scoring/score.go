@@ -174,8 +174,8 @@ func ScoreSuite(cfg Config, s Suite, results []runner.Result) Outcome {
 		if r.Success {
 			tt.successes++
 		}
-		if !t.count(r) {
-			tt.unscored = append(tt.unscored, t.unscored[len(t.unscored)-1])
+		if unscored, scored := t.count(r); !scored {
+			tt.unscored = append(tt.unscored, unscored)
 			continue
 		}
 		if composite[i] != nil {
