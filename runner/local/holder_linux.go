@@ -45,7 +45,7 @@ var holderCommands = []holderInit{
 // there. A variable for tests.
 var holders = func() []holderInit {
 	var hs []holderInit
-	if haveBuiltinInit {
+	if haveBuiltinInit() {
 		hs = append(hs, holderInit{name: "forge-init"})
 	}
 	for _, c := range holderCommands {

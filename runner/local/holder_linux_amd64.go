@@ -2,6 +2,7 @@ package local
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"runtime"
 	"sync"
@@ -11,8 +12,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// haveBuiltinInit: cloneInit is there.
-const haveBuiltinInit = true
+// haveBuiltinInit reports whether the built-in init can work here: it
+// needs close_range (Linux 5.9), which a seccomp filter may also refuse;
+// without it the init would exit at once, so the next init is used.
+var haveBuiltinInit = sync.OnceValue(func() bool {
+	return unix.CloseRange(math.MaxUint32, math.MaxUint32, 0) == nil
+})
 
 // cloneInit starts the built-in init (holder_linux_amd64.s).
 func cloneInit(flags uintptr, rfd int32, page uintptr) (pid int, errno uintptr)

@@ -11,7 +11,8 @@
 //     5.9), so that it holds nothing of forge's but its own pipe;
 //   - sets every signal's action to the default and SIGCHLD's to ignore
 //     (the kernel then reaps every orphan it inherits at once; as a PID
-//     namespace's init it gets no other signal but SIGKILL from outside);
+//     namespace's init it gets no other signal but SIGKILL and SIGSTOP
+//     from outside);
 //   - puts itself in a process group of its own, names itself forge-init;
 //   - unblocks the signals and reads fd 0 until EOF or an error other
 //     than EINTR, then exits 0. When a step fails it exits 127.

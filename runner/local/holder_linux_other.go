@@ -9,6 +9,6 @@ import (
 
 // No built-in init for this architecture: the PID namespace's init is
 // bash (or cat).
-const haveBuiltinInit = false
+func haveBuiltinInit() bool { return false }
 
 func startBuiltinInit(*os.File) (*os.Process, error) { return nil, errors.ErrUnsupported }

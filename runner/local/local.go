@@ -91,9 +91,9 @@ type Runner struct {
 	// interpreter every job of a run names: python3, bash).
 	found sync.Map
 	// removers holds a token per working directory being removed in the
-	// background; removing counts them for Close.
+	// background; Close takes them all (one Close at a time: closing).
 	removers chan struct{}
-	removing sync.WaitGroup
+	closing  sync.Mutex
 }
 
 // backgroundRemovers is how many working directories may be being removed
@@ -130,10 +130,18 @@ func New(opts Options) (*Runner, error) {
 	return &Runner{opts: opts, platform: p, removers: make(chan struct{}, backgroundRemovers)}, nil
 }
 
-// Close waits until the working directories of the jobs run so far are
-// removed. A Runner stays usable after Close.
+// Close waits until the working directories of the jobs that returned
+// before it are removed. A Runner stays usable after Close, and Close may
+// be called while jobs run.
 func (r *Runner) Close() error {
-	r.removing.Wait()
+	r.closing.Lock()
+	defer r.closing.Unlock()
+	for range cap(r.removers) { // each returns once its removal is done
+		r.removers <- struct{}{}
+	}
+	for range cap(r.removers) {
+		<-r.removers
+	}
 	return nil
 }
 
@@ -144,10 +152,10 @@ func (r *Runner) Close() error {
 func (r *Runner) removeWorkdir(dir string) {
 	select {
 	case r.removers <- struct{}{}:
-		r.removing.Go(func() {
+		go func() {
 			defer func() { <-r.removers }()
 			_ = removeAll(dir)
-		})
+		}()
 	default:
 		_ = removeAll(dir)
 	}
@@ -451,8 +459,10 @@ func (j *jobRun) cleanup() {
 	}
 	done := j.phase(runner.PhaseCleanup)
 	defer done()
+	ended := true
 	if j.box != nil {
 		if err := j.box.close(); err != nil {
+			ended = false
 			// Whatever Run started must be gone when it returns; when it may
 			// not be, the result says so rather than claim success.
 			msg := "could not end the job's processes: " + err.Error()
@@ -463,8 +473,12 @@ func (j *jobRun) cleanup() {
 			}
 		}
 	}
-	if j.workdir != "" {
+	switch {
+	case j.workdir == "":
+	case ended:
 		j.r.removeWorkdir(j.workdir)
+	default: // what could not be ended may still write there
+		_ = removeAll(j.workdir)
 	}
 }
 

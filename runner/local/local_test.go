@@ -700,6 +700,38 @@ open(sys.argv[2], "w").write(os.getcwd())
 	}
 }
 
+// TestCloseWhileRunning: Close may be called while jobs run and finish
+// (their removals start meanwhile); after the last Close nothing is left.
+func TestCloseWhileRunning(t *testing.T) {
+	t.Parallel()
+	r := newRunner(t, Options{})
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 3 {
+				res := mustRun(t, r, runner.Job{
+					RunID: newRunID(t), CandidateID: fmt.Sprintf("c%d", g), Trial: i + 1, Objective: "o",
+					Command: []string{"/bin/sh", "-c", `echo done > "$2"`, "sh"},
+				})
+				assertKind(t, res, runner.ErrNone)
+			}
+		})
+	}
+	closes := make(chan struct{})
+	go func() {
+		defer close(closes)
+		for range 50 {
+			r.Close()
+		}
+	}()
+	wg.Wait()
+	<-closes
+	r.Close()
+	if left := leftovers(t, r.opts.TempDir); len(left) != 0 {
+		t.Errorf("left %v after the last Close", left)
+	}
+}
+
 func TestRunAlreadyCancelledStartsNothing(t *testing.T) {
 	t.Parallel()
 	r := newRunner(t, Options{})
