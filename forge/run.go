@@ -201,6 +201,7 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 		})
 	}
 	runErr := g.Wait()
+	s.stopPartial()
 
 	rec.Interrupted = ctx.Err() != nil
 	rec.Results = s.final()
@@ -229,11 +230,17 @@ type state struct {
 	mask    *mask.Masker
 
 	// flushing is held while results.json is written; lastFlush and
-	// flushCost (when the last write began, and how long it took) are
-	// only touched under it.
+	// flushCost (when the last write began, and how long it took) and
+	// stopped (no more partial writes: the jobs are over) are only touched
+	// under it.
 	flushing  sync.Mutex
 	lastFlush time.Time
 	flushCost time.Duration
+	stopped   bool
+	// pending: a partial write is scheduled (under mu), with after (nil:
+	// time.AfterFunc).
+	pending bool
+	after   func(time.Duration, func())
 }
 
 // flushShare: a partial results.json is written at most once per 20 times
@@ -390,7 +397,9 @@ func (s *state) final() []runner.Result {
 // flush writes results.json: always when force, otherwise at most once per
 // FlushEvery (and per flushShare times the last write's cost), and not
 // while another write is under way, so that a run of many short jobs does
-// not spend its time rewriting a growing file. Jobs go on meanwhile: the
+// not spend its time rewriting a growing file; a partial write put off is
+// scheduled (later), so that a finished job is on disk within that time
+// even when no other job finishes after it. Jobs go on meanwhile: the
 // record is encoded and written outside s.mu.
 func (s *state) flush(force bool) error {
 	every := s.o.FlushEvery
@@ -400,11 +409,18 @@ func (s *state) flush(force bool) error {
 	if force {
 		s.flushing.Lock()
 	} else if !s.flushing.TryLock() {
-		return nil // a write is under way; the next flush has this job
+		s.later(every) // the write under way may not have this job
+		return nil
 	}
 	defer s.flushing.Unlock()
-	if !force && time.Since(s.lastFlush) < max(every, flushShare*s.flushCost) {
-		return nil
+	if !force {
+		if s.stopped {
+			return nil
+		}
+		if wait := max(every, flushShare*s.flushCost) - time.Since(s.lastFlush); wait > 0 {
+			s.later(wait)
+			return nil
+		}
 	}
 	s.lastFlush = time.Now()
 	s.mu.Lock()
@@ -427,6 +443,36 @@ func (s *state) flush(force bool) error {
 	}
 	s.flushCost = time.Since(s.lastFlush)
 	return err
+}
+
+// later makes a partial write, unless one is scheduled already, after d.
+// A write that fails then fails again at the next flush, which reports it.
+func (s *state) later(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pending {
+		return
+	}
+	s.pending = true
+	write := func() {
+		s.mu.Lock()
+		s.pending = false
+		s.mu.Unlock()
+		_ = s.flush(false)
+	}
+	if s.after != nil {
+		s.after(d, write)
+		return
+	}
+	time.AfterFunc(d, write)
+}
+
+// stopPartial ends the partial writes, once the jobs are over and before
+// the record is finished: a scheduled one then writes nothing.
+func (s *state) stopPartial() {
+	s.flushing.Lock()
+	s.stopped = true
+	s.flushing.Unlock()
 }
 
 // writeJobFile writes one of a job's files (its logs, its artifact) in the

@@ -183,36 +183,74 @@ func TestRunStopsWhenBackendUnusable(t *testing.T) {
 }
 
 // TestPartialFlushPacing: a partial results.json waits FlushEvery, and
-// flushShare times what the last write cost; it is skipped while another
-// write is under way; the final write waits for that one and always
-// happens.
+// flushShare times what the last write cost, and is then written by a
+// scheduled write without another job finishing; one put off by a write
+// under way is scheduled too; none is written once the jobs are over; the
+// final write always is.
 func TestPartialFlushPacing(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, ResultsFile)
+	var waits []time.Duration
+	var scheduled []func()
 	s := &state{o: &Options{FlushEvery: time.Millisecond}, rec: &Record{RunID: "pacing"}, dir: dir,
-		results: []*runner.Result{{CandidateID: "a", Trial: 1}}}
+		results: []*runner.Result{{CandidateID: "a", Trial: 1}},
+		after: func(d time.Duration, f func()) {
+			waits = append(waits, d)
+			scheduled = append(scheduled, f)
+		}}
 	written := func() bool {
 		_, err := os.Stat(file)
 		return err == nil
 	}
-	s.lastFlush, s.flushCost = time.Now().Add(-time.Second), 100*time.Millisecond // the next one after 2 s
+	runScheduled := func() {
+		t.Helper()
+		if len(scheduled) != 1 {
+			t.Fatalf("%d writes scheduled, want 1", len(scheduled))
+		}
+		f := scheduled[0]
+		scheduled = nil
+		f()
+	}
+
+	s.lastFlush, s.flushCost = time.Now(), 100*time.Millisecond
 	if err := s.flush(false); err != nil || written() {
 		t.Fatalf("written %v (%v) within %d times the last write's cost", written(), err, flushShare)
 	}
-	s.flushCost = 0
-	s.flushing.Lock() // another write under way
-	if err := s.flush(false); err != nil || written() {
-		t.Fatalf("written %v (%v) while another write was under way", written(), err)
+	if err := s.flush(false); err != nil || len(scheduled) != 1 {
+		t.Fatalf("%d writes scheduled (%v), want one however many jobs are put off", len(scheduled), err)
 	}
-	s.flushing.Unlock()
-	if err := s.flush(false); err != nil || !written() {
-		t.Fatalf("not written (%v) once due", err)
+	if waits[0] <= time.Second || waits[0] > 2*time.Second {
+		t.Fatalf("scheduled in %s, want within 2s (20 × 100ms)", waits[0])
+	}
+	s.lastFlush = time.Time{} // as if the wait were over
+	runScheduled()
+	if !written() {
+		t.Fatal("the scheduled write wrote nothing")
 	}
 	b, err := os.ReadFile(file)
 	if err != nil || !strings.Contains(string(b), `"candidate_id": "a"`) {
 		t.Fatalf("partial results.json %s %v", b, err)
 	}
-	if err := s.flush(true); err != nil || s.flushCost <= 0 {
-		t.Fatalf("final write: %v, cost %v", err, s.flushCost)
+
+	os.Remove(file)
+	s.flushing.Lock() // another write under way
+	if err := s.flush(false); err != nil || written() {
+		t.Fatalf("written %v (%v) while another write was under way", written(), err)
+	}
+	s.flushing.Unlock()
+	s.lastFlush = time.Time{}
+	runScheduled()
+	if !written() {
+		t.Fatal("the write put off by another was not made")
+	}
+
+	os.Remove(file)
+	s.lastFlush = time.Time{}
+	s.stopPartial()
+	if err := s.flush(false); err != nil || written() || len(scheduled) != 0 {
+		t.Fatalf("after the jobs: written %v (%v), %d scheduled", written(), err, len(scheduled))
+	}
+	if err := s.flush(true); err != nil || !written() {
+		t.Fatalf("final write: %v", err)
 	}
 }
