@@ -436,9 +436,9 @@ func chooseBackend(ctx context.Context, env *Env, o *runOptions, m *forge.Manife
 
 // judgeRunner is the runner of the manifest's judges, which always run
 // locally, contained as local candidates are: the local backend itself,
-// else (candidates on Daytona) a local runner of its own, which close
+// else (candidates on Daytona) a local runner of its own, which closeFn
 // closes; nil when the manifest has no judges.
-func judgeRunner(env *Env, o *runOptions, m *forge.Manifest, be *backend) (_ runner.Runner, close func() error, _ error) {
+func judgeRunner(env *Env, o *runOptions, m *forge.Manifest, be *backend) (_ runner.Runner, closeFn func() error, _ error) {
 	none := func() error { return nil }
 	if len(m.Scoring.Judges()) == 0 {
 		return nil, none, nil

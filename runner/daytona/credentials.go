@@ -31,7 +31,7 @@ type Credentials struct {
 func LoadCredentials(getenv func(string) string, dotenvDir string) Credentials {
 	env := dotenv.Load(getenv, dotenvDir)
 	get := func(name string) (string, string) {
-		v, source, _ := env.Lookup(name, func(v string) bool { return !placeholder(v) })
+		v, source, _ := env.Lookup(name, func(v string) bool { return !placeholder(strings.TrimSpace(v)) })
 		return strings.TrimSpace(v), source
 	}
 	var c Credentials
@@ -76,7 +76,7 @@ func (c Credentials) String() string {
 // placeholderSet reports that DAYTONA_API_KEY is set, but to a placeholder.
 func placeholderSet(env *dotenv.Env) bool {
 	v, _, ok := env.Lookup("DAYTONA_API_KEY", nil)
-	return ok && placeholder(v)
+	return ok && placeholder(strings.TrimSpace(v))
 }
 
 // placeholder reports a key copied from an example file ("your_api_key").
