@@ -25,8 +25,11 @@ func awaitExit(p *os.Process) {
 		return
 	}
 	_ = rc.Read(func(fd uintptr) bool {
+		// No WNOHANG: on a PIDFD_NONBLOCK pidfd the kernel adds it, and
+		// says EAGAIN while p runs; given by the caller, waitid would
+		// return 0 at once instead.
 		var info unix.Siginfo
-		err := unix.Waitid(unix.P_PIDFD, int(fd), &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+		err := unix.Waitid(unix.P_PIDFD, int(fd), &info, unix.WEXITED|unix.WNOWAIT, nil)
 		return err != unix.EAGAIN
 	})
 }
