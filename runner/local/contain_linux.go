@@ -136,7 +136,7 @@ func (p *platform) describe() string {
 	case ContainPIDNamespace:
 		b.WriteString("pidns: each job runs in its own PID namespace, ended as a whole")
 		if !p.holderReaps {
-			b.WriteString(" (orphans are reaped only when the job ends: the init is cat)")
+			b.WriteString(" (orphans are reaped only when the job ends: the init is " + p.holder.name + ")")
 		}
 	case ContainCgroup:
 		b.WriteString("cgroup: each job runs in its own cgroup v2, ended with cgroup.kill")

@@ -74,9 +74,12 @@ func TestPidnsHolderReapsOrphans(t *testing.T) {
 		if err != nil || !strings.HasPrefix(string(b), "0 0x0 ") {
 			t.Fatalf("the init is not blocked in read(0): %q %v", b, err)
 		}
-		// and it is the built-in one
-		if b, err := os.ReadFile("/proc/" + pid + "/comm"); err != nil || string(b) != "forge-init\n" {
-			t.Fatalf("the init is %q %v, want the built-in forge-init", b, err)
+		// and it is the one the probe chose: the built-in one where it works
+		if haveBuiltinInit() && p.holder.name != "forge-init" {
+			t.Fatalf("the probe chose %s although the built-in init works here", p.holder.name)
+		}
+		if b, err := os.ReadFile("/proc/" + pid + "/comm"); err != nil || string(b) != p.holder.name+"\n" {
+			t.Fatalf("the init is %q %v, want %s", b, err, p.holder.name)
 		}
 	}
 	ended = true
@@ -95,7 +98,7 @@ func TestBuiltinInit(t *testing.T) {
 		t.Skip("no built-in init for " + runtime.GOARCH)
 	}
 	if !haveBuiltinInit() {
-		missingTier(t, ContainPIDNamespace, "close_range is refused: the built-in init cannot work")
+		t.Skip("close_range is refused here: the built-in init cannot work (pidns uses bash)")
 	}
 	var fds [2]int
 	if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {

@@ -955,5 +955,9 @@ func TestToolboxWarmupAnswers502(t *testing.T) {
 // alive reports whether process pid exists (a zombie included).
 func alive(pid int) bool {
 	p, err := os.FindProcess(pid)
-	return err == nil && p.Signal(syscall.Signal(0)) == nil
+	if err != nil {
+		return false
+	}
+	defer p.Release()
+	return p.Signal(syscall.Signal(0)) == nil
 }
