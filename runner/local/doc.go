@@ -99,9 +99,8 @@
 // Per job: a working directory (made and filled; removed in the
 // background), the tier's box (pidns: a namespace and its init, one clone
 // sharing forge's memory, plus a v1 pids cgroup here; cgroup: a cgroup v2;
-// pgroup: a /proc sweep at the end), the candidate's process, whose exit is
-// awaited in the runtime's poller (a pidfd), and its output drained through
-// pooled buffers. bench/local.sh measures it against xargs -P on the same
+// pgroup: a /proc sweep at the end), the candidate's process, and its
+// output drained through pooled buffers. bench/local.sh measures it against xargs -P on the same
 // candidates, per tier. On a 2-core machine, 500 trivial python3 candidates
 // at concurrency 2, forge ÷ xargs in wall and in whole-tree CPU (medians of
 // 5 pairs, the range of the last runs): pidns 1.05 to 1.10 and 1.04 to

@@ -122,7 +122,6 @@ func (r *Runner) runProcess(ctx context.Context, b box, p process) (finished, er
 	exited := make(chan struct{})
 	var ended time.Time // written before exited is closed
 	go func() {
-		awaitExit(cmd.Process)
 		_ = cmd.Wait()
 		ended = time.Now()
 		close(exited)
