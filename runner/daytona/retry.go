@@ -14,8 +14,7 @@ import (
 // (Options.retry) with its own budget.
 type budget struct {
 	// transient bounds the attempts after 5xx, 408, network errors and
-	// client timeouts; 1 means no retry (a candidate's command must not
-	// start twice).
+	// client timeouts; 1 means no retry.
 	transient int
 	// rateLimited bounds the attempts after 429s, which had no effect.
 	rateLimited int
@@ -27,12 +26,6 @@ type budget struct {
 // limits are retried.
 func (o *Options) calls() budget {
 	return budget{transient: o.Retry.Tries, rateLimited: o.Retry.RateLimitTries}
-}
-
-// once is the budget of a call that must not run twice: only rate limits,
-// which had no effect, are retried.
-func (o *Options) once() budget {
-	return budget{transient: 1, rateLimited: o.Retry.RateLimitTries}
 }
 
 // deletions is the budget of a deletion, which matters more than any other

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cenkalti/backoff/v5"
+	toolbox "github.com/daytonaio/daytona/libs/toolbox-api-client-go"
+
 	"github.com/forge-run/forge/runner"
 )
 
@@ -104,17 +107,9 @@ func (j *jobRun) runInSession(ctx context.Context, command string, timeout time.
 	if err := j.ensureSession(ctx); err != nil {
 		return run, err
 	}
-	// Only rate limits are retried: after any other failure the command may
-	// have started, and a candidate must not run twice.
-	resp, err := retried(ctx, &j.r.opts, "start command in "+j.name, j.r.opts.once(), func(ctx context.Context) (map[string]any, error) {
-		return j.sb.Process.ExecuteSessionCommand(ctx, sessionID, command, true, false)
-	})
+	cmdID, err := j.start(ctx, command)
 	if err != nil {
-		return run, j.classified("start the command", ctx, err)
-	}
-	cmdID, _ := resp["id"].(string)
-	if cmdID == "" {
-		return run, errors.New("the toolbox gave no command id")
+		return run, err
 	}
 	limit := time.Now().Add(timeout)
 	var events chan streamEvent
@@ -185,6 +180,67 @@ func (j *jobRun) runInSession(ctx context.Context, command string, timeout time.
 			interval = min(grow(interval), j.r.opts.PollInterval)
 		}
 	}
+}
+
+// errNoCommandID is a start the toolbox answered without a command id.
+var errNoCommandID = errors.New("the toolbox gave no command id")
+
+// start sends command to the job's session and returns the id of the
+// command that runs it. Sending it again is safe: forge.sh runs its work at
+// most once per sandbox however often it is started (claimText), and a
+// later start reports what the first did. So a start has the ordinary
+// retry budget; and after a failure that may have reached the toolbox (a
+// 5xx, a timeout, a connection dropped after the request left), the
+// session's commands are looked at before it is sent again: a start that
+// got there after all is followed, not repeated.
+func (j *jobRun) start(ctx context.Context, command string) (string, error) {
+	maybeStarted := false
+	id, err := retried(ctx, &j.r.opts, "start command in "+j.name, j.r.opts.calls(), func(ctx context.Context) (string, error) {
+		if maybeStarted {
+			if id := j.startedAlready(ctx, command); id != "" {
+				return id, nil
+			}
+		}
+		resp, err := j.sb.Process.ExecuteSessionCommand(ctx, sessionID, command, true, false)
+		if err != nil {
+			if classify(ctx, err).class == classTransient && !neverSent(err) {
+				maybeStarted = true
+			}
+			return "", err
+		}
+		id, _ := resp["id"].(string)
+		if id == "" {
+			return "", backoff.Permanent(errNoCommandID)
+		}
+		return id, nil
+	})
+	switch {
+	case errors.Is(err, errNoCommandID):
+		return "", err
+	case err != nil:
+		return "", j.classified("start the command", ctx, err)
+	}
+	return id, nil
+}
+
+// startedAlready is the id of a command of the job's session that is
+// command (sent by an earlier start whose answer was lost); "" when there
+// is none, or the session cannot be read (starting it again is safe all
+// the same).
+func (j *jobRun) startedAlready(ctx context.Context, command string) string {
+	s, err := retried(ctx, &j.r.opts, "look for the command in "+j.name, j.r.opts.calls(), func(ctx context.Context) (map[string]any, error) {
+		return j.sb.Process.GetSession(ctx, sessionID)
+	})
+	if err != nil {
+		return ""
+	}
+	cmds, _ := s["commands"].([]toolbox.Command)
+	for _, c := range cmds {
+		if c.GetCommand() == command && c.GetId() != "" {
+			return c.GetId()
+		}
+	}
+	return ""
 }
 
 // ensureSession creates the job's toolbox session unless it exists.

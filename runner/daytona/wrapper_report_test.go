@@ -3,9 +3,11 @@ package daytona
 import (
 	"bytes"
 	"encoding/base64"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
@@ -328,5 +330,100 @@ func TestDoneScanner(t *testing.T) {
 	d = doneScanner{}
 	if _, ok := d.add(strings.Repeat("y", maxReport+5) + doneLine + " 0\n"); ok {
 		t.Fatal("a done line in the middle of a line counted")
+	}
+}
+
+// forge.sh run and setup run their work once however often they are
+// started: a start whose answer was lost may be sent again. The second
+// start, sequential (a session's commands run one after another) or
+// concurrent (waiting for the first), runs nothing and reports what the
+// first did, ending with its status.
+func TestForgeShStartsOnce(t *testing.T) {
+	for _, sh := range shells(t) {
+		for _, concurrent := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/concurrent=%v", sh, concurrent), func(t *testing.T) {
+				count := filepath.Join(t.TempDir(), "ran")
+				// The candidate counts its runs, and in the concurrent case
+				// holds on until told to end, so the second start comes
+				// while it runs.
+				gate := filepath.Join(t.TempDir(), "gate")
+				cand := `echo x >> "$COUNT"; while [ -n "$GATE" ] && [ ! -e "$GATE" ]; do sleep 0.01; done; printf 'out\n'; printf 'art' > "$1"; exit 3`
+				env := map[string]string{"COUNT": count}
+				if concurrent {
+					env["GATE"] = gate
+				}
+				l := forgeSh(t, cand, env, 100, 100)
+				if err := os.WriteFile(l.setupScript(), []byte(`echo setup >> "`+count+`.setup"; exit 4`), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				start := func(mode string) *exec.Cmd {
+					cmd := exec.Command(sh, l.controlScript(), mode)
+					cmd.Stdout = new(bytes.Buffer)
+					if err := cmd.Start(); err != nil {
+						t.Fatal(err)
+					}
+					return cmd
+				}
+				finish := func(cmd *exec.Cmd, want int) string {
+					t.Helper()
+					err := cmd.Wait()
+					if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != want {
+						t.Fatalf("exit: %v, want %d\n%s", err, want, cmd.Stdout)
+					}
+					return cmd.Stdout.(*bytes.Buffer).String()
+				}
+				for _, mode := range []struct {
+					name string
+					exit int
+				}{{"setup", 4}, {"run", 3}} {
+					var outs []string
+					if concurrent && mode.name == "run" {
+						first := start(mode.name)
+						// The first start has its claim once the candidate counted.
+						for {
+							if b, _ := os.ReadFile(count); len(b) > 0 {
+								break
+							}
+							time.Sleep(time.Millisecond) // polls for the condition
+						}
+						second := start(mode.name)
+						if err := os.WriteFile(gate, nil, 0o644); err != nil {
+							t.Fatal(err)
+						}
+						outs = append(outs, finish(first, mode.exit), finish(second, mode.exit))
+					} else {
+						outs = append(outs, finish(start(mode.name), mode.exit))
+						if concurrent {
+							os.WriteFile(gate, nil, 0o644)
+						}
+						outs = append(outs, finish(start(mode.name), mode.exit), finish(start(mode.name), mode.exit))
+					}
+					for i, out := range outs {
+						if !strings.HasSuffix(out, fmt.Sprintf("%s %d\n.\n", doneLine, mode.exit)) {
+							t.Errorf("%s start %d: no done line:\n%s", mode.name, i+1, out)
+						}
+						if mode.name != "run" {
+							continue
+						}
+						rep, err := parseWrapperReport([]byte(out), capsOf(100, 100))
+						if err != nil {
+							t.Fatalf("run start %d: %v\n%s", i+1, err, out)
+						}
+						if rep.meta.RuntimeNS <= 0 {
+							t.Errorf("run start %d: runtime_ns %d, want the first start's", i+1, rep.meta.RuntimeNS)
+						}
+						if got := string(rep.inline["stdout"]) + string(rep.inline["artifact"]); got != "out\nart" {
+							t.Errorf("run start %d: reported %q", i+1, got)
+						}
+					}
+				}
+				if b, _ := os.ReadFile(count); string(b) != "x\n" {
+					t.Errorf("the candidate ran %d times, want once", strings.Count(string(b), "x"))
+				}
+				if b, _ := os.ReadFile(count + ".setup"); string(b) != "setup\n" {
+					t.Errorf("setup ran %d times, want once", strings.Count(string(b), "setup"))
+				}
+			})
+		}
 	}
 }
