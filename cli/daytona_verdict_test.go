@@ -96,10 +96,10 @@ func TestIncompleteRunExitsThreeWithTheResumeCommand(t *testing.T) {
 	srv := daytonatest.Start(t, daytonatest.Options{})
 	dir := writeTournament(t, 2, "echo ok > \"$2\"\n", "")
 	// c1 goes first (one job at a time) and every attempt at its sandbox
-	// gets a 503.
+	// gets a 503; it is not played again in another (--retries 0).
 	srv.Inject(daytonatest.OpCreateSandbox, daytonatest.Fault{Status: 503, Times: 5})
 	env := []string{"DAYTONA_API_KEY=" + srv.APIKey(), "DAYTONA_API_URL=" + srv.URL()}
-	cmd, _, stderr := forgeCmd(dir, env, "run", "--daytona", "--run-id", "r1", "--concurrency", "1", "--out", "my runs")
+	cmd, _, stderr := forgeCmd(dir, env, "run", "--daytona", "--run-id", "r1", "--concurrency", "1", "--out", "my runs", "--retries", "0")
 	if code := exitCodeOf(t, cmd.Run()); code != 3 {
 		t.Fatalf("exit %d, want 3\n%s", code, stderr)
 	}
@@ -114,7 +114,7 @@ func TestIncompleteRunExitsThreeWithTheResumeCommand(t *testing.T) {
 		t.Fatalf("no resume command in stderr:\n%s", stderr)
 	}
 	line, _, _ := strings.Cut(after, "\n")
-	if want := "forge run --resume r1 --out 'my runs' --daytona --concurrency 1"; line != want {
+	if want := "forge run --resume r1 --out 'my runs' --daytona --concurrency 1 --retries 0"; line != want {
 		t.Fatalf("resume command %q, want %q", line, want)
 	}
 	// The command as printed, through a shell, finishes the run.

@@ -66,6 +66,13 @@ func (l *live) event(e forge.Event, line string) {
 		if j := l.jobs[e.Job]; j != nil {
 			j.phase.Store(string(e.Phase))
 		}
+	case forge.EventRetry:
+		if j := l.jobs[e.Job]; j != nil {
+			j.phase.Store(fmt.Sprintf("retrying (%d of %d)", e.Attempt, e.Attempts))
+		}
+		if line != "" {
+			fmt.Fprint(l.p, line)
+		}
 	case forge.EventDone:
 		if j := l.jobs[e.Job]; j != nil {
 			j.bar.Abort(true)

@@ -97,6 +97,9 @@ func (p *progress) line(e forge.Event) string {
 		if p.verbose {
 			return fmt.Sprintf("[%s] %s %s\n", e.Job, e.Phase, seconds(e.Elapsed))
 		}
+	case forge.EventRetry:
+		return fmt.Sprintf("[%s] retrying (attempt %d of %d) after %s: %s\n", e.Job, e.Attempt, e.Attempts,
+			e.Result.ErrorKind, oneLine(e.Result.ErrorMessage, 100))
 	case forge.EventDone:
 		r := e.Result
 		switch {
@@ -156,7 +159,7 @@ func (p *progress) event(e forge.Event) {
 	}
 	line := p.line(e)
 	if p.live != nil {
-		if e.Kind == forge.EventDone {
+		if e.Kind == forge.EventDone || e.Kind == forge.EventRetry {
 			p.live.event(e, line)
 		} else {
 			p.live.event(e, "")

@@ -32,6 +32,7 @@ type runOptions struct {
 	containment  string
 	concurrency  int
 	trials       int
+	retries      optionalInt
 	timeout      time.Duration
 	out          string
 	runID        string
@@ -52,6 +53,31 @@ type runOptions struct {
 	maxDrop      float64
 }
 
+// optionalInt is an int flag that knows whether it was given (0 is a
+// value of its own).
+type optionalInt struct {
+	n   int
+	set bool
+}
+
+func (v *optionalInt) String() string {
+	if !v.set {
+		return ""
+	}
+	return strconv.Itoa(v.n)
+}
+
+func (v *optionalInt) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return errors.New("not a whole number")
+	}
+	v.n, v.set = n, true
+	return nil
+}
+
+func (v *optionalInt) Type() string { return "int" }
+
 // Validate checks the flags against each other before anything starts.
 func (o *runOptions) Validate() error {
 	switch {
@@ -63,6 +89,8 @@ func (o *runOptions) Validate() error {
 		return flagError{fmt.Errorf("--concurrency %d: must be at least 1", o.concurrency)}
 	case o.trials < 0:
 		return flagError{fmt.Errorf("--trials %d: must be at least 1", o.trials)}
+	case o.retries.set && o.retries.n < 0:
+		return flagError{fmt.Errorf("--retries %d: must not be negative (0 plays no trial again)", o.retries.n)}
 	case o.timeout < 0:
 		return flagError{fmt.Errorf("--timeout %s: must be positive", o.timeout)}
 	case o.runID != "" && !forge.ValidID(o.runID):
@@ -142,6 +170,7 @@ rank them, print the standings on stdout and write results under
 	f.StringVar(&o.containment, "containment", "auto", "local jobs: how each job's processes are held and ended: auto (the strongest here), pidns, cgroup, pgroup or process")
 	f.IntVar(&o.concurrency, "concurrency", 0, "jobs run at once (default: manifest, else 8)")
 	f.IntVar(&o.trials, "trials", 0, "runs of each candidate (default: manifest, else 1)")
+	f.Var(&o.retries, "retries", "times a trial that hit an infrastructure error is played again in a fresh sandbox (default: manifest, else 2; 0: never)")
 	f.DurationVar(&o.timeout, "timeout", 0, "per-candidate execution timeout, e.g. 90s (default: manifest, else 60s)")
 	f.StringVar(&o.out, "out", "artifacts", "output root; the run writes to <out>/<run-id>/")
 	f.StringVar(&o.runID, "run-id", "", "the run's id (default: <date>-<time>-<random>)")
@@ -182,6 +211,9 @@ func runTournament(ctx context.Context, env *Env, o *runOptions, failUnderSet, m
 	}
 	over := forge.Overrides{Concurrency: o.concurrency, Trials: o.trials, Timeout: o.timeout, Only: o.only,
 		Tasks: o.tasks, Sample: o.sample, Seed: o.seed, Lookup: look, AllowMissingSecrets: o.allowMissing}
+	if o.retries.set {
+		over.Retries = &o.retries.n
+	}
 	if o.resume != "" {
 		runID = o.resume
 		if resume, err = forge.ReadRecord(filepath.Join(o.out, runID, forge.ResultsFile)); err != nil {
@@ -302,6 +334,13 @@ func runTournament(ctx context.Context, env *Env, o *runOptions, failUnderSet, m
 	case runErr != nil:
 		var unusable *runner.UnusableError
 		if errors.As(runErr, &unusable) {
+			var failing *forge.FailingInfraError
+			if errors.As(runErr, &failing) {
+				// Nothing is wrong with the run: it can go on once the
+				// infrastructure does.
+				return fmt.Errorf("%w; everything started has been cleaned up; once it works again, finish the run with: %s",
+					runErr, resumeCommand(o, rec.Backend, runID))
+			}
 			return fmt.Errorf("%w; everything started has been cleaned up, partial results in %s", runErr,
 				filepath.Join(o.out, runID, forge.ResultsFile))
 		}
@@ -361,6 +400,9 @@ func resumeCommand(o *runOptions, backend, runID string) string {
 	}
 	if o.timeout > 0 {
 		args = append(args, "--timeout", o.timeout.String())
+	}
+	if o.retries.set {
+		args = append(args, "--retries", strconv.Itoa(o.retries.n))
 	}
 	if o.format != "table" {
 		args = append(args, "--format", o.format)

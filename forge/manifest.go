@@ -59,7 +59,10 @@ type Defaults struct {
 	Setup            []string          `yaml:"setup"`
 	Files            []string          `yaml:"files"`
 	Env              map[string]string `yaml:"env"`
-	Passing          `yaml:",inline"`
+	// Retries is how often a trial that ended infra is played again in a
+	// fresh sandbox (nil: DefaultRetries; 0: never).
+	Retries *int `yaml:"retries"`
+	Passing `yaml:",inline"`
 }
 
 // Passing names what a candidate gets of forge's environment, on purpose
@@ -86,7 +89,9 @@ type Candidate struct {
 	OutputFile       string            `yaml:"output_file"`
 	ArtifactOptional *bool             `yaml:"artifact_optional"`
 	Setup            []string          `yaml:"setup"`
-	Passing          `yaml:",inline"`
+	// Retries overrides defaults.retries for this candidate.
+	Retries *int `yaml:"retries"`
+	Passing `yaml:",inline"`
 
 	// argv and files are resolved by Load.
 	argv  []string
@@ -273,6 +278,9 @@ func (m *Manifest) validate(v *validator, blockErrs []error) {
 	if d.Concurrency < 0 {
 		v.at("must be at least 1", "defaults", "concurrency")
 	}
+	if d.Retries != nil && *d.Retries < 0 {
+		v.at("must not be negative (0 plays no trial again)", "defaults", "retries")
+	}
 	if d.OutputFile != "" {
 		m.Defaults.OutputFile = checkRelPath(v, d.OutputFile, "defaults", "output_file")
 	}
@@ -306,6 +314,9 @@ func (m *Manifest) validate(v *validator, blockErrs []error) {
 		}
 		if c.OutputFile != "" {
 			m.Candidates[i].OutputFile = checkRelPath(v, c.OutputFile, "candidates", i, "output_file")
+		}
+		if c.Retries != nil && *c.Retries < 0 {
+			v.at("must not be negative (0 plays no trial again)", "candidates", i, "retries")
 		}
 		checkEnv(v, c.Env, "candidates", i, "env")
 		c.Passing.check(v, c.Env, &d.Passing, "candidates", i)

@@ -18,6 +18,9 @@ import (
 const (
 	DefaultConcurrency = 8
 	DefaultTrials      = 1
+	// DefaultRetries is how often a trial that ended infra is played again
+	// in a fresh sandbox.
+	DefaultRetries = 2
 )
 
 // Overrides are the command line's say over the manifest. Zero values leave
@@ -26,6 +29,9 @@ type Overrides struct {
 	Concurrency int
 	Trials      int
 	Timeout     time.Duration
+	// Retries, when set, is every candidate's retries (--retries), over
+	// the manifest's.
+	Retries *int
 	// Only restricts the run to these candidate ids, Tasks to these task
 	// ids.
 	Only, Tasks []string
@@ -59,6 +65,18 @@ type Plan struct {
 	// JudgeSecrets are each judge's secrets (scoring's secrets:), by the
 	// judge's name.
 	JudgeSecrets map[string]map[string]string
+	// Retries is, per candidate id, how often a trial of it that ended
+	// infra is played again in a fresh sandbox.
+	Retries map[string]int
+}
+
+// RetriesOf is how often a trial of candidate id that ended infra is
+// played again.
+func (p *Plan) RetriesOf(id string) int {
+	if n, ok := p.Retries[id]; ok {
+		return n
+	}
+	return DefaultRetries
 }
 
 // SecretValues are the values of every secret the plan passes (and of the
@@ -94,6 +112,9 @@ type Sample struct {
 func (m *Manifest) Plan(o Overrides) (*Plan, error) {
 	if o.Concurrency < 0 || o.Trials < 0 || o.Timeout < 0 {
 		return nil, errors.New("concurrency, trials and timeout must be positive")
+	}
+	if o.Retries != nil && *o.Retries < 0 {
+		return nil, errors.New("retries must not be negative")
 	}
 	p := &Plan{
 		Objective:   m.Objective,
@@ -133,6 +154,10 @@ func (m *Manifest) Plan(o Overrides) (*Plan, error) {
 		}
 		cands = append(cands, c)
 		p.Candidates = append(p.Candidates, c.ID)
+		if p.Retries == nil {
+			p.Retries = map[string]int{}
+		}
+		p.Retries[c.ID] = *cmp.Or(o.Retries, c.Retries, m.Defaults.Retries, new(DefaultRetries))
 	}
 	// Only candidates can be left out: a task cannot (the suite would
 	// change), nor a judge (scoring needs every one).

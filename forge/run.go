@@ -12,11 +12,13 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 
 	"github.com/forge-run/forge/internal/mask"
+	"github.com/forge-run/forge/internal/text"
 	"github.com/forge-run/forge/runner"
 )
 
@@ -27,7 +29,11 @@ type EventKind string
 const (
 	EventStarted EventKind = "started"
 	EventPhase   EventKind = "phase"
-	EventDone    EventKind = "done"
+	// EventRetry: the job's last attempt ended infra and it is played
+	// again in a fresh sandbox, as attempt Attempt of at most Attempts;
+	// Result is the attempt that failed.
+	EventRetry EventKind = "retry"
+	EventDone  EventKind = "done"
 )
 
 // Event is one step of a run, for progress displays. Handlers are called
@@ -38,8 +44,10 @@ type Event struct {
 	Job     string // "alpha", or "alpha#2" for later trials
 	Phase   runner.Phase
 	Elapsed time.Duration
-	// Result is set on EventDone.
+	// Result is set on EventDone and EventRetry.
 	Result *runner.Result
+	// Attempt and Attempts are set on EventRetry.
+	Attempt, Attempts int
 }
 
 // Options configure one run.
@@ -227,6 +235,9 @@ type state struct {
 	mu      sync.Mutex
 	results []*runner.Result
 	mask    *mask.Masker
+	// ranOnce is set once a trial of this run ended other than by the
+	// infrastructure (attempts).
+	ranOnce atomic.Bool
 
 	// flushing is held while results.json is written; lastFlush and
 	// flushCost (when the last write began, and how long it took) and
@@ -298,12 +309,7 @@ func (s *state) play(ctx context.Context, i int, job runner.Job) error {
 		job.Echo = func(stream, line string) { s.o.Echo(name, stream, s.mask.String(line)) }
 	}
 	s.o.emit(Event{Time: s.o.now(), Kind: EventStarted, Job: name})
-	res, err := s.o.Runner.Run(ctx, job)
-	res.CandidateID, res.TaskID, res.Trial = job.CandidateID, job.TaskID, job.Trial
-	maskResult(s.mask, &res)
-	if res.Backend == "" {
-		res.Backend = s.o.Backend
-	}
+	res, err := s.attempts(ctx, job, start)
 	if werr := s.store(job, &res); werr != nil && err == nil {
 		err = werr
 	}
@@ -320,6 +326,59 @@ func (s *state) play(ctx context.Context, i int, job runner.Job) error {
 		err = ferr
 	}
 	return err
+}
+
+// attempts plays job until an attempt ends other than infra, or its
+// retries are spent: a trial that ended infra says nothing about the
+// candidate, so it is played again in a fresh sandbox (the runner removed
+// the last one before it returned). A candidate's own failure (timeout,
+// candidate_failed, artifact_missing) is data and never played again, nor
+// is anything once the run is stopping (an unusable backend, a
+// cancellation). The result is the last attempt's, with how the earlier
+// ones ended. When every attempt ended infra and no trial of this run has
+// yet ended any other way, the infrastructure is failing, not passing: the
+// run stops (*runner.UnusableError) instead of spending every other
+// trial's attempts on it.
+func (s *state) attempts(ctx context.Context, job runner.Job, start time.Time) (runner.Result, error) {
+	retries := s.o.Plan.RetriesOf(job.CandidateID)
+	var failed []runner.AttemptError
+	for attempt := 1; ; attempt++ {
+		res, err := s.o.Runner.Run(ctx, job)
+		res.CandidateID, res.TaskID, res.Trial = job.CandidateID, job.TaskID, job.Trial
+		maskResult(s.mask, &res)
+		if res.Backend == "" {
+			res.Backend = s.o.Backend
+		}
+		res.Attempts, res.AttemptErrors = attempt, failed
+		if res.ErrorKind.Scored() {
+			s.ranOnce.Store(true)
+		}
+		if err != nil || res.ErrorKind != runner.ErrInfra || ctx.Err() != nil {
+			return res, err
+		}
+		if attempt > retries {
+			if attempt > 1 && !s.ranOnce.Load() {
+				err = &runner.UnusableError{Kind: runner.ErrInfra, Err: &FailingInfraError{Trial: job.Name(), Attempts: attempt, Last: res.ErrorMessage}}
+			}
+			return res, err
+		}
+		failed = append(failed, runner.AttemptError{Kind: res.ErrorKind, Message: res.ErrorMessage, SandboxID: res.SandboxID})
+		s.o.emit(Event{Time: s.o.now(), Kind: EventRetry, Job: job.Name(), Elapsed: time.Since(start),
+			Result: &res, Attempt: attempt + 1, Attempts: retries + 1})
+	}
+}
+
+// FailingInfraError stops a run whose first trials the infrastructure
+// failed on every attempt (state.attempts).
+type FailingInfraError struct {
+	Trial    string
+	Attempts int
+	// Last is the last attempt's error message.
+	Last string
+}
+
+func (e *FailingInfraError) Error() string {
+	return fmt.Sprintf("%s: all %d attempts failed and no trial has run yet: %s", e.Trial, e.Attempts, text.OneLine(e.Last))
 }
 
 // final returns every job's result in plan order; jobs that never finished

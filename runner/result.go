@@ -128,6 +128,15 @@ type JudgeResult struct {
 	Error string `json:"error,omitempty"`
 }
 
+// AttemptError is how an earlier attempt at a trial ended: always a
+// failure of the infrastructure (forge plays a trial again only then).
+type AttemptError struct {
+	Kind    ErrorKind `json:"kind"`
+	Message string    `json:"message"`
+	// SandboxID is the sandbox the attempt ran in, when it got one.
+	SandboxID string `json:"sandbox_id,omitempty"`
+}
+
 // Result is the record of one job (docs/results.md). Output and Stderr may hold any bytes; encoding/json
 // replaces invalid UTF-8 so results.json stays valid JSON.
 type Result struct {
@@ -174,6 +183,14 @@ type Result struct {
 
 	ErrorKind    ErrorKind `json:"error_kind"`
 	ErrorMessage string    `json:"error_message"`
+
+	// Attempts is how many sandboxes the trial took: 1, or more when
+	// earlier attempts ended infra and the trial was played again in a
+	// fresh one (the manifest's retries). This result is the last
+	// attempt's; AttemptErrors say how the earlier ones ended, in order.
+	// 0 in records written before forge counted attempts: read it as 1.
+	Attempts      int            `json:"attempts"`
+	AttemptErrors []AttemptError `json:"attempt_errors,omitempty"`
 
 	Judges []JudgeResult `json:"judges,omitempty"`
 	Score  *float64      `json:"score"`

@@ -1,0 +1,198 @@
+package forge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/forge-run/forge/runner"
+)
+
+// scriptedRunner ends each job's attempts as its script says, in order
+// (the last entry repeats), and counts the attempts.
+type scriptedRunner struct {
+	mu       sync.Mutex
+	attempts map[string]int
+	script   func(job runner.Job, attempt int) runner.ErrorKind
+}
+
+func (s *scriptedRunner) Run(_ context.Context, job runner.Job) (runner.Result, error) {
+	s.mu.Lock()
+	s.attempts[job.Name()]++
+	n := s.attempts[job.Name()]
+	s.mu.Unlock()
+	res := runner.Result{SandboxID: fmt.Sprintf("sb-%s-%d", job.Name(), n)}
+	switch kind := s.script(job, n); kind {
+	case runner.ErrNone:
+		res.SetArtifact([]byte("ok"), 2)
+		res.Settle(job, runner.Outcome{ExitCode: new(int), ArtifactFound: true})
+	default:
+		res.Failed(kind, fmt.Sprintf("attempt %d: %s", n, kind))
+	}
+	return res, nil
+}
+
+func (s *scriptedRunner) count(name string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.attempts[name]
+}
+
+func retryRun(t *testing.T, p *Plan, m *Manifest, r runner.Runner, out ...string) (*Record, []Event, error) {
+	t.Helper()
+	var mu sync.Mutex
+	var events []Event
+	root := t.TempDir()
+	if len(out) > 0 {
+		root = out[0]
+	}
+	rec, err := Run(context.Background(), Options{Manifest: m, Plan: p, Runner: r, Backend: "fake", OutRoot: root, RunID: "r",
+		Events: func(e Event) {
+			if e.Kind == EventRetry {
+				mu.Lock()
+				events = append(events, e)
+				mu.Unlock()
+			}
+		}})
+	return rec, events, err
+}
+
+// Only infra is played again, in a fresh sandbox, up to the candidate's
+// retries; the result is the last attempt's, with the earlier ones' errors.
+// A candidate's own failure is data: one attempt.
+func TestInfraTrialsArePlayedAgain(t *testing.T) {
+	m, p := testPlan(t, []string{"flaky", "failing", "broken", "off"}, 1, 1)
+	p.Retries = map[string]int{"flaky": 2, "failing": 2, "broken": 2, "off": 0}
+	sr := &scriptedRunner{attempts: map[string]int{}, script: func(job runner.Job, n int) runner.ErrorKind {
+		switch job.CandidateID {
+		case "flaky": // infra twice, then it runs
+			if n < 3 {
+				return runner.ErrInfra
+			}
+			return runner.ErrNone
+		case "failing":
+			return runner.ErrCandidateFailed
+		}
+		return runner.ErrInfra // broken, off
+	}}
+	out := t.TempDir()
+	rec, events, err := retryRun(t, p, m, sr, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID := map[string]runner.Result{}
+	for _, r := range rec.Results {
+		byID[r.CandidateID] = r
+	}
+	flaky := byID["flaky"]
+	if !flaky.Success || flaky.Attempts != 3 || flaky.SandboxID != "sb-flaky-3" || len(flaky.AttemptErrors) != 2 ||
+		flaky.AttemptErrors[0] != (runner.AttemptError{Kind: runner.ErrInfra, Message: "attempt 1: infra", SandboxID: "sb-flaky-1"}) ||
+		flaky.AttemptErrors[1].SandboxID != "sb-flaky-2" {
+		t.Errorf("flaky: %+v", flaky)
+	}
+	if f := byID["failing"]; f.ErrorKind != runner.ErrCandidateFailed || f.Attempts != 1 || f.AttemptErrors != nil || sr.count("failing") != 1 {
+		t.Errorf("failing: %d attempts, %+v", sr.count("failing"), f)
+	}
+	if b := byID["broken"]; b.ErrorKind != runner.ErrInfra || b.Attempts != 3 || len(b.AttemptErrors) != 2 || b.ErrorMessage != "attempt 3: infra" {
+		t.Errorf("broken: %+v", b)
+	}
+	if o := byID["off"]; o.Attempts != 1 || sr.count("off") != 1 {
+		t.Errorf("retries 0: %d attempts, %+v", sr.count("off"), o)
+	}
+	var got []string
+	for _, e := range events {
+		got = append(got, fmt.Sprintf("%s %d/%d %s", e.Job, e.Attempt, e.Attempts, e.Result.ErrorMessage))
+	}
+	want := []string{"flaky 2/3 attempt 1: infra", "flaky 3/3 attempt 2: infra", "broken 2/3 attempt 1: infra", "broken 3/3 attempt 2: infra"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("retry events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	onDisk := readRecord(t, filepath.Join(out, "r", "results.json"))
+	if r := onDisk.Results[0]; r.Attempts != 3 || len(r.AttemptErrors) != 2 {
+		t.Errorf("results.json: attempts %d, attempt_errors %+v", r.Attempts, r.AttemptErrors)
+	}
+}
+
+// A fault that never clears stops the run after the first trial's
+// attempts, when no trial has run yet: the rest are not started.
+func TestFailingInfrastructureStopsTheRun(t *testing.T) {
+	m, p := testPlan(t, []string{"a", "b"}, 5, 1)
+	p.Retries = map[string]int{"a": 2, "b": 2}
+	sr := &scriptedRunner{attempts: map[string]int{}, script: func(runner.Job, int) runner.ErrorKind { return runner.ErrInfra }}
+	rec, _, err := retryRun(t, p, m, sr)
+	var ue *runner.UnusableError
+	if !errors.As(err, &ue) || ue.Kind != runner.ErrInfra || !strings.Contains(err.Error(), "a: all 3 attempts failed and no trial has run yet: attempt 3: infra") {
+		t.Fatalf("err = %v", err)
+	}
+	total := 0
+	for _, r := range rec.Results {
+		total += sr.count(runner.Job{CandidateID: r.CandidateID, Trial: r.Trial}.Name())
+	}
+	if total != 3 {
+		t.Errorf("%d attempts in all, want the first trial's 3", total)
+	}
+	if rec.Results[1].ErrorKind != runner.ErrCancelled {
+		t.Errorf("a#2: %s, want cancelled (not started)", rec.Results[1].ErrorKind)
+	}
+}
+
+// Once a trial has run, an unlucky trial that spends its retries is
+// recorded infra and the run goes on.
+func TestInfraAfterATrialRanDoesNotStopTheRun(t *testing.T) {
+	m, p := testPlan(t, []string{"a"}, 3, 1)
+	p.Retries = map[string]int{"a": 1}
+	sr := &scriptedRunner{attempts: map[string]int{}, script: func(job runner.Job, _ int) runner.ErrorKind {
+		if job.Trial == 2 {
+			return runner.ErrInfra
+		}
+		return runner.ErrNone
+	}}
+	rec, _, err := retryRun(t, p, m, sr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := rec.Results[1]; r.ErrorKind != runner.ErrInfra || r.Attempts != 2 || !rec.Results[2].Success {
+		t.Errorf("results %+v", rec.Results)
+	}
+}
+
+// Retries come from --retries, else the candidate's, else the defaults',
+// else DefaultRetries; 0 is a value of its own.
+func TestPlanRetries(t *testing.T) {
+	dir := writeTree(t, map[string]string{"a.py": okScript, "forge.yaml": `objective: x
+defaults:
+  retries: 0
+candidates:
+  - {id: a, script: a.py}
+  - {id: b, script: a.py, retries: 5}
+`, "plain.yaml": "objective: x\ncandidates: [{id: a, script: a.py}]\n"})
+	m, err := Load(filepath.Join(dir, "forge.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := m.Plan(Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := p.RetriesOf("a"), p.RetriesOf("b"); a != 0 || b != 5 {
+		t.Errorf("retries a %d b %d, want 0 and 5", a, b)
+	}
+	p, err = m.Plan(Overrides{Retries: new(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := p.RetriesOf("a"), p.RetriesOf("b"); a != 1 || b != 1 {
+		t.Errorf("--retries 1: a %d b %d", a, b)
+	}
+	m, err = Load(filepath.Join(dir, "plain.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err = m.Plan(Overrides{}); err != nil || p.RetriesOf("a") != DefaultRetries {
+		t.Errorf("default: %v %d", err, p.RetriesOf("a"))
+	}
+}
