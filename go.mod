@@ -6,6 +6,7 @@ require (
 	github.com/cenkalti/backoff/v5 v5.0.3
 	github.com/daytonaio/daytona/libs/api-client-go v0.170.0
 	github.com/daytonaio/daytona/libs/sdk-go v0.170.0
+	github.com/daytonaio/daytona/libs/toolbox-api-client-go v0.170.0
 	github.com/getkin/kin-openapi v0.152.0
 	github.com/gorilla/websocket v1.5.4-0.20250319132907-e064f32e3674
 	github.com/joho/godotenv v1.5.1
@@ -40,7 +41,6 @@ require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/clipperhouse/displaywidth v0.10.0 // indirect
 	github.com/clipperhouse/uax29/v2 v2.6.0 // indirect
-	github.com/daytonaio/daytona/libs/toolbox-api-client-go v0.170.0 // indirect
 	github.com/fatih/color v1.18.0 // indirect
 	github.com/go-logr/logr v1.4.3 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect

@@ -27,9 +27,12 @@
 // they start (Options.ToolboxWarmup).
 //
 // Faults can be injected per route (status codes for the next N calls, with
-// Retry-After headers; added latency; dropped responses after the
-// server-side effect; hangs; for the log stream, a refused upgrade, a
-// connection cut mid-stream or a silent one), and the server can be
+// Retry-After headers, before the call is handled or after it had its
+// effect; added latency; dropped responses after the server-side effect;
+// hangs; for the log stream, a refused upgrade, a connection cut
+// mid-stream or a silent one), or thrown at a share of the calls by seeded
+// chaos (SetChaos, BadNight: the same seed picks the same calls whatever
+// their interleaving, so a chaos run replays exactly), and the server can be
 // inspected (live sandboxes, peak concurrent sandboxes, calls per route,
 // the environment each sandbox saw).
 //

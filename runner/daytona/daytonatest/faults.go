@@ -29,6 +29,14 @@ type Fault struct {
 	// Stall, on OpSessionLogsStream only, upgrades and then sends nothing and
 	// never closes: a stream that died silently (a half-open connection).
 	Stall bool
+	// After, with Status, handles the call first (its side effect happens:
+	// a sandbox is created, a command starts, a file is written) and then
+	// answers Status instead of the real answer, as a gateway that fails
+	// after the service acted.
+	After bool
+	// Delay makes the call wait this long before it is handled (or, with
+	// Status, answered).
+	Delay time.Duration
 }
 
 // Inject queues a fault for the route with operation ID op. Faults for one

@@ -255,7 +255,8 @@ type session struct {
 	stop  chan struct{}
 	once  sync.Once
 
-	cmds map[string]*sessCmd // guarded by Server.mu
+	cmds  map[string]*sessCmd // guarded by Server.mu
+	order []*sessCmd          // the commands in the order they were sent; guarded by Server.mu
 }
 
 func (ss *session) close() { ss.once.Do(func() { close(ss.stop) }) }

@@ -48,6 +48,7 @@ const (
 	OpSessionExec     = "SessionExecuteCommand"
 	OpSessionCommand  = "GetSessionCommand"
 	OpSessionLogs     = "GetSessionCommandLogs"
+	OpGetSession      = "GetSession"
 	// OpSessionLogsStream is GetSessionCommandLogs with follow=true and a
 	// WebSocket upgrade (what the SDK's GetSessionCommandLogsStream sends).
 	// The spec describes it as the same operation; the emulator counts it,
@@ -148,6 +149,7 @@ type Server struct {
 	order      []*sandbox
 	volumes    map[string]*volume
 	faults     map[string][]*Fault
+	chaos      *chaos
 	latency    map[string]time.Duration
 	calls      []Call
 	peak       int // the most sandboxes alive at once
@@ -330,18 +332,32 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		panic(http.ErrAbortHandler) // the client left or the server is closing
 	}
 
-	f := s.takeFault(op)
+	f, by := s.takeFault(op), ""
+	if f == nil {
+		if f = s.chaosFault(r, op, toolbox, sandboxID, v.input.PathParams, body); f != nil {
+			by = "chaos "
+		}
+	}
+	if f != nil && stream && f.After {
+		f = nil // a stream has no answer to replace after the fact
+	}
+	if f != nil && f.Delay > 0 {
+		call.Fault = by + "delay"
+		if !s.wait(r, f.Delay) {
+			panic(http.ErrAbortHandler)
+		}
+	}
 	if f != nil {
 		switch {
 		case f.Hang:
-			call.Fault = "hang"
+			call.Fault = by + "hang"
 			select {
 			case <-r.Context().Done():
 			case <-s.closing:
 			}
 			panic(http.ErrAbortHandler) // never answer
-		case !f.Drop && !f.Stall:
-			call.Fault = fmt.Sprint(f.Status)
+		case f.Status != 0 && !f.Drop && !f.Stall && !f.After:
+			call.Fault = by + fmt.Sprint(f.Status)
 			call.Status = f.Status
 			s.writeFault(w, r, f, toolbox)
 			return
@@ -378,8 +394,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 
+	if f != nil && f.After && f.Status != 0 {
+		call.Fault = by + "after " + fmt.Sprint(f.Status)
+		call.Status = f.Status
+		s.writeFault(w, r, f, toolbox)
+		return
+	}
 	if f != nil && f.Drop {
-		call.Fault = "drop"
+		call.Fault = by + "drop"
 		if hj, ok := w.(http.Hijacker); ok {
 			if conn, _, err := hj.Hijack(); err == nil {
 				conn.Close()

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -35,6 +36,7 @@ var toolboxRoutes = map[string]func(*Server, *handlerCtx, *sandbox){
 	OpUploadFile: (*Server).uploadFile, OpDownloadFile: (*Server).downloadFile, OpCreateFolder: (*Server).createFolder,
 	OpExecute: (*Server).execute, OpCreateSession: (*Server).createSession, OpDeleteSession: (*Server).deleteSession,
 	OpSessionExec: (*Server).sessionExec, OpSessionCommand: (*Server).sessionCommand, OpSessionLogs: (*Server).sessionLogs,
+	OpGetSession: (*Server).getSession,
 }
 
 func (s *Server) homeDir(h *handlerCtx, sb *sandbox) {
@@ -288,6 +290,7 @@ func (s *Server) sessionExec(h *handlerCtx, sb *sandbox) {
 		s.seq++
 		c = &sessCmd{id: fmt.Sprintf("cmd-%06d", s.seq), command: req.Command, done: make(chan struct{})}
 		ss.cmds[c.id] = c
+		ss.order = append(ss.order, c)
 	}
 	s.mu.Unlock()
 	if ss == nil {
@@ -319,6 +322,38 @@ func (s *Server) sessionExec(h *handlerCtx, sb *sandbox) {
 		}
 	}
 	h.json(http.StatusOK, resp)
+}
+
+// getSession answers the session with its commands, in the order they
+// were sent, each with its exit code once it has ended (the daemon's
+// GetSession).
+func (s *Server) getSession(h *handlerCtx, sb *sandbox) {
+	s.mu.Lock()
+	ss := sb.sessions[h.params["sessionId"]]
+	var cmds []*sessCmd
+	if ss != nil {
+		cmds = slices.Clone(ss.order)
+	}
+	s.mu.Unlock()
+	if ss == nil {
+		h.toolboxError(http.StatusNotFound, "session not found")
+		return
+	}
+	list := make([]map[string]any, 0, len(cmds))
+	for _, c := range cmds {
+		cmd := map[string]any{"id": c.id, "command": c.command}
+		select {
+		case <-c.done:
+			if p := s.procOf(c); p != nil {
+				if code := p.exitCode(); code != nil {
+					cmd["exitCode"] = *code
+				}
+			}
+		default:
+		}
+		list = append(list, cmd)
+	}
+	h.json(http.StatusOK, map[string]any{"sessionId": ss.id, "commands": list})
 }
 
 // findCommand is the session command the call names; nil when the call

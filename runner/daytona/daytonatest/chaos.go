@@ -1,0 +1,156 @@
+package daytonatest
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"time"
+)
+
+// ChaosRule makes a share of the matching calls fail, as a real service
+// fails on a bad day: which calls is decided by a seeded generator
+// (SetChaos), so a test replays a chaos run exactly.
+type ChaosRule struct {
+	// Ops are the operation IDs the rule applies to. Empty: every call,
+	// or with Toolbox every toolbox call.
+	Ops     []string
+	Toolbox bool
+	// Rate is the share of matching calls that get Fault, from 0 to 1.
+	Rate float64
+	// Fault is what a chosen call gets: Status (before the call is
+	// handled), Status with After (after it had its effect), Delay, Drop.
+	// On the log stream (OpSessionLogsStream) a Status refuses the
+	// upgrade and Drop cuts the stream mid-run, as with Inject; After is
+	// ignored there.
+	Fault Fault
+}
+
+// BadNight is a night on a cloud that fails a little, as nightly
+// benchmarks meet it: 5% of creates answer 503 and 3% answer 500 after the
+// sandbox was made, 10% take 1.5 s longer; 8% of deletes answer 502; 5% of
+// sandbox lookups 504; 4% of command starts answer 502 after the command
+// started; 4% of session calls answer 503; 4% of uploads drop the
+// connection after the file was written; 6% of the other toolbox calls
+// answer 502.
+func BadNight() []ChaosRule {
+	session := []string{OpCreateSession, OpSessionExec, OpSessionCommand, OpGetSession, OpDeleteSession,
+		OpSessionLogs, OpSessionLogsStream}
+	return []ChaosRule{
+		{Ops: []string{OpCreateSandbox}, Rate: 0.05, Fault: Fault{Status: http.StatusServiceUnavailable}},
+		{Ops: []string{OpCreateSandbox}, Rate: 0.03, Fault: Fault{Status: http.StatusInternalServerError, After: true}},
+		{Ops: []string{OpCreateSandbox}, Rate: 0.10, Fault: Fault{Delay: 1500 * time.Millisecond}},
+		{Ops: []string{OpDeleteSandbox}, Rate: 0.08, Fault: Fault{Status: http.StatusBadGateway}},
+		{Ops: []string{OpGetSandbox}, Rate: 0.05, Fault: Fault{Status: http.StatusGatewayTimeout}},
+		{Ops: []string{OpSessionExec}, Rate: 0.04, Fault: Fault{Status: http.StatusBadGateway, After: true}},
+		{Ops: session, Rate: 0.04, Fault: Fault{Status: http.StatusServiceUnavailable}},
+		{Ops: []string{OpUploadFile}, Rate: 0.04, Fault: Fault{Drop: true}},
+		{Toolbox: true, Rate: 0.06, Fault: Fault{Status: http.StatusBadGateway}},
+	}
+}
+
+// chaos is the server's chaos: its rules, seed and what it did.
+type chaos struct {
+	seed  uint64
+	rules []ChaosRule
+	seen  map[string]uint64 // (rule, op, key) -> calls so far
+	fired map[string]int    // op -> calls chaos changed
+}
+
+// SetChaos replaces the chaos rules; seed makes the choice of calls
+// repeatable. No rules: no chaos. Injected faults (Inject) come first.
+//
+// The choice for a call does not depend on how concurrent calls
+// interleave: it is drawn from a generator seeded with seed and a hash of
+// the rule, the operation, the call's key (the name of the sandbox it is
+// about, and for uploads and downloads the file's path; else its method,
+// path and query) and how many earlier calls had the same rule, operation
+// and key.
+func (s *Server) SetChaos(seed uint64, rules ...ChaosRule) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.chaos = &chaos{seed: seed, rules: slices.Clone(rules), seen: map[string]uint64{}, fired: map[string]int{}}
+}
+
+// ChaosFired is, per operation ID, how many calls chaos changed.
+func (s *Server) ChaosFired() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]int{}
+	if s.chaos != nil {
+		for k, v := range s.chaos.fired {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// chaosFault is the fault chaos gives the call, or nil.
+func (s *Server) chaosFault(r *http.Request, op string, toolbox bool, sandboxID string, params map[string]string, body []byte) *Fault {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.chaos
+	if c == nil {
+		return nil
+	}
+	key := s.chaosKey(r, op, toolbox, sandboxID, params, body)
+	for i, rule := range c.rules {
+		switch {
+		case len(rule.Ops) > 0 && !slices.Contains(rule.Ops, op):
+			continue
+		case len(rule.Ops) == 0 && rule.Toolbox && !toolbox:
+			continue
+		}
+		id := fmt.Sprintf("%d\x00%s\x00%s", i, op, key)
+		n := c.seen[id]
+		c.seen[id] = n + 1
+		h := fnv.New64a()
+		var b [8]byte
+		binary.LittleEndian.PutUint64(b[:], uint64(i))
+		h.Write(b[:])
+		h.Write([]byte(op + "\x00" + key + "\x00"))
+		binary.LittleEndian.PutUint64(b[:], n)
+		h.Write(b[:])
+		if rand.New(rand.NewPCG(c.seed, h.Sum64())).Float64() < rule.Rate {
+			c.fired[op]++
+			f := rule.Fault
+			return &f
+		}
+	}
+	return nil
+}
+
+// chaosKey names what a call is about, the same whatever the order of
+// concurrent calls (not the sandbox's id, which is given in arrival
+// order). Under s.mu.
+func (s *Server) chaosKey(r *http.Request, op string, toolbox bool, sandboxID string, params map[string]string, body []byte) string {
+	name := ""
+	switch {
+	case op == OpCreateSandbox:
+		var req struct {
+			Name string `json:"name"`
+		}
+		json.Unmarshal(body, &req)
+		name = req.Name
+	case toolbox:
+		if sb := s.sandboxes[sandboxID]; sb != nil {
+			name = sb.origName
+		}
+	case params["sandboxIdOrName"] != "":
+		key := params["sandboxIdOrName"]
+		name = key
+		if sb := s.sandboxes[key]; sb != nil {
+			name = sb.origName
+		}
+	}
+	if name == "" {
+		return r.Method + " " + r.URL.Path + "?" + r.URL.RawQuery
+	}
+	if op == OpUploadFile || op == OpDownloadFile {
+		return name + " " + r.URL.Query().Get("path")
+	}
+	return name
+}
