@@ -1,0 +1,206 @@
+package cli_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/runner"
+	"github.com/forge-run/forge/runner/daytona/daytonatest"
+)
+
+// writeChaosSuite writes a suite of 2 candidates × 20 tasks (× 3 trials by
+// the manifest): "exact" answers every task, "rough" only the even ones. Each candidate appends its trial to runs, a
+// file of this machine (the emulator's sandboxes are directories here), so
+// the test counts how often each trial's candidate ran.
+func writeChaosSuite(t *testing.T, runs string) string {
+	t.Helper()
+	dir := t.TempDir()
+	var tasks strings.Builder
+	for i := 1; i <= 20; i++ {
+		fmt.Fprintf(&tasks, "{\"id\": \"t%d\", \"n\": %d, \"expected\": \"%d\"}\n", i, i, i*i)
+	}
+	files := map[string]string{
+		"forge.yaml": `objective: Square the number
+tasks_file: tasks.jsonl
+defaults:
+  trials: 3
+  concurrency: 8
+  env: {RUNS: "` + runs + `"}
+candidates:
+  - {id: exact, script: exact.sh}
+  - {id: rough, script: rough.sh}
+scoring:
+  - type: artifact
+    checks: [{equals_task: expected}]
+daytona:
+  create_rate: 100
+`,
+		"tasks.jsonl": tasks.String(),
+		"exact.sh": `echo "$FORGE_CANDIDATE_ID $FORGE_TASK_ID $FORGE_TRIAL" >> "$RUNS"
+n=$(sed 's/.*"n": *\([0-9]*\).*/\1/' "$FORGE_TASK")
+echo $((n * n)) > "$2"
+`,
+		"rough.sh": `echo "$FORGE_CANDIDATE_ID $FORGE_TASK_ID $FORGE_TRIAL" >> "$RUNS"
+n=$(sed 's/.*"n": *\([0-9]*\).*/\1/' "$FORGE_TASK")
+case $n in *[13579]) echo $((n * n + 1)) > "$2" ;; *) echo $((n * n)) > "$2" ;; esac
+`,
+	}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+type trialKey struct {
+	cand, task string
+	trial      int
+}
+
+// TestDaytonaBadNight plays the 2 × 20 × 3 suite on a clean emulator and
+// again on one that fails as a cloud does on a bad night
+// (daytonatest.BadNight, seeded, so it replays exactly): every trial is judged exactly once, in one sandbox,
+// its candidate run once; none ends infra; the verdict and every trial's
+// success and score are the clean run's; nothing is left alive.
+func TestDaytonaBadNight(t *testing.T) {
+	type played struct {
+		rec  forge.Record
+		runs map[trialKey]int
+	}
+	play := func(chaos bool) played {
+		srv := daytonatest.Start(t, daytonatest.Options{})
+		if chaos {
+			srv.SetChaos(18, daytonatest.BadNight()...)
+		}
+		runs := filepath.Join(t.TempDir(), "runs")
+		dir := writeChaosSuite(t, runs)
+		began := time.Now()
+		cmd, _, stderr := forgeCmd(dir, daytonaEnv(srv), "run", "--daytona", "--no-fallback", "--run-id", "night", "--quiet")
+		if code := exitCodeOf(t, cmd.Run()); code != 0 {
+			t.Fatalf("chaos %v: exit %d\n%s", chaos, code, stderr)
+		}
+		rec := readResults(t, filepath.Join(dir, "artifacts", "night", "results.json"))
+		b, err := os.ReadFile(runs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		count := map[trialKey]int{}
+		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			var k trialKey
+			if _, err := fmt.Sscanf(line, "%s %s %d", &k.cand, &k.task, &k.trial); err != nil {
+				t.Fatalf("runs line %q: %v", line, err)
+			}
+			count[k]++
+		}
+		if chaos {
+			fired := srv.ChaosFired()
+			total := 0
+			for _, n := range fired {
+				total += n
+			}
+			t.Logf("bad night: %d faults %v; %s in %s", total, fired, rec.WinnerLine, time.Since(began).Round(time.Millisecond))
+			// The night must have been bad where it matters, or the test
+			// proves nothing.
+			if total < 60 || fired[daytonatest.OpSessionExec] < 3 || fired[daytonatest.OpCreateSandbox] < 5 {
+				t.Errorf("too calm a night: %v", fired)
+			}
+			if !strings.Contains(stderr.String(), "retrying") {
+				t.Errorf("no retry was reported:\n%s", stderr)
+			}
+		}
+		if len(rec.UndeletedSandboxes) > 0 {
+			t.Errorf("chaos %v: undeleted sandboxes %v", chaos, rec.UndeletedSandboxes)
+		}
+		checkEmulator(t, srv, srv.APIKey())
+		return played{rec, count}
+	}
+	clean, night := play(false), play(true)
+
+	if len(night.rec.Results) != 120 || len(clean.rec.Results) != 120 {
+		t.Fatalf("%d and %d results, want 120", len(clean.rec.Results), len(night.rec.Results))
+	}
+	want := map[trialKey]runner.Result{}
+	for _, r := range clean.rec.Results {
+		want[trialKey{r.CandidateID, r.TaskID, r.Trial}] = r
+	}
+	for _, r := range night.rec.Results {
+		k := trialKey{r.CandidateID, r.TaskID, r.Trial}
+		c := want[k]
+		switch {
+		case r.ErrorKind == runner.ErrInfra || r.ErrorKind == runner.ErrCancelled:
+			t.Errorf("%v: %s: %s", k, r.ErrorKind, r.ErrorMessage)
+		case r.Attempts != 1:
+			t.Errorf("%v: %d attempts (%+v), want one sandbox", k, r.Attempts, r.AttemptErrors)
+		case r.Success != c.Success || (r.Score == nil) != (c.Score == nil) || r.Score != nil && *r.Score != *c.Score:
+			t.Errorf("%v: success %v score %v, clean run %v %v", k, r.Success, r.Score, c.Success, c.Score)
+		}
+		if n := night.runs[k]; n != 1 {
+			t.Errorf("%v: the candidate ran %d times, want once", k, n)
+		}
+	}
+	if len(night.runs) != 120 {
+		t.Errorf("%d trials ran, want 120", len(night.runs))
+	}
+	if w, cw := night.rec.Winner, clean.rec.Winner; w == nil || cw == nil || *w != *cw || *w != "exact" {
+		t.Errorf("winner %v, clean run %v, want exact", w, cw)
+	}
+	var scores, cleanScores []string
+	for i, s := range night.rec.Standings {
+		scores = append(scores, fmt.Sprintf("%s %v", s.CandidateID, s.Score))
+		cleanScores = append(cleanScores, fmt.Sprintf("%s %v", clean.rec.Standings[i].CandidateID, clean.rec.Standings[i].Score))
+	}
+	if !slices.Equal(scores, cleanScores) {
+		t.Errorf("standings %v, clean run %v", scores, cleanScores)
+	}
+}
+
+// TestDaytonaFaultThatNeverClears: every start answers 502. Each trial
+// spends its attempts (each in a fresh sandbox), and as none has run, the
+// run stops with exit 3 and one line naming the cause, leaving nothing
+// alive and no loop.
+func TestDaytonaFaultThatNeverClears(t *testing.T) {
+	srv := daytonatest.Start(t, daytonatest.Options{})
+	srv.SetChaos(1, daytonatest.ChaosRule{Ops: []string{daytonatest.OpSessionExec}, Rate: 1, Fault: daytonatest.Fault{Status: 502}})
+	dir := writeTournament(t, 10, "echo ok > \"$2\"\n", "")
+	began := time.Now()
+	cmd, _, stderr := forgeCmd(dir, daytonaEnv(srv), "run", "--daytona", "--no-fallback", "--run-id", "down", "--quiet")
+	if code := exitCodeOf(t, cmd.Run()); code != 3 {
+		t.Fatalf("exit %d, want 3\n%s", code, stderr)
+	}
+	t.Logf("stopped after %s:\n%s", time.Since(began).Round(time.Millisecond), stderr)
+	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+	cause := ""
+	for _, l := range lines {
+		if strings.HasPrefix(l, "forge: infra: ") {
+			cause = l
+		}
+	}
+	if !strings.Contains(cause, "all 3 attempts failed and no trial has run yet: start the command: ") ||
+		!strings.Contains(cause, "(HTTP 502)") {
+		t.Errorf("no one-line cause in stderr:\n%s", stderr)
+	}
+	if !strings.Contains(stderr.String(), "forge run --resume down --daytona") {
+		t.Errorf("no resume command:\n%s", stderr)
+	}
+	rec := readResults(t, filepath.Join(dir, "artifacts", "down", "results.json"))
+	attempts := 0
+	for _, r := range rec.Results {
+		if r.Success {
+			t.Errorf("%s succeeded", r.CandidateID)
+		}
+		attempts += max(r.Attempts, 1)
+	}
+	// The first wave's trials (concurrency 10: all of them) each had at most
+	// 3 sandboxes, then the run stopped.
+	if creates := srv.Calls(daytonatest.OpCreateSandbox); creates > 30 || creates < 3 {
+		t.Errorf("%d sandboxes created", creates)
+	}
+	checkEmulator(t, srv, srv.APIKey())
+}
