@@ -66,6 +66,7 @@ type htmlPage struct {
 	WinnerLine  string
 	HasWinner   bool
 	Interrupted bool
+	Retried     string
 	Undeleted   []string
 	Rows        []htmlRow
 	// Middle heads the standings' columns between status and notes.
@@ -146,6 +147,7 @@ func newHTMLPage(rec *forge.Record, opts Options) htmlPage {
 		WinnerLine:  winnerLine(rec, cs),
 		HasWinner:   rec.Winner != nil,
 		Interrupted: rec.Interrupted,
+		Retried:     retriedLine(rec),
 	}
 	if !rec.StartedAt.IsZero() {
 		p.Started = rec.StartedAt.UTC().Format(time.RFC3339)

@@ -68,6 +68,9 @@ func Markdown(w io.Writer, rec *forge.Record, opts Options) error {
 	for _, n := range rec.NotRun {
 		fmt.Fprintf(&b, "\n> [!WARNING]\n> %s did not run: %s.\n", mdCode(n.CandidateID), text.Markdown(text.OneLine(n.Reason)))
 	}
+	if l := retriedLine(rec); l != "" {
+		fmt.Fprintf(&b, "\n> [!NOTE]\n> %s.\n", text.Markdown(l))
+	}
 	if len(rec.UndeletedSandboxes) > 0 {
 		ids := make([]string, len(rec.UndeletedSandboxes))
 		for i, id := range rec.UndeletedSandboxes {

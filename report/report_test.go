@@ -543,3 +543,32 @@ func TestSuiteMatrixFitsOrIsSummarised(t *testing.T) {
 		t.Errorf("matrix has %d ✓", n)
 	}
 }
+
+// Trials that needed more than one sandbox are counted and named under
+// the winner line, in the table, Markdown and HTML; none, no line.
+func TestRetriedTrialsAreReported(t *testing.T) {
+	rec := fixture.Record("five-trials-tie-timeout")
+	for _, f := range []report.Format{report.FormatTable, report.FormatMarkdown, report.FormatHTML} {
+		if out := renderString(t, f, rec, report.Options{}); strings.Contains(out, "second sandbox") {
+			t.Errorf("%s: a retried line without retried trials", f)
+		}
+	}
+	rec.Results[1].Attempts = 3
+	rec.Results[1].AttemptErrors = []runner.AttemptError{{Kind: runner.ErrInfra, Message: "create sandbox: 503"}, {Kind: runner.ErrInfra, Message: "x"}}
+	rec.Results[3].Attempts = 2
+	name := func(i int) string {
+		r := rec.Results[i]
+		return runner.TrialName(r.CandidateID, r.TaskID, r.Trial, r.Trial > 1)
+	}
+	want := fmt.Sprintf("2 trials needed a second sandbox: %s (3 attempts), %s (2 attempts)", name(1), name(3))
+	for _, f := range []report.Format{report.FormatTable, report.FormatMarkdown, report.FormatHTML} {
+		out := renderString(t, f, rec, report.Options{})
+		check := want
+		if f == report.FormatMarkdown {
+			check = "> [!NOTE]\n> " + want
+		}
+		if !strings.Contains(out, check) {
+			t.Errorf("%s: no %q in\n%s", f, check, out)
+		}
+	}
+}

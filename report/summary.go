@@ -430,3 +430,23 @@ func runFacts(rec *forge.Record, cs []candidate) string {
 	}
 	return strings.Join(parts, " · ")
 }
+
+// retriedLine says how many trials needed more than one sandbox (their
+// earlier attempts ended infra), naming the first few; "" when none did.
+func retriedLine(rec *forge.Record) string {
+	var names []string
+	for _, r := range rec.Results {
+		if r.Attempts > 1 {
+			names = append(names, fmt.Sprintf("%s (%d attempts)", text.OneLine(runner.TrialName(r.CandidateID, r.TaskID, r.Trial, r.Trial > 1)), r.Attempts))
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	const shown = 5
+	list := strings.Join(names[:min(len(names), shown)], ", ")
+	if len(names) > shown {
+		list += fmt.Sprintf(", … %d more", len(names)-shown)
+	}
+	return fmt.Sprintf("%d %s needed a second sandbox: %s", len(names), text.Plural(len(names), "trial", "trials"), list)
+}

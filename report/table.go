@@ -89,6 +89,9 @@ func Table(w io.Writer, rec *forge.Record, opts Options) error {
 	for _, n := range rec.NotRun {
 		buf.WriteString(paint(ansiYellow, fmt.Sprintf("not run: %s (%s)", text.OneLine(n.CandidateID), text.OneLine(n.Reason))) + "\n")
 	}
+	if l := retriedLine(rec); l != "" {
+		buf.WriteString(paint(ansiYellow, l) + "\n")
+	}
 	if len(rec.UndeletedSandboxes) > 0 {
 		ids := make([]string, len(rec.UndeletedSandboxes))
 		for i, id := range rec.UndeletedSandboxes {
