@@ -10,54 +10,10 @@ import (
 	"time"
 
 	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/internal/squares"
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/runner/daytona/daytonatest"
 )
-
-// writeChaosSuite writes a suite of 2 candidates × 20 tasks (× 3 trials by
-// the manifest): "exact" answers every task, "rough" only the even ones. Each candidate appends its trial to runs, a
-// file of this machine (the emulator's sandboxes are directories here), so
-// the test counts how often each trial's candidate ran.
-func writeChaosSuite(t *testing.T, runs string) string {
-	t.Helper()
-	dir := t.TempDir()
-	var tasks strings.Builder
-	for i := 1; i <= 20; i++ {
-		fmt.Fprintf(&tasks, "{\"id\": \"t%d\", \"n\": %d, \"expected\": \"%d\"}\n", i, i, i*i)
-	}
-	files := map[string]string{
-		"forge.yaml": `objective: Square the number
-tasks_file: tasks.jsonl
-defaults:
-  trials: 3
-  concurrency: 8
-  env: {RUNS: "` + runs + `"}
-candidates:
-  - {id: exact, script: exact.sh}
-  - {id: rough, script: rough.sh}
-scoring:
-  - type: artifact
-    checks: [{equals_task: expected}]
-daytona:
-  create_rate: 100
-`,
-		"tasks.jsonl": tasks.String(),
-		"exact.sh": `echo "$FORGE_CANDIDATE_ID $FORGE_TASK_ID $FORGE_TRIAL" >> "$RUNS"
-n=$(sed 's/.*"n": *\([0-9]*\).*/\1/' "$FORGE_TASK")
-echo $((n * n)) > "$2"
-`,
-		"rough.sh": `echo "$FORGE_CANDIDATE_ID $FORGE_TASK_ID $FORGE_TRIAL" >> "$RUNS"
-n=$(sed 's/.*"n": *\([0-9]*\).*/\1/' "$FORGE_TASK")
-case $n in *[13579]) echo $((n * n + 1)) > "$2" ;; *) echo $((n * n)) > "$2" ;; esac
-`,
-	}
-	for name, content := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
 
 type trialKey struct {
 	cand, task string
@@ -80,7 +36,11 @@ func TestDaytonaBadNight(t *testing.T) {
 			srv.SetChaos(18, daytonatest.BadNight()...)
 		}
 		runs := filepath.Join(t.TempDir(), "runs")
-		dir := writeChaosSuite(t, runs)
+		dir := t.TempDir()
+		suite := squares.Suite{Tasks: 20, Trials: 3, Concurrency: 8, Runs: runs, Extra: "daytona:\n  create_rate: 100\n"}
+		if err := suite.Write(dir); err != nil {
+			t.Fatal(err)
+		}
 		began := time.Now()
 		cmd, _, stderr := forgeCmd(dir, daytonaEnv(srv), "run", "--daytona", "--no-fallback", "--run-id", "night", "--quiet")
 		if code := exitCodeOf(t, cmd.Run()); code != 0 {
@@ -162,9 +122,9 @@ func TestDaytonaBadNight(t *testing.T) {
 }
 
 // TestDaytonaFaultThatNeverClears: every start answers 502. Each trial
-// spends its attempts (each in a fresh sandbox), and as none has run, the
-// run stops with exit 3 and one line naming the cause, leaving nothing
-// alive and no loop.
+// spends its attempts (each in a fresh sandbox), and once as many in a row
+// as run at once have, the run stops with exit 3 and one line naming the
+// cause, leaving nothing alive and no loop.
 func TestDaytonaFaultThatNeverClears(t *testing.T) {
 	srv := daytonatest.Start(t, daytonatest.Options{})
 	srv.SetChaos(1, daytonatest.ChaosRule{Ops: []string{daytonatest.OpSessionExec}, Rate: 1, Fault: daytonatest.Fault{Status: 502}})
@@ -182,7 +142,7 @@ func TestDaytonaFaultThatNeverClears(t *testing.T) {
 			cause = l
 		}
 	}
-	if !strings.Contains(cause, "all 3 attempts failed and no trial has run yet: start the command: ") ||
+	if !strings.Contains(cause, "10 trials in a row failed all their attempts (the last: ") || !strings.Contains(cause, ", 3 attempts): start the command: ") ||
 		!strings.Contains(cause, "(HTTP 502)") {
 		t.Errorf("no one-line cause in stderr:\n%s", stderr)
 	}

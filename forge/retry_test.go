@@ -117,26 +117,48 @@ func TestInfraTrialsArePlayedAgain(t *testing.T) {
 	}
 }
 
-// A fault that never clears stops the run after the first trial's
-// attempts, when no trial has run yet: the rest are not started.
+// A fault that never clears stops the run once as many trials in a row as
+// run at once (at least two) spent all their attempts: the rest are not
+// started.
 func TestFailingInfrastructureStopsTheRun(t *testing.T) {
 	m, p := testPlan(t, []string{"a", "b"}, 5, 1)
 	p.Retries = map[string]int{"a": 2, "b": 2}
 	sr := &scriptedRunner{attempts: map[string]int{}, script: func(runner.Job, int) runner.ErrorKind { return runner.ErrInfra }}
 	rec, _, err := retryRun(t, p, m, sr)
 	var ue *runner.UnusableError
-	if !errors.As(err, &ue) || ue.Kind != runner.ErrInfra || !strings.Contains(err.Error(), "a: all 3 attempts failed and no trial has run yet: attempt 3: infra") {
+	var fe *FailingInfraError
+	if !errors.As(err, &ue) || ue.Kind != runner.ErrInfra || !errors.As(err, &fe) ||
+		!strings.Contains(err.Error(), "2 trials in a row failed all their attempts (the last: a#2, 3 attempts): attempt 3: infra") {
 		t.Fatalf("err = %v", err)
 	}
 	total := 0
 	for _, r := range rec.Results {
 		total += sr.count(runner.Job{CandidateID: r.CandidateID, Trial: r.Trial}.Name())
 	}
-	if total != 3 {
-		t.Errorf("%d attempts in all, want the first trial's 3", total)
+	if total != 6 {
+		t.Errorf("%d attempts in all, want the first two trials' 3 each", total)
 	}
-	if rec.Results[1].ErrorKind != runner.ErrCancelled {
-		t.Errorf("a#2: %s, want cancelled (not started)", rec.Results[1].ErrorKind)
+	if rec.Results[2].ErrorKind != runner.ErrCancelled {
+		t.Errorf("a#3: %s, want cancelled (not started)", rec.Results[2].ErrorKind)
+	}
+}
+
+// One trial that spends its attempts while the others run (a fast failure
+// among slow candidates) does not stop the run.
+func TestOneFailingTrialDoesNotStopTheRun(t *testing.T) {
+	m, p := testPlan(t, []string{"a", "b", "c", "d"}, 1, 4)
+	sr := &scriptedRunner{attempts: map[string]int{}, script: func(job runner.Job, _ int) runner.ErrorKind {
+		if job.CandidateID == "b" {
+			return runner.ErrInfra
+		}
+		return runner.ErrNone
+	}}
+	rec, _, err := retryRun(t, p, m, sr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rec.Results[0].Success || !rec.Results[3].Success || rec.Results[1].Attempts != 3 {
+		t.Errorf("results %+v", rec.Results)
 	}
 }
 

@@ -235,9 +235,9 @@ type state struct {
 	mu      sync.Mutex
 	results []*runner.Result
 	mask    *mask.Masker
-	// ranOnce is set once a trial of this run ended other than by the
-	// infrastructure (attempts).
-	ranOnce atomic.Bool
+	// spent counts the trials in a row that spent all their attempts on
+	// infra failures (attempts).
+	spent atomic.Int32
 
 	// flushing is held while results.json is written; lastFlush and
 	// flushCost (when the last write began, and how long it took) and
@@ -335,8 +335,9 @@ func (s *state) play(ctx context.Context, i int, job runner.Job) error {
 // candidate_failed, artifact_missing) is data and never played again, nor
 // is anything once the run is stopping (an unusable backend, a
 // cancellation). The result is the last attempt's, with how the earlier
-// ones ended. When every attempt ended infra and no trial of this run has
-// yet ended any other way, the infrastructure is failing, not passing: the
+// ones ended. When as many trials in a row as run at once (at least two,
+// at most the run's) spent all their attempts with no trial ending any
+// other way in between, the infrastructure is failing, not passing: the
 // run stops (*runner.UnusableError) instead of spending every other
 // trial's attempts on it.
 func (s *state) attempts(ctx context.Context, job runner.Job, start time.Time) (runner.Result, error) {
@@ -351,14 +352,14 @@ func (s *state) attempts(ctx context.Context, job runner.Job, start time.Time) (
 		}
 		res.Attempts, res.AttemptErrors = attempt, failed
 		if res.ErrorKind.Scored() {
-			s.ranOnce.Store(true)
+			s.spent.Store(0)
 		}
 		if err != nil || res.ErrorKind != runner.ErrInfra || ctx.Err() != nil {
 			return res, err
 		}
 		if attempt > retries {
-			if attempt > 1 && !s.ranOnce.Load() {
-				err = &runner.UnusableError{Kind: runner.ErrInfra, Err: &FailingInfraError{Trial: job.Name(), Attempts: attempt, Last: res.ErrorMessage}}
+			if n := int(s.spent.Add(1)); attempt > 1 && n >= s.breakAfter() {
+				err = &runner.UnusableError{Kind: runner.ErrInfra, Err: &FailingInfraError{Trials: n, Trial: job.Name(), Attempts: attempt, Last: res.ErrorMessage}}
 			}
 			return res, err
 		}
@@ -368,17 +369,26 @@ func (s *state) attempts(ctx context.Context, job runner.Job, start time.Time) (
 	}
 }
 
-// FailingInfraError stops a run whose first trials the infrastructure
-// failed on every attempt (state.attempts).
+// breakAfter is how many trials in a row must spend all their attempts
+// for the run to stop: as many as run at once, at least two, at most the
+// run's jobs.
+func (s *state) breakAfter() int {
+	return max(2, min(s.o.Plan.Concurrency, len(s.o.Plan.Jobs)))
+}
+
+// FailingInfraError stops a run whose trials the infrastructure failed on
+// every attempt, Trials of them in a row (state.attempts).
 type FailingInfraError struct {
-	Trial    string
+	Trials   int
+	Trial    string // the last of them
 	Attempts int
 	// Last is the last attempt's error message.
 	Last string
 }
 
 func (e *FailingInfraError) Error() string {
-	return fmt.Sprintf("%s: all %d attempts failed and no trial has run yet: %s", e.Trial, e.Attempts, text.OneLine(e.Last))
+	return fmt.Sprintf("%d trials in a row failed all their attempts (the last: %s, %d attempts): %s",
+		e.Trials, e.Trial, e.Attempts, text.OneLine(e.Last))
 }
 
 // final returns every job's result in plan order; jobs that never finished

@@ -26,6 +26,7 @@ import (
 
 	"github.com/forge-run/forge/cli"
 	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/internal/squares"
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/runner/daytona/daytonatest"
 )
@@ -116,7 +117,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 		return r, nil
 	}
-	suite := func(dir, runs string) error { return writeSuite(dir, runs, *tasks, *trials, *conc) }
+	suite := func(dir, runs string) error {
+		return squares.Suite{Tasks: *tasks, Trials: *trials, Concurrency: *conc, Runs: runs}.Write(dir)
+	}
 	clean, err := play("clean", nil, 0, suite)
 	if err != nil {
 		return err
@@ -128,7 +131,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	rounds := []*round{clean, night}
 	if *down > 0 {
 		r, err := play("every start 502", []daytonatest.ChaosRule{{Ops: []string{daytonatest.OpSessionExec}, Rate: 1,
-			Fault: daytonatest.Fault{Status: 502}}}, 1, func(dir, runs string) error { return writeSuite(dir, runs, 1, 1, *down, *down) })
+			Fault: daytonatest.Fault{Status: 502}}}, 1, func(dir, runs string) error {
+			return squares.Suite{Tasks: 1, Trials: 1, Concurrency: *down, Candidates: *down, Runs: runs}.Write(dir)
+		})
 		if err != nil {
 			return err
 		}
@@ -206,49 +211,6 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	if *down > 0 {
 		fmt.Fprintf(stdout, "every start 502, stderr:\n  %s\n", strings.Join(rounds[len(rounds)-1].stderrLines, "\n  "))
-	}
-	return nil
-}
-
-// writeSuite writes a suite of tasks × 2 candidates (one candidate per task
-// beyond that when cands is given): "exact" squares every task's number,
-// "rough" only the even ones. Every candidate appends its trial
-// to runs.
-func writeSuite(dir, runs string, tasks, trials, conc int, cands ...int) error {
-	n := 2
-	if len(cands) > 0 {
-		n = cands[0]
-	}
-	var t strings.Builder
-	for i := 1; i <= tasks; i++ {
-		fmt.Fprintf(&t, "{\"id\": \"t%d\", \"n\": %d, \"expected\": \"%d\"}\n", i, i, i*i)
-	}
-	var m strings.Builder
-	fmt.Fprintf(&m, "objective: Square the number\ntasks_file: tasks.jsonl\ndefaults:\n  trials: %d\n  concurrency: %d\n  env: {RUNS: %q}\ncandidates:\n", trials, conc, runs)
-	for i := range n {
-		script := "rough.sh"
-		if i%2 == 0 {
-			script = "exact.sh"
-		}
-		fmt.Fprintf(&m, "  - {id: c%d, script: %s}\n", i+1, script)
-	}
-	m.WriteString("scoring:\n  - type: artifact\n    checks: [{equals_task: expected}]\n")
-	files := map[string]string{
-		"forge.yaml":  m.String(),
-		"tasks.jsonl": t.String(),
-		"exact.sh": `echo "$FORGE_CANDIDATE_ID $FORGE_TASK_ID $FORGE_TRIAL" >> "$RUNS"
-n=$(sed 's/.*"n": *\([0-9]*\).*/\1/' "$FORGE_TASK")
-echo $((n * n)) > "$2"
-`,
-		"rough.sh": `echo "$FORGE_CANDIDATE_ID $FORGE_TASK_ID $FORGE_TRIAL" >> "$RUNS"
-n=$(sed 's/.*"n": *\([0-9]*\).*/\1/' "$FORGE_TASK")
-case $n in *[13579]) echo $((n * n + 1)) > "$2" ;; *) echo $((n * n)) > "$2" ;; esac
-`,
-	}
-	for name, content := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
-			return err
-		}
 	}
 	return nil
 }

@@ -341,17 +341,7 @@ func (s *Server) getSession(h *handlerCtx, sb *sandbox) {
 	}
 	list := make([]map[string]any, 0, len(cmds))
 	for _, c := range cmds {
-		cmd := map[string]any{"id": c.id, "command": c.command}
-		select {
-		case <-c.done:
-			if p := s.procOf(c); p != nil {
-				if code := p.exitCode(); code != nil {
-					cmd["exitCode"] = *code
-				}
-			}
-		default:
-		}
-		list = append(list, cmd)
+		list = append(list, s.commandDTO(c))
 	}
 	h.json(http.StatusOK, map[string]any{"sessionId": ss.id, "commands": list})
 }
@@ -383,6 +373,12 @@ func (s *Server) sessionCommand(h *handlerCtx, sb *sandbox) {
 	if c == nil {
 		return
 	}
+	h.json(http.StatusOK, s.commandDTO(c))
+}
+
+// commandDTO is a session command as the daemon describes it: its exit
+// code only once it has ended.
+func (s *Server) commandDTO(c *sessCmd) map[string]any {
 	resp := map[string]any{"id": c.id, "command": c.command}
 	select {
 	case <-c.done:
@@ -393,7 +389,7 @@ func (s *Server) sessionCommand(h *handlerCtx, sb *sandbox) {
 		}
 	default:
 	}
-	h.json(http.StatusOK, resp)
+	return resp
 }
 
 // sessionLogs answers the logs of a command as JSON (the daemon's answer to
