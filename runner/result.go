@@ -128,6 +128,16 @@ type JudgeResult struct {
 	Error string `json:"error,omitempty"`
 }
 
+// CheckResult is how a trial fared on one artifact scorer's checks.
+type CheckResult struct {
+	// Name is the scorer's name.
+	Name   string `json:"name"`
+	Passed int    `json:"passed"`
+	Of     int    `json:"of"`
+	// Note is the first reason a check could not be made.
+	Note string `json:"note,omitempty"`
+}
+
 // AttemptError is how an earlier attempt at a trial ended: always a
 // failure of the infrastructure (forge plays a trial again only then).
 type AttemptError struct {
@@ -139,26 +149,54 @@ type AttemptError struct {
 
 // Result is the record of one job (docs/results.md). Output and Stderr may hold any bytes; encoding/json
 // replaces invalid UTF-8 so results.json stays valid JSON.
+//
+// A runner returns the whole of what it captured in Output, Stderr and
+// Artifact; once the job's files are stored, the run keeps only excerpts
+// of them (Excerpt): since schema version 3 the record holds, per job,
+// the end of stdout and stderr and the start of the artifact, their sizes,
+// whether the excerpt is cut, and the paths of the full files, relative
+// to the run's directory. Records of versions 1 and 2 hold the whole
+// output (up to forge's cap) and no paths.
 type Result struct {
 	CandidateID string `json:"candidate_id"`
 	// TaskID is the suite's task the trial played; absent without tasks.
-	TaskID          string `json:"task_id,omitempty"`
-	Trial           int    `json:"trial"`
-	SandboxID       string `json:"sandbox_id"`
-	Backend         string `json:"backend"`
-	Success         bool   `json:"success"`
-	ExitCode        *int   `json:"exit_code"`
-	Output          string `json:"output"`
-	Stderr          string `json:"stderr"`
-	OutputTruncated bool   `json:"output_truncated"`
+	TaskID    string `json:"task_id,omitempty"`
+	Trial     int    `json:"trial"`
+	SandboxID string `json:"sandbox_id"`
+	Backend   string `json:"backend"`
+	Success   bool   `json:"success"`
+	ExitCode  *int   `json:"exit_code"`
+	// Output is stdout: its last OutputExcerpt bytes in a record.
+	Output string `json:"output"`
+	// Stderr is stderr: its last StderrExcerpt bytes in a record.
+	Stderr string `json:"stderr"`
+	// OutputTruncated: forge's cap (max_output) cut what the candidate
+	// printed; the stored logs hold what was kept.
+	OutputTruncated bool `json:"output_truncated"`
+	// OutputBytes and StderrBytes are the sizes of the stored logs,
+	// OutputPath and StderrPath their paths in the run's directory, and
+	// OutputCut and StderrCut say that Output and Stderr are only the
+	// logs' ends (schema 3).
+	OutputBytes int64  `json:"output_bytes,omitempty"`
+	StderrBytes int64  `json:"stderr_bytes,omitempty"`
+	OutputPath  string `json:"output_path,omitempty"`
+	StderrPath  string `json:"stderr_path,omitempty"`
+	OutputCut   bool   `json:"output_cut,omitempty"`
+	StderrCut   bool   `json:"stderr_cut,omitempty"`
 
 	// ArtifactContent is the artifact as text, or base64 when it is not valid
-	// UTF-8 (then ArtifactEncoding is "base64").
+	// UTF-8 (then ArtifactEncoding is "base64"): its first ArtifactExcerpt
+	// bytes in a record, ArtifactCut when that is not all of it.
 	ArtifactContent   string `json:"artifact_content"`
 	ArtifactEncoding  string `json:"artifact_encoding,omitempty"`
 	ArtifactPath      string `json:"artifact_path"`
 	ArtifactBytes     int64  `json:"artifact_bytes"`
 	ArtifactTruncated bool   `json:"artifact_truncated"`
+	ArtifactCut       bool   `json:"artifact_cut,omitempty"`
+	// Checks are the artifact scorers' checks, made on the whole artifact
+	// as the job finished (schema 3); scoring reads them instead of the
+	// artifact.
+	Checks []CheckResult `json:"checks,omitempty"`
 	// SecretInArtifact is true when the artifact holds the value of a
 	// secret the run passed: the artifact is stored as written, and forge
 	// warns (everything else forge writes has the secret masked as ***).
