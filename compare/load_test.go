@@ -1,6 +1,7 @@
 package compare_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -67,7 +68,7 @@ func TestLoad(t *testing.T) {
 		{"truncated", `{"schema_version": 1, "results": [`, "not a results.json: not JSON"},
 		{"array", `[1, 2]`, "not a results.json: want a JSON object"},
 		{"no-version", `{"run_id": "x"}`, "not a results.json: no schema_version"},
-		{"future", `{"schema_version": 3, "results": "a new shape"}`, "schema_version 3, this forge reads 1 and 2"},
+		{"future", `{"schema_version": 4, "results": "a new shape"}`, "schema_version 4, this forge reads 1 to 3"},
 		{"bad-field", `{"schema_version": 1, "results": "nope"}`, "not a results.json: json: cannot unmarshal"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -100,9 +101,10 @@ func TestOpen(t *testing.T) {
 	}
 }
 
-// TestVersionOneAgainstTwo: a version 1 record (before suites, written by
-// an older forge) is read and compared with a version 2 one.
-func TestVersionOneAgainstTwo(t *testing.T) {
+// TestOlderVersionsAgainstThree: records of versions 1 (before suites)
+// and 2 (whole outputs, no paths), written by older forges, are read and
+// compared with a version 3 one.
+func TestOlderVersionsAgainstThree(t *testing.T) {
 	dir := t.TempDir()
 	v1 := `{"schema_version": 1, "run_id": "old", "objective": "o", "backend": "local", "manifest_path": "forge.yaml",
 "manifest_hash": "sha256:aa", "started_at": "2026-11-01T10:00:00Z", "finished_at": "2026-11-01T10:00:04Z",
@@ -110,20 +112,32 @@ func TestVersionOneAgainstTwo(t *testing.T) {
 "results": [{"candidate_id": "a", "trial": 1, "backend": "local", "success": true, "score": 0.5, "runtime_seconds": 1},
             {"candidate_id": "a", "trial": 2, "backend": "local", "success": true, "score": 0.6, "runtime_seconds": 1}],
 "standings": [{"rank": 1, "candidate_id": "a", "score": 0.55, "trials": 2, "scored_trials": 2, "successes": 2, "success_rate": 1}]}`
-	p := filepath.Join(dir, "old.json")
-	if err := os.WriteFile(p, []byte(v1), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	old, err := compare.Load(p)
-	if err != nil || old.SchemaVersion != 1 || len(old.Results) != 2 {
-		t.Fatalf("v1: %+v, %v", old, err)
-	}
+	v2 := `{"schema_version": 2, "run_id": "mid", "objective": "o", "backend": "local", "manifest_path": "forge.yaml",
+"manifest_hash": "sha256:aa", "started_at": "2026-11-02T10:00:00Z", "finished_at": "2026-11-02T10:00:04Z",
+"interrupted": false, "winner": "a", "winner_line": "winner: a",
+"results": [{"candidate_id": "a", "trial": 1, "backend": "local", "success": true, "score": 0.7, "runtime_seconds": 1,
+             "output": "` + strings.Repeat("x", 5000) + `", "artifact_content": "# whole", "artifact_path": "a/trial-1/out.md"},
+            {"candidate_id": "a", "trial": 2, "backend": "local", "success": true, "score": 0.8, "runtime_seconds": 1}],
+"standings": [{"rank": 1, "candidate_id": "a", "score": 0.75, "trials": 2, "scored_trials": 2, "successes": 2, "success_rate": 1}]}`
 	head := record("new", day(21), "a", cand{id: "a", scores: []float64{0.9, 0.95}})
-	if head.SchemaVersion != 2 {
+	if head.SchemaVersion != 3 {
 		t.Fatalf("a new record is version %d", head.SchemaVersion)
 	}
-	rep := compare.Runs(old, head)
-	if len(rep.Candidates) != 1 || rep.Candidates[0].Test != compare.TestWelch || rep.Candidates[0].ScoreDelta == nil {
-		t.Errorf("v1 against v2: %+v", rep.Candidates)
+	for v, body := range map[int]string{1: v1, 2: v2} {
+		p := filepath.Join(dir, fmt.Sprintf("v%d.json", v))
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		old, err := compare.Load(p)
+		if err != nil || old.SchemaVersion != v || len(old.Results) != 2 {
+			t.Fatalf("v%d: %+v, %v", v, old, err)
+		}
+		if v == 2 && len(old.Results[0].Output) != 5000 {
+			t.Errorf("v2: the whole output was not read (%d bytes)", len(old.Results[0].Output))
+		}
+		rep := compare.Runs(old, head)
+		if len(rep.Candidates) != 1 || rep.Candidates[0].Test != compare.TestWelch || rep.Candidates[0].ScoreDelta == nil {
+			t.Errorf("v%d against v3: %+v", v, rep.Candidates)
+		}
 	}
 }

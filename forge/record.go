@@ -1,24 +1,29 @@
 package forge
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/scoring"
 )
 
-// SchemaVersion is results.json's schema_version: 2 since suites (tasks,
-// task_id). Version 1 records, which have neither, are read as they are.
-const SchemaVersion = 2
+// SchemaVersion is results.json's schema_version: 3 since a record holds
+// excerpts of each job's output and the paths of the whole files (2 since
+// suites: tasks, task_id). Records of versions 1 and 2, which hold whole
+// outputs, are read as they are.
+const SchemaVersion = 3
 
 // readsSchema reports whether this forge reads a record of version v.
-func readsSchema(v int) bool { return v == 1 || v == SchemaVersion }
+func readsSchema(v int) bool { return v >= 1 && v <= SchemaVersion }
 
 // ResultsFile is the name of the record every run writes in its directory.
 const ResultsFile = "results.json"
@@ -39,6 +44,9 @@ type Record struct {
 	// (absent without tasks); Sample says how they were drawn (--sample).
 	Tasks  []TaskInfo `json:"tasks,omitempty"`
 	Sample *Sample    `json:"sample,omitempty"`
+	// Trials is the trials per candidate the run plays (schema 3; older
+	// records say it only through their results).
+	Trials int `json:"trials,omitempty"`
 	// Interrupted is true when the run was cancelled before every job ended.
 	Interrupted bool               `json:"interrupted"`
 	Results     []runner.Result    `json:"results"`
@@ -111,8 +119,22 @@ func ReadRecord(path string) (*Record, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	if rec.FinishedAt.IsZero() {
+		// Still running, or killed: its finished jobs are in the journal.
+		switch jr, err := readJournal(filepath.Join(filepath.Dir(path), JournalFile)); {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			return nil, err
+		default:
+			rec.Results = jr
+		}
+	}
 	return rec, nil
 }
+
+// Finished reports whether the run ended (results.json was written whole),
+// even if interrupted; a run still under way, or killed, has not.
+func (rec *Record) Finished() bool { return !rec.FinishedAt.IsZero() }
 
 // DecodeRecord reads the bytes of a results.json.
 func DecodeRecord(b []byte) (*Record, error) {
@@ -132,7 +154,7 @@ func DecodeRecord(b []byte) (*Record, error) {
 	case head.SchemaVersion == nil:
 		return nil, errors.New("not a results.json: no schema_version")
 	case !readsSchema(*head.SchemaVersion):
-		return nil, fmt.Errorf("schema_version %d, this forge reads 1 and %d", *head.SchemaVersion, SchemaVersion)
+		return nil, fmt.Errorf("schema_version %d, this forge reads 1 to %d", *head.SchemaVersion, SchemaVersion)
 	}
 	var rec Record
 	if err := json.Unmarshal(b, &rec); err != nil {
@@ -143,18 +165,56 @@ func DecodeRecord(b []byte) (*Record, error) {
 
 // WriteRecord writes rec to path atomically.
 func WriteRecord(path string, rec *Record) error {
-	b, err := MarshalRecord(rec)
-	if err != nil {
-		return err
-	}
-	return writeFileAtomic(path, b)
+	return writeAtomic(path, func(w io.Writer) error { return EncodeRecord(w, rec) })
 }
 
-// MarshalRecord renders results.json: indented, with a trailing newline.
+// MarshalRecord renders results.json (EncodeRecord).
 func MarshalRecord(rec *Record) ([]byte, error) {
-	b, err := json.MarshalIndent(rec, "", "  ")
-	if err != nil {
-		return nil, fmt.Errorf("encode results: %w", err)
+	var b bytes.Buffer
+	if err := EncodeRecord(&b, rec); err != nil {
+		return nil, err
 	}
-	return append(b, '\n'), nil
+	return b.Bytes(), nil
+}
+
+// resultsKey is where the results go in the indented record: the one
+// top-level key "results" (nested keys are indented further, and a string
+// holds no raw newline).
+var resultsKey = []byte("\n  \"results\": null")
+
+// EncodeRecord writes results.json to w: indented, one result per line (a
+// record of 100,000 trials stays readable and greppable, and is written
+// one result at a time), with a trailing newline.
+func EncodeRecord(w io.Writer, rec *Record) error {
+	head := *rec
+	head.Results = nil
+	b, err := json.MarshalIndent(&head, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode results: %w", err)
+	}
+	i := bytes.Index(b, resultsKey)
+	if i < 0 {
+		return errors.New("encode results: no results key")
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	bw.Write(b[:i])
+	bw.WriteString("\n  \"results\": [")
+	for n := range rec.Results {
+		line, err := json.Marshal(&rec.Results[n])
+		if err != nil {
+			return fmt.Errorf("encode results: %s: %w", rec.Results[n].CandidateID, err)
+		}
+		if n > 0 {
+			bw.WriteByte(',')
+		}
+		bw.WriteString("\n    ")
+		bw.Write(line)
+	}
+	if len(rec.Results) > 0 {
+		bw.WriteString("\n  ")
+	}
+	bw.WriteByte(']')
+	bw.Write(b[i+len(resultsKey):])
+	bw.WriteByte('\n')
+	return bw.Flush()
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/forge-run/forge/internal/mask"
 	"github.com/forge-run/forge/internal/text"
 	"github.com/forge-run/forge/runner"
+	"github.com/forge-run/forge/scoring"
 )
 
 // EventKind names what happened to a job.
@@ -72,9 +73,6 @@ type Options struct {
 	Echo func(job, stream, line string)
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
-	// FlushEvery bounds how often partial results.json is rewritten while
-	// jobs finish (default 1s); the final write always happens.
-	FlushEvery time.Duration
 	// PassAtK is the k of a suite's pass@k (0 means 1).
 	PassAtK int
 	// Mask are values to mask besides the plan's secrets (the Daytona API
@@ -174,20 +172,33 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 		ManifestHash:  o.Manifest.Hash,
 		StartedAt:     o.now().UTC(),
 		Sample:        o.Plan.Sample,
+		Trials:        o.Plan.Trials,
 		NotRun:        o.Plan.NotRun,
 	}
 	for _, t := range o.Plan.Tasks {
 		rec.Tasks = append(rec.Tasks, TaskInfo{ID: t.ID, Objective: cmp.Or(t.Objective, o.Plan.Objective), Weight: t.Weight})
 	}
-	s := &state{o: &o, rec: rec, dir: dir, results: make([]*runner.Result, len(o.Plan.Jobs)), mask: o.masker()}
+	suite := o.Plan.suite(o.PassAtK)
+	s := &state{o: &o, rec: rec, dir: dir, results: make([]*runner.Result, len(o.Plan.Jobs)), mask: o.masker(),
+		checker: scoring.NewChecker(o.Manifest.Scoring), tasks: map[string]*scoring.Task{}}
+	for i := range suite.Tasks {
+		s.tasks[suite.Tasks[i].ID] = &suite.Tasks[i]
+	}
 	if o.Resume != nil {
 		rec.StartedAt = o.Resume.StartedAt
 		rec.Sample = cmp.Or(rec.Sample, o.Resume.Sample)
 		s.keepFinished(o.Resume)
 	}
-	if err := s.flush(true); err != nil {
+	// The head of results.json says what is under way; the journal holds
+	// every job as it ends, the resumed run's finished ones first.
+	if err := WriteRecord(filepath.Join(dir, ResultsFile), rec); err != nil {
 		return nil, err
 	}
+	j, err := openJournal(dir, s.results)
+	if err != nil {
+		return nil, err
+	}
+	s.journal = j
 
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(o.Plan.Concurrency)
@@ -208,13 +219,15 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 		})
 	}
 	runErr := g.Wait()
-	s.stopPartial()
+	if err := j.close(); err != nil && runErr == nil {
+		runErr = err
+	}
 
 	rec.Interrupted = ctx.Err() != nil
 	rec.Results = s.final()
-	rec.score(o.Manifest.Scoring, o.Plan.suite(o.PassAtK))
+	rec.score(o.Manifest.Scoring, suite)
 	rec.FinishedAt = o.now().UTC()
-	if err := s.flush(true); err != nil {
+	if err := WriteRecord(filepath.Join(dir, ResultsFile), rec); err != nil {
 		return rec, err
 	}
 	switch {
@@ -239,18 +252,11 @@ type state struct {
 	// infra failures (attempts).
 	spent atomic.Int32
 
-	// flushing is held while results.json is written; lastFlush and
-	// flushCost (when the last write began, and how long it took) and
-	// stopped (no more partial writes: the jobs are over) are only touched
-	// under it.
-	flushing  sync.Mutex
-	lastFlush time.Time
-	flushCost time.Duration
-	stopped   bool
-	// pending: a partial write is scheduled (under mu), with after (nil:
-	// time.AfterFunc).
-	pending bool
-	after   func(time.Duration, func())
+	journal *journal
+	// checker makes the artifact checks as each job ends; tasks are the
+	// suite's tasks by id.
+	checker *scoring.Checker
+	tasks   map[string]*scoring.Task
 }
 
 // checkResume refuses to resume a run whose manifest or shape changed.
@@ -265,9 +271,11 @@ func (o *Options) checkResume() error {
 	case r.Backend != "" && o.Backend != "" && r.Backend != o.Backend:
 		return fmt.Errorf("resume %s: the run used the %s backend, not %s", r.RunID, r.Backend, o.Backend)
 	}
-	trials := 0
+	trials := r.Trials
 	for _, res := range r.Results {
-		trials = max(trials, res.Trial)
+		if r.Trials == 0 { // a record before schema 3
+			trials = max(trials, res.Trial)
+		}
 	}
 	if trials != o.Plan.Trials {
 		return &TrialsDifferError{RunID: r.RunID, Had: trials, Want: o.Plan.Trials}
@@ -318,13 +326,17 @@ func (s *state) play(ctx context.Context, i int, job runner.Job) error {
 		res.Judges = s.judge(ctx, job, s.stored(job, path.Base(res.ArtifactPath)))
 		maskJudges(s.mask, res.Judges)
 	}
+	// Everything that reads the whole output has read it: the run keeps
+	// the excerpts of a record.
+	res.Checks = s.checker.Check(res, s.tasks[job.TaskID])
+	res.Excerpt()
+	if jerr := s.journal.add(&res); jerr != nil && err == nil {
+		err = jerr
+	}
 	s.mu.Lock()
 	s.results[i] = &res
 	s.mu.Unlock()
 	s.o.emit(Event{Time: s.o.now(), Kind: EventDone, Job: name, Elapsed: time.Since(start), Result: &res})
-	if ferr := s.flush(false); ferr != nil && err == nil {
-		err = ferr
-	}
 	return err
 }
 

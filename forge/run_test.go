@@ -6,11 +6,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/forge-run/forge/runner"
 )
@@ -179,78 +177,5 @@ func TestRunStopsWhenBackendUnusable(t *testing.T) {
 	}
 	if rec == nil || rec.Results[0].ErrorKind != runner.ErrAuth || rec.Results[2].ErrorKind != runner.ErrCancelled {
 		t.Errorf("record = %+v", rec)
-	}
-}
-
-// TestPartialFlushPacing: a partial results.json waits FlushEvery, and
-// flushShare times what the last write cost, and is then written by a
-// scheduled write without another job finishing; one put off by a write
-// under way is scheduled too; none is written once the jobs are over; the
-// final write always is.
-func TestPartialFlushPacing(t *testing.T) {
-	dir := t.TempDir()
-	file := filepath.Join(dir, ResultsFile)
-	var waits []time.Duration
-	var scheduled []func()
-	s := &state{o: &Options{FlushEvery: time.Millisecond}, rec: &Record{RunID: "pacing"}, dir: dir,
-		results: []*runner.Result{{CandidateID: "a", Trial: 1}},
-		after: func(d time.Duration, f func()) {
-			waits = append(waits, d)
-			scheduled = append(scheduled, f)
-		}}
-	written := func() bool {
-		_, err := os.Stat(file)
-		return err == nil
-	}
-	runScheduled := func() {
-		t.Helper()
-		if len(scheduled) != 1 {
-			t.Fatalf("%d writes scheduled, want 1", len(scheduled))
-		}
-		f := scheduled[0]
-		scheduled = nil
-		f()
-	}
-
-	s.lastFlush, s.flushCost = time.Now(), 100*time.Millisecond
-	if err := s.flush(false); err != nil || written() {
-		t.Fatalf("written %v (%v) within %d times the last write's cost", written(), err, flushShare)
-	}
-	if err := s.flush(false); err != nil || len(scheduled) != 1 {
-		t.Fatalf("%d writes scheduled (%v), want one however many jobs are put off", len(scheduled), err)
-	}
-	if waits[0] <= time.Second || waits[0] > 2*time.Second {
-		t.Fatalf("scheduled in %s, want within 2s (20 × 100ms)", waits[0])
-	}
-	s.lastFlush = time.Time{} // as if the wait were over
-	runScheduled()
-	if !written() {
-		t.Fatal("the scheduled write wrote nothing")
-	}
-	b, err := os.ReadFile(file)
-	if err != nil || !strings.Contains(string(b), `"candidate_id": "a"`) {
-		t.Fatalf("partial results.json %s %v", b, err)
-	}
-
-	os.Remove(file)
-	s.flushing.Lock() // another write under way
-	if err := s.flush(false); err != nil || written() {
-		t.Fatalf("written %v (%v) while another write was under way", written(), err)
-	}
-	s.flushing.Unlock()
-	s.lastFlush = time.Time{}
-	runScheduled()
-	if !written() {
-		t.Fatal("the write put off by another was not made")
-	}
-
-	os.Remove(file)
-	s.lastFlush = time.Time{}
-	s.stopPartial()
-	if err := s.flush(false); err != nil || written() || len(scheduled) != 0 {
-		t.Fatalf("after the jobs: written %v (%v), %d scheduled", written(), err, len(scheduled))
-	}
-	if err := s.flush(true); err != nil || !written() {
-		t.Fatalf("final write: %v", err)
 	}
 }

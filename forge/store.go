@@ -1,23 +1,22 @@
 package forge
 
-// What a run writes in its directory: each job's files as it ends, and
-// results.json, partial while jobs run and whole at the end.
+// What a run writes in its directory: each job's files and its line in
+// the journal as it ends, and results.json: its head (the run, no
+// results) as the run starts, the whole record at the end.
 
 import (
+	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
-	"time"
+	"sync"
 
 	"github.com/forge-run/forge/runner"
 )
-
-// flushShare: a partial results.json is written at most once per 20 times
-// the last write took, so that writing a growing record (5,000 results
-// take ~0.1 s to encode) never takes more than about 5% of the run.
-const flushShare = 20
 
 // jobDir is <run>/<candidate>[/<task>][/trial-N]: the task in a suite,
 // the trial when there are several.
@@ -47,6 +46,8 @@ func (s *state) store(job runner.Job, res *runner.Result) error {
 	if err := writeJobFile(filepath.Join(abs, "stderr.log"), []byte(res.Stderr)); err != nil {
 		return err
 	}
+	res.OutputPath = filepath.ToSlash(filepath.Join(rel, "stdout.log"))
+	res.StderrPath = filepath.ToSlash(filepath.Join(rel, "stderr.log"))
 	for _, f := range job.Files {
 		if f.Dst == runner.TaskFile {
 			if err := writeJobFile(filepath.Join(abs, taskFile), f.Data); err != nil {
@@ -67,90 +68,9 @@ func (s *state) store(job runner.Job, res *runner.Result) error {
 	return nil
 }
 
-// flush writes results.json: always when force, otherwise at most once per
-// FlushEvery (and per flushShare times the last write's cost), and not
-// while another write is under way, so that a run of many short jobs does
-// not spend its time rewriting a growing file; a partial write put off is
-// scheduled (later), so that a finished job is on disk within that time
-// even when no other job finishes after it. Jobs go on meanwhile: the
-// record is encoded and written outside s.mu.
-func (s *state) flush(force bool) error {
-	every := s.o.FlushEvery
-	if every <= 0 {
-		every = time.Second
-	}
-	if force {
-		s.flushing.Lock()
-	} else if !s.flushing.TryLock() {
-		s.later(every) // the write under way may not have this job
-		return nil
-	}
-	defer s.flushing.Unlock()
-	if !force {
-		if s.stopped {
-			return nil
-		}
-		if wait := max(every, flushShare*s.flushCost) - time.Since(s.lastFlush); wait > 0 {
-			s.later(wait)
-			return nil
-		}
-	}
-	s.lastFlush = time.Now()
-	s.mu.Lock()
-	snap := *s.rec
-	if !force {
-		snap.Results = nil
-		for _, r := range s.results {
-			if r != nil {
-				snap.Results = append(snap.Results, *r)
-			}
-		}
-	}
-	s.mu.Unlock()
-	if snap.Results == nil {
-		snap.Results = []runner.Result{}
-	}
-	b, err := MarshalRecord(&snap)
-	if err == nil {
-		err = writeFileAtomic(filepath.Join(s.dir, ResultsFile), b)
-	}
-	s.flushCost = time.Since(s.lastFlush)
-	return err
-}
-
-// later makes a partial write, unless one is scheduled already, after d.
-// A write that fails then fails again at the next flush, which reports it.
-func (s *state) later(d time.Duration) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.pending {
-		return
-	}
-	s.pending = true
-	write := func() {
-		s.mu.Lock()
-		s.pending = false
-		s.mu.Unlock()
-		_ = s.flush(false)
-	}
-	if s.after != nil {
-		s.after(d, write)
-		return
-	}
-	time.AfterFunc(d, write)
-}
-
-// stopPartial ends the partial writes, once the jobs are over and before
-// the record is finished: a scheduled one then writes nothing.
-func (s *state) stopPartial() {
-	s.flushing.Lock()
-	s.stopped = true
-	s.flushing.Unlock()
-}
-
 // writeJobFile writes one of a job's files (its logs, its artifact) in the
-// job's own directory, plainly: nothing reads them before results.json
-// names the job, and a job that results.json does not name is run again by
+// job's own directory, plainly: nothing reads them before the journal
+// names the job, and a job that the journal does not name is run again by
 // --resume, which writes them anew.
 func writeJobFile(path string, data []byte) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
@@ -170,12 +90,21 @@ func writeJobFile(path string, data []byte) error {
 // writeFileAtomic writes data to path through a temporary file and a rename,
 // so readers never see half a file.
 func writeFileAtomic(path string, data []byte) error {
+	return writeAtomic(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// writeAtomic writes what write writes to path through a temporary file
+// and a rename, so readers never see half a file.
+func writeAtomic(path string, write func(io.Writer) error) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	tmp := f.Name()
-	_, werr := f.Write(data)
+	werr := write(f)
 	cerr := f.Close()
 	if err := errors.Join(werr, cerr); err != nil {
 		os.Remove(tmp)
@@ -190,4 +119,103 @@ func writeFileAtomic(path string, data []byte) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// JournalFile is the name of a run's journal: one line of JSON per
+// finished job, its result before scoring, appended as the job ends. A
+// job played again (--resume) has a later line, which wins. results.json
+// is written from what the journal holds once the run ends; until then
+// (and after a crash) ReadRecord reads the journal with it.
+const JournalFile = "journal.jsonl"
+
+// journal appends one job's result to the run's journal in a single
+// write, so that a run killed at any moment keeps every job that had
+// finished.
+type journal struct {
+	mu sync.Mutex
+	f  *os.File
+}
+
+// openJournal opens dir's journal for appending; fresh, it first holds
+// the results in keep (a resumed run's finished jobs, however the run
+// before kept them).
+func openJournal(dir string, keep []*runner.Result) (*journal, error) {
+	path := filepath.Join(dir, JournalFile)
+	var b []byte
+	for _, r := range keep {
+		if r == nil {
+			continue
+		}
+		line, err := json.Marshal(r)
+		if err != nil {
+			return nil, fmt.Errorf("journal: %w", err)
+		}
+		b = append(append(b, line...), '\n')
+	}
+	if err := writeFileAtomic(path, b); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	return &journal{f: f}, nil
+}
+
+// add appends r's line.
+func (j *journal) add(r *runner.Result) error {
+	line, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if _, err := j.f.Write(append(line, '\n')); err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	return nil
+}
+
+func (j *journal) close() error { return j.f.Close() }
+
+// readJournal reads a run's journal: each job's last line, in the order
+// of first appearance. A last line cut short (the run was killed while
+// writing it) is not a job that finished; any other line that is not a
+// result is an error naming it.
+func readJournal(path string) ([]runner.Result, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	type key struct {
+		id, task string
+		trial    int
+	}
+	at := map[key]int{}
+	var out []runner.Result
+	rd := bufio.NewReaderSize(f, 64<<10)
+	for n := 1; ; n++ {
+		line, err := rd.ReadBytes('\n')
+		if len(line) > 0 && line[len(line)-1] == '\n' {
+			var r runner.Result
+			if jerr := json.Unmarshal(line, &r); jerr != nil {
+				return nil, fmt.Errorf("%s:%d: not a result: %w", path, n, jerr)
+			}
+			k := key{r.CandidateID, r.TaskID, r.Trial}
+			if i, ok := at[k]; ok {
+				out[i] = r
+			} else {
+				at[k] = len(out)
+				out = append(out, r)
+			}
+			continue
+		}
+		switch {
+		case errors.Is(err, io.EOF):
+			return out, nil // a torn last line, or none
+		case err != nil:
+			return nil, fmt.Errorf("read %s: %w", path, err)
+		}
+	}
 }

@@ -3,6 +3,7 @@ package runner
 import (
 	"encoding/base64"
 	"encoding/json"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -296,4 +297,64 @@ func (r *Result) Failed(kind ErrorKind, msg string) {
 	r.Success = false
 	r.ErrorKind = kind
 	r.ErrorMessage = msg
+}
+
+// The excerpts a record keeps of a job's output (Result.Excerpt): the end
+// of stdout and stderr, where a log says how it ended, and the start of
+// the artifact. Small enough that a record of thousands of chatty trials
+// stays a few megabytes; the whole files are in the run's directory.
+const (
+	OutputExcerpt   = 1 << 10
+	StderrExcerpt   = 2 << 10
+	ArtifactExcerpt = 2 << 10
+)
+
+// Excerpt replaces the whole output a runner captured with the excerpts a
+// record keeps: Output and Stderr become their last OutputExcerpt and
+// StderrExcerpt bytes, the artifact its first ArtifactExcerpt bytes, each
+// cut at a character boundary and flagged when cut; their sizes are kept.
+// The artifact's bytes (Artifact) are dropped. Call it once the job's
+// files are stored and everything that reads the whole output has read it.
+func (r *Result) Excerpt() {
+	r.OutputBytes, r.StderrBytes = int64(len(r.Output)), int64(len(r.Stderr))
+	r.Output, r.OutputCut = tail(r.Output, OutputExcerpt)
+	r.Stderr, r.StderrCut = tail(r.Stderr, StderrExcerpt)
+	// The artifact's excerpt comes from its content as the record has it
+	// (masked), not from the bytes stored as written.
+	switch r.ArtifactEncoding {
+	case "":
+		r.ArtifactCut = len(r.ArtifactContent) > ArtifactExcerpt
+		r.ArtifactContent = head(r.ArtifactContent, ArtifactExcerpt)
+	case "base64":
+		n := base64.StdEncoding.EncodedLen(ArtifactExcerpt) // a whole number of 4-character groups
+		r.ArtifactCut = len(r.ArtifactContent) > n
+		r.ArtifactContent = strings.Clone(r.ArtifactContent[:min(n, len(r.ArtifactContent))])
+	}
+	r.Artifact = nil
+}
+
+// tail returns at most the last n bytes of s, starting at a character
+// boundary, and whether that is not all of s.
+func tail(s string, n int) (string, bool) {
+	if len(s) <= n {
+		return s, false
+	}
+	i := len(s) - n
+	for j := 0; j < utf8.UTFMax && i < len(s) && !utf8.RuneStart(s[i]); j++ {
+		i++
+	}
+	return strings.Clone(s[i:]), true // not the whole log's memory
+}
+
+// head returns at most the first n bytes of s, ending at a character
+// boundary.
+func head(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := n
+	for j := 0; j < utf8.UTFMax && i > 0 && !utf8.RuneStart(s[i]); j++ {
+		i--
+	}
+	return strings.Clone(s[:i])
 }

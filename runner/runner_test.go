@@ -341,3 +341,29 @@ func TestSetupFailed(t *testing.T) {
 		})
 	}
 }
+
+// TestExcerptKeepsEndsAtCharacterBoundaries: a record keeps the end of
+// each log and the start of the artifact, cut where a character starts,
+// flagged, with the whole sizes; short output is kept whole, unflagged.
+func TestExcerptKeepsEndsAtCharacterBoundaries(t *testing.T) {
+	r := Result{Output: "é" + strings.Repeat("ü", OutputExcerpt), Stderr: "short\n"}
+	art := []byte(strings.Repeat("€", ArtifactExcerpt))
+	r.SetArtifact(art, int64(len(art)))
+	r.Excerpt()
+	if !utf8.ValidString(r.Output) || len(r.Output) > OutputExcerpt || len(r.Output) < OutputExcerpt-1 || !r.OutputCut || r.OutputBytes != int64(2+2*OutputExcerpt) {
+		t.Errorf("output: %d bytes, valid %v, cut %v, size %d", len(r.Output), utf8.ValidString(r.Output), r.OutputCut, r.OutputBytes)
+	}
+	if r.Stderr != "short\n" || r.StderrCut || r.StderrBytes != 6 {
+		t.Errorf("stderr: %q, cut %v, size %d", r.Stderr, r.StderrCut, r.StderrBytes)
+	}
+	if !utf8.ValidString(r.ArtifactContent) || len(r.ArtifactContent) > ArtifactExcerpt || len(r.ArtifactContent) < ArtifactExcerpt-2 ||
+		!r.ArtifactCut || r.ArtifactBytes != int64(len(art)) || r.ArtifactTruncated || r.Artifact != nil {
+		t.Errorf("artifact: %d bytes, cut %v, size %d, truncated %v", len(r.ArtifactContent), r.ArtifactCut, r.ArtifactBytes, r.ArtifactTruncated)
+	}
+	bin := Result{}
+	bin.SetArtifact([]byte("\xff\xfe"), 2)
+	bin.Excerpt()
+	if bin.ArtifactEncoding != "base64" || bin.ArtifactContent != "//4=" || bin.ArtifactCut {
+		t.Errorf("binary artifact: %q %q cut %v", bin.ArtifactEncoding, bin.ArtifactContent, bin.ArtifactCut)
+	}
+}

@@ -105,7 +105,7 @@ func TestInvalidRecords(t *testing.T) {
 		edit  func(m map[string]any)
 		where string
 	}{
-		{"schema_version 3", func(m map[string]any) { m["schema_version"] = 3 }, "/schema_version"},
+		{"schema_version 4", func(m map[string]any) { m["schema_version"] = 4 }, "/schema_version"},
 		{"task weight 0", func(m map[string]any) { m["tasks"] = []any{map[string]any{"id": "q1", "objective": "o", "weight": 0}} }, "/tasks/0/weight"},
 		{"bad task id", func(m map[string]any) { result(m, 0)["task_id"] = "q 1" }, "/results/0/task_id"},
 		{"results missing", func(m map[string]any) { delete(m, "results") }, "results"},

@@ -154,13 +154,61 @@ func valueText(v any) string {
 	return string(b)
 }
 
+// Checker makes the artifact scorers' checks on a trial as it finishes,
+// while its whole artifact is at hand (runner.Result.Artifact): a record
+// then keeps only the artifact's start, and the checks' outcome
+// (runner.Result.Checks), which scoring reads instead of the artifact.
+type Checker struct {
+	scorers []prepared
+}
+
+// NewChecker prepares cfg's artifact scorers.
+func NewChecker(cfg Config) *Checker {
+	c := &Checker{}
+	for _, s := range prepare(cfg.effective()) {
+		if s.Type == TypeArtifact && len(s.checks) > 0 {
+			c.scorers = append(c.scorers, s)
+		}
+	}
+	return c
+}
+
+// Check returns how r fares on each artifact scorer's checks; nil when
+// there are none or r failed (a failed trial is not checked). task is
+// r's task, nil without tasks.
+func (c *Checker) Check(r runner.Result, task *Task) []runner.CheckResult {
+	if !r.Success || len(c.scorers) == 0 {
+		return nil
+	}
+	out := make([]runner.CheckResult, len(c.scorers))
+	for i, s := range c.scorers {
+		n, note := passedChecks(s.checks, r, task)
+		out[i] = runner.CheckResult{Name: s.name, Passed: n, Of: len(s.checks), Note: note}
+	}
+	return out
+}
+
 // checkFraction is the fraction of checks the trial passes, with the
-// first reason a check could not be made; without an artifact only the
-// checks of FORGE_RESULT (result:) can pass.
-func checkFraction(checks []compiledCheck, r runner.Result, task *Task) (float64, string) {
+// first reason a check could not be made: from the checks made as the
+// trial finished (Checker), or, in a record that has none (schema 1 and
+// 2, which hold the whole artifact), made now.
+func checkFraction(name string, checks []compiledCheck, r runner.Result, task *Task) (float64, string) {
 	if len(checks) == 0 {
 		return 0, ""
 	}
+	for _, c := range r.Checks {
+		if c.Name == name && c.Of > 0 {
+			return float64(c.Passed) / float64(c.Of), c.Note
+		}
+	}
+	n, note := passedChecks(checks, r, task)
+	return float64(n) / float64(len(checks)), note
+}
+
+// passedChecks counts the checks the trial passes, with the first reason
+// a check could not be made; without an artifact only the checks of
+// FORGE_RESULT (result:) can pass.
+func passedChecks(checks []compiledCheck, r runner.Result, task *Task) (int, string) {
 	b, size, present := artifactOf(r)
 	n, note := 0, ""
 	for _, c := range checks {
@@ -173,7 +221,7 @@ func checkFraction(checks []compiledCheck, r runner.Result, task *Task) (float64
 		}
 		note = cmp.Or(note, why)
 	}
-	return float64(n) / float64(len(checks)), note
+	return n, note
 }
 
 // lookupPointer resolves an RFC 6901 JSON pointer in a document decoded by

@@ -61,12 +61,12 @@ func TestChecks(t *testing.T) {
 
 func TestCheckFraction(t *testing.T) {
 	checks := compileChecks([]Check{{Contains: "a"}, {Contains: "b"}, {Contains: "z"}, {MaxBytes: i64(100)}})
-	if got, _ := checkFraction(checks, artifactResult("ab"), nil); got != 0.75 {
+	if got, _ := checkFraction("artifact", checks, artifactResult("ab"), nil); got != 0.75 {
 		t.Errorf("fraction = %v, want 0.75", got)
 	}
 	// No artifact at all (optional artifact not written): every check fails,
 	// even max_bytes.
-	if got, _ := checkFraction(checks, runner.Result{Success: true}, nil); got != 0 {
+	if got, _ := checkFraction("artifact", checks, runner.Result{Success: true}, nil); got != 0 {
 		t.Errorf("absent artifact fraction = %v, want 0", got)
 	}
 }
@@ -84,7 +84,7 @@ func TestArtifactOf(t *testing.T) {
 		r := runner.Result{ArtifactPath: "x"}
 		r.SetArtifact([]byte("abc"), 5000)
 		cc := compileChecks([]Check{{MinBytes: i64(4000)}, {Contains: "abc"}})
-		if got, _ := checkFraction(cc, r, nil); got != 1 {
+		if got, _ := checkFraction("artifact", cc, r, nil); got != 1 {
 			t.Errorf("fraction = %v, want 1", got)
 		}
 	})
@@ -125,7 +125,7 @@ func TestTaskChecks(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			r := artifactResult(c.artifact)
 			r.Submitted = submitted
-			got, note := checkFraction(compileChecks([]Check{c.check}), r, task)
+			got, note := checkFraction("artifact", compileChecks([]Check{c.check}), r, task)
 			if (got == 1) != c.want || !strings.Contains(note, c.note) || (c.note == "" && note != "") {
 				t.Errorf("fraction %v note %q, want pass %v note %q", got, note, c.want, c.note)
 			}
@@ -133,12 +133,40 @@ func TestTaskChecks(t *testing.T) {
 	}
 	// FORGE_RESULT is checked without an artifact; the artifact's checks fail.
 	noArtifact := runner.Result{Success: true, Submitted: submitted}
-	if got, _ := checkFraction(compileChecks([]Check{{Result: str("/answer"), EqualsTask: "expected"}, {EqualsTask: "expected"}}), noArtifact, task); got != 0.5 {
+	if got, _ := checkFraction("artifact", compileChecks([]Check{{Result: str("/answer"), EqualsTask: "expected"}, {EqualsTask: "expected"}}), noArtifact, task); got != 0.5 {
 		t.Errorf("no artifact: fraction %v, want 0.5", got)
 	}
 	// Without a task (a check the manifest refuses without tasks) the check
 	// fails and says why.
-	if got, note := checkFraction(compileChecks([]Check{{EqualsTask: "expected"}}), artifactResult("391"), nil); got != 0 || note == "" {
+	if got, note := checkFraction("artifact", compileChecks([]Check{{EqualsTask: "expected"}}), artifactResult("391"), nil); got != 0 || note == "" {
 		t.Errorf("no task: %v %q", got, note)
+	}
+}
+
+// TestChecksMadeAtFinishOutliveTheExcerpt: a record keeps only the start of
+// an artifact; checks made as the trial finished (Checker) still see all
+// of it, and scoring reads them instead of the excerpt.
+func TestChecksMadeAtFinishOutliveTheExcerpt(t *testing.T) {
+	cfg := Config{Scorers: []Scorer{{Type: TypeArtifact, Checks: []Check{{Contains: "needle"}, {Contains: "absent"}}}}}
+	art := []byte(strings.Repeat("hay ", runner.ArtifactExcerpt) + "needle")
+	r := runner.Result{CandidateID: "a", Success: true}
+	r.SetArtifact(art, int64(len(art)))
+	r.Checks = NewChecker(cfg).Check(r, nil)
+	if len(r.Checks) != 1 || r.Checks[0].Passed != 1 || r.Checks[0].Of != 2 {
+		t.Fatalf("checks = %+v, want 1 of 2 passed", r.Checks)
+	}
+	r.Excerpt()
+	if !r.ArtifactCut || strings.Contains(r.ArtifactContent, "needle") {
+		t.Fatalf("excerpt kept the needle or is not marked cut (cut=%v)", r.ArtifactCut)
+	}
+	if got := Score(cfg, []string{"a"}, []runner.Result{r}).Results[0].Score; got == nil || *got != 0.5 {
+		t.Errorf("score from the checks = %v, want 0.5", got)
+	}
+	r.Checks = nil // what scoring would make of the excerpt alone
+	if got := Score(cfg, []string{"a"}, []runner.Result{r}).Results[0].Score; got == nil || *got != 0 {
+		t.Errorf("score from the excerpt = %v, want 0", got)
+	}
+	if NewChecker(cfg).Check(runner.Result{Success: false}, nil) != nil {
+		t.Error("a failed trial was checked")
 	}
 }

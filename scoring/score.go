@@ -290,7 +290,7 @@ func (s prepared) value(r runner.Result, task *Task) trialValue {
 		}
 		return trialValue{v: f}
 	case TypeArtifact:
-		f, note := checkFraction(s.checks, r, task)
+		f, note := checkFraction(s.name, s.checks, r, task)
 		return trialValue{v: f, note: note}
 	case TypeJudge:
 		for _, j := range r.Judges {

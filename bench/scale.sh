@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# bench/scale.sh [chatty|trivial|all]: forge at the size of a real agent
+# benchmark, beside `xargs -P` running the same processes.
+#
+# chatty:  2 shell candidates × 2,000 tasks (4,000 jobs, concurrency 4),
+#          each printing 20 KB to stdout. Targets: peak RSS <= 100 MB,
+#          results.json < 10 MB, every log on disk.
+# trivial: 4 shell candidates × TASKS tasks (default 25,000: 100,000 jobs,
+#          concurrency 4) that write a one-line artifact, and the same at
+#          500 jobs. Targets: peak RSS <= 250 MB, results.json written
+#          within 2 s of the last job, forge's own CPU per job no higher
+#          than at 500 jobs; then the table, Markdown, HTML, JUnit and CSV
+#          reports of the 100,000 trials and `forge compare` of two such
+#          runs, each timed.
+#
+# Peak RSS is /usr/bin/time's maximum resident set size of forge's process
+# alone (the candidates are its children, not counted). forge's own CPU
+# comes from bench/cputime.py (its process alone, without the candidates).
+# xargs runs each job as `bash CANDIDATE OBJECTIVE OUTPUT > LOG 2> ERR`, the
+# floor of any launcher that keeps the logs.
+set -euo pipefail
+what=${1:-all}
+TASKS=${TASKS:-25000} C=${C:-4}
+root=$(cd "$(dirname "$0")/.." && pwd)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/forge-scale.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+go build -o "$tmp/forge" "$root"
+export PATH="$tmp:$PATH"
+
+now() { date +%s.%N; }
+secs() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.1f", b-a}'; }
+mb() { awk -v n="$1" 'BEGIN{printf "%.1f", n/1048576}'; }
+
+# suite DIR CANDIDATES TASKS SCRIPT: a manifest of CANDIDATES copies of
+# SCRIPT (a.sh, b.sh, ...) over TASKS tasks.
+suite() {
+  local dir=$1 n=$2 tasks=$3 script=$4
+  mkdir -p "$dir"
+  local ids=()
+  for i in $(seq 1 "$n"); do
+    local c; c=$(printf "\\x$(printf %x $((96 + i)))")
+    printf '%s\n' "$script" > "$dir/$c.sh"
+    ids+=("{id: $c, script: $c.sh}")
+  done
+  {
+    echo 'objective: "Answer with the task number"'
+    echo 'tasks_file: tasks.jsonl'
+    echo "defaults: {concurrency: $C}"
+    echo "candidates: [$(IFS=,; echo "${ids[*]}")]"
+    echo 'scoring: [{type: artifact, checks: [{equals_task: expected}]}]'
+  } > "$dir/forge.yaml"
+  seq 1 "$tasks" | awk '{printf "{\"id\": \"t%d\", \"expected\": \"%d\"}\n", $1, $1}' > "$dir/tasks.jsonl"
+}
+
+# xargs_run DIR CANDIDATES TASKS: the same processes under xargs -P C,
+# each job's stdout and stderr to files; prints the wall time.
+xargs_run() {
+  local dir=$1 n=$2 tasks=$3
+  mkdir -p "$dir/out"
+  for i in $(seq 1 "$n"); do
+    local c; c=$(printf "\\x$(printf %x $((96 + i)))")
+    seq 1 "$tasks" | sed "s|^|$c |"
+  done > "$tmp/jobs"
+  local t0; t0=$(now)
+  xargs -P "$C" -L 1 sh -c 'FORGE_TASK_ID=t$2 exec bash "$0/$1.sh" obj "$0/out/$1-$2" > "$0/out/$1-$2.log" 2> "$0/out/$1-$2.err"' "$dir" < "$tmp/jobs"
+  secs "$t0" "$(now)"
+}
+
+# forge_run DIR RUN [ARGS...]: plays DIR's manifest as run RUN under
+# /usr/bin/time and cputime.py; sets rss (MB), wall, self (forge's own CPU
+# seconds) and lag (seconds from the last job's end to results.json).
+forge_run() {
+  local dir=$1 run=$2; shift 2
+  local t0; t0=$(now)
+  /usr/bin/time -f %M -o "$tmp/rss" python3 "$root/bench/cputime.py" \
+    "$tmp/forge" run -f "$dir/forge.yaml" --quiet --out "$tmp/out" --run-id "$run" "$@" > "$tmp/$run.table" 2> "$tmp/cpu" || true
+  wall=$(secs "$t0" "$(now)")
+  rss=$(( $(tail -1 "$tmp/rss") / 1024 ))
+  self=$(tail -1 "$tmp/cpu" | sed 's/.*self=\([0-9.]*\).*/\1/')
+  lag=$(python3 - "$tmp/out/$run/results.json" <<'PY'
+import json, sys, os, datetime
+last = None
+with open(sys.argv[1]) as f:
+    rec = json.load(f)
+for r in rec["results"]:
+    t = datetime.datetime.fromisoformat(r["finished_at"].replace("Z", "+00:00"))
+    last = t if last is None or t > last else last
+written = datetime.datetime.fromtimestamp(os.path.getmtime(sys.argv[1]), datetime.timezone.utc)
+print("%.2f" % (written - last).total_seconds())
+PY
+)
+}
+
+chatty() {
+  local script='head -c 20480 /dev/zero | tr "\0" "x"; echo "${FORGE_TASK_ID#t}" > "$2"'
+  suite "$tmp/chatty" 2 2000 "$script"
+  forge_run "$tmp/chatty" chatty
+  local size; size=$(stat -c %s "$tmp/out/chatty/results.json")
+  local logs; logs=$(find "$tmp/out/chatty" -name stdout.log -size 20k | wc -l)
+  local xw; xw=$(xargs_run "$tmp/chatty" 2 2000)
+  echo "chatty: 2 candidates × 2,000 tasks, 20 KB of stdout each, concurrency $C"
+  printf '  forge: peak RSS %d MB, wall %s s, results.json %s MB, %d of 4000 stdout logs of 20 KB on disk\n' \
+    "$rss" "$wall" "$(mb "$size")" "$logs"
+  printf '  xargs -P %d: wall %s s\n' "$C" "$xw"
+}
+
+trivial() {
+  local script='echo "${FORGE_TASK_ID#t}" > "$2"'
+  suite "$tmp/small" 4 125 "$script"
+  forge_run "$tmp/small" small
+  local small_self=$self small_wall=$wall
+  suite "$tmp/big" 4 "$TASKS" "$script"
+  local jobs=$((4 * TASKS))
+  forge_run "$tmp/big" big --report "$tmp/big.html" --report "$tmp/big.md" --report "$tmp/big.xml" --report "$tmp/big.csv"
+  local big_rss=$rss big_wall=$wall big_self=$self big_lag=$lag
+  local xw; xw=$(xargs_run "$tmp/big" 4 "$TASKS")
+  echo "trivial: 4 candidates × $TASKS tasks ($jobs jobs), concurrency $C"
+  printf '  forge: peak RSS %d MB, wall %s s, results.json %s MB, written %s s after the last job\n' \
+    "$big_rss" "$big_wall" "$(mb "$(stat -c %s "$tmp/out/big/results.json")")" "$big_lag"
+  printf '  forge own CPU per job: %.2f ms at %d jobs, %.2f ms at 500 jobs (wall %s s)\n' \
+    "$(awk -v s="$big_self" -v n="$jobs" 'BEGIN{print 1000*s/n}')" "$jobs" \
+    "$(awk -v s="$small_self" 'BEGIN{print 1000*s/500}')" "$small_wall"
+  printf '  xargs -P %d: wall %s s\n' "$C" "$xw"
+  printf '  reports: HTML %s MB, Markdown %s MB, JUnit %s MB, CSV %s MB\n' \
+    "$(mb "$(stat -c %s "$tmp/big.html")")" "$(mb "$(stat -c %s "$tmp/big.md")")" \
+    "$(mb "$(stat -c %s "$tmp/big.xml")")" "$(mb "$(stat -c %s "$tmp/big.csv")")"
+  mkdir -p "$tmp/out/big2"
+  cp "$tmp/out/big/results.json" "$tmp/out/big2/results.json"
+  local t0; t0=$(now)
+  "$tmp/forge" compare --out "$tmp/out" big big2 > /dev/null || true
+  printf '  forge compare of two %d-trial runs: %s s\n' "$jobs" "$(secs "$t0" "$(now)")"
+  t0=$(now)
+  "$tmp/forge" history --out "$tmp/out" > /dev/null || true
+  printf '  forge history over them: %s s\n' "$(secs "$t0" "$(now)")"
+}
+
+case $what in
+chatty) chatty ;;
+trivial) trivial ;;
+all) chatty; trivial ;;
+*) echo "usage: bench/scale.sh [chatty|trivial|all]" >&2; exit 2 ;;
+esac

@@ -1,0 +1,171 @@
+package forge
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/forge-run/forge/runner"
+	"github.com/forge-run/forge/scoring"
+)
+
+// chatty prints 20 KB to stdout and 5 KB to stderr and writes an artifact
+// of 10 KB whose only "needle" is at its end.
+func chatty(ctx context.Context, job runner.Job) (runner.Result, error) {
+	res := runner.Result{Output: strings.Repeat("o", 20<<10-4) + "END\n", Stderr: strings.Repeat("e", 5<<10-4) + "ERR\n"}
+	art := []byte(strings.Repeat("hay ", 10<<8) + "needle")
+	res.SetArtifact(art, int64(len(art)))
+	res.Settle(job, runner.Outcome{ExitCode: new(int), ArtifactFound: true})
+	return res, nil
+}
+
+// TestRecordKeepsExcerptsAndPaths: the record holds the ends of a chatty
+// job's logs and the start of its artifact, flagged as cut, with their
+// sizes and the paths of the whole files, which are on disk; the artifact
+// check saw the whole artifact.
+func TestRecordKeepsExcerptsAndPaths(t *testing.T) {
+	m, p := testPlan(t, []string{"alpha", "beta"}, 2, 2)
+	m.Scoring = scoring.Config{Scorers: []scoring.Scorer{{Type: scoring.TypeArtifact, Checks: []scoring.Check{{Contains: "needle"}}}}}
+	out := t.TempDir()
+	if _, err := Run(context.Background(), Options{Manifest: m, Plan: p, Runner: fakeRunner{run: chatty}, Backend: "fake", OutRoot: out, RunID: "r"}); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := ReadRecord(filepath.Join(out, "r", ResultsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.SchemaVersion != 3 || rec.Trials != 2 {
+		t.Fatalf("schema %d, trials %d", rec.SchemaVersion, rec.Trials)
+	}
+	for _, r := range rec.Results {
+		if len(r.Output) > runner.OutputExcerpt || !r.OutputCut || !strings.HasSuffix(r.Output, "END\n") || r.OutputBytes != 20<<10 {
+			t.Errorf("%s#%d output: %d bytes kept, cut %v, size %d", r.CandidateID, r.Trial, len(r.Output), r.OutputCut, r.OutputBytes)
+		}
+		if len(r.Stderr) > runner.StderrExcerpt || !r.StderrCut || !strings.HasSuffix(r.Stderr, "ERR\n") || r.StderrBytes != 5<<10 {
+			t.Errorf("%s#%d stderr: %d bytes kept, cut %v, size %d", r.CandidateID, r.Trial, len(r.Stderr), r.StderrCut, r.StderrBytes)
+		}
+		if len(r.ArtifactContent) > runner.ArtifactExcerpt || !r.ArtifactCut || strings.Contains(r.ArtifactContent, "needle") {
+			t.Errorf("%s#%d artifact: %d bytes kept, cut %v", r.CandidateID, r.Trial, len(r.ArtifactContent), r.ArtifactCut)
+		}
+		if r.Score == nil || *r.Score != 1 {
+			t.Errorf("%s#%d score %v: the check did not see the whole artifact", r.CandidateID, r.Trial, r.Score)
+		}
+		for path, size := range map[string]int{r.OutputPath: 20 << 10, r.StderrPath: 5 << 10, r.ArtifactPath: 10<<10 + 6} {
+			if fi, err := os.Stat(filepath.Join(out, "r", filepath.FromSlash(path))); err != nil || fi.Size() != int64(size) {
+				t.Errorf("%s#%d: %q on disk: %v", r.CandidateID, r.Trial, path, err)
+			}
+		}
+	}
+}
+
+// TestKilledRunIsReadFromItsJournal: a run killed while its jobs ran left
+// the head of results.json and a journal whose last line was cut short;
+// ReadRecord reads every finished job from the journal (a job's last line
+// wins), and a resume plays exactly the others.
+func TestKilledRunIsReadFromItsJournal(t *testing.T) {
+	m, p := testPlan(t, []string{"a", "b", "c"}, 2, 2)
+	out := t.TempDir()
+	dir := filepath.Join(out, "k")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	head := &Record{SchemaVersion: SchemaVersion, RunID: "k", Backend: "fake", ManifestHash: m.Hash, Trials: 2, Results: []runner.Result{}}
+	if err := WriteRecord(filepath.Join(dir, ResultsFile), head); err != nil {
+		t.Fatal(err)
+	}
+	line := func(id string, trial int, kind runner.ErrorKind) []byte {
+		r := runner.Result{CandidateID: id, Trial: trial, Success: kind == runner.ErrNone}
+		if kind != runner.ErrNone {
+			r.Failed(kind, "x")
+		}
+		b, _ := json.Marshal(r)
+		return append(b, '\n')
+	}
+	var j bytes.Buffer
+	j.Write(line("a", 1, runner.ErrInfra))
+	j.Write(line("b", 2, runner.ErrCandidateFailed))
+	j.Write(line("a", 1, runner.ErrNone)) // played again: the last line wins
+	torn := line("c", 1, runner.ErrNone)
+	j.Write(torn[:len(torn)/2])
+	if err := os.WriteFile(filepath.Join(dir, JournalFile), j.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := ReadRecord(filepath.Join(dir, ResultsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Results) != 2 || !rec.Results[0].Success || rec.Results[1].ErrorKind != runner.ErrCandidateFailed {
+		t.Fatalf("read from the journal: %+v", rec.Results)
+	}
+
+	var played []string
+	var calls atomic.Int32
+	fr := fakeRunner{run: func(ctx context.Context, job runner.Job) (runner.Result, error) {
+		calls.Add(1)
+		return runner.Result{Success: true, ExitCode: new(int)}, nil
+	}}
+	p.Concurrency = 1 // played in plan order, for the list below
+	got, err := Run(context.Background(), Options{Manifest: m, Plan: p, Runner: fr, Backend: "fake", OutRoot: out, RunID: "k", Resume: rec,
+		Events: func(e Event) {
+			if e.Kind == EventStarted {
+				played = append(played, e.Job)
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"a#2", "b", "c", "c#2"}; !reflect.DeepEqual(played, want) {
+		t.Errorf("resume played %v, want %v", played, want)
+	}
+	if len(got.Results) != 6 || got.Results[3].ErrorKind != runner.ErrCandidateFailed {
+		t.Errorf("resumed record: %+v", got.Results)
+	}
+	jr, err := readJournal(filepath.Join(dir, JournalFile))
+	if err != nil || len(jr) != 6 {
+		t.Errorf("journal after the resume: %d jobs, %v", len(jr), err)
+	}
+}
+
+// TestJournalRejectsAGarbledLine: only a last line can be cut short; any
+// other line that is not a result is reported with its number.
+func TestJournalRejectsAGarbledLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), JournalFile)
+	if err := os.WriteFile(path, []byte("{\"candidate_id\":\"a\",\"trial\":1}\nnot json\n{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readJournal(path); err == nil || !strings.Contains(err.Error(), JournalFile+":2:") {
+		t.Errorf("err = %v, want one naming line 2", err)
+	}
+}
+
+// TestEncodeRecordRoundTrips: results.json, one result per line, decodes
+// back to the record; without results it is still a record.
+func TestEncodeRecordRoundTrips(t *testing.T) {
+	one := 0.5
+	rec := &Record{SchemaVersion: SchemaVersion, RunID: "x", Objective: `say "results": null` + "\n", Trials: 1,
+		Results: []runner.Result{{CandidateID: "a", Trial: 1, Success: true, Output: "hi\n", Score: &one}, {CandidateID: "b", Trial: 1}}}
+	b, err := MarshalRecord(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(b, []byte(`"candidate_id"`)); n != 2 || !bytes.Contains(b, []byte("\n    {\"candidate_id\":\"b\"")) {
+		t.Errorf("not one result per line:\n%s", b)
+	}
+	back, err := DecodeRecord(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back, rec) {
+		t.Errorf("round trip:\n%+v\n%+v", back, rec)
+	}
+	rec.Results = nil
+	if b, err = MarshalRecord(rec); err != nil || !json.Valid(b) || !bytes.Contains(b, []byte(`"results": []`)) {
+		t.Errorf("empty record %v:\n%s", err, b)
+	}
+}
