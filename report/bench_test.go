@@ -3,7 +3,10 @@ package report_test
 import (
 	"bytes"
 	"io"
+	"sync"
 	"testing"
+
+	"github.com/forge-run/forge/forge"
 
 	"github.com/forge-run/forge/report"
 	"github.com/forge-run/forge/report/internal/fixture"
@@ -36,6 +39,54 @@ func BenchmarkValidateResults(b *testing.B) {
 	for b.Loop() {
 		if err := schema.ValidateResults(buf.Bytes()); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// The suites of issue 19 (reports at real benchmark sizes), built once.
+var (
+	largeOnce  sync.Once
+	largeSuite *forge.Record // 4 candidates × 25,000 tasks × 1 trial, schema 3
+	largeLogs  *forge.Record // 2 candidates × 2,000 tasks, 20 KB of stdout each, schema 3
+	largeOld   *forge.Record // the same as largeLogs with the whole output and no paths (schema 2)
+)
+
+func largeRecords() {
+	largeOnce.Do(func() {
+		largeSuite = fixture.Large(fixture.LargeSpec{Candidates: 4, Tasks: 25000, Trials: 1, StdoutBytes: 300, Excerpts: true})
+		largeLogs = fixture.Large(fixture.LargeSpec{Candidates: 2, Tasks: 2000, Trials: 1, StdoutBytes: 20000, Excerpts: true})
+		largeOld = fixture.Large(fixture.LargeSpec{Candidates: 2, Tasks: 2000, Trials: 1, StdoutBytes: 20000})
+	})
+}
+
+// countingWriter counts what a report writes.
+type countingWriter struct{ n int64 }
+
+func (w *countingWriter) Write(p []byte) (int, error) { w.n += int64(len(p)); return len(p), nil }
+
+// BenchmarkWriteLarge renders suites of real benchmark size in each format:
+// 100,000 results (4 × 25,000 tasks), and 4,000 results whose stdout is 20
+// KB each, with excerpts (schema 3) and whole (schema 2). out-bytes is the
+// report's size.
+func BenchmarkWriteLarge(b *testing.B) {
+	largeRecords()
+	for _, rc := range []struct {
+		name string
+		rec  *forge.Record
+	}{{"100k", largeSuite}, {"4k-20KB", largeLogs}, {"4k-20KB-v2", largeOld}} {
+		for _, f := range report.AllFormats() {
+			b.Run(rc.name+"/"+string(f), func(b *testing.B) {
+				opts := report.Options{Now: fixture.Now}
+				b.ReportAllocs()
+				var w countingWriter
+				for b.Loop() {
+					w.n = 0
+					if err := report.Write(f, &w, rc.rec, opts); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(w.n), "out-bytes")
+			})
 		}
 	}
 }
