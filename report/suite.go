@@ -96,6 +96,11 @@ func writeMatrix(buf *bytes.Buffer, rec *forge.Record, opts Options) error {
 	if len(rec.TaskMatrix) == 0 {
 		return nil
 	}
+	if !opts.Matrix && len(rec.TaskMatrix) > maxMatrixTasks {
+		// Too long to print unasked: no need to lay it out to know.
+		buf.WriteString("\n" + matrixSummary(rec) + "\n")
+		return nil
+	}
 	header, rows, align := matrixRows(rec)
 	var m bytes.Buffer
 	if err := text.Table(&m, header, rows, align, opts.TTY); err != nil {

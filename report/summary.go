@@ -32,6 +32,11 @@ type candidate struct {
 	artifactMean float64
 	artifacts    int
 	errors       []kindCount
+	// multi is true when a trial beyond the first is among the results
+	// (numbered).
+	multi bool
+	// succeeded counts the successful results.
+	succeeded int
 }
 
 // column is one column of the standings, as the table and Markdown show
@@ -83,13 +88,23 @@ type kindCount struct {
 // candidates lists the record's candidates in standings order, then any
 // candidate that has results but no standing, in the order it first appears.
 func candidates(rec *forge.Record) []candidate {
-	byID := map[string][]runner.Result{}
+	// Each candidate's results, copied once into a slice of the right size.
+	count := map[string]int{}
 	var order []string
-	for _, r := range rec.Results {
-		if _, ok := byID[r.CandidateID]; !ok {
-			order = append(order, r.CandidateID)
+	for i := range rec.Results {
+		id := rec.Results[i].CandidateID
+		if _, ok := count[id]; !ok {
+			order = append(order, id)
 		}
-		byID[r.CandidateID] = append(byID[r.CandidateID], r)
+		count[id]++
+	}
+	byID := make(map[string][]runner.Result, len(order))
+	for _, id := range order {
+		byID[id] = make([]runner.Result, 0, count[id])
+	}
+	for i := range rec.Results {
+		id := rec.Results[i].CandidateID
+		byID[id] = append(byID[id], rec.Results[i])
 	}
 	winner := ""
 	if rec.Winner != nil {
@@ -115,8 +130,11 @@ func candidates(rec *forge.Record) []candidate {
 }
 
 func newCandidate(st scoring.Standing, ranked bool, rs []runner.Result, winner string) candidate {
-	rs = slices.Clone(rs)
-	slices.SortStableFunc(rs, func(a, b runner.Result) int { return cmp.Compare(a.Trial, b.Trial) })
+	// rs is the candidate's own copy (candidates).
+	byTrial := func(a, b runner.Result) int { return cmp.Compare(a.Trial, b.Trial) }
+	if !slices.IsSortedFunc(rs, byTrial) {
+		slices.SortStableFunc(rs, byTrial)
+	}
 	c := candidate{standing: st, ranked: ranked, winner: winner != "" && st.CandidateID == winner, results: rs}
 	if c.standing.Trials == 0 {
 		c.standing.Trials = len(rs)
@@ -134,7 +152,10 @@ func newCandidate(st scoring.Standing, ranked bool, rs []runner.Result, winner s
 		}
 		if !r.Success {
 			counts[r.ErrorKind]++
+		} else {
+			c.succeeded++
 		}
+		c.multi = c.multi || r.Trial > 1
 	}
 	if c.artifacts > 0 {
 		c.artifactMean = artifactSum / float64(c.artifacts)
@@ -204,21 +225,13 @@ func (c candidate) health() health {
 
 // numbered reports whether the candidate's trials are told apart by
 // number: it has a trial beyond the first.
-func (c candidate) numbered() bool {
-	return slices.ContainsFunc(c.results, func(r runner.Result) bool { return r.Trial > 1 })
-}
+func (c candidate) numbered() bool { return c.multi }
 
 func (c candidate) successes() int {
-	n := 0
-	for _, r := range c.results {
-		if r.Success {
-			n++
-		}
-	}
 	if len(c.results) == 0 {
 		return c.standing.Successes
 	}
-	return n
+	return c.succeeded
 }
 
 func (c candidate) trials() int {
