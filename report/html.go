@@ -298,8 +298,8 @@ func newHTMLCandidate(c candidate, anchor string, summarised bool, opts Options)
 		}
 	}
 	for _, r := range shown {
-		t := newHTMLTrial(c, r, opts)
-		t.Anchor = trialAnchor(anchor, r)
+		t := newHTMLTrial(c, *r, opts)
+		t.Anchor = trialAnchor(anchor, *r)
 		t.key, t.trial = [2]string{r.CandidateID, r.TaskID}, r.Trial
 		hc.Trials = append(hc.Trials, t)
 	}
@@ -309,8 +309,8 @@ func newHTMLCandidate(c candidate, anchor string, summarised bool, opts Options)
 // shownFailures picks the failed trials a summarised report shows: in
 // the given order, at most perKind of each error kind and most in all, so
 // every kind of failure is seen even when one kind is most of them.
-func shownFailures(rs []runner.Result, perKind, most int) []runner.Result {
-	var out []runner.Result
+func shownFailures(rs []*runner.Result, perKind, most int) []*runner.Result {
+	var out []*runner.Result
 	n := map[runner.ErrorKind]int{}
 	for _, r := range rs {
 		if r.Success || n[r.ErrorKind] >= perKind {
@@ -421,12 +421,12 @@ func newHTMLTrial(c candidate, r runner.Result, opts Options) htmlTrial {
 			t.ArtifactImage = imageDataURL(r)
 		}
 		t.Artifact = capText(r.ArtifactContent, opts.MaxOutputBytes)
-		t.ArtifactFile = newHTMLLog(artifactFile(r), opts)
+		t.ArtifactFile = newHTMLLog(artifactFile(&r), opts)
 		if t.ArtifactFile.Href == "" {
 			t.ArtifactFile.Path = "" // the note above names it
 		}
 	}
-	t.OutputFile, t.StderrFile = newHTMLLog(stdoutFile(r), opts), newHTMLLog(stderrFile(r), opts)
+	t.OutputFile, t.StderrFile = newHTMLLog(stdoutFile(&r), opts), newHTMLLog(stderrFile(&r), opts)
 	t.Output = capText(r.Output, opts.MaxOutputBytes)
 	if r.OutputTruncated && t.Output != "" {
 		t.Output += "\n… [output cut by forge]"

@@ -159,7 +159,7 @@ type runtimeBox struct {
 }
 
 // newRuntimeBox summarises the runtimes of rs on ax.
-func newRuntimeBox(id string, rs []runner.Result, ax axis, mid float64) *runtimeBox {
+func newRuntimeBox(id string, rs []*runner.Result, ax axis, mid float64) *runtimeBox {
 	xs := make([]float64, len(rs))
 	for i, r := range rs {
 		xs[i] = r.RuntimeSeconds

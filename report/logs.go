@@ -25,7 +25,7 @@ type logFile struct {
 }
 
 // stdoutFile, stderrFile and artifactFile describe r's files.
-func stdoutFile(r runner.Result) logFile {
+func stdoutFile(r *runner.Result) logFile {
 	f := logFile{Name: "stdout", Path: safe(r.OutputPath)}
 	if r.OutputCut {
 		f.Note = "last " + part(len(r.Output), r.OutputBytes)
@@ -34,7 +34,7 @@ func stdoutFile(r runner.Result) logFile {
 }
 
 // stderrFile describes r's stderr.
-func stderrFile(r runner.Result) logFile {
+func stderrFile(r *runner.Result) logFile {
 	f := logFile{Name: "stderr", Path: safe(r.StderrPath)}
 	if r.StderrCut {
 		f.Note = "last " + part(len(r.Stderr), r.StderrBytes)
@@ -45,7 +45,7 @@ func stderrFile(r runner.Result) logFile {
 // artifactFile describes r's artifact: its path (records of every version
 // give it, relative to the run's directory) and, when the record holds
 // only its start, how much.
-func artifactFile(r runner.Result) logFile {
+func artifactFile(r *runner.Result) logFile {
 	f := logFile{Name: "artifact", Path: safe(r.ArtifactPath)}
 	if r.ArtifactCut {
 		kept := len(r.ArtifactContent)

@@ -25,7 +25,7 @@ type candidate struct {
 	// Aggregate of the results, which has no rank.
 	ranked  bool
 	winner  bool
-	results []runner.Result // in trial order
+	results []*runner.Result // in trial order; the record's own
 	// scored is true when at least one trial has a score.
 	scored bool
 	// artifactMean is the mean artifact size over the trials that wrote one.
@@ -88,7 +88,7 @@ type kindCount struct {
 // candidates lists the record's candidates in standings order, then any
 // candidate that has results but no standing, in the order it first appears.
 func candidates(rec *forge.Record) []candidate {
-	// Each candidate's results, copied once into a slice of the right size.
+	// Each candidate's results, in a slice of the right size.
 	count := map[string]int{}
 	var order []string
 	for i := range rec.Results {
@@ -98,13 +98,13 @@ func candidates(rec *forge.Record) []candidate {
 		}
 		count[id]++
 	}
-	byID := make(map[string][]runner.Result, len(order))
+	byID := make(map[string][]*runner.Result, len(order))
 	for _, id := range order {
-		byID[id] = make([]runner.Result, 0, count[id])
+		byID[id] = make([]*runner.Result, 0, count[id])
 	}
 	for i := range rec.Results {
 		id := rec.Results[i].CandidateID
-		byID[id] = append(byID[id], rec.Results[i])
+		byID[id] = append(byID[id], &rec.Results[i])
 	}
 	winner := ""
 	if rec.Winner != nil {
@@ -124,14 +124,18 @@ func candidates(rec *forge.Record) []candidate {
 			continue
 		}
 		rs := byID[id]
-		out = append(out, newCandidate(scoring.Aggregate(id, rs), false, rs, winner))
+		vs := make([]runner.Result, len(rs))
+		for i, r := range rs {
+			vs[i] = *r
+		}
+		out = append(out, newCandidate(scoring.Aggregate(id, vs), false, rs, winner))
 	}
 	return out
 }
 
-func newCandidate(st scoring.Standing, ranked bool, rs []runner.Result, winner string) candidate {
-	// rs is the candidate's own copy (candidates).
-	byTrial := func(a, b runner.Result) int { return cmp.Compare(a.Trial, b.Trial) }
+func newCandidate(st scoring.Standing, ranked bool, rs []*runner.Result, winner string) candidate {
+	// rs is the candidate's own slice (candidates), of the record's results.
+	byTrial := func(a, b *runner.Result) int { return cmp.Compare(a.Trial, b.Trial) }
 	if !slices.IsSortedFunc(rs, byTrial) {
 		slices.SortStableFunc(rs, byTrial)
 	}
@@ -148,7 +152,7 @@ func newCandidate(st scoring.Standing, ranked bool, rs []runner.Result, winner s
 		}
 		if r.ArtifactBytes > 0 || r.ArtifactContent != "" {
 			c.artifacts++
-			artifactSum += float64(artifactSize(r))
+			artifactSum += float64(artifactSize(*r))
 		}
 		if !r.Success {
 			counts[r.ErrorKind]++
@@ -355,7 +359,7 @@ func (c candidate) artifactText() string {
 func (c candidate) firstFailure() *runner.Result {
 	for i := range c.results {
 		if !c.results[i].Success {
-			return &c.results[i]
+			return c.results[i]
 		}
 	}
 	return nil
@@ -381,7 +385,7 @@ func (c candidate) notes() string {
 		}
 	}
 	for i := range c.results {
-		r := &c.results[i]
+		r := c.results[i]
 		for _, j := range r.Judges {
 			if j.Error != "" {
 				return prefix(r) + "judge " + text.OneLine(j.Name) + ": " + text.OneLine(j.Error)
