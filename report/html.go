@@ -411,7 +411,7 @@ func newHTMLTrial(c candidate, r runner.Result, opts Options) htmlTrial {
 
 	if r.ArtifactContent != "" || r.ArtifactBytes > 0 {
 		size := bytesHuman(float64(artifactSize(r)))
-		name := cmp.Or(text.OneLine(r.ArtifactPath), "artifact")
+		name := cmp.Or(artifactFile(&r).Path, "artifact") // a path safeRunPath refuses is not named
 		t.ArtifactNote = name + " · " + size
 		if r.ArtifactTruncated {
 			t.ArtifactNote += " · cut by forge"

@@ -101,6 +101,11 @@ type Config struct {
 	// Summary, when set, becomes the suite's system-out (the standings as
 	// plain text).
 	Summary string
+	// Notes, when set, gives a line to put before a testcase's
+	// system-out and system-err: what part of the trial's stdout and
+	// stderr the record holds and where the whole files are ("" for
+	// nothing to say).
+	Notes func(r *runner.Result) (stdout, stderr string)
 }
 
 // New builds the JUnit document of a run: one testsuite, one testcase per
@@ -177,11 +182,15 @@ func New(rec *forge.Record, cfg Config) *Testsuites {
 				tc.Failure = problem(r)
 			}
 		}
-		if r.Output != "" {
-			tc.SystemOut = &Output{Contents: capText(r.Output, cfg.MaxOutputBytes)}
+		var outNote, errNote string
+		if cfg.Notes != nil {
+			outNote, errNote = cfg.Notes(&r)
 		}
-		if r.Stderr != "" {
-			tc.SystemErr = &Output{Contents: capText(r.Stderr, cfg.MaxOutputBytes)}
+		if r.Output != "" || outNote != "" {
+			tc.SystemOut = &Output{Contents: noted(outNote, capText(r.Output, cfg.MaxOutputBytes))}
+		}
+		if r.Stderr != "" || errNote != "" {
+			tc.SystemErr = &Output{Contents: noted(errNote, capText(r.Stderr, cfg.MaxOutputBytes))}
 		}
 		suite.Testcases = append(suite.Testcases, tc)
 	}
@@ -204,6 +213,14 @@ func New(rec *forge.Record, cfg Config) *Testsuites {
 		Time:     suite.Time,
 		Suites:   []Testsuite{suite},
 	}
+}
+
+// noted puts note, in brackets on a line of its own, before s.
+func noted(note, s string) string {
+	if note == "" {
+		return s
+	}
+	return "[forge: " + clean(note) + "]\n" + s
 }
 
 // Write encodes the JUnit document of rec to w.
