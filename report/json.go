@@ -83,7 +83,10 @@ func jsonParallel(w io.Writer, rec *forge.Record) error {
 					if c > 0 || i > 0 {
 						b.WriteString(",\n")
 					}
-					r, err := json.Marshal(&rs[i])
+					// What json.Marshal would call: Result's own
+					// MarshalJSON (its output is already compact and
+					// HTML-escaped, as encoding/json's own is).
+					r, err := rs[i].MarshalJSON()
 					if err == nil {
 						b.WriteString("    ")
 						err = json.Indent(&b, r, "    ", "  ")

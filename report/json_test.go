@@ -10,7 +10,8 @@ import (
 )
 
 // The JSON report of a record of many results (encoded in parallel chunks)
-// is byte for byte what forge.MarshalRecord writes.
+// is byte for byte what forge.MarshalRecord writes, whatever its strings
+// hold.
 func TestJSONOfManyResultsIsTheRecord(t *testing.T) {
 	for _, spec := range []fixture.LargeSpec{
 		{Candidates: 3, Tasks: 700, Trials: 2, StdoutBytes: 3000, Excerpts: true},
@@ -18,6 +19,9 @@ func TestJSONOfManyResultsIsTheRecord(t *testing.T) {
 	} {
 		rec := fixture.Large(spec)
 		rec.Objective = "<b>\"results\": [],</b>\n & more"
+		// What encoding/json escapes or replaces, in a result.
+		rec.Results[5].Output = "a\xff<b>&\u2028\u2029 \x1b[31mred\x00"
+		rec.Results[7].Submitted = map[string]any{"z": 1e21, "a": []any{0.1, "<&>", nil}, "m": map[string]any{"k": true}}
 		want, err := forge.MarshalRecord(rec)
 		if err != nil {
 			t.Fatal(err)
