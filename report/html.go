@@ -213,7 +213,7 @@ func newHTMLPage(rec *forge.Record, opts Options) htmlPage {
 		p.Candidates = append(p.Candidates, newHTMLCandidate(c, anchors[c.standing.CandidateID], p.Summarised, opts))
 	}
 	if p.Summarised {
-		p.Summary = fmt.Sprintf("%d trials: this page shows each candidate's failed trials, at most %d of each kind and %d in all, and %s; "+
+		p.Summary = fmt.Sprintf("%d trials: this page shows each candidate's failed trials, at most %d of each kind and %d in all%s; "+
 			"every trial is in results.json, and its stdout, stderr and artifact in the run's directory.",
 			len(rec.Results), htmlMaxFailuresPerKind, htmlMaxFailures, tasksShown(rec))
 	}
@@ -266,12 +266,16 @@ func anchorSafe(s string) string {
 	}, s)
 }
 
-// tasksShown says how much of the task matrix a summarised page shows.
+// tasksShown says how much of the task matrix a summarised page shows:
+// ", and the 100 hardest of the 25000 tasks"; "" without one.
 func tasksShown(rec *forge.Record) string {
-	if len(rec.TaskMatrix) > htmlMaxTasks {
-		return fmt.Sprintf("the %d hardest of the %d tasks", htmlMaxTasks, len(rec.TaskMatrix))
+	switch {
+	case len(rec.TaskMatrix) > htmlMaxTasks:
+		return fmt.Sprintf(", and the %d hardest of the %d tasks", htmlMaxTasks, len(rec.TaskMatrix))
+	case len(rec.TaskMatrix) > 0:
+		return ", and every task"
 	}
-	return "every task"
+	return ""
 }
 
 func newHTMLCandidate(c candidate, anchor string, summarised bool, opts Options) htmlCandidate {

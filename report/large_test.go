@@ -161,3 +161,24 @@ func TestWholeOutputHasNoExcerptNote(t *testing.T) {
 		}
 	}
 }
+
+// A run of many trials without tasks is summarised too, without talk of
+// tasks.
+func TestHTMLSummarisesManyTrialsWithoutTasks(t *testing.T) {
+	rec := fixture.Record("five-trials-tie-timeout")
+	base := rec.Results
+	rec.Results = nil
+	for i := range 120 {
+		for _, r := range base {
+			r.Trial += 5 * i
+			rec.Results = append(rec.Results, r)
+		}
+	}
+	page := renderString(t, report.FormatHTML, rec, report.Options{})
+	if !strings.Contains(page, "1800 trials: this page shows each candidate&#39;s failed trials, at most 10 of each kind and 50 in all; every trial") {
+		t.Error("the page does not say it is summarised, or talks of tasks")
+	}
+	if n := strings.Count(page, "<details id="); n == 0 || n > 3*50 {
+		t.Errorf("%d trial sections, want between 1 and 150", n)
+	}
+}
