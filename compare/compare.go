@@ -1,9 +1,10 @@
 package compare
 
 import (
+	"cmp"
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 	"time"
 
 	"github.com/forge-run/forge/forge"
@@ -239,9 +240,19 @@ func order(rec *forge.Record) []string {
 // is one, otherwise worked out from the results.
 func sides(rec *forge.Record) map[string]*Side {
 	out := map[string]*Side{}
-	byID := map[string][]runner.Result{}
-	for _, r := range rec.Results {
-		byID[r.CandidateID] = append(byID[r.CandidateID], r)
+	// Each candidate's results, pointing into the record (a suite's run
+	// has 100,000 of them: no copies).
+	count := map[string]int{}
+	for i := range rec.Results {
+		count[rec.Results[i].CandidateID]++
+	}
+	byID := make(map[string][]*runner.Result, len(count))
+	for i := range rec.Results {
+		id := rec.Results[i].CandidateID
+		if byID[id] == nil {
+			byID[id] = make([]*runner.Result, 0, count[id])
+		}
+		byID[id] = append(byID[id], &rec.Results[i])
 	}
 	for _, st := range rec.Standings {
 		if _, dup := out[st.CandidateID]; dup {
@@ -270,7 +281,7 @@ func sides(rec *forge.Record) map[string]*Side {
 	}
 	if len(rec.Tasks) > 0 {
 		for id, rs := range byID {
-			out[id].tasks = map[string][]float64{}
+			out[id].tasks = make(map[string][]float64, len(rec.Tasks))
 			for _, r := range rs {
 				if r.Score != nil {
 					out[id].tasks[r.TaskID] = append(out[id].tasks[r.TaskID], *r.Score)
@@ -318,7 +329,7 @@ func suiteChange(c *Change, base, head *Side, common []string) {
 		}
 		c.Tasks = append(c.Tasks, tc)
 	}
-	sort.SliceStable(c.Tasks, func(i, j int) bool { return c.Tasks[i].Delta < c.Tasks[j].Delta })
+	slices.SortStableFunc(c.Tasks, func(a, b TaskChange) int { return cmp.Compare(a.Delta, b.Delta) })
 	if len(xb) == 0 {
 		c.Test = TestNoScores
 		return
@@ -339,7 +350,7 @@ func suiteChange(c *Change, base, head *Side, common []string) {
 }
 
 // trialScores are the scores of the trials that have one.
-func trialScores(rs []runner.Result) []float64 {
+func trialScores(rs []*runner.Result) []float64 {
 	var xs []float64
 	for _, r := range rs {
 		if r.Score != nil {
@@ -351,8 +362,12 @@ func trialScores(rs []runner.Result) []float64 {
 
 // fromResults fills s's counts from rs; with all, also the score, success
 // rate and runtime, as scoring aggregates them.
-func fromResults(s *Side, rs []runner.Result, all bool) {
-	st := scoring.Aggregate("", rs)
+func fromResults(s *Side, rs []*runner.Result, all bool) {
+	vs := make([]runner.Result, len(rs))
+	for i, r := range rs {
+		vs[i] = *r
+	}
+	st := scoring.Aggregate("", vs)
 	s.scores = trialScores(rs)
 	s.Trials, s.ScoredTrials, s.Successes = st.Trials, st.ScoredTrials, st.Successes
 	s.ended = ended(rs)
@@ -363,7 +378,7 @@ func fromResults(s *Side, rs []runner.Result, all bool) {
 
 // ended counts the results that ran to an end: all but infra, auth and
 // cancelled ones, which say nothing about the candidate.
-func ended(rs []runner.Result) int {
+func ended(rs []*runner.Result) int {
 	n := 0
 	for _, r := range rs {
 		if r.ErrorKind.Scored() {

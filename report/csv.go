@@ -13,10 +13,12 @@ import (
 )
 
 // csvHeader names the CSV columns, one row per result; a suite's rows also
-// name their task and say whether the trial passed it.
+// name their task and say whether the trial passed it. The last three are
+// the trial's stored files, relative to the run's directory (stdout and
+// stderr since schema 3, empty before).
 func csvHeader(suite bool) []string {
 	h := []string{"candidate_id", "trial", "success", "exit_code", "error_kind", "runtime_seconds",
-		"score", "artifact_bytes", "sandbox_id", "error_message"}
+		"score", "artifact_bytes", "sandbox_id", "error_message", "stdout_path", "stderr_path", "artifact_path"}
 	if suite {
 		h = slices.Insert(h, 1, "task_id")
 		h = slices.Insert(h, 4, "passed")
@@ -27,7 +29,8 @@ func csvHeader(suite bool) []string {
 // CSV writes one row per result (candidate × trial, or candidate × task ×
 // trial in a suite: the long format) under a header row, in the record's
 // order. Empty cells mean null (no exit code, no score, no sandbox, no
-// error); invalid UTF-8 becomes U+FFFD.
+// error, no file, or a path safeRunPath refuses); invalid UTF-8 becomes
+// U+FFFD.
 func CSV(w io.Writer, rec *forge.Record, opts Options) error {
 	if _, err := prepare(rec, opts); err != nil {
 		return err
@@ -55,6 +58,9 @@ func CSV(w io.Writer, rec *forge.Record, opts Options) error {
 			strconv.FormatInt(r.ArtifactBytes, 10),
 			validText(r.SandboxID),
 			validText(r.ErrorMessage),
+			stdoutFile(&r).Path,
+			stderrFile(&r).Path,
+			artifactFile(&r).Path,
 		}
 		if suite(rec) {
 			row = slices.Insert(row, 1, validText(r.TaskID))

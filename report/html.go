@@ -76,7 +76,23 @@ type htmlPage struct {
 	Score      *scoreChart
 	Runtime    *runtimeChart
 	Candidates []htmlCandidate
+	// Summarised says the run has more than htmlMaxTrials trials: the page
+	// shows a selection of them (Summary says which), not one section each.
+	Summarised bool
+	Summary    string
 }
+
+// A run of more than htmlMaxTrials trials is summarised: the heat map
+// shows the htmlMaxTasks hardest tasks, and each candidate's section its
+// failed trials only, at most htmlMaxFailuresPerKind of each error kind
+// and htmlMaxFailures in all, in plan order. Every trial stays in
+// results.json, every log in the run's directory.
+const (
+	htmlMaxTrials          = 500
+	htmlMaxTasks           = 100
+	htmlMaxFailures        = 50
+	htmlMaxFailuresPerKind = 10
+)
 
 type htmlRow struct {
 	Rank, Candidate, Anchor, Status, Health string
@@ -90,6 +106,8 @@ type htmlRow struct {
 type htmlHeat struct {
 	Candidates []string
 	Rows       []htmlHeatRow
+	// More is how many tasks of the matrix the page leaves out.
+	More int
 }
 
 type htmlHeatRow struct {
@@ -110,6 +128,9 @@ type htmlCandidate struct {
 	Winner                     bool
 	Notes                      []string
 	Trials                     []htmlTrial
+	// Hidden says which of the candidate's trials the page leaves out; ""
+	// when it shows them all.
+	Hidden string
 }
 
 type htmlTrial struct {
@@ -121,9 +142,24 @@ type htmlTrial struct {
 	ArtifactNote                       string
 	ArtifactImage                      template.URL
 	Output, Stderr                     string
-	Submitted                          []htmlFact
-	Judges                             []htmlFact
-	Open                               bool
+	// OutputFile, StderrFile and ArtifactFile say how much of each file
+	// the record holds and where the whole file is.
+	OutputFile, StderrFile, ArtifactFile htmlLog
+	Submitted                            []htmlFact
+	Judges                               []htmlFact
+	Open                                 bool
+	// key is the trial's candidate and task: the heat map links to it.
+	key   [2]string
+	trial int
+}
+
+// htmlLog is one of a trial's stored files: what part of it the record
+// holds (Note), its path in the run's directory and, when the report
+// knows where that is (Options.RunDir), the link to it.
+type htmlLog struct{ Note, Path, Href string }
+
+func newHTMLLog(f logFile, opts Options) htmlLog {
+	return htmlLog{Note: f.Note, Path: f.Path, Href: logHref(opts.RunDir, f.Path)}
 }
 
 func healthClass(h health) string {
@@ -159,6 +195,7 @@ func newHTMLPage(rec *forge.Record, opts Options) htmlPage {
 	for i, c := range cs {
 		anchors[c.standing.CandidateID] = fmt.Sprintf("c%d-%s", i+1, anchorSafe(c.standing.CandidateID))
 	}
+	p.Summarised = len(rec.Results) > htmlMaxTrials
 	cols := columns(rec)
 	middle := cols[3 : len(cols)-1] // between status and notes
 	for _, col := range middle {
@@ -173,9 +210,14 @@ func newHTMLPage(rec *forge.Record, opts Options) htmlPage {
 			row.Middle = append(row.Middle, col.cell(c))
 		}
 		p.Rows = append(p.Rows, row)
-		p.Candidates = append(p.Candidates, newHTMLCandidate(c, anchors[c.standing.CandidateID], opts))
+		p.Candidates = append(p.Candidates, newHTMLCandidate(c, anchors[c.standing.CandidateID], p.Summarised, opts))
 	}
-	p.Heat = newHTMLHeat(rec, anchors)
+	if p.Summarised {
+		p.Summary = fmt.Sprintf("%d trials: this page shows each candidate's failed trials, at most %d of each kind and %d in all%s; "+
+			"every trial is in results.json, and its stdout, stderr and artifact in the run's directory.",
+			len(rec.Results), htmlMaxFailuresPerKind, htmlMaxFailures, tasksShown(rec))
+	}
+	p.Heat = newHTMLHeat(rec, p.Candidates, p.Summarised)
 	if cmp := rec.Comparison; cmp != nil {
 		p.Comparison = comparisonFacts(rec)
 	}
@@ -224,7 +266,19 @@ func anchorSafe(s string) string {
 	}, s)
 }
 
-func newHTMLCandidate(c candidate, anchor string, opts Options) htmlCandidate {
+// tasksShown says how much of the task matrix a summarised page shows:
+// ", and the 100 hardest of the 25000 tasks"; "" without one.
+func tasksShown(rec *forge.Record) string {
+	switch {
+	case len(rec.TaskMatrix) > htmlMaxTasks:
+		return fmt.Sprintf(", and the %d hardest of the %d tasks", htmlMaxTasks, len(rec.TaskMatrix))
+	case len(rec.TaskMatrix) > 0:
+		return ", and every task"
+	}
+	return ""
+}
+
+func newHTMLCandidate(c candidate, anchor string, summarised bool, opts Options) htmlCandidate {
 	hc := htmlCandidate{
 		ID: text.OneLine(c.standing.CandidateID), Anchor: anchor, Status: c.statusText(),
 		Health: healthClass(c.health()), Winner: c.winner,
@@ -232,12 +286,47 @@ func newHTMLCandidate(c candidate, anchor string, opts Options) htmlCandidate {
 	for _, n := range c.standing.Notes {
 		hc.Notes = append(hc.Notes, text.OneLine(n))
 	}
-	for _, r := range c.results {
-		t := newHTMLTrial(c, r, opts)
-		t.Anchor = trialAnchor(anchor, r)
+	shown := c.results
+	if summarised {
+		shown = shownFailures(c.results, htmlMaxFailuresPerKind, htmlMaxFailures)
+		failed := len(c.results) - c.succeeded
+		var parts []string
+		if failed > 0 {
+			parts = append(parts, fmt.Sprintf("%d of %d failed %s shown", len(shown), failed, text.Plural(failed, "trial", "trials")))
+		}
+		if c.succeeded > 0 {
+			parts = append(parts, fmt.Sprintf("%d successful %s not shown", c.succeeded, text.Plural(c.succeeded, "trial", "trials")))
+		}
+		if len(shown) < len(c.results) {
+			hc.Hidden = strings.Join(parts, "; ") + " (see results.json)"
+		}
+	}
+	for _, r := range shown {
+		t := newHTMLTrial(c, *r, opts)
+		t.Anchor = trialAnchor(anchor, *r)
+		t.key, t.trial = [2]string{r.CandidateID, r.TaskID}, r.Trial
 		hc.Trials = append(hc.Trials, t)
 	}
 	return hc
+}
+
+// shownFailures picks the failed trials a summarised report shows: in
+// the given order, at most perKind of each error kind and most in all, so
+// every kind of failure is seen even when one kind is most of them.
+func shownFailures(rs []*runner.Result, perKind, most int) []*runner.Result {
+	var out []*runner.Result
+	n := map[runner.ErrorKind]int{}
+	for _, r := range rs {
+		if r.Success || n[r.ErrorKind] >= perKind {
+			continue
+		}
+		n[r.ErrorKind]++
+		out = append(out, r)
+		if len(out) == most {
+			break
+		}
+	}
+	return out
 }
 
 // trialAnchor is the id of a trial's section in the page.
@@ -245,8 +334,10 @@ func trialAnchor(candidate string, r runner.Result) string {
 	return fmt.Sprintf("%s-%s-%d", candidate, anchorSafe(r.TaskID), r.Trial)
 }
 
-// newHTMLHeat is the heat map of a suite's record, or nil.
-func newHTMLHeat(rec *forge.Record, anchors map[string]string) *htmlHeat {
+// newHTMLHeat is the heat map of a suite's record, or nil: every task, or
+// the htmlMaxTasks hardest when the page is summarised. A cell links to
+// the candidate's first trial of the task the page shows.
+func newHTMLHeat(rec *forge.Record, cs []htmlCandidate, summarised bool) *htmlHeat {
 	if len(rec.TaskMatrix) == 0 {
 		return nil
 	}
@@ -254,14 +345,19 @@ func newHTMLHeat(rec *forge.Record, anchors map[string]string) *htmlHeat {
 	for _, c := range rec.TaskMatrix[0].Cells {
 		h.Candidates = append(h.Candidates, text.OneLine(c.CandidateID))
 	}
-	first := map[[2]string]runner.Result{} // a trial to link to: the first
-	for _, r := range rec.Results {
-		k := [2]string{r.CandidateID, r.TaskID}
-		if f, ok := first[k]; !ok || r.Trial < f.Trial {
-			first[k] = r
+	first := map[[2]string]htmlTrial{}
+	for _, c := range cs {
+		for _, t := range c.Trials {
+			if f, ok := first[t.key]; !ok || t.trial < f.trial {
+				first[t.key] = t
+			}
 		}
 	}
-	for _, row := range rec.TaskMatrix {
+	rows := rec.TaskMatrix
+	if summarised && len(rows) > htmlMaxTasks {
+		rows, h.More = rows[:htmlMaxTasks], len(rows)-htmlMaxTasks
+	}
+	for _, row := range rows {
 		hr := htmlHeatRow{Task: text.OneLine(row.TaskID), Mean: text.Score(row.Mean)}
 		for _, c := range row.Cells {
 			cell := htmlHeatCell{Text: cellText(c), Class: "heatnone"}
@@ -271,8 +367,8 @@ func newHTMLHeat(rec *forge.Record, anchors map[string]string) *htmlHeat {
 				score = "score " + text.Score(*c.Score)
 			}
 			cell.Title = fmt.Sprintf("%s on %s: %s, %d of %d trials passed", text.OneLine(c.CandidateID), hr.Task, score, c.Passes, c.Trials)
-			if r, ok := first[[2]string{c.CandidateID, row.TaskID}]; ok {
-				cell.Href = "#" + trialAnchor(anchors[c.CandidateID], r)
+			if t, ok := first[[2]string{c.CandidateID, row.TaskID}]; ok {
+				cell.Href = "#" + t.Anchor
 			}
 			hr.Cells = append(hr.Cells, cell)
 		}
@@ -319,7 +415,7 @@ func newHTMLTrial(c candidate, r runner.Result, opts Options) htmlTrial {
 
 	if r.ArtifactContent != "" || r.ArtifactBytes > 0 {
 		size := bytesHuman(float64(artifactSize(r)))
-		name := cmp.Or(text.OneLine(r.ArtifactPath), "artifact")
+		name := cmp.Or(artifactFile(&r).Path, "artifact") // a path safeRunPath refuses is not named
 		t.ArtifactNote = name + " · " + size
 		if r.ArtifactTruncated {
 			t.ArtifactNote += " · cut by forge"
@@ -329,7 +425,12 @@ func newHTMLTrial(c candidate, r runner.Result, opts Options) htmlTrial {
 			t.ArtifactImage = imageDataURL(r)
 		}
 		t.Artifact = capText(r.ArtifactContent, opts.MaxOutputBytes)
+		t.ArtifactFile = newHTMLLog(artifactFile(&r), opts)
+		if t.ArtifactFile.Href == "" {
+			t.ArtifactFile.Path = "" // the note above names it
+		}
 	}
+	t.OutputFile, t.StderrFile = newHTMLLog(stdoutFile(&r), opts), newHTMLLog(stderrFile(&r), opts)
 	t.Output = capText(r.Output, opts.MaxOutputBytes)
 	if r.OutputTruncated && t.Output != "" {
 		t.Output += "\n… [output cut by forge]"

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/forge-run/forge/internal/text"
@@ -131,14 +132,49 @@ type runtimeChart struct {
 	AxisY, PlotBottom float64
 	Ticks             []tick
 	Rows              []runtimeRow
+	// Boxes is true when a row is a box plot, not a dot per trial.
+	Boxes bool
 }
 
 type runtimeRow struct {
 	Y, MidY, TextY float64
 	Label, Value   string
 	Dots           []runtimeDot
-	HasMean        bool
-	MeanX          float64
+	// Box stands for the dots of a candidate with more than maxDots trials.
+	Box     *runtimeBox
+	HasMean bool
+	MeanX   float64
+}
+
+// maxDots is the most trials of a candidate the runtime chart draws a dot
+// for; beyond it the chart draws a box plot of them.
+const maxDots = 200
+
+// runtimeBox is a box plot of a candidate's runtimes: the quartiles and
+// the extremes, as x positions.
+type runtimeBox struct {
+	Mid                      float64
+	Min, Q1, Median, Q3, Max float64
+	Title                    string
+}
+
+// newRuntimeBox summarises the runtimes of rs on ax.
+func newRuntimeBox(id string, rs []*runner.Result, ax axis, mid float64) *runtimeBox {
+	xs := make([]float64, len(rs))
+	for i, r := range rs {
+		xs[i] = r.RuntimeSeconds
+	}
+	slices.Sort(xs)
+	q := func(p float64) float64 { // linear interpolation between order statistics
+		h := p * float64(len(xs)-1)
+		lo := int(math.Floor(h))
+		hi := min(lo+1, len(xs)-1)
+		return xs[lo] + (h-float64(lo))*(xs[hi]-xs[lo])
+	}
+	b := &runtimeBox{Mid: mid, Min: ax.x(xs[0]), Q1: ax.x(q(0.25)), Median: ax.x(q(0.5)), Q3: ax.x(q(0.75)), Max: ax.x(xs[len(xs)-1])}
+	b.Title = fmt.Sprintf("%s, %d trials: min %s, quartiles %s, %s, %s, max %s", text.OneLine(id), len(xs),
+		text.Seconds(xs[0]), text.Seconds(q(0.25)), text.Seconds(q(0.5)), text.Seconds(q(0.75)), text.Seconds(xs[len(xs)-1]))
+	return b
 }
 
 type runtimeDot struct {
@@ -165,7 +201,13 @@ func newRuntimeChart(cs []candidate) *runtimeChart {
 		y := chartTop + float64(i)*chartRowH
 		row := runtimeRow{Y: y, MidY: y + chartRowH/2, TextY: y + chartRowH/2 + 4,
 			Label: text.Shorten(text.OneLine(c.standing.CandidateID), 18), Value: c.runtimeText()}
+		if len(c.results) > maxDots {
+			row.Box, ch.Boxes = newRuntimeBox(c.standing.CandidateID, c.results, ax, row.MidY), true
+		}
 		for j, r := range c.results {
+			if row.Box != nil {
+				break
+			}
 			kind := "ok"
 			switch {
 			case r.Success:

@@ -7,12 +7,14 @@ import (
 
 	"github.com/forge-run/forge/forge"
 	"github.com/forge-run/forge/report/junit"
+	"github.com/forge-run/forge/runner"
 )
 
 // JUnit writes the run as JUnit XML (see package junit): one testsuite, one
 // testcase per candidate × trial, failures typed by error kind, output in
-// system-out and system-err capped at opts.MaxOutputBytes, and the plain
-// standings table as the suite's system-out.
+// system-out and system-err capped at opts.MaxOutputBytes, each after a
+// line saying when it is an excerpt and where the whole log is (records
+// of schema 3), and the plain standings table as the suite's system-out.
 func JUnit(w io.Writer, rec *forge.Record, opts Options) error {
 	opts, err := prepare(rec, opts)
 	if err != nil {
@@ -26,5 +28,8 @@ func JUnit(w io.Writer, rec *forge.Record, opts Options) error {
 		Now:            opts.Now,
 		MaxOutputBytes: opts.MaxOutputBytes,
 		Summary:        summary.String(),
+		Notes: func(r *runner.Result) (string, string) {
+			return stdoutFile(r).Sentence(), stderrFile(r).Sentence()
+		},
 	})
 }

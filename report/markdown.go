@@ -17,7 +17,8 @@ import (
 // Text from candidates is escaped so it cannot break the table or inject
 // markup.
 func Markdown(w io.Writer, rec *forge.Record, opts Options) error {
-	if _, err := prepare(rec, opts); err != nil {
+	opts, err := prepare(rec, opts)
+	if err != nil {
 		return err
 	}
 	cs := candidates(rec)
@@ -80,7 +81,7 @@ func Markdown(w io.Writer, rec *forge.Record, opts Options) error {
 			len(ids), strings.Join(ids, ", "))
 	}
 	writeMarkdownMatrix(&b, rec)
-	writeFailures(&b, cs)
+	writeFailures(&b, cs, opts)
 
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return fmt.Errorf("write Markdown report: %w", err)
@@ -88,9 +89,21 @@ func Markdown(w io.Writer, rec *forge.Record, opts Options) error {
 	return nil
 }
 
-// writeFailures lists every failed trial with its full (one-line) error, in
-// a collapsed block so a long list does not swamp the comment.
-func writeFailures(b *strings.Builder, cs []candidate) {
+// Beyond mdMaxFailures failed trials, the Markdown lists per candidate at
+// most mdMaxFailuresPerKind of each error kind and mdMaxFailuresEach in all;
+// beyond mdMaxTasks tasks, its matrix has the hardest mdMaxTasks.
+const (
+	mdMaxFailures        = 50
+	mdMaxFailuresPerKind = 5
+	mdMaxFailuresEach    = 15
+	mdMaxTasks           = 100
+)
+
+// writeFailures lists the failed trials with their full (one-line) error
+// and where their logs are, in a collapsed block so a long list does not
+// swamp the comment: every one, or a few of each kind per candidate when
+// there are more than mdMaxFailures.
+func writeFailures(b *strings.Builder, cs []candidate, opts Options) {
 	n := 0
 	for _, c := range cs {
 		for _, r := range c.results {
@@ -107,20 +120,48 @@ func writeFailures(b *strings.Builder, cs []candidate) {
 		word = "failure"
 	}
 	fmt.Fprintf(b, "\n<details><summary>%d %s</summary>\n\n", n, word)
+	listed := 0
 	for _, c := range cs {
-		for _, r := range c.results {
+		rs := c.results
+		if n > mdMaxFailures {
+			rs = shownFailures(rs, mdMaxFailuresPerKind, mdMaxFailuresEach)
+		}
+		for _, r := range rs {
 			if r.Success {
 				continue
 			}
+			listed++
 			name := runner.TrialName(c.standing.CandidateID, r.TaskID, r.Trial, c.numbered())
 			fmt.Fprintf(b, "- **%s** — %s", text.Markdown(name), text.Markdown(kindLabel(r.ErrorKind)))
 			if msg := text.OneLine(r.ErrorMessage); msg != "" {
 				fmt.Fprintf(b, ": %s", text.Markdown(text.Shorten(msg, 300)))
 			}
+			var files []string
+			for _, f := range []logFile{stderrFile(r), stdoutFile(r)} {
+				if f.Path != "" {
+					files = append(files, mdFile(f.Path, opts))
+				}
+			}
+			if len(files) > 0 {
+				b.WriteString(" (" + strings.Join(files, ", ") + ")")
+			}
 			b.WriteString("\n")
 		}
 	}
+	if listed < n {
+		fmt.Fprintf(b, "\n… and %d more failed trials, up to %d of each kind per candidate listed (every trial is in results.json)\n",
+			n-listed, mdMaxFailuresPerKind)
+	}
 	b.WriteString("\n</details>\n")
+}
+
+// mdFile names a file in the run's directory: a link with Options.RunDir,
+// else its path as code.
+func mdFile(path string, opts Options) string {
+	if href := logHref(opts.RunDir, path); href != "" {
+		return "[" + text.Markdown(path) + "](" + href + ")"
+	}
+	return mdCode(path)
 }
 
 // mdCode writes s as an inline code span, choosing a fence longer than any
@@ -145,8 +186,11 @@ func writeMarkdownMatrix(b *strings.Builder, rec *forge.Record) {
 		return
 	}
 	fmt.Fprintf(b, "\n<details><summary>%d tasks, hardest first (✓ passed, ✗ scored 0, else the task score)</summary>\n\n", len(rec.TaskMatrix))
-	header, rows, align := matrixRows(rec)
+	header, rows, align := matrixRows(rec, mdMaxTasks)
 	mdTable(b, header, rows, align)
+	if more := len(rec.TaskMatrix) - len(rows); more > 0 {
+		fmt.Fprintf(b, "\n… and %d more tasks (see results.json)\n", more)
+	}
 	if len(rec.HeadToHead) > 1 {
 		b.WriteString("\nTask by task, wins-losses-ties of the row against the column:\n\n")
 		header, rows, align := headToHeadRows(rec)

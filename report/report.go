@@ -105,6 +105,14 @@ type Options struct {
 	// columns; 0 means unknown) and a summary of it otherwise.
 	Matrix bool
 	Width  int
+	// RunDir is where the run's directory is, seen from where the report
+	// is written: "." when the report is written into it, a relative path
+	// ("../artifacts/20261121-153000-ab12") or an absolute one otherwise.
+	// The HTML and Markdown reports then link each trial's stored files
+	// (its stdout, stderr and artifact, named by the record relative to
+	// the run's directory). "" means unknown: the reports name the files'
+	// paths without linking them.
+	RunDir string
 }
 
 // Validate reports options no report can honour.

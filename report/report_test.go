@@ -337,7 +337,8 @@ func TestCSVRoundTrip(t *testing.T) {
 		if len(rows) != len(rec.Results)+1 {
 			t.Fatalf("%s: %d rows; want a header and %d results", name, len(rows), len(rec.Results))
 		}
-		want := []string{"candidate_id", "trial", "success", "exit_code", "error_kind", "runtime_seconds", "score", "artifact_bytes", "sandbox_id", "error_message"}
+		want := []string{"candidate_id", "trial", "success", "exit_code", "error_kind", "runtime_seconds", "score", "artifact_bytes", "sandbox_id", "error_message",
+			"stdout_path", "stderr_path", "artifact_path"}
 		if len(rec.Tasks) > 0 {
 			want = slices.Insert(want, 1, "task_id")
 			want = slices.Insert(want, 4, "passed")
@@ -355,6 +356,9 @@ func TestCSVRoundTrip(t *testing.T) {
 			if cell("candidate_id") != r.CandidateID || cell("success") != strconv.FormatBool(r.Success) ||
 				cell("error_kind") != string(r.ErrorKind) || (len(rec.Tasks) > 0 && cell("task_id") != r.TaskID) {
 				t.Errorf("%s row %d = %v; result %+v", name, i+1, row, r)
+			}
+			if cell("artifact_path") != r.ArtifactPath || cell("stdout_path") != r.OutputPath || cell("stderr_path") != r.StderrPath {
+				t.Errorf("%s row %d: the stored files' paths are not the record's: %v", name, i+1, row)
 			}
 			if (r.ExitCode == nil) != (cell("exit_code") == "") || (r.Score == nil) != (cell("score") == "") {
 				t.Errorf("%s row %d: null exit code or score not written as an empty cell: %v", name, i+1, row)

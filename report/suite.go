@@ -62,9 +62,9 @@ func cellText(c scoring.TaskCell) string {
 }
 
 // matrixRows is the per-task matrix as table rows: a task per row, hardest
-// first, a column per candidate in the standings' order, then the task's
-// mean score.
-func matrixRows(rec *forge.Record) (header []string, rows [][]string, align []text.Align) {
+// first (only the first most when most > 0), a column per candidate in the
+// standings' order, then the task's mean score.
+func matrixRows(rec *forge.Record, most int) (header []string, rows [][]string, align []text.Align) {
 	header = []string{"TASK"}
 	align = []text.Align{text.Left}
 	if len(rec.TaskMatrix) > 0 {
@@ -75,7 +75,11 @@ func matrixRows(rec *forge.Record) (header []string, rows [][]string, align []te
 	}
 	header = append(header, "MEAN")
 	align = append(align, text.Right)
-	for _, row := range rec.TaskMatrix {
+	matrix := rec.TaskMatrix
+	if most > 0 && len(matrix) > most {
+		matrix = matrix[:most]
+	}
+	for _, row := range matrix {
 		r := []string{text.Shorten(row.TaskID, 32)}
 		for _, c := range row.Cells {
 			r = append(r, cellText(c))
@@ -96,7 +100,12 @@ func writeMatrix(buf *bytes.Buffer, rec *forge.Record, opts Options) error {
 	if len(rec.TaskMatrix) == 0 {
 		return nil
 	}
-	header, rows, align := matrixRows(rec)
+	if !opts.Matrix && len(rec.TaskMatrix) > maxMatrixTasks {
+		// Too long to print unasked: no need to lay it out to know.
+		buf.WriteString("\n" + matrixSummary(rec) + "\n")
+		return nil
+	}
+	header, rows, align := matrixRows(rec, 0)
 	var m bytes.Buffer
 	if err := text.Table(&m, header, rows, align, opts.TTY); err != nil {
 		return fmt.Errorf("render task matrix: %w", err)

@@ -25,13 +25,18 @@ type candidate struct {
 	// Aggregate of the results, which has no rank.
 	ranked  bool
 	winner  bool
-	results []runner.Result // in trial order
+	results []*runner.Result // in trial order; the record's own
 	// scored is true when at least one trial has a score.
 	scored bool
 	// artifactMean is the mean artifact size over the trials that wrote one.
 	artifactMean float64
 	artifacts    int
 	errors       []kindCount
+	// multi is true when a trial beyond the first is among the results
+	// (numbered).
+	multi bool
+	// succeeded counts the successful results.
+	succeeded int
 }
 
 // column is one column of the standings, as the table and Markdown show
@@ -83,13 +88,23 @@ type kindCount struct {
 // candidates lists the record's candidates in standings order, then any
 // candidate that has results but no standing, in the order it first appears.
 func candidates(rec *forge.Record) []candidate {
-	byID := map[string][]runner.Result{}
+	// Each candidate's results, in a slice of the right size.
+	count := map[string]int{}
 	var order []string
-	for _, r := range rec.Results {
-		if _, ok := byID[r.CandidateID]; !ok {
-			order = append(order, r.CandidateID)
+	for i := range rec.Results {
+		id := rec.Results[i].CandidateID
+		if _, ok := count[id]; !ok {
+			order = append(order, id)
 		}
-		byID[r.CandidateID] = append(byID[r.CandidateID], r)
+		count[id]++
+	}
+	byID := make(map[string][]*runner.Result, len(order))
+	for _, id := range order {
+		byID[id] = make([]*runner.Result, 0, count[id])
+	}
+	for i := range rec.Results {
+		id := rec.Results[i].CandidateID
+		byID[id] = append(byID[id], &rec.Results[i])
 	}
 	winner := ""
 	if rec.Winner != nil {
@@ -109,14 +124,21 @@ func candidates(rec *forge.Record) []candidate {
 			continue
 		}
 		rs := byID[id]
-		out = append(out, newCandidate(scoring.Aggregate(id, rs), false, rs, winner))
+		vs := make([]runner.Result, len(rs))
+		for i, r := range rs {
+			vs[i] = *r
+		}
+		out = append(out, newCandidate(scoring.Aggregate(id, vs), false, rs, winner))
 	}
 	return out
 }
 
-func newCandidate(st scoring.Standing, ranked bool, rs []runner.Result, winner string) candidate {
-	rs = slices.Clone(rs)
-	slices.SortStableFunc(rs, func(a, b runner.Result) int { return cmp.Compare(a.Trial, b.Trial) })
+func newCandidate(st scoring.Standing, ranked bool, rs []*runner.Result, winner string) candidate {
+	// rs is the candidate's own slice (candidates), of the record's results.
+	byTrial := func(a, b *runner.Result) int { return cmp.Compare(a.Trial, b.Trial) }
+	if !slices.IsSortedFunc(rs, byTrial) {
+		slices.SortStableFunc(rs, byTrial)
+	}
 	c := candidate{standing: st, ranked: ranked, winner: winner != "" && st.CandidateID == winner, results: rs}
 	if c.standing.Trials == 0 {
 		c.standing.Trials = len(rs)
@@ -130,11 +152,14 @@ func newCandidate(st scoring.Standing, ranked bool, rs []runner.Result, winner s
 		}
 		if r.ArtifactBytes > 0 || r.ArtifactContent != "" {
 			c.artifacts++
-			artifactSum += float64(artifactSize(r))
+			artifactSum += float64(artifactSize(*r))
 		}
 		if !r.Success {
 			counts[r.ErrorKind]++
+		} else {
+			c.succeeded++
 		}
+		c.multi = c.multi || r.Trial > 1
 	}
 	if c.artifacts > 0 {
 		c.artifactMean = artifactSum / float64(c.artifacts)
@@ -204,21 +229,13 @@ func (c candidate) health() health {
 
 // numbered reports whether the candidate's trials are told apart by
 // number: it has a trial beyond the first.
-func (c candidate) numbered() bool {
-	return slices.ContainsFunc(c.results, func(r runner.Result) bool { return r.Trial > 1 })
-}
+func (c candidate) numbered() bool { return c.multi }
 
 func (c candidate) successes() int {
-	n := 0
-	for _, r := range c.results {
-		if r.Success {
-			n++
-		}
-	}
 	if len(c.results) == 0 {
 		return c.standing.Successes
 	}
-	return n
+	return c.succeeded
 }
 
 func (c candidate) trials() int {
@@ -342,7 +359,7 @@ func (c candidate) artifactText() string {
 func (c candidate) firstFailure() *runner.Result {
 	for i := range c.results {
 		if !c.results[i].Success {
-			return &c.results[i]
+			return c.results[i]
 		}
 	}
 	return nil
@@ -368,7 +385,7 @@ func (c candidate) notes() string {
 		}
 	}
 	for i := range c.results {
-		r := &c.results[i]
+		r := c.results[i]
 		for _, j := range r.Judges {
 			if j.Error != "" {
 				return prefix(r) + "judge " + text.OneLine(j.Name) + ": " + text.OneLine(j.Error)

@@ -73,3 +73,41 @@ func TestNiceTicks(t *testing.T) {
 		t.Errorf("niceTicks(-0.2, 1) = %v, %d", ts, dec)
 	}
 }
+
+func TestSafeRunPath(t *testing.T) {
+	for p, want := range map[string]bool{
+		"alpha/task-7/trial-2/stdout.log": true,
+		"alpha/out put#1.md":              true,
+		"":                                false,
+		"/etc/passwd":                     false,
+		"../x":                            false,
+		"a/../../x":                       false,
+		"a/..":                            false,
+		"a//b":                            false,
+		`a\b`:                             false,
+		"javascript:alert(1)":             false,
+		"C:/x":                            false,
+		"a/\x00b":                         false,
+		"a/\nb":                           false,
+	} {
+		if got := safeRunPath(p); got != want {
+			t.Errorf("safeRunPath(%q) = %v, want %v", p, got, want)
+		}
+	}
+}
+
+func TestLogHref(t *testing.T) {
+	for _, c := range []struct{ dir, path, want string }{
+		{".", "a/b.log", "a/b.log"},
+		{"", "a/b.log", ""},
+		{".", "../b.log", ""},
+		{"../runs/r 1", "a/q#1?.log", "../runs/r%201/a/q%231%3F.log"},
+		{"/home/me/artifacts/r1/", "a/b.log", "/home/me/artifacts/r1/a/b.log"},
+		{`..\runs\r1`, "a/b.log", "../runs/r1/a/b.log"},
+		{"C:/runs", "a/b.log", "./C:/runs/a/b.log"},
+	} {
+		if got := logHref(c.dir, c.path); got != c.want {
+			t.Errorf("logHref(%q, %q) = %q, want %q", c.dir, c.path, got, c.want)
+		}
+	}
+}

@@ -101,6 +101,11 @@ type Config struct {
 	// Summary, when set, becomes the suite's system-out (the standings as
 	// plain text).
 	Summary string
+	// Notes, when set, gives a line to put before a testcase's
+	// system-out and system-err: what part of the trial's stdout and
+	// stderr the record holds and where the whole files are ("" for
+	// nothing to say).
+	Notes func(r *runner.Result) (stdout, stderr string)
 }
 
 // New builds the JUnit document of a run: one testsuite, one testcase per
@@ -122,19 +127,21 @@ func New(rec *forge.Record, cfg Config) *Testsuites {
 	for _, r := range rec.Results {
 		numbered[r.CandidateID] = numbered[r.CandidateID] || r.Trial > 1
 	}
-	results := slices.Clone(rec.Results)
-	// Candidates in the order they first appear, trials in order.
+	// The record's results (pointed to, not copied: a suite's run has
+	// 100,000): candidates in the order they first appear, trials in order.
+	results := make([]*runner.Result, len(rec.Results))
 	first := map[string]int{}
-	for i, r := range results {
-		if _, ok := first[r.CandidateID]; !ok {
-			first[r.CandidateID] = i
+	for i := range rec.Results {
+		results[i] = &rec.Results[i]
+		if _, ok := first[rec.Results[i].CandidateID]; !ok {
+			first[rec.Results[i].CandidateID] = i
 		}
 	}
 	task := map[string]int{}
 	for i, t := range rec.Tasks {
 		task[t.ID] = i
 	}
-	slices.SortStableFunc(results, func(a, b runner.Result) int {
+	slices.SortStableFunc(results, func(a, b *runner.Result) int {
 		return cmp.Or(cmp.Compare(first[a.CandidateID], first[b.CandidateID]), cmp.Compare(task[a.TaskID], task[b.TaskID]),
 			cmp.Compare(a.Trial, b.Trial))
 	})
@@ -146,6 +153,7 @@ func New(rec *forge.Record, cfg Config) *Testsuites {
 	}
 	suite.Timestamp = started.UTC().Format(time.RFC3339)
 	var total float64
+	suite.Testcases = make([]Testcase, 0, len(results))
 	for _, r := range results {
 		candidate := r.CandidateID // in a suite the classname says it
 		if r.TaskID != "" {
@@ -155,7 +163,7 @@ func New(rec *forge.Record, cfg Config) *Testsuites {
 		tc := Testcase{Classname: clean(r.CandidateID), Name: clean(name), Time: secs(r.RuntimeSeconds)}
 		total += r.RuntimeSeconds
 		switch {
-		case r.Success && r.TaskID != "" && !scoring.Passed(r):
+		case r.Success && r.TaskID != "" && !scoring.Passed(*r):
 			// A suite's task is passed with a full score, not merely run.
 			suite.Failures++
 			score := "no score"
@@ -168,20 +176,24 @@ func New(rec *forge.Record, cfg Config) *Testsuites {
 			switch r.ErrorKind.Fault() {
 			case runner.FaultInterrupted:
 				suite.Skipped++
-				tc.Skipped = &Skipped{Message: message(r)}
+				tc.Skipped = &Skipped{Message: message(*r)}
 			case runner.FaultInfra:
 				suite.Errors++
-				tc.Error = problem(r)
+				tc.Error = problem(*r)
 			default:
 				suite.Failures++
-				tc.Failure = problem(r)
+				tc.Failure = problem(*r)
 			}
 		}
-		if r.Output != "" {
-			tc.SystemOut = &Output{Contents: capText(r.Output, cfg.MaxOutputBytes)}
+		var outNote, errNote string
+		if cfg.Notes != nil {
+			outNote, errNote = cfg.Notes(r)
 		}
-		if r.Stderr != "" {
-			tc.SystemErr = &Output{Contents: capText(r.Stderr, cfg.MaxOutputBytes)}
+		if r.Output != "" || outNote != "" {
+			tc.SystemOut = &Output{Contents: noted(outNote, capText(r.Output, cfg.MaxOutputBytes))}
+		}
+		if r.Stderr != "" || errNote != "" {
+			tc.SystemErr = &Output{Contents: noted(errNote, capText(r.Stderr, cfg.MaxOutputBytes))}
 		}
 		suite.Testcases = append(suite.Testcases, tc)
 	}
@@ -204,6 +216,14 @@ func New(rec *forge.Record, cfg Config) *Testsuites {
 		Time:     suite.Time,
 		Suites:   []Testsuite{suite},
 	}
+}
+
+// noted puts note, in brackets on a line of its own, before s.
+func noted(note, s string) string {
+	if note == "" {
+		return s
+	}
+	return "[forge: " + clean(note) + "]\n" + s
 }
 
 // Write encodes the JUnit document of rec to w.

@@ -1,0 +1,140 @@
+package report
+
+// What the reports say of a trial's stored files (stdout, stderr, the
+// artifact): whether the record holds all of one or an excerpt, and where
+// the whole file is, relative to the run's directory. Since schema 3 a
+// record keeps only excerpts; the whole files stay on disk.
+
+import (
+	"net/url"
+	"strings"
+
+	"github.com/forge-run/forge/runner"
+)
+
+// logFile is one of a trial's stored files as a report names it.
+type logFile struct {
+	// Name is "stdout", "stderr" or "artifact".
+	Name string
+	// Note says what part of the file the record holds: "last 1.0 KiB of
+	// 20 KiB"; "" when the record holds it whole.
+	Note string
+	// Path is the file's path relative to the run's directory; "" when the
+	// record names none, or names one a report must not link to (safeRunPath).
+	Path string
+}
+
+// stdoutFile, stderrFile and artifactFile describe r's files.
+func stdoutFile(r *runner.Result) logFile {
+	f := logFile{Name: "stdout", Path: safe(r.OutputPath)}
+	if r.OutputCut {
+		f.Note = "last " + part(len(r.Output), r.OutputBytes)
+	}
+	return f
+}
+
+// stderrFile describes r's stderr.
+func stderrFile(r *runner.Result) logFile {
+	f := logFile{Name: "stderr", Path: safe(r.StderrPath)}
+	if r.StderrCut {
+		f.Note = "last " + part(len(r.Stderr), r.StderrBytes)
+	}
+	return f
+}
+
+// artifactFile describes r's artifact: its path (records of every version
+// give it, relative to the run's directory) and, when the record holds
+// only its start, how much.
+func artifactFile(r *runner.Result) logFile {
+	f := logFile{Name: "artifact", Path: safe(r.ArtifactPath)}
+	if r.ArtifactCut {
+		kept := len(r.ArtifactContent)
+		if r.ArtifactEncoding == "base64" {
+			kept = kept * 3 / 4
+		}
+		f.Note = "first " + part(kept, r.ArtifactBytes)
+	}
+	return f
+}
+
+// part is "1.0 KiB of 20 KiB".
+func part(kept int, total int64) string {
+	if total <= 0 {
+		return bytesHuman(float64(kept))
+	}
+	return bytesHuman(float64(kept)) + " of " + bytesHuman(float64(total))
+}
+
+// Sentence is how a text report says it: "stdout: last 1.0 KiB of 20
+// KiB, whole file alpha/q7/stdout.log"; "" when there is nothing to say.
+func (f logFile) Sentence() string {
+	var parts []string
+	if f.Note != "" {
+		parts = append(parts, f.Note)
+	}
+	if f.Path != "" {
+		parts = append(parts, "whole file "+f.Path)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return f.Name + ": " + strings.Join(parts, ", ")
+}
+
+// safeRunPath reports whether p may be named and linked as a path inside the
+// run's directory: relative, slash-separated, without ".." or empty
+// elements, backslashes, colons (a URL scheme, a drive) or control
+// characters, and valid UTF-8.
+func safeRunPath(p string) bool {
+	if p == "" || strings.HasPrefix(p, "/") || strings.ContainsAny(p, "\\:") {
+		return false
+	}
+	for _, r := range p {
+		if r < 0x20 || r == 0x7f || r == '\uFFFD' {
+			return false
+		}
+	}
+	for _, el := range strings.Split(p, "/") {
+		if el == "" || el == ".." {
+			return false
+		}
+	}
+	return true
+}
+
+func safe(p string) string {
+	if safeRunPath(p) {
+		return p
+	}
+	return ""
+}
+
+// logHref is the link to path p (safeRunPath) in the run's directory runDir, as a
+// report that knows where that directory is from where it is written sees
+// it ("." when it is written into it); "" without runDir or a path. Every
+// element is escaped, so the link is a relative (or, with an absolute
+// runDir, absolute) path and never a URL with a scheme.
+func logHref(runDir, p string) string {
+	if runDir == "" || !safeRunPath(p) {
+		return ""
+	}
+	var out []string
+	dir := strings.ReplaceAll(runDir, "\\", "/")
+	abs := strings.HasPrefix(dir, "/")
+	for _, el := range strings.Split(dir, "/") {
+		if el != "" && el != "." {
+			out = append(out, url.PathEscape(el))
+		}
+	}
+	for _, el := range strings.Split(p, "/") {
+		out = append(out, url.PathEscape(el))
+	}
+	h := strings.Join(out, "/")
+	if abs {
+		return "/" + h
+	}
+	if strings.Contains(out[0], ":") {
+		return "./" + h // never read as a scheme
+	}
+	return h
+}
