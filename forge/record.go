@@ -39,6 +39,11 @@ type Record struct {
 	// (absent without tasks); Sample says how they were drawn (--sample).
 	Tasks  []TaskInfo `json:"tasks,omitempty"`
 	Sample *Sample    `json:"sample,omitempty"`
+	// Shard is the share of the jobs a shard run played (--shard K/N);
+	// MissingShards are the shards a merged run lacks (forge merge
+	// --allow-partial). Either way the record gives no verdict (partial).
+	Shard         *Shard  `json:"shard,omitempty"`
+	MissingShards []Shard `json:"missing_shards,omitempty"`
 	// Interrupted is true when the run was cancelled before every job ended.
 	Interrupted bool               `json:"interrupted"`
 	Results     []runner.Result    `json:"results"`
@@ -94,6 +99,7 @@ func (rec *Record) score(cfg scoring.Config, s scoring.Suite) {
 	rec.Incomplete = out.Incomplete
 	rec.TaskMatrix = out.Tasks
 	rec.HeadToHead = out.HeadToHead
+	rec.partial()
 }
 
 // ReadRecord reads a run's results.json. Its errors name the file and say

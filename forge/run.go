@@ -174,6 +174,7 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 		ManifestHash:  o.Manifest.Hash,
 		StartedAt:     o.now().UTC(),
 		Sample:        o.Plan.Sample,
+		Shard:         o.Plan.Shard,
 		NotRun:        o.Plan.NotRun,
 	}
 	for _, t := range o.Plan.Tasks {
@@ -264,6 +265,8 @@ func (o *Options) checkResume() error {
 			r.RunID, r.ManifestHash, o.Manifest.Hash)
 	case r.Backend != "" && o.Backend != "" && r.Backend != o.Backend:
 		return fmt.Errorf("resume %s: the run used the %s backend, not %s", r.RunID, r.Backend, o.Backend)
+	case !r.Shard.Same(o.Plan.Shard):
+		return &ShardDiffersError{RunID: r.RunID, Had: r.Shard, Want: o.Plan.Shard}
 	}
 	trials := 0
 	for _, res := range r.Results {

@@ -22,9 +22,15 @@ const flushShare = 20
 // jobDir is <run>/<candidate>[/<task>][/trial-N]: the task in a suite,
 // the trial when there are several.
 func (s *state) jobDir(job runner.Job) string {
-	dir := filepath.Join(job.CandidateID, job.TaskID)
-	if s.o.Plan.Trials > 1 {
-		dir = filepath.Join(dir, "trial-"+strconv.Itoa(job.Trial))
+	return jobRelDir(job.CandidateID, job.TaskID, job.Trial, s.o.Plan.Trials)
+}
+
+// jobRelDir is the directory of a job's files, relative to its run's, in
+// a run of trials trials.
+func jobRelDir(candidate, task string, trial, trials int) string {
+	dir := filepath.Join(candidate, task)
+	if trials > 1 {
+		dir = filepath.Join(dir, "trial-"+strconv.Itoa(trial))
 	}
 	return dir
 }
