@@ -36,16 +36,24 @@ func (s *Shard) Same(t *Shard) bool {
 
 // Validate checks that the shard is one of its count.
 func (s Shard) Validate() error {
-	switch {
-	case s.Count < 1:
-		return fmt.Errorf("shard %s: the number of shards must be at least 1", s)
-	case s.Index < 1 || s.Index > s.Count:
-		return fmt.Errorf("shard %s: the shard must be between 1 and %d", s, s.Count)
+	if err := s.check(); err != nil {
+		return fmt.Errorf("shard %w", err)
 	}
 	return nil
 }
 
-// ParseShard reads "K/N": shard K of N, K in 1..N.
+func (s Shard) check() error {
+	switch {
+	case s.Count < 1:
+		return fmt.Errorf("%s: N, the number of shards, must be at least 1", s)
+	case s.Index < 1 || s.Index > s.Count:
+		return fmt.Errorf("%s: K must be between 1 and N (%d)", s, s.Count)
+	}
+	return nil
+}
+
+// ParseShard reads "K/N": shard K of N, K in 1..N. Its errors start with
+// the value given.
 func ParseShard(v string) (Shard, error) {
 	k, n, ok := strings.Cut(strings.TrimSpace(v), "/")
 	if !ok {
@@ -57,7 +65,7 @@ func ParseShard(v string) (Shard, error) {
 		return Shard{}, fmt.Errorf("%q: want K/N with whole numbers, e.g. 1/3", v)
 	}
 	s := Shard{Index: ki, Count: ni}
-	if err := s.Validate(); err != nil {
+	if err := s.check(); err != nil {
 		return Shard{}, err
 	}
 	return s, nil

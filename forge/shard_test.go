@@ -28,10 +28,10 @@ func TestParseShard(t *testing.T) {
 		"3":    "want K/N",
 		"a/3":  "whole numbers",
 		"1/b":  "whole numbers",
-		"0/3":  "between 1 and 3",
-		"4/3":  "between 1 and 3",
-		"-1/3": "between 1 and 3",
-		"1/0":  "at least 1",
+		"0/3":  "0/3: K must be between 1 and N (3)",
+		"4/3":  "4/3: K must be between 1 and N (3)",
+		"-1/3": "K must be between 1 and N (3)",
+		"1/0":  "1/0: N, the number of shards, must be at least 1",
 		"0/0":  "at least 1",
 	} {
 		if _, err := ParseShard(in); err == nil || !strings.Contains(err.Error(), msg) {
