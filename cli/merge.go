@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -139,6 +141,17 @@ func runMerge(env *Env, o *mergeOptions, refs []string, g gateFlags) error {
 	if err := writeReports(env, &runOptions{format: o.format, reports: o.reports, matrix: o.matrix}, rec, now); err != nil {
 		return withCode(ExitInfra, err)
 	}
-	return verdict(env, m, rec, g,
-		"finish the shards it is missing from with forge run --resume RUN_ID (the shard's run), then merge them again")
+	return verdict(env, m, rec, g, finishShards(opts.Shards))
+}
+
+// finishShards says how to finish a merged run some of whose jobs did not
+// run: resume the shards that have such jobs, then merge again.
+func finishShards(shards []*forge.Record) string {
+	var cmds []string
+	for _, s := range shards {
+		if slices.ContainsFunc(s.Results, forge.Resumable) {
+			cmds = append(cmds, fmt.Sprintf("forge run --resume %s (shard %s)", s.RunID, s.Shard))
+		}
+	}
+	return "finish the shards where they ran, then merge again:\n  " + strings.Join(cmds, "\n  ")
 }

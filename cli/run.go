@@ -167,6 +167,9 @@ rank them, print the standings on stdout and write results under
 			if cmd.Flags().Changed("seed") && o.sample == 0 {
 				return flagError{errors.New("--seed needs --sample")}
 			}
+			if o.shard != "" && o.sample > 0 && !cmd.Flags().Changed("seed") {
+				return flagError{errors.New("--shard with --sample needs --seed: every shard must draw the same tasks")}
+			}
 			if cmd.Flags().Changed("fail-under") && o.shard != "" {
 				return flagError{errors.New("--fail-under: a shard gives no verdict; give it to forge merge")}
 			}

@@ -265,7 +265,7 @@ func (o *Options) checkResume() error {
 			r.RunID, r.ManifestHash, o.Manifest.Hash)
 	case r.Backend != "" && o.Backend != "" && r.Backend != o.Backend:
 		return fmt.Errorf("resume %s: the run used the %s backend, not %s", r.RunID, r.Backend, o.Backend)
-	case !r.Shard.Same(o.Plan.Shard):
+	case !sameShare(r.Shard, o.Plan.Shard):
 		return &ShardDiffersError{RunID: r.RunID, Had: r.Shard, Want: o.Plan.Shard}
 	}
 	trials := 0

@@ -222,6 +222,13 @@ func unfinished(results []runner.Result) []scoring.Unjudged {
 	return out
 }
 
+// sameShare reports whether a run that played share had can be resumed
+// as want: the same shard of a plan of as many jobs (other --only or
+// --trials would cut other shares).
+func sameShare(had, want *Shard) bool {
+	return had.Same(want) && (had == nil || had.Of == 0 || had.Of == want.Of)
+}
+
 // ShardDiffersError refuses to resume a run as another share of the jobs.
 type ShardDiffersError struct {
 	RunID     string
@@ -230,8 +237,11 @@ type ShardDiffersError struct {
 
 func (e *ShardDiffersError) Error() string {
 	what := func(s *Shard) string {
-		if s == nil {
+		switch {
+		case s == nil:
 			return "all the jobs"
+		case e.Had.Same(e.Want):
+			return fmt.Sprintf("shard %s of %d jobs", s, s.Of)
 		}
 		return "shard " + s.String()
 	}
