@@ -68,16 +68,19 @@ xargs_run() {
 
 # forge_run DIR RUN [ARGS...]: plays DIR's manifest as run RUN under
 # /usr/bin/time and cputime.py; sets rss (MB), wall, self (forge's own CPU
-# seconds) and lag (seconds from the last job's end to results.json).
+# seconds), lag (seconds from the last job's end to results.json) and tail
+# (from the last job's end to forge's exit: results.json, the table and
+# every --report written).
 forge_run() {
   local dir=$1 run=$2; shift 2
   local t0; t0=$(now)
   /usr/bin/time -f %M -o "$tmp/rss" python3 "$root/bench/cputime.py" \
     "$tmp/forge" run -f "$dir/forge.yaml" --quiet --out "$tmp/out" --run-id "$run" "$@" > "$tmp/$run.table" 2> "$tmp/cpu" || true
-  wall=$(secs "$t0" "$(now)")
+  local t1; t1=$(now)
+  wall=$(secs "$t0" "$t1")
   rss=$(( $(tail -1 "$tmp/rss") / 1024 ))
   self=$(tail -1 "$tmp/cpu" | sed 's/.*self=\([0-9.]*\).*/\1/')
-  lag=$(python3 - "$tmp/out/$run/results.json" <<'PY'
+  read -r lag tail < <(python3 - "$tmp/out/$run/results.json" "$t1" <<'PY'
 import json, sys, os, datetime
 last = None
 with open(sys.argv[1]) as f:
@@ -86,7 +89,8 @@ for r in rec["results"]:
     t = datetime.datetime.fromisoformat(r["finished_at"].replace("Z", "+00:00"))
     last = t if last is None or t > last else last
 written = datetime.datetime.fromtimestamp(os.path.getmtime(sys.argv[1]), datetime.timezone.utc)
-print("%.2f" % (written - last).total_seconds())
+ended = datetime.datetime.fromtimestamp(float(sys.argv[2]), datetime.timezone.utc)
+print("%.2f %.2f" % ((written - last).total_seconds(), (ended - last).total_seconds()))
 PY
 )
 }
@@ -112,11 +116,12 @@ trivial() {
   suite "$tmp/big" 4 "$TASKS" "$script"
   local jobs=$((4 * TASKS))
   forge_run "$tmp/big" big --report "$tmp/big.html" --report "$tmp/big.md" --report "$tmp/big.xml" --report "$tmp/big.csv"
-  local big_rss=$rss big_wall=$wall big_self=$self big_lag=$lag
+  local big_rss=$rss big_wall=$wall big_self=$self big_lag=$lag big_tail=$tail
   local xw; xw=$(xargs_run "$tmp/big" 4 "$TASKS")
   echo "trivial: 4 candidates × $TASKS tasks ($jobs jobs), concurrency $C"
   printf '  forge: peak RSS %d MB, wall %s s, results.json %s MB, written %s s after the last job\n' \
     "$big_rss" "$big_wall" "$(mb "$(stat -c %s "$tmp/out/big/results.json")")" "$big_lag"
+  printf '  table and 4 reports (HTML, Markdown, JUnit, CSV) written: exit %s s after the last job\n' "$big_tail"
   printf '  forge own CPU per job: %.2f ms at %d jobs, %.2f ms at 500 jobs (wall %s s)\n' \
     "$(awk -v s="$big_self" -v n="$jobs" 'BEGIN{print 1000*s/n}')" "$jobs" \
     "$(awk -v s="$small_self" 'BEGIN{print 1000*s/500}')" "$small_wall"

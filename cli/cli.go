@@ -196,7 +196,7 @@ scores the results, ranks the candidates and reports the standings.`,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError{err} })
 	root.CompletionOptions.DisableDefaultCmd = true
-	root.AddCommand(newRunCmd(env), newValidateCmd(env), newCompareCmd(env), newHistoryCmd(env),
+	root.AddCommand(newRunCmd(env), newMergeCmd(env), newValidateCmd(env), newCompareCmd(env), newHistoryCmd(env),
 		newGCCmd(env), newDoctorCmd(env), newVersionCmd(env))
 	return root
 }

@@ -15,7 +15,7 @@ import (
 // shows up in review as a diff of testdata/help/*.txt (go test -update).
 func TestHelpGolden(t *testing.T) {
 	for _, args := range [][]string{
-		{"--help"}, {"run", "--help"}, {"validate", "--help"}, {"compare", "--help"},
+		{"--help"}, {"run", "--help"}, {"merge", "--help"}, {"validate", "--help"}, {"compare", "--help"},
 		{"history", "--help"}, {"gc", "--help"}, {"doctor", "--help"}, {"version", "--help"},
 	} {
 		name := strings.TrimSuffix(strings.Join(args, "_"), "_--help")

@@ -132,6 +132,9 @@ func (p *progress) echo(job, stream, line string) {
 }
 
 func (p *progress) header(m *forge.Manifest, plan *forge.Plan, backend string) {
+	if sh := plan.Shard; sh != nil {
+		p.printf("forge: shard %s: %d of %d jobs\n", sh, sh.Jobs, sh.Of)
+	}
 	trials := ""
 	if plan.Trials > 1 {
 		trials = fmt.Sprintf(" × %d trials", plan.Trials)

@@ -13,18 +13,20 @@ import (
 )
 
 // writeReports prints the --format report on stdout and writes each
-// --report file.
-func writeReports(env *Env, o *runOptions, rec *forge.Record, now func() time.Time) error {
+// --report file. runDir is the run's directory: the reports link each
+// trial's stored logs relative to where they are read (stdout's from the
+// working directory, a file's from its own directory).
+func writeReports(env *Env, o *runOptions, rec *forge.Record, runDir string, now func() time.Time) error {
 	f, _ := report.ParseFormat(o.format) // validated
 	color := env.StdoutTTY && env.Getenv("NO_COLOR") == "" && env.Getenv("TERM") != "dumb"
-	opts := report.Options{TTY: env.StdoutTTY, Color: color, Now: now, Matrix: o.matrix, Width: env.StdoutWidth}
+	opts := report.Options{TTY: env.StdoutTTY, Color: color, Now: now, Matrix: o.matrix, Width: env.StdoutWidth, RunDir: runDir}
 	if err := report.Write(f, env.Stdout, rec, opts); err != nil {
 		return fmt.Errorf("print %s report: %w", f, err)
 	}
 	var errs []error
 	for _, path := range o.reports {
 		rf, _ := report.FormatFromPath(path)
-		if err := writeReportFile(path, rf, rec, now); err != nil {
+		if err := writeReportFile(path, rf, rec, relativeTo(filepath.Dir(path), runDir), now); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -36,14 +38,28 @@ func writeReports(env *Env, o *runOptions, rec *forge.Record, now func() time.Ti
 	return errors.Join(errs...)
 }
 
-func writeReportFile(path string, f report.Format, rec *forge.Record, now func() time.Time) error {
+// relativeTo is the path of target as seen from dir, "" when there is none.
+func relativeTo(dir, target string) string {
+	from, err1 := filepath.Abs(dir)
+	to, err2 := filepath.Abs(target)
+	if err1 != nil || err2 != nil {
+		return ""
+	}
+	rel, err := filepath.Rel(from, to)
+	if err != nil {
+		return ""
+	}
+	return rel
+}
+
+func writeReportFile(path string, f report.Format, rec *forge.Record, runDir string, now func() time.Time) error {
 	if dir := filepath.Dir(path); dir != "." {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return fmt.Errorf("--report %s: %w", path, err)
 		}
 	}
 	var b strings.Builder
-	if err := report.Write(f, &b, rec, report.Options{Now: now}); err != nil {
+	if err := report.Write(f, &b, rec, report.Options{Now: now, RunDir: runDir}); err != nil {
 		return fmt.Errorf("--report %s: %w", path, err)
 	}
 	tmp := path + ".tmp"

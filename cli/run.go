@@ -51,6 +51,7 @@ type runOptions struct {
 	resume       string
 	baseline     string
 	maxDrop      float64
+	shard        string
 }
 
 // optionalInt is an int flag that knows whether it was given (0 is a
@@ -113,6 +114,13 @@ func (o *runOptions) Validate() error {
 		return flagError{errors.New("--quiet and --verbose exclude each other")}
 	case o.failUnder < 0 || o.failUnder > 1:
 		return flagError{fmt.Errorf("--fail-under %g: must be between 0 and 1", o.failUnder)}
+	case o.shard != "" && o.baseline != "":
+		return flagError{errors.New("--baseline: a shard gives no verdict; give it to forge merge")}
+	}
+	if o.shard != "" {
+		if _, err := forge.ParseShard(o.shard); err != nil {
+			return flagError{fmt.Errorf("--shard %w", err)}
+		}
 	}
 	if _, err := report.ParseFormat(o.format); err != nil {
 		return flagError{fmt.Errorf("--format: %w", err)}
@@ -159,6 +167,12 @@ rank them, print the standings on stdout and write results under
 			if cmd.Flags().Changed("seed") && o.sample == 0 {
 				return flagError{errors.New("--seed needs --sample")}
 			}
+			if o.shard != "" && o.sample > 0 && !cmd.Flags().Changed("seed") {
+				return flagError{errors.New("--shard with --sample needs --seed: every shard must draw the same tasks")}
+			}
+			if cmd.Flags().Changed("fail-under") && o.shard != "" {
+				return flagError{errors.New("--fail-under: a shard gives no verdict; give it to forge merge")}
+			}
 			return runTournament(cmd.Context(), env, o, cmd.Flags().Changed("fail-under"), cmd.Flags().Changed("max-drop"), cmd.Flags().Changed("seed"))
 		},
 	}
@@ -187,6 +201,7 @@ rank them, print the standings on stdout and write results under
 	f.StringVar(&o.resume, "resume", "", "finish run `RUN_ID`: play again only its jobs that were cancelled or hit infrastructure errors")
 	f.StringVar(&o.baseline, "baseline", "", "compare the finished run with `RUN` (a run id under --out, a run directory or a results.json)")
 	f.Float64Var(&o.maxDrop, "max-drop", 0, "with --baseline: exit 1 when a candidate's score dropped significantly by more than this")
+	f.StringVar(&o.shard, "shard", "", "play only shard `K/N` of the jobs (1 ≤ K ≤ N), e.g. on machine K of N; forge merge makes one run of the N shards")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "progress includes every phase of every job and what candidates print ([id] | stdout, [id] ! stderr)")
 	return cmd
@@ -214,12 +229,19 @@ func runTournament(ctx context.Context, env *Env, o *runOptions, failUnderSet, m
 	if o.retries.set {
 		over.Retries = &o.retries.n
 	}
+	if o.shard != "" {
+		s, _ := forge.ParseShard(o.shard) // validated
+		over.Shard = &s
+	}
 	if o.resume != "" {
 		runID = o.resume
 		if resume, err = forge.ReadRecord(filepath.Join(o.out, runID, forge.ResultsFile)); err != nil {
 			return withCode(ExitUsage, fmt.Errorf("--resume %s: %w", runID, err))
 		}
 		over.Tasks = resume.TaskIDs()
+		if over.Shard == nil {
+			over.Shard = resume.Shard // a shard is resumed as itself
+		} // another --shard is refused by the run, which says why
 	} else if o.sample > 0 && !seedSet {
 		over.Seed = time.Now().UnixNano() % 1_000_000
 	}
@@ -311,11 +333,14 @@ func runTournament(ctx context.Context, env *Env, o *runOptions, failUnderSet, m
 			if td := (*forge.TrialsDifferError)(nil); errors.As(runErr, &td) {
 				runErr = fmt.Errorf("%w; use the same --trials", runErr)
 			}
+			if sd := (*forge.ShardDiffersError)(nil); errors.As(runErr, &sd) {
+				runErr = fmt.Errorf("%w; drop --shard: --resume plays the run's own jobs", runErr)
+			}
 			return withCode(ExitUsage, runErr)
 		}
 		return withCode(ExitInfra, runErr)
 	}
-	if err := writeReports(env, o, rec, now); err != nil && runErr == nil {
+	if err := writeReports(env, o, rec, filepath.Join(o.out, runID), now); err != nil && runErr == nil {
 		runErr = withCode(ExitInfra, err)
 	}
 	progress.footer(filepath.Join(o.out, runID))
@@ -346,33 +371,9 @@ func runTournament(ctx context.Context, env *Env, o *runOptions, failUnderSet, m
 		}
 		return withCode(ExitInfra, runErr)
 	}
-	if len(rec.Incomplete) > 0 {
-		// Gates judge a verdict; an incomplete run has none.
-		ids := make([]string, len(rec.Incomplete))
-		for i, u := range rec.Incomplete {
-			ids[i] = u.CandidateID
-		}
-		fmt.Fprintf(env.Stderr, "forge: no verdict: %s did not run; finish the run with:\n  %s\n",
-			strings.Join(ids, ", "), resumeCommand(o, rec.Backend, runID))
-		return errSilent{code: ExitInfra}
-	}
-	failed := checkGates(m, rec, o.failUnder, failUnderSet)
-	if o.baseline != "" {
-		drops, err := baselineReport(env, o.out, o.baseline, rec, o.maxDrop, maxDropSet)
-		if err != nil {
-			return err
-		}
-		for _, d := range drops {
-			failed = append(failed, "--max-drop: "+d)
-		}
-	}
-	if len(failed) > 0 {
-		for _, f := range failed {
-			fmt.Fprintln(env.Stderr, "forge: gate failed: "+f)
-		}
-		return errSilent{code: ExitGateFailed}
-	}
-	return nil
+	return verdict(env, m, rec, gateFlags{out: o.out, failUnder: o.failUnder, failUnderSet: failUnderSet,
+		baseline: o.baseline, maxDrop: o.maxDrop, maxDropSet: maxDropSet},
+		"finish the run with:\n  "+resumeCommand(o, rec.Backend, runID))
 }
 
 // resumeCommand is the command line that finishes run runID: --resume with

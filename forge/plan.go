@@ -45,6 +45,8 @@ type Overrides struct {
 	// left out (Plan.NotRun); a task's missing variable always fails it.
 	Lookup              Lookup
 	AllowMissingSecrets bool
+	// Shard, when set, keeps only that shard's jobs (--shard K/N).
+	Shard *Shard
 }
 
 // Plan is what a run will play: every job, in a stable order (candidates in
@@ -68,6 +70,9 @@ type Plan struct {
 	// Retries is, per candidate id, how often a trial of it that ended
 	// infra is played again in a fresh sandbox.
 	Retries map[string]int
+	// Shard is the share of the jobs the plan keeps (Overrides.Shard), with
+	// how many jobs it has of the whole plan's; nil for all of them.
+	Shard *Shard
 }
 
 // RetriesOf is how often a trial of candidate id that ended infra is
@@ -195,7 +200,7 @@ func (m *Manifest) Plan(o Overrides) (*Plan, error) {
 				p.Jobs = append(p.Jobs, m.job(c, nil, t, o))
 			}
 		}
-		return p, nil
+		return p.shard(o.Shard)
 	}
 	// Task by task, so that every candidate gets tasks early and a run cut
 	// short has whole tasks to compare; the candidates' order rotates from
@@ -207,7 +212,7 @@ func (m *Manifest) Plan(o Overrides) (*Plan, error) {
 			}
 		}
 	}
-	return p, nil
+	return p.shard(o.Shard)
 }
 
 // job lays out candidate c's trial on task (nil without tasks). The

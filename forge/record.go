@@ -47,6 +47,11 @@ type Record struct {
 	// Trials is the trials per candidate the run plays (schema 3; older
 	// records say it only through their results).
 	Trials int `json:"trials,omitempty"`
+	// Shard is the share of the jobs a shard run played (--shard K/N);
+	// MissingShards are the shards a merged run lacks (forge merge
+	// --allow-partial). Either way the record gives no verdict (partial).
+	Shard         *Shard  `json:"shard,omitempty"`
+	MissingShards []Shard `json:"missing_shards,omitempty"`
 	// Interrupted is true when the run was cancelled before every job ended.
 	Interrupted bool               `json:"interrupted"`
 	Results     []runner.Result    `json:"results"`
@@ -102,6 +107,7 @@ func (rec *Record) score(cfg scoring.Config, s scoring.Suite) {
 	rec.Incomplete = out.Incomplete
 	rec.TaskMatrix = out.Tasks
 	rec.HeadToHead = out.HeadToHead
+	rec.partial()
 }
 
 // ReadRecord reads a run's results.json. Its errors name the file and say
@@ -132,6 +138,19 @@ func ReadRecord(path string) (*Record, error) {
 	return rec, nil
 }
 
+// trials is the trials per candidate the run plays: Trials, or for a
+// record before schema 3 the highest trial among its results.
+func (r *Record) trials() int {
+	if r.Trials > 0 {
+		return r.Trials
+	}
+	n := 0
+	for _, res := range r.Results {
+		n = max(n, res.Trial)
+	}
+	return n
+}
+
 // Finished reports whether the run ended (results.json was written whole),
 // even if interrupted; a run still under way, or killed, has not.
 func (rec *Record) Finished() bool { return !rec.FinishedAt.IsZero() }
@@ -140,27 +159,67 @@ func (rec *Record) Finished() bool { return !rec.FinishedAt.IsZero() }
 func DecodeRecord(b []byte) (*Record, error) {
 	// Check the version first, so a future schema is reported as such and
 	// not as whatever field no longer decodes.
-	var head struct {
-		SchemaVersion *int `json:"schema_version"`
+	version, err := schemaVersionOf(b)
+	if err != nil {
+		// The whole document's own error says best where it goes wrong.
+		var whole json.RawMessage
+		if werr := json.Unmarshal(b, &whole); werr != nil {
+			err = werr
+		}
 	}
 	var syntax *json.SyntaxError
-	switch err := json.Unmarshal(b, &head); {
+	switch {
 	case len(bytes.TrimSpace(b)) == 0:
 		return nil, errors.New("not a results.json: the file is empty")
 	case errors.As(err, &syntax):
 		return nil, fmt.Errorf("not a results.json: not JSON (at byte %d: %w)", syntax.Offset, err)
 	case err != nil:
-		return nil, fmt.Errorf("not a results.json: want a JSON object: %w", err)
-	case head.SchemaVersion == nil:
+		return nil, fmt.Errorf("not a results.json: %w", err)
+	case version == nil:
 		return nil, errors.New("not a results.json: no schema_version")
-	case !readsSchema(*head.SchemaVersion):
-		return nil, fmt.Errorf("schema_version %d, this forge reads 1 to %d", *head.SchemaVersion, SchemaVersion)
+	case !readsSchema(*version):
+		return nil, fmt.Errorf("schema_version %d, this forge reads 1 to %d", *version, SchemaVersion)
 	}
 	var rec Record
-	if err := json.Unmarshal(b, &rec); err != nil {
+	if err := json.Unmarshal(b, &rec); errors.As(err, &syntax) {
+		return nil, fmt.Errorf("not a results.json: not JSON (at byte %d: %w)", syntax.Offset, err)
+	} else if err != nil {
 		return nil, fmt.Errorf("not a results.json: %w", err)
 	}
 	return &rec, nil
+}
+
+// schemaVersionOf reads the schema_version of the record in b, nil when it
+// has none. forge writes it first, so a record of any size is read no
+// further than its first line; the keys before it, in a record written
+// otherwise, are skipped.
+func schemaVersionOf(b []byte) (*int, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if tok, err := dec.Token(); err != nil {
+		return nil, err
+	} else if tok == json.Delim('[') {
+		return nil, errors.New("want a JSON object, not a list")
+	} else if tok != json.Delim('{') {
+		return nil, fmt.Errorf("want a JSON object, not %s", jsonKind(tok))
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		if key == "schema_version" {
+			var v *int
+			if err := dec.Decode(&v); err != nil {
+				return nil, fmt.Errorf("schema_version: %w", err)
+			}
+			return v, nil
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return nil, err
+		}
+	}
+	return nil, nil
 }
 
 // WriteRecord writes rec to path atomically.

@@ -173,6 +173,7 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 		StartedAt:     o.now().UTC(),
 		Sample:        o.Plan.Sample,
 		Trials:        o.Plan.Trials,
+		Shard:         o.Plan.Shard,
 		NotRun:        o.Plan.NotRun,
 	}
 	for _, t := range o.Plan.Tasks {
@@ -270,14 +271,10 @@ func (o *Options) checkResume() error {
 			r.RunID, r.ManifestHash, o.Manifest.Hash)
 	case r.Backend != "" && o.Backend != "" && r.Backend != o.Backend:
 		return fmt.Errorf("resume %s: the run used the %s backend, not %s", r.RunID, r.Backend, o.Backend)
+	case !sameShare(r.Shard, o.Plan.Shard):
+		return &ShardDiffersError{RunID: r.RunID, Had: r.Shard, Want: o.Plan.Shard}
 	}
-	trials := r.Trials
-	for _, res := range r.Results {
-		if r.Trials == 0 { // a record before schema 3
-			trials = max(trials, res.Trial)
-		}
-	}
-	if trials != o.Plan.Trials {
+	if trials := r.trials(); trials != o.Plan.Trials {
 		return &TrialsDifferError{RunID: r.RunID, Had: trials, Want: o.Plan.Trials}
 	}
 	if had, want := r.TaskIDs(), taskIDs(o.Plan.Tasks); !slices.Equal(had, want) {

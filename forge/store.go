@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -21,9 +22,15 @@ import (
 // jobDir is <run>/<candidate>[/<task>][/trial-N]: the task in a suite,
 // the trial when there are several.
 func (s *state) jobDir(job runner.Job) string {
-	dir := filepath.Join(job.CandidateID, job.TaskID)
-	if s.o.Plan.Trials > 1 {
-		dir = filepath.Join(dir, "trial-"+strconv.Itoa(job.Trial))
+	return jobRelDir(job.CandidateID, job.TaskID, job.Trial, s.o.Plan.Trials)
+}
+
+// jobRelDir is the directory of a job's files, relative to its run's, in
+// a run of trials trials.
+func jobRelDir(candidate, task string, trial, trials int) string {
+	dir := filepath.Join(candidate, task)
+	if trials > 1 {
+		dir = filepath.Join(dir, "trial-"+strconv.Itoa(trial))
 	}
 	return dir
 }
@@ -71,8 +78,12 @@ func (s *state) store(job runner.Job, res *runner.Result) error {
 // writeJobFile writes one of a job's files (its logs, its artifact) in the
 // job's own directory, plainly: nothing reads them before the journal
 // names the job, and a job that the journal does not name is run again by
-// --resume, which writes them anew.
+// --resume, which writes them anew. A file already there is removed first,
+// never written over: a merged run (forge merge) may hold a link to it.
 func writeJobFile(path string, data []byte) error {
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)

@@ -421,7 +421,7 @@ func jsonKind(v any) string {
 		return "null"
 	case string:
 		return "a string"
-	case json.Number:
+	case json.Number, float64:
 		return "a number"
 	case bool:
 		return "true/false"

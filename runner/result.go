@@ -248,27 +248,6 @@ func (r Result) MarshalJSON() ([]byte, error) {
 	}{plain(r), nullable(r.SandboxID), nullable(r.ErrorMessage)})
 }
 
-// UnmarshalJSON reads what MarshalJSON writes.
-func (r *Result) UnmarshalJSON(b []byte) error {
-	type plain Result
-	var v struct {
-		plain
-		SandboxID    *string `json:"sandbox_id"`
-		ErrorMessage *string `json:"error_message"`
-	}
-	if err := json.Unmarshal(b, &v); err != nil {
-		return err
-	}
-	*r = Result(v.plain)
-	if v.SandboxID != nil {
-		r.SandboxID = *v.SandboxID
-	}
-	if v.ErrorMessage != nil {
-		r.ErrorMessage = *v.ErrorMessage
-	}
-	return nil
-}
-
 func nullable(s string) *string {
 	if s == "" {
 		return nil

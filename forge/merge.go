@@ -1,0 +1,308 @@
+package forge
+
+// forge merge: the records of a run's shards (--shard K/N), played on
+// several machines, made into the one run they are shares of.
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/forge-run/forge/runner"
+)
+
+// MergeOptions are what Merge needs.
+type MergeOptions struct {
+	// Manifest is the manifest the shards played: the record does not hold
+	// the scoring, and a changed manifest is refused.
+	Manifest *Manifest
+	// Shards are the shards' records, Dirs their run directories (where
+	// each job's files are), in the same order.
+	Shards []*Record
+	Dirs   []string
+	// OutRoot and RunID: the merged run is written to OutRoot/RunID.
+	OutRoot, RunID string
+	// AllowPartial merges without the missing shards: their jobs are
+	// recorded cancelled and the run gives no verdict.
+	AllowPartial bool
+}
+
+// MergeRefusedError is a set of records Merge will not make one run of:
+// not shards of one run, or some missing (without AllowPartial).
+type MergeRefusedError struct{ Msg string }
+
+func (e *MergeRefusedError) Error() string { return e.Msg }
+
+func refuse(format string, args ...any) error {
+	return &MergeRefusedError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// Merge makes one run of the shards of a run: every job's result in the
+// order a whole run has them, scored as one run, and each job's files
+// beside it (hard links when possible) in OutRoot/RunID, whose
+// results.json it writes. The standings, statistics and winner are those
+// of the same jobs played in one run. It refuses (*MergeRefusedError)
+// records that are not shards of one run of this manifest, a shard given
+// twice, and a missing shard unless AllowPartial.
+func Merge(o MergeOptions) (*Record, error) {
+	m := o.Manifest
+	if len(o.Shards) == 0 {
+		return nil, refuse("no shards to merge")
+	}
+	if len(o.Dirs) != len(o.Shards) {
+		return nil, errors.New("merge: a directory for each shard is needed")
+	}
+	if !ValidID(o.RunID) {
+		return nil, refuse("run id %q: use letters, digits, '_', '.' and '-' only", o.RunID)
+	}
+	first, firstDir := o.Shards[0], o.Dirs[0]
+	for i, r := range o.Shards {
+		dir := o.Dirs[i]
+		switch {
+		case r.Shard == nil:
+			return nil, refuse("%s is not a shard: it played the whole run (forge run --shard K/N plays a shard)", dir)
+		case r.ManifestHash != first.ManifestHash:
+			return nil, refuse("%s and %s played different manifests (hash %s and %s)", firstDir, dir, first.ManifestHash, r.ManifestHash)
+		case r.Shard.Count != first.Shard.Count:
+			return nil, refuse("%s is shard %s, %s is shard %s: not shares of the same split", firstDir, first.Shard, dir, r.Shard)
+		case !slices.Equal(r.TaskIDs(), first.TaskIDs()):
+			return nil, refuse("%s and %s played different tasks (%d and %d; --tasks, --sample or --seed differ)",
+				firstDir, dir, len(first.Tasks), len(r.Tasks))
+		case r.Shard.Of != first.Shard.Of:
+			return nil, refuse("%s and %s are shards of different runs (%d and %d jobs; --trials or --only differ)",
+				firstDir, dir, first.Shard.Of, r.Shard.Of)
+		case !slices.Equal(candidatesOf(r), candidatesOf(first)):
+			return nil, refuse("%s and %s played different candidates (%s and %s)", firstDir, dir,
+				strings.Join(candidatesOf(first), ", "), strings.Join(candidatesOf(r), ", "))
+		}
+	}
+	if m.Hash != first.ManifestHash {
+		return nil, refuse("%s is not the manifest the shards played: it or a file it names changed (hash %s, the shards played %s)",
+			m.Path, m.Hash, first.ManifestHash)
+	}
+	count := first.Shard.Count
+	at := map[int]int{} // shard index → position in o.Shards
+	for i, r := range o.Shards {
+		if j, twice := at[r.Shard.Index]; twice {
+			return nil, refuse("shard %s is given twice: %s and %s", r.Shard, o.Dirs[j], o.Dirs[i])
+		}
+		at[r.Shard.Index] = i
+	}
+	var missing []Shard
+	for k := 1; k <= count; k++ {
+		if _, ok := at[k]; !ok {
+			missing = append(missing, Shard{Index: k, Count: count})
+		}
+	}
+	if len(missing) > 0 && !o.AllowPartial {
+		verb := "is"
+		if len(missing) > 1 {
+			verb = "are"
+		}
+		return nil, refuse("%s %s missing; merge it too, or --allow-partial", ShardsText(missing), verb)
+	}
+
+	// The whole run's plan, as the shards were cut from it.
+	trials := 0
+	for _, r := range o.Shards {
+		trials = max(trials, r.trials())
+	}
+	var tasks []string
+	if len(first.Tasks) > 0 {
+		tasks = first.TaskIDs()
+	}
+	plan, err := m.Plan(Overrides{Trials: trials, Tasks: tasks, Only: candidatesOf(first),
+		// Nothing is played: every secret is as good as set.
+		Lookup: func(string) (string, bool) { return "", true }})
+	if err != nil {
+		return nil, refuse("merge: %v", err)
+	}
+	plan.NotRun = first.NotRun
+	if first.Shard.Of > 0 && first.Shard.Of != len(plan.Jobs) {
+		return nil, refuse("the shards are shares of a run of %d jobs, %s plans %d (%d trials); were they played with another --trials?",
+			first.Shard.Of, m.Path, len(plan.Jobs), trials)
+	}
+	of := ShardsOf(plan.Jobs, count)
+	pos := make(map[string]int, len(plan.Jobs))
+	for i, j := range plan.Jobs {
+		pos[jobKey(j.CandidateID, j.TaskID, j.Trial)] = i
+	}
+	results := make([]runner.Result, len(plan.Jobs))
+	from := make([]int, len(plan.Jobs)) // the shard a result comes from, -1: none
+	for i := range from {
+		from[i] = -1
+	}
+	for s, r := range o.Shards {
+		for _, res := range r.Results {
+			name := runner.TrialName(res.CandidateID, res.TaskID, res.Trial, plan.Trials > 1)
+			i, ok := pos[jobKey(res.CandidateID, res.TaskID, res.Trial)]
+			switch {
+			case !ok:
+				return nil, refuse("%s: %s is not a job of the run the shards are shares of", o.Dirs[s], name)
+			case of[i] != r.Shard.Index:
+				return nil, refuse("%s: %s belongs to shard %d/%d, not %s", o.Dirs[s], name, of[i], count, r.Shard)
+			case from[i] >= 0:
+				return nil, refuse("%s: %s is there twice", o.Dirs[s], name)
+			}
+			results[i], from[i] = res, s
+			results[i].Score = nil // scored again with the rest
+		}
+	}
+	for i, j := range plan.Jobs {
+		if from[i] >= 0 {
+			continue
+		}
+		sh := Shard{Index: of[i], Count: count}
+		if s, ok := at[sh.Index]; ok {
+			return nil, refuse("%s (shard %s) has no result for %s", o.Dirs[s], sh, j.Name())
+		}
+		results[i] = runner.Result{CandidateID: j.CandidateID, TaskID: j.TaskID, Trial: j.Trial, Backend: first.Backend}
+		results[i].Failed(runner.ErrCancelled, "shard "+sh.String()+" not merged")
+	}
+
+	dir := filepath.Join(cmp.Or(o.OutRoot, "artifacts"), o.RunID)
+	if _, err := os.Stat(filepath.Join(dir, ResultsFile)); err == nil {
+		return nil, refuse("run %s already has results in %s", o.RunID, dir)
+	}
+	rec := &Record{
+		SchemaVersion: SchemaVersion,
+		RunID:         o.RunID,
+		Objective:     first.Objective,
+		Backend:       backendsOf(o.Shards),
+		ManifestPath:  m.Path,
+		ManifestHash:  m.Hash,
+		StartedAt:     first.StartedAt,
+		FinishedAt:    first.FinishedAt,
+		Tasks:         first.Tasks,
+		Sample:        first.Sample,
+		Trials:        plan.Trials,
+		MissingShards: missing,
+		NotRun:        first.NotRun,
+		Results:       results,
+	}
+	for _, r := range o.Shards {
+		rec.StartedAt = minTime(rec.StartedAt, r.StartedAt)
+		rec.FinishedAt = maxTime(rec.FinishedAt, r.FinishedAt)
+		rec.Interrupted = rec.Interrupted || r.Interrupted
+		rec.UndeletedSandboxes = append(rec.UndeletedSandboxes, r.UndeletedSandboxes...)
+	}
+	rec.score(m.Scoring, plan.suite(passAtKOf(first)))
+
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create run directory: %w", err)
+	}
+	for i, j := range plan.Jobs {
+		if from[i] < 0 {
+			continue
+		}
+		rel := jobRelDir(j.CandidateID, j.TaskID, j.Trial, plan.Trials)
+		if err := linkTree(filepath.Join(o.Dirs[from[i]], rel), filepath.Join(dir, rel)); err != nil {
+			return nil, fmt.Errorf("merge the files of %s: %w", j.Name(), err)
+		}
+	}
+	if err := WriteRecord(filepath.Join(dir, ResultsFile), rec); err != nil {
+		return nil, err
+	}
+	return rec, nil
+}
+
+// candidatesOf lists, sorted, the candidates a record's run played: those
+// with a standing or a result.
+func candidatesOf(r *Record) []string {
+	var ids []string
+	for _, s := range r.Standings {
+		ids = append(ids, s.CandidateID)
+	}
+	for _, res := range r.Results {
+		ids = append(ids, res.CandidateID)
+	}
+	slices.Sort(ids)
+	return slices.Compact(ids)
+}
+
+// backendsOf is the shards' backend, or theirs joined with "+" when they
+// differ (a shard fell back to local).
+func backendsOf(shards []*Record) string {
+	var names []string
+	for _, r := range shards {
+		if r.Backend != "" {
+			names = append(names, r.Backend)
+		}
+	}
+	slices.Sort(names)
+	return strings.Join(slices.Compact(names), "+")
+}
+
+// passAtKOf is the k of a record's pass@k (1 when it has none).
+func passAtKOf(r *Record) int {
+	for _, s := range r.Standings {
+		if s.Suite != nil && s.Suite.K > 0 {
+			return s.Suite.K
+		}
+	}
+	return 1
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// linkTree puts the files under src at the same places under dst: hard
+// links when the file system allows, copies otherwise. A src that does not
+// exist (a job that never started) has no files.
+func linkTree(src, dst string) error {
+	if _, err := os.Stat(src); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, path)
+		if err != nil {
+			return err
+		}
+		to := filepath.Join(dst, rel)
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(to, 0o755)
+		case !d.Type().IsRegular():
+			return nil // forge writes plain files only
+		}
+		if err := os.Link(path, to); err == nil {
+			return nil
+		}
+		return copyFile(path, to)
+	})
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(out, in)
+	return errors.Join(err, out.Close())
+}

@@ -1,0 +1,249 @@
+package forge
+
+// One benchmark, several machines: `forge run --shard K/N` plays a share of
+// the jobs, `forge merge` makes one run of the shards' records (merge.go).
+
+import (
+	"cmp"
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/forge-run/forge/runner"
+	"github.com/forge-run/forge/scoring"
+)
+
+// Shard is share Index of Count of a run's jobs (--shard K/N). In a record
+// Jobs and Of say how many jobs the shard played of the whole run's.
+type Shard struct {
+	Index int `json:"index"`
+	Count int `json:"count"`
+	Jobs  int `json:"jobs,omitempty"`
+	Of    int `json:"of,omitempty"`
+}
+
+func (s Shard) String() string { return fmt.Sprintf("%d/%d", s.Index, s.Count) }
+
+// Same reports whether s and t name the same share of a run.
+func (s *Shard) Same(t *Shard) bool {
+	if s == nil || t == nil {
+		return s == t
+	}
+	return s.Index == t.Index && s.Count == t.Count
+}
+
+// Validate checks that the shard is one of its count.
+func (s Shard) Validate() error {
+	if err := s.check(); err != nil {
+		return fmt.Errorf("shard %w", err)
+	}
+	return nil
+}
+
+func (s Shard) check() error {
+	switch {
+	case s.Count < 1:
+		return fmt.Errorf("%s: N, the number of shards, must be at least 1", s)
+	case s.Index < 1 || s.Index > s.Count:
+		return fmt.Errorf("%s: K must be between 1 and N (%d)", s, s.Count)
+	}
+	return nil
+}
+
+// ParseShard reads "K/N": shard K of N, K in 1..N. Its errors start with
+// the value given.
+func ParseShard(v string) (Shard, error) {
+	k, n, ok := strings.Cut(strings.TrimSpace(v), "/")
+	if !ok {
+		return Shard{}, fmt.Errorf("%q: want K/N, e.g. 1/3 (shard 1 of 3)", v)
+	}
+	ki, kerr := strconv.Atoi(k)
+	ni, nerr := strconv.Atoi(n)
+	if kerr != nil || nerr != nil {
+		return Shard{}, fmt.Errorf("%q: want K/N with whole numbers, e.g. 1/3", v)
+	}
+	s := Shard{Index: ki, Count: ni}
+	if err := s.check(); err != nil {
+		return Shard{}, err
+	}
+	return s, nil
+}
+
+// jobKey is what decides a job's shard: its candidate, task and trial,
+// never its place in the manifest.
+func jobKey(candidate, task string, trial int) string {
+	return candidate + "\x00" + task + "\x00" + strconv.Itoa(trial)
+}
+
+// ShardsOf says which shard of count each job belongs to (1..count): the
+// jobs sorted by the FNV-64a hash of their key (candidate, task, trial),
+// the key itself breaking ties, are dealt out in turn. The shares are
+// deterministic, differ in size by at most one and do not depend on the
+// order of the jobs (of the manifest's candidates and tasks). It is the one
+// rule of which job a shard plays.
+func ShardsOf(jobs []runner.Job, count int) []int {
+	type keyed struct {
+		hash uint64
+		key  string
+		i    int
+	}
+	ks := make([]keyed, len(jobs))
+	for i, j := range jobs {
+		key := jobKey(j.CandidateID, j.TaskID, j.Trial)
+		h := fnv.New64a()
+		h.Write([]byte(key))
+		ks[i] = keyed{h.Sum64(), key, i}
+	}
+	slices.SortFunc(ks, func(a, b keyed) int {
+		return cmp.Or(cmp.Compare(a.hash, b.hash), strings.Compare(a.key, b.key))
+	})
+	out := make([]int, len(jobs))
+	for pos, k := range ks {
+		out[k.i] = pos%count + 1
+	}
+	return out
+}
+
+// shard keeps the plan's jobs of shard s (nil: all of them). The plan's
+// candidates and tasks stay whole: the shard is a share of the whole suite,
+// scored and merged as such.
+func (p *Plan) shard(s *Shard) (*Plan, error) {
+	if s == nil {
+		return p, nil
+	}
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	of := ShardsOf(p.Jobs, s.Count)
+	var jobs []runner.Job
+	for i, j := range p.Jobs {
+		if of[i] == s.Index {
+			jobs = append(jobs, j)
+		}
+	}
+	p.Shard = &Shard{Index: s.Index, Count: s.Count, Jobs: len(jobs), Of: len(p.Jobs)}
+	p.Jobs = jobs
+	return p, nil
+}
+
+// partial makes the outcome of a record that is not a whole run say so; it
+// is the one place that decides it, after scoring. A shard's own record
+// (Shard) has standings of its share only: no winner, no comparison, a
+// winner line that sends to forge merge, and as incomplete only the
+// candidates whose own jobs in the shard did not run to an end (the other
+// shards' jobs are not missing, they are elsewhere). A merged run missing
+// shards (MissingShards) has no winner either.
+func (rec *Record) partial() {
+	switch {
+	case rec.Shard != nil:
+		rec.Winner, rec.Comparison = nil, nil
+		rec.Incomplete = unfinished(rec.Results)
+		rec.WinnerLine = fmt.Sprintf("shard %s: %d of %d jobs; merge the shards for the verdict",
+			rec.Shard, rec.Shard.Jobs, rec.Shard.Of)
+		if len(rec.Incomplete) > 0 {
+			ids := make([]string, len(rec.Incomplete))
+			for i, u := range rec.Incomplete {
+				ids[i] = u.CandidateID
+			}
+			rec.WinnerLine += "; incomplete: " + strings.Join(ids, ", ") + " did not run"
+		}
+	case len(rec.MissingShards) > 0:
+		rec.Winner, rec.Comparison = nil, nil
+		rec.WinnerLine = "incomplete: " + ShardsText(rec.MissingShards) + " not merged"
+	}
+}
+
+// ShardsText is "shard 2/3" or "shards 1/4, 3/4".
+func ShardsText(shards []Shard) string {
+	parts := make([]string, len(shards))
+	for i, s := range shards {
+		parts[i] = s.String()
+	}
+	if len(parts) == 1 {
+		return "shard " + parts[0]
+	}
+	return "shards " + strings.Join(parts, ", ")
+}
+
+// unfinished lists, by candidate, the tasks of a shard's jobs on which no
+// trial ran to an end the candidate answers for (as scoring's incomplete
+// does for a whole run, but only over the jobs the shard played).
+func unfinished(results []runner.Result) []scoring.Unjudged {
+	type group struct {
+		scored bool
+		first  *runner.Result
+	}
+	var ids []string
+	groups := map[string]map[string]*group{}
+	order := map[string][]string{}
+	for i := range results {
+		r := &results[i]
+		byTask := groups[r.CandidateID]
+		if byTask == nil {
+			byTask = map[string]*group{}
+			groups[r.CandidateID] = byTask
+			ids = append(ids, r.CandidateID)
+		}
+		g := byTask[r.TaskID]
+		if g == nil {
+			g = &group{}
+			byTask[r.TaskID] = g
+			order[r.CandidateID] = append(order[r.CandidateID], r.TaskID)
+		}
+		if r.ErrorKind.Scored() {
+			g.scored = true
+		} else if g.first == nil {
+			g.first = r
+		}
+	}
+	slices.Sort(ids)
+	var out []scoring.Unjudged
+	for _, id := range ids {
+		var tasks []string
+		var first *runner.Result
+		for _, t := range order[id] {
+			if g := groups[id][t]; !g.scored {
+				tasks = append(tasks, t)
+				first = cmp.Or(first, g.first)
+			}
+		}
+		if len(tasks) == 0 {
+			continue
+		}
+		u := scoring.Unjudged{CandidateID: id, Reason: fmt.Sprintf("%s: %s", first.ErrorKind, first.ErrorMessage)}
+		if tasks[0] != "" {
+			u.TaskIDs = tasks
+			u.Reason = strings.Join(tasks, ", ") + ": " + u.Reason
+		}
+		out = append(out, u)
+	}
+	return out
+}
+
+// sameShare reports whether a run that played share had can be resumed
+// as want: the same shard of a plan of as many jobs (other --only or
+// --trials would cut other shares).
+func sameShare(had, want *Shard) bool {
+	return had.Same(want) && (had == nil || had.Of == 0 || had.Of == want.Of)
+}
+
+// ShardDiffersError refuses to resume a run as another share of the jobs.
+type ShardDiffersError struct {
+	RunID     string
+	Had, Want *Shard
+}
+
+func (e *ShardDiffersError) Error() string {
+	what := func(s *Shard) string {
+		switch {
+		case s == nil:
+			return "all the jobs"
+		case e.Had.Same(e.Want):
+			return fmt.Sprintf("shard %s of %d jobs", s, s.Of)
+		}
+		return "shard " + s.String()
+	}
+	return fmt.Sprintf("resume %s: the run played %s, not %s", e.RunID, what(e.Had), what(e.Want))
+}
