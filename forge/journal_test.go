@@ -169,3 +169,25 @@ func TestEncodeRecordRoundTrips(t *testing.T) {
 		t.Errorf("empty record %v:\n%s", err, b)
 	}
 }
+
+// A job's file written again (a resumed job) is a new file: a merged run
+// that hard-linked the old one keeps what it merged.
+func TestRewrittenJobFileLeavesItsLinksAlone(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "stdout.log")
+	if err := writeJobFile(path, []byte("first")); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "merged-stdout.log")
+	if err := os.Link(path, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeJobFile(path, []byte("second")); err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]string{path: "second", link: "first"} {
+		if b, err := os.ReadFile(p); err != nil || string(b) != want {
+			t.Errorf("%s holds %q (%v), want %q", filepath.Base(p), b, err, want)
+		}
+	}
+}
