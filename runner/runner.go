@@ -93,6 +93,10 @@ type Job struct {
 	// SetupTimeout bounds all the setup lines together; zero means
 	// DefaultSetupTimeout.
 	SetupTimeout time.Duration
+	// Environment, when set, is what the job runs in: built once (the
+	// backend's Builder) before the job starts, it gives the job
+	// EnvDirVar and its bin/ on PATH (Environment).
+	Environment *Environment
 
 	// OutputFile is the artifact's path relative to the working directory,
 	// valid by RelPath. Empty means DefaultOutputFile.

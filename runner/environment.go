@@ -1,0 +1,169 @@
+package runner
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Environment is what a job runs in that is built once and reused by every
+// job naming the same one, in this run and the next: a base image (on
+// Daytona) and build steps that fill the environment's directory, with
+// the files they need and the variables of the build. Its identity is Hash,
+// a digest of all of that (files by content), never its Name.
+//
+// The build steps run in order, in the environment's directory (EnvDirVar
+// names it, to the steps and to every job run in it), and should put what
+// jobs need there: `python3 -m venv "$FORGE_ENV_DIR"` and its pip, a
+// cloned repository, a model's files. A job run in an environment has
+// EnvDirVar set and the directory's bin/ first on its PATH. On Daytona the
+// build is a snapshot (forge-env-<hash>) made from Image, and every job's
+// sandbox starts from it; locally it is a directory in forge's cache.
+type Environment struct {
+	// Name is the manifest's name for it, for people.
+	Name string
+	// Hash identifies the environment (EnvironmentHash): lowercase hex.
+	Hash string
+	// Image is the base image a Daytona snapshot is built from; empty means
+	// DefaultImage. Locally it is part of the identity only.
+	Image string
+	// Build are shell lines run in order in the environment's directory.
+	Build []string
+	// Files are written into the environment's directory before the build
+	// steps run (Dst relative to it, valid by RelPath).
+	Files []File
+	// Env are the build's variables. Jobs get the manifest's env, not
+	// these.
+	Env map[string]string
+	// BuildTimeout bounds the whole build; zero means DefaultBuildTimeout.
+	BuildTimeout time.Duration
+}
+
+// EnvDirVar names the environment's directory: to its build steps, and to
+// every job run in it.
+const EnvDirVar = "FORGE_ENV_DIR"
+
+// DefaultImage is the base image of an environment that names none.
+const DefaultImage = "python:3.12-slim"
+
+// DefaultBuildTimeout bounds a build when the environment sets no timeout.
+const DefaultBuildTimeout = 30 * time.Minute
+
+// SnapshotPrefix starts the name of every Daytona snapshot forge builds
+// for an environment: forge-env-<first 16 hex digits of its hash>.
+const SnapshotPrefix = "forge-env-"
+
+// SnapshotName is the Daytona snapshot of the environment of that hash.
+func SnapshotName(hash string) string { return SnapshotPrefix + ShortHash(hash) }
+
+// ShortHash is the part of an environment's hash that names it: 16 hex
+// digits (64 bits), as a cache directory or a snapshot.
+func ShortHash(hash string) string { return hash[:min(16, len(hash))] }
+
+// envHashFormat changes when what the hash covers changes, so that an
+// environment is never taken for one built under other rules.
+const envHashFormat = "forge-environment/1"
+
+// EnvironmentHash is the identity of e's content: its image, build steps
+// (in order), variables, and files (path and content, in path order),
+// under the rules of this version of forge. Name and BuildTimeout are not
+// content. It reads each file given by Src.
+func EnvironmentHash(e *Environment) (string, error) {
+	type file struct {
+		Dst    string `json:"dst"`
+		SHA256 string `json:"sha256"`
+	}
+	files := make([]file, 0, len(e.Files))
+	for _, f := range e.Files {
+		sum, err := fileDigest(f)
+		if err != nil {
+			return "", fmt.Errorf("environment %s: %w", e.Name, err)
+		}
+		files = append(files, file{Dst: f.Dst, SHA256: sum})
+	}
+	slices.SortFunc(files, func(a, b file) int { return strings.Compare(a.Dst, b.Dst) })
+	image := e.Image
+	if image == "" {
+		image = DefaultImage
+	}
+	// encoding/json writes map keys sorted: the same content, the same
+	// bytes.
+	b, err := json.Marshal(struct {
+		Format string            `json:"format"`
+		Image  string            `json:"image"`
+		Build  []string          `json:"build"`
+		Env    map[string]string `json:"env"`
+		Files  []file            `json:"files"`
+	}{envHashFormat, image, e.Build, e.Env, files})
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+func fileDigest(f File) (string, error) {
+	h := sha256.New()
+	if f.Data != nil || f.Src == "" {
+		h.Write(f.Data)
+	} else {
+		in, err := os.Open(f.Src)
+		if err != nil {
+			return "", err
+		}
+		_, err = io.Copy(h, in)
+		in.Close()
+		if err != nil {
+			return "", fmt.Errorf("read %s: %w", f.Src, err)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// EnvironmentBuild is what making an environment ready did: built it, or
+// found it built (Reused), where it is, and how long that took.
+type EnvironmentBuild struct {
+	Hash string
+	// Reused is true when it was there already, built by an earlier run
+	// (or by another forge that built it meanwhile): nothing was built.
+	Reused bool
+	// Where is the local directory, or the Daytona snapshot's name.
+	Where string
+	// Seconds is the wall time spent making it ready (waiting for another
+	// forge's build included).
+	Seconds float64
+}
+
+// BuildError is a build that failed: a step exited non-zero, timed out, or
+// the backend refused the environment. It is permanent: the same content
+// would fail again, so the run stops rather than play trials without
+// their environment.
+type BuildError struct {
+	Name, Hash string
+	// Tail is the last lines of the build log.
+	Tail []string
+	Err  error
+}
+
+func (e *BuildError) Error() string {
+	return fmt.Sprintf("environment %s (%s) failed to build: %v", e.Name, ShortHash(e.Hash), e.Err)
+}
+
+func (e *BuildError) Unwrap() error { return e.Err }
+
+// Builder is a backend that builds environments: it makes env ready (or
+// finds it ready) before the first job that runs in it, and says what it
+// did. log gets the build's output line by line, as it comes. Calls for
+// the same hash may come at once (from concurrent forges too): the
+// backend builds it once. An interrupted build never leaves what looks
+// like a finished environment.
+type Builder interface {
+	BuildEnvironment(ctx context.Context, env *Environment, log func(line string)) (EnvironmentBuild, error)
+}
