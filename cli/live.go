@@ -82,6 +82,36 @@ func (l *live) event(e forge.Event, line string) {
 			fmt.Fprint(l.p, line)
 		}
 		l.total.Increment()
+	case forge.EventEnvironment:
+		// A build has a line of its own, showing its log's last line, and
+		// its start and end are printed above the bars.
+		key := "\x00env " + e.Job
+		j := l.jobs[key]
+		switch {
+		case e.Line != nil:
+			if j != nil {
+				j.phase.Store(oneLine(*e.Line, 60))
+			}
+		case e.Built != nil:
+			if j != nil {
+				j.bar.Abort(true)
+				delete(l.jobs, key)
+			}
+		case j == nil:
+			j = &liveJob{}
+			j.phase.Store("building")
+			j.bar = l.p.New(1, mpb.SpinnerStyle(), mpb.BarRemoveOnComplete(),
+				mpb.PrependDecorators(
+					decor.Name("environment "+e.Job, decor.WCSyncSpaceR),
+					decor.Any(func(decor.Statistics) string { return j.phase.Load().(string) }, decor.WCSyncSpaceR),
+				),
+				mpb.AppendDecorators(decor.Elapsed(decor.ET_STYLE_GO, decor.WCSyncSpace)),
+			)
+			l.jobs[key] = j
+		}
+		if line != "" {
+			fmt.Fprint(l.p, line)
+		}
 	}
 }
 

@@ -100,6 +100,8 @@ func (p *progress) line(e forge.Event) string {
 	case forge.EventRetry:
 		return fmt.Sprintf("[%s] retrying (attempt %d of %d) after %s: %s\n", e.Job, e.Attempt, e.Attempts,
 			e.Result.ErrorKind, oneLine(e.Result.ErrorMessage, 100))
+	case forge.EventEnvironment:
+		return p.environmentLine(e)
 	case forge.EventDone:
 		r := e.Result
 		switch {
@@ -110,6 +112,27 @@ func (p *progress) line(e forge.Event) string {
 		default:
 			return fmt.Sprintf("[%s] failed %s: %s: %s\n", e.Job, seconds(e.Elapsed), r.ErrorKind, oneLine(r.ErrorMessage, 100))
 		}
+	}
+	return ""
+}
+
+// environmentLine is the plain line of an environment's build event: its
+// start and end, and with --verbose every line of its log.
+func (p *progress) environmentLine(e forge.Event) string {
+	name := fmt.Sprintf("[environment %s]", e.Job)
+	switch b := e.Built; {
+	case e.Line != nil:
+		if p.verbose {
+			return fmt.Sprintf("%s | %s\n", name, *e.Line)
+		}
+	case b == nil:
+		return fmt.Sprintf("%s building %s\n", name, runner.ShortHash(e.Env.Hash))
+	case e.Err != nil:
+		return fmt.Sprintf("%s failed after %s\n", name, seconds(time.Duration(b.BuildSeconds*float64(time.Second))))
+	case b.Reused:
+		return fmt.Sprintf("%s ready: %s, built by an earlier run\n", name, b.Where)
+	default:
+		return fmt.Sprintf("%s built in %s: %s\n", name, seconds(time.Duration(b.BuildSeconds*float64(time.Second))), b.Where)
 	}
 	return ""
 }
@@ -162,7 +185,7 @@ func (p *progress) event(e forge.Event) {
 	}
 	line := p.line(e)
 	if p.live != nil {
-		if e.Kind == forge.EventDone || e.Kind == forge.EventRetry {
+		if e.Kind == forge.EventDone || e.Kind == forge.EventRetry || e.Kind == forge.EventEnvironment {
 			p.live.event(e, line)
 		} else {
 			p.live.event(e, "")

@@ -358,6 +358,23 @@ func runTournament(ctx context.Context, env *Env, o *runOptions, failUnderSet, m
 		return errInterrupted
 	case runErr != nil:
 		var unusable *runner.UnusableError
+		var build *runner.BuildError
+		if errors.As(runErr, &build) {
+			// What the build said last is why it failed.
+			if len(build.Tail) > 0 {
+				fmt.Fprintf(env.Stderr, "forge: the last lines of the build of environment %s:\n", build.Name)
+				for _, l := range build.Tail {
+					fmt.Fprintf(env.Stderr, "  | %s\n", l)
+				}
+			}
+			where := ""
+			for _, b := range rec.Environments {
+				if b.Hash == build.Hash && b.Log != "" {
+					where = " (its log: " + filepath.Join(o.out, runID, filepath.FromSlash(b.Log)) + ")"
+				}
+			}
+			return fmt.Errorf("%w%s; no trial was played in it and everything started has been cleaned up", runErr, where)
+		}
 		if errors.As(runErr, &unusable) {
 			var failing *forge.FailingInfraError
 			if errors.As(runErr, &failing) {

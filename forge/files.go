@@ -82,6 +82,7 @@ func (m *Manifest) resolveFiles(name string, data []byte) error {
 		}
 	}
 	m.resolveTasks(name, h, &v)
+	m.resolveEnvironments(h, &v)
 	if len(v.errs) > 0 {
 		return errors.Join(v.errs...)
 	}

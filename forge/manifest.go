@@ -29,6 +29,9 @@ type Manifest struct {
 	TasksFile string         `yaml:"tasks_file"`
 	Scoring   scoring.Config `yaml:"scoring"`
 	Gates     Gates          `yaml:"gates"`
+	// Environments are built once and reused by every job that runs in
+	// one (a candidate's or the defaults' environment:).
+	Environments map[string]*EnvironmentSpec `yaml:"environments"`
 
 	// Blocks holds what the Decode of each Block given to Load or Parse
 	// made of the manifest's block of that name; a block the manifest does
@@ -44,6 +47,8 @@ type Manifest struct {
 	// doc is the parsed document, which locates the problems found after
 	// decoding.
 	doc *yaml.Node
+	// envs are the top-level environments, resolved by Load.
+	envs map[string]*runner.Environment
 }
 
 // Defaults apply to every candidate that does not say otherwise.
@@ -59,6 +64,9 @@ type Defaults struct {
 	Setup            []string          `yaml:"setup"`
 	Files            []string          `yaml:"files"`
 	Env              map[string]string `yaml:"env"`
+	// Environment is what every candidate's jobs run in, unless it names
+	// its own.
+	Environment *EnvironmentRef `yaml:"environment"`
 	// Retries is how often a trial that ended infra is played again in a
 	// fresh sandbox (nil: DefaultRetries; 0: never).
 	Retries *int `yaml:"retries"`
@@ -89,6 +97,9 @@ type Candidate struct {
 	OutputFile       string            `yaml:"output_file"`
 	ArtifactOptional *bool             `yaml:"artifact_optional"`
 	Setup            []string          `yaml:"setup"`
+	// Environment is what the candidate's jobs run in (over the
+	// defaults').
+	Environment *EnvironmentRef `yaml:"environment"`
 	// Retries overrides defaults.retries for this candidate.
 	Retries *int `yaml:"retries"`
 	Passing `yaml:",inline"`
@@ -322,6 +333,7 @@ func (m *Manifest) validate(v *validator, blockErrs []error) {
 		c.Passing.check(v, c.Env, &d.Passing, "candidates", i)
 		checkStrings(v, c.Setup, "candidates", i, "setup")
 	}
+	m.validateEnvironments(v)
 	v.errs = append(v.errs, blockErrs...)
 	validateScoring(m.Scoring, v, suite)
 	m.Gates.validate(v)

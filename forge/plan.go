@@ -250,6 +250,7 @@ func (m *Manifest) job(c Candidate, task *Task, trial int, o Overrides) runner.J
 		SetupSecrets:     last(d.SetupSecrets, c.SetupSecrets),
 		Setup:            append(append([]string(nil), d.Setup...), c.Setup...),
 		SetupTimeout:     cmp.Or(time.Duration(d.SetupTimeout), runner.DefaultSetupTimeout),
+		Environment:      m.environmentOf(c),
 		OutputFile:       cmp.Or(t.OutputFile, c.OutputFile, d.OutputFile, runner.DefaultOutputFile),
 		ArtifactOptional: optional,
 		Timeout:          cmp.Or(o.Timeout, t.Timeout, time.Duration(c.Timeout), time.Duration(d.Timeout), runner.DefaultTimeout),

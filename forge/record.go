@@ -52,6 +52,9 @@ type Record struct {
 	// --allow-partial). Either way the record gives no verdict (partial).
 	Shard         *Shard  `json:"shard,omitempty"`
 	MissingShards []Shard `json:"missing_shards,omitempty"`
+	// Environments are what the run did to make each of its environments
+	// ready, in the order it did it.
+	Environments []EnvironmentBuilt `json:"environments,omitempty"`
 	// Interrupted is true when the run was cancelled before every job ended.
 	Interrupted bool               `json:"interrupted"`
 	Results     []runner.Result    `json:"results"`

@@ -35,6 +35,10 @@ const (
 	// Result is the attempt that failed.
 	EventRetry EventKind = "retry"
 	EventDone  EventKind = "done"
+	// EventEnvironment: an environment's build started (Line and Built
+	// nil), printed a line (Line), or ended (Built; Err when it failed).
+	// Job is the environment's name.
+	EventEnvironment EventKind = "environment"
 )
 
 // Event is one step of a run, for progress displays. Handlers are called
@@ -49,6 +53,11 @@ type Event struct {
 	Result *runner.Result
 	// Attempt and Attempts are set on EventRetry.
 	Attempt, Attempts int
+	// Env, Line, Built and Err are set on EventEnvironment.
+	Env   *runner.Environment
+	Line  *string
+	Built *EnvironmentBuilt
+	Err   error
 }
 
 // Options configure one run.
@@ -105,6 +114,11 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("run id %q: use letters, digits, '_', '.' and '-' only", o.RunID)
 	case o.Plan.Concurrency < 1:
 		return errors.New("run: concurrency must be at least 1")
+	}
+	if envs := o.Plan.Environments(); len(envs) > 0 {
+		if _, ok := o.Runner.(runner.Builder); !ok {
+			return fmt.Errorf("the %s backend cannot build environments (environment %s)", o.Backend, envs[0].Name)
+		}
 	}
 	return nil
 }
@@ -185,6 +199,7 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 	for i := range suite.Tasks {
 		s.tasks[suite.Tasks[i].ID] = &suite.Tasks[i]
 	}
+	s.envs.init(&o)
 	if o.Resume != nil {
 		rec.StartedAt = o.Resume.StartedAt
 		rec.Sample = cmp.Or(rec.Sample, o.Resume.Sample)
@@ -225,6 +240,7 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 	}
 
 	rec.Interrupted = ctx.Err() != nil
+	rec.Environments = s.envs.built()
 	rec.Results = s.final()
 	rec.score(o.Manifest.Scoring, suite)
 	rec.FinishedAt = o.now().UTC()
@@ -257,7 +273,9 @@ type state struct {
 	// checker makes the artifact checks as each job ends; tasks are the
 	// suite's tasks by id.
 	checker *scoring.Checker
-	tasks   map[string]*scoring.Task
+	// envs are the run's environments, built once each.
+	envs  environments
+	tasks map[string]*scoring.Task
 }
 
 // checkResume refuses to resume a run whose manifest or shape changed.
@@ -313,8 +331,28 @@ func (s *state) play(ctx context.Context, i int, job runner.Job) error {
 	if s.o.Echo != nil {
 		job.Echo = func(stream, line string) { s.o.Echo(name, stream, s.mask.String(line)) }
 	}
+	var res runner.Result
+	var err error
+	if job.Environment != nil {
+		// Built once, before the first job that needs it; its build is
+		// the run's, not the job's (job_seconds leaves it out).
+		err = s.environment(ctx, job.Environment)
+	}
 	s.o.emit(Event{Time: s.o.now(), Kind: EventStarted, Job: name})
-	res, err := s.attempts(ctx, job, start)
+	if err == nil {
+		res, err = s.attempts(ctx, job, start)
+	} else {
+		res = runner.Result{CandidateID: job.CandidateID, TaskID: job.TaskID, Trial: job.Trial, Backend: s.o.Backend}
+		if ctx.Err() != nil {
+			res.Failed(runner.ErrCancelled, "not started: the run was interrupted")
+			err = nil
+		} else {
+			res.Failed(runner.ErrInfra, err.Error())
+		}
+	}
+	if job.Environment != nil {
+		res.Environment = job.Environment.Hash
+	}
 	if werr := s.store(job, &res); werr != nil && err == nil {
 		err = werr
 	}

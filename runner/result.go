@@ -228,7 +228,9 @@ type Result struct {
 	// fresh one (the manifest's retries). This result is the last
 	// attempt's; AttemptErrors say how the earlier ones ended, in order.
 	// 0 in records written before forge counted attempts: read it as 1.
-	Attempts      int            `json:"attempts,omitempty"`
+	Attempts int `json:"attempts,omitempty"`
+	// Environment is the hash of the environment the trial ran in.
+	Environment   string         `json:"environment,omitempty"`
 	AttemptErrors []AttemptError `json:"attempt_errors,omitempty"`
 
 	Judges []JudgeResult `json:"judges,omitempty"`

@@ -1,0 +1,160 @@
+package forge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/forge-run/forge/runner"
+)
+
+// EnvironmentBuilt is what the run did to make one environment ready
+// (results.json "environments"): built it, or found it built by an
+// earlier run, where, and how long that took. That time is the run's,
+// never a job's: job_seconds leaves it out.
+type EnvironmentBuilt struct {
+	Name string `json:"name"`
+	Hash string `json:"hash"`
+	// Where is the local directory, or the Daytona snapshot's name.
+	Where        string  `json:"where"`
+	Reused       bool    `json:"reused"`
+	BuildSeconds float64 `json:"build_seconds"`
+	// Log is the build's log in the run directory (relative to it), when
+	// anything was built.
+	Log string `json:"log,omitempty"`
+	// Error is why the build failed.
+	Error string `json:"error,omitempty"`
+}
+
+// EnvironmentsDir is where a run keeps its environments' build logs.
+const EnvironmentsDir = "environments"
+
+// environments builds each environment of a run once, when the first job
+// that needs it is about to start; jobs that need it meanwhile wait.
+type environments struct {
+	o       *Options
+	builder runner.Builder
+	mu      sync.Mutex
+	m       map[string]*envBuild
+	order   []*envBuild
+}
+
+type envBuild struct {
+	done  chan struct{}
+	built EnvironmentBuilt
+	err   error
+}
+
+// init readies e for o's run (Options.Validate checked that a plan with
+// environments has a backend that builds them).
+func (e *environments) init(o *Options) {
+	e.o, e.m = o, map[string]*envBuild{}
+	e.builder, _ = o.Runner.(runner.Builder)
+}
+
+// built is what the run did to each environment, in the order it did it.
+func (e *environments) built() []EnvironmentBuilt {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []EnvironmentBuilt
+	for _, b := range e.order {
+		select {
+		case <-b.done:
+			out = append(out, b.built)
+		default: // still building: the run was interrupted
+		}
+	}
+	return out
+}
+
+// environment makes env ready: the first caller builds it, the others
+// wait for that build (or for ctx). A failed build stops the run: the
+// error is a *runner.UnusableError around the *runner.BuildError.
+func (s *state) environment(ctx context.Context, env *runner.Environment) error {
+	e := &s.envs
+	e.mu.Lock()
+	b, started := e.m[env.Hash]
+	if !started {
+		b = &envBuild{done: make(chan struct{})}
+		e.m[env.Hash] = b
+		e.order = append(e.order, b)
+	}
+	e.mu.Unlock()
+	if started {
+		select {
+		case <-b.done:
+			return b.err
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	defer close(b.done)
+	b.built, b.err = s.build(ctx, env)
+	return b.err
+}
+
+// build builds env, its log to the run's environments/ directory and, line
+// by line, to the run's events.
+func (s *state) build(ctx context.Context, env *runner.Environment) (EnvironmentBuilt, error) {
+	built := EnvironmentBuilt{Name: env.Name, Hash: env.Hash}
+	rel := filepath.ToSlash(filepath.Join(EnvironmentsDir, env.Name+"-"+runner.ShortHash(env.Hash)+".log"))
+	path := filepath.Join(s.dir, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return built, err
+	}
+	logFile, err := os.Create(path)
+	if err != nil {
+		return built, err
+	}
+	defer logFile.Close()
+	lines := 0
+	var logMu sync.Mutex
+	log := func(line string) {
+		line = s.mask.String(line)
+		logMu.Lock()
+		fmt.Fprintln(logFile, line)
+		lines++
+		logMu.Unlock()
+		s.o.emit(Event{Time: s.o.now(), Kind: EventEnvironment, Job: env.Name, Env: env, Line: &line})
+	}
+	s.o.emit(Event{Time: s.o.now(), Kind: EventEnvironment, Job: env.Name, Env: env})
+	start := time.Now()
+	got, err := s.envs.builder.BuildEnvironment(ctx, env, log)
+	built.Where, built.Reused = got.Where, got.Reused
+	built.BuildSeconds = got.Seconds
+	if built.BuildSeconds == 0 {
+		built.BuildSeconds = time.Since(start).Seconds()
+	}
+	logMu.Lock()
+	if lines > 0 {
+		built.Log = rel
+	}
+	logMu.Unlock()
+	if err != nil {
+		built.Error = s.mask.String(err.Error())
+	}
+	s.o.emit(Event{Time: s.o.now(), Kind: EventEnvironment, Job: env.Name, Env: env, Built: &built, Err: err})
+	if lines == 0 {
+		logFile.Close()
+		os.Remove(path)
+	}
+	var be *runner.BuildError
+	switch {
+	case err == nil:
+		return built, nil
+	case ctx.Err() != nil:
+		return built, ctx.Err()
+	case errors.As(err, &be):
+		for i := range be.Tail {
+			be.Tail[i] = s.mask.String(be.Tail[i])
+		}
+		return built, &runner.UnusableError{Kind: runner.ErrInfra, Err: err}
+	default:
+		return built, &runner.UnusableError{Kind: runner.ErrInfra,
+			Err: &runner.BuildError{Name: env.Name, Hash: env.Hash, Err: err}}
+	}
+}

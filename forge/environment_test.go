@@ -1,0 +1,269 @@
+package forge
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/forge-run/forge/runner"
+)
+
+const envManifest = `objective: x
+environments:
+  agent:
+    image: python:3.12-slim
+    files: [requirements.txt]
+    env: {PIP_NO_CACHE_DIR: "1"}
+    pip: [httpx==0.27, "it's"]
+    build:
+      - pip install -r requirements.txt
+  twin:
+    image: python:3.12-slim
+    files: [requirements.txt]
+    env: {PIP_NO_CACHE_DIR: "1"}
+    pip: [httpx==0.27, "it's"]
+    build:
+      - pip install -r requirements.txt
+defaults:
+  environment: agent
+candidates:
+  - id: a
+    script: a.py
+  - id: b
+    script: a.py
+    environment: twin
+  - id: c
+    script: a.py
+    environment:
+      build: [make]
+`
+
+func TestEnvironmentsOfTheManifest(t *testing.T) {
+	dir := writeTree(t, map[string]string{"forge.yaml": envManifest, "a.py": okScript, "requirements.txt": "openai\n"})
+	m, err := Load(filepath.Join(dir, "forge.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := m.Plan(Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	envOf := map[string]*runner.Environment{}
+	for _, j := range p.Jobs {
+		envOf[j.CandidateID] = j.Environment
+	}
+	a, b, c := envOf["a"], envOf["b"], envOf["c"]
+	if a == nil || b == nil || c == nil {
+		t.Fatalf("every candidate runs in an environment: a %v, b %v, c %v", a, b, c)
+	}
+	if a.Name != "agent" || b.Name != "twin" || c.Name != "c" {
+		t.Errorf("names: %q %q %q, want agent, twin, c (an inline one takes its candidate's id)", a.Name, b.Name, c.Name)
+	}
+	if a.Hash != b.Hash {
+		t.Errorf("the same content under two names is one environment: %s and %s", a.Hash, b.Hash)
+	}
+	if a.Hash == c.Hash || len(a.Hash) != 64 {
+		t.Errorf("hashes: a %s, c %s", a.Hash, c.Hash)
+	}
+	want := []string{
+		`python3 -m venv "$FORGE_ENV_DIR"`,
+		`"$FORGE_ENV_DIR/bin/python" -m pip install --disable-pip-version-check --no-input 'httpx==0.27' 'it'\''s'`,
+		"pip install -r requirements.txt",
+	}
+	if !slices.Equal(a.Build, want) {
+		t.Errorf("build steps:\n%q\nwant\n%q", a.Build, want)
+	}
+	if len(a.Files) != 1 || a.Files[0].Dst != "requirements.txt" || a.Env["PIP_NO_CACHE_DIR"] != "1" {
+		t.Errorf("files %v, env %v", a.Files, a.Env)
+	}
+	if got := p.Environments(); len(got) != 2 {
+		t.Errorf("the plan's environments: %d, want 2 (agent and twin are one)", len(got))
+	}
+
+	// One byte of a build file is another environment; so is the
+	// manifest's own change.
+	if err := os.WriteFile(filepath.Join(dir, "requirements.txt"), []byte("openaj\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m2, err := Load(filepath.Join(dir, "forge.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2, _ := m2.Plan(Overrides{})
+	if h := p2.Jobs[0].Environment.Hash; h == a.Hash {
+		t.Error("a changed build file leaves the environment's hash unchanged")
+	}
+	if m2.Hash == m.Hash {
+		t.Error("a changed build file leaves the manifest's hash unchanged (--resume would take the run for the same)")
+	}
+}
+
+func TestEnvironmentErrors(t *testing.T) {
+	cases := []struct{ name, manifest, want string }{
+		{"unknown", "objective: x\ncandidates:\n  - id: a\n    script: a.py\n    environment: agnet\nenvironments:\n  agent: {build: [x]}\n",
+			`forge.yaml:5:18: candidates[0].environment: unknown environment "agnet" (environments: agent)`},
+		{"none at all", "objective: x\ndefaults: {environment: agent}\ncandidates: [{id: a, script: a.py}]\n",
+			`defaults.environment: unknown environment "agent": the manifest has no environments:`},
+		{"empty", "objective: x\nenvironments:\n  e: {env: {A: b}}\ncandidates: [{id: a, script: a.py, environment: e}]\n",
+			"environments.e: builds nothing"},
+		{"secret", "objective: x\nenvironments:\n  e: {build: [x], env: {K: '${KEY}'}}\ncandidates: [{id: a, script: a.py}]\n",
+			"environments.e.env.K: values are literal here"},
+		{"unknown key inline", "objective: x\ncandidates:\n  - id: a\n    script: a.py\n    environment: {biuld: [x]}\n",
+			`candidates[0].environment.biuld: unknown key "biuld" (did you mean "build"?)`},
+		{"missing file", "objective: x\nenvironments:\n  e: {files: [nope.txt]}\ncandidates: [{id: a, script: a.py}]\n",
+			"environments.e.files[0]: nope.txt:"},
+		{"bad name", "objective: x\nenvironments:\n  'a b': {build: [x]}\ncandidates: [{id: a, script: a.py}]\n",
+			`"a b" is not a valid environment name`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := writeTree(t, map[string]string{"forge.yaml": tc.manifest, "a.py": okScript})
+			_, err := Load(filepath.Join(dir, "forge.yaml"))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Load = %v\nwant an error containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// builderRunner is a fake backend that builds environments.
+type builderRunner struct {
+	fakeRunner
+	build func(ctx context.Context, env *runner.Environment, log func(string)) (runner.EnvironmentBuild, error)
+}
+
+func (b builderRunner) BuildEnvironment(ctx context.Context, env *runner.Environment, log func(string)) (runner.EnvironmentBuild, error) {
+	return b.build(ctx, env, log)
+}
+
+// envPlan is a plan of ids × trials jobs in env.
+func envPlan(t *testing.T, env *runner.Environment, trials, concurrency int, ids ...string) (*Manifest, *Plan) {
+	m, p := testPlan(t, ids, trials, concurrency)
+	for i := range p.Jobs {
+		p.Jobs[i].Environment = env
+	}
+	return m, p
+}
+
+func TestEnvironmentIsBuiltOnceBeforeItsJobs(t *testing.T) {
+	env := &runner.Environment{Name: "agent", Hash: strings.Repeat("ab", 32), Build: []string{"x"}}
+	m, p := envPlan(t, env, 10, 8, "alpha", "beta")
+	var builds, ran atomic.Int32
+	release := make(chan struct{})
+	var waiting sync.WaitGroup
+	waiting.Add(1)
+	r := builderRunner{
+		fakeRunner: fakeRunner{run: func(ctx context.Context, job runner.Job) (runner.Result, error) {
+			if builds.Load() != 1 {
+				t.Errorf("%s ran before its environment was built", job.Name())
+			}
+			ran.Add(1)
+			return runner.Result{Success: true, ExitCode: new(int)}, nil
+		}},
+		build: func(ctx context.Context, e *runner.Environment, log func(string)) (runner.EnvironmentBuild, error) {
+			waiting.Done()
+			<-release // every other job asks for it meanwhile
+			builds.Add(1)
+			log("Collecting httpx")
+			log("Successfully installed httpx")
+			return runner.EnvironmentBuild{Hash: e.Hash, Where: "/cache/" + runner.ShortHash(e.Hash), Seconds: 12.5}, nil
+		},
+	}
+	var events []Event
+	var mu sync.Mutex
+	out := t.TempDir()
+	go func() { waiting.Wait(); close(release) }()
+	rec, err := Run(context.Background(), Options{Manifest: m, Plan: p, Runner: r, Backend: "local", OutRoot: out, RunID: "env1",
+		Events: func(e Event) {
+			if e.Kind == EventEnvironment {
+				mu.Lock()
+				events = append(events, e)
+				mu.Unlock()
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if builds.Load() != 1 || ran.Load() != 20 {
+		t.Fatalf("%d builds and %d jobs, want 1 and 20", builds.Load(), ran.Load())
+	}
+	for _, res := range rec.Results {
+		if res.Environment != env.Hash || !res.Success {
+			t.Errorf("%s#%d: environment %q, success %v", res.CandidateID, res.Trial, res.Environment, res.Success)
+		}
+	}
+	want := EnvironmentBuilt{Name: "agent", Hash: env.Hash, Where: "/cache/abababababababab", BuildSeconds: 12.5,
+		Log: "environments/agent-abababababababab.log"}
+	if len(rec.Environments) != 1 || rec.Environments[0] != want {
+		t.Fatalf("record's environments: %+v\nwant %+v", rec.Environments, want)
+	}
+	log, err := os.ReadFile(filepath.Join(out, "env1", want.Log))
+	if err != nil || string(log) != "Collecting httpx\nSuccessfully installed httpx\n" {
+		t.Errorf("build log %q, %v", log, err)
+	}
+	// Started, two lines, ended.
+	if len(events) != 4 || events[0].Line != nil || events[0].Built != nil || *events[1].Line != "Collecting httpx" || events[3].Built == nil {
+		t.Errorf("environment events: %+v", events)
+	}
+	read, err := ReadRecord(filepath.Join(out, "env1", ResultsFile))
+	if err != nil || len(read.Environments) != 1 || read.Results[0].Environment != env.Hash {
+		t.Errorf("results.json keeps the environments: %v, %+v", err, read)
+	}
+}
+
+func TestFailedBuildStopsTheRun(t *testing.T) {
+	env := &runner.Environment{Name: "agent", Hash: strings.Repeat("cd", 32), Build: []string{"pip install nothere"}}
+	m, p := envPlan(t, env, 5, 2, "alpha", "beta")
+	var ran, builds atomic.Int32
+	r := builderRunner{
+		fakeRunner: fakeRunner{run: func(ctx context.Context, job runner.Job) (runner.Result, error) {
+			ran.Add(1)
+			return runner.Result{Success: true}, nil
+		}},
+		build: func(ctx context.Context, e *runner.Environment, log func(string)) (runner.EnvironmentBuild, error) {
+			builds.Add(1)
+			log("ERROR: No matching distribution found for nothere")
+			return runner.EnvironmentBuild{}, &runner.BuildError{Name: e.Name, Hash: e.Hash,
+				Tail: []string{"ERROR: No matching distribution found for nothere"}, Err: errors.New("step 1 exited 1")}
+		},
+	}
+	out := t.TempDir()
+	rec, err := Run(context.Background(), Options{Manifest: m, Plan: p, Runner: r, Backend: "local", OutRoot: out, RunID: "env2"})
+	var unusable *runner.UnusableError
+	var be *runner.BuildError
+	if !errors.As(err, &unusable) || !errors.As(err, &be) || be.Tail[0] != "ERROR: No matching distribution found for nothere" {
+		t.Fatalf("Run = %v, want an UnusableError around the BuildError with its tail", err)
+	}
+	if ran.Load() != 0 || builds.Load() != 1 {
+		t.Errorf("%d jobs ran and %d builds after a failed build, want 0 and 1", ran.Load(), builds.Load())
+	}
+	for _, res := range rec.Results {
+		if res.Success || res.ErrorKind.Scored() {
+			t.Errorf("%s#%d: %s %q: a job without its environment is not the candidate's failure", res.CandidateID, res.Trial, res.ErrorKind, res.ErrorMessage)
+		}
+	}
+	if len(rec.Environments) != 1 || !strings.Contains(rec.Environments[0].Error, "step 1 exited 1") {
+		t.Errorf("record's environments: %+v", rec.Environments)
+	}
+}
+
+func TestBackendWithoutBuilderRefusesEnvironments(t *testing.T) {
+	env := &runner.Environment{Name: "agent", Hash: strings.Repeat("ef", 32)}
+	m, p := envPlan(t, env, 1, 1, "alpha")
+	ran := false
+	r := fakeRunner{run: func(ctx context.Context, job runner.Job) (runner.Result, error) { ran = true; return runner.Result{}, nil }}
+	out := t.TempDir()
+	_, err := Run(context.Background(), Options{Manifest: m, Plan: p, Runner: r, Backend: "odd", OutRoot: out, RunID: "env3"})
+	if err == nil || !strings.Contains(err.Error(), "the odd backend cannot build environments (environment agent)") || ran {
+		t.Fatalf("Run = %v (ran %v)", err, ran)
+	}
+	if _, err := os.Stat(filepath.Join(out, "env3")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a refused run left %s: %v", filepath.Join(out, "env3"), err)
+	}
+}
