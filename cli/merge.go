@@ -13,7 +13,6 @@ import (
 
 	"github.com/forge-run/forge/compare"
 	"github.com/forge-run/forge/forge"
-	"github.com/forge-run/forge/report"
 )
 
 // mergeOptions are `forge merge`'s flags.
@@ -33,23 +32,13 @@ type mergeOptions struct {
 
 // Validate checks the flags before any run is read.
 func (o *mergeOptions) Validate() error {
-	switch {
-	case o.runID != "" && !forge.ValidID(o.runID):
+	if o.runID != "" && !forge.ValidID(o.runID) {
 		return flagError{fmt.Errorf("--run-id %q: use letters, digits, '_', '.' and '-' only", o.runID)}
-	case o.failUnder < 0 || o.failUnder > 1:
-		return flagError{fmt.Errorf("--fail-under %g: must be between 0 and 1", o.failUnder)}
-	case o.maxDrop < 0 || o.maxDrop > 1:
-		return flagError{fmt.Errorf("--max-drop %g: must be between 0 and 1", o.maxDrop)}
 	}
-	if _, err := report.ParseFormat(o.format); err != nil {
-		return flagError{fmt.Errorf("--format: %w", err)}
+	if err := checkGateFlags(o.failUnder, o.maxDrop); err != nil {
+		return err
 	}
-	for _, r := range o.reports {
-		if _, err := report.FormatFromPath(r); err != nil {
-			return flagError{fmt.Errorf("--report %s: %w", r, err)}
-		}
-	}
-	return nil
+	return checkReportFlags(o.format, o.reports)
 }
 
 func newMergeCmd(env *Env) *cobra.Command {

@@ -82,3 +82,27 @@ func appendReport(path string, f report.Format, rec *forge.Record, now func() ti
 	werr := report.Write(f, fh, rec, report.Options{Now: now})
 	return errors.Join(werr, fh.Close())
 }
+
+// checkReportFlags checks --format and each --report's extension.
+func checkReportFlags(format string, reports []string) error {
+	if _, err := report.ParseFormat(format); err != nil {
+		return flagError{fmt.Errorf("--format: %w", err)}
+	}
+	for _, r := range reports {
+		if _, err := report.FormatFromPath(r); err != nil {
+			return flagError{fmt.Errorf("--report %s: %w", r, err)}
+		}
+	}
+	return nil
+}
+
+// checkGateFlags checks --fail-under and --max-drop.
+func checkGateFlags(failUnder, maxDrop float64) error {
+	switch {
+	case failUnder < 0 || failUnder > 1:
+		return flagError{fmt.Errorf("--fail-under %g: must be between 0 and 1", failUnder)}
+	case maxDrop < 0 || maxDrop > 1:
+		return flagError{fmt.Errorf("--max-drop %g: must be between 0 and 1", maxDrop)}
+	}
+	return nil
+}

@@ -17,7 +17,6 @@ import (
 
 	"github.com/forge-run/forge/forge"
 	"github.com/forge-run/forge/internal/text"
-	"github.com/forge-run/forge/report"
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/runner/daytona"
 	"github.com/forge-run/forge/runner/local"
@@ -100,8 +99,6 @@ func (o *runOptions) Validate() error {
 		return flagError{errors.New("--resume names the run; drop --run-id")}
 	case o.resume != "" && !forge.ValidID(o.resume):
 		return flagError{fmt.Errorf("--resume %q: not a run id", o.resume)}
-	case o.maxDrop < 0 || o.maxDrop > 1:
-		return flagError{fmt.Errorf("--max-drop %g: must be between 0 and 1", o.maxDrop)}
 	case o.sample < 0:
 		return flagError{fmt.Errorf("--sample %d: must be at least 1", o.sample)}
 	case o.passAt < 1:
@@ -112,25 +109,18 @@ func (o *runOptions) Validate() error {
 		return flagError{fmt.Errorf("--containment %q: want auto, pidns, cgroup, pgroup or process", o.containment)}
 	case o.quiet && o.verbose:
 		return flagError{errors.New("--quiet and --verbose exclude each other")}
-	case o.failUnder < 0 || o.failUnder > 1:
-		return flagError{fmt.Errorf("--fail-under %g: must be between 0 and 1", o.failUnder)}
 	case o.shard != "" && o.baseline != "":
 		return flagError{errors.New("--baseline: a shard gives no verdict; give it to forge merge")}
+	}
+	if err := checkGateFlags(o.failUnder, o.maxDrop); err != nil {
+		return err
 	}
 	if o.shard != "" {
 		if _, err := forge.ParseShard(o.shard); err != nil {
 			return flagError{fmt.Errorf("--shard %w", err)}
 		}
 	}
-	if _, err := report.ParseFormat(o.format); err != nil {
-		return flagError{fmt.Errorf("--format: %w", err)}
-	}
-	for _, r := range o.reports {
-		if _, err := report.FormatFromPath(r); err != nil {
-			return flagError{fmt.Errorf("--report %s: %w", r, err)}
-		}
-	}
-	return nil
+	return checkReportFlags(o.format, o.reports)
 }
 
 // tier is --containment as the local runner names it ("auto" is its
