@@ -94,7 +94,8 @@ func largeSuite(runID string, dayN, candidates, tasks int) *forge.Record {
 	}
 	cfg := scoring.Config{Scorers: []scoring.Scorer{{Type: scoring.TypeJudge, Name: "quality", Command: []string{"judge"}}}}
 	out := scoring.ScoreSuite(cfg, scoring.Suite{Candidates: ids, Tasks: st}, rec.Results)
-	rec.Results, rec.Standings, rec.Winner, rec.WinnerLine = out.Results, out.Standings, out.Winner, out.WinnerLine
+	out.Apply(rec.Results)
+	rec.Standings, rec.Winner, rec.WinnerLine = out.Standings, out.Winner, out.WinnerLine
 	rec.TaskMatrix, rec.HeadToHead = out.Tasks, out.HeadToHead
 	return rec
 }

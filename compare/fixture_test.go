@@ -132,7 +132,8 @@ func suiteRecord(runID string, started time.Time, tasks []string, failed map[str
 	}
 	out := scoring.ScoreSuite(scoring.Config{Scorers: []scoring.Scorer{{Type: scoring.TypeSuccess}}},
 		scoring.Suite{Candidates: ids, Tasks: st}, rec.Results)
-	rec.Results, rec.Standings, rec.Winner, rec.WinnerLine = out.Results, out.Standings, out.Winner, out.WinnerLine
+	out.Apply(rec.Results)
+	rec.Standings, rec.Winner, rec.WinnerLine = out.Standings, out.Winner, out.WinnerLine
 	rec.TaskMatrix, rec.HeadToHead = out.Tasks, out.HeadToHead
 	return rec
 }

@@ -257,7 +257,10 @@ func TestBackendWithoutBuilderRefusesEnvironments(t *testing.T) {
 	env := &runner.Environment{Name: "agent", Hash: strings.Repeat("ef", 32)}
 	m, p := envPlan(t, env, 1, 1, "alpha")
 	ran := false
-	r := fakeRunner{run: func(ctx context.Context, job runner.Job) (runner.Result, error) { ran = true; return runner.Result{}, nil }}
+	r := fakeRunner{run: func(ctx context.Context, job runner.Job) (runner.Result, error) {
+		ran = true
+		return runner.Result{}, nil
+	}}
 	out := t.TempDir()
 	_, err := Run(context.Background(), Options{Manifest: m, Plan: p, Runner: r, Backend: "odd", OutRoot: out, RunID: "env3"})
 	if err == nil || !strings.Contains(err.Error(), "the odd backend cannot build environments (environment agent)") || ran {

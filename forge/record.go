@@ -102,7 +102,7 @@ func (rec *Record) TaskIDs() []string {
 // tasks.
 func (rec *Record) score(cfg scoring.Config, s scoring.Suite) {
 	out := scoring.ScoreSuite(cfg, s, rec.Results)
-	rec.Results = out.Results
+	out.Apply(rec.Results)
 	rec.Standings = out.Standings
 	rec.Winner = out.Winner
 	rec.WinnerLine = out.WinnerLine

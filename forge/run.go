@@ -194,7 +194,7 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 		rec.Tasks = append(rec.Tasks, TaskInfo{ID: t.ID, Objective: cmp.Or(t.Objective, o.Plan.Objective), Weight: t.Weight})
 	}
 	suite := o.Plan.suite(o.PassAtK)
-	s := &state{o: &o, rec: rec, dir: dir, results: make([]*runner.Result, len(o.Plan.Jobs)), mask: o.masker(),
+	s := &state{o: &o, rec: rec, dir: dir, results: make([]runner.Result, len(o.Plan.Jobs)), done: make([]bool, len(o.Plan.Jobs)), mask: o.masker(),
 		checker: scoring.NewChecker(o.Manifest.Scoring), tasks: map[string]*scoring.Task{}}
 	for i := range suite.Tasks {
 		s.tasks[suite.Tasks[i].ID] = &suite.Tasks[i]
@@ -210,7 +210,13 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 	if err := WriteRecord(filepath.Join(dir, ResultsFile), rec); err != nil {
 		return nil, err
 	}
-	j, err := openJournal(dir, s.results)
+	var kept []*runner.Result
+	for i := range s.results {
+		if s.done[i] {
+			kept = append(kept, &s.results[i])
+		}
+	}
+	j, err := openJournal(dir, kept)
 	if err != nil {
 		return nil, err
 	}
@@ -222,7 +228,7 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 		if gctx.Err() != nil {
 			break
 		}
-		if s.results[i] != nil {
+		if s.done[i] {
 			continue // finished in the run being resumed
 		}
 		job := o.Plan.Jobs[i]
@@ -262,8 +268,12 @@ type state struct {
 	rec *Record
 	dir string
 
-	mu      sync.Mutex
-	results []*runner.Result
+	mu sync.Mutex
+	// results are the jobs' results in plan order, held in one slice (at
+	// 100,000 trials a pointer and a header per result is memory the run
+	// does not need); done says which jobs have one.
+	results []runner.Result
+	done    []bool
 	mask    *mask.Masker
 	// spent counts the trials in a row that spent all their attempts on
 	// infra failures (attempts).
@@ -316,7 +326,7 @@ func (s *state) keepFinished(prev *Record) {
 	for i, job := range s.o.Plan.Jobs {
 		if r, ok := done[key{job.CandidateID, job.TaskID, job.Trial}]; ok {
 			r.Score = nil // scored again with the rest
-			s.results[i] = &r
+			s.results[i], s.done[i] = r, true
 		}
 	}
 }
@@ -369,7 +379,7 @@ func (s *state) play(ctx context.Context, i int, job runner.Job) error {
 		err = jerr
 	}
 	s.mu.Lock()
-	s.results[i] = &res
+	s.results[i], s.done[i] = res, true
 	s.mu.Unlock()
 	s.o.emit(Event{Time: s.o.now(), Kind: EventDone, Job: name, Elapsed: time.Since(start), Result: &res})
 	return err
@@ -443,17 +453,16 @@ func (e *FailingInfraError) Error() string {
 func (s *state) final() []runner.Result {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]runner.Result, len(s.results))
-	for i, r := range s.results {
-		if r != nil {
-			out[i] = *r
+	for i := range s.results {
+		if s.done[i] {
 			continue
 		}
 		job := s.o.Plan.Jobs[i]
-		out[i] = runner.Result{CandidateID: job.CandidateID, TaskID: job.TaskID, Trial: job.Trial, Backend: s.o.Backend}
-		out[i].Failed(runner.ErrCancelled, "not started: the run was interrupted")
+		s.results[i] = runner.Result{CandidateID: job.CandidateID, TaskID: job.TaskID, Trial: job.Trial, Backend: s.o.Backend}
+		s.results[i].Failed(runner.ErrCancelled, "not started: the run was interrupted")
 	}
-	return out
+	// The record takes them as they are: no copy of every result.
+	return s.results
 }
 
 // TasksDifferError refuses to resume a run with other tasks (--tasks,

@@ -68,7 +68,9 @@ func suiteRecord() *forge.Record {
 	results[3].Failed(runner.ErrInfra, "sandbox lost")
 	out := scoring.ScoreSuite(scoring.Config{}, scoring.Suite{Candidates: []string{"alpha", "beta"},
 		Tasks: []scoring.Task{{ID: "q1"}, {ID: "q2", Weight: 2}}, PassAtK: 1}, results)
-	rec.Results, rec.Standings, rec.Winner, rec.WinnerLine = out.Results, out.Standings, out.Winner, out.WinnerLine
+	rec.Results = results
+	out.Apply(rec.Results)
+	rec.Standings, rec.Winner, rec.WinnerLine = out.Standings, out.Winner, out.WinnerLine
 	rec.Comparison, rec.Incomplete, rec.TaskMatrix, rec.HeadToHead = out.Comparison, out.Incomplete, out.Tasks, out.HeadToHead
 	return rec
 }

@@ -159,11 +159,11 @@ func TestChecksMadeAtFinishOutliveTheExcerpt(t *testing.T) {
 	if !r.ArtifactCut || strings.Contains(r.ArtifactContent, "needle") {
 		t.Fatalf("excerpt kept the needle or is not marked cut (cut=%v)", r.ArtifactCut)
 	}
-	if got := Score(cfg, []string{"a"}, []runner.Result{r}).Results[0].Score; got == nil || *got != 0.5 {
+	if got := Score(cfg, []string{"a"}, []runner.Result{r}).Scores[0]; got == nil || *got != 0.5 {
 		t.Errorf("score from the checks = %v, want 0.5", got)
 	}
 	r.Checks = nil // what scoring would make of the excerpt alone
-	if got := Score(cfg, []string{"a"}, []runner.Result{r}).Results[0].Score; got == nil || *got != 0 {
+	if got := Score(cfg, []string{"a"}, []runner.Result{r}).Scores[0]; got == nil || *got != 0 {
 		t.Errorf("score from the excerpt = %v, want 0", got)
 	}
 	if NewChecker(cfg).Check(runner.Result{Success: false}, nil) != nil {

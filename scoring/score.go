@@ -13,9 +13,11 @@ import (
 
 // Outcome is what Score makes of a run's results.
 type Outcome struct {
-	// Results are copies of the input results, in the input order, with
-	// Score set (nil only when no weighted scorer had a value for the trial).
-	Results []runner.Result
+	// Scores are the input results' composite scores, in the input order
+	// (nil when the trial is not scored, or no weighted scorer had a value
+	// for it); Apply sets them on the results. Not a copy of the results:
+	// at 100,000 trials that would be tens of megabytes for one field.
+	Scores []*float64
 	// Standings are in rank order; candidates that tie exactly on display
 	// are ordered by id.
 	Standings []Standing
@@ -92,6 +94,14 @@ func Score(cfg Config, candidates []string, results []runner.Result) Outcome {
 	return ScoreSuite(cfg, Suite{Candidates: candidates}, results)
 }
 
+// Apply sets each result's Score from o (results as given to the scoring
+// that made o).
+func (o Outcome) Apply(results []runner.Result) {
+	for i := range results {
+		results[i].Score = o.Scores[i]
+	}
+}
+
 // ScoreSuite is Score for a run of a suite's tasks (s.Tasks; without
 // tasks it is Score): each trial is scored within its task, candidates
 // rank by their suite score and are compared task by task.
@@ -130,12 +140,10 @@ func ScoreSuite(cfg Config, s Suite, results []runner.Result) Outcome {
 			}
 		}
 	}
-	out := Outcome{Results: make([]runner.Result, len(results))}
 	composite := make([]*float64, len(results))
+	out := Outcome{Scores: composite}
 	for i, r := range results {
 		if endedByNoFault(r) {
-			out.Results[i] = r
-			out.Results[i].Score = nil
 			continue
 		}
 		var sum, wsum float64
@@ -150,8 +158,6 @@ func ScoreSuite(cfg Config, s Suite, results []runner.Result) Outcome {
 			c := clamp01(sum / wsum)
 			composite[i] = &c
 		}
-		r.Score = composite[i]
-		out.Results[i] = r
 	}
 
 	// Per candidate.
@@ -182,7 +188,8 @@ func ScoreSuite(cfg Config, s Suite, results []runner.Result) Outcome {
 			t.scores = append(t.scores, *composite[i])
 			tt.scores = append(tt.scores, *composite[i])
 		}
-		if Passed(out.Results[i]) {
+		r.Score = composite[i]
+		if Passed(r) {
 			tt.passes++
 		}
 		for j, s := range scorers {

@@ -59,13 +59,7 @@ func mustJSON(t *testing.T, o Outcome) {
 	}
 }
 
-func scoresOf(o Outcome) []*float64 {
-	var out []*float64
-	for _, r := range o.Results {
-		out = append(out, r.Score)
-	}
-	return out
-}
+func scoresOf(o Outcome) []*float64 { return o.Scores }
 
 // ranks renders the standings as "1:a =2:b =2:c".
 func ranks(o Outcome) string {
@@ -88,9 +82,9 @@ func TestDefaultSingleTrial(t *testing.T) {
 		t.Errorf("ranks = %s", got)
 	}
 	// alpha: (1 + 0.2*1)/1.2 = 1; beta: (1 + 0.2*0)/1.2; gamma failed: 0.
-	near(t, "alpha", *o.Results[0].Score, 1, 1e-12)
-	near(t, "beta", *o.Results[1].Score, 1/1.2, 1e-12)
-	near(t, "gamma", *o.Results[2].Score, 0, 0)
+	near(t, "alpha", *o.Scores[0], 1, 1e-12)
+	near(t, "beta", *o.Scores[1], 1/1.2, 1e-12)
+	near(t, "gamma", *o.Scores[2], 0, 0)
 	if o.Winner == nil || *o.Winner != "alpha" {
 		t.Fatalf("winner = %v", o.Winner)
 	}
@@ -250,7 +244,7 @@ func TestRuntimeScorer(t *testing.T) {
 	res := []runner.Result{ok("a", 1, 1), ok("b", 1, 3), ok("c", 1, 2), failed("d", 1, runner.ErrTimeout)}
 	o := Score(cfg, nil, res)
 	for i, want := range []float64{1, 0, 0.5, 0} {
-		near(t, res[i].CandidateID, *o.Results[i].Score, want, 1e-12)
+		near(t, res[i].CandidateID, *o.Scores[i], want, 1e-12)
 	}
 	// A failed trial's runtime takes no part in min/max: d's 1s is not the
 	// fastest. Runtime stats are over successful trials only.
@@ -259,8 +253,8 @@ func TestRuntimeScorer(t *testing.T) {
 	}
 	t.Run("all equal scores 1", func(t *testing.T) {
 		o := Score(cfg, nil, []runner.Result{ok("a", 1, 2), ok("b", 1, 2)})
-		if *o.Results[0].Score != 1 || *o.Results[1].Score != 1 {
-			t.Errorf("scores %v %v", *o.Results[0].Score, *o.Results[1].Score)
+		if *o.Scores[0] != 1 || *o.Scores[1] != 1 {
+			t.Errorf("scores %v %v", *o.Scores[0], *o.Scores[1])
 		}
 	})
 	t.Run("rank", func(t *testing.T) {
@@ -268,7 +262,7 @@ func TestRuntimeScorer(t *testing.T) {
 		res := []runner.Result{ok("a", 1, 1), ok("b", 1, 5), ok("c", 1, 5), ok("d", 1, 9), ok("e", 1, 100)}
 		o := Score(cfg, nil, res)
 		for i, want := range []float64{1, 0.75, 0.75, 0.25, 0} {
-			near(t, res[i].CandidateID, *o.Results[i].Score, want, 1e-12)
+			near(t, res[i].CandidateID, *o.Scores[i], want, 1e-12)
 		}
 	})
 	t.Run("runtime median and sd", func(t *testing.T) {
@@ -304,7 +298,7 @@ func TestSubmittedScorer(t *testing.T) {
 	} {
 		o := Score(c.cfg, nil, res)
 		for i, w := range c.want {
-			near(t, c.name+" "+res[i].CandidateID, *o.Results[i].Score, w, 1e-12)
+			near(t, c.name+" "+res[i].CandidateID, *o.Scores[i], w, 1e-12)
 		}
 	}
 
@@ -312,7 +306,7 @@ func TestSubmittedScorer(t *testing.T) {
 		res := []runner.Result{submittedResult("a", 1, 0.9), submittedResult("a", 2, 1.5), submittedResult("b", 1, -2.0)}
 		o := Score(raw, nil, res)
 		for i, w := range []float64{0.9, 1, 0} {
-			near(t, "raw", *o.Results[i].Score, w, 1e-12)
+			near(t, "raw", *o.Scores[i], w, 1e-12)
 		}
 		a := standing(t, o, "a")
 		if len(a.Notes) != 1 || a.Notes[0] != "submitted:acc: 1 of 2 trials had raw values outside [0, 1], clamped" {
@@ -332,7 +326,7 @@ func TestSubmittedScorer(t *testing.T) {
 		o := Score(cfg, nil, res)
 		mustJSON(t, o)
 		for i, w := range []float64{0.5, 0.1, 0.1, 0.1, 0.7, 0.1} {
-			near(t, "trial", *o.Results[i].Score, w, 1e-12)
+			near(t, "trial", *o.Scores[i], w, 1e-12)
 		}
 		b := standing(t, o, "b")
 		want := `submitted:acc: 2 of 2 trials scored 0.1 for a missing metric (trial 1: submitted "acc" is not a finite number)`
@@ -348,16 +342,16 @@ func TestSubmittedScorer(t *testing.T) {
 		bad := failed("c", 1, runner.ErrCandidateFailed)
 		bad.Submitted = map[string]any{"acc": 1000.0}
 		o := Score(max, nil, []runner.Result{submittedResult("a", 1, 10.0), submittedResult("b", 1, 20.0), bad})
-		near(t, "b", *o.Results[1].Score, 1, 0)
-		near(t, "c", *o.Results[2].Score, 0, 0)
+		near(t, "b", *o.Scores[1], 1, 0)
+		near(t, "c", *o.Scores[2], 0, 0)
 	})
 }
 
 func TestArtifactScorer(t *testing.T) {
 	cfg := Config{Scorers: []Scorer{{Type: TypeArtifact, Checks: []Check{{Contains: "# "}, {MinBytes: i64(100)}}}}}
 	o := Score(cfg, nil, []runner.Result{ok("a", 1, 1), failed("b", 1, runner.ErrTimeout)})
-	near(t, "a", *o.Results[0].Score, 0.5, 0)
-	near(t, "b", *o.Results[1].Score, 0, 0)
+	near(t, "a", *o.Scores[0], 0.5, 0)
+	near(t, "b", *o.Scores[1], 0, 0)
 }
 
 func TestJudgeFailuresAreNotZero(t *testing.T) {
@@ -377,7 +371,7 @@ func TestJudgeFailuresAreNotZero(t *testing.T) {
 	// Trial 1: (1 + 3*0.6)/4; trials 2-4: judge has no value, success alone
 	// = 1 (not (1+0)/4); trial 5 failed: 0 on both.
 	for i, w := range []float64{0.7, 1, 1, 1, 0} {
-		near(t, "trial", *o.Results[i].Score, w, 1e-12)
+		near(t, "trial", *o.Scores[i], w, 1e-12)
 	}
 	a := o.Standings[0]
 	if a.JudgeErrors != 3 || a.ScoredTrials != 5 {
@@ -391,8 +385,8 @@ func TestJudgeFailuresAreNotZero(t *testing.T) {
 
 	t.Run("judge only: no score at all", func(t *testing.T) {
 		o := Score(judgeOnly, nil, []runner.Result{judged("a", 1, 0, "boom"), judged("b", 1, 0.4, "")})
-		if o.Results[0].Score != nil {
-			t.Errorf("score = %v, want nil (nothing to score with)", *o.Results[0].Score)
+		if o.Scores[0] != nil {
+			t.Errorf("score = %v, want nil (nothing to score with)", *o.Scores[0])
 		}
 		a := standing(t, o, "a")
 		if a.ScoredTrials != 0 || a.Trials != 1 || !strings.Contains(strings.Join(a.Notes, "|"), "no trial could be scored") {
@@ -407,7 +401,7 @@ func TestJudgeFailuresAreNotZero(t *testing.T) {
 func TestOnFailureOverride(t *testing.T) {
 	cfg := Config{Scorers: []Scorer{{Type: TypeSuccess, OnFailure: f64(0.25)}}}
 	o := Score(cfg, nil, []runner.Result{failed("a", 1, runner.ErrTimeout)})
-	near(t, "failed", *o.Results[0].Score, 0.25, 0)
+	near(t, "failed", *o.Scores[0], 0.25, 0)
 	if o.Winner != nil {
 		t.Error("a candidate that never succeeded cannot win")
 	}
@@ -416,8 +410,8 @@ func TestOnFailureOverride(t *testing.T) {
 func TestZeroWeightScorerIsReportedNotCounted(t *testing.T) {
 	cfg := Config{Scorers: []Scorer{{Type: TypeSuccess}, {Type: TypeRuntime, Weight: f64(0)}}}
 	o := Score(cfg, nil, []runner.Result{ok("a", 1, 1), ok("b", 1, 2)})
-	if *o.Results[0].Score != 1 || *o.Results[1].Score != 1 {
-		t.Errorf("scores %v %v", *o.Results[0].Score, *o.Results[1].Score)
+	if *o.Scores[0] != 1 || *o.Scores[1] != 1 {
+		t.Errorf("scores %v %v", *o.Scores[0], *o.Scores[1])
 	}
 	if b := standing(t, o, "b"); b.Breakdown["runtime"] != 0 || b.Breakdown["success"] != 1 {
 		t.Errorf("breakdown = %v", b.Breakdown)
@@ -461,7 +455,7 @@ func TestInfraAndCancelledTrialsAreNotScored(t *testing.T) {
 	}
 	o := Score(Config{}, nil, res)
 	mustJSON(t, o)
-	if o.Results[1].Score != nil || o.Results[2].Score != nil || o.Results[4].Score == nil {
+	if o.Scores[1] != nil || o.Scores[2] != nil || o.Scores[4] == nil {
 		t.Errorf("scores: %v", scoresOf(o))
 	}
 	a, b := standing(t, o, "a"), standing(t, o, "b")

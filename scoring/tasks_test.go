@@ -33,7 +33,7 @@ func TestSuiteNormalisesWithinTasks(t *testing.T) {
 	}
 	o := ScoreSuite(DefaultConfig(), s, results)
 	// a is fastest on t01 (1.0) and slowest on t02 (1/1.2); b the other way.
-	for _, r := range o.Results {
+	for _, r := range scored(results, o) {
 		fastest := (r.CandidateID == "a") == (r.TaskID == "t01")
 		want := 1 / 1.2
 		if fastest {
