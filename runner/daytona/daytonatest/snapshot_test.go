@@ -1,0 +1,301 @@
+package daytonatest
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/daytonaio/daytona/libs/sdk-go/pkg/daytona"
+	"github.com/daytonaio/daytona/libs/sdk-go/pkg/types"
+)
+
+// apiDo calls the API directly, to see the real messages the SDK's
+// Snapshot service drops (its handleAPIError keeps only the status text).
+func apiDo(t *testing.T, s *Server, method, path string, body any) (int, map[string]any) {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, s.URL()+path, rd)
+	req.Header.Set("Authorization", "Bearer "+s.APIKey())
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var m map[string]any
+	b, _ := io.ReadAll(resp.Body)
+	if len(b) > 0 {
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatalf("%s %s: %d %q: %v", method, path, resp.StatusCode, b, err)
+		}
+	}
+	return resp.StatusCode, m
+}
+
+// drain reads a build's log channel to its end.
+func drain(ch <-chan string) []string {
+	var out []string
+	for l := range ch {
+		out = append(out, l)
+	}
+	return out
+}
+
+func TestSnapshotBuildThroughTheSDK(t *testing.T) {
+	hold := make(chan struct{})
+	s := Start(t, Options{Specs: specs, SnapshotBuildHold: hold})
+	c := client(t, s)
+	img := daytona.Base("python:3.12-slim").
+		Env("FORGE_ENV", "/opt/forge/env").
+		Env("PATH", "/opt/forge/env/bin:$PATH").
+		Workdir("/opt/forge/env").
+		Run(`mkdir -p bin && printf '#!/bin/sh\necho tool-ran\n' > bin/forge-tool && chmod +x bin/forge-tool`).
+		Run(`echo built > "$FORGE_ENV/marker.txt" && echo step-output && pwd`)
+	snap, logs, err := c.Snapshot.Create(ctx(t), &types.CreateSnapshotParams{Name: "forge-env-1", Image: img})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.State != "pending" || snap.Name != "forge-env-1" || snap.ID == "" {
+		t.Fatalf("created %+v", snap)
+	}
+	// The SDK polls until it sees the build going, then follows its log.
+	var lines []string
+	for l := range logs {
+		lines = append(lines, l)
+		if strings.HasSuffix(l, "(building)") {
+			break
+		}
+	}
+	close(hold)
+	lines = append(lines, drain(logs)...)
+	all := strings.Join(lines, "\n")
+	for _, want := range []string{"Creating snapshot forge-env-1 (pending)", "Step 6/6 : RUN echo built", "step-output", "Created snapshot forge-env-1 (active)"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("build log lacks %q:\n%s", want, all)
+		}
+	}
+	info := s.Snapshots()[0]
+	if info.State != "active" || info.Workdir != filepath.Join(info.Root, "opt", "forge", "env") ||
+		info.Env["FORGE_ENV"] != info.Workdir || !strings.HasPrefix(info.Env["PATH"], info.Workdir+"/bin:") {
+		t.Fatalf("snapshot %+v", info)
+	}
+	if !strings.Contains(info.Log, info.Workdir+"\n") {
+		t.Errorf("RUN did not run in the mapped WORKDIR:\n%s", info.Log)
+	}
+
+	for _, key := range []string{"forge-env-1", snap.ID} {
+		got, err := c.Snapshot.Get(ctx(t), key)
+		if err != nil || got.State != "active" || got.ID != snap.ID || got.ErrorReason != nil {
+			t.Fatalf("Get(%s) = %+v, %v", key, got, err)
+		}
+	}
+	page, err := c.Snapshot.List(ctx(t), nil, nil)
+	if err != nil || page.Total != 1 || len(page.Items) != 1 || page.Items[0].Name != "forge-env-1" {
+		t.Fatalf("List = %+v, %v", page, err)
+	}
+
+	sb, err := c.Create(ctx(t), types.SnapshotParams{Snapshot: "forge-env-1",
+		SandboxBaseParams: types.SandboxBaseParams{EnvVars: map[string]string{"FROM_REQUEST": "r"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(cmd string) string {
+		t.Helper()
+		res, err := sb.Process.ExecuteCommand(ctx(t), cmd)
+		if err != nil || res.ExitCode != 0 {
+			t.Fatalf("%s: %+v, %v", cmd, res, err)
+		}
+		return res.Result
+	}
+	if got := run(`cat "$FORGE_ENV/marker.txt" && forge-tool && echo "$FROM_REQUEST"`); got != "built\ntool-ran\nr\n" {
+		t.Fatalf("in the sandbox: %q", got)
+	}
+	sbInfo := s.Sandboxes()[0]
+	if wd, err := sb.GetWorkingDir(ctx(t)); err != nil || !strings.HasPrefix(wd, strings.TrimSuffix(sbInfo.Home, "/home/daytona")) ||
+		!strings.HasSuffix(wd, "/opt/forge/env") {
+		t.Fatalf("work dir %q, %v (home %s)", wd, err, sbInfo.Home)
+	}
+	// The sandbox's file system is its own: removing a file there leaves
+	// the snapshot's.
+	run(`rm "$FORGE_ENV/marker.txt"`)
+	if _, err := os.Stat(filepath.Join(info.Workdir, "marker.txt")); err != nil {
+		t.Fatalf("the sandbox's rm reached the snapshot: %v", err)
+	}
+
+	// Deleting a snapshot in use is allowed; its sandbox keeps working.
+	if err := c.Snapshot.Delete(ctx(t), snap); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Snapshot.Get(ctx(t), "forge-env-1"); !isNotFound(err) {
+		t.Fatalf("Get after Delete: %v", err)
+	}
+	if got := run("forge-tool"); got != "tool-ran\n" {
+		t.Fatalf("after the snapshot's deletion: %q", got)
+	}
+	if _, err := c.Create(ctx(t), types.SnapshotParams{Snapshot: "forge-env-1"}); statusOf(err) != 400 ||
+		!strings.Contains(message(err), "not found") {
+		t.Fatalf("create from a deleted snapshot: %v", err)
+	}
+	deleteAll(t, s, c)
+}
+
+func TestSnapshotBuildFailure(t *testing.T) {
+	s := Start(t, Options{Specs: specs})
+	c := client(t, s)
+	for _, tc := range []struct {
+		name   string
+		img    *daytona.DockerImage
+		reason string
+	}{
+		{"fails-run", daytona.Base("python:3.12-slim").Run("echo before-failing").Run("echo failing; exit 3"),
+			"The command '/bin/sh -c echo failing; exit 3' returned a non-zero code: 3"},
+		{"fails-expose", daytona.Base("python:3.12-slim").Expose([]int{8080}),
+			"Dockerfile instruction EXPOSE (step 2/2) is not supported"},
+	} {
+		_, logs, err := c.Snapshot.Create(ctx(t), &types.CreateSnapshotParams{Name: tc.name, Image: tc.img})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := drain(logs)
+		if last := lines[len(lines)-1]; !strings.HasPrefix(last, "Error: failed to create snapshot "+tc.name+", reason: ") ||
+			!strings.Contains(last, tc.reason) {
+			t.Errorf("%s: last log line %q, want the reason %q", tc.name, last, tc.reason)
+		}
+		got, err := c.Snapshot.Get(ctx(t), tc.name)
+		if err != nil || got.State != "build_failed" || got.ErrorReason == nil || !strings.Contains(*got.ErrorReason, tc.reason) {
+			t.Fatalf("%s: %+v, %v", tc.name, got, err)
+		}
+		_, err = c.Create(ctx(t), types.SnapshotParams{Snapshot: tc.name})
+		if want := "Snapshot " + tc.name + " is build_failed"; statusOf(err) != 400 || message(err) != want {
+			t.Fatalf("create from %s: %v, want 400 %q", tc.name, err, want)
+		}
+	}
+	if !strings.Contains(s.Snapshots()[0].Log, "before-failing\n") {
+		t.Errorf("log of the failed build: %q", s.Snapshots()[0].Log)
+	}
+	if len(s.Sandboxes()) != 0 {
+		t.Fatal("a refused create made a sandbox")
+	}
+}
+
+func TestSnapshotRefusals(t *testing.T) {
+	hold := make(chan struct{}) // never closed: builds stay building
+	s := Start(t, Options{Specs: specs, SnapshotBuildHold: hold, SnapshotQuota: 2})
+	c := client(t, s)
+	mk := func(name string) error {
+		_, _, err := c.Snapshot.Create(ctx(t), &types.CreateSnapshotParams{Name: name, Image: daytona.Base("alpine:3.20").Run("true")})
+		return err
+	}
+	if err := mk("a"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := c.Create(ctx(t), types.SnapshotParams{Snapshot: "a"})
+	if statusOf(err) != 400 || !regexp.MustCompile(`^Snapshot a is (pending|building)$`).MatchString(message(err)) {
+		t.Fatalf("create from a building snapshot: %v", err)
+	}
+	if err := mk("a"); statusOf(err) != 409 {
+		t.Fatalf("duplicate: %v", err)
+	}
+	body := map[string]any{"name": "a", "buildInfo": map[string]any{"dockerfileContent": "FROM alpine:3.20"}}
+	if st, m := apiDo(t, s, "POST", "/snapshots", body); st != 409 || m["message"] != `Snapshot with name "a" already exists for this organization` {
+		t.Fatalf("duplicate: %d %v", st, m)
+	}
+	if err := mk("b"); err != nil {
+		t.Fatal(err)
+	}
+	if err := mk("c"); statusOf(err) != 403 {
+		t.Fatalf("over the quota: %v", err)
+	}
+	body["name"] = "c"
+	if st, m := apiDo(t, s, "POST", "/snapshots", body); st != 403 || m["message"] != "Snapshot quota exceeded. Maximum allowed: 2" {
+		t.Fatalf("over the quota: %d %v", st, m)
+	}
+	// A deleted snapshot no longer counts.
+	if st, _ := apiDo(t, s, "DELETE", "/snapshots/b", nil); st != 200 {
+		t.Fatalf("delete: %d", st)
+	}
+	if err := mk("c"); err != nil {
+		t.Fatalf("after a delete: %v", err)
+	}
+	if st, m := apiDo(t, s, "GET", "/snapshots/nope", nil); st != 404 || m["message"] != "Snapshot nope not found" {
+		t.Fatalf("unknown: %d %v", st, m)
+	}
+	for _, bad := range []map[string]any{
+		{"name": "x", "imageName": "python:latest"},
+		{"name": "x", "imageName": "python"},
+		{"name": "x"},
+		{"name": "bad name", "imageName": "python:3.12"},
+	} {
+		if st, m := apiDo(t, s, "POST", "/snapshots", bad); st != 400 {
+			t.Errorf("%v: %d %v, want 400", bad, st, m)
+		}
+	}
+}
+
+func TestSnapshotListPagesAndImageName(t *testing.T) {
+	s := Start(t, Options{Specs: specs})
+	c := client(t, s)
+	for _, n := range []string{"p1", "p2", "p3"} {
+		_, logs, err := c.Snapshot.Create(ctx(t), &types.CreateSnapshotParams{Name: n, Image: "python:3.12-slim"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lines := drain(logs); !strings.Contains(strings.Join(lines, "\n"), "Created snapshot "+n+" (active)") {
+			t.Fatalf("%s: %q", n, lines)
+		}
+	}
+	pg, lim := 2, 2
+	page, err := c.Snapshot.List(ctx(t), &pg, &lim)
+	if err != nil || page.Total != 3 || page.Page != 2 || page.TotalPages != 2 || len(page.Items) != 1 {
+		t.Fatalf("List(2, 2) = %+v, %v", page, err)
+	}
+	if page.Items[0].ImageName != "python:3.12-slim" {
+		t.Fatalf("item %+v", page.Items[0])
+	}
+	// An image's snapshot has no build, so no build log (the API's 404).
+	if st, m := apiDo(t, s, "GET", "/snapshots/p1/build-logs", nil); st != 404 || !strings.Contains(m["message"].(string), "has no build info") {
+		t.Fatalf("build logs of an image snapshot: %d %v", st, m)
+	}
+	sb, err := c.Create(ctx(t), types.SnapshotParams{Snapshot: "p2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sb.Delete(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A build log fetched without follow is what there is so far; with follow
+// it streams until the build ends (checked through the SDK above).
+func TestSnapshotBuildLogWithoutFollow(t *testing.T) {
+	s := Start(t, Options{Specs: specs})
+	c := client(t, s)
+	_, logs, err := c.Snapshot.Create(ctx(t), &types.CreateSnapshotParams{Name: "l", Image: daytona.Base("alpine:3.20").Run("echo hello-log")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	drain(logs)
+	req, _ := http.NewRequest("GET", s.URL()+"/snapshots/l/build-logs", nil)
+	req.Header.Set("Authorization", "Bearer "+s.APIKey())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(b), "hello-log\n") {
+		t.Fatalf("%d %q", resp.StatusCode, b)
+	}
+}
