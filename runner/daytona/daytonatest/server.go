@@ -115,7 +115,9 @@ type Options struct {
 	// keys) is refused 400 "Snapshot <name> not found. Did you add it
 	// through the Daytona Dashboard?", as the real API refuses it, before
 	// any quota check. So with the zero value every named snapshot is
-	// unknown.
+	// unknown. Snapshots made through POST /snapshots are the organization's
+	// too (see SnapshotQuota); these are names only, with no file system
+	// or environment, and always active.
 	Snapshots []string
 	// FailStart makes sandboxes of a snapshot or an image (the key: the
 	// create request's snapshot name, or the image of its buildInfo's

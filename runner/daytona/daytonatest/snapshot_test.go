@@ -149,6 +149,11 @@ func TestSnapshotBuildThroughTheSDK(t *testing.T) {
 		t.Fatalf("create from a deleted snapshot: %v", err)
 	}
 	deleteAll(t, s, c)
+	for _, op := range []string{OpCreateSnapshot, OpGetSnapshot, OpListSnapshots, OpDeleteSnapshot, OpSnapshotBuildLogs} {
+		if s.Calls(op) == 0 {
+			t.Errorf("no %s call recorded", op)
+		}
+	}
 }
 
 func TestSnapshotBuildFailure(t *testing.T) {
@@ -297,5 +302,32 @@ func TestSnapshotBuildLogWithoutFollow(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 || !strings.Contains(string(b), "hello-log\n") {
 		t.Fatalf("%d %q", resp.StatusCode, b)
+	}
+}
+
+// The snapshot routes are checked against the spec like the others: a
+// request the spec refuses is a violation (and every answer of the tests
+// above was validated, SnapshotDto's required keys included).
+func TestSnapshotViolationsAreCaught(t *testing.T) {
+	s := NewServer(Options{Specs: specs})
+	defer s.Close()
+	for _, r := range []struct{ method, path, body string }{
+		{"POST", "/snapshots", `{"cpu":"two"}`},
+		{"GET", "/snapshots?limit=500", ""},
+		{"GET", "/snapshots/x/build-logs?follow=maybe", ""},
+	} {
+		req, _ := http.NewRequest(r.method, s.URL()+r.path, strings.NewReader(r.body))
+		req.Header.Set("Authorization", "Bearer "+s.APIKey())
+		if r.body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}
+	v := s.Violations()
+	if len(v) != 3 || !strings.Contains(v[0], "createSnapshot request") || !strings.Contains(v[1], "getAllSnapshots request") ||
+		!strings.Contains(v[2], "getSnapshotBuildLogs request") {
+		t.Fatalf("violations = %q", v)
 	}
 }
