@@ -80,6 +80,8 @@ type Runner struct {
 	stopped   *runner.UnusableError
 	undeleted map[string]string // name -> "name (id)": could not be deleted
 	closed    bool
+	// envs are the environments BuildEnvironment was asked for, by hash.
+	envs map[string]*envState
 }
 
 // New checks the options, connects the SDK and, when a volume is
@@ -119,7 +121,7 @@ func New(ctx context.Context, opts Options) (*Runner, error) {
 		return nil, err
 	}
 	if opts.Image == "" && (opts.CPU > 0 || opts.MemoryGB > 0 || opts.DiskGB > 0) {
-		fmt.Fprintln(opts.Warn, "daytona: resources (cpu, memory, disk) apply only with an image; sandboxes from a snapshot get the snapshot's resources")
+		fmt.Fprintln(opts.Warn, "daytona: resources (cpu, memory, disk) apply only with an image, and to the snapshots forge builds for environments; sandboxes from a configured snapshot get that snapshot's resources")
 	}
 	if opts.Volume != nil {
 		if err := r.ensureVolume(ctx); err != nil {
