@@ -94,11 +94,9 @@ func New(ctx context.Context, opts Options) (*Runner, error) {
 	if opts.RunID == "" {
 		return nil, errors.New("daytona: Options.RunID is required")
 	}
-	client, err := daytona.NewClientWithConfig(&types.DaytonaConfig{
-		APIKey: opts.APIKey, APIUrl: opts.APIURL, Target: opts.Target,
-	})
+	client, err := newClient(opts)
 	if err != nil {
-		return nil, fmt.Errorf("daytona: set up the SDK client: %w", described(err))
+		return nil, err
 	}
 	lg, err := openLedger(opts.LedgerPath)
 	if err != nil {
