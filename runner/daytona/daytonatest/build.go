@@ -59,14 +59,29 @@ func (s *Server) buildSnapshot(sn *snapshot) {
 	if b.workdir == "" {
 		sn.workdir = ""
 	}
-	if err != nil {
+	var ne *notEmulated
+	switch {
+	case errors.As(err, &ne):
 		sn.state, sn.errorReason = snapBuildFailed, err.Error()
 		sn.log = append(sn.log, err.Error()+"\n"...)
-	} else {
-		sn.state = snapActive
+	case err != nil:
+		// The runner's build failed: the API marks the snapshot error
+		// with the build's error as its reason (v0.170.0
+		// job-state-handler.service.ts handleBuildSnapshotJobCompletion;
+		// snapshot.manager.ts syncSnapshotState for runners of API v0).
+		sn.state, sn.errorReason = snapError, err.Error()
+		sn.log = append(sn.log, "ERROR: "+err.Error()+"\n"...)
+	default:
+		sn.state, sn.lastUsedAt = snapActive, time.Now()
 	}
 	sn.notify()
 }
+
+// notEmulated is a Dockerfile Docker would build but the emulator does
+// not: the snapshot ends build_failed with it as its reason.
+type notEmulated struct{ msg string }
+
+func (e *notEmulated) Error() string { return e.msg }
 
 // builder runs a Dockerfile's steps in a snapshot's root.
 type builder struct {
@@ -140,7 +155,7 @@ func (b *builder) run(df string) error {
 		switch op {
 		case "FROM":
 			if i > 0 {
-				err = errors.New("multi-stage builds are not supported by the Daytona emulator")
+				err = &notEmulated{"multi-stage builds are not supported by the Daytona emulator"}
 			}
 		case "ENV":
 			err = b.setEnv(arg)
@@ -154,7 +169,7 @@ func (b *builder) run(df string) error {
 		case "RUN":
 			err = b.runStep(arg)
 		default:
-			err = fmt.Errorf("Dockerfile instruction %s (step %d/%d) is not supported by the Daytona emulator (FROM, ENV, WORKDIR and RUN are)", op, i+1, len(steps))
+			err = &notEmulated{fmt.Sprintf("Dockerfile instruction %s (step %d/%d) is not supported by the Daytona emulator (FROM, ENV, WORKDIR and RUN are)", op, i+1, len(steps))}
 		}
 		if err != nil {
 			return err
@@ -181,11 +196,16 @@ func (b *builder) buildEnv() map[string]string {
 }
 
 // expand is Docker's $VAR and ${VAR} substitution with the build's
-// environment; unset variables are empty.
+// environment; unset variables are empty. A dollar that was escaped or
+// single-quoted (literalDollar, from shellWords) stays a dollar.
 func (b *builder) expand(s string) string {
 	env := b.buildEnv()
-	return os.Expand(s, func(k string) string { return env[k] })
+	return strings.ReplaceAll(os.Expand(s, func(k string) string { return env[k] }), literalDollar, "$")
 }
+
+// literalDollar stands, in a word shellWords returns, for a $ that Docker
+// takes literally (\$, or inside single quotes): expand must not expand it.
+const literalDollar = "\x00"
 
 // mapValue maps the absolute path elements the Dockerfile wrote in a
 // ":"-separated value under the root, before expansion: what a variable
@@ -235,6 +255,9 @@ func shellWords(s string) ([]string, error) {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
+		case esc && c == '$':
+			cur.WriteString(literalDollar)
+			esc = false
 		case esc:
 			cur.WriteByte(c)
 			esc = false
@@ -242,6 +265,8 @@ func shellWords(s string) ([]string, error) {
 			esc, in = true, true
 		case quote != 0 && c == quote:
 			quote = 0
+		case quote == '\'' && c == '$':
+			cur.WriteString(literalDollar)
 		case quote != 0:
 			cur.WriteByte(c)
 		case c == '"' || c == '\'':
@@ -285,7 +310,7 @@ func (b *builder) runStep(arg string) error {
 	ownGroup(cmd)
 	cmd.WaitDelay = 2 * time.Second
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("The command '%s' could not start: %v", strings.Join(argv, " "), err)
+		return fmt.Errorf("process %q could not start: %v", strings.Join(argv, " "), err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -303,7 +328,8 @@ func (b *builder) runStep(arg string) error {
 		if cmd.ProcessState != nil {
 			code = cmd.ProcessState.ExitCode()
 		}
-		return fmt.Errorf("The command '%s' returned a non-zero code: %d", strings.Join(argv, " "), code)
+		// BuildKit's message (the runner builds with BuildKit).
+		return fmt.Errorf("process %q did not complete successfully: exit code: %d", strings.Join(argv, " "), code)
 	}
 	return nil
 }

@@ -142,10 +142,11 @@ type Options struct {
 	ToolboxWarmup time.Duration
 
 	// SnapshotQuota is the most snapshots the organization may have; 0 is
-	// unlimited. A snapshot create over it is refused 403 "Snapshot quota
-	// exceeded. Maximum allowed: N", as the real API refuses it. Snapshots
-	// in error, build_failed or removing do not count (the API's
-	// SNAPSHOT_USAGE_IGNORED_STATES).
+	// unlimited. A snapshot create over it is refused 400 "Snapshot quota
+	// exceeded. Maximum allowed: N", as the real API (v0.170.0
+	// snapshot.service.ts validateOrganizationQuotas, a BadRequestError)
+	// refuses it. Only pending, building, pulling and active snapshots
+	// count (SNAPSHOT_STATES_CONSUMING_RESOURCES).
 	SnapshotQuota int
 	// SnapshotBuildDelay keeps a new snapshot "building" (or "pulling", for
 	// one made from an image name) this long before its steps run.

@@ -150,8 +150,9 @@ func newUUID() string {
 }
 
 // snapshotUsage is how many snapshots count against Options.SnapshotQuota:
-// all but those in error, build_failed, inactive or removing (the API's
-// SNAPSHOT_USAGE_IGNORED_STATES). The caller holds s.mu.
+// all but those in error, build_failed, inactive or removing, that is the
+// pending, building, pulling and active ones (the API's
+// SNAPSHOT_STATES_CONSUMING_RESOURCES). The caller holds s.mu.
 func (s *Server) snapshotUsage(now time.Time) int {
 	n := 0
 	for _, sn := range s.snapOrder {
@@ -194,12 +195,22 @@ func (s *Server) createSnapshot(h *handlerCtx) {
 		h.apiError(http.StatusBadRequest, "bad request body: %v", err)
 		return
 	}
-	// The real API's order (snapshot.service.ts createFromPull and
-	// createFromBuildInfo): image name present, snapshot name, image name,
-	// per-sandbox limits (403), the snapshot quota (403), and the unique
-	// name only when the row is inserted (409).
-	if req.BuildInfo == nil && (req.ImageName == nil || *req.ImageName == "") {
-		h.apiError(http.StatusBadRequest, "Must specify an image name")
+	// The real API's order (v0.170.0 snapshot.controller.ts createSnapshot,
+	// then snapshot.service.ts createFromPull or createFromBuildInfo): the
+	// controller's checks of buildInfo against imageName and entrypoint,
+	// the snapshot name, the image name, the per-sandbox limits, the
+	// snapshot quota (both BadRequestError: 400), and the unique name only
+	// when the row is inserted (409).
+	image := valueOr(req.ImageName, "")
+	switch {
+	case req.BuildInfo != nil && image != "":
+		h.apiError(http.StatusBadRequest, "Cannot specify an image name when using a build info entry")
+		return
+	case req.BuildInfo != nil && req.Entrypoint != nil:
+		h.apiError(http.StatusBadRequest, "Cannot specify an entrypoint when using a build info entry")
+		return
+	case req.BuildInfo == nil && image == "":
+		h.apiError(http.StatusBadRequest, "Must specify an image name when not using a build info entry")
 		return
 	}
 	if !imageNameRE.MatchString(req.Name) {
@@ -214,14 +225,14 @@ func (s *Server) createSnapshot(h *handlerCtx) {
 	}
 	cpu, mem, disk := valueOr(req.CPU, 0), valueOr(req.Memory, 0), valueOr(req.Disk, 0)
 	if msg := s.perSandboxRefusal(cpu, mem, disk); msg != "" {
-		h.apiError(http.StatusForbidden, "%s", msg)
+		h.apiError(http.StatusBadRequest, "%s", msg)
 		return
 	}
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if q := s.opts.SnapshotQuota; q > 0 && s.snapshotUsage(now)+1 > q {
-		h.apiError(http.StatusForbidden, "Snapshot quota exceeded. Maximum allowed: %d", q)
+		h.apiError(http.StatusBadRequest, "Snapshot quota exceeded. Maximum allowed: %d", q)
 		return
 	}
 	if s.snapshotNamed(req.Name, now) != nil {
@@ -275,8 +286,16 @@ func (s *Server) getSnapshot(h *handlerCtx) {
 		h.json(http.StatusOK, sn.dto())
 		return
 	}
-	h.apiError(http.StatusNotFound, "Snapshot %s not found", h.params["id"])
+	h.apiError(http.StatusNotFound, snapshotNotFound, h.params["id"])
 }
+
+// snapshotNotFound is the API's 404 for a snapshot an ID or name does not
+// find: the access guards fall back to snapshot.service.ts
+// getSnapshotByName, whose message it is.
+const snapshotNotFound = "Snapshot with name %s not found"
+
+// uuidPattern is what Nest's ParseUUIDPipe accepts.
+var uuidPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 
 func (s *Server) listSnapshots(h *handlerCtx) {
 	q := h.r.URL.Query()
@@ -349,14 +368,20 @@ func (s *Server) listSnapshots(h *handlerCtx) {
 
 // deleteSnapshot marks the snapshot removing, as the API does; it is gone
 // after SnapshotRemoveDelay. Sandboxes made from it are not touched: their
-// file systems are their own.
+// file systems are their own. As in the API (snapshot.controller.ts
+// removeSnapshot), its access guard finds it by ID or name, then the
+// route wants a UUID (ParseUUIDPipe): a name is refused 400.
 func (s *Server) deleteSnapshot(h *handlerCtx) {
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sn := s.snapshotNamed(h.params["id"], now)
-	if sn == nil {
-		h.apiError(http.StatusNotFound, "Snapshot %s not found", h.params["id"])
+	switch {
+	case sn == nil:
+		h.apiError(http.StatusNotFound, snapshotNotFound, h.params["id"])
+		return
+	case !uuidPattern.MatchString(h.params["id"]):
+		h.apiError(http.StatusBadRequest, "Validation failed (uuid is expected)")
 		return
 	}
 	if sn.removedAt.IsZero() {
@@ -369,24 +394,35 @@ func (s *Server) deleteSnapshot(h *handlerCtx) {
 
 // serveBuildLogs answers GET /snapshots/{id}/build-logs: the build log as
 // plain text, and with follow=true, the lines as they come until the build
-// ends. A snapshot pulled from an image has no build, so no log (the API's
-// 404).
+// ends; an active snapshot's answer is empty (the API ends it at once). As
+// in the API (snapshot.controller.ts getSnapshotBuildLogs), the access
+// guard finds the snapshot by ID or name, then the route looks it up by ID
+// alone: a name there is a database error, 500. A snapshot pulled from an
+// image has no build, so no log (404).
 func (s *Server) serveBuildLogs(h *handlerCtx) int {
 	if h.r.Header.Get("Authorization") != "Bearer "+s.APIKey() {
 		h.apiError(http.StatusUnauthorized, "Invalid credentials")
 		return http.StatusUnauthorized
 	}
 	follow := h.r.URL.Query().Get("follow") == "true"
+	key := h.params["id"]
 	s.mu.Lock()
-	sn := s.snapshotNamed(h.params["id"], time.Now())
+	sn := s.snapshotNamed(key, time.Now())
+	active := sn != nil && sn.state == snapActive
 	s.mu.Unlock()
-	if sn == nil {
-		h.apiError(http.StatusNotFound, "Snapshot %s not found", h.params["id"])
+	switch {
+	case sn == nil:
+		h.apiError(http.StatusNotFound, snapshotNotFound, key)
 		return http.StatusNotFound
-	}
-	if !sn.built {
-		h.apiError(http.StatusNotFound, "Snapshot with ID %s has no build info", h.params["id"])
+	case !uuidPattern.MatchString(key):
+		h.apiError(http.StatusInternalServerError, "Internal server error")
+		return http.StatusInternalServerError
+	case !sn.built:
+		h.apiError(http.StatusNotFound, "Snapshot %s has no build info", key)
 		return http.StatusNotFound
+	case active:
+		h.w.WriteHeader(http.StatusOK)
+		return http.StatusOK
 	}
 	h.w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	h.w.WriteHeader(http.StatusOK)

@@ -159,15 +159,17 @@ func TestSnapshotBuildThroughTheSDK(t *testing.T) {
 func TestSnapshotBuildFailure(t *testing.T) {
 	s := Start(t, Options{Specs: specs})
 	c := client(t, s)
+	// A step that fails ends the snapshot in error with BuildKit's message,
+	// as the API marks a build its runner failed; what the emulator cannot
+	// build ends it build_failed.
 	for _, tc := range []struct {
-		name   string
-		img    *daytona.DockerImage
-		reason string
+		name, state, reason string
+		img                 *daytona.DockerImage
 	}{
-		{"fails-run", daytona.Base("python:3.12-slim").Run("echo before-failing").Run("echo failing; exit 3"),
-			"The command '/bin/sh -c echo failing; exit 3' returned a non-zero code: 3"},
-		{"fails-expose", daytona.Base("python:3.12-slim").Expose([]int{8080}),
-			"Dockerfile instruction EXPOSE (step 2/2) is not supported"},
+		{"fails-run", "error", `process "/bin/sh -c echo \"failing\"; exit 3" did not complete successfully: exit code: 3`,
+			daytona.Base("python:3.12-slim").Run("echo before-failing").Run(`echo "failing"; exit 3`)},
+		{"fails-expose", "build_failed", "Dockerfile instruction EXPOSE (step 2/2) is not supported",
+			daytona.Base("python:3.12-slim").Expose([]int{8080})},
 	} {
 		_, logs, err := c.Snapshot.Create(ctx(t), &types.CreateSnapshotParams{Name: tc.name, Image: tc.img})
 		if err != nil {
@@ -179,11 +181,11 @@ func TestSnapshotBuildFailure(t *testing.T) {
 			t.Errorf("%s: last log line %q, want the reason %q", tc.name, last, tc.reason)
 		}
 		got, err := c.Snapshot.Get(ctx(t), tc.name)
-		if err != nil || got.State != "build_failed" || got.ErrorReason == nil || !strings.Contains(*got.ErrorReason, tc.reason) {
+		if err != nil || got.State != tc.state || got.ErrorReason == nil || !strings.Contains(*got.ErrorReason, tc.reason) {
 			t.Fatalf("%s: %+v, %v", tc.name, got, err)
 		}
 		_, err = c.Create(ctx(t), types.SnapshotParams{Snapshot: tc.name})
-		if want := "Snapshot " + tc.name + " is build_failed"; statusOf(err) != 400 || message(err) != want {
+		if want := "Snapshot " + tc.name + " is " + tc.state; statusOf(err) != 400 || message(err) != want {
 			t.Fatalf("create from %s: %v, want 400 %q", tc.name, err, want)
 		}
 	}
@@ -199,8 +201,12 @@ func TestSnapshotRefusals(t *testing.T) {
 	hold := make(chan struct{}) // never closed: builds stay building
 	s := Start(t, Options{Specs: specs, SnapshotBuildHold: hold, SnapshotQuota: 2})
 	c := client(t, s)
+	ids := map[string]string{}
 	mk := func(name string) error {
-		_, _, err := c.Snapshot.Create(ctx(t), &types.CreateSnapshotParams{Name: name, Image: daytona.Base("alpine:3.20").Run("true")})
+		sn, _, err := c.Snapshot.Create(ctx(t), &types.CreateSnapshotParams{Name: name, Image: daytona.Base("alpine:3.20").Run("true")})
+		if err == nil {
+			ids[name] = sn.ID
+		}
 		return err
 	}
 	if err := mk("a"); err != nil {
@@ -220,31 +226,44 @@ func TestSnapshotRefusals(t *testing.T) {
 	if err := mk("b"); err != nil {
 		t.Fatal(err)
 	}
-	if err := mk("c"); statusOf(err) != 403 {
+	if err := mk("c"); statusOf(err) != 400 {
 		t.Fatalf("over the quota: %v", err)
 	}
 	body["name"] = "c"
-	if st, m := apiDo(t, s, "POST", "/snapshots", body); st != 403 || m["message"] != "Snapshot quota exceeded. Maximum allowed: 2" {
+	if st, m := apiDo(t, s, "POST", "/snapshots", body); st != 400 || m["message"] != "Snapshot quota exceeded. Maximum allowed: 2" {
 		t.Fatalf("over the quota: %d %v", st, m)
 	}
+	// DELETE finds the snapshot by name, then wants its ID.
+	if st, m := apiDo(t, s, "DELETE", "/snapshots/b", nil); st != 400 || m["message"] != "Validation failed (uuid is expected)" {
+		t.Fatalf("delete by name: %d %v", st, m)
+	}
 	// A deleted snapshot no longer counts.
-	if st, _ := apiDo(t, s, "DELETE", "/snapshots/b", nil); st != 200 {
+	if st, _ := apiDo(t, s, "DELETE", "/snapshots/"+ids["b"], nil); st != 200 {
 		t.Fatalf("delete: %d", st)
 	}
 	if err := mk("c"); err != nil {
 		t.Fatalf("after a delete: %v", err)
 	}
-	if st, m := apiDo(t, s, "GET", "/snapshots/nope", nil); st != 404 || m["message"] != "Snapshot nope not found" {
+	if st, m := apiDo(t, s, "GET", "/snapshots/nope", nil); st != 404 || m["message"] != "Snapshot with name nope not found" {
 		t.Fatalf("unknown: %d %v", st, m)
 	}
-	for _, bad := range []map[string]any{
-		{"name": "x", "imageName": "python:latest"},
-		{"name": "x", "imageName": "python"},
-		{"name": "x"},
-		{"name": "bad name", "imageName": "python:3.12"},
+	for _, bad := range []struct {
+		body map[string]any
+		msg  string
+	}{
+		{map[string]any{"name": "x", "imageName": "python:latest"}, `Images with tag ":latest" are not allowed`},
+		{map[string]any{"name": "x", "imageName": "python"}, "Image name must include a tag (e.g., ubuntu:22.04) or digest (@sha256:...)"},
+		{map[string]any{"name": "x"}, "Must specify an image name when not using a build info entry"},
+		{map[string]any{"name": "bad name", "imageName": "python:3.12"}, "Invalid snapshot name format. May contain letters, digits, dots, colons, and dashes"},
+		{map[string]any{"name": "x", "imageName": "python:3.12", "buildInfo": map[string]any{"dockerfileContent": "FROM x:1"}},
+			"Cannot specify an image name when using a build info entry"},
+		{map[string]any{"name": "x", "entrypoint": []string{"sh"}, "buildInfo": map[string]any{"dockerfileContent": "FROM x:1"}},
+			"Cannot specify an entrypoint when using a build info entry"},
+		{map[string]any{"name": "x", "imageName": "python:3.12", "cpu": 64},
+			"CPU request 64 exceeds maximum allowed per sandbox (4).\n" + perSandboxLimitAdvice},
 	} {
-		if st, m := apiDo(t, s, "POST", "/snapshots", bad); st != 400 {
-			t.Errorf("%v: %d %v, want 400", bad, st, m)
+		if st, m := apiDo(t, s, "POST", "/snapshots", bad.body); st != 400 || m["message"] != bad.msg {
+			t.Errorf("%v: %d %v, want 400 %q", bad.body, st, m, bad.msg)
 		}
 	}
 }
@@ -270,7 +289,11 @@ func TestSnapshotListPagesAndImageName(t *testing.T) {
 		t.Fatalf("item %+v", page.Items[0])
 	}
 	// An image's snapshot has no build, so no build log (the API's 404).
-	if st, m := apiDo(t, s, "GET", "/snapshots/p1/build-logs", nil); st != 404 || !strings.Contains(m["message"].(string), "has no build info") {
+	p1, err := c.Snapshot.Get(ctx(t), "p1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, m := apiDo(t, s, "GET", "/snapshots/"+p1.ID+"/build-logs", nil); st != 404 || m["message"] != "Snapshot "+p1.ID+" has no build info" {
 		t.Fatalf("build logs of an image snapshot: %d %v", st, m)
 	}
 	sb, err := c.Create(ctx(t), types.SnapshotParams{Snapshot: "p2"})
@@ -283,25 +306,55 @@ func TestSnapshotListPagesAndImageName(t *testing.T) {
 }
 
 // A build log fetched without follow is what there is so far; with follow
-// it streams until the build ends (checked through the SDK above).
+// it streams until the build ends (checked through the SDK above). That of
+// an active snapshot is empty, as the API ends the answer at once; the
+// route wants the snapshot's ID (a name is the API's database error, 500).
 func TestSnapshotBuildLogWithoutFollow(t *testing.T) {
 	s := Start(t, Options{Specs: specs})
 	c := client(t, s)
-	_, logs, err := c.Snapshot.Create(ctx(t), &types.CreateSnapshotParams{Name: "l", Image: daytona.Base("alpine:3.20").Run("echo hello-log")})
+	get := func(path string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest("GET", s.URL()+path, nil)
+		req.Header.Set("Authorization", "Bearer "+s.APIKey())
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, string(b)
+	}
+	for _, tc := range []struct {
+		name, step, want string
+	}{{"failed", "echo hello-log; exit 1", "hello-log\n"}, {"active", "echo hello-log", ""}} {
+		sn, logs, err := c.Snapshot.Create(ctx(t), &types.CreateSnapshotParams{Name: tc.name, Image: daytona.Base("alpine:3.20").Run(tc.step)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		drain(logs)
+		st, b := get("/snapshots/" + sn.ID + "/build-logs")
+		if st != 200 || !strings.Contains(b, tc.want) || tc.want == "" && b != "" {
+			t.Errorf("%s: %d %q", tc.name, st, b)
+		}
+		if st, _ := get("/snapshots/" + tc.name + "/build-logs"); st != 500 {
+			t.Errorf("%s by name: %d", tc.name, st)
+		}
+	}
+}
+
+// Docker takes an escaped or single-quoted dollar in ENV literally.
+func TestSnapshotEnvDollars(t *testing.T) {
+	s := Start(t, Options{Specs: specs})
+	c := client(t, s)
+	img := daytona.Base("alpine:3.20").Env("BASE", "b").Env("ESCAPED", `"cost \$5 \"$BASE\""`).Env("QUOTED", `'$BASE'`).Env("PLAIN", "${BASE}x")
+	_, logs, err := c.Snapshot.Create(ctx(t), &types.CreateSnapshotParams{Name: "dollars", Image: img})
 	if err != nil {
 		t.Fatal(err)
 	}
 	drain(logs)
-	req, _ := http.NewRequest("GET", s.URL()+"/snapshots/l/build-logs", nil)
-	req.Header.Set("Authorization", "Bearer "+s.APIKey())
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 || !strings.Contains(string(b), "hello-log\n") {
-		t.Fatalf("%d %q", resp.StatusCode, b)
+	env := s.Snapshots()[0].Env
+	if env["ESCAPED"] != `cost $5 "b"` || env["QUOTED"] != "$BASE" || env["PLAIN"] != "bx" {
+		t.Fatalf("env = %q", env)
 	}
 }
 
