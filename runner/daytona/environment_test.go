@@ -443,6 +443,21 @@ func shellOut(t *testing.T, dir, script string) string {
 	return string(out)
 }
 
+// TestEnvironmentBinStaysFirst: a job whose env sets its own PATH still
+// finds the environment's commands first.
+func TestEnvironmentBinStaysFirst(t *testing.T) {
+	e := newEnv(t, daytonatest.Options{}, nil)
+	env := toolEnvironment(t, "path")
+	if _, _, err := e.build(env); err != nil {
+		t.Fatal(err)
+	}
+	j := e.envJob("own-path", env)
+	j.Env = map[string]string{"PATH": os.Getenv("PATH")}
+	if res := e.run(j); !res.Success || !strings.Contains(res.Output, "tool says") {
+		t.Fatalf("%+v\nstdout %q\nstderr %q", res.ErrorMessage, res.Output, res.Stderr)
+	}
+}
+
 // TestJobOfAnEnvironmentNotMadeReady: a job naming an environment this
 // Runner did not make ready fails as infra, creating nothing.
 func TestJobOfAnEnvironmentNotMadeReady(t *testing.T) {
