@@ -362,33 +362,26 @@ func (j *jobRun) execute(ctx context.Context, argv, env []string) (o runner.Outc
 // them succeeded; when one did not, the Result says why.
 func (j *jobRun) setup(ctx context.Context, env []string) bool {
 	timeout := cmp.Or(j.job.SetupTimeout, runner.DefaultSetupTimeout)
-	deadline := time.Now().Add(timeout) // for all the lines together
-	for _, line := range j.job.Setup {
-		if ctx.Err() != nil {
-			j.res.Settle(j.job, runner.Outcome{Cancelled: true})
-			return false
-		}
-		p, err := j.r.runProcess(ctx, j.box, process{
-			path: "/bin/sh", argv: []string{"sh", "-c", line}, dir: j.dir, env: env,
-			timeout:  max(time.Until(deadline), time.Millisecond),
-			maxBytes: j.job.Limits.OutputCap(),
-		})
-		if err != nil {
-			j.res.Failed(startErrorKind(err), fmt.Sprintf("setup %q: %v", line, err))
-			return false
-		}
-		if p.cancelled || p.timedOut || p.exitCode == nil || *p.exitCode != 0 {
-			j.res.Output, j.res.Stderr = p.stdout.String(), p.stderr.String()
-			j.res.OutputTruncated = p.stdout.Truncated() || p.stderr.Truncated()
-			if p.cancelled {
-				j.res.Settle(j.job, runner.Outcome{Cancelled: true})
-			} else {
-				j.res.SetupFailed(runner.Outcome{ExitCode: p.exitCode, TimedOut: p.timedOut}, timeout, j.res.Output, j.res.Stderr)
-			}
-			return false
-		}
+	i, p, err := j.r.runSteps(ctx, j.box, shellSteps{
+		lines: j.job.Setup, dir: j.dir, env: env,
+		timeout:  timeout,
+		maxBytes: j.job.Limits.OutputCap(),
+	})
+	switch {
+	case i < 0:
+		return true
+	case err != nil:
+		j.res.Failed(startErrorKind(err), fmt.Sprintf("setup %q: %v", j.job.Setup[i], err))
+		return false
 	}
-	return true
+	j.res.Output, j.res.Stderr = p.stdout.String(), p.stderr.String()
+	j.res.OutputTruncated = p.stdout.Truncated() || p.stderr.Truncated()
+	if p.cancelled {
+		j.res.Settle(j.job, runner.Outcome{Cancelled: true})
+	} else {
+		j.res.SetupFailed(runner.Outcome{ExitCode: p.exitCode, TimedOut: p.timedOut}, timeout, j.res.Output, j.res.Stderr)
+	}
+	return false
 }
 
 func (j *jobRun) cleanup() {
