@@ -288,7 +288,7 @@ func TestBuildEnvironmentChangedFileIsAnother(t *testing.T) {
 		}
 		return hashed(t, runner.Environment{
 			Name:  "agent",
-			Files: []runner.File{{Src: req, Dst: "req/requirements.txt"}, {Data: []byte("inline\n"), Dst: "inline.txt"}},
+			Files: []runner.File{{Src: req, Dst: "req/requirements.txt"}, {Data: []byte("inline\n"), Dst: "data/inline.txt"}},
 			Build: []string{`cat req/requirements.txt >> "$COUNTER"`},
 			Env:   map[string]string{"COUNTER": c},
 		})
@@ -315,7 +315,7 @@ func TestBuildEnvironmentChangedFileIsAnother(t *testing.T) {
 	for dir, want := range map[string]string{
 		filepath.Join(b1.Where, "req", "requirements.txt"): "httpx==1\n",
 		filepath.Join(b2.Where, "req", "requirements.txt"): "httpx==2\n",
-		filepath.Join(b2.Where, "inline.txt"):              "inline\n",
+		filepath.Join(b2.Where, "data", "inline.txt"):      "inline\n",
 	} {
 		if b, err := os.ReadFile(dir); err != nil || string(b) != want {
 			t.Errorf("%s: %q, %v; want %q", dir, b, err, want)
