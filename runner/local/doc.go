@@ -109,9 +109,10 @@
 //     kill -9 or Ctrl-C leaves a directory without it, which the next
 //     build removes and builds again. It is built at its final path, not
 //     moved there afterwards: a Python virtualenv writes its own absolute
-//     path into its scripts. <short>/build.log is the build's log, and the
-//     modification time of <short>/.forge-env-used the last time a forge
-//     built or reused it.
+//     path into its scripts. Until it is finished it holds only what the
+//     environment's files and build steps put there. <short>/build.log is
+//     the build's log, and the modification time of
+//     <short>/.forge-env-used the last time a forge built or reused it.
 //   - <short>.lock: the lock file (flock). A forge checking whether the
 //     environment is finished, or running jobs in it, holds it shared (a
 //     Runner holds it from BuildEnvironment until Close); a forge building
@@ -121,6 +122,8 @@
 //     one Runner, one goroutine per environment does this; the others wait
 //     for it. Where there is no flock (Windows, AIX), BuildEnvironment and
 //     RemoveEnvironment fail saying so.
+//   - <short>.build.log: the log of the build under way, moved into the
+//     directory when it is finished.
 //   - <short>.failed.log: the log of the last failed build, whose
 //     directory was removed; the next successful build removes it.
 //

@@ -22,15 +22,17 @@ import (
 )
 
 // The files of an environment's cache: in the cache, <short> is its
-// directory, <short>.lock its lock file and <short>.failed.log the log of
-// its last failed build; in its directory, the done marker, the mark of
-// its last use and the log of its build.
+// directory, <short>.lock its lock file, <short>.build.log the log of the
+// build under way and <short>.failed.log that of its last failed build;
+// in its directory, the done marker, the mark of its last use and the log
+// of its build.
 const (
-	envMarkerFile   = ".forge-env.json"
-	envUsedFile     = ".forge-env-used"
-	envLogFile      = "build.log"
-	lockSuffix      = ".lock"
-	failedLogSuffix = ".failed.log"
+	envMarkerFile     = ".forge-env.json"
+	envUsedFile       = ".forge-env-used"
+	envLogFile        = "build.log"
+	lockSuffix        = ".lock"
+	buildingLogSuffix = ".build.log"
+	failedLogSuffix   = ".failed.log"
 )
 
 const (
@@ -89,13 +91,16 @@ type envState struct {
 // then env.Env, then FORGE_ENV_DIR, the directory. env.BuildTimeout (else
 // runner.DefaultBuildTimeout) bounds all the steps together. Each line
 // they print, on stdout or stderr, goes to log (which may be nil) as it
-// comes and to build.log in the directory, preceded by "+ " and the step.
+// comes and to the build's log, each step preceded by "+ " and its line.
+// The log is <cache>/<short hash>.build.log during the build (the
+// directory holds only what the files and steps put there: a step may
+// clone into it), and <short hash>/build.log once it is finished.
 //
 // A step that exits non-zero, is killed, times out or cannot start, or
 // files that cannot be written, make a *runner.BuildError naming the step
 // and carrying the log's last lines; the directory is removed and the log
 // kept as <cache>/<short hash>.failed.log. When ctx is done the build is
-// ended, its directory removed, and ctx's error returned. Other errors
+// ended, its directory and log removed, and ctx's error returned. Other errors
 // (the cache not writable, containment failing) are neither.
 //
 // Each call marks the environment used (the modification time of
@@ -294,19 +299,21 @@ func (r *Runner) build(ctx context.Context, env *runner.Environment, root, dir s
 			_ = removeAll(dir)
 		}
 	}()
-	logFile, err := os.Create(filepath.Join(dir, envLogFile))
+	logPath := filepath.Join(root, short+buildingLogSuffix)
+	logFile, err := os.Create(logPath)
 	if err != nil {
 		return fmt.Errorf("environment %s: %w", env.Name, err)
 	}
 	defer logFile.Close()
+	defer os.Remove(logPath) // when it was not moved: a cancelled build
 	bl := &buildLog{file: logFile, log: log}
-	// failed keeps the log out of the directory about to be removed, and
-	// makes the BuildError.
+	// failed keeps the log as the failed build's, and makes the
+	// BuildError.
 	failed := func(why error) error {
 		bl.note("forge: " + why.Error())
 		logFile.Close()
 		kept := filepath.Join(root, short+failedLogSuffix)
-		if err := os.Rename(filepath.Join(dir, envLogFile), kept); err != nil {
+		if err := os.Rename(logPath, kept); err != nil {
 			why = fmt.Errorf("%w (its log could not be kept: %v)", why, err)
 		} else {
 			why = fmt.Errorf("%w; the build log is %s", why, kept)
@@ -357,6 +364,9 @@ func (r *Runner) build(ctx context.Context, env *runner.Environment, root, dir s
 		return fmt.Errorf("environment %s: could not end the build's processes: %w", env.Name, endErr)
 	}
 	if err := logFile.Close(); err != nil {
+		return fmt.Errorf("environment %s: %w", env.Name, err)
+	}
+	if err := os.Rename(logPath, filepath.Join(dir, envLogFile)); err != nil {
 		return fmt.Errorf("environment %s: %w", env.Name, err)
 	}
 	m := envMarker{Hash: env.Hash, Name: env.Name, BuiltAt: time.Now().UTC(), BuildSeconds: time.Since(begin).Seconds()}

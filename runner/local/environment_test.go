@@ -219,9 +219,13 @@ func TestBuildEnvironmentReusedByALaterRun(t *testing.T) {
 	cache := t.TempDir()
 	c := counter(t)
 	env := hashed(t, runner.Environment{
-		Name:  "agent",
-		Build: []string{`echo ran >> "$COUNTER"`, `echo to-stdout; echo to-stderr >&2`},
-		Env:   map[string]string{"COUNTER": c},
+		Name: "agent",
+		Build: []string{
+			`[ -z "$(ls -A)" ] || { echo "the directory is not empty:"; ls -A; exit 1; }`, // git clone URL . needs that
+			`echo ran >> "$COUNTER"`,
+			`echo to-stdout; echo to-stderr >&2`,
+		},
+		Env: map[string]string{"COUNTER": c},
 	})
 	var mu sync.Mutex
 	var logged []string
@@ -367,6 +371,7 @@ func TestBuildEnvironmentFailingStep(t *testing.T) {
 			t.Errorf("tail %q lacks the step's output", be.Tail)
 		}
 		assertNoDir(t, dir)
+		assertNoDir(t, dir+buildingLogSuffix)
 		if b, err := os.ReadFile(failedLog); err != nil || !strings.Contains(string(b), "No matching distribution") || !strings.Contains(string(b), "exited 3") {
 			t.Errorf("failed log %s: %q, %v", failedLog, b, err)
 		}
@@ -413,6 +418,7 @@ func TestBuildEnvironmentCancelledMidStep(t *testing.T) {
 	g.assertNobodyAtGate(t)
 	assertNoDir(t, dir)
 	assertNoDir(t, dir+failedLogSuffix)
+	assertNoDir(t, dir+buildingLogSuffix)
 
 	g.unblock(t)
 	b, err := r.BuildEnvironment(context.Background(), env, nil)
@@ -684,6 +690,7 @@ func TestListEnvironmentsFlagsLeftovers(t *testing.T) {
 	}
 	for p, content := range map[string]string{
 		filepath.Join(cache, half, "bin", "x"):         "12345",
+		filepath.Join(cache, half+buildingLogSuffix):   "+ x",
 		filepath.Join(cache, failed+failedLogSuffix):   "boom\n",
 		filepath.Join(cache, "not-an-environment.txt"): "",
 	} {
@@ -695,7 +702,7 @@ func TestListEnvironmentsFlagsLeftovers(t *testing.T) {
 	if err != nil || len(list) != 2 {
 		t.Fatalf("%+v, %v; want two leftovers", list, err)
 	}
-	if e := list[0]; e.Short != half || !e.Leftover || e.Dir != filepath.Join(cache, half) || e.Bytes != 5 || e.Hash != "" || e.InUse {
+	if e := list[0]; e.Short != half || !e.Leftover || e.Dir != filepath.Join(cache, half) || e.Bytes != 8 || e.Hash != "" || e.InUse {
 		t.Errorf("interrupted build: %+v", e)
 	}
 	if e := list[1]; e.Short != failed || !e.Leftover || e.Dir != "" || e.FailedLog != filepath.Join(cache, failed+failedLogSuffix) || e.Bytes != 5 {
@@ -706,8 +713,8 @@ func TestListEnvironmentsFlagsLeftovers(t *testing.T) {
 			t.Errorf("remove %s: %v", short, err)
 		}
 	}
-	if list, _ := ListEnvironments(cache); len(list) != 0 {
-		t.Errorf("left: %+v", list)
+	if left := leftovers(t, cache); len(left) != 1 || left[0] != "not-an-environment.txt" {
+		t.Errorf("left: %v", left)
 	}
 	if list, err := ListEnvironments(filepath.Join(cache, "missing")); err != nil || list != nil {
 		t.Errorf("a missing cache: %+v, %v", list, err)

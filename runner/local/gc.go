@@ -35,8 +35,8 @@ type EnvironmentInfo struct {
 	// Dir is its directory; empty when only a failed build's log (or a
 	// lock file) is left.
 	Dir string
-	// Bytes is the size of its files (their apparent size), the failed
-	// build's log included.
+	// Bytes is the size of its files (their apparent size), its logs
+	// beside it included.
 	Bytes int64
 	// LastUsed is when a forge last built or reused it; BuiltAt when that
 	// was never recorded.
@@ -45,7 +45,7 @@ type EnvironmentInfo struct {
 	InUse bool
 	// Leftover: it is not a finished environment but what a build left:
 	// a directory without its done marker (an interrupted build, or one
-	// under way when InUse), or only a failed build's log or a lock file.
+	// under way when InUse), or only logs or a lock file.
 	Leftover bool
 	// FailedLog is the log of its last failed build, when one is kept.
 	FailedLog string
@@ -73,6 +73,8 @@ func ListEnvironments(root string) ([]EnvironmentInfo, error) {
 		name := e.Name()
 		if short, ok := strings.CutSuffix(name, failedLogSuffix); ok && validShort(short) {
 			get(short).FailedLog = filepath.Join(root, name)
+		} else if short, ok := strings.CutSuffix(name, buildingLogSuffix); ok && validShort(short) {
+			get(short) // a build's under way, or interrupted
 		} else if short, ok := strings.CutSuffix(name, lockSuffix); ok && validShort(short) {
 			get(short)
 		} else if e.IsDir() && validShort(name) {
@@ -93,8 +95,8 @@ func ListEnvironments(root string) ([]EnvironmentInfo, error) {
 			}
 			info.Bytes = treeSize(info.Dir)
 		}
-		if info.FailedLog != "" {
-			if fi, err := os.Stat(info.FailedLog); err == nil {
+		for _, suffix := range []string{failedLogSuffix, buildingLogSuffix} {
+			if fi, err := os.Stat(filepath.Join(root, info.Short+suffix)); err == nil {
 				info.Bytes += fi.Size()
 			}
 		}
@@ -106,8 +108,8 @@ func ListEnvironments(root string) ([]EnvironmentInfo, error) {
 }
 
 // RemoveEnvironment removes the environment short (its short hash, or its
-// full hash) from the cache root: its directory, its failed build's log
-// and its lock file. It refuses with an error wrapping ErrEnvironmentInUse
+// full hash) from the cache root: its directory, its logs and its lock
+// file. It refuses with an error wrapping ErrEnvironmentInUse
 // while a live forge holds it (see BuildEnvironment): it takes its lock
 // exclusive without waiting, and holds it while removing. One that is not
 // there is an fs.ErrNotExist error.
@@ -119,8 +121,8 @@ func RemoveEnvironment(root, short string) error {
 		return fmt.Errorf("%q does not name an environment: want its short hash (16 hex digits)", short)
 	}
 	dir := filepath.Join(root, short)
-	lockPath, failedLog := dir+lockSuffix, dir+failedLogSuffix
-	if !exists(dir) && !exists(failedLog) && !exists(lockPath) {
+	lockPath, logs := dir+lockSuffix, []string{dir + failedLogSuffix, dir + buildingLogSuffix}
+	if !exists(dir) && !exists(logs[0]) && !exists(logs[1]) && !exists(lockPath) {
 		return fmt.Errorf("no environment %s in %s: %w", short, root, fs.ErrNotExist)
 	}
 	f, err := tryLockFile(lockPath, true, true)
@@ -139,8 +141,10 @@ func RemoveEnvironment(root, short string) error {
 	if err := removeAll(dir); err != nil {
 		return fmt.Errorf("environment %s: %w", short, err)
 	}
-	if err := os.Remove(failedLog); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("environment %s: %w", short, err)
+	for _, p := range logs {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("environment %s: %w", short, err)
+		}
 	}
 	// Removed while held: whoever waits for it finds the path gone once it
 	// has it, and opens a new one (lockFile).
