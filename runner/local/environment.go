@@ -100,8 +100,8 @@ type envState struct {
 // files that cannot be written, make a *runner.BuildError naming the step
 // and carrying the log's last lines; the directory is removed and the log
 // kept as <cache>/<short hash>.failed.log. When ctx is done the build is
-// ended, its directory and log removed, and ctx's error returned. Other errors
-// (the cache not writable, containment failing) are neither.
+// ended, its directory and log removed, and ctx's error returned. Other
+// errors (the cache not writable, containment failing) are neither.
 //
 // Each call marks the environment used (the modification time of
 // .forge-env-used) and, until Close, holds a shared flock on its lock

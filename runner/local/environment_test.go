@@ -106,15 +106,30 @@ func (g *gate) started(t *testing.T) {
 	}
 }
 
-// open lets the blocked step go.
+// open lets the blocked step go: it opens the gate for writing, which
+// waits until the step has it open for reading.
 func (g *gate) open(t *testing.T) {
 	t.Helper()
-	f, err := os.OpenFile(g.fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		t.Fatalf("no step is waiting at the gate: %v", err)
+	done := make(chan error, 1)
+	go func() {
+		f, err := os.OpenFile(g.fifo, os.O_WRONLY, 0)
+		if err == nil {
+			_, err = f.WriteString("go\n")
+			f.Close()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(60 * time.Second):
+		if f, err := os.OpenFile(g.fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {
+			defer f.Close() // lets the open above return
+		}
+		t.Fatal("no step came to the gate")
 	}
-	f.WriteString("go\n")
-	f.Close()
 }
 
 // unblock makes later runs of the step not block.
