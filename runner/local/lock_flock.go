@@ -40,15 +40,9 @@ func lockFile(ctx context.Context, path string, exclusive bool) (*os.File, error
 			f.Close()
 			return nil, fmt.Errorf("lock %s: %w", path, err)
 		}
-		same, err := names(path, f)
-		if same || err != nil {
-			if err != nil {
-				f.Close()
-				return nil, err
-			}
-			return f, nil
+		if held, err := keepIfNamed(path, f); held != nil || err != nil {
+			return held, err
 		}
-		f.Close()
 	}
 }
 
@@ -94,15 +88,9 @@ func tryLockFile(path string, exclusive, create bool) (*os.File, error) {
 			}
 			return nil, fmt.Errorf("lock %s: %w", path, err)
 		}
-		same, err := names(path, f)
-		if same || err != nil {
-			if err != nil {
-				f.Close()
-				return nil, err
-			}
-			return f, nil
+		if held, err := keepIfNamed(path, f); held != nil || err != nil {
+			return held, err
 		}
-		f.Close()
 		if !create {
 			return nil, errLocked // removed by the holder of the lock meanwhile
 		}
@@ -125,6 +113,18 @@ func flock(f *os.File, how int) error {
 		}
 	})
 	return errors.Join(err, ferr)
+}
+
+// keepIfNamed returns f, locked, when path still names it; otherwise it
+// closes f and returns nil (and the error, if telling failed): the caller
+// opens path again.
+func keepIfNamed(path string, f *os.File) (*os.File, error) {
+	same, err := names(path, f)
+	if same && err == nil {
+		return f, nil
+	}
+	f.Close()
+	return nil, err
 }
 
 // names reports whether path still names the open file f; a missing path
