@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -459,63 +457,4 @@ func watchSignals(ctx context.Context, env *Env, cancel context.CancelFunc) *ato
 		}
 	}()
 	return interrupted
-}
-
-// backend is the runner a run uses, and how to release it.
-type backend struct {
-	name      string
-	runner    runner.Runner
-	close     func() error
-	undeleted func() []string
-}
-
-// chooseBackend picks local or Daytona (docs/command-line.md).
-func chooseBackend(ctx context.Context, env *Env, o *runOptions, m *forge.Manifest, runID string, warn io.Writer) (*backend, error) {
-	if o.daytona {
-		be, err := daytonaBackend(ctx, env, o, m, runID, warn)
-		if be != nil || err != nil {
-			return be, err
-		}
-	}
-	lr, err := local.New(o.localOptions(env))
-	if err != nil {
-		return nil, withCode(ExitInfra, fmt.Errorf("local backend: %w", err))
-	}
-	return newBackend("local", lr, lr.Close, nil), nil
-}
-
-// judgeRunner is the runner of the manifest's judges, which always run
-// locally, contained as local candidates are: the local backend itself,
-// else (candidates on Daytona) a local runner of its own, which closeFn
-// closes; nil when the manifest has no judges.
-func judgeRunner(env *Env, o *runOptions, m *forge.Manifest, be *backend) (_ runner.Runner, closeFn func() error, _ error) {
-	none := func() error { return nil }
-	if len(m.Scoring.Judges()) == 0 {
-		return nil, none, nil
-	}
-	if lr, ok := be.runner.(*local.Runner); ok {
-		return lr, none, nil
-	}
-	lr, err := local.New(o.localOptions(env))
-	if err != nil {
-		return nil, none, withCode(ExitInfra, fmt.Errorf("local runner for the judges: %w", err))
-	}
-	return lr, lr.Close, nil
-}
-
-// newBackend wraps a runner; closeFn runs once however often close is called.
-func newBackend(name string, r runner.Runner, closeFn func() error, undeleted func() []string) *backend {
-	var once sync.Once
-	var cerr error
-	if undeleted == nil {
-		undeleted = func() []string { return nil }
-	}
-	return &backend{name: name, runner: r, undeleted: undeleted, close: func() error {
-		once.Do(func() {
-			if closeFn != nil {
-				cerr = closeFn()
-			}
-		})
-		return cerr
-	}}
 }

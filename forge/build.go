@@ -36,7 +36,6 @@ const EnvironmentsDir = "environments"
 // environments builds each environment of a run once, when the first job
 // that needs it is about to start; jobs that need it meanwhile wait.
 type environments struct {
-	o       *Options
 	builder runner.Builder
 	mu      sync.Mutex
 	m       map[string]*envBuild
@@ -52,7 +51,7 @@ type envBuild struct {
 // init readies e for o's run (Options.Validate checked that a plan with
 // environments has a backend that builds them).
 func (e *environments) init(o *Options) {
-	e.o, e.m = o, map[string]*envBuild{}
+	e.m = map[string]*envBuild{}
 	e.builder, _ = o.Runner.(runner.Builder)
 }
 
@@ -110,7 +109,6 @@ func (s *state) build(ctx context.Context, env *runner.Environment) (Environment
 	if err != nil {
 		return built, err
 	}
-	defer logFile.Close()
 	lines := 0
 	var logMu sync.Mutex
 	log := func(line string) {
@@ -129,19 +127,17 @@ func (s *state) build(ctx context.Context, env *runner.Environment) (Environment
 	if built.BuildSeconds == 0 {
 		built.BuildSeconds = time.Since(start).Seconds()
 	}
-	logMu.Lock()
+	// The builder has returned: nothing logs any more.
+	logFile.Close()
 	if lines > 0 {
 		built.Log = rel
+	} else {
+		os.Remove(path)
 	}
-	logMu.Unlock()
 	if err != nil {
 		built.Error = s.mask.String(err.Error())
 	}
 	s.o.emit(Event{Time: s.o.now(), Kind: EventEnvironment, Job: env.Name, Env: env, Built: &built, Err: err})
-	if lines == 0 {
-		logFile.Close()
-		os.Remove(path)
-	}
 	var be *runner.BuildError
 	switch {
 	case err == nil:

@@ -15,7 +15,7 @@ import (
 )
 
 // writeTree writes files (path → content) under a fresh directory.
-func writeTree(t *testing.T, files map[string]string) string {
+func writeTree(t testing.TB, files map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
 	for p, c := range files {

@@ -193,11 +193,12 @@ func (m *Manifest) Plan(o Overrides) (*Plan, error) {
 	if len(missing) > 0 && (mustRefuse || !o.AllowMissingSecrets) {
 		return nil, &MissingSecretsError{Missing: missing, Dir: m.Dir}
 	}
+	memo := &jobMemo{given: map[string]passed{}, task: map[string][]byte{}}
 	if len(tasks) == 0 {
 		// Candidates in manifest order, trials ascending.
 		for _, c := range cands {
 			for t := 1; t <= p.Trials; t++ {
-				p.Jobs = append(p.Jobs, m.job(c, nil, t, o))
+				p.Jobs = append(p.Jobs, m.job(c, nil, t, o, memo))
 			}
 		}
 		return p.shard(o.Shard)
@@ -208,34 +209,57 @@ func (m *Manifest) Plan(o Overrides) (*Plan, error) {
 	for k := range tasks {
 		for t := 1; t <= p.Trials; t++ {
 			for i := range cands {
-				p.Jobs = append(p.Jobs, m.job(cands[(i+k)%len(cands)], &tasks[k], t, o))
+				p.Jobs = append(p.Jobs, m.job(cands[(i+k)%len(cands)], &tasks[k], t, o, memo))
 			}
 		}
 	}
 	return p.shard(o.Shard)
 }
 
+// jobMemo is what the jobs of a plan share instead of each making its
+// own: a candidate's passed variables (when the task adds none) and each
+// task's JSON. At 100,000 jobs that is most of the plan's memory.
+type jobMemo struct {
+	given map[string]passed
+	task  map[string][]byte
+}
+
 // job lays out candidate c's trial on task (nil without tasks). The
 // task's settings win over the candidate's, which win over the defaults;
 // the command line's timeout wins over all.
-func (m *Manifest) job(c Candidate, task *Task, trial int, o Overrides) runner.Job {
+func (m *Manifest) job(c Candidate, task *Task, trial int, o Overrides, memo *jobMemo) runner.Job {
 	d := m.Defaults
 	var t Task
 	if task != nil {
 		t = *task
 	}
-	env := map[string]string{}
-	maps.Copy(env, d.Env)
-	maps.Copy(env, c.Env)
-	maps.Copy(env, t.Env)
-	given := pass(o.Lookup, env, d.Passing, c.Passing, t.Passing)
+	// What a job is given depends on its task only when the task has its
+	// own env or passes its own variables: otherwise the candidate's jobs
+	// share one (read-only) set of maps.
+	given, shared := memo.given[c.ID]
+	taskOwn := len(t.Env) > 0 || len(t.Secrets) > 0 || len(t.EnvFromHost) > 0
+	if !shared || taskOwn {
+		env := map[string]string{}
+		maps.Copy(env, d.Env)
+		maps.Copy(env, c.Env)
+		maps.Copy(env, t.Env)
+		given = pass(o.Lookup, env, d.Passing, c.Passing, t.Passing)
+		if !taskOwn {
+			memo.given[c.ID] = given
+		}
+	}
 	files := make([]runner.File, 0, len(c.files)+len(t.files)+1)
 	for _, f := range append(c.files[:len(c.files):len(c.files)], t.files...) {
 		files = append(files, runner.File{Src: f.src, Dst: f.dst})
 	}
 	objective := cmp.Or(t.Objective, m.Objective)
 	if task != nil {
-		files = append(files, runner.File{Dst: runner.TaskFile, Data: t.JSON(objective)})
+		data, ok := memo.task[t.ID]
+		if !ok {
+			data = t.JSON(objective) // once per task, whatever its jobs
+			memo.task[t.ID] = data
+		}
+		files = append(files, runner.File{Dst: runner.TaskFile, Data: data})
 	}
 	optional := last(d.ArtifactOptional, c.ArtifactOptional)
 	return runner.Job{
@@ -243,7 +267,7 @@ func (m *Manifest) job(c Candidate, task *Task, trial int, o Overrides) runner.J
 		TaskID:           t.ID,
 		Trial:            trial,
 		Objective:        objective,
-		Command:          append([]string(nil), c.argv...),
+		Command:          slices.Clip(c.argv), // shared; appending copies
 		Files:            files,
 		Env:              given.env,
 		Secrets:          given.secrets,

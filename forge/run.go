@@ -352,11 +352,10 @@ func (s *state) play(ctx context.Context, i int, job runner.Job) error {
 	if err == nil {
 		res, err = s.attempts(ctx, job, start)
 	} else {
-		res = runner.Result{CandidateID: job.CandidateID, TaskID: job.TaskID, Trial: job.Trial, Backend: s.o.Backend}
 		if ctx.Err() != nil {
-			res.Failed(runner.ErrCancelled, "not started: the run was interrupted")
-			err = nil
+			res, err = s.notStarted(job), nil
 		} else {
+			res = runner.Result{CandidateID: job.CandidateID, TaskID: job.TaskID, Trial: job.Trial, Backend: s.o.Backend}
 			res.Failed(runner.ErrInfra, err.Error())
 		}
 	}
@@ -457,12 +456,17 @@ func (s *state) final() []runner.Result {
 		if s.done[i] {
 			continue
 		}
-		job := s.o.Plan.Jobs[i]
-		s.results[i] = runner.Result{CandidateID: job.CandidateID, TaskID: job.TaskID, Trial: job.Trial, Backend: s.o.Backend}
-		s.results[i].Failed(runner.ErrCancelled, "not started: the run was interrupted")
+		s.results[i] = s.notStarted(s.o.Plan.Jobs[i])
 	}
 	// The record takes them as they are: no copy of every result.
 	return s.results
+}
+
+// notStarted is the result of a job the run was interrupted before.
+func (s *state) notStarted(job runner.Job) runner.Result {
+	r := runner.Result{CandidateID: job.CandidateID, TaskID: job.TaskID, Trial: job.Trial, Backend: s.o.Backend}
+	r.Failed(runner.ErrCancelled, "not started: the run was interrupted")
+	return r
 }
 
 // TasksDifferError refuses to resume a run with other tasks (--tasks,

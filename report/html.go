@@ -4,12 +4,10 @@ import (
 	"bytes"
 	"cmp"
 	_ "embed"
-	"encoding/base64"
 	"fmt"
 	"html/template"
 	"io"
 	"math"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -131,35 +129,6 @@ type htmlCandidate struct {
 	// Hidden says which of the candidate's trials the page leaves out; ""
 	// when it shows them all.
 	Hidden string
-}
-
-type htmlTrial struct {
-	Name, Anchor, Status, Health, Kind string
-	Summary                            string // exit code, runtime, score on one line
-	Facts                              []htmlFact
-	Error                              string
-	Artifact                           string
-	ArtifactNote                       string
-	ArtifactImage                      template.URL
-	Output, Stderr                     string
-	// OutputFile, StderrFile and ArtifactFile say how much of each file
-	// the record holds and where the whole file is.
-	OutputFile, StderrFile, ArtifactFile htmlLog
-	Submitted                            []htmlFact
-	Judges                               []htmlFact
-	Open                                 bool
-	// key is the trial's candidate and task: the heat map links to it.
-	key   [2]string
-	trial int
-}
-
-// htmlLog is one of a trial's stored files: what part of it the record
-// holds (Note), its path in the run's directory and, when the report
-// knows where that is (Options.RunDir), the link to it.
-type htmlLog struct{ Note, Path, Href string }
-
-func newHTMLLog(f logFile, opts Options) htmlLog {
-	return htmlLog{Note: f.Note, Path: f.Path, Href: logHref(opts.RunDir, f.Path)}
 }
 
 func healthClass(h health) string {
@@ -375,133 +344,4 @@ func newHTMLHeat(rec *forge.Record, cs []htmlCandidate, summarised bool) *htmlHe
 		h.Rows = append(h.Rows, hr)
 	}
 	return h
-}
-
-func newHTMLTrial(c candidate, r runner.Result, opts Options) htmlTrial {
-	name := fmt.Sprintf("trial %d", r.Trial)
-	if r.TaskID != "" {
-		name = "task " + r.TaskID
-		if c.numbered() {
-			name += fmt.Sprintf(" · trial %d", r.Trial)
-		}
-	}
-	t := htmlTrial{Name: name, Status: "ok", Health: "ok", Kind: "ok"}
-	if !r.Success {
-		t.Status, t.Health, t.Kind, t.Open = kindLabel(r.ErrorKind), "failed", string(r.ErrorKind), true
-		t.Error = capText(r.ErrorMessage, opts.MaxOutputBytes)
-	}
-	exit := "none"
-	if r.ExitCode != nil {
-		exit = strconv.Itoa(*r.ExitCode)
-	}
-	t.Facts = []htmlFact{{"exit code", exit}, {"runtime", text.Seconds(r.RuntimeSeconds)}}
-	if r.Score != nil {
-		t.Facts = append(t.Facts, htmlFact{"score", text.Score(*r.Score)})
-	}
-	summary := make([]string, len(t.Facts))
-	for i, f := range t.Facts {
-		summary[i] = f.Name + " " + f.Value
-	}
-	t.Summary = strings.Join(summary, " · ")
-	if r.SandboxID != "" {
-		t.Facts = append(t.Facts, htmlFact{"sandbox", text.OneLine(r.SandboxID)})
-	}
-	if ph := phases(r.Phases); ph != "" {
-		t.Facts = append(t.Facts, htmlFact{"phases", ph})
-	}
-	if r.SubmitError != "" {
-		t.Facts = append(t.Facts, htmlFact{"result file", "ignored: " + text.OneLine(r.SubmitError)})
-	}
-
-	if r.ArtifactContent != "" || r.ArtifactBytes > 0 {
-		size := bytesHuman(float64(artifactSize(r)))
-		name := cmp.Or(artifactFile(&r).Path, "artifact") // a path safeRunPath refuses is not named
-		t.ArtifactNote = name + " · " + size
-		if r.ArtifactTruncated {
-			t.ArtifactNote += " · cut by forge"
-		}
-		if r.ArtifactEncoding == "base64" {
-			t.ArtifactNote += " · binary, shown as base64"
-			t.ArtifactImage = imageDataURL(r)
-		}
-		t.Artifact = capText(r.ArtifactContent, opts.MaxOutputBytes)
-		t.ArtifactFile = newHTMLLog(artifactFile(&r), opts)
-		if t.ArtifactFile.Href == "" {
-			t.ArtifactFile.Path = "" // the note above names it
-		}
-	}
-	t.OutputFile, t.StderrFile = newHTMLLog(stdoutFile(&r), opts), newHTMLLog(stderrFile(&r), opts)
-	t.Output = capText(r.Output, opts.MaxOutputBytes)
-	if r.OutputTruncated && t.Output != "" {
-		t.Output += "\n… [output cut by forge]"
-	}
-	t.Stderr = capText(r.Stderr, opts.MaxOutputBytes)
-
-	keys := make([]string, 0, len(r.Submitted))
-	for k := range r.Submitted {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		t.Submitted = append(t.Submitted, htmlFact{text.OneLine(k), text.Shorten(text.OneLine(fmt.Sprint(r.Submitted[k])), 200)})
-	}
-	for _, j := range r.Judges {
-		v := "—"
-		if j.Score != nil {
-			v = text.Num(*j.Score)
-		}
-		if j.Reason != "" {
-			v += " · " + text.OneLine(j.Reason)
-		}
-		if j.Error != "" {
-			v += " · failed: " + text.OneLine(j.Error)
-		}
-		t.Judges = append(t.Judges, htmlFact{text.OneLine(j.Name), text.Shorten(v, 300)})
-	}
-	if c.trials() == 1 {
-		t.Open = true
-	}
-	return t
-}
-
-// phases lists the non-zero phases: "create 0.8s · execute 1.9s".
-func phases(p runner.Phases) string {
-	var parts []string
-	for _, ph := range []struct {
-		name string
-		s    float64
-	}{{"create", p.Create}, {"upload", p.Upload}, {"setup", p.Setup}, {"execute", p.Execute}, {"download", p.Download}, {"cleanup", p.Cleanup}} {
-		if ph.s > 0 {
-			parts = append(parts, ph.name+" "+text.Seconds(ph.s))
-		}
-	}
-	return strings.Join(parts, " · ")
-}
-
-// imageDataURL returns a data: URL for a base64 artifact that is a PNG, JPEG,
-// GIF or WebP image (judged by its first bytes, not its name), or "".
-func imageDataURL(r runner.Result) template.URL {
-	if r.ArtifactTruncated {
-		return ""
-	}
-	b, err := base64.StdEncoding.DecodeString(r.ArtifactContent)
-	if err != nil {
-		return ""
-	}
-	var mime string
-	switch {
-	case bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")):
-		mime = "image/png"
-	case bytes.HasPrefix(b, []byte("\xff\xd8\xff")):
-		mime = "image/jpeg"
-	case bytes.HasPrefix(b, []byte("GIF87a")), bytes.HasPrefix(b, []byte("GIF89a")):
-		mime = "image/gif"
-	case len(b) > 12 && string(b[:4]) == "RIFF" && string(b[8:12]) == "WEBP":
-		mime = "image/webp"
-	default:
-		return ""
-	}
-	// The content is our own re-encoding of bytes we checked, so the URL
-	// cannot carry anything but the image.
-	return template.URL("data:" + mime + ";base64," + base64.StdEncoding.EncodeToString(b))
 }

@@ -94,6 +94,74 @@
 // those whose forge process is gone (killed before it could clean up: a
 // SIGKILL, a second Ctrl-C), empty cgroups and working directories alike.
 //
+// # Environments
+//
+// An environment (runner.Environment) is built once per content hash by
+// BuildEnvironment, in place, in the cache (Options.EnvCache, else
+// $XDG_CACHE_HOME/forge/env or ~/.cache/forge/env), and reused by every
+// job run in it, in this run and later ones. The cache holds, per
+// environment, by the first 16 hex digits of its hash (<short>):
+//
+//   - <short>/: the environment, its build steps' work. It is finished
+//     only when its done marker <short>/.forge-env.json (hash, name, build
+//     time and seconds) is there: it is written last, whole or not at all
+//     (a synced temporary file renamed), so a build cut short by a crash,
+//     kill -9 or Ctrl-C leaves a directory without it, which the next
+//     build removes and builds again. It is built at its final path, not
+//     moved there afterwards: a Python virtualenv writes its own absolute
+//     path into its scripts. Until it is finished it holds only what the
+//     environment's files and build steps put there. <short>/build.log is
+//     the build's log, and the modification time of
+//     <short>/.forge-env-used the last time a forge built or reused it.
+//   - <short>.lock: the lock file (flock). A forge checking whether the
+//     environment is finished, or running jobs in it, holds it shared (a
+//     Runner holds it from BuildEnvironment until Close); a forge building
+//     it holds it exclusive, so that concurrent forges build it once and
+//     the others wait, then reuse it; RemoveEnvironment takes it exclusive
+//     without waiting, and so never removes what a live forge uses. Inside
+//     one Runner, one goroutine per environment does this; the others wait
+//     for it. Where there is no flock (Windows, AIX), BuildEnvironment and
+//     RemoveEnvironment fail saying so.
+//   - <short>.build.log: the log of the build under way, moved into the
+//     directory when it is finished.
+//   - <short>.failed.log: the log of the last failed build, whose
+//     directory was removed; the next successful build removes it.
+//
+// The build steps run with /bin/sh -c, by the code that runs a job's setup
+// lines, in a box of the Runner's tier like a job's: every process they
+// start is ended when the build ends, fails, times out or is cancelled.
+// Their HOME is a fresh directory of the build's own (forge-<pid>-env-…
+// in TempDir, removed afterwards, so that caches such as pip's do not end
+// up in the environment); nothing else of forge's environment reaches
+// them but PATH and LANG.
+//
+// A job run in an environment gets FORGE_ENV_DIR and the environment's
+// bin/ first on PATH, which its env cannot override, and Run refuses it
+// (infra) unless this Runner made the environment ready.
+//
+// The environment is not protected from the jobs run in it. The pidns tier
+// gives jobs a PID namespace only, not a mount namespace in which the
+// directory could be bind-mounted read-only: forge enters the job's
+// namespace with setns on a locked thread, and Linux refuses setns into a
+// mount namespace to a multithreaded process; a mount namespace per
+// process (unshare in the child) would need the mount done between fork
+// and exec, which os/exec cannot do without a helper program started
+// before every setup line and candidate. Nor is the directory made
+// read-only by its permissions: forge often runs as root, which ignores
+// them, and a candidate running as forge's user could change them back.
+// So a job, hostile or careless, can change the environment for every job
+// after it, of every candidate, in this run, in concurrent forges and in
+// later runs until it is removed: install or remove packages (pip install
+// in a setup line), replace the interpreter or a tool in bin/ with a
+// wrapper, add a .pth file or sitecustomize.py that runs code at every
+// Python start, or slow down or sabotage the other candidates' trials.
+// Removing the done marker makes the next jobs of this run fail as infra
+// and the next run build the environment again. What a job should write
+// belongs in its working directory (HOME, TMPDIR); an environment that may
+// have been changed is rebuilt by removing it (forge gc). Python itself
+// writes __pycache__ files into the environment as jobs import from it
+// (harmless: written whole, by rename).
+//
 // # Cost
 //
 // Per job: a working directory (made and filled; removed in the

@@ -16,7 +16,7 @@ import (
 // env is the candidate's whole environment (and, without its secrets
 // unless the manifest says setup_secrets, the setup commands'): a few
 // basics from forge, then the manifest's env, the secrets and the FORGE_*
-// variables.
+// variables; in an environment, its bin/ first on PATH and FORGE_ENV_DIR.
 func (j *jobRun) env(secrets bool) []string {
 	getenv := j.r.opts.Getenv
 	m := map[string]string{
@@ -32,13 +32,17 @@ func (j *jobRun) env(secrets bool) []string {
 	if secrets {
 		maps.Copy(m, j.job.Secrets) // their names are never FORGE_*
 	}
+	if j.envDir != "" {
+		inEnvironment(m, j.envDir)
+	}
 	return runner.EnvList(m)
 }
 
 // plainEnv is a plain job's whole environment (runner.Job.Dir): the job's
 // Env and Secrets, forge's PATH, HOME, LANG and TMPDIR, and the FORGE_* variables that
 // name the job (the marker among them); no FORGE_OUTPUT or FORGE_RESULT, no
-// PYTHONUNBUFFERED.
+// PYTHONUNBUFFERED. In an environment, also its bin/ first on PATH and
+// FORGE_ENV_DIR.
 func (j *jobRun) plainEnv() []string {
 	getenv := j.r.opts.Getenv
 	m := make(map[string]string, len(j.job.Env)+8)
@@ -55,6 +59,9 @@ func (j *jobRun) plainEnv() []string {
 		if v, ok := protocol[k]; ok {
 			m[k] = v
 		}
+	}
+	if j.envDir != "" {
+		inEnvironment(m, j.envDir)
 	}
 	return runner.EnvList(m)
 }

@@ -46,6 +46,10 @@ type Options struct {
 	// MaxProcs caps the tasks one job may have at once where a pids cgroup
 	// is available (the pidns and cgroup tiers); zero means DefaultMaxProcs.
 	MaxProcs int
+	// EnvCache is where environments are built (BuildEnvironment), each in
+	// a directory named by its short hash; empty means DefaultEnvCache().
+	// It is made when the first environment is built.
+	EnvCache string
 }
 
 // Validate reports options that cannot work.
@@ -92,6 +96,13 @@ type Runner struct {
 	// background; Close takes them all (one Close at a time: closing).
 	removers chan struct{}
 	closing  sync.Mutex
+
+	// envs are the environments BuildEnvironment was asked for, by hash.
+	envMu sync.Mutex
+	envs  map[string]*envState
+	// onEnvWait, when set (by tests), is called when BuildEnvironment
+	// waits for another goroutine making the same environment ready.
+	onEnvWait func()
 }
 
 // backgroundRemovers is how many working directories may be being removed
@@ -113,6 +124,11 @@ func New(opts Options) (*Runner, error) {
 		return nil, fmt.Errorf("local runner temp dir %s: %w", opts.TempDir, err)
 	}
 	opts.TempDir = abs
+	if opts.EnvCache != "" {
+		if opts.EnvCache, err = filepath.Abs(opts.EnvCache); err != nil {
+			return nil, fmt.Errorf("local runner environment cache: %w", err)
+		}
+	}
 	probeDir, err := os.MkdirTemp(opts.TempDir, "forge-probe-")
 	if err != nil {
 		return nil, fmt.Errorf("local runner temp dir %s is not writable: %w", opts.TempDir, err)
@@ -129,11 +145,14 @@ func New(opts Options) (*Runner, error) {
 }
 
 // Close waits until the working directories of the jobs that returned
-// before it are removed. A Runner stays usable after Close, and Close may
-// be called while jobs run.
+// before it are removed, and lets go of the environments BuildEnvironment
+// made ready (forge gc may remove them then). A Runner stays usable after
+// Close, and Close may be called while jobs run; a job in an environment
+// needs BuildEnvironment again first.
 func (r *Runner) Close() error {
 	r.closing.Lock()
 	defer r.closing.Unlock()
+	r.releaseEnvironments()
 	for range cap(r.removers) { // each returns once its removal is done
 		r.removers <- struct{}{}
 	}
@@ -173,7 +192,9 @@ func (r *Runner) Describe() string { return r.platform.describe() }
 // (possibly just after it returns: Close waits for that). It
 // returns an error only when the machine cannot run jobs at all (TempDir
 // unusable, containment failing); a failing candidate is recorded in the
-// Result.
+// Result. A job in an environment (runner.Job.Environment) runs only once
+// BuildEnvironment made it ready; otherwise it fails (infra) without
+// running.
 func (r *Runner) Run(ctx context.Context, job runner.Job) (runner.Result, error) {
 	begin := time.Now()
 	res := runner.Result{
@@ -202,7 +223,9 @@ type jobRun struct {
 	dir string
 	// workdir is the fresh working directory Run made (and removes).
 	workdir string
-	box     box
+	// envDir is the directory of the job's environment, if it has one.
+	envDir string
+	box    box
 }
 
 // phase announces p and returns a func that records its duration.
@@ -216,6 +239,14 @@ func (j *jobRun) run(ctx context.Context) error {
 	if ctx.Err() != nil {
 		j.res.Settle(j.job, runner.Outcome{Cancelled: true})
 		return nil
+	}
+	if e := j.job.Environment; e != nil {
+		dir, err := j.r.environmentDir(e)
+		if err != nil {
+			j.res.Failed(runner.ErrInfra, err.Error())
+			return nil
+		}
+		j.envDir = dir
 	}
 	if j.job.Dir != "" {
 		return j.runPlain(ctx)
@@ -362,33 +393,26 @@ func (j *jobRun) execute(ctx context.Context, argv, env []string) (o runner.Outc
 // them succeeded; when one did not, the Result says why.
 func (j *jobRun) setup(ctx context.Context, env []string) bool {
 	timeout := cmp.Or(j.job.SetupTimeout, runner.DefaultSetupTimeout)
-	deadline := time.Now().Add(timeout) // for all the lines together
-	for _, line := range j.job.Setup {
-		if ctx.Err() != nil {
-			j.res.Settle(j.job, runner.Outcome{Cancelled: true})
-			return false
-		}
-		p, err := j.r.runProcess(ctx, j.box, process{
-			path: "/bin/sh", argv: []string{"sh", "-c", line}, dir: j.dir, env: env,
-			timeout:  max(time.Until(deadline), time.Millisecond),
-			maxBytes: j.job.Limits.OutputCap(),
-		})
-		if err != nil {
-			j.res.Failed(startErrorKind(err), fmt.Sprintf("setup %q: %v", line, err))
-			return false
-		}
-		if p.cancelled || p.timedOut || p.exitCode == nil || *p.exitCode != 0 {
-			j.res.Output, j.res.Stderr = p.stdout.String(), p.stderr.String()
-			j.res.OutputTruncated = p.stdout.Truncated() || p.stderr.Truncated()
-			if p.cancelled {
-				j.res.Settle(j.job, runner.Outcome{Cancelled: true})
-			} else {
-				j.res.SetupFailed(runner.Outcome{ExitCode: p.exitCode, TimedOut: p.timedOut}, timeout, j.res.Output, j.res.Stderr)
-			}
-			return false
-		}
+	i, p, err := j.r.runSteps(ctx, j.box, shellSteps{
+		lines: j.job.Setup, dir: j.dir, env: env,
+		timeout:  timeout,
+		maxBytes: j.job.Limits.OutputCap(),
+	})
+	switch {
+	case i < 0:
+		return true
+	case err != nil:
+		j.res.Failed(startErrorKind(err), fmt.Sprintf("setup %q: %v", j.job.Setup[i], err))
+		return false
 	}
-	return true
+	j.res.Output, j.res.Stderr = p.stdout.String(), p.stderr.String()
+	j.res.OutputTruncated = p.stdout.Truncated() || p.stderr.Truncated()
+	if p.cancelled {
+		j.res.Settle(j.job, runner.Outcome{Cancelled: true})
+	} else {
+		j.res.SetupFailed(runner.Outcome{ExitCode: p.exitCode, TimedOut: p.timedOut}, timeout, j.res.Output, j.res.Stderr)
+	}
+	return false
 }
 
 func (j *jobRun) cleanup() {

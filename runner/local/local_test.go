@@ -1070,10 +1070,14 @@ func TestRunLeavesForgeThreadsClean(t *testing.T) {
 
 // TestMain doubles as the forge process of TestRunForgeKilledLeavesNothing:
 // with LOCAL_TEST_HELPER_JOB set, the test binary runs that one job and
-// waits to be killed.
+// waits to be killed; and of TestBuildEnvironmentAcrossProcesses: with
+// LOCAL_TEST_HELPER_BUILD set, it builds that environment (helperBuild).
 func TestMain(m *testing.M) {
 	if spec := os.Getenv("LOCAL_TEST_HELPER_JOB"); spec != "" {
 		os.Exit(helperForge(spec))
+	}
+	if spec := os.Getenv("LOCAL_TEST_HELPER_BUILD"); spec != "" {
+		os.Exit(helperBuild(spec))
 	}
 	os.Exit(m.Run())
 }

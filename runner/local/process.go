@@ -31,8 +31,10 @@ type process struct {
 	endAll bool
 	// maxBytes caps stdout and stderr, each.
 	maxBytes int64
-	// echo, when set, gets the output line by line as it arrives.
-	echo func(stream, line string)
+	// echo, when set, gets the output line by line as it arrives: at most
+	// maxBytes of each stream, or all of it with echoAll.
+	echo    func(stream, line string)
+	echoAll bool
 }
 
 // finished is what was observed of a process.
@@ -111,8 +113,12 @@ func (r *Runner) runProcess(ctx context.Context, b box, p process) (finished, er
 	drains.Add(2)
 	var outTo, errTo io.Writer = f.stdout, f.stderr
 	if p.echo != nil {
-		outEcho := &runner.EchoWriter{Stream: "stdout", Echo: p.echo, Max: p.maxBytes}
-		errEcho := &runner.EchoWriter{Stream: "stderr", Echo: p.echo, Max: p.maxBytes}
+		echoMax := p.maxBytes
+		if p.echoAll {
+			echoMax = 0 // no cap
+		}
+		outEcho := &runner.EchoWriter{Stream: "stdout", Echo: p.echo, Max: echoMax}
+		errEcho := &runner.EchoWriter{Stream: "stderr", Echo: p.echo, Max: echoMax}
 		defer outEcho.Close()
 		defer errEcho.Close()
 		outTo, errTo = io.MultiWriter(f.stdout, outEcho), io.MultiWriter(f.stderr, errEcho)

@@ -13,8 +13,9 @@ import (
 	"github.com/forge-run/forge/runner"
 )
 
-// upload copies files into the working directory wd, keeping their
-// executable bit.
+// upload copies files into the working directory wd (or an environment's
+// directory), keeping their executable bit and making the directories
+// they go in.
 func upload(wd string, files []runner.File) error {
 	root, err := os.OpenRoot(wd)
 	if err != nil {
@@ -27,7 +28,12 @@ func upload(wd string, files []runner.File) error {
 			return fmt.Errorf("copy %s: destination %w", cmp.Or(f.Src, f.Dst), err)
 		}
 		if f.Data != nil {
-			err = root.WriteFile(filepath.FromSlash(dst), f.Data, 0o644)
+			if dir := filepath.Dir(filepath.FromSlash(dst)); dir != "." {
+				err = root.MkdirAll(dir, 0o755)
+			}
+			if err == nil {
+				err = root.WriteFile(filepath.FromSlash(dst), f.Data, 0o644)
+			}
 		} else {
 			err = copyInto(root, f.Src, filepath.FromSlash(dst))
 		}

@@ -1,0 +1,241 @@
+package local
+
+// Building an environment: its files written, its steps run in a box of
+// their own with the build's variables, and its log kept (environment.go
+// holds the cache, its locks and the done marker).
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/forge-run/forge/runner"
+)
+
+const (
+	// buildTailLines is how many of the build log's last lines a
+	// BuildError carries.
+	buildTailLines = 20
+	// buildLogCap caps the build log (build.log and what log gets); the
+	// rest of the output is read and dropped.
+	buildLogCap = 64 << 20
+)
+
+// build builds env in dir, which it first empties of an unfinished build:
+// the caller holds the exclusive lock. The done marker is written last;
+// whatever fails, dir is removed.
+func (r *Runner) build(ctx context.Context, env *runner.Environment, root, dir string, log func(string)) error {
+	begin := time.Now()
+	short := runner.ShortHash(env.Hash)
+	if err := removeAll(dir); err != nil {
+		return fmt.Errorf("environment %s: remove the unfinished build in %s: %w", env.Name, dir, err)
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return fmt.Errorf("environment %s: %w", env.Name, err)
+	}
+	done := false
+	defer func() {
+		if !done {
+			_ = removeAll(dir)
+		}
+	}()
+	logPath := filepath.Join(root, short+buildingLogSuffix)
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return fmt.Errorf("environment %s: %w", env.Name, err)
+	}
+	defer logFile.Close()
+	defer os.Remove(logPath) // when it was not moved: a cancelled build
+	bl := &buildLog{file: logFile, log: log}
+	// failed keeps the log as the failed build's, and makes the
+	// BuildError.
+	failed := func(why error) error {
+		bl.note("forge: " + why.Error())
+		logFile.Close()
+		kept := filepath.Join(root, short+failedLogSuffix)
+		if err := os.Rename(logPath, kept); err != nil {
+			why = fmt.Errorf("%w (its log could not be kept: %v)", why, err)
+		} else {
+			why = fmt.Errorf("%w; the build log is %s", why, kept)
+		}
+		return &runner.BuildError{Name: env.Name, Hash: env.Hash, Tail: bl.tail(), Err: why}
+	}
+
+	if err := upload(dir, env.Files); err != nil {
+		return failed(fmt.Errorf("write its files: %w", err))
+	}
+	// forge-<pid>-…: a later forge removes it if this one is killed first.
+	home, err := os.MkdirTemp(r.opts.TempDir, fmt.Sprintf("forge-%d-env-%s-", os.Getpid(), short))
+	if err != nil {
+		return fmt.Errorf("environment %s: make the build's home directory: %w", env.Name, err)
+	}
+	defer removeAll(home)
+	if err := os.Mkdir(filepath.Join(home, "tmp"), 0o700); err != nil {
+		return fmt.Errorf("environment %s: %w", env.Name, err)
+	}
+	vars := r.buildEnv(env, dir, home)
+	// The pgroup tier's sweep finds the build's processes by these.
+	b, err := r.platform.newBox(boxSpec{marker: []string{
+		runner.EnvDirVar + "=" + envValue(vars, runner.EnvDirVar),
+		"HOME=" + envValue(vars, "HOME"),
+	}})
+	if err != nil {
+		return fmt.Errorf("environment %s: contain the build: %w", env.Name, err)
+	}
+	timeout := cmp.Or(env.BuildTimeout, runner.DefaultBuildTimeout)
+	i, p, startErr := r.runSteps(ctx, b, shellSteps{
+		lines: env.Build, dir: dir, env: vars,
+		timeout:  timeout,
+		echo:     bl.echo,
+		echoAll:  true,
+		starting: bl.step,
+	})
+	endErr := b.close()
+	switch {
+	case i >= 0 && p.cancelled:
+		return cmp.Or(ctx.Err(), context.Canceled)
+	case i >= 0:
+		why := stepError(i, env.Build[i], p, startErr, timeout)
+		if endErr != nil {
+			why = fmt.Errorf("%w; and the build's processes could not all be ended: %v", why, endErr)
+		}
+		return failed(why)
+	case endErr != nil:
+		return fmt.Errorf("environment %s: could not end the build's processes: %w", env.Name, endErr)
+	}
+	if err := logFile.Close(); err != nil {
+		return fmt.Errorf("environment %s: %w", env.Name, err)
+	}
+	if err := os.Rename(logPath, filepath.Join(dir, envLogFile)); err != nil {
+		return fmt.Errorf("environment %s: %w", env.Name, err)
+	}
+	m := envMarker{Hash: env.Hash, Name: env.Name, BuiltAt: time.Now().UTC(), BuildSeconds: time.Since(begin).Seconds()}
+	if err := writeMarker(dir, m); err != nil {
+		return fmt.Errorf("environment %s: %w", env.Name, err)
+	}
+	_ = os.Remove(filepath.Join(root, short+failedLogSuffix)) // an earlier build's
+	done = true
+	return nil
+}
+
+// buildEnv is the build steps' whole environment: the basics a job's
+// setup lines get from forge (PATH, LANG, PYTHONUNBUFFERED; HOME the
+// build's own directory, TMPDIR its tmp/), then the environment's
+// variables, then what every process run in the environment gets.
+func (r *Runner) buildEnv(env *runner.Environment, dir, home string) []string {
+	getenv := r.opts.Getenv
+	m := map[string]string{
+		"PATH":             cmp.Or(getenv("PATH"), defaultPath),
+		"HOME":             home,
+		"LANG":             cmp.Or(getenv("LANG"), "C.UTF-8"),
+		"TMPDIR":           filepath.Join(home, "tmp"),
+		"PYTHONUNBUFFERED": "1",
+	}
+	for k, v := range env.Env {
+		m[k] = v
+	}
+	inEnvironment(m, dir)
+	return runner.EnvList(m)
+}
+
+// inEnvironment gives the variables m of a process what running in the
+// environment in dir adds: its bin/ first on PATH, and runner.EnvDirVar. It
+// is applied last, so that no variable of the manifest's overrides them.
+func inEnvironment(m map[string]string, dir string) {
+	bin := filepath.Join(dir, "bin")
+	if p := m["PATH"]; p != "" {
+		bin += string(os.PathListSeparator) + p
+	}
+	m["PATH"] = bin
+	m[runner.EnvDirVar] = dir
+}
+
+// stepError says how step i (line) failed.
+func stepError(i int, line string, p finished, startErr error, timeout time.Duration) error {
+	step := fmt.Sprintf("step %d `%s`", i+1, brief(line))
+	switch {
+	case startErr != nil:
+		return fmt.Errorf("%s could not start: %w", step, startErr)
+	case p.timedOut:
+		return fmt.Errorf("%s timed out (the build's timeout, for all its steps, is %s)", step, timeout)
+	case p.exitCode == nil:
+		return fmt.Errorf("%s was killed by a signal", step)
+	}
+	return fmt.Errorf("%s exited %d", step, *p.exitCode)
+}
+
+// brief is line's first line, cut at 100 characters.
+func brief(line string) string {
+	first, _, more := strings.Cut(strings.TrimSpace(line), "\n")
+	if utf8.RuneCountInString(first) > 100 {
+		first, more = string([]rune(first)[:100]), true
+	}
+	if more {
+		first += " …"
+	}
+	return first
+}
+
+// buildLog is a build's log as it comes: to build.log, to the caller's log
+// func line by line, and its last lines kept for a BuildError. It is safe
+// for concurrent use (stdout and stderr).
+type buildLog struct {
+	file *os.File
+	log  func(string)
+
+	mu      sync.Mutex
+	written int64
+	capped  bool
+	last    []string
+}
+
+// echo takes a line the build printed (runSteps' echo).
+func (b *buildLog) echo(_, line string) { b.line(line) }
+
+// step logs that step i, line, starts: "+ " before each of its lines.
+func (b *buildLog) step(_ int, line string) {
+	for l := range strings.SplitSeq(strings.TrimRight(line, "\n"), "\n") {
+		b.line("+ " + l)
+	}
+}
+
+func (b *buildLog) line(s string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.last = append(b.last, s)
+	if len(b.last) > buildTailLines {
+		b.last = b.last[len(b.last)-buildTailLines:]
+	}
+	if b.capped {
+		return
+	}
+	if b.written+int64(len(s))+1 > buildLogCap {
+		b.capped = true
+		s = fmt.Sprintf("… (the build log reached %d MiB: the rest is not kept)", buildLogCap>>20)
+	}
+	b.written += int64(len(s)) + 1
+	_, _ = b.file.WriteString(s + "\n")
+	if b.log != nil {
+		b.log(s)
+	}
+}
+
+// note writes s to build.log only.
+func (b *buildLog) note(s string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	_, _ = b.file.WriteString(s + "\n")
+}
+
+// tail is the log's last lines.
+func (b *buildLog) tail() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.last...)
+}

@@ -1,0 +1,367 @@
+package local
+
+// Environments (runner.Environment): built once per content into forge's
+// cache, in place, and reused by every job run in them, in this run and
+// the next. doc.go says what is on disk and who holds which lock.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/forge-run/forge/runner"
+)
+
+// The files of an environment's cache: in the cache, <short> is its
+// directory, <short>.lock its lock file, <short>.build.log the log of the
+// build under way and <short>.failed.log that of its last failed build;
+// in its directory, the done marker, the mark of its last use and the log
+// of its build.
+const (
+	envMarkerFile     = ".forge-env.json"
+	envUsedFile       = ".forge-env-used"
+	envLogFile        = "build.log"
+	lockSuffix        = ".lock"
+	buildingLogSuffix = ".build.log"
+	failedLogSuffix   = ".failed.log"
+)
+
+// readyAttempts bounds how often BuildEnvironment builds an environment
+// that is removed again before it can take it.
+const readyAttempts = 5
+
+// errLocked is a lock file that another holder has locked.
+var errLocked = errors.New("locked by another process")
+
+// DefaultEnvCache is where environments are built when Options.EnvCache is
+// empty: forge/env in the user's cache directory (os.UserCacheDir:
+// $XDG_CACHE_HOME/forge/env, else ~/.cache/forge/env, on Linux).
+func DefaultEnvCache() (string, error) {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("environment cache: %w", err)
+	}
+	return filepath.Join(dir, "forge", "env"), nil
+}
+
+var _ runner.Builder = (*Runner)(nil)
+
+// envState is what a Runner knows of one environment.
+type envState struct {
+	// turn is held by the goroutine making it ready; the others wait.
+	turn chan struct{}
+	// Under Runner.envMu: its directory once this Runner made it ready,
+	// and the shared lock held on it until Close.
+	dir  string
+	lock *os.File
+}
+
+// BuildEnvironment makes env ready in the environment cache
+// (Options.EnvCache) and keeps it there for this Runner's jobs: it builds
+// it in <cache>/<short hash>, or finds it built by an earlier run, by
+// another goroutine or by another forge (Reused), in which case nothing
+// runs. Calls for the same hash build it once, across goroutines and
+// processes (a flock on <cache>/<short hash>.lock); a build is finished
+// only once its done marker, .forge-env.json, is written, last, and a
+// directory without it (an interrupted build) is removed and built again.
+//
+// The build writes env.Files into the directory, then runs each of
+// env.Build in order with /bin/sh -c, as a job's setup lines are run: in
+// the directory, contained as a job is (every process it starts is ended
+// when it ends, on its timeout, or on cancellation), with an environment
+// of PATH (the directory's bin/ first), HOME (a fresh directory of the
+// build's own, removed afterwards), LANG, TMPDIR and PYTHONUNBUFFERED,
+// then env.Env, then FORGE_ENV_DIR, the directory. env.BuildTimeout (else
+// runner.DefaultBuildTimeout) bounds all the steps together. Each line
+// they print, on stdout or stderr, goes to log (which may be nil) as it
+// comes and to the build's log, each step preceded by "+ " and its line.
+// The log is <cache>/<short hash>.build.log during the build (the
+// directory holds only what the files and steps put there: a step may
+// clone into it), and <short hash>/build.log once it is finished.
+//
+// A step that exits non-zero, is killed, times out or cannot start, or
+// files that cannot be written, make a *runner.BuildError naming the step
+// and carrying the log's last lines; the directory is removed and the log
+// kept as <cache>/<short hash>.failed.log. When ctx is done the build is
+// ended, its directory and log removed, and ctx's error returned. Other
+// errors (the cache not writable, containment failing) are neither.
+//
+// Each call marks the environment used (the modification time of
+// .forge-env-used) and, until Close, holds a shared flock on its lock
+// file: RemoveEnvironment refuses to remove it meanwhile.
+func (r *Runner) BuildEnvironment(ctx context.Context, env *runner.Environment, log func(line string)) (out runner.EnvironmentBuild, err error) {
+	begin := time.Now()
+	defer func() { out.Seconds = time.Since(begin).Seconds() }()
+	if env == nil {
+		return out, errors.New("no environment to build")
+	}
+	out.Hash = env.Hash
+	if !validHash(env.Hash) {
+		return out, fmt.Errorf("environment %s: its hash %q is not lowercase hex of at least 16 digits", env.Name, env.Hash)
+	}
+	root, err := r.envRoot()
+	if err != nil {
+		return out, err
+	}
+	dir := filepath.Join(root, runner.ShortHash(env.Hash))
+	out.Where = dir
+
+	st := r.envState(env.Hash)
+	select {
+	case st.turn <- struct{}{}:
+	default:
+		if r.onEnvWait != nil {
+			r.onEnvWait()
+		}
+		select {
+		case st.turn <- struct{}{}:
+		case <-ctx.Done():
+			return out, ctx.Err()
+		}
+	}
+	defer func() { <-st.turn }()
+
+	r.envMu.Lock()
+	held := st.dir != ""
+	r.envMu.Unlock()
+	if held {
+		ok, err := isFinished(dir, env.Hash)
+		if err != nil {
+			return out, fmt.Errorf("environment %s: %w", env.Name, err)
+		}
+		if ok {
+			touchUsed(dir)
+			out.Reused = true
+			return out, nil
+		}
+		// Removed although this Runner held it (by hand: RemoveEnvironment
+		// refuses): made ready again below.
+		r.release(st)
+	}
+	lock, built, err := r.makeReady(ctx, env, root, dir, log)
+	if err != nil {
+		return out, err
+	}
+	r.envMu.Lock()
+	st.dir, st.lock = dir, lock
+	r.envMu.Unlock()
+	touchUsed(dir)
+	out.Reused = !built
+	return out, nil
+}
+
+// envRoot is the environment cache.
+func (r *Runner) envRoot() (string, error) {
+	if r.opts.EnvCache != "" {
+		return r.opts.EnvCache, nil
+	}
+	return DefaultEnvCache()
+}
+
+// envState is the state of the environment of that hash, made on first use.
+func (r *Runner) envState(hash string) *envState {
+	r.envMu.Lock()
+	defer r.envMu.Unlock()
+	if r.envs == nil {
+		r.envs = map[string]*envState{}
+	}
+	st := r.envs[hash]
+	if st == nil {
+		st = &envState{turn: make(chan struct{}, 1)}
+		r.envs[hash] = st
+	}
+	return st
+}
+
+// release lets go of st's shared lock.
+func (r *Runner) release(st *envState) {
+	r.envMu.Lock()
+	defer r.envMu.Unlock()
+	if st.lock != nil {
+		st.lock.Close()
+	}
+	st.dir, st.lock = "", nil
+}
+
+// releaseEnvironments lets go of every environment's shared lock (Close).
+func (r *Runner) releaseEnvironments() {
+	r.envMu.Lock()
+	defer r.envMu.Unlock()
+	for _, st := range r.envs {
+		if st.lock != nil {
+			st.lock.Close()
+		}
+		st.dir, st.lock = "", nil
+	}
+}
+
+// environmentDir is the directory of e, which this Runner made ready: an
+// error when it did not, or when it is gone since.
+func (r *Runner) environmentDir(e *runner.Environment) (string, error) {
+	r.envMu.Lock()
+	dir := ""
+	if st := r.envs[e.Hash]; st != nil {
+		dir = st.dir
+	}
+	r.envMu.Unlock()
+	if dir == "" {
+		return "", fmt.Errorf("environment %s (%s) is not built: the job cannot run without it", e.Name, runner.ShortHash(e.Hash))
+	}
+	if _, err := os.Stat(filepath.Join(dir, envMarkerFile)); err != nil {
+		return "", fmt.Errorf("environment %s (%s) is no longer in %s: %v", e.Name, runner.ShortHash(e.Hash), dir, err)
+	}
+	return dir, nil
+}
+
+// makeReady takes env's shared lock, building env first (under its
+// exclusive lock) when it is not finished. built says whether this call
+// built it.
+func (r *Runner) makeReady(ctx context.Context, env *runner.Environment, root, dir string, log func(string)) (lock *os.File, built bool, err error) {
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return nil, false, fmt.Errorf("environment cache: %w", err)
+	}
+	lockPath := dir + lockSuffix
+	for range readyAttempts {
+		// Shared first: forges running jobs in it hold it shared, and
+		// another forge's build holds it exclusive until it is done.
+		f, err := lockFile(ctx, lockPath, false)
+		if err != nil {
+			return nil, built, lockError(ctx, env, err)
+		}
+		ok, err := isFinished(dir, env.Hash)
+		if ok || err != nil {
+			if err != nil {
+				f.Close()
+				return nil, built, fmt.Errorf("environment %s: %w", env.Name, err)
+			}
+			return f, built, nil
+		}
+		f.Close()
+		// Not finished: exclusive, to build it, unless another forge built
+		// it meanwhile. Once built it is taken shared again (the loop):
+		// flock cannot turn one lock into the other atomically everywhere.
+		f, err = lockFile(ctx, lockPath, true)
+		if err != nil {
+			return nil, built, lockError(ctx, env, err)
+		}
+		ok, err = isFinished(dir, env.Hash)
+		if !ok && err == nil {
+			err = r.build(ctx, env, root, dir, log)
+			built = err == nil
+		}
+		f.Close()
+		if err != nil {
+			return nil, false, err
+		}
+	}
+	return nil, built, fmt.Errorf("environment %s: %s was removed each time before it could be used", env.Name, dir)
+}
+
+func lockError(ctx context.Context, env *runner.Environment, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return fmt.Errorf("environment %s: %w", env.Name, err)
+}
+
+// envMarker is the done marker, .forge-env.json: the environment in its
+// directory is finished.
+type envMarker struct {
+	Hash         string    `json:"hash"`
+	Name         string    `json:"name"` // of the first build: one content may have several
+	BuiltAt      time.Time `json:"built_at"`
+	BuildSeconds float64   `json:"build_seconds"`
+}
+
+// writeMarker writes the done marker into dir at once (a temporary file
+// synced, then renamed), so that it is either whole or absent.
+func writeMarker(dir string, m envMarker) error {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".forge-env-*.tmp")
+	if err != nil {
+		return fmt.Errorf("write the done marker: %w", err)
+	}
+	_, err = f.Write(append(b, '\n'))
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), filepath.Join(dir, envMarkerFile))
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("write the done marker: %w", err)
+	}
+	if d, err := os.Open(dir); err == nil { // the rename itself, to disk
+		_ = d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// readMarker reads dir's done marker; a missing one is an fs.ErrNotExist
+// error, one that does not parse errBadMarker.
+func readMarker(dir string) (envMarker, error) {
+	var m envMarker
+	b, err := os.ReadFile(filepath.Join(dir, envMarkerFile))
+	if err != nil {
+		return m, err
+	}
+	if err := json.Unmarshal(b, &m); err != nil || m.Hash == "" {
+		return m, errBadMarker
+	}
+	return m, nil
+}
+
+var errBadMarker = errors.New("the done marker does not parse")
+
+// isFinished reports whether dir holds the finished environment of that
+// hash; it is an error when it holds another (its short hash the same).
+func isFinished(dir, hash string) (bool, error) {
+	m, err := readMarker(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, errBadMarker):
+		return false, nil
+	case err != nil:
+		return false, err
+	case m.Hash != hash:
+		return false, fmt.Errorf("%s holds the environment of hash %s, not %s", dir, m.Hash, hash)
+	}
+	return true, nil
+}
+
+// touchUsed marks the environment in dir used now, for forge gc.
+func touchUsed(dir string) {
+	p := filepath.Join(dir, envUsedFile)
+	now := time.Now()
+	if err := os.Chtimes(p, now, now); errors.Is(err, fs.ErrNotExist) {
+		if f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE, 0o644); err == nil {
+			f.Close()
+		}
+	}
+}
+
+// validHash reports whether h is lowercase hex of at least 16 digits (it
+// names a directory).
+func validHash(h string) bool {
+	if len(h) < 16 {
+		return false
+	}
+	for _, c := range h {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,187 @@
+package local
+
+// What forge gc needs of the environment cache: what is in it, and
+// removing what no live forge holds.
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/forge-run/forge/runner"
+)
+
+// ErrEnvironmentInUse is RemoveEnvironment refusing an environment that a
+// live forge holds: it runs jobs in it, or is building it.
+var ErrEnvironmentInUse = errors.New("in use by a running forge")
+
+// EnvironmentInfo is what ListEnvironments found of one environment in the
+// cache.
+type EnvironmentInfo struct {
+	// Short names it: the first 16 hex digits of its hash, its
+	// directory's name.
+	Short string
+	// Hash, Name, BuiltAt and BuildSeconds are its done marker's; empty
+	// for a leftover. Name is the one it was first built under.
+	Hash         string
+	Name         string
+	BuiltAt      time.Time
+	BuildSeconds float64
+	// Dir is its directory; empty when only a failed build's log (or a
+	// lock file) is left.
+	Dir string
+	// Bytes is the size of its files (their apparent size), its logs
+	// beside it included.
+	Bytes int64
+	// LastUsed is when a forge last built or reused it; BuiltAt when that
+	// was never recorded.
+	LastUsed time.Time
+	// InUse: a live forge holds it, so RemoveEnvironment would refuse.
+	InUse bool
+	// Leftover: it is not a finished environment but what a build left:
+	// a directory without its done marker (an interrupted build, or one
+	// under way when InUse), or only logs or a lock file.
+	Leftover bool
+	// FailedLog is the log of its last failed build, when one is kept.
+	FailedLog string
+}
+
+// ListEnvironments lists the environments in the cache root, finished or
+// left over, in the order of their short hashes. A root that does not
+// exist holds none.
+func ListEnvironments(root string) ([]EnvironmentInfo, error) {
+	ents, err := os.ReadDir(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("environment cache: %w", err)
+	}
+	found := map[string]*EnvironmentInfo{}
+	get := func(short string) *EnvironmentInfo {
+		if found[short] == nil {
+			found[short] = &EnvironmentInfo{Short: short}
+		}
+		return found[short]
+	}
+	for _, e := range ents {
+		name := e.Name()
+		if short, ok := strings.CutSuffix(name, failedLogSuffix); ok && validShort(short) {
+			get(short).FailedLog = filepath.Join(root, name)
+		} else if short, ok := strings.CutSuffix(name, buildingLogSuffix); ok && validShort(short) {
+			get(short) // a build's under way, or interrupted
+		} else if short, ok := strings.CutSuffix(name, lockSuffix); ok && validShort(short) {
+			get(short)
+		} else if e.IsDir() && validShort(name) {
+			get(name).Dir = filepath.Join(root, name)
+		}
+	}
+	var out []EnvironmentInfo
+	for _, info := range found {
+		info.Leftover = true
+		if info.Dir != "" {
+			if m, err := readMarker(info.Dir); err == nil && runner.ShortHash(m.Hash) == info.Short {
+				info.Leftover = false
+				info.Hash, info.Name, info.BuiltAt, info.BuildSeconds = m.Hash, m.Name, m.BuiltAt, m.BuildSeconds
+				info.LastUsed = m.BuiltAt
+				if fi, err := os.Stat(filepath.Join(info.Dir, envUsedFile)); err == nil {
+					info.LastUsed = fi.ModTime()
+				}
+			}
+			info.Bytes = treeSize(info.Dir)
+		}
+		for _, suffix := range []string{failedLogSuffix, buildingLogSuffix} {
+			if fi, err := os.Stat(filepath.Join(root, info.Short+suffix)); err == nil {
+				info.Bytes += fi.Size()
+			}
+		}
+		info.InUse = inUse(filepath.Join(root, info.Short+lockSuffix))
+		out = append(out, *info)
+	}
+	slices.SortFunc(out, func(a, b EnvironmentInfo) int { return strings.Compare(a.Short, b.Short) })
+	return out, nil
+}
+
+// RemoveEnvironment removes the environment short (its short hash, or its
+// full hash) from the cache root: its directory, its logs and its lock
+// file. It refuses with an error wrapping ErrEnvironmentInUse
+// while a live forge holds it (see BuildEnvironment): it takes its lock
+// exclusive without waiting, and holds it while removing. One that is not
+// there is an fs.ErrNotExist error.
+func RemoveEnvironment(root, short string) error {
+	if len(short) == 64 && validHash(short) {
+		short = runner.ShortHash(short)
+	}
+	if !validShort(short) {
+		return fmt.Errorf("%q does not name an environment: want its short hash (16 hex digits)", short)
+	}
+	dir := filepath.Join(root, short)
+	lockPath, logs := dir+lockSuffix, []string{dir + failedLogSuffix, dir + buildingLogSuffix}
+	if !exists(dir) && !exists(logs[0]) && !exists(logs[1]) && !exists(lockPath) {
+		return fmt.Errorf("no environment %s in %s: %w", short, root, fs.ErrNotExist)
+	}
+	f, err := tryLockFile(lockPath, true, true)
+	if errors.Is(err, errLocked) {
+		return fmt.Errorf("environment %s: %w", short, ErrEnvironmentInUse)
+	}
+	if err != nil {
+		return fmt.Errorf("environment %s: %w", short, err)
+	}
+	defer f.Close()
+	// The done marker first: a removal cut short leaves an unfinished
+	// build (the next build removes it), never what looks finished.
+	if err := os.Remove(filepath.Join(dir, envMarkerFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("environment %s: %w", short, err)
+	}
+	if err := removeAll(dir); err != nil {
+		return fmt.Errorf("environment %s: %w", short, err)
+	}
+	for _, p := range logs {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("environment %s: %w", short, err)
+		}
+	}
+	// Removed while held: whoever waits for it finds the path gone once it
+	// has it, and opens a new one (lockFile).
+	if err := os.Remove(lockPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("environment %s: %w", short, err)
+	}
+	return nil
+}
+
+// inUse reports whether a live forge holds the lock file path: it cannot
+// be taken exclusive at once.
+func inUse(path string) bool {
+	f, err := tryLockFile(path, true, false)
+	if err == nil {
+		f.Close()
+	}
+	return errors.Is(err, errLocked)
+}
+
+// validShort reports whether s is a short hash: 16 lowercase hex digits.
+func validShort(s string) bool { return len(s) == 16 && validHash(s) }
+
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}
+
+// treeSize is the apparent size of the files under dir.
+func treeSize(dir string) int64 {
+	var n int64
+	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}

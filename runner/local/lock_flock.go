@@ -1,0 +1,145 @@
+//go:build unix && !aix
+
+package local
+
+// Lock files (flock) for environments: a builder holds one exclusive, a
+// forge that runs jobs in an environment holds one shared.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// lockFile opens the lock file path (making it if need be) and takes a
+// flock on it, shared or exclusive, waiting for it as long as ctx lets it.
+// The lock is held until the file is closed. It is always on the file path
+// names once it is held: a lock file removed meanwhile (RemoveEnvironment
+// removes it while holding it) is opened again.
+func lockFile(ctx context.Context, path string, exclusive bool) (*os.File, error) {
+	how := unix.LOCK_SH
+	if exclusive {
+		how = unix.LOCK_EX
+	}
+	for {
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			return nil, fmt.Errorf("open lock file: %w", err)
+		}
+		err = flock(f, how|unix.LOCK_NB)
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			var abandoned bool
+			if abandoned, err = flockWait(ctx, f, how); abandoned {
+				return nil, err
+			}
+		}
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("lock %s: %w", path, err)
+		}
+		if held, err := keepIfNamed(path, f); held != nil || err != nil {
+			return held, err
+		}
+	}
+}
+
+// flockWait waits for the lock on f. When ctx is done first it returns
+// ctx's error and abandoned: f is then left to a goroutine that closes it
+// once the wait is over (the lock, if it came, goes with it).
+func flockWait(ctx context.Context, f *os.File, how int) (abandoned bool, err error) {
+	done := make(chan error, 1)
+	go func() { done <- flock(f, how) }()
+	select {
+	case err := <-done:
+		return false, err
+	case <-ctx.Done():
+		go func() {
+			<-done
+			f.Close()
+		}()
+		return true, ctx.Err()
+	}
+}
+
+// tryLockFile takes a flock on path, shared or exclusive, without waiting:
+// errLocked when another holds a lock that conflicts. Without create a
+// missing lock file is an fs.ErrNotExist error.
+func tryLockFile(path string, exclusive, create bool) (*os.File, error) {
+	how := unix.LOCK_SH
+	if exclusive {
+		how = unix.LOCK_EX
+	}
+	flags := os.O_RDWR
+	if create {
+		flags |= os.O_CREATE
+	}
+	for {
+		f, err := os.OpenFile(path, flags, 0o644)
+		if err != nil {
+			return nil, err
+		}
+		if err := flock(f, how|unix.LOCK_NB); err != nil {
+			f.Close()
+			if errors.Is(err, unix.EWOULDBLOCK) {
+				return nil, errLocked
+			}
+			return nil, fmt.Errorf("lock %s: %w", path, err)
+		}
+		if held, err := keepIfNamed(path, f); held != nil || err != nil {
+			return held, err
+		}
+		if !create {
+			return nil, errLocked // removed by the holder of the lock meanwhile
+		}
+	}
+}
+
+// flock is flock(2) on f, restarted when a signal interrupts it.
+func flock(f *os.File, how int) error {
+	sc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var ferr error
+	err = sc.Control(func(fd uintptr) {
+		for {
+			ferr = unix.Flock(int(fd), how)
+			if ferr != unix.EINTR {
+				return
+			}
+		}
+	})
+	return errors.Join(err, ferr)
+}
+
+// keepIfNamed returns f, locked, when path still names it; otherwise it
+// closes f and returns nil (and the error, if telling failed): the caller
+// opens path again.
+func keepIfNamed(path string, f *os.File) (*os.File, error) {
+	same, err := names(path, f)
+	if same && err == nil {
+		return f, nil
+	}
+	f.Close()
+	return nil, err
+}
+
+// names reports whether path still names the open file f; a missing path
+// does not, and is no error.
+func names(path string, f *os.File) (bool, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return false, err
+	}
+	pi, err := os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return os.SameFile(fi, pi), nil
+}

@@ -1,0 +1,17 @@
+//go:build !unix || aix
+
+package local
+
+import (
+	"context"
+	"errors"
+	"os"
+)
+
+// errNoFlock says why environments cannot be built here: concurrent forges
+// could not wait for one another's build.
+var errNoFlock = errors.New("environments are built only where flock(2) is available (Linux, macOS, the BSDs, Solaris)")
+
+func lockFile(context.Context, string, bool) (*os.File, error) { return nil, errNoFlock }
+
+func tryLockFile(string, bool, bool) (*os.File, error) { return nil, errNoFlock }

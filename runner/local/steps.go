@@ -1,0 +1,54 @@
+package local
+
+import (
+	"context"
+	"time"
+
+	"github.com/forge-run/forge/runner"
+)
+
+// shellSteps are command lines run one after the other, each with
+// /bin/sh -c, in one box and within one timeout for them all: a job's
+// setup lines, an environment's build steps.
+type shellSteps struct {
+	lines []string
+	dir   string
+	env   []string
+	// timeout bounds all the lines together.
+	timeout time.Duration
+	// maxBytes caps what is kept of each line's stdout and stderr.
+	maxBytes int64
+	// echo, when set, gets each line's output line by line as it arrives;
+	// all of it with echoAll, else at most maxBytes of each stream.
+	echo    func(stream, line string)
+	echoAll bool
+	// starting, when set, is called before line i starts.
+	starting func(i int, line string)
+}
+
+// runSteps runs s.lines in order in b until one does not succeed, and
+// returns its index and what was observed of it (with err, why it could
+// not be started); failed is -1 when every line exited 0. A line not
+// started because ctx was done is reported cancelled. Processes a line
+// leaves running stay in b for the next lines.
+func (r *Runner) runSteps(ctx context.Context, b box, s shellSteps) (failed int, f finished, err error) {
+	deadline := time.Now().Add(s.timeout)
+	for i, line := range s.lines {
+		if ctx.Err() != nil {
+			return i, finished{stdout: &runner.CappedBuffer{}, stderr: &runner.CappedBuffer{}, cancelled: true}, nil
+		}
+		if s.starting != nil {
+			s.starting(i, line)
+		}
+		f, err := r.runProcess(ctx, b, process{
+			path: "/bin/sh", argv: []string{"sh", "-c", line}, dir: s.dir, env: s.env,
+			timeout:  max(time.Until(deadline), time.Millisecond),
+			maxBytes: s.maxBytes,
+			echo:     s.echo, echoAll: s.echoAll,
+		})
+		if err != nil || f.cancelled || f.timedOut || f.exitCode == nil || *f.exitCode != 0 {
+			return i, f, err
+		}
+	}
+	return -1, finished{}, nil
+}
