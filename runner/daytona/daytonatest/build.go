@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -89,6 +90,9 @@ type builder struct {
 	sn      *snapshot
 	env     map[string]string // the image's ENV, mapped
 	workdir string            // the image's WORKDIR as the image sees it ("" = /)
+	// declared are the image paths WORKDIR and ENV named: a RUN step that
+	// names one literally would reach the host's path, not the image's.
+	declared []string
 }
 
 // mapped is the host path of an absolute image path.
@@ -165,6 +169,7 @@ func (b *builder) run(df string) error {
 				w = path.Join("/"+b.workdir, w)
 			}
 			b.workdir = path.Clean(w)
+			b.declare(b.workdir)
 			err = os.MkdirAll(b.mapped(b.workdir), 0o755)
 		case "RUN":
 			err = b.runStep(arg)
@@ -215,10 +220,18 @@ func (b *builder) mapValue(v string) string {
 	parts := strings.Split(v, ":")
 	for i, p := range parts {
 		if strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "//") {
+			b.declare(path.Clean(p))
 			parts[i] = b.mapped(p)
 		}
 	}
 	return b.expand(strings.Join(parts, ":"))
+}
+
+// declare notes an image path WORKDIR or ENV named.
+func (b *builder) declare(p string) {
+	if p != "/" && !slices.Contains(b.declared, p) {
+		b.declared = append(b.declared, p)
+	}
 }
 
 // setEnv applies ENV: "K=V [K2=V2 ...]" (values may be quoted) or the
@@ -296,6 +309,11 @@ func shellWords(s string) ([]string, error) {
 // with the image's environment, its output into the build log. It fails
 // with Docker's message when the step exits non-zero.
 func (b *builder) runStep(arg string) error {
+	for _, p := range b.declared {
+		if namesPath(arg, p) {
+			return &notEmulated{fmt.Sprintf("RUN %s: names the image path %s literally; the Daytona emulator maps image paths only in WORKDIR and ENV (use a path relative to the WORKDIR or an ENV variable)", arg, p)}
+		}
+	}
 	argv := []string{"/bin/sh", "-c", arg}
 	if strings.HasPrefix(arg, "[") {
 		var exe []string
@@ -332,6 +350,25 @@ func (b *builder) runStep(arg string) error {
 		return fmt.Errorf("process %q did not complete successfully: exit code: %d", strings.Join(argv, " "), code)
 	}
 	return nil
+}
+
+// namesPath says whether s contains p as a path: followed by nothing, a
+// slash or a character that cannot be part of a file name in a command.
+func namesPath(s, p string) bool {
+	for off := 0; ; {
+		i := strings.Index(s[off:], p)
+		if i < 0 {
+			return false
+		}
+		i += off
+		end := i + len(p)
+		before := i == 0 || strings.ContainsRune(" \t'\"=:;(", rune(s[i-1]))
+		after := end == len(s) || strings.ContainsRune("/ \t'\";:)&|>", rune(s[end]))
+		if before && after {
+			return true
+		}
+		off = i + 1
+	}
 }
 
 // copyTree makes dst a copy of src: directories made, files hard-linked

@@ -168,6 +168,8 @@ func TestSnapshotBuildFailure(t *testing.T) {
 	}{
 		{"fails-run", "error", `process "/bin/sh -c echo \"failing\"; exit 3" did not complete successfully: exit code: 3`,
 			daytona.Base("python:3.12-slim").Run("echo before-failing").Run(`echo "failing"; exit 3`)},
+		{"fails-literal-path", "build_failed", "names the image path /opt/forge/env literally",
+			daytona.Base("python:3.12-slim").Workdir("/opt/forge/env").Run("mkdir -p /opt/forge/env/bin")},
 		{"fails-expose", "build_failed", "Dockerfile instruction EXPOSE (step 2/2) is not supported",
 			daytona.Base("python:3.12-slim").Expose([]int{8080})},
 	} {
