@@ -6,15 +6,20 @@ import (
 	"io"
 	"maps"
 	"os"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/daytonaio/daytona/libs/sdk-go/pkg/types"
 
 	"github.com/forge-run/forge/runner"
 )
 
-// Doctor checks a Daytona account end to end with a smoke test: it runs a tiny job (create a sandbox, upload a script,
-// execute it, download its output, delete the sandbox) and prints each
-// phase's latency to w. An unusable key is a *runner.UnusableError.
+// Doctor checks a Daytona account end to end with a smoke test: it runs a
+// tiny job (create a sandbox, upload a script, execute it, download its
+// output, delete the sandbox) and prints each phase's latency to w, then
+// the account's snapshots (how many, how many are forge's environments,
+// in which states). An unusable key is a *runner.UnusableError.
 func Doctor(ctx context.Context, opts Options, w io.Writer) error {
 	if opts.RunID == "" {
 		opts.RunID = fmt.Sprintf("doctor-%d", time.Now().Unix())
@@ -70,6 +75,34 @@ func Doctor(ctx context.Context, opts Options, w io.Writer) error {
 	case len(r.Undeleted()) > 0:
 		return fmt.Errorf("doctor: could not delete sandbox %s: %v", strings.Join(r.Undeleted(), ", "), closeErr)
 	}
+	snaps, err := listSnapshots(ctx, opts, r.client)
+	if err != nil {
+		return fmt.Errorf("doctor: cannot list the account's snapshots (environments are built as snapshots): %w", described(err))
+	}
+	fmt.Fprintf(w, "daytona: snapshots: %s\n", snapshotSummary(snaps))
 	fmt.Fprintf(w, "daytona: ok (sandbox %s created, used and deleted)\n", res.SandboxID)
 	return nil
+}
+
+// snapshotSummary says how many snapshots the account has, how many are
+// forge's environments, and in which states, e.g. "5 in the account, 2
+// of them forge's environments (forge-env-*): 1 active, 1 error".
+func snapshotSummary(snaps []*types.Snapshot) string {
+	states := map[string]int{}
+	forge := 0
+	for _, sn := range snaps {
+		if strings.HasPrefix(sn.Name, runner.SnapshotPrefix) {
+			forge++
+			states[sn.State]++
+		}
+	}
+	s := fmt.Sprintf("%d in the account, %d of them forge's environments (%s*)", len(snaps), forge, runner.SnapshotPrefix)
+	var parts []string
+	for _, st := range slices.Sorted(maps.Keys(states)) {
+		parts = append(parts, fmt.Sprintf("%d %s", states[st], st))
+	}
+	if len(parts) > 0 {
+		s += ": " + strings.Join(parts, ", ")
+	}
+	return s
 }

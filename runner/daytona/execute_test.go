@@ -417,12 +417,25 @@ func TestUnreachableAPIIsUnusable(t *testing.T) {
 
 func TestDoctor(t *testing.T) {
 	srv := daytonatest.Start(t, daytonatest.Options{Specs: specs})
+	c, err := sdk.NewClientWithConfig(&types.DaytonaConfig{APIKey: srv.APIKey(), APIUrl: srv.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"forge-env-00000000000000aa", "mine"} {
+		_, logs, err := c.Snapshot.Create(context.Background(), &types.CreateSnapshotParams{Name: name, Image: sdk.Base("python:3.12-slim")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range logs {
+		}
+	}
 	var out strings.Builder
-	err := Doctor(context.Background(), Options{APIKey: srv.APIKey(), APIURL: srv.URL()}, &out)
+	err = Doctor(context.Background(), Options{APIKey: srv.APIKey(), APIURL: srv.URL()}, &out)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
-	for _, want := range []string{"create", "upload", "execute", "download", "delete", "daytona: ok"} {
+	for _, want := range []string{"create", "upload", "execute", "download", "delete", "daytona: ok",
+		"daytona: snapshots: 2 in the account, 1 of them forge's environments (forge-env-*): 1 active"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("doctor output lacks %q:\n%s", want, out.String())
 		}

@@ -10,11 +10,16 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"syscall"
 	"time"
 
 	apiclient "github.com/daytonaio/daytona/libs/api-client-go"
+	"github.com/daytonaio/daytona/libs/sdk-go/pkg/daytona"
 	sdkerrors "github.com/daytonaio/daytona/libs/sdk-go/pkg/errors"
+	"github.com/daytonaio/daytona/libs/sdk-go/pkg/types"
+
+	"github.com/forge-run/forge/runner"
 )
 
 // GCOptions configure GC.
@@ -34,11 +39,17 @@ type GCOptions struct {
 // gcSandbox is one candidate for collection.
 type gcSandbox struct {
 	id, name, state, run string
-	created              time.Time
+	// snapshot is what it was created from ("" for an image or the
+	// default snapshot).
+	snapshot string
+	created  time.Time
 }
 
-// GC deletes the sandboxes labelled app=forge that no live run owns, and
-// prints one line per sandbox to w. opts needs only the credentials.
+// GC deletes the sandboxes labelled app=forge that no live run owns, then
+// forge's environment snapshots (runner.SnapshotPrefix) that no sandbox
+// it keeps was created from, and prints one line per sandbox and per
+// snapshot to w. OlderThan spares a snapshot used (or, never used,
+// created) more recently. opts needs only the credentials.
 func GC(ctx context.Context, opts Options, g GCOptions, w io.Writer) error {
 	if err := opts.Validate(); err != nil {
 		return err
@@ -65,7 +76,7 @@ func GC(ctx context.Context, opts Options, g GCOptions, w io.Writer) error {
 			c, _ := time.Parse(time.RFC3339Nano, sb.GetCreatedAt())
 			all = append(all, gcSandbox{
 				id: sb.GetId(), name: sb.GetName(), state: string(sb.GetState()),
-				run: sb.GetLabels()[LabelRun], created: c,
+				run: sb.GetLabels()[LabelRun], snapshot: sb.GetSnapshot(), created: c,
 			})
 		}
 		if float32(page) >= res.GetTotalPages() {
@@ -78,6 +89,8 @@ func GC(ctx context.Context, opts Options, g GCOptions, w io.Writer) error {
 	host, _ := os.Hostname()
 	deleted, kept, failed := 0, 0, 0
 	var errs []error
+	// removed are the sandboxes deleted (or, in a dry run, that would be).
+	removed := map[string]bool{}
 	for _, sb := range all {
 		if sb.state == "destroying" || sb.state == "destroyed" {
 			continue
@@ -110,6 +123,7 @@ func GC(ctx context.Context, opts Options, g GCOptions, w io.Writer) error {
 		}
 		if g.DryRun {
 			fmt.Fprintf(w, "would delete %s\n", desc)
+			removed[sb.id] = true
 			deleted++
 			continue
 		}
@@ -132,6 +146,7 @@ func GC(ctx context.Context, opts Options, g GCOptions, w io.Writer) error {
 			continue
 		}
 		fmt.Fprintf(w, "deleted %s\n", desc)
+		removed[sb.id] = true
 		deleted++
 	}
 	verb := "deleted"
@@ -139,7 +154,137 @@ func GC(ctx context.Context, opts Options, g GCOptions, w io.Writer) error {
 		verb = "would delete"
 	}
 	fmt.Fprintf(w, "gc: %s %d, kept %d, failed %d\n", verb, deleted, kept, failed)
+	if err := gcSnapshots(actx, opts, g, now(), inUse(all, removed), w); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
+}
+
+// inUse names, per snapshot, a sandbox that gc leaves and that was
+// created from it.
+func inUse(all []gcSandbox, removed map[string]bool) map[string]string {
+	users := map[string]string{}
+	for _, sb := range all {
+		if _, seen := users[sb.snapshot]; sb.snapshot == "" || seen || removed[sb.id] || sb.state == "destroying" || sb.state == "destroyed" {
+			continue
+		}
+		why := "sandbox " + sb.name
+		if sb.run != "" {
+			why += " of run " + sb.run
+		}
+		users[sb.snapshot] = why + " was created from it"
+	}
+	return users
+}
+
+// gcSnapshots deletes forge's environment snapshots that no sandbox in
+// users was created from and that were not used (or, never used,
+// created) within g.OlderThan; one line each to w, then a summary. A
+// snapshot being removed is skipped.
+func gcSnapshots(ctx context.Context, opts Options, g GCOptions, now time.Time, users map[string]string, w io.Writer) error {
+	client, err := newClient(opts)
+	if err != nil {
+		return err
+	}
+	all, err := listSnapshots(ctx, opts, client)
+	if err != nil {
+		return gcError(ctx, "list snapshots", err)
+	}
+	type candidate struct {
+		sn       *types.Snapshot
+		lastUsed time.Time
+	}
+	var forge []candidate
+	for _, sn := range all {
+		if !strings.HasPrefix(sn.Name, runner.SnapshotPrefix) || sn.State == snapRemoving {
+			continue
+		}
+		used := sn.CreatedAt
+		if sn.LastUsedAt != nil && sn.LastUsedAt.After(used) {
+			used = *sn.LastUsedAt
+		}
+		forge = append(forge, candidate{sn, used})
+	}
+	sort.Slice(forge, func(i, j int) bool { return forge[i].lastUsed.Before(forge[j].lastUsed) })
+	deleted, kept, failed := 0, 0, 0
+	var errs []error
+	for _, c := range forge {
+		sn := c.sn
+		desc := fmt.Sprintf("snapshot %s (%s, %s", sn.Name, sn.ID, sn.State)
+		if !sn.CreatedAt.IsZero() {
+			desc += ", created " + now.Sub(sn.CreatedAt).Round(time.Second).String() + " ago"
+		}
+		if sn.LastUsedAt != nil && !sn.LastUsedAt.IsZero() {
+			desc += ", last used " + now.Sub(*sn.LastUsedAt).Round(time.Second).String() + " ago"
+		}
+		desc += ")"
+		switch why, used := users[sn.Name]; {
+		case used:
+			fmt.Fprintf(w, "keep    %s: %s\n", desc, why)
+			kept++
+			continue
+		case g.OlderThan > 0 && (c.lastUsed.IsZero() || now.Sub(c.lastUsed) < g.OlderThan):
+			fmt.Fprintf(w, "keep    %s: used more recently than %s\n", desc, g.OlderThan)
+			kept++
+			continue
+		case g.DryRun:
+			fmt.Fprintf(w, "would delete %s\n", desc)
+			deleted++
+			continue
+		}
+		err := opts.retry(ctx, "delete snapshot "+sn.Name, opts.deletions(), func(ctx context.Context) error {
+			err := client.Snapshot.Delete(ctx, sn)
+			if classify(ctx, err).class == classNotFound {
+				return nil
+			}
+			return err
+		})
+		if err != nil {
+			if classify(ctx, err).class == classAuth {
+				return gcError(ctx, "delete snapshot "+sn.Name, err)
+			}
+			fmt.Fprintf(w, "FAILED  %s: %s\n", desc, describe(err))
+			errs = append(errs, fmt.Errorf("delete snapshot %s: %w", sn.Name, described(err)))
+			failed++
+			continue
+		}
+		fmt.Fprintf(w, "deleted %s\n", desc)
+		deleted++
+	}
+	verb := "deleted"
+	if g.DryRun {
+		verb = "would delete"
+	}
+	fmt.Fprintf(w, "gc: snapshots: %s %d, kept %d, failed %d\n", verb, deleted, kept, failed)
+	return errors.Join(errs...)
+}
+
+// listSnapshots lists every snapshot the account can see, page by page.
+func listSnapshots(ctx context.Context, opts Options, client *daytona.Client) ([]*types.Snapshot, error) {
+	var all []*types.Snapshot
+	limit := 100
+	for page := 1; ; page++ {
+		p := page
+		res, err := retried(ctx, &opts, "list snapshots", opts.calls(), func(ctx context.Context) (*types.PaginatedSnapshots, error) {
+			return client.Snapshot.List(ctx, &p, &limit)
+		})
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, res.Items...)
+		if page >= res.TotalPages {
+			return all, nil
+		}
+	}
+}
+
+// newClient is the SDK's client for opts' account.
+func newClient(opts Options) (*daytona.Client, error) {
+	c, err := daytona.NewClientWithConfig(&types.DaytonaConfig{APIKey: opts.APIKey, APIUrl: opts.APIURL, Target: opts.Target})
+	if err != nil {
+		return nil, fmt.Errorf("daytona: set up the SDK client: %w", described(err))
+	}
+	return c, nil
 }
 
 func gcError(ctx context.Context, what string, err error) error {

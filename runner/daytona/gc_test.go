@@ -94,3 +94,83 @@ func TestGC(t *testing.T) {
 		t.Fatalf("bad key: %v", err)
 	}
 }
+
+// TestGCSnapshots: forge's environment snapshots no sandbox uses any more
+// are deleted once unused for --older-than; one a live run's sandbox was
+// created from is kept; one whose only sandbox gc deletes goes with it;
+// other snapshots are not forge's to touch.
+func TestGCSnapshots(t *testing.T) {
+	srv := daytonatest.Start(t, daytonatest.Options{Specs: specs})
+	out := t.TempDir()
+	c, err := sdk.NewClientWithConfig(&types.DaytonaConfig{APIKey: srv.APIKey(), APIUrl: srv.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	const (
+		unused = "forge-env-00000000000000aa"
+		inUse  = "forge-env-00000000000000bb"
+		ofDead = "forge-env-00000000000000cc"
+		other  = "someone-elses"
+	)
+	for _, name := range []string{unused, inUse, ofDead, other} {
+		_, logs, err := c.Snapshot.Create(ctx, &types.CreateSnapshotParams{Name: name, Image: sdk.Base("python:3.12-slim").Run("echo " + name)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range logs {
+		}
+	}
+	host, _ := os.Hostname()
+	for run, snap := range map[string]string{"live": inUse, "done": ofDead} {
+		labels := map[string]string{LabelApp: LabelAppValue, LabelRun: run}
+		if _, err := c.Create(ctx, types.SnapshotParams{Snapshot: snap, SandboxBaseParams: types.SandboxBaseParams{Name: "forge-" + run + "-a-1", Labels: labels}}); err != nil {
+			t.Fatal(err)
+		}
+		l, err := openLedger(filepath.Join(out, run, LedgerFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.append(LedgerEntry{Event: eventOpen, PID: os.Getpid(), Host: host})
+		if run == "done" {
+			l.append(LedgerEntry{Event: eventClose})
+		}
+		l.close()
+	}
+	opts := Options{APIKey: srv.APIKey(), APIURL: srv.URL()}
+	var w strings.Builder
+	if err := GC(ctx, opts, GCOptions{OlderThan: time.Hour, OutRoot: out}, &w); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(w.String(), "gc: snapshots: deleted 0, kept 3, failed 0") || len(liveSnapshots(t, srv)) != 4 {
+		t.Fatalf("young snapshots were touched:\n%s", w.String())
+	}
+
+	later := func() time.Time { return time.Now().Add(2 * time.Hour) }
+	w.Reset()
+	if err := GC(ctx, opts, GCOptions{OlderThan: time.Hour, OutRoot: out, DryRun: true, Now: later}, &w); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(w.String(), "gc: snapshots: would delete 2, kept 1, failed 0") || len(liveSnapshots(t, srv)) != 4 {
+		t.Fatalf("dry run:\n%s", w.String())
+	}
+
+	w.Reset()
+	if err := GC(ctx, opts, GCOptions{OlderThan: time.Hour, OutRoot: out, Now: later}, &w); err != nil {
+		t.Fatal(err)
+	}
+	left := liveSnapshots(t, srv)
+	if _, ok := left[unused]; ok || len(left) != 2 || left[inUse] == "" || left[other] == "" {
+		t.Fatalf("snapshots left: %v\n%s", left, w.String())
+	}
+	for _, want := range []string{"deleted snapshot " + unused, "deleted snapshot " + ofDead,
+		"keep    snapshot " + inUse, "sandbox forge-live-a-1 of run live was created from it", "deleted forge-done-a-1"} {
+		if !strings.Contains(w.String(), want) {
+			t.Errorf("gc output lacks %q:\n%s", want, w.String())
+		}
+	}
+	for _, sb := range srv.Live() {
+		s, _ := c.Get(ctx, sb.ID)
+		s.Delete(ctx)
+	}
+}

@@ -184,7 +184,15 @@ func (j *jobRun) create(ctx context.Context) error {
 	}
 	// Params go by value: the SDK silently ignores a pointer.
 	var params any = types.SnapshotParams{SandboxBaseParams: base, Snapshot: o.Snapshot}
-	if o.Image != "" {
+	if e := j.job.Environment; e != nil {
+		// The environment's snapshot, whatever the runner's own snapshot
+		// or image; its resources are the snapshot's.
+		snap, err := j.r.environmentSnapshot(e)
+		if err != nil {
+			return err
+		}
+		params = types.SnapshotParams{SandboxBaseParams: base, Snapshot: snap}
+	} else if o.Image != "" {
 		p := types.ImageParams{SandboxBaseParams: base, Image: o.Image}
 		if o.CPU > 0 || o.MemoryGB > 0 || o.DiskGB > 0 {
 			p.Resources = &types.Resources{CPU: o.CPU, Memory: o.MemoryGB, Disk: o.DiskGB}

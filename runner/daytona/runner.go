@@ -80,6 +80,8 @@ type Runner struct {
 	stopped   *runner.UnusableError
 	undeleted map[string]string // name -> "name (id)": could not be deleted
 	closed    bool
+	// envs are the environments BuildEnvironment was asked for, by hash.
+	envs map[string]*envState
 }
 
 // New checks the options, connects the SDK and, when a volume is
@@ -92,11 +94,9 @@ func New(ctx context.Context, opts Options) (*Runner, error) {
 	if opts.RunID == "" {
 		return nil, errors.New("daytona: Options.RunID is required")
 	}
-	client, err := daytona.NewClientWithConfig(&types.DaytonaConfig{
-		APIKey: opts.APIKey, APIUrl: opts.APIURL, Target: opts.Target,
-	})
+	client, err := newClient(opts)
 	if err != nil {
-		return nil, fmt.Errorf("daytona: set up the SDK client: %w", described(err))
+		return nil, err
 	}
 	lg, err := openLedger(opts.LedgerPath)
 	if err != nil {
@@ -119,7 +119,7 @@ func New(ctx context.Context, opts Options) (*Runner, error) {
 		return nil, err
 	}
 	if opts.Image == "" && (opts.CPU > 0 || opts.MemoryGB > 0 || opts.DiskGB > 0) {
-		fmt.Fprintln(opts.Warn, "daytona: resources (cpu, memory, disk) apply only with an image; sandboxes from a snapshot get the snapshot's resources")
+		fmt.Fprintln(opts.Warn, "daytona: resources (cpu, memory, disk) apply only with an image, and to the snapshots forge builds for environments; sandboxes from a configured snapshot get that snapshot's resources")
 	}
 	if opts.Volume != nil {
 		if err := r.ensureVolume(ctx); err != nil {

@@ -14,6 +14,9 @@ import (
 	"github.com/cenkalti/backoff/v5"
 	"github.com/daytonaio/daytona/libs/sdk-go/pkg/daytona"
 	"github.com/daytonaio/daytona/libs/sdk-go/pkg/options"
+	"github.com/daytonaio/daytona/libs/sdk-go/pkg/types"
+
+	"github.com/forge-run/forge/runner"
 )
 
 // adopt makes sb usable by forge: its toolbox calls go through the
@@ -124,8 +127,8 @@ func (r *Runner) createOnce(ctx context.Context, name string, params any, ambigu
 		*ambiguous = true
 		found, _ := r.lookup(ctx, name)
 		return found, backoff.Permanent(r.stop(fmt.Errorf(
-			"Daytona could not start sandbox %s (%s): %s; check daytona.image or daytona.snapshot",
-			name, reason, r.startsFrom())))
+			"Daytona could not start sandbox %s (%s): %s; check %s",
+			name, reason, startsFrom(params), whatToCheck(params))))
 	}
 	switch f.class {
 	case classAuth:
@@ -140,8 +143,8 @@ func (r *Runner) createOnce(ctx context.Context, name string, params any, ambigu
 		return nil, &retryNow{err}
 	case classPermanent, classNotFound:
 		return nil, backoff.Permanent(r.stop(fmt.Errorf(
-			"Daytona refused to create a sandbox: %w; no retry can fix this: check the manifest's daytona: block (%s)",
-			described(err), r.startsFrom())))
+			"Daytona refused to create a sandbox: %w; no retry can fix this: check %s (%s)",
+			described(err), whatToCheck(params), startsFrom(params))))
 	case classConflict:
 		found, lerr := r.lookup(ctx, name)
 		switch {
@@ -176,19 +179,33 @@ func (r *Runner) createOnce(ctx context.Context, name string, params any, ambigu
 	return nil, backoff.Permanent(err)
 }
 
-// startsFrom says what the sandboxes start from, for messages.
-func (r *Runner) startsFrom() string {
-	switch {
-	case r.opts.Image != "":
-		s := "image " + r.opts.Image
-		if r.opts.CPU > 0 || r.opts.MemoryGB > 0 || r.opts.DiskGB > 0 {
-			s += fmt.Sprintf(", cpu %d, memory %d GB, disk %d GB", r.opts.CPU, r.opts.MemoryGB, r.opts.DiskGB)
+// startsFrom says what a sandbox created with params starts from, for
+// messages.
+func startsFrom(params any) string {
+	switch p := params.(type) {
+	case types.ImageParams:
+		s := fmt.Sprint("image ", p.Image)
+		if r := p.Resources; r != nil {
+			s += fmt.Sprintf(", cpu %d, memory %d GB, disk %d GB", r.CPU, r.Memory, r.Disk)
 		}
 		return s
-	case r.opts.Snapshot != "":
-		return "snapshot " + r.opts.Snapshot
+	case types.SnapshotParams:
+		switch {
+		case strings.HasPrefix(p.Snapshot, runner.SnapshotPrefix):
+			return "snapshot " + p.Snapshot + " of its environment"
+		case p.Snapshot != "":
+			return "snapshot " + p.Snapshot
+		}
 	}
 	return "the default snapshot"
+}
+
+// whatToCheck says where what a sandbox starts from is set, for messages.
+func whatToCheck(params any) string {
+	if p, ok := params.(types.SnapshotParams); ok && strings.HasPrefix(p.Snapshot, runner.SnapshotPrefix) {
+		return "the environment (its snapshot may have been deleted meanwhile, e.g. by \"forge gc\")"
+	}
+	return "the manifest's daytona: block (image, snapshot, resources)"
 }
 
 // started waits for an adopted sandbox to be started.

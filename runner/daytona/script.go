@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/forge-run/forge/internal/text"
+	"github.com/forge-run/forge/runner"
 )
 
 // shQuote quotes s for the sandbox's shell (text.ShellQuote).
@@ -95,7 +96,10 @@ func (l layout) readSecrets(remove bool) string {
 
 // preamble starts every script: into the working directory, create what
 // could not be uploaded (zero-byte files, the volume link), drop the
-// sandbox's DAYTONA_* variables and export the job's environment.
+// sandbox's DAYTONA_* variables and export the job's environment. In an
+// environment's sandbox (its image sets runner.EnvDirVar), a PATH of the
+// job's own gets the environment's bin/ first again, as the image's PATH
+// has it: no variable of the manifest's overrides that.
 func (l layout) preamble(env map[string]string, ensure []string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "[ -d %[1]s ] || mkdir -p %[1]s\ncd %[1]s || exit 125\n", shQuote(l.work))
@@ -104,6 +108,9 @@ func (l layout) preamble(env map[string]string, ensure []string) string {
 	}
 	b.WriteString(unsetDaytona)
 	writeExports(&b, env)
+	if _, ok := env["PATH"]; ok {
+		fmt.Fprintf(&b, "if [ -n \"${%[1]s-}\" ]; then export PATH=\"$%[1]s/bin:$PATH\"; fi\n", runner.EnvDirVar)
+	}
 	return b.String()
 }
 

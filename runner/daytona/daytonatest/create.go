@@ -74,15 +74,35 @@ func (s *Server) createSandbox(h *handlerCtx) {
 	// createFromBuildInfo): the snapshot, the per-sandbox maximum, the
 	// organization's quota, the volumes, and the name only when the row is
 	// inserted.
-	if req.BuildInfo == nil && !s.knownSnapshot(req.Snapshot) {
+	// A snapshot the emulator built (or is building) is found by name or
+	// ID; it must be active, and the sandbox gets its resources, a copy of
+	// its file system and its image's environment.
+	now := time.Now()
+	var snap *snapshot
+	var snapState, snapRoot, snapWorkdir string
+	var snapEnv map[string]string
+	gpu := valueOr(req.GPU, 0)
+	if req.BuildInfo == nil && strings.TrimSpace(req.Snapshot) != "" {
+		s.mu.Lock()
+		if snap = s.snapshotNamed(req.Snapshot, now); snap != nil {
+			snapState, snapRoot, snapWorkdir, snapEnv = snap.state, snap.root, snap.workdir, copyMap(snap.env)
+			cpu, mem, disk, gpu = snap.cpu, snap.mem, snap.disk, snap.gpu
+		}
+		s.mu.Unlock()
+	}
+	if req.BuildInfo == nil && snap == nil && !s.knownSnapshot(req.Snapshot) {
 		h.apiError(http.StatusBadRequest, "Snapshot %s not found. Did you add it through the Daytona Dashboard?", req.Snapshot)
+		return
+	}
+	if snap != nil && snapState != snapActive {
+		// sandbox.service.ts createFromSnapshot.
+		h.apiError(http.StatusBadRequest, "Snapshot %s is %s", req.Snapshot, snapState)
 		return
 	}
 	if msg := s.perSandboxRefusal(cpu, mem, disk); msg != "" {
 		h.apiError(http.StatusBadRequest, "%s", msg)
 		return
 	}
-	now := time.Now()
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -131,7 +151,7 @@ func (s *Server) createSandbox(h *handlerCtx) {
 		labels: copyMap(req.Labels), env: copyMap(req.Env),
 		createdAt: now, startAt: now.Add(s.opts.StartDelay),
 		public: req.Public, networkBlockAll: req.NetworkBlockAll, networkAllowList: valueOr(req.NetworkAllowList, ""),
-		cpu: cpu, gpu: valueOr(req.GPU, 0), mem: mem, disk: disk, autoStop: valueOr(req.AutoStopInterval, 15),
+		cpu: cpu, gpu: gpu, mem: mem, disk: disk, autoStop: valueOr(req.AutoStopInterval, 15),
 		autoArchive: cmp.Or(valueOr(req.AutoArchiveInterval, 10080), 43200), autoDel: valueOr(req.AutoDeleteInterval, -1),
 		snapshot: req.Snapshot, volumes: mounts, root: root, home: filepath.Join(root, "home", user),
 		sessions: map[string]*session{}, procs: map[*proc]struct{}{}, streams: map[chan struct{}]struct{}{},
@@ -141,6 +161,18 @@ func (s *Server) createSandbox(h *handlerCtx) {
 		sb.failState = s.opts.FailStart[sb.image]
 	} else if req.Snapshot != "" {
 		sb.failState = s.opts.FailStart[req.Snapshot]
+	}
+	if snap != nil {
+		// The image's paths were mapped under the snapshot's root; the
+		// sandbox's copy is under its own.
+		sb.fromRoot, sb.imageEnv = snapRoot, map[string]string{}
+		for k, v := range snapEnv {
+			sb.imageEnv[k] = strings.ReplaceAll(v, snapRoot, root)
+		}
+		if snapWorkdir != "" {
+			sb.workDir = root + strings.TrimPrefix(snapWorkdir, snapRoot)
+		}
+		snap.lastUsedAt = now
 	}
 	s.sandboxes[id] = sb
 	s.order = append(s.order, sb)
@@ -179,6 +211,11 @@ func valueOr[T any](p *T, d T) T {
 // absolute path appears at that path under the sandbox's root, which is
 // where the emulator keeps its file system.
 func (s *Server) makeSandboxFS(sb *sandbox, vols []*volume) error {
+	if sb.fromRoot != "" {
+		if err := copyTree(sb.fromRoot, sb.root); err != nil {
+			return fmt.Errorf("copy the snapshot's file system: %w", err)
+		}
+	}
 	for _, d := range []string{sb.home, filepath.Join(sb.root, "tmp")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return err

@@ -26,6 +26,21 @@
 // (Options.FailStart) and their toolbox to answer 502 for a while after
 // they start (Options.ToolboxWarmup).
 //
+// Snapshots are built for real (POST /snapshots, through the SDK's
+// Snapshot.Create): in the background, each in its own root directory, the
+// Dockerfile the SDK writes (FROM, ENV, WORKDIR, RUN; absolute paths of the
+// image are paths under that root, RUN steps are processes run with
+// "/bin/sh -c" in the mapped WORKDIR) goes pending, building, then active,
+// or error with BuildKit's message for the failed step as its errorReason
+// (as the real API marks a build its runner failed), or build_failed for
+// what the emulator cannot build (other instructions); its log is served
+// as plain text and followed until the build ends (build-logs with
+// follow=true). Snapshots can be listed, fetched by name or ID and deleted
+// by ID (sandboxes made from one keep working), with the real API's quota
+// (Options.SnapshotQuota), duplicate-name and not-active refusals. A sandbox
+// made from one starts with a copy of its root (files hard-linked), its
+// image's environment under the request's, and its WORKDIR as work dir.
+//
 // Faults can be injected per route (status codes for the next N calls, with
 // Retry-After headers, before the call is handled or after it had its
 // effect; added latency; dropped responses after the server-side effect;

@@ -236,6 +236,7 @@ func (s *Server) baseEnv(sb *sandbox) map[string]string {
 		"TMPDIR":             sb.root + "/tmp",
 		"DAYTONA_SANDBOX_ID": sb.id, "DAYTONA_SANDBOX_USER": sb.user,
 	}
+	maps.Copy(env, sb.imageEnv)
 	maps.Copy(env, sb.env)
 	return env
 }

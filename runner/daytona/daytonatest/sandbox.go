@@ -61,6 +61,12 @@ type sandbox struct {
 	failState  string
 	volumes    []VolumeMount
 	root, home string
+	// fromRoot is the root of the emulated snapshot the sandbox was made
+	// from ("" for none): its file system starts as a copy of it (files
+	// hard-linked). imageEnv is that image's ENV and workDir its WORKDIR
+	// ("" for none), mapped under root.
+	fromRoot, workDir string
+	imageEnv          map[string]string
 
 	sessions map[string]*session
 	procs    map[*proc]struct{}
@@ -190,6 +196,8 @@ var apiRoutes = map[string]func(*Server, *handlerCtx){
 	OpCreateSandbox: (*Server).createSandbox, OpGetSandbox: (*Server).getSandbox,
 	OpListSandboxes: (*Server).listSandboxes, OpDeleteSandbox: (*Server).deleteSandbox,
 	OpCreateVolume: (*Server).createVolume, OpGetVolumeByName: (*Server).getVolumeByName,
+	OpCreateSnapshot: (*Server).createSnapshot, OpGetSnapshot: (*Server).getSnapshot,
+	OpListSnapshots: (*Server).listSnapshots, OpDeleteSnapshot: (*Server).deleteSnapshot,
 }
 
 // forbiddenMountRoots are refused as volume mount points by the real API.

@@ -37,18 +37,25 @@ const (
 	OpDeleteSandbox   = "deleteSandbox"
 	OpCreateVolume    = "createVolume"
 	OpGetVolumeByName = "getVolumeByName"
-	OpUserHomeDir     = "GetUserHomeDir"
-	OpWorkDir         = "GetWorkDir"
-	OpUploadFile      = "UploadFile"
-	OpDownloadFile    = "DownloadFile"
-	OpCreateFolder    = "CreateFolder"
-	OpExecute         = "ExecuteCommand"
-	OpCreateSession   = "CreateSession"
-	OpDeleteSession   = "DeleteSession"
-	OpSessionExec     = "SessionExecuteCommand"
-	OpSessionCommand  = "GetSessionCommand"
-	OpSessionLogs     = "GetSessionCommandLogs"
-	OpGetSession      = "GetSession"
+	OpCreateSnapshot  = "createSnapshot"
+	OpGetSnapshot     = "getSnapshot"
+	OpListSnapshots   = "getAllSnapshots"
+	OpDeleteSnapshot  = "removeSnapshot"
+	// OpSnapshotBuildLogs is the build log, plain text, followed until the
+	// build ends with follow=true (what the SDK's Snapshot.Create reads).
+	OpSnapshotBuildLogs = "getSnapshotBuildLogs"
+	OpUserHomeDir       = "GetUserHomeDir"
+	OpWorkDir           = "GetWorkDir"
+	OpUploadFile        = "UploadFile"
+	OpDownloadFile      = "DownloadFile"
+	OpCreateFolder      = "CreateFolder"
+	OpExecute           = "ExecuteCommand"
+	OpCreateSession     = "CreateSession"
+	OpDeleteSession     = "DeleteSession"
+	OpSessionExec       = "SessionExecuteCommand"
+	OpSessionCommand    = "GetSessionCommand"
+	OpSessionLogs       = "GetSessionCommandLogs"
+	OpGetSession        = "GetSession"
 	// OpSessionLogsStream is GetSessionCommandLogs with follow=true and a
 	// WebSocket upgrade (what the SDK's GetSessionCommandLogsStream sends).
 	// The spec describes it as the same operation; the emulator counts it,
@@ -108,7 +115,9 @@ type Options struct {
 	// keys) is refused 400 "Snapshot <name> not found. Did you add it
 	// through the Daytona Dashboard?", as the real API refuses it, before
 	// any quota check. So with the zero value every named snapshot is
-	// unknown.
+	// unknown. Snapshots made through POST /snapshots are the organization's
+	// too (see SnapshotQuota); these are names only, with no file system
+	// or environment, and always active.
 	Snapshots []string
 	// FailStart makes sandboxes of a snapshot or an image (the key: the
 	// create request's snapshot name, or the image of its buildInfo's
@@ -131,6 +140,25 @@ type Options struct {
 	// empty body, as the real proxy does while the sandbox's daemon does
 	// not yet listen (the runner's httputil.ReverseProxy cannot connect).
 	ToolboxWarmup time.Duration
+
+	// SnapshotQuota is the most snapshots the organization may have; 0 is
+	// unlimited. A snapshot create over it is refused 400 "Snapshot quota
+	// exceeded. Maximum allowed: N", as the real API (v0.170.0
+	// snapshot.service.ts validateOrganizationQuotas, a BadRequestError)
+	// refuses it. Only pending, building, pulling and active snapshots
+	// count (SNAPSHOT_STATES_CONSUMING_RESOURCES).
+	SnapshotQuota int
+	// SnapshotBuildDelay keeps a new snapshot "building" (or "pulling", for
+	// one made from an image name) this long before its steps run.
+	SnapshotBuildDelay time.Duration
+	// SnapshotBuildHold, when not nil, keeps every snapshot "building" (or
+	// "pulling") until it is closed, after SnapshotBuildDelay: a test's
+	// handle on the moment a build proceeds, without sleeping.
+	SnapshotBuildHold <-chan struct{}
+	// SnapshotRemoveDelay keeps a deleted snapshot shown as "removing" this
+	// long (it still holds its name meanwhile, so a create of the same
+	// name is refused 409); zero forgets it at once.
+	SnapshotRemoveDelay time.Duration
 }
 
 // Server is a running emulator. Its methods are safe for concurrent use.
@@ -148,6 +176,7 @@ type Server struct {
 	sandboxes  map[string]*sandbox
 	order      []*sandbox
 	volumes    map[string]*volume
+	snapOrder  []*snapshot // every snapshot, in creation order
 	faults     map[string][]*Fault
 	chaos      *chaos
 	latency    map[string]time.Duration
@@ -262,6 +291,7 @@ func (s *Server) Close() {
 var emptyBodyOK = map[string]bool{
 	OpDownloadFile: true, // a zero-byte file
 	OpUploadFile:   true, OpCreateFolder: true, OpCreateSession: true, OpDeleteSession: true,
+	OpDeleteSnapshot: true, // the controller returns nothing
 }
 
 // ServeHTTP routes a request to the API or a sandbox's toolbox, checking it
@@ -365,6 +395,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	h := &handlerCtx{r: r, op: op, params: v.input.PathParams, sandboxID: sandboxID}
+	if op == OpSnapshotBuildLogs && !toolbox {
+		// A plain-text stream, written as it comes: the spec describes no
+		// body to check.
+		if f != nil && f.Drop {
+			call.Fault = by + "drop"
+			panic(http.ErrAbortHandler)
+		}
+		h.w = w
+		call.Status = s.serveBuildLogs(h)
+		return
+	}
 	if stream {
 		sw := &statusWriter{ResponseWriter: w}
 		h.w = sw

@@ -1,6 +1,7 @@
 package daytonatest
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -32,7 +33,7 @@ func (s *Server) serveToolbox(h *handlerCtx) {
 
 // toolboxRoutes are the toolbox operations the emulator answers.
 var toolboxRoutes = map[string]func(*Server, *handlerCtx, *sandbox){
-	OpUserHomeDir: (*Server).homeDir, OpWorkDir: (*Server).homeDir,
+	OpUserHomeDir: (*Server).homeDir, OpWorkDir: (*Server).workDir,
 	OpUploadFile: (*Server).uploadFile, OpDownloadFile: (*Server).downloadFile, OpCreateFolder: (*Server).createFolder,
 	OpExecute: (*Server).execute, OpCreateSession: (*Server).createSession, OpDeleteSession: (*Server).deleteSession,
 	OpSessionExec: (*Server).sessionExec, OpSessionCommand: (*Server).sessionCommand, OpSessionLogs: (*Server).sessionLogs,
@@ -41,6 +42,11 @@ var toolboxRoutes = map[string]func(*Server, *handlerCtx, *sandbox){
 
 func (s *Server) homeDir(h *handlerCtx, sb *sandbox) {
 	h.json(http.StatusOK, map[string]string{"dir": sb.home})
+}
+
+// workDir is the daemon's work dir: the image's WORKDIR, else home.
+func (s *Server) workDir(h *handlerCtx, sb *sandbox) {
+	h.json(http.StatusOK, map[string]string{"dir": cmp.Or(sb.workDir, sb.home)})
 }
 
 // toolboxSandbox is the started sandbox a toolbox call is for; nil when the

@@ -1,0 +1,428 @@
+package daytonatest
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// buildSnapshot takes a new snapshot from pending to active, or to
+// build_failed: pending, then building (pulling for an image name) for
+// Options.SnapshotBuildDelay and until Options.SnapshotBuildHold is
+// closed, then the Dockerfile's steps, really run.
+func (s *Server) buildSnapshot(sn *snapshot) {
+	defer s.workers.Done()
+	s.mu.Lock()
+	if sn.state == snapPending {
+		sn.state, sn.updatedAt = snapBuilding, time.Now()
+		if !sn.built {
+			sn.state = snapPulling
+		}
+		sn.notify()
+	}
+	s.mu.Unlock()
+	if d := s.opts.SnapshotBuildDelay; d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-s.closing:
+			t.Stop()
+			return
+		}
+	}
+	if hold := s.opts.SnapshotBuildHold; hold != nil {
+		select {
+		case <-hold:
+		case <-s.closing:
+			return
+		}
+	}
+	b := &builder{s: s, sn: sn, env: map[string]string{}}
+	err := makeSnapshotRoot(sn.root)
+	if err == nil && sn.built {
+		err = b.run(sn.dockerfile)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sn.state == snapRemoving {
+		sn.notify()
+		return
+	}
+	sn.env, sn.workdir, sn.updatedAt = b.env, b.mapped(b.workdir), time.Now()
+	if b.workdir == "" {
+		sn.workdir = ""
+	}
+	var ne *notEmulated
+	switch {
+	case errors.As(err, &ne):
+		sn.state, sn.errorReason = snapBuildFailed, err.Error()
+		sn.log = append(sn.log, err.Error()+"\n"...)
+	case err != nil:
+		// The runner's build failed: the API marks the snapshot error
+		// with the build's error as its reason (v0.170.0
+		// job-state-handler.service.ts handleBuildSnapshotJobCompletion;
+		// snapshot.manager.ts syncSnapshotState for runners of API v0).
+		sn.state, sn.errorReason = snapError, err.Error()
+		sn.log = append(sn.log, "ERROR: "+err.Error()+"\n"...)
+	default:
+		sn.state, sn.lastUsedAt = snapActive, time.Now()
+	}
+	sn.notify()
+}
+
+// notEmulated is a Dockerfile Docker would build but the emulator does
+// not: the snapshot ends build_failed with it as its reason.
+type notEmulated struct{ msg string }
+
+func (e *notEmulated) Error() string { return e.msg }
+
+// builder runs a Dockerfile's steps in a snapshot's root.
+type builder struct {
+	s       *Server
+	sn      *snapshot
+	env     map[string]string // the image's ENV, mapped
+	workdir string            // the image's WORKDIR as the image sees it ("" = /)
+	// declared are the image paths WORKDIR and ENV named: a RUN step that
+	// names one literally would reach the host's path, not the image's.
+	declared []string
+}
+
+// mapped is the host path of an absolute image path.
+func (b *builder) mapped(p string) string {
+	return filepath.Join(b.sn.root, filepath.FromSlash(path.Clean("/"+p)))
+}
+
+// logf appends a line to the build log.
+func (b *builder) logf(format string, args ...any) {
+	b.Write(fmt.Appendf(nil, format+"\n", args...))
+}
+
+// Write appends to the build log (capped at Options.MaxLog) and wakes its
+// followers.
+func (b *builder) Write(p []byte) (int, error) {
+	b.s.mu.Lock()
+	defer b.s.mu.Unlock()
+	if room := b.s.opts.MaxLog - len(b.sn.log); room > 0 {
+		b.sn.log = append(b.sn.log, p[:min(len(p), room)]...)
+		b.sn.notify()
+	}
+	return len(p), nil
+}
+
+// instructions splits a Dockerfile into instructions: comments and blank
+// lines dropped, lines ending in a backslash joined to the next.
+func instructions(df string) []string {
+	var out []string
+	var cur strings.Builder
+	for line := range strings.SplitSeq(df, "\n") {
+		line = strings.TrimRight(line, "\r")
+		t := strings.TrimSpace(line)
+		if cur.Len() == 0 && (t == "" || strings.HasPrefix(t, "#")) {
+			continue
+		}
+		if strings.HasSuffix(line, `\`) {
+			cur.WriteString(strings.TrimSuffix(line, `\`))
+			continue
+		}
+		cur.WriteString(line)
+		out = append(out, strings.TrimSpace(cur.String()))
+		cur.Reset()
+	}
+	if cur.Len() > 0 {
+		out = append(out, strings.TrimSpace(cur.String()))
+	}
+	return out
+}
+
+// run runs the Dockerfile's steps: FROM (the root starts empty; the
+// emulator has no images), ENV, WORKDIR and RUN. Any other instruction
+// fails the build, as does a RUN that exits non-zero; the error is the
+// snapshot's errorReason.
+func (b *builder) run(df string) error {
+	steps := instructions(df)
+	for i, step := range steps {
+		op, arg, _ := strings.Cut(step, " ")
+		op, arg = strings.ToUpper(op), strings.TrimSpace(arg)
+		b.logf("Step %d/%d : %s", i+1, len(steps), step)
+		if i == 0 && op != "FROM" {
+			return errors.New("failed to parse Dockerfile: no build stage in current context (the first instruction must be FROM)")
+		}
+		var err error
+		switch op {
+		case "FROM":
+			if i > 0 {
+				err = &notEmulated{"multi-stage builds are not supported by the Daytona emulator"}
+			}
+		case "ENV":
+			err = b.setEnv(arg)
+		case "WORKDIR":
+			w := b.expand(arg)
+			if !strings.HasPrefix(w, "/") {
+				w = path.Join("/"+b.workdir, w)
+			}
+			b.workdir = path.Clean(w)
+			b.declare(b.workdir)
+			err = os.MkdirAll(b.mapped(b.workdir), 0o755)
+		case "RUN":
+			err = b.runStep(arg)
+		default:
+			err = &notEmulated{fmt.Sprintf("Dockerfile instruction %s (step %d/%d) is not supported by the Daytona emulator (FROM, ENV, WORKDIR and RUN are)", op, i+1, len(steps))}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// buildEnv is the environment of a RUN step: a minimal base (the host's
+// PATH, HOME and TMPDIR inside the root) under the image's ENV.
+func (b *builder) buildEnv() map[string]string {
+	p := os.Getenv("PATH")
+	if p == "" {
+		p = "/usr/local/bin:/usr/bin:/bin"
+	}
+	env := map[string]string{
+		"PATH": p, "HOME": filepath.Join(b.sn.root, "root"), "LANG": "C.UTF-8",
+		"TMPDIR": filepath.Join(b.sn.root, "tmp"),
+	}
+	for k, v := range b.env {
+		env[k] = v
+	}
+	return env
+}
+
+// expand is Docker's $VAR and ${VAR} substitution with the build's
+// environment; unset variables are empty. A dollar that was escaped or
+// single-quoted (literalDollar, from shellWords) stays a dollar.
+func (b *builder) expand(s string) string {
+	env := b.buildEnv()
+	return strings.ReplaceAll(os.Expand(s, func(k string) string { return env[k] }), literalDollar, "$")
+}
+
+// literalDollar stands, in a word shellWords returns, for a $ that Docker
+// takes literally (\$, or inside single quotes): expand must not expand it.
+const literalDollar = "\x00"
+
+// mapValue maps the absolute path elements the Dockerfile wrote in a
+// ":"-separated value under the root, before expansion: what a variable
+// brings in is left as it is (the image's own variables are mapped
+// already; the host's are the host's).
+func (b *builder) mapValue(v string) string {
+	parts := strings.Split(v, ":")
+	for i, p := range parts {
+		if strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "//") {
+			b.declare(path.Clean(p))
+			parts[i] = b.mapped(p)
+		}
+	}
+	return b.expand(strings.Join(parts, ":"))
+}
+
+// declare notes an image path WORKDIR or ENV named.
+func (b *builder) declare(p string) {
+	if p != "/" && !slices.Contains(b.declared, p) {
+		b.declared = append(b.declared, p)
+	}
+}
+
+// setEnv applies ENV: "K=V [K2=V2 ...]" (values may be quoted) or the
+// legacy "K V".
+func (b *builder) setEnv(arg string) error {
+	words, err := shellWords(arg)
+	if err != nil {
+		return fmt.Errorf("ENV %s: %v", arg, err)
+	}
+	if len(words) == 0 {
+		return errors.New("ENV requires at least one argument")
+	}
+	if !strings.Contains(words[0], "=") {
+		k, v, _ := strings.Cut(arg, " ")
+		b.env[k] = b.mapValue(strings.TrimSpace(v))
+		return nil
+	}
+	for _, w := range words {
+		k, v, ok := strings.Cut(w, "=")
+		if !ok || k == "" {
+			return fmt.Errorf("ENV %s: %q is not KEY=VALUE", arg, w)
+		}
+		b.env[k] = b.mapValue(v)
+	}
+	return nil
+}
+
+// shellWords splits s into words, honouring single and double quotes and
+// backslash escapes.
+func shellWords(s string) ([]string, error) {
+	var words []string
+	var cur strings.Builder
+	in, quote, esc := false, byte(0), false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case esc && c == '$':
+			cur.WriteString(literalDollar)
+			esc = false
+		case esc:
+			cur.WriteByte(c)
+			esc = false
+		case c == '\\' && quote != '\'':
+			esc, in = true, true
+		case quote != 0 && c == quote:
+			quote = 0
+		case quote == '\'' && c == '$':
+			cur.WriteString(literalDollar)
+		case quote != 0:
+			cur.WriteByte(c)
+		case c == '"' || c == '\'':
+			quote, in = c, true
+		case c == ' ' || c == '\t':
+			if in {
+				words = append(words, cur.String())
+				cur.Reset()
+				in = false
+			}
+		default:
+			cur.WriteByte(c)
+			in = true
+		}
+	}
+	if quote != 0 {
+		return nil, errors.New("unterminated quote")
+	}
+	if in {
+		words = append(words, cur.String())
+	}
+	return words, nil
+}
+
+// runStep runs a RUN step as a real process: the shell form through
+// "/bin/sh -c", the exec form (a JSON array) as is, in the mapped WORKDIR
+// with the image's environment, its output into the build log. It fails
+// with Docker's message when the step exits non-zero.
+func (b *builder) runStep(arg string) error {
+	for _, p := range b.declared {
+		if namesPath(arg, p) {
+			return &notEmulated{fmt.Sprintf("RUN %s: names the image path %s literally; the Daytona emulator maps image paths only in WORKDIR and ENV (use a path relative to the WORKDIR or an ENV variable)", arg, p)}
+		}
+	}
+	argv := []string{"/bin/sh", "-c", arg}
+	if strings.HasPrefix(arg, "[") {
+		var exe []string
+		if err := json.Unmarshal([]byte(arg), &exe); err == nil && len(exe) > 0 {
+			argv = exe
+		}
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = b.mapped(b.workdir)
+	cmd.Env = envList(b.buildEnv())
+	cmd.Stdout, cmd.Stderr = io.Writer(b), io.Writer(b)
+	ownGroup(cmd)
+	cmd.WaitDelay = 2 * time.Second
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("process %q could not start: %v", strings.Join(argv, " "), err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-b.s.closing:
+		killGroup(cmd)
+		<-done
+		return errors.New("the emulator closed during the build")
+	}
+	killGroup(cmd)
+	if err != nil {
+		code := -1
+		if cmd.ProcessState != nil {
+			code = cmd.ProcessState.ExitCode()
+		}
+		// BuildKit's message (the runner builds with BuildKit).
+		return fmt.Errorf("process %q did not complete successfully: exit code: %d", strings.Join(argv, " "), code)
+	}
+	return nil
+}
+
+// namesPath says whether s contains p as a path: followed by nothing, a
+// slash or a character that cannot be part of a file name in a command.
+func namesPath(s, p string) bool {
+	for off := 0; ; {
+		i := strings.Index(s[off:], p)
+		if i < 0 {
+			return false
+		}
+		i += off
+		end := i + len(p)
+		before := i == 0 || strings.ContainsRune(" \t'\"=:;(", rune(s[i-1]))
+		after := end == len(s) || strings.ContainsRune("/ \t'\";:)&|>", rune(s[end]))
+		if before && after {
+			return true
+		}
+		off = i + 1
+	}
+}
+
+// copyTree makes dst a copy of src: directories made, files hard-linked
+// (copied when a link cannot be made), symbolic links remade, with any
+// target under src moved under dst.
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		to := filepath.Join(dst, rel)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(to, info.Mode().Perm()|0o700)
+		case d.Type()&os.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			if target == src || strings.HasPrefix(target, src+string(filepath.Separator)) {
+				target = dst + strings.TrimPrefix(target, src)
+			}
+			return os.Symlink(target, to)
+		case d.Type().IsRegular():
+			if os.Link(p, to) == nil {
+				return nil
+			}
+			return copyFile(p, to, info.Mode().Perm())
+		}
+		return nil // sockets, fifos: not part of an image
+	})
+}
+
+func copyFile(src, dst string, mode os.FileMode) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}

@@ -1,0 +1,543 @@
+package daytona
+
+// Environments on Daytona: each is a snapshot, runner.SnapshotName of its
+// hash, built once through the SDK's snapshot service from a Dockerfile
+// the SDK's image builder writes, and reused by every job that runs in
+// it, in this run and the next (until "forge gc" deletes it).
+
+import (
+	"bufio"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/cenkalti/backoff/v5"
+	apiclient "github.com/daytonaio/daytona/libs/api-client-go"
+	"github.com/daytonaio/daytona/libs/sdk-go/pkg/types"
+
+	"github.com/forge-run/forge/runner"
+)
+
+var _ runner.Builder = (*Runner)(nil)
+
+// EnvDir is an environment's directory in the sandboxes of its snapshot:
+// the image's WORKDIR, runner.EnvDirVar, and with its bin/ first on PATH.
+const EnvDir = "/opt/forge/env"
+
+// Build logs: a BuildError carries the last envTailLines lines, and a line
+// longer than maxLogLine bytes (a RUN line holding a file's base64) is cut.
+const (
+	envTailLines = 20
+	maxLogLine   = 512
+)
+
+// envState is what a Runner knows of one environment. The goroutine
+// holding turn makes it ready; the others wait for their turn and find
+// what it did.
+type envState struct {
+	turn chan struct{}
+	// Under Runner.mu.
+	ready  bool
+	failed error // a *runner.BuildError: the same content fails again
+}
+
+// errEnvTimeout is the cause of a build's context past the environment's
+// timeout.
+var errEnvTimeout = errors.New("environment build timed out")
+
+// BuildEnvironment makes env's snapshot, runner.SnapshotName(env.Hash),
+// ready, and keeps it for this Runner's jobs: found active, it is reused;
+// being built (pending, building, pulling) by another forge, it is waited
+// for; in error, build_failed or inactive, it is deleted and built again,
+// once; not there, forge creates it through the SDK's snapshot service:
+// from env.Image (else runner.DefaultImage), with env.Env, EnvDirVar
+// (EnvDir) and EnvDir's bin/ first on PATH as the image's ENV, EnvDir as
+// its WORKDIR, env.Files written by RUN lines (at most
+// MaxEnvironmentFiles bytes), then a RUN line per build step, in order,
+// and the Runner's cpu, memory and disk as the snapshot's resources
+// (sandboxes from a snapshot get its resources: the API refuses any of
+// their own). The jobs of the environment see env.Env too: they are the
+// image's ENV, under the job's own env.
+//
+// log gets the lines the SDK streams (its own, and the build's output
+// while the SDK follows it: its HTTP client gives up on the stream after
+// 60 s, so later lines of a long build are not streamed). A build that
+// fails, or a create the API refuses (quota, resources), is a
+// *runner.BuildError carrying the log's last lines (when nothing of the
+// build's output was streamed, its whole log is fetched for them). A
+// snapshot this call created is deleted when it does not become active:
+// on failure, past env.BuildTimeout (else runner.DefaultBuildTimeout; the
+// whole call is bounded by it, waiting for another forge included,
+// which is then a BuildError too), and when ctx ends (ctx's error is
+// then returned): nothing half-built is left to be taken for finished.
+// Transient API failures are retried as every call is; a refused key
+// stops the run (*runner.UnusableError).
+//
+// Calls for the same hash build it once: one at a time, the later ones
+// find what the first did (ready: Reused; failed: its BuildError).
+func (r *Runner) BuildEnvironment(ctx context.Context, env *runner.Environment, log func(line string)) (runner.EnvironmentBuild, error) {
+	begin := time.Now()
+	if env == nil {
+		return runner.EnvironmentBuild{}, errors.New("daytona: no environment to build")
+	}
+	out := runner.EnvironmentBuild{Hash: env.Hash, Where: runner.SnapshotName(env.Hash)}
+	defer func() { out.Seconds = time.Since(begin).Seconds() }()
+	if !validHash(env.Hash) {
+		return out, fmt.Errorf("daytona: environment %s: its hash %q is not lowercase hex of at least 16 digits", env.Name, env.Hash)
+	}
+	if log == nil {
+		log = func(string) {}
+	}
+	st := r.envState(env.Hash)
+	select {
+	case st.turn <- struct{}{}:
+	case <-ctx.Done():
+		return out, ctx.Err()
+	}
+	defer func() { <-st.turn }()
+	r.mu.Lock()
+	ready, failed, closed := st.ready, st.failed, r.closed
+	r.mu.Unlock()
+	switch {
+	case failed != nil:
+		return out, failed
+	case ready:
+		out.Reused = true
+		return out, nil
+	case closed:
+		return out, errors.New("daytona: the runner is closed")
+	}
+	if err := r.unusable(); err != nil {
+		return out, err
+	}
+	// A run that cannot go on stops its builds too.
+	bctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stop := context.AfterFunc(r.dead, func() { cancel(context.Cause(r.dead)) })
+	defer stop()
+
+	reused, err := r.makeEnvironment(bctx, env, log)
+	if uerr := r.unusable(); err != nil && uerr != nil {
+		return out, uerr
+	}
+	if err != nil && ctx.Err() != nil {
+		return out, ctx.Err()
+	}
+	var be *runner.BuildError
+	r.mu.Lock()
+	switch {
+	case err == nil:
+		st.ready = true
+	case errors.As(err, &be):
+		st.failed = err
+	}
+	r.mu.Unlock()
+	out.Reused = reused
+	return out, err
+}
+
+// envState is the state of the environment of hash, made on first use.
+func (r *Runner) envState(hash string) *envState {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.envs == nil {
+		r.envs = map[string]*envState{}
+	}
+	st := r.envs[hash]
+	if st == nil {
+		st = &envState{turn: make(chan struct{}, 1)}
+		r.envs[hash] = st
+	}
+	return st
+}
+
+// environmentSnapshot is the snapshot a job of the environment of hash
+// starts from; an error when this Runner did not make it ready.
+func (r *Runner) environmentSnapshot(e *runner.Environment) (string, error) {
+	r.mu.Lock()
+	st := r.envs[e.Hash]
+	ready := st != nil && st.ready
+	r.mu.Unlock()
+	if !ready {
+		return "", fmt.Errorf("environment %s (%s) was not made ready by this Daytona runner (BuildEnvironment), so its job has no snapshot to start from",
+			e.Name, runner.ShortHash(e.Hash))
+	}
+	return runner.SnapshotName(e.Hash), nil
+}
+
+// validHash is an environment hash that can name a snapshot: lowercase hex,
+// at least 16 digits.
+func validHash(h string) bool {
+	if len(h) < 16 {
+		return false
+	}
+	for _, c := range h {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// makeEnvironment makes the snapshot ready within the environment's
+// timeout, and says whether it was there already. A snapshot it created
+// and that did not become active is deleted.
+func (r *Runner) makeEnvironment(ctx context.Context, env *runner.Environment, log func(string)) (bool, error) {
+	timeout := cmp.Or(env.BuildTimeout, runner.DefaultBuildTimeout)
+	b := &envBuild{r: r, env: env, name: runner.SnapshotName(env.Hash), out: log}
+	bctx, cancel := context.WithTimeoutCause(ctx, timeout, errEnvTimeout)
+	defer cancel()
+	reused, err := b.run(bctx)
+	if err == nil {
+		return reused, nil
+	}
+	if b.mine != nil {
+		b.discard(ctx)
+	}
+	if ctx.Err() == nil && errors.Is(context.Cause(bctx), errEnvTimeout) {
+		what := "built"
+		if b.mine == nil && b.waited {
+			what = "built by another forge"
+		}
+		return false, b.failure(fmt.Errorf("snapshot %s was not %s within %s (the environment's timeout)", b.name, what, timeout))
+	}
+	return false, err
+}
+
+// envBuild is one attempt at making an environment's snapshot ready.
+type envBuild struct {
+	r    *Runner
+	env  *runner.Environment
+	name string
+	out  func(string)
+	tail []string
+	// output says the build's own output came through the log (not only
+	// the SDK's lines about the snapshot's state).
+	output bool
+	// mine is the snapshot this build created, once known; ambiguous says
+	// a create was sent whose outcome is unknown (a snapshot found
+	// building afterwards is then taken for it).
+	mine      *types.Snapshot
+	ambiguous bool
+	// waited says it waited for a build it did not start.
+	waited bool
+}
+
+// Snapshot states (api-client-go's SnapshotState) that end a build or
+// its wait: active, removing (deleted), and the failed ones (error,
+// build_failed, and inactive: Daytona deactivates snapshots long unused).
+// Any other (pending, building, pulling, one this SDK does not know) is
+// a snapshot still being made.
+const (
+	snapActive   = "active"
+	snapRemoving = "removing"
+)
+
+// snapFailed says whether a snapshot in state st cannot be used as it is.
+func snapFailed(st string) bool { return st == "error" || st == "build_failed" || st == "inactive" }
+
+// snapBuilding says whether a snapshot in state st is still being made.
+func snapBuilding(st string) bool { return st != snapActive && st != snapRemoving && !snapFailed(st) }
+
+// maxNameConflicts bounds how often a create may find the name taken and
+// the snapshot then not found.
+const maxNameConflicts = 5
+
+func (b *envBuild) run(ctx context.Context) (reused bool, err error) {
+	rebuilt, conflicts := false, 0
+	for {
+		sn, err := b.get(ctx, b.name)
+		if err != nil {
+			return false, err
+		}
+		if sn == nil {
+			created, logs, err := b.create(ctx)
+			if err != nil {
+				return false, err
+			}
+			if created == nil {
+				// The name was taken meanwhile: by another forge, or by an
+				// attempt of this one whose answer was lost.
+				if conflicts++; conflicts > maxNameConflicts {
+					return false, fmt.Errorf("daytona: snapshot %s: its name is taken, but the snapshot cannot be found", b.name)
+				}
+				continue
+			}
+			b.mine = created
+			for line := range logs {
+				b.line(line)
+			}
+			if sn, err = b.await(ctx, created); err != nil {
+				return false, err
+			}
+			if sn == nil {
+				b.mine = nil
+				b.say("snapshot %s was deleted during its build; building it again", b.name)
+				continue
+			}
+			return b.outcome(ctx, sn, false)
+		}
+		if b.ambiguous && b.mine == nil && snapBuilding(sn.State) {
+			b.mine = sn
+		}
+		switch st := sn.State; {
+		case st == snapActive:
+			return b.mine == nil, nil
+		case st == snapRemoving:
+			b.say("snapshot %s is being removed; waiting for it to go", b.name)
+			if err := b.gone(ctx, sn); err != nil {
+				return false, err
+			}
+		case snapBuilding(st):
+			if b.mine == nil {
+				b.waited = true
+				b.say("snapshot %s is %s, by another forge; waiting for it", b.name, st)
+			}
+			if sn, err = b.await(ctx, sn); err != nil {
+				return false, err
+			}
+			if sn != nil {
+				return b.outcome(ctx, sn, b.mine == nil)
+			}
+		default: // failed
+			if rebuilt {
+				return false, b.failed(ctx, sn)
+			}
+			rebuilt = true
+			b.say("snapshot %s is %s (%s); deleting it to build it again", b.name, st, reasonOf(sn))
+			if err := b.delete(ctx, sn); err != nil {
+				return false, err
+			}
+			if err := b.gone(ctx, sn); err != nil {
+				return false, err
+			}
+		}
+	}
+}
+
+// outcome is what a build that ended in sn means: ready (reused when
+// another forge built it), or failed.
+func (b *envBuild) outcome(ctx context.Context, sn *types.Snapshot, others bool) (bool, error) {
+	switch {
+	case sn.State == snapActive:
+		return others, nil
+	case sn.State == snapRemoving:
+		return false, b.failure(fmt.Errorf("snapshot %s was deleted during its build", b.name))
+	}
+	return false, b.failed(ctx, sn)
+}
+
+// get finds a snapshot by name or ID; nil when there is none.
+func (b *envBuild) get(ctx context.Context, key string) (*types.Snapshot, error) {
+	r := b.r
+	sn, err := retried(ctx, &r.opts, "get snapshot "+b.name, r.opts.calls(), func(ctx context.Context) (*types.Snapshot, error) {
+		sn, err := r.client.Snapshot.Get(ctx, key)
+		if classify(ctx, err).class == classNotFound {
+			return nil, nil
+		}
+		return sn, err
+	})
+	if err != nil {
+		return nil, b.apiError(ctx, "get snapshot", err)
+	}
+	return sn, nil
+}
+
+// await polls sn until it is no longer being made; nil when it is gone.
+// The wait between polls grows from 100 ms to Options.PollInterval.
+func (b *envBuild) await(ctx context.Context, sn *types.Snapshot) (*types.Snapshot, error) {
+	interval := 100 * time.Millisecond
+	for {
+		var err error
+		if sn, err = b.get(ctx, sn.ID); err != nil || sn == nil || !snapBuilding(sn.State) {
+			return sn, err
+		}
+		if err := sleep(ctx, interval); err != nil {
+			return nil, err
+		}
+		interval = min(2*interval, b.r.opts.PollInterval)
+	}
+}
+
+// gone waits until sn no longer exists.
+func (b *envBuild) gone(ctx context.Context, sn *types.Snapshot) error {
+	interval := 100 * time.Millisecond
+	for {
+		now, err := b.get(ctx, sn.ID)
+		if err != nil || now == nil {
+			return err
+		}
+		if err := sleep(ctx, interval); err != nil {
+			return err
+		}
+		interval = min(2*interval, b.r.opts.PollInterval)
+	}
+}
+
+// create asks for the snapshot. It answers nil (and no error) when the
+// name is taken.
+func (b *envBuild) create(ctx context.Context) (*types.Snapshot, <-chan string, error) {
+	r := b.r
+	img, err := b.image()
+	if err != nil {
+		return nil, nil, err
+	}
+	params := &types.CreateSnapshotParams{Name: b.name, Image: img}
+	if o := r.opts; o.CPU > 0 || o.MemoryGB > 0 || o.DiskGB > 0 {
+		params.Resources = &types.Resources{CPU: o.CPU, Memory: o.MemoryGB, Disk: o.DiskGB}
+	}
+	type created struct {
+		sn   *types.Snapshot
+		logs <-chan string
+	}
+	c, err := retried(ctx, &r.opts, "create snapshot "+b.name, r.opts.calls(), func(ctx context.Context) (created, error) {
+		sn, logs, err := r.client.Snapshot.Create(ctx, params)
+		if err == nil {
+			return created{sn, logs}, nil
+		}
+		f := classify(ctx, err)
+		if (f.class == classTransient || f.class == classCancelled) && !neverSent(err) {
+			b.ambiguous = true
+		}
+		if f.class == classConflict {
+			return created{}, backoff.Permanent(err)
+		}
+		return created{}, err
+	})
+	if err == nil {
+		return c.sn, c.logs, nil
+	}
+	switch st := statusOf(err); {
+	case st == 409:
+		return nil, nil, nil
+	case st == 400 || st == 403 || st == 404 || st == 422:
+		// The SDK's snapshot service keeps only the status of the API's
+		// answer, not its message.
+		return nil, nil, b.failure(fmt.Errorf("Daytona refused to create snapshot %s: %s; the SDK does not pass on the API's reason: "+
+			"the organization's snapshot quota may be reached (\"forge gc --older-than D\" deletes forge's unused snapshots), "+
+			"the resources (daytona.resources) may exceed what one sandbox may have, or the API key may not be allowed to write snapshots",
+			b.name, describe(err)))
+	}
+	return nil, nil, b.apiError(ctx, "create snapshot", err)
+}
+
+// apiError is what a failed call means for the build: the key refused
+// stops the run; anything else is the call's error.
+func (b *envBuild) apiError(ctx context.Context, what string, err error) error {
+	switch classify(ctx, err).class {
+	case classAuth:
+		return b.r.keyRefused(err)
+	case classCancelled:
+		return err
+	}
+	return fmt.Errorf("daytona: %s %s: %w", what, b.name, described(err))
+}
+
+// delete deletes sn (a snapshot is gone once it was "removing").
+func (b *envBuild) delete(ctx context.Context, sn *types.Snapshot) error {
+	r := b.r
+	err := r.opts.retry(ctx, "delete snapshot "+sn.Name, r.opts.deletions(), func(ctx context.Context) error {
+		err := r.client.Snapshot.Delete(ctx, sn)
+		if classify(ctx, err).class == classNotFound {
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return b.apiError(ctx, "delete snapshot", err)
+	}
+	return nil
+}
+
+// discard deletes the snapshot this build created and that did not become
+// active, on a context of its own: ctx may be over.
+func (b *envBuild) discard(ctx context.Context) {
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.r.opts.DeleteTimeout)
+	defer cancel()
+	if sn, err := b.get(dctx, b.mine.ID); err == nil && sn != nil && sn.State == snapActive {
+		return // it made it after all
+	}
+	if err := b.delete(dctx, b.mine); err != nil {
+		fmt.Fprintf(b.r.opts.Warn, "daytona: could not delete the unfinished snapshot %s (%s): %v; \"forge gc\" deletes it\n", b.name, b.mine.ID, err)
+	}
+}
+
+// failed is the BuildError of a snapshot that ended in a failed state.
+func (b *envBuild) failed(ctx context.Context, sn *types.Snapshot) error {
+	if !b.output {
+		b.fetchLog(ctx, sn.ID)
+	}
+	return b.failure(fmt.Errorf("snapshot %s ended %s: %s", b.name, sn.State, reasonOf(sn)))
+}
+
+// failure is a BuildError with the log's last lines.
+func (b *envBuild) failure(err error) error {
+	return &runner.BuildError{Name: b.env.Name, Hash: b.env.Hash, Tail: slices.Clone(b.tail), Err: err}
+}
+
+func reasonOf(sn *types.Snapshot) string {
+	if sn.ErrorReason != nil && *sn.ErrorReason != "" {
+		return *sn.ErrorReason
+	}
+	return "no reason given"
+}
+
+// fetchLog reads the whole build log of a snapshot whose build ended, into
+// the log, best effort: the SDK follows the log only while it sees the
+// snapshot building, which a build failing before its first poll never
+// is. The SDK has no call for it; the generated client's does.
+func (b *envBuild) fetchLog(ctx context.Context, id string) {
+	o := b.r.opts
+	actx := context.WithValue(ctx, apiclient.ContextAccessToken, o.APIKey)
+	resp, err := newAPIClient(o).SnapshotsAPI.GetSnapshotBuildLogs(actx, id).Execute()
+	if err != nil || resp == nil {
+		return
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(io.LimitReader(resp.Body, 16<<20))
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		b.line(sc.Text())
+	}
+}
+
+// line passes one line of the build's log on, and keeps the last ones.
+func (b *envBuild) line(l string) {
+	if len(l) > maxLogLine {
+		cut := maxLogLine
+		for cut > 0 && !utf8.RuneStart(l[cut]) {
+			cut--
+		}
+		l = l[:cut] + "…"
+	}
+	if !sdkLine(l) {
+		b.output = true
+	}
+	if len(b.tail) == envTailLines {
+		b.tail = append(b.tail[:0], b.tail[1:]...)
+	}
+	b.tail = append(b.tail, l)
+	b.out(l)
+}
+
+// say passes a line of forge's own on.
+func (b *envBuild) say(format string, args ...any) {
+	b.line("daytona: " + fmt.Sprintf(format, args...))
+}
+
+// sdkLine recognises the lines the SDK writes into a build's log itself
+// (snapshot.go streamSnapshotBuildLogs), and forge's own.
+func sdkLine(l string) bool {
+	for _, p := range []string{"Creating snapshot ", "Created snapshot ", "Error: ", "daytona: "} {
+		if strings.HasPrefix(l, p) {
+			return true
+		}
+	}
+	return false
+}

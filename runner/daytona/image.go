@@ -1,0 +1,162 @@
+package daytona
+
+// An environment's image: the Dockerfile the SDK's image builder writes
+// for its snapshot (ENV, WORKDIR, its files and build steps as RUN lines).
+
+import (
+	"cmp"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/daytonaio/daytona/libs/sdk-go/pkg/daytona"
+
+	"github.com/forge-run/forge/runner"
+)
+
+// MaxEnvironmentFiles bounds the bytes of an environment's files, all
+// together. They travel inside the snapshot's Dockerfile, base64 in RUN
+// lines: the SDK's other way (DockerImage.AddLocalFile) uploads a build
+// context to Daytona's object storage, which forge does not support yet.
+const MaxEnvironmentFiles = 1 << 20
+
+// The shape of the Dockerfile's RUN lines. Docker runs each through
+// "/bin/sh -c", one argument, which Linux caps at 128 KiB
+// (MAX_ARG_STRLEN): a file's base64 goes in chunks, and a RUN line holds
+// at most maxRunLine bytes.
+const (
+	fileChunk  = 64 << 10
+	maxRunLine = 96 << 10
+)
+
+// image is the snapshot's image, through the SDK's builder: env.Env,
+// then EnvDirVar and PATH (so that no variable of the environment
+// overrides them), the WORKDIR, the files, the build steps.
+func (b *envBuild) image() (*daytona.DockerImage, error) {
+	e := b.env
+	base := cmp.Or(e.Image, runner.DefaultImage)
+	if strings.ContainsFunc(base, func(c rune) bool { return c <= ' ' }) {
+		return nil, b.failure(fmt.Errorf("image %q is not an image name", base))
+	}
+	img := daytona.Base(base)
+	for _, k := range slices.Sorted(maps.Keys(e.Env)) {
+		v := e.Env[k]
+		switch {
+		case !runner.ValidEnvName(k):
+			return nil, b.failure(fmt.Errorf("variable name %q cannot be an image's ENV", k))
+		case strings.ContainsAny(v, "\x00\r\n"):
+			return nil, b.failure(fmt.Errorf("variable %s holds a line break or a NUL byte, which a Dockerfile's ENV cannot hold", k))
+		}
+		img = img.Env(k, dockerQuote(v))
+	}
+	img = img.Env(runner.EnvDirVar, EnvDir).Env("PATH", `"`+EnvDir+`/bin:$PATH"`).Workdir(EnvDir)
+	files, err := b.fileLines()
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range files {
+		img = img.Run(l)
+	}
+	for i, step := range e.Build {
+		l, err := stepLine(step)
+		if err != nil {
+			return nil, b.failure(fmt.Errorf("build step %d: %w", i+1, err))
+		}
+		img = img.Run(l)
+	}
+	return img, nil
+}
+
+// dockerQuote makes v a Dockerfile word that ENV takes literally: double
+// quotes, with \, " and $ escaped (BuildKit's shell lexer).
+func dockerQuote(v string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, `$`, `\$`).Replace(v) + `"`
+}
+
+// stepLine is a RUN line that runs step with /bin/sh -c as it is: the step
+// itself when Docker passes it on untouched (one line, no heredoc, no
+// trailing backslash, not a JSON array), else the step in base64, decoded
+// and run by sh -c.
+func stepLine(step string) (string, error) {
+	t := strings.TrimSpace(step)
+	switch {
+	case strings.ContainsRune(step, 0):
+		return "", errors.New("it holds a NUL byte")
+	case t != "" && !strings.ContainsAny(t, "\r\n") && !strings.Contains(t, "<<") && !strings.HasSuffix(t, `\`) && !strings.HasPrefix(t, "["):
+		return t, nil
+	}
+	l := fmt.Sprintf(`sh -c "$(printf %%s '%s' | base64 -d)"`, base64.StdEncoding.EncodeToString([]byte(step)))
+	if len(l) > maxRunLine {
+		return "", fmt.Errorf("it is %d bytes; a Dockerfile RUN line holds at most %d", len(step), maxRunLine)
+	}
+	return l, nil
+}
+
+// fileLines are the RUN lines that write the environment's files, in its
+// directory (the WORKDIR; paths relative to it): each file's base64,
+// decoded, in chunks of fileChunk for big ones, commands joined up to
+// maxRunLine bytes a line.
+func (b *envBuild) fileLines() ([]string, error) {
+	var cmds []string
+	dirs := map[string]bool{}
+	total := 0
+	for i, f := range b.env.Files {
+		dst, err := runner.RelPath(f.Dst)
+		if err != nil {
+			return nil, b.failure(fmt.Errorf("file %v", err))
+		}
+		data := f.Data
+		if data == nil && f.Src != "" {
+			if data, err = os.ReadFile(f.Src); err != nil {
+				return nil, b.failure(fmt.Errorf("file %s: %w", f.Dst, err))
+			}
+		}
+		if total += len(data); total > MaxEnvironmentFiles {
+			return nil, b.failure(fmt.Errorf("its files are more than %d bytes; on Daytona they are written into the snapshot by its Dockerfile, "+
+				"which holds at most %d (larger files need the SDK's build contexts, which forge does not support yet): "+
+				"fetch them in a build step instead", MaxEnvironmentFiles, MaxEnvironmentFiles))
+		}
+		if d := path.Dir(dst); d != "." && !dirs[d] {
+			dirs[d] = true
+			cmds = append(cmds, "mkdir -p "+shQuote(d))
+		}
+		enc := base64.StdEncoding.EncodeToString(data)
+		switch {
+		case len(data) == 0:
+			cmds = append(cmds, ": > "+shQuote(dst))
+		case len(enc) <= fileChunk:
+			cmds = append(cmds, fmt.Sprintf("printf %%s '%s' | base64 -d > %s", enc, shQuote(dst)))
+		default:
+			tmp := fmt.Sprintf(".forge-file-%d.b64", i)
+			for at := 0; at < len(enc); at += fileChunk {
+				op := ">>"
+				if at == 0 {
+					op = ">"
+				}
+				cmds = append(cmds, fmt.Sprintf("printf %%s '%s' %s %s", enc[at:min(at+fileChunk, len(enc))], op, tmp))
+			}
+			cmds = append(cmds, fmt.Sprintf("base64 -d %s > %s && rm -f %s", tmp, shQuote(dst), tmp))
+		}
+	}
+	var lines []string
+	var cur strings.Builder
+	for _, c := range cmds {
+		if cur.Len() > 0 && cur.Len()+len(" && ")+len(c) > maxRunLine {
+			lines = append(lines, cur.String())
+			cur.Reset()
+		}
+		if cur.Len() > 0 {
+			cur.WriteString(" && ")
+		}
+		cur.WriteString(c)
+	}
+	if cur.Len() > 0 {
+		lines = append(lines, cur.String())
+	}
+	return lines, nil
+}
