@@ -94,7 +94,7 @@ func scriptEnv(ts *testscript.TestScript) []string {
 		}
 	}
 	for _, k := range []string{"HOME", "WORK", "TMPDIR", "REPO", "PWD", "NO_COLOR", "GITHUB_STEP_SUMMARY",
-		"DAYTONA_API_KEY", "DAYTONA_API_URL", "DAYTONA_BASE_URL", "DAYTONA_TARGET", "SECRET_CANARY"} {
+		"DAYTONA_API_KEY", "DAYTONA_API_URL", "DAYTONA_BASE_URL", "DAYTONA_TARGET", "SECRET_CANARY", "XDG_CACHE_HOME"} {
 		env = append(env, k+"="+ts.Getenv(k))
 	}
 	return env

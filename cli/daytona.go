@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/internal/text"
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/runner/daytona"
 	"github.com/forge-run/forge/runner/local"
@@ -101,37 +102,6 @@ func accountOptions(env *Env, manifest string) (daytona.Options, error) {
 	return opts, nil
 }
 
-func newGCCmd(env *Env) *cobra.Command {
-	var (
-		g        daytona.GCOptions
-		manifest string
-	)
-	cmd := &cobra.Command{
-		Use:   "gc",
-		Short: "Delete Daytona sandboxes that forge labelled and that no live run owns",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if g.OlderThan < 0 {
-				return flagError{fmt.Errorf("--older-than %s: must not be negative", g.OlderThan)}
-			}
-			opts, err := accountOptions(env, manifest)
-			if err != nil {
-				return err
-			}
-			if err := daytona.GC(cmd.Context(), opts, g, env.Stdout); err != nil {
-				return asInfra(err)
-			}
-			return nil
-		},
-	}
-	f := cmd.Flags()
-	f.DurationVar(&g.OlderThan, "older-than", time.Hour, "spare sandboxes created more recently than this (runs on other machines keep no ledger here); 0 spares none")
-	f.BoolVar(&g.DryRun, "dry-run", false, "list what would be deleted; delete nothing")
-	f.StringVar(&g.OutRoot, "out", "artifacts", "output root whose run ledgers say which runs are live")
-	f.StringVarP(&manifest, "file", "f", "forge.yaml", "manifest whose directory may hold a .env with DAYTONA_API_KEY")
-	return cmd
-}
-
 func newDoctorCmd(env *Env) *cobra.Command {
 	var (
 		withDaytona bool
@@ -159,6 +129,9 @@ func newDoctorCmd(env *Env) *cobra.Command {
 				desc = lr.Describe()
 			}
 			check("local", err, desc)
+			if root, err := local.DefaultEnvCache(); err == nil {
+				fmt.Fprintf(env.Stdout, "· %-10s %s\n", "envs", describeEnvCache(root))
+			}
 			creds := daytona.LoadCredentials(env.Getenv, filepath.Dir(manifest))
 			if !withDaytona {
 				state := "not configured (" + creds.Problem + ")"
@@ -197,4 +170,29 @@ func asInfra(err error) error {
 		return err
 	}
 	return withCode(ExitInfra, err)
+}
+
+// describeEnvCache says what the local environment cache holds.
+func describeEnvCache(root string) string {
+	envs, err := local.ListEnvironments(root)
+	if err != nil {
+		return err.Error()
+	}
+	var bytes int64
+	finished := 0
+	for _, e := range envs {
+		bytes += e.Bytes
+		if !e.Leftover {
+			finished++
+		}
+	}
+	noun := "environments"
+	if finished == 1 {
+		noun = "environment"
+	}
+	s := fmt.Sprintf("%s: %d %s, %s", root, finished, noun, text.Bytes(float64(bytes)))
+	if left := len(envs) - finished; left > 0 {
+		s += fmt.Sprintf(", %d left by unfinished or failed builds", left)
+	}
+	return s + " (`forge gc --local` deletes old ones)"
 }

@@ -102,20 +102,24 @@ func (s *state) build(ctx context.Context, env *runner.Environment) (Environment
 	built := EnvironmentBuilt{Name: env.Name, Hash: env.Hash}
 	rel := filepath.ToSlash(filepath.Join(EnvironmentsDir, env.Name+"-"+runner.ShortHash(env.Hash)+".log"))
 	path := filepath.Join(s.dir, filepath.FromSlash(rel))
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return built, err
-	}
-	logFile, err := os.Create(path)
-	if err != nil {
-		return built, err
-	}
-	lines := 0
-	var logMu sync.Mutex
+	// The log file is made at its first line: a reused environment
+	// leaves none.
+	var (
+		logMu   sync.Mutex
+		logFile *os.File
+		logErr  error
+	)
 	log := func(line string) {
 		line = s.mask.String(line)
 		logMu.Lock()
-		fmt.Fprintln(logFile, line)
-		lines++
+		if logFile == nil && logErr == nil {
+			if logErr = os.MkdirAll(filepath.Dir(path), 0o755); logErr == nil {
+				logFile, logErr = os.Create(path)
+			}
+		}
+		if logFile != nil {
+			fmt.Fprintln(logFile, line)
+		}
 		logMu.Unlock()
 		s.o.emit(Event{Time: s.o.now(), Kind: EventEnvironment, Job: env.Name, Env: env, Line: &line})
 	}
@@ -128,11 +132,15 @@ func (s *state) build(ctx context.Context, env *runner.Environment) (Environment
 		built.BuildSeconds = time.Since(start).Seconds()
 	}
 	// The builder has returned: nothing logs any more.
-	logFile.Close()
-	if lines > 0 {
-		built.Log = rel
-	} else {
-		os.Remove(path)
+	logMu.Lock()
+	defer logMu.Unlock()
+	if logFile != nil {
+		if cerr := logFile.Close(); cerr == nil {
+			built.Log = rel
+		}
+	}
+	if logErr != nil && err == nil {
+		err = fmt.Errorf("environment %s: its build log: %w", env.Name, logErr)
 	}
 	if err != nil {
 		built.Error = s.mask.String(err.Error())

@@ -84,7 +84,7 @@ func newHTMLTrial(c candidate, r runner.Result, opts Options) htmlTrial {
 	}
 
 	if r.ArtifactContent != "" || r.ArtifactBytes > 0 {
-		size := bytesHuman(float64(artifactSize(r)))
+		size := text.Bytes(float64(artifactSize(r)))
 		name := cmp.Or(artifactFile(&r).Path, "artifact") // a path safeRunPath refuses is not named
 		t.ArtifactNote = name + " · " + size
 		if r.ArtifactTruncated {

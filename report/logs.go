@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/forge-run/forge/internal/text"
 	"github.com/forge-run/forge/runner"
 )
 
@@ -60,9 +61,9 @@ func artifactFile(r *runner.Result) logFile {
 // part is "1.0 KiB of 20 KiB".
 func part(kept int, total int64) string {
 	if total <= 0 {
-		return bytesHuman(float64(kept))
+		return text.Bytes(float64(kept))
 	}
-	return bytesHuman(float64(kept)) + " of " + bytesHuman(float64(total))
+	return text.Bytes(float64(kept)) + " of " + text.Bytes(float64(total))
 }
 
 // Sentence is how a text report says it: "stdout: last 1.0 KiB of 20

@@ -352,7 +352,7 @@ func (c candidate) artifactText() string {
 	if c.artifacts == 0 {
 		return "—"
 	}
-	return bytesHuman(c.artifactMean)
+	return text.Bytes(c.artifactMean)
 }
 
 // firstFailure is the first failed trial, or nil.

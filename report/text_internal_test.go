@@ -41,8 +41,8 @@ func TestSeconds(t *testing.T) {
 
 func TestBytesHuman(t *testing.T) {
 	for n, want := range map[float64]string{0: "0 B", 512: "512 B", 1023: "1023 B", 1024: "1.0 KiB", 2150: "2.1 KiB", 10 * 1024: "10 KiB", 3 << 20: "3.0 MiB", 5 << 40: "5.0 TiB"} {
-		if got := bytesHuman(n); got != want {
-			t.Errorf("bytesHuman(%v) = %q; want %q", n, got, want)
+		if got := text.Bytes(n); got != want {
+			t.Errorf("text.Bytes(%v) = %q; want %q", n, got, want)
 		}
 	}
 }

@@ -6,6 +6,7 @@ package local
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/forge-run/forge/internal/text"
 	"github.com/forge-run/forge/runner"
 )
 
@@ -184,4 +186,78 @@ func treeSize(dir string) int64 {
 		return nil
 	})
 	return n
+}
+
+// GCOptions says which environments GCEnvironments removes.
+type GCOptions struct {
+	// OlderThan spares environments used (built or reused) more recently;
+	// zero spares none.
+	OlderThan time.Duration
+	// DryRun lists what would be removed and removes nothing.
+	DryRun bool
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// GCEnvironments removes from the cache root the environments that no
+// live forge holds and that were last used more than g.OlderThan ago, and
+// what interrupted or failed builds left there (their directories and
+// logs, whatever their age, unless a live forge holds them: one is being
+// built). It prints one line per environment to w, then a summary, in the
+// shape of the Daytona gc's lines.
+func GCEnvironments(root string, g GCOptions, w io.Writer) error {
+	now := time.Now
+	if g.Now != nil {
+		now = g.Now
+	}
+	envs, err := ListEnvironments(root)
+	if err != nil {
+		return err
+	}
+	slices.SortStableFunc(envs, func(a, b EnvironmentInfo) int { return a.LastUsed.Compare(b.LastUsed) })
+	removed, kept, failed := 0, 0, 0
+	var errs []error
+	for _, e := range envs {
+		desc := "environment " + e.Short + " ("
+		switch {
+		case e.Leftover:
+			desc += "left by an unfinished or failed build"
+		default:
+			desc += e.Name + ", last used " + now().Sub(e.LastUsed).Round(time.Second).String() + " ago"
+		}
+		desc += ", " + text.Bytes(float64(e.Bytes)) + ")"
+		switch {
+		case e.InUse:
+			fmt.Fprintf(w, "keep    %s: %s\n", desc, ErrEnvironmentInUse)
+			kept++
+			continue
+		case !e.Leftover && g.OlderThan > 0 && now().Sub(e.LastUsed) < g.OlderThan:
+			fmt.Fprintf(w, "keep    %s: used more recently than %s\n", desc, g.OlderThan)
+			kept++
+			continue
+		case g.DryRun:
+			fmt.Fprintf(w, "would delete %s\n", desc)
+			removed++
+			continue
+		}
+		if err := RemoveEnvironment(root, e.Short); err != nil {
+			if errors.Is(err, ErrEnvironmentInUse) {
+				fmt.Fprintf(w, "keep    %s: %s\n", desc, ErrEnvironmentInUse)
+				kept++
+				continue
+			}
+			fmt.Fprintf(w, "FAILED  %s: %v\n", desc, err)
+			errs = append(errs, err)
+			failed++
+			continue
+		}
+		fmt.Fprintf(w, "deleted %s\n", desc)
+		removed++
+	}
+	verb := "deleted"
+	if g.DryRun {
+		verb = "would delete"
+	}
+	fmt.Fprintf(w, "gc: local environments in %s: %s %d, kept %d, failed %d\n", root, verb, removed, kept, failed)
+	return errors.Join(errs...)
 }
