@@ -845,3 +845,60 @@ func waitForBlockedFlock(t *testing.T, path string, pids ...int) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// TestGCEnvironments: gc keeps an environment a live Runner holds and one
+// used within OlderThan, removes the others and what builds left, and a
+// dry run removes nothing.
+func TestGCEnvironments(t *testing.T) {
+	t.Parallel()
+	held := envRunner(t, Options{})
+	cache := held.opts.EnvCache
+	build := func(r *Runner, name string) *runner.Environment {
+		env := hashed(t, runner.Environment{Name: name, Build: []string{"echo " + name + " > data"}})
+		if _, err := r.BuildEnvironment(context.Background(), env, nil); err != nil {
+			t.Fatal(err)
+		}
+		return env
+	}
+	heldEnv := build(held, "held")
+	other := envRunner(t, Options{EnvCache: cache})
+	oldEnv := build(other, "old")
+	other.Close()
+	if err := os.MkdirAll(filepath.Join(cache, "0123456789abcdef"), 0o755); err != nil { // an interrupted build
+		t.Fatal(err)
+	}
+	later := time.Now().Add(2 * time.Hour)
+	var out strings.Builder
+	if err := GCEnvironments(cache, GCOptions{OlderThan: time.Hour, DryRun: true, Now: func() time.Time { return later }}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if list, _ := ListEnvironments(cache); len(list) != 3 {
+		t.Fatalf("a dry run removed something: %+v", list)
+	}
+	for _, want := range []string{
+		"keep    environment " + runner.ShortHash(heldEnv.Hash) + " (held, ",
+		"would delete environment " + runner.ShortHash(oldEnv.Hash) + " (old, last used 2h",
+		"would delete environment 0123456789abcdef (left by an unfinished or failed build",
+		": would delete 2, kept 1, failed 0",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("dry run: no %q in\n%s", want, out.String())
+		}
+	}
+	out.Reset()
+	if err := GCEnvironments(cache, GCOptions{OlderThan: 3 * time.Hour, Now: func() time.Time { return later }}, &out); err != nil {
+		t.Fatal(err)
+	}
+	list, _ := ListEnvironments(cache)
+	if len(list) != 2 || !strings.Contains(out.String(), "deleted 1, kept 2") ||
+		!strings.Contains(out.String(), "used more recently than 3h0m0s") {
+		t.Errorf("young ones must stay, the leftover go: %+v\n%s", list, out.String())
+	}
+	out.Reset()
+	if err := GCEnvironments(cache, GCOptions{}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if list, _ := ListEnvironments(cache); len(list) != 1 || list[0].Hash != heldEnv.Hash {
+		t.Errorf("after gc with no age: %+v; want only the held one\n%s", list, out.String())
+	}
+}
