@@ -157,10 +157,18 @@
 // Python start, or slow down or sabotage the other candidates' trials.
 // Removing the done marker makes the next jobs of this run fail as infra
 // and the next run build the environment again. What a job should write
-// belongs in its working directory (HOME, TMPDIR); an environment that may
-// have been changed is rebuilt by removing it (forge gc). Python itself
-// writes __pycache__ files into the environment as jobs import from it
-// (harmless: written whole, by rename).
+// belongs in its working directory (HOME, TMPDIR).
+//
+// What forge does is notice: the done marker holds a fingerprint of what
+// the build left (every entry's path, type, permissions, size,
+// modification time and link target; treeFingerprint), and a Runner that
+// finds a finished environment compares it before taking it. One that
+// changed is built again from scratch (under the exclusive lock: once no
+// other forge runs jobs in it), and the build's log says why. So a job's
+// changes reach at most the jobs of the runs that held the environment
+// when it made them, never a later run. Python's __pycache__ directories,
+// written as jobs import from the environment, are left out of the
+// fingerprint (harmless: written whole, by rename).
 //
 // # Cost
 //

@@ -115,7 +115,11 @@ func (r *Runner) build(ctx context.Context, env *runner.Environment, root, dir s
 	if err := os.Rename(logPath, filepath.Join(dir, envLogFile)); err != nil {
 		return fmt.Errorf("environment %s: %w", env.Name, err)
 	}
-	m := envMarker{Hash: env.Hash, Name: env.Name, BuiltAt: time.Now().UTC(), BuildSeconds: time.Since(begin).Seconds()}
+	tree, err := treeFingerprint(dir)
+	if err != nil {
+		return fmt.Errorf("environment %s: %w", env.Name, err)
+	}
+	m := envMarker{Hash: env.Hash, Name: env.Name, BuiltAt: time.Now().UTC(), BuildSeconds: time.Since(begin).Seconds(), Tree: tree}
 	if err := writeMarker(dir, m); err != nil {
 		return fmt.Errorf("environment %s: %w", env.Name, err)
 	}

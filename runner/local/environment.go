@@ -6,12 +6,15 @@ package local
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/forge-run/forge/runner"
@@ -233,8 +236,8 @@ func (r *Runner) makeReady(ctx context.Context, env *runner.Environment, root, d
 		if err != nil {
 			return nil, built, lockError(ctx, env, err)
 		}
-		ok, err := isFinished(dir, env.Hash)
-		if ok || err != nil {
+		ok, changed, err := isReady(dir, env.Hash)
+		if (ok && !changed) || err != nil {
 			if err != nil {
 				f.Close()
 				return nil, built, fmt.Errorf("environment %s: %w", env.Name, err)
@@ -249,8 +252,16 @@ func (r *Runner) makeReady(ctx context.Context, env *runner.Environment, root, d
 		if err != nil {
 			return nil, built, lockError(ctx, env, err)
 		}
-		ok, err = isFinished(dir, env.Hash)
-		if !ok && err == nil {
+		ok, changed, err = isReady(dir, env.Hash)
+		if changed && err == nil {
+			// Not what its build left: a job (or anyone) wrote into it.
+			// What runs in it must not depend on what ran before.
+			if log != nil {
+				log("forge: environment " + env.Name + " (" + dir + ") changed since it was built: building it again")
+			}
+			err = os.Remove(filepath.Join(dir, envMarkerFile))
+		}
+		if (!ok || changed) && err == nil {
 			err = r.build(ctx, env, root, dir, log)
 			built = err == nil
 		}
@@ -276,6 +287,9 @@ type envMarker struct {
 	Name         string    `json:"name"` // of the first build: one content may have several
 	BuiltAt      time.Time `json:"built_at"`
 	BuildSeconds float64   `json:"build_seconds"`
+	// Tree is the fingerprint of what the build left in the directory
+	// (treeFingerprint); absent in markers of forges before it.
+	Tree string `json:"tree,omitempty"`
 }
 
 // writeMarker writes the done marker into dir at once (a temporary file
@@ -339,6 +353,63 @@ func isFinished(dir, hash string) (bool, error) {
 		return false, fmt.Errorf("%s holds the environment of hash %s, not %s", dir, m.Hash, hash)
 	}
 	return true, nil
+}
+
+// isReady reports whether dir holds the finished environment of that hash
+// (as isFinished) and, when it does, whether it changed since its build:
+// its files are not what its done marker's fingerprint says.
+func isReady(dir, hash string) (finished, changed bool, err error) {
+	if finished, err = isFinished(dir, hash); !finished || err != nil {
+		return finished, false, err
+	}
+	m, err := readMarker(dir)
+	if err != nil || m.Tree == "" {
+		return true, false, nil
+	}
+	tree, err := treeFingerprint(dir)
+	if err != nil {
+		return true, false, fmt.Errorf("check %s: %w", dir, err)
+	}
+	return true, tree != m.Tree, nil
+}
+
+// treeFingerprint is a digest of what an environment's directory holds:
+// each entry's path, type, permissions, size, modification time and
+// symlink target, in walk order. It leaves out forge's own files (the done
+// marker, the mark of use, the build log) and Python's bytecode caches
+// (__pycache__ directories, written as jobs import from it).
+func treeFingerprint(dir string) (string, error) {
+	h := sha256.New()
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		switch {
+		case rel == envMarkerFile || rel == envUsedFile || rel == envLogFile || strings.HasPrefix(rel, ".forge-env-"):
+			return nil
+		case d.IsDir() && d.Name() == "__pycache__":
+			return filepath.SkipDir
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		target := ""
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			target, _ = os.Readlink(p)
+		}
+		size, mtime := fi.Size(), fi.ModTime().UnixNano()
+		if fi.IsDir() {
+			size, mtime = 0, 0 // a new __pycache__ changes its directory's
+		}
+		fmt.Fprintf(h, "%q %v %d %d %q\n", filepath.ToSlash(rel), fi.Mode(), size, mtime, target)
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // touchUsed marks the environment in dir used now, for forge gc.

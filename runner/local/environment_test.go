@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -900,5 +901,68 @@ func TestGCEnvironments(t *testing.T) {
 	}
 	if list, _ := ListEnvironments(cache); len(list) != 1 || list[0].Hash != heldEnv.Hash {
 		t.Errorf("after gc with no age: %+v; want only the held one\n%s", list, out.String())
+	}
+}
+
+// TestChangedEnvironmentIsBuiltAgain: an environment a job wrote into is
+// not reused by the next Runner: it is built again, saying why; Python's
+// bytecode caches written as jobs import from it do not count.
+func TestChangedEnvironmentIsBuiltAgain(t *testing.T) {
+	t.Parallel()
+	first := envRunner(t, Options{})
+	cache := first.opts.EnvCache
+	c := counter(t)
+	env := hashed(t, runner.Environment{Name: "tools", Env: map[string]string{"COUNTER": c},
+		Build: []string{`echo ran >> "$COUNTER"; mkdir -p bin lib; printf '#!/bin/sh\necho honest\n' > bin/tool; chmod +x bin/tool`}})
+	dir := filepath.Join(cache, runner.ShortHash(env.Hash))
+	if _, err := first.BuildEnvironment(context.Background(), env, nil); err != nil {
+		t.Fatal(err)
+	}
+	first.Close()
+
+	// Python's caches: reused as it is.
+	if err := os.MkdirAll(filepath.Join(dir, "lib", "__pycache__"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "lib", "__pycache__", "m.cpython-312.pyc"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	second := envRunner(t, Options{EnvCache: cache})
+	if b, err := second.BuildEnvironment(context.Background(), env, nil); err != nil || !b.Reused {
+		t.Fatalf("with a __pycache__ written: %+v, %v; want it reused", b, err)
+	}
+	second.Close()
+
+	for name, change := range map[string]func() error{
+		"a tool replaced": func() error {
+			return os.WriteFile(filepath.Join(dir, "bin", "tool"), []byte("#!/bin/sh\necho hostile\n"), 0o755)
+		},
+		"a file added": func() error {
+			return os.WriteFile(filepath.Join(dir, "lib", "sitecustomize.py"), []byte("import os\n"), 0o644)
+		},
+		"a file removed": func() error { return os.Remove(filepath.Join(dir, "bin", "tool")) },
+	} {
+		if err := change(); err != nil {
+			t.Fatal(err)
+		}
+		r := envRunner(t, Options{EnvCache: cache})
+		var lines []string
+		b, err := r.BuildEnvironment(context.Background(), env, func(l string) { lines = append(lines, l) })
+		r.Close()
+		if err != nil || b.Reused {
+			t.Fatalf("%s: %+v, %v; want it built again", name, b, err)
+		}
+		if !slices.ContainsFunc(lines, func(l string) bool { return strings.Contains(l, "changed since it was built: building it again") }) {
+			t.Errorf("%s: the log does not say why it was built again: %q", name, lines)
+		}
+		if got, err := os.ReadFile(filepath.Join(dir, "bin", "tool")); err != nil || string(got) != "#!/bin/sh\necho honest\n" {
+			t.Errorf("%s: after the build, bin/tool is %q, %v", name, got, err)
+		}
+		if exists(filepath.Join(dir, "lib", "sitecustomize.py")) {
+			t.Errorf("%s: the added file survived the build", name)
+		}
+	}
+	if n := count(t, c); n != 4 {
+		t.Errorf("the steps ran %d times, want 4 (the build, then one per change)", n)
 	}
 }
