@@ -10,9 +10,11 @@
 // latency: create 1 s, exec 0.5 s, delete 0.3 s) and locally. For each it
 // prints the wall time, the sandbox-seconds (every trial's sandbox from its
 // create to its delete: the sum of its phases) and the build's time, and
-// checks the target: wall time <= build + 1.3 × one trial's time.
+// checks the target: wall time <= build + 1.3 × one trial's time
+// (its slowest trial's, the environment reused: the critical path at full
+// concurrency). -concurrency N plays N jobs at once instead of all.
 //
-//	go run ./bench/environments [-build 10s] [-work 2s] [-backends emulator,local]
+//	go run ./bench/environments [-build 10s] [-work 2s] [-concurrency N] [-backends emulator,local]
 //
 // It is a benchmark, not a test: it takes about two minutes.
 package main
@@ -44,6 +46,7 @@ type config struct {
 	build, work time.Duration
 	candidates  int
 	trials      int
+	concurrency int
 }
 
 func run(args []string, stdout, stderr io.Writer) error {
@@ -54,6 +57,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&c.work, "work", 2*time.Second, "how long each trial's candidate works")
 	fs.IntVar(&c.candidates, "candidates", 3, "candidates")
 	fs.IntVar(&c.trials, "trials", 10, "trials per candidate (all of them run at once)")
+	fs.IntVar(&c.concurrency, "concurrency", 0, "jobs at once (0: all of them)")
 	backends := fs.String("backends", "emulator,local", "where to play: emulator, local, or both")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -70,8 +74,12 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err := build.Run(); err != nil {
 		return fmt.Errorf("go build: %w", err)
 	}
-	fmt.Fprintf(stdout, "%d candidates × %d trials at once; set-up %s, each trial's work %s\n\n",
-		c.candidates, c.trials, c.build, c.work)
+	at := "all at once"
+	if c.concurrency > 0 {
+		at = fmt.Sprintf("%d at once", c.concurrency)
+	}
+	fmt.Fprintf(stdout, "%d candidates × %d trials, %s; set-up %s, each trial's work %s\n\n",
+		c.candidates, c.trials, at, c.build, c.work)
 	fmt.Fprintf(stdout, "%-9s %-22s %8s %16s %8s\n", "backend", "set-up", "wall", "sandbox-seconds", "build")
 	var errs []error
 	for _, b := range strings.Split(*backends, ",") {
@@ -115,6 +123,9 @@ func playBackend(stdout io.Writer, c config, bin, dir, backend string) error {
 		fmt.Fprintf(&cands, "  - {id: c%d, script: work.sh}\n", i+1)
 	}
 	jobs := c.candidates * c.trials
+	if c.concurrency > 0 {
+		jobs = c.concurrency
+	}
 	head := fmt.Sprintf("objective: work\ncandidates:\n%s", cands.String())
 	perTrial := head + fmt.Sprintf("defaults: {trials: %d, concurrency: %d, setup: [%q]}\n", c.trials, jobs, step)
 	once := head + fmt.Sprintf("environments:\n  tools:\n    build: [%q]\ndefaults: {trials: %d, concurrency: %d, environment: tools}\n", step, c.trials, jobs)
