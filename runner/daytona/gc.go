@@ -87,7 +87,7 @@ func GC(ctx context.Context, opts Options, g GCOptions, w io.Writer) error {
 
 	owners := map[string]string{} // run ID -> why it is live ("" = not live)
 	host, _ := os.Hostname()
-	deleted, kept, failed := 0, 0, 0
+	tally := runner.GCTally{W: w, DryRun: g.DryRun}
 	var errs []error
 	// removed are the sandboxes deleted (or, in a dry run, that would be).
 	removed := map[string]bool{}
@@ -105,8 +105,7 @@ func GC(ctx context.Context, opts Options, g GCOptions, w io.Writer) error {
 		}
 		desc += ")"
 		if g.OlderThan > 0 && (sb.created.IsZero() || age < g.OlderThan) {
-			fmt.Fprintf(w, "keep    %s: younger than %s\n", desc, g.OlderThan)
-			kept++
+			tally.Keep(desc, "younger than "+g.OlderThan.String())
 			continue
 		}
 		if sb.run != "" && g.OutRoot != "" {
@@ -116,15 +115,13 @@ func GC(ctx context.Context, opts Options, g GCOptions, w io.Writer) error {
 				owners[sb.run] = why
 			}
 			if why != "" {
-				fmt.Fprintf(w, "keep    %s: %s\n", desc, why)
-				kept++
+				tally.Keep(desc, why)
 				continue
 			}
 		}
 		if g.DryRun {
-			fmt.Fprintf(w, "would delete %s\n", desc)
+			tally.Delete(desc)
 			removed[sb.id] = true
-			deleted++
 			continue
 		}
 		id := sb.id
@@ -140,20 +137,14 @@ func GC(ctx context.Context, opts Options, g GCOptions, w io.Writer) error {
 			if classify(actx, err).class == classAuth {
 				return gcError(actx, "delete "+sb.name, err)
 			}
-			fmt.Fprintf(w, "FAILED  %s: %s\n", desc, describe(err))
+			tally.Fail(desc, describe(err))
 			errs = append(errs, fmt.Errorf("delete sandbox %s: %w", sb.name, described(err)))
-			failed++
 			continue
 		}
-		fmt.Fprintf(w, "deleted %s\n", desc)
+		tally.Delete(desc)
 		removed[sb.id] = true
-		deleted++
 	}
-	verb := "deleted"
-	if g.DryRun {
-		verb = "would delete"
-	}
-	fmt.Fprintf(w, "gc: %s %d, kept %d, failed %d\n", verb, deleted, kept, failed)
+	tally.Summary("")
 	if err := gcSnapshots(actx, opts, g, now(), inUse(all, removed), w); err != nil {
 		errs = append(errs, err)
 	}
@@ -206,7 +197,7 @@ func gcSnapshots(ctx context.Context, opts Options, g GCOptions, now time.Time, 
 		forge = append(forge, candidate{sn, used})
 	}
 	sort.Slice(forge, func(i, j int) bool { return forge[i].lastUsed.Before(forge[j].lastUsed) })
-	deleted, kept, failed := 0, 0, 0
+	tally := runner.GCTally{W: w, DryRun: g.DryRun}
 	var errs []error
 	for _, c := range forge {
 		sn := c.sn
@@ -220,16 +211,13 @@ func gcSnapshots(ctx context.Context, opts Options, g GCOptions, now time.Time, 
 		desc += ")"
 		switch why, used := users[sn.Name]; {
 		case used:
-			fmt.Fprintf(w, "keep    %s: %s\n", desc, why)
-			kept++
+			tally.Keep(desc, why)
 			continue
 		case g.OlderThan > 0 && (c.lastUsed.IsZero() || now.Sub(c.lastUsed) < g.OlderThan):
-			fmt.Fprintf(w, "keep    %s: used more recently than %s\n", desc, g.OlderThan)
-			kept++
+			tally.Keep(desc, "used more recently than "+g.OlderThan.String())
 			continue
 		case g.DryRun:
-			fmt.Fprintf(w, "would delete %s\n", desc)
-			deleted++
+			tally.Delete(desc)
 			continue
 		}
 		err := opts.retry(ctx, "delete snapshot "+sn.Name, opts.deletions(), func(ctx context.Context) error {
@@ -243,19 +231,13 @@ func gcSnapshots(ctx context.Context, opts Options, g GCOptions, now time.Time, 
 			if classify(ctx, err).class == classAuth {
 				return gcError(ctx, "delete snapshot "+sn.Name, err)
 			}
-			fmt.Fprintf(w, "FAILED  %s: %s\n", desc, describe(err))
+			tally.Fail(desc, describe(err))
 			errs = append(errs, fmt.Errorf("delete snapshot %s: %w", sn.Name, described(err)))
-			failed++
 			continue
 		}
-		fmt.Fprintf(w, "deleted %s\n", desc)
-		deleted++
+		tally.Delete(desc)
 	}
-	verb := "deleted"
-	if g.DryRun {
-		verb = "would delete"
-	}
-	fmt.Fprintf(w, "gc: snapshots: %s %d, kept %d, failed %d\n", verb, deleted, kept, failed)
+	tally.Summary("snapshots")
 	return errors.Join(errs...)
 }
 

@@ -215,7 +215,7 @@ func GCEnvironments(root string, g GCOptions, w io.Writer) error {
 		return err
 	}
 	slices.SortStableFunc(envs, func(a, b EnvironmentInfo) int { return a.LastUsed.Compare(b.LastUsed) })
-	removed, kept, failed := 0, 0, 0
+	tally := runner.GCTally{W: w, DryRun: g.DryRun}
 	var errs []error
 	for _, e := range envs {
 		desc := "environment " + e.Short + " ("
@@ -228,36 +228,26 @@ func GCEnvironments(root string, g GCOptions, w io.Writer) error {
 		desc += ", " + text.Bytes(float64(e.Bytes)) + ")"
 		switch {
 		case e.InUse:
-			fmt.Fprintf(w, "keep    %s: %s\n", desc, ErrEnvironmentInUse)
-			kept++
+			tally.Keep(desc, ErrEnvironmentInUse.Error())
 			continue
 		case !e.Leftover && g.OlderThan > 0 && now().Sub(e.LastUsed) < g.OlderThan:
-			fmt.Fprintf(w, "keep    %s: used more recently than %s\n", desc, g.OlderThan)
-			kept++
+			tally.Keep(desc, "used more recently than "+g.OlderThan.String())
 			continue
 		case g.DryRun:
-			fmt.Fprintf(w, "would delete %s\n", desc)
-			removed++
+			tally.Delete(desc)
 			continue
 		}
 		if err := RemoveEnvironment(root, e.Short); err != nil {
 			if errors.Is(err, ErrEnvironmentInUse) {
-				fmt.Fprintf(w, "keep    %s: %s\n", desc, ErrEnvironmentInUse)
-				kept++
+				tally.Keep(desc, ErrEnvironmentInUse.Error())
 				continue
 			}
-			fmt.Fprintf(w, "FAILED  %s: %v\n", desc, err)
+			tally.Fail(desc, err.Error())
 			errs = append(errs, err)
-			failed++
 			continue
 		}
-		fmt.Fprintf(w, "deleted %s\n", desc)
-		removed++
+		tally.Delete(desc)
 	}
-	verb := "deleted"
-	if g.DryRun {
-		verb = "would delete"
-	}
-	fmt.Fprintf(w, "gc: local environments in %s: %s %d, kept %d, failed %d\n", root, verb, removed, kept, failed)
+	tally.Summary("local environments in " + root)
 	return errors.Join(errs...)
 }
