@@ -186,11 +186,7 @@ func describeEnvCache(root string) string {
 			finished++
 		}
 	}
-	noun := "environments"
-	if finished == 1 {
-		noun = "environment"
-	}
-	s := fmt.Sprintf("%s: %d %s, %s", root, finished, noun, text.Bytes(float64(bytes)))
+	s := fmt.Sprintf("%s: %d %s, %s", root, finished, text.Plural(finished, "environment", "environments"), text.Bytes(float64(bytes)))
 	if left := len(envs) - finished; left > 0 {
 		s += fmt.Sprintf(", %d left by unfinished or failed builds", left)
 	}

@@ -230,3 +230,19 @@ func ParseSubmitted(b []byte) (map[string]any, error) {
 	}
 	return m, nil
 }
+
+// Submit takes a candidate's FORGE_RESULT file, whole: its metrics into
+// Submitted and its model usage into Usage, or why it was ignored into
+// SubmitError (and what of its usage was, into UsageNote).
+func (r *Result) Submit(b []byte) {
+	m, err := ParseSubmitted(b)
+	if err != nil {
+		r.SubmitError = err.Error()
+		return
+	}
+	r.Usage, r.UsageNote = ParseUsage(m)
+	// Read into Usage (or noted): the record keeps it once, and a list of
+	// a thousand calls' usages is no metric.
+	delete(m, "usage")
+	r.Submitted = m
+}

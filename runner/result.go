@@ -206,6 +206,11 @@ type Result struct {
 	Submitted map[string]any `json:"submitted"`
 	// SubmitError says why the FORGE_RESULT file was ignored.
 	SubmitError string `json:"submit_error,omitempty"`
+	// Usage is the model usage the candidate reported in FORGE_RESULT
+	// (ParseUsage); UsageNote says what of it was not understood and left
+	// out. Neither ever fails the trial.
+	Usage     *Usage `json:"usage,omitempty"`
+	UsageNote string `json:"usage_note,omitempty"`
 
 	// RuntimeSeconds is the candidate's own execution: from its process's
 	// start to its exit, measured as close to the process as the backend

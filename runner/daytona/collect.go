@@ -169,10 +169,8 @@ func (j *jobRun) download(ctx context.Context, run sessionRun) error {
 	case "file":
 		if meta.Result > lim.ArtifactCap() {
 			j.res.SubmitError = fmt.Sprintf("FORGE_RESULT is %d bytes, more than the %d allowed", meta.Result, lim.ArtifactCap())
-		} else if m, err := runner.ParseSubmitted(files["result"]); err != nil {
-			j.res.SubmitError = err.Error()
 		} else {
-			j.res.Submitted = m
+			j.res.Submit(files["result"])
 		}
 	case "unreadable":
 		j.res.SubmitError = "FORGE_RESULT is not readable"

@@ -164,12 +164,7 @@ func (j *jobRun) download(outRel string, o *runner.Outcome) {
 	case size > int64(len(b)):
 		j.res.SubmitError = fmt.Sprintf("FORGE_RESULT file is %d bytes, over the %d-byte cap; ignored", size, limit)
 	default:
-		m, err := runner.ParseSubmitted(b)
-		if err != nil {
-			j.res.SubmitError = err.Error()
-			return
-		}
-		j.res.Submitted = m
+		j.res.Submit(b)
 	}
 }
 

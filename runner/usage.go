@@ -1,0 +1,270 @@
+package runner
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/forge-run/forge/internal/text"
+)
+
+// Usage is what a trial's model calls used, as its candidate reported it
+// in FORGE_RESULT (docs/protocol.md): tokens per model, summed over the
+// calls, and the cost the candidate computed itself, if it did.
+type Usage struct {
+	// Models are the token counts per model, in the order of their names;
+	// Model "" holds the calls that named none.
+	Models []ModelUsage `json:"models"`
+	// CostUSD is the candidate's own figure for its model spend; forge
+	// then uses it instead of pricing the tokens.
+	CostUSD *float64 `json:"cost_usd,omitempty"`
+}
+
+// ModelUsage is the tokens of one model's calls. InputTokens counts every
+// input token, the cached ones (CachedInputTokens) included, as OpenAI's
+// prompt_tokens does.
+type ModelUsage struct {
+	Model             string `json:"model"`
+	Calls             int    `json:"calls"`
+	InputTokens       int64  `json:"input_tokens"`
+	CachedInputTokens int64  `json:"cached_input_tokens,omitempty"`
+	OutputTokens      int64  `json:"output_tokens"`
+	// TotalTokens is input plus output, or what the candidate gave as
+	// total_tokens when it gave neither.
+	TotalTokens int64 `json:"total_tokens"`
+}
+
+// Tokens is the usage's total tokens, all models together.
+func (u *Usage) Tokens() int64 {
+	var n int64
+	if u != nil {
+		for _, m := range u.Models {
+			n += m.TotalTokens
+		}
+	}
+	return n
+}
+
+// maxUsageEntries bounds how many calls a usage list may give.
+const maxUsageEntries = 100_000
+
+// maxTokens bounds one count: more is not a model call's.
+const maxTokens = 1e15
+
+// ParseUsage reads the usage a candidate reported in its FORGE_RESULT
+// object (ParseSubmitted's map): "usage" as an OpenAI-style usage object
+// (prompt_tokens, completion_tokens, total_tokens,
+// prompt_tokens_details.cached_tokens; the input_tokens/output_tokens of
+// OpenAI's Responses API and Anthropic's, with input_tokens_details or
+// cache_read_input_tokens), a list of them (one per call, summed), or an
+// object mapping model names to either; "model" in a usage object, or at
+// the top of FORGE_RESULT for those that name none, says whose tokens they
+// are. "cost_usd" is the candidate's own cost, a non-negative number.
+//
+// Nothing reported is (nil, ""). A shape it cannot read is (nil, note):
+// the note says where and why, and the whole usage is left out rather
+// than half of it counted; a bad cost_usd alone leaves the tokens.
+func ParseUsage(submitted map[string]any) (*Usage, string) {
+	raw, hasUsage := submitted["usage"]
+	rawCost, hasCost := submitted["cost_usd"]
+	if !hasUsage && !hasCost {
+		return nil, ""
+	}
+	u := &Usage{}
+	var notes []string
+	if hasCost {
+		if c, ok := number(rawCost); ok && c >= 0 && c < 1e9 {
+			u.CostUSD = &c
+		} else {
+			notes = append(notes, fmt.Sprintf("cost_usd is %s, want a non-negative number of dollars; ignored", shown(rawCost)))
+		}
+	}
+	if hasUsage {
+		model, _ := submitted["model"].(string)
+		p := usageParser{models: map[string]*ModelUsage{}}
+		if err := p.value("usage", raw, model, 0); err != nil {
+			notes = append(notes, "usage ignored: "+err.Error())
+		} else {
+			for _, m := range p.models {
+				u.Models = append(u.Models, *m)
+			}
+			slices.SortFunc(u.Models, func(a, b ModelUsage) int { return strings.Compare(a.Model, b.Model) })
+		}
+	}
+	note := strings.Join(notes, "; ")
+	if u.CostUSD == nil && len(u.Models) == 0 {
+		return nil, note
+	}
+	return u, note
+}
+
+type usageParser struct {
+	models  map[string]*ModelUsage
+	entries int
+}
+
+// value reads usage at path: an object (a call's usage, or a map of model
+// names), or a list of them. depth 1 is inside a per-model map.
+func (p *usageParser) value(path string, v any, model string, depth int) error {
+	switch v := v.(type) {
+	case []any:
+		for i, e := range v {
+			if _, ok := e.(map[string]any); !ok {
+				return fmt.Errorf("%s[%d] is %s, want a usage object", path, i, shown(e))
+			}
+			if err := p.value(fmt.Sprintf("%s[%d]", path, i), e, model, depth); err != nil {
+				return err
+			}
+		}
+		return nil
+	case map[string]any:
+		if isCall(v) {
+			return p.call(path, v, model)
+		}
+		if depth > 0 || len(v) == 0 {
+			return fmt.Errorf("%s has no token counts (prompt_tokens, completion_tokens, input_tokens, output_tokens or total_tokens)", path)
+		}
+		for _, name := range sortedKeys(v) {
+			if err := p.value(path+"."+name, v[name], name, depth+1); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("%s is %s, want a usage object or a list of them", path, shown(v))
+}
+
+// tokenKeys are the keys that make an object one call's usage.
+var tokenKeys = []string{"prompt_tokens", "completion_tokens", "input_tokens", "output_tokens", "total_tokens"}
+
+func isCall(m map[string]any) bool {
+	return slices.ContainsFunc(tokenKeys, func(k string) bool { _, ok := m[k]; return ok })
+}
+
+// call adds one call's usage.
+func (p *usageParser) call(path string, m map[string]any, model string) error {
+	if p.entries++; p.entries > maxUsageEntries {
+		return fmt.Errorf("more than %d calls", maxUsageEntries)
+	}
+	if name, ok := m["model"]; ok {
+		s, isString := name.(string)
+		if !isString || s == "" || len(s) > 200 {
+			return fmt.Errorf("%s.model is %s, want a model's name", path, shown(name))
+		}
+		model = s
+	}
+	count := func(keys ...string) (int64, bool, error) {
+		for _, k := range keys {
+			v, ok := lookup(m, k)
+			if !ok {
+				continue
+			}
+			f, isNum := number(v)
+			if !isNum || f < 0 || f != math.Trunc(f) || f > maxTokens {
+				return 0, true, fmt.Errorf("%s.%s is %s, want a whole number of tokens, not negative", path, k, shown(v))
+			}
+			return int64(f), true, nil
+		}
+		return 0, false, nil
+	}
+	in, hasIn, err := count("prompt_tokens", "input_tokens")
+	if err != nil {
+		return err
+	}
+	out, hasOut, err := count("completion_tokens", "output_tokens")
+	if err != nil {
+		return err
+	}
+	total, hasTotal, err := count("total_tokens")
+	if err != nil {
+		return err
+	}
+	cached, _, err := count("prompt_tokens_details.cached_tokens", "input_tokens_details.cached_tokens", "cached_tokens")
+	if err != nil {
+		return err
+	}
+	// Anthropic's input_tokens leaves out the cache's: added here, so that
+	// input counts every input token as OpenAI's does.
+	cacheRead, hasRead, err := count("cache_read_input_tokens")
+	if err != nil {
+		return err
+	}
+	cacheWrite, _, err := count("cache_creation_input_tokens")
+	if err != nil {
+		return err
+	}
+	if hasRead {
+		in += cacheRead + cacheWrite
+		cached = cacheRead
+	}
+	if cached > in {
+		return fmt.Errorf("%s: %d cached input tokens of %d input tokens", path, cached, in)
+	}
+	if hasIn || hasOut {
+		total = in + out
+	} else if !hasTotal {
+		return fmt.Errorf("%s has no token counts", path)
+	}
+	mu := p.models[model]
+	if mu == nil {
+		mu = &ModelUsage{Model: model}
+		p.models[model] = mu
+	}
+	mu.Calls++
+	mu.InputTokens += in
+	mu.CachedInputTokens += cached
+	mu.OutputTokens += out
+	mu.TotalTokens += total
+	if mu.TotalTokens > maxTokens {
+		return fmt.Errorf("%s: more than %g tokens in all", path, float64(maxTokens))
+	}
+	return nil
+}
+
+// lookup finds a key, or a dotted path of keys, in m.
+func lookup(m map[string]any, key string) (any, bool) {
+	for {
+		k, rest, nested := strings.Cut(key, ".")
+		v, ok := m[k]
+		if !ok || !nested {
+			return v, ok
+		}
+		if m, ok = v.(map[string]any); !ok {
+			return nil, false
+		}
+		key = rest
+	}
+}
+
+// number is v as a finite float64 (ParseSubmitted leaves numbers below
+// the top as json.Number).
+func number(v any) (float64, bool) {
+	switch v := v.(type) {
+	case float64:
+		return v, !math.IsInf(v, 0) && !math.IsNaN(v)
+	case json.Number:
+		f, err := v.Float64()
+		return f, err == nil && !math.IsInf(f, 0) && !math.IsNaN(f)
+	}
+	return 0, false
+}
+
+// shown is v as a note shows it: JSON, cut to 40 bytes.
+func shown(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprintf("%T", v)
+	}
+	return text.Shorten(string(b), 40)
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
