@@ -1,64 +1,39 @@
 package cli_test
 
 import (
+	"bufio"
 	"bytes"
-	"encoding/json"
 	"io/fs"
-	"net/http"
-	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/forge-run/forge/runner/daytona/daytonatest"
 )
 
-// fakeOpenAI is an OpenAI-compatible chat endpoint: it answers every
-// request whose bearer token is key, shorter for a system prompt that asks
-// for few sentences, and records what it was sent.
-type fakeOpenAI struct {
-	key string
-
-	mu       sync.Mutex
-	requests []fakeRequest
-}
-
-type fakeRequest struct {
-	Auth, Model, System string
-}
-
-func (f *fakeOpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		Model    string `json:"model"`
-		Messages []struct{ Role, Content string }
+// startFakeModel starts the sample's offline model server
+// (examples/agent/fake_model.py, as a user would) accepting only key, and
+// returns its base URL; it is stopped at the test's end.
+func startFakeModel(t *testing.T, key string) string {
+	t.Helper()
+	cmd := exec.Command("python3", filepath.Join("..", "examples", "agent", "fake_model.py"), "--port", "0", "--key", key)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
 	}
-	if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" || json.NewDecoder(r.Body).Decode(&body) != nil {
-		http.Error(w, `{"error": "bad request"}`, http.StatusBadRequest)
-		return
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
 	}
-	req := fakeRequest{Auth: r.Header.Get("Authorization"), Model: body.Model}
-	if len(body.Messages) > 0 {
-		req.System = body.Messages[0].Content
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	url, ok := strings.CutPrefix(strings.TrimSpace(line), "fake model: ")
+	if err != nil || !ok {
+		t.Fatalf("fake_model.py said %q, %v", line, err)
 	}
-	f.mu.Lock()
-	f.requests = append(f.requests, req)
-	f.mu.Unlock()
-	if req.Auth != "Bearer "+f.key {
-		http.Error(w, `{"error": {"message": "Incorrect API key provided"}}`, http.StatusUnauthorized)
-		return
-	}
-	answer := "Each trial of a task is one draw from a noisy process, so a single trial cannot tell skill from luck; " +
-		"several trials per task estimate the variance the comparison needs."
-	tokens := 120
-	if strings.Contains(req.System, "three sentences") {
-		answer, tokens = "One trial is one noisy draw from the agent; several trials per task separate skill from luck.", 60
-	}
-	json.NewEncoder(w).Encode(map[string]any{
-		"choices": []any{map[string]any{"message": map[string]any{"role": "assistant", "content": answer}}},
-		"usage":   map[string]any{"total_tokens": tokens},
-	})
+	return url
 }
 
 // copyExample copies examples/<name> into a fresh directory.
@@ -121,12 +96,12 @@ func holding(dir string, forms ...string) ([]string, error) {
 // prompts are told apart, and no byte of the key is written anywhere.
 func TestSampleAgent(t *testing.T) {
 	const key = "sk-agent-test-5d41402abc4b2a76"
-	api := &fakeOpenAI{key: key}
-	srv := httptest.NewServer(api)
-	defer srv.Close()
+	base := startFakeModel(t, key)
 	dir := copyExample(t, "agent")
 
-	cmd, stdout, stderr := forgeCmd(dir, []string{"OPENAI_API_KEY=" + key, "OPENAI_BASE_URL=" + srv.URL + "/v1", "MODEL=fake-model"},
+	// The model server refuses any other key: every trial succeeding says
+	// the key reached the agents.
+	cmd, stdout, stderr := forgeCmd(dir, []string{"OPENAI_API_KEY=" + key, "OPENAI_BASE_URL=" + base},
 		"run", "--run-id", "a1", "--verbose")
 	if code := exitCodeOf(t, cmd.Run()); code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
@@ -136,17 +111,24 @@ func TestSampleAgent(t *testing.T) {
 		if !r.Success {
 			t.Errorf("%s: %s %s", r.CandidateID, r.ErrorKind, r.ErrorMessage)
 		}
-	}
-	if len(api.requests) != 2 {
-		t.Fatalf("the endpoint got %d requests, want 2", len(api.requests))
-	}
-	for _, r := range api.requests {
-		if r.Auth != "Bearer "+key || r.Model != "fake-model" {
-			t.Errorf("request %+v", r)
+		// The agent reports its real usage; the manifest prices its model.
+		if r.Usage == nil || r.Usage.Tokens() == 0 || r.Usage.Models[0].Model != "gpt-4o-mini" || r.UsageNote != "" {
+			t.Errorf("%s: usage %+v %q", r.CandidateID, r.Usage, r.UsageNote)
+		}
+		if r.Cost == nil || r.Cost.ModelUSD <= 0 || r.Cost.Unpriced != "" {
+			t.Errorf("%s: cost %+v", r.CandidateID, r.Cost)
 		}
 	}
+	for _, st := range rec.Standings {
+		if st.Cost == nil || st.Cost.USD <= 0 || st.Cost.PerSuccessUSD == nil {
+			t.Errorf("%s: standing's cost %+v", st.CandidateID, st.Cost)
+		}
+	}
+	if !strings.Contains(stdout.String(), "COST") || !strings.Contains(stdout.String(), "/success)") {
+		t.Errorf("the table shows no cost:\n%s", stdout)
+	}
 	if rec.Winner == nil || *rec.Winner != "terse" {
-		t.Errorf("winner %v: %s (terse uses half the tokens)", rec.Winner, rec.WinnerLine)
+		t.Errorf("winner %v: %s (terse uses fewer tokens)", rec.Winner, rec.WinnerLine)
 	}
 	if files := filesHolding(t, dir, key); len(files) > 0 {
 		t.Errorf("the key is written in %v", files)
@@ -158,13 +140,13 @@ func TestSampleAgent(t *testing.T) {
 	// On Daytona (the emulator) too; no request to the Daytona API holds
 	// the key but the upload of the secrets file forge.sh reads and removes.
 	dsrv := daytonatest.Start(t, daytonatest.Options{})
-	cmd, _, stderr = forgeCmd(dir, append(daytonaEnv(dsrv), "OPENAI_API_KEY="+key, "OPENAI_BASE_URL="+srv.URL+"/v1", "MODEL=fake-model"),
+	cmd, _, stderr = forgeCmd(dir, append(daytonaEnv(dsrv), "OPENAI_API_KEY="+key, "OPENAI_BASE_URL="+base),
 		"run", "--daytona", "--no-fallback", "--run-id", "a3")
 	if code := exitCodeOf(t, cmd.Run()); code != 0 {
 		t.Fatalf("--daytona: exit %d\n%s", code, stderr)
 	}
-	if len(api.requests) != 4 {
-		t.Errorf("the endpoint got %d requests, want 4", len(api.requests))
+	if rec := readResults(t, filepath.Join(dir, "artifacts", "a3", "results.json")); rec.Standings[0].Cost == nil {
+		t.Error("--daytona: no cost")
 	}
 	for _, c := range dsrv.CallLog() {
 		if bytes.Contains(c.Body, []byte(key)) && !(c.Op == daytonatest.OpUploadFile && strings.HasSuffix(c.Query, "secrets")) {
@@ -177,11 +159,11 @@ func TestSampleAgent(t *testing.T) {
 	checkEmulator(t, dsrv, key)
 
 	// Without the key, forge refuses the run before anything starts.
-	cmd, _, stderr = forgeCmd(dir, []string{"OPENAI_BASE_URL=" + srv.URL + "/v1"}, "run", "--run-id", "a2")
+	cmd, _, stderr = forgeCmd(dir, []string{"OPENAI_BASE_URL=" + base}, "run", "--run-id", "a2")
 	if code := exitCodeOf(t, cmd.Run()); code != 2 || !strings.Contains(stderr.String(), "OPENAI_API_KEY (needed by terse, thorough)") {
 		t.Errorf("exit %d: %s", code, stderr)
 	}
-	if len(api.requests) != 4 {
-		t.Errorf("a run without the key reached the endpoint")
+	if _, err := os.Stat(filepath.Join(dir, "artifacts", "a2")); err == nil {
+		t.Error("a run without the key started")
 	}
 }

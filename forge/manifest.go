@@ -29,6 +29,8 @@ type Manifest struct {
 	TasksFile string         `yaml:"tasks_file"`
 	Scoring   scoring.Config `yaml:"scoring"`
 	Gates     Gates          `yaml:"gates"`
+	// Pricing prices model tokens and sandbox time (what a win costs).
+	Pricing *scoring.Pricing `yaml:"pricing"`
 	// Environments are built once and reused by every job that runs in
 	// one (a candidate's or the defaults' environment:).
 	Environments map[string]*EnvironmentSpec `yaml:"environments"`
@@ -282,6 +284,13 @@ func (m *Manifest) validate(v *validator, blockErrs []error) {
 		m.Tasks[i] = t
 	}
 	v.errs = append(v.errs, checkTaskIDs(m.Tasks)...)
+	for _, p := range m.Pricing.Check() {
+		path := []any{"pricing"}
+		for _, k := range p.Path {
+			path = append(path, k)
+		}
+		v.at(p.Msg, path...)
+	}
 	d := m.Defaults
 	if d.Trials < 0 {
 		v.at("must be at least 1", "defaults", "trials")

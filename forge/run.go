@@ -374,6 +374,7 @@ func (s *state) play(ctx context.Context, i int, job runner.Job) error {
 	// the excerpts of a record.
 	res.Checks = s.checker.Check(res, s.tasks[job.TaskID])
 	res.Excerpt()
+	res.Cost = s.o.Manifest.Pricing.Price(&res)
 	if jerr := s.journal.add(&res); jerr != nil && err == nil {
 		err = jerr
 	}

@@ -76,6 +76,9 @@ func columns(rec *forge.Record) []column {
 	if !suite(rec) {
 		cols = append(cols, column{"ARTIFACT", text.Right, candidate.artifactText})
 	}
+	if costed(rec) {
+		cols = append(cols, column{"COST", text.Right, candidate.costText})
+	}
 	return append(cols, column{colNotes, text.Left, func(c candidate) string { return text.Shorten(c.notes(), notesWidth) }})
 }
 
@@ -466,4 +469,33 @@ func retriedLine(rec *forge.Record) string {
 		list += fmt.Sprintf(", … %d more", len(names)-shown)
 	}
 	return fmt.Sprintf("%d %s needed a second sandbox: %s", len(names), text.Plural(len(names), "trial", "trials"), list)
+}
+
+// costed says some candidate's trials have a cost: the standings show it.
+func costed(rec *forge.Record) bool {
+	return slices.ContainsFunc(rec.Standings, func(st scoring.Standing) bool { return st.Cost != nil })
+}
+
+// costText is the candidate's total cost and what a win cost: "$1.20
+// ($0.040/solved)" in a suite, "/success" otherwise; "unpriced" when it
+// has tokens but no price, and "+unpriced" when part of it had none.
+func (c candidate) costText() string {
+	k := c.standing.Cost
+	switch {
+	case k == nil:
+		return "—"
+	case k.UnpricedTrials == k.CostedTrials && k.USD == 0:
+		return "unpriced"
+	}
+	s := text.USD(k.USD)
+	if k.UnpricedTrials > 0 {
+		s += "+unpriced"
+	}
+	switch {
+	case k.PerSolvedUSD != nil:
+		s += " (" + text.USD(*k.PerSolvedUSD) + "/solved)"
+	case c.standing.Suite == nil && k.PerSuccessUSD != nil:
+		s += " (" + text.USD(*k.PerSuccessUSD) + "/success)"
+	}
+	return s
 }

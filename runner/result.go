@@ -211,6 +211,10 @@ type Result struct {
 	// out. Neither ever fails the trial.
 	Usage     *Usage `json:"usage,omitempty"`
 	UsageNote string `json:"usage_note,omitempty"`
+	// Resources are the sandbox's (Daytona), for pricing its lifetime;
+	// Cost is the trial's, when the run has a price for something of it.
+	Resources *Resources `json:"resources,omitempty"`
+	Cost      *Cost      `json:"cost,omitempty"`
 
 	// RuntimeSeconds is the candidate's own execution: from its process's
 	// start to its exit, measured as close to the process as the backend

@@ -268,3 +268,23 @@ func sortedKeys(m map[string]any) []string {
 	slices.Sort(keys)
 	return keys
 }
+
+// Cost is what one trial cost, in US dollars (scoring.Pricing.Price): its
+// model spend (priced tokens, or the candidate's own cost_usd) and its
+// sandbox's lifetime priced. Unpriced says what had no price and is
+// therefore not in USD.
+type Cost struct {
+	USD        float64 `json:"usd"`
+	ModelUSD   float64 `json:"model_usd"`
+	SandboxUSD float64 `json:"sandbox_usd"`
+	Tokens     int64   `json:"tokens,omitempty"`
+	Unpriced   string  `json:"unpriced,omitempty"`
+}
+
+// Resources are what a trial's sandbox had: vCPUs and GiB of memory and
+// disk (Daytona's; a local process has none declared).
+type Resources struct {
+	CPU       float64 `json:"cpu"`
+	MemoryGiB float64 `json:"memory_gib"`
+	DiskGiB   float64 `json:"disk_gib"`
+}

@@ -32,6 +32,7 @@ type tally struct {
 	clamped           []int
 	judgeErrors       int
 	unscored          []noteHit // infra, auth, cancelled
+	cost              costTally
 	// tasks are a suite's trials by task.
 	tasks map[string]*taskTally
 
@@ -63,6 +64,7 @@ func newTally(id string, n int) *tally {
 // saying why.
 func (t *tally) count(r runner.Result) (unscored noteHit, scored bool) {
 	t.trials++
+	t.cost.add(r)
 	if r.Success {
 		t.successes++
 		if !math.IsNaN(r.RuntimeSeconds) && !math.IsInf(r.RuntimeSeconds, 0) {
@@ -122,6 +124,7 @@ func (t *tally) finish(scorers []prepared) {
 	if ran := t.trials - len(t.unscored); ran > 0 {
 		st.SuccessRate = float64(t.successes) / float64(ran)
 	}
+	st.Cost = t.cost.standing(t.successes)
 	for j, s := range scorers {
 		if len(t.perScorer[j]) > 0 {
 			if st.Breakdown == nil {

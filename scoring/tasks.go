@@ -114,6 +114,10 @@ func (t *tally) suiteStats(tasks []Task, k int) {
 		}
 	}
 	su.Tasks = len(means)
+	if c := t.st.Cost; c != nil && su.Solved > 0 {
+		per := c.USD / float64(su.Solved)
+		c.PerSolvedUSD = &per
+	}
 	if passW > 0 {
 		p := pass / passW
 		su.PassAtK = &p

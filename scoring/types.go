@@ -47,6 +47,9 @@ type Standing struct {
 	// Notes say, in words, what affected the score: judge failures, missing
 	// submitted metrics, clamped raw values.
 	Notes []string `json:"notes,omitempty"`
+	// Cost is what the candidate's trials cost, when any has a cost
+	// (a price, or usage reported).
+	Cost *CostStanding `json:"cost,omitempty"`
 	// Suite is set for a suite's candidate, whose Score is then the
 	// weighted mean of its task scores, ScoreStddev their standard
 	// deviation and ScoreCI95 the interval with tasks as the sampling unit.

@@ -41,19 +41,19 @@ def ask(objective):
         sys.exit("the model endpoint answered %d: %s" % (e.code, e.read()[:300].decode(errors="replace")))
     except urllib.error.URLError as e:
         sys.exit("cannot reach the model endpoint %s: %s" % (base, e.reason))
-    usage = reply.get("usage", {})
-    return reply["choices"][0]["message"]["content"], usage
+    return reply["choices"][0]["message"]["content"], reply.get("usage") or {}, reply.get("model") or body["model"]
 
 
 def main():
     objective, out = sys.argv[1], sys.argv[2]
-    answer, usage = ask(objective)
+    answer, usage, model = ask(objective)
     with open(out, "w") as f:
         f.write(answer.strip() + "\n")
-    # The agent's own metrics, for forge's submitted scorer.
+    # The agent's own metric (total_tokens, for forge's submitted scorer)
+    # and its model usage as the API reported it, for tokens and cost.
     if os.environ.get("FORGE_RESULT") and usage:
         with open(os.environ["FORGE_RESULT"], "w") as f:
-            json.dump({"total_tokens": usage.get("total_tokens", 0)}, f)
+            json.dump({"total_tokens": usage.get("total_tokens", 0), "usage": usage, "model": model}, f)
     print("answered in %d words" % len(answer.split()))
 
 

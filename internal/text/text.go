@@ -348,3 +348,20 @@ func Bytes(n float64) string {
 	}
 	return "" // unreachable
 }
+
+// USD writes dollars the one way forge does: "$0", "$12", "$1.23", and
+// below a dollar two significant digits ("$0.042", "$0.0031").
+func USD(x float64) string {
+	switch {
+	case x == 0:
+		return "$0"
+	case x < 0:
+		return "-" + USD(-x)
+	case x >= 100:
+		return "$" + strconv.FormatFloat(math.Round(x), 'f', 0, 64)
+	case x >= 1:
+		return "$" + strconv.FormatFloat(x, 'f', 2, 64)
+	}
+	d := max(2, 1-int(math.Floor(math.Log10(x))))
+	return "$" + strconv.FormatFloat(x, 'f', d, 64)
+}

@@ -152,3 +152,11 @@ func FuzzShellQuote(f *testing.F) {
 		checkShell(t, s)
 	})
 }
+
+func TestUSD(t *testing.T) {
+	for x, want := range map[float64]string{0: "$0", 0.5: "$0.50", 0.042: "$0.042", 0.00314: "$0.0031", 1: "$1.00", 12.345: "$12.35", 1234.5: "$1235", -0.5: "-$0.50", 0.999: "$1.00"} {
+		if got := USD(x); got != want {
+			t.Errorf("USD(%v) = %q, want %q", x, got, want)
+		}
+	}
+}

@@ -203,6 +203,7 @@ func (j *jobRun) create(ctx context.Context) error {
 	if sb != nil {
 		j.sb = sb
 		j.res.SandboxID = sb.ID
+		j.res.Resources = j.r.resources()
 		j.r.capacity.created(j.name, sb)
 		if lerr := j.r.ledger.append(LedgerEntry{Event: eventCreated, RunID: o.RunID, Name: j.name, ID: sb.ID}); lerr != nil && err == nil {
 			err = lerr

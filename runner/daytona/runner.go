@@ -1,6 +1,7 @@
 package daytona
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -265,4 +266,25 @@ func (r *Runner) Close(ctx context.Context) error {
 	errs = append(errs, r.ledger.append(LedgerEntry{Event: eventClose, RunID: r.opts.RunID}), r.ledger.close())
 	r.kill(context.Canceled)
 	return errors.Join(errs...)
+}
+
+// Daytona's resources of a sandbox that asks for none (and of a snapshot
+// built without any): 1 vCPU, 1 GiB of memory, 3 GiB of disk.
+const (
+	defaultCPU      = 1
+	defaultMemoryGB = 1
+	defaultDiskGB   = 3
+)
+
+// resources are what each of this Runner's sandboxes has: the
+// daytona.resources asked for, else Daytona's defaults. A sandbox from
+// the account's default snapshot may have that snapshot's instead; the SDK
+// does not say.
+func (r *Runner) resources() *runner.Resources {
+	o := r.opts
+	return &runner.Resources{
+		CPU:       float64(cmp.Or(o.CPU, defaultCPU)),
+		MemoryGiB: float64(cmp.Or(o.MemoryGB, defaultMemoryGB)),
+		DiskGiB:   float64(cmp.Or(o.DiskGB, defaultDiskGB)),
+	}
 }

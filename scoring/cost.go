@@ -1,0 +1,247 @@
+package scoring
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/forge-run/forge/runner"
+)
+
+// Pricing is the manifest's pricing: block: what model tokens and sandbox
+// time cost, in US dollars. forge never invents a price: what it has no
+// price for is counted, and its cost said to be unpriced.
+type Pricing struct {
+	// Models are token prices per model name, in dollars per million
+	// tokens.
+	Models map[string]ModelPrice `yaml:"models"`
+	// Sandbox prices a trial's sandbox by its lifetime.
+	Sandbox SandboxPrice `yaml:"sandbox"`
+}
+
+// ModelPrice is one model's token prices, in dollars per million tokens.
+// CachedInput defaults to Input (no discount known).
+type ModelPrice struct {
+	Input       *float64 `yaml:"input"`
+	CachedInput *float64 `yaml:"cached_input"`
+	Output      *float64 `yaml:"output"`
+}
+
+// SandboxPrice prices a sandbox's lifetime (a trial's job time: from its
+// create to its delete): per vCPU-hour and per GiB-hour of memory of the
+// resources it had (Daytona's), or a flat price per sandbox-hour (any
+// backend, local processes included).
+type SandboxPrice struct {
+	VCPUHour    *float64 `yaml:"vcpu_hour"`
+	GiBHour     *float64 `yaml:"gib_hour"`
+	SandboxHour *float64 `yaml:"sandbox_hour"`
+}
+
+// IsZero says the manifest gave no pricing.
+func (p *Pricing) IsZero() bool {
+	return p == nil || len(p.Models) == 0 && p.Sandbox == (SandboxPrice{})
+}
+
+// Check says what is wrong with the prices: each problem with its key path
+// below "pricing".
+func (p *Pricing) Check() []PricingProblem {
+	if p == nil {
+		return nil
+	}
+	var out []PricingProblem
+	bad := func(v *float64, path ...string) {
+		if v != nil && !(*v >= 0 && *v < 1e6) {
+			out = append(out, PricingProblem{Path: path, Msg: fmt.Sprintf("%v dollars: a price is a number of dollars, not negative", *v)})
+		}
+	}
+	for _, name := range sortedNames(p.Models) {
+		mp := p.Models[name]
+		if strings.TrimSpace(name) == "" {
+			out = append(out, PricingProblem{Path: []string{"models"}, Msg: "a model's name is empty"})
+		}
+		if mp.Input == nil && mp.Output == nil {
+			out = append(out, PricingProblem{Path: []string{"models", name}, Msg: "gives no price: want input and output (dollars per million tokens)"})
+		}
+		bad(mp.Input, "models", name, "input")
+		bad(mp.CachedInput, "models", name, "cached_input")
+		bad(mp.Output, "models", name, "output")
+	}
+	s := p.Sandbox
+	bad(s.VCPUHour, "sandbox", "vcpu_hour")
+	bad(s.GiBHour, "sandbox", "gib_hour")
+	bad(s.SandboxHour, "sandbox", "sandbox_hour")
+	if s.SandboxHour != nil && (s.VCPUHour != nil || s.GiBHour != nil) {
+		out = append(out, PricingProblem{Path: []string{"sandbox", "sandbox_hour"}, Msg: "give a flat sandbox_hour or vcpu_hour and gib_hour, not both"})
+	}
+	return out
+}
+
+// PricingProblem is one problem of a Pricing, at a key path below pricing.
+type PricingProblem struct {
+	Path []string
+	Msg  string
+}
+
+// Price is what r cost: its model usage priced (or the candidate's own
+// cost_usd) plus its sandbox's lifetime priced. nil when nothing about it
+// has a cost: no usage reported and no sandbox price.
+func (p *Pricing) Price(r *runner.Result) *runner.Cost {
+	if r.Usage == nil && (p == nil || p.Sandbox == (SandboxPrice{})) {
+		return nil
+	}
+	c := &runner.Cost{}
+	var unpriced []string
+	if u := r.Usage; u != nil {
+		c.Tokens = u.Tokens()
+		switch {
+		case u.CostUSD != nil:
+			c.ModelUSD = *u.CostUSD
+		default:
+			for _, m := range u.Models {
+				usd, why := p.modelCost(m)
+				if why != "" {
+					unpriced = append(unpriced, why)
+					continue
+				}
+				c.ModelUSD += usd
+			}
+		}
+	}
+	if p != nil {
+		usd, why := p.sandboxCost(r)
+		if why != "" {
+			unpriced = append(unpriced, why)
+		}
+		c.SandboxUSD = usd
+	}
+	c.USD = c.ModelUSD + c.SandboxUSD
+	c.Unpriced = strings.Join(unpriced, "; ")
+	return c
+}
+
+// modelCost prices one model's tokens, or says why it cannot.
+func (p *Pricing) modelCost(m runner.ModelUsage) (float64, string) {
+	name := m.Model
+	if name == "" {
+		return 0, fmt.Sprintf("%d tokens of no named model", m.TotalTokens)
+	}
+	var mp ModelPrice
+	ok := false
+	if p != nil {
+		mp, ok = p.Models[name]
+	}
+	if !ok {
+		return 0, fmt.Sprintf("no price for model %s (%d tokens)", name, m.TotalTokens)
+	}
+	if m.InputTokens == 0 && m.OutputTokens == 0 && m.TotalTokens > 0 {
+		return 0, fmt.Sprintf("%d tokens of %s not split into input and output", m.TotalTokens, name)
+	}
+	in := m.InputTokens - m.CachedInputTokens
+	var usd float64
+	for _, part := range []struct {
+		tokens int64
+		price  *float64
+		what   string
+	}{{in, mp.Input, "input"}, {m.CachedInputTokens, cmpOr(mp.CachedInput, mp.Input), "cached input"}, {m.OutputTokens, mp.Output, "output"}} {
+		if part.tokens == 0 {
+			continue
+		}
+		if part.price == nil {
+			return 0, fmt.Sprintf("no %s price for model %s", part.what, name)
+		}
+		usd += float64(part.tokens) * *part.price / 1e6
+	}
+	return usd, ""
+}
+
+// sandboxCost prices r's sandbox lifetime, or says why it cannot.
+func (p *Pricing) sandboxCost(r *runner.Result) (float64, string) {
+	s := p.Sandbox
+	hours := r.JobSeconds / 3600
+	switch {
+	case s.SandboxHour != nil:
+		return hours * *s.SandboxHour, ""
+	case s.VCPUHour == nil && s.GiBHour == nil:
+		return 0, ""
+	case r.Resources == nil:
+		return 0, "the sandbox's resources are unknown (" + r.Backend + ": only a flat sandbox_hour prices it)"
+	}
+	var usd float64
+	if s.VCPUHour != nil {
+		usd += hours * r.Resources.CPU * *s.VCPUHour
+	}
+	if s.GiBHour != nil {
+		usd += hours * r.Resources.MemoryGiB * *s.GiBHour
+	}
+	return usd, ""
+}
+
+func cmpOr(a, b *float64) *float64 {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+func sortedNames[V any](m map[string]V) []string {
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// CostStanding is what a candidate's trials cost, all together.
+type CostStanding struct {
+	// USD is the total of the trials' costs, MeanUSD per trial with a
+	// cost (CostedTrials of them).
+	USD          float64 `json:"usd"`
+	MeanUSD      float64 `json:"mean_usd"`
+	ModelUSD     float64 `json:"model_usd"`
+	SandboxUSD   float64 `json:"sandbox_usd"`
+	Tokens       int64   `json:"tokens"`
+	CostedTrials int     `json:"costed_trials"`
+	// PerSuccessUSD is USD over the successful trials; PerSolvedUSD, in a
+	// suite, over the solved tasks: what a win costs. Null without one.
+	PerSuccessUSD *float64 `json:"per_success_usd"`
+	PerSolvedUSD  *float64 `json:"per_solved_usd,omitempty"`
+	// UnpricedTrials had something without a price (tokens of a model
+	// the pricing does not name, say): USD leaves it out.
+	UnpricedTrials int `json:"unpriced_trials,omitempty"`
+}
+
+// costTally adds up a candidate's trial costs.
+type costTally struct {
+	n, unpriced         int
+	usd, model, sandbox float64
+	tokens              int64
+}
+
+func (c *costTally) add(r runner.Result) {
+	if r.Cost == nil {
+		return
+	}
+	c.n++
+	c.usd += r.Cost.USD
+	c.model += r.Cost.ModelUSD
+	c.sandbox += r.Cost.SandboxUSD
+	c.tokens += r.Cost.Tokens
+	if r.Cost.Unpriced != "" {
+		c.unpriced++
+	}
+}
+
+// standing is the tally as a standing; nil when no trial had a cost.
+func (c *costTally) standing(successes int) *CostStanding {
+	if c.n == 0 {
+		return nil
+	}
+	st := &CostStanding{USD: c.usd, MeanUSD: c.usd / float64(c.n), ModelUSD: c.model, SandboxUSD: c.sandbox,
+		Tokens: c.tokens, CostedTrials: c.n, UnpricedTrials: c.unpriced}
+	if successes > 0 {
+		per := c.usd / float64(successes)
+		st.PerSuccessUSD = &per
+	}
+	return st
+}

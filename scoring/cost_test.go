@@ -1,0 +1,91 @@
+package scoring
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/forge-run/forge/runner"
+)
+
+func price(v float64) *float64 { return &v }
+
+func nearly(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
+
+func TestPriceTrial(t *testing.T) {
+	p := &Pricing{
+		Models:  map[string]ModelPrice{"m": {Input: price(2), CachedInput: price(0.5), Output: price(8)}, "plain": {Input: price(1), Output: price(1)}},
+		Sandbox: SandboxPrice{VCPUHour: price(0.1), GiBHour: price(0.01)},
+	}
+	r := runner.Result{Backend: "daytona", JobSeconds: 1800, Resources: &runner.Resources{CPU: 2, MemoryGiB: 4},
+		Usage: &runner.Usage{Models: []runner.ModelUsage{
+			{Model: "m", InputTokens: 1_000_000, CachedInputTokens: 400_000, OutputTokens: 100_000, TotalTokens: 1_100_000},
+			{Model: "plain", InputTokens: 500_000, OutputTokens: 500_000, TotalTokens: 1_000_000},
+		}}}
+	c := p.Price(&r)
+	// m: 0.6M × 2 + 0.4M × 0.5 + 0.1M × 8 = 1.2 + 0.2 + 0.8 = 2.2; plain: 1.0
+	// sandbox: 0.5 h × (2 × 0.1 + 4 × 0.01) = 0.12
+	if c == nil || !nearly(c.ModelUSD, 3.2) || !nearly(c.SandboxUSD, 0.12) || !nearly(c.USD, 3.32) || c.Tokens != 2_100_000 || c.Unpriced != "" {
+		t.Fatalf("%+v", c)
+	}
+
+	// The candidate's own cost wins over the tokens' price.
+	own := 0.5
+	r.Usage.CostUSD = &own
+	if c := p.Price(&r); !nearly(c.ModelUSD, 0.5) {
+		t.Errorf("cost_usd: %+v", c)
+	}
+
+	// No price known: the tokens count, the cost says what is unpriced;
+	// a local process has no resources for vcpu_hour.
+	loc := runner.Result{Backend: "local", JobSeconds: 60, Usage: &runner.Usage{Models: []runner.ModelUsage{
+		{Model: "other", InputTokens: 10, OutputTokens: 5, TotalTokens: 15}, {InputTokens: 1, OutputTokens: 1, TotalTokens: 2}}}}
+	c = p.Price(&loc)
+	for _, want := range []string{"no price for model other (15 tokens)", "2 tokens of no named model", "resources are unknown (local"} {
+		if !strings.Contains(c.Unpriced, want) {
+			t.Errorf("unpriced %q lacks %q", c.Unpriced, want)
+		}
+	}
+	if c.USD != 0 || c.Tokens != 17 {
+		t.Errorf("%+v", c)
+	}
+
+	// A flat sandbox_hour prices any backend; without usage nor sandbox
+	// price there is no cost at all.
+	flat := &Pricing{Sandbox: SandboxPrice{SandboxHour: price(3.6)}}
+	if c := flat.Price(&runner.Result{Backend: "local", JobSeconds: 10}); c == nil || !nearly(c.USD, 0.01) {
+		t.Errorf("flat: %+v", c)
+	}
+	var none *Pricing
+	if c := none.Price(&runner.Result{JobSeconds: 10}); c != nil {
+		t.Errorf("no pricing, no usage: %+v", c)
+	}
+	if c := none.Price(&runner.Result{Usage: &runner.Usage{Models: []runner.ModelUsage{{Model: "m", InputTokens: 1, TotalTokens: 1}}}}); c == nil || c.Tokens != 1 || c.Unpriced == "" {
+		t.Errorf("usage without pricing: %+v", c)
+	}
+}
+
+func TestCostStanding(t *testing.T) {
+	res := []runner.Result{
+		{CandidateID: "a", Trial: 1, Success: true, Cost: &runner.Cost{USD: 1, ModelUSD: 1, Tokens: 10}},
+		{CandidateID: "a", Trial: 2, Success: false, ErrorKind: runner.ErrCandidateFailed, Cost: &runner.Cost{USD: 3, ModelUSD: 3, Tokens: 30, Unpriced: "x"}},
+		{CandidateID: "b", Trial: 1, Success: true},
+	}
+	out := Score(Config{}, []string{"a", "b"}, res)
+	var a, b *Standing
+	for i := range out.Standings {
+		switch out.Standings[i].CandidateID {
+		case "a":
+			a = &out.Standings[i]
+		case "b":
+			b = &out.Standings[i]
+		}
+	}
+	c := a.Cost
+	if c == nil || c.USD != 4 || c.MeanUSD != 2 || c.Tokens != 40 || c.CostedTrials != 2 || c.UnpricedTrials != 1 || c.PerSuccessUSD == nil || *c.PerSuccessUSD != 4 {
+		t.Errorf("a: %+v", c)
+	}
+	if b.Cost != nil {
+		t.Errorf("b had no cost: %+v", b.Cost)
+	}
+}
