@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/forge-run/forge/internal/text"
 	"github.com/forge-run/forge/runner"
 )
 
@@ -244,4 +245,36 @@ func (c *costTally) standing(successes int) *CostStanding {
 		st.PerSuccessUSD = &per
 	}
 	return st
+}
+
+// costLine is what the winner line adds when the runner-up is cheaper
+// than the candidate ranked first, both fully priced: "; beta solves 96%
+// of what alpha solves at 31% of its cost" (in a suite; else "scores 96%
+// of alpha's score"), "beta, within noise of alpha, …" when the two are
+// tied. Costs compare per trial (mean), so that different trial counts
+// do not count. Empty otherwise.
+func costLine(es []*tally) string {
+	withResults, noWinner := contenders(es)
+	if noWinner != "" || len(withResults) < 2 {
+		return ""
+	}
+	top, second := withResults[0], withResults[1]
+	a, b := top.st.Cost, second.st.Cost
+	if a == nil || b == nil || a.UnpricedTrials > 0 || b.UnpricedTrials > 0 || a.MeanUSD <= 0 || b.MeanUSD >= a.MeanUSD {
+		return ""
+	}
+	who := second.id
+	if second.st.Rank == top.st.Rank {
+		who += ", within noise of " + top.id + ","
+	}
+	var what string
+	switch su, sb := top.st.Suite, second.st.Suite; {
+	case su != nil && sb != nil && su.Solved > 0:
+		what = fmt.Sprintf("solves %s of what %s solves", text.Percent(float64(sb.Solved)/float64(su.Solved)), top.id)
+	case top.st.Score > 0:
+		what = fmt.Sprintf("scores %s of %s's score", text.Percent(second.st.Score/top.st.Score), top.id)
+	default:
+		return ""
+	}
+	return fmt.Sprintf("; %s %s at %s of its cost", who, what, text.Percent(b.MeanUSD/a.MeanUSD))
 }

@@ -1,6 +1,7 @@
 package scoring
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -87,5 +88,49 @@ func TestCostStanding(t *testing.T) {
 	}
 	if b.Cost != nil {
 		t.Errorf("b had no cost: %+v", b.Cost)
+	}
+}
+
+// A suite where the cheaper candidate is within noise of the best: the
+// winner line names it, with what it solves and what it costs; a dearer
+// runner-up is not named.
+func TestWinnerLineNamesCheaperRunnerUp(t *testing.T) {
+	var tasks []Task
+	var res []runner.Result
+	for i := range 20 {
+		id := fmt.Sprintf("t%02d", i)
+		tasks = append(tasks, Task{ID: id})
+		// alpha solves 20 tasks at $1 a trial; beta 19 at $0.25.
+		res = append(res,
+			runner.Result{CandidateID: "alpha", TaskID: id, Trial: 1, Success: true, Cost: &runner.Cost{USD: 1, ModelUSD: 1}},
+			runner.Result{CandidateID: "beta", TaskID: id, Trial: 1, Success: i != 7, Cost: &runner.Cost{USD: 0.25, ModelUSD: 0.25}})
+		if i == 7 {
+			res[len(res)-1].ErrorKind = runner.ErrCandidateFailed
+		}
+	}
+	out := ScoreSuite(Config{Scorers: []Scorer{{Type: TypeSuccess}}}, Suite{Candidates: []string{"alpha", "beta"}, Tasks: tasks}, res)
+	want := "; beta, within noise of alpha, solves 95% of what alpha solves at 25% of its cost"
+	if !strings.HasSuffix(out.WinnerLine, want) {
+		t.Errorf("winner line %q; want it to end %q", out.WinnerLine, want)
+	}
+	var beta *Standing
+	for i := range out.Standings {
+		if out.Standings[i].CandidateID == "beta" {
+			beta = &out.Standings[i]
+		}
+	}
+	if beta.Cost.PerSolvedUSD == nil || !nearly(*beta.Cost.PerSolvedUSD, 5.0/19) {
+		t.Errorf("beta's cost per solved task: %+v", beta.Cost)
+	}
+
+	// beta dearer: nothing said of cost.
+	for i := range res {
+		if res[i].CandidateID == "beta" {
+			res[i].Cost = &runner.Cost{USD: 2, ModelUSD: 2}
+		}
+	}
+	out = ScoreSuite(Config{Scorers: []Scorer{{Type: TypeSuccess}}}, Suite{Candidates: []string{"alpha", "beta"}, Tasks: tasks}, res)
+	if strings.Contains(out.WinnerLine, "cost") {
+		t.Errorf("a dearer runner-up is named: %q", out.WinnerLine)
 	}
 }

@@ -237,8 +237,11 @@ func ScoreSuite(cfg Config, s Suite, results []runner.Result) Outcome {
 	}
 	if len(out.Incomplete) > 0 {
 		out.Winner, out.WinnerLine = nil, incompleteLine(out.Incomplete)
-	} else if n, first := unscoredTrials(entries); n > 0 {
-		out.WinnerLine += fmt.Sprintf("; %d %s not scored (%s)", n, text.Plural(n, "trial", "trials"), first)
+	} else {
+		if n, first := unscoredTrials(entries); n > 0 {
+			out.WinnerLine += fmt.Sprintf("; %d %s not scored (%s)", n, text.Plural(n, "trial", "trials"), first)
+		}
+		out.WinnerLine += costLine(entries)
 	}
 	return out
 }
