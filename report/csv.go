@@ -15,10 +15,12 @@ import (
 // csvHeader names the CSV columns, one row per result; a suite's rows also
 // name their task and say whether the trial passed it. The last three are
 // the trial's stored files, relative to the run's directory (stdout and
-// stderr since schema 3, empty before).
+// stderr since schema 3, empty before), then its tokens and cost (empty
+// when it has none; cost_unpriced says what had no price).
 func csvHeader(suite bool) []string {
 	h := []string{"candidate_id", "trial", "success", "exit_code", "error_kind", "runtime_seconds",
-		"score", "artifact_bytes", "sandbox_id", "error_message", "stdout_path", "stderr_path", "artifact_path"}
+		"score", "artifact_bytes", "sandbox_id", "error_message", "stdout_path", "stderr_path", "artifact_path",
+		"tokens", "cost_usd", "cost_unpriced"}
 	if suite {
 		h = slices.Insert(h, 1, "task_id")
 		h = slices.Insert(h, 4, "passed")
@@ -40,7 +42,14 @@ func CSV(w io.Writer, rec *forge.Record, opts Options) error {
 		return fmt.Errorf("write CSV report: %w", err)
 	}
 	for _, r := range rec.Results {
-		exit, score := "", ""
+		exit, score, tokens, usd, unpriced := "", "", "", "", ""
+		if c := r.Cost; c != nil {
+			tokens = strconv.FormatInt(c.Tokens, 10)
+			usd = strconv.FormatFloat(c.USD, 'f', -1, 64)
+			unpriced = c.Unpriced
+		} else if r.Usage != nil {
+			tokens = strconv.FormatInt(r.Usage.Tokens(), 10)
+		}
 		if r.ExitCode != nil {
 			exit = strconv.Itoa(*r.ExitCode)
 		}
@@ -61,6 +70,7 @@ func CSV(w io.Writer, rec *forge.Record, opts Options) error {
 			stdoutFile(&r).Path,
 			stderrFile(&r).Path,
 			artifactFile(&r).Path,
+			tokens, usd, validText(unpriced),
 		}
 		if suite(rec) {
 			row = slices.Insert(row, 1, validText(r.TaskID))

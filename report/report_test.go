@@ -338,7 +338,7 @@ func TestCSVRoundTrip(t *testing.T) {
 			t.Fatalf("%s: %d rows; want a header and %d results", name, len(rows), len(rec.Results))
 		}
 		want := []string{"candidate_id", "trial", "success", "exit_code", "error_kind", "runtime_seconds", "score", "artifact_bytes", "sandbox_id", "error_message",
-			"stdout_path", "stderr_path", "artifact_path"}
+			"stdout_path", "stderr_path", "artifact_path", "tokens", "cost_usd", "cost_unpriced"}
 		if len(rec.Tasks) > 0 {
 			want = slices.Insert(want, 1, "task_id")
 			want = slices.Insert(want, 4, "passed")
