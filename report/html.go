@@ -72,6 +72,7 @@ type htmlPage struct {
 	Comparison []htmlFact
 	Heat       *htmlHeat
 	Score      *scoreChart
+	Cost       *costChart
 	Runtime    *runtimeChart
 	Candidates []htmlCandidate
 	// Summarised says the run has more than htmlMaxTrials trials: the page
@@ -192,6 +193,7 @@ func newHTMLPage(rec *forge.Record, opts Options) htmlPage {
 	}
 	if len(cs) > 0 {
 		p.Score = newScoreChart(cs)
+		p.Cost = newCostChart(cs)
 		p.Runtime = newRuntimeChart(cs)
 	}
 	return p

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -29,6 +30,12 @@ func browser() string {
 // screenshot renders rec's HTML report in headless Chromium with the
 // network shut off and returns the 1200×1600 screenshot.
 func screenshot(t *testing.T, rec *forge.Record) image.Image {
+	t.Helper()
+	return screenshotSized(t, rec, 1600)
+}
+
+// screenshotSized is screenshot with a window height px tall.
+func screenshotSized(t *testing.T, rec *forge.Record, height int) image.Image {
 	t.Helper()
 	bin := browser()
 	if bin == "" {
@@ -55,7 +62,7 @@ func screenshot(t *testing.T, rec *forge.Record) image.Image {
 		// Light colours whatever the machine prefers, so the colours are known.
 		"--blink-settings=preferredColorScheme=1",
 		"--user-data-dir="+filepath.Join(dir, "profile"), "--screenshot="+shot,
-		"--window-size=1200,1600", "file://"+page)
+		"--window-size=1200,"+strconv.Itoa(height), "file://"+page)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("chromium: %v\n%s", err, out)
 	}
@@ -146,4 +153,42 @@ func sameColor(a, b color.Color) bool { return toRGBA(a) == toRGBA(b) }
 func near(a, b color.RGBA, tol int) bool {
 	d := func(x, y uint8) bool { return int(x)-int(y) <= tol && int(y)-int(x) <= tol }
 	return d(a.R, b.R) && d(a.G, b.G) && d(a.B, b.B)
+}
+
+// TestHTMLCostChartInChromium renders a suite whose agents report their
+// usage: the score-against-cost chart draws its Pareto front (the line
+// and its points in --front's violet) for the two priced agents.
+func TestHTMLCostChartInChromium(t *testing.T) {
+	img := screenshotSized(t, fixture.Record("suite"), 5000)
+	violet := 0
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			if near(toRGBA(img.At(x, y)), color.RGBA{0x82, 0x50, 0xdf, 0xff}, 6) { // --front #8250df
+				violet++
+			}
+		}
+	}
+	// Two points of radius 6 (some 150 pixels each at this width) and a
+	// dashed line some 700 pixels long, 2 wide, less what antialiasing
+	// blends.
+	if violet < 300 {
+		t.Errorf("%d pixels of the Pareto front's violet; want the chart's front drawn", violet)
+	}
+	rec := fixture.Record("suite")
+	for i := range rec.Standings {
+		rec.Standings[i].Cost = nil
+	}
+	img = screenshotSized(t, rec, 5000)
+	violet = 0
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			if near(toRGBA(img.At(x, y)), color.RGBA{0x82, 0x50, 0xdf, 0xff}, 6) {
+				violet++
+			}
+		}
+	}
+	if violet != 0 {
+		t.Errorf("without costs, %d violet pixels: a cost chart was drawn", violet)
+	}
 }

@@ -1,0 +1,98 @@
+package report
+
+import (
+	"cmp"
+	"slices"
+	"strconv"
+
+	"github.com/forge-run/forge/internal/text"
+)
+
+// costChart is the HTML report's score against cost: one point per
+// candidate whose trials are all priced, at its mean cost per trial and
+// its score, the Pareto front (no other candidate scores as much for
+// less) joined by a line.
+type costChart struct {
+	Width, Height  float64
+	PlotX0, PlotX1 float64
+	PlotY0, PlotY1 float64 // top and bottom
+	XTicks, YTicks []costTick
+	Points         []costPoint
+	// Front is the polyline of the Pareto front's points, by cost.
+	Front string
+	// Left are the candidates with a cost that could not be placed:
+	// something of theirs has no price.
+	Left []string
+}
+
+type costTick struct {
+	At    float64 // x for XTicks, y for YTicks
+	Label string
+}
+
+type costPoint struct {
+	X, Y         float64
+	Label, Title string
+	Front        bool
+	Winner       bool
+}
+
+// newCostChart is nil when fewer than one candidate has a priced cost.
+func newCostChart(cs []candidate) *costChart {
+	type pt struct {
+		c           candidate
+		cost, score float64
+	}
+	var pts []pt
+	var left []string
+	for _, c := range cs {
+		k := c.standing.Cost
+		switch {
+		case k == nil:
+		case k.UnpricedTrials > 0:
+			left = append(left, text.OneLine(c.standing.CandidateID))
+		default:
+			pts = append(pts, pt{c, k.MeanUSD, c.standing.Score})
+		}
+	}
+	if len(pts) == 0 {
+		return nil
+	}
+	ch := &costChart{Width: chartWidth, Height: 340, PlotX0: 90, PlotX1: chartWidth - 160, PlotY0: 16, PlotY1: 290, Left: left}
+	hi := 0.0
+	for _, p := range pts {
+		hi = max(hi, p.cost)
+	}
+	xs, x0, x1, _ := niceTicks(0, hi, 5)
+	ax := axis{x0, x1, ch.PlotX0, ch.PlotX1}
+	for _, v := range xs {
+		ch.XTicks = append(ch.XTicks, costTick{ax.x(v), text.USD(v)})
+	}
+	ay := axis{0, 1, ch.PlotY1, ch.PlotY0}
+	for _, v := range []float64{0, 0.25, 0.5, 0.75, 1} {
+		ch.YTicks = append(ch.YTicks, costTick{ay.x(v), strconv.FormatFloat(v, 'f', 2, 64)})
+	}
+	// The front: by cost (then score, best first), each point that scores
+	// more than every cheaper one.
+	slices.SortStableFunc(pts, func(a, b pt) int { return cmp.Or(cmp.Compare(a.cost, b.cost), cmp.Compare(b.score, a.score)) })
+	best := -1.0
+	for _, p := range pts {
+		front := p.score > best
+		if front {
+			best = p.score
+		}
+		cp := costPoint{X: ax.x(p.cost), Y: ay.x(clamp(p.score)), Front: front, Winner: p.c.winner,
+			Label: text.Shorten(text.OneLine(p.c.standing.CandidateID), 18)}
+		cp.Title = cp.Label + ": " + p.c.scoreText() + " at " + text.USD(p.cost) + " a trial"
+		if front {
+			if ch.Front != "" {
+				ch.Front += " "
+			}
+			ch.Front += strconv.FormatFloat(cp.X, 'f', 1, 64) + "," + strconv.FormatFloat(cp.Y, 'f', 1, 64)
+		}
+		ch.Points = append(ch.Points, cp)
+	}
+	return ch
+}
+
+func clamp(x float64) float64 { return min(1, max(0, x)) }
