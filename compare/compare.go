@@ -75,6 +75,9 @@ type Side struct {
 	SuccessRate  float64 `json:"success_rate"`
 	// RuntimeMeanSeconds is over the successful trials; 0 when none.
 	RuntimeMeanSeconds float64 `json:"runtime_mean_seconds"`
+	// CostMeanUSD is the mean cost of a trial, when every costed trial
+	// was fully priced; null otherwise.
+	CostMeanUSD *float64 `json:"cost_mean_usd,omitempty"`
 	// scores are the per-trial scores the test uses.
 	scores []float64
 	// ended counts the trials that ran to an end (not infra, auth or
@@ -104,6 +107,9 @@ type Change struct {
 	// head over base; null unless both sides have successful trials.
 	RuntimeDeltaSeconds *float64 `json:"runtime_delta_seconds"`
 	RuntimeRatio        *float64 `json:"runtime_ratio"`
+	// CostRatio is head over base mean cost per trial; null unless both
+	// are priced (and base's is not 0).
+	CostRatio *float64 `json:"cost_ratio,omitempty"`
 	// Test says how significance was judged; Welch holds the test itself
 	// when Test is "welch-t" (its difference is head minus base).
 	Test  Test                 `json:"test"`
@@ -263,6 +269,10 @@ func sides(rec *forge.Record) map[string]*Side {
 			Successes: st.Successes, SuccessRate: st.SuccessRate, RuntimeMeanSeconds: st.RuntimeMeanSeconds,
 			scores: trialScores(byID[st.CandidateID]), ended: st.Trials,
 		}
+		if c := st.Cost; c != nil && c.UnpricedTrials == 0 {
+			mean := c.MeanUSD
+			out[st.CandidateID].CostMeanUSD = &mean
+		}
 		if rs := byID[st.CandidateID]; len(rs) > 0 {
 			out[st.CandidateID].ended = ended(rs)
 		}
@@ -409,6 +419,10 @@ func change(id string, base, head *Side, common []string) Change {
 			r := head.RuntimeMeanSeconds / base.RuntimeMeanSeconds
 			c.RuntimeRatio = &r
 		}
+	}
+	if base.CostMeanUSD != nil && head.CostMeanUSD != nil && *base.CostMeanUSD > 0 {
+		r := *head.CostMeanUSD / *base.CostMeanUSD
+		c.CostRatio = &r
 	}
 	if base.tasks != nil && head.tasks != nil {
 		suiteChange(&c, base, head, common)

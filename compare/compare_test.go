@@ -1,6 +1,7 @@
 package compare_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"reflect"
@@ -214,6 +215,41 @@ func TestRunsRuntimeAndSuccess(t *testing.T) {
 	near(t, "runtime ratio", *c.RuntimeRatio, 1.5, 1e-12)
 	if c.Base.SuccessRate != 1 || c.Head.SuccessRate != 0.5 || c.Base.Trials != 2 || c.Head.Trials != 2 {
 		t.Errorf("base %+v head %+v, want success 1 → 0.5 over 2 trials", c.Base, c.Head)
+	}
+}
+
+// The cost change: head over base mean cost per trial, in the JSON, the
+// table and the Markdown; no COST column when neither run has costs.
+func TestRunsCostChange(t *testing.T) {
+	base := record("base", day(20), "a", cand{id: "a", scores: []float64{0.8, 0.8}, cost: []float64{0.02, 0.02}}, cand{id: "b", scores: []float64{0.5, 0.5}})
+	head := record("head", day(21), "a", cand{id: "a", scores: []float64{0.8, 0.8}, cost: []float64{0.004, 0.006}}, cand{id: "b", scores: []float64{0.5, 0.5}})
+	rep := compare.Runs(base, head)
+	c := find(t, rep, "a")
+	if c.CostRatio == nil {
+		t.Fatal("no cost ratio")
+	}
+	near(t, "cost ratio", *c.CostRatio, 0.25, 1e-12)
+	if b := find(t, rep, "b"); b.CostRatio != nil || b.Head.CostMeanUSD != nil {
+		t.Errorf("b has no cost: %+v", b)
+	}
+	var tbl, md bytes.Buffer
+	if err := compare.WriteTable(&tbl, rep, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := compare.WriteMarkdown(&md, rep); err != nil {
+		t.Fatal(err)
+	}
+	for what, out := range map[string]string{"table": tbl.String(), "markdown": md.String()} {
+		if !strings.Contains(out, "$0.020 → $0.0050 0.25×") || !strings.Contains(strings.ToUpper(out), "COST") {
+			t.Errorf("%s lacks the cost change:\n%s", what, out)
+		}
+	}
+	tbl.Reset()
+	if err := compare.WriteTable(&tbl, compare.Runs(record("x", day(20), "b", cand{id: "b", scores: []float64{1}}), record("y", day(21), "b", cand{id: "b", scores: []float64{1}})), false); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(tbl.String(), "COST") {
+		t.Errorf("a COST column without costs:\n%s", tbl.String())
 	}
 }
 

@@ -21,6 +21,7 @@ type cand struct {
 	scores  []float64
 	runtime []float64 // per trial; defaults to 1s each
 	failed  map[int]runner.ErrorKind
+	cost    []float64 // per trial, in dollars; none when empty
 }
 
 // record builds a results.json record from per-trial scores in [0, 1]: the
@@ -55,6 +56,9 @@ func record(runID string, started time.Time, winner string, cs ...cand) *forge.R
 			if !math.IsNaN(s) {
 				v := s
 				r.Score = &v
+			}
+			if i < len(c.cost) {
+				r.Cost = &runner.Cost{USD: c.cost[i], ModelUSD: c.cost[i]}
 			}
 			rs = append(rs, r)
 		}

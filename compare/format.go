@@ -121,6 +121,33 @@ func runtimeText(c Change) string {
 	return s
 }
 
+// costText is "$0.012 → $0.0040 ×0.33", the mean cost of a trial, "—"
+// for a side without a (fully priced) cost.
+func costText(c Change) string {
+	side := func(s *Side) string {
+		if s == nil || s.CostMeanUSD == nil {
+			return "—"
+		}
+		return text.USD(*s.CostMeanUSD)
+	}
+	s := side(c.Base) + " → " + side(c.Head)
+	if c.CostRatio != nil {
+		s += " " + text.Ratio(*c.CostRatio)
+	}
+	return s
+}
+
+// costed says some candidate has a cost on either side: the comparison
+// shows a COST column.
+func costed(r Report) bool {
+	for _, c := range r.Candidates {
+		if (c.Base != nil && c.Base.CostMeanUSD != nil) || (c.Head != nil && c.Head.CostMeanUSD != nil) {
+			return true
+		}
+	}
+	return false
+}
+
 // successText is "100% → 80%".
 func successText(c Change) string {
 	side := func(s *Side) string {

@@ -28,8 +28,14 @@ func WriteMarkdown(w io.Writer, rep Report) error {
 	if len(rep.Candidates) == 0 {
 		b.WriteString("No candidates in either run.\n\n")
 	} else {
-		b.WriteString("| Candidate | Status | Base | Head | Delta | Test | Runtime | Success | Trials |\n")
-		b.WriteString("|:---|:---|---:|---:|---:|:---|---:|---:|---:|\n")
+		withCost := costed(rep)
+		if withCost {
+			b.WriteString("| Candidate | Status | Base | Head | Delta | Test | Runtime | Success | Trials | Cost |\n")
+			b.WriteString("|:---|:---|---:|---:|---:|:---|---:|---:|---:|---:|\n")
+		} else {
+			b.WriteString("| Candidate | Status | Base | Head | Delta | Test | Runtime | Success | Trials |\n")
+			b.WriteString("|:---|:---|---:|---:|---:|:---|---:|---:|---:|\n")
+		}
 		for _, c := range rep.Candidates {
 			status := statusBadge[c.Status] + string(c.Status)
 			if c.Status == StatusImproved || c.Status == StatusRegressed {
@@ -38,6 +44,9 @@ func WriteMarkdown(w io.Writer, rep Report) error {
 			cells := []string{
 				text.Markdown(id(c.CandidateID)), status, scoreText(c.Base), scoreText(c.Head), deltaText(c),
 				text.Markdown(testText(c)), text.Markdown(runtimeText(c)), text.Markdown(successText(c)), text.Markdown(trialsText(c)),
+			}
+			if withCost {
+				cells = append(cells, text.Markdown(costText(c)))
 			}
 			b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
 		}

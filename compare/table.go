@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/forge-run/forge/internal/text"
 )
@@ -20,14 +21,22 @@ func WriteTable(w io.Writer, rep Report, tty bool) error {
 	if len(rep.Candidates) == 0 {
 		buf.WriteString("no candidates in either run\n")
 	} else {
+		header, align := tableHeader, tableAlign
+		if costed(rep) {
+			header = append(slices.Clone(header), "COST")
+			align = append(slices.Clone(align), text.Right)
+		}
 		rows := make([][]string, len(rep.Candidates))
 		for i, c := range rep.Candidates {
 			rows[i] = []string{
 				id(c.CandidateID), string(c.Status), scoreText(c.Base), scoreText(c.Head), deltaText(c),
 				testText(c), runtimeText(c), successText(c), trialsText(c),
 			}
+			if len(header) > len(tableHeader) {
+				rows[i] = append(rows[i], costText(c))
+			}
 		}
-		if err := text.Table(&buf, tableHeader, rows, tableAlign, tty); err != nil {
+		if err := text.Table(&buf, header, rows, align, tty); err != nil {
 			return fmt.Errorf("render comparison table: %w", err)
 		}
 	}
