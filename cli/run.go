@@ -48,6 +48,7 @@ type runOptions struct {
 	resume       string
 	baseline     string
 	maxDrop      float64
+	maxCost      float64
 	shard        string
 }
 
@@ -109,6 +110,9 @@ func (o *runOptions) Validate() error {
 		return flagError{errors.New("--quiet and --verbose exclude each other")}
 	case o.shard != "" && o.baseline != "":
 		return flagError{errors.New("--baseline: a shard gives no verdict; give it to forge merge")}
+	}
+	if o.maxCost < 0 {
+		return flagError{fmt.Errorf("--max-cost %v: want a number of dollars above 0", o.maxCost)}
 	}
 	if err := checkGateFlags(o.failUnder, o.maxDrop); err != nil {
 		return err
@@ -189,6 +193,7 @@ rank them, print the standings on stdout and write results under
 	f.StringVar(&o.resume, "resume", "", "finish run `RUN_ID`: play again only its jobs that were cancelled or hit infrastructure errors")
 	f.StringVar(&o.baseline, "baseline", "", "compare the finished run with `RUN` (a run id under --out, a run directory or a results.json)")
 	f.Float64Var(&o.maxDrop, "max-drop", 0, "with --baseline: exit 1 when a candidate's score dropped significantly by more than this")
+	f.Float64Var(&o.maxCost, "max-cost", 0, "stop starting jobs once what this run spent, plus what the jobs under way are expected to cost, would pass `USD` (default: the manifest's budget.max_cost_usd); --resume goes on")
 	f.StringVar(&o.shard, "shard", "", "play only shard `K/N` of the jobs (1 ≤ K ≤ N), e.g. on machine K of N; forge merge makes one run of the N shards")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "progress includes every phase of every job and what candidates print ([id] | stdout, [id] ! stderr)")
@@ -300,6 +305,8 @@ func runTournament(ctx context.Context, env *Env, o *runOptions, failUnderSet, m
 		Now:      now,
 		Resume:   resume,
 		PassAtK:  o.passAt,
+		// The flag, else the manifest's budget.
+		MaxCostUSD: maxCost(o.maxCost, m),
 		// The Daytona key never reaches a candidate; should its value show
 		// up all the same, it is masked like a secret.
 		Mask: []string{daytona.LoadCredentials(env.Getenv, m.Dir).APIKey},
@@ -344,6 +351,10 @@ func runTournament(ctx context.Context, env *Env, o *runOptions, failUnderSet, m
 		fmt.Fprintf(env.Stderr, "forge: interrupted; partial results in %s; finish the run with:\n  %s\n",
 			filepath.Join(o.out, runID, forge.ResultsFile), resumeCommand(o, rec.Backend, runID))
 		return errInterrupted
+	case rec.BudgetReached != nil && runErr == nil:
+		// Standings of what ran are in the reports; no verdict.
+		return withCode(ExitInfra, fmt.Errorf("%s; partial results in %s; go on with:\n  %s",
+			rec.BudgetReached, filepath.Join(o.out, runID, forge.ResultsFile), resumeCommand(o, rec.Backend, runID)))
 	case runErr != nil:
 		var unusable *runner.UnusableError
 		var build *runner.BuildError
@@ -457,4 +468,16 @@ func watchSignals(ctx context.Context, env *Env, cancel context.CancelFunc) *ato
 		}
 	}()
 	return interrupted
+}
+
+// maxCost is the run's budget: the --max-cost flag, else the manifest's
+// budget.max_cost_usd, else none (0).
+func maxCost(flag float64, m *forge.Manifest) float64 {
+	if flag > 0 {
+		return flag
+	}
+	if b := m.Budget.MaxCostUSD; b != nil {
+		return *b
+	}
+	return 0
 }

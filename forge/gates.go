@@ -3,6 +3,7 @@ package forge
 import (
 	"fmt"
 
+	"github.com/forge-run/forge/internal/text"
 	"github.com/forge-run/forge/runner"
 )
 
@@ -61,6 +62,11 @@ func (g Gates) Failed(rec *Record) []string {
 		}
 		if n > *g.MaxInfraErrors {
 			failed = append(failed, fmt.Sprintf("gates.max_infra_errors %d: %d jobs failed on infrastructure", *g.MaxInfraErrors, n))
+		}
+	}
+	if g.MaxCostUSD != nil {
+		if total := rec.TotalCostUSD(); total > *g.MaxCostUSD {
+			failed = append(failed, fmt.Sprintf("gates.max_cost_usd %s: the trials cost %s", text.USD(*g.MaxCostUSD), text.USD(total)))
 		}
 	}
 	return failed

@@ -31,6 +31,8 @@ type Manifest struct {
 	Gates     Gates          `yaml:"gates"`
 	// Pricing prices model tokens and sandbox time (what a win costs).
 	Pricing *scoring.Pricing `yaml:"pricing"`
+	// Budget bounds what a run spends.
+	Budget Budget `yaml:"budget"`
 	// Environments are built once and reused by every job that runs in
 	// one (a candidate's or the defaults' environment:).
 	Environments map[string]*EnvironmentSpec `yaml:"environments"`
@@ -137,6 +139,8 @@ type Gates struct {
 	MinSuccessRate *float64 `yaml:"min_success_rate"`
 	MaxInfraErrors *int     `yaml:"max_infra_errors"`
 	RequireWinner  bool     `yaml:"require_winner"`
+	// MaxCostUSD fails a run whose trials cost more, all together.
+	MaxCostUSD *float64 `yaml:"max_cost_usd"`
 }
 
 // Error is one problem with a manifest: file, line, column, key and what
@@ -284,6 +288,14 @@ func (m *Manifest) validate(v *validator, blockErrs []error) {
 		m.Tasks[i] = t
 	}
 	v.errs = append(v.errs, checkTaskIDs(m.Tasks)...)
+	for _, c := range []struct {
+		usd   *float64
+		block string
+	}{{m.Budget.MaxCostUSD, "budget"}, {m.Gates.MaxCostUSD, "gates"}} {
+		if c.usd != nil && !(*c.usd > 0 && *c.usd < 1e9) {
+			v.at(fmt.Sprintf("%v: want a number of dollars above 0", *c.usd), c.block, "max_cost_usd")
+		}
+	}
 	for _, p := range m.Pricing.Check() {
 		path := []any{"pricing"}
 		for _, k := range p.Path {

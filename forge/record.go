@@ -56,9 +56,12 @@ type Record struct {
 	// ready, in the order it did it.
 	Environments []EnvironmentBuilt `json:"environments,omitempty"`
 	// Interrupted is true when the run was cancelled before every job ended.
-	Interrupted bool               `json:"interrupted"`
-	Results     []runner.Result    `json:"results"`
-	Standings   []scoring.Standing `json:"standings"`
+	Interrupted bool `json:"interrupted"`
+	// BudgetReached says the run stopped starting jobs at its budget
+	// (--max-cost, budget:); Interrupted is then true too.
+	BudgetReached *BudgetStop        `json:"budget_reached,omitempty"`
+	Results       []runner.Result    `json:"results"`
+	Standings     []scoring.Standing `json:"standings"`
 	// Winner is null when nobody succeeded, no candidate is clearly best or
 	// the standings are incomplete.
 	Winner *string `json:"winner"`

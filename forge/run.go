@@ -65,6 +65,10 @@ type Options struct {
 	Manifest *Manifest
 	Plan     *Plan
 	Runner   runner.Runner
+	// MaxCostUSD, when positive, is what this invocation may spend: no
+	// job starts once what was spent plus what the jobs under way are
+	// expected to cost would pass it (the budget; Record.BudgetReached).
+	MaxCostUSD float64
 	// Judges runs the manifest's judges as plain jobs (runner.Job.Dir): a
 	// local runner (runner/local), whatever runs the candidates. Required
 	// when the manifest has judges.
@@ -200,6 +204,7 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 		s.tasks[suite.Tasks[i].ID] = &suite.Tasks[i]
 	}
 	s.envs.init(&o)
+	s.budget = newBudget(o.MaxCostUSD)
 	if o.Resume != nil {
 		rec.StartedAt = o.Resume.StartedAt
 		rec.Sample = cmp.Or(rec.Sample, o.Resume.Sample)
@@ -237,6 +242,9 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 			if gctx.Err() != nil {
 				return nil // interrupted while waiting for a slot
 			}
+			if !s.budget.admit(job) {
+				return nil // not started: the budget is reached
+			}
 			return s.play(gctx, i, job)
 		})
 	}
@@ -245,9 +253,10 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 		runErr = err
 	}
 
-	rec.Interrupted = ctx.Err() != nil
 	rec.Environments = s.envs.built()
 	rec.Results = s.final()
+	rec.BudgetReached = s.budget.stop(s.notStartedCount(rec.Results))
+	rec.Interrupted = ctx.Err() != nil || rec.BudgetReached != nil
 	rec.score(o.Manifest.Scoring, suite)
 	rec.FinishedAt = o.now().UTC()
 	if err := WriteRecord(filepath.Join(dir, ResultsFile), rec); err != nil {
@@ -284,8 +293,10 @@ type state struct {
 	// suite's tasks by id.
 	checker *scoring.Checker
 	// envs are the run's environments, built once each.
-	envs  environments
-	tasks map[string]*scoring.Task
+	envs environments
+	// budget keeps the run within Options.MaxCostUSD (nil: no limit).
+	budget *budget
+	tasks  map[string]*scoring.Task
 }
 
 // checkResume refuses to resume a run whose manifest or shape changed.
@@ -375,6 +386,7 @@ func (s *state) play(ctx context.Context, i int, job runner.Job) error {
 	res.Checks = s.checker.Check(res, s.tasks[job.TaskID])
 	res.Excerpt()
 	res.Cost = s.o.Manifest.Pricing.Price(&res)
+	s.budget.done(job, res.Cost)
 	if jerr := s.journal.add(&res); jerr != nil && err == nil {
 		err = jerr
 	}
@@ -463,11 +475,33 @@ func (s *state) final() []runner.Result {
 	return s.results
 }
 
-// notStarted is the result of a job the run was interrupted before.
+// notStarted is the result of a job the run was interrupted before, or
+// that its budget left unstarted.
 func (s *state) notStarted(job runner.Job) runner.Result {
 	r := runner.Result{CandidateID: job.CandidateID, TaskID: job.TaskID, Trial: job.Trial, Backend: s.o.Backend}
-	r.Failed(runner.ErrCancelled, "not started: the run was interrupted")
+	why := notStartedInterrupted
+	if s.budget.stop(0) != nil {
+		why = notStartedBudget
+	}
+	r.Failed(runner.ErrCancelled, why)
 	return r
+}
+
+// What a job the run did not start says.
+const (
+	notStartedInterrupted = "not started: the run was interrupted"
+	notStartedBudget      = "not started: the run's budget was reached"
+)
+
+// notStartedCount counts the results of jobs the run did not start.
+func (s *state) notStartedCount(rs []runner.Result) int {
+	n := 0
+	for i := range rs {
+		if rs[i].ErrorKind == runner.ErrCancelled && (rs[i].ErrorMessage == notStartedBudget || rs[i].ErrorMessage == notStartedInterrupted) {
+			n++
+		}
+	}
+	return n
 }
 
 // TasksDifferError refuses to resume a run with other tasks (--tasks,
