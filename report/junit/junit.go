@@ -277,6 +277,33 @@ func properties(rec *forge.Record) []Property {
 	if len(rec.UndeletedSandboxes) > 0 {
 		ps = append(ps, Property{"undeleted_sandboxes", strings.Join(rec.UndeletedSandboxes, ",")})
 	}
+	if b := rec.BudgetReached; b != nil {
+		ps = append(ps, Property{"budget_reached", b.String()})
+	}
+	// What each candidate cost, when something did: dollars as numbers.
+	usd := func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
+	for _, st := range rec.Standings {
+		c := st.Cost
+		if c == nil {
+			continue
+		}
+		id := st.CandidateID
+		ps = append(ps, Property{"tokens." + id, strconv.FormatInt(c.Tokens, 10)})
+		if c.UnpricedTrials == c.CostedTrials && c.USD == 0 {
+			ps = append(ps, Property{"unpriced_trials." + id, strconv.Itoa(c.UnpricedTrials)})
+			continue // nothing of it has a price: no dollar figure
+		}
+		ps = append(ps, Property{"cost_usd." + id, usd(c.USD)})
+		if c.PerSuccessUSD != nil {
+			ps = append(ps, Property{"cost_per_success_usd." + id, usd(*c.PerSuccessUSD)})
+		}
+		if c.PerSolvedUSD != nil {
+			ps = append(ps, Property{"cost_per_solved_usd." + id, usd(*c.PerSolvedUSD)})
+		}
+		if c.UnpricedTrials > 0 {
+			ps = append(ps, Property{"unpriced_trials." + id, strconv.Itoa(c.UnpricedTrials)})
+		}
+	}
 	for i := range ps {
 		ps[i].Value = clean(ps[i].Value)
 	}
