@@ -3,6 +3,7 @@ package report
 import (
 	"github.com/forge-run/forge/internal/text"
 	"github.com/forge-run/forge/runner"
+	"slices"
 
 	"fmt"
 	"io"
@@ -66,6 +67,10 @@ func Markdown(w io.Writer, rec *forge.Record, opts Options) error {
 	if rec.Interrupted {
 		b.WriteString("\n> [!WARNING]\n> The run was interrupted: these are partial results.\n")
 	}
+	if br := rec.BudgetReached; br != nil {
+		fmt.Fprintf(&b, "\n> [!WARNING]\n> %s.\n", text.Markdown(br.String()))
+	}
+	writeMarkdownCost(&b, cs)
 	for _, n := range rec.NotRun {
 		fmt.Fprintf(&b, "\n> [!WARNING]\n> %s did not run: %s.\n", mdCode(n.CandidateID), text.Markdown(text.OneLine(n.Reason)))
 	}
@@ -220,5 +225,37 @@ func mdTable(b *strings.Builder, header []string, rows [][]string, align []text.
 	b.WriteString("|" + strings.Join(rule, "|") + "|\n")
 	for _, r := range rows {
 		line(r)
+	}
+}
+
+// writeMarkdownCost is what each candidate cost, when any did: total, per
+// trial, tokens, and what a win cost.
+func writeMarkdownCost(b *strings.Builder, cs []candidate) {
+	if !slices.ContainsFunc(cs, func(c candidate) bool { return c.standing.Cost != nil }) {
+		return
+	}
+	b.WriteString("\n| Candidate | Cost | Per trial | Tokens | Per success | Per solved task |\n|:---|---:|---:|---:|---:|---:|\n")
+	money := func(p *float64, unpriced bool) string {
+		switch {
+		case unpriced:
+			return "unpriced"
+		case p == nil:
+			return "—"
+		}
+		return text.USD(*p)
+	}
+	for _, c := range cs {
+		k := c.standing.Cost
+		if k == nil {
+			continue
+		}
+		none := k.UnpricedTrials == k.CostedTrials && k.USD == 0
+		total, mean := k.USD, k.MeanUSD
+		cost := money(&total, none)
+		if k.UnpricedTrials > 0 && !none {
+			cost += " + unpriced"
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %d | %s | %s |\n", text.Markdown(text.OneLine(c.standing.CandidateID)), cost, money(&mean, none),
+			k.Tokens, money(k.PerSuccessUSD, none), money(k.PerSolvedUSD, none))
 	}
 }
