@@ -1,15 +1,14 @@
 package report
 
 import (
-	"github.com/forge-run/forge/internal/text"
-	"github.com/forge-run/forge/runner"
-	"slices"
-
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/internal/text"
+	"github.com/forge-run/forge/runner"
 )
 
 // Markdown writes the standings as GitHub-flavoured Markdown, ready for a PR
