@@ -3,6 +3,7 @@ package runner
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -126,7 +127,7 @@ func (p *usageParser) value(path string, v any, model string, depth int) error {
 		if depth > 0 || len(v) == 0 {
 			return fmt.Errorf("%s has no token counts (prompt_tokens, completion_tokens, input_tokens, output_tokens or total_tokens)", path)
 		}
-		for _, name := range sortedKeys(v) {
+		for _, name := range slices.Sorted(maps.Keys(v)) {
 			if err := p.value(path+"."+name, v[name], name, depth+1); err != nil {
 				return err
 			}
@@ -258,15 +259,6 @@ func shown(v any) string {
 		return fmt.Sprintf("%T", v)
 	}
 	return text.Shorten(string(b), 40)
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // Cost is what one trial cost, in US dollars (scoring.Pricing.Price): its

@@ -2,6 +2,7 @@ package scoring
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -55,7 +56,7 @@ func (p *Pricing) Check() []PricingProblem {
 			out = append(out, PricingProblem{Path: path, Msg: fmt.Sprintf("%v dollars: a price is a number of dollars, not negative", *v)})
 		}
 	}
-	for _, name := range sortedNames(p.Models) {
+	for _, name := range slices.Sorted(maps.Keys(p.Models)) {
 		mp := p.Models[name]
 		if strings.TrimSpace(name) == "" {
 			out = append(out, PricingProblem{Path: []string{"models"}, Msg: "a model's name is empty"})
@@ -182,15 +183,6 @@ func cmpOr(a, b *float64) *float64 {
 		return a
 	}
 	return b
-}
-
-func sortedNames[V any](m map[string]V) []string {
-	names := make([]string, 0, len(m))
-	for k := range m {
-		names = append(names, k)
-	}
-	slices.Sort(names)
-	return names
 }
 
 // CostStanding is what a candidate's trials cost, all together.
