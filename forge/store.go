@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -141,50 +142,75 @@ const JournalFile = "journal.jsonl"
 
 // journal appends one job's result to the run's journal in a single
 // write, so that a run killed at any moment keeps every job that had
-// finished.
+// finished. The run keeps no result in memory while it plays: only where
+// each job's line is (a span), read back once every job has ended.
 type journal struct {
-	mu sync.Mutex
-	f  *os.File
+	mu   sync.Mutex
+	f    *os.File
+	size int64 // the file's length: where the next line goes
+}
+
+// span is where a job's line is in the journal; n is 0 for a job that
+// has none.
+type span struct {
+	off int64
+	n   int32
 }
 
 // openJournal opens dir's journal for appending; fresh, it first holds
 // the results in keep (a resumed run's finished jobs, however the run
-// before kept them).
-func openJournal(dir string, keep []*runner.Result) (*journal, error) {
+// before kept them), whose lines are at the returned spans.
+func openJournal(dir string, keep []runner.Result) (*journal, []span, error) {
 	path := filepath.Join(dir, JournalFile)
 	var b []byte
-	for _, r := range keep {
-		if r == nil {
-			continue
-		}
-		line, err := json.Marshal(r)
+	spans := make([]span, len(keep))
+	for i := range keep {
+		line, err := json.Marshal(&keep[i])
 		if err != nil {
-			return nil, fmt.Errorf("journal: %w", err)
+			return nil, nil, fmt.Errorf("journal: %w", err)
 		}
+		spans[i] = span{int64(len(b)), int32(len(line) + 1)}
 		b = append(append(b, line...), '\n')
 	}
 	if err := writeFileAtomic(path, b); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("journal: %w", err)
+		return nil, nil, fmt.Errorf("journal: %w", err)
 	}
-	return &journal{f: f}, nil
+	return &journal{f: f, size: int64(len(b))}, spans, nil
 }
 
-// add appends r's line.
-func (j *journal) add(r *runner.Result) error {
+// add appends r's line and says where it is.
+func (j *journal) add(r *runner.Result) (span, error) {
 	line, err := json.Marshal(r)
 	if err != nil {
-		return fmt.Errorf("journal: %w", err)
+		return span{}, fmt.Errorf("journal: %w", err)
 	}
+	line = append(line, '\n')
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if _, err := j.f.Write(append(line, '\n')); err != nil {
-		return fmt.Errorf("journal: %w", err)
+	n, err := j.f.Write(line)
+	at := j.size
+	j.size += int64(n)
+	if err != nil {
+		return span{}, fmt.Errorf("journal: %w", err)
 	}
-	return nil
+	return span{at, int32(len(line))}, nil
+}
+
+// read decodes the result whose line is at sp into r, using buf (grown
+// as needed, returned for the next read).
+func (j *journal) read(sp span, r *runner.Result, buf []byte) ([]byte, error) {
+	buf = slices.Grow(buf[:0], int(sp.n))[:sp.n]
+	if _, err := j.f.ReadAt(buf, sp.off); err != nil {
+		return buf, fmt.Errorf("journal: read back %d bytes at %d: %w", sp.n, sp.off, err)
+	}
+	if err := json.Unmarshal(buf, r); err != nil {
+		return buf, fmt.Errorf("journal: read back the line at %d: %w", sp.off, err)
+	}
+	return buf, nil
 }
 
 func (j *journal) close() error { return j.f.Close() }
