@@ -1,15 +1,19 @@
 package forge
 
 import (
+	"bufio"
 	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -244,16 +248,17 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 	rec.Interrupted = ctx.Err() != nil
 	rec.Environments = s.envs.built()
 	results, err := s.final()
-	if cerr := j.close(); cerr != nil && runErr == nil {
-		runErr = cerr
-	}
 	if err != nil {
-		return nil, errors.Join(runErr, err)
+		return nil, errors.Join(runErr, err, j.close())
 	}
 	rec.Results = results
 	rec.score(o.Manifest.Scoring, suite)
 	rec.FinishedAt = o.now().UTC()
-	if err := WriteRecord(filepath.Join(dir, ResultsFile), rec); err != nil {
+	err = writeAtomic(filepath.Join(dir, ResultsFile), func(w io.Writer) error { return encodeRecord(w, rec, s.resultWriter()) })
+	if cerr := j.close(); cerr != nil && runErr == nil {
+		runErr = cerr
+	}
+	if err != nil {
 		return rec, err
 	}
 	switch {
@@ -466,17 +471,51 @@ func (s *state) final() ([]runner.Result, error) {
 	// the caller, done with it too, may let go of while the results are
 	// read.
 	s.o.Plan = nil
-	var buf []byte
-	var err error
-	for i, sp := range s.lines {
-		if sp.n == 0 {
-			continue
-		}
-		if buf, err = s.journal.read(sp, &results[i], buf); err != nil {
-			return nil, err
-		}
+	// Decoding is most of the time from the last job's end to results.json:
+	// the jobs are split among the processors.
+	var g errgroup.Group
+	per := (len(s.lines) + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0)
+	for from := 0; from < len(s.lines); from += per {
+		g.Go(func() error {
+			var buf []byte
+			var err error
+			for i := from; i < min(from+per, len(s.lines)); i++ {
+				if sp := s.lines[i]; sp.n > 0 {
+					if buf, err = s.journal.read(sp, &results[i], buf); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
 	}
 	return results, nil
+}
+
+// resultWriter writes result n of the record as results.json holds it:
+// its line in the journal with its score (encoding 100,000 results again
+// would take seconds), or encoded when it has none (a job not started).
+func (s *state) resultWriter() func(n int, w *bufio.Writer) error {
+	var buf []byte
+	return func(n int, w *bufio.Writer) error {
+		r := &s.rec.Results[n]
+		if sp := s.lines[n]; sp.n > 0 {
+			line, err := s.journal.line(sp, buf)
+			buf = line
+			if err != nil {
+				return err
+			}
+			if ok, err := writeScored(w, line, r.Score); ok || err != nil {
+				return err
+			}
+		}
+		b, err := json.Marshal(r)
+		w.Write(b)
+		return err
+	}
 }
 
 // notStarted is the result of a job the run was interrupted before.

@@ -6,6 +6,7 @@ package forge
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -200,17 +201,57 @@ func (j *journal) add(r *runner.Result) (span, error) {
 	return span{at, int32(len(line))}, nil
 }
 
-// read decodes the result whose line is at sp into r, using buf (grown
-// as needed, returned for the next read).
-func (j *journal) read(sp span, r *runner.Result, buf []byte) ([]byte, error) {
+// line reads the line at sp into buf (grown as needed), without its
+// newline.
+func (j *journal) line(sp span, buf []byte) ([]byte, error) {
 	buf = slices.Grow(buf[:0], int(sp.n))[:sp.n]
 	if _, err := j.f.ReadAt(buf, sp.off); err != nil {
 		return buf, fmt.Errorf("journal: read back %d bytes at %d: %w", sp.n, sp.off, err)
+	}
+	return buf[:sp.n-1], nil
+}
+
+// read decodes the result whose line is at sp into r, reading it into
+// buf; it returns buf for the next read.
+func (j *journal) read(sp span, r *runner.Result, buf []byte) ([]byte, error) {
+	buf, err := j.line(sp, buf)
+	if err != nil {
+		return buf, err
 	}
 	if err := json.Unmarshal(buf, r); err != nil {
 		return buf, fmt.Errorf("journal: read back the line at %d: %w", sp.off, err)
 	}
 	return buf, nil
+}
+
+// unscored is how a journal's line, written before scoring, ends its
+// result's own keys: the score, null, then the two keys Result.MarshalJSON
+// puts last (strings, which hold no unescaped quote, so the last match is
+// the result's own score and not a key of its submitted JSON).
+var unscored = []byte(`,"score":null,"sandbox_id":`)
+
+// writeScored writes line, a result's line in the journal, to w as the
+// JSON of that result with score: the bytes json.Marshal would write for
+// it once scored, without encoding the result again. It reports false,
+// writing nothing, when line does not end as unscored says.
+func writeScored(w *bufio.Writer, line []byte, score *float64) (bool, error) {
+	i := bytes.LastIndex(line, unscored)
+	if i < 0 {
+		return false, nil
+	}
+	if score == nil {
+		_, err := w.Write(line)
+		return true, err
+	}
+	v, err := json.Marshal(*score)
+	if err != nil {
+		return false, nil
+	}
+	w.Write(line[:i])
+	w.WriteString(`,"score":`)
+	w.Write(v)
+	_, err = w.Write(line[i+len(`,"score":null`):])
+	return true, err
 }
 
 func (j *journal) close() error { return j.f.Close() }
