@@ -1,11 +1,11 @@
 package cli
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/forge-run/forge/forge"
@@ -58,12 +58,20 @@ func writeReportFile(path string, f report.Format, rec *forge.Record, runDir str
 			return fmt.Errorf("--report %s: %w", path, err)
 		}
 	}
-	var b strings.Builder
-	if err := report.Write(f, &b, rec, report.Options{Now: now, RunDir: runDir}); err != nil {
+	// Written as it is rendered: the JUnit report of 100,000 trials is
+	// tens of MB that need not be held in memory, twice.
+	tmp := path + ".tmp"
+	fh, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
 		return fmt.Errorf("--report %s: %w", path, err)
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(b.String()), 0o644); err != nil {
+	bw := bufio.NewWriterSize(fh, 64<<10)
+	if err := report.Write(f, bw, rec, report.Options{Now: now, RunDir: runDir}); err != nil {
+		fh.Close()
+		os.Remove(tmp)
+		return fmt.Errorf("--report %s: %w", path, err)
+	}
+	if err := errors.Join(bw.Flush(), fh.Close()); err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("--report %s: %w", path, err)
 	}

@@ -1,6 +1,7 @@
 package forge
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -189,5 +190,69 @@ func TestRewrittenJobFileLeavesItsLinksAlone(t *testing.T) {
 		if b, err := os.ReadFile(p); err != nil || string(b) != want {
 			t.Errorf("%s holds %q (%v), want %q", filepath.Base(p), b, err, want)
 		}
+	}
+}
+
+// TestWriteScoredIsMarshalOfTheScored: a result's journal line with its
+// score written in is the JSON of the scored result, byte for byte, even
+// when what the candidate submitted has keys like a result's; a line that
+// does not end as a result's does is refused.
+func TestWriteScoredIsMarshalOfTheScored(t *testing.T) {
+	exit := 3
+	results := []runner.Result{
+		{CandidateID: "a", Trial: 1, Success: true, Submitted: map[string]any{"score": nil, "sandbox_id": "s", "x": `,"score":null,"sandbox_id":`}},
+		{CandidateID: "b", TaskID: "t", Trial: 2, SandboxID: `sb,"score":null,"sandbox_id":`, ExitCode: &exit, ErrorKind: runner.ErrCandidateFailed,
+			ErrorMessage: "exit 3", Judges: []runner.JudgeResult{{Name: "j", Reason: `"score":null`}}},
+		{CandidateID: "c", Trial: 1},
+	}
+	for _, score := range []*float64{nil, new(float64), ptr(1.0), ptr(0.3333333333333333), ptr(1e-9)} {
+		for _, r := range results {
+			line, err := json.Marshal(&r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Score = score
+			want, err := json.Marshal(&r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var b bytes.Buffer
+			w := bufio.NewWriter(&b)
+			ok, err := writeScored(w, line, score)
+			w.Flush()
+			if !ok || err != nil || !bytes.Equal(b.Bytes(), want) {
+				t.Errorf("score %v, %v %v:\n%s\nwant\n%s", score, ok, err, b.Bytes(), want)
+			}
+		}
+	}
+	var b bytes.Buffer
+	if ok, err := writeScored(bufio.NewWriter(&b), []byte(`{"candidate_id":"a","score":null}`), ptr(1.0)); ok || err != nil || b.Len() > 0 {
+		t.Errorf("a line without the result's last keys: %v %v %q", ok, err, b.String())
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// TestResultsFileIsTheRecordEncoded: results.json, whose results the run
+// copies from its journal with their scores, holds the bytes of the
+// record it returns, encoded.
+func TestResultsFileIsTheRecordEncoded(t *testing.T) {
+	m, p := testPlan(t, []string{"alpha", "beta"}, 2, 2)
+	m.Scoring = scoring.Config{Scorers: []scoring.Scorer{{Type: scoring.TypeArtifact, Checks: []scoring.Check{{Contains: "needle"}}}}}
+	out := t.TempDir()
+	rec, err := Run(context.Background(), Options{Manifest: m, Plan: p, Runner: fakeRunner{run: chatty}, Backend: "fake", OutRoot: out, RunID: "r"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(out, "r", ResultsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := MarshalRecord(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) || !bytes.Contains(got, []byte(`"score":1,`)) {
+		t.Errorf("results.json:\n%s\nthe record encoded:\n%s", got, want)
 	}
 }

@@ -251,6 +251,16 @@ var resultsKey = []byte("\n  \"results\": null")
 // record of 100,000 trials stays readable and greppable, and is written
 // one result at a time), with a trailing newline.
 func EncodeRecord(w io.Writer, rec *Record) error {
+	return encodeRecord(w, rec, func(n int, w *bufio.Writer) error {
+		b, err := json.Marshal(&rec.Results[n])
+		w.Write(b)
+		return err
+	})
+}
+
+// encodeRecord writes results.json to w as EncodeRecord does, result n
+// written by write, as json.Marshal writes it.
+func encodeRecord(w io.Writer, rec *Record, write func(n int, w *bufio.Writer) error) error {
 	head := *rec
 	head.Results = nil
 	b, err := json.MarshalIndent(&head, "", "  ")
@@ -265,15 +275,13 @@ func EncodeRecord(w io.Writer, rec *Record) error {
 	bw.Write(b[:i])
 	bw.WriteString("\n  \"results\": [")
 	for n := range rec.Results {
-		line, err := json.Marshal(&rec.Results[n])
-		if err != nil {
-			return fmt.Errorf("encode results: %s: %w", rec.Results[n].CandidateID, err)
-		}
 		if n > 0 {
 			bw.WriteByte(',')
 		}
 		bw.WriteString("\n    ")
-		bw.Write(line)
+		if err := write(n, bw); err != nil {
+			return fmt.Errorf("encode results: %s: %w", rec.Results[n].CandidateID, err)
+		}
 	}
 	if len(rec.Results) > 0 {
 		bw.WriteString("\n  ")

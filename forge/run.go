@@ -1,17 +1,20 @@
 package forge
 
 import (
+	"bufio"
 	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -198,32 +201,31 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 		rec.Tasks = append(rec.Tasks, TaskInfo{ID: t.ID, Objective: cmp.Or(t.Objective, o.Plan.Objective), Weight: t.Weight})
 	}
 	suite := o.Plan.suite(o.PassAtK)
-	s := &state{o: &o, rec: rec, dir: dir, results: make([]runner.Result, len(o.Plan.Jobs)), done: make([]bool, len(o.Plan.Jobs)), mask: o.masker(),
+	s := &state{o: &o, rec: rec, dir: dir, lines: make([]span, len(o.Plan.Jobs)), mask: o.masker(),
 		checker: scoring.NewChecker(o.Manifest.Scoring), tasks: map[string]*scoring.Task{}}
 	for i := range suite.Tasks {
 		s.tasks[suite.Tasks[i].ID] = &suite.Tasks[i]
 	}
 	s.envs.init(&o)
 	s.budget = newBudget(o.MaxCostUSD)
+	var keptAt []int
+	var kept []runner.Result
 	if o.Resume != nil {
 		rec.StartedAt = o.Resume.StartedAt
 		rec.Sample = cmp.Or(rec.Sample, o.Resume.Sample)
-		s.keepFinished(o.Resume)
+		keptAt, kept = s.keepFinished(o.Resume)
 	}
 	// The head of results.json says what is under way; the journal holds
 	// every job as it ends, the resumed run's finished ones first.
 	if err := WriteRecord(filepath.Join(dir, ResultsFile), rec); err != nil {
 		return nil, err
 	}
-	var kept []*runner.Result
-	for i := range s.results {
-		if s.done[i] {
-			kept = append(kept, &s.results[i])
-		}
-	}
-	j, err := openJournal(dir, kept)
+	j, spans, err := openJournal(dir, kept)
 	if err != nil {
 		return nil, err
+	}
+	for k, i := range keptAt {
+		s.lines[i] = spans[k]
 	}
 	s.journal = j
 
@@ -233,7 +235,7 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 		if gctx.Err() != nil {
 			break
 		}
-		if s.done[i] {
+		if s.lines[i].n > 0 {
 			continue // finished in the run being resumed
 		}
 		job := o.Plan.Jobs[i]
@@ -249,17 +251,22 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 		})
 	}
 	runErr := g.Wait()
-	if err := j.close(); err != nil && runErr == nil {
-		runErr = err
-	}
 
 	rec.Environments = s.envs.built()
-	rec.Results = s.final()
+	results, err := s.final()
+	if err != nil {
+		return nil, errors.Join(runErr, err, j.close())
+	}
+	rec.Results = results
 	rec.BudgetReached = s.budget.stop(s.notStartedCount(rec.Results))
 	rec.Interrupted = ctx.Err() != nil || rec.BudgetReached != nil
 	rec.score(o.Manifest.Scoring, suite)
 	rec.FinishedAt = o.now().UTC()
-	if err := WriteRecord(filepath.Join(dir, ResultsFile), rec); err != nil {
+	err = writeAtomic(filepath.Join(dir, ResultsFile), func(w io.Writer) error { return encodeRecord(w, rec, s.resultWriter()) })
+	if cerr := j.close(); cerr != nil && runErr == nil {
+		runErr = cerr
+	}
+	if err != nil {
 		return rec, err
 	}
 	switch {
@@ -277,13 +284,12 @@ type state struct {
 	rec *Record
 	dir string
 
-	mu sync.Mutex
-	// results are the jobs' results in plan order, held in one slice (at
-	// 100,000 trials a pointer and a header per result is memory the run
-	// does not need); done says which jobs have one.
-	results []runner.Result
-	done    []bool
-	mask    *mask.Masker
+	// lines say where each job's result is in the journal, in plan order
+	// (n 0: none yet). The run holds no result while it plays: at 100,000
+	// trials they would be most of its memory, and every collection would
+	// scan them. final reads them back once.
+	lines []span
+	mask  *mask.Masker
 	// spent counts the trials in a row that spent all their attempts on
 	// infra failures (attempts).
 	spent atomic.Int32
@@ -322,8 +328,9 @@ func (o *Options) checkResume() error {
 	return nil
 }
 
-// keepFinished takes the finished results of the run being resumed.
-func (s *state) keepFinished(prev *Record) {
+// keepFinished returns the finished results of the run being resumed, and
+// the plan's index of each.
+func (s *state) keepFinished(prev *Record) (at []int, kept []runner.Result) {
 	type key struct {
 		id, task string
 		trial    int
@@ -337,9 +344,10 @@ func (s *state) keepFinished(prev *Record) {
 	for i, job := range s.o.Plan.Jobs {
 		if r, ok := done[key{job.CandidateID, job.TaskID, job.Trial}]; ok {
 			r.Score = nil // scored again with the rest
-			s.results[i], s.done[i] = r, true
+			at, kept = append(at, i), append(kept, r)
 		}
 	}
+	return at, kept
 }
 
 // play runs one job, stores its files and records its result.
@@ -387,12 +395,13 @@ func (s *state) play(ctx context.Context, i int, job runner.Job) error {
 	res.Excerpt()
 	res.Cost = s.o.Manifest.Pricing.Price(&res)
 	s.budget.done(job, res.Cost)
-	if jerr := s.journal.add(&res); jerr != nil && err == nil {
+	// Once in the journal, the job is done: a job that could not be
+	// written there is played again by --resume, as after a crash.
+	sp, jerr := s.journal.add(&res)
+	if jerr != nil && err == nil {
 		err = jerr
 	}
-	s.mu.Lock()
-	s.results[i], s.done[i] = res, true
-	s.mu.Unlock()
+	s.lines[i] = sp // each job's own element: g.Wait orders it before final
 	s.o.emit(Event{Time: s.o.now(), Kind: EventDone, Job: name, Elapsed: time.Since(start), Result: &res})
 	return err
 }
@@ -460,19 +469,65 @@ func (e *FailingInfraError) Error() string {
 		e.Trials, e.Trial, e.Attempts, text.OneLine(e.Last))
 }
 
-// final returns every job's result in plan order; jobs that never finished
-// are marked cancelled.
-func (s *state) final() []runner.Result {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for i := range s.results {
-		if s.done[i] {
-			continue
+// final returns every job's result in plan order, read back from the
+// journal; jobs that never finished are marked cancelled. Every job has
+// ended (the caller waited for them).
+func (s *state) final() ([]runner.Result, error) {
+	results := make([]runner.Result, len(s.lines))
+	for i, sp := range s.lines {
+		if sp.n == 0 {
+			results[i] = s.notStarted(s.o.Plan.Jobs[i])
 		}
-		s.results[i] = s.notStarted(s.o.Plan.Jobs[i])
 	}
-	// The record takes them as they are: no copy of every result.
-	return s.results
+	// The plan is no longer needed: at 100,000 jobs it is tens of MB that
+	// the caller, done with it too, may let go of while the results are
+	// read.
+	s.o.Plan = nil
+	// Decoding 100,000 lines is much of the time from the last job's end
+	// to results.json: the jobs are split among the Ps the process has.
+	var g errgroup.Group
+	per := (len(s.lines) + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0)
+	for from := 0; from < len(s.lines); from += per {
+		g.Go(func() error {
+			var buf []byte
+			var err error
+			for i := from; i < min(from+per, len(s.lines)); i++ {
+				if sp := s.lines[i]; sp.n > 0 {
+					if buf, err = s.journal.read(sp, &results[i], buf); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return results, nil
+}
+
+// resultWriter writes result n of the record as results.json holds it:
+// its line in the journal with its score (copied: cheaper than encoding
+// every result again), or encoded when it has none (a job not started).
+func (s *state) resultWriter() func(n int, w *bufio.Writer) error {
+	var buf []byte
+	return func(n int, w *bufio.Writer) error {
+		r := &s.rec.Results[n]
+		if sp := s.lines[n]; sp.n > 0 {
+			line, err := s.journal.line(sp, buf)
+			buf = line
+			if err != nil {
+				return err
+			}
+			if ok, err := writeScored(w, line, r.Score); ok || err != nil {
+				return err
+			}
+		}
+		b, err := json.Marshal(r)
+		w.Write(b)
+		return err
+	}
 }
 
 // notStarted is the result of a job the run was interrupted before, or

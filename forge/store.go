@@ -6,6 +6,7 @@ package forge
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -141,50 +143,115 @@ const JournalFile = "journal.jsonl"
 
 // journal appends one job's result to the run's journal in a single
 // write, so that a run killed at any moment keeps every job that had
-// finished.
+// finished. The run keeps no result in memory while it plays: only where
+// each job's line is (a span), read back once every job has ended.
 type journal struct {
-	mu sync.Mutex
-	f  *os.File
+	mu   sync.Mutex
+	f    *os.File
+	size int64 // the file's length: where the next line goes
+}
+
+// span is where a job's line is in the journal; n is 0 for a job that
+// has none.
+type span struct {
+	off int64
+	n   int32
 }
 
 // openJournal opens dir's journal for appending; fresh, it first holds
 // the results in keep (a resumed run's finished jobs, however the run
-// before kept them).
-func openJournal(dir string, keep []*runner.Result) (*journal, error) {
+// before kept them), whose lines are at the returned spans.
+func openJournal(dir string, keep []runner.Result) (*journal, []span, error) {
 	path := filepath.Join(dir, JournalFile)
 	var b []byte
-	for _, r := range keep {
-		if r == nil {
-			continue
-		}
-		line, err := json.Marshal(r)
+	spans := make([]span, len(keep))
+	for i := range keep {
+		line, err := json.Marshal(&keep[i])
 		if err != nil {
-			return nil, fmt.Errorf("journal: %w", err)
+			return nil, nil, fmt.Errorf("journal: %w", err)
 		}
+		spans[i] = span{int64(len(b)), int32(len(line) + 1)}
 		b = append(append(b, line...), '\n')
 	}
 	if err := writeFileAtomic(path, b); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("journal: %w", err)
+		return nil, nil, fmt.Errorf("journal: %w", err)
 	}
-	return &journal{f: f}, nil
+	return &journal{f: f, size: int64(len(b))}, spans, nil
 }
 
-// add appends r's line.
-func (j *journal) add(r *runner.Result) error {
+// add appends r's line and says where it is.
+func (j *journal) add(r *runner.Result) (span, error) {
 	line, err := json.Marshal(r)
 	if err != nil {
-		return fmt.Errorf("journal: %w", err)
+		return span{}, fmt.Errorf("journal: %w", err)
 	}
+	line = append(line, '\n')
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if _, err := j.f.Write(append(line, '\n')); err != nil {
-		return fmt.Errorf("journal: %w", err)
+	n, err := j.f.Write(line)
+	at := j.size
+	j.size += int64(n)
+	if err != nil {
+		return span{}, fmt.Errorf("journal: %w", err)
 	}
-	return nil
+	return span{at, int32(len(line))}, nil
+}
+
+// line reads the line at sp into buf (grown as needed), without its
+// newline.
+func (j *journal) line(sp span, buf []byte) ([]byte, error) {
+	buf = slices.Grow(buf[:0], int(sp.n))[:sp.n]
+	if _, err := j.f.ReadAt(buf, sp.off); err != nil {
+		return buf, fmt.Errorf("journal: read back %d bytes at %d: %w", sp.n, sp.off, err)
+	}
+	return buf[:sp.n-1], nil
+}
+
+// read decodes the result whose line is at sp into r, reading it into
+// buf; it returns buf for the next read.
+func (j *journal) read(sp span, r *runner.Result, buf []byte) ([]byte, error) {
+	buf, err := j.line(sp, buf)
+	if err != nil {
+		return buf, err
+	}
+	if err := json.Unmarshal(buf, r); err != nil {
+		return buf, fmt.Errorf("journal: read back the line at %d: %w", sp.off, err)
+	}
+	return buf, nil
+}
+
+// unscored is how a journal's line, written before scoring, ends its
+// result's own keys: the score, null, then the two keys Result.MarshalJSON
+// puts last (strings, which hold no unescaped quote, so the last match is
+// the result's own score and not a key of its submitted JSON).
+var unscored = []byte(`,"score":null,"sandbox_id":`)
+
+// writeScored writes line, a result's line in the journal, to w as the
+// JSON of that result with score: the bytes json.Marshal would write for
+// it once scored, without encoding the result again. It reports false,
+// writing nothing, when line does not end as unscored says.
+func writeScored(w *bufio.Writer, line []byte, score *float64) (bool, error) {
+	i := bytes.LastIndex(line, unscored)
+	if i < 0 {
+		return false, nil
+	}
+	if score == nil {
+		_, err := w.Write(line)
+		return true, err
+	}
+	v, err := json.Marshal(*score)
+	if err != nil {
+		return false, nil
+	}
+	w.Write(line[:i])
+	w.WriteString(`,"score":`)
+	w.Write(v)
+	_, err = w.Write(line[i+len(`,"score":null`):])
+	return true, err
 }
 
 func (j *journal) close() error { return j.f.Close() }

@@ -1,8 +1,10 @@
 package junit
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -117,6 +119,15 @@ type Config struct {
 // that ran but did not pass its task (a full score) is a <failure> of type
 // not_passed. stdout and stderr go to system-out and system-err, capped.
 func New(rec *forge.Record, cfg Config) *Testsuites {
+	cases := make([]Testcase, 0, len(rec.Results))
+	doc := build(rec, cfg, func(tc Testcase) { cases = append(cases, tc) })
+	doc.Suites[0].Testcases = cases
+	return doc
+}
+
+// build makes the JUnit document of a run without its testcases, which
+// it hands to each in order as it makes them.
+func build(rec *forge.Record, cfg Config, each func(Testcase)) *Testsuites {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -153,7 +164,6 @@ func New(rec *forge.Record, cfg Config) *Testsuites {
 	}
 	suite.Timestamp = started.UTC().Format(time.RFC3339)
 	var total float64
-	suite.Testcases = make([]Testcase, 0, len(results))
 	for _, r := range results {
 		candidate := r.CandidateID // in a suite the classname says it
 		if r.TaskID != "" {
@@ -195,9 +205,9 @@ func New(rec *forge.Record, cfg Config) *Testsuites {
 		if r.Stderr != "" || errNote != "" {
 			tc.SystemErr = &Output{Contents: noted(errNote, capText(r.Stderr, cfg.MaxOutputBytes))}
 		}
-		suite.Testcases = append(suite.Testcases, tc)
+		suite.Tests++
+		each(tc)
 	}
-	suite.Tests = len(suite.Testcases)
 	wall := total
 	if !rec.StartedAt.IsZero() && rec.FinishedAt.After(rec.StartedAt) {
 		wall = rec.FinishedAt.Sub(rec.StartedAt).Seconds()
@@ -226,10 +236,63 @@ func noted(note, s string) string {
 	return "[forge: " + clean(note) + "]\n" + s
 }
 
-// Write encodes the JUnit document of rec to w.
+// Write encodes the JUnit document of rec to w, as Encode(w, New(rec,
+// cfg)) does, but makes each testcase as it writes it: the document of
+// 100,000 trials is tens of MB, never held whole.
 func Write(w io.Writer, rec *forge.Record, cfg Config) error {
-	return Encode(w, New(rec, cfg))
+	if len(rec.Results) == 0 {
+		return Encode(w, New(rec, cfg))
+	}
+	// The document around the testcases, with one placeholder testcase
+	// where they go: everything before it is elements and attributes (no
+	// '<' of a value is left raw), so its line is the first such.
+	doc := build(rec, cfg, func(Testcase) {})
+	doc.Suites[0].Testcases = []Testcase{{Name: placeholder}}
+	var frame bytes.Buffer
+	if err := Encode(&frame, doc); err != nil {
+		return err
+	}
+	at := bytes.Index(frame.Bytes(), placeholderLine)
+	if at < 0 {
+		return errors.New("write JUnit report: no place for the testcases")
+	}
+	if _, err := w.Write(frame.Bytes()[:at]); err != nil {
+		return fmt.Errorf("write JUnit report: %w", err)
+	}
+	// The testcases at the placeholder's depth: one encoder indents them
+	// as Encode does, each on a new line.
+	if _, err := io.WriteString(w, "\n"); err != nil {
+		return fmt.Errorf("write JUnit report: %w", err)
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent(caseIndent, "  ")
+	var err error
+	build(rec, cfg, func(tc Testcase) {
+		if err == nil {
+			err = enc.EncodeElement(tc, xml.StartElement{Name: xml.Name{Local: "testcase"}})
+		}
+	})
+	if err == nil {
+		err = enc.Close()
+	}
+	if err == nil {
+		_, err = w.Write(frame.Bytes()[at+len(placeholderLine):])
+	}
+	if err != nil {
+		return fmt.Errorf("write JUnit report: %w", err)
+	}
+	return nil
 }
+
+// A testcase is at depth 2 (testsuites, testsuite); placeholder names the
+// one that marks where they go in Write, placeholderLine is how Encode
+// writes it.
+const (
+	caseIndent  = "    "
+	placeholder = "forge:testcases"
+)
+
+var placeholderLine = []byte("\n" + caseIndent + `<testcase classname="" name="` + placeholder + `" time=""></testcase>`)
 
 // Encode writes doc as indented XML with its declaration and a trailing
 // newline.

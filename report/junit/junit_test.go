@@ -191,3 +191,31 @@ func TestDefaultsAndCaps(t *testing.T) {
 		t.Errorf("stderr not capped at the default with a note: ends %q", se[len(se)-40:])
 	}
 }
+
+// TestWriteIsEncodeOfNew: Write, which makes each testcase as it writes
+// it, writes the bytes of the whole document built by New, for every
+// fixture, with notes and a summary holding what looks like a testcase.
+func TestWriteIsEncodeOfNew(t *testing.T) {
+	cfg := junit.Config{Now: fixture.Now, Summary: "standings\n<testcase name=\"forge:testcases\">\n",
+		Notes: func(r *runner.Result) (string, string) { return "out of " + r.CandidateID, "" }}
+	for _, name := range fixture.Names() {
+		t.Run(name, func(t *testing.T) {
+			var whole bytes.Buffer
+			if err := junit.Encode(&whole, junit.New(fixture.Record(name), cfg)); err != nil {
+				t.Fatal(err)
+			}
+			if got := write(t, name, cfg); !bytes.Equal(got, whole.Bytes()) {
+				t.Errorf("Write:\n%s\nEncode(New):\n%s", got, whole.Bytes())
+			}
+		})
+	}
+	rec := fixture.Record(fixture.Names()[0])
+	rec.Results = nil
+	var whole, streamed bytes.Buffer
+	if err := junit.Encode(&whole, junit.New(rec, cfg)); err != nil {
+		t.Fatal(err)
+	}
+	if err := junit.Write(&streamed, rec, cfg); err != nil || streamed.String() != whole.String() {
+		t.Errorf("no results: Write %v:\n%s\nEncode(New):\n%s", err, streamed.String(), whole.String())
+	}
+}
