@@ -254,6 +254,9 @@ func newHTMLCandidate(c candidate, anchor string, summarised bool, opts Options)
 		ID: text.OneLine(c.standing.CandidateID), Anchor: anchor, Status: c.statusText(),
 		Health: healthClass(c.health()), Winner: c.winner,
 	}
+	if l := c.costLine(); l != "" {
+		hc.Notes = append(hc.Notes, l)
+	}
 	for _, n := range c.standing.Notes {
 		hc.Notes = append(hc.Notes, text.OneLine(n))
 	}

@@ -499,3 +499,28 @@ func (c candidate) costText() string {
 	}
 	return s
 }
+
+// costLine is what the candidate cost, in a sentence: "cost $0.11: $0.014
+// a trial, 30200 tokens, $0.014 per success, $0.014 per solved task";
+// "30200 tokens, unpriced" when nothing of it has a price; "" without a
+// cost.
+func (c candidate) costLine() string {
+	k := c.standing.Cost
+	switch {
+	case k == nil:
+		return ""
+	case k.UnpricedTrials == k.CostedTrials && k.USD == 0:
+		return fmt.Sprintf("%d tokens, unpriced", k.Tokens)
+	}
+	s := fmt.Sprintf("cost %s: %s a trial, %d tokens", text.USD(k.USD), text.USD(k.MeanUSD), k.Tokens)
+	if k.PerSuccessUSD != nil {
+		s += ", " + text.USD(*k.PerSuccessUSD) + " per success"
+	}
+	if k.PerSolvedUSD != nil {
+		s += ", " + text.USD(*k.PerSolvedUSD) + " per solved task"
+	}
+	if k.UnpricedTrials > 0 {
+		s += fmt.Sprintf("; %d %s had something unpriced", k.UnpricedTrials, text.Plural(k.UnpricedTrials, "trial", "trials"))
+	}
+	return s
+}
