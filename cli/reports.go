@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -60,23 +61,14 @@ func writeReportFile(path string, f report.Format, rec *forge.Record, runDir str
 	}
 	// Written as it is rendered: the JUnit report of 100,000 trials is
 	// tens of MB that need not be held in memory, twice.
-	tmp := path + ".tmp"
-	fh, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	err := forge.WriteAtomic(path, func(w io.Writer) error {
+		bw := bufio.NewWriterSize(w, 64<<10)
+		if err := report.Write(f, bw, rec, report.Options{Now: now, RunDir: runDir}); err != nil {
+			return err
+		}
+		return bw.Flush()
+	})
 	if err != nil {
-		return fmt.Errorf("--report %s: %w", path, err)
-	}
-	bw := bufio.NewWriterSize(fh, 64<<10)
-	if err := report.Write(f, bw, rec, report.Options{Now: now, RunDir: runDir}); err != nil {
-		fh.Close()
-		os.Remove(tmp)
-		return fmt.Errorf("--report %s: %w", path, err)
-	}
-	if err := errors.Join(bw.Flush(), fh.Close()); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("--report %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
 		return fmt.Errorf("--report %s: %w", path, err)
 	}
 	return nil

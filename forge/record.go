@@ -230,7 +230,7 @@ func schemaVersionOf(b []byte) (*int, error) {
 
 // WriteRecord writes rec to path atomically.
 func WriteRecord(path string, rec *Record) error {
-	return writeAtomic(path, func(w io.Writer) error { return EncodeRecord(w, rec) })
+	return WriteAtomic(path, func(w io.Writer) error { return EncodeRecord(w, rec) })
 }
 
 // MarshalRecord renders results.json (EncodeRecord).

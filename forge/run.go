@@ -262,7 +262,7 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 	rec.Interrupted = ctx.Err() != nil || rec.BudgetReached != nil
 	rec.score(o.Manifest.Scoring, suite)
 	rec.FinishedAt = o.now().UTC()
-	err = writeAtomic(filepath.Join(dir, ResultsFile), func(w io.Writer) error { return encodeRecord(w, rec, s.resultWriter()) })
+	err = WriteAtomic(filepath.Join(dir, ResultsFile), func(w io.Writer) error { return encodeRecord(w, rec, s.resultWriter()) })
 	if cerr := j.close(); cerr != nil && runErr == nil {
 		runErr = cerr
 	}

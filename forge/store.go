@@ -103,15 +103,15 @@ func writeJobFile(path string, data []byte) error {
 // writeFileAtomic writes data to path through a temporary file and a rename,
 // so readers never see half a file.
 func writeFileAtomic(path string, data []byte) error {
-	return writeAtomic(path, func(w io.Writer) error {
+	return WriteAtomic(path, func(w io.Writer) error {
 		_, err := w.Write(data)
 		return err
 	})
 }
 
-// writeAtomic writes what write writes to path through a temporary file
+// WriteAtomic writes what write writes to path through a temporary file
 // and a rename, so readers never see half a file.
-func writeAtomic(path string, write func(io.Writer) error) error {
+func WriteAtomic(path string, write func(io.Writer) error) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
