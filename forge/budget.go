@@ -127,15 +127,22 @@ func (b *budget) done(job runner.Job, cost *runner.Cost) {
 	m.sum += cost.USD
 }
 
+// wasReached says a job was refused.
+func (b *budget) wasReached() bool {
+	if b == nil {
+		return false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.reached
+}
+
 // stop is the BudgetStop of a budget that was reached, nil otherwise.
 func (b *budget) stop(notStarted int) *BudgetStop {
-	if b == nil {
+	if !b.wasReached() {
 		return nil
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if !b.reached {
-		return nil
-	}
 	return &BudgetStop{LimitUSD: b.limit, SpentUSD: b.spent, NotStarted: notStarted}
 }

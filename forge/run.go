@@ -21,7 +21,6 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/forge-run/forge/internal/mask"
-	"github.com/forge-run/forge/internal/text"
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/scoring"
 )
@@ -258,7 +257,7 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 		return nil, errors.Join(runErr, err, j.close())
 	}
 	rec.Results = results
-	rec.BudgetReached = s.budget.stop(s.notStartedCount(rec.Results))
+	rec.BudgetReached = s.budget.stop(s.unstarted())
 	rec.Interrupted = ctx.Err() != nil || rec.BudgetReached != nil
 	rec.score(o.Manifest.Scoring, suite)
 	rec.FinishedAt = o.now().UTC()
@@ -406,69 +405,6 @@ func (s *state) play(ctx context.Context, i int, job runner.Job) error {
 	return err
 }
 
-// attempts plays job until an attempt ends other than infra, or its
-// retries are spent: a trial that ended infra says nothing about the
-// candidate, so it is played again in a fresh sandbox (the runner removed
-// the last one before it returned). A candidate's own failure (timeout,
-// candidate_failed, artifact_missing) is data and never played again, nor
-// is anything once the run is stopping (an unusable backend, a
-// cancellation). The result is the last attempt's, with how the earlier
-// ones ended. When as many trials in a row as run at once (at least two,
-// at most the run's) spent all their attempts with no trial ending any
-// other way in between, the infrastructure is failing, not passing: the
-// run stops (*runner.UnusableError) instead of spending every other
-// trial's attempts on it.
-func (s *state) attempts(ctx context.Context, job runner.Job, start time.Time) (runner.Result, error) {
-	retries := s.o.Plan.RetriesOf(job.CandidateID)
-	var failed []runner.AttemptError
-	for attempt := 1; ; attempt++ {
-		res, err := s.o.Runner.Run(ctx, job)
-		res.CandidateID, res.TaskID, res.Trial = job.CandidateID, job.TaskID, job.Trial
-		maskResult(s.mask, &res)
-		if res.Backend == "" {
-			res.Backend = s.o.Backend
-		}
-		res.Attempts, res.AttemptErrors = attempt, failed
-		if res.ErrorKind.Scored() {
-			s.spent.Store(0)
-		}
-		if err != nil || res.ErrorKind != runner.ErrInfra || ctx.Err() != nil {
-			return res, err
-		}
-		if attempt > retries {
-			if n := int(s.spent.Add(1)); attempt > 1 && n >= s.breakAfter() {
-				err = &runner.UnusableError{Kind: runner.ErrInfra, Err: &FailingInfraError{Trials: n, Trial: job.Name(), Attempts: attempt, Last: res.ErrorMessage}}
-			}
-			return res, err
-		}
-		failed = append(failed, runner.AttemptError{Kind: res.ErrorKind, Message: res.ErrorMessage, SandboxID: res.SandboxID})
-		s.o.emit(Event{Time: s.o.now(), Kind: EventRetry, Job: job.Name(), Elapsed: time.Since(start),
-			Result: &res, Attempt: attempt + 1, Attempts: retries + 1})
-	}
-}
-
-// breakAfter is how many trials in a row must spend all their attempts
-// for the run to stop: as many as run at once, at least two, at most the
-// run's jobs.
-func (s *state) breakAfter() int {
-	return max(2, min(s.o.Plan.Concurrency, len(s.o.Plan.Jobs)))
-}
-
-// FailingInfraError stops a run whose trials the infrastructure failed on
-// every attempt, Trials of them in a row (state.attempts).
-type FailingInfraError struct {
-	Trials   int
-	Trial    string // the last of them
-	Attempts int
-	// Last is the last attempt's error message.
-	Last string
-}
-
-func (e *FailingInfraError) Error() string {
-	return fmt.Sprintf("%d trials in a row failed all their attempts (the last: %s, %d attempts): %s",
-		e.Trials, e.Trial, e.Attempts, text.OneLine(e.Last))
-}
-
 // final returns every job's result in plan order, read back from the
 // journal; jobs that never finished are marked cancelled. Every job has
 // ended (the caller waited for them).
@@ -534,25 +470,20 @@ func (s *state) resultWriter() func(n int, w *bufio.Writer) error {
 // that its budget left unstarted.
 func (s *state) notStarted(job runner.Job) runner.Result {
 	r := runner.Result{CandidateID: job.CandidateID, TaskID: job.TaskID, Trial: job.Trial, Backend: s.o.Backend}
-	why := notStartedInterrupted
-	if s.budget.stop(0) != nil {
-		why = notStartedBudget
+	why := "not started: the run was interrupted"
+	if s.budget.wasReached() {
+		why = "not started: the run's budget was reached"
 	}
 	r.Failed(runner.ErrCancelled, why)
 	return r
 }
 
-// What a job the run did not start says.
-const (
-	notStartedInterrupted = "not started: the run was interrupted"
-	notStartedBudget      = "not started: the run's budget was reached"
-)
-
-// notStartedCount counts the results of jobs the run did not start.
-func (s *state) notStartedCount(rs []runner.Result) int {
+// unstarted counts the jobs that have no line in the journal: the run
+// never started them, or never finished them.
+func (s *state) unstarted() int {
 	n := 0
-	for i := range rs {
-		if rs[i].ErrorKind == runner.ErrCancelled && (rs[i].ErrorMessage == notStartedBudget || rs[i].ErrorMessage == notStartedInterrupted) {
+	for _, sp := range s.lines {
+		if sp.n == 0 {
 			n++
 		}
 	}

@@ -1,0 +1,76 @@
+package forge
+
+// Playing a trial again when the infrastructure failed it, and stopping
+// the run when the infrastructure keeps failing.
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/forge-run/forge/internal/text"
+	"github.com/forge-run/forge/runner"
+)
+
+// attempts plays job until an attempt ends other than infra, or its
+// retries are spent: a trial that ended infra says nothing about the
+// candidate, so it is played again in a fresh sandbox (the runner removed
+// the last one before it returned). A candidate's own failure (timeout,
+// candidate_failed, artifact_missing) is data and never played again, nor
+// is anything once the run is stopping (an unusable backend, a
+// cancellation). The result is the last attempt's, with how the earlier
+// ones ended. When as many trials in a row as run at once (at least two,
+// at most the run's) spent all their attempts with no trial ending any
+// other way in between, the infrastructure is failing, not passing: the
+// run stops (*runner.UnusableError) instead of spending every other
+// trial's attempts on it.
+func (s *state) attempts(ctx context.Context, job runner.Job, start time.Time) (runner.Result, error) {
+	retries := s.o.Plan.RetriesOf(job.CandidateID)
+	var failed []runner.AttemptError
+	for attempt := 1; ; attempt++ {
+		res, err := s.o.Runner.Run(ctx, job)
+		res.CandidateID, res.TaskID, res.Trial = job.CandidateID, job.TaskID, job.Trial
+		maskResult(s.mask, &res)
+		if res.Backend == "" {
+			res.Backend = s.o.Backend
+		}
+		res.Attempts, res.AttemptErrors = attempt, failed
+		if res.ErrorKind.Scored() {
+			s.spent.Store(0)
+		}
+		if err != nil || res.ErrorKind != runner.ErrInfra || ctx.Err() != nil {
+			return res, err
+		}
+		if attempt > retries {
+			if n := int(s.spent.Add(1)); attempt > 1 && n >= s.breakAfter() {
+				err = &runner.UnusableError{Kind: runner.ErrInfra, Err: &FailingInfraError{Trials: n, Trial: job.Name(), Attempts: attempt, Last: res.ErrorMessage}}
+			}
+			return res, err
+		}
+		failed = append(failed, runner.AttemptError{Kind: res.ErrorKind, Message: res.ErrorMessage, SandboxID: res.SandboxID})
+		s.o.emit(Event{Time: s.o.now(), Kind: EventRetry, Job: job.Name(), Elapsed: time.Since(start),
+			Result: &res, Attempt: attempt + 1, Attempts: retries + 1})
+	}
+}
+
+// breakAfter is how many trials in a row must spend all their attempts
+// for the run to stop: as many as run at once, at least two, at most the
+// run's jobs.
+func (s *state) breakAfter() int {
+	return max(2, min(s.o.Plan.Concurrency, len(s.o.Plan.Jobs)))
+}
+
+// FailingInfraError stops a run whose trials the infrastructure failed on
+// every attempt, Trials of them in a row (state.attempts).
+type FailingInfraError struct {
+	Trials   int
+	Trial    string // the last of them
+	Attempts int
+	// Last is the last attempt's error message.
+	Last string
+}
+
+func (e *FailingInfraError) Error() string {
+	return fmt.Sprintf("%d trials in a row failed all their attempts (the last: %s, %d attempts): %s",
+		e.Trials, e.Trial, e.Attempts, text.OneLine(e.Last))
+}
