@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -201,6 +202,7 @@ rank them, print the standings on stdout and write results under
 }
 
 func runTournament(ctx context.Context, env *Env, o *runOptions, failUnderSet, maxDropSet, seedSet bool) error {
+	defer collectSooner(env.Getenv)()
 	m, err := loadManifest(o.manifest)
 	if err != nil {
 		return withCode(ExitUsage, err)
@@ -292,6 +294,7 @@ func runTournament(ctx context.Context, env *Env, o *runOptions, failUnderSet, m
 	if env.StderrTTY && env.Getenv("TERM") != "dumb" {
 		progress.startLive(len(plan.Jobs))
 	}
+	resuming := resume != nil
 	rec, runErr := forge.Run(ctx, forge.Options{
 		Manifest: m,
 		Plan:     plan,
@@ -324,7 +327,7 @@ func runTournament(ctx context.Context, env *Env, o *runOptions, failUnderSet, m
 		}
 	}
 	if rec == nil {
-		if resume != nil { // refused before anything ran
+		if resuming { // refused before anything ran
 			if td := (*forge.TrialsDifferError)(nil); errors.As(runErr, &td) {
 				runErr = fmt.Errorf("%w; use the same --trials", runErr)
 			}
@@ -390,6 +393,21 @@ func runTournament(ctx context.Context, env *Env, o *runOptions, failUnderSet, m
 	return verdict(env, m, rec, gateFlags{out: o.out, failUnder: o.failUnder, failUnderSet: failUnderSet,
 		baseline: o.baseline, maxDrop: o.maxDrop, maxDropSet: maxDropSet},
 		"finish the run with:\n  "+resumeCommand(o, rec.Backend, runID))
+}
+
+// collectSooner has the garbage collector run when the heap has grown by
+// a quarter since the last collection, not doubled (Go's default), until
+// the function it returns is called; GOGC in forge's environment wins. A
+// run's heap is mostly long-lived: the manifest and the plan while it
+// plays, then the record it reads back, scores and reports, about 1 KB a
+// trial; collecting at a doubling would let a 100,000-trial run's peak
+// memory be twice that (docs/results.md, "At benchmark size").
+func collectSooner(getenv func(string) string) (restore func()) {
+	if getenv("GOGC") != "" {
+		return func() {}
+	}
+	was := debug.SetGCPercent(25)
+	return func() { debug.SetGCPercent(was) }
 }
 
 // resumeCommand is the command line that finishes run runID: --resume with

@@ -96,7 +96,9 @@ type Options struct {
 	Mask []string
 	// Resume, when set, is the record of an earlier run with the same RunID:
 	// its finished jobs are kept and only the rest (cancelled, infra, or
-	// missing) are played again, into the same directory.
+	// missing) are played again, into the same directory. Run takes it
+	// over: once its finished jobs are in the new journal, its Results are
+	// let go of (nil), so a resumed run of 100,000 jobs holds them once.
 	Resume *Record
 }
 
@@ -208,7 +210,7 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 	s.envs.init(&o)
 	s.budget = newBudget(o.MaxCostUSD)
 	var keptAt []int
-	var kept []runner.Result
+	var kept []*runner.Result
 	if o.Resume != nil {
 		rec.StartedAt = o.Resume.StartedAt
 		rec.Sample = cmp.Or(rec.Sample, o.Resume.Sample)
@@ -227,6 +229,12 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 		s.lines[i] = spans[k]
 	}
 	s.journal = j
+	// The resumed record is in the journal now: what the run keeps of it
+	// is its spans. Run takes the record over and lets go of its results
+	// (Options.Resume), which the caller may still hold.
+	if kept = nil; o.Resume != nil {
+		o.Resume.Results = nil
+	}
 
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(o.Plan.Concurrency)
@@ -327,23 +335,23 @@ func (o *Options) checkResume() error {
 	return nil
 }
 
-// keepFinished returns the finished results of the run being resumed, and
-// the plan's index of each.
-func (s *state) keepFinished(prev *Record) (at []int, kept []runner.Result) {
+// keepFinished returns the finished results of the run being resumed
+// (pointing into its record, not copied: a resumed run may have 100,000),
+// and the plan's index of each.
+func (s *state) keepFinished(prev *Record) (at []int, kept []*runner.Result) {
 	type key struct {
 		id, task string
 		trial    int
 	}
-	done := map[key]runner.Result{}
-	for _, r := range prev.Results {
-		if !Resumable(r) {
-			done[key{r.CandidateID, r.TaskID, r.Trial}] = r
+	done := map[key]int{}
+	for i := range prev.Results {
+		if r := &prev.Results[i]; !Resumable(*r) {
+			done[key{r.CandidateID, r.TaskID, r.Trial}] = i
 		}
 	}
 	for i, job := range s.o.Plan.Jobs {
-		if r, ok := done[key{job.CandidateID, job.TaskID, job.Trial}]; ok {
-			r.Score = nil // scored again with the rest
-			at, kept = append(at, i), append(kept, r)
+		if k, ok := done[key{job.CandidateID, job.TaskID, job.Trial}]; ok {
+			at, kept = append(at, i), append(kept, &prev.Results[k])
 		}
 	}
 	return at, kept

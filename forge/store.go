@@ -161,26 +161,37 @@ type span struct {
 // openJournal opens dir's journal for appending; fresh, it first holds
 // the results in keep (a resumed run's finished jobs, however the run
 // before kept them), whose lines are at the returned spans.
-func openJournal(dir string, keep []runner.Result) (*journal, []span, error) {
+func openJournal(dir string, keep []*runner.Result) (*journal, []span, error) {
 	path := filepath.Join(dir, JournalFile)
-	var b []byte
+	var size int64
 	spans := make([]span, len(keep))
-	for i := range keep {
-		line, err := json.Marshal(&keep[i])
-		if err != nil {
-			return nil, nil, fmt.Errorf("journal: %w", err)
+	// Streamed: the kept results of a 100,000-job run are about 100 MB of
+	// lines, never held whole. Each is written unscored (scored again with
+	// the rest), without changing the record it comes from.
+	err := WriteAtomic(path, func(w io.Writer) error {
+		bw := bufio.NewWriterSize(w, 1<<16)
+		for i, r := range keep {
+			unscored := *r
+			unscored.Score = nil
+			line, err := json.Marshal(&unscored)
+			if err != nil {
+				return fmt.Errorf("journal: %w", err)
+			}
+			spans[i] = span{size, int32(len(line) + 1)}
+			size += int64(len(line) + 1)
+			bw.Write(line)
+			bw.WriteByte('\n')
 		}
-		spans[i] = span{int64(len(b)), int32(len(line) + 1)}
-		b = append(append(b, line...), '\n')
-	}
-	if err := writeFileAtomic(path, b); err != nil {
+		return bw.Flush()
+	})
+	if err != nil {
 		return nil, nil, err
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, nil, fmt.Errorf("journal: %w", err)
 	}
-	return &journal{f: f, size: int64(len(b))}, spans, nil
+	return &journal{f: f, size: size}, spans, nil
 }
 
 // add appends r's line and says where it is.
