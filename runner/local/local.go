@@ -137,7 +137,7 @@ func New(opts Options) (*Runner, error) {
 		return nil, fmt.Errorf("local runner temp dir %s: %w", opts.TempDir, err)
 	}
 	removeStale(opts.TempDir, removeAll)
-	p, err := probe(opts.Containment, opts.MaxProcs)
+	p, err := probe(opts.Containment, opts.MaxProcs, opts.TempDir)
 	if err != nil {
 		return nil, fmt.Errorf("local runner: %w", err)
 	}
@@ -349,7 +349,7 @@ func (j *jobRun) runPlain(ctx context.Context) error {
 // "create".
 func (j *jobRun) contain() error {
 	done := j.phase(runner.PhaseCreate)
-	b, err := j.r.platform.newBox(boxSpec{marker: marker(j.job)})
+	b, err := j.r.platform.newBox(boxSpec{marker: marker(j.job), readOnly: j.readOnly()})
 	done()
 	if err != nil {
 		err = fmt.Errorf("contain job %s: %w", j.job.Name(), err)
