@@ -184,6 +184,11 @@ func (r *Runner) Containment() Containment { return r.platform.tier }
 // PidsLimit is the cap on one job's tasks, or 0 when none is enforced.
 func (r *Runner) PidsLimit() int { return r.platform.pidsLimit() }
 
+// ReadOnlyEnvironments reports whether jobs see the environment cache
+// read-only here (a mount namespace each; see the package doc), rather
+// than writable.
+func (r *Runner) ReadOnlyEnvironments() bool { return r.platform.readOnly() }
+
 // Describe says in one line how jobs are contained here and why stronger
 // tiers were not used, for `forge doctor` and --verbose.
 func (r *Runner) Describe() string { return r.platform.describe() }
