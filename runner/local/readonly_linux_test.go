@@ -195,3 +195,36 @@ func TestOnLockedThreadNeverOnTheMainThread(t *testing.T) {
 		}
 	}
 }
+
+// TestReadOnlyWorkdirInsideTheCache: a Runner whose working directories
+// are inside the environment cache gets the job's environment alone
+// read-only, so that the job can still write its own directory.
+func TestReadOnlyWorkdirInsideTheCache(t *testing.T) {
+	t.Parallel()
+	cache := t.TempDir()
+	work := filepath.Join(cache, "work")
+	if err := os.Mkdir(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := newRunner(t, Options{TempDir: work, EnvCache: cache})
+	needReadOnly(t, r)
+	env := hashed(t, runner.Environment{Name: "tools", Build: []string{"echo original > data.txt"}})
+	b, err := r.BuildEnvironment(context.Background(), env, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := runner.Job{
+		RunID: newRunID(t), CandidateID: "inside", Trial: 1, Objective: "o",
+		Command:     []string{"/bin/sh", "-c", `echo hostile > "$FORGE_ENV_DIR/data.txt" || cat "$FORGE_ENV_DIR/data.txt" > "$2"`, "sh"},
+		Timeout:     30 * time.Second,
+		Environment: env,
+	}
+	res := mustRun(t, r, job)
+	assertKind(t, res, runner.ErrNone)
+	if res.ArtifactContent != "original\n" || !strings.Contains(res.Stderr, "Read-only file system") {
+		t.Errorf("artifact %q, stderr %q: want the environment read-only and the working directory writable", res.ArtifactContent, res.Stderr)
+	}
+	if got, _ := os.ReadFile(filepath.Join(b.Where, "data.txt")); string(got) != "original\n" {
+		t.Errorf("data.txt is %q", got)
+	}
+}
