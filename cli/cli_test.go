@@ -16,6 +16,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/forge-run/forge/cli"
+	"github.com/forge-run/forge/runner/local"
 	"github.com/forge-run/forge/runner/local/localtest"
 	"github.com/forge-run/forge/schema"
 )
@@ -44,6 +45,17 @@ func TestScripts(t *testing.T) {
 			// A fake secret: it must never reach a candidate, a log or a report.
 			env.Setenv("DAYTONA_API_KEY", "dtn_canary_0123456789")
 			return nil
+		},
+		Condition: func(cond string) (bool, error) {
+			if cond != "envreadonly" { // jobs see environments read-only here
+				return false, fmt.Errorf("unknown condition %q", cond)
+			}
+			r, err := local.New(local.Options{})
+			if err != nil {
+				return false, err
+			}
+			defer r.Close()
+			return r.ReadOnlyEnvironments(), nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exitcode":    cmdExitcode,

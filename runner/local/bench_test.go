@@ -4,6 +4,9 @@ package local
 
 import (
 	"context"
+	"errors"
+	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -24,23 +27,99 @@ func BenchmarkRunTrivial(b *testing.B) {
 				b.Skipf("%s: %v", tier, err)
 			}
 			b.Cleanup(func() { r.Close() })
-			job := runner.Job{
-				RunID: "bench", CandidateID: "trivial", Trial: 1, Objective: "o",
-				Command: []string{"/bin/sh", "-c", `echo done > "$2"`, "sh"},
-			}
-			self, children := cpuTimes()
-			for b.Loop() {
-				res, err := r.Run(context.Background(), job)
-				if err != nil || !res.Success {
-					b.Fatalf("%v %+v", err, res)
-				}
-			}
-			self2, children2 := cpuTimes()
-			ms := func(d time.Duration) float64 { return d.Seconds() * 1000 / float64(b.N) }
-			b.ReportMetric(ms(self2-self), "self-ms/op")
-			b.ReportMetric(ms(children2-children), "children-ms/op")
+			benchJobs(b, r, trivialJob())
 		})
 	}
+}
+
+// BenchmarkRunInEnvironment is BenchmarkRunTrivial's job run in an
+// environment, per tier, read-only (its processes started in a mount
+// namespace of their own) and writable (a second Runner with that turned
+// off), one of each in turn so that the load of a shared machine weighs
+// on both alike: what the read-only view costs a job, in wall time
+// (ro-ms/op, rw-ms/op, and the median of the pairs' differences,
+// extra-ms/op) and in forge's CPU time (ro-self-ms/op, rw-self-ms/op)
+// and its children's (ro-children-ms/op, rw-children-ms/op). Skipped
+// where jobs cannot see environments read-only.
+func BenchmarkRunInEnvironment(b *testing.B) {
+	for _, tier := range tiers {
+		b.Run(string(tier), func(b *testing.B) {
+			cache := b.TempDir()
+			env := &runner.Environment{Name: "bench", Hash: strings.Repeat("be", 32), Build: []string{"mkdir bin"}}
+			job := trivialJob()
+			job.Environment = env
+			var rs [2]*Runner // read-only, writable
+			for i := range rs {
+				r, err := New(Options{TempDir: b.TempDir(), Containment: tier, EnvCache: cache})
+				if err != nil {
+					b.Skipf("%s: %v", tier, err)
+				}
+				b.Cleanup(func() { r.Close() })
+				if !r.platform.readOnly() {
+					b.Skipf("%s: %s", tier, r.Describe())
+				}
+				if i == 1 {
+					r.platform.roErr = errors.New("turned off by the benchmark")
+				}
+				if _, err := r.BuildEnvironment(context.Background(), env, nil); err != nil {
+					b.Fatal(err)
+				}
+				rs[i] = r
+			}
+			var wall, self, children [2]time.Duration
+			var extra []time.Duration
+			for b.Loop() {
+				var took [2]time.Duration
+				for i, r := range rs {
+					s0, c0 := cpuTimes()
+					begin := time.Now()
+					res, err := r.Run(context.Background(), job)
+					took[i] = time.Since(begin)
+					s1, c1 := cpuTimes()
+					if err != nil || !res.Success {
+						b.Fatalf("%v %+v", err, res)
+					}
+					wall[i] += took[i]
+					self[i] += s1 - s0
+					children[i] += c1 - c0
+				}
+				extra = append(extra, took[0]-took[1])
+			}
+			slices.Sort(extra)
+			ms := func(d time.Duration) float64 { return d.Seconds() * 1000 / float64(b.N) }
+			b.ReportMetric(ms(wall[0]), "ro-ms/op")
+			b.ReportMetric(ms(wall[1]), "rw-ms/op")
+			b.ReportMetric(extra[len(extra)/2].Seconds()*1000, "extra-ms/op")
+			b.ReportMetric(ms(self[0]), "ro-self-ms/op")
+			b.ReportMetric(ms(self[1]), "rw-self-ms/op")
+			b.ReportMetric(ms(children[0]), "ro-children-ms/op")
+			b.ReportMetric(ms(children[1]), "rw-children-ms/op")
+			b.ReportMetric(0, "ns/op") // a pair per op: the metrics above say it
+		})
+	}
+}
+
+func trivialJob() runner.Job {
+	return runner.Job{
+		RunID: "bench", CandidateID: "trivial", Trial: 1, Objective: "o",
+		Command: []string{"/bin/sh", "-c", `echo done > "$2"`, "sh"},
+	}
+}
+
+// benchJobs runs job b.N times and reports forge's CPU time per job
+// (self-ms/op) and that of the processes it started (children-ms/op).
+func benchJobs(b *testing.B, r *Runner, job runner.Job) {
+	self, children := cpuTimes()
+	for b.Loop() {
+		res, err := r.Run(context.Background(), job)
+		if err != nil || !res.Success {
+			b.Fatalf("%v %+v", err, res)
+		}
+	}
+	self2, children2 := cpuTimes()
+	ms := func(d time.Duration) float64 { return d.Seconds() * 1000 / float64(b.N) }
+	b.ReportMetric(ms(self2-self), "self-ms/op")
+	b.ReportMetric(ms(children2-children), "children-ms/op")
 }
 
 // cpuTimes is the CPU time (user and system) of this process and of its

@@ -307,13 +307,13 @@ func (p *platform) newJobCgroups(withV2 bool) (c jobCgroups, err error) {
 }
 
 // start starts cmd in the job's cgroups and, with nsfd >= 0, in that PID
-// namespace.
-func (c *jobCgroups) start(cmd *exec.Cmd, nsfd int) error {
+// namespace; with ro, seeing that directory read-only.
+func (c *jobCgroups) start(cmd *exec.Cmd, nsfd int, ro string) error {
 	if c.v2fd >= 0 {
 		cmd.SysProcAttr.UseCgroupFD = true
 		cmd.SysProcAttr.CgroupFD = c.v2fd
 	}
-	return spawn(cmd, nsfd, c.v1Tasks)
+	return spawn(cmd, nsfd, c.v1Tasks, ro)
 }
 
 // remove removes the job's cgroups, whose processes are gone. A v1 cgroup
@@ -339,9 +339,13 @@ func (c *jobCgroups) remove() error {
 
 // cgroupTier is the cgroup tier: the job's own cgroup v2, whose processes
 // cgroup.kill ends.
-type cgroupTier struct{ cg jobCgroups }
+// ro, when set, is the directory the job's processes see read-only.
+type cgroupTier struct {
+	cg jobCgroups
+	ro string
+}
 
-func (t *cgroupTier) start(cmd *exec.Cmd) error { return t.cg.start(cmd, -1) }
+func (t *cgroupTier) start(cmd *exec.Cmd) error { return t.cg.start(cmd, -1, t.ro) }
 
 func (t *cgroupTier) signal(sig syscall.Signal, _ []*os.Process) {
 	for _, pid := range cgroupPids(t.cg.v2) {

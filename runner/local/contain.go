@@ -60,6 +60,9 @@ type boxSpec struct {
 	// marker are KEY=VALUE entries of the job's environment that together
 	// identify its processes (the FORGE_* run, candidate and trial).
 	marker []string
+	// readOnly, when set, is a directory the job's processes see
+	// read-only (platform.readOnly must be nil).
+	readOnly string
 }
 
 // errBoxEnded is returned by start once a box has been killed.

@@ -21,9 +21,12 @@ type platform struct {
 	holder      holderInit // how the PID namespace's init starts
 	holderReaps bool       // the init reaps orphans at once (it ignores SIGCHLD, or bash handles it)
 	notes       []string   // why stronger tiers were not used
+	// roErr says why jobs cannot see the environment cache read-only
+	// (nil: they can).
+	roErr error
 }
 
-func probe(want Containment, maxProcs int) (*platform, error) {
+func probe(want Containment, maxProcs int, tempDir string) (*platform, error) {
 	p := &platform{maxProcs: maxProcs, cg: findCgroups()}
 	p.probeCgroups()
 	tiers := []Containment{want}
@@ -34,6 +37,10 @@ func probe(want Containment, maxProcs int) (*platform, error) {
 		err := p.try(t)
 		if err == nil {
 			p.tier = t
+			p.roErr = errors.New("the process tier starts processes as they are")
+			if t != ContainProcess {
+				p.roErr = probeReadOnly(tempDir)
+			}
 			return p, nil
 		}
 		if want != ContainAuto {
@@ -117,15 +124,15 @@ func (p *platform) tryTier(t Containment) error {
 func (p *platform) newTier(t Containment, spec boxSpec) (tier, error) {
 	switch t {
 	case ContainPIDNamespace:
-		return p.newPidns()
+		return p.newPidns(spec.readOnly)
 	case ContainCgroup:
 		cg, err := p.newJobCgroups(true)
 		if err != nil {
 			return nil, err
 		}
-		return &cgroupTier{cg}, nil
+		return &cgroupTier{cg: cg, ro: spec.readOnly}, nil
 	case ContainProcessGroup:
-		return pgroupTier{marker: spec.marker}, nil
+		return pgroupTier{marker: spec.marker, ro: spec.readOnly}, nil
 	}
 	return processTier{}, nil
 }
@@ -154,11 +161,19 @@ func (p *platform) describe() string {
 	default:
 		b.WriteString("; no task limit (no writable pids cgroup)")
 	}
+	if p.roErr == nil {
+		b.WriteString("; environments read-only to jobs (a mount namespace each)")
+	} else {
+		fmt.Fprintf(&b, "; environments writable by jobs (no read-only mount: %v)", p.roErr)
+	}
 	for _, n := range p.notes {
 		b.WriteString("; not " + n)
 	}
 	return b.String()
 }
+
+// readOnly reports whether jobs can see a directory read-only.
+func (p *platform) readOnly() bool { return p.roErr == nil }
 
 func (p *platform) pidsLimit() int {
 	if (p.tier == ContainPIDNamespace || p.tier == ContainCgroup) && (p.v2Pids || p.v1Pids) {

@@ -12,7 +12,7 @@ type platform struct {
 	tier Containment
 }
 
-func probe(want Containment, _ int) (*platform, error) {
+func probe(want Containment, _ int, _ string) (*platform, error) {
 	if want != ContainAuto && want != ContainProcess {
 		return nil, fmt.Errorf("containment %q is not available on this platform", want)
 	}
@@ -20,10 +20,13 @@ func probe(want Containment, _ int) (*platform, error) {
 }
 
 func (p *platform) describe() string {
-	return "process: only the processes forge started itself; what they start can outlive the job"
+	return "process: only the processes forge started itself; what they start can outlive the job; environments writable by jobs"
 }
 
 func (p *platform) pidsLimit() int { return 0 }
+
+// readOnly is false: there are no mount namespaces here.
+func (p *platform) readOnly() bool { return false }
 
 func (p *platform) newTier(Containment, boxSpec) (tier, error) { return processTier{}, nil }
 

@@ -5,6 +5,7 @@ package local
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"syscall"
 )
 
@@ -13,7 +14,7 @@ type platform struct {
 	tier Containment
 }
 
-func probe(want Containment, _ int) (*platform, error) {
+func probe(want Containment, _ int, _ string) (*platform, error) {
 	switch want {
 	case ContainAuto, ContainProcessGroup:
 		return &platform{tier: ContainProcessGroup}, nil
@@ -25,12 +26,15 @@ func probe(want Containment, _ int) (*platform, error) {
 
 func (p *platform) describe() string {
 	if p.tier == ContainProcess {
-		return "process: only the processes forge started itself"
+		return "process: only the processes forge started itself; environments writable by jobs"
 	}
-	return "pgroup: each process in its own process group; a process that leaves its group (setsid) can outlive the job"
+	return "pgroup: each process in its own process group; a process that leaves its group (setsid) can outlive the job; environments writable by jobs"
 }
 
 func (p *platform) pidsLimit() int { return 0 }
+
+// readOnly is false: there are no mount namespaces here.
+func (p *platform) readOnly() bool { return false }
 
 func (p *platform) newTier(t Containment, _ boxSpec) (tier, error) {
 	if t == ContainProcessGroup {
@@ -38,6 +42,10 @@ func (p *platform) newTier(t Containment, _ boxSpec) (tier, error) {
 	}
 	return processTier{}, nil
 }
+
+// startPlain starts cmd: there are no mount namespaces here, and readOnly
+// is never set.
+func startPlain(cmd *exec.Cmd, _ string) error { return cmd.Start() }
 
 // sweep finds nothing here: without /proc, processes are not found by
 // their environment.

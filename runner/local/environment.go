@@ -203,6 +203,39 @@ func (r *Runner) releaseEnvironments() {
 	}
 }
 
+// readOnly is the directory the job's processes see read-only, where the
+// platform allows it: the environment cache, when this Runner holds
+// environments (the job's own, or those later jobs of other candidates run
+// in), else nothing; the job's environment alone when the job's directory
+// is inside the cache (nothing when it is inside its environment).
+func (j *jobRun) readOnly() string {
+	if !j.r.platform.readOnly() {
+		return ""
+	}
+	j.r.envMu.Lock()
+	root := ""
+	for _, st := range j.r.envs {
+		if st.dir != "" {
+			root = filepath.Dir(st.dir)
+			break
+		}
+	}
+	j.r.envMu.Unlock()
+	for _, dir := range []string{root, j.envDir} {
+		if dir != "" && !within(j.dir, dir) {
+			return dir
+		}
+	}
+	return ""
+}
+
+// within reports whether path is dir or inside it (both absolute and
+// clean).
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
 // environmentDir is the directory of e, which this Runner made ready: an
 // error when it did not, or when it is gone since.
 func (r *Runner) environmentDir(e *runner.Environment) (string, error) {

@@ -137,7 +137,7 @@ func New(opts Options) (*Runner, error) {
 		return nil, fmt.Errorf("local runner temp dir %s: %w", opts.TempDir, err)
 	}
 	removeStale(opts.TempDir, removeAll)
-	p, err := probe(opts.Containment, opts.MaxProcs)
+	p, err := probe(opts.Containment, opts.MaxProcs, opts.TempDir)
 	if err != nil {
 		return nil, fmt.Errorf("local runner: %w", err)
 	}
@@ -183,6 +183,11 @@ func (r *Runner) Containment() Containment { return r.platform.tier }
 
 // PidsLimit is the cap on one job's tasks, or 0 when none is enforced.
 func (r *Runner) PidsLimit() int { return r.platform.pidsLimit() }
+
+// ReadOnlyEnvironments reports whether jobs see the environment cache
+// read-only here (a mount namespace each; see the package doc), rather
+// than writable.
+func (r *Runner) ReadOnlyEnvironments() bool { return r.platform.readOnly() }
 
 // Describe says in one line how jobs are contained here and why stronger
 // tiers were not used, for `forge doctor` and --verbose.
@@ -349,7 +354,7 @@ func (j *jobRun) runPlain(ctx context.Context) error {
 // "create".
 func (j *jobRun) contain() error {
 	done := j.phase(runner.PhaseCreate)
-	b, err := j.r.platform.newBox(boxSpec{marker: marker(j.job)})
+	b, err := j.r.platform.newBox(boxSpec{marker: marker(j.job), readOnly: j.readOnly()})
 	done()
 	if err != nil {
 		err = fmt.Errorf("contain job %s: %w", j.job.Name(), err)

@@ -6,6 +6,7 @@ package local
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"slices"
 	"strconv"
 	"sync"
@@ -13,6 +14,9 @@ import (
 
 	"golang.org/x/sys/unix"
 )
+
+// startPlain starts cmd, with ro seeing that directory read-only.
+func startPlain(cmd *exec.Cmd, ro string) error { return spawn(cmd, -1, -1, ro) }
 
 // sweep sends sig to every process whose environment carries the job's
 // marker, except, with outsideGroups, those in the groups of started (they

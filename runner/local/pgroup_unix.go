@@ -21,10 +21,14 @@ func ownGroup(cmd *exec.Cmd) {
 
 // pgroupTier is the pgroup tier: the process groups that the processes
 // forge started lead, and (on Linux, by sweep) the processes whose
-// environment carries the job's marker.
-type pgroupTier struct{ marker []string }
+// environment carries the job's marker; ro, when set, is the directory
+// the job's processes see read-only (Linux only).
+type pgroupTier struct {
+	marker []string
+	ro     string
+}
 
-func (pgroupTier) start(cmd *exec.Cmd) error { return cmd.Start() }
+func (t pgroupTier) start(cmd *exec.Cmd) error { return startPlain(cmd, t.ro) }
 
 func (t pgroupTier) signal(sig syscall.Signal, started []*os.Process) {
 	for _, p := range started {

@@ -24,14 +24,15 @@ type pidnsTier struct {
 	holderPipe *os.File // closing it ends the holder
 	nsfd       int
 	ns         unix.Stat_t // the namespace's, to recognise it by
+	ro         string      // the directory the job's processes see read-only, if any
 }
 
 // newPidns starts a job's PID namespace and its holder. The holder stays
 // out of the job's cgroups: it never forks, so a pids cap needs only the
 // processes started in the namespace, and it is started without moving a
 // thread about.
-func (p *platform) newPidns() (_ tier, err error) {
-	t := &pidnsTier{nsfd: -1}
+func (p *platform) newPidns(ro string) (_ tier, err error) {
+	t := &pidnsTier{nsfd: -1, ro: ro}
 	if t.cg, err = p.newJobCgroups(false); err != nil {
 		return nil, err
 	}
@@ -67,7 +68,7 @@ func (p *platform) newPidns() (_ tier, err error) {
 	return t, nil
 }
 
-func (t *pidnsTier) start(cmd *exec.Cmd) error { return t.cg.start(cmd, t.nsfd) }
+func (t *pidnsTier) start(cmd *exec.Cmd) error { return t.cg.start(cmd, t.nsfd, t.ro) }
 
 // signal signals every process of the namespace but its init.
 func (t *pidnsTier) signal(sig syscall.Signal, _ []*os.Process) {

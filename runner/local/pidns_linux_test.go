@@ -17,14 +17,14 @@ import (
 // TestPidnsHolderReapsOrphans: the namespace's init reaps the orphans it
 // inherits (no zombie stays) and its read goes on through their SIGCHLDs.
 func TestPidnsHolderReapsOrphans(t *testing.T) {
-	p, err := probe(ContainPIDNamespace, DefaultMaxProcs)
+	p, err := probe(ContainPIDNamespace, DefaultMaxProcs, t.TempDir())
 	if err != nil {
 		t.Skipf("pidns is not available here: %v", err)
 	}
 	if !p.holderReaps {
 		t.Skipf("the init does not reap here: %s", p.describe())
 	}
-	tr, err := p.newPidns()
+	tr, err := p.newPidns("")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +174,7 @@ func TestPidnsFallsBackFromAnInitThatCannotRun(t *testing.T) {
 	if err := os.WriteFile(notExecutable, []byte("not a program"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := probe(ContainPIDNamespace, DefaultMaxProcs); err != nil {
+	if _, err := probe(ContainPIDNamespace, DefaultMaxProcs, t.TempDir()); err != nil {
 		missingTier(t, ContainPIDNamespace, err) // without the broken init
 	}
 	saved := holders
@@ -182,7 +182,7 @@ func TestPidnsFallsBackFromAnInitThatCannotRun(t *testing.T) {
 		return append([]holderInit{{"broken-init", []string{notExecutable, "broken-init"}}}, all...)
 	}
 	defer func() { holders = saved }()
-	p, err := probe(ContainPIDNamespace, DefaultMaxProcs)
+	p, err := probe(ContainPIDNamespace, DefaultMaxProcs, t.TempDir())
 	if err != nil {
 		t.Fatalf("pidns works with %v but not with a broken init before it: %v", all[0], err)
 	}

@@ -18,41 +18,41 @@ import (
 )
 
 // spawn starts cmd. With a PID namespace (nsfd) or a v1 pids cgroup (the
-// open tasks file v1Tasks) to start it in, it does so from a locked thread
-// that is moved into them (they apply to the children of the calling
-// thread) and moved back afterwards; a thread that cannot be moved back is
-// never unlocked, so the runtime ends it.
-func spawn(cmd *exec.Cmd, nsfd, v1Tasks int) error {
-	if nsfd < 0 && v1Tasks < 0 {
+// open tasks file v1Tasks) to start it in, or a directory it must see
+// read-only (ro), it does so from a locked thread that is moved into them
+// (they apply to the children of the calling thread) and moved back
+// afterwards; a thread that cannot be moved back (or that has a mount
+// namespace of its own: enterReadOnly) is never unlocked, so the runtime
+// ends it.
+func spawn(cmd *exec.Cmd, nsfd, v1Tasks int, ro string) error {
+	if nsfd < 0 && v1Tasks < 0 && ro == "" {
 		return cmd.Start()
 	}
 	h, err := home()
 	if err != nil {
 		return err
 	}
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		clean, err := spawnLocked(cmd, nsfd, v1Tasks, h)
-		if clean {
-			runtime.UnlockOSThread()
-		}
-		errc <- err
-	}()
-	return <-errc
+	return onLockedThread(func() (bool, error) { return spawnLocked(cmd, nsfd, v1Tasks, ro, h) })
 }
 
 // spawnLocked does spawn's work on the locked thread; clean reports that the
-// thread is back in forge's own namespace and cgroup.
-func spawnLocked(cmd *exec.Cmd, nsfd, v1Tasks int, h homes) (clean bool, err error) {
+// thread is back in forge's own namespaces and cgroup.
+func spawnLocked(cmd *exec.Cmd, nsfd, v1Tasks int, ro string, h homes) (clean bool, err error) {
 	tid := []byte(strconv.Itoa(unix.Gettid()))
 	clean = true
+	if ro != "" {
+		changed, err := enterReadOnly(ro)
+		if err != nil {
+			return !changed, err
+		}
+		defer func() { clean = false }()
+	}
 	if v1Tasks >= 0 {
 		if h.tasks < 0 {
-			return true, errors.New("join a pids cgroup: forge's own v1 pids cgroup is unknown")
+			return clean, errors.New("join a pids cgroup: forge's own v1 pids cgroup is unknown")
 		}
 		if _, err := unix.Write(v1Tasks, tid); err != nil {
-			return true, fmt.Errorf("join the job's pids cgroup: %w", err)
+			return clean, fmt.Errorf("join the job's pids cgroup: %w", err)
 		}
 		defer func() {
 			if _, err := unix.Write(h.tasks, tid); err != nil {

@@ -1,0 +1,105 @@
+package local
+
+// Environments read-only to jobs: a job's processes are started from a
+// thread that has a mount namespace of its own, in which the environment
+// cache is bind-mounted read-only; the thread is thrown away afterwards.
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+
+	"golang.org/x/sys/unix"
+)
+
+// enterReadOnly moves the calling thread, locked and never to be used
+// again by anything else, into a new mount namespace, private (nothing
+// mounted in it reaches forge's own or any other), in which dir is
+// bind-mounted read-only. The processes the thread starts afterwards get
+// that namespace; it goes away with the last of them (and the thread).
+// unshare(CLONE_NEWNS) also gives the thread its own root, working
+// directory and umask (CLONE_FS), which is what lets a thread of a
+// multithreaded process change its mount namespace at all, and why it can
+// never go back to running Go code: changed reports that the thread is no
+// longer as it was, even when err is not nil.
+func enterReadOnly(dir string) (changed bool, err error) {
+	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
+		return false, fmt.Errorf("unshare the mount namespace: %v", err)
+	}
+	// Recursively private, as unshare(1) and Go's Unshareflags do: on a
+	// system whose / is shared (systemd), the bind mount below would
+	// otherwise appear in forge's own namespace too.
+	if err := unix.Mount("none", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return true, fmt.Errorf("make the mount namespace private: %v", err)
+	}
+	if err := unix.Mount(dir, dir, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return true, fmt.Errorf("bind-mount %s: %v", dir, err)
+	}
+	// mount_setattr (Linux 5.12) sets read-only and nothing else, on every
+	// mount under dir; before it, a remount that keeps the flags the mount
+	// had (nosuid, noexec...): the bind copied them, a remount without them
+	// would clear them.
+	err = unix.MountSetattr(-1, dir, unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY})
+	if errors.Is(err, unix.ENOSYS) {
+		var st unix.Statfs_t
+		if err = unix.Statfs(dir, &st); err == nil {
+			keep := uintptr(st.Flags) & (unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC | unix.MS_NOATIME | unix.MS_NODIRATIME | unix.MS_RELATIME)
+			err = unix.Mount("none", dir, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY|keep, "")
+		}
+	}
+	if err != nil {
+		return true, fmt.Errorf("make %s read-only: %v", dir, err)
+	}
+	return true, nil
+}
+
+// onLockedThread runs f on a locked OS thread, which ends with its
+// goroutine unless f reports it clean (as it was before f). That thread is
+// never the main thread, which the runtime cannot end and would park
+// forever in whatever state f left it (and /proc/self is the main
+// thread's): a goroutine that lands there keeps the main thread to itself
+// (a locked thread runs nothing else) while another goroutine, which
+// therefore runs on another thread, calls f.
+func onLockedThread(f func() (clean bool, err error)) error {
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		if unix.Gettid() == unix.Getpid() {
+			err := onLockedThread(f)
+			runtime.UnlockOSThread()
+			errc <- err
+			return
+		}
+		clean, err := f()
+		if clean {
+			runtime.UnlockOSThread()
+		}
+		errc <- err
+	}()
+	return <-errc
+}
+
+// probeReadOnly checks that jobs can see a directory read-only here: a
+// mount namespace (CAP_SYS_ADMIN) in which a bind mount is read-only.
+func probeReadOnly(tempDir string) error {
+	dir, err := os.MkdirTemp(tempDir, fmt.Sprintf("forge-%d-probe-", os.Getpid()))
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	return onLockedThread(func() (bool, error) {
+		changed, err := enterReadOnly(dir)
+		if err == nil {
+			f, werr := os.Create(filepath.Join(dir, "w"))
+			if werr == nil {
+				f.Close()
+				err = errors.New("the read-only bind mount can be written")
+			} else if !errors.Is(werr, unix.EROFS) {
+				err = fmt.Errorf("writing into the read-only bind mount: %v, not EROFS", werr)
+			}
+		}
+		return !changed, err
+	})
+}
