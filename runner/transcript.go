@@ -304,6 +304,13 @@ func ReadTranscript(r io.Reader, limit int64) (Transcript, error) {
 	return t, sc.Err()
 }
 
+// RefuseTranscript records that the transcript the job left was not read:
+// why completes "FORGE_TRANSCRIPT file ..." ("is a symlink"). The trial
+// is not failed for it.
+func (r *Result) RefuseTranscript(why string) {
+	r.TranscriptNote = "FORGE_TRANSCRIPT file " + why + "; ignored"
+}
+
 // SetTranscript takes the transcript a job left: b, its first bytes (at
 // most the cap), of size bytes on disk. A transcript over the cap is cut
 // at the end of its last whole line and flagged; its steps are counted,
@@ -312,9 +319,9 @@ func (r *Result) SetTranscript(b []byte, size int64) {
 	size = max(size, int64(len(b)))
 	cut := size > int64(len(b))
 	if cut {
-		if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
-			b = b[:i+1]
-		}
+		// A line cut by the cap is no step: kept are the whole lines
+		// before it (none, when the first line is longer than the cap).
+		b = b[:bytes.LastIndexByte(b, '\n')+1]
 	}
 	if b == nil {
 		b = []byte{}

@@ -149,6 +149,12 @@ func TestSetTranscript(t *testing.T) {
 		t.Errorf("cut: %q, truncated %v, %d steps, note %q", r.Transcript, r.TranscriptTruncated, r.TranscriptSteps, r.TranscriptNote)
 	}
 
+	r = Result{}
+	r.SetTranscript([]byte(full[:5]), int64(len(full)))
+	if string(r.Transcript) != "" || r.Transcript == nil || !r.TranscriptTruncated || r.TranscriptSteps != 0 || r.TranscriptNote != "" {
+		t.Errorf("first line over the cap: %q, truncated %v, %d steps, note %q", r.Transcript, r.TranscriptTruncated, r.TranscriptSteps, r.TranscriptNote)
+	}
+
 	// An empty transcript is still one: stored, with no steps.
 	r = Result{}
 	r.SetTranscript(nil, 0)

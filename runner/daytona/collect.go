@@ -177,11 +177,11 @@ func (j *jobRun) download(ctx context.Context, run sessionRun) error {
 		}
 		j.res.SetTranscript(tr, meta.Transcript)
 	case "unreadable":
-		j.res.TranscriptNote = "FORGE_TRANSCRIPT is not readable; ignored"
+		j.res.RefuseTranscript("is not readable")
 	case "symlink":
-		j.res.TranscriptNote = "FORGE_TRANSCRIPT is a symlink; forge reads only regular files; ignored"
+		j.res.RefuseTranscript("is a symlink")
 	case "other":
-		j.res.TranscriptNote = "FORGE_TRANSCRIPT is not a regular file; ignored"
+		j.res.RefuseTranscript("is not a regular file")
 	}
 	j.res.Settle(j.job, o)
 	return nil

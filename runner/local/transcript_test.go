@@ -41,8 +41,8 @@ with open(os.environ["FORGE_TRANSCRIPT"], "a") as f:
 	}
 }
 
-// A transcript that is a symlink is refused, never followed; the trial
-// is not failed for it.
+// A transcript that is a symlink is refused, never followed, and one that
+// is not a regular file refused; the trial is not failed for either.
 func TestRunTranscriptSymlinkIsRefused(t *testing.T) {
 	t.Parallel()
 	r := newRunner(t, Options{})
@@ -58,6 +58,16 @@ os.symlink(os.path.abspath("real.jsonl"), os.environ["FORGE_TRANSCRIPT"])
 	}
 	if b, _ := json.Marshal(res); bytes.Contains(b, []byte("root:x")) {
 		t.Errorf("the symlink's target was read: %s", b)
+	}
+
+	dir := mustRun(t, r, pyJob(t, "dir", `
+import os, sys
+open(sys.argv[2], "w").write("done")
+os.mkdir(os.environ["FORGE_TRANSCRIPT"])
+`))
+	assertKind(t, dir, runner.ErrNone)
+	if dir.Transcript != nil || dir.TranscriptNote != "FORGE_TRANSCRIPT file is not a regular file but a directory; ignored" {
+		t.Errorf("a directory: transcript %q, note %q", dir.Transcript, dir.TranscriptNote)
 	}
 }
 

@@ -171,7 +171,7 @@ func (j *jobRun) download(outRel string, o *runner.Outcome) {
 	switch {
 	case errors.Is(err, errMissing):
 	case err != nil:
-		j.res.TranscriptNote = fmt.Sprintf("FORGE_TRANSCRIPT file %s; ignored", err)
+		j.res.RefuseTranscript(err.Error())
 	default:
 		j.res.SetTranscript(b, size)
 	}
