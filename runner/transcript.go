@@ -34,30 +34,31 @@ func (l Limits) TranscriptCap() int64 {
 // Step is one step of a transcript: one line's JSON object. The known
 // fields are read into their own; every other field, and a known one whose
 // value has another type than expected, is kept as written in Extra.
+// MarshalJSON writes it back as one object.
 type Step struct {
 	// Line is the step's line number in the file, from 1.
-	Line int `json:"-"`
+	Line int
 	// Role is who spoke: user, assistant, system or tool.
-	Role string `json:"role,omitempty"`
+	Role string
 	// Type is what the step is: message, tool_call, tool_result or event.
-	Type string `json:"type,omitempty"`
+	Type string
 	// Content is as written: a string, or any JSON (a list of content
 	// parts, an object). Text renders it.
-	Content json.RawMessage `json:"content,omitempty"`
+	Content json.RawMessage
 	// Tool is the tool a tool_call calls (or a tool_result answers).
-	Tool *ToolCall `json:"tool,omitempty"`
+	Tool *ToolCall
 	// ToolCallID ties a tool_result to its tool_call.
-	ToolCallID string `json:"tool_call_id,omitempty"`
+	ToolCallID string
 	// Usage is the model call's usage as the API answered it (an
 	// OpenAI-style or Anthropic-style usage object); TokenUsage reads it.
-	Usage map[string]any `json:"usage,omitempty"`
+	Usage map[string]any
 	// Model names the model of the step.
-	Model string `json:"model,omitempty"`
+	Model string
 	// Time is when the step happened: an RFC 3339 string or seconds since
 	// the Unix epoch in the file; zero when it has none that reads as one.
-	Time time.Time `json:"-"`
+	Time time.Time
 	// Extra holds every other field as written.
-	Extra map[string]json.RawMessage `json:"-"`
+	Extra map[string]json.RawMessage
 }
 
 // ToolCall is a step's tool: its name and its arguments as written (an
@@ -65,6 +66,30 @@ type Step struct {
 type ToolCall struct {
 	Name      string          `json:"name"`
 	Arguments json.RawMessage `json:"arguments,omitempty"`
+}
+
+// MarshalJSON writes the step as one JSON object: its fields as written
+// in Extra, and the known fields Extra does not hold (Time in RFC 3339);
+// not its Line.
+func (s Step) MarshalJSON() ([]byte, error) {
+	m := make(map[string]any, len(s.Extra)+8)
+	put := func(k string, v any, set bool) {
+		if _, written := s.Extra[k]; set && !written {
+			m[k] = v
+		}
+	}
+	put("role", s.Role, s.Role != "")
+	put("type", s.Type, s.Type != "")
+	put("content", s.Content, s.Content != nil)
+	put("tool", s.Tool, s.Tool != nil)
+	put("tool_call_id", s.ToolCallID, s.ToolCallID != "")
+	put("usage", s.Usage, s.Usage != nil)
+	put("model", s.Model, s.Model != "")
+	put("time", s.Time.Format(time.RFC3339Nano), !s.Time.IsZero())
+	for k, v := range s.Extra {
+		m[k] = v
+	}
+	return json.Marshal(m)
 }
 
 // Text is the step's content as text: the string when it is one, else its

@@ -68,6 +68,17 @@ func TestReadTranscript(t *testing.T) {
 	if u, note := s[6].TokenUsage(); u != nil || note != "" || s[6].Text() != "done" {
 		t.Errorf("step 7: usage %+v %q, text %q", u, note, s[6].Text())
 	}
+
+	// Written back, a step is one object holding what was read: the
+	// fields as written where Extra keeps them, the time in RFC 3339.
+	for i, want := range map[int]string{
+		1: `{"content":"Why trials?","role":"user","time":"2026-11-21T15:30:00.5Z","type":"message"}`,
+		5: `{"role":7,"time":"yesterday","tool":{"name":"x","id":"t1"}}`,
+	} {
+		if b, err := json.Marshal(s[i]); err != nil || string(b) != want {
+			t.Errorf("step on line %d written as %s, %v; want %s", s[i].Line, b, err, want)
+		}
+	}
 }
 
 func equalInts(a, b []int) bool {
@@ -199,6 +210,18 @@ func FuzzReadTranscript(f *testing.F) {
 			last = st.Line
 			st.TokenUsage()
 			_ = st.Text()
+			// Written back and read again, a step is written the same.
+			once, err := json.Marshal(st)
+			if err != nil {
+				t.Fatalf("line %d: %v", st.Line, err)
+			}
+			again, err := parseStep(once, st.Line)
+			if err != nil {
+				t.Fatalf("line %d written as %s, which reads as %v", st.Line, once, err)
+			}
+			if twice, _ := json.Marshal(again); !bytes.Equal(once, twice) {
+				t.Fatalf("line %d written as %s, then as %s", st.Line, once, twice)
+			}
 		}
 		if (tr.Malformed == 0) != (tr.FirstMalformed == nil) {
 			t.Fatalf("%d malformed, first %v", tr.Malformed, tr.FirstMalformed)
