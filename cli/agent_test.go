@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/runner/daytona/daytonatest"
 )
 
@@ -91,9 +93,47 @@ func holding(dir string, forms ...string) ([]string, error) {
 	return out, err
 }
 
+// checkAgentTranscripts checks that each trial of the sample agent's run
+// in runDir kept its transcript: stored beside its logs, three steps (the
+// system prompt and the objective it sent, the model's reply with its
+// usage), each with its time.
+func checkAgentTranscripts(t *testing.T, runDir string, rec forge.Record) {
+	t.Helper()
+	for _, r := range rec.Results {
+		if r.TranscriptPath != r.CandidateID+"/transcript.jsonl" || r.TranscriptSteps != 3 || r.TranscriptNote != "" || r.TranscriptTruncated {
+			t.Errorf("%s: transcript %q, %d steps, note %q, truncated %v", r.CandidateID, r.TranscriptPath, r.TranscriptSteps, r.TranscriptNote, r.TranscriptTruncated)
+			continue
+		}
+		f, err := os.Open(filepath.Join(runDir, filepath.FromSlash(r.TranscriptPath)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, err := runner.ReadTranscript(f, 0)
+		f.Close()
+		if err != nil || len(tr.Steps) != 3 || tr.Malformed != 0 {
+			t.Fatalf("%s: %d steps, %d malformed, %v", r.CandidateID, len(tr.Steps), tr.Malformed, err)
+		}
+		var roles []string
+		for _, st := range tr.Steps {
+			roles = append(roles, st.Role)
+			if st.Type != "message" || st.Time.IsZero() || st.Text() == "" {
+				t.Errorf("%s: step %+v", r.CandidateID, st)
+			}
+		}
+		if strings.Join(roles, " ") != "system user assistant" || tr.Steps[1].Text() != rec.Objective {
+			t.Errorf("%s: roles %v, user said %q", r.CandidateID, roles, tr.Steps[1].Text())
+		}
+		u, note := tr.Steps[2].TokenUsage()
+		if note != "" || u == nil || u.Tokens() != r.Usage.Tokens() || u.Models[0].Model != "gpt-4o-mini" {
+			t.Errorf("%s: the reply's usage %+v %q, the trial's %+v", r.CandidateID, u, note, r.Usage)
+		}
+	}
+}
+
 // TestSampleAgent plays examples/agent against a fake OpenAI-compatible
 // endpoint: the key reaches the agents (the endpoint saw it), the two
-// prompts are told apart, and no byte of the key is written anywhere.
+// prompts are told apart, no byte of the key is written anywhere, and
+// each trial's transcript is kept.
 func TestSampleAgent(t *testing.T) {
 	const key = "sk-agent-test-5d41402abc4b2a76"
 	base := startFakeModel(t, key)
@@ -130,6 +170,7 @@ func TestSampleAgent(t *testing.T) {
 	if rec.Winner == nil || *rec.Winner != "terse" {
 		t.Errorf("winner %v: %s (terse uses fewer tokens)", rec.Winner, rec.WinnerLine)
 	}
+	checkAgentTranscripts(t, filepath.Join(dir, "artifacts", "a1"), rec)
 	if files := filesHolding(t, dir, key); len(files) > 0 {
 		t.Errorf("the key is written in %v", files)
 	}
@@ -145,9 +186,11 @@ func TestSampleAgent(t *testing.T) {
 	if code := exitCodeOf(t, cmd.Run()); code != 0 {
 		t.Fatalf("--daytona: exit %d\n%s", code, stderr)
 	}
-	if rec := readResults(t, filepath.Join(dir, "artifacts", "a3", "results.json")); rec.Standings[0].Cost == nil {
+	rec = readResults(t, filepath.Join(dir, "artifacts", "a3", "results.json"))
+	if rec.Standings[0].Cost == nil {
 		t.Error("--daytona: no cost")
 	}
+	checkAgentTranscripts(t, filepath.Join(dir, "artifacts", "a3"), rec)
 	for _, c := range dsrv.CallLog() {
 		if bytes.Contains(c.Body, []byte(key)) && !(c.Op == daytonatest.OpUploadFile && strings.HasSuffix(c.Query, "secrets")) {
 			t.Errorf("%s %s holds the key", c.Method, c.Path)

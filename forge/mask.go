@@ -11,8 +11,8 @@ func (o *Options) masker() *mask.Masker {
 }
 
 // maskResult replaces every secret in the text a job brought back (its
-// output, stderr, error, submitted metrics, the artifact's copy in
-// results.json, its judges' words) with ***, and flags an artifact that
+// output, stderr, error, submitted metrics, transcript, the artifact's
+// copy in results.json, its judges' words) with ***, and flags an artifact that
 // holds one: the artifact file itself is the candidate's product and is
 // stored as written.
 func maskResult(m *mask.Masker, r *runner.Result) {
@@ -23,6 +23,10 @@ func maskResult(m *mask.Masker, r *runner.Result) {
 	r.Stderr = m.String(r.Stderr)
 	r.ErrorMessage = m.String(r.ErrorMessage)
 	r.SubmitError = m.String(r.SubmitError)
+	if r.Transcript != nil {
+		r.Transcript = []byte(m.String(string(r.Transcript)))
+	}
+	r.TranscriptNote = m.String(r.TranscriptNote)
 	r.SecretInArtifact = m.Contains(r.Artifact) || m.Contains([]byte(r.ArtifactContent))
 	r.ArtifactContent = m.String(r.ArtifactContent)
 	r.Submitted = maskValue(m, r.Submitted).(map[string]any)

@@ -1,11 +1,13 @@
 package forge
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -177,5 +179,42 @@ func TestRunStopsWhenBackendUnusable(t *testing.T) {
 	}
 	if rec == nil || rec.Results[0].ErrorKind != runner.ErrAuth || rec.Results[2].ErrorKind != runner.ErrCancelled {
 		t.Errorf("record = %+v", rec)
+	}
+}
+
+// The transcript a runner brought back is stored whole beside the job's
+// logs as transcript.jsonl, secrets masked; the record holds its path and
+// counts, never its content. An artifact of the same name steps aside.
+func TestRunStoresTranscript(t *testing.T) {
+	m, p := testPlan(t, []string{"alpha"}, 1, 1)
+	p.Jobs[0].OutputFile = "transcript.jsonl"
+	const secret = "sk-transcript-secret-42"
+	transcript := `{"role": "user", "content": "key ` + secret + `"}` + "\n" + "oops\n" + `{"role": "assistant", "content": "unique-reply"}` + "\n"
+	fr := fakeRunner{run: func(ctx context.Context, job runner.Job) (runner.Result, error) {
+		var res runner.Result
+		res.SetArtifact([]byte("# post"), 6)
+		res.SetTranscript([]byte(transcript), int64(len(transcript)))
+		res.Settle(job, runner.Outcome{ExitCode: new(int), ArtifactFound: true})
+		return res, nil
+	}}
+	out := t.TempDir()
+	if _, err := Run(context.Background(), Options{Manifest: m, Plan: p, Runner: fr, Backend: "fake", OutRoot: out, RunID: "r1",
+		Mask: []string{secret}}); err != nil {
+		t.Fatal(err)
+	}
+	rec := readRecord(t, filepath.Join(out, "r1", "results.json"))
+	r := rec.Results[0]
+	if r.TranscriptPath != "alpha/transcript.jsonl" || r.TranscriptSteps != 2 || r.TranscriptBytes != int64(len(transcript)) ||
+		r.TranscriptNote == "" || r.ArtifactPath != "alpha/artifact-transcript.jsonl" {
+		t.Errorf("result: path %q, %d steps, %d bytes, note %q, artifact %q", r.TranscriptPath, r.TranscriptSteps, r.TranscriptBytes, r.TranscriptNote, r.ArtifactPath)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "r1", filepath.FromSlash(r.TranscriptPath)))
+	if want := strings.ReplaceAll(transcript, secret, "***"); err != nil || string(b) != want {
+		t.Errorf("stored transcript %q, %v; want %q", b, err, want)
+	}
+	for _, name := range []string{"results.json", JournalFile} {
+		if rb, _ := os.ReadFile(filepath.Join(out, "r1", name)); bytes.Contains(rb, []byte("unique-reply")) || len(rb) == 0 {
+			t.Errorf("%s holds the transcript (or nothing): %s", name, rb)
+		}
 	}
 }

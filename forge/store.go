@@ -38,11 +38,15 @@ func jobRelDir(candidate, task string, trial, trials int) string {
 }
 
 // taskFile is the name under which store keeps a suite's task beside the
-// job's logs.
-const taskFile = "task.json"
+// job's logs, and transcriptFile the candidate's transcript
+// (FORGE_TRANSCRIPT).
+const (
+	taskFile       = "task.json"
+	transcriptFile = "transcript.jsonl"
+)
 
-// store writes the job's logs, its task and its artifact beside
-// results.json.
+// store writes the job's logs, its task, its transcript and its artifact
+// beside results.json.
 func (s *state) store(job runner.Job, res *runner.Result) error {
 	rel := s.jobDir(job)
 	abs := filepath.Join(s.dir, rel)
@@ -64,9 +68,15 @@ func (s *state) store(job runner.Job, res *runner.Result) error {
 			}
 		}
 	}
+	if res.Transcript != nil {
+		if err := writeJobFile(filepath.Join(abs, transcriptFile), res.Transcript); err != nil {
+			return err
+		}
+		res.TranscriptPath = filepath.ToSlash(filepath.Join(rel, transcriptFile))
+	}
 	if res.Artifact != nil {
 		name := filepath.Base(filepath.FromSlash(job.EffectiveOutputFile()))
-		if name == "stdout.log" || name == "stderr.log" || name == taskFile {
+		if name == "stdout.log" || name == "stderr.log" || name == taskFile || name == transcriptFile {
 			name = "artifact-" + name
 		}
 		if err := writeJobFile(filepath.Join(abs, name), res.Artifact); err != nil {

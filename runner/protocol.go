@@ -15,7 +15,8 @@ import (
 
 // The protocol's file names, relative to the working directory: the
 // candidate's own metrics (FORGE_RESULT) and, in a suite, the task it
-// plays as a JSON object (FORGE_TASK).
+// plays as a JSON object (FORGE_TASK). Its transcript (FORGE_TRANSCRIPT)
+// is TranscriptFile.
 const (
 	ResultFile = ".forge-result.json"
 	TaskFile   = ".forge-task.json"
@@ -41,6 +42,7 @@ func (j Job) ProtocolEnv(at func(rel string) string) map[string]string {
 	env["FORGE_OBJECTIVE"] = j.Objective
 	env["FORGE_OUTPUT"] = at(j.EffectiveOutputFile())
 	env["FORGE_RESULT"] = at(ResultFile)
+	env["FORGE_TRANSCRIPT"] = at(TranscriptFile)
 	env["FORGE_CANDIDATE_ID"] = j.CandidateID
 	env["FORGE_TRIAL"] = fmt.Sprint(j.Trial)
 	env["FORGE_RUN_ID"] = j.RunID

@@ -185,6 +185,19 @@ type Result struct {
 	OutputCut   bool   `json:"output_cut,omitempty"`
 	StderrCut   bool   `json:"stderr_cut,omitempty"`
 
+	// The transcript the candidate wrote at FORGE_TRANSCRIPT, if it did:
+	// TranscriptPath is where the run stored it (its first
+	// TranscriptCap bytes, cut at a line's end: TranscriptTruncated), in
+	// the run's directory; TranscriptBytes its size as written;
+	// TranscriptSteps its lines that are JSON objects; TranscriptNote
+	// says what of it was not read (lines that are not JSON objects, a
+	// transcript refused). The record never holds the transcript itself.
+	TranscriptPath      string `json:"transcript_path,omitempty"`
+	TranscriptBytes     int64  `json:"transcript_bytes,omitempty"`
+	TranscriptSteps     int    `json:"transcript_steps,omitempty"`
+	TranscriptTruncated bool   `json:"transcript_truncated,omitempty"`
+	TranscriptNote      string `json:"transcript_note,omitempty"`
+
 	// ArtifactContent is the artifact as text, or base64 when it is not valid
 	// UTF-8 (then ArtifactEncoding is "base64"): its first ArtifactExcerpt
 	// bytes in a record, ArtifactCut when that is not all of it.
@@ -247,6 +260,9 @@ type Result struct {
 
 	// Artifact holds the raw artifact bytes (capped) for the run to store.
 	Artifact []byte `json:"-"`
+	// Transcript holds the transcript's bytes (SetTranscript) for the run
+	// to store; nil when the candidate wrote none.
+	Transcript []byte `json:"-"`
 }
 
 // MarshalJSON writes sandbox_id and error_message as null when empty.
@@ -303,8 +319,9 @@ const (
 // record keeps: Output and Stderr become their last OutputExcerpt and
 // StderrExcerpt bytes, the artifact its first ArtifactExcerpt bytes, each
 // cut at a character boundary and flagged when cut; their sizes are kept.
-// The artifact's bytes (Artifact) are dropped. Call it once the job's
-// files are stored and everything that reads the whole output has read it.
+// The artifact's and the transcript's bytes (Artifact, Transcript) are
+// dropped. Call it once the job's files are stored and everything that
+// reads the whole output has read it.
 func (r *Result) Excerpt() {
 	r.OutputBytes, r.StderrBytes = int64(len(r.Output)), int64(len(r.Stderr))
 	r.Output, r.OutputCut = tail(r.Output, OutputExcerpt)
@@ -321,6 +338,7 @@ func (r *Result) Excerpt() {
 		r.ArtifactContent = strings.Clone(r.ArtifactContent[:min(n, len(r.ArtifactContent))])
 	}
 	r.Artifact = nil
+	r.Transcript = nil
 }
 
 // tail returns at most the last n bytes of s, starting at a character

@@ -37,6 +37,9 @@ type Limits struct {
 	// MaxArtifactBytes caps the artifact and the FORGE_RESULT file. Zero means
 	// DefaultMaxArtifact.
 	MaxArtifactBytes int64
+	// MaxTranscriptBytes caps the transcript (FORGE_TRANSCRIPT). Zero
+	// means DefaultMaxTranscript.
+	MaxTranscriptBytes int64
 }
 
 // Default limits.

@@ -251,7 +251,7 @@ func TestProtocolEnvAndArgv(t *testing.T) {
 	at := func(rel string) string { return "/w/" + rel }
 	env := j.ProtocolEnv(at)
 	want := map[string]string{"MODE": "fast", "FORGE_OBJECTIVE": "o $(x)", "FORGE_OUTPUT": "/w/output.md",
-		"FORGE_RESULT": "/w/.forge-result.json", "FORGE_CANDIDATE_ID": "alpha", "FORGE_TRIAL": "2", "FORGE_RUN_ID": "r1"}
+		"FORGE_RESULT": "/w/.forge-result.json", "FORGE_TRANSCRIPT": "/w/.forge-transcript.jsonl", "FORGE_CANDIDATE_ID": "alpha", "FORGE_TRIAL": "2", "FORGE_RUN_ID": "r1"}
 	if !maps.Equal(env, want) {
 		t.Errorf("ProtocolEnv = %v, want %v", env, want)
 	}

@@ -29,6 +29,8 @@ func sampleRecord() *forge.Record {
 		Judges: []runner.JudgeResult{{Name: "quality", Score: ptr(0.9), Reason: "good"}, {Name: "style", Error: "timed out"}},
 	}
 	ok.SetArtifact([]byte("# AI Events\n"), 12)
+	ok.SetTranscript([]byte("{\"role\": \"user\", \"content\": \"hi\"}\nnot json\n"), 1<<30)
+	ok.TranscriptPath = "alpha/transcript.jsonl"
 	bad := runner.Result{
 		CandidateID: "beta", Trial: 1, SandboxID: "sb-1", Backend: "local", Output: "\xff\xfe",
 		SubmitError: "not a JSON object", StartedAt: t0, FinishedAt: t0.Add(time.Second),

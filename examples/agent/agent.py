@@ -7,6 +7,10 @@ $OPENAI_BASE_URL/chat/completions with $OPENAI_API_KEY, model $MODEL and
 the system prompt $STYLE, and writes the model's answer to the output path.
 Standard library only. The key is read from the environment forge gives
 it (forge.yaml's secrets:) and never printed.
+
+It keeps a transcript in $FORGE_TRANSCRIPT (JSON lines, docs/protocol.md):
+each message it sends, the model's reply with its usage, and what went
+wrong, each with its time. forge stores it beside the trial's logs.
 """
 
 import json
@@ -14,6 +18,22 @@ import os
 import sys
 import urllib.error
 import urllib.request
+from datetime import datetime, timezone
+
+
+def step(**fields):
+    """Appends one step to the transcript, when forge asks for one."""
+    path = os.environ.get("FORGE_TRANSCRIPT")
+    if not path:
+        return
+    fields["time"] = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    with open(path, "a") as f:
+        f.write(json.dumps(fields) + "\n")
+
+
+def fail(message):
+    step(role="system", type="event", content=message)
+    sys.exit(message)
 
 
 def ask(objective):
@@ -29,6 +49,8 @@ def ask(objective):
             {"role": "user", "content": objective + task},
         ],
     }
+    for m in body["messages"]:
+        step(role=m["role"], type="message", content=m["content"])
     req = urllib.request.Request(
         base + "/chat/completions",
         data=json.dumps(body).encode(),
@@ -38,10 +60,13 @@ def ask(objective):
         with urllib.request.urlopen(req, timeout=float(os.environ.get("AGENT_TIMEOUT", "60"))) as resp:
             reply = json.load(resp)
     except urllib.error.HTTPError as e:
-        sys.exit("the model endpoint answered %d: %s" % (e.code, e.read()[:300].decode(errors="replace")))
+        fail("the model endpoint answered %d: %s" % (e.code, e.read()[:300].decode(errors="replace")))
     except urllib.error.URLError as e:
-        sys.exit("cannot reach the model endpoint %s: %s" % (base, e.reason))
-    return reply["choices"][0]["message"]["content"], reply.get("usage") or {}, reply.get("model") or body["model"]
+        fail("cannot reach the model endpoint %s: %s" % (base, e.reason))
+    answer, usage = reply["choices"][0]["message"]["content"], reply.get("usage") or {}
+    model = reply.get("model") or body["model"]
+    step(role="assistant", type="message", content=answer, usage=usage, model=model)
+    return answer, usage, model
 
 
 def main():

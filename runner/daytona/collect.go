@@ -27,16 +27,7 @@ const collectTimeout = 30 * time.Second
 // downloaded, capped copies where over their caps; empty ones are not (the
 // SDK cannot download an empty file).
 func (j *jobRun) collect(ctx context.Context, rep []byte, keys ...string) (collected, map[string][]byte, error) {
-	lim := j.job.Limits
-	capOf := func(key string) int64 {
-		switch key {
-		case "stdout", "stderr", "setup":
-			return lim.OutputCap()
-		case "artifact", "result":
-			return lim.ArtifactCap()
-		}
-		return 0
-	}
+	capOf := jobOutputs(j.outputFile(), j.job.Limits).capOf
 	r, err := parseWrapperReport(rep, capOf)
 	if err != nil {
 		cmd := "sh " + shQuote(j.lay.controlScript()) + " collect " + strings.Join(keys, " ")
@@ -69,6 +60,7 @@ func (j *jobRun) collect(ctx context.Context, rep []byte, keys ...string) (colle
 		remote := map[string]string{
 			"stdout": j.lay.stdout(), "stderr": j.lay.stderr(), "setup": j.lay.setupLog(),
 			"artifact": j.lay.path(j.outputFile()), "result": j.lay.path(runner.ResultFile),
+			"transcript": j.lay.path(runner.TranscriptFile),
 		}[key]
 		if size > capOf(key) {
 			remote = j.lay.capped(key)
@@ -117,10 +109,10 @@ func (j *jobRun) downloadFile(ctx context.Context, remote string) ([]byte, error
 	return io.ReadAll(f)
 }
 
-// download collects the outputs, the artifact and the FORGE_RESULT file and
-// settles the job.
+// download collects the outputs, the artifact, the FORGE_RESULT file and
+// the transcript, and settles the job.
 func (j *jobRun) download(ctx context.Context, run sessionRun) error {
-	meta, files, err := j.collect(ctx, run.report, "stdout", "stderr", "artifact", "result")
+	meta, files, err := j.collect(ctx, run.report, "stdout", "stderr", "artifact", "result", "transcript")
 	if err != nil {
 		return err
 	}
@@ -176,6 +168,20 @@ func (j *jobRun) download(ctx context.Context, run sessionRun) error {
 		j.res.SubmitError = "FORGE_RESULT is not readable"
 	case "symlink", "other":
 		j.res.SubmitError = "FORGE_RESULT is not a regular file"
+	}
+	switch meta.TranscriptKind {
+	case "file":
+		tr := files["transcript"]
+		if int64(len(tr)) > lim.TranscriptCap() {
+			tr = tr[:lim.TranscriptCap()]
+		}
+		j.res.SetTranscript(tr, meta.Transcript)
+	case "unreadable":
+		j.res.RefuseTranscript("is not readable")
+	case "symlink":
+		j.res.RefuseTranscript("is a symlink")
+	case "other":
+		j.res.RefuseTranscript("is not a regular file")
 	}
 	j.res.Settle(j.job, o)
 	return nil

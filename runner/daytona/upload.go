@@ -92,7 +92,7 @@ func (j *jobRun) uploadFiles(ctx context.Context, g *errgroup.Group) error {
 		runEnsure = nil
 	}
 	uploads = append(uploads, upload{[]byte(j.lay.controlScriptText(argv, env, runEnsure,
-		outputFile, runner.ResultFile, j.job.Limits.OutputCap(), j.job.Limits.ArtifactCap())), j.lay.controlScript()})
+		jobOutputs(outputFile, j.job.Limits))), j.lay.controlScript()})
 	if len(j.job.Secrets) > 0 && j.secretsAtSetup() {
 		uploads = append(uploads, upload{[]byte(secretsText(j.job.Secrets)), j.lay.secrets()})
 	}

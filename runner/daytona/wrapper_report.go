@@ -36,6 +36,10 @@ func (m collected) size(key string) int64 {
 		if m.ResultKind == "file" {
 			return m.Result
 		}
+	case "transcript":
+		if m.TranscriptKind == "file" {
+			return m.Transcript
+		}
 	}
 	return -1
 }

@@ -22,7 +22,7 @@ func capsOf(out, art int64) func(string) int64 {
 		switch key {
 		case "stdout", "stderr", "setup":
 			return out
-		case "artifact", "result":
+		case "artifact", "result", "transcript":
 			return art
 		}
 		return 0
@@ -134,7 +134,8 @@ func forgeSh(t *testing.T, cand string, env map[string]string, outCap, artCap in
 		all[k] = v
 	}
 	argv := []string{"/bin/sh", "-c", cand, "sh", l.path("out.md")}
-	script := l.controlScriptText(argv, all, nil, "out.md", "result.json", outCap, artCap)
+	script := l.controlScriptText(argv, all, nil, outputs{artifact: "out.md", result: "result.json", transcript: "transcript.jsonl",
+		outCap: outCap, artCap: artCap, trCap: artCap})
 	if err := os.WriteFile(l.controlScript(), []byte(script), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +187,8 @@ func TestForgeShRunReports(t *testing.T) {
 				t.Errorf("runtime_ns %d, want in (0, %d]", ns, time.Since(began))
 			}
 			rep.meta.RuntimeNS = 0
-			want := collected{Stdout: 4, Stderr: 3, Setup: -1, Artifact: 4, ArtifactKind: "file", Result: -1, ResultKind: "symlink"}
+			want := collected{Stdout: 4, Stderr: 3, Setup: -1, Artifact: 4, ArtifactKind: "file", Result: -1, ResultKind: "symlink",
+				Transcript: -1, TranscriptKind: "missing"}
 			if rep.meta != want {
 				t.Errorf("meta %+v, want %+v", rep.meta, want)
 			}

@@ -3,8 +3,9 @@
 // outlives it.
 //
 // It owns the working directory's life (copy the job's files in with their
-// executable bit, read the artifact and the FORGE_RESULT file back without
-// following symlinks or leaving the directory, remove it even when the
+// executable bit, read the artifact, the FORGE_RESULT file and the
+// transcript (FORGE_TRANSCRIPT) back without following symlinks or
+// leaving the directory, remove it even when the
 // candidate made it read-only, once the job's processes are all gone: in
 // the background, at most two at a time, so that the next job need not wait
 // for it, and Runner.Close waits for those), the candidate's exact

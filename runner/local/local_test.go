@@ -37,7 +37,7 @@ with open(out, "w") as f:
     f.write("# AI Events\n" + obj)
 with open(os.environ["FORGE_RESULT"], "w") as f:
     json.dump({"items": 10, "accuracy": 0.93, "name": "alpha"}, f)
-seen = {k: os.environ.get(k) for k in ["FORGE_OBJECTIVE", "FORGE_OUTPUT", "FORGE_RESULT",
+seen = {k: os.environ.get(k) for k in ["FORGE_OBJECTIVE", "FORGE_OUTPUT", "FORGE_RESULT", "FORGE_TRANSCRIPT",
         "FORGE_CANDIDATE_ID", "FORGE_TRIAL", "FORGE_RUN_ID", "HOME", "TMPDIR", "PYTHONUNBUFFERED", "MODE"]}
 seen["cwd"] = os.getcwd()
 seen["argv2"] = out
@@ -94,6 +94,7 @@ print("ENV " + json.dumps(seen), file=sys.stderr)
 		"FORGE_OUTPUT":       filepath.Join(home, "output.md"),
 		"argv2":              filepath.Join(home, "output.md"),
 		"FORGE_RESULT":       filepath.Join(home, runner.ResultFile),
+		"FORGE_TRANSCRIPT":   filepath.Join(home, runner.TranscriptFile),
 		"TMPDIR":             filepath.Join(home, "tmp"),
 		"tmpdir_is_dir":      true,
 		"PYTHONUNBUFFERED":   "1",
@@ -165,7 +166,7 @@ with open(sys.argv[2], "w") as f:
 		t.Errorf("a secret of forge's environment reached the candidate: %s", res.Artifact)
 	}
 	want := []string{"FORGE_CANDIDATE_ID", "FORGE_OBJECTIVE", "FORGE_OUTPUT", "FORGE_RESULT", "FORGE_RUN_ID",
-		"FORGE_TRIAL", "HOME", "LANG", "MODE", "PATH", "PYTHONUNBUFFERED", "TMPDIR"}
+		"FORGE_TRANSCRIPT", "FORGE_TRIAL", "HOME", "LANG", "MODE", "PATH", "PYTHONUNBUFFERED", "TMPDIR"}
 	if got := slices.Sorted(maps.Keys(env)); !slices.Equal(got, want) {
 		t.Errorf("candidate environment has %v, want exactly %v", got, want)
 	}

@@ -135,8 +135,8 @@ func typeName(m fs.FileMode) string {
 	return "a special file (" + m.Type().String() + ")"
 }
 
-// download reads the artifact and the FORGE_RESULT file back into the
-// result, and tells outcome what it found.
+// download reads the artifact, the FORGE_RESULT file and the transcript
+// back into the result, and tells outcome what it found.
 func (j *jobRun) download(outRel string, o *runner.Outcome) {
 	root, err := os.OpenRoot(j.workdir)
 	if err != nil {
@@ -165,6 +165,15 @@ func (j *jobRun) download(outRel string, o *runner.Outcome) {
 		j.res.SubmitError = fmt.Sprintf("FORGE_RESULT file is %d bytes, over the %d-byte cap; ignored", size, limit)
 	default:
 		j.res.Submit(b)
+	}
+
+	b, size, err = readBack(root, runner.TranscriptFile, j.job.Limits.TranscriptCap())
+	switch {
+	case errors.Is(err, errMissing):
+	case err != nil:
+		j.res.RefuseTranscript(err.Error())
+	default:
+		j.res.SetTranscript(b, size)
 	}
 }
 
