@@ -59,8 +59,9 @@ func TestDaytonaIdenticalCandidatesTieWhateverTheQueue(t *testing.T) {
 		if !r.Success {
 			t.Fatalf("%s failed: %s %s", r.CandidateID, r.ErrorKind, r.ErrorMessage)
 		}
-		if r.RuntimeSeconds < 2 || r.RuntimeSeconds > 2.5 {
-			t.Errorf("%s: runtime_seconds %.3f, want the candidate's own two seconds", r.CandidateID, r.RuntimeSeconds)
+		if r.RuntimeSeconds < 2 || r.RuntimeSeconds > r.JobSeconds-r.Phases.Create {
+			t.Errorf("%s: runtime_seconds %.3f, want the candidate's own two seconds (job %.3f, create %.3f)",
+				r.CandidateID, r.RuntimeSeconds, r.JobSeconds, r.Phases.Create)
 		}
 		if r.JobSeconds < r.RuntimeSeconds+r.Phases.Create {
 			t.Errorf("%s: job_seconds %.3f < runtime %.3f + create %.3f", r.CandidateID, r.JobSeconds, r.RuntimeSeconds, r.Phases.Create)
@@ -69,12 +70,14 @@ func TestDaytonaIdenticalCandidatesTieWhateverTheQueue(t *testing.T) {
 		jobs = append(jobs, r.JobSeconds)
 	}
 	// The pacer lets one creation through every 0.5 s: the jobs' wall
-	// times spread over about 2 s, the candidates' runtimes do not.
+	// times spread over about 2 s, the candidates' runtimes do not (no
+	// absolute bound on theirs: a loaded machine stretches a sleep, but
+	// not by the queue).
 	if s := spread(jobs); s < 1.5 {
 		t.Errorf("job_seconds spread %.3f s, want the queue's ~2 s: %v", s, jobs)
 	}
-	if s := spread(runtimes); s > 0.25 {
-		t.Errorf("runtime_seconds spread %.3f s: %v", s, runtimes)
+	if s := spread(runtimes); s > spread(jobs)/3 {
+		t.Errorf("runtime_seconds spread %.3f s, near the queue's %.3f s: %v", s, spread(jobs), runtimes)
 	}
 	t.Logf("runtime_seconds %v (spread %.3f s); job_seconds %v (spread %.3f s); %s",
 		runtimes, spread(runtimes), jobs, spread(jobs), rec.WinnerLine)
