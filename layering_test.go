@@ -21,6 +21,7 @@ var layers = [][]string{
 	{"scoring", "runner/local", "runner/daytona"},
 	{"forge"},
 	{"report", "report/junit", "report/internal/fixture", "compare"},
+	{"view"},
 	{"cli"},
 	{""}, // main
 }
