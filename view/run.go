@@ -25,13 +25,13 @@ type runPage struct {
 	Live                   bool
 	// Finished is how many trials have finished: a live page's events
 	// start after them.
-	Finished int
-	Summary                report.Summary
-	Standings              []standingRow
-	Gates                  string
-	Charts                 template.HTML
-	Matrix                 *matrixView
-	Trials                 trialsView
+	Finished  int
+	Summary   report.Summary
+	Standings []standingRow
+	Gates     string
+	Charts    template.HTML
+	Matrix    *matrixView
+	Trials    trialsView
 }
 
 type standingRow struct {

@@ -55,7 +55,7 @@ type Server struct {
 	cache cache
 	// port is the port the server listens on, for the Host check; ""
 	// accepts the loopback names with any port.
-	mu   sync.Mutex
+	mu sync.Mutex
 
 	port string
 }
@@ -264,4 +264,3 @@ func Opener(goos string, getenv func(string) string, look func(string) (string, 
 	}
 	return nil
 }
-
