@@ -50,7 +50,7 @@ func makeRun(tb testing.TB, out string, s spec) (*forge.Record, string) {
 			rec.Tasks = append(rec.Tasks, forge.TaskInfo{ID: id, Weight: 1})
 		}
 	}
-	excerpt := strings.Repeat("output line of a busy candidate\n", 30)
+	excerpt := strings.Repeat("output line of a busy candidate\n", 16)
 	for ci, c := range s.candidates {
 		for t, task := range taskIDs {
 			for n := 1; n <= s.trials; n++ {

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"time"
 
@@ -109,7 +110,8 @@ type runIndex struct {
 // finished_at): its trials come from the journal as they end.
 func (x *runIndex) live() bool { return !x.rec.Finished() }
 
-// indexRun reads the run whose results.json is path.
+// indexRun reads the run whose results.json is path: its lines in one
+// pass, the results' lines decoded in batches by a worker a processor.
 func indexRun(id, path string) (*runIndex, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -120,7 +122,8 @@ func indexRun(id, path string) (*runIndex, error) {
 	rd := bufio.NewReaderSize(f, 1<<20)
 	var skel bytes.Buffer
 	var off int64
-	var results []runner.Result
+	dec := newDecoder()
+	var batch [][]byte
 	in, seen := false, false
 	for {
 		line, err := rd.ReadBytes('\n')
@@ -131,16 +134,23 @@ func indexRun(id, path string) (*runIndex, error) {
 			switch {
 			case in && len(trimmed) > 0 && trimmed[0] == '{':
 				body := bytes.TrimRight(trimmed, ",\n\r")
-				var s slim
-				if err := json.Unmarshal(body, &s); err != nil {
-					return nil, fmt.Errorf("%s: result %d: %w", path, len(results)+1, err)
+				batch = append(batch, body)
+				if len(batch) == batchSize {
+					dec.add(batch)
+					batch = nil
 				}
-				results = append(results, s.result())
 				x.lines = append(x.lines, lineRef{off: start + int64(len(line)-len(trimmed)), n: int32(len(body))})
 			case in:
+				// The results end; the rest of the record is read whole.
 				in = false
 				skel.WriteString(`  "results": null`)
 				skel.Write(bytes.TrimPrefix(trimmed, []byte("]")))
+				if fi, err := f.Stat(); err == nil {
+					skel.Grow(int(fi.Size() - off))
+				}
+				if _, err := skel.ReadFrom(rd); err != nil {
+					return nil, fmt.Errorf("read %s: %w", path, err)
+				}
 			case string(line) == "  \"results\": [\n":
 				in, seen = true, true
 			default:
@@ -152,6 +162,13 @@ func indexRun(id, path string) (*runIndex, error) {
 		} else if err != nil {
 			return nil, fmt.Errorf("read %s: %w", path, err)
 		}
+	}
+	if len(batch) > 0 {
+		dec.add(batch)
+	}
+	results, err := dec.wait()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	rec, err := forge.DecodeRecord(skel.Bytes())
 	if err != nil {
@@ -172,6 +189,76 @@ func indexRun(id, path string) (*runIndex, error) {
 	}
 	x.cells()
 	return x, nil
+}
+
+// batchSize is how many results' lines a worker decodes at once.
+const batchSize = 2048
+
+// decoder decodes batches of results' lines on every processor, keeping
+// their order.
+type decoder struct {
+	work    chan decodeJob
+	wg      sync.WaitGroup
+	mu      sync.Mutex
+	batches [][]runner.Result
+	err     error
+}
+
+type decodeJob struct {
+	n     int
+	lines [][]byte
+}
+
+func newDecoder() *decoder {
+	d := &decoder{work: make(chan decodeJob, 4)}
+	for range runtime.GOMAXPROCS(0) {
+		d.wg.Go(func() {
+			for j := range d.work {
+				out := make([]runner.Result, len(j.lines))
+				var err error
+				for i, l := range j.lines {
+					var s slim
+					if e := json.Unmarshal(l, &s); e != nil && err == nil {
+						err = fmt.Errorf("result %d: %w", j.n*batchSize+i+1, e)
+					}
+					out[i] = s.result()
+				}
+				d.mu.Lock()
+				d.batches[j.n] = out
+				if err != nil && d.err == nil {
+					d.err = err
+				}
+				d.mu.Unlock()
+			}
+		})
+	}
+	return d
+}
+
+func (d *decoder) add(lines [][]byte) {
+	d.mu.Lock()
+	n := len(d.batches)
+	d.batches = append(d.batches, nil)
+	d.mu.Unlock()
+	d.work <- decodeJob{n, lines}
+}
+
+// wait returns the results of every batch, in order.
+func (d *decoder) wait() ([]runner.Result, error) {
+	close(d.work)
+	d.wg.Wait()
+	if d.err != nil {
+		return nil, d.err
+	}
+	n := 0
+	for _, b := range d.batches {
+		n += len(b)
+	}
+	out := make([]runner.Result, 0, n)
+	for _, b := range d.batches {
+		out = append(out, b...)
+	}
+	return out, nil
 }
 
 // refresh reads what the journal of a live run gained since the last
