@@ -140,7 +140,7 @@ func TestViewerInChromium(t *testing.T) {
 		if shots == "" {
 			return
 		}
-		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(90))
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)) // quality 100: a PNG
 		must(t, err)
 		must(t, os.WriteFile(filepath.Join(shots, "view-"+name+".png"), png, 0o644))
 	}
