@@ -377,3 +377,17 @@ func TestIndexFollowsARewrittenRecord(t *testing.T) {
 	_, _, body = get(t, ts, "/run/r")
 	wantIn(t, body, "omega")
 }
+
+func TestOpener(t *testing.T) {
+	look := func(name string) (string, error) { return "/usr/bin/" + name, nil }
+	env := func(vars map[string]string) func(string) string { return func(k string) string { return vars[k] } }
+	if got := Opener("linux", env(nil), look); got != nil {
+		t.Errorf("linux without a display: %v", got)
+	}
+	if got := Opener("linux", env(map[string]string{"DISPLAY": ":0"}), look); len(got) != 1 || got[0] != "/usr/bin/xdg-open" {
+		t.Errorf("linux with a display: %v", got)
+	}
+	if got := Opener("darwin", env(nil), look); len(got) != 1 || got[0] != "/usr/bin/open" {
+		t.Errorf("macOS: %v", got)
+	}
+}
