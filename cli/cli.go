@@ -197,7 +197,7 @@ scores the results, ranks the candidates and reports the standings.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError{err} })
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.AddCommand(newRunCmd(env), newMergeCmd(env), newValidateCmd(env), newCompareCmd(env), newHistoryCmd(env),
-		newGCCmd(env), newDoctorCmd(env), newVersionCmd(env))
+		newGCCmd(env), newDoctorCmd(env), newViewCmd(env), newVersionCmd(env))
 	return root
 }
 

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -51,7 +53,16 @@ type runOptions struct {
 	maxDrop      float64
 	maxCost      float64
 	shard        string
+	// view starts the viewer beside the run (--view) on viewAddr;
+	// viewer is then the server, which outlives runTournament.
+	view     bool
+	viewAddr string
+	noOpen   bool
+	viewer   *http.Server
+	viewPage string
 }
+
+func (o *runOptions) viewURL() string { return o.viewPage }
 
 // optionalInt is an int flag that knows whether it was given (0 is a
 // value of its own).
@@ -166,7 +177,17 @@ rank them, print the standings on stdout and write results under
 			if cmd.Flags().Changed("fail-under") && o.shard != "" {
 				return flagError{errors.New("--fail-under: a shard gives no verdict; give it to forge merge")}
 			}
-			return runTournament(cmd.Context(), env, o, cmd.Flags().Changed("fail-under"), cmd.Flags().Changed("max-drop"), cmd.Flags().Changed("seed"))
+			err := runTournament(cmd.Context(), env, o, cmd.Flags().Changed("fail-under"), cmd.Flags().Changed("max-drop"), cmd.Flags().Changed("seed"))
+			if o.viewer != nil {
+				// The run is over: the viewer serves on until Ctrl-C, unless
+				// Ctrl-C is what ended the run.
+				if !errors.Is(err, errInterrupted) {
+					fmt.Fprintf(env.Stderr, "forge: the run is over; the viewer still serves %s (Ctrl-C stops it)\n", o.viewURL())
+					waitSignal(cmd.Context(), env)
+				}
+				o.viewer.Shutdown(context.Background()) //nolint:errcheck // the process ends
+			}
+			return err
 		},
 	}
 	f := cmd.Flags()
@@ -196,6 +217,9 @@ rank them, print the standings on stdout and write results under
 	f.Float64Var(&o.maxDrop, "max-drop", 0, "with --baseline: exit 1 when a candidate's score dropped significantly by more than this")
 	f.Float64Var(&o.maxCost, "max-cost", 0, "stop starting jobs once what this run spent, plus what the jobs under way are expected to cost, would pass `USD` (default: the manifest's budget.max_cost_usd); --resume goes on")
 	f.StringVar(&o.shard, "shard", "", "play only shard `K/N` of the jobs (1 ≤ K ≤ N), e.g. on machine K of N; forge merge makes one run of the N shards")
+	f.BoolVar(&o.view, "view", false, "serve the viewer (forge view) beside the run: its page shows trials as they finish; it serves on after the run until Ctrl-C")
+	f.StringVar(&o.viewAddr, "view-addr", "127.0.0.1:8787", "with --view: the viewer's address")
+	f.BoolVar(&o.noOpen, "no-open", false, "with --view: do not open a browser")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "progress includes every phase of every job and what candidates print ([id] | stdout, [id] ! stderr)")
 	return cmd
@@ -290,6 +314,22 @@ func runTournament(ctx context.Context, env *Env, o *runOptions, failUnderSet, m
 	for _, n := range plan.NotRun { // a warning: printed with --quiet too
 		fmt.Fprintf(env.Stderr, "forge: %s does not run: %s\n", n.CandidateID, n.Reason)
 	}
+	events := progress.event
+	if o.view {
+		srv, url, err := startView(env, o.out, o.viewAddr, "", plan.SecretValues())
+		if err != nil {
+			return err
+		}
+		o.viewer, o.viewPage = srv, url+"run/"+runID
+		fmt.Fprintf(env.Stderr, "forge: viewer at %s\n", o.viewPage)
+		var once sync.Once
+		events = func(e forge.Event) {
+			progress.event(e)
+			if !o.noOpen { // the run's page exists once a job starts
+				once.Do(func() { openBrowser(env, o.viewPage) })
+			}
+		}
+	}
 	progress.header(m, plan, be.name)
 	if env.StderrTTY && env.Getenv("TERM") != "dumb" {
 		progress.startLive(len(plan.Jobs))
@@ -303,7 +343,7 @@ func runTournament(ctx context.Context, env *Env, o *runOptions, failUnderSet, m
 		Backend:  be.name,
 		OutRoot:  o.out,
 		RunID:    runID,
-		Events:   progress.event,
+		Events:   events,
 		Echo:     echoFor(o.verbose, progress),
 		Now:      now,
 		Resume:   resume,

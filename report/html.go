@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"html/template"
 	"io"
-	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -21,6 +20,18 @@ import (
 //go:embed html.tmpl
 var htmlTemplate string
 
+// htmlCSS is the HTML report's stylesheet: inline in the report, served as
+// a file by forge view (StyleSheet).
+//
+//go:embed html.css
+var htmlCSS string
+
+// chartsTemplate defines "charts", the report's SVG charts, which forge
+// view shows too (Charts).
+//
+//go:embed charts.tmpl
+var chartsTemplate string
+
 // HTML writes one self-contained page (inline CSS and SVG, no scripts, nothing
 // fetched when it is viewed): the standings, a chart of each candidate's score
 // with its 95% confidence interval, a strip plot of every trial's runtime, and
@@ -32,14 +43,9 @@ func HTML(w io.Writer, rec *forge.Record, opts Options) error {
 	if err != nil {
 		return err
 	}
-	tmpl, err := template.New("report").Funcs(template.FuncMap{
-		"f1":  f1,
-		"add": func(a, b float64) float64 { return a + b },
-		"sub": func(a, b float64) float64 { return a - b },
-		"odd": func(i int) bool { return i%2 == 1 },
-	}).Parse(htmlTemplate)
+	tmpl, err := htmlTemplates(htmlTemplate)
 	if err != nil {
-		return fmt.Errorf("parse HTML report template: %w", err)
+		return err
 	}
 	var buf bytes.Buffer
 	if err := tmpl.Execute(&buf, newHTMLPage(rec, opts)); err != nil {
@@ -51,11 +57,30 @@ func HTML(w io.Writer, rec *forge.Record, opts Options) error {
 	return nil
 }
 
+// htmlTemplates parses main with the charts' template and the functions
+// both use.
+func htmlTemplates(main string) (*template.Template, error) {
+	tmpl, err := template.New("report").Funcs(template.FuncMap{
+		"f1":  f1,
+		"add": func(a, b float64) float64 { return a + b },
+		"sub": func(a, b float64) float64 { return a - b },
+		"odd": func(i int) bool { return i%2 == 1 },
+	}).Parse(main)
+	if err == nil {
+		_, err = tmpl.Parse(chartsTemplate)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("parse HTML report template: %w", err)
+	}
+	return tmpl, nil
+}
+
 // f1 formats an SVG coordinate.
 func f1(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) }
 
 // htmlPage is what the template renders.
 type htmlPage struct {
+	CSS         template.CSS
 	RunID       string
 	Objective   string
 	Facts       string
@@ -146,6 +171,7 @@ func healthClass(h health) string {
 func newHTMLPage(rec *forge.Record, opts Options) htmlPage {
 	cs := candidates(rec)
 	p := htmlPage{
+		CSS:         template.CSS(htmlCSS),
 		RunID:       text.OneLine(rec.RunID),
 		Objective:   strings.ToValidUTF8(rec.Objective, "\uFFFD"),
 		Facts:       runFacts(rec, cs),
@@ -334,13 +360,8 @@ func newHTMLHeat(rec *forge.Record, cs []htmlCandidate, summarised bool) *htmlHe
 	for _, row := range rows {
 		hr := htmlHeatRow{Task: text.OneLine(row.TaskID), Mean: text.Score(row.Mean)}
 		for _, c := range row.Cells {
-			cell := htmlHeatCell{Text: cellText(c), Class: "heatnone"}
-			score := "no score"
-			if c.Score != nil {
-				cell.Class = fmt.Sprintf("heat%d", int(math.Round(*c.Score*10)))
-				score = "score " + text.Score(*c.Score)
-			}
-			cell.Title = fmt.Sprintf("%s on %s: %s, %d of %d trials passed", text.OneLine(c.CandidateID), hr.Task, score, c.Passes, c.Trials)
+			var cell htmlHeatCell
+			cell.Text, cell.Class, cell.Title = MatrixCell(row.TaskID, c)
 			if t, ok := first[[2]string{c.CandidateID, row.TaskID}]; ok {
 				cell.Href = "#" + t.Anchor
 			}

@@ -13,19 +13,10 @@ import (
 	"time"
 
 	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/internal/browser"
 	"github.com/forge-run/forge/report"
 	"github.com/forge-run/forge/report/internal/fixture"
 )
-
-// browser finds a headless-capable Chromium, or "".
-func browser() string {
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	return ""
-}
 
 // screenshot renders rec's HTML report in headless Chromium with the
 // network shut off and returns the 1200×1600 screenshot.
@@ -37,10 +28,7 @@ func screenshot(t *testing.T, rec *forge.Record) image.Image {
 // screenshotSized is screenshot with a window height px tall.
 func screenshotSized(t *testing.T, rec *forge.Record, height int) image.Image {
 	t.Helper()
-	bin := browser()
-	if bin == "" {
-		t.Skip("no Chromium on PATH (apt-get install -y chromium)")
-	}
+	bin := browser.Require(t)
 	dir := t.TempDir()
 	page := filepath.Join(dir, "report.html")
 	f, err := os.Create(page)

@@ -1,0 +1,150 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/forge-run/forge/compare"
+	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/runner/daytona"
+	"github.com/forge-run/forge/view"
+)
+
+// viewOptions are `forge view`'s flags.
+type viewOptions struct {
+	out    string
+	addr   string
+	noOpen bool
+}
+
+func newViewCmd(env *Env) *cobra.Command {
+	o := &viewOptions{}
+	cmd := &cobra.Command{
+		Use:   "view [RUN]",
+		Short: "Browse runs in a local web viewer",
+		Long: `Serve a web viewer of the runs under --out on this machine (127.0.0.1 by
+default), print its URL and open it in the browser when there is one: the
+runs, newest first; a run's standings, task matrix, trials and charts; a
+trial's logs, artifact and transcript; two runs compared; a run in progress
+gaining trials as they finish. RUN (a run id under --out, a run directory or
+a results.json) opens that run's page. Everything is served from the forge
+binary; nothing is fetched from the network. Ctrl-C stops it.`,
+		Example: `  forge view
+  forge view --no-open 20261121-153000-ab12`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ref := ""
+			if len(args) == 1 {
+				ref = args[0]
+			}
+			srv, url, err := startView(env, o.out, o.addr, ref, nil)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(env.Stdout, "forge view: %s (Ctrl-C stops it)\n", url)
+			if !o.noOpen {
+				openBrowser(env, url)
+			}
+			waitSignal(cmd.Context(), env)
+			return srv.Shutdown(context.Background())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.out, "out", "artifacts", "output root whose runs the viewer lists")
+	f.StringVar(&o.addr, "addr", "127.0.0.1:8787", "address to listen on; another interface than loopback serves any Host")
+	f.BoolVar(&o.noOpen, "no-open", false, "do not open a browser")
+	return cmd
+}
+
+// startView starts the viewer of the runs under out on addr and returns
+// the server and the URL to open: ref's page when ref names a run.
+// secrets are masked in what the pages show.
+func startView(env *Env, out, addr, ref string, secrets []string) (*http.Server, string, error) {
+	opts := view.Options{Out: out, Gates: gatesVerdict,
+		Secrets: append(secrets, daytona.LoadCredentials(env.Getenv, ".").APIKey)}
+	page := ""
+	if ref != "" {
+		p, err := compare.Resolve(ref, out)
+		if err != nil {
+			return nil, "", withCode(ExitUsage, err)
+		}
+		dir, _ := filepath.Abs(filepath.Dir(p))
+		id := filepath.Base(dir)
+		if abs, _ := filepath.Abs(filepath.Join(out, id)); abs != dir {
+			opts.Runs = map[string]string{id: dir}
+		}
+		page = "run/" + id
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, "", withCode(ExitUsage, fmt.Errorf("--addr %s: %w", addr, err))
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		opts.AnyHost = true // another interface, on purpose
+	}
+	s, err := view.New(opts)
+	if err != nil {
+		return nil, "", err
+	}
+	ln, url, err := s.Listen(addr)
+	if err != nil {
+		return nil, "", withCode(ExitInfra, fmt.Errorf("forge view: %w", err))
+	}
+	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln) //nolint:errcheck // ends with Shutdown
+	return srv, url + page, nil
+}
+
+// gatesVerdict says whether a finished run passes the gates of the
+// manifest it played, when that manifest is where the run says and
+// unchanged.
+func gatesVerdict(rec *forge.Record) string {
+	if rec.ManifestPath == "" {
+		return ""
+	}
+	m, err := loadManifest(rec.ManifestPath)
+	switch {
+	case err != nil:
+		return ""
+	case rec.ManifestHash != "" && m.Hash != rec.ManifestHash:
+		return "unknown: the manifest changed since"
+	case m.Gates == (forge.Gates{}):
+		return "none set"
+	}
+	if failed := m.Gates.Failed(rec); len(failed) > 0 {
+		return "failed: " + strings.Join(failed, "; ")
+	}
+	return "passed"
+}
+
+// openBrowser opens url where this machine has a browser to open it in.
+func openBrowser(env *Env, url string) {
+	argv := view.Opener(runtime.GOOS, env.Getenv, exec.LookPath)
+	if argv == nil {
+		return
+	}
+	cmd := exec.Command(argv[0], append(argv[1:], url)...)
+	if err := cmd.Start(); err == nil {
+		go cmd.Wait() //nolint:errcheck // the opener's own business
+	}
+}
+
+// waitSignal returns on SIGINT/SIGTERM or when ctx ends.
+func waitSignal(ctx context.Context, env *Env) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	select {
+	case <-env.Signals:
+	case <-ctx.Done():
+	}
+}

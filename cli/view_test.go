@@ -1,0 +1,68 @@
+package cli
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// waitWriter collects what is written and tells when it holds a pattern.
+type waitWriter struct {
+	mu   sync.Mutex
+	b    strings.Builder
+	re   *regexp.Regexp
+	seen chan string
+}
+
+func (w *waitWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.b.Write(p)
+	if m := w.re.FindStringSubmatch(w.b.String()); m != nil && w.seen != nil {
+		w.seen <- m[1]
+		w.seen = nil
+	}
+	return len(p), nil
+}
+
+// TestRunView: forge run --view serves the run's page, and once the run
+// is over serves on until a signal, then exits with the run's code.
+func TestRunView(t *testing.T) {
+	root, _ := filepath.Abs("..")
+	out := t.TempDir()
+	stderr := &waitWriter{re: regexp.MustCompile(`the run is over; the viewer still serves (\S+)`), seen: make(chan string, 1)}
+	sigs := make(chan os.Signal, 1)
+	done := make(chan int, 1)
+	go func() {
+		done <- Run(context.Background(), []string{"run", "-f", filepath.Join(root, "forge.yaml"), "--out", out, "--run-id", "viewed",
+			"--view", "--view-addr", "127.0.0.1:0", "--no-open", "--quiet"}, Env{Getenv: os.Getenv, Stderr: stderr, Stdout: io.Discard, Signals: sigs})
+	}()
+	var url string
+	select {
+	case url = <-stderr.seen:
+	case code := <-done:
+		t.Fatalf("forge run --view ended (exit %d) without serving on:\n%s", code, stderr.b.String())
+	}
+	if !strings.HasSuffix(url, "/run/viewed") {
+		t.Errorf("viewer URL %s: want the run's page", url)
+	}
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), "winner: alpha") {
+		t.Errorf("run page: %d\n%.500s", resp.StatusCode, body)
+	}
+	sigs <- os.Interrupt
+	if code := <-done; code != ExitOK {
+		t.Errorf("exit %d after the viewer stopped:\n%s", code, stderr.b.String())
+	}
+}

@@ -1,0 +1,147 @@
+package report
+
+// What forge view shows of a run with the reports' own words: the
+// standings' cells as the table prints them, the winner line, the notes,
+// a suite's matrix cells and head-to-head, and the HTML report's charts
+// and stylesheet. The viewer renders them; it derives none of them.
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"math"
+
+	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/internal/text"
+	"github.com/forge-run/forge/runner"
+	"github.com/forge-run/forge/scoring"
+)
+
+// Summary is a run as the reports describe it.
+type Summary struct {
+	// Facts is the line under a report's title: backend, candidates ×
+	// tasks × trials, wall time.
+	Facts string
+	// Header heads the standings' columns, Numeric says which of them are
+	// right-aligned numbers, and Rows are the candidates, best first, with
+	// the table's cells (rank, ties, score ± interval, success, runtime,
+	// cost, notes).
+	Header  []string
+	Numeric []bool
+	Rows    []SummaryRow
+	// WinnerLine is the run's verdict; Winner says there is a winner.
+	WinnerLine string
+	Winner     bool
+	// Notes are what else the table says under the verdict: interrupted,
+	// candidates not run, trials retried, sandboxes not deleted.
+	Notes []string
+	// Comparison is rank 1 against rank 2, as name and value.
+	Comparison [][2]string
+	// HeadToHead is a suite's pairwise record (wins-losses-ties of the row
+	// against the column) when it has more than two candidates.
+	HeadToHead *Grid
+}
+
+// SummaryRow is one candidate's line of the standings.
+type SummaryRow struct {
+	Candidate string
+	Cells     []string
+	// Health is ok, partial or failed (the reports' colour).
+	Health string
+	Winner bool
+	// Cost is the candidate's cost sentence; "" without costs.
+	Cost string
+}
+
+// Grid is a table of plain cells.
+type Grid struct {
+	Header []string
+	Rows   [][]string
+}
+
+// Summarise describes rec as the table report does.
+func Summarise(rec *forge.Record) Summary {
+	cs := candidates(rec)
+	cols := columns(rec)
+	s := Summary{Facts: runFacts(rec, cs), WinnerLine: winnerLine(rec, cs), Winner: rec.Winner != nil}
+	for _, col := range cols {
+		s.Header = append(s.Header, col.header)
+		s.Numeric = append(s.Numeric, col.align == text.Right)
+	}
+	for _, c := range cs {
+		row := SummaryRow{Candidate: c.standing.CandidateID, Health: healthClass(c.health()), Winner: c.winner, Cost: c.costLine()}
+		for _, col := range cols {
+			row.Cells = append(row.Cells, col.cell(c))
+		}
+		s.Rows = append(s.Rows, row)
+	}
+	if rec.Interrupted {
+		s.Notes = append(s.Notes, "run interrupted: these are partial results")
+	}
+	if rec.BudgetReached != nil {
+		s.Notes = append(s.Notes, text.OneLine(rec.BudgetReached.String()))
+	}
+	for _, n := range rec.NotRun {
+		s.Notes = append(s.Notes, fmt.Sprintf("not run: %s (%s)", text.OneLine(n.CandidateID), text.OneLine(n.Reason)))
+	}
+	for _, u := range rec.Incomplete {
+		s.Notes = append(s.Notes, fmt.Sprintf("incomplete: %s (%s)", text.OneLine(u.CandidateID), text.OneLine(u.Reason)))
+	}
+	if l := retriedLine(rec); l != "" {
+		s.Notes = append(s.Notes, l)
+	}
+	if n := len(rec.UndeletedSandboxes); n > 0 {
+		s.Notes = append(s.Notes, fmt.Sprintf("%d sandbox(es) could not be deleted (forge gc deletes them)", n))
+	}
+	if rec.Comparison != nil {
+		for _, f := range comparisonFacts(rec) {
+			s.Comparison = append(s.Comparison, [2]string{f.Name, f.Value})
+		}
+	}
+	if len(rec.HeadToHead) >= 2 && len(rec.TaskMatrix) > 0 {
+		h, rows, _ := headToHeadRows(rec)
+		s.HeadToHead = &Grid{Header: h, Rows: rows}
+	}
+	return s
+}
+
+// MatrixCell is how the reports show one candidate's result on one task:
+// its text ("✓", "✗", "0.67", "·"), the heat map's CSS class (heat0 …
+// heat10, heatnone) and a title in words.
+func MatrixCell(task string, c scoring.TaskCell) (cell, class, title string) {
+	class, score := "heatnone", "no score"
+	if c.Score != nil {
+		class = fmt.Sprintf("heat%d", int(math.Round(*c.Score*10)))
+		score = "score " + text.Score(*c.Score)
+	}
+	title = fmt.Sprintf("%s on %s: %s, %d of %d trials passed", text.OneLine(c.CandidateID), text.OneLine(task), score, c.Passes, c.Trials)
+	return cellText(c), class, title
+}
+
+// Charts renders the HTML report's charts of rec (score with its interval,
+// score against cost, runtime of every trial) as inline SVG, with no
+// script and no style attribute: classes of StyleSheet colour them.
+func Charts(rec *forge.Record) (template.HTML, error) {
+	cs := candidates(rec)
+	if len(cs) == 0 {
+		return "", nil
+	}
+	tmpl, err := htmlTemplates(`{{template "charts" .}}`)
+	if err != nil {
+		return "", err
+	}
+	p := htmlPage{Score: newScoreChart(cs), Cost: newCostChart(cs), Runtime: newRuntimeChart(cs)}
+	var b bytes.Buffer
+	if err := tmpl.Execute(&b, p); err != nil {
+		return "", fmt.Errorf("render charts: %w", err)
+	}
+	// html/template escaped every value from the record.
+	return template.HTML(b.String()), nil
+}
+
+// StyleSheet is the HTML report's CSS.
+func StyleSheet() string { return htmlCSS }
+
+// KindLabel is an error kind in a few words, as the standings' status
+// says it ("timeout", "no artifact", "infra error").
+func KindLabel(k runner.ErrorKind) string { return kindLabel(k) }

@@ -1,0 +1,45 @@
+// forge view: the one script of the pages. A live run's page adds each
+// trial that finishes to its list, from the server's events; nothing else
+// needs a script. Candidate text is set with textContent, never parsed as
+// HTML.
+"use strict";
+(function () {
+  var table = document.getElementById("trialtable");
+  if (!table || !table.dataset.events || !window.EventSource) return;
+  var body = table.tBodies[0];
+  var count = document.getElementById("trialcount");
+  var es = new EventSource(table.dataset.events);
+  function td(text, cls) {
+    var c = document.createElement("td");
+    if (cls) c.className = cls;
+    c.textContent = text;
+    return c;
+  }
+  es.addEventListener("trial", function (e) {
+    var t = JSON.parse(e.data);
+    var tr = document.createElement("tr");
+    tr.className = "fresh";
+    var name = document.createElement("td");
+    var a = document.createElement("a");
+    a.href = t.href;
+    a.textContent = t.name;
+    name.appendChild(a);
+    tr.appendChild(name);
+    var st = document.createElement("td");
+    var pill = document.createElement("span");
+    pill.className = "pill " + (t.health === "ok" ? "ok" : "failed");
+    pill.textContent = t.status;
+    st.appendChild(pill);
+    tr.appendChild(st);
+    tr.appendChild(td(t.score, "num"));
+    tr.appendChild(td(t.runtime, "num"));
+    tr.appendChild(td(t.error, "notes"));
+    body.insertBefore(tr, body.firstChild);
+    if (count) count.textContent = String(t.n);
+  });
+  es.addEventListener("finished", function () {
+    es.close();
+    var badge = document.getElementById("livebadge");
+    if (badge) badge.textContent = "finished: reload for the standings";
+  });
+})();

@@ -1,0 +1,276 @@
+package view_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"github.com/forge-run/forge/cli"
+	"github.com/forge-run/forge/compare"
+	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/internal/browser"
+	"github.com/forge-run/forge/runner"
+	"github.com/forge-run/forge/view"
+)
+
+// forgeRun plays a manifest into out with forge's own command line code
+// and returns the run's id.
+func forgeRun(t *testing.T, out, manifest, id string) string {
+	t.Helper()
+	var stderr strings.Builder
+	code := cli.Run(context.Background(), []string{"run", "--quiet", "-f", manifest, "--out", out, "--run-id", id},
+		cli.Env{Getenv: os.Getenv, Stderr: &stderr})
+	if code != cli.ExitOK && code != cli.ExitGateFailed {
+		t.Fatalf("forge run -f %s: exit %d\n%s", manifest, code, stderr.String())
+	}
+	return id
+}
+
+// hostile writes a tournament of one candidate that prints a script and
+// writes Markdown with a javascript: link and raw HTML.
+func hostile(t *testing.T) string {
+	dir := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(dir, "evil.py"), []byte(`import sys
+print("<script>window.__pwned=1</script>")
+sys.stderr.write("<img src=x onerror=\"window.__pwned=1\">\n")
+open(sys.argv[2], "w").write("# Hostile\n\n[x](javascript:window.__pwned=1)\n\n<img src=x onerror=\"window.__pwned=1\">\n\n<script>window.__pwned=1</script>\n")
+`), 0o644))
+	must(t, os.WriteFile(filepath.Join(dir, "forge.yaml"), []byte(`objective: "Break the viewer"
+defaults:
+  output_file: post.md
+candidates:
+  - id: evil
+    script: evil.py
+scoring:
+  - type: success
+`), 0o644))
+	return filepath.Join(dir, "forge.yaml")
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestViewerInChromium plays the sample suite and tournament, serves them
+// and walks the viewer in headless Chromium: the runs list, the suite's
+// page and its filtered matrix, a failed trial, two runs compared, a live
+// run gaining a trial, and a hostile candidate's output that must not run.
+// With FORGE_VIEW_SHOTS=DIR it also writes a screenshot of each view
+// there (the README's: FORGE_VIEW_SHOTS=$PWD/docs/img).
+func TestViewerInChromium(t *testing.T) {
+	bin := browser.Require(t)
+	root, _ := filepath.Abs("..")
+	out := t.TempDir()
+	suite := forgeRun(t, out, filepath.Join(root, "examples/suite/forge.yaml"), "suite")
+	first := forgeRun(t, out, filepath.Join(root, "forge.yaml"), "tournament-1")
+	second := forgeRun(t, out, filepath.Join(root, "forge.yaml"), "tournament-2")
+	evil := forgeRun(t, out, hostile(t), "hostile")
+	live := filepath.Join(out, "live")
+	journal := startLive(t, live)
+
+	s, err := view.New(view.Options{Out: out})
+	must(t, err)
+	ln, base, err := s.Listen("127.0.0.1:0")
+	must(t, err)
+	srv := &http.Server{Handler: s.Handler()}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.Headless, chromedp.DisableGPU, chromedp.WindowSize(1280, 900),
+		chromedp.Flag("blink-settings", "preferredColorScheme=1"))...)
+	defer cancel()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	// The browser starts on the first action, with a context that has no
+	// deadline (a deadline there would end the browser); later actions
+	// have one.
+	must(t, chromedp.Do(ctx))
+	ctx, cancel = context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+
+	var mu sync.Mutex
+	var console []string
+	must(t, chromedp.Listen(ctx, func(ev any) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch e := ev.(type) {
+		case *runtime.EventExceptionThrown:
+			console = append(console, "exception: "+e.ExceptionDetails.Text)
+		case *runtime.EventConsoleAPICalled:
+			if e.Type == runtime.ConsoleAPICalledTypeError || e.Type == runtime.ConsoleAPICalledTypeWarning {
+				var parts []string
+				for _, a := range e.Args {
+					parts = append(parts, string(a.Value))
+				}
+				console = append(console, string(e.Type)+": "+strings.Join(parts, " "))
+			}
+		}
+	}))
+	shots := os.Getenv("FORGE_VIEW_SHOTS")
+	do := func(what string, steps ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(ctx, steps...); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	text := func(sel string) string {
+		t.Helper()
+		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+		if err != nil {
+			t.Fatalf("text of %s: %v", sel, err)
+		}
+		return s
+	}
+	shot := func(name string) {
+		t.Helper()
+		if shots == "" {
+			return
+		}
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)) // quality 100: a PNG
+		must(t, err)
+		must(t, os.WriteFile(filepath.Join(shots, "view-"+name+".png"), png, 0o644))
+	}
+	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
+
+	// The runs list, newest first, then the suite's page.
+	do("runs list", chromedp.Navigate(base), chromedp.WaitVisible(css("#runs")))
+	runs := text("#runs")
+	shot("runs")
+	for _, id := range []string{suite, first, second, evil, "live"} {
+		if !strings.Contains(runs, id) {
+			t.Errorf("runs list lacks %s", id)
+		}
+	}
+	do("open the suite", chromedp.Click(css(`a.run[href="/run/suite"]`)), chromedp.WaitVisible(css("#matrix")))
+	shot("run")
+
+	// Filter the matrix: tasks whose id holds "1".
+	rec, err := forge.ReadRecord(filepath.Join(out, suite, forge.ResultsFile))
+	must(t, err)
+	want := 0
+	for _, row := range rec.TaskMatrix {
+		if strings.Contains(strings.ToLower(row.TaskID), "1") {
+			want++
+		}
+	}
+	wantText := fmt.Sprintf("%d of %d tasks", want, len(rec.TaskMatrix))
+	do("filter the matrix", chromedp.SetValue(css("#taskfilter"), "1"), chromedp.Click(css("#filter")),
+		chromedp.WaitVisible(chromedp.Search(`//p[@id="matrixcount"][text()="`+wantText+`"]`)))
+
+	// A failed trial: its error line and its stderr.
+	failed := map[string]bool{}
+	for i := range rec.Results {
+		if r := &rec.Results[i]; !r.Success {
+			failed[strings.TrimSpace(r.ErrorMessage)] = true
+		}
+	}
+	if len(failed) == 0 {
+		t.Fatal("the sample suite has no failed trial")
+	}
+	do("open a failed trial", chromedp.Navigate(base+"run/suite?status=failed#trials"), chromedp.WaitVisible(css("#trialtable")),
+		chromedp.Click(css("#trialtable tbody tr:first-child a")), chromedp.WaitVisible(css("#error")))
+	errText, stderr := text("#error"), text("#stderr")
+	shot("trial")
+	if !failed[strings.TrimSpace(errText)] {
+		t.Errorf("the error line %q is no failed trial's error message", errText)
+	}
+	if !strings.HasPrefix(stderr, "stderr") {
+		t.Errorf("no stderr section: %q", stderr)
+	}
+
+	// Two runs compared, chosen on the runs list.
+	do("compare", chromedp.Navigate(base), chromedp.WaitVisible(css("#runs")),
+		chromedp.Click(css(`input[name="a"][value="`+first+`"]`)), chromedp.Click(css(`input[name="b"][value="`+second+`"]`)),
+		chromedp.Click(css("#compare")), chromedp.WaitVisible(css("#comparison")))
+	cmpText := text("#comparison")
+	shot("compare")
+	a, _, err := compare.Open(first, out)
+	must(t, err)
+	b, _, err := compare.Open(second, out)
+	must(t, err)
+	var table strings.Builder
+	must(t, compare.WriteTable(&table, compare.Runs(a, b), false))
+	if strings.TrimSpace(cmpText) != strings.TrimSpace(table.String()) {
+		t.Errorf("compare page says\n%s\nforge compare says\n%s", cmpText, table.String())
+	}
+
+	// A live run gains a trial while its page is open.
+	do("open the live run", chromedp.Navigate(base+"run/live"), chromedp.WaitVisible(css("#trialtable")))
+	appendResult(t, journal, runner.Result{CandidateID: "beta", Trial: 1, Success: true, RuntimeSeconds: 2})
+	do("see the new trial", chromedp.WaitVisible(chromedp.Search(`//table[@id="trialtable"]//a[text()="beta#1"]`)))
+	shot("live")
+
+	// The hostile candidate's trial: nothing of its output runs.
+	pwned := func() string {
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[string](`typeof window.__pwned`))
+		must(t, err)
+		return v
+	}
+	do("open the hostile trial", chromedp.Navigate(base+"run/hostile/trial/1"), chromedp.WaitVisible(css("#markdown")))
+	if v := pwned(); v != "undefined" {
+		t.Errorf("after opening: window.__pwned is %s", v)
+	}
+	do("click its link", chromedp.Click(css("#markdown a")))
+	if v := pwned(); v != "undefined" {
+		t.Errorf("after clicking: window.__pwned is %s", v)
+	}
+	counts, err := chromedp.Run(ctx, chromedp.Evaluate[[]int](`[document.querySelectorAll("script:not([src])").length,
+		document.querySelectorAll("[onerror]").length,
+		document.querySelectorAll("a[href^='javascript:' i]").length,
+		document.querySelectorAll("img[src='x']").length,
+		document.querySelectorAll("script[src]").length]`))
+	must(t, err)
+	if want := []int{0, 0, 0, 0, 1}; fmt.Sprint(counts) != fmt.Sprint(want) {
+		t.Errorf("inline scripts, onerror attributes, javascript: links, img[src=x], scripts: %v, want %v", counts, want)
+	}
+	if md := text("#markdown"); !strings.Contains(md, "Hostile") {
+		t.Errorf("the Markdown was not rendered: %q", md)
+	}
+	if out := text("#stdout"); !strings.Contains(out, "<script>window.__pwned=1</script>") {
+		t.Errorf("stdout is not shown as text: %q", out)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, c := range console {
+		if !strings.Contains(c, "Content Security Policy") {
+			t.Errorf("console: %s", c)
+		}
+	}
+}
+
+// startLive writes the head of a run in progress and its journal with
+// one finished trial; it returns the journal's path.
+func startLive(t *testing.T, dir string) string {
+	must(t, os.MkdirAll(dir, 0o755))
+	head := &forge.Record{SchemaVersion: forge.SchemaVersion, RunID: "live", Backend: "local", Objective: "in progress",
+		StartedAt: time.Now().UTC(), Trials: 1}
+	must(t, forge.WriteRecord(filepath.Join(dir, forge.ResultsFile), head))
+	journal := filepath.Join(dir, forge.JournalFile)
+	must(t, os.WriteFile(journal, nil, 0o644))
+	appendResult(t, journal, runner.Result{CandidateID: "alpha", Trial: 1, Success: true, RuntimeSeconds: 1})
+	return journal
+}
+
+func appendResult(t *testing.T, journal string, r runner.Result) {
+	b, err := json.Marshal(&r)
+	must(t, err)
+	f, err := os.OpenFile(journal, os.O_APPEND|os.O_WRONLY, 0)
+	must(t, err)
+	_, err = f.Write(append(b, '\n'))
+	must(t, err)
+	must(t, f.Close())
+}

@@ -1,0 +1,202 @@
+package view
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"mime"
+	"net/http"
+	"net/url"
+	"os"
+	"path"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/forge-run/forge/internal/text"
+	"github.com/forge-run/forge/runner"
+)
+
+// openInRun opens rel, a slash-separated path relative to the run's
+// directory dir, for reading: the path must name a file inside the
+// directory (runner.RelPath's rule), and os.Root keeps every step of it
+// there, so a symbolic link that points outside the run is refused.
+func openInRun(dir, rel string) (*os.File, error) {
+	clean, err := runner.RelPath(rel)
+	if err != nil {
+		return nil, fs.ErrNotExist
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	f, err := root.Open(clean)
+	if err != nil {
+		return nil, fs.ErrNotExist
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fs.ErrNotExist
+	}
+	return f, nil
+}
+
+// file serves one of a run's files as a download: never rendered by the
+// browser (Content-Disposition: attachment, application/octet-stream).
+func (s *Server) file(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	p, ok := s.runPath(id)
+	if !ok {
+		s.notFound(w, r, "no run "+id)
+		return
+	}
+	f, err := openInRun(path.Dir(strings.ReplaceAll(p, "\\", "/")), r.PathValue("path"))
+	if err != nil {
+		s.notFound(w, r, "no such file in the run")
+		return
+	}
+	defer f.Close()
+	fi, _ := f.Stat()
+	name := path.Base(r.PathValue("path"))
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": name}))
+	w.Header().Set("Content-Length", strconv.FormatInt(fi.Size(), 10))
+	io.Copy(w, f)
+}
+
+// logPage is the size of a page of a log.
+const logPage = 64 << 10
+
+// logView is one page of a job's log.
+type logView struct {
+	Name, Path, Text, Note string
+	Missing                bool
+	Pager                  pager
+}
+
+// readLog reads page (1-based; 0 or out of range: the last, where the
+// error line is) of the log at rel in the run's directory dir: ANSI
+// escapes stripped, secrets masked, cut at character boundaries.
+func (s *Server) readLog(dir, name, rel string, q url.Values, key string) logView {
+	v := logView{Name: name, Path: rel}
+	if rel == "" {
+		v.Missing = true
+		return v
+	}
+	f, err := openInRun(dir, rel)
+	if err != nil {
+		v.Missing = true
+		return v
+	}
+	defer f.Close()
+	fi, _ := f.Stat()
+	size := fi.Size()
+	pages := max(1, int((size+logPage-1)/logPage))
+	qq := copyValues(q)
+	if qq.Get(key) == "" {
+		qq.Set(key, strconv.Itoa(pages))
+	}
+	var lo, hi int
+	v.Pager, lo, hi = newPager(qq, key, int(size), logPage)
+	buf := make([]byte, hi-lo)
+	n, _ := f.ReadAt(buf, int64(lo))
+	b := trimRunes(buf[:n], lo > 0, int64(hi) < size)
+	v.Text = s.mask.String(text.StripANSI(strings.ToValidUTF8(string(b), "\uFFFD")))
+	v.Note = fmt.Sprintf("%s, bytes %d–%d of %d", text.Bytes(float64(size)), lo, hi, size)
+	if size == 0 {
+		v.Note = "empty"
+	}
+	return v
+}
+
+// trimRunes drops the partial characters a page cut at either end.
+func trimRunes(b []byte, head, tail bool) []byte {
+	if head {
+		for i := 0; i < utf8.UTFMax && len(b) > 0 && !utf8.RuneStart(b[0]); i++ {
+			b = b[1:]
+		}
+	}
+	if tail {
+		for i := 0; i < utf8.UTFMax && len(b) > 0; i++ {
+			r, size := utf8.DecodeLastRune(b)
+			if r != utf8.RuneError || size > 1 {
+				break
+			}
+			b = b[:len(b)-1]
+		}
+	}
+	return b
+}
+
+func copyValues(q url.Values) url.Values {
+	v := url.Values{}
+	for k, vs := range q {
+		v[k] = vs
+	}
+	return v
+}
+
+// transcriptStep is one step of a candidate's transcript.
+type transcriptStep struct {
+	Role, Type, Content, Tool, Arguments, CallID, Time, Model, Usage string
+}
+
+// readTranscript reads a transcript.jsonl: one JSON object a line, each
+// a step (role, type, content, tool{name, arguments}, tool_call_id,
+// usage, time, model). A line that is not an object is shown as it is.
+// This is the one place the viewer parses a transcript.
+func readTranscript(r io.Reader) ([]transcriptStep, error) {
+	var steps []transcriptStep
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	str := func(raw json.RawMessage) string {
+		var s string
+		if len(raw) == 0 || string(raw) == "null" {
+			return ""
+		}
+		if json.Unmarshal(raw, &s) == nil {
+			return s
+		}
+		var v any
+		if json.Unmarshal(raw, &v) == nil {
+			if b, err := json.MarshalIndent(v, "", "  "); err == nil {
+				return string(b)
+			}
+		}
+		return string(raw)
+	}
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		var st struct {
+			Role, Type, Model string
+			Content           json.RawMessage
+			Tool              *struct {
+				Name      string
+				Arguments json.RawMessage
+			}
+			ToolCallID string `json:"tool_call_id"`
+			Usage      json.RawMessage
+			Time       json.RawMessage
+		}
+		if err := json.Unmarshal([]byte(line), &st); err != nil {
+			steps = append(steps, transcriptStep{Type: "unreadable line", Content: line})
+			continue
+		}
+		step := transcriptStep{Role: st.Role, Type: st.Type, Content: str(st.Content), CallID: st.ToolCallID,
+			Model: st.Model, Time: str(st.Time)}
+		if st.Tool != nil {
+			step.Tool, step.Arguments = st.Tool.Name, str(st.Tool.Arguments)
+		}
+		if len(st.Usage) > 0 && string(st.Usage) != "null" {
+			step.Usage = string(st.Usage)
+		}
+		steps = append(steps, step)
+	}
+	return steps, sc.Err()
+}

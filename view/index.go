@@ -1,0 +1,407 @@
+package view
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/runner"
+)
+
+// A run's index: what the pages need of every trial, read once by
+// streaming results.json (and, while the run goes on, its journal), and
+// where each trial's line is, so that a trial's page reads and decodes
+// that line alone. A results.json of 100,000 trials is some 100 MB; its
+// index holds a few hundred bytes a trial.
+
+// lineRef is where a result's line is: its offset and length in
+// results.json, or in the journal.
+type lineRef struct {
+	off     int64
+	n       int32
+	journal bool
+}
+
+// slim is what the index decodes of a result's line: the fields the
+// standings, the matrix, the comparison and the trials' list read. The
+// decoder skips the rest (excerpts, submitted metrics, judges' reasons).
+type slim struct {
+	CandidateID       string           `json:"candidate_id"`
+	TaskID            string           `json:"task_id"`
+	Trial             int              `json:"trial"`
+	Success           bool             `json:"success"`
+	ExitCode          *int             `json:"exit_code"`
+	ErrorKind         runner.ErrorKind `json:"error_kind"`
+	ErrorMessage      string           `json:"error_message"`
+	RuntimeSeconds    float64          `json:"runtime_seconds"`
+	Score             *float64         `json:"score"`
+	Attempts          int              `json:"attempts"`
+	ArtifactBytes     int64            `json:"artifact_bytes"`
+	ArtifactTruncated bool             `json:"artifact_truncated"`
+	OutputTruncated   bool             `json:"output_truncated"`
+	SubmitError       string           `json:"submit_error"`
+	Cost              *runner.Cost     `json:"cost"`
+	Judges            []struct {
+		Name  string `json:"name"`
+		Error string `json:"error"`
+	} `json:"judges"`
+}
+
+// maxIndexedMessage is how much of an error message the index keeps (the
+// notes show one line of it; the trial's page reads the whole).
+const maxIndexedMessage = 300
+
+func (s *slim) result() runner.Result {
+	r := runner.Result{
+		CandidateID: s.CandidateID, TaskID: s.TaskID, Trial: s.Trial, Success: s.Success, ExitCode: s.ExitCode,
+		ErrorKind: s.ErrorKind, ErrorMessage: s.ErrorMessage, RuntimeSeconds: s.RuntimeSeconds, Score: s.Score,
+		Attempts: s.Attempts, ArtifactBytes: s.ArtifactBytes, ArtifactTruncated: s.ArtifactTruncated,
+		OutputTruncated: s.OutputTruncated, SubmitError: s.SubmitError, Cost: s.Cost,
+	}
+	if len(r.ErrorMessage) > maxIndexedMessage {
+		r.ErrorMessage = r.ErrorMessage[:maxIndexedMessage]
+	}
+	for _, j := range s.Judges {
+		if j.Error != "" {
+			r.Judges = append(r.Judges, runner.JudgeResult{Name: j.Name, Error: j.Error})
+		}
+	}
+	return r
+}
+
+// trialKey names a job.
+type trialKey struct {
+	candidate, task string
+	trial           int
+}
+
+// runIndex is one run's index.
+type runIndex struct {
+	id, dir string
+	path    string // results.json
+	// rec is the record with slim results (rec.Results), in its order.
+	rec *forge.Record
+	// lines[i] is where rec.Results[i] is; nil when the record was not
+	// written one result a line (then full holds the results whole).
+	lines []lineRef
+	full  []runner.Result
+	// While the run goes on: how far the journal was read, and each job's
+	// place in rec.Results (a job played again replaces its line).
+	journalOff int64
+	at         map[trialKey]int
+	// byCell lists a suite's trials by candidate and task.
+	byCell map[[2]string][]int
+
+	mu      sync.Mutex // guards a live run's refresh and the derived pages
+	derived *derived
+}
+
+// live reports whether the run has not ended (results.json has no
+// finished_at): its trials come from the journal as they end.
+func (x *runIndex) live() bool { return !x.rec.Finished() }
+
+// indexRun reads the run whose results.json is path: its lines in one
+// pass, the results' lines decoded in batches by a worker a processor.
+func indexRun(id, path string) (*runIndex, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	x := &runIndex{id: id, dir: filepath.Dir(path), path: path}
+	rd := bufio.NewReaderSize(f, 1<<20)
+	var skel bytes.Buffer
+	var off int64
+	dec := newDecoder()
+	var batch [][]byte
+	in, seen := false, false
+	for {
+		line, err := rd.ReadBytes('\n')
+		if len(line) > 0 {
+			start := off
+			off += int64(len(line))
+			trimmed := bytes.TrimLeft(line, " ")
+			switch {
+			case in && len(trimmed) > 0 && trimmed[0] == '{':
+				body := bytes.TrimRight(trimmed, ",\n\r")
+				batch = append(batch, body)
+				if len(batch) == batchSize {
+					dec.add(batch)
+					batch = nil
+				}
+				x.lines = append(x.lines, lineRef{off: start + int64(len(line)-len(trimmed)), n: int32(len(body))})
+			case in:
+				// The results end; the rest of the record is read whole.
+				in = false
+				skel.WriteString(`  "results": null`)
+				skel.Write(bytes.TrimPrefix(trimmed, []byte("]")))
+				if fi, err := f.Stat(); err == nil {
+					skel.Grow(int(fi.Size() - off))
+				}
+				if _, err := skel.ReadFrom(rd); err != nil {
+					return nil, fmt.Errorf("read %s: %w", path, err)
+				}
+			case string(line) == "  \"results\": [\n":
+				in, seen = true, true
+			default:
+				skel.Write(line)
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			return nil, fmt.Errorf("read %s: %w", path, err)
+		}
+	}
+	if len(batch) > 0 {
+		dec.add(batch)
+	}
+	results, err := dec.wait()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	rec, err := forge.DecodeRecord(skel.Bytes())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if !seen {
+		// Not written one result a line: keep its results whole.
+		x.lines, results, x.full = nil, rec.Results, rec.Results
+	}
+	rec.Results = results
+	x.rec = rec
+	if x.live() {
+		x.rec.Results, x.lines, x.full = nil, nil, nil
+		x.at = map[trialKey]int{}
+		if err := x.refresh(); err != nil {
+			return nil, err
+		}
+	}
+	x.cells()
+	return x, nil
+}
+
+// batchSize is how many results' lines a worker decodes at once.
+const batchSize = 2048
+
+// decoder decodes batches of results' lines on every processor, keeping
+// their order.
+type decoder struct {
+	work    chan decodeJob
+	wg      sync.WaitGroup
+	mu      sync.Mutex
+	batches [][]runner.Result
+	err     error
+}
+
+type decodeJob struct {
+	n     int
+	lines [][]byte
+}
+
+func newDecoder() *decoder {
+	d := &decoder{work: make(chan decodeJob, 4)}
+	for range runtime.GOMAXPROCS(0) {
+		d.wg.Go(func() {
+			for j := range d.work {
+				out := make([]runner.Result, len(j.lines))
+				var err error
+				for i, l := range j.lines {
+					var s slim
+					if e := json.Unmarshal(l, &s); e != nil && err == nil {
+						err = fmt.Errorf("result %d: %w", j.n*batchSize+i+1, e)
+					}
+					out[i] = s.result()
+				}
+				d.mu.Lock()
+				d.batches[j.n] = out
+				if err != nil && d.err == nil {
+					d.err = err
+				}
+				d.mu.Unlock()
+			}
+		})
+	}
+	return d
+}
+
+func (d *decoder) add(lines [][]byte) {
+	d.mu.Lock()
+	n := len(d.batches)
+	d.batches = append(d.batches, nil)
+	d.mu.Unlock()
+	d.work <- decodeJob{n, lines}
+}
+
+// wait returns the results of every batch, in order.
+func (d *decoder) wait() ([]runner.Result, error) {
+	close(d.work)
+	d.wg.Wait()
+	if d.err != nil {
+		return nil, d.err
+	}
+	n := 0
+	for _, b := range d.batches {
+		n += len(b)
+	}
+	out := make([]runner.Result, 0, n)
+	for _, b := range d.batches {
+		out = append(out, b...)
+	}
+	return out, nil
+}
+
+// refresh reads what the journal of a live run gained since the last
+// read: every complete line (a line being written is read next time).
+// The caller holds x.mu, or x is not shared yet.
+func (x *runIndex) refresh() error {
+	path := filepath.Join(x.dir, forge.JournalFile)
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || fi.Size() == x.journalOff {
+		return err
+	}
+	if _, err := f.Seek(x.journalOff, io.SeekStart); err != nil {
+		return err
+	}
+	rd := bufio.NewReaderSize(f, 256<<10)
+	gained := false
+	for {
+		line, err := rd.ReadBytes('\n')
+		if len(line) == 0 || line[len(line)-1] != '\n' {
+			break // the end, or a line not yet whole
+		}
+		start := x.journalOff
+		x.journalOff += int64(len(line))
+		var s slim
+		if jerr := json.Unmarshal(line, &s); jerr != nil {
+			return fmt.Errorf("%s: at byte %d: not a result: %w", path, start, jerr)
+		}
+		ref := lineRef{off: start, n: int32(len(line) - 1), journal: true}
+		k := trialKey{s.CandidateID, s.TaskID, s.Trial}
+		if i, ok := x.at[k]; ok {
+			x.rec.Results[i], x.lines[i] = s.result(), ref
+		} else {
+			x.at[k] = len(x.rec.Results)
+			x.rec.Results = append(x.rec.Results, s.result())
+			x.lines = append(x.lines, ref)
+		}
+		gained = true
+		if err != nil {
+			break
+		}
+	}
+	if gained {
+		x.derived = nil
+		x.cells()
+	}
+	return nil
+}
+
+// cells lists the trials of each candidate and task.
+func (x *runIndex) cells() {
+	x.byCell = map[[2]string][]int{}
+	for i := range x.rec.Results {
+		r := &x.rec.Results[i]
+		k := [2]string{r.CandidateID, r.TaskID}
+		x.byCell[k] = append(x.byCell[k], i)
+	}
+}
+
+// result reads trial i whole: its line, decoded, and the line.
+func (x *runIndex) result(i int) (*runner.Result, []byte, error) {
+	if i < 0 || i >= len(x.rec.Results) {
+		return nil, nil, fs.ErrNotExist
+	}
+	if x.lines == nil {
+		r := x.full[i]
+		return &r, nil, nil
+	}
+	ref := x.lines[i]
+	path := x.path
+	if ref.journal {
+		path = filepath.Join(x.dir, forge.JournalFile)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	buf := make([]byte, ref.n)
+	if _, err := f.ReadAt(buf, ref.off); err != nil {
+		return nil, nil, fmt.Errorf("%s: read the line at %d: %w", path, ref.off, err)
+	}
+	var r runner.Result
+	if err := json.Unmarshal(buf, &r); err != nil {
+		return nil, nil, fmt.Errorf("%s: the line at %d: %w", path, ref.off, err)
+	}
+	return &r, buf, nil
+}
+
+// cache holds the indexes of the runs opened, each keyed by its
+// results.json's path, size and modification time: a rewritten record
+// (the run ended, was resumed or merged) is read again.
+type cache struct {
+	mu   sync.Mutex
+	runs map[string]*cached
+}
+
+type cached struct {
+	size  int64
+	mtime time.Time
+	idx   *runIndex
+	err   error
+	ready chan struct{}
+}
+
+// get returns the index of run id whose results.json is path, reading it
+// when it is not cached or changed; a live run's index reads what its
+// journal gained.
+func (c *cache) get(id, path string) (*runIndex, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if c.runs == nil {
+		c.runs = map[string]*cached{}
+	}
+	e := c.runs[path]
+	if e == nil || e.size != fi.Size() || !e.mtime.Equal(fi.ModTime()) {
+		e = &cached{size: fi.Size(), mtime: fi.ModTime(), ready: make(chan struct{})}
+		c.runs[path] = e
+		c.mu.Unlock()
+		e.idx, e.err = indexRun(id, path)
+		close(e.ready)
+	} else {
+		c.mu.Unlock()
+		<-e.ready // another request reads it
+	}
+	if e.err != nil {
+		return nil, e.err
+	}
+	if e.idx.live() {
+		e.idx.mu.Lock()
+		err := e.idx.refresh()
+		e.idx.mu.Unlock()
+		if err != nil {
+			return nil, err
+		}
+	}
+	return e.idx, nil
+}

@@ -1,0 +1,90 @@
+package view
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/forge-run/forge/internal/text"
+)
+
+// liveTick is how often the events of a live run look at its journal.
+const liveTick = 250 * time.Millisecond
+
+// liveTrial is a finished trial as an event tells the page.
+type liveTrial struct {
+	N       int    `json:"n"` // how many trials have finished, this one included
+	Href    string `json:"href"`
+	Name    string `json:"name"`
+	Status  string `json:"status"`
+	Health  string `json:"health"`
+	Score   string `json:"score"`
+	Runtime string `json:"runtime"`
+	Error   string `json:"error"`
+}
+
+// events streams a run's finished trials as server-sent events, from the
+// trial after ?from=N (or the Last-Event-ID): a "trial" event each, as
+// the journal gains them, then "finished" once results.json is written
+// whole. The page adds each trial to its list without a reload.
+func (s *Server) events(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	path, ok := s.runPath(id)
+	if !ok {
+		s.notFound(w, r, "no run "+id)
+		return
+	}
+	from, _ := strconv.Atoi(r.URL.Query().Get("from"))
+	if n, err := strconv.Atoi(r.Header.Get("Last-Event-ID")); err == nil {
+		from = n
+	}
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	tick := time.NewTicker(liveTick)
+	defer tick.Stop()
+	for {
+		x, err := s.cache.get(id, path)
+		if err != nil {
+			fmt.Fprintf(w, "event: failed\ndata: %s\n\n", jsonString(err.Error()))
+			flusher.Flush()
+			return
+		}
+		x.mu.Lock()
+		var out []liveTrial
+		for i := from; i < len(x.rec.Results); i++ {
+			row := newTrialRow(x.id, i, &x.rec.Results[i])
+			out = append(out, liveTrial{N: i + 1, Href: row.Href, Name: row.Name, Status: row.Status, Health: row.Health,
+				Score: row.Score, Runtime: row.Runtime, Error: s.mask.String(row.Error)})
+		}
+		from = max(from, len(x.rec.Results))
+		done := !x.live()
+		x.mu.Unlock()
+		for _, t := range out {
+			b, _ := json.Marshal(t)
+			fmt.Fprintf(w, "id: %d\nevent: trial\ndata: %s\n\n", t.N, b)
+		}
+		if done {
+			fmt.Fprintf(w, "event: finished\ndata: %s\n\n", jsonString(text.OneLine(x.rec.WinnerLine)))
+			flusher.Flush()
+			return
+		}
+		flusher.Flush()
+		select {
+		case <-r.Context().Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}

@@ -1,0 +1,225 @@
+package view
+
+import (
+	"html/template"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/forge-run/forge/internal/text"
+	"github.com/forge-run/forge/report"
+	"github.com/forge-run/forge/runner"
+)
+
+// Page sizes: the run page never lists more than this many tasks of the
+// matrix or trials at once.
+const (
+	matrixPage = 50
+	trialsPage = 50
+)
+
+type runPage struct {
+	ID, Objective, Started string
+	Live                   bool
+	// Finished is how many trials have finished: a live page's events
+	// start after them.
+	Finished  int
+	Summary   report.Summary
+	Standings []standingRow
+	Gates     string
+	Charts    template.HTML
+	Matrix    *matrixView
+	Trials    trialsView
+}
+
+type standingRow struct {
+	report.SummaryRow
+	Cells []cell
+	// Trials links the candidate's trials.
+	Trials string
+}
+
+type cell struct {
+	Text    string
+	Numeric bool
+}
+
+// matrixView is a page of a suite's task × candidate matrix, hardest
+// first, filtered.
+type matrixView struct {
+	Candidates           []string
+	Rows                 []matrixRow
+	Task, Failed, Passed string
+	Pager                pager
+	// Of is how many tasks the filter kept, Total how many there are.
+	Of, Total int
+}
+
+type matrixRow struct {
+	Task, Mean string
+	Cells      []matrixCell
+}
+
+type matrixCell struct {
+	Text, Class, Title, Href string
+}
+
+// trialsView is a page of the run's trials, filtered by candidate and
+// outcome.
+type trialsView struct {
+	Candidates        []string
+	Candidate, Status string
+	Rows              []trialRow
+	Pager             pager
+	Of                int
+}
+
+type trialRow struct {
+	Href, Name, Candidate, Task, Status, Health, Score, Runtime, Error string
+}
+
+// pager is a list's page links.
+type pager struct {
+	Page, Pages int
+	Prev, Next  string
+}
+
+// newPager is page (1-based, clamped) of n items, size a page, linking
+// through base with the query key set.
+func newPager(q url.Values, key string, n, size int) (pager, int, int) {
+	pages := max(1, (n+size-1)/size)
+	page, _ := strconv.Atoi(q.Get(key))
+	page = min(max(page, 1), pages)
+	p := pager{Page: page, Pages: pages}
+	link := func(to int) string {
+		v := url.Values{}
+		for k, vs := range q {
+			v[k] = vs
+		}
+		v.Set(key, strconv.Itoa(to))
+		return "?" + v.Encode()
+	}
+	if page > 1 {
+		p.Prev = link(page - 1)
+	}
+	if page < pages {
+		p.Next = link(page + 1)
+	}
+	lo := (page - 1) * size
+	return p, lo, min(n, lo+size)
+}
+
+func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	x := s.index(w, r, id)
+	if x == nil {
+		return
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	d := s.derive(x)
+	rec := x.rec
+	p := runPage{ID: id, Objective: strings.ToValidUTF8(rec.Objective, "\uFFFD"), Live: x.live(),
+		Summary: d.summary, Gates: d.gates, Charts: d.charts, Finished: len(rec.Results)}
+	if !rec.StartedAt.IsZero() {
+		p.Started = rec.StartedAt.UTC().Format(time.RFC3339)
+	}
+	for _, row := range d.summary.Rows {
+		sr := standingRow{SummaryRow: row, Trials: "?" + url.Values{"cand": {row.Candidate}}.Encode() + "#trials"}
+		for i, c := range row.Cells {
+			sr.Cells = append(sr.Cells, cell{c, d.summary.Numeric[i]})
+		}
+		p.Standings = append(p.Standings, sr)
+	}
+	q := r.URL.Query()
+	p.Matrix = s.matrix(x, q)
+	p.Trials = s.trials(x, q)
+	s.render(w, r, "run.tmpl", p)
+}
+
+// matrix is the page of the suite's matrix q asks for, nil without one.
+// Filters: task (a substring of the task's id), failed and passed (the
+// tasks candidate failed is not solved and candidate passed solved).
+func (s *Server) matrix(x *runIndex, q url.Values) *matrixView {
+	rows := x.rec.TaskMatrix
+	if len(rows) == 0 {
+		return nil
+	}
+	m := &matrixView{Task: q.Get("task"), Failed: q.Get("failed"), Passed: q.Get("passed"), Total: len(rows)}
+	col := map[string]int{}
+	for i, c := range rows[0].Cells {
+		m.Candidates = append(m.Candidates, c.CandidateID)
+		col[c.CandidateID] = i
+	}
+	task := strings.ToLower(m.Task)
+	fi, fok := col[m.Failed]
+	pi, pok := col[m.Passed]
+	var kept []int
+	for i, row := range rows {
+		switch {
+		case task != "" && !strings.Contains(strings.ToLower(row.TaskID), task):
+		case fok && (fi >= len(row.Cells) || row.Cells[fi].Solved):
+		case pok && (pi >= len(row.Cells) || !row.Cells[pi].Solved):
+		default:
+			kept = append(kept, i)
+		}
+	}
+	m.Of = len(kept)
+	var lo, hi int
+	m.Pager, lo, hi = newPager(q, "mpage", len(kept), matrixPage)
+	for _, i := range kept[lo:hi] {
+		row := rows[i]
+		mr := matrixRow{Task: text.OneLine(row.TaskID), Mean: text.Score(row.Mean)}
+		for _, c := range row.Cells {
+			var mc matrixCell
+			mc.Text, mc.Class, mc.Title = report.MatrixCell(row.TaskID, c)
+			if ts := x.byCell[[2]string{c.CandidateID, row.TaskID}]; len(ts) > 0 {
+				mc.Href = trialURL(x.id, ts[0])
+			}
+			mr.Cells = append(mr.Cells, mc)
+		}
+		m.Rows = append(m.Rows, mr)
+	}
+	return m
+}
+
+// trials is the page of the run's trials q asks for: cand (a candidate)
+// and status (failed) filter them.
+func (s *Server) trials(x *runIndex, q url.Values) trialsView {
+	t := trialsView{Candidate: q.Get("cand"), Status: q.Get("status")}
+	seen := map[string]bool{}
+	var kept []int
+	for i := range x.rec.Results {
+		r := &x.rec.Results[i]
+		if !seen[r.CandidateID] {
+			seen[r.CandidateID] = true
+			t.Candidates = append(t.Candidates, r.CandidateID)
+		}
+		if (t.Candidate != "" && r.CandidateID != t.Candidate) || (t.Status == "failed" && r.Success) {
+			continue
+		}
+		kept = append(kept, i)
+	}
+	t.Of = len(kept)
+	var lo, hi int
+	t.Pager, lo, hi = newPager(q, "tpage", len(kept), trialsPage)
+	for _, i := range kept[lo:hi] {
+		t.Rows = append(t.Rows, newTrialRow(x.id, i, &x.rec.Results[i]))
+	}
+	return t
+}
+
+func newTrialRow(id string, i int, r *runner.Result) trialRow {
+	row := trialRow{Href: trialURL(id, i), Name: runner.TrialName(r.CandidateID, r.TaskID, r.Trial, true),
+		Candidate: r.CandidateID, Task: r.TaskID, Status: "ok", Health: "ok", Score: "—", Runtime: text.Seconds(r.RuntimeSeconds)}
+	if !r.Success {
+		row.Status, row.Health = report.KindLabel(r.ErrorKind), "failed"
+		row.Error = text.Shorten(text.OneLine(r.ErrorMessage), 100)
+	}
+	if r.Score != nil {
+		row.Score = text.Score(*r.Score)
+	}
+	return row
+}

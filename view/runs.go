@@ -1,0 +1,140 @@
+package view
+
+import (
+	"fmt"
+	"html/template"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/forge-run/forge/compare"
+	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/internal/text"
+	"github.com/forge-run/forge/report"
+)
+
+// funcs are the templates' functions.
+var funcs = template.FuncMap{
+	"runURL":   func(id string) string { return "/run/" + url.PathEscape(id) },
+	"trialURL": trialURL,
+	"add":      func(a, b int) int { return a + b },
+}
+
+func trialURL(id string, i int) string {
+	return "/run/" + url.PathEscape(id) + "/trial/" + strconv.Itoa(i+1)
+}
+
+// derived is what the pages show of a run that does not change until the
+// index does: the reports' summary, the charts, the gates' verdict.
+type derived struct {
+	summary report.Summary
+	charts  template.HTML
+	gates   string
+}
+
+// derive computes x's derived pages; the caller holds x.mu.
+func (s *Server) derive(x *runIndex) *derived {
+	if x.derived != nil {
+		return x.derived
+	}
+	d := &derived{summary: report.Summarise(x.rec)}
+	charts, err := report.Charts(x.rec)
+	if err != nil {
+		s.opts.Log.Printf("forge view: %s: %v", x.id, err)
+	}
+	d.charts = charts
+	if s.opts.Gates != nil && x.rec.Finished() {
+		d.gates = s.opts.Gates(x.rec)
+	}
+	x.derived = d
+	return d
+}
+
+type runsPage struct {
+	Out  string
+	Runs []runRow
+}
+
+type runRow struct {
+	ID, Started, Backend, Manifest, WinnerLine, Gates, Cost, Skipped string
+	Winner, Live, Interrupted                                        bool
+}
+
+func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
+	p := runsPage{Out: s.opts.Out}
+	var entries []compare.Entry
+	if s.opts.Out != "" {
+		var err error
+		if entries, err = compare.History(s.opts.Out, 0); err != nil {
+			s.opts.Log.Printf("forge view: %v", err)
+		}
+	}
+	for id, dir := range s.opts.Runs {
+		if filepath.Dir(dir) != filepath.Clean(s.opts.Out) {
+			entries = append(entries, compare.Entry{RunID: id, Dir: dir})
+		}
+	}
+	for _, e := range entries {
+		id := filepath.Base(e.Dir)
+		row := runRow{ID: id, Skipped: e.Skipped}
+		if e.Skipped == "" {
+			s.fillRunRow(&row, id)
+		}
+		p.Runs = append(p.Runs, row)
+	}
+	s.render(w, r, "runs.tmpl", p)
+}
+
+// fillRunRow fills a runs list's row from the run's index.
+func (s *Server) fillRunRow(row *runRow, id string) {
+	path, ok := s.runPath(id)
+	if !ok {
+		row.Skipped = "not a run directory"
+		return
+	}
+	x, err := s.cache.get(id, path)
+	if err != nil {
+		row.Skipped = err.Error()
+		return
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	rec := x.rec
+	d := s.derive(x)
+	if !rec.StartedAt.IsZero() {
+		row.Started = rec.StartedAt.UTC().Format(time.DateTime)
+	}
+	row.Backend = backendText(rec)
+	row.Manifest = text.OneLine(rec.ManifestPath)
+	row.WinnerLine, row.Winner = d.summary.WinnerLine, d.summary.Winner
+	row.Live, row.Interrupted = x.live(), rec.Interrupted
+	row.Gates = d.gates
+	if costed(rec) {
+		row.Cost = text.USD(rec.TotalCostUSD())
+	}
+}
+
+// backendText is the backend with a suite's task count and the trials:
+// "local · 12 tasks × 3".
+func backendText(rec *forge.Record) string {
+	s := text.OneLine(rec.Backend)
+	if len(rec.Tasks) > 0 {
+		s += fmt.Sprintf(" · %d tasks", len(rec.Tasks))
+	}
+	if rec.Trials > 1 {
+		s += fmt.Sprintf(" × %d", rec.Trials)
+	}
+	return s
+}
+
+// costed reports whether any trial of rec has a cost.
+func costed(rec *forge.Record) bool {
+	for i := range rec.Results {
+		if rec.Results[i].Cost != nil {
+			return true
+		}
+	}
+	return false
+}

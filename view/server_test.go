@@ -1,0 +1,393 @@
+package view
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/report"
+	"github.com/forge-run/forge/runner"
+)
+
+var t0 = time.Date(2026, 11, 21, 15, 30, 0, 0, time.UTC)
+
+// serve starts a viewer of out.
+func serve(t *testing.T, opts Options) *httptest.Server {
+	t.Helper()
+	s, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	t.Cleanup(ts.Close)
+	return ts
+}
+
+// get fetches path and returns the status, headers and body.
+func get(t *testing.T, ts *httptest.Server, path string) (int, http.Header, string) {
+	t.Helper()
+	req, err := http.NewRequest("GET", ts.URL+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.URL.Opaque, _, _ = strings.Cut(path, "?") // as sent: no cleaning of .. or %2e
+	resp, err := ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, string(b)
+}
+
+func wantIn(t *testing.T, body string, subs ...string) {
+	t.Helper()
+	for _, s := range subs {
+		if !strings.Contains(body, s) {
+			t.Errorf("page lacks %q", s)
+		}
+	}
+}
+
+func twoRuns(t *testing.T) (out string, suite, plain *forge.Record) {
+	out = t.TempDir()
+	suite, _ = makeRun(t, out, spec{id: "suite-run", candidates: []string{"careful", "flaky", "quick"}, tasks: 120, trials: 1, files: true, start: t0.Add(time.Hour)})
+	plain, _ = makeRun(t, out, spec{id: "plain-run", candidates: []string{"alpha", "beta"}, trials: 3, files: true, start: t0})
+	return out, suite, plain
+}
+
+func TestRunsPageListsNewestFirst(t *testing.T) {
+	out, suite, plain := twoRuns(t)
+	ts := serve(t, Options{Out: out, Gates: func(*forge.Record) string { return "passed" }})
+	code, _, body := get(t, ts, "/")
+	if code != 200 {
+		t.Fatalf("status %d", code)
+	}
+	i, j := strings.Index(body, "suite-run"), strings.Index(body, "plain-run")
+	if i < 0 || j < 0 || i > j {
+		t.Errorf("want suite-run (newer) before plain-run: %d, %d", i, j)
+	}
+	wantIn(t, body, suite.WinnerLine, plain.WinnerLine, "local · 120 tasks", "forge.yaml", `action="/compare"`, "passed")
+}
+
+func TestRunPageStandingsAreTheReports(t *testing.T) {
+	out, _, plain := twoRuns(t)
+	ts := serve(t, Options{Out: out})
+	code, _, body := get(t, ts, "/run/plain-run")
+	if code != 200 {
+		t.Fatalf("status %d", code)
+	}
+	sum := report.Summarise(plain)
+	for _, row := range sum.Rows {
+		for _, c := range row.Cells {
+			wantIn(t, body, escaped(c))
+		}
+	}
+	wantIn(t, body, escaped(sum.WinnerLine), `<svg class="chart"`)
+	if strings.Contains(body, "style=") || strings.Contains(body, "<script>") {
+		t.Error("the page has an inline style or script")
+	}
+}
+
+// escaped is s as html/template escapes it in text.
+func escaped(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&#34;", "'", "&#39;", "+", "&#43;").Replace(s)
+}
+
+func TestMatrixFiltersAndPages(t *testing.T) {
+	out, suite, _ := twoRuns(t)
+	ts := serve(t, Options{Out: out})
+	rows := func(body string) int { return strings.Count(body, `<td class="task">`) }
+	_, _, body := get(t, ts, "/run/suite-run")
+	if n := rows(body); n != matrixPage {
+		t.Errorf("first page: %d tasks, want %d", n, matrixPage)
+	}
+	wantIn(t, body, "120 of 120 tasks", "page 1 of 3")
+	_, _, body = get(t, ts, "/run/suite-run?mpage=3")
+	if n := rows(body); n != 20 {
+		t.Errorf("page 3: %d tasks, want 20", n)
+	}
+	_, _, body = get(t, ts, "/run/suite-run?task=task-0001")
+	if n := rows(body); n != 10 { // task-00010 … task-00019
+		t.Errorf("task filter: %d tasks, want 10", n)
+	}
+	// Failed by flaky, passed by careful: exactly those rows of the matrix.
+	want := 0
+	col := map[string]int{}
+	for i, c := range suite.TaskMatrix[0].Cells {
+		col[c.CandidateID] = i
+	}
+	for _, row := range suite.TaskMatrix {
+		if !row.Cells[col["flaky"]].Solved && row.Cells[col["careful"]].Solved {
+			want++
+		}
+	}
+	if want == 0 || want == len(suite.TaskMatrix) {
+		t.Fatalf("fixture: %d tasks failed by flaky and passed by careful", want)
+	}
+	_, _, body = get(t, ts, "/run/suite-run?failed=flaky&passed=careful")
+	if n := rows(body); n != min(want, matrixPage) {
+		t.Errorf("failed by flaky and passed by careful: %d tasks, want %d", n, want)
+	}
+	wantIn(t, body, fmt.Sprintf("%d of 120 tasks", want))
+}
+
+func TestTrialsListFiltersAndPages(t *testing.T) {
+	out, _, _ := twoRuns(t)
+	ts := serve(t, Options{Out: out})
+	_, _, body := get(t, ts, "/run/suite-run?cand=flaky&status=failed")
+	trials := strings.Count(body[strings.Index(body, `id="trials"`):], `/trial/`)
+	if trials == 0 || trials > trialsPage {
+		t.Errorf("flaky's failed trials: %d links", trials)
+	}
+	if strings.Contains(body[strings.Index(body, `id="trials"`):], `pill ok`) {
+		t.Error("a successful trial among the failed ones")
+	}
+	_, _, body = get(t, ts, "/run/suite-run?tpage=8")
+	wantIn(t, body, "page 8 of 8") // 360 trials, 50 a page
+}
+
+func TestTrialPage(t *testing.T) {
+	out := t.TempDir()
+	rec, dir := makeRun(t, out, spec{id: "r", candidates: []string{"alpha", "beta"}, trials: 1, files: true, start: t0})
+	// beta's trial: a long stderr with ANSI colour and a secret, Markdown,
+	// judges, submitted metrics, usage, a transcript.
+	i := 1
+	r := &rec.Results[i]
+	r.Success, r.ErrorKind, r.ErrorMessage = false, runner.ErrCandidateFailed, "exit status 3: <b>bad</b>"
+	score := 0.25
+	r.Judges = []runner.JudgeResult{{Name: "quality", Score: &score, Reason: "too short"}}
+	r.Submitted = map[string]any{"items": 3}
+	r.Usage = &runner.Usage{Models: []runner.ModelUsage{{Model: "gpt-x", Calls: 2, InputTokens: 100, OutputTokens: 20, TotalTokens: 120}}}
+	stderr := strings.Repeat("x", 100<<10) + "\n\x1b[31mError: hunter2-secret went wrong\x1b[0m\n"
+	must(t, os.WriteFile(filepath.Join(dir, "beta", "stderr.log"), []byte(stderr), 0o644))
+	must(t, os.WriteFile(filepath.Join(dir, "beta", "out.md"), []byte("# Title\n\n[x](javascript:alert(1)) <img src=x onerror=alert(1)>\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(dir, "beta", "transcript.jsonl"), []byte(
+		`{"role":"assistant","type":"tool_call","tool":{"name":"search","arguments":{"q":"events"}},"tool_call_id":"c1"}`+"\n"+
+			`{"role":"tool","type":"tool_result","content":"<script>x</script> found 3","tool_call_id":"c1"}`+"\n"), 0o644))
+	must(t, forge.WriteRecord(filepath.Join(dir, forge.ResultsFile), rec))
+	ts := serve(t, Options{Out: out, Secrets: []string{"hunter2-secret"}})
+
+	code, h, body := get(t, ts, "/run/r/trial/2")
+	if code != 200 {
+		t.Fatalf("status %d: %s", code, body)
+	}
+	wantIn(t, body, "exit status 3: &lt;b&gt;bad&lt;/b&gt;", "candidate_failed", "Error: *** went wrong", "page 2 of 2",
+		"too short", "&#34;items&#34;: 3", "gpt-x", "search", "&lt;script&gt;x&lt;/script&gt; found 3", `<h1>Title</h1>`)
+	for _, bad := range []string{"hunter2-secret", "\x1b[31m", "javascript:", "onerror", "<img"} {
+		if strings.Contains(body, bad) {
+			t.Errorf("trial page holds %q", bad)
+		}
+	}
+	if h.Get("Content-Security-Policy") != CSP {
+		t.Errorf("CSP %q", h.Get("Content-Security-Policy"))
+	}
+	// The first page of stderr, asked for.
+	_, _, body = get(t, ts, "/run/r/trial/2?err=1")
+	wantIn(t, body, "page 1 of 2", "bytes 0–65536")
+
+	// The artifact's download is an attachment.
+	code, h, _ = get(t, ts, "/run/r/file/beta/out.md")
+	if code != 200 || !strings.HasPrefix(h.Get("Content-Disposition"), "attachment") || h.Get("Content-Type") != "application/octet-stream" {
+		t.Errorf("download: %d %q %q", code, h.Get("Content-Disposition"), h.Get("Content-Type"))
+	}
+	if code, _, _ := get(t, ts, "/run/r/trial/3"); code != 404 {
+		t.Errorf("trial 3 of 2: status %d", code)
+	}
+}
+
+func TestPathsCannotLeaveTheRun(t *testing.T) {
+	out := t.TempDir()
+	_, dir := makeRun(t, out, spec{id: "r", candidates: []string{"alpha"}, trials: 1, files: true, start: t0})
+	secret := filepath.Join(t.TempDir(), "secret.txt")
+	must(t, os.WriteFile(secret, []byte("top secret"), 0o644))
+	must(t, os.Symlink(secret, filepath.Join(dir, "alpha", "link.txt")))
+	must(t, os.Symlink(filepath.Dir(secret), filepath.Join(dir, "alpha", "linkdir")))
+	ts := serve(t, Options{Out: out})
+	for _, p := range []string{
+		"/run/r/file/../../etc/passwd",
+		"/run/r/file/alpha/../../r/results.json",
+		"/run/r/file/%2e%2e/%2e%2e/etc/passwd",
+		"/run/r/file/%2E%2E%2Fsecret",
+		"/run/r/file/..%2f..%2fetc%2fpasswd",
+		"/run/r/file/%2fetc%2fpasswd",
+		"/run/r/file//etc/passwd",
+		"/run/r/file/" + strings.TrimPrefix(secret, "/"),
+		"/run/r/file/alpha/link.txt",
+		"/run/r/file/alpha/linkdir/secret.txt",
+		"/run/..%2f..%2fetc/trial/1",
+		"/run/r/file/alpha\\..\\..\\x",
+	} {
+		code, h, body := get(t, ts, p)
+		if code != 404 || strings.Contains(body, "top secret") || strings.Contains(body, "root:") {
+			t.Errorf("%s: status %d, want 404", p, code)
+		}
+		if h.Get("Content-Security-Policy") != CSP {
+			t.Errorf("%s: no CSP", p)
+		}
+	}
+	if code, _, body := get(t, ts, "/run/r/file/alpha/out.md"); code != 200 || body != "# done\n" {
+		t.Errorf("a file inside the run: %d %q", code, body)
+	}
+}
+
+func TestHostCheck(t *testing.T) {
+	s, err := New(Options{Out: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, url, err := s.Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: s.Handler()}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	port := ln.Addr().(interface{ String() string }).String()
+	port = port[strings.LastIndex(port, ":")+1:]
+	for host, want := range map[string]int{
+		"127.0.0.1:" + port: 200, "localhost:" + port: 200, "[::1]:" + port: 200, "LOCALHOST:" + port: 200,
+		"evil.example:" + port: 403, "127.0.0.1:1": 403, "evil.example": 403, "127.0.0.1.evil.example:" + port: 403,
+	} {
+		req, _ := http.NewRequest("GET", url, nil)
+		req.Host = host
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("Host %s: status %d, want %d", host, resp.StatusCode, want)
+		}
+		if resp.Header.Get("Content-Security-Policy") != CSP || resp.Header.Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("Host %s: security headers missing", host)
+		}
+	}
+	// On purpose on another interface: any Host.
+	s2, _ := New(Options{Out: t.TempDir(), AnyHost: true})
+	if !s2.hostAllowed("box.lan:8787") {
+		t.Error("AnyHost refuses a Host")
+	}
+}
+
+func TestCSPOnEveryResponse(t *testing.T) {
+	out, _, _ := twoRuns(t)
+	ts := serve(t, Options{Out: out})
+	for _, p := range []string{"/", "/run/suite-run", "/run/suite-run/trial/1", "/compare?a=plain-run&b=suite-run",
+		"/static/view.js", "/static/report.css", "/static/view.css", "/nope", "/run/nope", "/run/plain-run/file/alpha/trial-1/out.md"} {
+		code, h, _ := get(t, ts, p)
+		if h.Get("Content-Security-Policy") != CSP || h.Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("%s (%d): CSP %q, nosniff %q", p, code, h.Get("Content-Security-Policy"), h.Get("X-Content-Type-Options"))
+		}
+		if !strings.Contains(h.Get("Content-Security-Policy"), "frame-ancestors 'none'") {
+			t.Errorf("%s: frames allowed", p)
+		}
+	}
+}
+
+func TestComparePage(t *testing.T) {
+	out, _, _ := twoRuns(t)
+	makeRun(t, out, spec{id: "suite-two", candidates: []string{"careful", "flaky", "quick"}, tasks: 120, trials: 1, files: false, start: t0.Add(2 * time.Hour)})
+	// A different suite outcome: make careful fail a task it passed.
+	ts := serve(t, Options{Out: out})
+	code, _, body := get(t, ts, "/compare?a=suite-run&b=suite-two")
+	if code != 200 {
+		t.Fatalf("status %d", code)
+	}
+	wantIn(t, body, "careful", "flaky", `href="/run/suite-run?cand=careful#trials"`, `href="/run/suite-two?cand=careful#trials"`)
+	if code, _, _ := get(t, ts, "/compare?a=suite-run&b=nope"); code != 404 {
+		t.Errorf("compare with a missing run: %d", code)
+	}
+}
+
+func TestLiveRunGainsTrials(t *testing.T) {
+	out := t.TempDir()
+	dir := filepath.Join(out, "live")
+	must(t, os.MkdirAll(dir, 0o755))
+	head := &forge.Record{SchemaVersion: forge.SchemaVersion, RunID: "live", Backend: "local", StartedAt: t0, Trials: 1}
+	must(t, forge.WriteRecord(filepath.Join(dir, forge.ResultsFile), head))
+	line := func(c string, ok bool) []byte {
+		r := runner.Result{CandidateID: c, Trial: 1, Success: ok, RuntimeSeconds: 1}
+		if !ok {
+			r.ErrorKind, r.ErrorMessage = runner.ErrTimeout, "timed out"
+		}
+		b, _ := json.Marshal(&r)
+		return append(b, '\n')
+	}
+	journal := filepath.Join(dir, forge.JournalFile)
+	must(t, os.WriteFile(journal, line("alpha", true), 0o644))
+	ts := serve(t, Options{Out: out})
+	_, _, body := get(t, ts, "/run/live")
+	wantIn(t, body, `data-events="/run/live/events?from=1"`, "alpha")
+
+	resp, err := ts.Client().Get(ts.URL + "/run/live/events?from=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	// A trial ends while the page listens: its event arrives.
+	f, err := os.OpenFile(journal, os.O_APPEND|os.O_WRONLY, 0)
+	must(t, err)
+	f.Write(line("beta", false))
+	f.Close()
+	sc := bufio.NewScanner(resp.Body)
+	var data string
+	for sc.Scan() {
+		if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			data = d
+			break
+		}
+	}
+	var got liveTrial
+	if err := json.Unmarshal([]byte(data), &got); err != nil {
+		t.Fatalf("event %q: %v", data, err)
+	}
+	if got.N != 2 || got.Name != "beta#1" || got.Status != "timeout" || got.Href != "/run/live/trial/2" {
+		t.Errorf("event %+v", got)
+	}
+	// The run ends: results.json written whole; the stream says so.
+	head.FinishedAt = t0.Add(time.Minute)
+	head.Results = []runner.Result{{CandidateID: "alpha", Trial: 1, Success: true}, {CandidateID: "beta", Trial: 1}}
+	head.WinnerLine = "winner: alpha"
+	must(t, forge.WriteRecord(filepath.Join(dir, forge.ResultsFile), head))
+	for sc.Scan() {
+		if sc.Text() == "event: finished" {
+			return
+		}
+	}
+	t.Error("no finished event")
+}
+
+func TestIndexFollowsARewrittenRecord(t *testing.T) {
+	out := t.TempDir()
+	makeRun(t, out, spec{id: "r", candidates: []string{"alpha"}, trials: 1, start: t0})
+	ts := serve(t, Options{Out: out})
+	_, _, body := get(t, ts, "/run/r")
+	wantIn(t, body, "alpha")
+	makeRun(t, out, spec{id: "r", candidates: []string{"alpha", "omega"}, trials: 1, start: t0})
+	_, _, body = get(t, ts, "/run/r")
+	wantIn(t, body, "omega")
+}
+
+func TestOpener(t *testing.T) {
+	look := func(name string) (string, error) { return "/usr/bin/" + name, nil }
+	env := func(vars map[string]string) func(string) string { return func(k string) string { return vars[k] } }
+	if got := Opener("linux", env(nil), look); got != nil {
+		t.Errorf("linux without a display: %v", got)
+	}
+	if got := Opener("linux", env(map[string]string{"DISPLAY": ":0"}), look); len(got) != 1 || got[0] != "/usr/bin/xdg-open" {
+		t.Errorf("linux with a display: %v", got)
+	}
+	if got := Opener("darwin", env(nil), look); len(got) != 1 || got[0] != "/usr/bin/open" {
+		t.Errorf("macOS: %v", got)
+	}
+}

@@ -1,0 +1,367 @@
+package view
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io"
+	"net/http"
+	"net/url"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/extension"
+
+	"github.com/forge-run/forge/internal/text"
+	"github.com/forge-run/forge/report"
+	"github.com/forge-run/forge/runner"
+)
+
+// artifactMax is the most of an artifact the trial page shows; the whole
+// file is a download.
+const artifactMax = 1 << 20
+
+// transcriptPage is how many of a transcript's steps a page shows.
+const transcriptPage = 50
+
+type trialPage struct {
+	RunID, RunHref, Name, Status, Health string
+	Facts                                [][2]string
+	Phases                               *timeline
+	ErrorKind, Error                     string
+	Attempts                             [][2]string
+	Judges                               []judgeView
+	Checks                               [][2]string
+	Submitted                            string
+	Usage, Cost                          [][2]string
+	Stdout, Stderr                       logView
+	Artifact                             *artifactView
+	Transcript                           *transcriptView
+	Siblings                             []sibling
+}
+
+type judgeView struct{ Name, Score, Reason, Error string }
+
+type sibling struct {
+	Name, Href, Health string
+	Current            bool
+}
+
+// timeline is a job's phases as bars along its wall time.
+type timeline struct {
+	Width float64
+	Bars  []phaseBar
+}
+
+type phaseBar struct {
+	Name, Label string
+	X, W        float64
+}
+
+type artifactView struct {
+	Path, Note, Download string
+	Kind                 string // markdown, json, text, binary
+	Text                 string
+	HTML                 template.HTML
+}
+
+type transcriptView struct {
+	Path  string
+	Steps []transcriptStep
+	First int
+	Pager pager
+	Error string
+}
+
+func (s *Server) trialPage(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	n, err := strconv.Atoi(r.PathValue("n"))
+	x := s.index(w, r, id)
+	if x == nil {
+		return
+	}
+	x.mu.Lock()
+	if err != nil || n < 1 || n > len(x.rec.Results) {
+		x.mu.Unlock()
+		s.notFound(w, r, "no such trial")
+		return
+	}
+	i := n - 1
+	res, raw, err := x.result(i)
+	var siblings []sibling
+	if err == nil {
+		slimR := x.rec.Results[i]
+		for _, j := range x.byCell[[2]string{slimR.CandidateID, slimR.TaskID}] {
+			o := &x.rec.Results[j]
+			h := "ok"
+			if !o.Success {
+				h = "failed"
+			}
+			siblings = append(siblings, sibling{Name: "trial " + strconv.Itoa(o.Trial), Href: trialURL(id, j), Health: h, Current: j == i})
+		}
+	}
+	x.mu.Unlock()
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if len(siblings) < 2 {
+		siblings = nil
+	}
+	p := s.newTrialPage(x, res, raw, r.URL.Query())
+	p.Siblings = siblings
+	s.render(w, r, "trial.tmpl", p)
+}
+
+func (s *Server) newTrialPage(x *runIndex, r *runner.Result, raw []byte, q url.Values) trialPage {
+	p := trialPage{RunID: x.id, RunHref: "/run/" + url.PathEscape(x.id),
+		Name: runner.TrialName(r.CandidateID, r.TaskID, r.Trial, true), Status: "ok", Health: "ok"}
+	if !r.Success {
+		p.Status, p.Health = report.KindLabel(r.ErrorKind), "failed"
+		p.ErrorKind, p.Error = string(r.ErrorKind), s.mask.String(r.ErrorMessage)
+	}
+	exit := "none"
+	if r.ExitCode != nil {
+		exit = strconv.Itoa(*r.ExitCode)
+	}
+	fact := func(k, v string) { p.Facts = append(p.Facts, [2]string{k, v}) }
+	fact("candidate", r.CandidateID)
+	if r.TaskID != "" {
+		fact("task", r.TaskID)
+	}
+	fact("trial", strconv.Itoa(r.Trial))
+	fact("exit code", exit)
+	fact("runtime", text.Seconds(r.RuntimeSeconds))
+	fact("job", text.Seconds(r.JobSeconds))
+	if r.Score != nil {
+		fact("score", text.Score(*r.Score))
+	}
+	if r.Backend != "" {
+		fact("backend", r.Backend)
+	}
+	if r.SandboxID != "" {
+		fact("sandbox", r.SandboxID)
+	}
+	if r.Environment != "" {
+		fact("environment", r.Environment)
+	}
+	if !r.StartedAt.IsZero() {
+		fact("started", r.StartedAt.UTC().Format(time.RFC3339Nano))
+		fact("finished", r.FinishedAt.UTC().Format(time.RFC3339Nano))
+	}
+	if r.Attempts > 1 {
+		fact("attempts", strconv.Itoa(r.Attempts))
+	}
+	if r.SubmitError != "" {
+		fact("result file", "ignored: "+s.mask.String(r.SubmitError))
+	}
+	if r.UsageNote != "" {
+		fact("usage note", r.UsageNote)
+	}
+	for _, a := range r.AttemptErrors {
+		p.Attempts = append(p.Attempts, [2]string{a.SandboxID, string(a.Kind) + ": " + s.mask.String(a.Message)})
+	}
+	p.Phases = newTimeline(r.Phases)
+	for _, j := range r.Judges {
+		jv := judgeView{Name: j.Name, Score: "—", Reason: s.mask.String(j.Reason), Error: s.mask.String(j.Error)}
+		if j.Score != nil {
+			jv.Score = text.Num(*j.Score)
+		}
+		p.Judges = append(p.Judges, jv)
+	}
+	for _, c := range r.Checks {
+		v := fmt.Sprintf("%d of %d", c.Passed, c.Of)
+		if c.Note != "" {
+			v += " · " + c.Note
+		}
+		p.Checks = append(p.Checks, [2]string{c.Name, v})
+	}
+	if len(r.Submitted) > 0 {
+		b, _ := json.MarshalIndent(r.Submitted, "", "  ")
+		p.Submitted = s.mask.String(string(b))
+	}
+	p.Usage, p.Cost = usageFacts(r)
+	p.Stdout = s.readLog(x.dir, "stdout", r.OutputPath, q, "out")
+	p.Stderr = s.readLog(x.dir, "stderr", r.StderrPath, q, "err")
+	if p.Stdout.Missing && r.Output != "" { // a record before schema 3
+		p.Stdout.Text, p.Stdout.Missing, p.Stdout.Note = s.mask.String(text.StripANSI(r.Output)), false, "from results.json"
+	}
+	if p.Stderr.Missing && r.Stderr != "" {
+		p.Stderr.Text, p.Stderr.Missing, p.Stderr.Note = s.mask.String(text.StripANSI(r.Stderr)), false, "from results.json"
+	}
+	p.Artifact = s.artifact(x, r)
+	p.Transcript = s.transcript(x, r, raw, q)
+	return p
+}
+
+// newTimeline lays the non-zero phases out along the job's wall time.
+func newTimeline(ph runner.Phases) *timeline {
+	all := []struct {
+		name string
+		s    float64
+	}{{"create", ph.Create}, {"upload", ph.Upload}, {"setup", ph.Setup}, {"execute", ph.Execute}, {"download", ph.Download}, {"cleanup", ph.Cleanup}}
+	total := 0.0
+	for _, p := range all {
+		total += p.s
+	}
+	if total <= 0 {
+		return nil
+	}
+	t := &timeline{Width: 1000}
+	x := 0.0
+	for _, p := range all {
+		if p.s <= 0 {
+			continue
+		}
+		w := p.s / total * t.Width
+		t.Bars = append(t.Bars, phaseBar{Name: p.name, Label: p.name + " " + text.Seconds(p.s), X: x, W: w})
+		x += w
+	}
+	return t
+}
+
+// usageFacts are a trial's model usage and cost as name and value.
+func usageFacts(r *runner.Result) (usage, cost [][2]string) {
+	if u := r.Usage; u != nil {
+		for _, m := range u.Models {
+			usage = append(usage, [2]string{text.OneLine(cmpOr(m.Model, "(unnamed model)")),
+				fmt.Sprintf("%d calls · %d input tokens (%d cached) · %d output · %d total", m.Calls, m.InputTokens, m.CachedInputTokens, m.OutputTokens, m.TotalTokens)})
+		}
+		if u.CostUSD != nil {
+			usage = append(usage, [2]string{"own cost", text.USD(*u.CostUSD)})
+		}
+	}
+	if c := r.Cost; c != nil {
+		cost = append(cost, [2]string{"total", text.USD(c.USD)}, [2]string{"model", text.USD(c.ModelUSD)},
+			[2]string{"sandbox", text.USD(c.SandboxUSD)}, [2]string{"tokens", strconv.FormatInt(c.Tokens, 10)})
+		if c.Unpriced != "" {
+			cost = append(cost, [2]string{"unpriced", c.Unpriced})
+		}
+	}
+	return usage, cost
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// artifact reads the trial's artifact: Markdown rendered safely (no raw
+// HTML, no javascript: links), JSON indented, other text as it is, and
+// anything else offered as a download.
+func (s *Server) artifact(x *runIndex, r *runner.Result) *artifactView {
+	if r.ArtifactPath == "" && r.ArtifactContent == "" {
+		return nil
+	}
+	a := &artifactView{Path: r.ArtifactPath, Kind: "text"}
+	var b []byte
+	if f, err := openInRun(x.dir, r.ArtifactPath); err == nil {
+		b, _ = io.ReadAll(io.LimitReader(f, artifactMax+1))
+		f.Close()
+		a.Download = "/run/" + url.PathEscape(x.id) + "/file/" + escapePath(r.ArtifactPath)
+	} else {
+		b = []byte(r.ArtifactContent) // a record before schema 3, or a file gone
+		a.Note = "the file is not in the run's directory; this is the record's excerpt"
+		if r.ArtifactEncoding == "base64" {
+			a.Kind = "binary"
+			return a
+		}
+	}
+	if len(b) > artifactMax {
+		b = b[:artifactMax]
+		a.Note = "the first " + text.Bytes(artifactMax) + " of " + text.Bytes(float64(r.ArtifactBytes)) + "; download it whole"
+	}
+	if r.SecretInArtifact {
+		// Stored as written; shown masked, as results.json has it.
+		a.Note = strings.TrimPrefix(a.Note+"; holds a secret's value, masked here", "; ")
+	}
+	switch {
+	case bytes.IndexByte(b, 0) >= 0 || !utf8.Valid(trimRunes(b, false, true)):
+		a.Kind = "binary"
+		return a
+	}
+	content := s.mask.String(string(b))
+	ext := strings.ToLower(path.Ext(r.ArtifactPath))
+	switch {
+	case ext == ".md" || ext == ".markdown":
+		a.Kind, a.HTML = "markdown", markdown(content)
+		a.Text = content
+	case ext == ".json" || json.Valid(bytes.TrimSpace([]byte(content))) && len(bytes.TrimSpace([]byte(content))) > 0 && strings.ContainsAny(content[:1], "{["):
+		var out bytes.Buffer
+		if json.Indent(&out, []byte(content), "", "  ") == nil {
+			a.Kind, a.Text = "json", out.String()
+		} else {
+			a.Text = content
+		}
+	default:
+		a.Text = text.StripANSI(content)
+	}
+	return a
+}
+
+// escapePath escapes each element of a slash-separated path for a URL.
+func escapePath(p string) string {
+	parts := strings.Split(p, "/")
+	for i, s := range parts {
+		parts[i] = url.PathEscape(s)
+	}
+	return strings.Join(parts, "/")
+}
+
+// md renders Markdown without raw HTML (goldmark drops it without
+// WithUnsafe, and empties dangerous links such as javascript:).
+var md = goldmark.New(goldmark.WithExtensions(extension.GFM))
+
+func markdown(src string) template.HTML {
+	var b bytes.Buffer
+	if err := md.Convert([]byte(src), &b); err != nil {
+		return template.HTML(template.HTMLEscapeString(src))
+	}
+	return template.HTML(b.String()) // goldmark's safe mode: no raw HTML, no dangerous URL
+}
+
+// transcript reads the trial's transcript.jsonl: the result's
+// transcript_path, else the file beside its stdout.log.
+func (s *Server) transcript(x *runIndex, r *runner.Result, raw []byte, q url.Values) *transcriptView {
+	var named struct {
+		TranscriptPath string `json:"transcript_path"`
+	}
+	json.Unmarshal(raw, &named)
+	rel := named.TranscriptPath
+	if rel == "" && r.OutputPath != "" {
+		rel = path.Join(path.Dir(r.OutputPath), "transcript.jsonl")
+	}
+	if rel == "" {
+		return nil
+	}
+	f, err := openInRun(x.dir, rel)
+	if err != nil {
+		if named.TranscriptPath != "" {
+			return &transcriptView{Path: rel, Error: "the transcript is not in the run's directory"}
+		}
+		return nil
+	}
+	defer f.Close()
+	steps, err := readTranscript(f)
+	t := &transcriptView{Path: rel}
+	if err != nil {
+		t.Error = err.Error()
+	}
+	var lo, hi int
+	t.Pager, lo, hi = newPager(q, "step", len(steps), transcriptPage)
+	t.First = lo
+	t.Steps = slices.Clone(steps[lo:hi])
+	for i := range t.Steps {
+		st := &t.Steps[i]
+		st.Content, st.Arguments = s.mask.String(text.StripANSI(st.Content)), s.mask.String(st.Arguments)
+	}
+	return t
+}
