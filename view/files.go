@@ -1,7 +1,7 @@
 package view
 
 import (
-	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,6 +13,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/forge-run/forge/internal/text"
@@ -144,59 +145,51 @@ type transcriptStep struct {
 	Role, Type, Content, Tool, Arguments, CallID, Time, Model, Usage string
 }
 
-// readTranscript reads a transcript.jsonl: one JSON object a line, each
-// a step (role, type, content, tool{name, arguments}, tool_call_id,
-// usage, time, model). A line that is not an object is shown as it is.
-// This is the one place the viewer parses a transcript.
-func readTranscript(r io.Reader) ([]transcriptStep, error) {
-	var steps []transcriptStep
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	str := func(raw json.RawMessage) string {
-		var s string
-		if len(raw) == 0 || string(raw) == "null" {
-			return ""
+// readTranscript reads a transcript.jsonl as runner.ReadTranscript reads
+// it (the one reader of the protocol's transcript) into the steps the page
+// shows, and a note on the lines that are not steps.
+func readTranscript(r io.Reader) ([]transcriptStep, string, error) {
+	t, err := runner.ReadTranscript(r, 0)
+	steps := make([]transcriptStep, 0, len(t.Steps))
+	for _, st := range t.Steps {
+		step := transcriptStep{Role: st.Role, Type: st.Type, Content: st.Text(), CallID: st.ToolCallID, Model: st.Model}
+		if !st.Time.IsZero() {
+			step.Time = st.Time.UTC().Format(time.RFC3339Nano)
 		}
-		if json.Unmarshal(raw, &s) == nil {
-			return s
-		}
-		var v any
-		if json.Unmarshal(raw, &v) == nil {
-			if b, err := json.MarshalIndent(v, "", "  "); err == nil {
-				return string(b)
-			}
-		}
-		return string(raw)
-	}
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" {
-			continue
-		}
-		var st struct {
-			Role, Type, Model string
-			Content           json.RawMessage
-			Tool              *struct {
-				Name      string
-				Arguments json.RawMessage
-			}
-			ToolCallID string `json:"tool_call_id"`
-			Usage      json.RawMessage
-			Time       json.RawMessage
-		}
-		if err := json.Unmarshal([]byte(line), &st); err != nil {
-			steps = append(steps, transcriptStep{Type: "unreadable line", Content: line})
-			continue
-		}
-		step := transcriptStep{Role: st.Role, Type: st.Type, Content: str(st.Content), CallID: st.ToolCallID,
-			Model: st.Model, Time: str(st.Time)}
 		if st.Tool != nil {
-			step.Tool, step.Arguments = st.Tool.Name, str(st.Tool.Arguments)
+			step.Tool, step.Arguments = st.Tool.Name, indentJSON(st.Tool.Arguments)
 		}
-		if len(st.Usage) > 0 && string(st.Usage) != "null" {
-			step.Usage = string(st.Usage)
+		if st.Usage != nil {
+			if b, err := json.Marshal(st.Usage); err == nil {
+				step.Usage = string(b)
+			}
 		}
 		steps = append(steps, step)
 	}
-	return steps, sc.Err()
+	var notes []string
+	if t.Malformed > 0 {
+		what := fmt.Sprintf("%d lines are not JSON objects", t.Malformed)
+		if t.Malformed == 1 {
+			what = "1 line is not a JSON object"
+		}
+		notes = append(notes, fmt.Sprintf("%s (the first: %v)", what, t.FirstMalformed))
+	}
+	if t.Truncated {
+		notes = append(notes, "shown up to forge's transcript cap; the file goes on")
+	}
+	return steps, strings.Join(notes, "; "), err
+}
+
+// indentJSON is raw JSON indented, or as written when it is not JSON (a
+// string is shown as the string).
+func indentJSON(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var b bytes.Buffer
+	if json.Indent(&b, raw, "", "  ") == nil {
+		return b.String()
+	}
+	return string(raw)
 }

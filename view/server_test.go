@@ -173,6 +173,7 @@ func TestTrialPage(t *testing.T) {
 	must(t, os.WriteFile(filepath.Join(dir, "beta", "out.md"), []byte("# Title\n\n[x](javascript:alert(1)) <img src=x onerror=alert(1)>\n"), 0o644))
 	must(t, os.WriteFile(filepath.Join(dir, "beta", "transcript.jsonl"), []byte(
 		`{"role":"assistant","type":"tool_call","tool":{"name":"search","arguments":{"q":"events"}},"tool_call_id":"c1"}`+"\n"+
+			"not json\n"+
 			`{"role":"tool","type":"tool_result","content":"<script>x</script> found 3","tool_call_id":"c1"}`+"\n"), 0o644))
 	must(t, forge.WriteRecord(filepath.Join(dir, forge.ResultsFile), rec))
 	ts := serve(t, Options{Out: out, Secrets: []string{"hunter2-secret"}})
@@ -182,7 +183,8 @@ func TestTrialPage(t *testing.T) {
 		t.Fatalf("status %d: %s", code, body)
 	}
 	wantIn(t, body, "exit status 3: &lt;b&gt;bad&lt;/b&gt;", "candidate_failed", "Error: *** went wrong", "page 2 of 2",
-		"too short", "&#34;items&#34;: 3", "gpt-x", "search", "&lt;script&gt;x&lt;/script&gt; found 3", `<h1>Title</h1>`)
+		"too short", "&#34;items&#34;: 3", "gpt-x", "search", "&lt;script&gt;x&lt;/script&gt; found 3", `<h1>Title</h1>`,
+		"1 line is not a JSON object (the first: line 2")
 	for _, bad := range []string{"hunter2-secret", "\x1b[31m", "javascript:", "onerror", "<img"} {
 		if strings.Contains(body, bad) {
 			t.Errorf("trial page holds %q", bad)

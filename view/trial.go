@@ -77,6 +77,8 @@ type transcriptView struct {
 	First int
 	Pager pager
 	Error string
+	// Note says what of the file is not shown as steps.
+	Note string
 }
 
 func (s *Server) trialPage(w http.ResponseWriter, r *http.Request) {
@@ -350,8 +352,8 @@ func (s *Server) transcript(x *runIndex, r *runner.Result, raw []byte, q url.Val
 		return nil
 	}
 	defer f.Close()
-	steps, err := readTranscript(f)
-	t := &transcriptView{Path: rel}
+	steps, note, err := readTranscript(f)
+	t := &transcriptView{Path: rel, Note: note}
 	if err != nil {
 		t.Error = err.Error()
 	}
