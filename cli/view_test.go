@@ -31,12 +31,19 @@ func (w *waitWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+func (w *waitWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
+
 // TestRunView: forge run --view serves the run's page, and once the run
 // is over serves on until a signal, then exits with the run's code.
 func TestRunView(t *testing.T) {
 	root, _ := filepath.Abs("..")
 	out := t.TempDir()
-	stderr := &waitWriter{re: regexp.MustCompile(`the run is over; the viewer still serves (\S+)`), seen: make(chan string, 1)}
+	seen := make(chan string, 1)
+	stderr := &waitWriter{re: regexp.MustCompile(`the run is over; the viewer still serves (\S+)`), seen: seen}
 	sigs := make(chan os.Signal, 1)
 	done := make(chan int, 1)
 	go func() {
@@ -45,9 +52,9 @@ func TestRunView(t *testing.T) {
 	}()
 	var url string
 	select {
-	case url = <-stderr.seen:
+	case url = <-seen:
 	case code := <-done:
-		t.Fatalf("forge run --view ended (exit %d) without serving on:\n%s", code, stderr.b.String())
+		t.Fatalf("forge run --view ended (exit %d) without serving on:\n%s", code, stderr.String())
 	}
 	if !strings.HasSuffix(url, "/run/viewed") {
 		t.Errorf("viewer URL %s: want the run's page", url)
@@ -63,6 +70,6 @@ func TestRunView(t *testing.T) {
 	}
 	sigs <- os.Interrupt
 	if code := <-done; code != ExitOK {
-		t.Errorf("exit %d after the viewer stopped:\n%s", code, stderr.b.String())
+		t.Errorf("exit %d after the viewer stopped:\n%s", code, stderr.String())
 	}
 }
