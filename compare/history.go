@@ -90,16 +90,25 @@ func History(outRoot string, last int) ([]Entry, error) {
 	return all, nil
 }
 
-// entry reads the run in dir.
+// entry reads the run in dir: the head of its record when that says all
+// an entry needs (a finished run with standings and its trials, which a
+// 100,000-trial record's head says in milliseconds), else all of it.
 func entry(dir string) (Entry, error) {
-	b, err := os.ReadFile(filepath.Join(dir, forge.ResultsFile))
+	f, err := os.Open(filepath.Join(dir, forge.ResultsFile))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return Entry{}, fmt.Errorf("no %s", forge.ResultsFile)
 	case err != nil:
 		return Entry{}, fmt.Errorf("read %s: %w", forge.ResultsFile, err)
 	}
-	rec, err := forge.DecodeRecord(b)
+	rec, err := forge.DecodeRecordHead(f)
+	f.Close()
+	if err == nil && (!rec.Finished() || len(rec.Standings) == 0 || rec.Trials == 0) {
+		var b []byte
+		if b, err = os.ReadFile(filepath.Join(dir, forge.ResultsFile)); err == nil {
+			rec, err = forge.DecodeRecord(b)
+		}
+	}
 	if err != nil {
 		return Entry{}, fmt.Errorf("%s: %w", forge.ResultsFile, err)
 	}
@@ -118,6 +127,7 @@ func entry(dir string) (Entry, error) {
 		}
 		e.Scores = append(e.Scores, cs)
 	}
+	e.Trials = rec.Trials
 	for _, r := range rec.Results {
 		e.Trials = max(e.Trials, r.Trial)
 	}
