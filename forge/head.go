@@ -39,55 +39,98 @@ func ReadRecordHead(path string) (*Record, error) {
 // DecodeRecordHead reads a results.json from r as DecodeRecord does, but
 // without its results (ReadRecordHead).
 func DecodeRecordHead(r io.Reader) (*Record, error) {
-	head, err := skipResults(bufio.NewReaderSize(r, 64<<10))
-	if err != nil {
-		return nil, err
-	}
-	rec, err := DecodeRecord(head)
-	if rec != nil {
-		rec.Results = nil
-	}
-	return rec, err
+	return ScanRecord(r, nil)
 }
 
-// skipResults returns the record rd holds with an empty results array.
-func skipResults(rd *bufio.Reader) ([]byte, error) {
+// ScanRecord reads a results.json from r without holding its results: it
+// returns the record without them and hands each result's line to each,
+// with the line's offset in r (and its length: the JSON object alone,
+// without the indentation, comma or newline around it), in order. forge
+// writes one result a line (EncodeRecord); a record an older forge wrote
+// indented whole comes back with its Results decoded instead (each is not
+// called). With each nil, the results are skipped whatever their shape.
+//
+// The results end at the first line after their key that is "  ]":
+// results.json is indented two spaces a level and the results array is a
+// member of the top-level object, so everything in it is indented deeper.
+func ScanRecord(r io.Reader, each func(off int64, line []byte) error) (*Record, error) {
+	rd := bufio.NewReaderSize(r, 64<<10)
 	var head []byte
-	in := false // inside the results array
+	var off int64
+	const (
+		before = iota // the results' key not yet seen
+		lines         // in the results, one a line
+		skip          // in the results, skipping them
+		whole         // in the results, indented: kept for the decoder
+		after
+	)
+	state := before
+	indented := false // the results were kept whole
 	for {
-		line, err := readLine(rd, !in)
+		line, n, err := readLine(rd, state != skip)
+		start := off
+		off += int64(n)
+		t := bytes.TrimRight(line, "\r\n")
 		switch {
-		case in:
-			if t := bytes.TrimRight(line, "\r\n"); bytes.Equal(t, []byte("  ]")) || bytes.Equal(t, []byte("  ],")) {
+		case state == before && bytes.HasPrefix(t, []byte(`  "results": [`)) && !bytes.HasSuffix(bytes.TrimRight(t, ","), []byte("]")):
+			state = skip
+			if each != nil {
+				state = lines
+			}
+		case (state == lines || state == skip || state == whole) && (bytes.Equal(t, []byte("  ]")) || bytes.Equal(t, []byte("  ],"))):
+			if state == whole {
+				head = append(head, line...)
+				indented = true
+			} else {
 				head = append(head, "  \"results\": []"...)
 				head = append(head, line[3:]...)
-				in = false
 			}
-		case bytes.HasPrefix(line, []byte(`  "results": [`)) && !bytes.Contains(line, []byte("]")):
-			in = true
+			state = after
+		case state == lines:
+			body := bytes.TrimSpace(t)
+			body = bytes.TrimSuffix(body, []byte(","))
+			if len(body) < 2 || body[0] != '{' || body[len(body)-1] != '}' {
+				// Not one result a line: the record is read whole.
+				state = whole
+				head = append(head, "  \"results\": [\n"...)
+				head = append(head, line...)
+			} else if cerr := each(start+int64(bytes.IndexByte(line, '{')), body); cerr != nil {
+				return nil, cerr
+			}
+		case state == skip:
 		default:
 			head = append(head, line...)
 		}
 		if errors.Is(err, io.EOF) {
-			return head, nil
+			break
 		}
 		if err != nil {
 			return nil, err
 		}
 	}
+	rec, err := DecodeRecord(head)
+	if err != nil {
+		return nil, err
+	}
+	if !indented {
+		rec.Results = nil
+	}
+	return rec, nil
 }
 
-// readLine reads the next line with its newline; a line it need not keep
-// is read through but only its first bytes returned.
-func readLine(rd *bufio.Reader, keep bool) ([]byte, error) {
+// readLine reads the next line with its newline, and its length; a line
+// it need not keep is read through but only its start returned.
+func readLine(rd *bufio.Reader, keep bool) ([]byte, int, error) {
 	var line []byte
+	n := 0
 	for {
 		chunk, err := rd.ReadSlice('\n')
+		n += len(chunk)
 		if keep || len(line) < 8 {
 			line = append(line, chunk...)
 		}
 		if !errors.Is(err, bufio.ErrBufferFull) {
-			return line, err
+			return line, n, err
 		}
 	}
 }

@@ -1,10 +1,12 @@
 package forge
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -61,5 +63,49 @@ func TestReadRecordHeadSkipsTheResults(t *testing.T) {
 	}
 	if _, err := ReadRecordHead(filepath.Join(dir, "missing.json")); err == nil {
 		t.Error("a missing file read")
+	}
+}
+
+// ScanRecord hands each result's line with where it is in the file; a
+// record indented whole comes back with its results instead.
+func TestScanRecordGivesEachResultsLine(t *testing.T) {
+	rec := &Record{SchemaVersion: SchemaVersion, RunID: "r1", Backend: "local", Trials: 1}
+	for _, id := range []string{"a", "b", "c"} {
+		rec.Results = append(rec.Results, runner.Result{CandidateID: id, Trial: 1, Output: "x\n  ]\n"})
+	}
+	path := filepath.Join(t.TempDir(), "results.json")
+	if err := WriteRecord(path, rec); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var ids []string
+	got, err := ScanRecord(f, func(off int64, line []byte) error {
+		if at := b[off : off+int64(len(line))]; string(at) != string(line) {
+			t.Errorf("line at %d is %q in the file, handed %q", off, at, line)
+		}
+		var r runner.Result
+		if err := json.Unmarshal(line, &r); err != nil {
+			t.Errorf("line %q: %v", line, err)
+		}
+		ids = append(ids, r.CandidateID)
+		return nil
+	})
+	if err != nil || got.RunID != "r1" || got.Results != nil || strings.Join(ids, ",") != "a,b,c" {
+		t.Fatalf("ScanRecord: %v, run %q, results %v, lines of %v", err, got.RunID, got.Results, ids)
+	}
+
+	indented, _ := json.MarshalIndent(rec, "", "  ")
+	called := false
+	got, err = ScanRecord(bytes.NewReader(indented), func(int64, []byte) error { called = true; return nil })
+	if err != nil || called || len(got.Results) != 3 || got.Results[2].CandidateID != "c" {
+		t.Fatalf("indented: %v, called %v, results %+v", err, called, got.Results)
 	}
 }

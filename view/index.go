@@ -2,7 +2,6 @@ package view
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -111,7 +110,8 @@ type runIndex struct {
 func (x *runIndex) live() bool { return !x.rec.Finished() }
 
 // indexRun reads the run whose results.json is path: its lines in one
-// pass, the results' lines decoded in batches by a worker a processor.
+// pass (forge.ScanRecord), the results' lines decoded in batches by a
+// worker a processor.
 func indexRun(id, path string) (*runIndex, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -119,63 +119,28 @@ func indexRun(id, path string) (*runIndex, error) {
 	}
 	defer f.Close()
 	x := &runIndex{id: id, dir: filepath.Dir(path), path: path}
-	rd := bufio.NewReaderSize(f, 1<<20)
-	var skel bytes.Buffer
-	var off int64
 	dec := newDecoder()
 	var batch [][]byte
-	in, seen := false, false
-	for {
-		line, err := rd.ReadBytes('\n')
-		if len(line) > 0 {
-			start := off
-			off += int64(len(line))
-			trimmed := bytes.TrimLeft(line, " ")
-			switch {
-			case in && len(trimmed) > 0 && trimmed[0] == '{':
-				body := bytes.TrimRight(trimmed, ",\n\r")
-				batch = append(batch, body)
-				if len(batch) == batchSize {
-					dec.add(batch)
-					batch = nil
-				}
-				x.lines = append(x.lines, lineRef{off: start + int64(len(line)-len(trimmed)), n: int32(len(body))})
-			case in:
-				// The results end; the rest of the record is read whole.
-				in = false
-				skel.WriteString(`  "results": null`)
-				skel.Write(bytes.TrimPrefix(trimmed, []byte("]")))
-				if fi, err := f.Stat(); err == nil {
-					skel.Grow(int(fi.Size() - off))
-				}
-				if _, err := skel.ReadFrom(rd); err != nil {
-					return nil, fmt.Errorf("read %s: %w", path, err)
-				}
-			case string(line) == "  \"results\": [\n":
-				in, seen = true, true
-			default:
-				skel.Write(line)
-			}
+	rec, err := forge.ScanRecord(bufio.NewReaderSize(f, 1<<20), func(off int64, line []byte) error {
+		if batch = append(batch, line); len(batch) == batchSize {
+			dec.add(batch)
+			batch = nil
 		}
-		if errors.Is(err, io.EOF) {
-			break
-		} else if err != nil {
-			return nil, fmt.Errorf("read %s: %w", path, err)
-		}
-	}
+		x.lines = append(x.lines, lineRef{off: off, n: int32(len(line))})
+		return nil
+	})
 	if len(batch) > 0 {
 		dec.add(batch)
 	}
-	results, err := dec.wait()
+	results, derr := dec.wait()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	rec, err := forge.DecodeRecord(skel.Bytes())
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	if derr != nil {
+		return nil, fmt.Errorf("%s: %w", path, derr)
 	}
-	if !seen {
-		// Not written one result a line: keep its results whole.
+	if rec.Results != nil {
+		// Not written one result a line: its results are kept whole.
 		x.lines, results, x.full = nil, rec.Results, rec.Results
 	}
 	rec.Results = results

@@ -393,3 +393,22 @@ func TestOpener(t *testing.T) {
 		t.Errorf("macOS: %v", got)
 	}
 }
+
+// A record an older forge wrote indented whole (each result over many
+// lines) is read whole: its run and trial pages show it.
+func TestIndentedRecordIsShown(t *testing.T) {
+	out := t.TempDir()
+	rec, dir := makeRun(t, out, spec{id: "old", candidates: []string{"alpha", "beta"}, trials: 2, files: true, start: t0})
+	b, err := json.MarshalIndent(rec, "", "  ")
+	must(t, err)
+	must(t, os.WriteFile(filepath.Join(dir, forge.ResultsFile), b, 0o644))
+	ts := serve(t, Options{Out: out})
+	code, _, body := get(t, ts, "/run/old")
+	if code != 200 {
+		t.Fatalf("run page: %d %s", code, body)
+	}
+	wantIn(t, body, "alpha", "beta", "alpha#2", "beta#2")
+	if code, _, body := get(t, ts, "/run/old/trial/4"); code != 200 || !strings.Contains(body, "beta") {
+		t.Errorf("trial page: %d %.300s", code, body)
+	}
+}
