@@ -1,41 +1,23 @@
 package cli_test
 
 import (
-	"bufio"
 	"bytes"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/internal/fakemodel"
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/runner/daytona/daytonatest"
 )
 
-// startFakeModel starts the sample's offline model server
-// (examples/agent/fake_model.py, as a user would) accepting only key, and
-// returns its base URL; it is stopped at the test's end.
+// startFakeModel starts the sample's offline model server accepting only
+// key and returns its base URL.
 func startFakeModel(t *testing.T, key string) string {
-	t.Helper()
-	cmd := exec.Command("python3", filepath.Join("..", "examples", "agent", "fake_model.py"), "--port", "0", "--key", key)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	line, err := bufio.NewReader(out).ReadString('\n')
-	url, ok := strings.CutPrefix(strings.TrimSpace(line), "fake model: ")
-	if err != nil || !ok {
-		t.Fatalf("fake_model.py said %q, %v", line, err)
-	}
-	return url
+	return fakemodel.Start(t, filepath.Join("..", "examples", "agent", "fake_model.py"), key)
 }
 
 // copyExample copies examples/<name> into a fresh directory.

@@ -19,6 +19,7 @@ import (
 	"github.com/forge-run/forge/compare"
 	"github.com/forge-run/forge/forge"
 	"github.com/forge-run/forge/internal/browser"
+	"github.com/forge-run/forge/internal/fakemodel"
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/view"
 )
@@ -26,10 +27,21 @@ import (
 // forgeRun plays a manifest into out with forge's own command line code
 // and returns the run's id.
 func forgeRun(t *testing.T, out, manifest, id string) string {
+	return forgeRunEnv(t, out, manifest, id, nil)
+}
+
+// forgeRunEnv is forgeRun with env's variables set for forge.
+func forgeRunEnv(t *testing.T, out, manifest, id string, env map[string]string) string {
 	t.Helper()
 	var stderr strings.Builder
+	getenv := func(k string) string {
+		if v, ok := env[k]; ok {
+			return v
+		}
+		return os.Getenv(k)
+	}
 	code := cli.Run(context.Background(), []string{"run", "--quiet", "-f", manifest, "--out", out, "--run-id", id},
-		cli.Env{Getenv: os.Getenv, Stderr: &stderr})
+		cli.Env{Getenv: getenv, Stderr: &stderr})
 	if code != cli.ExitOK && code != cli.ExitGateFailed {
 		t.Fatalf("forge run -f %s: exit %d\n%s", manifest, code, stderr.String())
 	}
@@ -78,6 +90,12 @@ func TestViewerInChromium(t *testing.T) {
 	first := forgeRun(t, out, filepath.Join(root, "forge.yaml"), "tournament-1")
 	second := forgeRun(t, out, filepath.Join(root, "forge.yaml"), "tournament-2")
 	evil := forgeRun(t, out, hostile(t), "hostile")
+	// The sample agent, against its offline model: its trials keep a
+	// transcript.
+	key := "sk-forge-view-test"
+	model := fakemodel.Start(t, filepath.Join(root, "examples", "agent", "fake_model.py"), key)
+	agent := forgeRunEnv(t, out, filepath.Join(root, "examples", "agent", "forge.yaml"), "agent",
+		map[string]string{"OPENAI_API_KEY": key, "OPENAI_BASE_URL": model})
 	live := filepath.Join(out, "live")
 	journal := startLive(t, live)
 
@@ -150,7 +168,7 @@ func TestViewerInChromium(t *testing.T) {
 	do("runs list", chromedp.Navigate(base), chromedp.WaitVisible(css("#runs")))
 	runs := text("#runs")
 	shot("runs")
-	for _, id := range []string{suite, first, second, evil, "live"} {
+	for _, id := range []string{suite, first, second, evil, agent, "live"} {
 		if !strings.Contains(runs, id) {
 			t.Errorf("runs list lacks %s", id)
 		}
@@ -190,6 +208,18 @@ func TestViewerInChromium(t *testing.T) {
 	}
 	if !strings.HasPrefix(stderr, "stderr") {
 		t.Errorf("no stderr section: %q", stderr)
+	}
+
+	// The sample agent's trial, from the runs list: its transcript, step
+	// by step, as the agent wrote it.
+	do("open the agent's run", chromedp.Navigate(base), chromedp.WaitVisible(css("#runs")),
+		chromedp.Click(css(`a.run[href="/run/agent"]`)), chromedp.WaitVisible(css("#trialtable")),
+		chromedp.Click(css("#trialtable tbody tr:first-child a")), chromedp.WaitVisible(css("#transcript")))
+	shot("transcript")
+	steps, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#transcript li.step").length`))
+	must(t, err)
+	if tr := text("#transcript"); steps < 2 || !strings.Contains(tr, "assistant") || !strings.Contains(tr, "user") {
+		t.Errorf("the agent's transcript shows %d steps:\n%s", steps, tr)
 	}
 
 	// Two runs compared, chosen on the runs list.
