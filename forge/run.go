@@ -433,11 +433,10 @@ func (s *state) final() ([]runner.Result, error) {
 	per := (len(s.lines) + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0)
 	for from := 0; from < len(s.lines); from += per {
 		g.Go(func() error {
-			var buf []byte
-			var err error
+			w := window{j: s.journal}
 			for i := from; i < min(from+per, len(s.lines)); i++ {
 				if sp := s.lines[i]; sp.n > 0 {
-					if buf, err = s.journal.read(sp, &results[i], buf); err != nil {
+					if err := w.read(sp, &results[i]); err != nil {
 						return err
 					}
 				}
@@ -455,12 +454,11 @@ func (s *state) final() ([]runner.Result, error) {
 // its line in the journal with its score (copied: cheaper than encoding
 // every result again), or encoded when it has none (a job not started).
 func (s *state) resultWriter() func(n int, w *bufio.Writer) error {
-	var buf []byte
+	win := window{j: s.journal}
 	return func(n int, w *bufio.Writer) error {
 		r := &s.rec.Results[n]
 		if sp := s.lines[n]; sp.n > 0 {
-			line, err := s.journal.line(sp, buf)
-			buf = line
+			line, err := win.line(sp)
 			if err != nil {
 				return err
 			}

@@ -7,6 +7,7 @@ package forge
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -222,27 +223,46 @@ func (j *journal) add(r *runner.Result) (span, error) {
 	return span{at, int32(len(line))}, nil
 }
 
-// line reads the line at sp into buf (grown as needed), without its
-// newline.
-func (j *journal) line(sp span, buf []byte) ([]byte, error) {
-	buf = slices.Grow(buf[:0], int(sp.n))[:sp.n]
-	if _, err := j.f.ReadAt(buf, sp.off); err != nil {
-		return buf, fmt.Errorf("journal: read back %d bytes at %d: %w", sp.n, sp.off, err)
-	}
-	return buf[:sp.n-1], nil
+// window reads a journal's lines back through a window of the file: a
+// run reads them in plan order, which is nearly the order they were
+// written in, so most lines are in the window the last read filled — one
+// read of the file a window, not one a line (100,000 of them at the end of
+// a 100,000-job run). Each goroutine has its own.
+type window struct {
+	j   *journal
+	buf []byte
+	off int64 // where buf starts in the file
 }
 
-// read decodes the result whose line is at sp into r, reading it into
-// buf; it returns buf for the next read.
-func (j *journal) read(sp span, r *runner.Result, buf []byte) ([]byte, error) {
-	buf, err := j.line(sp, buf)
+// windowSize is how much of the journal a window reads at once.
+const windowSize = 1 << 20
+
+// line returns the line at sp, without its newline, valid until the next
+// call.
+func (w *window) line(sp span) ([]byte, error) {
+	end := sp.off + int64(sp.n)
+	if sp.off < w.off || end > w.off+int64(len(w.buf)) {
+		size := max(windowSize, int(sp.n))
+		w.buf = slices.Grow(w.buf[:0], size)[:size]
+		n, err := w.j.f.ReadAt(w.buf, sp.off)
+		if n < int(sp.n) {
+			return nil, fmt.Errorf("journal: read back %d bytes at %d: %w", sp.n, sp.off, cmp.Or(err, io.ErrUnexpectedEOF))
+		}
+		w.buf, w.off = w.buf[:n], sp.off
+	}
+	return w.buf[sp.off-w.off : end-w.off-1], nil
+}
+
+// read decodes the result whose line is at sp into r.
+func (w *window) read(sp span, r *runner.Result) error {
+	line, err := w.line(sp)
 	if err != nil {
-		return buf, err
+		return err
 	}
-	if err := json.Unmarshal(buf, r); err != nil {
-		return buf, fmt.Errorf("journal: read back the line at %d: %w", sp.off, err)
+	if err := json.Unmarshal(line, r); err != nil {
+		return fmt.Errorf("journal: read back the line at %d: %w", sp.off, err)
 	}
-	return buf, nil
+	return nil
 }
 
 // unscored is how a journal's line, written before scoring, ends its
