@@ -441,7 +441,7 @@ func runTournament(ctx context.Context, env *Env, o *runOptions, failUnderSet, m
 // run's heap is mostly long-lived: the manifest and the plan while it
 // plays, then the record it reads back, scores and reports, about 1 KB a
 // trial; collecting at a doubling would let a 100,000-trial run's peak
-// memory be twice that (docs/results.md, "At benchmark size").
+// memory be twice that (docs/command-line.md, README "At benchmark size").
 func collectSooner(getenv func(string) string) (restore func()) {
 	if getenv("GOGC") != "" {
 		return func() {}
