@@ -236,6 +236,7 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 		o.Resume.Results = nil
 	}
 
+	s.running = startRunning(dir, o.now)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(o.Plan.Concurrency)
 	for i := range o.Plan.Jobs {
@@ -258,6 +259,7 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 		})
 	}
 	runErr := g.Wait()
+	s.running.close()
 
 	rec.Environments = s.envs.built()
 	results, err := s.final()
@@ -290,6 +292,8 @@ type state struct {
 	o   *Options
 	rec *Record
 	dir string
+	// running keeps RunningFile: the jobs under way and their phases.
+	running *running
 
 	// lines say where each job's result is in the journal, in plan order
 	// (n 0: none yet). The run holds no result while it plays: at 100,000
@@ -362,8 +366,10 @@ func (s *state) play(ctx context.Context, i int, job runner.Job) error {
 	name := job.Name()
 	start := time.Now()
 	job.Progress = func(p runner.Phase) {
+		s.running.phase(name, p)
 		s.o.emit(Event{Time: s.o.now(), Kind: EventPhase, Job: name, Phase: p, Elapsed: time.Since(start)})
 	}
+	defer s.running.ended(name)
 	if s.o.Echo != nil {
 		job.Echo = func(stream, line string) { s.o.Echo(name, stream, s.mask.String(line)) }
 	}

@@ -239,7 +239,8 @@ func TestViewerInChromium(t *testing.T) {
 	}
 
 	// A live run gains a trial while its page is open.
-	do("open the live run", chromedp.Navigate(base+"run/live"), chromedp.WaitVisible(css("#trialtable")))
+	do("open the live run", chromedp.Navigate(base+"run/live"), chromedp.WaitVisible(css("#trialtable")),
+		chromedp.WaitVisible(chromedp.Search(`//ul[@id="running"]/li[contains(., "gamma") and contains(., "execute")]`)))
 	appendResult(t, journal, runner.Result{CandidateID: "beta", Trial: 1, Success: true, RuntimeSeconds: 2})
 	do("see the new trial", chromedp.WaitVisible(chromedp.Search(`//table[@id="trialtable"]//a[text()="beta#1"]`)))
 	shot("live")
@@ -292,6 +293,11 @@ func startLive(t *testing.T, dir string) string {
 	journal := filepath.Join(dir, forge.JournalFile)
 	must(t, os.WriteFile(journal, nil, 0o644))
 	appendResult(t, journal, runner.Result{CandidateID: "alpha", Trial: 1, Success: true, RuntimeSeconds: 1})
+	// A job under way, as forge run lists it.
+	running, err := json.Marshal(forge.Running{UpdatedAt: time.Now().UTC(),
+		Jobs: []forge.RunningJob{{Job: "gamma", Phase: runner.PhaseExecute, StartedAt: time.Now().UTC().Add(-2 * time.Second)}}})
+	must(t, err)
+	must(t, os.WriteFile(filepath.Join(dir, forge.RunningFile), running, 0o644))
 	return journal
 }
 

@@ -334,6 +334,29 @@ type cached struct {
 	ready chan struct{}
 }
 
+// peek returns the index of the run whose results.json is path when it is
+// read already and still the file's; nil otherwise. It reads nothing.
+func (c *cache) peek(path string) *runIndex {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.runs[path]
+	if e == nil || e.size != fi.Size() || !e.mtime.Equal(fi.ModTime()) {
+		return nil
+	}
+	select {
+	case <-e.ready:
+		if e.err == nil && !e.idx.live() {
+			return e.idx
+		}
+	default:
+	}
+	return nil
+}
+
 // get returns the index of run id whose results.json is path, reading it
 // when it is not cached or changed; a live run's index reads what its
 // journal gained.

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/forge-run/forge/forge"
 	"github.com/forge-run/forge/internal/text"
 )
 
@@ -49,6 +50,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	tick := time.NewTicker(liveTick)
 	defer tick.Stop()
+	sentRunning := ""
 	for {
 		x, err := s.cache.get(id, path)
 		if err != nil {
@@ -65,10 +67,18 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		}
 		from = max(from, len(x.rec.Results))
 		done := !x.live()
+		dir := x.dir
 		x.mu.Unlock()
 		for _, t := range out {
 			b, _ := json.Marshal(t)
 			fmt.Fprintf(w, "id: %d\nevent: trial\ndata: %s\n\n", t.N, b)
+		}
+		if !done {
+			// The jobs under way and their phases, when they changed.
+			if b := runningJobs(dir); b != sentRunning {
+				fmt.Fprintf(w, "event: running\ndata: %s\n\n", b)
+				sentRunning = b
+			}
 		}
 		if done {
 			fmt.Fprintf(w, "event: finished\ndata: %s\n\n", jsonString(text.OneLine(x.rec.WinnerLine)))
@@ -82,6 +92,27 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		case <-tick.C:
 		}
 	}
+}
+
+// liveJob is a job under way as an event tells the page.
+type liveJob struct {
+	Job     string `json:"job"`
+	Phase   string `json:"phase"`
+	Elapsed string `json:"elapsed"`
+}
+
+// runningJobs is the JSON list of the jobs under way in the run in dir
+// (its forge.RunningFile; an empty list when there is none).
+func runningJobs(dir string) string {
+	jobs := []liveJob{}
+	if r := forge.ReadRunning(dir); r != nil {
+		for _, j := range r.Jobs {
+			jobs = append(jobs, liveJob{Job: j.Job, Phase: string(j.Phase),
+				Elapsed: r.UpdatedAt.Sub(j.StartedAt).Round(100 * time.Millisecond).String()})
+		}
+	}
+	b, _ := json.Marshal(jobs)
+	return string(b)
 }
 
 func jsonString(s string) string {

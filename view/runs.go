@@ -5,6 +5,7 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -87,12 +88,30 @@ func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, "runs.tmpl", p)
 }
 
-// fillRunRow fills a runs list's row from the run's index.
+// indexForList is the size of results.json up to which the runs list
+// reads a run whole (its index: what the gates' verdict and the cost need);
+// a larger run (100,000 trials are some 100 MB) is listed from its
+// record's head until it is opened.
+var indexForList int64 = 8 << 20
+
+// fillRunRow fills a runs list's row from the run's index, or from its
+// record's head when it is large and not read yet.
 func (s *Server) fillRunRow(row *runRow, id string) {
 	path, ok := s.runPath(id)
 	if !ok {
 		row.Skipped = "not a run directory"
 		return
+	}
+	if fi, err := os.Stat(path); err == nil && fi.Size() > indexForList && s.cache.peek(path) == nil {
+		rec, err := forge.ReadRecordHead(path)
+		if err != nil {
+			row.Skipped = err.Error()
+			return
+		}
+		if rec.Finished() {
+			s.fillFromHead(row, rec)
+			return
+		}
 	}
 	x, err := s.cache.get(id, path)
 	if err != nil {
@@ -113,6 +132,31 @@ func (s *Server) fillRunRow(row *runRow, id string) {
 	row.Gates = d.gates
 	if costed(rec) {
 		row.Cost = text.USD(rec.TotalCostUSD())
+	}
+}
+
+// fillFromHead fills a row from a finished run's record without its
+// results: the standings say the cost; the gates' verdict, which may
+// count trials, waits for the run to be opened.
+func (s *Server) fillFromHead(row *runRow, rec *forge.Record) {
+	if !rec.StartedAt.IsZero() {
+		row.Started = rec.StartedAt.UTC().Format(time.DateTime)
+	}
+	row.Backend = backendText(rec)
+	row.Manifest = text.OneLine(rec.ManifestPath)
+	row.WinnerLine, row.Winner = text.OneLine(rec.WinnerLine), rec.Winner != nil
+	row.Interrupted = rec.Interrupted
+	if s.opts.Gates != nil {
+		row.Gates = "open the run"
+	}
+	usd, costed := 0.0, false
+	for _, st := range rec.Standings {
+		if st.Cost != nil {
+			usd, costed = usd+st.Cost.USD, true
+		}
+	}
+	if costed {
+		row.Cost = text.USD(usd)
 	}
 }
 

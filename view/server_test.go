@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -327,9 +328,13 @@ func TestLiveRunGainsTrials(t *testing.T) {
 	}
 	journal := filepath.Join(dir, forge.JournalFile)
 	must(t, os.WriteFile(journal, line("alpha", true), 0o644))
+	// A job under way, as forge run lists it.
+	running, _ := json.Marshal(forge.Running{UpdatedAt: t0.Add(3 * time.Second),
+		Jobs: []forge.RunningJob{{Job: "gamma", Phase: runner.PhaseExecute, StartedAt: t0}}})
+	must(t, os.WriteFile(filepath.Join(dir, forge.RunningFile), running, 0o644))
 	ts := serve(t, Options{Out: out})
 	_, _, body := get(t, ts, "/run/live")
-	wantIn(t, body, `data-events="/run/live/events?from=1"`, "alpha")
+	wantIn(t, body, `data-events="/run/live/events?from=1"`, "alpha", `id="running"`)
 
 	resp, err := ts.Client().Get(ts.URL + "/run/live/events?from=1")
 	if err != nil {
@@ -342,12 +347,19 @@ func TestLiveRunGainsTrials(t *testing.T) {
 	f.Write(line("beta", false))
 	f.Close()
 	sc := bufio.NewScanner(resp.Body)
-	var data string
-	for sc.Scan() {
-		if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-			data = d
-			break
+	var data, jobs, event string
+	for (data == "" || jobs == "") && sc.Scan() {
+		if e, ok := strings.CutPrefix(sc.Text(), "event: "); ok {
+			event = e
 		}
+		if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok && event == "trial" {
+			data = d
+		} else if ok && event == "running" {
+			jobs = d
+		}
+	}
+	if jobs != `[{"job":"gamma","phase":"execute","elapsed":"3s"}]` {
+		t.Errorf("running event %q", jobs)
 	}
 	var got liveTrial
 	if err := json.Unmarshal([]byte(data), &got); err != nil {
@@ -411,4 +423,27 @@ func TestIndentedRecordIsShown(t *testing.T) {
 	if code, _, body := get(t, ts, "/run/old/trial/4"); code != 200 || !strings.Contains(body, "beta") {
 		t.Errorf("trial page: %d %.300s", code, body)
 	}
+}
+
+// A large run is listed from its record's head, without reading its
+// results, until it is opened.
+func TestRunsListReadsALargeRunsHead(t *testing.T) {
+	out := t.TempDir()
+	rec, _ := makeRun(t, out, spec{id: "big", candidates: []string{"alpha", "beta"}, tasks: 3, trials: 1, start: t0})
+	was := indexForList
+	indexForList = 0 // every run is large
+	t.Cleanup(func() { indexForList = was })
+	s, err := New(Options{Out: out, Gates: func(*forge.Record) string { return "gates hold" }})
+	must(t, err)
+	ts := httptest.NewServer(s.Handler())
+	defer ts.Close()
+	_, _, body := get(t, ts, "/")
+	wantIn(t, body, html.EscapeString(rec.WinnerLine), "open the run")
+	path := filepath.Join(out, "big", forge.ResultsFile)
+	if s.cache.peek(path) != nil {
+		t.Error("the runs list read the large run whole")
+	}
+	get(t, ts, "/run/big")
+	_, _, body = get(t, ts, "/")
+	wantIn(t, body, "gates hold")
 }

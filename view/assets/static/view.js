@@ -1,5 +1,6 @@
-// forge view: the one script of the pages. A live run's page adds each
-// trial that finishes to its list, from the server's events; nothing else
+// forge view: the one script of the pages. A live run's page shows the
+// jobs under way with their phases and adds each trial that finishes to
+// its list, from the server's events; nothing else
 // needs a script. Candidate text is set with textContent, never parsed as
 // HTML.
 "use strict";
@@ -37,8 +38,25 @@
     body.insertBefore(tr, body.firstChild);
     if (count) count.textContent = String(t.n);
   });
+  var running = document.getElementById("running");
+  es.addEventListener("running", function (e) {
+    if (!running) return;
+    var jobs = JSON.parse(e.data);
+    while (running.firstChild) running.removeChild(running.firstChild);
+    jobs.forEach(function (j) {
+      var li = document.createElement("li");
+      var name = document.createElement("strong");
+      name.textContent = j.job;
+      li.appendChild(name);
+      li.appendChild(document.createTextNode(" " + j.phase + " · " + j.elapsed));
+      running.appendChild(li);
+    });
+    var n = document.getElementById("runningcount");
+    if (n) n.textContent = String(jobs.length);
+  });
   es.addEventListener("finished", function () {
     es.close();
+    if (running) while (running.firstChild) running.removeChild(running.firstChild);
     var badge = document.getElementById("livebadge");
     if (badge) badge.textContent = "finished: reload for the standings";
   });
