@@ -1,6 +1,7 @@
 package forge
 
 import (
+	"cmp"
 	"encoding/json"
 	"io"
 	"os"
@@ -100,7 +101,7 @@ func (r *running) write() {
 	r.dirty = false
 	r.mu.Unlock()
 	slices.SortFunc(now.Jobs, func(a, b RunningJob) int {
-		return cmpTimeThen(a.StartedAt, b.StartedAt, a.Job, b.Job)
+		return cmp.Or(a.StartedAt.Compare(b.StartedAt), strings.Compare(a.Job, b.Job))
 	})
 	// Best effort: a watcher's view, never the run's record.
 	WriteAtomic(r.path, func(w io.Writer) error { return json.NewEncoder(w).Encode(now) }) //nolint:errcheck
@@ -111,13 +112,6 @@ func (r *running) close() {
 	close(r.stop)
 	<-r.done
 	os.Remove(r.path)
-}
-
-func cmpTimeThen(a, b time.Time, x, y string) int {
-	if c := a.Compare(b); c != 0 {
-		return c
-	}
-	return strings.Compare(x, y)
 }
 
 // ReadRunning reads a run's RunningFile in dir; nil when there is none.

@@ -122,13 +122,9 @@ func (s *Server) fillRunRow(row *runRow, id string) {
 	defer x.mu.Unlock()
 	rec := x.rec
 	d := s.derive(x)
-	if !rec.StartedAt.IsZero() {
-		row.Started = rec.StartedAt.UTC().Format(time.DateTime)
-	}
-	row.Backend = backendText(rec)
-	row.Manifest = text.OneLine(rec.ManifestPath)
+	rowFacts(row, rec)
 	row.WinnerLine, row.Winner = d.summary.WinnerLine, d.summary.Winner
-	row.Live, row.Interrupted = x.live(), rec.Interrupted
+	row.Live = x.live()
 	row.Gates = d.gates
 	if costed(rec) {
 		row.Cost = text.USD(rec.TotalCostUSD())
@@ -139,13 +135,8 @@ func (s *Server) fillRunRow(row *runRow, id string) {
 // results: the standings say the cost; the gates' verdict, which may
 // count trials, waits for the run to be opened.
 func (s *Server) fillFromHead(row *runRow, rec *forge.Record) {
-	if !rec.StartedAt.IsZero() {
-		row.Started = rec.StartedAt.UTC().Format(time.DateTime)
-	}
-	row.Backend = backendText(rec)
-	row.Manifest = text.OneLine(rec.ManifestPath)
+	rowFacts(row, rec)
 	row.WinnerLine, row.Winner = text.OneLine(rec.WinnerLine), rec.Winner != nil
-	row.Interrupted = rec.Interrupted
 	if s.opts.Gates != nil {
 		row.Gates = "open the run"
 	}
@@ -158,6 +149,16 @@ func (s *Server) fillFromHead(row *runRow, rec *forge.Record) {
 	if costed {
 		row.Cost = text.USD(usd)
 	}
+}
+
+// rowFacts fills what a row says of the run whatever is read of it.
+func rowFacts(row *runRow, rec *forge.Record) {
+	if !rec.StartedAt.IsZero() {
+		row.Started = rec.StartedAt.UTC().Format(time.DateTime)
+	}
+	row.Backend = backendText(rec)
+	row.Manifest = text.OneLine(rec.ManifestPath)
+	row.Interrupted = rec.Interrupted
 }
 
 // backendText is the backend with a suite's task count and the trials:
