@@ -145,18 +145,28 @@ func TestJournalRejectsAGarbledLine(t *testing.T) {
 	}
 }
 
-// TestEncodeRecordRoundTrips: results.json, one result per line, decodes
-// back to the record; without results it is still a record.
+// TestEncodeRecordRoundTrips: results.json, one result per line (and one
+// task, one row of the task matrix), decodes back to the record; without
+// results it is still a record.
 func TestEncodeRecordRoundTrips(t *testing.T) {
 	one := 0.5
+	awkward := `a, "b"], {c}: \` + "\n\\\"" // what ends an element, escaped
 	rec := &Record{SchemaVersion: SchemaVersion, RunID: "x", Objective: `say "results": null` + "\n", Trials: 1,
-		Results: []runner.Result{{CandidateID: "a", Trial: 1, Success: true, Output: "hi\n", Score: &one}, {CandidateID: "b", Trial: 1}}}
+		Tasks:      []TaskInfo{{ID: "t1", Objective: awkward, Weight: 1}, {ID: "t2", Objective: "[", Weight: 2}},
+		Results:    []runner.Result{{CandidateID: "a", TaskID: "t1", Trial: 1, Success: true, Output: "hi\n", Score: &one}, {CandidateID: "b", TaskID: awkward, Trial: 1}},
+		Standings:  []scoring.Standing{{CandidateID: "a", Rank: 1}},
+		TaskMatrix: []scoring.TaskRow{{TaskID: awkward, Cells: []scoring.TaskCell{{CandidateID: "a", Trials: 1}}}, {TaskID: "t2"}}}
 	b, err := MarshalRecord(rec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := bytes.Count(b, []byte(`"candidate_id"`)); n != 2 || !bytes.Contains(b, []byte("\n    {\"candidate_id\":\"b\"")) {
+	if n := bytes.Count(b, []byte(`"candidate_id"`)); n != 4 || !bytes.Contains(b, []byte("\n    {\"candidate_id\":\"b\"")) {
 		t.Errorf("not one result per line:\n%s", b)
+	}
+	for _, line := range []string{"\n    {\"id\":\"t2\",", "\n    {\"task_id\":\"t2\",", "\n      \"candidate_id\": \"a\",\n"} {
+		if !bytes.Contains(b, []byte(line)) {
+			t.Errorf("no line %q (a task, a row of the matrix one a line; the standings indented):\n%s", line, b)
+		}
 	}
 	back, err := DecodeRecord(b)
 	if err != nil {

@@ -242,11 +242,6 @@ func MarshalRecord(rec *Record) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// resultsKey is where the results go in the indented record: the one
-// top-level key "results" (nested keys are indented further, and a string
-// holds no raw newline).
-var resultsKey = []byte("\n  \"results\": null")
-
 // EncodeRecord writes results.json to w: indented, one result per line (a
 // record of 100,000 trials stays readable and greppable, and is written
 // one result at a time), with a trailing newline.
@@ -258,36 +253,105 @@ func EncodeRecord(w io.Writer, rec *Record) error {
 	})
 }
 
+// oneALine are the record's lists that grow with the benchmark: besides
+// its results, its tasks and its task matrix (a few lines a task when
+// indented whole: 20 MB of a 25,000-task suite's record, and most of the
+// time to write it). Like the results, each element is one line.
+var oneALine = map[string]bool{"tasks": true, "task_matrix": true}
+
 // encodeRecord writes results.json to w as EncodeRecord does, result n
-// written by write, as json.Marshal writes it.
+// written by write, as json.Marshal writes it. The record's other members
+// are indented as json.MarshalIndent indents them.
 func encodeRecord(w io.Writer, rec *Record, write func(n int, w *bufio.Writer) error) error {
 	head := *rec
 	head.Results = nil
-	b, err := json.MarshalIndent(&head, "", "  ")
+	b, err := json.Marshal(&head)
 	if err != nil {
 		return fmt.Errorf("encode results: %w", err)
 	}
-	i := bytes.Index(b, resultsKey)
-	if i < 0 {
-		return errors.New("encode results: no results key")
-	}
 	bw := bufio.NewWriterSize(w, 64<<10)
-	bw.Write(b[:i])
-	bw.WriteString("\n  \"results\": [")
-	for n := range rec.Results {
-		if n > 0 {
+	bw.WriteByte('{')
+	var indented bytes.Buffer
+	for i, m := range elements(b) {
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		k := bytes.Index(m, []byte(`":`)) + 1 // the record's keys are plain
+		name, v := string(m[1:k-1]), m[k+1:]
+		bw.WriteString("\n  ")
+		bw.Write(m[:k])
+		bw.WriteString(": ")
+		switch {
+		case name == "results":
+			err = writeLines(bw, len(rec.Results), func(n int) error {
+				if err := write(n, bw); err != nil {
+					return fmt.Errorf("%s: %w", rec.Results[n].CandidateID, err)
+				}
+				return nil
+			})
+		case oneALine[name] && v[0] == '[':
+			elems := elements(v)
+			err = writeLines(bw, len(elems), func(n int) error {
+				_, err := bw.Write(elems[n])
+				return err
+			})
+		default:
+			indented.Reset()
+			err = json.Indent(&indented, v, "  ", "  ")
+			bw.Write(indented.Bytes())
+		}
+		if err != nil {
+			return fmt.Errorf("encode results: %w", err)
+		}
+	}
+	bw.WriteString("\n}\n")
+	return bw.Flush()
+}
+
+// elements splits b, a JSON object or array as json.Marshal writes it
+// (compact), into its members or elements, each as b holds it.
+func elements(b []byte) [][]byte {
+	var out [][]byte
+	depth, start := 0, 1
+	str, esc := false, false
+	for i, c := range b {
+		switch {
+		case esc:
+			esc = false
+		case str:
+			esc = c == '\\'
+			str = c != '"'
+		case c == '"':
+			str = true
+		case c == '{' || c == '[':
+			depth++
+		case c == '}' || c == ']':
+			if depth--; depth == 0 && i > start {
+				out = append(out, b[start:i])
+			}
+		case c == ',' && depth == 1:
+			out = append(out, b[start:i])
+			start = i + 1
+		}
+	}
+	return out
+}
+
+// writeLines writes an array of n elements, element i written by write,
+// one a line, indented as a member of the record's.
+func writeLines(bw *bufio.Writer, n int, write func(i int) error) error {
+	bw.WriteByte('[')
+	for i := range n {
+		if i > 0 {
 			bw.WriteByte(',')
 		}
 		bw.WriteString("\n    ")
-		if err := write(n, bw); err != nil {
-			return fmt.Errorf("encode results: %s: %w", rec.Results[n].CandidateID, err)
+		if err := write(i); err != nil {
+			return err
 		}
 	}
-	if len(rec.Results) > 0 {
+	if n > 0 {
 		bw.WriteString("\n  ")
 	}
-	bw.WriteByte(']')
-	bw.Write(b[i+len(resultsKey):])
-	bw.WriteByte('\n')
-	return bw.Flush()
+	return bw.WriteByte(']')
 }

@@ -167,6 +167,11 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 		return nil, err
 	}
 	dir := o.Dir()
+	// Run's own copy of the plan's head, whose jobs it lets go of once
+	// each has started: at 100,000 jobs they are tens of MB, and the end
+	// of the run is when it holds the most.
+	plan := *o.Plan
+	o.Plan = &plan
 	if o.Resume == nil {
 		if _, err := os.Stat(filepath.Join(dir, ResultsFile)); err == nil {
 			return nil, fmt.Errorf("run %s already has results in %s", o.RunID, dir)
@@ -194,8 +199,11 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 		rec.Tasks = append(rec.Tasks, TaskInfo{ID: t.ID, Objective: cmp.Or(t.Objective, o.Plan.Objective), Weight: t.Weight})
 	}
 	suite := o.Plan.suite(o.PassAtK)
-	s := &state{o: &o, rec: rec, dir: dir, lines: make([]span, len(o.Plan.Jobs)), mask: o.masker(),
+	s := &state{o: &o, rec: rec, dir: dir, lines: make([]span, len(o.Plan.Jobs)), held: make([]runner.Result, len(o.Plan.Jobs)), mask: o.masker(),
 		checker: scoring.NewChecker(o.Manifest.Scoring), tasks: map[string]*scoring.Task{}}
+	for i, job := range o.Plan.Jobs {
+		s.held[i] = runner.Result{CandidateID: job.CandidateID, TaskID: job.TaskID, Trial: job.Trial}
+	}
 	for i := range suite.Tasks {
 		s.tasks[suite.Tasks[i].ID] = &suite.Tasks[i]
 	}
@@ -218,7 +226,7 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 		return nil, err
 	}
 	for k, i := range keptAt {
-		s.lines[i] = spans[k]
+		s.lines[i], s.held[i] = spans[k], forScoring(*kept[k])
 	}
 	s.journal = j
 	// The resumed record is in the journal now: what the run keeps of it
@@ -250,20 +258,22 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 			return s.play(gctx, i, job)
 		})
 	}
+	o.Plan.Jobs = nil // each job is under way or done, or never starts
 	runErr := g.Wait()
 	s.running.close()
 
 	rec.Environments = s.envs.built()
-	results, err := s.final()
-	if err != nil {
-		return nil, errors.Join(runErr, err, j.close())
-	}
-	rec.Results = results
+	rec.Results = s.final()
 	rec.BudgetReached = s.budget.stop(s.unstarted())
 	rec.Interrupted = ctx.Err() != nil || rec.BudgetReached != nil
 	rec.score(o.Manifest.Scoring, suite)
 	rec.FinishedAt = o.now().UTC()
 	err = WriteAtomic(filepath.Join(dir, ResultsFile), func(w io.Writer) error { return encodeRecord(w, rec, s.resultWriter()) })
+	if err == nil {
+		// What the caller reports (the table, --report) reads the
+		// excerpts too: the journal has them.
+		err = s.readBack(rec.Results)
+	}
 	if cerr := j.close(); cerr != nil && runErr == nil {
 		runErr = cerr
 	}
@@ -288,11 +298,14 @@ type state struct {
 	running *running
 
 	// lines say where each job's result is in the journal, in plan order
-	// (n 0: none yet). The run holds no result while it plays: at 100,000
-	// trials they would be most of its memory, and every collection would
-	// scan them. final reads them back once.
+	// (n 0: none yet).
 	lines []span
-	mask  *mask.Masker
+	// held are the finished jobs' results as scoring reads them
+	// (forScoring), in plan order: without their excerpts, which are most
+	// of a chatty trial's result and which only readers of the record read.
+	// Until a job finishes, its element says only which job it is.
+	held []runner.Result
+	mask *mask.Masker
 	// spent counts the trials in a row that spent all their attempts on
 	// infra failures (attempts).
 	spent atomic.Int32
@@ -361,27 +374,43 @@ func (s *state) play(ctx context.Context, i int, job runner.Job) error {
 	if jerr != nil && err == nil {
 		err = jerr
 	}
-	s.lines[i] = sp // each job's own element: g.Wait orders it before final
+	s.lines[i], s.held[i] = sp, forScoring(res) // each job's own elements: g.Wait orders them before final
 	s.o.emit(Event{Time: s.o.now(), Kind: EventDone, Job: name, Elapsed: time.Since(start), Result: &res})
 	return err
 }
 
-// final returns every job's result in plan order, read back from the
-// journal; jobs that never finished are marked cancelled. Every job has
-// ended (the caller waited for them).
-func (s *state) final() ([]runner.Result, error) {
-	results := make([]runner.Result, len(s.lines))
+// final returns every job's result in plan order as scoring reads it
+// (forScoring); jobs that never finished are marked cancelled. Every job
+// has ended (the caller waited for them).
+func (s *state) final() []runner.Result {
 	for i, sp := range s.lines {
-		if sp.n == 0 {
-			results[i] = s.notStarted(s.o.Plan.Jobs[i])
+		if h := s.held[i]; sp.n == 0 {
+			s.held[i] = s.notStarted(runner.Job{CandidateID: h.CandidateID, TaskID: h.TaskID, Trial: h.Trial})
 		}
 	}
-	// The plan is no longer needed: at 100,000 jobs it is tens of MB that
-	// the caller, done with it too, may let go of while the results are
-	// read.
-	s.o.Plan = nil
-	// Decoding 100,000 lines is much of the time from the last job's end
-	// to results.json: the jobs are split among the Ps the process has.
+	return s.held
+}
+
+// forScoring is what a run holds of a finished job's result until the
+// run's end: all that scoring reads of it, which is all of it but its
+// excerpts (up to 7 KiB of a chatty trial's 8; the journal has them, and
+// readBack reads them back).
+func forScoring(r runner.Result) runner.Result {
+	r.Output, r.Stderr, r.ArtifactContent = "", "", ""
+	return r
+}
+
+// excerpts are the members of a result's line that forScoring drops.
+type excerpts struct {
+	Output          string `json:"output"`
+	Stderr          string `json:"stderr"`
+	ArtifactContent string `json:"artifact_content"`
+}
+
+// readBack makes results, the scored results of final, whole again: each
+// finished job's excerpts as the journal has them. Decoding 100,000 lines
+// takes about a second: the jobs are split among the Ps the process has.
+func (s *state) readBack(results []runner.Result) error {
 	var g errgroup.Group
 	per := (len(s.lines) + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0)
 	for from := 0; from < len(s.lines); from += per {
@@ -389,18 +418,18 @@ func (s *state) final() ([]runner.Result, error) {
 			w := window{j: s.journal}
 			for i := from; i < min(from+per, len(s.lines)); i++ {
 				if sp := s.lines[i]; sp.n > 0 {
-					if err := w.read(sp, &results[i]); err != nil {
+					var e excerpts
+					if err := w.read(sp, &e); err != nil {
 						return err
 					}
+					r := &results[i]
+					r.Output, r.Stderr, r.ArtifactContent = e.Output, e.Stderr, e.ArtifactContent
 				}
 			}
 			return nil
 		})
 	}
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	return results, nil
+	return g.Wait()
 }
 
 // resultWriter writes result n of the record as results.json holds it:

@@ -254,7 +254,7 @@ func (w *window) line(sp span) ([]byte, error) {
 }
 
 // read decodes the result whose line is at sp into r.
-func (w *window) read(sp span, r *runner.Result) error {
+func (w *window) read(sp span, r any) error {
 	line, err := w.line(sp)
 	if err != nil {
 		return err
