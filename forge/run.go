@@ -260,7 +260,6 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 	}
 	o.Plan.Jobs = nil // each job is under way or done, or never starts
 	runErr := g.Wait()
-	s.running.close()
 
 	rec.Environments = s.envs.built()
 	rec.Results = s.final()
@@ -269,6 +268,9 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 	rec.score(o.Manifest.Scoring, suite)
 	rec.FinishedAt = o.now().UTC()
 	err = WriteAtomic(filepath.Join(dir, ResultsFile), func(w io.Writer) error { return encodeRecord(w, rec, s.resultWriter()) })
+	// running.json goes once results.json is whole: a run without either
+	// is not being played (Stopped).
+	s.running.close()
 	if err == nil {
 		// What the caller reports (the table, --report) reads the
 		// excerpts too: the journal has them.

@@ -17,8 +17,29 @@ import (
 // RunningFile, beside results.json while a run plays, lists the jobs
 // under way and the phase each is in (docs/results.md), for whoever
 // watches the run's directory (forge view): rewritten whole at most every
-// runningTick when something changed, removed when the run ends.
+// runningTick when something changed and at least every RunningBeat,
+// removed once results.json is whole.
 const RunningFile = "running.json"
+
+// RunningBeat is how often, at the least, a run rewrites RunningFile
+// while it plays: its sign of life.
+const RunningBeat = 5 * time.Second
+
+// Stopped reports whether forge no longer plays the unfinished run in dir
+// (killed, or its machine lost: forge run --resume plays the rest), and
+// its last sign of life: RunningFile's time, or results.json's before the
+// run wrote one, older than six beats. It says nothing of a finished run.
+func Stopped(dir string, now time.Time) (bool, time.Time) {
+	var last time.Time
+	if r := ReadRunning(dir); r != nil {
+		last = r.UpdatedAt
+	} else if fi, err := os.Stat(filepath.Join(dir, ResultsFile)); err == nil {
+		last = fi.ModTime()
+	} else {
+		return false, last
+	}
+	return now.Sub(last) > 6*RunningBeat, last
+}
 
 // Running is what RunningFile holds.
 type Running struct {
@@ -51,16 +72,20 @@ type running struct {
 func startRunning(dir string, now func() time.Time) *running {
 	r := &running{path: filepath.Join(dir, RunningFile), now: now, jobs: map[string]RunningJob{},
 		stop: make(chan struct{}), done: make(chan struct{})}
+	r.write(true)
 	go func() {
 		defer close(r.done)
 		t := time.NewTicker(runningTick)
 		defer t.Stop()
+		last := time.Now()
 		for {
 			select {
 			case <-r.stop:
 				return
-			case <-t.C:
-				r.write()
+			case now := <-t.C:
+				if r.write(now.Sub(last) >= RunningBeat) {
+					last = now
+				}
 			}
 		}
 	}()
@@ -87,12 +112,14 @@ func (r *running) ended(job string) {
 	r.dirty = true
 }
 
-// write rewrites the file when something changed since the last write.
-func (r *running) write() {
+// write rewrites the file when something changed since the last write,
+// or when beat says it is time for a sign of life, and reports whether it
+// wrote it.
+func (r *running) write(beat bool) bool {
 	r.mu.Lock()
-	if !r.dirty {
+	if !r.dirty && !beat {
 		r.mu.Unlock()
-		return
+		return false
 	}
 	now := Running{UpdatedAt: r.now().UTC(), Jobs: make([]RunningJob, 0, len(r.jobs))}
 	for _, j := range r.jobs {
@@ -105,6 +132,7 @@ func (r *running) write() {
 	})
 	// Best effort: a watcher's view, never the run's record.
 	WriteAtomic(r.path, func(w io.Writer) error { return json.NewEncoder(w).Encode(now) }) //nolint:errcheck
+	return true
 }
 
 // close stops the writes and removes the file.

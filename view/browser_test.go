@@ -21,6 +21,7 @@ import (
 	"github.com/forge-run/forge/internal/browser"
 	"github.com/forge-run/forge/internal/fakemodel"
 	"github.com/forge-run/forge/runner"
+	"github.com/forge-run/forge/scoring"
 	"github.com/forge-run/forge/view"
 )
 
@@ -244,6 +245,20 @@ func TestViewerInChromium(t *testing.T) {
 	appendResult(t, journal, runner.Result{CandidateID: "beta", Trial: 1, Success: true, RuntimeSeconds: 2})
 	do("see the new trial", chromedp.WaitVisible(chromedp.Search(`//table[@id="trialtable"]//a[text()="beta#1"]`)))
 	shot("live")
+	// The run ends: the page draws its standings without a reload (a
+	// reload would forget the mark the page is given here).
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[string](`window.__stay = "same page"`)); err != nil {
+		t.Fatalf("mark the page: %v", err)
+	}
+	finishLive(t, live)
+	do("see the standings", chromedp.WaitVisible(css("#standings")),
+		chromedp.WaitVisible(chromedp.Search(`//span[@id="winner" and contains(., "winner: beta")]`)))
+	if v, err := chromedp.Run(ctx, chromedp.Evaluate[string](`String(window.__stay)`)); err != nil || v != "same page" {
+		t.Errorf("the page was reloaded to show the standings (window.__stay = %q, %v)", v, err)
+	}
+	if n := text("#trialcount"); n != "2" {
+		t.Errorf("the finished run's page counts %q trials, want 2", n)
+	}
 
 	// The hostile candidate's trial: nothing of its output runs.
 	pwned := func() string {
@@ -299,6 +314,21 @@ func startLive(t *testing.T, dir string) string {
 	must(t, err)
 	must(t, os.WriteFile(filepath.Join(dir, forge.RunningFile), running, 0o644))
 	return journal
+}
+
+// finishLive ends the run startLive began as forge run ends one: its
+// record written whole, running.json removed.
+func finishLive(t *testing.T, dir string) {
+	rec, err := forge.ReadRecord(filepath.Join(dir, forge.ResultsFile))
+	must(t, err)
+	rec.FinishedAt = time.Now().UTC()
+	one, half := 1.0, 0.5
+	rec.Results = []runner.Result{{CandidateID: "alpha", Trial: 1, Success: true, RuntimeSeconds: 1, Score: &half},
+		{CandidateID: "beta", Trial: 1, Success: true, RuntimeSeconds: 2, Score: &one}}
+	rec.Standings = []scoring.Standing{{Rank: 1, CandidateID: "beta", Trials: 1, Successes: 1}, {Rank: 2, CandidateID: "alpha", Trials: 1, Successes: 1}}
+	rec.WinnerLine = "winner: beta (1.00), 2.00× alpha"
+	must(t, os.Remove(filepath.Join(dir, forge.RunningFile)))
+	must(t, forge.WriteRecord(filepath.Join(dir, forge.ResultsFile), rec))
 }
 
 func appendResult(t *testing.T, journal string, r runner.Result) {

@@ -109,6 +109,19 @@ type runIndex struct {
 // finished_at): its trials come from the journal as they end.
 func (x *runIndex) live() bool { return !x.rec.Finished() }
 
+// stopped says when a live run forge no longer plays (killed, or its
+// machine lost) last gave a sign of life, or "" when it is played or
+// finished (forge.Stopped).
+func (x *runIndex) stopped() string {
+	if !x.live() {
+		return ""
+	}
+	if stopped, last := forge.Stopped(x.dir, time.Now()); stopped {
+		return last.UTC().Format(time.DateTime)
+	}
+	return ""
+}
+
 // indexRun reads the run whose results.json is path: its lines in one
 // pass (forge.ScanRecord), the results' lines decoded in batches by a
 // worker a processor.

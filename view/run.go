@@ -23,6 +23,9 @@ const (
 type runPage struct {
 	ID, Objective, Started string
 	Live                   bool
+	// Stopped is the last sign of life of a live run forge no longer
+	// plays (forge.Stopped), empty otherwise.
+	Stopped string
 	// Finished is how many trials have finished: a live page's events
 	// start after them.
 	Finished  int
@@ -126,6 +129,7 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 	if !rec.StartedAt.IsZero() {
 		p.Started = rec.StartedAt.UTC().Format(time.RFC3339)
 	}
+	p.Stopped = x.stopped()
 	for _, row := range d.summary.Rows {
 		sr := standingRow{SummaryRow: row, Trials: "?" + url.Values{"cand": {row.Candidate}}.Encode() + "#trials"}
 		for i, c := range row.Cells {

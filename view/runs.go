@@ -60,7 +60,10 @@ type runsPage struct {
 
 type runRow struct {
 	ID, Started, Backend, Manifest, WinnerLine, Gates, Cost, Skipped string
-	Winner, Live, Interrupted                                        bool
+	// Stopped is the last sign of life of a live run forge no longer
+	// plays, empty otherwise.
+	Stopped                   string
+	Winner, Live, Interrupted bool
 }
 
 func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
@@ -124,7 +127,7 @@ func (s *Server) fillRunRow(row *runRow, id string) {
 	d := s.derive(x)
 	rowFacts(row, rec)
 	row.WinnerLine, row.Winner = d.summary.WinnerLine, d.summary.Winner
-	row.Live = x.live()
+	row.Live, row.Stopped = x.live(), x.stopped()
 	row.Gates = d.gates
 	if costed(rec) {
 		row.Cost = text.USD(rec.TotalCostUSD())

@@ -447,3 +447,41 @@ func TestRunsListReadsALargeRunsHead(t *testing.T) {
 	_, _, body = get(t, ts, "/")
 	wantIn(t, body, "gates hold")
 }
+
+// A run forge stopped playing before it finished (killed: its
+// running.json left with an old time) is marked stopped, with the command
+// that finishes it; a run still played is live.
+func TestStoppedRunIsMarked(t *testing.T) {
+	out := t.TempDir()
+	for id, sign := range map[string]time.Time{"gone": time.Now().Add(-time.Hour), "going": time.Now()} {
+		dir := filepath.Join(out, id)
+		must(t, os.MkdirAll(dir, 0o755))
+		must(t, forge.WriteRecord(filepath.Join(dir, forge.ResultsFile), &forge.Record{SchemaVersion: forge.SchemaVersion, RunID: id, Backend: "local", StartedAt: t0, Trials: 1}))
+		must(t, os.WriteFile(filepath.Join(dir, forge.JournalFile), nil, 0o644))
+		running, _ := json.Marshal(forge.Running{UpdatedAt: sign.UTC(), Jobs: []forge.RunningJob{}})
+		must(t, os.WriteFile(filepath.Join(dir, forge.RunningFile), running, 0o644))
+	}
+	ts := serve(t, Options{Out: out})
+	_, _, body := get(t, ts, "/")
+	row := func(id string) string { // the list's row of run id
+		for _, tr := range strings.Split(body, "<tr>") {
+			if strings.Contains(tr, `href="/run/`+id+`"`) {
+				return tr
+			}
+		}
+		return ""
+	}
+	gone, going := row("gone"), row("going")
+	wantIn(t, gone, ">stopped</span>")
+	wantIn(t, going, ">live</span>")
+	if strings.Contains(going, "stopped") {
+		t.Errorf("the run still played is marked stopped:\n%s", going)
+	}
+	_, _, body = get(t, ts, "/run/gone")
+	wantIn(t, body, `id="livebadge">stopped`, `id="stopped"`, "forge run --resume gone")
+	_, _, body = get(t, ts, "/run/going")
+	wantIn(t, body, `id="livebadge">live`)
+	if strings.Contains(body, `id="stopped"`) {
+		t.Error("the page of the run still played says it stopped")
+	}
+}
