@@ -45,7 +45,8 @@ func DecodeRecordHead(r io.Reader) (*Record, error) {
 // ScanRecord reads a results.json from r without holding its results: it
 // returns the record without them and hands each result's line to each,
 // with the line's offset in r (and its length: the JSON object alone,
-// without the indentation, comma or newline around it), in order. forge
+// without the indentation, comma or newline around it), in order; the
+// line is valid only until each returns (it is not copied). forge
 // writes one result a line (EncodeRecord); a record an older forge wrote
 // indented whole comes back with its Results decoded instead (each is not
 // called). With each nil, the results are skipped whatever their shape.
@@ -119,10 +120,16 @@ func ScanRecord(r io.Reader, each func(off int64, line []byte) error) (*Record, 
 }
 
 // readLine reads the next line with its newline, and its length; a line
-// it need not keep is read through but only its start returned.
+// it need not keep is read through but only its start returned. The line
+// is rd's buffer when it fits there (valid until the next read), a copy
+// otherwise.
 func readLine(rd *bufio.Reader, keep bool) ([]byte, int, error) {
-	var line []byte
-	n := 0
+	chunk, err := rd.ReadSlice('\n')
+	if !errors.Is(err, bufio.ErrBufferFull) {
+		return chunk, len(chunk), err
+	}
+	line := append([]byte(nil), chunk...)
+	n := len(chunk)
 	for {
 		chunk, err := rd.ReadSlice('\n')
 		n += len(chunk)

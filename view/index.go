@@ -61,12 +61,17 @@ type slim struct {
 const maxIndexedMessage = 300
 
 func (s *slim) result() runner.Result {
-	r := runner.Result{
-		CandidateID: s.CandidateID, TaskID: s.TaskID, Trial: s.Trial, Success: s.Success, ExitCode: s.ExitCode,
-		ErrorKind: s.ErrorKind, ErrorMessage: s.ErrorMessage, RuntimeSeconds: s.RuntimeSeconds, Score: s.Score,
-		Attempts: s.Attempts, ArtifactBytes: s.ArtifactBytes, ArtifactTruncated: s.ArtifactTruncated,
-		OutputTruncated: s.OutputTruncated, SubmitError: s.SubmitError, Cost: s.Cost,
-	}
+	var r runner.Result
+	s.fill(&r)
+	return r
+}
+
+// fill sets r, a zero result, to what s holds.
+func (s *slim) fill(r *runner.Result) {
+	r.CandidateID, r.TaskID, r.Trial, r.Success, r.ExitCode = s.CandidateID, s.TaskID, s.Trial, s.Success, s.ExitCode
+	r.ErrorKind, r.ErrorMessage, r.RuntimeSeconds, r.Score = s.ErrorKind, s.ErrorMessage, s.RuntimeSeconds, s.Score
+	r.Attempts, r.ArtifactBytes, r.ArtifactTruncated = s.Attempts, s.ArtifactBytes, s.ArtifactTruncated
+	r.OutputTruncated, r.SubmitError, r.Cost = s.OutputTruncated, s.SubmitError, s.Cost
 	if len(r.ErrorMessage) > maxIndexedMessage {
 		r.ErrorMessage = r.ErrorMessage[:maxIndexedMessage]
 	}
@@ -75,7 +80,6 @@ func (s *slim) result() runner.Result {
 			r.Judges = append(r.Judges, runner.JudgeResult{Name: j.Name, Error: j.Error})
 		}
 	}
-	return r
 }
 
 // trialKey names a job.
@@ -133,18 +137,11 @@ func indexRun(id, path string) (*runIndex, error) {
 	defer f.Close()
 	x := &runIndex{id: id, dir: filepath.Dir(path), path: path}
 	dec := newDecoder()
-	var batch [][]byte
 	rec, err := forge.ScanRecord(bufio.NewReaderSize(f, 1<<20), func(off int64, line []byte) error {
-		if batch = append(batch, line); len(batch) == batchSize {
-			dec.add(batch)
-			batch = nil
-		}
+		dec.add(line)
 		x.lines = append(x.lines, lineRef{off: off, n: int32(len(line))})
 		return nil
 	})
-	if len(batch) > 0 {
-		dec.add(batch)
-	}
 	results, derr := dec.wait()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -173,18 +170,24 @@ func indexRun(id, path string) (*runIndex, error) {
 const batchSize = 2048
 
 // decoder decodes batches of results' lines on every processor, keeping
-// their order.
+// their order. A batch's lines are copied into one buffer (not one
+// allocation a line), decoded into slim results, and each slim result
+// becomes a result once, in the slice wait returns (not copied again).
 type decoder struct {
 	work    chan decodeJob
 	wg      sync.WaitGroup
 	mu      sync.Mutex
-	batches [][]runner.Result
+	batches [][]slim
 	err     error
+	// the batch being filled: its lines' bytes and where each ends
+	buf  []byte
+	ends []int
 }
 
 type decodeJob struct {
-	n     int
-	lines [][]byte
+	n    int
+	buf  []byte
+	ends []int
 }
 
 func newDecoder() *decoder {
@@ -192,14 +195,14 @@ func newDecoder() *decoder {
 	for range runtime.GOMAXPROCS(0) {
 		d.wg.Go(func() {
 			for j := range d.work {
-				out := make([]runner.Result, len(j.lines))
+				out := make([]slim, len(j.ends))
 				var err error
-				for i, l := range j.lines {
-					var s slim
-					if e := json.Unmarshal(l, &s); e != nil && err == nil {
+				start := 0
+				for i, end := range j.ends {
+					if e := json.Unmarshal(j.buf[start:end], &out[i]); e != nil && err == nil {
 						err = fmt.Errorf("result %d: %w", j.n*batchSize+i+1, e)
 					}
-					out[i] = s.result()
+					start = end
 				}
 				d.mu.Lock()
 				d.batches[j.n] = out
@@ -213,16 +216,31 @@ func newDecoder() *decoder {
 	return d
 }
 
-func (d *decoder) add(lines [][]byte) {
+// add copies line into the batch being filled, and hands the batch to a
+// worker once it is full.
+func (d *decoder) add(line []byte) {
+	d.buf = append(d.buf, line...)
+	d.ends = append(d.ends, len(d.buf))
+	if len(d.ends) == batchSize {
+		d.flush()
+	}
+}
+
+func (d *decoder) flush() {
+	if len(d.ends) == 0 {
+		return
+	}
 	d.mu.Lock()
 	n := len(d.batches)
 	d.batches = append(d.batches, nil)
 	d.mu.Unlock()
-	d.work <- decodeJob{n, lines}
+	d.work <- decodeJob{n, d.buf, d.ends}
+	d.buf, d.ends = make([]byte, 0, len(d.buf)), make([]int, 0, batchSize)
 }
 
 // wait returns the results of every batch, in order.
 func (d *decoder) wait() ([]runner.Result, error) {
+	d.flush()
 	close(d.work)
 	d.wg.Wait()
 	if d.err != nil {
@@ -232,10 +250,16 @@ func (d *decoder) wait() ([]runner.Result, error) {
 	for _, b := range d.batches {
 		n += len(b)
 	}
-	out := make([]runner.Result, 0, n)
-	for _, b := range d.batches {
-		out = append(out, b...)
+	out := make([]runner.Result, n)
+	var g sync.WaitGroup
+	for k := range d.batches {
+		g.Go(func() {
+			for i := range d.batches[k] {
+				d.batches[k][i].fill(&out[k*batchSize+i])
+			}
+		})
 	}
+	g.Wait()
 	return out, nil
 }
 
