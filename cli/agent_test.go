@@ -117,6 +117,7 @@ func checkAgentTranscripts(t *testing.T, runDir string, rec forge.Record) {
 // prompts are told apart, no byte of the key is written anywhere, and
 // each trial's transcript is kept.
 func TestSampleAgent(t *testing.T) {
+	t.Parallel()
 	const key = "sk-agent-test-5d41402abc4b2a76"
 	base := startFakeModel(t, key)
 	dir := copyExample(t, "agent")

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -24,13 +26,30 @@ import (
 // TestMain makes the test binary double as the forge command, so scripts
 // run `exec forge ...` as a real process (signals, exit codes, stdout).
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
+	testscript.Main(waitingTests{m}, map[string]func(){
 		"forge": func() { os.Exit(cli.Main()) },
 	})
 }
 
+// waitingTests runs the package's tests four at a time unless -parallel
+// says otherwise: they mostly wait, on forge processes, candidates that
+// sleep and the emulator's delays, not on this process's CPUs (two, here,
+// which is go test's default).
+type waitingTests struct{ m *testing.M }
+
+func (w waitingTests) Run() int {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		flag.Set("test.parallel", strconv.Itoa(max(4, runtime.GOMAXPROCS(0))))
+	}
+	return w.m.Run()
+}
+
 // TestScripts plays the sessions in testdata/script/*.txtar.
 func TestScripts(t *testing.T) {
+	t.Parallel()
 	repo, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)

@@ -80,6 +80,7 @@ func oneLine(t *testing.T, stderr string, want ...string) {
 // refused creations wait for the run's own deletions, forge says once that
 // it runs 4 at a time, and every candidate runs.
 func TestAccountLimitIsBackPressure(t *testing.T) {
+	t.Parallel()
 	srv := daytonatest.Start(t, daytonatest.Options{Quota: daytonatest.Quota{CPU: 4}, DestroyDelay: 100 * time.Millisecond})
 	dir := writeTournament(t, 10, "sleep 1; echo ok > \"$2\"\n", "")
 	run := playOnEmulator(t, srv, dir, 0)
@@ -152,6 +153,7 @@ func deleteOther(t *testing.T, srv *daytonatest.Server, name string) {
 // run is alive to free room, so forge stops at once with one line naming
 // the limit and the ways out, exit 3.
 func TestAccountFullStopsTheRun(t *testing.T) {
+	t.Parallel()
 	srv := daytonatest.Start(t, daytonatest.Options{Quota: daytonatest.Quota{CPU: 2}})
 	others := []string{createOther(t, srv, "someone-else-1"), createOther(t, srv, "someone-else-2")}
 	dir := writeTournament(t, 5, "echo ok > \"$2\"\n", "")
@@ -170,6 +172,7 @@ func TestAccountFullStopsTheRun(t *testing.T) {
 // A snapshot the account does not have: the first refusal stops the run
 // (no creation starts after it was answered), one line, exit 3.
 func TestUnknownSnapshotStopsTheRun(t *testing.T) {
+	t.Parallel()
 	srv := daytonatest.Start(t, daytonatest.Options{})
 	dir := writeTournament(t, 5, "echo ok > \"$2\"\n", "daytona:\n  snapshot: my-agent-snap\n")
 	run := playOnEmulator(t, srv, dir, 3)
@@ -191,6 +194,7 @@ func TestUnknownSnapshotStopsTheRun(t *testing.T) {
 // A sandbox that ends in error or build_failed: the run stops with one
 // line, and the failed sandbox is deleted.
 func TestSandboxThatFailsToStartStopsTheRun(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		state string
 		delay time.Duration
@@ -217,6 +221,7 @@ func TestSandboxThatFailsToStartStopsTheRun(t *testing.T) {
 // A quota refusal answered 403 (as later API versions do) is capacity, not
 // a refused key.
 func TestQuotaOn403IsNotAuth(t *testing.T) {
+	t.Parallel()
 	srv := daytonatest.Start(t, daytonatest.Options{Quota: daytonatest.Quota{CPU: 1}, QuotaStatus: 403})
 	// Each job outlasts the creation pacer's step, so the next creation
 	// meets a full account.
@@ -232,6 +237,7 @@ func TestQuotaOn403IsNotAuth(t *testing.T) {
 // A toolbox that answers 502 for a moment after its sandbox started (the
 // proxy cannot reach the daemon yet) is waited out.
 func TestToolboxWarmUpIsWaitedOut(t *testing.T) {
+	t.Parallel()
 	srv := daytonatest.Start(t, daytonatest.Options{ToolboxWarmup: 400 * time.Millisecond})
 	dir := writeTournament(t, 2, "echo ok > \"$2\"\n", "")
 	playOnEmulator(t, srv, dir, 0)
@@ -244,6 +250,7 @@ func TestToolboxWarmUpIsWaitedOut(t *testing.T) {
 // deletion: the account is not full, the run waits for its own sandbox to
 // be gone and goes on.
 func TestSlowDestroyIsNotAFullAccount(t *testing.T) {
+	t.Parallel()
 	srv := daytonatest.Start(t, daytonatest.Options{Quota: daytonatest.Quota{CPU: 1}, DestroyDelay: 7 * time.Second})
 	dir := writeTournament(t, 2, "sleep 1; echo ok > \"$2\"\n", "")
 	run := playOnEmulator(t, srv, dir, 0)

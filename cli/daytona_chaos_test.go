@@ -26,6 +26,7 @@ type trialKey struct {
 // its candidate run once; none ends infra; the verdict and every trial's
 // success and score are the clean run's; nothing is left alive.
 func TestDaytonaBadNight(t *testing.T) {
+	t.Parallel()
 	type played struct {
 		rec  forge.Record
 		runs map[trialKey]int
@@ -126,6 +127,7 @@ func TestDaytonaBadNight(t *testing.T) {
 // as run at once have, the run stops with exit 3 and one line naming the
 // cause, leaving nothing alive and no loop.
 func TestDaytonaFaultThatNeverClears(t *testing.T) {
+	t.Parallel()
 	srv := daytonatest.Start(t, daytonatest.Options{})
 	srv.SetChaos(1, daytonatest.ChaosRule{Ops: []string{daytonatest.OpSessionExec}, Rate: 1, Fault: daytonatest.Fault{Status: 502}})
 	dir := writeTournament(t, 10, "echo ok > \"$2\"\n", "")

@@ -13,6 +13,7 @@ import (
 // results.json's undeleted_sandboxes, and forge gc, run as a user would,
 // deletes it later.
 func TestUndeletedSandboxIsRecordedAndCollectedByGC(t *testing.T) {
+	t.Parallel()
 	srv := daytonatest.Start(t, daytonatest.Options{})
 	dir := writeTournament(t, 1, "echo ok > \"$2\"\n", "")
 	// Every deletion the run tries (the job's own, then the sweep at the
@@ -56,6 +57,7 @@ func TestUndeletedSandboxIsRecordedAndCollectedByGC(t *testing.T) {
 // An API that cannot be reached is exit 3 with a line that says so, and
 // nothing is left behind.
 func TestUnreachableAPIExitsThree(t *testing.T) {
+	t.Parallel()
 	dir := writeTournament(t, 2, "echo ok > \"$2\"\n", "")
 	cmd, _, stderr := forgeCmd(dir, []string{"DAYTONA_API_KEY=dtn_0123456789abcdef0123456789", "DAYTONA_API_URL=http://127.0.0.1:9/api"},
 		"run", "--daytona", "--run-id", "r", "--quiet")

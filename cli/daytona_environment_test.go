@@ -43,6 +43,7 @@ func environmentTournament(t *testing.T, trials int, build ...string) string {
 // once for both candidates' trials, every sandbox is created from it, the
 // next run builds nothing, and forge gc deletes it once unused.
 func TestDaytonaEnvironmentIsOneSnapshot(t *testing.T) {
+	t.Parallel()
 	srv := daytonatest.Start(t, daytonatest.Options{})
 	dir := environmentTournament(t, 3)
 	env := []string{"DAYTONA_API_KEY=" + srv.APIKey(), "DAYTONA_API_URL=" + srv.URL()}
@@ -104,6 +105,7 @@ func TestDaytonaEnvironmentIsOneSnapshot(t *testing.T) {
 // A failing build step stops the run with exit 3 and the build log's last
 // lines, before any sandbox; no snapshot is left to be taken for built.
 func TestDaytonaFailingEnvironmentBuildExitsThree(t *testing.T) {
+	t.Parallel()
 	srv := daytonatest.Start(t, daytonatest.Options{})
 	dir := environmentTournament(t, 2, "echo about to fail", "exit 7")
 	env := []string{"DAYTONA_API_KEY=" + srv.APIKey(), "DAYTONA_API_URL=" + srv.URL()}

@@ -19,6 +19,7 @@ import (
 // request holds it, no file is left with it, and setup lines see it only
 // with setup_secrets.
 func TestDaytonaSuiteWithSecrets(t *testing.T) {
+	t.Parallel()
 	const secret = "sk-suite-canary-8f14e45fceea167a"
 	srv := daytonatest.Start(t, daytonatest.Options{})
 	dir := t.TempDir()

@@ -87,6 +87,7 @@ func checkEmulator(t *testing.T, srv *daytonatest.Server, secret string) {
 }
 
 func TestDaytonaPlaysTheSampleTournament(t *testing.T) {
+	t.Parallel()
 	srv := daytonatest.Start(t, daytonatest.Options{})
 	dir := copySample(t)
 	key := srv.APIKey()
@@ -125,6 +126,7 @@ func TestDaytonaPlaysTheSampleTournament(t *testing.T) {
 }
 
 func TestDaytonaBadKeyExitsThreeAndStartsNothingElse(t *testing.T) {
+	t.Parallel()
 	srv := daytonatest.Start(t, daytonatest.Options{})
 	dir := copySample(t)
 	const wrong = "dtn_wrong_key_0123456789"
@@ -143,6 +145,7 @@ func TestDaytonaBadKeyExitsThreeAndStartsNothingElse(t *testing.T) {
 }
 
 func TestDaytonaFallsBackWithoutKey(t *testing.T) {
+	t.Parallel()
 	dir := copySample(t)
 	cmd, _, stderr := forgeCmd(dir, []string{"DAYTONA_API_KEY=your_api_key_here"}, "run", "--daytona", "--run-id", "fb", "--only", "beta")
 	if code := exitCodeOf(t, cmd.Run()); code != 0 {
@@ -164,6 +167,7 @@ func TestDaytonaFallsBackWithoutKey(t *testing.T) {
 }
 
 func TestDaytonaInterruptDeletesEverySandbox(t *testing.T) {
+	t.Parallel()
 	srv := daytonatest.Start(t, daytonatest.Options{})
 	dir, markers := sleeperTournament(t)
 	cmd, _, stderr := forgeCmd(dir, []string{"DAYTONA_API_KEY=" + srv.APIKey(), "DAYTONA_API_URL=" + srv.URL()},

@@ -44,6 +44,7 @@ func spread(xs []float64) float64 {
 // into slowly starting sandboxes: each job waits longer than the one
 // before, but the candidates' runtimes are their own, so they all tie.
 func TestDaytonaIdenticalCandidatesTieWhateverTheQueue(t *testing.T) {
+	t.Parallel()
 	srv := daytonatest.Start(t, daytonatest.Options{StartDelay: 700 * time.Millisecond})
 	// Two seconds each: the noise allowance (5%) then covers the
 	// scheduling delays of a loaded CI machine.
@@ -96,6 +97,7 @@ func TestDaytonaIdenticalCandidatesTieWhateverTheQueue(t *testing.T) {
 // the run without a verdict: no winner, exit 3, and stderr gives the exact
 // command that finishes the run, which then does.
 func TestIncompleteRunExitsThreeWithTheResumeCommand(t *testing.T) {
+	t.Parallel()
 	srv := daytonatest.Start(t, daytonatest.Options{})
 	dir := writeTournament(t, 2, "echo ok > \"$2\"\n", "")
 	// c1 goes first (one job at a time) and every attempt at its sandbox

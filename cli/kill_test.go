@@ -22,6 +22,7 @@ import (
 // in the journal) was not played again, and only the jobs running at the
 // kill were played twice.
 func TestKilledRunResumes(t *testing.T) {
+	t.Parallel()
 	const tasks, conc = 20, 4
 	seed := time.Now().UnixNano()
 	if s := os.Getenv("FORGE_KILL_SEED"); s != "" {

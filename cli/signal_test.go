@@ -92,6 +92,7 @@ func waitExit(t *testing.T, cmd *exec.Cmd, limit time.Duration) *os.ProcessState
 }
 
 func TestInterruptCleansUpAndWritesPartialResults(t *testing.T) {
+	t.Parallel()
 	dir, markers := sleeperTournament(t)
 	cmd := exec.Command("forge", "run", "--run-id", "sig1")
 	cmd.Dir = dir
@@ -136,6 +137,7 @@ func TestInterruptCleansUpAndWritesPartialResults(t *testing.T) {
 }
 
 func TestSecondInterruptExitsAtOnce(t *testing.T) {
+	t.Parallel()
 	dir, markers := sleeperTournament(t)
 	cmd := exec.Command("forge", "run", "--run-id", "sig2")
 	cmd.Dir = dir

@@ -485,3 +485,24 @@ func TestStoppedRunIsMarked(t *testing.T) {
 		t.Error("the page of the run still played says it stopped")
 	}
 }
+
+// An artifact holding a secret's value is stored as written; a viewer that
+// does not know the secret (forge view on its own knows none of a
+// manifest's) shows results.json's excerpt, masked when the run wrote it,
+// and offers no download of the file.
+func TestArtifactWithASecretShowsTheMaskedExcerpt(t *testing.T) {
+	out := t.TempDir()
+	rec, dir := makeRun(t, out, spec{id: "r", candidates: []string{"alpha"}, trials: 1, files: true, start: t0})
+	r := &rec.Results[0]
+	must(t, os.WriteFile(filepath.Join(dir, filepath.FromSlash(r.ArtifactPath)), []byte("token: s3cr3t-value\n"), 0o644))
+	r.ArtifactContent, r.SecretInArtifact = "token: ***\n", true
+	must(t, forge.WriteRecord(filepath.Join(dir, forge.ResultsFile), rec))
+	ts := serve(t, Options{Out: out})
+	_, _, body := get(t, ts, "/run/r/trial/1")
+	wantIn(t, body, "token: ***", "holds a secret&#39;s value")
+	for _, bad := range []string{"s3cr3t-value", "/run/r/file/" + r.ArtifactPath} {
+		if strings.Contains(body, bad) {
+			t.Errorf("the trial page holds %q", bad)
+		}
+	}
+}

@@ -265,7 +265,18 @@ func (s *Server) artifact(x *runIndex, r *runner.Result) *artifactView {
 	}
 	a := &artifactView{Path: r.ArtifactPath, Kind: "text"}
 	var b []byte
-	if f, err := openInRun(x.dir, r.ArtifactPath); err == nil {
+	if r.SecretInArtifact {
+		// The file holds a secret's value as written, and the viewer may
+		// not know every secret the run passed (forge view on its own
+		// knows none of a manifest's): the page shows the record's excerpt,
+		// masked when the run wrote it, and offers no download.
+		b = []byte(r.ArtifactContent)
+		a.Note = "holds a secret's value: this is results.json's excerpt, the secret masked; the file as written is " + r.ArtifactPath
+		if r.ArtifactEncoding == "base64" {
+			a.Kind = "binary"
+			return a
+		}
+	} else if f, err := openInRun(x.dir, r.ArtifactPath); err == nil {
 		b, _ = io.ReadAll(io.LimitReader(f, artifactMax+1))
 		f.Close()
 		a.Download = "/run/" + url.PathEscape(x.id) + "/file/" + escapePath(r.ArtifactPath)
@@ -280,10 +291,6 @@ func (s *Server) artifact(x *runIndex, r *runner.Result) *artifactView {
 	if len(b) > artifactMax {
 		b = b[:artifactMax]
 		a.Note = "the first " + text.Bytes(artifactMax) + " of " + text.Bytes(float64(r.ArtifactBytes)) + "; download it whole"
-	}
-	if r.SecretInArtifact {
-		// Stored as written; shown masked, as results.json has it.
-		a.Note = strings.TrimPrefix(a.Note+"; holds a secret's value, masked here", "; ")
 	}
 	switch {
 	case bytes.IndexByte(b, 0) >= 0 || !utf8.Valid(trimRunes(b, false, true)):
