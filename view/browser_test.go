@@ -274,6 +274,9 @@ func TestViewerInChromium(t *testing.T) {
 	if v := pwned(); v != "undefined" {
 		t.Errorf("after clicking: window.__pwned is %s", v)
 	}
+	// The link, its javascript: gone, may load the page again: the DOM is
+	// read from the page loaded afresh, not from one being replaced.
+	do("open the hostile trial again", chromedp.Navigate(base+"run/hostile/trial/1"), chromedp.WaitVisible(css("#markdown")))
 	counts, err := chromedp.Run(ctx, chromedp.Evaluate[[]int](`[document.querySelectorAll("script:not([src])").length,
 		document.querySelectorAll("[onerror]").length,
 		document.querySelectorAll("a[href^='javascript:' i]").length,
