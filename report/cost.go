@@ -17,6 +17,23 @@ func costed(rec *forge.Record) bool {
 	return slices.ContainsFunc(rec.Standings, func(st scoring.Standing) bool { return st.Cost != nil })
 }
 
+// unpriced says nothing of what k counts has a price: its trials used
+// tokens, none priced.
+func unpriced(k *scoring.CostStanding) bool { return k.UnpricedTrials == k.CostedTrials && k.USD == 0 }
+
+// totalText is k's total, "$1.20", with "+unpriced" when part of it had no
+// price; "unpriced" when none of it had one.
+func totalText(k *scoring.CostStanding) string {
+	if unpriced(k) {
+		return "unpriced"
+	}
+	s := text.USD(k.USD)
+	if k.UnpricedTrials > 0 {
+		s += "+unpriced"
+	}
+	return s
+}
+
 // costText is the candidate's total cost and what a win cost: "$1.20
 // ($0.040/solved)" in a suite, "/success" otherwise; "unpriced" when it
 // has tokens but no price, and "+unpriced" when part of it had none.
@@ -25,13 +42,10 @@ func (c candidate) costText() string {
 	switch {
 	case k == nil:
 		return "—"
-	case k.UnpricedTrials == k.CostedTrials && k.USD == 0:
+	case unpriced(k):
 		return "unpriced"
 	}
-	s := text.USD(k.USD)
-	if k.UnpricedTrials > 0 {
-		s += "+unpriced"
-	}
+	s := totalText(k)
 	switch {
 	case k.PerSolvedUSD != nil:
 		s += " (" + text.USD(*k.PerSolvedUSD) + "/solved)"
@@ -50,7 +64,7 @@ func (c candidate) costLine() string {
 	switch {
 	case k == nil:
 		return ""
-	case k.UnpricedTrials == k.CostedTrials && k.USD == 0:
+	case unpriced(k):
 		return fmt.Sprintf("%d tokens, unpriced", k.Tokens)
 	}
 	s := fmt.Sprintf("cost %s: %s a trial, %d tokens", text.USD(k.USD), text.USD(k.MeanUSD), k.Tokens)

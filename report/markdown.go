@@ -234,27 +234,21 @@ func writeMarkdownCost(b *strings.Builder, cs []candidate) {
 		return
 	}
 	b.WriteString("\n| Candidate | Cost | Per trial | Tokens | Per success | Per solved task |\n|:---|---:|---:|---:|---:|---:|\n")
-	money := func(p *float64, unpriced bool) string {
-		switch {
-		case unpriced:
-			return "unpriced"
-		case p == nil:
-			return "—"
-		}
-		return text.USD(*p)
-	}
 	for _, c := range cs {
 		k := c.standing.Cost
 		if k == nil {
 			continue
 		}
-		none := k.UnpricedTrials == k.CostedTrials && k.USD == 0
-		total, mean := k.USD, k.MeanUSD
-		cost := money(&total, none)
-		if k.UnpricedTrials > 0 && !none {
-			cost += " + unpriced"
+		money := func(p *float64) string {
+			switch {
+			case unpriced(k):
+				return "unpriced"
+			case p == nil:
+				return "—"
+			}
+			return text.USD(*p)
 		}
-		fmt.Fprintf(b, "| %s | %s | %s | %d | %s | %s |\n", text.Markdown(text.OneLine(c.standing.CandidateID)), cost, money(&mean, none),
-			k.Tokens, money(k.PerSuccessUSD, none), money(k.PerSolvedUSD, none))
+		fmt.Fprintf(b, "| %s | %s | %s | %d | %s | %s |\n", text.Markdown(text.OneLine(c.standing.CandidateID)), totalText(k), money(&k.MeanUSD),
+			k.Tokens, money(k.PerSuccessUSD), money(k.PerSolvedUSD))
 	}
 }

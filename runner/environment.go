@@ -10,6 +10,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -166,4 +167,41 @@ func (e *BuildError) Unwrap() error { return e.Err }
 // like a finished environment.
 type Builder interface {
 	BuildEnvironment(ctx context.Context, env *Environment, log func(line string)) (EnvironmentBuild, error)
+}
+
+// Turns lets one goroutine at a time make an environment ready, whatever
+// the backend: each key (an environment's hash) has one turn, which the
+// others wait for, or for their context's end. The zero value is ready.
+type Turns struct {
+	mu sync.Mutex
+	m  map[string]chan struct{}
+}
+
+// Take waits for key's turn (calling waiting, when not nil, before it
+// waits for another goroutine's) and returns what ends it; ctx's error
+// when ctx ends first.
+func (t *Turns) Take(ctx context.Context, key string, waiting func()) (done func(), err error) {
+	t.mu.Lock()
+	if t.m == nil {
+		t.m = map[string]chan struct{}{}
+	}
+	turn := t.m[key]
+	if turn == nil {
+		turn = make(chan struct{}, 1)
+		t.m[key] = turn
+	}
+	t.mu.Unlock()
+	select {
+	case turn <- struct{}{}:
+	default:
+		if waiting != nil {
+			waiting()
+		}
+		select {
+		case turn <- struct{}{}:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return func() { <-turn }, nil
 }

@@ -168,7 +168,7 @@ func TestTrialPage(t *testing.T) {
 	score := 0.25
 	r.Judges = []runner.JudgeResult{{Name: "quality", Score: &score, Reason: "too short"}}
 	r.Submitted = map[string]any{"items": 3}
-	r.Usage = &runner.Usage{Models: []runner.ModelUsage{{Model: "gpt-x", Calls: 2, InputTokens: 100, OutputTokens: 20, TotalTokens: 120}}}
+	r.Usage = &runner.Usage{Models: []runner.ModelUsage{{Model: "gpt-x", Calls: 1, InputTokens: 100, OutputTokens: 20, TotalTokens: 120}}}
 	stderr := strings.Repeat("x", 100<<10) + "\n\x1b[31mError: hunter2-secret went wrong\x1b[0m\n"
 	must(t, os.WriteFile(filepath.Join(dir, "beta", "stderr.log"), []byte(stderr), 0o644))
 	must(t, os.WriteFile(filepath.Join(dir, "beta", "out.md"), []byte("# Title\n\n[x](javascript:alert(1)) <img src=x onerror=alert(1)>\n"), 0o644))
@@ -184,7 +184,7 @@ func TestTrialPage(t *testing.T) {
 		t.Fatalf("status %d: %s", code, body)
 	}
 	wantIn(t, body, "exit status 3: &lt;b&gt;bad&lt;/b&gt;", "candidate_failed", "Error: *** went wrong", "page 2 of 2",
-		"too short", "&#34;items&#34;: 3", "gpt-x", "search", "&lt;script&gt;x&lt;/script&gt; found 3", `<h1>Title</h1>`,
+		"too short", "&#34;items&#34;: 3", "gpt-x", "1 call · 100 input tokens", "search", "&lt;script&gt;x&lt;/script&gt; found 3", `<h1>Title</h1>`,
 		"1 line is not a JSON object (the first: line 2")
 	for _, bad := range []string{"hunter2-secret", "\x1b[31m", "javascript:", "onerror", "<img"} {
 		if strings.Contains(body, bad) {

@@ -233,7 +233,7 @@ func usageFacts(r *runner.Result) (usage, cost [][2]string) {
 	if u := r.Usage; u != nil {
 		for _, m := range u.Models {
 			usage = append(usage, [2]string{text.OneLine(cmpOr(m.Model, "(unnamed model)")),
-				fmt.Sprintf("%d calls · %d input tokens (%d cached) · %d output · %d total", m.Calls, m.InputTokens, m.CachedInputTokens, m.OutputTokens, m.TotalTokens)})
+				fmt.Sprintf("%d %s · %d input tokens (%d cached) · %d output · %d total", m.Calls, text.Plural(m.Calls, "call", "calls"), m.InputTokens, m.CachedInputTokens, m.OutputTokens, m.TotalTokens)})
 		}
 		if u.CostUSD != nil {
 			usage = append(usage, [2]string{"own cost", text.USD(*u.CostUSD)})

@@ -33,10 +33,9 @@ const (
 )
 
 // envState is what a Runner knows of one environment. The goroutine
-// holding turn makes it ready; the others wait for their turn and find
-// what it did.
+// whose turn it is (Runner.turns) makes it ready; the others wait for
+// their turn and find what it did.
 type envState struct {
-	turn chan struct{}
 	// Under Runner.mu.
 	ready  bool
 	failed error // a *runner.BuildError: the same content fails again
@@ -89,13 +88,12 @@ func (r *Runner) BuildEnvironment(ctx context.Context, env *runner.Environment, 
 	if log == nil {
 		log = func(string) {}
 	}
-	st := r.envState(env.Hash)
-	select {
-	case st.turn <- struct{}{}:
-	case <-ctx.Done():
-		return out, ctx.Err()
+	done, err := r.turns.Take(ctx, env.Hash, nil)
+	if err != nil {
+		return out, err
 	}
-	defer func() { <-st.turn }()
+	defer done()
+	st := r.envState(env.Hash)
 	r.mu.Lock()
 	ready, failed, closed := st.ready, st.failed, r.closed
 	r.mu.Unlock()
@@ -146,7 +144,7 @@ func (r *Runner) envState(hash string) *envState {
 	}
 	st := r.envs[hash]
 	if st == nil {
-		st = &envState{turn: make(chan struct{}, 1)}
+		st = &envState{}
 		r.envs[hash] = st
 	}
 	return st

@@ -81,8 +81,10 @@ type Runner struct {
 	stopped   *runner.UnusableError
 	undeleted map[string]string // name -> "name (id)": could not be deleted
 	closed    bool
-	// envs are the environments BuildEnvironment was asked for, by hash.
-	envs map[string]*envState
+	// envs are the environments BuildEnvironment was asked for, by hash;
+	// turns say which goroutine makes each ready.
+	envs  map[string]*envState
+	turns runner.Turns
 }
 
 // New checks the options, connects the SDK and, when a volume is

@@ -54,10 +54,10 @@ func DefaultEnvCache() (string, error) {
 
 var _ runner.Builder = (*Runner)(nil)
 
-// envState is what a Runner knows of one environment.
+// envState is what a Runner knows of one environment: the goroutine
+// whose turn it is (Runner.turns) makes it ready; the others find what
+// it did.
 type envState struct {
-	// turn is held by the goroutine making it ready; the others wait.
-	turn chan struct{}
 	// Under Runner.envMu: its directory once this Runner made it ready,
 	// and the shared lock held on it until Close.
 	dir  string
@@ -114,20 +114,12 @@ func (r *Runner) BuildEnvironment(ctx context.Context, env *runner.Environment, 
 	dir := filepath.Join(root, runner.ShortHash(env.Hash))
 	out.Where = dir
 
-	st := r.envState(env.Hash)
-	select {
-	case st.turn <- struct{}{}:
-	default:
-		if r.onEnvWait != nil {
-			r.onEnvWait()
-		}
-		select {
-		case st.turn <- struct{}{}:
-		case <-ctx.Done():
-			return out, ctx.Err()
-		}
+	done, err := r.turns.Take(ctx, env.Hash, r.onEnvWait)
+	if err != nil {
+		return out, err
 	}
-	defer func() { <-st.turn }()
+	defer done()
+	st := r.envState(env.Hash)
 
 	r.envMu.Lock()
 	held := st.dir != ""
@@ -175,7 +167,7 @@ func (r *Runner) envState(hash string) *envState {
 	}
 	st := r.envs[hash]
 	if st == nil {
-		st = &envState{turn: make(chan struct{}, 1)}
+		st = &envState{}
 		r.envs[hash] = st
 	}
 	return st

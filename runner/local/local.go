@@ -97,9 +97,11 @@ type Runner struct {
 	removers chan struct{}
 	closing  sync.Mutex
 
-	// envs are the environments BuildEnvironment was asked for, by hash.
+	// envs are the environments BuildEnvironment was asked for, by hash;
+	// turns say which goroutine makes each ready.
 	envMu sync.Mutex
 	envs  map[string]*envState
+	turns runner.Turns
 	// onEnvWait, when set (by tests), is called when BuildEnvironment
 	// waits for another goroutine making the same environment ready.
 	onEnvWait func()
