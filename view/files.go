@@ -47,25 +47,61 @@ func openInRun(dir, rel string) (*os.File, error) {
 
 // file serves one of a run's files as a download: never rendered by the
 // browser (Content-Disposition: attachment, application/octet-stream).
+// An artifact that holds a secret's value is not served (see artifact).
 func (s *Server) file(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
-	p, ok := s.runPath(id)
-	if !ok {
-		s.notFound(w, r, "no run "+id)
+	x := s.index(w, r, r.PathValue("id"))
+	if x == nil {
 		return
 	}
-	f, err := openInRun(path.Dir(strings.ReplaceAll(p, "\\", "/")), r.PathValue("path"))
+	f, err := openInRun(x.dir, r.PathValue("path"))
 	if err != nil {
 		s.notFound(w, r, "no such file in the run")
 		return
 	}
 	defer f.Close()
-	fi, _ := f.Stat()
+	fi, err := f.Stat()
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if trial, ok := x.secretArtifact(fi); ok {
+		w.WriteHeader(http.StatusForbidden)
+		s.render(w, r, "error.tmpl", errorPage{"Not served", fmt.Sprintf(
+			"this file is the artifact of trial %d and holds a secret's value: its page shows results.json's excerpt, the secret masked", trial)})
+		return
+	}
 	name := path.Base(r.PathValue("path"))
 	w.Header().Set("Content-Type", "application/octet-stream")
 	w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": name}))
 	w.Header().Set("Content-Length", strconv.FormatInt(fi.Size(), 10))
 	io.Copy(w, f)
+}
+
+// secretArtifact reports whether fi is the artifact of a trial flagged as
+// holding a secret's value (runner.Result.SecretInArtifact), and which
+// (1-based, as the trial's page): the same file, whatever path named it.
+func (x *runIndex) secretArtifact(fi os.FileInfo) (int, bool) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for i := range x.rec.Results {
+		if !x.rec.Results[i].SecretInArtifact {
+			continue
+		}
+		r, _, err := x.result(i)
+		if err != nil || r.ArtifactPath == "" {
+			continue
+		}
+		f, err := openInRun(x.dir, r.ArtifactPath)
+		if err != nil {
+			continue
+		}
+		afi, err := f.Stat()
+		f.Close()
+		if err == nil && os.SameFile(fi, afi) {
+			return i + 1, true
+		}
+	}
+	return 0, false
 }
 
 // logPage is the size of a page of a log.

@@ -47,6 +47,7 @@ type slim struct {
 	Attempts          int              `json:"attempts"`
 	ArtifactBytes     int64            `json:"artifact_bytes"`
 	ArtifactTruncated bool             `json:"artifact_truncated"`
+	SecretInArtifact  bool             `json:"secret_in_artifact"`
 	OutputTruncated   bool             `json:"output_truncated"`
 	SubmitError       string           `json:"submit_error"`
 	Cost              *runner.Cost     `json:"cost"`
@@ -71,6 +72,7 @@ func (s *slim) fill(r *runner.Result) {
 	r.CandidateID, r.TaskID, r.Trial, r.Success, r.ExitCode = s.CandidateID, s.TaskID, s.Trial, s.Success, s.ExitCode
 	r.ErrorKind, r.ErrorMessage, r.RuntimeSeconds, r.Score = s.ErrorKind, s.ErrorMessage, s.RuntimeSeconds, s.Score
 	r.Attempts, r.ArtifactBytes, r.ArtifactTruncated = s.Attempts, s.ArtifactBytes, s.ArtifactTruncated
+	r.SecretInArtifact = s.SecretInArtifact
 	r.OutputTruncated, r.SubmitError, r.Cost = s.OutputTruncated, s.SubmitError, s.Cost
 	if len(r.ErrorMessage) > maxIndexedMessage {
 		r.ErrorMessage = r.ErrorMessage[:maxIndexedMessage]

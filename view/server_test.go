@@ -505,4 +505,18 @@ func TestArtifactWithASecretShowsTheMaskedExcerpt(t *testing.T) {
 			t.Errorf("the trial page holds %q", bad)
 		}
 	}
+	// Asked for directly, by its path or another naming the same file, the
+	// file is not served; the run's other files still are.
+	link := filepath.Join(dir, "alpha", "hardlink.md")
+	must(t, os.Link(filepath.Join(dir, filepath.FromSlash(r.ArtifactPath)), link))
+	for _, p := range []string{"/run/r/file/" + r.ArtifactPath, "/run/r/file/alpha/hardlink.md"} {
+		code, _, body := get(t, ts, p)
+		if code != http.StatusForbidden || strings.Contains(body, "s3cr3t-value") {
+			t.Errorf("%s: status %d, body %q; want 403 without the secret", p, code, body)
+		}
+		wantIn(t, body, "holds a secret&#39;s value")
+	}
+	if code, _, _ := get(t, ts, "/run/r/file/"+r.OutputPath); code != 200 {
+		t.Errorf("stdout.log: status %d, want 200", code)
+	}
 }
