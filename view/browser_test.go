@@ -260,6 +260,27 @@ func TestViewerInChromium(t *testing.T) {
 		t.Errorf("the finished run's page counts %q trials, want 2", n)
 	}
 
+	// A run whose forge is killed while its page is open: the page says it
+	// stopped and how to finish it, without a reload.
+	halted := filepath.Join(out, "halted")
+	startLive(t, halted)
+	do("open the run about to stop", chromedp.Navigate(base+"run/halted"),
+		chromedp.WaitVisible(chromedp.Search(`//ul[@id="running"]/li[contains(., "gamma")]`)))
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[string](`window.__stay = "still"`)); err != nil {
+		t.Fatalf("mark the page: %v", err)
+	}
+	lastSeen, err := json.Marshal(forge.Running{UpdatedAt: time.Now().UTC().Add(-time.Hour), Jobs: []forge.RunningJob{}})
+	must(t, err)
+	must(t, os.WriteFile(filepath.Join(halted, forge.RunningFile), lastSeen, 0o644))
+	do("see it stopped", chromedp.WaitVisible(css("#stopped")),
+		chromedp.WaitVisible(chromedp.Search(`//span[@id="livebadge" and text()="stopped"]`)))
+	if v, err := chromedp.Run(ctx, chromedp.Evaluate[string](`String(window.__stay)`)); err != nil || v != "still" {
+		t.Errorf("the page was reloaded to show the run stopped (window.__stay = %q, %v)", v, err)
+	}
+	if got := text("#stopped"); !strings.Contains(got, "forge run --resume halted") {
+		t.Errorf("the stopped notice says %q", got)
+	}
+
 	// The hostile candidate's trial: nothing of its output runs.
 	pwned := func() string {
 		v, err := chromedp.Run(ctx, chromedp.Evaluate[string](`typeof window.__pwned`))
@@ -305,7 +326,7 @@ func TestViewerInChromium(t *testing.T) {
 // one finished trial; it returns the journal's path.
 func startLive(t *testing.T, dir string) string {
 	must(t, os.MkdirAll(dir, 0o755))
-	head := &forge.Record{SchemaVersion: forge.SchemaVersion, RunID: "live", Backend: "local", Objective: "in progress",
+	head := &forge.Record{SchemaVersion: forge.SchemaVersion, RunID: filepath.Base(dir), Backend: "local", Objective: "in progress",
 		StartedAt: time.Now().UTC(), Trials: 1}
 	must(t, forge.WriteRecord(filepath.Join(dir, forge.ResultsFile), head))
 	journal := filepath.Join(dir, forge.JournalFile)

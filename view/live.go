@@ -29,7 +29,8 @@ type liveTrial struct {
 // events streams a run's finished trials as server-sent events, from the
 // trial after ?from=N (or the Last-Event-ID): a "trial" event each, as
 // the journal gains them, then "finished" once results.json is written
-// whole. The page adds each trial to its list without a reload.
+// whole, or "stopped" (its last sign of life) when forge no longer plays
+// the run. The page adds each trial to its list without a reload.
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	path, ok := s.runPath(id)
@@ -74,6 +75,13 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 			fmt.Fprintf(w, "id: %d\nevent: trial\ndata: %s\n\n", t.N, b)
 		}
 		if !done {
+			// A run forge stopped playing (killed) says so, and the
+			// stream ends: nothing more will come until it is resumed.
+			if last := x.stopped(); last != "" {
+				fmt.Fprintf(w, "event: stopped\ndata: %s\n\n", jsonString(last))
+				flusher.Flush()
+				return
+			}
 			// The jobs under way and their phases, when they changed.
 			if b := runningJobs(dir); b != sentRunning {
 				fmt.Fprintf(w, "event: running\ndata: %s\n\n", b)

@@ -329,8 +329,9 @@ func TestLiveRunGainsTrials(t *testing.T) {
 	journal := filepath.Join(dir, forge.JournalFile)
 	must(t, os.WriteFile(journal, line("alpha", true), 0o644))
 	// A job under way, as forge run lists it.
-	running, _ := json.Marshal(forge.Running{UpdatedAt: t0.Add(3 * time.Second),
-		Jobs: []forge.RunningJob{{Job: "gamma", Phase: runner.PhaseExecute, StartedAt: t0}}})
+	now := time.Now().UTC() // a sign of life: the run is played
+	running, _ := json.Marshal(forge.Running{UpdatedAt: now,
+		Jobs: []forge.RunningJob{{Job: "gamma", Phase: runner.PhaseExecute, StartedAt: now.Add(-3 * time.Second)}}})
 	must(t, os.WriteFile(filepath.Join(dir, forge.RunningFile), running, 0o644))
 	ts := serve(t, Options{Out: out})
 	_, _, body := get(t, ts, "/run/live")
@@ -453,7 +454,8 @@ func TestRunsListReadsALargeRunsHead(t *testing.T) {
 // that finishes it; a run still played is live.
 func TestStoppedRunIsMarked(t *testing.T) {
 	out := t.TempDir()
-	for id, sign := range map[string]time.Time{"gone": time.Now().Add(-time.Hour), "going": time.Now()} {
+	goneAt := time.Now().Add(-time.Hour)
+	for id, sign := range map[string]time.Time{"gone": goneAt, "going": time.Now()} {
 		dir := filepath.Join(out, id)
 		must(t, os.MkdirAll(dir, 0o755))
 		must(t, forge.WriteRecord(filepath.Join(dir, forge.ResultsFile), &forge.Record{SchemaVersion: forge.SchemaVersion, RunID: id, Backend: "local", StartedAt: t0, Trials: 1}))
@@ -479,11 +481,21 @@ func TestStoppedRunIsMarked(t *testing.T) {
 	}
 	_, _, body = get(t, ts, "/run/gone")
 	wantIn(t, body, `id="livebadge">stopped`, `id="stopped"`, "forge run --resume gone")
+	if strings.Contains(body, "data-events") {
+		t.Error("the stopped run's page listens for events")
+	}
 	_, _, body = get(t, ts, "/run/going")
 	wantIn(t, body, `id="livebadge">live`)
 	if strings.Contains(body, `id="stopped"`) {
 		t.Error("the page of the run still played says it stopped")
 	}
+	// The stopped run's stream says it stopped, when it was last seen,
+	// and ends.
+	code, _, stream := get(t, ts, "/run/gone/events?from=0")
+	if code != 200 {
+		t.Fatalf("events of the stopped run: status %d", code)
+	}
+	wantIn(t, stream, "event: stopped\ndata: \""+goneAt.UTC().Format(time.DateTime)+"\"\n")
 }
 
 // An artifact holding a secret's value is stored as written; a viewer that

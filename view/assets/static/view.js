@@ -1,7 +1,7 @@
 // forge view: the one script of the pages. A live run's page shows the
 // jobs under way with their phases and adds each trial that finishes to
 // its list, from the server's events, and draws itself again when the run
-// ends; nothing else needs a script. Candidate text is set with textContent, never parsed as
+// ends or forge stops playing it; nothing else needs a script. Candidate text is set with textContent, never parsed as
 // HTML.
 "use strict";
 (function () {
@@ -54,14 +54,15 @@
     var n = document.getElementById("runningcount");
     if (n) n.textContent = String(jobs.length);
   });
-  // When the run ends, the page is drawn again as the server now has it
-  // (its standings, winner and matrix): the page's own address fetched and
-  // its <main> put in place of this one, without a reload.
-  es.addEventListener("finished", function () {
+  // When the run ends, or forge stops playing it, the page is drawn again
+  // as the server now has it (its standings, winner and matrix, or the
+  // stopped run's notice): the page's own address fetched and its <main>
+  // put in place of this one, without a reload.
+  function redraw(state) {
     es.close();
     if (running) while (running.firstChild) running.removeChild(running.firstChild);
     var badge = document.getElementById("livebadge");
-    if (badge) badge.textContent = "finished";
+    if (badge) badge.textContent = state;
     fetch(location.href, { cache: "no-store" })
       .then(function (r) {
         if (!r.ok) throw new Error(r.status);
@@ -74,7 +75,9 @@
         main.replaceWith(document.adoptNode(next));
       })
       .catch(function () {
-        if (badge) badge.textContent = "finished: reload for the standings";
+        if (badge) badge.textContent = state + ": reload to see the run as it is";
       });
-  });
+  }
+  es.addEventListener("finished", function () { redraw("finished"); });
+  es.addEventListener("stopped", function () { redraw("stopped"); });
 })();
