@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime"
 	"runtime/debug"
 	"strconv"
 	"sync"
@@ -226,7 +225,6 @@ rank them, print the standings on stdout and write results under
 
 func runTournament(ctx context.Context, env *Env, o *runOptions, failUnderSet, maxDropSet, seedSet bool) error {
 	defer collectSooner(env.Getenv)()
-	defer fewerPs(env.Getenv)()
 	m, err := loadManifest(o.manifest)
 	if err != nil {
 		return withCode(ExitUsage, err)
@@ -448,22 +446,6 @@ func collectSooner(getenv func(string) string) (restore func()) {
 	}
 	was := debug.SetGCPercent(25)
 	return func() { debug.SetGCPercent(was) }
-}
-
-// fewerPs gives the run a quarter of the CPUs' Ps, at least one, until the
-// function it returns is called; GOMAXPROCS in forge's environment wins.
-// A run orchestrates: the work is in the candidates' processes, and a Go
-// side with fewer Ps wakes fewer threads to look for work (on 2 cores, one
-// P instead of two: 10% less of forge's own CPU, 2.5% less wall; see
-// bench/local.sh). The commands that work on records themselves (view,
-// compare, merge) keep every P: the viewer reads a 100,000-trial record
-// on all of them.
-func fewerPs(getenv func(string) string) (restore func()) {
-	if getenv("GOMAXPROCS") != "" {
-		return func() {}
-	}
-	runtime.GOMAXPROCS(max(1, runtime.GOMAXPROCS(0)/4))
-	return runtime.SetDefaultGOMAXPROCS
 }
 
 // echoFor streams candidates' output with --verbose.
