@@ -94,19 +94,23 @@ func History(outRoot string, last int) ([]Entry, error) {
 // an entry needs (a finished run with standings and its trials, which a
 // 100,000-trial record's head says in milliseconds), else all of it.
 func entry(dir string) (Entry, error) {
-	f, err := os.Open(filepath.Join(dir, forge.ResultsFile))
+	path := filepath.Join(dir, forge.ResultsFile)
+	f, err := os.Open(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return Entry{}, fmt.Errorf("no %s", forge.ResultsFile)
 	case err != nil:
 		return Entry{}, fmt.Errorf("read %s: %w", forge.ResultsFile, err)
 	}
-	rec, err := forge.DecodeRecordHead(f)
+	rec, tasks, err := forge.DecodeRecordSummary(f)
 	f.Close()
 	if err == nil && (!rec.Finished() || len(rec.Standings) == 0 || rec.Trials == 0) {
 		var b []byte
-		if b, err = os.ReadFile(filepath.Join(dir, forge.ResultsFile)); err == nil {
+		if b, err = os.ReadFile(path); err == nil {
 			rec, err = forge.DecodeRecord(b)
+			if err == nil {
+				tasks = len(rec.Tasks)
+			}
 		}
 	}
 	if err != nil {
@@ -114,7 +118,7 @@ func entry(dir string) (Entry, error) {
 	}
 	e := Entry{
 		RunID: rec.RunID, Dir: dir, StartedAt: rec.StartedAt, Backend: rec.Backend,
-		Winner: rec.Winner, Interrupted: rec.Interrupted, Scores: []CandidateScore{}, Tasks: len(rec.Tasks),
+		Winner: rec.Winner, Interrupted: rec.Interrupted, Scores: []CandidateScore{}, Tasks: tasks,
 	}
 	e.RunID = cmp.Or(e.RunID, filepath.Base(dir))
 	all := sides(rec)

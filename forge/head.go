@@ -55,6 +55,53 @@ func DecodeRecordHead(r io.Reader) (*Record, error) {
 // results.json is indented two spaces a level and the results array is a
 // member of the top-level object, so everything in it is indented deeper.
 func ScanRecord(r io.Reader, each func(off int64, line []byte) error) (*Record, error) {
+	rec, _, err := scanRecord(r, each, false)
+	return rec, err
+}
+
+// ReadRecordSummary reads what a list of runs says of the run whose
+// results.json is path: ReadRecordHead's record without its tasks and task
+// matrix either (a suite of 25,000 tasks writes 25,000 lines of each), and
+// the number of its tasks; its errors are ReadRecordHead's.
+func ReadRecordSummary(path string) (*Record, int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		_, err := ReadRecordHead(path) // its error
+		return nil, 0, err
+	}
+	defer f.Close()
+	rec, tasks, err := DecodeRecordSummary(f)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s: %w", path, err)
+	}
+	return rec, tasks, nil
+}
+
+// DecodeRecordSummary reads a results.json from r as ReadRecordSummary
+// does. A record not written one task a line (before schema 3) is read
+// again from the start as DecodeRecordHead reads it.
+func DecodeRecordSummary(r io.ReadSeeker) (*Record, int, error) {
+	rec, tasks, err := scanRecord(r, nil, true)
+	if !errors.Is(err, errNotOneALine) {
+		return rec, tasks, err
+	}
+	if _, err := r.Seek(0, io.SeekStart); err != nil {
+		return nil, 0, err
+	}
+	if rec, err = DecodeRecordHead(r); err != nil {
+		return nil, 0, err
+	}
+	tasks = len(rec.Tasks)
+	rec.Tasks, rec.TaskMatrix = nil, nil
+	return rec, tasks, nil
+}
+
+// errNotOneALine says that a record's tasks are not one a line.
+var errNotOneALine = errors.New("the tasks are not written one a line")
+
+// scanRecord is ScanRecord; lean, it also skips the tasks and the task
+// matrix and counts the tasks (ReadRecordSummary).
+func scanRecord(r io.Reader, each func(off int64, line []byte) error, lean bool) (*Record, int, error) {
 	rd := bufio.NewReaderSize(r, 64<<10)
 	var head []byte
 	var off int64
@@ -64,15 +111,38 @@ func ScanRecord(r io.Reader, each func(off int64, line []byte) error) (*Record, 
 		skip          // in the results, skipping them
 		whole         // in the results, indented: kept for the decoder
 		after
+		tasks  // lean: in the tasks, counting them
+		matrix // lean: in the task matrix, skipping it
 	)
 	state := before
+	resume := before  // where a lean skip goes back to
 	indented := false // the results were kept whole
+	count := 0
 	for {
-		line, n, err := readLine(rd, state != skip)
+		line, n, err := readLine(rd, state != skip && state != matrix)
 		start := off
 		off += int64(n)
 		t := bytes.TrimRight(line, "\r\n")
 		switch {
+		case lean && (state == before || state == after) && opens(t, "tasks"):
+			resume, state = state, tasks
+		case lean && (state == before || state == after) && opens(t, "task_matrix"):
+			resume, state = state, matrix
+		case (state == tasks || state == matrix) && (bytes.Equal(t, []byte("  ]")) || bytes.Equal(t, []byte("  ],"))):
+			key := "tasks"
+			if state == matrix {
+				key = "task_matrix"
+			}
+			head = append(head, "  \""+key+"\": []"...) // an empty member, dropped below
+			head = append(head, line[3:]...)
+			state = resume
+		case state == tasks:
+			body := bytes.TrimSuffix(bytes.TrimSpace(t), []byte(","))
+			if len(body) < 2 || body[0] != '{' || body[len(body)-1] != '}' {
+				return nil, 0, errNotOneALine
+			}
+			count++
+		case state == matrix:
 		case state == before && bytes.HasPrefix(t, []byte(`  "results": [`)) && !bytes.HasSuffix(bytes.TrimRight(t, ","), []byte("]")):
 			state = skip
 			if each != nil {
@@ -96,7 +166,7 @@ func ScanRecord(r io.Reader, each func(off int64, line []byte) error) (*Record, 
 				head = append(head, "  \"results\": [\n"...)
 				head = append(head, line...)
 			} else if cerr := each(start+int64(bytes.IndexByte(line, '{')), body); cerr != nil {
-				return nil, cerr
+				return nil, 0, cerr
 			}
 		case state == skip:
 		default:
@@ -106,17 +176,30 @@ func ScanRecord(r io.Reader, each func(off int64, line []byte) error) (*Record, 
 			break
 		}
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
+	}
+	if state == tasks || state == matrix {
+		return nil, 0, errNotOneALine // cut short: let the whole read say how
 	}
 	rec, err := DecodeRecord(head)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if !indented {
 		rec.Results = nil
 	}
-	return rec, nil
+	if lean {
+		rec.Tasks, rec.TaskMatrix = nil, nil
+	}
+	return rec, count, nil
+}
+
+// opens reports whether line t opens the top-level member key's array and
+// leaves it open (its elements on the lines that follow).
+func opens(t []byte, key string) bool {
+	rest, ok := bytes.CutPrefix(t, []byte("  \""+key+"\": ["))
+	return ok && len(rest) == 0
 }
 
 // readLine reads the next line with its newline, and its length; a line

@@ -29,6 +29,7 @@ func TestReadRecordHeadSkipsTheResults(t *testing.T) {
 		rec.Results = append(rec.Results, r)
 	}
 	rec.score(scoring.Config{}, scoring.Suite{})
+	rec.TaskMatrix = []scoring.TaskRow{{TaskID: "t1", Weight: 1, Mean: 1}, {TaskID: "t2", Weight: 1, Mean: 0.5}}
 	dir := t.TempDir()
 	indented, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {
@@ -59,6 +60,23 @@ func TestReadRecordHeadSkipsTheResults(t *testing.T) {
 		}
 		if got.RunID != "r1" || got.WinnerLine == "" || len(got.Tasks) != 2 || got.Results != nil {
 			t.Errorf("%s: head %+v", name, got)
+		}
+		// The summary: the head without the tasks and the task matrix
+		// either, and how many tasks there are (an indented record is read
+		// as the head is).
+		sum, tasks, err := ReadRecordSummary(path)
+		if err != nil {
+			t.Fatalf("%s: summary: %v", name, err)
+		}
+		if tasks != 2 {
+			t.Errorf("%s: summary counts %d tasks, want 2", name, tasks)
+		}
+		if sum.Tasks != nil || sum.TaskMatrix != nil {
+			t.Errorf("%s: the summary holds the tasks or the matrix", name)
+		}
+		sum.Tasks, sum.TaskMatrix, whole.Tasks, whole.TaskMatrix = nil, nil, nil, nil
+		if !reflect.DeepEqual(sum, whole) {
+			t.Errorf("%s: summary\n%+v\nwant\n%+v", name, sum, whole)
 		}
 	}
 	if _, err := ReadRecordHead(filepath.Join(dir, "missing.json")); err == nil {

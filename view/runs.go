@@ -106,13 +106,13 @@ func (s *Server) fillRunRow(row *runRow, id string) {
 		return
 	}
 	if fi, err := os.Stat(path); err == nil && fi.Size() > indexForList && s.cache.peek(path) == nil {
-		rec, err := forge.ReadRecordHead(path)
+		rec, tasks, err := forge.ReadRecordSummary(path)
 		if err != nil {
 			row.Skipped = err.Error()
 			return
 		}
 		if rec.Finished() {
-			s.fillFromHead(row, rec)
+			s.fillFromHead(row, rec, tasks)
 			return
 		}
 	}
@@ -125,7 +125,7 @@ func (s *Server) fillRunRow(row *runRow, id string) {
 	defer x.mu.Unlock()
 	rec := x.rec
 	d := s.derive(x)
-	rowFacts(row, rec)
+	rowFacts(row, rec, len(rec.Tasks))
 	row.WinnerLine, row.Winner = d.summary.WinnerLine, d.summary.Winner
 	row.Live, row.Stopped = x.live(), x.stopped()
 	row.Gates = d.gates
@@ -137,8 +137,8 @@ func (s *Server) fillRunRow(row *runRow, id string) {
 // fillFromHead fills a row from a finished run's record without its
 // results: the standings say the cost; the gates' verdict, which may
 // count trials, waits for the run to be opened.
-func (s *Server) fillFromHead(row *runRow, rec *forge.Record) {
-	rowFacts(row, rec)
+func (s *Server) fillFromHead(row *runRow, rec *forge.Record, tasks int) {
+	rowFacts(row, rec, tasks)
 	row.WinnerLine, row.Winner = text.OneLine(rec.WinnerLine), rec.Winner != nil
 	if s.opts.Gates != nil {
 		row.Gates = "open the run"
@@ -154,22 +154,23 @@ func (s *Server) fillFromHead(row *runRow, rec *forge.Record) {
 	}
 }
 
-// rowFacts fills what a row says of the run whatever is read of it.
-func rowFacts(row *runRow, rec *forge.Record) {
+// rowFacts fills what a row says of the run whatever is read of it (its
+// record's summary: tasks is how many tasks it has).
+func rowFacts(row *runRow, rec *forge.Record, tasks int) {
 	if !rec.StartedAt.IsZero() {
 		row.Started = rec.StartedAt.UTC().Format(time.DateTime)
 	}
-	row.Backend = backendText(rec)
+	row.Backend = backendText(rec, tasks)
 	row.Manifest = text.OneLine(rec.ManifestPath)
 	row.Interrupted = rec.Interrupted
 }
 
-// backendText is the backend with a suite's task count and the trials:
+// backendText is the backend with a suite's task count (tasks) and the trials:
 // "local · 12 tasks × 3".
-func backendText(rec *forge.Record) string {
+func backendText(rec *forge.Record, tasks int) string {
 	s := text.OneLine(rec.Backend)
-	if len(rec.Tasks) > 0 {
-		s += fmt.Sprintf(" · %d tasks", len(rec.Tasks))
+	if tasks > 0 {
+		s += fmt.Sprintf(" · %d tasks", tasks)
 	}
 	if rec.Trials > 1 {
 		s += fmt.Sprintf(" × %d", rec.Trials)

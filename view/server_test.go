@@ -439,14 +439,14 @@ func TestRunsListReadsALargeRunsHead(t *testing.T) {
 	ts := httptest.NewServer(s.Handler())
 	defer ts.Close()
 	_, _, body := get(t, ts, "/")
-	wantIn(t, body, html.EscapeString(rec.WinnerLine), "open the run")
+	wantIn(t, body, html.EscapeString(rec.WinnerLine), "open the run", "local · 3 tasks")
 	path := filepath.Join(out, "big", forge.ResultsFile)
 	if s.cache.peek(path) != nil {
 		t.Error("the runs list read the large run whole")
 	}
 	get(t, ts, "/run/big")
 	_, _, body = get(t, ts, "/")
-	wantIn(t, body, "gates hold")
+	wantIn(t, body, "gates hold", "local · 3 tasks")
 }
 
 // A run forge stopped playing before it finished (killed: its
