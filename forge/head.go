@@ -21,12 +21,9 @@ import (
 // the results array, a member of the top-level object, ends at the first
 // line after its key that is "  ]" (everything in it is indented deeper).
 func ReadRecordHead(path string) (*Record, error) {
-	f, err := os.Open(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("%s: no such file", path)
-	case err != nil:
-		return nil, fmt.Errorf("read %s: %w", path, err)
+	f, err := openRecord(path)
+	if err != nil {
+		return nil, err
 	}
 	defer f.Close()
 	rec, err := DecodeRecordHead(f)
@@ -34,6 +31,19 @@ func ReadRecordHead(path string) (*Record, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return rec, nil
+}
+
+// openRecord opens the results.json at path, with the errors the readers
+// of a record's head give.
+func openRecord(path string) (*os.File, error) {
+	f, err := os.Open(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("%s: no such file", path)
+	case err != nil:
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return f, nil
 }
 
 // DecodeRecordHead reads a results.json from r as DecodeRecord does, but
@@ -64,9 +74,8 @@ func ScanRecord(r io.Reader, each func(off int64, line []byte) error) (*Record, 
 // matrix either (a suite of 25,000 tasks writes 25,000 lines of each), and
 // the number of its tasks; its errors are ReadRecordHead's.
 func ReadRecordSummary(path string) (*Record, int, error) {
-	f, err := os.Open(path)
+	f, err := openRecord(path)
 	if err != nil {
-		_, err := ReadRecordHead(path) // its error
 		return nil, 0, err
 	}
 	defer f.Close()
@@ -111,56 +120,45 @@ func scanRecord(r io.Reader, each func(off int64, line []byte) error, lean bool)
 		skip          // in the results, skipping them
 		whole         // in the results, indented: kept for the decoder
 		after
-		tasks  // lean: in the tasks, counting them
-		matrix // lean: in the task matrix, skipping it
 	)
 	state := before
-	resume := before  // where a lean skip goes back to
 	indented := false // the results were kept whole
-	count := 0
+	skipping := ""    // lean: the key of the array being skipped ("tasks", "task_matrix")
+	count := 0        // lean: the tasks
 	for {
-		line, n, err := readLine(rd, state != skip && state != matrix)
+		line, n, err := readLine(rd, state != skip && skipping != "task_matrix")
 		start := off
 		off += int64(n)
 		t := bytes.TrimRight(line, "\r\n")
 		switch {
-		case lean && (state == before || state == after) && opens(t, "tasks"):
-			resume, state = state, tasks
-		case lean && (state == before || state == after) && opens(t, "task_matrix"):
-			resume, state = state, matrix
-		case (state == tasks || state == matrix) && (bytes.Equal(t, []byte("  ]")) || bytes.Equal(t, []byte("  ],"))):
-			key := "tasks"
-			if state == matrix {
-				key = "task_matrix"
-			}
-			head = append(head, "  \""+key+"\": []"...) // an empty member, dropped below
-			head = append(head, line[3:]...)
-			state = resume
-		case state == tasks:
-			body := bytes.TrimSuffix(bytes.TrimSpace(t), []byte(","))
-			if len(body) < 2 || body[0] != '{' || body[len(body)-1] != '}' {
+		case skipping != "" && closes(t):
+			head = emptied(head, skipping, line) // dropped below
+			skipping = ""
+		case skipping == "tasks":
+			if _, ok := oneLineObject(t); !ok {
 				return nil, 0, errNotOneALine
 			}
 			count++
-		case state == matrix:
+		case skipping != "":
+		case lean && (state == before || state == after) && opens(t, "tasks"):
+			skipping = "tasks"
+		case lean && (state == before || state == after) && opens(t, "task_matrix"):
+			skipping = "task_matrix"
 		case state == before && bytes.HasPrefix(t, []byte(`  "results": [`)) && !bytes.HasSuffix(bytes.TrimRight(t, ","), []byte("]")):
 			state = skip
 			if each != nil {
 				state = lines
 			}
-		case (state == lines || state == skip || state == whole) && (bytes.Equal(t, []byte("  ]")) || bytes.Equal(t, []byte("  ],"))):
+		case (state == lines || state == skip || state == whole) && closes(t):
 			if state == whole {
 				head = append(head, line...)
 				indented = true
 			} else {
-				head = append(head, "  \"results\": []"...)
-				head = append(head, line[3:]...)
+				head = emptied(head, "results", line)
 			}
 			state = after
 		case state == lines:
-			body := bytes.TrimSpace(t)
-			body = bytes.TrimSuffix(body, []byte(","))
-			if len(body) < 2 || body[0] != '{' || body[len(body)-1] != '}' {
+			if body, ok := oneLineObject(t); !ok {
 				// Not one result a line: the record is read whole.
 				state = whole
 				head = append(head, "  \"results\": [\n"...)
@@ -179,7 +177,7 @@ func scanRecord(r io.Reader, each func(off int64, line []byte) error, lean bool)
 			return nil, 0, err
 		}
 	}
-	if state == tasks || state == matrix {
+	if skipping != "" {
 		return nil, 0, errNotOneALine // cut short: let the whole read say how
 	}
 	rec, err := DecodeRecord(head)
@@ -198,8 +196,29 @@ func scanRecord(r io.Reader, each func(off int64, line []byte) error, lean bool)
 // opens reports whether line t opens the top-level member key's array and
 // leaves it open (its elements on the lines that follow).
 func opens(t []byte, key string) bool {
-	rest, ok := bytes.CutPrefix(t, []byte("  \""+key+"\": ["))
+	rest, ok := bytes.CutPrefix(t, []byte(`  "`+key+`": [`))
 	return ok && len(rest) == 0
+}
+
+// closes reports whether line t closes a top-level member's array: "  ]",
+// with a comma when a member follows.
+func closes(t []byte) bool {
+	return bytes.Equal(t, []byte("  ]")) || bytes.Equal(t, []byte("  ],"))
+}
+
+// oneLineObject returns the JSON object line t holds whole, without its
+// indentation and comma, and whether it does.
+func oneLineObject(t []byte) ([]byte, bool) {
+	body := bytes.TrimSuffix(bytes.TrimSpace(t), []byte(","))
+	return body, len(body) >= 2 && body[0] == '{' && body[len(body)-1] == '}'
+}
+
+// emptied appends to head the member key as an empty array in place of the
+// array whose closing line (closes) is closing, keeping its comma and
+// newline.
+func emptied(head []byte, key string, closing []byte) []byte {
+	head = append(head, `  "`+key+`": []`...)
+	return append(head, closing[3:]...)
 }
 
 // readLine reads the next line with its newline, and its length; a line

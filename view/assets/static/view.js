@@ -1,8 +1,8 @@
 // forge view: the one script of the pages. A live run's page shows the
 // jobs under way with their phases and adds each trial that finishes to
 // its list, from the server's events, and draws itself again when the run
-// ends or forge stops playing it; nothing else needs a script. Candidate text is set with textContent, never parsed as
-// HTML.
+// ends or forge stops playing it; nothing else needs a script. Candidate
+// text is set with textContent, never parsed as HTML.
 "use strict";
 (function () {
   var table = document.getElementById("trialtable");
