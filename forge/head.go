@@ -33,17 +33,22 @@ func ReadRecordHead(path string) (*Record, error) {
 	return rec, nil
 }
 
-// openRecord opens the results.json at path, with the errors the readers
-// of a record's head give.
+// openRecord opens the results.json at path, with ReadRecord's errors.
 func openRecord(path string) (*os.File, error) {
 	f, err := os.Open(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("%s: no such file", path)
-	case err != nil:
-		return nil, fmt.Errorf("read %s: %w", path, err)
+	if err != nil {
+		return nil, recordFileError(path, err)
 	}
 	return f, nil
+}
+
+// recordFileError says why the results.json at path could not be opened
+// or read: missing, or err.
+func recordFileError(path string, err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s: no such file", path)
+	}
+	return fmt.Errorf("read %s: %w", path, err)
 }
 
 // DecodeRecordHead reads a results.json from r as DecodeRecord does, but

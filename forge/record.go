@@ -121,11 +121,8 @@ func (rec *Record) score(cfg scoring.Config, s scoring.Suite) {
 // does not read.
 func ReadRecord(path string) (*Record, error) {
 	b, err := os.ReadFile(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("%s: no such file", path)
-	case err != nil:
-		return nil, fmt.Errorf("read %s: %w", path, err)
+	if err != nil {
+		return nil, recordFileError(path, err)
 	}
 	rec, err := DecodeRecord(b)
 	if err != nil {
