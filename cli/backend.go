@@ -20,12 +20,18 @@ type backend struct {
 	runner    runner.Runner
 	close     func() error
 	undeleted func() []string
+	// warn is where Release says why it could not clean up.
+	warn     io.Writer
+	released sync.Once
 }
 
 // chooseBackend picks local or Daytona (docs/command-line.md).
 func chooseBackend(ctx context.Context, env *Env, o *runOptions, m *forge.Manifest, runID string, warn io.Writer) (*backend, error) {
 	if o.daytona {
 		be, err := daytonaBackend(ctx, env, o, m, runID, warn)
+		if be != nil {
+			be.warn = env.Stderr
+		}
 		if be != nil || err != nil {
 			return be, err
 		}
@@ -34,7 +40,9 @@ func chooseBackend(ctx context.Context, env *Env, o *runOptions, m *forge.Manife
 	if err != nil {
 		return nil, withCode(ExitInfra, fmt.Errorf("local backend: %w", err))
 	}
-	return newBackend("local", lr, lr.Close, nil), nil
+	be := newBackend("local", lr, lr.Close, nil)
+	be.warn = env.Stderr
+	return be, nil
 }
 
 // judgeRunner is the runner of the manifest's judges, which always run
@@ -54,6 +62,17 @@ func judgeRunner(env *Env, o *runOptions, m *forge.Manifest, be *backend) (_ run
 		return nil, none, withCode(ExitInfra, fmt.Errorf("local runner for the judges: %w", err))
 	}
 	return lr, lr.Close, nil
+}
+
+// Release closes the backend once the run's jobs have ended, says why it
+// could not clean up, and names what it could not delete (forge.Releaser).
+func (b *backend) Release() []string {
+	b.released.Do(func() {
+		if err := b.close(); err != nil {
+			fmt.Fprintln(b.warn, "forge: cleanup: "+err.Error())
+		}
+	})
+	return b.undeleted()
 }
 
 // newBackend wraps a runner; closeFn runs once however often close is called.

@@ -345,6 +345,7 @@ func runTournament(ctx context.Context, env *Env, o *runOptions, failUnderSet, m
 		Echo:     echoFor(o.verbose, progress),
 		Now:      now,
 		Resume:   resume,
+		Release:  be,
 		PassAtK:  o.passAt,
 		// The flag, else the manifest's budget.
 		MaxCostUSD: maxCost(o.maxCost, m),
@@ -353,17 +354,7 @@ func runTournament(ctx context.Context, env *Env, o *runOptions, failUnderSet, m
 		Mask: []string{daytona.LoadCredentials(env.Getenv, m.Dir).APIKey},
 	})
 	progress.stopLive()
-	if cerr := be.close(); cerr != nil {
-		fmt.Fprintln(env.Stderr, "forge: cleanup: "+cerr.Error())
-	}
-	if rec != nil {
-		rec.UndeletedSandboxes = append(rec.UndeletedSandboxes, be.undeleted()...)
-		if len(be.undeleted()) > 0 {
-			if err := forge.WriteRecord(filepath.Join(o.out, runID, forge.ResultsFile), rec); err != nil {
-				fmt.Fprintln(env.Stderr, "forge: "+err.Error())
-			}
-		}
-	}
+	be.Release() // after a run refused before it started; once however often
 	if rec == nil {
 		if resuming { // refused before anything ran
 			if td := (*forge.TrialsDifferError)(nil); errors.As(runErr, &td) {

@@ -93,12 +93,22 @@ type Options struct {
 	// key): in everything forge writes or prints that came from a
 	// candidate or a judge, each is ***.
 	Mask []string
+	// Release, when set, is asked once every job has ended, before the
+	// record's last write (Releaser).
+	Release Releaser
 	// Resume, when set, is the record of an earlier run with the same RunID:
 	// its finished jobs are kept and only the rest (cancelled, infra, or
 	// missing) are played again, into the same directory. Run takes it
 	// over: once its finished jobs are in the new journal, its Results are
 	// let go of (nil), so a resumed run of 100,000 jobs holds them once.
 	Resume *Record
+}
+
+// Releaser is the backend as a run sees it at its end: it lets go of
+// everything it holds (sandboxes, processes) and names what it could not
+// delete, which the record keeps (Record.UndeletedSandboxes).
+type Releaser interface {
+	Release() (undeleted []string)
 }
 
 // Validate checks that the options can make a run.
@@ -266,6 +276,9 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 	rec.BudgetReached = s.budget.stop(s.unstarted())
 	rec.Interrupted = ctx.Err() != nil || rec.BudgetReached != nil
 	rec.score(o.Manifest.Scoring, suite)
+	if o.Release != nil {
+		rec.UndeletedSandboxes = o.Release.Release()
+	}
 	rec.FinishedAt = o.now().UTC()
 	err = WriteAtomic(filepath.Join(dir, ResultsFile), func(w io.Writer) error { return encodeRecord(w, rec, s.resultWriter()) })
 	// running.json goes once results.json is whole: a run without either
