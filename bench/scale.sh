@@ -84,11 +84,11 @@ forge_run() {
   read -r lag tail < <(python3 - "$tmp/out/$run/results.json" "$t1" <<'PY'
 import json, sys, os, datetime
 last = None
-with open(sys.argv[1]) as f:
-    rec = json.load(f)
-for r in rec["results"]:
-    t = datetime.datetime.fromisoformat(r["finished_at"].replace("Z", "+00:00"))
-    last = t if last is None or t > last else last
+with open(os.path.join(os.path.dirname(sys.argv[1]), "trials.jsonl")) as f:
+    for line in f:
+        r = json.loads(line)
+        t = datetime.datetime.fromisoformat(r["finished_at"].replace("Z", "+00:00"))
+        last = t if last is None or t > last else last
 written = datetime.datetime.fromtimestamp(os.path.getmtime(sys.argv[1]), datetime.timezone.utc)
 ended = datetime.datetime.fromtimestamp(float(sys.argv[2]), datetime.timezone.utc)
 print("%.2f %.2f" % ((written - last).total_seconds(), (ended - last).total_seconds()))
@@ -100,11 +100,11 @@ chatty() {
   local script='head -c 20480 /dev/zero | tr "\0" "x"; echo "${FORGE_TASK_ID#t}" > "$2"'
   suite "$tmp/chatty" 2 2000 "$script"
   forge_run "$tmp/chatty" chatty
-  local size; size=$(stat -c %s "$tmp/out/chatty/results.json")
+  local size; size=$(cat "$tmp/out/chatty/results.json" "$tmp/out/chatty/trials.jsonl" | wc -c)
   local logs; logs=$(find "$tmp/out/chatty" -name stdout.log -size 20k | wc -l)
   local xw; xw=$(xargs_run "$tmp/chatty" 2 2000)
   echo "chatty: 2 candidates × 2,000 tasks, 20 KB of stdout each, concurrency $C"
-  printf '  forge: peak RSS %d MB, wall %s s, results.json %s MB, %d of 4000 stdout logs of 20 KB on disk\n' \
+  printf '  forge: peak RSS %d MB, wall %s s, record (results.json + trials.jsonl) %s MB, %d of 4000 stdout logs of 20 KB on disk\n' \
     "$rss" "$wall" "$(mb "$size")" "$logs"
   printf '  xargs -P %d: wall %s s\n' "$C" "$xw"
 }
@@ -129,8 +129,8 @@ trivial() {
   local xw=skipped
   [ "${XARGS:-1}" = 0 ] || xw=$(xargs_run "$tmp/big" 4 "$TASKS")
   echo "trivial: 4 candidates × $TASKS tasks ($jobs jobs), concurrency $C"
-  printf '  forge: peak RSS %d MB, wall %s s, results.json %s MB, written %s s after the last job\n' \
-    "$big_rss" "$big_wall" "$(mb "$(stat -c %s "$tmp/out/big/results.json")")" "$big_lag"
+  printf '  forge: peak RSS %d MB, wall %s s, results.json %s MB + trials.jsonl %s MB, results.json written %s s after the last job\n' \
+    "$big_rss" "$big_wall" "$(mb "$(stat -c %s "$tmp/out/big/results.json")")" "$(mb "$(stat -c %s "$tmp/out/big/trials.jsonl")")" "$big_lag"
   printf '  table and 4 reports (HTML, Markdown, JUnit, CSV) written: exit %s s after the last job\n' "$big_tail"
   printf '  forge own CPU per job: %.2f ms at %d jobs, %.2f ms at 500 jobs (median of 5: %s; wall %s s)\n' \
     "$(awk -v s="$big_self" -v n="$jobs" 'BEGIN{print 1000*s/n}')" "$jobs" \
@@ -140,7 +140,7 @@ trivial() {
     "$(mb "$(stat -c %s "$tmp/big.html")")" "$(mb "$(stat -c %s "$tmp/big.md")")" \
     "$(mb "$(stat -c %s "$tmp/big.xml")")" "$(mb "$(stat -c %s "$tmp/big.csv")")"
   mkdir -p "$tmp/out/big2"
-  cp "$tmp/out/big/results.json" "$tmp/out/big2/results.json"
+  cp "$tmp/out/big/results.json" "$tmp/out/big/trials.jsonl" "$tmp/out/big2/"
   local t0; t0=$(now)
   "$tmp/forge" compare --out "$tmp/out" big big2 > /dev/null || true
   printf '  forge compare of two %d-trial runs: %s s\n' "$jobs" "$(secs "$t0" "$(now)")"

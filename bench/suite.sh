@@ -42,8 +42,8 @@ done
 w1=$(now)
 python3 - "$tmp/out/r2/results.json" <<'PY' > "$tmp/lag"
 import json, sys, os, datetime
-rec = json.load(open(sys.argv[1]))
-last = max(datetime.datetime.fromisoformat(r["finished_at"].replace("Z", "+00:00")) for r in rec["results"])
+trials = open(os.path.join(os.path.dirname(sys.argv[1]), "trials.jsonl"))
+last = max(datetime.datetime.fromisoformat(json.loads(r)["finished_at"].replace("Z", "+00:00")) for r in trials)
 written = datetime.datetime.fromtimestamp(os.path.getmtime(sys.argv[1]), datetime.timezone.utc)
 print("%.3f" % (written - last).total_seconds())
 PY

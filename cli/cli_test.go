@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -18,6 +19,8 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/forge-run/forge/cli"
+	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/internal/relaid"
 	"github.com/forge-run/forge/runner/local"
 	"github.com/forge-run/forge/runner/local/localtest"
 	"github.com/forge-run/forge/schema"
@@ -82,6 +85,8 @@ func TestScripts(t *testing.T) {
 			"sample":      cmdSample,
 			"nosurvivors": cmdNoSurvivors,
 			"validjson":   cmdValidJSON,
+			"record":      cmdRecord,
+			"relaid":      cmdRelaid,
 			"nosecret":    cmdNoSecret,
 		},
 	})
@@ -140,8 +145,16 @@ func cmdJSON(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) < 2 || len(args) > 3 {
 		ts.Fatalf("usage: json FILE PATH [VALUE]")
 	}
+	b := []byte(ts.ReadFile(args[0]))
+	if filepath.Base(args[0]) == forge.ResultsFile {
+		// The record, its trials beside it, as one document.
+		rec, err := forge.ReadRecord(ts.MkAbs(args[0]))
+		ts.Check(err)
+		b, err = forge.MarshalRecord(rec)
+		ts.Check(err)
+	}
 	var v any
-	if err := json.Unmarshal([]byte(ts.ReadFile(args[0])), &v); err != nil {
+	if err := json.Unmarshal(b, &v); err != nil {
 		ts.Fatalf("%s is not valid JSON: %v", args[0], err)
 	}
 	got, ok := lookup(v, args[1])
@@ -191,13 +204,45 @@ func lookup(v any, path string) (any, bool) {
 	return v, true
 }
 
-// cmdValidJSON checks a results.json against the JSON Schema in schema/:
+// cmdRecord writes the record whose results.json is FILE, its trials
+// beside it, as one document (the JSON report's) to OUT:
+// record artifacts/r1/results.json r1.json
+func cmdRecord(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 || neg {
+		ts.Fatalf("usage: record FILE OUT")
+	}
+	rec, err := forge.ReadRecord(ts.MkAbs(args[0]))
+	ts.Check(err)
+	b, err := forge.MarshalRecord(rec)
+	ts.Check(err)
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), b, 0o644))
+}
+
+// cmdRelaid rewrites the record in DIR as another writer could lay it
+// out: results.json indented with tabs, every object's keys sorted:
+// relaid artifacts/r1
+func cmdRelaid(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 || neg {
+		ts.Fatalf("usage: relaid DIR")
+	}
+	ts.Check(relaid.Document(ts.MkAbs(filepath.Join(args[0], forge.ResultsFile)), "\t"))
+	ts.Check(relaid.Lines(ts.MkAbs(filepath.Join(args[0], forge.TrialsFile))))
+}
+
+// cmdValidJSON checks a results.json, and each line of trials.jsonl
+// beside it, against the JSON Schema in schema/:
 // validjson artifacts/t1/results.json
 func cmdValidJSON(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 1 {
 		ts.Fatalf("usage: validjson FILE")
 	}
 	err := schema.ValidateResults([]byte(ts.ReadFile(args[0])))
+	trials := filepath.Join(filepath.Dir(args[0]), forge.TrialsFile)
+	if b, rerr := os.ReadFile(ts.MkAbs(trials)); rerr == nil {
+		for line := range bytes.Lines(b) {
+			err = errors.Join(err, schema.ValidateTrial(line))
+		}
+	}
 	if (err == nil) == neg {
 		ts.Fatalf("%s: schema validation: %v", args[0], err)
 	}

@@ -2,7 +2,6 @@ package cli_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -58,15 +57,11 @@ func exitCodeOf(t *testing.T, err error) int {
 
 func readResults(t *testing.T, path string) forge.Record {
 	t.Helper()
-	b, err := os.ReadFile(path)
+	rec, err := forge.ReadRecord(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rec forge.Record
-	if err := json.Unmarshal(b, &rec); err != nil {
-		t.Fatal(err)
-	}
-	return rec
+	return *rec
 }
 
 func checkEmulator(t *testing.T, srv *daytonatest.Server, secret string) {
@@ -116,8 +111,10 @@ func TestDaytonaPlaysTheSampleTournament(t *testing.T) {
 			t.Errorf("the API key appears on %s", name)
 		}
 	}
-	if b, _ := os.ReadFile(filepath.Join(dir, "artifacts", "d1", "results.json")); bytes.Contains(b, []byte(key)) {
-		t.Error("the API key appears in results.json")
+	for _, name := range []string{forge.ResultsFile, forge.TrialsFile} {
+		if b, _ := os.ReadFile(filepath.Join(dir, "artifacts", "d1", name)); bytes.Contains(b, []byte(key)) {
+			t.Errorf("the API key appears in %s", name)
+		}
 	}
 	if _, err := os.Stat(filepath.Join(dir, "artifacts", "d1", "sandboxes.jsonl")); err != nil {
 		t.Errorf("no sandbox ledger: %v", err)

@@ -60,7 +60,7 @@ scoring: [{type: artifact, checks: [{equals_task: expected}]}]
 			t.Fatal(err)
 		}
 	}
-	journal := filepath.Join(dir, "artifacts", "k1", forge.JournalFile)
+	journal := filepath.Join(dir, "artifacts", "k1", forge.TrialsFile)
 	lines := func() int {
 		b, _ := os.ReadFile(journal)
 		return bytes.Count(b, []byte("\n"))

@@ -2,7 +2,6 @@ package cli_test
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -112,13 +111,9 @@ func TestInterruptCleansUpAndWritesPartialResults(t *testing.T) {
 	if pids := localtest.Survivors("sig1"); len(pids) > 0 {
 		t.Errorf("processes of the run survived forge: %v", pids)
 	}
-	b, err := os.ReadFile(filepath.Join(dir, "artifacts", "sig1", "results.json"))
+	rec, err := forge.ReadRecord(filepath.Join(dir, "artifacts", "sig1", "results.json"))
 	if err != nil {
 		t.Fatalf("no partial results: %v", err)
-	}
-	var rec forge.Record
-	if err := json.Unmarshal(b, &rec); err != nil {
-		t.Fatal(err)
 	}
 	if !rec.Interrupted || len(rec.Results) != 3 {
 		t.Fatalf("interrupted=%v, %d results", rec.Interrupted, len(rec.Results))

@@ -90,27 +90,24 @@ func History(outRoot string, last int) ([]Entry, error) {
 	return all, nil
 }
 
-// entry reads the run in dir: the head of its record when that says all
-// an entry needs (a finished run with standings and its trials, which a
-// 100,000-trial record's head says in milliseconds), else all of it.
+// entry reads the run in dir: the summary of its record when that says
+// all an entry needs (a finished run with standings and its trials, which
+// a 100,000-trial record's summary says in milliseconds), else all of it.
 func entry(dir string) (Entry, error) {
 	path := filepath.Join(dir, forge.ResultsFile)
-	f, err := os.Open(path)
+	b, err := os.ReadFile(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return Entry{}, fmt.Errorf("no %s", forge.ResultsFile)
 	case err != nil:
 		return Entry{}, fmt.Errorf("read %s: %w", forge.ResultsFile, err)
 	}
-	rec, tasks, err := forge.DecodeRecordSummary(f)
-	f.Close()
+	rec, tasks, err := forge.DecodeRecordSummary(b)
 	if err == nil && (!rec.Finished() || len(rec.Standings) == 0 || rec.Trials == 0) {
-		var b []byte
-		if b, err = os.ReadFile(path); err == nil {
-			rec, err = forge.DecodeRecord(b)
-			if err == nil {
-				tasks = len(rec.Tasks)
-			}
+		// Unfinished, or older than the record's trials count: its trials
+		// say what the summary does not.
+		if rec, err = forge.ReadRecord(path); err == nil {
+			tasks = len(rec.Tasks)
 		}
 	}
 	if err != nil {

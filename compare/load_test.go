@@ -68,7 +68,7 @@ func TestLoad(t *testing.T) {
 		{"truncated", `{"schema_version": 1, "results": [`, "not a results.json: not JSON"},
 		{"array", `[1, 2]`, "not a results.json: want a JSON object"},
 		{"no-version", `{"run_id": "x"}`, "not a results.json: no schema_version"},
-		{"future", `{"schema_version": 4, "results": "a new shape"}`, "schema_version 4, this forge reads 1 to 3"},
+		{"future", `{"schema_version": 5, "results": "a new shape"}`, "schema_version 5, this forge reads 1 to 4"},
 		{"bad-field", `{"schema_version": 1, "results": "nope"}`, "not a results.json: json: cannot unmarshal"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -101,10 +101,10 @@ func TestOpen(t *testing.T) {
 	}
 }
 
-// TestOlderVersionsAgainstThree: records of versions 1 (before suites)
-// and 2 (whole outputs, no paths), written by older forges, are read and
-// compared with a version 3 one.
-func TestOlderVersionsAgainstThree(t *testing.T) {
+// TestOlderVersions: records of versions 1 (before suites), 2 (whole
+// outputs, no paths) and 3 (the results inside results.json), written by
+// older forges, are read and compared with a version 4 one.
+func TestOlderVersions(t *testing.T) {
 	dir := t.TempDir()
 	v1 := `{"schema_version": 1, "run_id": "old", "objective": "o", "backend": "local", "manifest_path": "forge.yaml",
 "manifest_hash": "sha256:aa", "started_at": "2026-11-01T10:00:00Z", "finished_at": "2026-11-01T10:00:04Z",
@@ -120,10 +120,11 @@ func TestOlderVersionsAgainstThree(t *testing.T) {
             {"candidate_id": "a", "trial": 2, "backend": "local", "success": true, "score": 0.8, "runtime_seconds": 1}],
 "standings": [{"rank": 1, "candidate_id": "a", "score": 0.75, "trials": 2, "scored_trials": 2, "successes": 2, "success_rate": 1}]}`
 	head := record("new", day(21), "a", cand{id: "a", scores: []float64{0.9, 0.95}})
-	if head.SchemaVersion != 3 {
+	if head.SchemaVersion != 4 {
 		t.Fatalf("a new record is version %d", head.SchemaVersion)
 	}
-	for v, body := range map[int]string{1: v1, 2: v2} {
+	v3 := strings.Replace(v1, `"schema_version": 1`, `"schema_version": 3`, 1)
+	for v, body := range map[int]string{1: v1, 2: v2, 3: v3} {
 		p := filepath.Join(dir, fmt.Sprintf("v%d.json", v))
 		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
 			t.Fatal(err)
@@ -137,7 +138,7 @@ func TestOlderVersionsAgainstThree(t *testing.T) {
 		}
 		rep := compare.Runs(old, head)
 		if len(rep.Candidates) != 1 || rep.Candidates[0].Test != compare.TestWelch || rep.Candidates[0].ScoreDelta == nil {
-			t.Errorf("v%d against v3: %+v", v, rep.Candidates)
+			t.Errorf("v%d against v4: %+v", v, rep.Candidates)
 		}
 	}
 }

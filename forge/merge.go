@@ -180,6 +180,7 @@ func Merge(o MergeOptions) (*Record, error) {
 		ManifestHash:  m.Hash,
 		StartedAt:     first.StartedAt,
 		FinishedAt:    first.FinishedAt,
+		Candidates:    plan.Candidates,
 		Tasks:         first.Tasks,
 		Sample:        first.Sample,
 		Trials:        plan.Trials,

@@ -216,6 +216,30 @@ func (m *Manifest) Plan(o Overrides) (*Plan, error) {
 	return p.shard(o.Shard)
 }
 
+// PlanOrder compares two of the record's trials by where the plan has
+// them (Plan, above): without tasks, by candidate then trial; with tasks,
+// task by task, trial by trial, the candidates rotated by the task's place.
+// TestPlanOrderIsThePlans holds the two together.
+func (rec *Record) PlanOrder() func(a, b runner.Result) int {
+	cands := make(map[string]int, len(rec.Candidates))
+	for i, c := range rec.Candidates {
+		cands[c] = i
+	}
+	tasks := make(map[string]int, len(rec.Tasks))
+	for i, t := range rec.Tasks {
+		tasks[t.ID] = i
+	}
+	n := max(len(rec.Candidates), 1)
+	return func(a, b runner.Result) int {
+		ca, cb := cands[a.CandidateID], cands[b.CandidateID]
+		if len(tasks) == 0 {
+			return cmp.Or(cmp.Compare(ca, cb), cmp.Compare(a.Trial, b.Trial))
+		}
+		ta, tb := tasks[a.TaskID], tasks[b.TaskID]
+		return cmp.Or(cmp.Compare(ta, tb), cmp.Compare(a.Trial, b.Trial), cmp.Compare((ca-ta%n+n)%n, (cb-tb%n+n)%n))
+	}
+}
+
 // jobMemo is what the jobs of a plan share instead of each making its
 // own: a candidate's passed variables (when the task adds none) and each
 // task's JSON. At 100,000 jobs that is most of the plan's memory.

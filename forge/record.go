@@ -1,7 +1,11 @@
 package forge
 
+// A run's record is two files (docs/results.md): trials.jsonl, the
+// trials as they end, one result a line, and results.json, the run and
+// what is derived from its trials (standings, scores, matrix, cost).
+// Readers decode both as JSON, whatever the indentation or key order.
+
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -10,25 +14,33 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/scoring"
 )
 
-// SchemaVersion is results.json's schema_version: 3 since a record holds
-// excerpts of each job's output and the paths of the whole files (2 since
-// suites: tasks, task_id). Records of versions 1 and 2, which hold whole
-// outputs, are read as they are.
-const SchemaVersion = 3
+// SchemaVersion is results.json's schema_version: 4 since the trials are
+// a stream beside it (trials.jsonl) and results.json their summary; 3
+// since a record holds excerpts of each job's output; 2 since suites.
+// Records of versions 1 to 3, results inside, are read as they are.
+const SchemaVersion = 4
 
 // readsSchema reports whether this forge reads a record of version v.
 func readsSchema(v int) bool { return v >= 1 && v <= SchemaVersion }
 
-// ResultsFile is the name of the record every run writes in its directory.
-const ResultsFile = "results.json"
+// ResultsFile is the run's summary; TrialsFile its trials, beside it.
+const (
+	ResultsFile = "results.json"
+	TrialsFile  = "trials.jsonl"
+)
 
-// Record is a run's results.json (docs/results.md).
+// journalFile is where a run of schema 3 kept its trials until it ended;
+// an unfinished run of that version is read with it.
+const journalFile = "journal.jsonl"
+
+// Record is a run: its summary (results.json) and its trials.
 type Record struct {
 	SchemaVersion int    `json:"schema_version"`
 	RunID         string `json:"run_id"`
@@ -40,6 +52,9 @@ type Record struct {
 	ManifestHash string    `json:"manifest_hash"`
 	StartedAt    time.Time `json:"started_at"`
 	FinishedAt   time.Time `json:"finished_at"`
+	// Candidates are the candidates the run plays, in manifest order
+	// (schema 4).
+	Candidates []string `json:"candidates,omitempty"`
 	// Tasks are the suite's tasks the run played, in manifest order
 	// (absent without tasks); Sample says how they were drawn (--sample).
 	Tasks  []TaskInfo `json:"tasks,omitempty"`
@@ -59,9 +74,11 @@ type Record struct {
 	Interrupted bool `json:"interrupted"`
 	// BudgetReached says the run stopped starting jobs at its budget
 	// (--max-cost, budget:); Interrupted is then true too.
-	BudgetReached *BudgetStop        `json:"budget_reached,omitempty"`
-	Results       []runner.Result    `json:"results"`
-	Standings     []scoring.Standing `json:"standings"`
+	BudgetReached *BudgetStop `json:"budget_reached,omitempty"`
+	// Results are the trials, in plan order once the run ended. results.json
+	// of schema 4 leaves them to trials.jsonl; older ones hold them.
+	Results   []runner.Result    `json:"results,omitempty"`
+	Standings []scoring.Standing `json:"standings"`
 	// Winner is null when nobody succeeded, no candidate is clearly best or
 	// the standings are incomplete.
 	Winner *string `json:"winner"`
@@ -82,6 +99,18 @@ type Record struct {
 	NotRun []NotRun `json:"not_run,omitempty"`
 	// UndeletedSandboxes names sandboxes forge could not delete.
 	UndeletedSandboxes []string `json:"undeleted_sandboxes,omitempty"`
+	// Scores are the trials' scores as results.json of schema 4 keeps
+	// them (the trials' lines are written before they are scored);
+	// ReadRecord puts each in its result and leaves this empty.
+	Scores []TrialScore `json:"scores,omitempty"`
+}
+
+// TrialScore is a scored trial's score in results.json.
+type TrialScore struct {
+	CandidateID string  `json:"candidate_id"`
+	TaskID      string  `json:"task_id,omitempty"`
+	Trial       int     `json:"trial"`
+	Score       float64 `json:"score"`
 }
 
 // TaskInfo is a task as the record keeps it.
@@ -116,39 +145,14 @@ func (rec *Record) score(cfg scoring.Config, s scoring.Suite) {
 	rec.partial()
 }
 
-// ReadRecord reads a run's results.json. Its errors name the file and say
-// what is wrong with it: missing, not JSON, or a schema_version this forge
-// does not read.
-func ReadRecord(path string) (*Record, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, recordFileError(path, err)
-	}
-	rec, err := DecodeRecord(b)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if rec.FinishedAt.IsZero() {
-		// Still running, or killed: its finished jobs are in the journal.
-		switch jr, err := readJournal(filepath.Join(filepath.Dir(path), JournalFile)); {
-		case errors.Is(err, fs.ErrNotExist):
-		case err != nil:
-			return nil, err
-		default:
-			rec.Results = jr
-		}
-	}
-	return rec, nil
-}
-
 // trials is the trials per candidate the run plays: Trials, or for a
 // record before schema 3 the highest trial among its results.
-func (r *Record) trials() int {
-	if r.Trials > 0 {
-		return r.Trials
+func (rec *Record) trials() int {
+	if rec.Trials > 0 {
+		return rec.Trials
 	}
 	n := 0
-	for _, res := range r.Results {
+	for _, res := range rec.Results {
 		n = max(n, res.Trial)
 	}
 	return n
@@ -158,79 +162,212 @@ func (r *Record) trials() int {
 // even if interrupted; a run still under way, or killed, has not.
 func (rec *Record) Finished() bool { return !rec.FinishedAt.IsZero() }
 
-// DecodeRecord reads the bytes of a results.json.
-func DecodeRecord(b []byte) (*Record, error) {
-	// Check the version first, so a future schema is reported as such and
-	// not as whatever field no longer decodes.
-	version, err := schemaVersionOf(b)
+// ReadRecord reads the run whose results.json is path, with its trials:
+// those results.json holds (schema 1 to 3), else trials.jsonl beside it
+// (or, for an unfinished run of schema 3, journal.jsonl). Its errors name
+// the file and say what is wrong with it: missing, not JSON, or a
+// schema_version this forge does not read.
+func ReadRecord(path string) (*Record, error) {
+	b, err := os.ReadFile(path)
 	if err != nil {
-		// The whole document's own error says best where it goes wrong.
-		var whole json.RawMessage
-		if werr := json.Unmarshal(b, &whole); werr != nil {
-			err = werr
-		}
+		return nil, recordFileError(path, err)
 	}
-	var syntax *json.SyntaxError
+	rec, err := DecodeRecord(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if rec.Results != nil && rec.Finished() {
+		return rec, nil
+	}
+	trials := rec.TrialsPath(path)
+	results, err := ReadTrials(trials)
 	switch {
-	case len(bytes.TrimSpace(b)) == 0:
-		return nil, errors.New("not a results.json: the file is empty")
-	case errors.As(err, &syntax):
-		return nil, fmt.Errorf("not a results.json: not JSON (at byte %d: %w)", syntax.Offset, err)
+	case errors.Is(err, fs.ErrNotExist) && rec.Finished():
+		return nil, fmt.Errorf("%s: its trials, %s, are missing", path, trials)
+	case errors.Is(err, fs.ErrNotExist):
+		return rec, nil // no trial has ended yet
 	case err != nil:
-		return nil, fmt.Errorf("not a results.json: %w", err)
-	case version == nil:
-		return nil, errors.New("not a results.json: no schema_version")
-	case !readsSchema(*version):
-		return nil, fmt.Errorf("schema_version %d, this forge reads 1 to %d", *version, SchemaVersion)
+		return nil, err
 	}
+	rec.Adopt(results)
+	return rec, nil
+}
+
+// TrialsPath is where the trials of the record whose results.json is path
+// are: trials.jsonl beside it, or for an unfinished run of schema 3, its
+// journal.
+func (rec *Record) TrialsPath(path string) string {
+	if rec.SchemaVersion < 4 {
+		return filepath.Join(filepath.Dir(path), journalFile)
+	}
+	return filepath.Join(filepath.Dir(path), TrialsFile)
+}
+
+// Adopt makes results, read from the run's trials, the record's: a
+// trial's last line is the one that counts (--resume played it again),
+// scored as results.json says, in plan order once the run ended.
+func (rec *Record) Adopt(results []runner.Result) {
+	results = lastOfEach(results)
+	if len(rec.Scores) > 0 {
+		scores := make(map[trialKey]float64, len(rec.Scores))
+		for _, s := range rec.Scores {
+			scores[trialKey{s.CandidateID, s.TaskID, s.Trial}] = s.Score
+		}
+		for i := range results {
+			r := &results[i]
+			if v, ok := scores[trialKey{r.CandidateID, r.TaskID, r.Trial}]; ok {
+				r.Score = &v
+			}
+		}
+		rec.Scores = nil
+	}
+	if rec.Finished() {
+		slices.SortStableFunc(results, rec.PlanOrder())
+	}
+	rec.Results = results
+}
+
+// trialKey names a trial.
+type trialKey struct {
+	candidate, task string
+	trial           int
+}
+
+// lastOfEach keeps each trial's last result, where its first one was.
+func lastOfEach(results []runner.Result) []runner.Result {
+	at := make(map[trialKey]int, len(results))
+	out := results[:0]
+	for _, r := range results {
+		k := trialKey{r.CandidateID, r.TaskID, r.Trial}
+		if i, ok := at[k]; ok {
+			out[i] = r
+			continue
+		}
+		at[k] = len(out)
+		out = append(out, r)
+	}
+	return out
+}
+
+// ReadRecordSummary reads what a list of runs says of the run whose
+// results.json is path: the record without its trials, its tasks and its
+// task matrix (a suite of 25,000 tasks has 25,000 of each), and the number
+// of its tasks. An older record's results are skipped, not decoded.
+func ReadRecordSummary(path string) (*Record, int, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, 0, recordFileError(path, err)
+	}
+	rec, tasks, err := DecodeRecordSummary(b)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s: %w", path, err)
+	}
+	return rec, tasks, nil
+}
+
+// DecodeRecordSummary reads the bytes of a results.json as
+// ReadRecordSummary does.
+func DecodeRecordSummary(b []byte) (*Record, int, error) {
+	rec := &Record{}
+	v := struct {
+		*Record
+		Results    skipped    `json:"results"`
+		Scores     skipped    `json:"scores"`
+		TaskMatrix skipped    `json:"task_matrix"`
+		Tasks      []struct{} `json:"tasks"`
+	}{Record: rec}
+	if err := decodeRecord(b, &v); err != nil {
+		return nil, 0, err
+	}
+	return rec, len(v.Tasks), nil
+}
+
+// skipped is a member of results.json a reader passes over.
+type skipped struct{}
+
+func (*skipped) UnmarshalJSON([]byte) error { return nil }
+
+// recordFileError says why the results.json at path could not be opened
+// or read: missing, or err.
+func recordFileError(path string, err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s: no such file", path)
+	}
+	return fmt.Errorf("read %s: %w", path, err)
+}
+
+// DecodeRecord reads the bytes of a results.json (its trials are not
+// read: Adopt them).
+func DecodeRecord(b []byte) (*Record, error) {
 	var rec Record
-	if err := json.Unmarshal(b, &rec); errors.As(err, &syntax) {
-		return nil, fmt.Errorf("not a results.json: not JSON (at byte %d: %w)", syntax.Offset, err)
-	} else if err != nil {
-		return nil, fmt.Errorf("not a results.json: %w", err)
+	if err := decodeRecord(b, &rec); err != nil {
+		return nil, err
 	}
 	return &rec, nil
 }
 
-// schemaVersionOf reads the schema_version of the record in b, nil when it
-// has none. forge writes it first, so a record of any size is read no
-// further than its first line; the keys before it, in a record written
-// otherwise, are skipped.
-func schemaVersionOf(b []byte) (*int, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if tok, err := dec.Token(); err != nil {
-		return nil, err
-	} else if tok == json.Delim('[') {
-		return nil, errors.New("want a JSON object, not a list")
-	} else if tok != json.Delim('{') {
-		return nil, fmt.Errorf("want a JSON object, not %s", jsonKind(tok))
+// decodeRecord decodes the results.json in b into v, once its
+// schema_version is one this forge reads.
+func decodeRecord(b []byte, v any) error {
+	// The version first, so a future schema is reported as such and not as
+	// whatever field no longer decodes.
+	var head struct {
+		SchemaVersion *int `json:"schema_version"`
 	}
-	for dec.More() {
-		key, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		if key == "schema_version" {
-			var v *int
-			if err := dec.Decode(&v); err != nil {
-				return nil, fmt.Errorf("schema_version: %w", err)
-			}
-			return v, nil
-		}
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
-			return nil, err
-		}
+	err := json.Unmarshal(b, &head)
+	var syntax *json.SyntaxError
+	var kind *json.UnmarshalTypeError
+	switch {
+	case len(bytes.TrimSpace(b)) == 0:
+		return errors.New("not a results.json: the file is empty")
+	case errors.As(err, &syntax):
+		return fmt.Errorf("not a results.json: not JSON (at byte %d: %w)", syntax.Offset, err)
+	case errors.As(err, &kind) && kind.Field == "":
+		return fmt.Errorf("not a results.json: want a JSON object, not %s", kind.Value)
+	case err != nil:
+		return fmt.Errorf("not a results.json: %w", err)
+	case head.SchemaVersion == nil:
+		return errors.New("not a results.json: no schema_version")
+	case !readsSchema(*head.SchemaVersion):
+		return fmt.Errorf("schema_version %d, this forge reads 1 to %d", *head.SchemaVersion, SchemaVersion)
 	}
-	return nil, nil
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("not a results.json: %w", err)
+	}
+	return nil
 }
 
-// WriteRecord writes rec to path atomically.
+// WriteRecord writes rec as a run's record: its results to trials.jsonl
+// beside path, then the rest, with their scores, to path. Both are written
+// through a temporary file and a rename.
 func WriteRecord(path string, rec *Record) error {
-	return WriteAtomic(path, func(w io.Writer) error { return EncodeRecord(w, rec) })
+	err := WriteAtomic(filepath.Join(filepath.Dir(path), TrialsFile), func(w io.Writer) error {
+		return writeTrials(w, rec.Results)
+	})
+	if err != nil {
+		return err
+	}
+	return writeSummary(path, rec)
 }
 
-// MarshalRecord renders results.json (EncodeRecord).
+// writeSummary writes results.json: rec without its results, each scored
+// trial's score in their place.
+func writeSummary(path string, rec *Record) error {
+	sum := *rec
+	sum.Results, sum.Scores = nil, nil
+	for _, r := range rec.Results {
+		if r.Score != nil {
+			sum.Scores = append(sum.Scores, TrialScore{CandidateID: r.CandidateID, TaskID: r.TaskID, Trial: r.Trial, Score: *r.Score})
+		}
+	}
+	return WriteAtomic(path, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(&sum)
+	})
+}
+
+// MarshalRecord renders the record as one JSON document (EncodeRecord).
 func MarshalRecord(rec *Record) ([]byte, error) {
 	var b bytes.Buffer
 	if err := EncodeRecord(&b, rec); err != nil {
@@ -239,116 +376,44 @@ func MarshalRecord(rec *Record) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// EncodeRecord writes results.json to w: indented, one result per line (a
-// record of 100,000 trials stays readable and greppable, and is written
-// one result at a time), with a trailing newline.
+// EncodeRecord writes the record, its results inside, as one JSON document
+// (the JSON report): indented, each result on a line of its own (100,000
+// of them stay greppable), with a trailing newline. ReadRecord reads it as
+// it reads results.json.
 func EncodeRecord(w io.Writer, rec *Record) error {
-	return encodeRecord(w, rec, func(n int, w *bufio.Writer) error {
-		b, err := json.Marshal(&rec.Results[n])
-		w.Write(b)
-		return err
-	})
-}
-
-// oneALine are the record's lists that grow with the benchmark: besides
-// its results, its tasks and its task matrix (a few lines a task when
-// indented whole: 20 MB of a 25,000-task suite's record, and most of the
-// time to write it). Like the results, each element is one line.
-var oneALine = map[string]bool{"tasks": true, "task_matrix": true}
-
-// encodeRecord writes results.json to w as EncodeRecord does, result n
-// written by write, as json.Marshal writes it. The record's other members
-// are indented as json.MarshalIndent indents them.
-func encodeRecord(w io.Writer, rec *Record, write func(n int, w *bufio.Writer) error) error {
 	head := *rec
-	head.Results = nil
-	b, err := json.Marshal(&head)
+	head.Results, head.Scores = nil, nil
+	b, err := json.MarshalIndent(&head, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode results: %w", err)
 	}
-	bw := bufio.NewWriterSize(w, 64<<10)
-	bw.WriteByte('{')
-	var indented bytes.Buffer
-	for i, m := range elements(b) {
-		if i > 0 {
-			bw.WriteByte(',')
-		}
-		k := bytes.Index(m, []byte(`":`)) + 1 // the record's keys are plain
-		name, v := string(m[1:k-1]), m[k+1:]
-		bw.WriteString("\n  ")
-		bw.Write(m[:k])
-		bw.WriteString(": ")
-		switch {
-		case name == "results":
-			err = writeLines(bw, len(rec.Results), func(n int) error {
-				if err := write(n, bw); err != nil {
-					return fmt.Errorf("%s: %w", rec.Results[n].CandidateID, err)
-				}
-				return nil
-			})
-		case oneALine[name] && v[0] == '[':
-			elems := elements(v)
-			err = writeLines(bw, len(elems), func(n int) error {
-				_, err := bw.Write(elems[n])
-				return err
-			})
-		default:
-			indented.Reset()
-			err = json.Indent(&indented, v, "  ", "  ")
-			bw.Write(indented.Bytes())
-		}
+	// The head's closing brace makes way for the results.
+	b = bytes.TrimSuffix(bytes.TrimRight(b, "\n"), []byte("}"))
+	b = bytes.TrimRight(b, "\n")
+	var out bytes.Buffer
+	out.Write(b)
+	out.WriteString(",\n  \"results\": [")
+	for i := range rec.Results {
+		line, err := json.Marshal(&rec.Results[i])
 		if err != nil {
-			return fmt.Errorf("encode results: %w", err)
+			return fmt.Errorf("encode results: %s: %w", rec.Results[i].CandidateID, err)
 		}
-	}
-	bw.WriteString("\n}\n")
-	return bw.Flush()
-}
-
-// elements splits b, a JSON object or array as json.Marshal writes it
-// (compact), into its members or elements, each as b holds it.
-func elements(b []byte) [][]byte {
-	var out [][]byte
-	depth, start := 0, 1
-	str, esc := false, false
-	for i, c := range b {
-		switch {
-		case esc:
-			esc = false
-		case str:
-			esc = c == '\\'
-			str = c != '"'
-		case c == '"':
-			str = true
-		case c == '{' || c == '[':
-			depth++
-		case c == '}' || c == ']':
-			if depth--; depth == 0 && i > start {
-				out = append(out, b[start:i])
-			}
-		case c == ',' && depth == 1:
-			out = append(out, b[start:i])
-			start = i + 1
-		}
-	}
-	return out
-}
-
-// writeLines writes an array of n elements, element i written by write,
-// one a line, indented as a member of the record's.
-func writeLines(bw *bufio.Writer, n int, write func(i int) error) error {
-	bw.WriteByte('[')
-	for i := range n {
 		if i > 0 {
-			bw.WriteByte(',')
+			out.WriteByte(',')
 		}
-		bw.WriteString("\n    ")
-		if err := write(i); err != nil {
-			return err
+		out.WriteString("\n    ")
+		out.Write(line)
+		if out.Len() > 1<<20 {
+			if _, err := w.Write(out.Bytes()); err != nil {
+				return err
+			}
+			out.Reset()
 		}
 	}
-	if n > 0 {
-		bw.WriteString("\n  ")
+	if len(rec.Results) > 0 {
+		out.WriteString("\n  ")
 	}
-	return bw.WriteByte(']')
+	out.WriteString("]\n}\n")
+	_, err = w.Write(out.Bytes())
+	return err
 }

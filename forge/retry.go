@@ -57,7 +57,7 @@ func (s *state) attempts(ctx context.Context, job runner.Job, start time.Time) (
 // for the run to stop: as many as run at once, at least two, at most the
 // run's jobs.
 func (s *state) breakAfter() int {
-	return max(2, min(s.o.Plan.Concurrency, len(s.lines)))
+	return max(2, min(s.o.Plan.Concurrency, len(s.done)))
 }
 
 // FailingInfraError stops a run whose trials the infrastructure failed on

@@ -6,14 +6,11 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path"
 	"path/filepath"
-	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -99,7 +96,7 @@ type Options struct {
 	// Resume, when set, is the record of an earlier run with the same RunID:
 	// its finished jobs are kept and only the rest (cancelled, infra, or
 	// missing) are played again, into the same directory. Run takes it
-	// over: once its finished jobs are in the new journal, its Results are
+	// over: once its finished jobs are in the new trials.jsonl, its Results are
 	// let go of (nil), so a resumed run of 100,000 jobs holds them once.
 	Resume *Record
 }
@@ -204,12 +201,13 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 		Trials:        o.Plan.Trials,
 		Shard:         o.Plan.Shard,
 		NotRun:        o.Plan.NotRun,
+		Candidates:    o.Plan.Candidates,
 	}
 	for _, t := range o.Plan.Tasks {
 		rec.Tasks = append(rec.Tasks, TaskInfo{ID: t.ID, Objective: cmp.Or(t.Objective, o.Plan.Objective), Weight: t.Weight})
 	}
 	suite := o.Plan.suite(o.PassAtK)
-	s := &state{o: &o, rec: rec, dir: dir, lines: make([]span, len(o.Plan.Jobs)), held: make([]runner.Result, len(o.Plan.Jobs)), mask: o.masker(),
+	s := &state{o: &o, rec: rec, dir: dir, done: make([]bool, len(o.Plan.Jobs)), held: make([]runner.Result, len(o.Plan.Jobs)), mask: o.masker(),
 		checker: scoring.NewChecker(o.Manifest.Scoring), tasks: map[string]*scoring.Task{}}
 	for i, job := range o.Plan.Jobs {
 		s.held[i] = runner.Result{CandidateID: job.CandidateID, TaskID: job.TaskID, Trial: job.Trial}
@@ -226,24 +224,25 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 		rec.Sample = cmp.Or(rec.Sample, o.Resume.Sample)
 		keptAt, kept = s.keepFinished(o.Resume)
 	}
-	// The head of results.json says what is under way; the journal holds
-	// every job as it ends, the resumed run's finished ones first.
-	if err := WriteRecord(filepath.Join(dir, ResultsFile), rec); err != nil {
+	// results.json says what is under way; trials.jsonl holds every job
+	// as it ends, the resumed run's finished ones first.
+	if err := writeSummary(filepath.Join(dir, ResultsFile), rec); err != nil {
 		return nil, err
 	}
-	j, spans, err := openJournal(dir, kept)
+	trials, err := openTrials(dir, kept)
 	if err != nil {
 		return nil, err
 	}
 	for k, i := range keptAt {
-		s.lines[i], s.held[i] = spans[k], forScoring(*kept[k])
+		s.done[i], s.held[i] = true, forScoring(*kept[k])
 	}
-	s.journal = j
-	// The resumed record is in the journal now: what the run keeps of it
-	// is its spans. Run takes the record over and lets go of its results
-	// (Options.Resume), which the caller may still hold.
+	s.trials = trials
+	// The resumed record is in trials.jsonl now. Run takes the record over
+	// and lets go of its results (Options.Resume), which the caller may
+	// still hold; a record of schema 3 leaves its journal behind.
 	if kept = nil; o.Resume != nil {
 		o.Resume.Results = nil
+		os.Remove(filepath.Join(dir, journalFile))
 	}
 
 	s.running = startRunning(dir, o.now)
@@ -253,7 +252,7 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 		if gctx.Err() != nil {
 			break
 		}
-		if s.lines[i].n > 0 {
+		if s.done[i] {
 			continue // finished in the run being resumed
 		}
 		job := o.Plan.Jobs[i]
@@ -280,28 +279,32 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 		rec.UndeletedSandboxes = o.Release.Release()
 	}
 	rec.FinishedAt = o.now().UTC()
-	err = WriteAtomic(filepath.Join(dir, ResultsFile), func(w io.Writer) error { return encodeRecord(w, rec, s.resultWriter()) })
+	err = s.notStartedLines(rec.Results)
+	if cerr := trials.close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = writeSummary(filepath.Join(dir, ResultsFile), rec)
+	}
 	// running.json goes once results.json is whole: a run without either
 	// is not being played (Stopped).
 	s.running.close()
-	if err == nil {
-		// What the caller reports (the table, --report) reads the
-		// excerpts too: the journal has them.
-		err = s.readBack(rec.Results)
+	if err != nil {
+		return rec, err
 	}
-	if cerr := j.close(); cerr != nil && runErr == nil {
-		runErr = cerr
-	}
+	// What the caller reports (the table, --report) reads the excerpts
+	// too: trials.jsonl has them.
+	whole, err := ReadRecord(filepath.Join(dir, ResultsFile))
 	if err != nil {
 		return rec, err
 	}
 	switch {
 	case runErr != nil:
-		return rec, runErr
+		return whole, runErr
 	case ctx.Err() != nil:
-		return rec, ctx.Err()
+		return whole, ctx.Err()
 	}
-	return rec, nil
+	return whole, nil
 }
 
 // state is one run's shared, mutable bookkeeping.
@@ -312,9 +315,8 @@ type state struct {
 	// running keeps RunningFile: the jobs under way and their phases.
 	running *running
 
-	// lines say where each job's result is in the journal, in plan order
-	// (n 0: none yet).
-	lines []span
+	// done says which jobs have their line in trials.jsonl, in plan order.
+	done []bool
 	// held are the finished jobs' results as scoring reads them
 	// (forScoring), in plan order: without their excerpts, which are most
 	// of a chatty trial's result and which only readers of the record read.
@@ -325,7 +327,7 @@ type state struct {
 	// infra failures (attempts).
 	spent atomic.Int32
 
-	journal *journal
+	trials *trialsFile
 	// checker makes the artifact checks as each job ends; tasks are the
 	// suite's tasks by id.
 	checker *scoring.Checker
@@ -383,13 +385,13 @@ func (s *state) play(ctx context.Context, i int, job runner.Job) error {
 	res.Excerpt()
 	res.Cost = s.o.Manifest.Pricing.Price(&res)
 	s.budget.done(job, res.Cost)
-	// Once in the journal, the job is done: a job that could not be
+	// Once in trials.jsonl, the job is done: a job that could not be
 	// written there is played again by --resume, as after a crash.
-	sp, jerr := s.journal.add(&res)
-	if jerr != nil && err == nil {
-		err = jerr
+	terr := s.trials.add(&res)
+	if terr != nil && err == nil {
+		err = terr
 	}
-	s.lines[i], s.held[i] = sp, forScoring(res) // each job's own elements: g.Wait orders them before final
+	s.done[i], s.held[i] = terr == nil, forScoring(res) // each job's own elements: g.Wait orders them before final
 	s.o.emit(Event{Time: s.o.now(), Kind: EventDone, Job: name, Elapsed: time.Since(start), Result: &res})
 	return err
 }
@@ -398,8 +400,8 @@ func (s *state) play(ctx context.Context, i int, job runner.Job) error {
 // (forScoring); jobs that never finished are marked cancelled. Every job
 // has ended (the caller waited for them).
 func (s *state) final() []runner.Result {
-	for i, sp := range s.lines {
-		if h := s.held[i]; sp.n == 0 {
+	for i, done := range s.done {
+		if h := s.held[i]; !done {
 			s.held[i] = s.notStarted(runner.Job{CandidateID: h.CandidateID, TaskID: h.TaskID, Trial: h.Trial})
 		}
 	}
@@ -408,65 +410,24 @@ func (s *state) final() []runner.Result {
 
 // forScoring is what a run holds of a finished job's result until the
 // run's end: all that scoring reads of it, which is all of it but its
-// excerpts (up to 7 KiB of a chatty trial's 8; the journal has them, and
-// readBack reads them back).
+// excerpts (up to 7 KiB of a chatty trial's 8; trials.jsonl has them).
 func forScoring(r runner.Result) runner.Result {
 	r.Output, r.Stderr, r.ArtifactContent = "", "", ""
 	return r
 }
 
-// excerpts are the members of a result's line that forScoring drops.
-type excerpts struct {
-	Output          string `json:"output"`
-	Stderr          string `json:"stderr"`
-	ArtifactContent string `json:"artifact_content"`
-}
-
-// readBack makes results, the scored results of final, whole again: each
-// finished job's excerpts as the journal has them. Decoding 100,000 lines
-// takes about a second: the jobs are split among the Ps the process has.
-func (s *state) readBack(results []runner.Result) error {
-	var g errgroup.Group
-	per := (len(s.lines) + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0)
-	for from := 0; from < len(s.lines); from += per {
-		g.Go(func() error {
-			w := window{j: s.journal}
-			for i := from; i < min(from+per, len(s.lines)); i++ {
-				if sp := s.lines[i]; sp.n > 0 {
-					var e excerpts
-					if err := w.read(sp, &e); err != nil {
-						return err
-					}
-					r := &results[i]
-					r.Output, r.Stderr, r.ArtifactContent = e.Output, e.Stderr, e.ArtifactContent
-				}
-			}
-			return nil
-		})
-	}
-	return g.Wait()
-}
-
-// resultWriter writes result n of the record as results.json holds it:
-// its line in the journal with its score (copied: cheaper than encoding
-// every result again), or encoded when it has none (a job not started).
-func (s *state) resultWriter() func(n int, w *bufio.Writer) error {
-	win := window{j: s.journal}
-	return func(n int, w *bufio.Writer) error {
-		r := &s.rec.Results[n]
-		if sp := s.lines[n]; sp.n > 0 {
-			line, err := win.line(sp)
-			if err != nil {
-				return err
-			}
-			if ok, err := writeScored(w, line, r.Score); ok || err != nil {
+// notStartedLines appends the line of each job that never finished
+// (final marked it cancelled) to trials.jsonl.
+func (s *state) notStartedLines(results []runner.Result) error {
+	w := bufio.NewWriterSize(s.trials.f, 1<<16)
+	for i, done := range s.done {
+		if !done {
+			if err := writeTrial(w, &results[i]); err != nil {
 				return err
 			}
 		}
-		b, err := json.Marshal(r)
-		w.Write(b)
-		return err
 	}
+	return w.Flush()
 }
 
 // notStarted is the result of a job the run was interrupted before, or
@@ -481,12 +442,12 @@ func (s *state) notStarted(job runner.Job) runner.Result {
 	return r
 }
 
-// unstarted counts the jobs that have no line in the journal: the run
+// unstarted counts the jobs that have no line in trials.jsonl: the run
 // never started them, or never finished them.
 func (s *state) unstarted() int {
 	n := 0
-	for _, sp := range s.lines {
-		if sp.n == 0 {
+	for _, done := range s.done {
+		if !done {
 			n++
 		}
 	}

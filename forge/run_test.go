@@ -3,7 +3,6 @@ package forge
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -40,15 +39,11 @@ func testPlan(t testing.TB, ids []string, trials, concurrency int) (*Manifest, *
 
 func readRecord(t *testing.T, path string) Record {
 	t.Helper()
-	b, err := os.ReadFile(path)
+	rec, err := ReadRecord(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rec Record
-	if err := json.Unmarshal(b, &rec); err != nil {
-		t.Fatalf("results.json is not valid JSON: %v", err)
-	}
-	return rec
+	return *rec
 }
 
 func TestRunWritesResultsAndFiles(t *testing.T) {
@@ -212,7 +207,7 @@ func TestRunStoresTranscript(t *testing.T) {
 	if want := strings.ReplaceAll(transcript, secret, "***"); err != nil || string(b) != want {
 		t.Errorf("stored transcript %q, %v; want %q", b, err, want)
 	}
-	for _, name := range []string{"results.json", JournalFile} {
+	for _, name := range []string{"results.json", TrialsFile} {
 		if rb, _ := os.ReadFile(filepath.Join(out, "r1", name)); bytes.Contains(rb, []byte("unique-reply")) || len(rb) == 0 {
 			t.Errorf("%s holds the transcript (or nothing): %s", name, rb)
 		}

@@ -17,9 +17,10 @@ const ResultsURL = "https://github.com/forge-run/forge/schema/results.schema.jso
 // Results returns the JSON Schema of results.json.
 func Results() []byte { return bytes.Clone(resultsSchema) }
 
-// compileResults compiles the results schema, with "format" asserted so a
-// malformed timestamp is an error.
-func compileResults() (*jsonschema.Schema, error) {
+// compileResults compiles the results schema (or the part of it that
+// fragment names), with "format" asserted so a malformed timestamp is an
+// error.
+func compileResults(fragment string) (*jsonschema.Schema, error) {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(resultsSchema))
 	if err != nil {
 		return nil, fmt.Errorf("read results.schema.json: %w", err)
@@ -30,7 +31,7 @@ func compileResults() (*jsonschema.Schema, error) {
 	if err := c.AddResource(ResultsURL, doc); err != nil {
 		return nil, fmt.Errorf("load results.schema.json: %w", err)
 	}
-	s, err := c.Compile(ResultsURL)
+	s, err := c.Compile(ResultsURL + fragment)
 	if err != nil {
 		return nil, fmt.Errorf("compile results.schema.json: %w", err)
 	}
@@ -40,16 +41,26 @@ func compileResults() (*jsonschema.Schema, error) {
 // ValidateResults checks that b is a results.json that conforms to the
 // schema. The error lists each violation with its JSON pointer.
 func ValidateResults(b []byte) error {
-	s, err := compileResults()
+	return validate(b, "", "results.json")
+}
+
+// ValidateTrial checks that b is a line of trials.jsonl: one result that
+// conforms to the schema's result.
+func ValidateTrial(b []byte) error {
+	return validate(b, "#/$defs/result", "a line of trials.jsonl")
+}
+
+func validate(b []byte, fragment, what string) error {
+	s, err := compileResults(fragment)
 	if err != nil {
 		return err
 	}
 	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
 	if err != nil {
-		return fmt.Errorf("results.json is not JSON: %w", err)
+		return fmt.Errorf("%s is not JSON: %w", what, err)
 	}
 	if err := s.Validate(inst); err != nil {
-		return fmt.Errorf("results.json does not match results.schema.json: %w", err)
+		return fmt.Errorf("%s does not match results.schema.json: %w", what, err)
 	}
 	return nil
 }

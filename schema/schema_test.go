@@ -1,7 +1,10 @@
 package schema_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -109,10 +112,11 @@ func TestInvalidRecords(t *testing.T) {
 		edit  func(m map[string]any)
 		where string
 	}{
-		{"schema_version 4", func(m map[string]any) { m["schema_version"] = 4 }, "/schema_version"},
+		{"schema_version 5", func(m map[string]any) { m["schema_version"] = 5 }, "/schema_version"},
 		{"task weight 0", func(m map[string]any) { m["tasks"] = []any{map[string]any{"id": "q1", "objective": "o", "weight": 0}} }, "/tasks/0/weight"},
 		{"bad task id", func(m map[string]any) { result(m, 0)["task_id"] = "q 1" }, "/results/0/task_id"},
-		{"results missing", func(m map[string]any) { delete(m, "results") }, "results"},
+		{"results missing before schema 4", func(m map[string]any) { m["schema_version"] = 3; delete(m, "results") }, "results"},
+		{"a score without its trial", func(m map[string]any) { m["scores"] = []any{map[string]any{"candidate_id": "a", "score": 1}} }, "/scores/0"},
 		{"unknown error kind", func(m map[string]any) { result(m, 1)["error_kind"] = "exploded" }, "/results/1/error_kind"},
 		{"success with an error kind", func(m map[string]any) { result(m, 0)["error_kind"] = "timeout" }, "/results/0"},
 		{"failure without an error kind", func(m map[string]any) { result(m, 1)["error_kind"] = nil }, "/results/1"},
@@ -146,6 +150,43 @@ func TestInvalidRecords(t *testing.T) {
 				t.Errorf("error does not mention %q:\n%v", c.where, err)
 			}
 		})
+	}
+}
+
+// TestValidRecordOnDisk: the two files a run writes, results.json and
+// each line of trials.jsonl, validate.
+func TestValidRecordOnDisk(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, forge.ResultsFile)
+	if err := forge.WriteRecord(path, suiteRecord()); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := schema.ValidateResults(b); err != nil || !bytes.Contains(b, []byte(`"scores"`)) || bytes.Contains(b, []byte(`"results"`)) {
+		t.Errorf("results.json: %v\n%s", err, b)
+	}
+	b, err = os.ReadFile(filepath.Join(dir, forge.TrialsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for line := range bytes.Lines(b) {
+		n++
+		if err := schema.ValidateTrial(line); err != nil {
+			t.Errorf("trials.jsonl:%d: %v", n, err)
+		}
+	}
+	if n != 4 {
+		t.Errorf("trials.jsonl has %d lines, want 4", n)
+	}
+	var bad map[string]any
+	json.Unmarshal(bytes.SplitN(b, []byte("\n"), 2)[0], &bad)
+	bad["trial"] = 0
+	if line, _ := json.Marshal(bad); schema.ValidateTrial(line) == nil {
+		t.Error("a trial 0 validated")
 	}
 }
 

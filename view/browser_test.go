@@ -329,7 +329,7 @@ func startLive(t *testing.T, dir string) string {
 	head := &forge.Record{SchemaVersion: forge.SchemaVersion, RunID: filepath.Base(dir), Backend: "local", Objective: "in progress",
 		StartedAt: time.Now().UTC(), Trials: 1}
 	must(t, forge.WriteRecord(filepath.Join(dir, forge.ResultsFile), head))
-	journal := filepath.Join(dir, forge.JournalFile)
+	journal := filepath.Join(dir, forge.TrialsFile)
 	must(t, os.WriteFile(journal, nil, 0o644))
 	appendResult(t, journal, runner.Result{CandidateID: "alpha", Trial: 1, Success: true, RuntimeSeconds: 1})
 	// A job under way, as forge run lists it.

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -17,18 +18,18 @@ import (
 	"github.com/forge-run/forge/runner"
 )
 
-// A run's index: what the pages need of every trial, read once by
-// streaming results.json (and, while the run goes on, its journal), and
-// where each trial's line is, so that a trial's page reads and decodes
-// that line alone. A results.json of 100,000 trials is some 100 MB; its
-// index holds a few hundred bytes a trial.
+// A run's index: what the pages need of every trial, read once from the
+// run's trials (trials.jsonl, one a line) and, as the run goes on, what
+// they gained; and where each trial's line starts, so that a trial's page
+// reads and decodes that line alone. The trials of 100,000 jobs are some
+// 80 MB; their index holds a few hundred bytes a trial. A record of
+// schema 1 to 3, its trials inside results.json, is read whole.
 
-// lineRef is where a result's line is: its offset and length in
-// results.json, or in the journal.
+// lineRef is where a trial's line is in the trials file: where it starts
+// and its length, without its newline.
 type lineRef struct {
-	off     int64
-	n       int32
-	journal bool
+	off int64
+	n   int32
 }
 
 // slim is what the index decodes of a result's line: the fields the
@@ -94,16 +95,18 @@ type trialKey struct {
 type runIndex struct {
 	id, dir string
 	path    string // results.json
-	// rec is the record with slim results (rec.Results), in its order.
+	trials  string // its trials file
+	// rec is the record with slim results (rec.Results), in plan order once
+	// the run ended.
 	rec *forge.Record
-	// lines[i] is where rec.Results[i] is; nil when the record was not
-	// written one result a line (then full holds the results whole).
+	// lines[i] is where rec.Results[i] is; nil when the record holds its
+	// results (then full holds them whole).
 	lines []lineRef
 	full  []runner.Result
-	// While the run goes on: how far the journal was read, and each job's
-	// place in rec.Results (a job played again replaces its line).
-	journalOff int64
-	at         map[trialKey]int
+	// While the run goes on: how far the trials file was read, and each
+	// job's place in rec.Results (a job played again replaces its line).
+	trialsOff int64
+	at        map[trialKey]int
 	// byCell lists a suite's trials by candidate and task.
 	byCell map[[2]string][]int
 
@@ -128,44 +131,116 @@ func (x *runIndex) stopped() string {
 	return ""
 }
 
-// indexRun reads the run whose results.json is path: its lines in one
-// pass (forge.ScanRecord), the results' lines decoded in batches by a
-// worker a processor.
+// indexRun reads the run whose results.json is path: its summary, then
+// its trials' lines, decoded in batches by a worker a processor.
 func indexRun(id, path string) (*runIndex, error) {
-	f, err := os.Open(path)
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	x := &runIndex{id: id, dir: filepath.Dir(path), path: path}
-	dec := newDecoder()
-	rec, err := forge.ScanRecord(bufio.NewReaderSize(f, 1<<20), func(off int64, line []byte) error {
-		dec.add(line)
-		x.lines = append(x.lines, lineRef{off: off, n: int32(len(line))})
-		return nil
-	})
-	results, derr := dec.wait()
+	rec, err := forge.DecodeRecord(b)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if derr != nil {
-		return nil, fmt.Errorf("%s: %w", path, derr)
+	x := &runIndex{id: id, dir: filepath.Dir(path), path: path, trials: rec.TrialsPath(path), rec: rec, at: map[trialKey]int{}}
+	if rec.Results != nil && rec.Finished() {
+		x.full = rec.Results // schema 1 to 3: the results inside
+		x.cells()
+		return x, nil
 	}
-	if rec.Results != nil {
-		// Not written one result a line: its results are kept whole.
-		x.lines, results, x.full = nil, rec.Results, rec.Results
+	rec.Results = nil
+	if err := x.readTrials(); err != nil {
+		return nil, err
 	}
-	rec.Results = results
-	x.rec = rec
-	if x.live() {
-		x.rec.Results, x.lines, x.full = nil, nil, nil
-		x.at = map[trialKey]int{}
-		if err := x.refresh(); err != nil {
-			return nil, err
-		}
+	if rec.Finished() {
+		x.score()
 	}
 	x.cells()
 	return x, nil
+}
+
+// readTrials reads the trials file whole: each line's place as it scans,
+// the lines decoded on every processor.
+func (x *runIndex) readTrials() error {
+	f, err := os.Open(x.trials)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // no trial has ended yet
+	} else if err != nil {
+		return err
+	}
+	defer f.Close()
+	dec := newDecoder()
+	rd := bufio.NewReaderSize(f, 1<<20)
+	var lines []lineRef
+	for {
+		line, err := rd.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			whole := append([]byte(nil), line...)
+			for errors.Is(err, bufio.ErrBufferFull) {
+				line, err = rd.ReadSlice('\n')
+				whole = append(whole, line...)
+			}
+			line = whole
+		}
+		if len(line) == 0 || line[len(line)-1] != '\n' {
+			break // the end, or a line not yet whole
+		}
+		dec.add(line[:len(line)-1])
+		lines = append(lines, lineRef{off: x.trialsOff, n: int32(len(line) - 1)})
+		x.trialsOff += int64(len(line))
+		if err != nil {
+			break
+		}
+	}
+	results, err := dec.wait()
+	if err != nil {
+		return fmt.Errorf("%s: %w", x.trials, err)
+	}
+	for i := range results {
+		x.put(results[i], lines[i])
+	}
+	return nil
+}
+
+// put records a trial read from its line: a new one, or a job played
+// again (--resume), whose later line replaces its first.
+func (x *runIndex) put(r runner.Result, ref lineRef) {
+	k := trialKey{r.CandidateID, r.TaskID, r.Trial}
+	if i, ok := x.at[k]; ok {
+		x.rec.Results[i], x.lines[i] = r, ref
+		return
+	}
+	x.at[k] = len(x.rec.Results)
+	x.rec.Results = append(x.rec.Results, r)
+	x.lines = append(x.lines, ref)
+}
+
+// score gives a finished run's trials their scores, which results.json
+// keeps, and puts them in plan order.
+func (x *runIndex) score() {
+	rec := x.rec
+	scores := make(map[trialKey]float64, len(rec.Scores))
+	for _, s := range rec.Scores {
+		scores[trialKey{s.CandidateID, s.TaskID, s.Trial}] = s.Score
+	}
+	rec.Scores = nil
+	for i := range rec.Results {
+		r := &rec.Results[i]
+		if v, ok := scores[trialKey{r.CandidateID, r.TaskID, r.Trial}]; ok {
+			r.Score = &v
+		}
+	}
+	order := make([]int, len(rec.Results))
+	for i := range order {
+		order[i] = i
+	}
+	planOrder := rec.PlanOrder()
+	slices.SortStableFunc(order, func(a, b int) int { return planOrder(rec.Results[a], rec.Results[b]) })
+	results, lines := make([]runner.Result, len(order)), make([]lineRef, len(order))
+	for i, from := range order {
+		results[i], lines[i] = rec.Results[from], x.lines[from]
+	}
+	rec.Results, x.lines, x.at = results, lines, nil
 }
 
 // batchSize is how many results' lines a worker decodes at once.
@@ -265,22 +340,21 @@ func (d *decoder) wait() ([]runner.Result, error) {
 	return out, nil
 }
 
-// refresh reads what the journal of a live run gained since the last
-// read: every complete line (a line being written is read next time).
-// The caller holds x.mu, or x is not shared yet.
+// refresh reads what the trials file of a live run gained since the
+// last read: every complete line (a line being written is read next
+// time). The caller holds x.mu, or x is not shared yet.
 func (x *runIndex) refresh() error {
-	path := filepath.Join(x.dir, forge.JournalFile)
-	f, err := os.Open(path)
+	f, err := os.Open(x.trials)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	} else if err != nil {
 		return err
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil || fi.Size() == x.journalOff {
+	if fi, err := f.Stat(); err != nil || fi.Size() == x.trialsOff {
 		return err
 	}
-	if _, err := f.Seek(x.journalOff, io.SeekStart); err != nil {
+	if _, err := f.Seek(x.trialsOff, io.SeekStart); err != nil {
 		return err
 	}
 	rd := bufio.NewReaderSize(f, 256<<10)
@@ -290,21 +364,13 @@ func (x *runIndex) refresh() error {
 		if len(line) == 0 || line[len(line)-1] != '\n' {
 			break // the end, or a line not yet whole
 		}
-		start := x.journalOff
-		x.journalOff += int64(len(line))
+		start := x.trialsOff
+		x.trialsOff += int64(len(line))
 		var s slim
 		if jerr := json.Unmarshal(line, &s); jerr != nil {
-			return fmt.Errorf("%s: at byte %d: not a result: %w", path, start, jerr)
+			return fmt.Errorf("%s: at byte %d: not a result: %w", x.trials, start, jerr)
 		}
-		ref := lineRef{off: start, n: int32(len(line) - 1), journal: true}
-		k := trialKey{s.CandidateID, s.TaskID, s.Trial}
-		if i, ok := x.at[k]; ok {
-			x.rec.Results[i], x.lines[i] = s.result(), ref
-		} else {
-			x.at[k] = len(x.rec.Results)
-			x.rec.Results = append(x.rec.Results, s.result())
-			x.lines = append(x.lines, ref)
-		}
+		x.put(s.result(), lineRef{off: start, n: int32(len(line) - 1)})
 		gained = true
 		if err != nil {
 			break
@@ -337,10 +403,7 @@ func (x *runIndex) result(i int) (*runner.Result, []byte, error) {
 		return &r, nil, nil
 	}
 	ref := x.lines[i]
-	path := x.path
-	if ref.journal {
-		path = filepath.Join(x.dir, forge.JournalFile)
-	}
+	path := x.trials
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, err

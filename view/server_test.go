@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/internal/relaid"
 	"github.com/forge-run/forge/report"
 	"github.com/forge-run/forge/runner"
 )
@@ -326,7 +327,7 @@ func TestLiveRunGainsTrials(t *testing.T) {
 		b, _ := json.Marshal(&r)
 		return append(b, '\n')
 	}
-	journal := filepath.Join(dir, forge.JournalFile)
+	journal := filepath.Join(dir, forge.TrialsFile)
 	must(t, os.WriteFile(journal, line("alpha", true), 0o644))
 	// A job under way, as forge run lists it.
 	now := time.Now().UTC() // a sign of life: the run is played
@@ -426,6 +427,32 @@ func TestIndentedRecordIsShown(t *testing.T) {
 	}
 }
 
+// A record laid out by another writer (re-indented, its keys sorted, as
+// jq -S makes it) shows its trials, and each trial's page: a record of
+// schema 4 with its trials beside it, and one of schema 3 holding them.
+func TestRelaidRecordIsShown(t *testing.T) {
+	out := t.TempDir()
+	_, dir := makeRun(t, out, spec{id: "now", candidates: []string{"alpha", "beta"}, trials: 2, files: true, start: t0})
+	must(t, relaid.Document(filepath.Join(dir, forge.ResultsFile), "\t"))
+	must(t, relaid.Lines(filepath.Join(dir, forge.TrialsFile)))
+	old, dir := makeRun(t, out, spec{id: "old", candidates: []string{"alpha", "beta"}, trials: 2, files: true, start: t0})
+	old.SchemaVersion = 3
+	b, err := forge.MarshalRecord(old)
+	must(t, err)
+	must(t, os.WriteFile(filepath.Join(dir, forge.ResultsFile), b, 0o644))
+	must(t, relaid.Document(filepath.Join(dir, forge.ResultsFile), " "))
+	ts := serve(t, Options{Out: out})
+	for _, id := range []string{"now", "old"} {
+		code, _, body := get(t, ts, "/run/"+id)
+		if code != 200 || strings.Count(body, "/run/"+id+"/trial/") != 4 {
+			t.Fatalf("%s: run page %d, %d trials: %.300s", id, code, strings.Count(body, "/run/"+id+"/trial/"), body)
+		}
+		if code, _, body := get(t, ts, "/run/"+id+"/trial/4"); code != 200 || !strings.Contains(body, "beta#2") {
+			t.Errorf("%s: trial page: %d %.300s", id, code, body)
+		}
+	}
+}
+
 // A large run is listed from its record's head, without reading its
 // results, until it is opened.
 func TestRunsListReadsALargeRunsHead(t *testing.T) {
@@ -459,7 +486,7 @@ func TestStoppedRunIsMarked(t *testing.T) {
 		dir := filepath.Join(out, id)
 		must(t, os.MkdirAll(dir, 0o755))
 		must(t, forge.WriteRecord(filepath.Join(dir, forge.ResultsFile), &forge.Record{SchemaVersion: forge.SchemaVersion, RunID: id, Backend: "local", StartedAt: t0, Trials: 1}))
-		must(t, os.WriteFile(filepath.Join(dir, forge.JournalFile), nil, 0o644))
+		must(t, os.WriteFile(filepath.Join(dir, forge.TrialsFile), nil, 0o644))
 		running, _ := json.Marshal(forge.Running{UpdatedAt: sign.UTC(), Jobs: []forge.RunningJob{}})
 		must(t, os.WriteFile(filepath.Join(dir, forge.RunningFile), running, 0o644))
 	}

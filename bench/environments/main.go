@@ -150,11 +150,7 @@ func playBackend(stdout io.Writer, c config, bin, dir, backend string) error {
 			return fmt.Errorf("%s: %v\n%s", round.name, err, errOut.String())
 		}
 		wall := time.Since(start).Seconds()
-		raw, err := os.ReadFile(filepath.Join(dir, "artifacts", id, "results.json"))
-		if err != nil {
-			return err
-		}
-		rec, err := forge.DecodeRecord(raw)
+		rec, err := forge.ReadRecord(filepath.Join(dir, "artifacts", id, forge.ResultsFile))
 		if err != nil {
 			return err
 		}

@@ -1,17 +1,20 @@
 package forge
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 
+	"github.com/forge-run/forge/internal/relaid"
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/scoring"
 )
@@ -41,7 +44,7 @@ func TestRecordKeepsExcerptsAndPaths(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rec.SchemaVersion != 3 || rec.Trials != 2 {
+	if rec.SchemaVersion != 4 || rec.Trials != 2 {
 		t.Fatalf("schema %d, trials %d", rec.SchemaVersion, rec.Trials)
 	}
 	for _, r := range rec.Results {
@@ -65,20 +68,31 @@ func TestRecordKeepsExcerptsAndPaths(t *testing.T) {
 	}
 }
 
-// TestKilledRunIsReadFromItsJournal: a run killed while its jobs ran left
-// the head of results.json and a journal whose last line was cut short;
-// ReadRecord reads every finished job from the journal (a job's last line
-// wins), and a resume plays exactly the others.
-func TestKilledRunIsReadFromItsJournal(t *testing.T) {
+// TestKilledRunIsReadFromItsTrials: a run killed while its jobs ran left
+// results.json without finished_at and a trials.jsonl whose last line was
+// cut short (a run of schema 3: its journal.jsonl); ReadRecord reads every
+// finished job (a job's last line wins), and a resume plays exactly the
+// others, into trials.jsonl.
+func TestKilledRunIsReadFromItsTrials(t *testing.T) {
+	for _, schema := range []int{3, SchemaVersion} {
+		t.Run(fmt.Sprint("schema ", schema), func(t *testing.T) { killedRunIsRead(t, schema) })
+	}
+}
+
+func killedRunIsRead(t *testing.T, schema int) {
 	m, p := testPlan(t, []string{"a", "b", "c"}, 2, 2)
 	out := t.TempDir()
 	dir := filepath.Join(out, "k")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	head := &Record{SchemaVersion: SchemaVersion, RunID: "k", Backend: "fake", ManifestHash: m.Hash, Trials: 2, Results: []runner.Result{}}
-	if err := WriteRecord(filepath.Join(dir, ResultsFile), head); err != nil {
+	head := &Record{SchemaVersion: schema, RunID: "k", Backend: "fake", ManifestHash: m.Hash, Trials: 2}
+	if err := writeSummary(filepath.Join(dir, ResultsFile), head); err != nil {
 		t.Fatal(err)
+	}
+	trials := TrialsFile
+	if schema < 4 {
+		trials = journalFile
 	}
 	line := func(id string, trial int, kind runner.ErrorKind) []byte {
 		r := runner.Result{CandidateID: id, Trial: trial, Success: kind == runner.ErrNone}
@@ -94,7 +108,7 @@ func TestKilledRunIsReadFromItsJournal(t *testing.T) {
 	j.Write(line("a", 1, runner.ErrNone)) // played again: the last line wins
 	torn := line("c", 1, runner.ErrNone)
 	j.Write(torn[:len(torn)/2])
-	if err := os.WriteFile(filepath.Join(dir, JournalFile), j.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, trials), j.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	rec, err := ReadRecord(filepath.Join(dir, ResultsFile))
@@ -102,7 +116,7 @@ func TestKilledRunIsReadFromItsJournal(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(rec.Results) != 2 || !rec.Results[0].Success || rec.Results[1].ErrorKind != runner.ErrCandidateFailed {
-		t.Fatalf("read from the journal: %+v", rec.Results)
+		t.Fatalf("read from %s: %+v", trials, rec.Results)
 	}
 
 	var played []string
@@ -127,26 +141,29 @@ func TestKilledRunIsReadFromItsJournal(t *testing.T) {
 	if len(got.Results) != 6 || got.Results[3].ErrorKind != runner.ErrCandidateFailed {
 		t.Errorf("resumed record: %+v", got.Results)
 	}
-	jr, err := readJournal(filepath.Join(dir, JournalFile))
-	if err != nil || len(jr) != 6 {
-		t.Errorf("journal after the resume: %d jobs, %v", len(jr), err)
+	tr, err := ReadTrials(filepath.Join(dir, TrialsFile))
+	if err != nil || len(tr) != 6 {
+		t.Errorf("trials after the resume: %d jobs, %v", len(tr), err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, journalFile)); err == nil {
+		t.Errorf("the journal of schema 3 is still there after the resume")
 	}
 }
 
-// TestJournalRejectsAGarbledLine: only a last line can be cut short; any
+// TestTrialsRejectAGarbledLine: only a last line can be cut short; any
 // other line that is not a result is reported with its number.
-func TestJournalRejectsAGarbledLine(t *testing.T) {
-	path := filepath.Join(t.TempDir(), JournalFile)
+func TestTrialsRejectAGarbledLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), TrialsFile)
 	if err := os.WriteFile(path, []byte("{\"candidate_id\":\"a\",\"trial\":1}\nnot json\n{}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := readJournal(path); err == nil || !strings.Contains(err.Error(), JournalFile+":2:") {
+	if _, err := ReadTrials(path); err == nil || !strings.Contains(err.Error(), TrialsFile+":2:") {
 		t.Errorf("err = %v, want one naming line 2", err)
 	}
 }
 
-// TestEncodeRecordRoundTrips: results.json, one result per line (and one
-// task, one row of the task matrix), decodes back to the record; without
+// TestEncodeRecordRoundTrips: the record as one document (the JSON
+// report), one result per line, decodes back to the record; without
 // results it is still a record.
 func TestEncodeRecordRoundTrips(t *testing.T) {
 	one := 0.5
@@ -162,11 +179,6 @@ func TestEncodeRecordRoundTrips(t *testing.T) {
 	}
 	if n := bytes.Count(b, []byte(`"candidate_id"`)); n != 4 || !bytes.Contains(b, []byte("\n    {\"candidate_id\":\"b\"")) {
 		t.Errorf("not one result per line:\n%s", b)
-	}
-	for _, line := range []string{"\n    {\"id\":\"t2\",", "\n    {\"task_id\":\"t2\",", "\n      \"candidate_id\": \"a\",\n"} {
-		if !bytes.Contains(b, []byte(line)) {
-			t.Errorf("no line %q (a task, a row of the matrix one a line; the standings indented):\n%s", line, b)
-		}
 	}
 	back, err := DecodeRecord(b)
 	if err != nil {
@@ -203,50 +215,43 @@ func TestRewrittenJobFileLeavesItsLinksAlone(t *testing.T) {
 	}
 }
 
-// TestWriteScoredIsMarshalOfTheScored: a result's journal line with its
-// score written in is the JSON of the scored result, byte for byte, even
-// when what the candidate submitted has keys like a result's; a line that
-// does not end as a result's does is refused.
-func TestWriteScoredIsMarshalOfTheScored(t *testing.T) {
-	exit := 3
-	results := []runner.Result{
-		{CandidateID: "a", Trial: 1, Success: true, Submitted: map[string]any{"score": nil, "sandbox_id": "s", "x": `,"score":null,"sandbox_id":`}},
-		{CandidateID: "b", TaskID: "t", Trial: 2, SandboxID: `sb,"score":null,"sandbox_id":`, ExitCode: &exit, ErrorKind: runner.ErrCandidateFailed,
-			ErrorMessage: "exit 3", Judges: []runner.JudgeResult{{Name: "j", Reason: `"score":null`}}},
-		{CandidateID: "c", Trial: 1},
+func ptr[T any](v T) *T { return &v }
+
+// TestPlanOrderIsThePlans: a run's trials read back in any order are put
+// in the order its plan has them, with tasks and without.
+func TestPlanOrderIsThePlans(t *testing.T) {
+	suite, err := shardSuite(t, shardCands, shardTasks, shardScoring).Plan(Overrides{Trials: 2})
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, score := range []*float64{nil, new(float64), ptr(1.0), ptr(0.3333333333333333), ptr(1e-9)} {
-		for _, r := range results {
-			line, err := json.Marshal(&r)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r.Score = score
-			want, err := json.Marshal(&r)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var b bytes.Buffer
-			w := bufio.NewWriter(&b)
-			ok, err := writeScored(w, line, score)
-			w.Flush()
-			if !ok || err != nil || !bytes.Equal(b.Bytes(), want) {
-				t.Errorf("score %v, %v %v:\n%s\nwant\n%s", score, ok, err, b.Bytes(), want)
-			}
+	_, single := testPlan(t, []string{"c", "a", "b"}, 3, 1)
+	for name, p := range map[string]*Plan{"suite": suite, "no tasks": single} {
+		rec := &Record{Candidates: p.Candidates}
+		for _, task := range p.Tasks {
+			rec.Tasks = append(rec.Tasks, TaskInfo{ID: task.ID})
 		}
-	}
-	var b bytes.Buffer
-	if ok, err := writeScored(bufio.NewWriter(&b), []byte(`{"candidate_id":"a","score":null}`), ptr(1.0)); ok || err != nil || b.Len() > 0 {
-		t.Errorf("a line without the result's last keys: %v %v %q", ok, err, b.String())
+		var want []string
+		var results []runner.Result
+		for _, j := range p.Jobs {
+			want = append(want, fmt.Sprintf("%s/%s#%d", j.CandidateID, j.TaskID, j.Trial))
+			results = append(results, runner.Result{CandidateID: j.CandidateID, TaskID: j.TaskID, Trial: j.Trial})
+		}
+		rand.Shuffle(len(results), func(i, j int) { results[i], results[j] = results[j], results[i] })
+		slices.SortStableFunc(results, rec.PlanOrder())
+		var got []string
+		for _, r := range results {
+			got = append(got, fmt.Sprintf("%s/%s#%d", r.CandidateID, r.TaskID, r.Trial))
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: %v\nwant %v", name, got, want)
+		}
 	}
 }
 
-func ptr[T any](v T) *T { return &v }
-
-// TestResultsFileIsTheRecordEncoded: results.json, whose results the run
-// copies from its journal with their scores, holds the bytes of the
-// record it returns, encoded.
-func TestResultsFileIsTheRecordEncoded(t *testing.T) {
+// TestRecordIsReadWhateverItsLayout: a record re-indented with its keys in
+// another order reads as the record it was, whole and as a summary, and
+// its run can be resumed.
+func TestRecordIsReadWhateverItsLayout(t *testing.T) {
 	m, p := testPlan(t, []string{"alpha", "beta"}, 2, 2)
 	m.Scoring = scoring.Config{Scorers: []scoring.Scorer{{Type: scoring.TypeArtifact, Checks: []scoring.Check{{Contains: "needle"}}}}}
 	out := t.TempDir()
@@ -254,15 +259,25 @@ func TestResultsFileIsTheRecordEncoded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := os.ReadFile(filepath.Join(out, "r", ResultsFile))
+	dir := filepath.Join(out, "r")
+	if err := relaid.Document(filepath.Join(dir, ResultsFile), "\t"); err != nil {
+		t.Fatal(err)
+	}
+	if err := relaid.Lines(filepath.Join(dir, TrialsFile)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadRecord(filepath.Join(dir, ResultsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := MarshalRecord(rec)
-	if err != nil {
-		t.Fatal(err)
+	if !reflect.DeepEqual(got, rec) {
+		t.Errorf("read back:\n%+v\nwant\n%+v", got, rec)
 	}
-	if !bytes.Equal(got, want) || !bytes.Contains(got, []byte(`"score":1,`)) {
-		t.Errorf("results.json:\n%s\nthe record encoded:\n%s", got, want)
+	sum, tasks, err := ReadRecordSummary(filepath.Join(dir, ResultsFile))
+	if err != nil || tasks != 0 || sum.Results != nil || sum.WinnerLine != rec.WinnerLine || !reflect.DeepEqual(sum.Standings, rec.Standings) {
+		t.Errorf("summary: %d tasks, %v: %+v", tasks, err, sum)
+	}
+	if _, err := Run(context.Background(), Options{Manifest: m, Plan: p, Runner: fakeRunner{run: chatty}, Backend: "fake", OutRoot: out, RunID: "r", Resume: got}); err != nil {
+		t.Errorf("resume: %v", err)
 	}
 }
