@@ -6,6 +6,7 @@ package forge
 // Readers decode both as JSON, whatever the indentation or key order.
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -360,11 +361,7 @@ func writeSummary(path string, rec *Record) error {
 			sum.Scores = append(sum.Scores, TrialScore{CandidateID: r.CandidateID, TaskID: r.TaskID, Trial: r.Trial, Score: *r.Score})
 		}
 	}
-	return WriteAtomic(path, func(w io.Writer) error {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(&sum)
-	})
+	return WriteAtomic(path, func(w io.Writer) error { return encode(w, &sum) })
 }
 
 // MarshalRecord renders the record as one JSON document (EncodeRecord).
@@ -377,43 +374,60 @@ func MarshalRecord(rec *Record) ([]byte, error) {
 }
 
 // EncodeRecord writes the record, its results inside, as one JSON document
-// (the JSON report): indented, each result on a line of its own (100,000
-// of them stay greppable), with a trailing newline. ReadRecord reads it as
-// it reads results.json.
+// (the JSON report), which ReadRecord reads as it reads results.json.
 func EncodeRecord(w io.Writer, rec *Record) error {
+	doc := *rec
+	doc.Scores = nil
+	if doc.Results == nil {
+		doc.Results = []runner.Result{}
+	}
+	return encode(w, &doc)
+}
+
+// encode writes rec as JSON to w: indented, with a trailing newline, and
+// the lists that grow with a benchmark (results, scores, tasks, the task
+// matrix) last, one element a line: 100,000 results stay greppable, and
+// are encoded one at a time, never held whole.
+func encode(w io.Writer, rec *Record) error {
 	head := *rec
-	head.Results, head.Scores = nil, nil
+	head.Results, head.Scores, head.Tasks, head.TaskMatrix = nil, nil, nil, nil
 	b, err := json.MarshalIndent(&head, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode results: %w", err)
 	}
-	// The head's closing brace makes way for the results.
-	b = bytes.TrimSuffix(bytes.TrimRight(b, "\n"), []byte("}"))
-	b = bytes.TrimRight(b, "\n")
-	var out bytes.Buffer
-	out.Write(b)
-	out.WriteString(",\n  \"results\": [")
-	for i := range rec.Results {
-		line, err := json.Marshal(&rec.Results[i])
-		if err != nil {
-			return fmt.Errorf("encode results: %s: %w", rec.Results[i].CandidateID, err)
+	bw := bufio.NewWriterSize(w, 1<<16)
+	bw.Write(bytes.TrimSuffix(b, []byte("\n}")))
+	lists := []struct {
+		key string
+		n   int
+		at  func(i int) any
+	}{
+		{"tasks", len(rec.Tasks), func(i int) any { return &rec.Tasks[i] }},
+		{"task_matrix", len(rec.TaskMatrix), func(i int) any { return &rec.TaskMatrix[i] }},
+		{"scores", len(rec.Scores), func(i int) any { return &rec.Scores[i] }},
+		{"results", len(rec.Results), func(i int) any { return &rec.Results[i] }},
+	}
+	for _, l := range lists {
+		if l.n == 0 && (l.key != "results" || rec.Results == nil) {
+			continue // as omitempty omits it
 		}
-		if i > 0 {
-			out.WriteByte(',')
-		}
-		out.WriteString("\n    ")
-		out.Write(line)
-		if out.Len() > 1<<20 {
-			if _, err := w.Write(out.Bytes()); err != nil {
-				return err
+		fmt.Fprintf(bw, ",\n  %q: [", l.key)
+		for i := range l.n {
+			line, err := json.Marshal(l.at(i))
+			if err != nil {
+				return fmt.Errorf("encode results: %s %d: %w", l.key, i, err)
 			}
-			out.Reset()
+			if i > 0 {
+				bw.WriteByte(',')
+			}
+			bw.WriteString("\n    ")
+			bw.Write(line)
 		}
+		if l.n > 0 {
+			bw.WriteString("\n  ")
+		}
+		bw.WriteByte(']')
 	}
-	if len(rec.Results) > 0 {
-		out.WriteString("\n  ")
-	}
-	out.WriteString("]\n}\n")
-	_, err = w.Write(out.Bytes())
-	return err
+	bw.WriteString("\n}\n")
+	return bw.Flush()
 }

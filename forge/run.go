@@ -293,7 +293,9 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 		return rec, err
 	}
 	// What the caller reports (the table, --report) reads the excerpts
-	// too: trials.jsonl has them.
+	// too: trials.jsonl has them. What the run held goes first: at
+	// 100,000 trials it is a third of the peak.
+	rec.Results, s.held = nil, nil
 	whole, err := ReadRecord(filepath.Join(dir, ResultsFile))
 	if err != nil {
 		return rec, err

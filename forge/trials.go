@@ -5,6 +5,7 @@ package forge
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -100,41 +101,38 @@ func writeTrials(w io.Writer, results []runner.Result) error {
 const trialBatch = 1024
 
 // ReadTrials reads a trials.jsonl: every result, in the file's order,
-// decoded on every processor. A last line cut short (the run was killed
-// while writing it) is not a job that finished; any other line that is
-// not a result is an error naming it.
+// decoded on every processor into one slice (its lines are counted first,
+// so that 100,000 results are not held twice). A last line cut short (the
+// run was killed while writing it) is not a job that finished; any other
+// line that is not a result is an error naming it.
 func ReadTrials(path string) ([]runner.Result, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	var batches [][]runner.Result
+	n, err := countLines(f)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	results := make([]runner.Result, n)
 	var g errgroup.Group
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	rd := bufio.NewReaderSize(f, 1<<20)
-	first := 1 // the line number of the batch's first line
-	for done := false; !done; {
-		var lines [][]byte
-		for len(lines) < trialBatch {
-			line, err := rd.ReadBytes('\n')
-			if len(line) > 0 && line[len(line)-1] == '\n' {
-				lines = append(lines, line)
-				continue
+	for first := 0; first < n; first += trialBatch {
+		lines := make([][]byte, min(trialBatch, n-first))
+		for i := range lines {
+			if lines[i], err = rd.ReadBytes('\n'); err != nil {
+				return nil, fmt.Errorf("read %s: %w", path, err) // the file was cut while read
 			}
-			if !errors.Is(err, io.EOF) && err != nil {
-				return nil, fmt.Errorf("read %s: %w", path, err)
-			}
-			done = true // the end, or a torn last line
-			break
 		}
-		batches = append(batches, make([]runner.Result, len(lines)))
-		out, at := batches[len(batches)-1], first
-		first += len(lines)
 		g.Go(func() error {
 			for i, line := range lines {
-				if err := json.Unmarshal(line, &out[i]); err != nil {
-					return fmt.Errorf("%s:%d: not a result: %w", path, at+i, err)
+				if err := json.Unmarshal(line, &results[first+i]); err != nil {
+					return fmt.Errorf("%s:%d: not a result: %w", path, first+i+1, err)
 				}
 			}
 			return nil
@@ -143,9 +141,22 @@ func ReadTrials(path string) ([]runner.Result, error) {
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	results := make([]runner.Result, 0, first-1)
-	for _, b := range batches {
-		results = append(results, b...)
-	}
 	return results, nil
+}
+
+// countLines counts the whole lines in r: a last line without its
+// newline is not one.
+func countLines(r io.Reader) (int, error) {
+	buf := make([]byte, 1<<20)
+	n := 0
+	for {
+		k, err := r.Read(buf)
+		n += bytes.Count(buf[:k], []byte{'\n'})
+		if errors.Is(err, io.EOF) {
+			return n, nil
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
 }
