@@ -13,17 +13,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
-
-	"github.com/forge-run/forge/runner"
-)
-
-// Exit codes (docs/exit-codes.md).
-const (
-	ExitOK          = 0
-	ExitGateFailed  = 1
-	ExitUsage       = 2
-	ExitInfra       = 3
-	ExitInterrupted = 130
+	"golang.org/x/term"
 )
 
 // Version, when set at build time with
@@ -100,30 +90,6 @@ func Main() int {
 	return Run(context.Background(), os.Args[1:], env)
 }
 
-// exitError carries an exit code chosen where the error was understood.
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string { return e.err.Error() }
-func (e *exitError) Unwrap() error { return e.err }
-
-func withCode(code int, err error) error {
-	if err == nil {
-		return nil
-	}
-	return &exitError{code: code, err: err}
-}
-
-// errInterrupted reports a run stopped by a signal; its message was printed.
-var errInterrupted = errors.New("interrupted")
-
-// errSilent carries an exit code whose explanation was already printed.
-type errSilent struct{ code int }
-
-func (e errSilent) Error() string { return fmt.Sprintf("exit %d", e.code) }
-
 // Run executes the command line args and returns the exit code. All output
 // goes to env's writers.
 func Run(ctx context.Context, args []string, env Env) int {
@@ -155,34 +121,6 @@ func Run(ctx context.Context, args []string, env Env) int {
 	return code
 }
 
-// exitCode maps an error to forge's exit code; this is the only place that
-// does.
-func exitCode(err error) int {
-	var ee *exitError
-	var silent errSilent
-	var unusable *runner.UnusableError
-	switch {
-	case err == nil:
-		return ExitOK
-	case errors.As(err, &silent):
-		return silent.code
-	case errors.Is(err, errInterrupted):
-		return ExitInterrupted
-	case errors.As(err, &unusable):
-		return ExitInfra
-	case errors.As(err, &ee):
-		return ee.code
-	}
-	return ExitUsage // cobra's own errors: unknown command or flag, bad value
-}
-
-type flagError struct{ error }
-
-func isFlagError(err error) bool {
-	var fe flagError
-	return errors.As(err, &fe)
-}
-
 func newRootCmd(env *Env) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "forge",
@@ -196,8 +134,8 @@ scores the results, ranks the candidates and reports the standings.`,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError{err} })
 	root.CompletionOptions.DisableDefaultCmd = true
-	root.AddCommand(newRunCmd(env), newMergeCmd(env), newValidateCmd(env), newCompareCmd(env), newHistoryCmd(env),
-		newGCCmd(env), newDoctorCmd(env), newViewCmd(env), newVersionCmd(env))
+	root.AddCommand(newRunCmd(env, nil), newMergeCmd(env, nil), newValidateCmd(env, nil), newCompareCmd(env, nil),
+		newHistoryCmd(env, nil), newGCCmd(env, nil), newDoctorCmd(env, nil), newViewCmd(env, nil), newVersionCmd(env))
 	return root
 }
 
@@ -211,4 +149,15 @@ func newVersionCmd(env *Env) *cobra.Command {
 			return nil
 		},
 	}
+}
+
+func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
+
+// termWidth is the width of the terminal f is, or 0.
+func termWidth(f *os.File) int {
+	w, _, err := term.GetSize(int(f.Fd()))
+	if err != nil {
+		return 0
+	}
+	return w
 }

@@ -18,40 +18,40 @@ import (
 	"github.com/forge-run/forge/runner/local"
 )
 
-// closeTimeout bounds the final clean-up of a backend, on a context of its
-// own: the run's may already be cancelled.
+// closeTimeout bounds the final clean-up of the Daytona backend.
 const closeTimeout = 2 * time.Minute
 
-// daytonaBackend returns the Daytona backend; nil (and no error) to fall
-// back to local execution, as docs/command-line.md says, when no API key is usable.
+// useDaytona has the run's jobs go to Daytona; it leaves the backend
+// local, as docs/command-line.md says, when no API key is usable.
 // Warnings go to warn, which keeps them whole beside a live view.
-func daytonaBackend(ctx context.Context, env *Env, o *runOptions, m *forge.Manifest, runID string, warn io.Writer) (*backend, error) {
-	creds := daytona.LoadCredentials(env.Getenv, m.Dir)
+func (b *backend) useDaytona(ctx context.Context, o *runOptions, m *forge.Manifest, runID string, warn io.Writer) error {
+	creds := daytona.LoadCredentials(o.env.Getenv, m.Dir)
 	if !creds.Usable() {
 		if o.noFallback {
-			return nil, withCode(ExitInfra, fmt.Errorf("--daytona --no-fallback: %s", creds.Problem))
+			return withCode(ExitInfra, fmt.Errorf("--daytona --no-fallback: %s", creds.Problem))
 		}
-		fmt.Fprintf(env.Stderr, "forge: --daytona: %s; running locally instead (--no-fallback makes this an error)\n", creds.Problem)
-		return nil, nil
+		fmt.Fprintf(o.env.Stderr, "forge: --daytona: %s; running locally instead (--no-fallback makes this an error)\n", creds.Problem)
+		return nil
 	}
 	opts := daytonaOptions(creds, daytonaSpec(m))
 	opts.RunID = runID
 	opts.LedgerPath = filepath.Join(o.out, runID, "sandboxes.jsonl")
 	opts.Warn = warn
 	r, err := daytona.New(ctx, opts)
-	if err != nil {
-		var unusable *runner.UnusableError
-		if errors.As(err, &unusable) {
-			return nil, err
-		}
-		return nil, withCode(ExitInfra, fmt.Errorf("daytona backend: %w", err))
+	if unusable := (*runner.UnusableError)(nil); errors.As(err, &unusable) {
+		return err // it says what is wrong with the account
+	} else if err != nil {
+		return withCode(ExitInfra, fmt.Errorf("daytona backend: %w", err))
 	}
-	closeFn := func() error {
-		cctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+	b.name, b.runner, b.undeleted = "daytona", r, r.Undeleted
+	// The final clean-up has a context of its own: the run's may already
+	// be cancelled.
+	b.close = append(b.close, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 		defer cancel()
-		return r.Close(cctx)
-	}
-	return newBackend("daytona", r, closeFn, r.Undeleted), nil
+		return r.Close(ctx)
+	})
+	return nil
 }
 
 // daytonaSpec is m's daytona: block as runner/daytona decoded it (empty
@@ -102,74 +102,75 @@ func accountOptions(env *Env, manifest string) (daytona.Options, error) {
 	return opts, nil
 }
 
-func newDoctorCmd(env *Env) *cobra.Command {
-	var (
-		withDaytona bool
-		manifest    string
-	)
+// doctorOptions are `forge doctor`'s flags.
+type doctorOptions struct {
+	env      *Env
+	daytona  bool
+	manifest string
+}
+
+func newDoctorCmd(env *Env, runF func(context.Context, *doctorOptions) error) *cobra.Command {
+	o := &doctorOptions{env: env}
 	cmd := &cobra.Command{
 		Use:   "doctor",
 		Short: "Check this machine (and, with --daytona, a Daytona account) can run tournaments",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			failed := false
-			check := func(name string, err error, ok string) {
-				if err != nil {
-					failed = true
-					fmt.Fprintf(env.Stdout, "✗ %-10s %v\n", name, err)
-					return
-				}
-				fmt.Fprintf(env.Stdout, "✓ %-10s %s\n", name, ok)
+			if runF != nil {
+				return runF(cmd.Context(), o)
 			}
-			py, err := exec.LookPath("python3")
-			check("python3", err, py)
-			lr, err := local.New(local.Options{Getenv: env.Getenv})
-			desc := ""
-			if err == nil {
-				desc = lr.Describe()
-			}
-			check("local", err, desc)
-			if root, err := local.DefaultEnvCache(); err == nil {
-				fmt.Fprintf(env.Stdout, "· %-10s %s\n", "envs", describeEnvCache(root))
-			}
-			creds := daytona.LoadCredentials(env.Getenv, filepath.Dir(manifest))
-			if !withDaytona {
-				state := "not configured (" + creds.Problem + ")"
-				if creds.Usable() {
-					state = creds.String() + "; `forge doctor --daytona` tries it"
-				}
-				fmt.Fprintf(env.Stdout, "· %-10s %s\n", "daytona", state)
-			} else {
-				opts, err := accountOptions(env, manifest)
-				if err == nil {
-					fmt.Fprintf(env.Stdout, "· %-10s %s\n", "daytona", creds.String())
-					err = daytona.Doctor(cmd.Context(), opts, env.Stdout)
-				}
-				if err != nil {
-					fmt.Fprintf(env.Stdout, "✗ %-10s %v\n", "daytona", err)
-					return asInfra(err)
-				}
-			}
-			if failed {
-				return withCode(ExitInfra, errors.New("doctor: some checks failed"))
-			}
-			return nil
+			return runDoctor(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().BoolVar(&withDaytona, "daytona", false, "also create, exec in and delete one Daytona sandbox, timing each phase")
-	cmd.Flags().StringVarP(&manifest, "file", "f", "forge.yaml", "manifest whose daytona: block and .env to use")
+	cmd.Flags().BoolVar(&o.daytona, "daytona", false, "also create, exec in and delete one Daytona sandbox, timing each phase")
+	cmd.Flags().StringVarP(&o.manifest, "file", "f", "forge.yaml", "manifest whose daytona: block and .env to use")
 	return cmd
 }
 
-// asInfra makes any error of an account command an infrastructure error
-// (exit 3), keeping a usage error a usage error.
-func asInfra(err error) error {
-	var ee *exitError
-	var unusable *runner.UnusableError
-	if errors.As(err, &ee) || errors.As(err, &unusable) {
-		return err
+func runDoctor(ctx context.Context, o *doctorOptions) error {
+	w := o.env.Stdout
+	failed := false
+	check := func(name string, err error, ok string) {
+		if err != nil {
+			failed = true
+			fmt.Fprintf(w, "✗ %-10s %v\n", name, err)
+			return
+		}
+		fmt.Fprintf(w, "✓ %-10s %s\n", name, ok)
 	}
-	return withCode(ExitInfra, err)
+	py, err := exec.LookPath("python3")
+	check("python3", err, py)
+	lr, err := local.New(local.Options{Getenv: o.env.Getenv})
+	desc := ""
+	if err == nil {
+		desc = lr.Describe()
+	}
+	check("local", err, desc)
+	if root, err := local.DefaultEnvCache(); err == nil {
+		fmt.Fprintf(w, "· %-10s %s\n", "envs", describeEnvCache(root))
+	}
+	creds := daytona.LoadCredentials(o.env.Getenv, filepath.Dir(o.manifest))
+	if !o.daytona {
+		state := "not configured (" + creds.Problem + ")"
+		if creds.Usable() {
+			state = creds.String() + "; `forge doctor --daytona` tries it"
+		}
+		fmt.Fprintf(w, "· %-10s %s\n", "daytona", state)
+	} else {
+		opts, err := accountOptions(o.env, o.manifest)
+		if err == nil {
+			fmt.Fprintf(w, "· %-10s %s\n", "daytona", creds.String())
+			err = daytona.Doctor(ctx, opts, w)
+		}
+		if err != nil {
+			fmt.Fprintf(w, "✗ %-10s %v\n", "daytona", err)
+			return withCode(ExitInfra, err)
+		}
+	}
+	if failed {
+		return withCode(ExitInfra, errors.New("doctor: some checks failed"))
+	}
+	return nil
 }
 
 // describeEnvCache says what the local environment cache holds.
