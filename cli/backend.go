@@ -2,12 +2,16 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/forge-run/forge/forge"
 	"github.com/forge-run/forge/runner"
+	"github.com/forge-run/forge/runner/daytona"
 	"github.com/forge-run/forge/runner/local"
 )
 
@@ -75,4 +79,68 @@ func (b *backend) Release() []string {
 		return nil
 	}
 	return b.undeleted()
+}
+
+// useDaytona has the run's jobs go to Daytona; it leaves the backend
+// local, as docs/command-line.md says, when no API key is usable.
+// Warnings go to warn, which keeps them whole beside a live view.
+func (b *backend) useDaytona(ctx context.Context, o *runOptions, m *forge.Manifest, runID string, warn io.Writer) error {
+	creds := daytona.LoadCredentials(o.env.Getenv, m.Dir)
+	if !creds.Usable() {
+		if o.noFallback {
+			return withCode(ExitInfra, fmt.Errorf("--daytona --no-fallback: %s", creds.Problem))
+		}
+		fmt.Fprintf(o.env.Stderr, "forge: --daytona: %s; running locally instead (--no-fallback makes this an error)\n", creds.Problem)
+		return nil
+	}
+	opts := daytonaOptions(creds, daytonaSpec(m))
+	opts.RunID = runID
+	opts.LedgerPath = filepath.Join(o.out, runID, "sandboxes.jsonl")
+	opts.Warn = warn
+	r, err := daytona.New(ctx, opts)
+	if errors.As(err, new(*runner.UnusableError)) {
+		return err // it says what is wrong with the account
+	} else if err != nil {
+		return withCode(ExitInfra, fmt.Errorf("daytona backend: %w", err))
+	}
+	b.name, b.runner, b.undeleted = "daytona", r, r.Undeleted
+	// The final clean-up has a context of its own, bounded: the run's may
+	// already be cancelled.
+	b.close = append(b.close, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		return r.Close(ctx)
+	})
+	return nil
+}
+
+// daytonaSpec is m's daytona: block as runner/daytona decoded it (empty
+// when m has none).
+func daytonaSpec(m *forge.Manifest) daytona.Spec {
+	s, _ := m.Blocks["daytona"].(daytona.Spec)
+	return s
+}
+
+// daytonaOptions maps the credentials and the manifest's daytona: block.
+func daytonaOptions(creds daytona.Credentials, d daytona.Spec) daytona.Options {
+	opts := daytona.Options{
+		APIKey:          creds.APIKey,
+		APIURL:          creds.APIURL,
+		Target:          creds.Target,
+		Snapshot:        d.Snapshot,
+		Image:           d.Image,
+		CPU:             d.Resources.CPU,
+		MemoryGB:        d.Resources.Memory,
+		DiskGB:          d.Resources.Disk,
+		NetworkBlockAll: d.NetworkBlockAll, NetworkAllowList: d.NetworkAllowList,
+		CreateRate:      d.CreateRate,
+		AutoStopMinutes: d.AutoStop,
+		Env:             d.Env,
+		Labels:          d.Labels,
+	}
+	if d.Volume != nil {
+		v := *d.Volume // Validate fills in its mount
+		opts.Volume = &v
+	}
+	return opts
 }

@@ -63,7 +63,6 @@ func version(info *debug.BuildInfo, ok bool) string {
 
 // Env is what a command may use of the process it runs in. Tests fill it in.
 type Env struct {
-	Stdin          io.Reader
 	Stdout, Stderr io.Writer
 	Getenv         func(string) string
 	// StdoutTTY and StderrTTY say whether those are terminals; StdoutWidth
@@ -83,7 +82,7 @@ func Main() int {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	env := Env{
-		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv,
+		Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv,
 		StdoutTTY: isTerminal(os.Stdout), StderrTTY: isTerminal(os.Stderr), StdoutWidth: termWidth(os.Stdout),
 		Signals: sigs, StopSignals: func() { signal.Reset(os.Interrupt, syscall.SIGTERM) },
 	}
@@ -106,15 +105,12 @@ func Run(ctx context.Context, args []string, env Env) int {
 	root.SetArgs(args)
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
-	if env.Stdin != nil {
-		root.SetIn(env.Stdin)
-	}
 	err := root.ExecuteContext(ctx)
 	code := exitCode(err)
 	var silent errSilent
 	if err != nil && !errors.Is(err, errInterrupted) && !errors.As(err, &silent) {
 		fmt.Fprintln(env.Stderr, "forge: "+err.Error())
-		if code == ExitUsage && isFlagError(err) {
+		if code == ExitUsage && errors.As(err, new(flagError)) {
 			fmt.Fprintln(env.Stderr, "Run 'forge --help' for usage.")
 		}
 	}

@@ -46,6 +46,9 @@ func parseCompareFormat(s string) (string, error) {
 
 func newCompareCmd(env *Env, runF func(*compareOptions) error) *cobra.Command {
 	o := &compareOptions{env: env}
+	if runF == nil {
+		runF = runCompare
+	}
 	cmd := &cobra.Command{
 		Use:   "compare RUN_A RUN_B",
 		Short: "Compare two runs: what changed for each candidate, and is it significant",
@@ -74,10 +77,7 @@ significantly by more than X, and names each such candidate on stderr.`,
 				return err
 			}
 			o.base, o.head = args[0], args[1]
-			if runF != nil {
-				return runF(o)
-			}
-			return runCompare(o)
+			return runF(o)
 		},
 	}
 	f := cmd.Flags()

@@ -37,6 +37,9 @@ func (o *gcOptions) Validate() error {
 
 func newGCCmd(env *Env, runF func(context.Context, *gcOptions) error) *cobra.Command {
 	o := &gcOptions{env: env}
+	if runF == nil {
+		runF = runGC
+	}
 	cmd := &cobra.Command{
 		Use:   "gc",
 		Short: "Delete what forge left: local environments, and Daytona sandboxes and snapshots no live run uses",
@@ -55,10 +58,7 @@ Both by default; Daytona only when an API key is configured (DAYTONA_API_KEY, or
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			if runF != nil {
-				return runF(cmd.Context(), o)
-			}
-			return runGC(cmd.Context(), o)
+			return runF(cmd.Context(), o)
 		},
 	}
 	f := cmd.Flags()

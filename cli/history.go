@@ -32,6 +32,9 @@ func (o *historyOptions) Validate() error {
 
 func newHistoryCmd(env *Env, runF func(*historyOptions) error) *cobra.Command {
 	o := &historyOptions{env: env}
+	if runF == nil {
+		runF = runHistory
+	}
 	cmd := &cobra.Command{
 		Use:   "history",
 		Short: "List past runs, newest first, with their winner and scores",
@@ -46,10 +49,7 @@ note on stderr.`,
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			if runF != nil {
-				return runF(o)
-			}
-			return runHistory(o)
+			return runF(o)
 		},
 	}
 	f := cmd.Flags()

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -33,14 +34,14 @@ func (o *mergeOptions) Validate() error {
 	if o.runID != "" && !forge.ValidID(o.runID) {
 		return flagError{fmt.Errorf("--run-id %q: use letters, digits, '_', '.' and '-' only", o.runID)}
 	}
-	if err := o.gateOptions.Validate(); err != nil {
-		return err
-	}
-	return o.reportOptions.Validate()
+	return cmp.Or(o.gateOptions.Validate(), o.reportOptions.Validate())
 }
 
 func newMergeCmd(env *Env, runF func(*mergeOptions) error) *cobra.Command {
 	o := &mergeOptions{env: env}
+	if runF == nil {
+		runF = runMerge
+	}
 	cmd := &cobra.Command{
 		Use:   "merge RUN...",
 		Short: "Make one run of the shards of a run (forge run --shard K/N)",
@@ -68,10 +69,7 @@ run names the missing shards and gives no verdict (exit 3).`,
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			if runF != nil {
-				return runF(o)
-			}
-			return runMerge(o)
+			return runF(o)
 		},
 	}
 	f := cmd.Flags()

@@ -73,11 +73,8 @@ func (o *reportOptions) write(env *Env, rec *forge.Record, runDir string, now fu
 func relativeTo(dir, target string) string {
 	from, err1 := filepath.Abs(dir)
 	to, err2 := filepath.Abs(target)
-	if err1 != nil || err2 != nil {
-		return ""
-	}
 	rel, err := filepath.Rel(from, to)
-	if err != nil {
+	if err1 != nil || err2 != nil || err != nil {
 		return ""
 	}
 	return rel

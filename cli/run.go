@@ -1,17 +1,16 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/forge-run/forge/forge"
-	"github.com/forge-run/forge/internal/text"
 	"github.com/forge-run/forge/runner/local"
 )
 
@@ -77,6 +76,9 @@ func (v *optionalInt) Type() string { return "int" }
 
 func newRunCmd(env *Env, runF func(context.Context, *runOptions) error) *cobra.Command {
 	o := &runOptions{env: env}
+	if runF == nil {
+		runF = runTournament
+	}
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Play the tournament a manifest describes",
@@ -90,10 +92,7 @@ rank them, print the standings on stdout and write results under
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			if runF != nil {
-				return runF(cmd.Context(), o)
-			}
-			return runTournament(cmd.Context(), o)
+			return runF(cmd.Context(), o)
 		},
 	}
 	o.addFlags(cmd)
@@ -134,6 +133,7 @@ func (o *runOptions) addFlags(cmd *cobra.Command) {
 // Validate checks the flags against each other before anything starts:
 // the first rule broken is the error.
 func (o *runOptions) Validate() error {
+	_, shardErr := forge.ParseShard(o.shard)
 	for _, rule := range []struct {
 		broken bool
 		why    string
@@ -150,7 +150,7 @@ func (o *runOptions) Validate() error {
 		{o.sample < 0, fmt.Sprintf("--sample %d: must be at least 1", o.sample)},
 		{o.passAt < 1, fmt.Sprintf("--pass-at %d: must be at least 1", o.passAt)},
 		{o.resume != "" && (len(o.tasks) > 0 || o.sample > 0), "--resume plays the run's own tasks; drop --tasks and --sample"},
-		{o.containment == "" || (local.Options{Containment: o.tier()}).Validate() != nil,
+		{o.containment == "" || o.localOptions().Validate() != nil,
 			fmt.Sprintf("--containment %q: want auto, pidns, cgroup, pgroup or process", o.containment)},
 		{o.quiet && o.verbose, "--quiet and --verbose exclude each other"},
 		{o.shard != "" && o.baseline != "", "--baseline: a shard gives no verdict; give it to forge merge"},
@@ -158,67 +158,21 @@ func (o *runOptions) Validate() error {
 		{o.seedSet && o.sample == 0, "--seed needs --sample"},
 		{o.shard != "" && o.sample > 0 && !o.seedSet, "--shard with --sample needs --seed: every shard must draw the same tasks"},
 		{o.failUnderSet && o.shard != "", "--fail-under: a shard gives no verdict; give it to forge merge"},
+		{o.shard != "" && shardErr != nil, fmt.Sprintf("--shard %v", shardErr)},
 	} {
 		if rule.broken {
 			return flagError{errors.New(rule.why)}
 		}
 	}
-	if o.shard != "" {
-		if _, err := forge.ParseShard(o.shard); err != nil {
-			return flagError{fmt.Errorf("--shard %w", err)}
-		}
-	}
-	if err := o.gateOptions.Validate(); err != nil {
-		return err
-	}
-	return o.reportOptions.Validate()
-}
-
-// tier is --containment as the local runner names it ("auto" is its
-// default, the empty name).
-func (o *runOptions) tier() local.Containment {
-	if o.containment == "auto" {
-		return local.ContainAuto
-	}
-	return local.Containment(o.containment)
+	return cmp.Or(o.gateOptions.Validate(), o.reportOptions.Validate())
 }
 
 // localOptions are the local runner's options: forge's environment and
-// --containment.
+// --containment ("auto" is the local runner's default, the empty name).
 func (o *runOptions) localOptions() local.Options {
-	return local.Options{Getenv: o.env.Getenv, Containment: o.tier()}
-}
-
-// resumeCommand is the command line that finishes run runID: --resume with
-// the flags that shape the run and where it writes (the run's backend, not
-// the one asked for, which may have fallen back).
-func (o *runOptions) resumeCommand(backend, runID string) string {
-	args := []string{"forge", "run", "--resume", runID}
-	add := func(given bool, flag string, value any) {
-		if given {
-			args = append(args, flag, fmt.Sprint(value))
-		}
+	c := local.Containment(o.containment)
+	if o.containment == "auto" {
+		c = local.ContainAuto
 	}
-	add(o.manifest != "forge.yaml", "-f", o.manifest)
-	add(o.out != "artifacts", "--out", o.out)
-	if backend == "daytona" {
-		args = append(args, "--daytona")
-	}
-	add(o.trials > 0, "--trials", o.trials)
-	add(len(o.only) > 0, "--only", strings.Join(o.only, ","))
-	add(o.concurrency > 0, "--concurrency", o.concurrency)
-	add(o.timeout > 0, "--timeout", o.timeout)
-	add(o.retries.set, "--retries", o.retries.n)
-	add(o.format != "table", "--format", o.format)
-	if o.matrix {
-		args = append(args, "--matrix")
-	}
-	add(o.passAt != 1, "--pass-at", o.passAt)
-	for _, r := range o.reports {
-		args = append(args, "--report", r)
-	}
-	for i, a := range args {
-		args[i] = text.ShellWord(a)
-	}
-	return strings.Join(args, " ")
+	return local.Options{Getenv: o.env.Getenv, Containment: c}
 }

@@ -8,11 +8,13 @@ import (
 	"net/http"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/internal/text"
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/runner/daytona"
 )
@@ -180,7 +182,7 @@ func (t *tournament) options(be *backend, events func(forge.Event), p *progress)
 // and warns of each artifact that holds a secret's value.
 func (t *tournament) report(rec *forge.Record, p *progress) error {
 	err := t.o.reportOptions.write(t.o.env, rec, t.dir(), time.Now)
-	p.footer(t.dir())
+	p.printf("forge: results in %s\n", t.dir())
 	for _, r := range rec.Results {
 		if r.SecretInArtifact {
 			fmt.Fprintf(t.o.env.Stderr, "forge: warning: the artifact of %s holds a secret's value; it is stored as written in %s\n",
@@ -212,8 +214,40 @@ func (t *tournament) end(rec *forge.Record, runErr error, interrupted bool) erro
 // dir is the run's directory.
 func (t *tournament) dir() string { return filepath.Join(t.o.out, t.id) }
 
-// resumeCommand is the command line that finishes the run on backend.
-func (t *tournament) resumeCommand(backend string) string { return t.o.resumeCommand(backend, t.id) }
+// resumeCommand is the command line that finishes the run: --resume with
+// the flags that shape it and where it writes (the run's backend, not the
+// one asked for, which may have fallen back).
+func (t *tournament) resumeCommand(backend string) string {
+	o := t.o
+	args := []string{"forge", "run", "--resume", t.id}
+	add := func(given bool, flag string, value any) {
+		if given {
+			args = append(args, flag, fmt.Sprint(value))
+		}
+	}
+	add(o.manifest != "forge.yaml", "-f", o.manifest)
+	add(o.out != "artifacts", "--out", o.out)
+	if backend == "daytona" {
+		args = append(args, "--daytona")
+	}
+	add(o.trials > 0, "--trials", o.trials)
+	add(len(o.only) > 0, "--only", strings.Join(o.only, ","))
+	add(o.concurrency > 0, "--concurrency", o.concurrency)
+	add(o.timeout > 0, "--timeout", o.timeout)
+	add(o.retries.set, "--retries", o.retries.n)
+	add(o.format != "table", "--format", o.format)
+	if o.matrix {
+		args = append(args, "--matrix")
+	}
+	add(o.passAt != 1, "--pass-at", o.passAt)
+	for _, r := range o.reports {
+		args = append(args, "--report", r)
+	}
+	for i, a := range args {
+		args[i] = text.ShellWord(a)
+	}
+	return strings.Join(args, " ")
+}
 
 // buildLog prints the last lines of a failed build, which say why it
 // failed, and names its log in the record.

@@ -16,15 +16,15 @@ type validateOptions struct {
 
 func newValidateCmd(env *Env, runF func(*validateOptions) error) *cobra.Command {
 	o := &validateOptions{env: env}
+	if runF == nil {
+		runF = runValidate
+	}
 	cmd := &cobra.Command{
 		Use:   "validate",
 		Short: "Check a manifest without running anything",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if runF != nil {
-				return runF(o)
-			}
-			return runValidate(o)
+			return runF(o)
 		},
 	}
 	cmd.Flags().StringVarP(&o.manifest, "file", "f", "forge.yaml", "the manifest to check")

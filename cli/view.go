@@ -30,6 +30,9 @@ type viewOptions struct {
 
 func newViewCmd(env *Env, runF func(context.Context, *viewOptions) error) *cobra.Command {
 	o := &viewOptions{env: env}
+	if runF == nil {
+		runF = runView
+	}
 	cmd := &cobra.Command{
 		Use:   "view [RUN]",
 		Short: "Browse runs in a local web viewer",
@@ -47,10 +50,7 @@ binary; nothing is fetched from the network. Ctrl-C stops it.`,
 			if len(args) == 1 {
 				o.run = args[0]
 			}
-			if runF != nil {
-				return runF(cmd.Context(), o)
-			}
-			return runView(cmd.Context(), o)
+			return runF(cmd.Context(), o)
 		},
 	}
 	f := cmd.Flags()
@@ -148,9 +148,6 @@ func openBrowser(env *Env, url string) {
 
 // waitSignal returns on SIGINT/SIGTERM or when ctx ends.
 func waitSignal(ctx context.Context, env *Env) {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	select {
 	case <-env.Signals:
 	case <-ctx.Done():
