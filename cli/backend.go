@@ -93,7 +93,7 @@ func (b *backend) useDaytona(ctx context.Context, o *runOptions, m *forge.Manife
 		fmt.Fprintf(o.env.Stderr, "forge: --daytona: %s; running locally instead (--no-fallback makes this an error)\n", creds.Problem)
 		return nil
 	}
-	opts := daytonaOptions(creds, daytonaSpec(m))
+	opts := daytonaOptions(creds, m)
 	opts.RunID = runID
 	opts.LedgerPath = filepath.Join(o.out, runID, "sandboxes.jsonl")
 	opts.Warn = warn
@@ -114,15 +114,13 @@ func (b *backend) useDaytona(ctx context.Context, o *runOptions, m *forge.Manife
 	return nil
 }
 
-// daytonaSpec is m's daytona: block as runner/daytona decoded it (empty
-// when m has none).
-func daytonaSpec(m *forge.Manifest) daytona.Spec {
-	s, _ := m.Blocks["daytona"].(daytona.Spec)
-	return s
-}
-
-// daytonaOptions maps the credentials and the manifest's daytona: block.
-func daytonaOptions(creds daytona.Credentials, d daytona.Spec) daytona.Options {
+// daytonaOptions maps the credentials and the daytona: block of m, as
+// runner/daytona decoded it (none when m is nil or has none).
+func daytonaOptions(creds daytona.Credentials, m *forge.Manifest) daytona.Options {
+	var d daytona.Spec
+	if m != nil {
+		d, _ = m.Blocks["daytona"].(daytona.Spec)
+	}
 	opts := daytona.Options{
 		APIKey:          creds.APIKey,
 		APIURL:          creds.APIURL,

@@ -130,8 +130,11 @@ scores the results, ranks the candidates and reports the standings.`,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError{err} })
 	root.CompletionOptions.DisableDefaultCmd = true
-	root.AddCommand(newRunCmd(env, nil), newMergeCmd(env, nil), newValidateCmd(env, nil), newCompareCmd(env, nil),
-		newHistoryCmd(env, nil), newGCCmd(env, nil), newDoctorCmd(env, nil), newViewCmd(env, nil), newVersionCmd(env))
+	// Each command hands its options to its run function; a test may hand
+	// them to its own.
+	root.AddCommand(newRunCmd(env, runTournament), newMergeCmd(env, runMerge), newValidateCmd(env, runValidate),
+		newCompareCmd(env, runCompare), newHistoryCmd(env, runHistory), newGCCmd(env, runGC),
+		newDoctorCmd(env, runDoctor), newViewCmd(env, runView), newVersionCmd(env))
 	return root
 }
 

@@ -46,9 +46,6 @@ func parseCompareFormat(s string) (string, error) {
 
 func newCompareCmd(env *Env, runF func(*compareOptions) error) *cobra.Command {
 	o := &compareOptions{env: env}
-	if runF == nil {
-		runF = runCompare
-	}
 	cmd := &cobra.Command{
 		Use:   "compare RUN_A RUN_B",
 		Short: "Compare two runs: what changed for each candidate, and is it significant",

@@ -17,15 +17,15 @@ import (
 // accountOptions loads the credentials (environment, then a .env file in
 // the manifest's directory) for commands that only talk to the account.
 func accountOptions(env *Env, manifest string) (daytona.Options, error) {
-	var spec daytona.Spec
-	if m, err := loadManifest(manifest); err == nil {
-		spec = daytonaSpec(m)
+	m, err := loadManifest(manifest)
+	if err != nil {
+		m = nil // no daytona: block; the account's defaults
 	}
 	creds := daytona.LoadCredentials(env.Getenv, filepath.Dir(manifest))
 	if !creds.Usable() {
 		return daytona.Options{}, withCode(ExitInfra, errors.New(creds.Problem))
 	}
-	opts := daytonaOptions(creds, spec)
+	opts := daytonaOptions(creds, m)
 	opts.Warn = env.Stderr
 	return opts, nil
 }
@@ -39,9 +39,6 @@ type doctorOptions struct {
 
 func newDoctorCmd(env *Env, runF func(context.Context, *doctorOptions) error) *cobra.Command {
 	o := &doctorOptions{env: env}
-	if runF == nil {
-		runF = runDoctor
-	}
 	cmd := &cobra.Command{
 		Use:   "doctor",
 		Short: "Check this machine (and, with --daytona, a Daytona account) can run tournaments",

@@ -37,9 +37,6 @@ func (o *gcOptions) Validate() error {
 
 func newGCCmd(env *Env, runF func(context.Context, *gcOptions) error) *cobra.Command {
 	o := &gcOptions{env: env}
-	if runF == nil {
-		runF = runGC
-	}
 	cmd := &cobra.Command{
 		Use:   "gc",
 		Short: "Delete what forge left: local environments, and Daytona sandboxes and snapshots no live run uses",

@@ -32,9 +32,6 @@ func (o *historyOptions) Validate() error {
 
 func newHistoryCmd(env *Env, runF func(*historyOptions) error) *cobra.Command {
 	o := &historyOptions{env: env}
-	if runF == nil {
-		runF = runHistory
-	}
 	cmd := &cobra.Command{
 		Use:   "history",
 		Short: "List past runs, newest first, with their winner and scores",

@@ -39,9 +39,6 @@ func (o *mergeOptions) Validate() error {
 
 func newMergeCmd(env *Env, runF func(*mergeOptions) error) *cobra.Command {
 	o := &mergeOptions{env: env}
-	if runF == nil {
-		runF = runMerge
-	}
 	cmd := &cobra.Command{
 		Use:   "merge RUN...",
 		Short: "Make one run of the shards of a run (forge run --shard K/N)",

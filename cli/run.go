@@ -76,9 +76,6 @@ func (v *optionalInt) Type() string { return "int" }
 
 func newRunCmd(env *Env, runF func(context.Context, *runOptions) error) *cobra.Command {
 	o := &runOptions{env: env}
-	if runF == nil {
-		runF = runTournament
-	}
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Play the tournament a manifest describes",

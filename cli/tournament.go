@@ -112,7 +112,9 @@ func (t *tournament) play(ctx context.Context) error {
 		}
 		return err
 	}
-	defer be.Release()                // forge.Run releases it before its last write; this is for a run refused
+	// forge.Run releases the backend before its last write; this is for a
+	// run refused before it starts.
+	defer be.Release()
 	for _, n := range t.plan.NotRun { // a warning: printed with --quiet too
 		fmt.Fprintf(env.Stderr, "forge: %s does not run: %s\n", n.CandidateID, n.Reason)
 	}

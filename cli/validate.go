@@ -16,9 +16,6 @@ type validateOptions struct {
 
 func newValidateCmd(env *Env, runF func(*validateOptions) error) *cobra.Command {
 	o := &validateOptions{env: env}
-	if runF == nil {
-		runF = runValidate
-	}
 	cmd := &cobra.Command{
 		Use:   "validate",
 		Short: "Check a manifest without running anything",

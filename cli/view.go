@@ -30,9 +30,6 @@ type viewOptions struct {
 
 func newViewCmd(env *Env, runF func(context.Context, *viewOptions) error) *cobra.Command {
 	o := &viewOptions{env: env}
-	if runF == nil {
-		runF = runView
-	}
 	cmd := &cobra.Command{
 		Use:   "view [RUN]",
 		Short: "Browse runs in a local web viewer",
