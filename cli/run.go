@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -17,30 +16,25 @@ import (
 // runOptions are `forge run`'s flags, and which of them were given where
 // that is a fact of its own (seedSet, and the gates').
 type runOptions struct {
-	env          *Env
-	manifest     string
-	daytona      bool
-	local        bool
-	noFallback   bool
-	containment  string
-	concurrency  int
-	trials       int
-	retries      optionalInt
-	timeout      time.Duration
-	out          string
-	runID        string
-	only         []string
-	tasks        []string
-	sample       int
-	seed         int64
-	seedSet      bool
-	passAt       int
-	allowMissing bool
-	resume       string
-	maxCost      float64
-	shard        string
-	quiet        bool
-	verbose      bool
+	env         *Env
+	manifest    string
+	out         string
+	runID       string
+	resume      string
+	daytona     bool
+	local       bool
+	noFallback  bool
+	containment string
+	// over are the flags that shape the plan, as forge.Plan takes them;
+	// --retries and --shard join them once parsed.
+	over    forge.Overrides
+	retries optionalInt
+	shard   string
+	seedSet bool
+	passAt  int
+	maxCost float64
+	quiet   bool
+	verbose bool
 	// view serves the viewer beside the run on viewAddr (--view).
 	view     bool
 	viewAddr string
@@ -103,18 +97,18 @@ func (o *runOptions) addFlags(cmd *cobra.Command) {
 	f.BoolVar(&o.local, "local", false, "run candidates as local processes (the default)")
 	f.BoolVar(&o.noFallback, "no-fallback", false, "with --daytona: fail (exit 3) instead of running locally when no API key is usable")
 	f.StringVar(&o.containment, "containment", "auto", "local jobs: how each job's processes are held and ended: auto (the strongest here), pidns, cgroup, pgroup or process")
-	f.IntVar(&o.concurrency, "concurrency", 0, "jobs run at once (default: manifest, else 8)")
-	f.IntVar(&o.trials, "trials", 0, "runs of each candidate (default: manifest, else 1)")
+	f.IntVar(&o.over.Concurrency, "concurrency", 0, "jobs run at once (default: manifest, else 8)")
+	f.IntVar(&o.over.Trials, "trials", 0, "runs of each candidate (default: manifest, else 1)")
 	f.Var(&o.retries, "retries", "times a trial that hit an infrastructure error is played again in a fresh sandbox (default: manifest, else 2; 0: never)")
-	f.DurationVar(&o.timeout, "timeout", 0, "per-candidate execution timeout, e.g. 90s (default: manifest, else 60s)")
+	f.DurationVar(&o.over.Timeout, "timeout", 0, "per-candidate execution timeout, e.g. 90s (default: manifest, else 60s)")
 	f.StringVar(&o.out, "out", "artifacts", "output root; the run writes to <out>/<run-id>/")
 	f.StringVar(&o.runID, "run-id", "", "the run's id (default: <date>-<time>-<random>)")
-	f.StringSliceVar(&o.only, "only", nil, "run only these candidate ids (comma separated)")
-	f.StringSliceVar(&o.tasks, "tasks", nil, "a suite: run only these task ids (comma separated)")
-	f.IntVar(&o.sample, "sample", 0, "a suite: run `N` of its tasks, drawn at random (see --seed)")
-	f.Int64Var(&o.seed, "seed", 0, "with --sample: the seed of the draw (default: random, printed and recorded)")
+	f.StringSliceVar(&o.over.Only, "only", nil, "run only these candidate ids (comma separated)")
+	f.StringSliceVar(&o.over.Tasks, "tasks", nil, "a suite: run only these task ids (comma separated)")
+	f.IntVar(&o.over.Sample, "sample", 0, "a suite: run `N` of its tasks, drawn at random (see --seed)")
+	f.Int64Var(&o.over.Seed, "seed", 0, "with --sample: the seed of the draw (default: random, printed and recorded)")
 	f.IntVar(&o.passAt, "pass-at", 1, "a suite: the k of the standings' pass@k (needs at least k trials)")
-	f.BoolVar(&o.allowMissing, "allow-missing-secrets", false, "run without the candidates whose secrets are not set, instead of refusing the run")
+	f.BoolVar(&o.over.AllowMissingSecrets, "allow-missing-secrets", false, "run without the candidates whose secrets are not set, instead of refusing the run")
 	f.StringVar(&o.resume, "resume", "", "finish run `RUN_ID`: play again only its jobs that were cancelled or hit infrastructure errors")
 	f.Float64Var(&o.maxCost, "max-cost", 0, "stop starting jobs once what this run spent, plus what the jobs under way are expected to cost, would pass `USD` (default: the manifest's budget.max_cost_usd); --resume goes on")
 	f.StringVar(&o.shard, "shard", "", "play only shard `K/N` of the jobs (1 ≤ K ≤ N), e.g. on machine K of N; forge merge makes one run of the N shards")
@@ -137,23 +131,23 @@ func (o *runOptions) Validate() error {
 	}{
 		{o.daytona && o.local, "--daytona and --local exclude each other"},
 		{o.noFallback && !o.daytona, "--no-fallback only makes sense with --daytona"},
-		{o.concurrency < 0, fmt.Sprintf("--concurrency %d: must be at least 1", o.concurrency)},
-		{o.trials < 0, fmt.Sprintf("--trials %d: must be at least 1", o.trials)},
+		{o.over.Concurrency < 0, fmt.Sprintf("--concurrency %d: must be at least 1", o.over.Concurrency)},
+		{o.over.Trials < 0, fmt.Sprintf("--trials %d: must be at least 1", o.over.Trials)},
 		{o.retries.set && o.retries.n < 0, fmt.Sprintf("--retries %d: must not be negative (0 plays no trial again)", o.retries.n)},
-		{o.timeout < 0, fmt.Sprintf("--timeout %s: must be positive", o.timeout)},
+		{o.over.Timeout < 0, fmt.Sprintf("--timeout %s: must be positive", o.over.Timeout)},
 		{o.runID != "" && !forge.ValidID(o.runID), fmt.Sprintf("--run-id %q: use letters, digits, '_', '.' and '-' only", o.runID)},
 		{o.resume != "" && o.runID != "", "--resume names the run; drop --run-id"},
 		{o.resume != "" && !forge.ValidID(o.resume), fmt.Sprintf("--resume %q: not a run id", o.resume)},
-		{o.sample < 0, fmt.Sprintf("--sample %d: must be at least 1", o.sample)},
+		{o.over.Sample < 0, fmt.Sprintf("--sample %d: must be at least 1", o.over.Sample)},
 		{o.passAt < 1, fmt.Sprintf("--pass-at %d: must be at least 1", o.passAt)},
-		{o.resume != "" && (len(o.tasks) > 0 || o.sample > 0), "--resume plays the run's own tasks; drop --tasks and --sample"},
+		{o.resume != "" && (len(o.over.Tasks) > 0 || o.over.Sample > 0), "--resume plays the run's own tasks; drop --tasks and --sample"},
 		{o.containment == "" || o.localOptions().Validate() != nil,
 			fmt.Sprintf("--containment %q: want auto, pidns, cgroup, pgroup or process", o.containment)},
 		{o.quiet && o.verbose, "--quiet and --verbose exclude each other"},
 		{o.shard != "" && o.baseline != "", "--baseline: a shard gives no verdict; give it to forge merge"},
 		{o.maxCost < 0, fmt.Sprintf("--max-cost %v: want a number of dollars above 0", o.maxCost)},
-		{o.seedSet && o.sample == 0, "--seed needs --sample"},
-		{o.shard != "" && o.sample > 0 && !o.seedSet, "--shard with --sample needs --seed: every shard must draw the same tasks"},
+		{o.seedSet && o.over.Sample == 0, "--seed needs --sample"},
+		{o.shard != "" && o.over.Sample > 0 && !o.seedSet, "--shard with --sample needs --seed: every shard must draw the same tasks"},
 		{o.failUnderSet && o.shard != "", "--fail-under: a shard gives no verdict; give it to forge merge"},
 		{o.shard != "" && shardErr != nil, fmt.Sprintf("--shard %v", shardErr)},
 	} {

@@ -26,7 +26,7 @@ func TestRunFlagsReachTheRunFunction(t *testing.T) {
 	if err := execute(cmd, "--sample", "3", "--seed", "0", "--fail-under", "0", "--retries", "0", "--report", "r.md"); err != nil {
 		t.Fatal(err)
 	}
-	if !got.seedSet || !got.failUnderSet || got.maxDropSet || !got.retries.set || got.sample != 3 || got.reports[0] != "r.md" {
+	if !got.seedSet || !got.failUnderSet || got.maxDropSet || !got.retries.set || got.over.Sample != 3 || got.reports[0] != "r.md" {
 		t.Errorf("options: %+v", got)
 	}
 }

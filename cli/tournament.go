@@ -67,8 +67,8 @@ func (o *runOptions) prepare() (*tournament, error) {
 		return nil, withCode(ExitUsage, err)
 	}
 	t := &tournament{o: o, m: m}
-	over := forge.Overrides{Concurrency: o.concurrency, Trials: o.trials, Timeout: o.timeout, Only: o.only,
-		Tasks: o.tasks, Sample: o.sample, Seed: o.seed, Lookup: look, AllowMissingSecrets: o.allowMissing}
+	over := o.over
+	over.Lookup = look
 	if o.retries.set {
 		over.Retries = &o.retries.n
 	}
@@ -85,7 +85,7 @@ func (o *runOptions) prepare() (*tournament, error) {
 		// A shard is resumed as itself; another --shard is refused by the
 		// run, which says why.
 		over.Shard = cmp.Or(over.Shard, t.resume.Shard)
-	} else if o.sample > 0 && !o.seedSet {
+	} else if over.Sample > 0 && !o.seedSet {
 		over.Seed = time.Now().UnixNano() % 1_000_000
 	}
 	if t.plan, err = m.Plan(over); err != nil {
@@ -232,10 +232,10 @@ func (t *tournament) resumeCommand(backend string) string {
 	if backend == "daytona" {
 		args = append(args, "--daytona")
 	}
-	add(o.trials > 0, "--trials", o.trials)
-	add(len(o.only) > 0, "--only", strings.Join(o.only, ","))
-	add(o.concurrency > 0, "--concurrency", o.concurrency)
-	add(o.timeout > 0, "--timeout", o.timeout)
+	add(o.over.Trials > 0, "--trials", o.over.Trials)
+	add(len(o.over.Only) > 0, "--only", strings.Join(o.over.Only, ","))
+	add(o.over.Concurrency > 0, "--concurrency", o.over.Concurrency)
+	add(o.over.Timeout > 0, "--timeout", o.over.Timeout)
 	add(o.retries.set, "--retries", o.retries.n)
 	add(o.format != "table", "--format", o.format)
 	if o.matrix {
