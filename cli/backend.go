@@ -1,93 +1,144 @@
 package cli
 
-// The backend a run's jobs go to: local or Daytona, and the local runner
-// of the manifest's judges.
-
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/forge-run/forge/forge"
 	"github.com/forge-run/forge/runner"
+	"github.com/forge-run/forge/runner/daytona"
 	"github.com/forge-run/forge/runner/local"
 )
 
-// backend is the runner a run uses, and how to release it.
+// backend is where a run's jobs go, local or Daytona, with the runner of
+// the manifest's judges, and how to let go of both.
 type backend struct {
-	name      string
-	runner    runner.Runner
-	close     func() error
+	name   string
+	runner runner.Runner
+	// judges always run locally, contained as local candidates are: the
+	// local backend itself, else a local runner of their own; nil when the
+	// manifest has none.
+	judges    runner.Runner
+	close     []func() error
 	undeleted func() []string
 	// warn is where Release says why it could not clean up.
 	warn     io.Writer
 	released sync.Once
 }
 
-// chooseBackend picks local or Daytona (docs/command-line.md).
-func chooseBackend(ctx context.Context, env *Env, o *runOptions, m *forge.Manifest, runID string, warn io.Writer) (*backend, error) {
+var _ forge.Releaser = (*backend)(nil)
+
+// chooseBackend picks local or Daytona (docs/command-line.md); the Daytona
+// runner's warnings go to warn.
+func chooseBackend(ctx context.Context, o *runOptions, m *forge.Manifest, runID string, warn io.Writer) (*backend, error) {
+	be := &backend{name: "local", warn: o.env.Stderr}
 	if o.daytona {
-		be, err := daytonaBackend(ctx, env, o, m, runID, warn)
-		if be != nil {
-			be.warn = env.Stderr
-		}
-		if be != nil || err != nil {
-			return be, err
+		if err := be.useDaytona(ctx, o, m, runID, warn); err != nil {
+			return nil, err
 		}
 	}
-	lr, err := local.New(o.localOptions(env))
+	judges := len(m.Scoring.Judges()) > 0
+	if be.runner != nil && !judges {
+		return be, nil
+	}
+	lr, err := local.New(o.localOptions())
 	if err != nil {
-		return nil, withCode(ExitInfra, fmt.Errorf("local backend: %w", err))
+		be.Release()
+		what := "local backend"
+		if be.runner != nil {
+			what = "local runner for the judges"
+		}
+		return nil, withCode(ExitInfra, fmt.Errorf("%s: %w", what, err))
 	}
-	be := newBackend("local", lr, lr.Close, nil)
-	be.warn = env.Stderr
+	be.close = append(be.close, lr.Close)
+	if be.runner == nil {
+		be.runner = lr
+	}
+	if judges {
+		be.judges = lr
+	}
 	return be, nil
 }
 
-// judgeRunner is the runner of the manifest's judges, which always run
-// locally, contained as local candidates are: the local backend itself,
-// else (candidates on Daytona) a local runner of its own, which closeFn
-// closes; nil when the manifest has no judges.
-func judgeRunner(env *Env, o *runOptions, m *forge.Manifest, be *backend) (_ runner.Runner, closeFn func() error, _ error) {
-	none := func() error { return nil }
-	if len(m.Scoring.Judges()) == 0 {
-		return nil, none, nil
-	}
-	if lr, ok := be.runner.(*local.Runner); ok {
-		return lr, none, nil
-	}
-	lr, err := local.New(o.localOptions(env))
-	if err != nil {
-		return nil, none, withCode(ExitInfra, fmt.Errorf("local runner for the judges: %w", err))
-	}
-	return lr, lr.Close, nil
-}
-
-// Release closes the backend once the run's jobs have ended, says why it
+// Release closes the runners once the run's jobs have ended, says why it
 // could not clean up, and names what it could not delete (forge.Releaser).
 func (b *backend) Release() []string {
 	b.released.Do(func() {
-		if err := b.close(); err != nil {
-			fmt.Fprintln(b.warn, "forge: cleanup: "+err.Error())
+		for _, c := range b.close {
+			if err := c(); err != nil {
+				fmt.Fprintln(b.warn, "forge: cleanup: "+err.Error())
+			}
 		}
 	})
+	if b.undeleted == nil {
+		return nil
+	}
 	return b.undeleted()
 }
 
-// newBackend wraps a runner; closeFn runs once however often close is called.
-func newBackend(name string, r runner.Runner, closeFn func() error, undeleted func() []string) *backend {
-	var once sync.Once
-	var cerr error
-	if undeleted == nil {
-		undeleted = func() []string { return nil }
+// useDaytona has the run's jobs go to Daytona; it leaves the backend
+// local, as docs/command-line.md says, when no API key is usable.
+// Warnings go to warn, which keeps them whole beside a live view.
+func (b *backend) useDaytona(ctx context.Context, o *runOptions, m *forge.Manifest, runID string, warn io.Writer) error {
+	creds := daytona.LoadCredentials(o.env.Getenv, m.Dir)
+	if !creds.Usable() {
+		if o.noFallback {
+			return withCode(ExitInfra, fmt.Errorf("--daytona --no-fallback: %s", creds.Problem))
+		}
+		fmt.Fprintf(o.env.Stderr, "forge: --daytona: %s; running locally instead (--no-fallback makes this an error)\n", creds.Problem)
+		return nil
 	}
-	return &backend{name: name, runner: r, undeleted: undeleted, close: func() error {
-		once.Do(func() {
-			if closeFn != nil {
-				cerr = closeFn()
-			}
-		})
-		return cerr
-	}}
+	opts := daytonaOptions(creds, m)
+	opts.RunID = runID
+	opts.LedgerPath = filepath.Join(o.out, runID, "sandboxes.jsonl")
+	opts.Warn = warn
+	r, err := daytona.New(ctx, opts)
+	if errors.As(err, new(*runner.UnusableError)) {
+		return err // it says what is wrong with the account
+	} else if err != nil {
+		return withCode(ExitInfra, fmt.Errorf("daytona backend: %w", err))
+	}
+	b.name, b.runner, b.undeleted = "daytona", r, r.Undeleted
+	// The final clean-up has a context of its own, bounded: the run's may
+	// already be cancelled.
+	b.close = append(b.close, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		return r.Close(ctx)
+	})
+	return nil
+}
+
+// daytonaOptions maps the credentials and the daytona: block of m, as
+// runner/daytona decoded it (none when m is nil or has none).
+func daytonaOptions(creds daytona.Credentials, m *forge.Manifest) daytona.Options {
+	var d daytona.Spec
+	if m != nil {
+		d, _ = m.Blocks["daytona"].(daytona.Spec)
+	}
+	opts := daytona.Options{
+		APIKey:          creds.APIKey,
+		APIURL:          creds.APIURL,
+		Target:          creds.Target,
+		Snapshot:        d.Snapshot,
+		Image:           d.Image,
+		CPU:             d.Resources.CPU,
+		MemoryGB:        d.Resources.Memory,
+		DiskGB:          d.Resources.Disk,
+		NetworkBlockAll: d.NetworkBlockAll, NetworkAllowList: d.NetworkAllowList,
+		CreateRate:      d.CreateRate,
+		AutoStopMinutes: d.AutoStop,
+		Env:             d.Env,
+		Labels:          d.Labels,
+	}
+	if d.Volume != nil {
+		v := *d.Volume // Validate fills in its mount
+		opts.Volume = &v
+	}
+	return opts
 }

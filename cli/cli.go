@@ -13,17 +13,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
-
-	"github.com/forge-run/forge/runner"
-)
-
-// Exit codes (docs/exit-codes.md).
-const (
-	ExitOK          = 0
-	ExitGateFailed  = 1
-	ExitUsage       = 2
-	ExitInfra       = 3
-	ExitInterrupted = 130
+	"golang.org/x/term"
 )
 
 // Version, when set at build time with
@@ -73,7 +63,6 @@ func version(info *debug.BuildInfo, ok bool) string {
 
 // Env is what a command may use of the process it runs in. Tests fill it in.
 type Env struct {
-	Stdin          io.Reader
 	Stdout, Stderr io.Writer
 	Getenv         func(string) string
 	// StdoutTTY and StderrTTY say whether those are terminals; StdoutWidth
@@ -93,36 +82,12 @@ func Main() int {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	env := Env{
-		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv,
+		Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv,
 		StdoutTTY: isTerminal(os.Stdout), StderrTTY: isTerminal(os.Stderr), StdoutWidth: termWidth(os.Stdout),
 		Signals: sigs, StopSignals: func() { signal.Reset(os.Interrupt, syscall.SIGTERM) },
 	}
 	return Run(context.Background(), os.Args[1:], env)
 }
-
-// exitError carries an exit code chosen where the error was understood.
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string { return e.err.Error() }
-func (e *exitError) Unwrap() error { return e.err }
-
-func withCode(code int, err error) error {
-	if err == nil {
-		return nil
-	}
-	return &exitError{code: code, err: err}
-}
-
-// errInterrupted reports a run stopped by a signal; its message was printed.
-var errInterrupted = errors.New("interrupted")
-
-// errSilent carries an exit code whose explanation was already printed.
-type errSilent struct{ code int }
-
-func (e errSilent) Error() string { return fmt.Sprintf("exit %d", e.code) }
 
 // Run executes the command line args and returns the exit code. All output
 // goes to env's writers.
@@ -140,47 +105,16 @@ func Run(ctx context.Context, args []string, env Env) int {
 	root.SetArgs(args)
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
-	if env.Stdin != nil {
-		root.SetIn(env.Stdin)
-	}
 	err := root.ExecuteContext(ctx)
 	code := exitCode(err)
 	var silent errSilent
 	if err != nil && !errors.Is(err, errInterrupted) && !errors.As(err, &silent) {
 		fmt.Fprintln(env.Stderr, "forge: "+err.Error())
-		if code == ExitUsage && isFlagError(err) {
+		if code == ExitUsage && errors.As(err, new(flagError)) {
 			fmt.Fprintln(env.Stderr, "Run 'forge --help' for usage.")
 		}
 	}
 	return code
-}
-
-// exitCode maps an error to forge's exit code; this is the only place that
-// does.
-func exitCode(err error) int {
-	var ee *exitError
-	var silent errSilent
-	var unusable *runner.UnusableError
-	switch {
-	case err == nil:
-		return ExitOK
-	case errors.As(err, &silent):
-		return silent.code
-	case errors.Is(err, errInterrupted):
-		return ExitInterrupted
-	case errors.As(err, &unusable):
-		return ExitInfra
-	case errors.As(err, &ee):
-		return ee.code
-	}
-	return ExitUsage // cobra's own errors: unknown command or flag, bad value
-}
-
-type flagError struct{ error }
-
-func isFlagError(err error) bool {
-	var fe flagError
-	return errors.As(err, &fe)
 }
 
 func newRootCmd(env *Env) *cobra.Command {
@@ -196,8 +130,11 @@ scores the results, ranks the candidates and reports the standings.`,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError{err} })
 	root.CompletionOptions.DisableDefaultCmd = true
-	root.AddCommand(newRunCmd(env), newMergeCmd(env), newValidateCmd(env), newCompareCmd(env), newHistoryCmd(env),
-		newGCCmd(env), newDoctorCmd(env), newViewCmd(env), newVersionCmd(env))
+	// Each command hands its options to its run function; a test may hand
+	// them to its own.
+	root.AddCommand(newRunCmd(env, runTournament), newMergeCmd(env, runMerge), newValidateCmd(env, runValidate),
+		newCompareCmd(env, runCompare), newHistoryCmd(env, runHistory), newGCCmd(env, runGC),
+		newDoctorCmd(env, runDoctor), newViewCmd(env, runView), newVersionCmd(env))
 	return root
 }
 
@@ -211,4 +148,15 @@ func newVersionCmd(env *Env) *cobra.Command {
 			return nil
 		},
 	}
+}
+
+func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
+
+// termWidth is the width of the terminal f is, or 0.
+func termWidth(f *os.File) int {
+	w, _, err := term.GetSize(int(f.Fd()))
+	if err != nil {
+		return 0
+	}
+	return w
 }

@@ -2,26 +2,23 @@ package cli
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/forge-run/forge/compare"
-	"github.com/forge-run/forge/forge"
 )
 
 // compareOptions are `forge compare`'s flags.
 type compareOptions struct {
+	env        *Env
+	base, head string // the runs compared: RUN_A RUN_B
 	out        string
 	format     string
 	maxDrop    float64
 	maxDropSet bool
 }
-
-// compareFormats are the --format values of forge compare.
-var compareFormats = []string{"table", "markdown", "json"}
 
 // Validate checks the flags before any run is read.
 func (o *compareOptions) Validate() error {
@@ -44,11 +41,11 @@ func parseCompareFormat(s string) (string, error) {
 	case "json":
 		return "json", nil
 	}
-	return "", fmt.Errorf("--format %q: want one of %s", s, strings.Join(compareFormats, ", "))
+	return "", fmt.Errorf("--format %q: want one of table, markdown, json", s)
 }
 
-func newCompareCmd(env *Env) *cobra.Command {
-	o := &compareOptions{}
+func newCompareCmd(env *Env, runF func(*compareOptions) error) *cobra.Command {
+	o := &compareOptions{env: env}
 	cmd := &cobra.Command{
 		Use:   "compare RUN_A RUN_B",
 		Short: "Compare two runs: what changed for each candidate, and is it significant",
@@ -76,7 +73,8 @@ significantly by more than X, and names each such candidate on stderr.`,
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			return runCompare(env, o, args[0], args[1])
+			o.base, o.head = args[0], args[1]
+			return runF(o)
 		},
 	}
 	f := cmd.Flags()
@@ -86,12 +84,12 @@ significantly by more than X, and names each such candidate on stderr.`,
 	return cmd
 }
 
-func runCompare(env *Env, o *compareOptions, baseRef, headRef string) error {
-	base, _, err := compare.Open(baseRef, o.out)
+func runCompare(o *compareOptions) error {
+	base, _, err := compare.Open(o.base, o.out)
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}
-	head, _, err := compare.Open(headRef, o.out)
+	head, _, err := compare.Open(o.head, o.out)
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}
@@ -99,14 +97,13 @@ func runCompare(env *Env, o *compareOptions, baseRef, headRef string) error {
 	format, _ := parseCompareFormat(o.format) // validated
 	switch format {
 	case "markdown":
-		err = compare.WriteMarkdown(env.Stdout, rep)
+		err = compare.WriteMarkdown(o.env.Stdout, rep)
 	case "json":
-		var b []byte
-		if b, err = json.MarshalIndent(rep, "", "  "); err == nil {
-			_, err = env.Stdout.Write(append(b, '\n'))
-		}
+		enc := json.NewEncoder(o.env.Stdout)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(rep)
 	default:
-		err = compare.WriteTable(env.Stdout, rep, env.StdoutTTY)
+		err = compare.WriteTable(o.env.Stdout, rep, o.env.StdoutTTY)
 	}
 	if err != nil {
 		return withCode(ExitInfra, fmt.Errorf("print comparison: %w", err))
@@ -114,44 +111,10 @@ func runCompare(env *Env, o *compareOptions, baseRef, headRef string) error {
 	if o.maxDropSet {
 		if drops := rep.Drops(o.maxDrop); len(drops) > 0 {
 			for _, d := range drops {
-				fmt.Fprintln(env.Stderr, "forge: regression: "+d)
+				fmt.Fprintln(o.env.Stderr, "forge: regression: "+d)
 			}
 			return errSilent{code: ExitGateFailed}
 		}
 	}
 	return nil
-}
-
-// checkBaseline reads the run a --baseline names, so a bad reference is a
-// usage error (exit 2) before anything starts.
-func checkBaseline(outRoot, baselineRef string) error {
-	if _, _, err := compare.Open(baselineRef, outRoot); err != nil {
-		return withCode(ExitUsage, fmt.Errorf("--baseline: %w", err))
-	}
-	return nil
-}
-
-// baselineReport compares the run that just finished (head) with the run
-// baselineRef names, for `forge run --baseline RUN`: it prints the
-// comparison table on stderr and, when maxDropSet, returns one line per
-// candidate whose score dropped significantly by more than maxDrop. The
-// caller turns drops into a failed gate (exit 1). A baseline that cannot be
-// read is a usage error.
-func baselineReport(env *Env, outRoot, baselineRef string, head *forge.Record, maxDrop float64, maxDropSet bool) (drops []string, err error) {
-	if head == nil {
-		return nil, errors.New("compare with baseline: no results for this run")
-	}
-	base, _, err := compare.Open(baselineRef, outRoot)
-	if err != nil {
-		return nil, withCode(ExitUsage, fmt.Errorf("--baseline: %w", err))
-	}
-	rep := compare.Runs(base, head)
-	fmt.Fprintln(env.Stderr)
-	if err := compare.WriteTable(env.Stderr, rep, env.StderrTTY); err != nil {
-		return nil, fmt.Errorf("print comparison with baseline %s: %w", baselineRef, err)
-	}
-	if maxDropSet {
-		drops = rep.Drops(maxDrop)
-	}
-	return drops, nil
 }

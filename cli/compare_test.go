@@ -4,56 +4,24 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/spf13/cobra"
-
 	"github.com/forge-run/forge/forge"
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/scoring"
 )
 
-// forgeRun runs the forge command line in-process, as Run does, and returns
-// its stdout, stderr and exit code. Until newRootCmd registers compare and
-// history it adds them to a root of its own.
+// forgeRun runs the forge command line in-process and returns its stdout,
+// stderr and exit code.
 func forgeRun(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	env := Env{Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }}
-	root := newRootCmd(&env)
-	if registered(root, "compare") && registered(root, "history") {
-		code = Run(context.Background(), args, env)
-		return out.String(), errb.String(), code
-	}
-	root.AddCommand(newCompareCmd(&env), newHistoryCmd(&env))
-	root.SetArgs(args)
-	root.SetOut(&out)
-	root.SetErr(&errb)
-	err := root.ExecuteContext(context.Background())
-	code = exitCode(err)
-	var silent errSilent
-	if err != nil && !errors.As(err, &silent) {
-		fmt.Fprintln(&errb, "forge: "+err.Error())
-		if code == ExitUsage && isFlagError(err) {
-			fmt.Fprintln(&errb, "Run 'forge --help' for usage.")
-		}
-	}
+	code = Run(context.Background(), args, Env{Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }})
 	return out.String(), errb.String(), code
-}
-
-func registered(root *cobra.Command, name string) bool {
-	for _, c := range root.Commands() {
-		if c.Name() == name {
-			return true
-		}
-	}
-	return false
 }
 
 // testRun builds a record with per-trial scores: candidate id → scores, in

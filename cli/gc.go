@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -12,16 +13,30 @@ import (
 	"github.com/forge-run/forge/runner/local"
 )
 
-// newGCCmd is forge gc: what forge leaves on purpose (environments, kept
-// for the next run) or by accident (sandboxes it could not delete),
-// collected on both backends.
-func newGCCmd(env *Env) *cobra.Command {
-	var (
-		g           daytona.GCOptions
-		manifest    string
-		onlyLocal   bool
-		onlyDaytona bool
-	)
+// gcOptions are `forge gc`'s flags: what forge leaves on purpose
+// (environments, kept for the next run) or by accident (sandboxes it
+// could not delete), collected on both backends.
+type gcOptions struct {
+	env *Env
+	daytona.GCOptions
+	manifest    string
+	onlyLocal   bool
+	onlyDaytona bool
+}
+
+// Validate checks the flags before anything is deleted.
+func (o *gcOptions) Validate() error {
+	if o.OlderThan < 0 {
+		return flagError{fmt.Errorf("--older-than %s: must not be negative", o.OlderThan)}
+	}
+	if o.onlyLocal && o.onlyDaytona {
+		return flagError{errors.New("--local and --daytona: give one, or neither for both")}
+	}
+	return nil
+}
+
+func newGCCmd(env *Env, runF func(context.Context, *gcOptions) error) *cobra.Command {
+	o := &gcOptions{env: env}
 	cmd := &cobra.Command{
 		Use:   "gc",
 		Short: "Delete what forge left: local environments, and Daytona sandboxes and snapshots no live run uses",
@@ -37,45 +52,46 @@ Both by default; Daytona only when an API key is configured (DAYTONA_API_KEY, or
 .env beside the manifest). --local or --daytona limits it to one.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if g.OlderThan < 0 {
-				return flagError{fmt.Errorf("--older-than %s: must not be negative", g.OlderThan)}
+			if err := o.Validate(); err != nil {
+				return err
 			}
-			if onlyLocal && onlyDaytona {
-				return flagError{errors.New("--local and --daytona: give one, or neither for both")}
-			}
-			var errs []error
-			if !onlyDaytona {
-				root, err := local.DefaultEnvCache()
-				if err == nil {
-					err = local.GCEnvironments(root, local.GCOptions{OlderThan: g.OlderThan, DryRun: g.DryRun}, env.Stdout)
-				}
-				if err != nil {
-					errs = append(errs, withCode(ExitInfra, err))
-				}
-			}
-			if !onlyLocal {
-				creds := daytona.LoadCredentials(env.Getenv, filepath.Dir(manifest))
-				if !onlyDaytona && !creds.Usable() {
-					fmt.Fprintf(env.Stdout, "gc: daytona: skipped, not configured (%s)\n", creds.Problem)
-					return errors.Join(errs...)
-				}
-				opts, err := accountOptions(env, manifest)
-				if err == nil {
-					err = daytona.GC(cmd.Context(), opts, g, env.Stdout)
-				}
-				if err != nil {
-					errs = append(errs, asInfra(err))
-				}
-			}
-			return errors.Join(errs...)
+			return runF(cmd.Context(), o)
 		},
 	}
 	f := cmd.Flags()
-	f.DurationVar(&g.OlderThan, "older-than", time.Hour, "spare what was created or used more recently than this (runs on other machines keep no ledger here); 0 spares none")
-	f.BoolVar(&g.DryRun, "dry-run", false, "list what would be deleted; delete nothing")
-	f.BoolVar(&onlyLocal, "local", false, "only the local environment cache")
-	f.BoolVar(&onlyDaytona, "daytona", false, "only Daytona (an API key is then required)")
-	f.StringVar(&g.OutRoot, "out", "artifacts", "output root whose run ledgers say which runs are live")
-	f.StringVarP(&manifest, "file", "f", "forge.yaml", "manifest whose directory may hold a .env with DAYTONA_API_KEY")
+	f.DurationVar(&o.OlderThan, "older-than", time.Hour, "spare what was created or used more recently than this (runs on other machines keep no ledger here); 0 spares none")
+	f.BoolVar(&o.DryRun, "dry-run", false, "list what would be deleted; delete nothing")
+	f.BoolVar(&o.onlyLocal, "local", false, "only the local environment cache")
+	f.BoolVar(&o.onlyDaytona, "daytona", false, "only Daytona (an API key is then required)")
+	f.StringVar(&o.OutRoot, "out", "artifacts", "output root whose run ledgers say which runs are live")
+	f.StringVarP(&o.manifest, "file", "f", "forge.yaml", "manifest whose directory may hold a .env with DAYTONA_API_KEY")
 	return cmd
+}
+
+func runGC(ctx context.Context, o *gcOptions) error {
+	var errs []error
+	if !o.onlyDaytona {
+		root, err := local.DefaultEnvCache()
+		if err == nil {
+			err = local.GCEnvironments(root, local.GCOptions{OlderThan: o.OlderThan, DryRun: o.DryRun}, o.env.Stdout)
+		}
+		if err != nil {
+			errs = append(errs, withCode(ExitInfra, err))
+		}
+	}
+	if !o.onlyLocal {
+		creds := daytona.LoadCredentials(o.env.Getenv, filepath.Dir(o.manifest))
+		if !o.onlyDaytona && !creds.Usable() {
+			fmt.Fprintf(o.env.Stdout, "gc: daytona: skipped, not configured (%s)\n", creds.Problem)
+			return errors.Join(errs...)
+		}
+		opts, err := accountOptions(o.env, o.manifest)
+		if err == nil {
+			err = daytona.GC(ctx, opts, o.GCOptions, o.env.Stdout)
+		}
+		if err != nil {
+			errs = append(errs, withCode(ExitInfra, err))
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -12,6 +12,7 @@ import (
 
 // historyOptions are `forge history`'s flags.
 type historyOptions struct {
+	env    *Env
 	out    string
 	last   int
 	format string
@@ -29,8 +30,8 @@ func (o *historyOptions) Validate() error {
 	return flagError{fmt.Errorf("--format %q: want text or json", o.format)}
 }
 
-func newHistoryCmd(env *Env) *cobra.Command {
-	o := &historyOptions{}
+func newHistoryCmd(env *Env, runF func(*historyOptions) error) *cobra.Command {
+	o := &historyOptions{env: env}
 	cmd := &cobra.Command{
 		Use:   "history",
 		Short: "List past runs, newest first, with their winner and scores",
@@ -45,7 +46,7 @@ note on stderr.`,
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			return runHistory(env, o)
+			return runF(o)
 		},
 	}
 	f := cmd.Flags()
@@ -55,7 +56,7 @@ note on stderr.`,
 	return cmd
 }
 
-func runHistory(env *Env, o *historyOptions) error {
+func runHistory(o *historyOptions) error {
 	entries, err := compare.History(o.out, o.last)
 	if err != nil {
 		return withCode(ExitUsage, fmt.Errorf("--out: %w", err))
@@ -63,26 +64,22 @@ func runHistory(env *Env, o *historyOptions) error {
 	runs := make([]compare.Entry, 0, len(entries))
 	for _, e := range entries {
 		if e.Skipped != "" {
-			fmt.Fprintf(env.Stderr, "forge: history: skipped %s: %s\n", e.Dir, e.Skipped)
+			fmt.Fprintf(o.env.Stderr, "forge: history: skipped %s: %s\n", e.Dir, e.Skipped)
 			continue
 		}
 		runs = append(runs, e)
 	}
-	if strings.ToLower(o.format) == "json" {
-		b, err := json.MarshalIndent(runs, "", "  ")
-		if err == nil {
-			_, err = env.Stdout.Write(append(b, '\n'))
-		}
-		if err != nil {
-			return withCode(ExitInfra, fmt.Errorf("print history: %w", err))
-		}
-		return nil
+	switch {
+	case strings.ToLower(o.format) == "json":
+		enc := json.NewEncoder(o.env.Stdout)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(runs)
+	case len(runs) == 0:
+		fmt.Fprintf(o.env.Stderr, "forge: no runs in %s\n", o.out)
+	default:
+		err = compare.WriteHistory(o.env.Stdout, runs)
 	}
-	if len(runs) == 0 {
-		fmt.Fprintf(env.Stderr, "forge: no runs in %s\n", o.out)
-		return nil
-	}
-	if err := compare.WriteHistory(env.Stdout, runs); err != nil {
+	if err != nil {
 		return withCode(ExitInfra, fmt.Errorf("print history: %w", err))
 	}
 	return nil

@@ -43,7 +43,7 @@ func newLive(w io.Writer, jobs int) *live {
 	return &live{p: p, total: total, jobs: map[string]*liveJob{}}
 }
 
-// event updates the view; line is the plain line for a finished job.
+// event updates the view; line, if any, is printed above it.
 func (l *live) event(e forge.Event, line string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -52,16 +52,7 @@ func (l *live) event(e forge.Event, line string) {
 	}
 	switch e.Kind {
 	case forge.EventStarted:
-		j := &liveJob{}
-		j.phase.Store("starting")
-		j.bar = l.p.New(1, mpb.SpinnerStyle(), mpb.BarRemoveOnComplete(),
-			mpb.PrependDecorators(
-				decor.Name(e.Job, decor.WCSyncSpaceR),
-				decor.Any(func(decor.Statistics) string { return j.phase.Load().(string) }, decor.WCSyncSpaceR),
-			),
-			mpb.AppendDecorators(decor.Elapsed(decor.ET_STYLE_GO, decor.WCSyncSpace)),
-		)
-		l.jobs[e.Job] = j
+		l.add(e.Job, e.Job, "starting")
 	case forge.EventPhase:
 		if j := l.jobs[e.Job]; j != nil {
 			j.phase.Store(string(e.Phase))
@@ -70,48 +61,48 @@ func (l *live) event(e forge.Event, line string) {
 		if j := l.jobs[e.Job]; j != nil {
 			j.phase.Store(fmt.Sprintf("retrying (%d of %d)", e.Attempt, e.Attempts))
 		}
-		if line != "" {
-			fmt.Fprint(l.p, line)
-		}
 	case forge.EventDone:
-		if j := l.jobs[e.Job]; j != nil {
-			j.bar.Abort(true)
-			delete(l.jobs, e.Job)
-		}
-		if line != "" {
-			fmt.Fprint(l.p, line)
-		}
+		l.remove(e.Job)
 		l.total.Increment()
 	case forge.EventEnvironment:
 		// A build has a line of its own, showing its log's last line, and
 		// its start and end are printed above the bars.
 		key := "\x00env " + e.Job
-		j := l.jobs[key]
 		switch {
 		case e.Line != nil:
-			if j != nil {
+			if j := l.jobs[key]; j != nil {
 				j.phase.Store(oneLine(*e.Line, 60))
 			}
 		case e.Built != nil:
-			if j != nil {
-				j.bar.Abort(true)
-				delete(l.jobs, key)
-			}
-		case j == nil:
-			j = &liveJob{}
-			j.phase.Store("building")
-			j.bar = l.p.New(1, mpb.SpinnerStyle(), mpb.BarRemoveOnComplete(),
-				mpb.PrependDecorators(
-					decor.Name("environment "+e.Job, decor.WCSyncSpaceR),
-					decor.Any(func(decor.Statistics) string { return j.phase.Load().(string) }, decor.WCSyncSpaceR),
-				),
-				mpb.AppendDecorators(decor.Elapsed(decor.ET_STYLE_GO, decor.WCSyncSpace)),
-			)
-			l.jobs[key] = j
+			l.remove(key)
+		case l.jobs[key] == nil:
+			l.add(key, "environment "+e.Job, "building")
 		}
-		if line != "" {
-			fmt.Fprint(l.p, line)
-		}
+	}
+	if line != "" {
+		fmt.Fprint(l.p, line)
+	}
+}
+
+// add shows a line for key: name, its phase and the time since it began.
+func (l *live) add(key, name, phase string) {
+	j := &liveJob{}
+	j.phase.Store(phase)
+	j.bar = l.p.New(1, mpb.SpinnerStyle(), mpb.BarRemoveOnComplete(),
+		mpb.PrependDecorators(
+			decor.Name(name, decor.WCSyncSpaceR),
+			decor.Any(func(decor.Statistics) string { return j.phase.Load().(string) }, decor.WCSyncSpaceR),
+		),
+		mpb.AppendDecorators(decor.Elapsed(decor.ET_STYLE_GO, decor.WCSyncSpace)),
+	)
+	l.jobs[key] = j
+}
+
+// remove ends key's line.
+func (l *live) remove(key string) {
+	if j := l.jobs[key]; j != nil {
+		j.bar.Abort(true)
+		delete(l.jobs, key)
 	}
 }
 

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -15,19 +16,17 @@ import (
 	"github.com/forge-run/forge/forge"
 )
 
-// mergeOptions are `forge merge`'s flags.
+// mergeOptions are `forge merge`'s flags and the shards' runs it merges.
 type mergeOptions struct {
+	env          *Env
+	shards       []string
 	manifest     string
 	out          string
 	runID        string
 	allowPartial bool
-	format       string
-	reports      []string
-	matrix       bool
-	failUnder    float64
-	baseline     string
-	maxDrop      float64
 	quiet        bool
+	reportOptions
+	gateOptions
 }
 
 // Validate checks the flags before any run is read.
@@ -35,14 +34,11 @@ func (o *mergeOptions) Validate() error {
 	if o.runID != "" && !forge.ValidID(o.runID) {
 		return flagError{fmt.Errorf("--run-id %q: use letters, digits, '_', '.' and '-' only", o.runID)}
 	}
-	if err := checkGateFlags(o.failUnder, o.maxDrop); err != nil {
-		return err
-	}
-	return checkReportFlags(o.format, o.reports)
+	return cmp.Or(o.gateOptions.Validate(), o.reportOptions.Validate())
 }
 
-func newMergeCmd(env *Env) *cobra.Command {
-	o := &mergeOptions{}
+func newMergeCmd(env *Env, runF func(*mergeOptions) error) *cobra.Command {
+	o := &mergeOptions{env: env}
 	cmd := &cobra.Command{
 		Use:   "merge RUN...",
 		Short: "Make one run of the shards of a run (forge run --shard K/N)",
@@ -65,14 +61,12 @@ run names the missing shards and gives no verdict (exit 3).`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			o.shards = args
+			o.failUnderSet, o.maxDropSet = cmd.Flags().Changed("fail-under"), cmd.Flags().Changed("max-drop")
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			if cmd.Flags().Changed("max-drop") && o.baseline == "" {
-				return flagError{errors.New("--max-drop needs --baseline")}
-			}
-			return runMerge(env, o, args, gateFlags{out: o.out, failUnder: o.failUnder, failUnderSet: cmd.Flags().Changed("fail-under"),
-				baseline: o.baseline, maxDrop: o.maxDrop, maxDropSet: cmd.Flags().Changed("max-drop")})
+			return runF(o)
 		},
 	}
 	f := cmd.Flags()
@@ -80,28 +74,22 @@ run names the missing shards and gives no verdict (exit 3).`,
 	f.StringVar(&o.out, "out", "artifacts", "output root: run ids are looked up in it and the merged run writes to <out>/<run-id>/")
 	f.StringVar(&o.runID, "run-id", "", "the merged run's id (default: <date>-<time>-<random>)")
 	f.BoolVar(&o.allowPartial, "allow-partial", false, "merge without the missing shards: their jobs are recorded cancelled and the run gives no verdict")
-	f.BoolVar(&o.matrix, "matrix", false, "a suite: print the per-task matrix in the table whatever its size")
-	f.StringVar(&o.format, "format", "table", "stdout report: table, json, markdown, junit, csv or html")
-	f.StringArrayVar(&o.reports, "report", nil, "also write a report to `FILE` (format from .json .md .xml .csv .html); repeatable")
-	f.Float64Var(&o.failUnder, "fail-under", 0, "exit 1 when the winner's score is below this (0..1), or there is no winner")
-	f.StringVar(&o.baseline, "baseline", "", "compare the merged run with `RUN` (a run id under --out, a run directory or a results.json)")
-	f.Float64Var(&o.maxDrop, "max-drop", 0, "with --baseline: exit 1 when a candidate's score dropped significantly by more than this")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
+	o.reportOptions.addFlags(cmd)
+	o.gateOptions.addFlags(cmd, "merged")
 	return cmd
 }
 
-func runMerge(env *Env, o *mergeOptions, refs []string, g gateFlags) error {
+func runMerge(o *mergeOptions) error {
 	m, err := loadManifest(o.manifest)
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}
-	if o.baseline != "" {
-		if err := checkBaseline(o.out, o.baseline); err != nil {
-			return err
-		}
+	if err := checkBaseline(o.out, o.baseline); err != nil {
+		return err
 	}
-	opts := forge.MergeOptions{Manifest: m, OutRoot: o.out, RunID: o.runID, AllowPartial: o.allowPartial}
-	for _, ref := range refs {
+	opts := forge.MergeOptions{Manifest: m, OutRoot: o.out, AllowPartial: o.allowPartial}
+	for _, ref := range o.shards {
 		rec, path, err := compare.Open(ref, o.out)
 		if err != nil {
 			return withCode(ExitUsage, err)
@@ -109,28 +97,33 @@ func runMerge(env *Env, o *mergeOptions, refs []string, g gateFlags) error {
 		opts.Shards = append(opts.Shards, rec)
 		opts.Dirs = append(opts.Dirs, filepath.Dir(path))
 	}
-	now := time.Now
-	if opts.RunID == "" {
-		opts.RunID = forge.NewRunID(now())
-	} else if _, err := os.Stat(filepath.Join(o.out, opts.RunID, forge.ResultsFile)); err == nil {
-		return withCode(ExitUsage, fmt.Errorf("--run-id %s: %s already exists", opts.RunID, filepath.Join(o.out, opts.RunID)))
+	if opts.RunID, err = newRunID(o.out, o.runID); err != nil {
+		return err
 	}
 	rec, err := forge.Merge(opts)
-	var refused *forge.MergeRefusedError
-	switch {
-	case errors.As(err, &refused):
-		return withCode(ExitUsage, err)
-	case err != nil:
-		return withCode(ExitInfra, err)
+	if err != nil {
+		return withCode(ExitInfra, err) // a refused merge is a usage error (exitCode)
 	}
 	dir := filepath.Join(o.out, rec.RunID)
 	if !o.quiet {
-		fmt.Fprintf(env.Stderr, "forge: merged %d shards of %d into %s\n", len(opts.Shards), opts.Shards[0].Shard.Count, dir)
+		fmt.Fprintf(o.env.Stderr, "forge: merged %d shards of %d into %s\n", len(opts.Shards), opts.Shards[0].Shard.Count, dir)
 	}
-	if err := writeReports(env, &runOptions{format: o.format, reports: o.reports, matrix: o.matrix}, rec, dir, now); err != nil {
+	if err := o.reportOptions.write(o.env, rec, dir, time.Now); err != nil {
 		return withCode(ExitInfra, err)
 	}
-	return verdict(env, m, rec, g, finishShards(opts.Shards))
+	return o.verdict(o.env, o.out, m, rec, finishShards(opts.Shards))
+}
+
+// newRunID is the id of a new run under out: id when given, which must
+// not have results yet, else a fresh one.
+func newRunID(out, id string) (string, error) {
+	if id == "" {
+		return forge.NewRunID(time.Now()), nil
+	}
+	if _, err := os.Stat(filepath.Join(out, id, forge.ResultsFile)); err == nil {
+		return "", withCode(ExitUsage, fmt.Errorf("--run-id %s: %s already exists", id, filepath.Join(out, id)))
+	}
+	return id, nil
 }
 
 // finishShards says how to finish a merged run some of whose jobs did not

@@ -175,21 +175,16 @@ func (p *progress) header(m *forge.Manifest, plan *forge.Plan, backend string) {
 		len(plan.Candidates), trials, backend, plan.Concurrency, oneLine(m.Objective, 60))
 }
 
-func (p *progress) footer(dir string) {
-	p.printf("forge: results in %s\n", dir)
-}
-
 func (p *progress) event(e forge.Event) {
 	if p.quiet {
 		return
 	}
 	line := p.line(e)
 	if p.live != nil {
-		if e.Kind == forge.EventDone || e.Kind == forge.EventRetry || e.Kind == forge.EventEnvironment {
-			p.live.event(e, line)
-		} else {
-			p.live.event(e, "")
+		if e.Kind == forge.EventStarted || e.Kind == forge.EventPhase {
+			line = "" // the view shows them
 		}
+		p.live.event(e, line)
 		return
 	}
 	if line != "" {

@@ -9,15 +9,45 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/forge-run/forge/forge"
 	"github.com/forge-run/forge/report"
 )
 
-// writeReports prints the --format report on stdout and writes each
-// --report file. runDir is the run's directory: the reports link each
-// trial's stored logs relative to where they are read (stdout's from the
-// working directory, a file's from its own directory).
-func writeReports(env *Env, o *runOptions, rec *forge.Record, runDir string, now func() time.Time) error {
+// reportOptions are the flags of the reports of a finished run (forge run,
+// forge merge).
+type reportOptions struct {
+	format  string
+	reports []string
+	matrix  bool
+}
+
+func (o *reportOptions) addFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.BoolVar(&o.matrix, "matrix", false, "a suite: print the per-task matrix in the table whatever its size")
+	f.StringVar(&o.format, "format", "table", "stdout report: table, json, markdown, junit, csv or html")
+	f.StringArrayVar(&o.reports, "report", nil, "also write a report to `FILE` (format from .json .md .xml .csv .html); repeatable")
+}
+
+// Validate checks --format and each --report's extension.
+func (o *reportOptions) Validate() error {
+	if _, err := report.ParseFormat(o.format); err != nil {
+		return flagError{fmt.Errorf("--format: %w", err)}
+	}
+	for _, r := range o.reports {
+		if _, err := report.FormatFromPath(r); err != nil {
+			return flagError{fmt.Errorf("--report %s: %w", r, err)}
+		}
+	}
+	return nil
+}
+
+// write prints the --format report on stdout and writes each --report
+// file. runDir is the run's directory: the reports link each trial's
+// stored logs relative to where they are read (stdout's from the working
+// directory, a file's from its own directory).
+func (o *reportOptions) write(env *Env, rec *forge.Record, runDir string, now func() time.Time) error {
 	f, _ := report.ParseFormat(o.format) // validated
 	color := env.StdoutTTY && env.Getenv("NO_COLOR") == "" && env.Getenv("TERM") != "dumb"
 	opts := report.Options{TTY: env.StdoutTTY, Color: color, Now: now, Matrix: o.matrix, Width: env.StdoutWidth, RunDir: runDir}
@@ -43,11 +73,8 @@ func writeReports(env *Env, o *runOptions, rec *forge.Record, runDir string, now
 func relativeTo(dir, target string) string {
 	from, err1 := filepath.Abs(dir)
 	to, err2 := filepath.Abs(target)
-	if err1 != nil || err2 != nil {
-		return ""
-	}
 	rel, err := filepath.Rel(from, to)
-	if err != nil {
+	if err1 != nil || err2 != nil || err != nil {
 		return ""
 	}
 	return rel
@@ -81,28 +108,4 @@ func appendReport(path string, f report.Format, rec *forge.Record, now func() ti
 	}
 	werr := report.Write(f, fh, rec, report.Options{Now: now})
 	return errors.Join(werr, fh.Close())
-}
-
-// checkReportFlags checks --format and each --report's extension.
-func checkReportFlags(format string, reports []string) error {
-	if _, err := report.ParseFormat(format); err != nil {
-		return flagError{fmt.Errorf("--format: %w", err)}
-	}
-	for _, r := range reports {
-		if _, err := report.FormatFromPath(r); err != nil {
-			return flagError{fmt.Errorf("--report %s: %w", r, err)}
-		}
-	}
-	return nil
-}
-
-// checkGateFlags checks --fail-under and --max-drop.
-func checkGateFlags(failUnder, maxDrop float64) error {
-	switch {
-	case failUnder < 0 || failUnder > 1:
-		return flagError{fmt.Errorf("--fail-under %g: must be between 0 and 1", failUnder)}
-	case maxDrop < 0 || maxDrop > 1:
-		return flagError{fmt.Errorf("--max-drop %g: must be between 0 and 1", maxDrop)}
-	}
-	return nil
 }

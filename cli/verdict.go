@@ -1,16 +1,19 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/spf13/cobra"
+
+	"github.com/forge-run/forge/compare"
 	"github.com/forge-run/forge/forge"
 )
 
-// gateFlags are the gates a finished run is held to besides the
-// manifest's gates: (forge run, forge merge).
-type gateFlags struct {
-	out          string
+// gateOptions are the gates a finished run is held to besides the
+// manifest's gates: (forge run, forge merge), and which were given.
+type gateOptions struct {
 	failUnder    float64
 	failUnderSet bool
 	baseline     string
@@ -18,12 +21,35 @@ type gateFlags struct {
 	maxDropSet   bool
 }
 
+// addFlags registers the gates' flags; run says which run --baseline
+// compares ("finished", "merged").
+func (g *gateOptions) addFlags(cmd *cobra.Command, run string) {
+	f := cmd.Flags()
+	f.Float64Var(&g.failUnder, "fail-under", 0, "exit 1 when the winner's score is below this (0..1), or there is no winner")
+	f.StringVar(&g.baseline, "baseline", "", "compare the "+run+" run with `RUN` (a run id under --out, a run directory or a results.json)")
+	f.Float64Var(&g.maxDrop, "max-drop", 0, "with --baseline: exit 1 when a candidate's score dropped significantly by more than this")
+}
+
+// Validate checks --fail-under and --max-drop.
+func (g *gateOptions) Validate() error {
+	switch {
+	case g.failUnder < 0 || g.failUnder > 1:
+		return flagError{fmt.Errorf("--fail-under %g: must be between 0 and 1", g.failUnder)}
+	case g.maxDrop < 0 || g.maxDrop > 1:
+		return flagError{fmt.Errorf("--max-drop %g: must be between 0 and 1", g.maxDrop)}
+	case g.maxDropSet && g.baseline == "":
+		return flagError{errors.New("--max-drop needs --baseline")}
+	}
+	return nil
+}
+
 // verdict ends a finished run whose reports are written, as forge run and
 // forge merge both do: a run with no verdict exits 3 (a candidate did not
 // run: finish says how to finish it; shards not merged), a shard's own run
 // exits 0 (its jobs ran; the verdict is forge merge's), and a whole run is
-// held to its gates (exit 1 when one fails).
-func verdict(env *Env, m *forge.Manifest, rec *forge.Record, g gateFlags, finish string) error {
+// held to its gates (exit 1 when one fails). out is where --baseline is
+// looked up.
+func (g *gateOptions) verdict(env *Env, out string, m *forge.Manifest, rec *forge.Record, finish string) error {
 	switch {
 	case len(rec.MissingShards) > 0:
 		fmt.Fprintf(env.Stderr, "forge: no verdict: %s not merged (its jobs are recorded cancelled); merge every shard for the verdict\n",
@@ -42,9 +68,15 @@ func verdict(env *Env, m *forge.Manifest, rec *forge.Record, g gateFlags, finish
 			rec.Shard, rec.Shard.Jobs, rec.Shard.Of, rec.Shard.Count)
 		return nil
 	}
-	failed := checkGates(m, rec, g.failUnder, g.failUnderSet)
+	var failed []string
+	if g.failUnderSet {
+		if why := rec.BelowScore(g.failUnder); why != "" {
+			failed = append(failed, fmt.Sprintf("--fail-under %.3g: %s", g.failUnder, why))
+		}
+	}
+	failed = append(failed, m.Gates.Failed(rec)...)
 	if g.baseline != "" {
-		drops, err := baselineReport(env, g.out, g.baseline, rec, g.maxDrop, g.maxDropSet)
+		drops, err := baselineReport(env, out, g.baseline, rec, g.maxDrop, g.maxDropSet)
 		if err != nil {
 			return err
 		}
@@ -52,11 +84,44 @@ func verdict(env *Env, m *forge.Manifest, rec *forge.Record, g gateFlags, finish
 			failed = append(failed, "--max-drop: "+d)
 		}
 	}
+	for _, f := range failed {
+		fmt.Fprintln(env.Stderr, "forge: gate failed: "+f)
+	}
 	if len(failed) > 0 {
-		for _, f := range failed {
-			fmt.Fprintln(env.Stderr, "forge: gate failed: "+f)
-		}
 		return errSilent{code: ExitGateFailed}
 	}
 	return nil
+}
+
+// checkBaseline reads the run a --baseline names, so a bad reference is a
+// usage error (exit 2) before anything starts.
+func checkBaseline(outRoot, baselineRef string) error {
+	if baselineRef == "" {
+		return nil
+	}
+	if _, _, err := compare.Open(baselineRef, outRoot); err != nil {
+		return withCode(ExitUsage, fmt.Errorf("--baseline: %w", err))
+	}
+	return nil
+}
+
+// baselineReport compares the run that just finished (head) with the run
+// baselineRef names, for --baseline RUN: it prints the comparison table on
+// stderr and, when maxDropSet, returns one line per candidate whose score
+// dropped significantly by more than maxDrop. A baseline that cannot be
+// read is a usage error.
+func baselineReport(env *Env, outRoot, baselineRef string, head *forge.Record, maxDrop float64, maxDropSet bool) (drops []string, err error) {
+	base, _, err := compare.Open(baselineRef, outRoot)
+	if err != nil {
+		return nil, withCode(ExitUsage, fmt.Errorf("--baseline: %w", err))
+	}
+	rep := compare.Runs(base, head)
+	fmt.Fprintln(env.Stderr)
+	if err := compare.WriteTable(env.Stderr, rep, env.StderrTTY); err != nil {
+		return nil, fmt.Errorf("print comparison with baseline %s: %w", baselineRef, err)
+	}
+	if maxDropSet {
+		drops = rep.Drops(maxDrop)
+	}
+	return drops, nil
 }

@@ -21,13 +21,15 @@ import (
 
 // viewOptions are `forge view`'s flags.
 type viewOptions struct {
+	env    *Env
+	run    string // RUN, whose page opens
 	out    string
 	addr   string
 	noOpen bool
 }
 
-func newViewCmd(env *Env) *cobra.Command {
-	o := &viewOptions{}
+func newViewCmd(env *Env, runF func(context.Context, *viewOptions) error) *cobra.Command {
+	o := &viewOptions{env: env}
 	cmd := &cobra.Command{
 		Use:   "view [RUN]",
 		Short: "Browse runs in a local web viewer",
@@ -42,20 +44,10 @@ binary; nothing is fetched from the network. Ctrl-C stops it.`,
   forge view --no-open 20261121-153000-ab12`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ref := ""
 			if len(args) == 1 {
-				ref = args[0]
+				o.run = args[0]
 			}
-			srv, url, err := startView(env, o.out, o.addr, ref, nil)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(env.Stdout, "forge view: %s (Ctrl-C stops it)\n", url)
-			if !o.noOpen {
-				openBrowser(env, url)
-			}
-			waitSignal(cmd.Context(), env)
-			return srv.Shutdown(context.Background())
+			return runF(cmd.Context(), o)
 		},
 	}
 	f := cmd.Flags()
@@ -63,6 +55,19 @@ binary; nothing is fetched from the network. Ctrl-C stops it.`,
 	f.StringVar(&o.addr, "addr", "127.0.0.1:8787", "address to listen on; another interface than loopback serves any Host")
 	f.BoolVar(&o.noOpen, "no-open", false, "do not open a browser")
 	return cmd
+}
+
+func runView(ctx context.Context, o *viewOptions) error {
+	srv, url, err := startView(o.env, o.out, o.addr, o.run, nil)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(o.env.Stdout, "forge view: %s (Ctrl-C stops it)\n", url)
+	if !o.noOpen {
+		openBrowser(o.env, url)
+	}
+	waitSignal(ctx, o.env)
+	return srv.Shutdown(context.Background())
 }
 
 // startView starts the viewer of the runs under out on addr and returns
@@ -140,9 +145,6 @@ func openBrowser(env *Env, url string) {
 
 // waitSignal returns on SIGINT/SIGTERM or when ctx ends.
 func waitSignal(ctx context.Context, env *Env) {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	select {
 	case <-env.Signals:
 	case <-ctx.Done():

@@ -1,0 +1,120 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/forge-run/forge/internal/text"
+	"github.com/forge-run/forge/runner/daytona"
+	"github.com/forge-run/forge/runner/local"
+)
+
+// accountOptions loads the credentials (environment, then a .env file in
+// the manifest's directory) for commands that only talk to the account.
+func accountOptions(env *Env, manifest string) (daytona.Options, error) {
+	m, err := loadManifest(manifest)
+	if err != nil {
+		m = nil // no daytona: block; the account's defaults
+	}
+	creds := daytona.LoadCredentials(env.Getenv, filepath.Dir(manifest))
+	if !creds.Usable() {
+		return daytona.Options{}, withCode(ExitInfra, errors.New(creds.Problem))
+	}
+	opts := daytonaOptions(creds, m)
+	opts.Warn = env.Stderr
+	return opts, nil
+}
+
+// doctorOptions are `forge doctor`'s flags.
+type doctorOptions struct {
+	env      *Env
+	daytona  bool
+	manifest string
+}
+
+func newDoctorCmd(env *Env, runF func(context.Context, *doctorOptions) error) *cobra.Command {
+	o := &doctorOptions{env: env}
+	cmd := &cobra.Command{
+		Use:   "doctor",
+		Short: "Check this machine (and, with --daytona, a Daytona account) can run tournaments",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runF(cmd.Context(), o)
+		},
+	}
+	cmd.Flags().BoolVar(&o.daytona, "daytona", false, "also create, exec in and delete one Daytona sandbox, timing each phase")
+	cmd.Flags().StringVarP(&o.manifest, "file", "f", "forge.yaml", "manifest whose daytona: block and .env to use")
+	return cmd
+}
+
+func runDoctor(ctx context.Context, o *doctorOptions) error {
+	w := o.env.Stdout
+	failed := false
+	check := func(name string, err error, ok string) {
+		if err != nil {
+			failed = true
+			fmt.Fprintf(w, "✗ %-10s %v\n", name, err)
+			return
+		}
+		fmt.Fprintf(w, "✓ %-10s %s\n", name, ok)
+	}
+	py, err := exec.LookPath("python3")
+	check("python3", err, py)
+	lr, err := local.New(local.Options{Getenv: o.env.Getenv})
+	desc := ""
+	if err == nil {
+		desc = lr.Describe()
+	}
+	check("local", err, desc)
+	if root, err := local.DefaultEnvCache(); err == nil {
+		fmt.Fprintf(w, "· %-10s %s\n", "envs", describeEnvCache(root))
+	}
+	creds := daytona.LoadCredentials(o.env.Getenv, filepath.Dir(o.manifest))
+	if !o.daytona {
+		state := "not configured (" + creds.Problem + ")"
+		if creds.Usable() {
+			state = creds.String() + "; `forge doctor --daytona` tries it"
+		}
+		fmt.Fprintf(w, "· %-10s %s\n", "daytona", state)
+	} else {
+		opts, err := accountOptions(o.env, o.manifest)
+		if err == nil {
+			fmt.Fprintf(w, "· %-10s %s\n", "daytona", creds.String())
+			err = daytona.Doctor(ctx, opts, w)
+		}
+		if err != nil {
+			fmt.Fprintf(w, "✗ %-10s %v\n", "daytona", err)
+			return withCode(ExitInfra, err)
+		}
+	}
+	if failed {
+		return withCode(ExitInfra, errors.New("doctor: some checks failed"))
+	}
+	return nil
+}
+
+// describeEnvCache says what the local environment cache holds.
+func describeEnvCache(root string) string {
+	envs, err := local.ListEnvironments(root)
+	if err != nil {
+		return err.Error()
+	}
+	var bytes int64
+	finished := 0
+	for _, e := range envs {
+		bytes += e.Bytes
+		if !e.Leftover {
+			finished++
+		}
+	}
+	s := fmt.Sprintf("%s: %d %s, %s", root, finished, text.Plural(finished, "environment", "environments"), text.Bytes(float64(bytes)))
+	if left := len(envs) - finished; left > 0 {
+		s += fmt.Sprintf(", %d left by unfinished or failed builds", left)
+	}
+	return s + " (`forge gc --local` deletes old ones)"
+}

@@ -1,0 +1,109 @@
+package cli
+
+// How an error ends forge: its exit code, decided here only, and what
+// forge tells the user besides for the errors it understands (explain).
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/runner"
+)
+
+// Exit codes (docs/exit-codes.md).
+const (
+	ExitOK          = 0
+	ExitGateFailed  = 1
+	ExitUsage       = 2
+	ExitInfra       = 3
+	ExitInterrupted = 130
+)
+
+// exitError carries an exit code chosen where the error was understood.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// withCode gives err an exit code, unless it has one already: the code
+// chosen nearest to where the error was understood wins.
+func withCode(code int, err error) error {
+	if err == nil || errors.As(err, new(*exitError)) {
+		return err
+	}
+	return &exitError{code: code, err: err}
+}
+
+// errInterrupted reports a run stopped by a signal; its message was printed.
+var errInterrupted = errors.New("interrupted")
+
+// errSilent carries an exit code whose explanation was already printed.
+type errSilent struct{ code int }
+
+func (e errSilent) Error() string { return fmt.Sprintf("exit %d", e.code) }
+
+// flagError is a usage error of the flags: Run adds a pointer to --help.
+type flagError struct{ error }
+
+// exitCode maps an error to forge's exit code; this is the only place that
+// does. An error's kind decides before a code given with withCode.
+func exitCode(err error) int {
+	var ee *exitError
+	var silent errSilent
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.As(err, &silent):
+		return silent.code
+	case errors.Is(err, errInterrupted):
+		return ExitInterrupted
+	case errors.As(err, new(*runner.UnusableError)):
+		return ExitInfra
+	case errors.As(err, new(*forge.MergeRefusedError)):
+		return ExitUsage
+	case errors.As(err, &ee):
+		return ee.code
+	}
+	return ExitUsage // cobra's own errors: unknown command or flag, bad value
+}
+
+// explain is the one table from the errors of forge run that forge
+// understands to what it adds to their message: the flag to change, or how
+// to go on. rec is the run's record, nil when the run was refused.
+func explain(err error, t *tournament, rec *forge.Record) error {
+	var unknownCandidate *forge.UnknownCandidateError
+	var unknownTask *forge.UnknownTaskError
+	var build *runner.BuildError
+	switch {
+	case errors.As(err, &unknownCandidate):
+		return fmt.Errorf("--only %s: %w", unknownCandidate.ID, err)
+	case errors.As(err, &unknownTask):
+		return fmt.Errorf("--tasks %s: %w", unknownTask.ID, err)
+	case errors.As(err, new(*forge.NoTasksError)):
+		return fmt.Errorf("--tasks/--sample: %w", err)
+	case errors.As(err, new(*forge.MissingSecretsError)):
+		return fmt.Errorf("%w (--allow-missing-secrets leaves out the candidates that need them)", err)
+	case errors.As(err, new(*forge.TrialsDifferError)):
+		return fmt.Errorf("%w; use the same --trials", err)
+	case errors.As(err, new(*forge.ShardDiffersError)):
+		return fmt.Errorf("%w; drop --shard: --resume plays the run's own jobs", err)
+	case rec == nil:
+		return err
+	case errors.As(err, &build):
+		return fmt.Errorf("%w%s; no trial was played in it and everything started has been cleaned up", err, t.buildLog(build, rec))
+	case errors.As(err, new(*forge.FailingInfraError)):
+		// Nothing is wrong with the run: it can go on once the
+		// infrastructure does.
+		return fmt.Errorf("%w; everything started has been cleaned up; once it works again, finish the run with: %s",
+			err, t.resumeCommand(rec.Backend))
+	case errors.As(err, new(*runner.UnusableError)):
+		return fmt.Errorf("%w; everything started has been cleaned up, partial results in %s", err,
+			filepath.Join(t.dir(), forge.ResultsFile))
+	}
+	return err
+}
