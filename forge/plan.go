@@ -216,28 +216,41 @@ func (m *Manifest) Plan(o Overrides) (*Plan, error) {
 	return p.shard(o.Shard)
 }
 
-// PlanOrder compares two of the record's trials by where the plan has
-// them (Plan, above): without tasks, by candidate then trial; with tasks,
-// task by task, trial by trial, the candidates rotated by the task's place.
-// TestPlanOrderIsThePlans holds the two together.
-func (rec *Record) PlanOrder() func(a, b runner.Result) int {
-	cands := make(map[string]int, len(rec.Candidates))
+// PlanKey gives each of the record's trials a number that orders them as
+// the plan has them (Plan, above): without tasks, by candidate then trial;
+// with tasks, task by task, trial by trial, the candidates rotated by the
+// task's place. TestPlanOrderIsThePlans holds the two together.
+func (rec *Record) PlanKey() func(r *runner.Result) int64 {
+	cands := make(map[string]int64, len(rec.Candidates))
 	for i, c := range rec.Candidates {
-		cands[c] = i
+		cands[c] = int64(i)
 	}
-	tasks := make(map[string]int, len(rec.Tasks))
+	tasks := make(map[string]int64, len(rec.Tasks))
 	for i, t := range rec.Tasks {
-		tasks[t.ID] = i
+		tasks[t.ID] = int64(i)
 	}
-	n := max(len(rec.Candidates), 1)
-	return func(a, b runner.Result) int {
-		ca, cb := cands[a.CandidateID], cands[b.CandidateID]
+	n := int64(max(len(rec.Candidates), 1))
+	return func(r *runner.Result) int64 {
+		c, trial := cands[r.CandidateID], int64(r.Trial)
 		if len(tasks) == 0 {
-			return cmp.Or(cmp.Compare(ca, cb), cmp.Compare(a.Trial, b.Trial))
+			return c<<24 | trial
 		}
-		ta, tb := tasks[a.TaskID], tasks[b.TaskID]
-		return cmp.Or(cmp.Compare(ta, tb), cmp.Compare(a.Trial, b.Trial), cmp.Compare((ca-ta%n+n)%n, (cb-tb%n+n)%n))
+		t := tasks[r.TaskID]
+		return t<<44 | trial<<24 | (c-t%n+n)%n
 	}
+}
+
+// InPlanOrder returns the indexes of results in the plan's order
+// (PlanKey): sorted by one number each, never moving a result.
+func (rec *Record) InPlanOrder(results []runner.Result) []int {
+	key := rec.PlanKey()
+	keys := make([]int64, len(results))
+	order := make([]int, len(results))
+	for i := range results {
+		keys[i], order[i] = key(&results[i]), i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(keys[a], keys[b]) })
+	return order
 }
 
 // jobMemo is what the jobs of a plan share instead of each making its

@@ -15,7 +15,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/forge-run/forge/runner"
@@ -223,7 +222,11 @@ func (rec *Record) Adopt(results []runner.Result) {
 		rec.Scores = nil
 	}
 	if rec.Finished() {
-		slices.SortStableFunc(results, rec.PlanOrder())
+		sorted := make([]runner.Result, len(results))
+		for i, from := range rec.InPlanOrder(results) {
+			sorted[i] = results[from]
+		}
+		results = sorted
 	}
 	rec.Results = results
 }

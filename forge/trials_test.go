@@ -237,9 +237,9 @@ func TestPlanOrderIsThePlans(t *testing.T) {
 			results = append(results, runner.Result{CandidateID: j.CandidateID, TaskID: j.TaskID, Trial: j.Trial})
 		}
 		rand.Shuffle(len(results), func(i, j int) { results[i], results[j] = results[j], results[i] })
-		slices.SortStableFunc(results, rec.PlanOrder())
 		var got []string
-		for _, r := range results {
+		for _, i := range rec.InPlanOrder(results) {
+			r := results[i]
 			got = append(got, fmt.Sprintf("%s/%s#%d", r.CandidateID, r.TaskID, r.Trial))
 		}
 		if !slices.Equal(got, want) {
@@ -279,5 +279,35 @@ func TestRecordIsReadWhateverItsLayout(t *testing.T) {
 	}
 	if _, err := Run(context.Background(), Options{Manifest: m, Plan: p, Runner: fakeRunner{run: chatty}, Backend: "fake", OutRoot: out, RunID: "r", Resume: got}); err != nil {
 		t.Errorf("resume: %v", err)
+	}
+}
+
+// TestFinishedRunCountsATrialsLastLine: a trial on two lines of a finished
+// run's trials.jsonl (played again) is read once, as its last line says,
+// in its place in the plan.
+func TestFinishedRunCountsATrialsLastLine(t *testing.T) {
+	m, p := testPlan(t, []string{"alpha", "beta"}, 2, 2)
+	out := t.TempDir()
+	if _, err := Run(context.Background(), Options{Manifest: m, Plan: p, Runner: fakeRunner{run: chatty}, Backend: "fake", OutRoot: out, RunID: "r"}); err != nil {
+		t.Fatal(err)
+	}
+	again := runner.Result{CandidateID: "alpha", Trial: 2}
+	again.Failed(runner.ErrCandidateFailed, "played again")
+	line, err := json.Marshal(&again)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(filepath.Join(out, "r", TrialsFile), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write(append(line, '\n'))
+	f.Close()
+	rec, err := ReadRecord(filepath.Join(out, "r", ResultsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Results) != 4 || rec.Results[1].CandidateID != "alpha" || rec.Results[1].ErrorMessage != "played again" || rec.Results[2].CandidateID != "beta" {
+		t.Errorf("results: %+v", rec.Results)
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"sync"
 	"time"
 
@@ -196,6 +195,10 @@ func (x *runIndex) readTrials() error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", x.trials, err)
 	}
+	if x.rec.Finished() {
+		x.rec.Results, x.lines = results, lines // score puts them in order
+		return nil
+	}
 	for i := range results {
 		x.put(results[i], lines[i])
 	}
@@ -216,7 +219,8 @@ func (x *runIndex) put(r runner.Result, ref lineRef) {
 }
 
 // score gives a finished run's trials their scores, which results.json
-// keeps, and puts them in plan order.
+// keeps, and puts them in plan order, a trial's last line only (--resume
+// played it again).
 func (x *runIndex) score() {
 	rec := x.rec
 	scores := make(map[trialKey]float64, len(rec.Scores))
@@ -230,15 +234,14 @@ func (x *runIndex) score() {
 			r.Score = &v
 		}
 	}
-	order := make([]int, len(rec.Results))
-	for i := range order {
-		order[i] = i
-	}
-	planOrder := rec.PlanOrder()
-	slices.SortStableFunc(order, func(a, b int) int { return planOrder(rec.Results[a], rec.Results[b]) })
-	results, lines := make([]runner.Result, len(order)), make([]lineRef, len(order))
-	for i, from := range order {
-		results[i], lines[i] = rec.Results[from], x.lines[from]
+	results, lines := make([]runner.Result, 0, len(rec.Results)), make([]lineRef, 0, len(rec.Results))
+	for _, from := range rec.InPlanOrder(rec.Results) {
+		r := &rec.Results[from]
+		if n := len(results) - 1; n >= 0 && results[n].CandidateID == r.CandidateID && results[n].TaskID == r.TaskID && results[n].Trial == r.Trial {
+			results[n], lines[n] = *r, x.lines[from]
+			continue
+		}
+		results, lines = append(results, *r), append(lines, x.lines[from])
 	}
 	rec.Results, x.lines, x.at = results, lines, nil
 }
