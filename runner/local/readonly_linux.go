@@ -23,7 +23,9 @@ import (
 // directory and umask (CLONE_FS), which is what lets a thread of a
 // multithreaded process change its mount namespace at all, and why it can
 // never go back to running Go code: changed reports that the thread is no
-// longer as it was, even when err is not nil.
+// longer as it was, even when err is not nil. Its errors do not wrap the
+// errno: a mount that fails is forge's failure, never the candidate's
+// (startErrorKind).
 func enterReadOnly(dir string) (changed bool, err error) {
 	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
 		return false, fmt.Errorf("unshare the mount namespace: %v", err)
