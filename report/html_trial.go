@@ -51,14 +51,14 @@ func newHTMLTrial(c candidate, r runner.Result, opts Options) htmlTrial {
 	name := fmt.Sprintf("trial %d", r.Trial)
 	if r.TaskID != "" {
 		name = "task " + r.TaskID
-		if c.numbered() {
+		if c.multi {
 			name += fmt.Sprintf(" · trial %d", r.Trial)
 		}
 	}
 	t := htmlTrial{Name: name, Status: "ok", Health: "ok", Kind: "ok"}
 	if !r.Success {
 		t.Status, t.Health, t.Kind, t.Open = kindLabel(r.ErrorKind), "failed", string(r.ErrorKind), true
-		t.Error = capText(r.ErrorMessage, opts.MaxOutputBytes)
+		t.Error = text.Output(r.ErrorMessage, opts.MaxOutputBytes)
 	}
 	exit := "none"
 	if r.ExitCode != nil {
@@ -94,18 +94,18 @@ func newHTMLTrial(c candidate, r runner.Result, opts Options) htmlTrial {
 			t.ArtifactNote += " · binary, shown as base64"
 			t.ArtifactImage = imageDataURL(r)
 		}
-		t.Artifact = capText(r.ArtifactContent, opts.MaxOutputBytes)
+		t.Artifact = text.Output(r.ArtifactContent, opts.MaxOutputBytes)
 		t.ArtifactFile = newHTMLLog(artifactFile(&r), opts)
 		if t.ArtifactFile.Href == "" {
 			t.ArtifactFile.Path = "" // the note above names it
 		}
 	}
 	t.OutputFile, t.StderrFile = newHTMLLog(stdoutFile(&r), opts), newHTMLLog(stderrFile(&r), opts)
-	t.Output = capText(r.Output, opts.MaxOutputBytes)
+	t.Output = text.Output(r.Output, opts.MaxOutputBytes)
 	if r.OutputTruncated && t.Output != "" {
 		t.Output += "\n… [output cut by forge]"
 	}
-	t.Stderr = capText(r.Stderr, opts.MaxOutputBytes)
+	t.Stderr = text.Output(r.Stderr, opts.MaxOutputBytes)
 
 	keys := make([]string, 0, len(r.Submitted))
 	for k := range r.Submitted {

@@ -32,8 +32,8 @@ type candidate struct {
 	artifactMean float64
 	artifacts    int
 	errors       []kindCount
-	// multi is true when a trial beyond the first is among the results
-	// (numbered).
+	// multi is true when a trial beyond the first is among the results:
+	// trials are then told apart by number.
 	multi bool
 	// succeeded counts the successful results.
 	succeeded int
@@ -185,10 +185,15 @@ func artifactSize(r runner.Result) int64 {
 	if r.ArtifactBytes > 0 {
 		return r.ArtifactBytes
 	}
+	return int64(artifactHeld(&r))
+}
+
+// artifactHeld is how many bytes of the artifact the record holds.
+func artifactHeld(r *runner.Result) int {
 	if r.ArtifactEncoding == "base64" {
-		return int64(len(r.ArtifactContent)) * 3 / 4
+		return len(r.ArtifactContent) * 3 / 4
 	}
-	return int64(len(r.ArtifactContent))
+	return len(r.ArtifactContent)
 }
 
 // kindLabel is an error kind in a few words for a table cell.
@@ -229,10 +234,6 @@ func (c candidate) health() health {
 		return healthPartial
 	}
 }
-
-// numbered reports whether the candidate's trials are told apart by
-// number: it has a trial beyond the first.
-func (c candidate) numbered() bool { return c.multi }
 
 func (c candidate) successes() int {
 	if len(c.results) == 0 {
@@ -290,19 +291,15 @@ func (c candidate) scoreText() string {
 	return c.standing.ScoreText()
 }
 
-// inconclusive reports whether a failed trial says nothing about the
-// candidate; scoring leaves such trials out of the success rate.
-func inconclusive(k runner.ErrorKind) bool { return !k.Scored() }
-
 // judged is how many trials count towards the success rate: every trial
-// but the inconclusive ones.
+// but those that say nothing about the candidate (scoring leaves them out).
 func (c candidate) judged() int {
 	if len(c.results) == 0 {
 		return c.standing.Trials
 	}
 	n := 0
 	for _, r := range c.results {
-		if r.Success || !inconclusive(r.ErrorKind) {
+		if r.Success || r.ErrorKind.Scored() {
 			n++
 		}
 	}
@@ -374,7 +371,7 @@ func (c candidate) firstFailure() *runner.Result {
 // result file, a cut artifact or output).
 func (c candidate) notes() string {
 	prefix := func(r *runner.Result) string {
-		if name := runner.TrialName("", r.TaskID, r.Trial, c.numbered()); name != "" {
+		if name := runner.TrialName("", r.TaskID, r.Trial, c.multi); name != "" {
 			return name + ": "
 		}
 		return ""
