@@ -91,24 +91,7 @@ type kindCount struct {
 // candidates lists the record's candidates in standings order, then any
 // candidate that has results but no standing, in the order it first appears.
 func candidates(rec *forge.Record) []candidate {
-	// Each candidate's results, in a slice of the right size.
-	count := map[string]int{}
-	var order []string
-	for i := range rec.Results {
-		id := rec.Results[i].CandidateID
-		if _, ok := count[id]; !ok {
-			order = append(order, id)
-		}
-		count[id]++
-	}
-	byID := make(map[string][]*runner.Result, len(order))
-	for _, id := range order {
-		byID[id] = make([]*runner.Result, 0, count[id])
-	}
-	for i := range rec.Results {
-		id := rec.Results[i].CandidateID
-		byID[id] = append(byID[id], &rec.Results[i])
-	}
+	order, byID := runner.ByCandidate(rec.Results)
 	winner := ""
 	if rec.Winner != nil {
 		winner = *rec.Winner

@@ -297,6 +297,29 @@ func (r *Result) SetArtifact(b []byte, size int64) {
 	r.ArtifactEncoding = "base64"
 }
 
+// ByCandidate groups results by candidate, pointing into results (a
+// suite's run has 100,000 of them: no copies): the candidates in the order
+// they first appear, and each one's results in theirs.
+func ByCandidate(results []Result) (order []string, byID map[string][]*Result) {
+	count := map[string]int{}
+	for i := range results {
+		id := results[i].CandidateID
+		if _, ok := count[id]; !ok {
+			order = append(order, id)
+		}
+		count[id]++
+	}
+	byID = make(map[string][]*Result, len(order))
+	for i := range results {
+		id := results[i].CandidateID
+		if byID[id] == nil {
+			byID[id] = make([]*Result, 0, count[id])
+		}
+		byID[id] = append(byID[id], &results[i])
+	}
+	return order, byID
+}
+
 // Failed records that the job did not succeed, and why.
 func (r *Result) Failed(kind ErrorKind, msg string) {
 	r.Success = false
