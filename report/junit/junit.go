@@ -157,7 +157,7 @@ func build(rec *forge.Record, cfg Config, each func(Testcase)) *Testsuites {
 			cmp.Compare(a.Trial, b.Trial))
 	})
 
-	suite := Testsuite{Name: "forge", ID: clean(rec.RunID)}
+	suite := Testsuite{Name: "forge", ID: text.XML(rec.RunID)}
 	started := rec.StartedAt
 	if started.IsZero() {
 		started = cfg.Now()
@@ -170,7 +170,7 @@ func build(rec *forge.Record, cfg Config, each func(Testcase)) *Testsuites {
 			candidate = ""
 		}
 		name := runner.TrialName(candidate, r.TaskID, r.Trial, numbered[r.CandidateID])
-		tc := Testcase{Classname: clean(r.CandidateID), Name: clean(name), Time: secs(r.RuntimeSeconds)}
+		tc := Testcase{Classname: text.XML(r.CandidateID), Name: text.XML(name), Time: secs(r.RuntimeSeconds)}
 		total += r.RuntimeSeconds
 		switch {
 		case r.Success && r.TaskID != "" && !scoring.Passed(*r):
@@ -180,8 +180,8 @@ func build(rec *forge.Record, cfg Config, each func(Testcase)) *Testsuites {
 			if r.Score != nil {
 				score = "scored " + strconv.FormatFloat(*r.Score, 'f', 2, 64)
 			}
-			tc.Failure = &Problem{Message: clean(score + " of 1 on task " + r.TaskID), Type: "not_passed",
-				Contents: clean(fmt.Sprintf("the candidate ran and %s of 1\nruntime: %ss\n", score, secs(r.RuntimeSeconds)))}
+			tc.Failure = &Problem{Message: text.XML(score + " of 1 on task " + r.TaskID), Type: "not_passed",
+				Contents: text.XML(fmt.Sprintf("the candidate ran and %s of 1\nruntime: %ss\n", score, secs(r.RuntimeSeconds)))}
 		case !r.Success:
 			switch r.ErrorKind.Fault() {
 			case runner.FaultInterrupted:
@@ -218,7 +218,7 @@ func build(rec *forge.Record, cfg Config, each func(Testcase)) *Testsuites {
 		suite.SystemOut = &Output{Contents: capText(cfg.Summary, cfg.MaxOutputBytes)}
 	}
 	return &Testsuites{
-		Name:     clean("forge run " + rec.RunID),
+		Name:     text.XML("forge run " + rec.RunID),
 		Tests:    suite.Tests,
 		Failures: suite.Failures,
 		Errors:   suite.Errors,
@@ -233,7 +233,7 @@ func noted(note, s string) string {
 	if note == "" {
 		return s
 	}
-	return "[forge: " + clean(note) + "]\n" + s
+	return "[forge: " + text.XML(note) + "]\n" + s
 }
 
 // Write encodes the JUnit document of rec to w, as Encode(w, New(rec,
@@ -368,7 +368,7 @@ func properties(rec *forge.Record) []Property {
 		}
 	}
 	for i := range ps {
-		ps[i].Value = clean(ps[i].Value)
+		ps[i].Value = text.XML(ps[i].Value)
 	}
 	return ps
 }
@@ -395,7 +395,7 @@ func problem(r runner.Result) *Problem {
 }
 
 func message(r runner.Result) string {
-	m, _ := text.Cap(clean(cmp.Or(r.ErrorMessage, kindOrFailed(r.ErrorKind))), maxMessageBytes)
+	m, _ := text.Cap(text.XML(cmp.Or(r.ErrorMessage, kindOrFailed(r.ErrorKind))), maxMessageBytes)
 	return m
 }
 
@@ -410,9 +410,6 @@ func secs(s float64) string {
 	}
 	return strconv.FormatFloat(s, 'f', 3, 64)
 }
-
-// clean makes s safe for XML 1.0.
-func clean(s string) string { return text.XML(s) }
 
 // capText keeps the first max bytes of captured output, without terminal
 // escapes and safe for XML, with a note saying how much was cut.

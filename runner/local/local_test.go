@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/forge-run/forge/runner"
+	"github.com/forge-run/forge/runner/local/localtest"
 )
 
 func TestRunHappyPath(t *testing.T) {
@@ -1130,7 +1131,7 @@ func TestRunForgeKilledLeavesNothing(t *testing.T) {
 	// the kernel ends the rest.
 	assertDaemonGone(t, f)
 	deadline := time.Now().Add(10 * time.Second)
-	for len(localtestSurvivors(job.RunID)) > 0 && time.Now().Before(deadline) {
+	for len(localtest.Survivors(job.RunID)) > 0 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	assertNoSurvivors(t, job.RunID)
