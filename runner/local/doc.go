@@ -33,9 +33,9 @@
 // the artifact is read and Run returns only after that. New picks the
 // strongest tier the machine allows; Options.Containment can name one.
 //
-//   - pidns (Linux, CAP_SYS_ADMIN): a PID namespace per job whose init reads a
-//     pipe only forge holds and ignores SIGCHLD, so the kernel reaps orphans at
-//     once. On amd64 the init is built in (holder_linux_amd64.s: a clone
+//   - pidns (Linux, CAP_SYS_ADMIN): a PID namespace per job whose init (PID 1,
+//     which nothing inside can signal) reads a pipe only forge holds and
+//     ignores SIGCHLD, so the kernel reaps orphans at once. On amd64 the init is built in (holder_linux_amd64.s: a clone
 //     sharing forge's memory, about the cost of a thread, named forge-init);
 //     elsewhere bash's read builtin, or cat. The job's processes are started
 //     in the namespace (setns on a locked thread) as ordinary children of

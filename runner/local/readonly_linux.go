@@ -15,15 +15,11 @@ import (
 )
 
 // enterReadOnly moves the calling thread, locked and never to be used
-// again by anything else, into a new mount namespace, private (nothing
-// mounted in it reaches forge's own or any other), in which dir is
-// bind-mounted read-only. The processes the thread starts afterwards get
-// that namespace; it goes away with the last of them (and the thread).
-// unshare(CLONE_NEWNS) also gives the thread its own root, working
-// directory and umask (CLONE_FS), which is what lets a thread of a
-// multithreaded process change its mount namespace at all, and why it can
-// never go back to running Go code: changed reports that the thread is no
-// longer as it was, even when err is not nil. Its errors do not wrap the
+// again, into a new private mount namespace in which dir is bind-mounted
+// read-only; the processes it starts get that namespace. unshare also gives
+// the thread its own root and working directory (CLONE_FS), which is what
+// lets one thread of a multithreaded process do it, and why it can never
+// run Go code again: changed reports that, even when err is not nil. Its errors do not wrap the
 // errno: a mount that fails is forge's failure, never the candidate's
 // (startErrorKind).
 func enterReadOnly(dir string) (changed bool, err error) {
