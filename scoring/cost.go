@@ -1,6 +1,7 @@
 package scoring
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -144,7 +145,7 @@ func (p *Pricing) modelCost(m runner.ModelUsage) (float64, string) {
 		tokens int64
 		price  *float64
 		what   string
-	}{{in, mp.Input, "input"}, {m.CachedInputTokens, cmpOr(mp.CachedInput, mp.Input), "cached input"}, {m.OutputTokens, mp.Output, "output"}} {
+	}{{in, mp.Input, "input"}, {m.CachedInputTokens, cmp.Or(mp.CachedInput, mp.Input), "cached input"}, {m.OutputTokens, mp.Output, "output"}} {
 		if part.tokens == 0 {
 			continue
 		}
@@ -176,13 +177,6 @@ func (p *Pricing) sandboxCost(r *runner.Result) (float64, string) {
 		usd += hours * r.Resources.MemoryGiB * *s.GiBHour
 	}
 	return usd, ""
-}
-
-func cmpOr(a, b *float64) *float64 {
-	if a != nil {
-		return a
-	}
-	return b
 }
 
 // CostStanding is what a candidate's trials cost, all together.
