@@ -351,7 +351,7 @@ func (c candidate) costText() string {
 	switch {
 	case k == nil:
 		return "—"
-	case unpriced(k):
+	case k.Unpriced():
 		return "unpriced"
 	}
 	s := totalText(k)
@@ -373,7 +373,7 @@ func (c candidate) costLine() string {
 	switch {
 	case k == nil:
 		return ""
-	case unpriced(k):
+	case k.Unpriced():
 		return fmt.Sprintf("%d tokens, unpriced", k.Tokens)
 	}
 	s := fmt.Sprintf("cost %s: %s a trial, %d tokens", text.USD(k.USD), text.USD(k.MeanUSD), k.Tokens)
@@ -411,14 +411,10 @@ func costed(rec *forge.Record) bool {
 	return slices.ContainsFunc(rec.Standings, func(st scoring.Standing) bool { return st.Cost != nil })
 }
 
-// unpriced says nothing of what k counts has a price: its trials used
-// tokens, none priced.
-func unpriced(k *scoring.CostStanding) bool { return k.UnpricedTrials == k.CostedTrials && k.USD == 0 }
-
 // totalText is k's total, "$1.20", with "+unpriced" when part of it had no
 // price; "unpriced" when none of it had one.
 func totalText(k *scoring.CostStanding) string {
-	if unpriced(k) {
+	if k.Unpriced() {
 		return "unpriced"
 	}
 	s := text.USD(k.USD)

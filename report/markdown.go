@@ -241,7 +241,7 @@ func writeMarkdownCost(b *strings.Builder, cs []candidate) {
 		}
 		money := func(p *float64) string {
 			switch {
-			case unpriced(k):
+			case k.Unpriced():
 				return "unpriced"
 			case p == nil:
 				return "—"

@@ -198,6 +198,10 @@ type CostStanding struct {
 	UnpricedTrials int `json:"unpriced_trials,omitempty"`
 }
 
+// Unpriced says nothing of what k counts has a price: its trials used
+// tokens, none priced.
+func (k *CostStanding) Unpriced() bool { return k.UnpricedTrials == k.CostedTrials && k.USD == 0 }
+
 // costTally adds up a candidate's trial costs.
 type costTally struct {
 	n, unpriced         int

@@ -352,7 +352,7 @@ func properties(rec *forge.Record) []Property {
 		}
 		id := st.CandidateID
 		ps = append(ps, Property{"tokens." + id, strconv.FormatInt(c.Tokens, 10)})
-		if c.UnpricedTrials == c.CostedTrials && c.USD == 0 {
+		if c.Unpriced() {
 			ps = append(ps, Property{"unpriced_trials." + id, strconv.Itoa(c.UnpricedTrials)})
 			continue // nothing of it has a price: no dollar figure
 		}
