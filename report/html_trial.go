@@ -10,7 +10,8 @@ import (
 	"encoding/base64"
 	"fmt"
 	"html/template"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -107,12 +108,7 @@ func newHTMLTrial(c candidate, r runner.Result, opts Options) htmlTrial {
 	}
 	t.Stderr = text.Output(r.Stderr, opts.MaxOutputBytes)
 
-	keys := make([]string, 0, len(r.Submitted))
-	for k := range r.Submitted {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(r.Submitted)) {
 		t.Submitted = append(t.Submitted, htmlFact{text.OneLine(k), text.Shorten(text.OneLine(fmt.Sprint(r.Submitted[k])), 200)})
 	}
 	for _, j := range r.Judges {
