@@ -113,7 +113,7 @@ func newCandidate(st scoring.Standing, ranked bool, rs []*runner.Result, winner 
 		if a.count != b.count {
 			return b.count - a.count
 		}
-		return strings.Compare(kindLabel(a.kind), kindLabel(b.kind))
+		return strings.Compare(KindLabel(a.kind), KindLabel(b.kind))
 	})
 	return c
 }
@@ -135,8 +135,9 @@ func artifactHeld(r *runner.Result) int {
 	return len(r.ArtifactContent)
 }
 
-// kindLabel is an error kind in a few words for a table cell.
-func kindLabel(k runner.ErrorKind) string {
+// KindLabel is an error kind in a few words, as the standings' status
+// says it ("timeout", "no artifact", "infra error").
+func KindLabel(k runner.ErrorKind) string {
 	switch k {
 	case runner.ErrTimeout:
 		return "timeout"
@@ -211,11 +212,11 @@ func (c candidate) statusText() string {
 	}
 	n := c.trials()
 	if n == 1 {
-		return kindLabel(c.errors[0].kind)
+		return KindLabel(c.errors[0].kind)
 	}
 	parts := make([]string, len(c.errors))
 	for i, e := range c.errors {
-		parts[i] = fmt.Sprintf("%s %d/%d", kindLabel(e.kind), e.count, n)
+		parts[i] = fmt.Sprintf("%s %d/%d", KindLabel(e.kind), e.count, n)
 	}
 	return strings.Join(parts, ", ")
 }
@@ -316,7 +317,7 @@ func (c candidate) notes() string {
 		return ""
 	}
 	if f := c.firstFailure(); f != nil {
-		return prefix(f) + cmp.Or(text.OneLine(f.ErrorMessage), kindLabel(f.ErrorKind))
+		return prefix(f) + cmp.Or(text.OneLine(f.ErrorMessage), KindLabel(f.ErrorKind))
 	}
 	for _, n := range c.standing.Notes {
 		if n = text.OneLine(n); n != "" {

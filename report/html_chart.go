@@ -227,7 +227,7 @@ func newRuntimeChart(cs []candidate) *runtimeChart {
 			offset := float64(j%5-2) * 4
 			status := "ok"
 			if !r.Success {
-				status = kindLabel(r.ErrorKind)
+				status = KindLabel(r.ErrorKind)
 			}
 			row.Dots = append(row.Dots, runtimeDot{
 				X: ax.x(r.RuntimeSeconds), Y: row.MidY + offset, Kind: kind,

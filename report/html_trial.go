@@ -58,7 +58,7 @@ func newHTMLTrial(c candidate, r runner.Result, opts Options) htmlTrial {
 	}
 	t := htmlTrial{Name: name, Status: "ok", Health: "ok", Kind: "ok"}
 	if !r.Success {
-		t.Status, t.Health, t.Kind, t.Open = kindLabel(r.ErrorKind), "failed", string(r.ErrorKind), true
+		t.Status, t.Health, t.Kind, t.Open = KindLabel(r.ErrorKind), "failed", string(r.ErrorKind), true
 		t.Error = text.Output(r.ErrorMessage, opts.MaxOutputBytes)
 	}
 	exit := "none"

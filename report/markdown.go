@@ -136,7 +136,7 @@ func writeFailures(b *strings.Builder, cs []candidate, opts Options) {
 			}
 			listed++
 			name := runner.TrialName(c.standing.CandidateID, r.TaskID, r.Trial, c.multi)
-			fmt.Fprintf(b, "- **%s** — %s", text.Markdown(name), text.Markdown(kindLabel(r.ErrorKind)))
+			fmt.Fprintf(b, "- **%s** — %s", text.Markdown(name), text.Markdown(KindLabel(r.ErrorKind)))
 			if msg := text.OneLine(r.ErrorMessage); msg != "" {
 				fmt.Fprintf(b, ": %s", text.Markdown(text.Shorten(msg, 300)))
 			}
