@@ -166,7 +166,7 @@ func noteFor(s prepared, hits []noteHit, trials int) string {
 			s.name, len(hits), trials, first.trial, first.msg)
 	case TypeSubmitted:
 		return fmt.Sprintf("%s: %d of %d trials scored %s for a missing metric (trial %d: %s)",
-			s.name, len(hits), trials, trimFloat(s.fail), first.trial, first.msg)
+			s.name, len(hits), trials, strconv.FormatFloat(s.fail, 'g', 4, 64), first.trial, first.msg)
 	}
 	return fmt.Sprintf("%s: %d of %d trials scored without it (trial %d: %s)",
 		s.name, len(hits), trials, first.trial, first.msg)
@@ -183,8 +183,6 @@ func firstHit(hits []noteHit) noteHit {
 	}
 	return first
 }
-
-func trimFloat(f float64) string { return strconv.FormatFloat(f, 'g', 4, 64) }
 
 // rankEntries sorts the candidates and gives them ranks, ties kept as ties.
 // Candidates with results come first, by mean score (descending; scores
