@@ -95,7 +95,7 @@ func probeReadOnly(tempDir string) error {
 				f.Close()
 				err = errors.New("the read-only bind mount can be written")
 			} else if !errors.Is(werr, unix.EROFS) {
-				err = fmt.Errorf("writing into the read-only bind mount: %v, not EROFS", werr)
+				err = fmt.Errorf("writing into the read-only bind mount: %w, not EROFS", werr)
 			}
 		}
 		return !changed, err
