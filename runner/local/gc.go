@@ -127,7 +127,7 @@ func RemoveEnvironment(root, short string) error {
 	if !exists(dir) && !exists(logs[0]) && !exists(logs[1]) && !exists(lockPath) {
 		return fmt.Errorf("no environment %s in %s: %w", short, root, fs.ErrNotExist)
 	}
-	f, err := tryLockFile(lockPath, true, true)
+	f, err := tryLockFile(lockPath, true)
 	if errors.Is(err, errLocked) {
 		return fmt.Errorf("environment %s: %w", short, ErrEnvironmentInUse)
 	}
@@ -165,7 +165,7 @@ func removeIfThere(p string) error {
 // inUse reports whether a live forge holds the lock file path: it cannot
 // be taken exclusive at once.
 func inUse(path string) bool {
-	f, err := tryLockFile(path, true, false)
+	f, err := tryLockFile(path, false)
 	if err == nil {
 		f.Close()
 	}
