@@ -114,12 +114,10 @@ type Check struct {
 // successful trials the faster ones lead, by at most 0.17.
 func DefaultConfig() Config {
 	return Config{Scorers: []Scorer{
-		{Type: TypeSuccess, Weight: ptr(1.0)},
-		{Type: TypeRuntime, Weight: ptr(0.2), Normalize: NormMinMax},
+		{Type: TypeSuccess, Weight: new(1.0)},
+		{Type: TypeRuntime, Weight: new(0.2), Normalize: NormMinMax},
 	}}
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // effective returns c, or the default config when c has no scorers.
 func (c Config) effective() Config {

@@ -129,7 +129,7 @@ func walk(n *yaml.Node, t reflect.Type, path string, also []string, errs *[]erro
 		t = t.Elem()
 	}
 	if t == typeOfNode || reflect.PointerTo(t).Implements(typeOfUnmarshaler) {
-		if k, ok := reflect.New(t).Interface().(KnownKeyser); ok {
+		if k, ok := reflect.TypeAssert[KnownKeyser](reflect.New(t)); ok {
 			walk(n, k.KnownKeys(), path, also, errs)
 		}
 		return

@@ -294,9 +294,7 @@ func safeName(s string) string {
 // forge's.
 func (j *jobRun) env(secrets bool) []string {
 	m := j.r.baseEnv(j.workdir)
-	for k, v := range j.job.ProtocolEnv(func(rel string) string { return filepath.Join(j.workdir, filepath.FromSlash(rel)) }) {
-		m[k] = v
-	}
+	maps.Copy(m, j.job.ProtocolEnv(func(rel string) string { return filepath.Join(j.workdir, filepath.FromSlash(rel)) }))
 	if secrets {
 		maps.Copy(m, j.job.Secrets) // their names are never FORGE_*
 	}
