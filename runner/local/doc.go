@@ -114,7 +114,7 @@
 // Per job: a working directory, the tier's box, the candidate's process and
 // its output drained through pooled buffers. bench/local.sh compares forge
 // with xargs -P on the same candidates: on a 2-core machine, 500 trivial
-// python3 candidates at concurrency 2 take 1.04 to 1.10 times xargs's wall
+// python3 candidates at concurrency 2 take 1.03 to 1.10 times xargs's wall
 // and CPU time on every tier; forge's own CPU per trivial job is 2.4 to 3.1
 // ms, against 1.4 to 1.8 ms for a bare Go launcher (bench/launch), mostly the
 // file system. A read-only environment adds a mount namespace per process:
