@@ -256,17 +256,14 @@ func Write(w io.Writer, rec *forge.Record, cfg Config) error {
 	if at < 0 {
 		return errors.New("write JUnit report: no place for the testcases")
 	}
-	if _, err := w.Write(frame.Bytes()[:at]); err != nil {
-		return fmt.Errorf("write JUnit report: %w", err)
-	}
 	// The testcases at the placeholder's depth: one encoder indents them
 	// as Encode does, each on a new line.
-	if _, err := io.WriteString(w, "\n"); err != nil {
-		return fmt.Errorf("write JUnit report: %w", err)
+	_, err := w.Write(frame.Bytes()[:at])
+	if err == nil {
+		_, err = io.WriteString(w, "\n")
 	}
 	enc := xml.NewEncoder(w)
 	enc.Indent(caseIndent, "  ")
-	var err error
 	build(rec, cfg, func(tc Testcase) {
 		if err == nil {
 			err = enc.EncodeElement(tc, xml.StartElement{Name: xml.Name{Local: "testcase"}})
@@ -297,18 +294,19 @@ var placeholderLine = []byte("\n" + caseIndent + `<testcase classname="" name="`
 // Encode writes doc as indented XML with its declaration and a trailing
 // newline.
 func Encode(w io.Writer, doc *Testsuites) error {
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return fmt.Errorf("write JUnit report: %w", err)
-	}
 	enc := xml.NewEncoder(w)
 	enc.Indent("", "  ")
-	if err := enc.Encode(doc); err != nil {
-		return fmt.Errorf("write JUnit report: %w", err)
+	_, err := io.WriteString(w, xml.Header)
+	if err == nil {
+		err = enc.Encode(doc)
 	}
-	if err := enc.Close(); err != nil {
-		return fmt.Errorf("write JUnit report: %w", err)
+	if err == nil {
+		err = enc.Close()
 	}
-	if _, err := io.WriteString(w, "\n"); err != nil {
+	if err == nil {
+		_, err = io.WriteString(w, "\n")
+	}
+	if err != nil {
 		return fmt.Errorf("write JUnit report: %w", err)
 	}
 	return nil
