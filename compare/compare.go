@@ -246,20 +246,7 @@ func order(rec *forge.Record) []string {
 // is one, otherwise worked out from the results.
 func sides(rec *forge.Record) map[string]*Side {
 	out := map[string]*Side{}
-	// Each candidate's results, pointing into the record (a suite's run
-	// has 100,000 of them: no copies).
-	count := map[string]int{}
-	for i := range rec.Results {
-		count[rec.Results[i].CandidateID]++
-	}
-	byID := make(map[string][]*runner.Result, len(count))
-	for i := range rec.Results {
-		id := rec.Results[i].CandidateID
-		if byID[id] == nil {
-			byID[id] = make([]*runner.Result, 0, count[id])
-		}
-		byID[id] = append(byID[id], &rec.Results[i])
-	}
+	_, byID := runner.ByCandidate(rec.Results)
 	for _, st := range rec.Standings {
 		if _, dup := out[st.CandidateID]; dup {
 			continue

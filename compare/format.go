@@ -4,13 +4,12 @@ package compare
 // comparison reads like the run reports it compares.
 
 import (
-	"github.com/forge-run/forge/internal/text"
-
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/forge-run/forge/internal/text"
 	"github.com/forge-run/forge/scoring"
 )
 
@@ -195,7 +194,6 @@ func manifestText(r Report) string {
 	return "unchanged"
 }
 
-// tally is "1 improved, 1 regressed, 2 unchanged".
 // testsText says how the changes were tested.
 func testsText(r Report) string {
 	if r.Tasks > 0 {
@@ -204,6 +202,7 @@ func testsText(r Report) string {
 	return "two-sided Welch t-test on trial scores"
 }
 
+// tally is "1 improved, 1 regressed, 2 unchanged".
 func tally(r Report) string {
 	n := map[Status]int{}
 	for _, c := range r.Candidates {

@@ -1,11 +1,11 @@
 package compare
 
 import (
-	"github.com/forge-run/forge/internal/text"
-
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/forge-run/forge/internal/text"
 )
 
 // statusBadge marks a status in Markdown.
@@ -28,27 +28,23 @@ func WriteMarkdown(w io.Writer, rep Report) error {
 	if len(rep.Candidates) == 0 {
 		b.WriteString("No candidates in either run.\n\n")
 	} else {
-		withCost := costed(rep)
-		if withCost {
-			b.WriteString("| Candidate | Status | Base | Head | Delta | Test | Runtime | Success | Trials | Cost |\n")
-			b.WriteString("|:---|:---|---:|---:|---:|:---|---:|---:|---:|---:|\n")
-		} else {
-			b.WriteString("| Candidate | Status | Base | Head | Delta | Test | Runtime | Success | Trials |\n")
-			b.WriteString("|:---|:---|---:|---:|---:|:---|---:|---:|---:|\n")
+		header, align := columns(rep)
+		rule := make([]string, len(align))
+		for i := range header {
+			header[i] = header[i][:1] + strings.ToLower(header[i][1:])
+			rule[i] = map[text.Align]string{text.Left: ":---", text.Right: "---:"}[align[i]]
 		}
+		b.WriteString("| " + strings.Join(header, " | ") + " |\n|" + strings.Join(rule, "|") + "|\n")
 		for _, c := range rep.Candidates {
-			status := statusBadge[c.Status] + string(c.Status)
+			row := cells(c, len(header))
+			for i := range row {
+				row[i] = text.Markdown(row[i])
+			}
+			row[1] = statusBadge[c.Status] + string(c.Status)
 			if c.Status == StatusImproved || c.Status == StatusRegressed {
-				status = "**" + status + "**"
+				row[1] = "**" + row[1] + "**"
 			}
-			cells := []string{
-				text.Markdown(id(c.CandidateID)), status, scoreText(c.Base), scoreText(c.Head), deltaText(c),
-				text.Markdown(testText(c)), text.Markdown(runtimeText(c)), text.Markdown(successText(c)), text.Markdown(trialsText(c)),
-			}
-			if withCost {
-				cells = append(cells, text.Markdown(costText(c)))
-			}
-			b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
+			b.WriteString("| " + strings.Join(row, " | ") + " |\n")
 		}
 		b.WriteString("\n")
 	}
@@ -78,9 +74,5 @@ func WriteMarkdown(w io.Writer, rep Report) error {
 	return nil
 }
 
-// mdCode writes s as an inline code span, with a fence longer than any run
-// of backticks inside it; a '|' is escaped so it cannot end a table cell.
-func mdCode(s string) string {
-	s = id(s)
-	return text.MarkdownCode(s)
-}
+// mdCode writes an id as an inline code span (text.MarkdownCode).
+func mdCode(s string) string { return text.MarkdownCode(id(s)) }

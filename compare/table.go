@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"slices"
 
 	"github.com/forge-run/forge/internal/text"
 )
@@ -21,20 +20,10 @@ func WriteTable(w io.Writer, rep Report, tty bool) error {
 	if len(rep.Candidates) == 0 {
 		buf.WriteString("no candidates in either run\n")
 	} else {
-		header, align := tableHeader, tableAlign
-		if costed(rep) {
-			header = append(slices.Clone(header), "COST")
-			align = append(slices.Clone(align), text.Right)
-		}
+		header, align := columns(rep)
 		rows := make([][]string, len(rep.Candidates))
 		for i, c := range rep.Candidates {
-			rows[i] = []string{
-				id(c.CandidateID), string(c.Status), scoreText(c.Base), scoreText(c.Head), deltaText(c),
-				testText(c), runtimeText(c), successText(c), trialsText(c),
-			}
-			if len(header) > len(tableHeader) {
-				rows[i] = append(rows[i], costText(c))
-			}
+			rows[i] = cells(c, len(header))
 		}
 		if err := text.Table(&buf, header, rows, align, tty); err != nil {
 			return fmt.Errorf("render comparison table: %w", err)
@@ -59,8 +48,22 @@ func WriteTable(w io.Writer, rep Report, tty bool) error {
 	return nil
 }
 
-// tableHeader names WriteTable's columns; tableAlign aligns them.
-var (
-	tableHeader = []string{"CANDIDATE", "STATUS", "BASE", "HEAD", "DELTA", "TEST", "RUNTIME", "SUCCESS", "TRIALS"}
-	tableAlign  = []text.Align{text.Left, text.Left, text.Right, text.Right, text.Right, text.Left, text.Right, text.Right, text.Right}
-)
+// columns names the comparison's columns and aligns them: COST last when
+// some candidate has a cost.
+func columns(rep Report) ([]string, []text.Align) {
+	header := []string{"CANDIDATE", "STATUS", "BASE", "HEAD", "DELTA", "TEST", "RUNTIME", "SUCCESS", "TRIALS"}
+	align := []text.Align{text.Left, text.Left, text.Right, text.Right, text.Right, text.Left, text.Right, text.Right, text.Right}
+	if costed(rep) {
+		header, align = append(header, "COST"), append(align, text.Right)
+	}
+	return header, align
+}
+
+// cells are c's row of n columns (columns), as plain text.
+func cells(c Change, n int) []string {
+	row := []string{
+		id(c.CandidateID), string(c.Status), scoreText(c.Base), scoreText(c.Head), deltaText(c),
+		testText(c), runtimeText(c), successText(c), trialsText(c), costText(c),
+	}
+	return row[:n]
+}

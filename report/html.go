@@ -214,7 +214,7 @@ func newHTMLPage(rec *forge.Record, opts Options) htmlPage {
 			len(rec.Results), htmlMaxFailuresPerKind, htmlMaxFailures, tasksShown(rec))
 	}
 	p.Heat = newHTMLHeat(rec, p.Candidates, p.Summarised)
-	if cmp := rec.Comparison; cmp != nil {
+	if rec.Comparison != nil {
 		p.Comparison = comparisonFacts(rec)
 	}
 	if len(cs) > 0 {

@@ -65,12 +65,31 @@ func niceTicks(lo, hi float64, n int) (ticks []float64, start, end float64, deci
 	return ticks, start, end, decimals
 }
 
+// rowChart is what the score and runtime charts share: a row per
+// candidate over an x axis with its ticks.
+type rowChart struct {
+	Width, Height, RowH float64
+	PlotX0, PlotX1      float64
+	AxisY, PlotBottom   float64
+	Ticks               []tick
+}
+
+// newRowChart lays out rows rows over [lo, hi], with a tick at each of
+// values, and returns the axis that places a value.
+func newRowChart(rows int, lo, hi float64, values []float64, label func(float64) string) (rowChart, axis) {
+	bottom := chartTop + float64(rows)*chartRowH
+	ch := rowChart{Width: chartWidth, Height: bottom + chartAxisH, RowH: chartRowH, PlotX0: chartLabelW,
+		PlotX1: chartWidth - chartRight, AxisY: bottom + 16, PlotBottom: bottom}
+	ax := axis{lo, hi, ch.PlotX0, ch.PlotX1}
+	for _, v := range values {
+		ch.Ticks = append(ch.Ticks, tick{ax.x(v), label(v)})
+	}
+	return ch, ax
+}
+
 type scoreChart struct {
-	Width, Height     float64
-	PlotX0, PlotX1    float64
-	AxisY, PlotBottom float64
-	Ticks             []tick
-	Rows              []scoreRow
+	rowChart
+	Rows []scoreRow
 }
 
 type scoreRow struct {
@@ -94,11 +113,8 @@ func newScoreChart(cs []candidate) *scoreChart {
 		hi = max(hi, st.Score, st.ScoreCI95[1])
 	}
 	values, lo, hi, dec := niceTicks(lo, hi, 5)
-	ch := &scoreChart{Width: chartWidth, PlotX0: chartLabelW, PlotX1: chartWidth - chartRight}
-	ax := axis{lo, hi, ch.PlotX0, ch.PlotX1}
-	for _, v := range values {
-		ch.Ticks = append(ch.Ticks, tick{ax.x(v), strconv.FormatFloat(v, 'f', dec, 64)})
-	}
+	frame, ax := newRowChart(len(cs), lo, hi, values, func(v float64) string { return strconv.FormatFloat(v, 'f', dec, 64) })
+	ch := &scoreChart{rowChart: frame}
 	zero := ax.x(math.Max(lo, 0))
 	for i, c := range cs {
 		y := chartTop + float64(i)*chartRowH
@@ -119,19 +135,12 @@ func newScoreChart(cs []candidate) *scoreChart {
 		}
 		ch.Rows = append(ch.Rows, row)
 	}
-	ch.PlotBottom = chartTop + float64(len(cs))*chartRowH
-	ch.AxisY = ch.PlotBottom + 16
-	ch.Height = ch.PlotBottom + chartAxisH
 	return ch
 }
 
 type runtimeChart struct {
-	Width, Height     float64
-	RowH              float64
-	PlotX0, PlotX1    float64
-	AxisY, PlotBottom float64
-	Ticks             []tick
-	Rows              []runtimeRow
+	rowChart
+	Rows []runtimeRow
 	// Boxes is true when a row is a box plot, not a dot per trial.
 	Boxes bool
 }
@@ -192,11 +201,8 @@ func newRuntimeChart(cs []candidate) *runtimeChart {
 	}
 	// A little room right of the slowest trial keeps its dot off the edge.
 	values, lo, hi, _ := niceTicks(0, max(hi*1.04, 0.001), 5)
-	ch := &runtimeChart{Width: chartWidth, RowH: chartRowH, PlotX0: chartLabelW, PlotX1: chartWidth - chartRight}
-	ax := axis{lo, hi, ch.PlotX0, ch.PlotX1}
-	for _, v := range values {
-		ch.Ticks = append(ch.Ticks, tick{ax.x(v), text.Seconds(v)})
-	}
+	frame, ax := newRowChart(len(cs), lo, hi, values, text.Seconds)
+	ch := &runtimeChart{rowChart: frame}
 	for i, c := range cs {
 		y := chartTop + float64(i)*chartRowH
 		row := runtimeRow{Y: y, MidY: y + chartRowH/2, TextY: y + chartRowH/2 + 4,
@@ -221,7 +227,7 @@ func newRuntimeChart(cs []candidate) *runtimeChart {
 			offset := float64(j%5-2) * 4
 			status := "ok"
 			if !r.Success {
-				status = kindLabel(r.ErrorKind)
+				status = KindLabel(r.ErrorKind)
 			}
 			row.Dots = append(row.Dots, runtimeDot{
 				X: ax.x(r.RuntimeSeconds), Y: row.MidY + offset, Kind: kind,
@@ -233,8 +239,5 @@ func newRuntimeChart(cs []candidate) *runtimeChart {
 		}
 		ch.Rows = append(ch.Rows, row)
 	}
-	ch.PlotBottom = chartTop + float64(len(cs))*chartRowH
-	ch.AxisY = ch.PlotBottom + 16
-	ch.Height = ch.PlotBottom + chartAxisH
 	return ch
 }

@@ -10,7 +10,8 @@ import (
 	"encoding/base64"
 	"fmt"
 	"html/template"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -51,14 +52,14 @@ func newHTMLTrial(c candidate, r runner.Result, opts Options) htmlTrial {
 	name := fmt.Sprintf("trial %d", r.Trial)
 	if r.TaskID != "" {
 		name = "task " + r.TaskID
-		if c.numbered() {
+		if c.multi {
 			name += fmt.Sprintf(" · trial %d", r.Trial)
 		}
 	}
 	t := htmlTrial{Name: name, Status: "ok", Health: "ok", Kind: "ok"}
 	if !r.Success {
-		t.Status, t.Health, t.Kind, t.Open = kindLabel(r.ErrorKind), "failed", string(r.ErrorKind), true
-		t.Error = capText(r.ErrorMessage, opts.MaxOutputBytes)
+		t.Status, t.Health, t.Kind, t.Open = KindLabel(r.ErrorKind), "failed", string(r.ErrorKind), true
+		t.Error = text.Output(r.ErrorMessage, opts.MaxOutputBytes)
 	}
 	exit := "none"
 	if r.ExitCode != nil {
@@ -94,25 +95,20 @@ func newHTMLTrial(c candidate, r runner.Result, opts Options) htmlTrial {
 			t.ArtifactNote += " · binary, shown as base64"
 			t.ArtifactImage = imageDataURL(r)
 		}
-		t.Artifact = capText(r.ArtifactContent, opts.MaxOutputBytes)
+		t.Artifact = text.Output(r.ArtifactContent, opts.MaxOutputBytes)
 		t.ArtifactFile = newHTMLLog(artifactFile(&r), opts)
 		if t.ArtifactFile.Href == "" {
 			t.ArtifactFile.Path = "" // the note above names it
 		}
 	}
 	t.OutputFile, t.StderrFile = newHTMLLog(stdoutFile(&r), opts), newHTMLLog(stderrFile(&r), opts)
-	t.Output = capText(r.Output, opts.MaxOutputBytes)
+	t.Output = text.Output(r.Output, opts.MaxOutputBytes)
 	if r.OutputTruncated && t.Output != "" {
 		t.Output += "\n… [output cut by forge]"
 	}
-	t.Stderr = capText(r.Stderr, opts.MaxOutputBytes)
+	t.Stderr = text.Output(r.Stderr, opts.MaxOutputBytes)
 
-	keys := make([]string, 0, len(r.Submitted))
-	for k := range r.Submitted {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(r.Submitted)) {
 		t.Submitted = append(t.Submitted, htmlFact{text.OneLine(k), text.Shorten(text.OneLine(fmt.Sprint(r.Submitted[k])), 200)})
 	}
 	for _, j := range r.Judges {

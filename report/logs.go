@@ -25,20 +25,20 @@ type logFile struct {
 	Path string
 }
 
-// stdoutFile, stderrFile and artifactFile describe r's files.
+// stdoutFile and stderrFile describe r's captured output: the record holds
+// its end when it was cut.
 func stdoutFile(r *runner.Result) logFile {
-	f := logFile{Name: "stdout", Path: safe(r.OutputPath)}
-	if r.OutputCut {
-		f.Note = "last " + part(len(r.Output), r.OutputBytes)
-	}
-	return f
+	return outputFile("stdout", r.OutputPath, r.OutputCut, len(r.Output), r.OutputBytes)
 }
 
-// stderrFile describes r's stderr.
 func stderrFile(r *runner.Result) logFile {
-	f := logFile{Name: "stderr", Path: safe(r.StderrPath)}
-	if r.StderrCut {
-		f.Note = "last " + part(len(r.Stderr), r.StderrBytes)
+	return outputFile("stderr", r.StderrPath, r.StderrCut, len(r.Stderr), r.StderrBytes)
+}
+
+func outputFile(name, path string, cut bool, kept int, whole int64) logFile {
+	f := logFile{Name: name, Path: safe(path)}
+	if cut {
+		f.Note = "last " + part(kept, whole)
 	}
 	return f
 }
@@ -49,11 +49,7 @@ func stderrFile(r *runner.Result) logFile {
 func artifactFile(r *runner.Result) logFile {
 	f := logFile{Name: "artifact", Path: safe(r.ArtifactPath)}
 	if r.ArtifactCut {
-		kept := len(r.ArtifactContent)
-		if r.ArtifactEncoding == "base64" {
-			kept = kept * 3 / 4
-		}
-		f.Note = "first " + part(kept, r.ArtifactBytes)
+		f.Note = "first " + part(artifactHeld(r), r.ArtifactBytes)
 	}
 	return f
 }

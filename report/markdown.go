@@ -135,8 +135,8 @@ func writeFailures(b *strings.Builder, cs []candidate, opts Options) {
 				continue
 			}
 			listed++
-			name := runner.TrialName(c.standing.CandidateID, r.TaskID, r.Trial, c.numbered())
-			fmt.Fprintf(b, "- **%s** — %s", text.Markdown(name), text.Markdown(kindLabel(r.ErrorKind)))
+			name := runner.TrialName(c.standing.CandidateID, r.TaskID, r.Trial, c.multi)
+			fmt.Fprintf(b, "- **%s** — %s", text.Markdown(name), text.Markdown(KindLabel(r.ErrorKind)))
 			if msg := text.OneLine(r.ErrorMessage); msg != "" {
 				fmt.Fprintf(b, ": %s", text.Markdown(text.Shorten(msg, 300)))
 			}
@@ -241,7 +241,7 @@ func writeMarkdownCost(b *strings.Builder, cs []candidate) {
 		}
 		money := func(p *float64) string {
 			switch {
-			case unpriced(k):
+			case k.Unpriced():
 				return "unpriced"
 			case p == nil:
 				return "—"

@@ -19,23 +19,6 @@ import (
 // suite reports whether the record is of a suite.
 func suite(rec *forge.Record) bool { return len(rec.Tasks) > 0 }
 
-// solvedText is "28/30": the tasks solved in every trial over the tasks
-// played.
-func (c candidate) solvedText(tasks int) string {
-	if c.standing.Suite == nil {
-		return "—"
-	}
-	return fmt.Sprintf("%d/%d", c.standing.Suite.Solved, tasks)
-}
-
-// passText is the candidate's pass@k, or "—" when no task had k trials.
-func (c candidate) passText() string {
-	if c.standing.Suite == nil || c.standing.Suite.PassAtK == nil {
-		return "—"
-	}
-	return text.Score(*c.standing.Suite.PassAtK)
-}
-
 // passHeader is "PASS@1", with the record's k.
 func passHeader(rec *forge.Record) string {
 	for _, st := range rec.Standings {

@@ -13,7 +13,6 @@ import (
 
 	"github.com/forge-run/forge/forge"
 	"github.com/forge-run/forge/internal/text"
-	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/scoring"
 )
 
@@ -141,7 +140,3 @@ func Charts(rec *forge.Record) (template.HTML, error) {
 
 // StyleSheet is the HTML report's CSS.
 func StyleSheet() string { return htmlCSS }
-
-// KindLabel is an error kind in a few words, as the standings' status
-// says it ("timeout", "no artifact", "infra error").
-func KindLabel(k runner.ErrorKind) string { return kindLabel(k) }

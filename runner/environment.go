@@ -16,17 +16,12 @@ import (
 
 // Environment is what a job runs in that is built once and reused by every
 // job naming the same one, in this run and the next: a base image (on
-// Daytona) and build steps that fill the environment's directory, with
-// the files they need and the variables of the build. Its identity is Hash,
-// a digest of all of that (files by content), never its Name.
-//
-// The build steps run in order, in the environment's directory (EnvDirVar
-// names it, to the steps and to every job run in it), and should put what
-// jobs need there: `python3 -m venv "$FORGE_ENV_DIR"` and its pip, a
-// cloned repository, a model's files. A job run in an environment has
-// EnvDirVar set and the directory's bin/ first on its PATH. On Daytona the
-// build is a snapshot (forge-env-<hash>) made from Image, and every job's
-// sandbox starts from it; locally it is a directory in forge's cache.
+// Daytona) and build steps that fill the environment's directory (EnvDirVar:
+// a venv, a cloned repository, a model's files), with their files and
+// variables. Its identity is Hash, a digest of all of that, never its Name.
+// A job run in it has EnvDirVar set and its bin/ first on PATH. On Daytona
+// it is a snapshot (SnapshotName) every job's sandbox starts from; locally
+// a directory in forge's cache.
 type Environment struct {
 	// Name is the manifest's name for it, for people.
 	Name string

@@ -12,21 +12,14 @@ import (
 // file inside the working directory.
 var ErrOutside = errors.New("does not name a file inside the working directory")
 
-// RelPath is the one rule for a path a job names inside its working
-// directory: an output_file, or where an uploaded file goes (File.Dst).
-// Every backend and the manifest's validation use it.
-//
-// p is slash separated. It is valid when, once cleaned, it names a file
-// strictly inside the working directory (filepath.IsLocal's rule, on
-// slashes): "out/../x.md" is valid and names "x.md"; "", ".", "/abs", "..",
-// "../x" and "a/../.." are not. It must not hold a NUL (no system call can
-// carry it), a newline or a carriage return (the sandbox's scripts and
-// reports are line based), nor a backslash, which is a separator on one
-// system and part of a name on another. RelPath returns the cleaned,
-// slash-separated path.
-//
-// Its error wraps ErrOutside when p is absolute or leaves the working
-// directory.
+// RelPath is the one rule, for every backend and the manifest, for a path
+// a job names inside its working directory (an output_file, a File.Dst):
+// slash separated, naming once cleaned a file strictly inside it
+// (filepath.IsLocal's rule: "out/../x.md" names "x.md"; "", ".", "/abs"
+// and "../x" do not), without a NUL, newline or carriage return (scripts
+// and reports are line based) or a backslash (a separator on one system, a
+// name on another). It returns the cleaned path; its error wraps ErrOutside
+// when p is absolute or leaves the working directory.
 func RelPath(p string) (string, error) {
 	switch {
 	case p == "":

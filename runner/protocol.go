@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/forge-run/forge/internal/text"
 )
 
 // The protocol's file names, relative to the working directory: the
@@ -110,7 +112,7 @@ func (r *Result) Settle(j Job, o Outcome) {
 	case o.Cancelled:
 		r.Failed(ErrCancelled, "cancelled before it finished")
 	case o.TimedOut:
-		r.Failed(ErrTimeout, "timed out after "+j.timeout().String())
+		r.Failed(ErrTimeout, "timed out after "+j.EffectiveTimeout().String())
 	case o.ExitCode == nil:
 		r.Failed(ErrCandidateFailed, cmp.Or(LastErrorLine(r.Stderr), "killed by a signal"))
 	case *o.ExitCode != 0:
@@ -119,7 +121,7 @@ func (r *Result) Settle(j Job, o Outcome) {
 	case !o.ArtifactFound && o.ArtifactProblem != "":
 		r.Failed(ErrArtifactMissing, o.ArtifactProblem)
 	case !o.ArtifactFound && !j.ArtifactOptional:
-		r.Failed(ErrArtifactMissing, "exited 0 but wrote no artifact at "+j.outputFile())
+		r.Failed(ErrArtifactMissing, "exited 0 but wrote no artifact at "+j.EffectiveOutputFile())
 	default:
 		r.Success = true
 		r.ErrorKind = ErrNone
@@ -128,19 +130,11 @@ func (r *Result) Settle(j Job, o Outcome) {
 }
 
 // SetupFailed records a job whose setup did not succeed, the same way for
-// every backend: error_kind candidate_failed (the candidate's own setup
-// failed, as its program would have), error_message "setup failed: " and
-// why:
-//
-//   - timed out: "timed out after <timeout>", then ": <last stderr line>"
-//     when it wrote one (what it was doing when it was stopped);
-//   - otherwise the last line of its stderr, else of its stdout, else
-//     "exit status N", or "killed by a signal" without an exit code.
-//
-// o holds how the failing setup command ended (ExitCode, TimedOut; a
-// cancelled one is Settle's); stdout and stderr are what that command
-// printed (a backend that has them only together passes them as stderr).
-// The Result's Output and Stderr are the backend's to fill; ExitCode stays
+// every backend: candidate_failed, "setup failed: " and why (timed out,
+// with the last stderr line it wrote; else the last line of its stderr or
+// stdout, or how it exited). o is how the failing setup command ended (a
+// cancelled one is Settle's); stdout and stderr are what it printed (both
+// as stderr from a backend that has them only together). ExitCode stays
 // unset: it is the candidate's, which never ran.
 func (r *Result) SetupFailed(o Outcome, timeout time.Duration, stdout, stderr string) {
 	last := LastErrorLine(stderr)
@@ -158,26 +152,17 @@ func (r *Result) SetupFailed(o Outcome, timeout time.Duration, stdout, stderr st
 	r.Failed(ErrCandidateFailed, "setup failed: "+why)
 }
 
-func (j Job) timeout() time.Duration {
+// EffectiveTimeout is the job's execution timeout, or the default.
+func (j Job) EffectiveTimeout() time.Duration {
 	if j.Timeout > 0 {
 		return j.Timeout
 	}
 	return DefaultTimeout
 }
 
-// EffectiveTimeout is the job's execution timeout, or the default.
-func (j Job) EffectiveTimeout() time.Duration { return j.timeout() }
-
-func (j Job) outputFile() string {
-	if j.OutputFile != "" {
-		return j.OutputFile
-	}
-	return DefaultOutputFile
-}
-
 // EffectiveOutputFile is the artifact's path relative to the working
 // directory, or the default.
-func (j Job) EffectiveOutputFile() string { return j.outputFile() }
+func (j Job) EffectiveOutputFile() string { return cmp.Or(j.OutputFile, DefaultOutputFile) }
 
 // maxErrorLine caps error_message.
 const maxErrorLine = 300
@@ -190,18 +175,12 @@ func LastErrorLine(s string) string {
 	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
 		s = s[i+1:]
 	}
-	s = strings.TrimSpace(strings.ToValidUTF8(s, "\uFFFD"))
-	if len(s) > maxErrorLine {
-		cut := maxErrorLine
-		for cut > 0 && !utf8Start(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "…"
+	s, cut := text.Cap(strings.TrimSpace(strings.ToValidUTF8(s, "\uFFFD")), maxErrorLine)
+	if cut > 0 {
+		s += "…"
 	}
 	return s
 }
-
-func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 
 // ParseSubmitted reads a candidate's FORGE_RESULT file: a JSON object of its
 // own metrics. Non-finite numbers cannot occur in JSON; anything that is not
@@ -215,7 +194,7 @@ func ParseSubmitted(b []byte) (map[string]any, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	if err := dec.Decode(&m); err != nil {
-		return nil, fmt.Errorf("FORGE_RESULT is not a JSON object: %v", err)
+		return nil, fmt.Errorf("FORGE_RESULT is not a JSON object: %w", err)
 	}
 	if dec.More() {
 		return nil, fmt.Errorf("FORGE_RESULT has data after its JSON object")

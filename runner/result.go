@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/forge-run/forge/internal/text"
 )
 
 // ErrorKind says why a job did not succeed. The zero value means no error and
@@ -148,16 +150,13 @@ type AttemptError struct {
 	SandboxID string `json:"sandbox_id,omitempty"`
 }
 
-// Result is the record of one job (docs/results.md). Output and Stderr may hold any bytes; encoding/json
-// replaces invalid UTF-8 so results.json stays valid JSON.
+// Result is the record of one job (docs/results.md). Output and Stderr may
+// hold any bytes; encoding/json replaces invalid UTF-8.
 //
-// A runner returns the whole of what it captured in Output, Stderr and
-// Artifact; once the job's files are stored, the run keeps only excerpts
-// of them (Excerpt): since schema version 3 the record holds, per job,
-// the end of stdout and stderr and the start of the artifact, their sizes,
-// whether the excerpt is cut, and the paths of the full files, relative
-// to the run's directory. Records of versions 1 and 2 hold the whole
-// output (up to forge's cap) and no paths.
+// A runner returns the whole of what it captured; once the job's files are
+// stored, the run keeps only excerpts of them (Excerpt, schema 3) and the
+// paths of the full files in the run's directory. Records of versions 1
+// and 2 hold the whole output (up to forge's cap) and no paths.
 type Result struct {
 	CandidateID string `json:"candidate_id"`
 	// TaskID is the suite's task the trial played; absent without tasks.
@@ -298,6 +297,29 @@ func (r *Result) SetArtifact(b []byte, size int64) {
 	r.ArtifactEncoding = "base64"
 }
 
+// ByCandidate groups results by candidate, pointing into results (a
+// suite's run has 100,000 of them: no copies): the candidates in the order
+// they first appear, and each one's results in theirs.
+func ByCandidate(results []Result) (order []string, byID map[string][]*Result) {
+	count := map[string]int{}
+	for i := range results {
+		id := results[i].CandidateID
+		if _, ok := count[id]; !ok {
+			order = append(order, id)
+		}
+		count[id]++
+	}
+	byID = make(map[string][]*Result, len(order))
+	for i := range results {
+		id := results[i].CandidateID
+		if byID[id] == nil {
+			byID[id] = make([]*Result, 0, count[id])
+		}
+		byID[id] = append(byID[id], &results[i])
+	}
+	return order, byID
+}
+
 // Failed records that the job did not succeed, and why.
 func (r *Result) Failed(kind ErrorKind, msg string) {
 	r.Success = false
@@ -357,12 +379,8 @@ func tail(s string, n int) (string, bool) {
 // head returns at most the first n bytes of s, ending at a character
 // boundary.
 func head(s string, n int) string {
-	if len(s) <= n {
-		return s
+	if h, cut := text.Cap(s, n); cut > 0 {
+		return strings.Clone(h)
 	}
-	i := n
-	for j := 0; j < utf8.UTFMax && i > 0 && !utf8.RuneStart(s[i]); j++ {
-		i--
-	}
-	return strings.Clone(s[:i])
+	return s
 }

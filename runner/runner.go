@@ -57,6 +57,18 @@ func (l Limits) OutputCap() int64 { return cmp.Or(l.MaxOutputBytes, DefaultMaxOu
 // bytes.
 func (l Limits) ArtifactCap() int64 { return cmp.Or(l.MaxArtifactBytes, DefaultMaxArtifact) }
 
+// DefaultMaxTranscript caps the transcript when Limits set none: bigger
+// than an artifact, as it holds every message and tool result of the trial.
+const DefaultMaxTranscript = 4 << 20
+
+// TranscriptCap is the cap on the transcript, in bytes.
+func (l Limits) TranscriptCap() int64 {
+	if l.MaxTranscriptBytes > 0 {
+		return l.MaxTranscriptBytes
+	}
+	return DefaultMaxTranscript
+}
+
 // DefaultSetupTimeout bounds a job's setup lines, all together, when the
 // job sets no SetupTimeout.
 const DefaultSetupTimeout = 5 * time.Minute
@@ -111,17 +123,12 @@ type Job struct {
 	Limits  Limits
 
 	// Dir, when set, makes the job a plain command rather than a
-	// candidate's trial (forge runs its judges so): it runs in Dir, an
-	// existing absolute directory that the backend neither creates, fills
-	// nor removes, so relative paths in Command resolve against it. Command
-	// is then its whole argv (no objective or output path is appended); its
-	// environment is Env, then PATH, HOME, LANG and TMPDIR from forge's own
-	// (which win over Env), then FORGE_OBJECTIVE, FORGE_CANDIDATE_ID,
-	// FORGE_TRIAL and FORGE_RUN_ID from the job (no FORGE_OUTPUT, no
-	// FORGE_RESULT, nothing else); nothing is read back (no artifact, no
-	// FORGE_RESULT file: exit 0 is success, the output is stdout). Files
-	// and Setup must be empty, and OutputFile and ArtifactOptional are
-	// ignored. Only the local backend runs such jobs.
+	// candidate's trial (forge's judges): Command is its whole argv, run in
+	// Dir, an existing absolute directory the backend neither fills nor
+	// removes, with Env, then forge's PATH, HOME, LANG and TMPDIR and the
+	// FORGE_* variables that name the job; nothing is read back, so exit 0
+	// is success. Files and Setup must be empty; OutputFile and
+	// ArtifactOptional are ignored. Only the local backend runs such jobs.
 	Dir string
 
 	// Progress, when set, is called as the job enters each phase. It must be

@@ -18,19 +18,6 @@ import (
 // step (docs/protocol.md, "Transcript").
 const TranscriptFile = ".forge-transcript.jsonl"
 
-// DefaultMaxTranscript caps the transcript forge reads back from a job
-// when its Limits set no MaxTranscriptBytes: bigger than an artifact, as a
-// transcript holds every message and tool result of the trial.
-const DefaultMaxTranscript = 4 << 20
-
-// TranscriptCap is the cap on the transcript, in bytes.
-func (l Limits) TranscriptCap() int64 {
-	if l.MaxTranscriptBytes > 0 {
-		return l.MaxTranscriptBytes
-	}
-	return DefaultMaxTranscript
-}
-
 // Step is one step of a transcript: one line's JSON object. The known
 // fields are read into their own; every other field, and a known one whose
 // value has another type than expected, is kept as written in Extra.

@@ -156,7 +156,12 @@ func (p *usageParser) call(path string, m map[string]any, model string) error {
 		}
 		model = s
 	}
-	count := func(keys ...string) (int64, bool, error) {
+	// count reads the first of keys that is there; the first bad count is err.
+	var err error
+	count := func(keys ...string) (int64, bool) {
+		if err != nil {
+			return 0, false
+		}
 		for _, k := range keys {
 			v, ok := lookup(m, k)
 			if !ok {
@@ -164,35 +169,21 @@ func (p *usageParser) call(path string, m map[string]any, model string) error {
 			}
 			f, isNum := number(v)
 			if !isNum || f < 0 || f != math.Trunc(f) || f > maxTokens {
-				return 0, true, fmt.Errorf("%s.%s is %s, want a whole number of tokens, not negative", path, k, shown(v))
+				err = fmt.Errorf("%s.%s is %s, want a whole number of tokens, not negative", path, k, shown(v))
+				return 0, true
 			}
-			return int64(f), true, nil
+			return int64(f), true
 		}
-		return 0, false, nil
+		return 0, false
 	}
-	in, hasIn, err := count("prompt_tokens", "input_tokens")
-	if err != nil {
-		return err
-	}
-	out, hasOut, err := count("completion_tokens", "output_tokens")
-	if err != nil {
-		return err
-	}
-	total, hasTotal, err := count("total_tokens")
-	if err != nil {
-		return err
-	}
-	cached, _, err := count("prompt_tokens_details.cached_tokens", "input_tokens_details.cached_tokens", "cached_tokens")
-	if err != nil {
-		return err
-	}
+	in, hasIn := count("prompt_tokens", "input_tokens")
+	out, hasOut := count("completion_tokens", "output_tokens")
+	total, hasTotal := count("total_tokens")
+	cached, _ := count("prompt_tokens_details.cached_tokens", "input_tokens_details.cached_tokens", "cached_tokens")
 	// Anthropic's input_tokens leaves out the cache's: added here, so that
 	// input counts every input token as OpenAI's does.
-	cacheRead, hasRead, err := count("cache_read_input_tokens")
-	if err != nil {
-		return err
-	}
-	cacheWrite, _, err := count("cache_creation_input_tokens")
+	cacheRead, hasRead := count("cache_read_input_tokens")
+	cacheWrite, _ := count("cache_creation_input_tokens")
 	if err != nil {
 		return err
 	}

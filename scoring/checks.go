@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"regexp"
 	"strconv"
@@ -29,10 +30,7 @@ func artifactOf(r runner.Result) (b []byte, size int64, present bool) {
 	default:
 		b = []byte(r.ArtifactContent)
 	}
-	size = r.ArtifactBytes
-	if size < int64(len(b)) {
-		size = int64(len(b))
-	}
+	size = max(r.ArtifactBytes, int64(len(b)))
 	present = r.Artifact != nil || r.ArtifactPath != "" || r.ArtifactContent != "" || r.ArtifactBytes > 0
 	return b, size, present
 }
@@ -89,9 +87,7 @@ func (c compiledCheck) passed(b []byte, size int64, r runner.Result, task *Task)
 		}
 	case c.Result != nil:
 		doc := make(map[string]any, len(r.Submitted))
-		for k, x := range r.Submitted {
-			doc[k] = x
-		}
+		maps.Copy(doc, r.Submitted)
 		var ok bool
 		if v, ok = lookupPointer(doc, *c.Result); !ok {
 			return false, ""

@@ -80,34 +80,15 @@ type Scorer struct {
 	Secrets []string      `yaml:"secrets"`
 }
 
-// Check is one artifact check. Exactly one of Contains, Regex, the byte
-// bounds (MinBytes and/or MaxBytes) or JSON is set:
-//
-//	checks:
-//	  - contains: "## Events"   # the artifact contains the text
-//	  - regex: '(?m)^# '        # the artifact matches (Go RE2 syntax)
-//	  - min_bytes: 100          # the artifact's full size is at least 100
-//	    max_bytes: 10000        #   ... and at most 10000 bytes
-//	  - json: /events/0/title   # the artifact is JSON and the pointer exists
-//	  - json: /count            # ... and the value there equals 10
-//	    equals: 10
-//	  - json: /score            # ... and is a number in [0.5, 1]
-//	    min: 0.5
-//	    max: 1
-//
-// JSON is an RFC 6901 pointer; "" is the whole document (it parses).
-//
-// In a suite, checks also compare with a field of the task (EqualsTask,
-// ContainsTask, RegexTask: the field's name), on the artifact's text, on
-// the JSON value at json:, or on the value at result: (an RFC 6901 pointer
-// into the candidate's FORGE_RESULT object):
-//
-//   - equals_task: expected        # the artifact, trimmed, is the task's expected
-//   - result: /answer              # FORGE_RESULT's answer contains the task's keyword
-//     contains_task: keyword
-//
-// equals_task compares text with surrounding white space trimmed, and
-// numbers by value when both sides are numbers ("391" equals 391.0).
+// Check is one artifact check (docs/manifest.md, "scoring"): one test of
+// one subject. The test is Contains, Regex, the byte bounds (MinBytes
+// and/or MaxBytes, on the artifact's full size), Equals, Min/Max or, in a
+// suite, EqualsTask, ContainsTask or RegexTask, which name the task's field
+// to compare with. The subject is the artifact's text, the value at the RFC
+// 6901 pointer JSON in the artifact ("" is the whole document; alone, the
+// check is that it exists), or the value at Result in the candidate's
+// FORGE_RESULT object. EqualsTask compares text with surrounding white
+// space trimmed, and numbers by value ("391" equals 391.0).
 type Check struct {
 	Contains string  `yaml:"contains"`
 	Regex    string  `yaml:"regex"`
@@ -133,12 +114,10 @@ type Check struct {
 // successful trials the faster ones lead, by at most 0.17.
 func DefaultConfig() Config {
 	return Config{Scorers: []Scorer{
-		{Type: TypeSuccess, Weight: ptr(1.0)},
-		{Type: TypeRuntime, Weight: ptr(0.2), Normalize: NormMinMax},
+		{Type: TypeSuccess, Weight: new(1.0)},
+		{Type: TypeRuntime, Weight: new(0.2), Normalize: NormMinMax},
 	}}
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // effective returns c, or the default config when c has no scorers.
 func (c Config) effective() Config {

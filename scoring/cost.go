@@ -1,6 +1,7 @@
 package scoring
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -144,7 +145,7 @@ func (p *Pricing) modelCost(m runner.ModelUsage) (float64, string) {
 		tokens int64
 		price  *float64
 		what   string
-	}{{in, mp.Input, "input"}, {m.CachedInputTokens, cmpOr(mp.CachedInput, mp.Input), "cached input"}, {m.OutputTokens, mp.Output, "output"}} {
+	}{{in, mp.Input, "input"}, {m.CachedInputTokens, cmp.Or(mp.CachedInput, mp.Input), "cached input"}, {m.OutputTokens, mp.Output, "output"}} {
 		if part.tokens == 0 {
 			continue
 		}
@@ -178,13 +179,6 @@ func (p *Pricing) sandboxCost(r *runner.Result) (float64, string) {
 	return usd, ""
 }
 
-func cmpOr(a, b *float64) *float64 {
-	if a != nil {
-		return a
-	}
-	return b
-}
-
 // CostStanding is what a candidate's trials cost, all together.
 type CostStanding struct {
 	// USD is the total of the trials' costs, MeanUSD per trial with a
@@ -203,6 +197,10 @@ type CostStanding struct {
 	// the pricing does not name, say): USD leaves it out.
 	UnpricedTrials int `json:"unpriced_trials,omitempty"`
 }
+
+// Unpriced says nothing of what k counts has a price: its trials used
+// tokens, none priced.
+func (k *CostStanding) Unpriced() bool { return k.UnpricedTrials == k.CostedTrials && k.USD == 0 }
 
 // costTally adds up a candidate's trial costs.
 type costTally struct {

@@ -119,19 +119,15 @@ func jsonValue(v any) (any, error) {
 		}
 		return out, nil
 	case map[any]any:
-		out := make(map[string]any, len(v))
+		m := make(map[string]any, len(v))
 		for k, e := range v {
 			ks, ok := k.(string)
 			if !ok {
 				return nil, fmt.Errorf("object key %v is not a string", k)
 			}
-			j, err := jsonValue(e)
-			if err != nil {
-				return nil, err
-			}
-			out[ks] = j
+			m[ks] = e
 		}
-		return out, nil
+		return jsonValue(m)
 	}
 	return nil, fmt.Errorf("%T is not a JSON value", v)
 }

@@ -7,7 +7,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/forge-run/forge/internal/text"
 )
 
 // maxReason caps a judge's reason.
@@ -96,13 +97,9 @@ func checkScore(f float64, reason string) (float64, string, error) {
 
 // capText makes s valid UTF-8 and cuts it to at most n bytes plus "…".
 func capText(s string, n int) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	if len(s) <= n {
-		return s
+	s, cut := text.Cap(strings.ToValidUTF8(s, "\uFFFD"), n)
+	if cut > 0 {
+		s += "…"
 	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
+	return s
 }

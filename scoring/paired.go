@@ -70,39 +70,26 @@ type PairedResult struct {
 }
 
 // ComparePaired compares a and b, the task scores of two candidates on the
-// same tasks in the same order (a[i] and b[i] are task i), from A's side.
-//
-// The method is chosen from the data, deterministically:
+// same tasks in the same order, from A's side. The method is chosen from the
+// data, deterministically:
 //
 //   - fewer than 30 pairs: the Wilcoxon signed-rank test, which assumes only
-//     that the differences are symmetric about their median, because with
-//     few tasks normality of the differences can be neither assumed nor
-//     checked;
-//   - at least 30 pairs whose differences are far from normal (Jarque–Bera
-//     test, p < 0.05; Jarque & Bera 1987): Wilcoxon as well;
-//   - otherwise the paired t-test (Student's t, n - 1 degrees of freedom),
-//     which then is the more powerful. Differences without spread skip the
-//     normality test and take the t branch: p = 0 when their mean is not
-//     within 1e-9 of 0, else 1.
+//     symmetric differences: with few tasks normality can be neither assumed
+//     nor checked;
+//   - at least 30 pairs whose differences fail the Jarque–Bera test (p <
+//     0.05): Wilcoxon as well;
+//   - otherwise the paired t-test, then the more powerful. Differences
+//     without spread take this branch: p = 0 unless their mean is within
+//     1e-9 of 0, then 1.
 //
-// The Wilcoxon test follows Wilcoxon's original method: differences within
-// 1e-9 of zero are dropped before ranking (Pratt's variant would rank
-// them); |differences| within 1e-9 of each other get their average rank.
-// With at most 50 non-zero differences the p-value is exact: the
-// permutation distribution of W+ over the 2^n equally likely sign patterns,
-// found by dynamic programming over the (doubled, so whole) ranks. With tied
-// ranks this is the exact distribution given the ties (the conditional
-// permutation test; under the null hypothesis each sign is + or - with
-// probability 1/2 whatever the ranks are). Above 50 it is
-// the normal approximation with the tie correction of the variance,
-// n(n+1)(2n+1)/24 - Σ(t³-t)/48, and a continuity correction of 1/2. All
-// differences zero gives p = 1.
-//
-// The exact distribution is also used with ties (R's wilcox.test and SciPy
-// switch to the normal approximation there) because forge's ties are often
-// whole-task ones: A solving 5 tasks that B fails, all else equal, gives 5
-// tied differences of 1, exact p = 2/2^5 = 0.0625, while the normal
-// approximation gives 0.037 and would call it significant.
+// Wilcoxon drops differences within 1e-9 of zero (Wilcoxon's method) and
+// gives |differences| within 1e-9 of each other their average rank. Up to
+// 50 non-zero differences its p-value is exact (the permutation
+// distribution of W+ given the ties, by dynamic programming), above that
+// normal with tie and continuity corrections. Exact even with ties, unlike
+// R and SciPy, because forge's ties are often whole tasks: A solving 5 tasks
+// B fails, all else equal, has exact p = 2/2^5 = 0.0625 where the normal
+// approximation says 0.037, significant.
 //
 // It returns an error when the slices differ in length, are empty, or hold
 // a value that is not finite.

@@ -166,7 +166,7 @@ func noteFor(s prepared, hits []noteHit, trials int) string {
 			s.name, len(hits), trials, first.trial, first.msg)
 	case TypeSubmitted:
 		return fmt.Sprintf("%s: %d of %d trials scored %s for a missing metric (trial %d: %s)",
-			s.name, len(hits), trials, trimFloat(s.fail), first.trial, first.msg)
+			s.name, len(hits), trials, strconv.FormatFloat(s.fail, 'g', 4, 64), first.trial, first.msg)
 	}
 	return fmt.Sprintf("%s: %d of %d trials scored without it (trial %d: %s)",
 		s.name, len(hits), trials, first.trial, first.msg)
@@ -184,14 +184,11 @@ func firstHit(hits []noteHit) noteHit {
 	return first
 }
 
-func trimFloat(f float64) string { return strconv.FormatFloat(f, 'g', 4, 64) }
-
 // rankEntries sorts the candidates and gives them ranks, ties kept as ties.
 // Candidates with results come first, by mean score (descending; scores
 // within 1e-9 display by id), then those without results. A candidate
 // shares the rank of the group above it when it cannot be told apart from
-// that group's best (see compareMeans); candidates without results tie with
-// each other.
+// that group's best (tied); candidates without results tie with each other.
 func rankEntries(es []*tally, tied func(a, b *tally) bool) {
 	key := func(t *tally) float64 { return math.Round(t.sum.mean / tieEpsilon) }
 	sort.Slice(es, func(a, b int) bool {
@@ -206,7 +203,7 @@ func rankEntries(es []*tally, tied func(a, b *tally) bool) {
 	})
 	for i := 0; i < len(es); {
 		j := i + 1
-		for j < len(es) && tied(es[i], es[j]) {
+		for j < len(es) && (es[i].trials > 0) == (es[j].trials > 0) && (es[i].trials == 0 || tied(es[i], es[j])) {
 			j++
 		}
 		for k := i; k < j; k++ {
@@ -218,16 +215,8 @@ func rankEntries(es []*tally, tied func(a, b *tally) bool) {
 }
 
 // tiedTrials reports whether b cannot be told from a by their trials
-// (compareMeans); candidates without results tie with each other.
-func tiedTrials(a, b *tally) bool {
-	if (a.trials > 0) != (b.trials > 0) {
-		return false
-	}
-	if a.trials == 0 {
-		return true
-	}
-	return !compareMeans(a.sum, b.sum).clear
-}
+// (compareMeans).
+func tiedTrials(a, b *tally) bool { return !compareMeans(a.sum, b.sum).clear }
 
 // unjudged lists, by id, the candidates without a trial that ran to an end
 // the candidate is answerable for.

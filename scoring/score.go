@@ -367,13 +367,7 @@ const (
 // candidates thus tie however their clocks jittered, while runtimes that
 // differ by more than the noise keep their measured values.
 func withinNoise(vals []trialValue) {
-	var pool []float64
-	for _, v := range vals {
-		if v.state == stateRaw {
-			pool = append(pool, v.v)
-		}
-	}
-	sort.Float64s(pool)
+	pool := rawPool(vals)
 	group := make(map[float64]float64, len(pool))
 	var start float64
 	for i, v := range pool {
@@ -389,11 +383,8 @@ func withinNoise(vals []trialValue) {
 	}
 }
 
-// normalize turns the scorer's trial values into scores in [0, 1]; only
-// stateRaw values take part. It also reports which raw values were clamped.
-func (s prepared) normalize(vals []trialValue) (scores []float64, clamped []bool) {
-	scores = make([]float64, len(vals))
-	clamped = make([]bool, len(vals))
+// rawPool is the stateRaw values of vals, sorted.
+func rawPool(vals []trialValue) []float64 {
 	var pool []float64
 	for _, v := range vals {
 		if v.state == stateRaw {
@@ -401,6 +392,15 @@ func (s prepared) normalize(vals []trialValue) (scores []float64, clamped []bool
 		}
 	}
 	sort.Float64s(pool)
+	return pool
+}
+
+// normalize turns the scorer's trial values into scores in [0, 1]; only
+// stateRaw values take part. It also reports which raw values were clamped.
+func (s prepared) normalize(vals []trialValue) (scores []float64, clamped []bool) {
+	scores = make([]float64, len(vals))
+	clamped = make([]bool, len(vals))
+	pool := rawPool(vals)
 	minimize := s.goal == GoalMinimize
 	for i, v := range vals {
 		switch v.state {

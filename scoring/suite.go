@@ -51,26 +51,17 @@ type SuiteSummary struct {
 }
 
 // SummarizeTasks is a candidate's suite score: the weighted mean m of its
-// task scores t_i with weights w_i, the standard error of m with TASKS as
+// task scores t_i with weights w_i, the standard error of m with tasks as
 // the sampling unit, and its 95% interval (BoundedCI95, df = tasks - 1).
-//
-// Trials within a task are correlated (same task, same difficulty), so the
-// task, not the trial, is the independent unit: averaging the trials of a
-// task first and taking the error from the spread of the task means is the
-// cluster-robust standard error (Miller 2024, "Adding Error Bars to Evals:
-// A Statistical Approach to Language Model Evaluations", arXiv:2411.00640).
-// With weights it is the ratio-estimator (linearised) standard error
+// Trials of one task are correlated, so the task is the independent unit:
+// the cluster-robust standard error of Miller (2024, "Adding Error Bars to
+// Evals", arXiv:2411.00640), with weights the ratio-estimator one
 //
 //	SE = sqrt( n/(n-1) · Σ w_i² (t_i - m)² ) / Σ w_i
 //
-// which for equal weights is the sample standard deviation of the task
-// scores over sqrt(n). The degrees of freedom are n - 1 also with unequal
-// weights; very unequal weights make that optimistic.
-//
 // Scores must lie in [0, 1] and weights be finite and ≥ 0 (0 means 1);
 // otherwise, or without tasks, it returns an error. The tasks are sorted
-// before anything is summed, so their order does not change the result,
-// bit for bit.
+// before anything is summed, so their order does not change the result.
 func SummarizeTasks(tasks []TaskScore) (SuiteSummary, error) {
 	if len(tasks) == 0 {
 		return SuiteSummary{}, errors.New("no task scores")
@@ -124,56 +115,28 @@ func SummarizeTasks(tasks []TaskScore) (SuiteSummary, error) {
 
 // BoundedCI95 is a 95% interval for the mean of scores in [0, 1], given the
 // mean, its standard error se and the number of independent units behind it
-// (trials, or tasks for a suite). It never leaves [0, 1], unlike the
-// Student-t interval mean ± t·se, which for a candidate that failed some of
-// a few trials reaches below 0.
+// (trials, or tasks for a suite). Unlike mean ± t·se it never leaves [0, 1].
 //
-// It is the Wilson score interval with an effective sample size, as Korn &
-// Graubard (1998, "Confidence intervals for proportions with small expected
-// number of positive counts estimated from survey data", Survey
-// Methodology 24) do for proportions from complex samples: the mean is
-// treated as a proportion observed in
+// It is the Wilson score interval with an effective sample size (Korn &
+// Graubard 1998, for proportions from complex samples): the mean is treated
+// as a proportion observed in n_eff = mean·(1 - mean) / se² trials, with
+// Student's t_{0.975, units-1} for z because se is estimated. With se = 0 it
+// is [mean, mean], except at 0 or 1, where the units can only be 0/1
+// outcomes all alike and it is the Wilson interval of n in n (5 of 5 trials
+// passing leaves a rate of 0.6 plausible). Far from the bounds and with many
+// units it approaches mean ± t·se; near a bound it is asymmetric.
 //
-//	n_eff = mean·(1 - mean) / se²
-//
-// trials (the number of Bernoulli trials that would give the observed
-// standard error), and the critical value is Student's t_{0.975, units-1}
-// instead of z, because se is estimated. Using t with n_eff is the same
-// interval as Korn & Graubard's degrees-of-freedom adjusted effective
-// sample size n_eff·(z/t)² with z: the Wilson interval depends on its
-// critical value and size only through crit²/n.
-//
-// Properties: with se = 0 (no observed spread) the interval is [mean,
-// mean], as the t-interval is, except at a bound: every unit scored 1 (or
-// 0) gives the Wilson interval of n successes (failures) in n units, since
-// the data can only be 0/1 outcomes there and zero spread says little
-// about a rate (all 5 of 5 trials passing leaves a true rate of 0.6
-// plausible); far from the bounds and with many units it
-// approaches mean ± t·se (the half-width is t·se/sqrt(1 + t²/n_eff) at
-// mean = 1/2); near a bound it is asymmetric and stays inside [0, 1].
-//
-// For 0/1 data (k successes of n) se is the usual sqrt(s²/n) with the
-// sample (n-1) variance, so n_eff = n - 1 and the interval is the Wilson
-// interval of k/n computed with n - 1 trials and t_{n-1}: wider than the
-// ordinary Wilson interval (which wilson95 still gives for success rates).
-// It cannot honestly reduce to the ordinary one. The ordinary Wilson
-// interval needs no variance estimate (under the binomial model the
-// variance is a function of p), so it uses z; a mean of general scores has
-// its variance estimated from few units and needs t, and BoundedCI95 only
-// sees (mean, se, units), not whether the data were 0/1. Rescaling se to
-// the plug-in (divide by n) variance would make n_eff = n for 0/1 data, but
-// shrinks every interval by sqrt((n-1)/n) — 18% at 3 trials — in a
-// simulation (20 000 samples each, n = 3, 5, 10, 30; Beta(0.5, 0.5),
-// Beta(2, 5), Beta(5, 1) and success-or-partial mixtures) that covered the
-// true mean less often than this choice in every case (e.g. Beta(0.5, 0.5),
-// n = 5: 93.4% against 94.8%; the t-interval 92.5%). Capping n_eff at the number of units
-// (as Korn & Graubard do when the design effect is below 1) is not used
-// either: scores that vary little (all near 0.5) would get an interval as
-// wide as 0/1 data, far wider than the t-interval.
+// For 0/1 data n_eff = n - 1 (se uses the sample variance), an interval
+// wider than the plain Wilson interval of a success rate (wilson95). Two
+// alternatives lost: se from the plug-in variance (n_eff = n) shrinks every
+// interval by sqrt((n-1)/n) and covered the true mean less often in every
+// simulated case (Beta(0.5, 0.5), n = 5: 93.4% against 94.8%; the
+// t-interval 92.5%); capping n_eff at the units makes scores that vary
+// little as wide as 0/1 data.
 //
 // ok is false, and there is no interval, with fewer than two units, a mean
 // outside [0, 1] or NaN, a negative or NaN se, or se > 0 with a mean of
-// exactly 0 or 1 (impossible for scores in [0, 1]).
+// exactly 0 or 1.
 func BoundedCI95(mean, se float64, units int) (lo, hi float64, ok bool) {
 	if units < 2 || !(mean >= 0 && mean <= 1) || !(se >= 0) {
 		return 0, 0, false

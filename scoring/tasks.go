@@ -251,15 +251,8 @@ func unjudgedTasks(es []*tally, tasks []Task) []Unjudged {
 }
 
 // pairedTied reports whether b cannot be told from a over their common
-// tasks (the paired test is not significant); candidates without results
-// tie with each other.
+// tasks (the paired test is not significant).
 func pairedTied(a, b *tally, tasks []Task) bool {
-	if (a.trials > 0) != (b.trials > 0) {
-		return false
-	}
-	if a.trials == 0 {
-		return true
-	}
 	xa, xb := pairedTasks(a, b, tasks)
 	if len(xa) == 0 {
 		return math.Abs(a.sum.mean-b.sum.mean) <= tieEpsilon

@@ -48,14 +48,14 @@ func decide(es []*tally) (*string, string, *Comparison) {
 		return nil, noWinner, nil
 	}
 	top := withResults[0]
-	var cmp *Comparison
+	var c *Comparison
 	if len(withResults) > 1 {
-		cmp = comparison(top, withResults[1])
+		c = comparison(top, withResults[1])
 	}
 	if top.successes == 0 {
-		return nil, fmt.Sprintf("no winner: %s ranks first but never succeeded", top.id), cmp
+		return nil, fmt.Sprintf("no winner: %s ranks first but never succeeded", top.id), c
 	}
-	if cmp == nil {
+	if c == nil {
 		line := fmt.Sprintf("winner: %s %s, the only candidate", top.id, scoreText(top.st))
 		if top.sum.n < 2 {
 			line += singleTrial
@@ -65,24 +65,24 @@ func decide(es []*tally) (*string, string, *Comparison) {
 	if top.st.Tied {
 		names := rankOne(withResults)
 		second := withResults[1]
-		if cmp.Method == "exact" {
-			return nil, fmt.Sprintf("no clear winner: %s tie at %s%s", andList(names), text.Score(top.st.Score), singleTrial), cmp
+		if c.Method == "exact" {
+			return nil, fmt.Sprintf("no clear winner: %s tie at %s%s", andList(names), text.Score(top.st.Score), singleTrial), c
 		}
 		return nil, fmt.Sprintf("no clear winner: %s overlap (%s vs %s, %s)", andList(names),
-			top.st.ScoreText(), second.st.ScoreText(), pText(cmp.PValue)), cmp
+			top.st.ScoreText(), second.st.ScoreText(), pText(c.PValue)), c
 	}
 	line := fmt.Sprintf("winner: %s %s, ", top.id, scoreText(top.st))
-	if cmp.Ratio > 0 {
-		line += text.Ratio(cmp.Ratio) + " " + cmp.Second
+	if c.Ratio > 0 {
+		line += text.Ratio(c.Ratio) + " " + c.Second
 	} else {
-		line += fmt.Sprintf("over %s (%s)", cmp.Second, text.Score(cmp.SecondScore))
+		line += fmt.Sprintf("over %s (%s)", c.Second, text.Score(c.SecondScore))
 	}
-	if cmp.PValue != nil {
-		line += ", " + pText(cmp.PValue)
+	if c.PValue != nil {
+		line += ", " + pText(c.PValue)
 	} else {
 		line += singleTrial
 	}
-	return &top.id, line, cmp
+	return &top.id, line, c
 }
 
 // decideSuite names a suite's winner, if any, and says why: rank 1 against

@@ -47,7 +47,7 @@ func values(secrets []string) []string {
 func formsOf(v string) []string {
 	forms := []string{v}
 	b := []byte(v)
-	for skip := 0; skip < 3; skip++ {
+	for skip := range 3 {
 		rest := b[skip:]
 		stable := 4 * len(rest) / 3
 		for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {

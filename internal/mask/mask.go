@@ -4,80 +4,48 @@
 //
 // # What is masked
 //
-// New takes the secret values. A value shorter than MinLen (6) bytes is
-// ignored: masking it would garble ordinary output and would hide little.
-// Besides each value as given, these values are masked too, when different
-// and at least MinLen bytes long: the value with surrounding white space
-// trimmed (a key read from a file often keeps its newline), the value with
-// surrounding quotes trimmed, and each line of a value of several lines
-// (trimmed), since a program may print a PEM key line by line. For every
-// such value these forms are masked:
+// New takes the secret values; one shorter than MinLen (6) bytes is ignored,
+// as masking it would garble ordinary output and hide little. Besides each
+// value, its trimmed form (a key read from a file keeps its newline), its
+// unquoted form and each line of a value of several lines (a PEM key printed
+// line by line) are masked, when at least MinLen bytes, in these forms:
 //
 //   - the raw bytes;
-//   - base64 in the standard and the URL alphabets, padded and unpadded;
-//   - base64 of the value embedded in a longer base64 stream
-//     (base64("user:"+key), a data: URL, a JWT, a Basic auth header). The
-//     value then starts at one of three offsets modulo 3 of the stream and
-//     encodes differently at each. For skip = 0, 1, 2 the value's first skip
-//     bytes complete the group begun by the unknown bytes before it, and
-//     value[skip:] starts on a group boundary; its encoding is stable up to
-//     the last character that depends only on the value's bytes, that is for
-//     the first floor(4*k/3) characters (k = len(value)-skip); the characters
-//     after it depend on the unknown bytes that follow. That stable middle
-//     is masked (both alphabets), together with the whole encodings of
-//     value[skip:] (unpadded and padded) for a value at the end of the
-//     stream. What stays visible next to the "***" encodes at most the
-//     value's first two bytes and four bits of its last byte: the value
-//     cannot be decoded from it;
-//   - percent-encoding: url.QueryEscape, url.PathEscape and the strict
-//     RFC 3986 form (every byte but A-Z a-z 0-9 - . _ ~ escaped, as .NET's
-//     Uri.EscapeDataString, Python's quote(safe="") and, nearly, JavaScript's
-//     encodeURIComponent do);
+//   - base64, standard and URL alphabets, padded and unpadded;
+//   - base64 of the value inside a longer base64 stream (base64("user:"+key),
+//     a data: URL, a JWT, a Basic auth header). Starting at offset skip = 0,
+//     1 or 2 modulo 3, value[skip:] encodes stably for its first
+//     floor(4k/3) characters (k = len(value)-skip); that stable middle is
+//     masked at each offset, even below MinLen (at least 5 characters), and
+//     the whole encodings of value[skip:] for a value ending the stream.
+//     What stays visible encodes at most the value's first two bytes and
+//     four bits of its last: it cannot be decoded;
+//   - percent-encoding: url.QueryEscape, url.PathEscape and strict RFC 3986
+//     (as .NET's Uri.EscapeDataString and Python's quote(safe=""));
 //   - string escaping: JSON as encoding/json writes it (with and without its
-//     HTML escaping of < > &), JSON with non-ASCII as \uXXXX (Python's
-//     json.dumps), the same with "/" as "\/" (PHP's json_encode), Go's
-//     strconv.Quote and QuoteToASCII (%q), `"` as `\"` (command lines), a
-//     single quote doubled (SQL, expressions), and HTML/XML escaping
-//     (html.EscapeString, xml.EscapeText).
+//     HTML escaping), with non-ASCII as \uXXXX (Python), with "/" as "\/"
+//     (PHP), Go's %q and QuoteToASCII, `"` as `\"`, a doubled single quote,
+//     and HTML/XML escaping.
 //
-// The list follows the GitHub Actions runner (actions/runner,
-// src/Sdk/DTLogging/Logging/ValueEncoders.cs and SecretMasker), which masks a
-// secret, its lines, and its Base64 (for skip 0, 1, 2, both alphabets,
-// padding removed), JSON, URI-data, XML, command-line and expression
-// escapes. One difference: the runner masks the whole unpadded encoding of
-// value[skip:], whose last character also depends on the byte after the
-// value, so it misses a secret in the middle of a base64 stream unless
-// len(value)-skip is a multiple of 3. Masking the stable middle, as here,
-// finds it at every offset. The middle is always at least 5 characters
-// (a 6-byte value at skip 2); it is masked even below MinLen, as otherwise
-// a 6-byte secret would be left whole, and decodable, in one alignment in
-// three.
+// The list follows the GitHub Actions runner's SecretMasker
+// (actions/runner, ValueEncoders.cs), but where the runner masks the whole
+// unpadded encoding of value[skip:], whose last character depends on the
+// byte after the value, and so misses a secret in the middle of a stream
+// unless len(value)-skip is a multiple of 3, the stable middle finds it at
+// every offset.
 //
 // # How occurrences are masked
 //
 // All occurrences of all forms are found, overlapping ones included, and
-// each maximal run of overlapping occurrences is replaced by one "***".
-// Occurrences that only touch stay separate: a secret printed twice in a
-// row becomes "******". This is the union of the occurrences, so no byte of
-// any occurrence survives, whichever secrets overlap and in whatever order
-// they were given; the longest form found at a place always wins over a
-// shorter one that it contains.
-//
-// strings.Replacer was considered and not used. Its generic algorithm (a
-// trie, used as soon as one old string is longer than a byte) replaces, at
-// each position, the first old string in argument order that matches there
-// (not the longest), and then resumes after the replaced text. Sorting the
-// forms longest first would give longest-match-at-a-position, but an
-// occurrence that starts inside an earlier replaced one is never seen:
-// secrets "abcdefgh" and "fghijklm" turn "abcdefghijklm" into "***ijklm",
-// which leaks most of the second secret (mask_test.go checks this). So the
-// package builds its own Aho–Corasick automaton, as a dense table over byte
-// classes (the bytes that occur in some form, plus one class for all
-// others): one table look-up per input byte, whatever the number of
-// secrets. The
-// table has (total length of the forms) × (distinct bytes in them + 1)
-// entries of 4 bytes; about 8·L states for a secret of L bytes, so some
-// hundreds of KiB for a handful of API keys.
+// each maximal run of overlapping occurrences becomes one "***" (touching
+// ones stay separate: a secret printed twice becomes "******"). No byte of
+// any occurrence survives, whatever the secrets' order. strings.Replacer
+// cannot do this: it resumes after each replacement, so secrets "abcdefgh"
+// and "fghijklm" turn "abcdefghijklm" into "***ijklm" (mask_test.go checks
+// it). The package builds its own Aho–Corasick automaton, a dense table over
+// byte classes: one look-up per input byte whatever the number of secrets,
+// about 8·L states for a secret of L bytes, some hundreds of KiB for a
+// handful of API keys.
 //
 // A Masker is immutable once made, and safe for concurrent use.
 package mask

@@ -129,7 +129,7 @@ func walk(n *yaml.Node, t reflect.Type, path string, also []string, errs *[]erro
 		t = t.Elem()
 	}
 	if t == typeOfNode || reflect.PointerTo(t).Implements(typeOfUnmarshaler) {
-		if k, ok := reflect.New(t).Interface().(KnownKeyser); ok {
+		if k, ok := reflect.TypeAssert[KnownKeyser](reflect.New(t)); ok {
 			walk(n, k.KnownKeys(), path, also, errs)
 		}
 		return
@@ -286,6 +286,7 @@ func InFile(err error, file string, rewrite func(string) string) []error {
 	visit = func(err error) {
 		var ye *Error
 		var te *yaml.TypeError
+		joined, isJoined := err.(interface{ Unwrap() []error })
 		switch {
 		case errors.As(err, &ye) && ye == err:
 			c := *ye
@@ -293,8 +294,8 @@ func InFile(err error, file string, rewrite func(string) string) []error {
 				c.File = file
 			}
 			out = append(out, &c)
-		case isJoin(err):
-			for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
+		case isJoined:
+			for _, e := range joined.Unwrap() {
 				visit(e)
 			}
 		case errors.As(err, &te):
@@ -309,11 +310,6 @@ func InFile(err error, file string, rewrite func(string) string) []error {
 	}
 	visit(err)
 	return out
-}
-
-func isJoin(err error) bool {
-	_, ok := err.(interface{ Unwrap() []error })
-	return ok
 }
 
 // fromYAML places a message of yaml.v3 ("line 3: …") at its line.

@@ -157,7 +157,7 @@ func build(rec *forge.Record, cfg Config, each func(Testcase)) *Testsuites {
 			cmp.Compare(a.Trial, b.Trial))
 	})
 
-	suite := Testsuite{Name: "forge", ID: clean(rec.RunID)}
+	suite := Testsuite{Name: "forge", ID: text.XML(rec.RunID)}
 	started := rec.StartedAt
 	if started.IsZero() {
 		started = cfg.Now()
@@ -170,7 +170,7 @@ func build(rec *forge.Record, cfg Config, each func(Testcase)) *Testsuites {
 			candidate = ""
 		}
 		name := runner.TrialName(candidate, r.TaskID, r.Trial, numbered[r.CandidateID])
-		tc := Testcase{Classname: clean(r.CandidateID), Name: clean(name), Time: secs(r.RuntimeSeconds)}
+		tc := Testcase{Classname: text.XML(r.CandidateID), Name: text.XML(name), Time: secs(r.RuntimeSeconds)}
 		total += r.RuntimeSeconds
 		switch {
 		case r.Success && r.TaskID != "" && !scoring.Passed(*r):
@@ -180,8 +180,8 @@ func build(rec *forge.Record, cfg Config, each func(Testcase)) *Testsuites {
 			if r.Score != nil {
 				score = "scored " + strconv.FormatFloat(*r.Score, 'f', 2, 64)
 			}
-			tc.Failure = &Problem{Message: clean(score + " of 1 on task " + r.TaskID), Type: "not_passed",
-				Contents: clean(fmt.Sprintf("the candidate ran and %s of 1\nruntime: %ss\n", score, secs(r.RuntimeSeconds)))}
+			tc.Failure = &Problem{Message: text.XML(score + " of 1 on task " + r.TaskID), Type: "not_passed",
+				Contents: text.XML(fmt.Sprintf("the candidate ran and %s of 1\nruntime: %ss\n", score, secs(r.RuntimeSeconds)))}
 		case !r.Success:
 			switch r.ErrorKind.Fault() {
 			case runner.FaultInterrupted:
@@ -218,7 +218,7 @@ func build(rec *forge.Record, cfg Config, each func(Testcase)) *Testsuites {
 		suite.SystemOut = &Output{Contents: capText(cfg.Summary, cfg.MaxOutputBytes)}
 	}
 	return &Testsuites{
-		Name:     clean("forge run " + rec.RunID),
+		Name:     text.XML("forge run " + rec.RunID),
 		Tests:    suite.Tests,
 		Failures: suite.Failures,
 		Errors:   suite.Errors,
@@ -233,7 +233,7 @@ func noted(note, s string) string {
 	if note == "" {
 		return s
 	}
-	return "[forge: " + clean(note) + "]\n" + s
+	return "[forge: " + text.XML(note) + "]\n" + s
 }
 
 // Write encodes the JUnit document of rec to w, as Encode(w, New(rec,
@@ -256,17 +256,14 @@ func Write(w io.Writer, rec *forge.Record, cfg Config) error {
 	if at < 0 {
 		return errors.New("write JUnit report: no place for the testcases")
 	}
-	if _, err := w.Write(frame.Bytes()[:at]); err != nil {
-		return fmt.Errorf("write JUnit report: %w", err)
-	}
 	// The testcases at the placeholder's depth: one encoder indents them
 	// as Encode does, each on a new line.
-	if _, err := io.WriteString(w, "\n"); err != nil {
-		return fmt.Errorf("write JUnit report: %w", err)
+	_, err := w.Write(frame.Bytes()[:at])
+	if err == nil {
+		_, err = io.WriteString(w, "\n")
 	}
 	enc := xml.NewEncoder(w)
 	enc.Indent(caseIndent, "  ")
-	var err error
 	build(rec, cfg, func(tc Testcase) {
 		if err == nil {
 			err = enc.EncodeElement(tc, xml.StartElement{Name: xml.Name{Local: "testcase"}})
@@ -297,18 +294,19 @@ var placeholderLine = []byte("\n" + caseIndent + `<testcase classname="" name="`
 // Encode writes doc as indented XML with its declaration and a trailing
 // newline.
 func Encode(w io.Writer, doc *Testsuites) error {
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return fmt.Errorf("write JUnit report: %w", err)
-	}
 	enc := xml.NewEncoder(w)
 	enc.Indent("", "  ")
-	if err := enc.Encode(doc); err != nil {
-		return fmt.Errorf("write JUnit report: %w", err)
+	_, err := io.WriteString(w, xml.Header)
+	if err == nil {
+		err = enc.Encode(doc)
 	}
-	if err := enc.Close(); err != nil {
-		return fmt.Errorf("write JUnit report: %w", err)
+	if err == nil {
+		err = enc.Close()
 	}
-	if _, err := io.WriteString(w, "\n"); err != nil {
+	if err == nil {
+		_, err = io.WriteString(w, "\n")
+	}
+	if err != nil {
 		return fmt.Errorf("write JUnit report: %w", err)
 	}
 	return nil
@@ -352,7 +350,7 @@ func properties(rec *forge.Record) []Property {
 		}
 		id := st.CandidateID
 		ps = append(ps, Property{"tokens." + id, strconv.FormatInt(c.Tokens, 10)})
-		if c.UnpricedTrials == c.CostedTrials && c.USD == 0 {
+		if c.Unpriced() {
 			ps = append(ps, Property{"unpriced_trials." + id, strconv.Itoa(c.UnpricedTrials)})
 			continue // nothing of it has a price: no dollar figure
 		}
@@ -368,7 +366,7 @@ func properties(rec *forge.Record) []Property {
 		}
 	}
 	for i := range ps {
-		ps[i].Value = clean(ps[i].Value)
+		ps[i].Value = text.XML(ps[i].Value)
 	}
 	return ps
 }
@@ -395,7 +393,7 @@ func problem(r runner.Result) *Problem {
 }
 
 func message(r runner.Result) string {
-	m, _ := text.Cap(clean(cmp.Or(r.ErrorMessage, kindOrFailed(r.ErrorKind))), maxMessageBytes)
+	m, _ := text.Cap(text.XML(cmp.Or(r.ErrorMessage, kindOrFailed(r.ErrorKind))), maxMessageBytes)
 	return m
 }
 
@@ -410,9 +408,6 @@ func secs(s float64) string {
 	}
 	return strconv.FormatFloat(s, 'f', 3, 64)
 }
-
-// clean makes s safe for XML 1.0.
-func clean(s string) string { return text.XML(s) }
 
 // capText keeps the first max bytes of captured output, without terminal
 // escapes and safe for XML, with a note saying how much was cut.

@@ -213,10 +213,10 @@ func removeCgroupTree(dir string) error {
 	return syscall.Rmdir(dir)
 }
 
-// removeCgroup removes the cgroup dir, retrying while its last tasks finish
-// exiting.
-func removeCgroup(dir string, within time.Duration) error {
-	deadline := time.Now().Add(within)
+// removeCgroup removes the cgroup dir, retrying for up to a second while
+// its last tasks finish exiting.
+func removeCgroup(dir string) error {
+	deadline := time.Now().Add(time.Second)
 	for pause := time.Millisecond; ; pause = min(2*pause, 50*time.Millisecond) {
 		err := syscall.Rmdir(dir)
 		if err == nil || errors.Is(err, syscall.ENOENT) {
@@ -328,11 +328,11 @@ func (c *jobCgroups) remove() error {
 		unix.Close(c.v1Tasks)
 	}
 	if c.v2 != "" {
-		err = removeCgroup(c.v2, time.Second)
+		err = removeCgroup(c.v2)
 	}
 	if c.v1 != "" && syscall.Rmdir(c.v1) != nil {
 		rescueThreads(c.v1)
-		err = errors.Join(err, removeCgroup(c.v1, time.Second))
+		err = errors.Join(err, removeCgroup(c.v1))
 	}
 	return err
 }

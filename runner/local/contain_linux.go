@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"time"
 )
 
 // platform is what this machine allows, found once by New.
@@ -62,13 +61,13 @@ func (p *platform) probeCgroups() {
 			_, errKill := os.Stat(filepath.Join(dir, "cgroup.kill"))
 			p.cgKill = errKill == nil
 			p.v2Pids = setPidsMax(dir, p.maxProcs) == nil
-			_ = removeCgroup(dir, time.Second)
+			_ = removeCgroup(dir)
 		}
 	}
 	if !p.v2Pids && p.cg.pids != "" {
 		if dir, err := makeCgroup(p.cg.pids); err == nil {
 			p.v1Pids = setPidsMax(dir, p.maxProcs) == nil
-			_ = removeCgroup(dir, time.Second)
+			_ = removeCgroup(dir)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -60,7 +61,7 @@ func (r *Runner) build(ctx context.Context, env *runner.Environment, root, dir s
 		logFile.Close()
 		kept := filepath.Join(root, short+failedLogSuffix)
 		if err := os.Rename(logPath, kept); err != nil {
-			why = fmt.Errorf("%w (its log could not be kept: %v)", why, err)
+			why = fmt.Errorf("%w (its log could not be kept: %w)", why, err)
 		} else {
 			why = fmt.Errorf("%w; the build log is %s", why, kept)
 		}
@@ -103,7 +104,7 @@ func (r *Runner) build(ctx context.Context, env *runner.Environment, root, dir s
 	case i >= 0:
 		why := stepError(i, env.Build[i], p, startErr, timeout)
 		if endErr != nil {
-			why = fmt.Errorf("%w; and the build's processes could not all be ended: %v", why, endErr)
+			why = fmt.Errorf("%w; and the build's processes could not all be ended: %w", why, endErr)
 		}
 		return failed(why)
 	case endErr != nil:
@@ -128,22 +129,12 @@ func (r *Runner) build(ctx context.Context, env *runner.Environment, root, dir s
 	return nil
 }
 
-// buildEnv is the build steps' whole environment: the basics a job's
-// setup lines get from forge (PATH, LANG, PYTHONUNBUFFERED; HOME the
-// build's own directory, TMPDIR its tmp/), then the environment's
-// variables, then what every process run in the environment gets.
+// buildEnv is the build steps' whole environment: baseEnv with the
+// build's own HOME, then the environment's variables, then what every
+// process run in the environment gets.
 func (r *Runner) buildEnv(env *runner.Environment, dir, home string) []string {
-	getenv := r.opts.Getenv
-	m := map[string]string{
-		"PATH":             cmp.Or(getenv("PATH"), defaultPath),
-		"HOME":             home,
-		"LANG":             cmp.Or(getenv("LANG"), "C.UTF-8"),
-		"TMPDIR":           filepath.Join(home, "tmp"),
-		"PYTHONUNBUFFERED": "1",
-	}
-	for k, v := range env.Env {
-		m[k] = v
-	}
+	m := r.baseEnv(home)
+	maps.Copy(m, env.Env)
 	inEnvironment(m, dir)
 	return runner.EnvList(m)
 }

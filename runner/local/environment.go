@@ -1,8 +1,7 @@
 package local
 
-// Environments (runner.Environment): built once per content into forge's
-// cache, in place, and reused by every job run in them, in this run and
-// the next. doc.go says what is on disk and who holds which lock.
+// Environments in the cache: who builds one, its locks and its done marker
+// (the package doc says what is on disk).
 
 import (
 	"context"
@@ -64,39 +63,20 @@ type envState struct {
 	lock *os.File
 }
 
-// BuildEnvironment makes env ready in the environment cache
-// (Options.EnvCache) and keeps it there for this Runner's jobs: it builds
-// it in <cache>/<short hash>, or finds it built by an earlier run, by
-// another goroutine or by another forge (Reused), in which case nothing
-// runs. Calls for the same hash build it once, across goroutines and
-// processes (a flock on <cache>/<short hash>.lock); a build is finished
-// only once its done marker, .forge-env.json, is written, last, and a
-// directory without it (an interrupted build) is removed and built again.
+// BuildEnvironment makes env ready in the environment cache and keeps it
+// for this Runner's jobs: it builds it in <cache>/<short hash>, or finds it
+// built (Reused), once across goroutines and processes (see the package doc).
+// The build writes env.Files, then runs each of env.Build with /bin/sh -c as
+// a job's setup lines are run, within env.BuildTimeout (else
+// runner.DefaultBuildTimeout) for them all; each line they print goes to log
+// (which may be nil) and to the build's log, each step preceded by "+ " and
+// its line.
 //
-// The build writes env.Files into the directory, then runs each of
-// env.Build in order with /bin/sh -c, as a job's setup lines are run: in
-// the directory, contained as a job is (every process it starts is ended
-// when it ends, on its timeout, or on cancellation), with an environment
-// of PATH (the directory's bin/ first), HOME (a fresh directory of the
-// build's own, removed afterwards), LANG, TMPDIR and PYTHONUNBUFFERED,
-// then env.Env, then FORGE_ENV_DIR, the directory. env.BuildTimeout (else
-// runner.DefaultBuildTimeout) bounds all the steps together. Each line
-// they print, on stdout or stderr, goes to log (which may be nil) as it
-// comes and to the build's log, each step preceded by "+ " and its line.
-// The log is <cache>/<short hash>.build.log during the build (the
-// directory holds only what the files and steps put there: a step may
-// clone into it), and <short hash>/build.log once it is finished.
-//
-// A step that exits non-zero, is killed, times out or cannot start, or
-// files that cannot be written, make a *runner.BuildError naming the step
-// and carrying the log's last lines; the directory is removed and the log
-// kept as <cache>/<short hash>.failed.log. When ctx is done the build is
-// ended, its directory and log removed, and ctx's error returned. Other
-// errors (the cache not writable, containment failing) are neither.
-//
-// Each call marks the environment used (the modification time of
-// .forge-env-used) and, until Close, holds a shared flock on its lock
-// file: RemoveEnvironment refuses to remove it meanwhile.
+// A step that fails, or files that cannot be written, make a
+// *runner.BuildError naming the step, with the log's last lines; the log is
+// kept as <short hash>.failed.log. When ctx is done the build is ended and
+// ctx's error returned. Until Close the Runner holds the environment's lock
+// shared, so RemoveEnvironment refuses it.
 func (r *Runner) BuildEnvironment(ctx context.Context, env *runner.Environment, log func(line string)) (out runner.EnvironmentBuild, err error) {
 	begin := time.Now()
 	defer func() { out.Seconds = time.Since(begin).Seconds() }()
@@ -136,7 +116,9 @@ func (r *Runner) BuildEnvironment(ctx context.Context, env *runner.Environment, 
 		}
 		// Removed although this Runner held it (by hand: RemoveEnvironment
 		// refuses): made ready again below.
-		r.release(st)
+		r.envMu.Lock()
+		st.release()
+		r.envMu.Unlock()
 	}
 	lock, built, err := r.makeReady(ctx, env, root, dir, log)
 	if err != nil {
@@ -173,10 +155,8 @@ func (r *Runner) envState(hash string) *envState {
 	return st
 }
 
-// release lets go of st's shared lock.
-func (r *Runner) release(st *envState) {
-	r.envMu.Lock()
-	defer r.envMu.Unlock()
+// release lets go of st's shared lock; the caller holds Runner.envMu.
+func (st *envState) release() {
 	if st.lock != nil {
 		st.lock.Close()
 	}
@@ -188,44 +168,8 @@ func (r *Runner) releaseEnvironments() {
 	r.envMu.Lock()
 	defer r.envMu.Unlock()
 	for _, st := range r.envs {
-		if st.lock != nil {
-			st.lock.Close()
-		}
-		st.dir, st.lock = "", nil
+		st.release()
 	}
-}
-
-// readOnly is the directory the job's processes see read-only, where the
-// platform allows it: the environment cache, when this Runner holds
-// environments (the job's own, or those later jobs of other candidates run
-// in), else nothing; the job's environment alone when the job's directory
-// is inside the cache (nothing when it is inside its environment).
-func (j *jobRun) readOnly() string {
-	if !j.r.platform.readOnly() {
-		return ""
-	}
-	j.r.envMu.Lock()
-	root := ""
-	for _, st := range j.r.envs {
-		if st.dir != "" {
-			root = filepath.Dir(st.dir)
-			break
-		}
-	}
-	j.r.envMu.Unlock()
-	for _, dir := range []string{root, j.envDir} {
-		if dir != "" && !within(j.dir, dir) {
-			return dir
-		}
-	}
-	return ""
-}
-
-// within reports whether path is dir or inside it (both absolute and
-// clean).
-func within(path, dir string) bool {
-	rel, err := filepath.Rel(dir, path)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // environmentDir is the directory of e, which this Runner made ready: an
@@ -241,7 +185,7 @@ func (r *Runner) environmentDir(e *runner.Environment) (string, error) {
 		return "", fmt.Errorf("environment %s (%s) is not built: the job cannot run without it", e.Name, runner.ShortHash(e.Hash))
 	}
 	if _, err := os.Stat(filepath.Join(dir, envMarkerFile)); err != nil {
-		return "", fmt.Errorf("environment %s (%s) is no longer in %s: %v", e.Name, runner.ShortHash(e.Hash), dir, err)
+		return "", fmt.Errorf("environment %s (%s) is no longer in %s: %w", e.Name, runner.ShortHash(e.Hash), dir, err)
 	}
 	return dir, nil
 }

@@ -127,7 +127,7 @@ func RemoveEnvironment(root, short string) error {
 	if !exists(dir) && !exists(logs[0]) && !exists(logs[1]) && !exists(lockPath) {
 		return fmt.Errorf("no environment %s in %s: %w", short, root, fs.ErrNotExist)
 	}
-	f, err := tryLockFile(lockPath, true, true)
+	f, err := tryLockFile(lockPath, true)
 	if errors.Is(err, errLocked) {
 		return fmt.Errorf("environment %s: %w", short, ErrEnvironmentInUse)
 	}
@@ -136,22 +136,28 @@ func RemoveEnvironment(root, short string) error {
 	}
 	defer f.Close()
 	// The done marker first: a removal cut short leaves an unfinished
-	// build (the next build removes it), never what looks finished.
-	if err := os.Remove(filepath.Join(dir, envMarkerFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("environment %s: %w", short, err)
+	// build (the next build removes it), never what looks finished. The
+	// lock file last, while held: whoever waits for it finds the path gone
+	// once it has it, and opens a new one (lockFile).
+	err = removeIfThere(filepath.Join(dir, envMarkerFile))
+	if err == nil {
+		err = removeAll(dir)
 	}
-	if err := removeAll(dir); err != nil {
-		return fmt.Errorf("environment %s: %w", short, err)
-	}
-	for _, p := range logs {
-		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("environment %s: %w", short, err)
+	for _, p := range append(logs, lockPath) {
+		if err == nil {
+			err = removeIfThere(p)
 		}
 	}
-	// Removed while held: whoever waits for it finds the path gone once it
-	// has it, and opens a new one (lockFile).
-	if err := os.Remove(lockPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err != nil {
 		return fmt.Errorf("environment %s: %w", short, err)
+	}
+	return nil
+}
+
+// removeIfThere removes the file p; one that is not there is no error.
+func removeIfThere(p string) error {
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
 	}
 	return nil
 }
@@ -159,7 +165,7 @@ func RemoveEnvironment(root, short string) error {
 // inUse reports whether a live forge holds the lock file path: it cannot
 // be taken exclusive at once.
 func inUse(path string) bool {
-	f, err := tryLockFile(path, true, false)
+	f, err := tryLockFile(path, false)
 	if err == nil {
 		f.Close()
 	}

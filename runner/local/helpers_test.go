@@ -173,8 +173,6 @@ func mustRun(t *testing.T, r *Runner, job runner.Job) runner.Result {
 	return res
 }
 
-func localtestSurvivors(runID string) []int { return localtest.Survivors(runID) }
-
 func assertNoSurvivors(t *testing.T, runID string) {
 	t.Helper()
 	if pids := localtest.Survivors(runID); len(pids) != 0 {

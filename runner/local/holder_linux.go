@@ -17,22 +17,11 @@ type holderInit struct {
 	argv []string
 }
 
-// The init of a job's PID namespace ("holder") reads a pipe that only forge
-// holds: it lives until forge closes the pipe, which forge also does by
-// dying, and when it ends the kernel kills every process left in the
-// namespace. It ignores SIGCHLD, so that the kernel reaps at once every
-// orphan it inherits, and it is the namespace's PID 1, so from inside the
-// namespace it gets no signal at all. It is, in order of preference:
-//   - the built-in init (holder_linux_amd64.s): a process sharing forge's
-//     memory, started by one clone, with no program to load;
-//   - bash's read builtin with SIGCHLD trapped to nothing (a few ms of CPU
-//     here to start: bash is big and dynamically linked); bash's own
-//     SIGCHLD handler reaps and, installed with SA_RESTART, lets the read go
-//     on through any number of orphans;
-//   - cat, which installs no handler: orphans stay zombies until the job
-//     ends.
-//
-// holderCommands are the commands that can be the init, in that order.
+// holderCommands are the commands that can be the init of a job's PID
+// namespace when there is no built-in one (see the package doc), in order
+// of preference: bash's read builtin, whose SIGCHLD handler reaps orphans
+// and, with SA_RESTART, lets the read go on; else cat, which leaves them
+// zombies until the job ends.
 var holderCommands = []holderInit{
 	{"bash", []string{"/bin/bash", "bash", "-c", "trap '' CHLD; read -r _"}},
 	{"bash", []string{"/usr/bin/bash", "bash", "-c", "trap '' CHLD; read -r _"}},

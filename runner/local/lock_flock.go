@@ -64,14 +64,10 @@ func flockWait(ctx context.Context, f *os.File, how int) (abandoned bool, err er
 	}
 }
 
-// tryLockFile takes a flock on path, shared or exclusive, without waiting:
-// errLocked when another holds a lock that conflicts. Without create a
-// missing lock file is an fs.ErrNotExist error.
-func tryLockFile(path string, exclusive, create bool) (*os.File, error) {
-	how := unix.LOCK_SH
-	if exclusive {
-		how = unix.LOCK_EX
-	}
+// tryLockFile takes an exclusive flock on path without waiting: errLocked
+// when another holds a lock on it. Without create a missing lock file is an
+// fs.ErrNotExist error.
+func tryLockFile(path string, create bool) (*os.File, error) {
 	flags := os.O_RDWR
 	if create {
 		flags |= os.O_CREATE
@@ -81,7 +77,7 @@ func tryLockFile(path string, exclusive, create bool) (*os.File, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := flock(f, how|unix.LOCK_NB); err != nil {
+		if err := flock(f, unix.LOCK_EX|unix.LOCK_NB); err != nil {
 			f.Close()
 			if errors.Is(err, unix.EWOULDBLOCK) {
 				return nil, errLocked

@@ -14,4 +14,4 @@ var errNoFlock = errors.New("environments are built only where flock(2) is avail
 
 func lockFile(context.Context, string, bool) (*os.File, error) { return nil, errNoFlock }
 
-func tryLockFile(string, bool, bool) (*os.File, error) { return nil, errNoFlock }
+func tryLockFile(string, bool) (*os.File, error) { return nil, errNoFlock }

@@ -213,28 +213,12 @@ func waitGroupWithin(wg *sync.WaitGroup, d time.Duration) {
 	}
 }
 
-// lookPath is lookPath, remembering where bare names were found.
-func (r *Runner) lookPath(file, pathList, dir string) (string, error) {
-	if strings.ContainsRune(file, '/') || strings.ContainsRune(file, filepath.Separator) {
-		return lookPath(file, pathList, dir)
-	}
-	key := file + "\x00" + pathList
-	if p, ok := r.found.Load(key); ok {
-		return p.(string), nil
-	}
-	p, err := lookPath(file, pathList, dir)
-	if err == nil {
-		r.found.Store(key, p)
-	}
-	return p, err
-}
-
 // lookPath resolves argv[0] the way a shell would, but with the candidate's
 // PATH rather than forge's: a name with a slash is taken relative to the
 // working directory, a bare name is looked up in the absolute entries of
 // pathList (relative entries would depend on the working directory and are
-// skipped).
-func lookPath(file, pathList, dir string) (string, error) {
+// skipped), and where it was found is remembered (Runner.found).
+func (r *Runner) lookPath(file, pathList, dir string) (string, error) {
 	if strings.ContainsRune(file, '/') || strings.ContainsRune(file, filepath.Separator) {
 		p := file
 		if !filepath.IsAbs(p) {
@@ -245,12 +229,16 @@ func lookPath(file, pathList, dir string) (string, error) {
 		}
 		return p, nil
 	}
+	key := file + "\x00" + pathList
+	if p, ok := r.found.Load(key); ok {
+		return p.(string), nil
+	}
 	for _, d := range filepath.SplitList(pathList) {
 		if !filepath.IsAbs(d) {
 			continue
 		}
-		p := filepath.Join(d, file)
-		if executable(p) == nil {
+		if p := filepath.Join(d, file); executable(p) == nil {
+			r.found.Store(key, p)
 			return p, nil
 		}
 	}

@@ -15,15 +15,13 @@ import (
 )
 
 // enterReadOnly moves the calling thread, locked and never to be used
-// again by anything else, into a new mount namespace, private (nothing
-// mounted in it reaches forge's own or any other), in which dir is
-// bind-mounted read-only. The processes the thread starts afterwards get
-// that namespace; it goes away with the last of them (and the thread).
-// unshare(CLONE_NEWNS) also gives the thread its own root, working
-// directory and umask (CLONE_FS), which is what lets a thread of a
-// multithreaded process change its mount namespace at all, and why it can
-// never go back to running Go code: changed reports that the thread is no
-// longer as it was, even when err is not nil.
+// again, into a new private mount namespace in which dir is bind-mounted
+// read-only; the processes it starts get that namespace. unshare also gives
+// the thread its own root and working directory (CLONE_FS), which is what
+// lets one thread of a multithreaded process do it, and why it can never
+// run Go code again: changed reports that, even when err is not nil. Its errors do not wrap the
+// errno: a mount that fails is forge's failure, never the candidate's
+// (startErrorKind).
 func enterReadOnly(dir string) (changed bool, err error) {
 	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
 		return false, fmt.Errorf("unshare the mount namespace: %v", err)
@@ -97,7 +95,7 @@ func probeReadOnly(tempDir string) error {
 				f.Close()
 				err = errors.New("the read-only bind mount can be written")
 			} else if !errors.Is(werr, unix.EROFS) {
-				err = fmt.Errorf("writing into the read-only bind mount: %v, not EROFS", werr)
+				err = fmt.Errorf("writing into the read-only bind mount: %w, not EROFS", werr)
 			}
 		}
 		return !changed, err

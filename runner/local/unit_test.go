@@ -86,20 +86,20 @@ func TestLookPath(t *testing.T) {
 		{"./sub/run", filepath.Join(work, "sub", "run")},
 		{filepath.Join(bin, "tool"), filepath.Join(bin, "tool")},
 	} {
-		if got, err := lookPath(tc.file, pathList, work); err != nil || got != tc.want {
+		if got, err := (&Runner{}).lookPath(tc.file, pathList, work); err != nil || got != tc.want {
 			t.Errorf("lookPath(%q) = %q, %v; want %q", tc.file, got, err, tc.want)
 		}
 	}
-	if _, err := lookPath("plain", pathList, work); !errors.Is(err, exec.ErrNotFound) {
+	if _, err := (&Runner{}).lookPath("plain", pathList, work); !errors.Is(err, exec.ErrNotFound) {
 		t.Errorf("a non-executable file in PATH: %v, want ErrNotFound", err)
 	}
-	if _, err := lookPath("missing", pathList, work); err == nil || err.Error() != "missing: executable file not found in $PATH" {
+	if _, err := (&Runner{}).lookPath("missing", pathList, work); err == nil || err.Error() != "missing: executable file not found in $PATH" {
 		t.Errorf("missing: %v", err)
 	}
-	if _, err := lookPath("sub", "", work); err == nil {
+	if _, err := (&Runner{}).lookPath("sub", "", work); err == nil {
 		t.Error("a bare name was found in the working directory")
 	}
-	if _, err := lookPath("./sub", "", work); err == nil || !strings.Contains(err.Error(), "directory") {
+	if _, err := (&Runner{}).lookPath("./sub", "", work); err == nil || !strings.Contains(err.Error(), "directory") {
 		t.Errorf("a directory: %v", err)
 	}
 }

@@ -93,7 +93,7 @@ func readBack(root *os.Root, rel string, limit int64) ([]byte, int64, error) {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 			return nil, 0, errMissing
 		}
-		return nil, 0, fmt.Errorf("cannot be read inside the working directory (%v)", err)
+		return nil, 0, fmt.Errorf("cannot be read inside the working directory (%w)", err)
 	}
 	if fi.Mode()&fs.ModeSymlink != 0 {
 		return nil, 0, errors.New("is a symlink")
@@ -104,19 +104,19 @@ func readBack(root *os.Root, rel string, limit int64) ([]byte, int64, error) {
 	// O_NONBLOCK: should the path become a fifo meanwhile, open must not hang.
 	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return nil, 0, fmt.Errorf("cannot be opened (%v)", err)
+		return nil, 0, fmt.Errorf("cannot be opened (%w)", err)
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return nil, 0, fmt.Errorf("cannot be read (%v)", err)
+		return nil, 0, fmt.Errorf("cannot be read (%w)", err)
 	}
 	if !os.SameFile(fi, st) || !st.Mode().IsRegular() {
 		return nil, 0, errors.New("was replaced while being read")
 	}
 	b, err := io.ReadAll(io.LimitReader(f, limit))
 	if err != nil {
-		return nil, 0, fmt.Errorf("cannot be read (%v)", err)
+		return nil, 0, fmt.Errorf("cannot be read (%w)", err)
 	}
 	return b, max(st.Size(), int64(len(b))), nil
 }
@@ -133,48 +133,6 @@ func typeName(m fs.FileMode) string {
 		return "a device"
 	}
 	return "a special file (" + m.Type().String() + ")"
-}
-
-// download reads the artifact, the FORGE_RESULT file and the transcript
-// back into the result, and tells outcome what it found.
-func (j *jobRun) download(outRel string, o *runner.Outcome) {
-	root, err := os.OpenRoot(j.workdir)
-	if err != nil {
-		o.ArtifactProblem = "cannot open the working directory: " + err.Error()
-		return
-	}
-	defer root.Close()
-	limit := j.job.Limits.ArtifactCap()
-
-	b, size, err := readBack(root, outRel, limit)
-	switch {
-	case errors.Is(err, errMissing):
-	case err != nil:
-		o.ArtifactProblem = fmt.Sprintf("artifact %s %v; refused", filepath.ToSlash(outRel), err)
-	default:
-		j.res.SetArtifact(b, size)
-		o.ArtifactFound = true
-	}
-
-	b, size, err = readBack(root, runner.ResultFile, limit)
-	switch {
-	case errors.Is(err, errMissing):
-	case err != nil:
-		j.res.SubmitError = fmt.Sprintf("FORGE_RESULT file %s; ignored", err)
-	case size > int64(len(b)):
-		j.res.SubmitError = fmt.Sprintf("FORGE_RESULT file is %d bytes, over the %d-byte cap; ignored", size, limit)
-	default:
-		j.res.Submit(b)
-	}
-
-	b, size, err = readBack(root, runner.TranscriptFile, j.job.Limits.TranscriptCap())
-	switch {
-	case errors.Is(err, errMissing):
-	case err != nil:
-		j.res.RefuseTranscript(err.Error())
-	default:
-		j.res.SetTranscript(b, size)
-	}
 }
 
 // removeAll removes the working directory, even one the candidate made

@@ -7,6 +7,7 @@ package localtest
 import (
 	"os"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -42,11 +43,8 @@ func Survivors(runID string) []int {
 		if err != nil || len(env) == 0 {
 			continue
 		}
-		for _, kv := range strings.Split(string(env), "\x00") {
-			if kv == want {
-				pids = append(pids, pid)
-				break
-			}
+		if slices.Contains(strings.Split(string(env), "\x00"), want) {
+			pids = append(pids, pid)
 		}
 	}
 	sort.Ints(pids)

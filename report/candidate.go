@@ -1,0 +1,426 @@
+package report
+
+// One candidate's line in the standings: its figures, gathered from its
+// standing and its trials, and the plain text of each of its cells.
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/internal/text"
+	"github.com/forge-run/forge/runner"
+	"github.com/forge-run/forge/scoring"
+)
+
+// candidate is one candidate's line in the standings, with its trials: what
+// every human-readable format shows.
+type candidate struct {
+	standing scoring.Standing
+	// ranked is false when the record has no standing for this candidate
+	// (a run interrupted before scoring); standing is then scoring's
+	// Aggregate of the results, which has no rank.
+	ranked  bool
+	winner  bool
+	results []*runner.Result // in trial order; the record's own
+	// scored is true when at least one trial has a score.
+	scored bool
+	// artifactMean is the mean artifact size over the trials that wrote one.
+	artifactMean float64
+	artifacts    int
+	errors       []kindCount
+	// multi is true when a trial beyond the first is among the results:
+	// trials are then told apart by number.
+	multi bool
+	// succeeded counts the successful results.
+	succeeded int
+}
+
+// kindCount is how many trials failed with one error kind.
+type kindCount struct {
+	kind  runner.ErrorKind
+	count int
+}
+
+// candidates lists the record's candidates in standings order, then any
+// candidate that has results but no standing, in the order it first appears.
+func candidates(rec *forge.Record) []candidate {
+	order, byID := runner.ByCandidate(rec.Results)
+	winner := ""
+	if rec.Winner != nil {
+		winner = *rec.Winner
+	}
+	out := make([]candidate, 0, len(order))
+	seen := map[string]bool{}
+	for _, st := range rec.Standings {
+		if seen[st.CandidateID] {
+			continue
+		}
+		seen[st.CandidateID] = true
+		out = append(out, newCandidate(st, true, byID[st.CandidateID], winner))
+	}
+	for _, id := range order {
+		if seen[id] {
+			continue
+		}
+		rs := byID[id]
+		vs := make([]runner.Result, len(rs))
+		for i, r := range rs {
+			vs[i] = *r
+		}
+		out = append(out, newCandidate(scoring.Aggregate(id, vs), false, rs, winner))
+	}
+	return out
+}
+
+func newCandidate(st scoring.Standing, ranked bool, rs []*runner.Result, winner string) candidate {
+	// rs is the candidate's own slice (candidates), of the record's results.
+	byTrial := func(a, b *runner.Result) int { return cmp.Compare(a.Trial, b.Trial) }
+	if !slices.IsSortedFunc(rs, byTrial) {
+		slices.SortStableFunc(rs, byTrial)
+	}
+	c := candidate{standing: st, ranked: ranked, winner: winner != "" && st.CandidateID == winner, results: rs}
+	if c.standing.Trials == 0 {
+		c.standing.Trials = len(rs)
+	}
+	c.scored = st.ScoredTrials > 0
+	counts := map[runner.ErrorKind]int{}
+	var artifactSum float64
+	for _, r := range rs {
+		if r.Score != nil {
+			c.scored = true
+		}
+		if r.ArtifactBytes > 0 || r.ArtifactContent != "" {
+			c.artifacts++
+			artifactSum += float64(artifactSize(*r))
+		}
+		if !r.Success {
+			counts[r.ErrorKind]++
+		} else {
+			c.succeeded++
+		}
+		c.multi = c.multi || r.Trial > 1
+	}
+	if c.artifacts > 0 {
+		c.artifactMean = artifactSum / float64(c.artifacts)
+	}
+	for k, n := range counts {
+		c.errors = append(c.errors, kindCount{k, n})
+	}
+	slices.SortFunc(c.errors, func(a, b kindCount) int {
+		if a.count != b.count {
+			return b.count - a.count
+		}
+		return strings.Compare(KindLabel(a.kind), KindLabel(b.kind))
+	})
+	return c
+}
+
+// artifactSize is the artifact's size on disk, or the size of what the
+// record holds when the backend did not say.
+func artifactSize(r runner.Result) int64 {
+	if r.ArtifactBytes > 0 {
+		return r.ArtifactBytes
+	}
+	return int64(artifactHeld(&r))
+}
+
+// artifactHeld is how many bytes of the artifact the record holds.
+func artifactHeld(r *runner.Result) int {
+	if r.ArtifactEncoding == "base64" {
+		return len(r.ArtifactContent) * 3 / 4
+	}
+	return len(r.ArtifactContent)
+}
+
+// KindLabel is an error kind in a few words, as the standings' status
+// says it ("timeout", "no artifact", "infra error").
+func KindLabel(k runner.ErrorKind) string {
+	switch k {
+	case runner.ErrTimeout:
+		return "timeout"
+	case runner.ErrCandidateFailed, runner.ErrNone:
+		return "failed"
+	case runner.ErrArtifactMissing:
+		return "no artifact"
+	case runner.ErrInfra:
+		return "infra error"
+	case runner.ErrAuth:
+		return "auth error"
+	case runner.ErrCancelled:
+		return "cancelled"
+	}
+	return string(k)
+}
+
+// health classifies a candidate's trials for colour and CSS classes.
+type health int
+
+const (
+	healthOK      health = iota // every trial succeeded
+	healthPartial               // some trials failed
+	healthFailed                // no trial succeeded
+)
+
+func (c candidate) health() health {
+	switch {
+	case len(c.errors) == 0:
+		return healthOK
+	case c.successes() == 0:
+		return healthFailed
+	default:
+		return healthPartial
+	}
+}
+
+func (c candidate) successes() int {
+	if len(c.results) == 0 {
+		return c.standing.Successes
+	}
+	return c.succeeded
+}
+
+func (c candidate) trials() int {
+	if len(c.results) > 0 {
+		return len(c.results)
+	}
+	return c.standing.Trials
+}
+
+// rankText is "1", "=2" for a shared rank, or "-" when unranked.
+func (c candidate) rankText() string {
+	switch {
+	case !c.ranked || c.standing.Rank <= 0:
+		return "-"
+	case c.standing.Tied:
+		return fmt.Sprintf("=%d", c.standing.Rank)
+	default:
+		return fmt.Sprint(c.standing.Rank)
+	}
+}
+
+// statusText is "ok", the failure of a single trial ("timeout"), or each
+// error kind counted over the trials ("timeout 1/5, failed 1/5").
+func (c candidate) statusText() string {
+	if len(c.errors) == 0 {
+		if c.trials() == 0 {
+			return "no trials"
+		}
+		return "ok"
+	}
+	n := c.trials()
+	if n == 1 {
+		return KindLabel(c.errors[0].kind)
+	}
+	parts := make([]string, len(c.errors))
+	for i, e := range c.errors {
+		parts[i] = fmt.Sprintf("%s %d/%d", KindLabel(e.kind), e.count, n)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// scoreText is the score as scoring's winner line writes it (± the
+// half-width of its 95% interval with two scored trials or more), or "—"
+// when no trial was scored.
+func (c candidate) scoreText() string {
+	if !c.scored && c.standing.Score == 0 {
+		return "—"
+	}
+	return c.standing.ScoreText()
+}
+
+// judged is how many trials count towards the success rate: every trial
+// but those that say nothing about the candidate (scoring leaves them out).
+func (c candidate) judged() int {
+	if len(c.results) == 0 {
+		return c.standing.Trials
+	}
+	n := 0
+	for _, r := range c.results {
+		if r.Success || r.ErrorKind.Scored() {
+			n++
+		}
+	}
+	return n
+}
+
+// successText is "80% (4/5)": the successes over the trials that ran to an
+// end, as scoring counts them (an infra failure or a cancelled trial says
+// nothing about the candidate; the status column still shows it).
+func (c candidate) successText() string {
+	n := c.judged()
+	if n == 0 {
+		return "—"
+	}
+	k := c.successes()
+	return fmt.Sprintf("%s (%d/%d)", text.Percent(float64(k)/float64(n)), k, n)
+}
+
+// runtime is the mean runtime and its standard deviation over the successful
+// trials (as scoring computes them), or over every trial when none
+// succeeded: how long a candidate ran before it failed is worth seeing too.
+// n is how many trials the figures cover.
+func (c candidate) runtime() (mean, sd float64, n int) {
+	if c.successes() > 0 || len(c.results) == 0 {
+		return c.standing.RuntimeMeanSeconds, c.standing.RuntimeStddevSeconds, c.successes()
+	}
+	xs := make([]float64, len(c.results))
+	for i, r := range c.results {
+		xs[i] = r.RuntimeSeconds
+	}
+	sum := scoring.Summarize(xs)
+	return sum.Mean, sum.SD, len(xs)
+}
+
+// runtimeText is the mean runtime, ± its standard deviation when it covers
+// several trials.
+func (c candidate) runtimeText() string {
+	mean, sd, n := c.runtime()
+	switch {
+	case c.trials() == 0:
+		return "—"
+	case n <= 1:
+		return text.Seconds(mean)
+	}
+	return text.SecondsPM(mean, sd)
+}
+
+// artifactText is the mean artifact size, or "—" when no trial wrote one.
+func (c candidate) artifactText() string {
+	if c.artifacts == 0 {
+		return "—"
+	}
+	return text.Bytes(c.artifactMean)
+}
+
+// firstFailure is the first failed trial, or nil.
+func (c candidate) firstFailure() *runner.Result {
+	for i := range c.results {
+		if !c.results[i].Success {
+			return c.results[i]
+		}
+	}
+	return nil
+}
+
+// notes is the first failure's message on one line ("#3: ", "q7: " or
+// "q7#3: " names the trial when there are several), or the first thing worth knowing about a
+// successful candidate (the scorer's notes, a judge that failed, an ignored
+// result file, a cut artifact or output).
+func (c candidate) notes() string {
+	prefix := func(r *runner.Result) string {
+		if name := runner.TrialName("", r.TaskID, r.Trial, c.multi); name != "" {
+			return name + ": "
+		}
+		return ""
+	}
+	if f := c.firstFailure(); f != nil {
+		return prefix(f) + cmp.Or(text.OneLine(f.ErrorMessage), KindLabel(f.ErrorKind))
+	}
+	for _, n := range c.standing.Notes {
+		if n = text.OneLine(n); n != "" {
+			return n
+		}
+	}
+	for i := range c.results {
+		r := c.results[i]
+		for _, j := range r.Judges {
+			if j.Error != "" {
+				return prefix(r) + "judge " + text.OneLine(j.Name) + ": " + text.OneLine(j.Error)
+			}
+		}
+		if r.SubmitError != "" {
+			return prefix(r) + "result file ignored: " + text.OneLine(r.SubmitError)
+		}
+		if r.ArtifactTruncated {
+			return prefix(r) + "artifact truncated"
+		}
+		if r.OutputTruncated {
+			return prefix(r) + "output truncated"
+		}
+	}
+	return ""
+}
+
+// costText is the candidate's total cost and what a win cost: "$1.20
+// ($0.040/solved)" in a suite, "/success" otherwise; "unpriced" when it
+// has tokens but no price, and "+unpriced" when part of it had none.
+func (c candidate) costText() string {
+	k := c.standing.Cost
+	switch {
+	case k == nil:
+		return "—"
+	case k.Unpriced():
+		return "unpriced"
+	}
+	s := totalText(k)
+	switch {
+	case k.PerSolvedUSD != nil:
+		s += " (" + text.USD(*k.PerSolvedUSD) + "/solved)"
+	case c.standing.Suite == nil && k.PerSuccessUSD != nil:
+		s += " (" + text.USD(*k.PerSuccessUSD) + "/success)"
+	}
+	return s
+}
+
+// costLine is what the candidate cost, in a sentence: "cost $0.11: $0.014
+// a trial, 30200 tokens, $0.014 per success, $0.014 per solved task";
+// "30200 tokens, unpriced" when nothing of it has a price; "" without a
+// cost.
+func (c candidate) costLine() string {
+	k := c.standing.Cost
+	switch {
+	case k == nil:
+		return ""
+	case k.Unpriced():
+		return fmt.Sprintf("%d tokens, unpriced", k.Tokens)
+	}
+	s := fmt.Sprintf("cost %s: %s a trial, %d tokens", text.USD(k.USD), text.USD(k.MeanUSD), k.Tokens)
+	if k.PerSuccessUSD != nil {
+		s += ", " + text.USD(*k.PerSuccessUSD) + " per success"
+	}
+	if k.PerSolvedUSD != nil {
+		s += ", " + text.USD(*k.PerSolvedUSD) + " per solved task"
+	}
+	if k.UnpricedTrials > 0 {
+		s += fmt.Sprintf("; %d %s had something unpriced", k.UnpricedTrials, text.Plural(k.UnpricedTrials, "trial", "trials"))
+	}
+	return s
+}
+
+// solvedText is "28/30": the tasks solved in every trial over the tasks
+// played.
+func (c candidate) solvedText(tasks int) string {
+	if c.standing.Suite == nil {
+		return "—"
+	}
+	return fmt.Sprintf("%d/%d", c.standing.Suite.Solved, tasks)
+}
+
+// passText is the candidate's pass@k, or "—" when no task had k trials.
+func (c candidate) passText() string {
+	if c.standing.Suite == nil || c.standing.Suite.PassAtK == nil {
+		return "—"
+	}
+	return text.Score(*c.standing.Suite.PassAtK)
+}
+
+// costed says some candidate's trials have a cost: the standings show it.
+func costed(rec *forge.Record) bool {
+	return slices.ContainsFunc(rec.Standings, func(st scoring.Standing) bool { return st.Cost != nil })
+}
+
+// totalText is k's total, "$1.20", with "+unpriced" when part of it had no
+// price; "unpriced" when none of it had one.
+func totalText(k *scoring.CostStanding) string {
+	if k.Unpriced() {
+		return "unpriced"
+	}
+	s := text.USD(k.USD)
+	if k.UnpricedTrials > 0 {
+		s += "+unpriced"
+	}
+	return s
+}

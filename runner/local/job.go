@@ -1,0 +1,444 @@
+package local
+
+// One Run: a job from its working directory to its cleanup (jobRun), and
+// its processes' environment, exactly what the package doc lists.
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/forge-run/forge/runner"
+)
+
+// Run runs job in a fresh working directory and removes it afterwards
+// (possibly just after it returns: Close waits for that). It
+// returns an error only when the machine cannot run jobs at all (TempDir
+// unusable, containment failing); a failing candidate is recorded in the
+// Result. A job in an environment (runner.Job.Environment) runs only once
+// BuildEnvironment made it ready; otherwise it fails (infra) without
+// running.
+func (r *Runner) Run(ctx context.Context, job runner.Job) (runner.Result, error) {
+	begin := time.Now()
+	res := runner.Result{
+		CandidateID: job.CandidateID,
+		Trial:       job.Trial,
+		Backend:     Backend,
+		StartedAt:   begin.UTC(),
+	}
+	j := &jobRun{r: r, job: job, res: &res}
+	err := j.run(ctx)
+	j.cleanup()
+	end := time.Now()
+	res.FinishedAt = end.UTC()
+	res.JobSeconds = end.Sub(begin).Seconds()
+	return res, err
+}
+
+// jobRun is the state of one Run.
+type jobRun struct {
+	r   *Runner
+	job runner.Job
+	res *runner.Result
+
+	// dir is where the job's processes run: workdir, or the plain job's
+	// own Dir.
+	dir string
+	// workdir is the fresh working directory Run made (and removes).
+	workdir string
+	// envDir is the directory of the job's environment, if it has one.
+	envDir string
+	box    box
+}
+
+// phase announces p and returns a func that records its duration.
+func (j *jobRun) phase(p runner.Phase) func() {
+	j.job.Enter(p)
+	start := time.Now()
+	return func() { j.res.Phases.Add(p, time.Since(start)) }
+}
+
+func (j *jobRun) run(ctx context.Context) error {
+	if ctx.Err() != nil {
+		j.res.Settle(j.job, runner.Outcome{Cancelled: true})
+		return nil
+	}
+	if e := j.job.Environment; e != nil {
+		dir, err := j.r.environmentDir(e)
+		if err != nil {
+			j.res.Failed(runner.ErrInfra, err.Error())
+			return nil
+		}
+		j.envDir = dir
+	}
+	if j.job.Dir != "" {
+		return j.runPlain(ctx)
+	}
+	done := j.phase(runner.PhaseUpload)
+	outRel, err := runner.RelPath(j.job.EffectiveOutputFile())
+	if err != nil {
+		done()
+		j.res.Failed(runner.ErrInfra, "output file "+err.Error())
+		return nil
+	}
+	outRel = filepath.FromSlash(outRel)
+	// forge-<pid>-…: a later forge removes it if this one is killed before
+	// it can (removeStale).
+	wd, err := os.MkdirTemp(j.r.opts.TempDir, fmt.Sprintf("forge-%d-%s-", os.Getpid(), safeName(j.job.CandidateID)))
+	if err != nil {
+		done()
+		err = fmt.Errorf("make working directory in %s: %w", j.r.opts.TempDir, err)
+		j.res.Failed(runner.ErrInfra, err.Error())
+		return &runner.UnusableError{Kind: runner.ErrInfra, Err: err}
+	}
+	j.workdir, j.dir = wd, wd
+	if err := os.Mkdir(filepath.Join(wd, "tmp"), 0o700); err != nil {
+		done()
+		j.res.Failed(runner.ErrInfra, fmt.Sprintf("make %s/tmp: %v", wd, err))
+		return nil
+	}
+	if err := upload(wd, j.job.Files); err != nil {
+		done()
+		j.res.Failed(runner.ErrInfra, err.Error())
+		return nil
+	}
+	done()
+
+	if err := j.contain(); err != nil {
+		return err
+	}
+
+	outAbs := filepath.Join(wd, outRel)
+	env := j.env(true)
+	if len(j.job.Setup) > 0 {
+		done := j.phase(runner.PhaseSetup)
+		ok := j.setup(ctx, j.env(j.job.SetupSecrets))
+		done()
+		if !ok {
+			return nil
+		}
+	}
+
+	if ctx.Err() != nil {
+		j.res.Settle(j.job, runner.Outcome{Cancelled: true})
+		return nil
+	}
+	if len(j.job.Command) == 0 {
+		j.res.Failed(runner.ErrInfra, "the job has no command")
+		return nil
+	}
+	outcome, ok := j.execute(ctx, j.job.Argv(outAbs), env)
+	if !ok {
+		return nil
+	}
+	done = j.phase(runner.PhaseDownload)
+	j.download(outRel, &outcome)
+	done()
+	j.res.Settle(j.job, outcome)
+	return nil
+}
+
+// runPlain runs a plain job (runner.Job.Dir): its Command as it is, in its
+// existing directory, with nothing copied in or read back.
+func (j *jobRun) runPlain(ctx context.Context) error {
+	switch {
+	case !filepath.IsAbs(j.job.Dir):
+		j.res.Failed(runner.ErrInfra, fmt.Sprintf("the job's directory %q is not absolute", j.job.Dir))
+		return nil
+	case len(j.job.Files) > 0 || len(j.job.Setup) > 0:
+		j.res.Failed(runner.ErrInfra, "a job with its own directory takes no files and no setup")
+		return nil
+	case len(j.job.Command) == 0:
+		j.res.Failed(runner.ErrInfra, "the job has no command")
+		return nil
+	}
+	if fi, err := os.Stat(j.job.Dir); err != nil || !fi.IsDir() {
+		j.res.Failed(runner.ErrInfra, fmt.Sprintf("the job's directory %s is not a directory", j.job.Dir))
+		return nil
+	}
+	j.dir = j.job.Dir
+	j.job.ArtifactOptional = true // nothing is read back: exit 0 is success
+	if err := j.contain(); err != nil {
+		return err
+	}
+	outcome, ok := j.execute(ctx, j.job.Command, j.plainEnv())
+	if ok {
+		j.res.Settle(j.job, outcome)
+	}
+	return nil
+}
+
+// contain makes the job's box (a PID namespace, a cgroup): this backend's
+// "create".
+func (j *jobRun) contain() error {
+	done := j.phase(runner.PhaseCreate)
+	b, err := j.r.platform.newBox(boxSpec{marker: marker(j.job), readOnly: j.readOnly()})
+	done()
+	if err != nil {
+		err = fmt.Errorf("contain job %s: %w", j.job.Name(), err)
+		j.res.Failed(runner.ErrInfra, err.Error())
+		return &runner.UnusableError{Kind: runner.ErrInfra, Err: err}
+	}
+	j.box = b
+	return nil
+}
+
+// execute runs argv, the job's main process, in j.dir and records its
+// output and runtime. When it could not be started the Result says why and
+// ok is false.
+func (j *jobRun) execute(ctx context.Context, argv, env []string) (o runner.Outcome, ok bool) {
+	done := j.phase(runner.PhaseExecute)
+	defer done()
+	path, err := j.r.lookPath(argv[0], envValue(env, "PATH"), j.dir)
+	if err != nil {
+		j.res.Failed(runner.ErrCandidateFailed, err.Error())
+		return o, false
+	}
+	p, err := j.r.runProcess(ctx, j.box, process{
+		path: path, argv: argv, dir: j.dir, env: env,
+		timeout:  j.job.EffectiveTimeout(),
+		endAll:   true,
+		maxBytes: j.job.Limits.OutputCap(),
+		echo:     j.job.Echo,
+	})
+	if err != nil {
+		j.res.Failed(startErrorKind(err), err.Error())
+		return o, false
+	}
+	j.res.RuntimeSeconds = p.runtime.Seconds()
+	j.res.Output = p.stdout.String()
+	j.res.Stderr = p.stderr.String()
+	j.res.OutputTruncated = p.stdout.Truncated() || p.stderr.Truncated()
+	return runner.Outcome{ExitCode: p.exitCode, TimedOut: p.timedOut, Cancelled: p.cancelled}, true
+}
+
+// setup runs the job's setup commands in order and reports whether all of
+// them succeeded; when one did not, the Result says why.
+func (j *jobRun) setup(ctx context.Context, env []string) bool {
+	timeout := cmp.Or(j.job.SetupTimeout, runner.DefaultSetupTimeout)
+	i, p, err := j.r.runSteps(ctx, j.box, shellSteps{
+		lines: j.job.Setup, dir: j.dir, env: env,
+		timeout:  timeout,
+		maxBytes: j.job.Limits.OutputCap(),
+	})
+	switch {
+	case i < 0:
+		return true
+	case err != nil:
+		j.res.Failed(startErrorKind(err), fmt.Sprintf("setup %q: %v", j.job.Setup[i], err))
+		return false
+	}
+	j.res.Output, j.res.Stderr = p.stdout.String(), p.stderr.String()
+	j.res.OutputTruncated = p.stdout.Truncated() || p.stderr.Truncated()
+	if p.cancelled {
+		j.res.Settle(j.job, runner.Outcome{Cancelled: true})
+	} else {
+		j.res.SetupFailed(runner.Outcome{ExitCode: p.exitCode, TimedOut: p.timedOut}, timeout, j.res.Output, j.res.Stderr)
+	}
+	return false
+}
+
+func (j *jobRun) cleanup() {
+	if j.workdir == "" && j.box == nil {
+		return
+	}
+	done := j.phase(runner.PhaseCleanup)
+	defer done()
+	ended := true
+	if j.box != nil {
+		if err := j.box.close(); err != nil {
+			ended = false
+			// Whatever Run started must be gone when it returns; when it may
+			// not be, the result says so rather than claim success.
+			msg := "could not end the job's processes: " + err.Error()
+			if j.res.ErrorKind == runner.ErrNone {
+				j.res.Failed(runner.ErrInfra, msg)
+			} else {
+				j.res.ErrorMessage += "; " + msg
+			}
+		}
+	}
+	switch {
+	case j.workdir == "":
+	case ended:
+		j.r.removeWorkdir(j.workdir)
+	default: // what could not be ended may still write there
+		_ = removeAll(j.workdir)
+	}
+}
+
+// safeName keeps a candidate id usable in a directory name.
+func safeName(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-') {
+			b[i] = '_'
+		}
+	}
+	if len(b) > 64 {
+		b = b[:64]
+	}
+	return string(b)
+}
+
+// env is the candidate's whole environment (and, without its secrets
+// unless the manifest says setup_secrets, the setup commands'): baseEnv,
+// then the manifest's env, the secrets and the FORGE_* variables; in an
+// environment, its bin/ first on PATH and FORGE_ENV_DIR. Nothing else of
+// forge's.
+func (j *jobRun) env(secrets bool) []string {
+	m := j.r.baseEnv(j.workdir)
+	maps.Copy(m, j.job.ProtocolEnv(func(rel string) string { return filepath.Join(j.workdir, filepath.FromSlash(rel)) }))
+	if secrets {
+		maps.Copy(m, j.job.Secrets) // their names are never FORGE_*
+	}
+	if j.envDir != "" {
+		inEnvironment(m, j.envDir)
+	}
+	return runner.EnvList(m)
+}
+
+// plainEnv is a plain job's whole environment (runner.Job.Dir): the job's
+// Env and Secrets, forge's PATH, HOME, LANG and TMPDIR, and the FORGE_* variables that
+// name the job (the marker among them); no FORGE_OUTPUT or FORGE_RESULT, no
+// PYTHONUNBUFFERED. In an environment, also its bin/ first on PATH and
+// FORGE_ENV_DIR.
+func (j *jobRun) plainEnv() []string {
+	getenv := j.r.opts.Getenv
+	m := make(map[string]string, len(j.job.Env)+8)
+	maps.Copy(m, j.job.Env)
+	maps.Copy(m, j.job.Secrets) // a judge's own (scoring's secrets:)
+	m["PATH"] = cmp.Or(getenv("PATH"), defaultPath)
+	if home := getenv("HOME"); home != "" {
+		m["HOME"] = home
+	}
+	m["LANG"] = cmp.Or(getenv("LANG"), "C.UTF-8")
+	m["TMPDIR"] = cmp.Or(getenv("TMPDIR"), os.TempDir())
+	protocol := j.job.ProtocolEnv(func(string) string { return "" })
+	for _, k := range []string{"FORGE_OBJECTIVE", "FORGE_CANDIDATE_ID", "FORGE_TRIAL", "FORGE_RUN_ID", "FORGE_TASK_ID"} {
+		if v, ok := protocol[k]; ok {
+			m[k] = v
+		}
+	}
+	if j.envDir != "" {
+		inEnvironment(m, j.envDir)
+	}
+	return runner.EnvList(m)
+}
+
+// marker are the environment entries that identify the job's processes.
+func marker(job runner.Job) []string {
+	env := job.ProtocolEnv(func(string) string { return "" })
+	m := []string{
+		"FORGE_RUN_ID=" + env["FORGE_RUN_ID"],
+		"FORGE_CANDIDATE_ID=" + env["FORGE_CANDIDATE_ID"],
+		"FORGE_TRIAL=" + env["FORGE_TRIAL"],
+	}
+	if job.TaskID != "" {
+		m = append(m, "FORGE_TASK_ID="+job.TaskID)
+	}
+	return m
+}
+
+func envValue(env []string, key string) string {
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, key+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// readOnly is the directory the job's processes see read-only, where the
+// platform allows it: the environment cache, when this Runner holds
+// environments (the job's own, or those later jobs of other candidates run
+// in), else nothing; the job's environment alone when the job's directory
+// is inside the cache (nothing when it is inside its environment).
+func (j *jobRun) readOnly() string {
+	if !j.r.platform.readOnly() {
+		return ""
+	}
+	j.r.envMu.Lock()
+	root := ""
+	for _, st := range j.r.envs {
+		if st.dir != "" {
+			root = filepath.Dir(st.dir)
+			break
+		}
+	}
+	j.r.envMu.Unlock()
+	for _, dir := range []string{root, j.envDir} {
+		if dir != "" && !within(j.dir, dir) {
+			return dir
+		}
+	}
+	return ""
+}
+
+// within reports whether path is dir or inside it (both absolute and
+// clean).
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// download reads the artifact, the FORGE_RESULT file and the transcript
+// back into the result, and tells outcome what it found.
+func (j *jobRun) download(outRel string, o *runner.Outcome) {
+	root, err := os.OpenRoot(j.workdir)
+	if err != nil {
+		o.ArtifactProblem = "cannot open the working directory: " + err.Error()
+		return
+	}
+	defer root.Close()
+	limit := j.job.Limits.ArtifactCap()
+
+	b, size, err := readBack(root, outRel, limit)
+	switch {
+	case errors.Is(err, errMissing):
+	case err != nil:
+		o.ArtifactProblem = fmt.Sprintf("artifact %s %v; refused", filepath.ToSlash(outRel), err)
+	default:
+		j.res.SetArtifact(b, size)
+		o.ArtifactFound = true
+	}
+
+	b, size, err = readBack(root, runner.ResultFile, limit)
+	switch {
+	case errors.Is(err, errMissing):
+	case err != nil:
+		j.res.SubmitError = fmt.Sprintf("FORGE_RESULT file %s; ignored", err)
+	case size > int64(len(b)):
+		j.res.SubmitError = fmt.Sprintf("FORGE_RESULT file is %d bytes, over the %d-byte cap; ignored", size, limit)
+	default:
+		j.res.Submit(b)
+	}
+
+	b, size, err = readBack(root, runner.TranscriptFile, j.job.Limits.TranscriptCap())
+	switch {
+	case errors.Is(err, errMissing):
+	case err != nil:
+		j.res.RefuseTranscript(err.Error())
+	default:
+		j.res.SetTranscript(b, size)
+	}
+}
+
+// baseEnv is what a job's and a build's processes get from forge: PATH and
+// LANG, HOME the given directory and TMPDIR its tmp/, PYTHONUNBUFFERED.
+func (r *Runner) baseEnv(home string) map[string]string {
+	getenv := r.opts.Getenv
+	return map[string]string{
+		"PATH":             cmp.Or(getenv("PATH"), defaultPath),
+		"HOME":             home,
+		"LANG":             cmp.Or(getenv("LANG"), "C.UTF-8"),
+		"TMPDIR":           filepath.Join(home, "tmp"),
+		"PYTHONUNBUFFERED": "1",
+	}
+}
