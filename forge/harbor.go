@@ -1,0 +1,238 @@
+package forge
+
+// Harbor task directories: the format Terminal-Bench 2, SWE-bench Verified
+// (through an adapter) and other agent benchmarks ship in. A task is
+// task.toml, instruction.md, environment/ (its image's build context),
+// tests/ (the verifier, run after the agent) and solution/ (the oracle).
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// HarborTask is one Harbor task directory as forge reads it.
+type HarborTask struct {
+	// Dir is the task's directory; ID its name there.
+	Dir, ID string
+	// Name is [task].name (schema 1.1), else ID.
+	Name string
+	// Instruction is instruction.md, whole: what the agent is asked.
+	Instruction string
+	// AgentTimeout, VerifierTimeout and BuildTimeout are the task's own
+	// ([agent], [verifier], [environment] timeout_sec); 0 when not given.
+	AgentTimeout, VerifierTimeout, BuildTimeout time.Duration
+	// VerifierEnv and VerifierUser are how tests/test.sh runs.
+	VerifierEnv  map[string]string
+	VerifierUser string
+	// Dockerfile is environment/Dockerfile, relative to Dir; "" when the
+	// task has none.
+	Dockerfile string
+	// CPUs, MemoryMB and StorageMB are what the environment asks for (0:
+	// not said); AllowInternet is nil when not said.
+	CPUs                float64
+	MemoryMB, StorageMB int64
+	AllowInternet       *bool
+	// Metadata are the task's descriptive fields (difficulty, category,
+	// tags, name, author...), as the task's fields for selecting tasks.
+	Metadata map[string]any
+	// Oracle says the task has solution/solve.sh.
+	Oracle bool
+}
+
+// harborConfig is task.toml, both layouts in use: version = "1.0" with
+// [metadata], and schema_version = "1.1" with [task].
+type harborConfig struct {
+	Version       string         `toml:"version"`
+	SchemaVersion string         `toml:"schema_version"`
+	Task          map[string]any `toml:"task"`
+	Metadata      map[string]any `toml:"metadata"`
+	Agent         struct {
+		TimeoutSec *float64 `toml:"timeout_sec"`
+	} `toml:"agent"`
+	Verifier struct {
+		TimeoutSec *float64          `toml:"timeout_sec"`
+		Env        map[string]string `toml:"env"`
+		User       string            `toml:"user"`
+	} `toml:"verifier"`
+	Environment struct {
+		BuildTimeoutSec *float64 `toml:"build_timeout_sec"`
+		CPUs            *float64 `toml:"cpus"`
+		MemoryMB        *int64   `toml:"memory_mb"`
+		StorageMB       *int64   `toml:"storage_mb"`
+		Memory          string   `toml:"memory"`
+		Storage         string   `toml:"storage"`
+		AllowInternet   *bool    `toml:"allow_internet"`
+	} `toml:"environment"`
+}
+
+// ReadHarborTasks reads dir as Harbor tasks: one task directory (it holds
+// task.toml), or a directory of them, sorted by name. Notes say what
+// forge read but does not use (each unknown key once, with how many
+// tasks have it). A broken task.toml is an error naming its file and
+// line; so is a task forge cannot play yet (several containers).
+func ReadHarborTasks(dir string) (tasks []HarborTask, notes []string, err error) {
+	dirs := []string{dir}
+	if _, err := os.Stat(filepath.Join(dir, "task.toml")); errors.Is(err, fs.ErrNotExist) {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return nil, nil, err
+		}
+		dirs = nil
+		for _, e := range entries {
+			if _, err := os.Stat(filepath.Join(dir, e.Name(), "task.toml")); e.IsDir() && err == nil {
+				dirs = append(dirs, filepath.Join(dir, e.Name()))
+			}
+		}
+		if len(dirs) == 0 {
+			return nil, nil, fmt.Errorf("%s: no Harbor task (a directory with task.toml) in it", dir)
+		}
+	}
+	unknown := map[string]int{}
+	var errs []error
+	for _, d := range dirs {
+		t, extra, err := readHarborTask(d)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, k := range extra {
+			unknown[k]++
+		}
+		tasks = append(tasks, t)
+	}
+	for _, k := range slices.Sorted(maps.Keys(unknown)) {
+		notes = append(notes, fmt.Sprintf("task.toml: %s is not a key forge knows; ignored (%d of %d tasks)", k, unknown[k], len(dirs)))
+	}
+	return tasks, notes, errors.Join(errs...)
+}
+
+// readHarborTask reads one task directory, and the keys of its task.toml
+// forge does not know.
+func readHarborTask(dir string) (HarborTask, []string, error) {
+	path := filepath.Join(dir, "task.toml")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return HarborTask{}, nil, err
+	}
+	var c harborConfig
+	md, err := toml.Decode(string(b), &c)
+	if err != nil {
+		return HarborTask{}, nil, tomlError(path, err)
+	}
+	t := HarborTask{Dir: dir, ID: filepath.Base(dir), VerifierEnv: c.Verifier.Env, VerifierUser: c.Verifier.User,
+		AllowInternet: c.Environment.AllowInternet, Metadata: map[string]any{}}
+	instruction, err := os.ReadFile(filepath.Join(dir, "instruction.md"))
+	if err != nil {
+		return HarborTask{}, nil, fmt.Errorf("%s: a Harbor task needs instruction.md: %w", dir, err)
+	}
+	t.Instruction = string(instruction)
+	if _, err := os.Stat(filepath.Join(dir, "tests", "test.sh")); err != nil {
+		return HarborTask{}, nil, fmt.Errorf("%s: a Harbor task needs tests/test.sh, its verifier", dir)
+	}
+	for _, compose := range []string{"docker-compose.yaml", "docker-compose.yml", "compose.yaml"} {
+		if _, err := os.Stat(filepath.Join(dir, "environment", compose)); err == nil {
+			return HarborTask{}, nil, fmt.Errorf("%s: its environment is environment/%s (several containers): not supported yet", dir, compose)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "environment", "Dockerfile")); err == nil {
+		t.Dockerfile = filepath.Join("environment", "Dockerfile")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "solution", "solve.sh")); err == nil {
+		t.Oracle = true
+	}
+	for _, v := range []struct {
+		into *time.Duration
+		sec  *float64
+		key  string
+	}{{&t.AgentTimeout, c.Agent.TimeoutSec, "agent.timeout_sec"}, {&t.VerifierTimeout, c.Verifier.TimeoutSec, "verifier.timeout_sec"},
+		{&t.BuildTimeout, c.Environment.BuildTimeoutSec, "environment.build_timeout_sec"}} {
+		if v.sec == nil {
+			continue
+		}
+		if *v.sec <= 0 {
+			return HarborTask{}, nil, fmt.Errorf("%s: %s = %v: want a number of seconds above 0", path, v.key, *v.sec)
+		}
+		*v.into = time.Duration(*v.sec * float64(time.Second))
+	}
+	if c.Environment.CPUs != nil {
+		t.CPUs = *c.Environment.CPUs
+	}
+	if t.MemoryMB, err = megabytes(c.Environment.MemoryMB, c.Environment.Memory); err != nil {
+		return HarborTask{}, nil, fmt.Errorf("%s: environment.memory: %w", path, err)
+	}
+	if t.StorageMB, err = megabytes(c.Environment.StorageMB, c.Environment.Storage); err != nil {
+		return HarborTask{}, nil, fmt.Errorf("%s: environment.storage: %w", path, err)
+	}
+	for k, v := range c.Metadata {
+		t.Metadata[k] = v
+	}
+	for k, v := range c.Task {
+		t.Metadata[k] = v
+	}
+	t.Name = t.ID
+	if name, ok := c.Task["name"].(string); ok && name != "" {
+		t.Name = name
+	}
+	var unknown []string
+	for _, k := range md.Undecoded() {
+		if md.Type(k...) != "Hash" { // a table's keys are listed themselves
+			unknown = append(unknown, k.String())
+		}
+	}
+	return t, unknown, nil
+}
+
+// tomlTypeError is how the TOML decoder says a value has the wrong type.
+var tomlTypeError = regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]*)"\): incompatible types: TOML value has type (\w+); destination has type (\w+)`)
+
+// tomlError says what is wrong with the task.toml at path, at its line,
+// in the user's words.
+func tomlError(path string, err error) error {
+	if perr := (toml.ParseError{}); errors.As(err, &perr) {
+		return fmt.Errorf("%s:%d: %s", path, perr.Position.Line, perr.Message)
+	}
+	if m := tomlTypeError.FindStringSubmatch(err.Error()); m != nil {
+		kind := map[string]string{"float": "a number", "integer": "a whole number", "string": "a string", "bool": "true or false"}
+		return fmt.Errorf("%s:%s: %s: want %s, not a %s", path, m[1], m[2], cmp.Or(kind[m[4]], m[4]), strings.TrimSuffix(m[3], "64"))
+	}
+	return fmt.Errorf("%s: %w", path, err)
+}
+
+// megabytes is a size in MB as task.toml writes it: a number of MB, or a
+// string such as "2G" or "512M".
+func megabytes(mb *int64, s string) (int64, error) {
+	if mb != nil {
+		return *mb, nil
+	}
+	if s == "" {
+		return 0, nil
+	}
+	unit := map[byte]float64{'K': 1.0 / 1024, 'M': 1, 'G': 1024, 'T': 1024 * 1024}
+	text := strings.TrimSuffix(strings.TrimSuffix(strings.ToUpper(strings.TrimSpace(s)), "B"), "I")
+	mult, ok := 0.0, false
+	if text != "" {
+		mult, ok = unit[text[len(text)-1]]
+	}
+	if ok {
+		text = text[:len(text)-1]
+	} else {
+		mult = 1.0 / (1024 * 1024) // bytes
+	}
+	n, err := strconv.ParseFloat(text, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("%q: want a size such as \"2G\" or \"512M\"", s)
+	}
+	return int64(n*mult + 0.5), nil
+}

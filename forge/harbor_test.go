@@ -1,0 +1,131 @@
+package forge
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// writeTask writes a Harbor task directory: its files by path.
+func writeTask(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, body := range files {
+		path := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestReadHarborTasks: both task.toml layouts in use, a directory of
+// tasks sorted by name, sizes written as numbers or strings, unknown keys
+// noted once with how many tasks have them.
+func TestReadHarborTasks(t *testing.T) {
+	dir := t.TempDir()
+	common := map[string]string{"instruction.md": "Make /app/hello.txt say hi.\n", "tests/test.sh": "echo 1 > /logs/verifier/reward.txt\n",
+		"environment/Dockerfile": "FROM python:3.12-slim\nWORKDIR /app\n"}
+	older := map[string]string{"task.toml": `version = "1.0"
+[metadata]
+author_name = "a"
+difficulty = "easy"
+category = "files"
+tags = ["shell", "files"]
+[verifier]
+timeout_sec = 120.0
+env = {MODE = "strict"}
+[agent]
+timeout_sec = 300.0
+[environment]
+build_timeout_sec = 600.0
+cpus = 2
+memory_mb = 4096
+storage_mb = 10240
+`, "solution/solve.sh": "echo hi > /app/hello.txt\n"}
+	newer := map[string]string{"task.toml": `schema_version = "1.1"
+[task]
+name = "org/fix-bug"
+keywords = ["python"]
+[metadata]
+difficulty = "hard"
+[agent]
+timeout_sec = 90
+[environment]
+memory = "2G"
+storage = "512M"
+allow_internet = false
+gpus = 1
+[sandbox]
+warm = true
+`}
+	for name, files := range map[string]map[string]string{"b-older": older, "a-newer": newer, "c-newer": newer} {
+		writeTask(t, filepath.Join(dir, name), common)
+		writeTask(t, filepath.Join(dir, name), files)
+	}
+	writeTask(t, filepath.Join(dir, "not-a-task"), map[string]string{"README.md": "x"})
+	tasks, notes, err := ReadHarborTasks(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tasks) != 3 || tasks[0].ID != "a-newer" || tasks[1].ID != "b-older" {
+		t.Fatalf("tasks: %+v", tasks)
+	}
+	n, o := tasks[0], tasks[1]
+	no := false
+	if n.Name != "org/fix-bug" || n.AgentTimeout != 90*time.Second || n.MemoryMB != 2048 || n.StorageMB != 512 ||
+		!reflect.DeepEqual(n.AllowInternet, &no) || n.Metadata["difficulty"] != "hard" || n.Oracle || n.Dockerfile != "environment/Dockerfile" {
+		t.Errorf("the newer layout: %+v", n)
+	}
+	if o.Name != "b-older" || o.VerifierTimeout != 2*time.Minute || o.BuildTimeout != 10*time.Minute || o.CPUs != 2 || o.MemoryMB != 4096 ||
+		o.StorageMB != 10240 || o.VerifierEnv["MODE"] != "strict" || !o.Oracle || o.Metadata["category"] != "files" ||
+		!strings.Contains(o.Instruction, "hello.txt") {
+		t.Errorf("the older layout: %+v", o)
+	}
+	want := []string{"task.toml: environment.gpus is not a key forge knows; ignored (2 of 3 tasks)",
+		"task.toml: sandbox.warm is not a key forge knows; ignored (2 of 3 tasks)"}
+	if !reflect.DeepEqual(notes, want) {
+		t.Errorf("notes:\n%q\nwant\n%q", notes, want)
+	}
+	one, _, err := ReadHarborTasks(filepath.Join(dir, "b-older"))
+	if err != nil || len(one) != 1 || one[0].ID != "b-older" {
+		t.Errorf("one task directory: %+v, %v", one, err)
+	}
+}
+
+// TestHarborTaskErrors: a broken task.toml names its file and line; a task
+// of several containers, or without its instruction or verifier, is
+// refused with what it lacks.
+func TestHarborTaskErrors(t *testing.T) {
+	base := map[string]string{"instruction.md": "x", "tests/test.sh": "true", "task.toml": "version = \"1.0\"\n"}
+	for name, c := range map[string]struct {
+		files map[string]string
+		drop  string
+		want  string
+	}{
+		"broken toml":  {map[string]string{"task.toml": "version = \"1.0\"\n[agent]\ntimeout_sec = = 3\n"}, "", "task.toml:3: "},
+		"wrong type":   {map[string]string{"task.toml": "[agent]\ntimeout_sec = \"soon\"\n"}, "", "task.toml:2: agent.timeout_sec: want a number, not a string"},
+		"negative":     {map[string]string{"task.toml": "[verifier]\ntimeout_sec = -1\n"}, "", "verifier.timeout_sec = -1: want a number of seconds above 0"},
+		"bad size":     {map[string]string{"task.toml": "[environment]\nmemory = \"lots\"\n"}, "", `environment.memory: "lots": want a size`},
+		"compose":      {map[string]string{"environment/docker-compose.yaml": "services: {}\n"}, "", "environment/docker-compose.yaml (several containers): not supported yet"},
+		"no verifier":  {nil, "tests/test.sh", "needs tests/test.sh"},
+		"no objective": {nil, "instruction.md", "needs instruction.md"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "task")
+			writeTask(t, dir, base)
+			writeTask(t, dir, c.files)
+			if c.drop != "" {
+				os.Remove(filepath.Join(dir, filepath.FromSlash(c.drop)))
+			}
+			_, _, err := ReadHarborTasks(dir)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("err = %v, want one containing %q", err, c.want)
+			}
+		})
+	}
+}
