@@ -114,7 +114,7 @@ type runIndex struct {
 }
 
 // live reports whether the run has not ended (results.json has no
-// finished_at): its trials come from the journal as they end.
+// finished_at): its trials come from trials.jsonl as they end.
 func (x *runIndex) live() bool { return !x.rec.Finished() }
 
 // stopped says when a live run forge no longer plays (killed, or its
@@ -464,7 +464,7 @@ func (c *cache) peek(path string) *runIndex {
 
 // get returns the index of run id whose results.json is path, reading it
 // when it is not cached or changed; a live run's index reads what its
-// journal gained.
+// trials gained.
 func (c *cache) get(id, path string) (*runIndex, error) {
 	fi, err := os.Stat(path)
 	if err != nil {

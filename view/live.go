@@ -11,7 +11,7 @@ import (
 	"github.com/forge-run/forge/internal/text"
 )
 
-// liveTick is how often the events of a live run look at its journal.
+// liveTick is how often the events of a live run look at its trials.
 const liveTick = 250 * time.Millisecond
 
 // liveTrial is a finished trial as an event tells the page.
@@ -28,7 +28,7 @@ type liveTrial struct {
 
 // events streams a run's finished trials as server-sent events, from the
 // trial after ?from=N (or the Last-Event-ID): a "trial" event each, as
-// the journal gains them, then "finished" once results.json is written
+// trials.jsonl gains them, then "finished" once results.json is written
 // whole, or "stopped" (its last sign of life) when forge no longer plays
 // the run. The page adds each trial to its list without a reload.
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {

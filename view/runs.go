@@ -91,11 +91,23 @@ func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, "runs.tmpl", p)
 }
 
-// indexForList is the size of results.json up to which the runs list
-// reads a run whole (its index: what the gates' verdict and the cost need);
-// a larger run (100,000 trials are some 100 MB) is listed from its
-// record's head until it is opened.
+// indexForList is the size of a record (results.json and its trials) up
+// to which the runs list reads a run whole (its index: what the gates'
+// verdict and the cost need); a larger run (100,000 trials are some 100
+// MB) is listed from its summary until it is opened.
 var indexForList int64 = 8 << 20
+
+// recordSize is the size of the record whose results.json is path, its
+// trials file included.
+func recordSize(path string) int64 {
+	var n int64
+	for _, p := range []string{path, filepath.Join(filepath.Dir(path), forge.TrialsFile)} {
+		if fi, err := os.Stat(p); err == nil {
+			n += fi.Size()
+		}
+	}
+	return n
+}
 
 // fillRunRow fills a runs list's row from the run's index, or from its
 // record's head when it is large and not read yet.
@@ -105,7 +117,7 @@ func (s *Server) fillRunRow(row *runRow, id string) {
 		row.Skipped = "not a run directory"
 		return
 	}
-	if fi, err := os.Stat(path); err == nil && fi.Size() > indexForList && s.cache.peek(path) == nil {
+	if recordSize(path) > indexForList && s.cache.peek(path) == nil {
 		rec, tasks, err := forge.ReadRecordSummary(path)
 		if err != nil {
 			row.Skipped = err.Error()
