@@ -240,19 +240,6 @@ func (rec *Record) PlanKey() func(r *runner.Result) int64 {
 	}
 }
 
-// InPlanOrder returns the indexes of results in the plan's order
-// (PlanKey): sorted by one number each, never moving a result.
-func (rec *Record) InPlanOrder(results []runner.Result) []int {
-	key := rec.PlanKey()
-	keys := make([]int64, len(results))
-	order := make([]int, len(results))
-	for i := range results {
-		keys[i], order[i] = key(&results[i]), i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(keys[a], keys[b]) })
-	return order
-}
-
 // jobMemo is what the jobs of a plan share instead of each making its
 // own: a candidate's passed variables (when the task adds none) and each
 // task's JSON. At 100,000 jobs that is most of the plan's memory.

@@ -8,6 +8,7 @@ package forge
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/forge-run/forge/runner"
@@ -203,11 +205,25 @@ func (rec *Record) TrialsPath(path string) string {
 	return filepath.Join(filepath.Dir(path), TrialsFile)
 }
 
-// Adopt makes results, read from the run's trials, the record's: a
-// trial's last line is the one that counts (--resume played it again),
-// scored as results.json says, in plan order once the run ended.
+// Adopt makes results, read from the run's trials, the record's
+// (Arrange).
 func (rec *Record) Adopt(results []runner.Result) {
-	results = lastOfEach(results)
+	keep := rec.Arrange(results)
+	rec.Results = make([]runner.Result, len(keep))
+	for i, from := range keep {
+		rec.Results[i] = results[from]
+	}
+}
+
+// Arrange gives results, read from the run's trials, their scores as
+// results.json keeps them, and returns the indexes of those the record
+// holds, in order: a trial's last line only (--resume played it again),
+// in plan order once the run ended, else in the file's.
+func (rec *Record) Arrange(results []runner.Result) []int {
+	type trialKey struct {
+		candidate, task string
+		trial           int
+	}
 	if len(rec.Scores) > 0 {
 		scores := make(map[trialKey]float64, len(rec.Scores))
 		for _, s := range rec.Scores {
@@ -221,36 +237,25 @@ func (rec *Record) Adopt(results []runner.Result) {
 		}
 		rec.Scores = nil
 	}
-	if rec.Finished() {
-		sorted := make([]runner.Result, len(results))
-		for i, from := range rec.InPlanOrder(results) {
-			sorted[i] = results[from]
-		}
-		results = sorted
-	}
-	rec.Results = results
-}
-
-// trialKey names a trial.
-type trialKey struct {
-	candidate, task string
-	trial           int
-}
-
-// lastOfEach keeps each trial's last result, where its first one was.
-func lastOfEach(results []runner.Result) []runner.Result {
 	at := make(map[trialKey]int, len(results))
-	out := results[:0]
-	for _, r := range results {
+	keep := make([]int, 0, len(results))
+	for i, r := range results {
 		k := trialKey{r.CandidateID, r.TaskID, r.Trial}
-		if i, ok := at[k]; ok {
-			out[i] = r
+		if j, ok := at[k]; ok {
+			keep[j] = i
 			continue
 		}
-		at[k] = len(out)
-		out = append(out, r)
+		at[k] = len(keep)
+		keep = append(keep, i)
 	}
-	return out
+	if rec.Finished() {
+		key, keys := rec.PlanKey(), make([]int64, len(results))
+		for _, i := range keep {
+			keys[i] = key(&results[i])
+		}
+		slices.SortStableFunc(keep, func(a, b int) int { return cmp.Compare(keys[a], keys[b]) })
+	}
+	return keep
 }
 
 // ReadRecordSummary reads what a list of runs says of the run whose
@@ -280,7 +285,7 @@ func DecodeRecordSummary(b []byte) (*Record, int, error) {
 		TaskMatrix skipped    `json:"task_matrix"`
 		Tasks      []struct{} `json:"tasks"`
 	}{Record: rec}
-	if err := decodeRecord(b, &v); err != nil {
+	if err := decodeRecord(b, &v, &rec.SchemaVersion); err != nil {
 		return nil, 0, err
 	}
 	return rec, len(v.Tasks), nil
@@ -304,41 +309,42 @@ func recordFileError(path string, err error) error {
 // read: Adopt them).
 func DecodeRecord(b []byte) (*Record, error) {
 	var rec Record
-	if err := decodeRecord(b, &rec); err != nil {
+	if err := decodeRecord(b, &rec, &rec.SchemaVersion); err != nil {
 		return nil, err
 	}
 	return &rec, nil
 }
 
-// decodeRecord decodes the results.json in b into v, once its
-// schema_version is one this forge reads.
-func decodeRecord(b []byte, v any) error {
-	// The version first, so a future schema is reported as such and not as
-	// whatever field no longer decodes.
+// decodeRecord decodes the results.json in b into v, whose
+// schema_version is *version, and checks that this forge reads it.
+func decodeRecord(b []byte, v any, version *int) error {
+	err := json.Unmarshal(b, v)
+	if err == nil && readsSchema(*version) {
+		return nil
+	}
+	// A future schema is reported as such, not as whatever field no longer
+	// decodes.
 	var head struct {
 		SchemaVersion *int `json:"schema_version"`
 	}
-	err := json.Unmarshal(b, &head)
+	herr := json.Unmarshal(b, &head)
 	var syntax *json.SyntaxError
 	var kind *json.UnmarshalTypeError
 	switch {
 	case len(bytes.TrimSpace(b)) == 0:
 		return errors.New("not a results.json: the file is empty")
-	case errors.As(err, &syntax):
-		return fmt.Errorf("not a results.json: not JSON (at byte %d: %w)", syntax.Offset, err)
-	case errors.As(err, &kind) && kind.Field == "":
+	case errors.As(herr, &syntax):
+		return fmt.Errorf("not a results.json: not JSON (at byte %d: %w)", syntax.Offset, herr)
+	case errors.As(herr, &kind) && kind.Field == "":
 		return fmt.Errorf("not a results.json: want a JSON object, not %s", kind.Value)
-	case err != nil:
-		return fmt.Errorf("not a results.json: %w", err)
+	case herr != nil:
+		return fmt.Errorf("not a results.json: %w", herr)
 	case head.SchemaVersion == nil:
 		return errors.New("not a results.json: no schema_version")
 	case !readsSchema(*head.SchemaVersion):
 		return fmt.Errorf("schema_version %d, this forge reads 1 to %d", *head.SchemaVersion, SchemaVersion)
 	}
-	if err := json.Unmarshal(b, v); err != nil {
-		return fmt.Errorf("not a results.json: %w", err)
-	}
-	return nil
+	return fmt.Errorf("not a results.json: %w", err)
 }
 
 // WriteRecord writes rec as a run's record: its results to trials.jsonl

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/forge-run/forge/internal/relaid"
 	"github.com/forge-run/forge/runner"
@@ -237,8 +238,9 @@ func TestPlanOrderIsThePlans(t *testing.T) {
 			results = append(results, runner.Result{CandidateID: j.CandidateID, TaskID: j.TaskID, Trial: j.Trial})
 		}
 		rand.Shuffle(len(results), func(i, j int) { results[i], results[j] = results[j], results[i] })
+		rec.FinishedAt = time.Now()
 		var got []string
-		for _, i := range rec.InPlanOrder(results) {
+		for _, i := range rec.Arrange(results) {
 			r := results[i]
 			got = append(got, fmt.Sprintf("%s/%s#%d", r.CandidateID, r.TaskID, r.Trial))
 		}

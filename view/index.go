@@ -218,32 +218,15 @@ func (x *runIndex) put(r runner.Result, ref lineRef) {
 	x.lines = append(x.lines, ref)
 }
 
-// score gives a finished run's trials their scores, which results.json
-// keeps, and puts them in plan order, a trial's last line only (--resume
-// played it again).
+// score gives a finished run's trials their scores and puts them in
+// order (forge.Record.Arrange).
 func (x *runIndex) score() {
-	rec := x.rec
-	scores := make(map[trialKey]float64, len(rec.Scores))
-	for _, s := range rec.Scores {
-		scores[trialKey{s.CandidateID, s.TaskID, s.Trial}] = s.Score
+	keep := x.rec.Arrange(x.rec.Results)
+	results, lines := make([]runner.Result, len(keep)), make([]lineRef, len(keep))
+	for i, from := range keep {
+		results[i], lines[i] = x.rec.Results[from], x.lines[from]
 	}
-	rec.Scores = nil
-	for i := range rec.Results {
-		r := &rec.Results[i]
-		if v, ok := scores[trialKey{r.CandidateID, r.TaskID, r.Trial}]; ok {
-			r.Score = &v
-		}
-	}
-	results, lines := make([]runner.Result, 0, len(rec.Results)), make([]lineRef, 0, len(rec.Results))
-	for _, from := range rec.InPlanOrder(rec.Results) {
-		r := &rec.Results[from]
-		if n := len(results) - 1; n >= 0 && results[n].CandidateID == r.CandidateID && results[n].TaskID == r.TaskID && results[n].Trial == r.Trial {
-			results[n], lines[n] = *r, x.lines[from]
-			continue
-		}
-		results, lines = append(results, *r), append(lines, x.lines[from])
-	}
-	rec.Results, x.lines, x.at = results, lines, nil
+	x.rec.Results, x.lines, x.at = results, lines, nil
 }
 
 // batchSize is how many results' lines a worker decodes at once.
