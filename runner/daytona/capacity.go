@@ -2,7 +2,6 @@ package daytona
 
 import (
 	"context"
-	"fmt"
 	"regexp"
 	"sort"
 	"strings"
@@ -168,19 +167,6 @@ func (c *capacity) snapshot() (alive map[string]*daytona.Sandbox, unknown []stri
 	return alive, unknown
 }
 
-// lagGrace is how long after one of this run's sandboxes was deleted a
-// refusal may still be the service catching up with that deletion rather
-// than a smaller capacity.
-const lagGrace = 5 * time.Second
-
-// lagFirstRetry is the shortest wait before a creation refused just after
-// a deletion is tried again.
-const lagFirstRetry = 100 * time.Millisecond
-
-// destroyingPoll is how often a creation refused while this run's deleted
-// sandboxes are still being destroyed is tried again.
-const destroyingPoll = time.Second
-
 // refused records that the account refused to create name: its slot goes
 // (nothing was created) and nothing was freed.
 func (c *capacity) refused(name string) {
@@ -261,58 +247,3 @@ func quotaRefusal(status int, msg string) (what string, ok bool) {
 }
 
 var quotaRE = regexp.MustCompile(`(?i)^total (cpu|memory|disk|sandbox(?:es)?|sandbox count) (?:limit|quota) exceeded\.?\s*(?:maximum allowed:?\s*([0-9]+(?:\.[0-9]+)?\s*[a-z]*))?`)
-
-// waitForCapacity handles a creation of name refused for the account's
-// limits. While none of this run's sandboxes exists but some are being
-// created, their outcome decides: it waits for it. With some alive, the
-// run's concurrency comes down to their number (said once) and the caller
-// tries again, waiting in acquire until one of them is deleted. With none
-// alive or coming, the account is full without this run: it returns the
-// run-stopping error. A refusal just after one of this run's deletions may
-// be the service catching up with it: then it waits until the deletion is
-// twice as old (at most until it is lagGrace old), or for the next change,
-// and lets the caller try again. While some of this run's deleted
-// sandboxes are still being destroyed, the account is not called full: the
-// caller tries again every destroyingPoll.
-func (r *Runner) waitForCapacity(ctx context.Context, name string, refusal error) error {
-	what, _ := quotaRefusal(statusOf(refusal), messageOf(refusal))
-	r.capacity.refused(name)
-	for {
-		alive, pending, changed, since := r.capacity.state(time.Now())
-		recent := since >= 0 && since < lagGrace
-		var lag <-chan time.Time
-		switch {
-		case alive == 0 && pending > 0:
-			// Wait for the creations under way.
-		case alive == 0 && !recent && r.stillDestroying(ctx) > 0:
-			// Deleted but not gone: the account may free their share only
-			// once they are. Look again in a while, or at the next change.
-			lag = time.After(destroyingPoll)
-		case alive == 0 && !recent:
-			return r.stop(fmt.Errorf("Daytona account limit reached (%s) with none of this run's sandboxes alive: other sandboxes of the account use it all; "+
-				"free some (forge gc deletes those forge left behind; the others are in the Daytona dashboard), lower concurrency or ask for smaller daytona.resources",
-				what))
-		case !recent:
-			// The account admits what it holds of this run: the sandboxes
-			// alive and those deleted but still being destroyed.
-			if n := r.capacity.lower(alive + r.stillDestroying(ctx)); n > 0 {
-				fmt.Fprintf(r.opts.Warn, "forge: account limit reached (%s): running %d at a time\n", what, n)
-			}
-			return nil
-		default:
-			// Try again as the deletion ages (after as long again as it is
-			// old, from 100 ms), or at the next change.
-			lag = time.After(min(lagGrace-since, max(lagFirstRetry, since)))
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-changed:
-			if lag != nil {
-				return nil
-			}
-		case <-lag:
-			return nil
-		}
-	}
-}

@@ -167,3 +167,34 @@ type describedError struct{ err error }
 
 func (e *describedError) Error() string { return describe(e.err) }
 func (e *describedError) Unwrap() error { return e.err }
+
+// neverSent reports a network error that happened before the request
+// reached the service (nothing can have been created).
+func neverSent(err error) bool {
+	if statusOf(err) != 0 {
+		return false
+	}
+	m := messageOf(err)
+	return strings.Contains(m, "dial tcp") || strings.Contains(m, "connection refused") || strings.Contains(m, "no such host")
+}
+
+// failedToStart recognises a created sandbox that ended in error or
+// build_failed: the SDK's own error when its wait for "started" sees that
+// state, or the API's 400 "Sandbox failed to start: <reason>" when the
+// sandbox failed while the API waited for it. reason is for a person.
+func failedToStart(f failure, err error) (reason string, ok bool) {
+	msg := messageOf(err)
+	if !strings.HasPrefix(msg, errFailedToStart) || (f.class != classTransient && statusOf(err) != 400) {
+		return "", false
+	}
+	reason = strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(msg, errFailedToStart), ":"))
+	if reason == "" {
+		reason = "it ended in error or build_failed"
+	}
+	first, _, _ := strings.Cut(reason, "\n")
+	return first, true
+}
+
+// errFailedToStart is what the SDK says when a sandbox ends in error or
+// build_failed; it does not say which sandbox.
+const errFailedToStart = "Sandbox failed to start"

@@ -68,8 +68,8 @@ type Runner struct {
 	dead context.Context
 	kill context.CancelCauseFunc
 
-	// streams is what the run learned about command log streams.
-	streams streamState
+	// streamRefused warns, once a run, that log streams cannot be opened.
+	streamRefused sync.Once
 	// capacity holds jobs back while the account's limits are reached.
 	capacity *capacity
 
@@ -289,4 +289,24 @@ func (r *Runner) resources() *runner.Resources {
 		MemoryGiB: float64(cmp.Or(o.MemoryGB, defaultMemoryGB)),
 		DiskGiB:   float64(cmp.Or(o.DiskGB, defaultDiskGB)),
 	}
+}
+
+// Run runs one job in a fresh sandbox and deletes the sandbox, whatever
+// happens. A failing candidate is data (nil error); the error is non-nil
+// only when the backend is unusable (*runner.UnusableError): the API refused
+// the key, or could not be reached at all.
+func (r *Runner) Run(ctx context.Context, job runner.Job) (runner.Result, error) {
+	start := time.Now()
+	res := runner.Result{CandidateID: job.CandidateID, Trial: job.Trial, Backend: Backend, StartedAt: start.UTC()}
+	if job.Dir != "" {
+		// A plain job runs in a directory of this machine: not a sandbox's.
+		res.Failed(runner.ErrInfra, "the Daytona backend runs no job in a directory of its own (Job.Dir); run it locally")
+		res.FinishedAt = time.Now().UTC()
+		return res, nil
+	}
+	j := &jobRun{r: r, job: job, res: &res, name: sandboxName(r.opts.RunID, job.CandidateID, job.TaskID, job.Trial)}
+	err := j.run(ctx)
+	res.FinishedAt = time.Now().UTC()
+	res.JobSeconds = time.Since(start).Seconds()
+	return res, err
 }

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/cenkalti/backoff/v5"
 	"github.com/daytonaio/daytona/libs/sdk-go/pkg/daytona"
@@ -35,16 +36,6 @@ func (r *Runner) notCreated(name string) {
 	}
 }
 
-// neverSent reports a network error that happened before the request
-// reached the service (nothing can have been created).
-func neverSent(err error) bool {
-	if statusOf(err) != 0 {
-		return false
-	}
-	m := messageOf(err)
-	return strings.Contains(m, "dial tcp") || strings.Contains(m, "connection refused") || strings.Contains(m, "no such host")
-}
-
 // deleted records that name's sandbox (id when known) is gone.
 func (r *Runner) deleted(name, id string) error {
 	r.mu.Lock()
@@ -53,27 +44,6 @@ func (r *Runner) deleted(name, id string) error {
 	r.capacity.release(name)
 	return r.ledger.append(LedgerEntry{Event: eventDeleted, RunID: r.opts.RunID, Name: name, ID: id})
 }
-
-// failedToStart recognises a created sandbox that ended in error or
-// build_failed: the SDK's own error when its wait for "started" sees that
-// state, or the API's 400 "Sandbox failed to start: <reason>" when the
-// sandbox failed while the API waited for it. reason is for a person.
-func failedToStart(f failure, err error) (reason string, ok bool) {
-	msg := messageOf(err)
-	if !strings.HasPrefix(msg, errFailedToStart) || (f.class != classTransient && statusOf(err) != 400) {
-		return "", false
-	}
-	reason = strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(msg, errFailedToStart), ":"))
-	if reason == "" {
-		reason = "it ended in error or build_failed"
-	}
-	first, _, _ := strings.Cut(reason, "\n")
-	return first, true
-}
-
-// errFailedToStart is what the SDK says when a sandbox ends in error or
-// build_failed; it does not say which sandbox.
-const errFailedToStart = "Sandbox failed to start"
 
 // createSandbox creates the sandbox called name, going through the
 // capacity gate and the creation pacer, under the retry policy, and
@@ -330,4 +300,72 @@ func (r *Runner) sweep(ctx context.Context) error {
 		errs = append(errs, r.deleteSandbox(ctx, sb.Name, r.adopt(sb)))
 	}
 	return errors.Join(errs...)
+}
+
+// lagGrace is how long after one of this run's sandboxes was deleted a
+// refusal may still be the service catching up with that deletion rather
+// than a smaller capacity.
+const lagGrace = 5 * time.Second
+
+// lagFirstRetry is the shortest wait before a creation refused just after
+// a deletion is tried again.
+const lagFirstRetry = 100 * time.Millisecond
+
+// destroyingPoll is how often a creation refused while this run's deleted
+// sandboxes are still being destroyed is tried again.
+const destroyingPoll = time.Second
+
+// waitForCapacity handles a creation of name refused for the account's
+// limits. While none of this run's sandboxes exists but some are being
+// created, their outcome decides: it waits for it. With some alive, the
+// run's concurrency comes down to their number (said once) and the caller
+// tries again, waiting in acquire until one of them is deleted. With none
+// alive or coming, the account is full without this run: it returns the
+// run-stopping error. A refusal just after one of this run's deletions may
+// be the service catching up with it: then it waits until the deletion is
+// twice as old (at most until it is lagGrace old), or for the next change,
+// and lets the caller try again. While some of this run's deleted
+// sandboxes are still being destroyed, the account is not called full: the
+// caller tries again every destroyingPoll.
+func (r *Runner) waitForCapacity(ctx context.Context, name string, refusal error) error {
+	what, _ := quotaRefusal(statusOf(refusal), messageOf(refusal))
+	r.capacity.refused(name)
+	for {
+		alive, pending, changed, since := r.capacity.state(time.Now())
+		recent := since >= 0 && since < lagGrace
+		var lag <-chan time.Time
+		switch {
+		case alive == 0 && pending > 0:
+			// Wait for the creations under way.
+		case alive == 0 && !recent && r.stillDestroying(ctx) > 0:
+			// Deleted but not gone: the account may free their share only
+			// once they are. Look again in a while, or at the next change.
+			lag = time.After(destroyingPoll)
+		case alive == 0 && !recent:
+			return r.stop(fmt.Errorf("Daytona account limit reached (%s) with none of this run's sandboxes alive: other sandboxes of the account use it all; "+
+				"free some (forge gc deletes those forge left behind; the others are in the Daytona dashboard), lower concurrency or ask for smaller daytona.resources",
+				what))
+		case !recent:
+			// The account admits what it holds of this run: the sandboxes
+			// alive and those deleted but still being destroyed.
+			if n := r.capacity.lower(alive + r.stillDestroying(ctx)); n > 0 {
+				fmt.Fprintf(r.opts.Warn, "forge: account limit reached (%s): running %d at a time\n", what, n)
+			}
+			return nil
+		default:
+			// Try again as the deletion ages (after as long again as it is
+			// old, from 100 ms), or at the next change.
+			lag = time.After(min(lagGrace-since, max(lagFirstRetry, since)))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-changed:
+			if lag != nil {
+				return nil
+			}
+		case <-lag:
+			return nil
+		}
+	}
 }

@@ -106,22 +106,17 @@ func TestSandboxLifecycleThroughTheSDK(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmdID := r["id"].(string)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	var code any
+	WaitFor(t, "the session command to finish", func() bool {
 		st, err := sb.Process.GetSessionCommand(ctx(t), "s", cmdID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if code, ok := st["exitCode"]; ok {
-			if code.(int32) != 7 {
-				t.Fatalf("exit code = %v, want 7", code)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("session command never finished")
-		}
-		time.Sleep(10 * time.Millisecond)
+		code = st["exitCode"]
+		return code != nil
+	})
+	if code.(int32) != 7 {
+		t.Fatalf("exit code = %v, want 7", code)
 	}
 	logs, err := sb.Process.GetSessionCommandLogs(ctx(t), "s", cmdID)
 	if err != nil {
@@ -266,13 +261,7 @@ func TestFaults(t *testing.T) {
 		t.Fatal("hung create returned")
 	}
 	// The hung call is logged once the server notices the client left.
-	deadline := time.Now().Add(5 * time.Second)
-	for s.Calls(OpCreateSandbox) != 7 {
-		if time.Now().After(deadline) {
-			t.Fatalf("create calls = %d, want 7", s.Calls(OpCreateSandbox))
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	WaitFor(t, "7 create calls", func() bool { return s.Calls(OpCreateSandbox) == 7 })
 	calls := 0
 	for _, call := range s.CallLog() {
 		if call.Op == OpCreateSandbox {
@@ -309,13 +298,7 @@ func assertGone(t *testing.T, file string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for alive(pid) {
-		if time.Now().After(deadline) {
-			t.Fatalf("process %d still runs", pid)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	WaitFor(t, fmt.Sprintf("process %d to end", pid), func() bool { return !alive(pid) })
 }
 
 func TestCloseKillsEverythingItStarted(t *testing.T) {
@@ -328,13 +311,7 @@ func TestCloseKillsEverythingItStarted(t *testing.T) {
 	if _, err := sb.Process.ExecuteSessionCommand(ctx(t), "s", "echo $$ > pid; sleep 30 & sleep 30", true, false); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for s.Running() == 0 || fileMissing(filepath.Join(home, "pid")) {
-		if time.Now().After(deadline) {
-			t.Fatal("session command never started")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	WaitFor(t, "the session command to start", func() bool { return s.Running() > 0 && !fileMissing(filepath.Join(home, "pid")) })
 	s.Close()
 	if s.Running() != 0 {
 		t.Fatalf("%d processes outlived Close", s.Running())
@@ -445,7 +422,7 @@ func follow(ctx context.Context, sb *daytona.Sandbox, sid, cid string, chunks ch
 func streamCallsOf(t *testing.T, s *Server, n int) []Call {
 	t.Helper()
 	var calls []Call
-	eventually(t, fmt.Sprintf("%d log streams logged", n), func() bool {
+	WaitFor(t, fmt.Sprintf("%d log streams logged", n), func() bool {
 		calls = nil
 		for _, c := range s.CallLog() {
 			if c.Op == OpSessionLogsStream {
@@ -533,20 +510,13 @@ func TestLogStreamOfAFinishedCommandReplaysAndCloses(t *testing.T) {
 	s := Start(t, Options{Specs: specs})
 	sb := create(t, client(t, s), "replay")
 	cid := startCommand(t, sb, "s", "for i in 1 2 3; do echo line-$i-$(head -c 600 /dev/zero | tr '\\000' x); done")
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	WaitFor(t, "the command to end", func() bool {
 		st, err := sb.Process.GetSessionCommand(ctx(t), "s", cid)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st["exitCode"] != nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the command never ended")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return st["exitCode"] != nil
+	})
 	r := <-follow(ctx(t), sb, "s", cid, nil)
 	x := strings.Repeat("x", 600)
 	if r.err != nil || r.stdout != "line-1-"+x+"\nline-2-"+x+"\nline-3-"+x+"\n" {
@@ -635,18 +605,6 @@ func TestLogStreamOfAKilledCommandFollowsUntilTheSandboxGoes(t *testing.T) {
 	}
 }
 
-// eventually waits until cond holds, failing the test after 10 s.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("never: %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // message is the message of an SDK error.
 func message(err error) string {
 	if e := sdkErr(err); e != nil {
@@ -712,7 +670,7 @@ func TestQuotaRefusesOverTheTotalUntilADeletedSandboxIsGone(t *testing.T) {
 	} else {
 		t.Logf("the machine is slow: %v passed before the create; not checking the destroying case", time.Since(deleted))
 	}
-	eventually(t, "the deleted sandbox is gone", func() bool {
+	WaitFor(t, "the deleted sandbox is gone", func() bool {
 		_, err := c.Get(ctx(t), sbs[0].ID)
 		return isNotFound(err)
 	})
@@ -933,7 +891,7 @@ func TestToolboxWarmupAnswers502(t *testing.T) {
 	} else {
 		t.Logf("the machine is slow: %v passed; not checking the warm-up", time.Since(started))
 	}
-	eventually(t, "the toolbox answers", func() bool {
+	WaitFor(t, "the toolbox answers", func() bool {
 		_, err := sb.GetUserHomeDir(ctx(t))
 		return err == nil
 	})
