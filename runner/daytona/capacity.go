@@ -11,21 +11,12 @@ import (
 	"github.com/daytonaio/daytona/libs/sdk-go/pkg/daytona"
 )
 
-// capacity is the run's one record of its sandboxes, from the start of
-// each creation until its deletion, and back-pressure from the account's
-// limits (total CPU, memory, disk, sandbox count). Daytona refuses a
-// creation that would take the organisation over its quota; the refusal
-// clears when one of the organisation's running sandboxes is deleted. So a
-// refused job goes back in line until one of this run's own sandboxes is
-// gone, then tries again, and the run's effective concurrency comes down to
-// what the account admits: once the account has refused a creation, at most
-// as many of this run's sandboxes exist at once as existed when it refused.
-//
-// A slot is held by every sandbox of this run that exists or may exist:
-// from the start of its creation (pending) through its existence (alive)
-// until it is deleted, or known never to have been created. A creation
-// refused for the account's limits gives its slot back while it waits, but
-// the name stays recorded if an earlier attempt may have created it.
+// capacity is the run's record of its sandboxes, from the start of each
+// creation to its deletion, and back-pressure from the account's limits:
+// a creation refused for the quota waits until one of the run's sandboxes
+// is gone, so at most as many exist at once as when the account refused.
+// Each sandbox that exists or may exist holds a slot; a refused creation
+// gives its slot back while it waits (its name stays if it may exist).
 type capacity struct {
 	mu      sync.Mutex
 	holders map[string]*holder
@@ -35,7 +26,7 @@ type capacity struct {
 	// sandbox is created or refused.
 	changed   chan struct{}
 	lastFreed time.Time
-	said      bool
+	announced bool
 }
 
 // holder is one sandbox of the run.
@@ -210,10 +201,10 @@ func (c *capacity) lower(n int) (announce int) {
 	if n > 0 && (c.limit == 0 || n < c.limit) {
 		c.limit = n
 	}
-	if c.said || c.limit == 0 {
+	if c.announced || c.limit == 0 {
 		return 0
 	}
-	c.said = true
+	c.announced = true
 	return c.limit
 }
 

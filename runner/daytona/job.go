@@ -246,9 +246,8 @@ func (j *jobRun) cleanup(ctx context.Context) {
 	j.res.Phases.Add(runner.PhaseCleanup, time.Since(t))
 }
 
-// upload copies the job's files into the sandbox with the SDK's file
-// upload, and writes forge.sh. Zero-byte files cannot be uploaded (the SDK
-// then sends no file part); forge.sh creates them instead.
+// upload copies the job's files into the sandbox (zero-byte ones, which the
+// SDK cannot upload, forge.sh creates) and makes forge.sh.
 func (j *jobRun) upload(ctx context.Context) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(4)
@@ -432,11 +431,7 @@ func (j *jobRun) settle(ctx context.Context, run sessionRun) error {
 	switch meta.ArtifactKind {
 	case "file":
 		o.ArtifactFound = true
-		art := files["artifact"]
-		if int64(len(art)) > lim.ArtifactCap() {
-			art = art[:lim.ArtifactCap()]
-		}
-		j.res.SetArtifact(art, max(meta.Artifact, int64(len(art))))
+		j.res.SetArtifact(files["artifact"], max(meta.Artifact, int64(len(files["artifact"]))))
 	case "symlink":
 		o.ArtifactProblem = "the artifact " + j.job.EffectiveOutputFile() + " is a symlink; forge reads only regular files"
 	case "unreadable":
@@ -458,11 +453,7 @@ func (j *jobRun) settle(ctx context.Context, run sessionRun) error {
 	}
 	switch meta.TranscriptKind {
 	case "file":
-		tr := files["transcript"]
-		if int64(len(tr)) > lim.TranscriptCap() {
-			tr = tr[:lim.TranscriptCap()]
-		}
-		j.res.SetTranscript(tr, meta.Transcript)
+		j.res.SetTranscript(files["transcript"], meta.Transcript)
 	case "unreadable":
 		j.res.RefuseTranscript("is not readable")
 	case "symlink":

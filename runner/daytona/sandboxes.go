@@ -64,8 +64,8 @@ func (r *Runner) createSandbox(ctx context.Context, name string, params any) (*d
 }
 
 // createOnce is one attempt of createSandbox. Its errors are for the retry
-// policy: permanent ones stop, retryNow tries again at once (it waited for
-// capacity), again counts as a transient failure.
+// policy: permanent ones stop, retryAtOnce tries again at once (it waited for
+// capacity), retryAfterFailure counts as a transient failure.
 func (r *Runner) createOnce(ctx context.Context, name string, params any, ambiguous *bool) (*daytona.Sandbox, error) {
 	if err := r.unusable(); err != nil {
 		return nil, backoff.Permanent(err)
@@ -110,7 +110,7 @@ func (r *Runner) createOnce(ctx context.Context, name string, params any, ambigu
 		if err := r.waitForCapacity(ctx, name, err); err != nil {
 			return nil, backoff.Permanent(err)
 		}
-		return nil, &retryNow{err}
+		return nil, &retryAtOnce{err}
 	case classPermanent, classNotFound:
 		return nil, backoff.Permanent(r.stop(fmt.Errorf(
 			"Daytona refused to create a sandbox: %w; no retry can fix this: check %s (%s)",
@@ -134,7 +134,7 @@ func (r *Runner) createOnce(ctx context.Context, name string, params any, ambigu
 				return nil, backoff.Permanent(derr)
 			}
 		}
-		return nil, &again{err}
+		return nil, &retryAfterFailure{err}
 	case classTransient:
 		// Unless the request never left, the service may have created it
 		// before failing to answer.
@@ -302,31 +302,21 @@ func (r *Runner) sweep(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// lagGrace is how long after one of this run's sandboxes was deleted a
-// refusal may still be the service catching up with that deletion rather
-// than a smaller capacity.
-const lagGrace = 5 * time.Second
-
-// lagFirstRetry is the shortest wait before a creation refused just after
-// a deletion is tried again.
-const lagFirstRetry = 100 * time.Millisecond
-
-// destroyingPoll is how often a creation refused while this run's deleted
-// sandboxes are still being destroyed is tried again.
-const destroyingPoll = time.Second
+// Waits of a creation refused for the account's limits: up to lagGrace
+// after one of the run's deletions the refusal may be the service catching
+// up with it (tried again from lagFirstRetry on); while deleted sandboxes
+// are still destroying, it is tried again every destroyingPoll.
+const (
+	lagGrace       = 5 * time.Second
+	lagFirstRetry  = 100 * time.Millisecond
+	destroyingPoll = time.Second
+)
 
 // waitForCapacity handles a creation of name refused for the account's
-// limits. While none of this run's sandboxes exists but some are being
-// created, their outcome decides: it waits for it. With some alive, the
-// run's concurrency comes down to their number (said once) and the caller
-// tries again, waiting in acquire until one of them is deleted. With none
-// alive or coming, the account is full without this run: it returns the
-// run-stopping error. A refusal just after one of this run's deletions may
-// be the service catching up with it: then it waits until the deletion is
-// twice as old (at most until it is lagGrace old), or for the next change,
-// and lets the caller try again. While some of this run's deleted
-// sandboxes are still being destroyed, the account is not called full: the
-// caller tries again every destroyingPoll.
+// limits: with creations under way and none alive, it waits for them; with
+// some alive, concurrency comes down to their number (announced once) and
+// the caller waits in acquire; with none alive or coming (and none
+// destroying), the account is full without this run: the run stops.
 func (r *Runner) waitForCapacity(ctx context.Context, name string, refusal error) error {
 	what, _ := quotaRefusal(statusOf(refusal), messageOf(refusal))
 	r.capacity.refused(name)

@@ -59,11 +59,9 @@ func (l layout) stderr() string         { return l.ctl + ".stderr" }
 func (l layout) setupLog() string       { return l.ctl + ".setup.log" }
 func (l layout) path(rel string) string { return l.work + "/" + rel }
 
-// secrets is the file that brings a job's secrets (runner.Job.Secrets) to
-// its candidate: uploaded just before the candidate starts (before setup
-// with setup_secrets), read and removed by forge.sh before the candidate
-// runs, so no file holds them while it runs or after. Never in the
-// sandbox's create request, its name or its labels, which the API shows.
+// secrets is the file that brings a job's secrets to its candidate,
+// uploaded just before it starts (or setup, with setup_secrets) and removed
+// before it runs; never in what the API shows (create request, labels).
 func (l layout) secrets() string { return l.ctl + ".secrets" }
 
 // secretsText is the secrets file: one export per secret.
@@ -90,12 +88,9 @@ func (l layout) readSecrets(remove bool) string {
 	return fmt.Sprintf("if [ -f %[1]s ]; then . %[1]s%[2]s; fi\n", shQuote(l.secrets()), rm)
 }
 
-// preamble starts every script: into the working directory, create what
-// could not be uploaded (zero-byte files, the volume link), drop the
-// sandbox's DAYTONA_* variables and export the job's environment. In an
-// environment's sandbox (its image sets runner.EnvDirVar), a PATH of the
-// job's own gets the environment's bin/ first again, as the image's PATH
-// has it: no variable of the manifest's overrides that.
+// preamble starts the candidate and the setup: into the working directory,
+// create what could not be uploaded, drop DAYTONA_* and export env. A PATH
+// of the job's own keeps an environment's bin/ first, as its image has it.
 func (l layout) preamble(env map[string]string, ensure []string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "[ -d %[1]s ] || mkdir -p %[1]s\ncd %[1]s || exit 125\n", shQuote(l.work))
@@ -110,9 +105,9 @@ func (l layout) preamble(env map[string]string, ensure []string) string {
 	return b.String()
 }
 
-// unsetDaytona drops the sandbox's DAYTONA_* variables with shell builtins
-// only (export -p prints "export NAME=..." in dash, "declare -x NAME=..." in
-// bash); lines of multi-line values are skipped by the name check.
+// unsetDaytona drops DAYTONA_* with builtins only (export -p: "export N=" in
+// dash, "declare -x N=" in bash); lines of multi-line values fail the name
+// check.
 const unsetDaytona = `set -f
 forge_ifs=$IFS
 IFS='
@@ -130,36 +125,25 @@ unset forge_ifs forge_l forge_n
 set +f
 `
 
-// Lines forge.sh prints on its own stdout, the session command's log (the
-// candidate's and the setup's output go to files).
+// Lines forge.sh prints on its stdout, the command's log.
 const (
-	// doneLine ends what "run" and "setup" print, with the status forge.sh
-	// then exits with: "forge-done 0". A line "." follows it because the
-	// SDK's stream holds a chunk's last two bytes back until more arrive.
+	// doneLine ends what it prints, with the status it exits with; a "."
+	// line follows: the SDK's stream holds a chunk's last two bytes back.
 	doneLine = "forge-done"
-	// outputLine starts an output's content, "forge-output KEY ENCODING",
-	// then the (capped) content in base64, or in hex (od) in a sandbox
-	// without base64.
+	// outputLine, "forge-output KEY ENCODING", starts an output's capped
+	// content: base64, or od's hex in a sandbox without base64.
 	outputLine = "forge-output"
 )
 
 // outputKeys are the outputs a finished candidate reports.
 const outputKeys = "stdout stderr artifact result transcript"
 
-// scriptText is forge.sh, forge's side of a job in its sandbox, sent whole
-// as each session command ("sh -c SCRIPT forge MODE"):
-//
-//   - "run" runs the candidate with argv exactly as given, stdin empty,
-//     stdout and stderr into files, then prints its report (outputKeys)
-//     and doneLine with the candidate's exit status, and exits with it;
-//   - "setup" runs the setup lines into the setup log, then prints its
-//     report (the log, when setup failed) and doneLine with its status;
-//   - "collect KEY..." prints the report of the named outputs (after a
-//     timeout killed "run" or "setup" before they could) and doneLine.
-//
-// "run" and "setup" do their work at most once per sandbox however often
-// they are started (claimText): a start whose answer was lost may be sent
-// again, and the later start reports what the first did.
+// scriptText is forge.sh, sent whole as each session command ("sh -c
+// SCRIPT forge MODE"). "run" runs argv (stdin empty, stdout and stderr into
+// files), "setup" the setup lines into the setup log, "collect KEY..."
+// nothing (after a timeout); each then prints its report and doneLine with
+// its status, and exits with it. "run" and "setup" work once however often
+// they are started (claimText): a start whose answer was lost is resent.
 func (l layout) scriptText(argv []string, env map[string]string, ensure, setup []string, setupSecrets bool, o outputs) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "forge_ctl=%s\nforge_report() {\n%s}\n%s", shQuote(l.ctl), l.reportText(o), claimText)
@@ -208,13 +192,9 @@ forge_want='%s'; forge_end
 	return b.String()
 }
 
-// claimText makes "run" and "setup" safe to start more than once:
-// forge_claim MODE takes <ctl>.MODE.claim, created with noclobber (O_EXCL:
-// of any number of starts exactly one gets it); the one that has it does
-// the work and writes <ctl>.MODE.done ("STATUS RUNTIME_NS ok", one write).
-// Any other start waits for that file (at once in a session, whose
-// commands run one after another) and takes the first one's status and
-// runtime.
+// claimText: forge_claim MODE creates <ctl>.MODE.claim with noclobber
+// (O_EXCL: one start of many gets it), whose start writes <ctl>.MODE.done
+// ("STATUS RUNTIME_NS ok") when done; forge_await waits for it, for others.
 const claimText = `forge_claim() {
   set -C
   if { :; } 2>/dev/null >"$forge_ctl.$1.claim"; then set +C; return 0; fi
@@ -228,11 +208,9 @@ forge_await() {
 }
 `
 
-// clockText defines forge_now, which sets forge_t to a clock in
-// nanoseconds: date's %N where it has one (GNU, busybox), else
-// /proc/uptime (centiseconds, read without leading zeros so that the shell
-// never takes them for octal), else nothing. The clock is chosen with
-// forge's PATH, before the job's environment may set its own.
+// clockText: forge_now sets forge_t to nanoseconds from date's %N, else
+// /proc/uptime (centiseconds, without leading zeros: not octal), else
+// nothing; chosen with forge's PATH, before the job's env is exported.
 const clockText = `forge_date=$(command -v date 2>/dev/null)
 case $("${forge_date:-date}" +%s%N 2>/dev/null) in ''|*[!0-9]*) forge_date= ;; esac
 forge_now() {
@@ -262,10 +240,9 @@ func (l layout) setupText(lines []string, env map[string]string, ensure []string
 	return b.String()
 }
 
-// outputs are the files of the working directory forge.sh reports on
-// (relative to it) and their caps: stdout, stderr and the setup log at
-// outCap, the artifact and the result file at artCap, the transcript at
-// trCap.
+// outputs are the files forge.sh reports on (relative to the working
+// directory) and the caps: outCap for stdout, stderr and the setup log,
+// artCap for the artifact and the result, trCap for the transcript.
 type outputs struct {
 	artifact, result, transcript string
 	outCap, artCap, trCap        int64
@@ -295,11 +272,9 @@ func (o outputs) maxReport() int {
 	return int(3*(3*o.outCap+2*o.artCap+o.trCap)) + 64<<10
 }
 
-// reportText is the body of forge_report, run in forge.sh's own shell (it
-// returns, never exits) in the C locale: it measures the outputs with one
-// wc (read through a here-document: no subshell, no file), prints one JSON
-// line (collected), then the capped content of each non-empty regular file
-// named in $forge_want.
+// reportText is forge_report (C locale, in forge.sh's shell): one wc
+// measures the outputs (read through a here-document: no subshell), one
+// JSON line says so, then come the non-empty files named in $forge_want.
 func (l layout) reportText(o outputs) string {
 	return fmt.Sprintf(`LC_ALL=C; export LC_ALL
 c=%s
@@ -332,9 +307,9 @@ out artifact "$o4" %[6]d "$f4"; out result "$o5" %[6]d "$f5"; out transcript "$o
 		o.outCap, o.artCap, o.trCap, outputLine)
 }
 
-// collected is the JSON line of forge.sh's report. Sizes are -1 for
-// anything but a readable regular file; the kinds are file, symlink,
-// unreadable, other or missing.
+// collected is the report's JSON line: sizes, -1 for anything but a
+// readable regular file, and kinds (file, symlink, unreadable, other,
+// missing).
 type collected struct {
 	Stdout         int64  `json:"stdout"`
 	Stderr         int64  `json:"stderr"`

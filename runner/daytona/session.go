@@ -1,8 +1,7 @@
 package daytona
 
-// A job's commands: each runs forge.sh in the job's toolbox session, and
-// forge learns that it ended, how, and what it left from the command's log
-// stream.
+// A job's commands: forge.sh in the job's toolbox session, followed over
+// the command's log stream.
 
 import (
 	"context"
@@ -56,9 +55,8 @@ func (j *jobRun) setup(ctx context.Context) (failed bool, err error) {
 }
 
 // failingSetupOutput is what the failing setup line printed: the setup log
-// after the last "+ line" trace setupText writes before each line runs,
-// found in order. The whole log when no trace is in it (cut off by the
-// cap).
+// after the last "+ line" trace setupText writes, found in order; the whole
+// log when it has none (cut off by the cap).
 func failingSetupOutput(log string, lines []string) string {
 	at := -1
 	for _, line := range lines {
@@ -85,8 +83,7 @@ type sessionRun struct {
 }
 
 // report is forge.sh's report of the outputs keys: the one run printed,
-// else (a timeout killed it, or it ended without one) what "forge.sh
-// collect" prints, in a session of its own.
+// else (a timeout killed it, or it printed none) that of "collect".
 func (j *jobRun) report(ctx context.Context, run sessionRun, keys ...string) (report, error) {
 	text := run.report
 	if text == nil {
@@ -106,17 +103,13 @@ func (j *jobRun) report(ctx context.Context, run sessionRun, keys ...string) (re
 	return rep, nil
 }
 
-// runInSession runs forge.sh in mode as a session command and returns when
-// it has ended, its timeout passed (then the session, and with it the
-// command's process tree, is killed) or ctx ended.
-//
-// It follows the command's log stream, where forge.sh prints its report
-// and its done line with the status it exits with as it ends (the toolbox
-// itself closes the stream only after a second of silence). Where the
-// stream cannot be opened or breaks, and at the timeout (a stream may
-// stall silently), it polls the command's state instead, then reads its
-// log. The stream is not an HTTP call, so the SDK's 60 s HTTP timeout never
-// matters.
+// runInSession runs forge.sh in mode as a session command until it ends,
+// its timeout passes (the session, and the command's processes, are then
+// killed) or ctx ends. The log stream brings forge.sh's report and done
+// line as it ends (the toolbox closes the stream only after a second of
+// silence); only where the stream cannot open, breaks or stalls to the
+// timeout is the command polled. The stream is no HTTP call: the SDK's
+// 60 s HTTP timeout never matters.
 func (j *jobRun) runInSession(ctx context.Context, mode string, timeout time.Duration) (sessionRun, error) {
 	if err := j.ensureSession(ctx); err != nil {
 		return sessionRun{}, err
@@ -149,10 +142,9 @@ func (j *jobRun) runInSession(ctx context.Context, mode string, timeout time.Dur
 	return j.poll(ctx, cmdID, limit)
 }
 
-// followLogs follows a command's log stream (the SDK's WebSocket on
-// .../logs?follow=true) until forge.sh's done line; exit is nil when the
-// stream ended without one. Cancelling ctx stops the SDK's read only at
-// the next frame; the sandbox's deletion ends it.
+// followLogs follows a command's log stream (a WebSocket) to forge.sh's
+// done line; exit is nil when it ended without one. ctx stops the SDK's
+// read only at the next frame; the sandbox's deletion ends it.
 func (j *jobRun) followLogs(ctx context.Context, cmdID string) sessionRun {
 	// The SDK blocks on these channels: they are drained to the end.
 	stdout, stderr := make(chan string, 16), make(chan string, 16)
@@ -241,14 +233,9 @@ func (j *jobRun) readLog(ctx context.Context, cmdID string, exit int) (sessionRu
 // errNoCommandID is a start the toolbox answered without a command id.
 var errNoCommandID = errors.New("the toolbox gave no command id")
 
-// start sends command to the job's session and returns the id of the
-// command that runs it. Sending it again is safe: forge.sh runs its work at
-// most once per sandbox however often it is started (claimText), and a
-// later start reports what the first did. So a start has the ordinary
-// retry budget; and after a failure that may have reached the toolbox (a
-// 5xx, a timeout, a connection dropped after the request left), the
-// session's commands are looked at before it is sent again: a start that
-// got there after all is followed, not repeated.
+// start sends command to the job's session and returns its id. Sending it
+// again is safe (claimText), but after a failure that may have reached the
+// toolbox a start that got there after all is followed, not repeated.
 func (j *jobRun) start(ctx context.Context, command string) (string, error) {
 	maybeStarted := false
 	id, err := retried(ctx, &j.r.opts, "start command in "+j.name, j.r.opts.calls(), func(ctx context.Context) (string, error) {
@@ -279,10 +266,9 @@ func (j *jobRun) start(ctx context.Context, command string) (string, error) {
 	return id, nil
 }
 
-// startedAlready is the id of a command of the job's session that is
-// command (sent by an earlier start whose answer was lost); "" when there
-// is none, or the session cannot be read (starting it again is safe all
-// the same).
+// startedAlready is the id of the session's command that is command (an
+// earlier start whose answer was lost); "" when there is none or the
+// session cannot be read.
 func (j *jobRun) startedAlready(ctx context.Context, command string) string {
 	s, err := retried(ctx, &j.r.opts, "look for the command in "+j.name, j.r.opts.calls(), func(ctx context.Context) (map[string]any, error) {
 		return j.sb.Process.GetSession(ctx, sessionID)
@@ -318,9 +304,8 @@ func (j *jobRun) ensureSession(ctx context.Context) error {
 	return nil
 }
 
-// killSession deletes the job's session: the toolbox kills its process
-// tree. It runs on ctx's values without its cancellation (the job's own
-// may be ending), with its own deadline.
+// killSession deletes the job's session, whose process tree the toolbox
+// kills, on a context of its own: the job's may be ending.
 func (j *jobRun) killSession(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
