@@ -171,10 +171,9 @@ func (c *capacity) refused(name string) {
 	c.signal()
 }
 
-// state is what a refused job decides on: how many of this run's
-// sandboxes exist and how many are being created, the channel closed at
-// the next change, and the time since one of them was last deleted (-1:
-// never).
+// state is what a refused job decides on: the run's sandboxes alive and
+// being created, the next change, and the time since the last deletion
+// (-1: none).
 func (c *capacity) state(now time.Time) (alive, pending int, changed <-chan struct{}, sinceFreed time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -208,14 +207,10 @@ func (c *capacity) lower(n int) (announce int) {
 	return c.limit
 }
 
-// quotaRefusal recognises the API's answer to a creation over the
-// account's limits, by the first sentence of its message (the advice after
-// it changes over time) whatever the status (400 in v0.170.0, 403 in later
-// versions): "Total CPU limit exceeded. Maximum allowed: 4." and the same
-// for memory and disk, or a sandbox-count quota. what names the limit for
-// a person ("4 vCPU", "10GiB memory"). A per-sandbox maximum ("CPU request
-// 8 exceeds maximum allowed per sandbox") is not one: no deletion clears
-// it.
+// quotaRefusal recognises a creation refused for the account's limits by
+// its message's first sentence (400 or 403: "Total CPU limit exceeded.
+// Maximum allowed: 4."); what names the limit ("4 vCPU"). A per-sandbox
+// maximum is not one: no deletion clears it.
 func quotaRefusal(status int, msg string) (what string, ok bool) {
 	if status != 400 && status != 403 {
 		return "", false

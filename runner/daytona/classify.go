@@ -36,10 +36,8 @@ type failure struct {
 // maxRetryAfter caps what a server may ask us to wait.
 const maxRetryAfter = 5 * time.Minute
 
-// classify sorts an SDK error by the status sdkError finds behind it (the
-// SDK's typed errors carry theirs: 429, 404, 0 for a timeout). ctx is the context
-// the call ran under: a status-0 error after it ended is a cancellation, not
-// a network problem.
+// classify sorts an SDK error by its status; ctx is the call's: a status-0
+// error after it ended is a cancellation, not a network problem.
 func classify(ctx context.Context, err error) failure {
 	var f failure
 	e := sdkError(err) // its StatusCode: 429 and 404 for those types, 0 for a timeout
@@ -109,10 +107,9 @@ func sdkError(err error) *sdkerrors.DaytonaError {
 	return nil
 }
 
-// retryAfter reads how long the server asked us to wait: Retry-After, or
-// the throttler-specific Retry-After-<throttler> the real API sends
-// (Retry-After-sandbox-create), or X-RateLimit-Reset-<throttler>; the
-// longest wins. Values are seconds or an HTTP date.
+// retryAfter is the longest wait the server asked for: Retry-After, the real
+// API's Retry-After-<throttler> or X-RateLimit-Reset-<throttler> (seconds
+// or an HTTP date).
 func retryAfter(h http.Header, now time.Time) time.Duration {
 	var best time.Duration
 	for name, vals := range h {
@@ -178,10 +175,9 @@ func neverSent(err error) bool {
 	return strings.Contains(m, "dial tcp") || strings.Contains(m, "connection refused") || strings.Contains(m, "no such host")
 }
 
-// failedToStart recognises a created sandbox that ended in error or
-// build_failed: the SDK's own error when its wait for "started" sees that
-// state, or the API's 400 "Sandbox failed to start: <reason>" when the
-// sandbox failed while the API waited for it. reason is for a person.
+// failedToStart recognises a sandbox that ended in error or build_failed:
+// the SDK's error from its wait for "started", or the API's 400 "Sandbox
+// failed to start: <reason>".
 func failedToStart(f failure, err error) (reason string, ok bool) {
 	msg := messageOf(err)
 	if !strings.HasPrefix(msg, errFailedToStart) || (f.class != classTransient && statusOf(err) != 400) {

@@ -15,11 +15,9 @@ import (
 	"github.com/forge-run/forge/runner"
 )
 
-// Doctor checks a Daytona account end to end with a smoke test: it runs a
-// tiny job (create a sandbox, upload a script, execute it, download its
-// output, delete the sandbox) and prints each phase's latency to w, then
-// the account's snapshots (how many, how many are forge's environments,
-// in which states). An unusable key is a *runner.UnusableError.
+// Doctor runs a tiny job on the account (create, upload, execute, read its
+// report, delete) and prints each phase's latency to w, then the account's
+// snapshots. An unusable key is a *runner.UnusableError.
 func Doctor(ctx context.Context, opts Options, w io.Writer) error {
 	if opts.RunID == "" {
 		opts.RunID = fmt.Sprintf("doctor-%d", time.Now().Unix())

@@ -462,10 +462,9 @@ func reasonOf(sn *types.Snapshot) string {
 	return "no reason given"
 }
 
-// fetchLog reads the whole build log of a snapshot whose build ended, into
-// the log, best effort: the SDK follows the log only while it sees the
-// snapshot building, which a build failing before its first poll never
-// is. The SDK has no call for it; the generated client's does.
+// fetchLog reads the whole build log of an ended build, best effort: the
+// SDK follows it only once it sees the snapshot building, which a build
+// failing before its first poll never is.
 func (b *envBuild) fetchLog(ctx context.Context, id string) {
 	o := b.r.opts
 	actx := context.WithValue(ctx, apiclient.ContextAccessToken, o.APIKey)

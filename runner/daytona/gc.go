@@ -46,10 +46,8 @@ type gcSandbox struct {
 }
 
 // GC deletes the sandboxes labelled app=forge that no live run owns, then
-// forge's environment snapshots (runner.SnapshotPrefix) that no sandbox
-// it keeps was created from, and prints one line per sandbox and per
-// snapshot to w. OlderThan spares a snapshot used (or, never used,
-// created) more recently. opts needs only the credentials.
+// forge's environment snapshots that no sandbox it keeps was created from,
+// one line each to w. opts needs only the credentials.
 func GC(ctx context.Context, opts Options, g GCOptions, w io.Writer) error {
 	if err := opts.Validate(); err != nil {
 		return err
@@ -169,9 +167,7 @@ func inUse(all []gcSandbox, removed map[string]bool) map[string]string {
 }
 
 // gcSnapshots deletes forge's environment snapshots that no sandbox in
-// users was created from and that were not used (or, never used,
-// created) within g.OlderThan; one line each to w, then a summary. A
-// snapshot being removed is skipped.
+// users was created from, last used (or created) before g.OlderThan.
 func gcSnapshots(ctx context.Context, opts Options, g GCOptions, now time.Time, users map[string]string, w io.Writer) error {
 	client, err := newClient(opts)
 	if err != nil {

@@ -352,10 +352,8 @@ func (j *jobRun) uploadRetried(ctx context.Context, data []byte, remote string) 
 	return nil
 }
 
-// uploadFile uploads data to remote through the toolbox client directly: the
-// SDK's UploadFile first copies the bytes into a temporary file on disk.
-// The generated client wants an *os.File, which it reads to the end and
-// closes; a pipe gives it one without touching the disk.
+// uploadFile uploads data through the generated client with a pipe for its
+// *os.File: the SDK's UploadFile first writes a temporary file on disk.
 func (j *jobRun) uploadFile(ctx context.Context, data []byte, remote string) error {
 	pr, pw, err := os.Pipe()
 	if err != nil {

@@ -58,12 +58,9 @@ func (o *Options) retry(ctx context.Context, what string, b budget, op func(cont
 }
 
 // retried is the backend's one retry policy (backoff/v5): op runs until it
-// succeeds, fails in a way its budget does not retry, the budget is spent
-// or ctx ends. Waits follow a jittered exponential backoff, and are never
-// shorter than what a 429 or 5xx asked for (Retry-After). op may return
-// backoff.Permanent(err) to stop. The result is that of op's last attempt;
-// the error is op's last, as it returned it (wrapped SDK errors stay
-// reachable with errors.As), or ctx's when op never ran to an error.
+// succeeds, fails beyond its budget or ctx ends, with jittered exponential
+// waits never shorter than Retry-After. The error is op's last, as it
+// returned it, or ctx's.
 func retried[T any](ctx context.Context, o *Options, what string, b budget, op func(context.Context) (T, error)) (T, error) {
 	// The jittered exponential schedule for transient errors.
 	sched := &backoff.ExponentialBackOff{InitialInterval: o.Retry.Initial, MaxInterval: o.Retry.Max, RandomizationFactor: 0.5, Multiplier: 2}

@@ -1,9 +1,7 @@
 package daytona
 
-// The life of a run's sandboxes: creating them (paced, gated by the
-// account's capacity, found again by name when an attempt's outcome is
-// unknown), keeping track of which exist, and deleting them, with the
-// sweep that deletes what is left at the end.
+// The life of a run's sandboxes: creating them (paced, gated by capacity,
+// found by name after an ambiguous attempt), deleting them, and the sweep.
 
 import (
 	"context"
@@ -45,11 +43,9 @@ func (r *Runner) deleted(name, id string) error {
 	return r.ledger.append(LedgerEntry{Event: eventDeleted, RunID: r.opts.RunID, Name: name, ID: id})
 }
 
-// createSandbox creates the sandbox called name, going through the
-// capacity gate and the creation pacer, under the retry policy, and
-// reconciles ambiguous outcomes by looking the name up. A non-nil sandbox
-// is returned whenever one exists, even with an error: the caller must
-// delete it.
+// createSandbox creates the sandbox called name through the capacity gate,
+// the pacer and the retry policy, finding ambiguous outcomes by name. A
+// sandbox that exists is returned even with an error: delete it.
 func (r *Runner) createSandbox(ctx context.Context, name string, params any) (*daytona.Sandbox, error) {
 	// ambiguous: an attempt may have created it although it failed.
 	ambiguous := false
@@ -201,10 +197,8 @@ func (r *Runner) lookup(ctx context.Context, name string) (*daytona.Sandbox, err
 	return r.adopt(sb), nil
 }
 
-// deleteSandbox deletes sb under the retry policy's deletion budget (5xx,
-// 429 and "state change in progress" retried until ctx ends). A sandbox
-// that is already gone counts as deleted. One that cannot be deleted is
-// recorded and named on Warn.
+// deleteSandbox deletes sb with the deletion budget; one already gone
+// counts as deleted, one that cannot be is recorded and named on Warn.
 func (r *Runner) deleteSandbox(ctx context.Context, name string, sb *daytona.Sandbox) error {
 	err := r.opts.retry(ctx, "delete "+name, r.opts.deletions(), func(ctx context.Context) error {
 		err := sb.DeleteWithTimeout(ctx, 0)
