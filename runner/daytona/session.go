@@ -126,7 +126,7 @@ func (j *jobRun) runInSession(ctx context.Context, mode string, timeout time.Dur
 	j.streams.Add(1)
 	go func() {
 		defer j.streams.Done()
-		ended <- j.followLogs(sctx, cmdID)
+		j.followLogs(sctx, cmdID, ended)
 	}()
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
@@ -142,10 +142,12 @@ func (j *jobRun) runInSession(ctx context.Context, mode string, timeout time.Dur
 	return j.poll(ctx, cmdID, limit)
 }
 
-// followLogs follows a command's log stream (a WebSocket) to forge.sh's
-// done line; exit is nil when it ended without one. ctx stops the SDK's
-// read only at the next frame; the sandbox's deletion ends it.
-func (j *jobRun) followLogs(ctx context.Context, cmdID string) sessionRun {
+// followLogs follows a command's log stream (a WebSocket) and sends on ended,
+// once, what forge.sh reported at its done line; exit nil when the stream
+// ended without one. It returns when the stream ends: once the command's
+// exit code exists, or at the sandbox's deletion (ctx stops the SDK's read
+// only at the next frame).
+func (j *jobRun) followLogs(ctx context.Context, cmdID string, ended chan<- sessionRun) {
 	// The SDK blocks on these channels: they are drained to the end.
 	stdout, stderr := make(chan string, 16), make(chan string, 16)
 	errc := make(chan error, 1)
@@ -156,29 +158,30 @@ func (j *jobRun) followLogs(ctx context.Context, cmdID string) sessionRun {
 		for range stderr {
 		}
 	}()
-	var run sessionRun
 	var scan doneScanner
+	sent := false
 	for s := range stdout {
-		if run.exit != nil {
+		if sent {
 			continue
 		}
 		if text, exit, ok := scan.add(s); ok {
-			run.exit, run.report = &exit, text
+			ended <- sessionRun{exit: &exit, report: text}
+			sent = true
 		} else if len(scan.buf) > j.out.maxReport() {
-			// More than forge.sh's report can be: poll instead.
-			go func() {
-				for range stdout {
-				}
-			}()
-			return run
+			ended <- sessionRun{} // more than a report can be: poll instead
+			sent = true
 		}
 	}
-	if err := <-errc; err != nil && run.exit == nil && ctx.Err() == nil && strings.HasPrefix(messageOf(err), errStreamConnect) {
+	err := <-errc
+	if sent {
+		return
+	}
+	if err != nil && ctx.Err() == nil && strings.HasPrefix(messageOf(err), errStreamConnect) {
 		j.r.streamRefused.Do(func() {
 			fmt.Fprintf(j.r.opts.Warn, "daytona: cannot open a command's log stream (%s); noticing finished commands by polling instead\n", describe(err))
 		})
 	}
-	return run
+	ended <- sessionRun{}
 }
 
 // errStreamConnect starts the SDK's message when the stream's WebSocket
