@@ -1,6 +1,7 @@
 package daytona
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -246,8 +247,8 @@ func (j *jobRun) cleanup(ctx context.Context) {
 	j.res.Phases.Add(runner.PhaseCleanup, time.Since(t))
 }
 
-// upload copies the job's files into the sandbox (zero-byte ones, which the
-// SDK cannot upload, forge.sh creates) and makes forge.sh.
+// upload copies the candidate's files into the sandbox and makes forge.sh,
+// which writes the others.
 func (j *jobRun) upload(ctx context.Context) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(4)
@@ -290,8 +291,10 @@ func (j *jobRun) uploadFiles(ctx context.Context, g *errgroup.Group) error {
 			}
 		}
 		dst := j.lay.path(rel)
-		if len(data) == 0 {
-			ensure = append(ensure, fmt.Sprintf("mkdir -p %s && : > %s", shQuote(path.Dir(dst)), shQuote(dst)))
+		// forge.sh writes the files the SDK cannot upload (empty ones) and
+		// forge's own (the task), as it exports the protocol's variables.
+		if len(data) == 0 || f.Data != nil && !bytes.ContainsRune(data, 0) {
+			ensure = append(ensure, fmt.Sprintf("mkdir -p %s && printf %%s %s > %s", shQuote(path.Dir(dst)), shQuote(string(data)), shQuote(dst)))
 			continue
 		}
 		uploads = append(uploads, upload{data, dst})
