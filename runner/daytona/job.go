@@ -402,7 +402,7 @@ func (j *jobRun) settle(ctx context.Context, run sessionRun) error {
 	if err != nil {
 		return err
 	}
-	meta, files := rep.meta, rep.files
+	files := rep.files
 	lim := j.job.Limits
 	stdout := &runner.CappedBuffer{Max: lim.OutputCap()}
 	stdout.Write(files["stdout"])
@@ -417,22 +417,22 @@ func (j *jobRun) settle(ctx context.Context, run sessionRun) error {
 		}
 	}
 	j.res.Output, j.res.Stderr = stdout.String(), stderr.String()
-	j.res.OutputTruncated = meta.Stdout > lim.OutputCap() || meta.Stderr > lim.OutputCap() || stdout.Truncated() || stderr.Truncated()
+	j.res.OutputTruncated = rep.size("stdout") > lim.OutputCap() || rep.size("stderr") > lim.OutputCap() || stdout.Truncated() || stderr.Truncated()
 
 	switch {
 	case run.timedOut:
 		j.res.RuntimeSeconds = j.job.EffectiveTimeout().Seconds()
-	case meta.RuntimeNS >= 0:
-		j.res.RuntimeSeconds = float64(meta.RuntimeNS) / 1e9
+	case rep.runtimeNS >= 0:
+		j.res.RuntimeSeconds = float64(rep.runtimeNS) / 1e9
 	default:
 		// No clock in the sandbox: the client's view of the execution.
 		j.res.RuntimeSeconds = j.res.Phases.Execute
 	}
 	o := runner.Outcome{ExitCode: run.exit, TimedOut: run.timedOut}
-	switch meta.ArtifactKind {
+	switch rep.kinds["artifact"] {
 	case "file":
 		o.ArtifactFound = true
-		j.res.SetArtifact(files["artifact"], max(meta.Artifact, int64(len(files["artifact"]))))
+		j.res.SetArtifact(files["artifact"], max(rep.sizes["artifact"], int64(len(files["artifact"]))))
 	case "symlink":
 		o.ArtifactProblem = "the artifact " + j.job.EffectiveOutputFile() + " is a symlink; forge reads only regular files"
 	case "unreadable":
@@ -440,10 +440,10 @@ func (j *jobRun) settle(ctx context.Context, run sessionRun) error {
 	case "other":
 		o.ArtifactProblem = "the artifact " + j.job.EffectiveOutputFile() + " is not a regular file"
 	}
-	switch meta.ResultKind {
+	switch rep.kinds["result"] {
 	case "file":
-		if meta.Result > lim.ArtifactCap() {
-			j.res.SubmitError = fmt.Sprintf("FORGE_RESULT is %d bytes, more than the %d allowed", meta.Result, lim.ArtifactCap())
+		if rep.sizes["result"] > lim.ArtifactCap() {
+			j.res.SubmitError = fmt.Sprintf("FORGE_RESULT is %d bytes, more than the %d allowed", rep.sizes["result"], lim.ArtifactCap())
 		} else {
 			j.res.Submit(files["result"])
 		}
@@ -452,9 +452,9 @@ func (j *jobRun) settle(ctx context.Context, run sessionRun) error {
 	case "symlink", "other":
 		j.res.SubmitError = "FORGE_RESULT is not a regular file"
 	}
-	switch meta.TranscriptKind {
+	switch rep.kinds["transcript"] {
 	case "file":
-		j.res.SetTranscript(files["transcript"], meta.Transcript)
+		j.res.SetTranscript(files["transcript"], rep.sizes["transcript"])
 	case "unreadable":
 		j.res.RefuseTranscript("is not readable")
 	case "symlink":

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -125,14 +124,17 @@ unset forge_ifs forge_l forge_n
 set +f
 `
 
-// Lines forge.sh prints on its stdout, the command's log.
+// Lines forge.sh prints on its stdout, the command's log: its report
+// ("forge-runtime NS", then "forge-size KEY KIND SIZE" per output and
+// "forge-output KEY ENCODING" before an output's capped content, in base64
+// or, without base64, od's hex), then the done line with the status it
+// exits with and a "." line (the SDK's stream holds a chunk's last two
+// bytes back).
 const (
-	// doneLine ends what it prints, with the status it exits with; a "."
-	// line follows: the SDK's stream holds a chunk's last two bytes back.
-	doneLine = "forge-done"
-	// outputLine, "forge-output KEY ENCODING", starts an output's capped
-	// content: base64, or od's hex in a sandbox without base64.
-	outputLine = "forge-output"
+	runtimeLine = "forge-runtime"
+	sizeLine    = "forge-size"
+	outputLine  = "forge-output"
+	doneLine    = "forge-done"
 )
 
 // outputKeys are the outputs a finished candidate reports.
@@ -267,131 +269,87 @@ func (o outputs) capOf(key string) int64 {
 }
 
 // maxReport bounds a report: every output at its cap, in hex (three bytes
-// a byte), and the JSON line.
+// a byte), and the lines about them.
 func (o outputs) maxReport() int {
 	return int(3*(3*o.outCap+2*o.artCap+o.trCap)) + 64<<10
 }
 
-// reportText is forge_report (C locale, in forge.sh's shell): one wc
-// measures the outputs (read through a here-document: no subshell), one
-// JSON line says so, then come the non-empty files named in $forge_want.
+// reportText is forge_report, run in forge.sh's shell in the C locale: the
+// kind and size of every output, and the content of the non-empty files
+// named in $forge_want.
 func (l layout) reportText(o outputs) string {
 	return fmt.Sprintf(`LC_ALL=C; export LC_ALL
-c=%s
-reg() { if [ -L "$1" ]; then K=symlink; elif [ -f "$1" ] && [ -r "$1" ]; then K=file; elif [ -f "$1" ]; then K=unreadable; elif [ -e "$1" ]; then K=other; else K=missing; fi
-  if [ "$K" = file ]; then R=$1; else R=/dev/null; fi; }
-reg "$c.stdout"; f1=$R; k1=$K
-reg "$c.stderr"; f2=$R; k2=$K
-reg "$c.setup.log"; f3=$R; k3=$K
-reg %s; f4=$R; k4=$K
-reg %s; f5=$R; k5=$K
-reg %s; f6=$R; k6=$K
-{ read s1 x; read s2 x; read s3 x; read s4 x; read s5 x; read s6 x; } <<forge_sizes
-$(wc -c "$f1" "$f2" "$f3" "$f4" "$f5" "$f6")
-forge_sizes
-[ -n "$s6" ] || return 1
-sz() { if [ "$1" = file ]; then S=$2; else S=-1; fi; }
-sz $k1 $s1; o1=$S; sz $k2 $s2; o2=$S; sz $k3 $s3; o3=$S; sz $k4 $s4; o4=$S; sz $k5 $s5; o5=$S; sz $k6 $s6; o6=$S
-printf '{"stdout":%%s,"stderr":%%s,"setup":%%s,"artifact":%%s,"artifact_kind":"%%s","result":%%s,"result_kind":"%%s","transcript":%%s,"transcript_kind":"%%s","runtime_ns":%%s}\n' \
-  "$o1" "$o2" "$o3" "$o4" "$k4" "$o5" "$k5" "$o6" "$k6" "${forge_ns:--1}"
 if command -v base64 >/dev/null 2>&1; then e=base64; else e=hex; fi
-out() {
-  case " $forge_want " in *" $1 "*) ;; *) return 0 ;; esac
-  [ "$2" -gt 0 ] || return 0
-  printf '%[8]s %%s %%s\n' "$1" "$e"
-  if [ $e = base64 ]; then head -c "$3" "$4" | base64; else head -c "$3" "$4" | od -An -v -tx1; fi
-}
-out stdout "$o1" %[5]d "$f1"; out stderr "$o2" %[5]d "$f2"; out setup "$o3" %[5]d "$f3"
-out artifact "$o4" %[6]d "$f4"; out result "$o5" %[6]d "$f5"; out transcript "$o6" %[7]d "$f6"
-`, shQuote(l.ctl), shQuote(l.path(o.artifact)), shQuote(l.path(o.result)), shQuote(l.path(o.transcript)),
-		o.outCap, o.artCap, o.trCap, outputLine)
-}
-
-// collected is the report's JSON line: sizes, -1 for anything but a
-// readable regular file, and kinds (file, symlink, unreadable, other,
-// missing).
-type collected struct {
-	Stdout         int64  `json:"stdout"`
-	Stderr         int64  `json:"stderr"`
-	Setup          int64  `json:"setup"`
-	Artifact       int64  `json:"artifact"`
-	ArtifactKind   string `json:"artifact_kind"`
-	Result         int64  `json:"result"`
-	ResultKind     string `json:"result_kind"`
-	Transcript     int64  `json:"transcript"`
-	TranscriptKind string `json:"transcript_kind"`
-	// RuntimeNS is the candidate's runtime as forge.sh measured it; -1
-	// when unknown (no clock, or "collect").
-	RuntimeNS int64 `json:"runtime_ns"`
+printf '%s %%s\n' "${forge_ns:--1}"
+set -- stdout "$forge_ctl.stdout" %[5]d stderr "$forge_ctl.stderr" %[5]d setup "$forge_ctl.setup.log" %[5]d \
+  artifact %[2]s %[6]d result %[3]s %[6]d transcript %[4]s %[7]d
+while [ $# -gt 0 ]; do
+  if [ -L "$2" ]; then k=symlink; elif [ -f "$2" ] && [ -r "$2" ]; then k=file; elif [ -f "$2" ]; then k=unreadable; elif [ -e "$2" ]; then k=other; else k=missing; fi
+  s=-1; if [ $k = file ]; then s=$(($(wc -c <"$2"))); fi
+  printf '%[8]s %%s %%s %%s\n' "$1" $k $s
+  case " $forge_want " in *" $1 "*) if [ $s -gt 0 ]; then
+    printf '%[9]s %%s %%s\n' "$1" $e
+    if [ $e = base64 ]; then head -c "$3" "$2" | base64; else head -c "$3" "$2" | od -An -v -tx1; fi
+  fi ;; esac
+  shift 3
+done
+`, runtimeLine, shQuote(l.path(o.artifact)), shQuote(l.path(o.result)), shQuote(l.path(o.transcript)),
+		o.outCap, o.artCap, o.trCap, sizeLine, outputLine)
 }
 
-// size is the measured size of an output; -1 when it is not a readable
-// regular file.
-func (m collected) size(key string) int64 {
-	switch key {
-	case "stdout":
-		return m.Stdout
-	case "stderr":
-		return m.Stderr
-	case "setup":
-		return m.Setup
-	case "artifact":
-		if m.ArtifactKind == "file" {
-			return m.Artifact
-		}
-	case "result":
-		if m.ResultKind == "file" {
-			return m.Result
-		}
-	case "transcript":
-		if m.TranscriptKind == "file" {
-			return m.Transcript
-		}
-	}
-	return -1
-}
-
-// report is forge.sh's account of what a job left: the sizes and kinds of
-// its outputs and their capped content.
+// report is forge.sh's account of what a job left: each output's kind
+// (file, symlink, unreadable, other, missing) and size, the capped content
+// of those it was asked for, and the candidate's runtime (-1: unknown).
 type report struct {
-	meta  collected
-	files map[string][]byte
+	kinds     map[string]string
+	sizes     map[string]int64
+	files     map[string][]byte
+	runtimeNS int64
 }
 
-// parseReport reads what forge.sh printed before its done line: the JSON
-// line (lines before it are ignored), then each output's content.
+// size is an output's size; -1 unless it is a readable regular file.
+func (r report) size(key string) int64 {
+	if r.kinds[key] != "file" {
+		return -1
+	}
+	return r.sizes[key]
+}
+
+// parseReport reads what forge.sh printed before its done line; lines it
+// does not know are skipped.
 func parseReport(text []byte, capOf func(key string) int64) (report, error) {
-	lines := strings.Split(strings.TrimRight(string(text), "\n"), "\n")
-	at := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, outputLine+" ") })
-	if at < 0 {
-		at = len(lines)
-	}
-	j := at - 1
-	for j >= 0 && !strings.HasPrefix(lines[j], "{") {
-		j--
-	}
-	if j < 0 {
-		return report{}, errors.New("no report line")
-	}
-	rep := report{meta: collected{RuntimeNS: -1}, files: map[string][]byte{}}
-	if err := json.Unmarshal([]byte(lines[j]), &rep.meta); err != nil {
-		return report{}, fmt.Errorf("report line: %w", err)
-	}
-	for at < len(lines) {
-		f := strings.Fields(lines[at])
-		end := at + 1
-		for end < len(lines) && !strings.HasPrefix(lines[end], outputLine+" ") {
-			end++
+	rep := report{kinds: map[string]string{}, sizes: map[string]int64{}, files: map[string][]byte{}, runtimeNS: -1}
+	lines := strings.Split(string(text), "\n")
+	for i := 0; i < len(lines); i++ {
+		f := strings.Fields(lines[i])
+		var err error
+		switch {
+		case len(f) == 2 && f[0] == runtimeLine:
+			rep.runtimeNS, err = strconv.ParseInt(f[1], 10, 64)
+		case len(f) == 4 && f[0] == sizeLine && capOf(f[1]) > 0:
+			rep.kinds[f[1]] = f[2]
+			rep.sizes[f[1]], err = strconv.ParseInt(f[3], 10, 64)
+		case len(f) > 0 && f[0] == outputLine:
+			end := i + 1
+			for end < len(lines) && !strings.HasPrefix(lines[end], "forge-") {
+				end++
+			}
+			if len(f) != 3 || capOf(f[1]) <= 0 || rep.files[f[1]] != nil {
+				return report{}, fmt.Errorf("unexpected line %q in the report", lines[i])
+			}
+			data, err := decodeOutput(f[2], strings.Join(lines[i+1:end], ""))
+			if err != nil || len(data) == 0 {
+				return report{}, fmt.Errorf("the content of %s in the report: %v", f[1], err)
+			}
+			rep.files[f[1]] = data[:min(int64(len(data)), capOf(f[1]))]
+			i = end - 1
 		}
-		if len(f) != 3 || capOf(f[1]) <= 0 || rep.files[f[1]] != nil {
-			return report{}, fmt.Errorf("unexpected line %q in the report", lines[at])
+		if err != nil {
+			return report{}, fmt.Errorf("report line %q: %w", lines[i], err)
 		}
-		data, err := decodeOutput(f[2], strings.Join(lines[at+1:end], "\n"))
-		if err != nil || len(data) == 0 {
-			return report{}, fmt.Errorf("the content of %s in the report: %v", f[1], err)
-		}
-		rep.files[f[1]] = data[:min(int64(len(data)), capOf(f[1]))]
-		at = end
+	}
+	if len(rep.kinds) == 0 {
+		return report{}, errors.New("no report")
 	}
 	return rep, nil
 }

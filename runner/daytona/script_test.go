@@ -27,48 +27,46 @@ func capsOf(out, art int64) func(string) int64 {
 	}
 }
 
-const reportJSON = `{"stdout":3,"stderr":0,"setup":-1,"artifact":5,"artifact_kind":"file","result":-1,"result_kind":"missing"}`
+const reportHead = "forge-runtime -1\nforge-size stdout file 3\nforge-size stderr file 0\nforge-size setup missing -1\n" +
+	"forge-size artifact file 5\nforge-size result missing -1\n"
 
 func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
 
 func TestParseReport(t *testing.T) {
 	caps := capsOf(100, 100)
-	// Base64 split over lines, hex as od prints it, stray lines before
-	// the JSON line.
+	// Base64 split over lines, hex as od prints it, stray lines.
 	enc := b64("hi\n")
-	good := "wc: something odd\n" + reportJSON + "\n" + outputLine + " stdout base64\n" + enc[:2] + "\n" + enc[2:] + "\n" +
+	good := "wc: something odd\n" + reportHead + outputLine + " stdout base64\n" + enc[:2] + "\n" + enc[2:] + "\n" +
 		outputLine + " artifact hex\n 61 00 ff\n 62 63\n"
 	rep, err := parseReport([]byte(good), caps)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := map[string][]byte{"stdout": []byte("hi\n"), "artifact": []byte("a\x00\xffbc")}
-	if !reflect.DeepEqual(rep.files, want) || rep.meta.Artifact != 5 || rep.meta.ArtifactKind != "file" || rep.meta.size("result") != -1 || rep.meta.RuntimeNS != -1 {
+	if !reflect.DeepEqual(rep.files, want) || rep.size("artifact") != 5 || rep.kinds["artifact"] != "file" || rep.size("result") != -1 || rep.runtimeNS != -1 {
 		t.Fatalf("parsed %+v", rep)
 	}
 
 	// No content is no outputs; content over its cap is cut to it.
-	if rep, err := parseReport([]byte(reportJSON+"\n"), caps); err != nil || len(rep.files) != 0 || rep.meta.Stdout != 3 {
+	if rep, err := parseReport([]byte(reportHead), caps); err != nil || len(rep.files) != 0 || rep.size("stdout") != 3 {
 		t.Fatalf("sizes only: %+v %v", rep, err)
 	}
-	capped := reportJSON + "\n" + outputLine + " artifact base64\n" + b64("abc") + "\n"
+	capped := reportHead + outputLine + " artifact base64\n" + b64("abc") + "\n"
 	if rep, err := parseReport([]byte(capped), capsOf(100, 2)); err != nil || string(rep.files["artifact"]) != "ab" {
 		t.Fatalf("capped: %+v %v", rep, err)
 	}
 
 	for name, text := range map[string]string{
 		"nothing":          "",
-		"no JSON":          "forge: no mode x\n",
-		"cut JSON":         `{"stdout":3,"std` + "\n",
-		"not an int":       `{"stdout":"3"}` + "\n",
-		"only a brace":     "{\n",
-		"bad base64":       reportJSON + "\n" + outputLine + " stdout base64\n!!!!\n",
-		"bad hex":          reportJSON + "\n" + outputLine + " stdout hex\n 6g\n",
-		"unknown encoding": reportJSON + "\n" + outputLine + " stdout uu\n" + b64("hi") + "\n",
-		"unknown key":      reportJSON + "\n" + outputLine + " secrets base64\n" + b64("hi\n") + "\n",
-		"key twice":        reportJSON + "\n" + outputLine + " stdout base64\n" + b64("hi") + "\n" + outputLine + " stdout base64\n" + b64("hi") + "\n",
-		"empty content":    reportJSON + "\n" + outputLine + " stderr base64\n",
-		"content first":    outputLine + " stdout base64\n" + b64("hi") + "\n" + reportJSON + "\n",
+		"no sizes":         "forge: no mode x\nforge-runtime 3\n",
+		"bad size":         "forge-size stdout file x\n",
+		"bad runtime":      reportHead + "forge-runtime 1.5\n",
+		"bad base64":       reportHead + outputLine + " stdout base64\n!!!!\n",
+		"bad hex":          reportHead + outputLine + " stdout hex\n 6g\n",
+		"unknown encoding": reportHead + outputLine + " stdout uu\n" + b64("hi") + "\n",
+		"unknown key":      reportHead + outputLine + " secrets base64\n" + b64("hi\n") + "\n",
+		"key twice":        reportHead + outputLine + " stdout base64\n" + b64("hi") + "\n" + outputLine + " stdout base64\n" + b64("hi") + "\n",
+		"empty content":    reportHead + outputLine + " stderr base64\n",
 	} {
 		if _, err := parseReport([]byte(text), caps); err == nil {
 			t.Errorf("%s: parsed", name)
@@ -182,14 +180,13 @@ func TestForgeShRunReports(t *testing.T) {
 			rep := forgeShReport(t, out, 7, capsOf(100, 100))
 			// The runtime is the candidate's own, measured around it: more
 			// than nothing, less than the whole test.
-			if ns := rep.meta.RuntimeNS; ns <= 0 || ns > int64(time.Since(began)) {
-				t.Errorf("runtime_ns %d, want in (0, %d]", ns, time.Since(began))
+			if ns := rep.runtimeNS; ns <= 0 || ns > int64(time.Since(began)) {
+				t.Errorf("runtime %d ns, want in (0, %d]", ns, time.Since(began))
 			}
-			rep.meta.RuntimeNS = 0
-			want := collected{Stdout: 4, Stderr: 3, Setup: -1, Artifact: 4, ArtifactKind: "file", Result: -1, ResultKind: "symlink",
-				Transcript: -1, TranscriptKind: "missing"}
-			if rep.meta != want {
-				t.Errorf("meta %+v, want %+v", rep.meta, want)
+			wantKinds := map[string]string{"stdout": "file", "stderr": "file", "setup": "missing", "artifact": "file", "result": "symlink", "transcript": "missing"}
+			wantSizes := map[string]int64{"stdout": 4, "stderr": 3, "setup": -1, "artifact": 4, "result": -1, "transcript": -1}
+			if !reflect.DeepEqual(rep.kinds, wantKinds) || !reflect.DeepEqual(rep.sizes, wantSizes) {
+				t.Errorf("kinds %v, sizes %v", rep.kinds, rep.sizes)
 			}
 			wantFiles := map[string][]byte{"stdout": []byte("out\n"), "stderr": []byte("err"), "artifact": []byte("a\x00\xffb")}
 			if !reflect.DeepEqual(rep.files, wantFiles) {
@@ -232,8 +229,8 @@ func TestForgeShCaps(t *testing.T) {
 				t.Fatalf("%v\n%s", err, out)
 			}
 			rep := forgeShReport(t, out, 0, capsOf(20, 1<<30))
-			if rep.meta.Stdout != 50 || rep.meta.Artifact != 100000 {
-				t.Errorf("sizes %+v", rep.meta)
+			if rep.size("stdout") != 50 || rep.size("artifact") != 100000 {
+				t.Errorf("sizes %v", rep.sizes)
 			}
 			if string(rep.files["stdout"]) != strings.Repeat("o", 20) || string(rep.files["artifact"]) != strings.Repeat("a", 100000) {
 				t.Errorf("stdout %q, artifact of %d bytes", rep.files["stdout"], len(rep.files["artifact"]))
@@ -249,7 +246,7 @@ func TestForgeShCaps(t *testing.T) {
 				t.Errorf("collect printed:\n%s", out)
 			}
 			rep = forgeShReport(t, out, 0, capsOf(20, 1<<30))
-			if len(rep.files) != 1 || string(rep.files["stdout"]) != strings.Repeat("o", 20) || rep.meta.Stdout != 50 {
+			if len(rep.files) != 1 || string(rep.files["stdout"]) != strings.Repeat("o", 20) || rep.size("stdout") != 50 {
 				t.Errorf("collect stdout: %+v\n%s", rep, out)
 			}
 		})
@@ -339,8 +336,8 @@ func TestForgeShStartsOnce(t *testing.T) {
 							continue
 						}
 						rep := forgeShReport(t, []byte(out), mode.exit, capsOf(100, 100))
-						if rep.meta.RuntimeNS <= 0 {
-							t.Errorf("run start %d: runtime_ns %d, want the first start's", i+1, rep.meta.RuntimeNS)
+						if rep.runtimeNS <= 0 {
+							t.Errorf("run start %d: runtime %d ns, want the first start's", i+1, rep.runtimeNS)
 						}
 						if got := string(rep.files["stdout"]) + string(rep.files["artifact"]); got != "out\nart" {
 							t.Errorf("run start %d: reported %q", i+1, got)

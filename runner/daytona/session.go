@@ -43,11 +43,11 @@ func (j *jobRun) setup(ctx context.Context) (failed bool, err error) {
 		return false, nil
 	}
 	// Show what setup printed.
-	if rep, err := j.report(ctx, run, "setup"); err == nil && rep.meta.Setup > 0 {
+	if rep, err := j.report(ctx, run, "setup"); err == nil && rep.size("setup") > 0 {
 		buf := &runner.CappedBuffer{Max: j.out.outCap}
 		buf.Write(rep.files["setup"])
 		j.res.Stderr = buf.String()
-		j.res.OutputTruncated = rep.meta.Setup > j.out.outCap
+		j.res.OutputTruncated = rep.size("setup") > j.out.outCap
 	}
 	j.res.SetupFailed(runner.Outcome{ExitCode: run.exit, TimedOut: run.timedOut}, timeout,
 		"", failingSetupOutput(j.res.Stderr, j.job.Setup))
