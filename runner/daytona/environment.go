@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -153,17 +154,7 @@ func (r *Runner) environmentSnapshot(e *runner.Environment) (string, error) {
 
 // validHash is an environment hash that can name a snapshot: lowercase hex,
 // at least 16 digits.
-func validHash(h string) bool {
-	if len(h) < 16 {
-		return false
-	}
-	for _, c := range h {
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
-}
+var validHash = regexp.MustCompile(`^[0-9a-f]{16,}$`).MatchString
 
 // makeEnvironment makes the snapshot ready within the environment's
 // timeout, and says whether it was there already. A snapshot it created
