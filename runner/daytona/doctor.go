@@ -71,7 +71,7 @@ func Doctor(ctx context.Context, opts Options, w io.Writer) error {
 	case !strings.Contains(string(res.Artifact), "reach Daytona"):
 		return fmt.Errorf("doctor: the test job's output came back wrong: %q", res.Artifact)
 	case len(r.Undeleted()) > 0:
-		return fmt.Errorf("doctor: could not delete sandbox %s: %v", strings.Join(r.Undeleted(), ", "), closeErr)
+		return fmt.Errorf("doctor: could not delete sandbox %s: %w", strings.Join(r.Undeleted(), ", "), closeErr)
 	}
 	snaps, err := listSnapshots(ctx, opts, r.client)
 	if err != nil {

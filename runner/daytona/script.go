@@ -338,8 +338,11 @@ func parseReport(text []byte, capOf func(key string) int64) (report, error) {
 				return report{}, fmt.Errorf("unexpected line %q in the report", lines[i])
 			}
 			data, err := decodeOutput(f[2], strings.Join(lines[i+1:end], ""))
-			if err != nil || len(data) == 0 {
-				return report{}, fmt.Errorf("the content of %s in the report: %v", f[1], err)
+			if err == nil && len(data) == 0 {
+				err = errors.New("none")
+			}
+			if err != nil {
+				return report{}, fmt.Errorf("the content of %s in the report: %w", f[1], err)
 			}
 			rep.files[f[1]] = data[:min(int64(len(data)), capOf(f[1]))]
 			i = end - 1
