@@ -30,7 +30,7 @@ func TestMain(m *testing.M) {
 	// The SDK's generated client leaves a temporary file (HttpClientFile*)
 	// for every file its FileSystem.DownloadFile fetches; these tests call
 	// it, so their temporary directory is one of their own, removed at the
-	// end. (forge's backend removes the file itself: collect.go.)
+	// end.
 	tmp, err := os.MkdirTemp("", "daytonatest-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
