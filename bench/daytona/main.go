@@ -6,7 +6,11 @@
 // critical path (one job's create+upload+exec+download+delete, run alone),
 // the speed-up over running them one after another, and the creation pace the default rate limit enforces.
 //
-//	go run ./bench/daytona [-n 50] [-concurrency 50] [-rate 1000] [-sequential=true] [-calls] [-dir /dev/shm]
+//	go run ./bench/daytona [-n 50] [-concurrency 50] [-rate 1000] [-sequential=true] [-calls] [-dir /dev/shm] [-chaos 18]
+//
+// With -chaos SEED every round plays on a bad night (daytonatest.BadNight,
+// seeded): the concurrent round then also says how many jobs did not
+// succeed (none should: the backend rides out every fault of the night).
 //
 // It is a benchmark, not a test: it takes a few minutes, most of them in
 // the sequential baseline.
@@ -44,6 +48,7 @@ type config struct {
 	rate                    float64
 	create, exec, delete    time.Duration
 	sequential, defaultRate bool
+	chaos                   uint64
 }
 
 func run(args []string, stdout, stderr io.Writer) error {
@@ -62,6 +67,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&c.dir, "dir", "", "where the emulated sandboxes keep their files (default: a new temporary directory);\n"+
 		"a tmpfs such as /dev/shm keeps the host disk's metadata costs, which real sandboxes do not put on forge's machine, out of the measurement")
 	calls := fs.Bool("calls", false, "print the concurrent round's requests per route: count, mean and worst time in the emulator")
+	fs.Uint64Var(&c.chaos, "chaos", 0, "play every round on a bad night with this seed (0: a clean service)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -122,8 +128,14 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	par, err := round(specs, c, c.rate, jobs, c.concurrency)
 	pprof.StopCPUProfile()
-	if err != nil {
+	if err != nil && c.chaos == 0 {
 		return err
+	}
+	failed := 0
+	for _, r := range par.results {
+		if !r.Success {
+			failed++
+		}
 	}
 	fmt.Fprintf(stdout, "%d jobs at concurrency %d (create rate %g/s): wall %.3fs = %.3f x ideal (target <= 1.15); peak live sandboxes %d, left alive %d\n",
 		c.n, c.concurrency, c.rate, par.wall.Seconds(), par.wall.Seconds()/ideal.Seconds(), par.peak, par.left)
@@ -141,6 +153,18 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "  phases, mean [create %.3f upload %.3f execute %.3f download %.3f delete %.3f]\n", mean.Create, mean.Upload, mean.Execute, mean.Download, mean.Cleanup)
 	fmt.Fprintf(stdout, "  phases, worst [create %.3f upload %.3f execute %.3f download %.3f delete %.3f]\n", worst.Create, worst.Upload, worst.Execute, worst.Download, worst.Cleanup)
 
+	perJob := map[string]int{}
+	for _, call := range par.calls {
+		if call.Op != daytonatest.OpListSandboxes { // the run's closing sweep, not a job's
+			perJob[call.Op]++
+		}
+	}
+	total := 0
+	for _, n := range perJob {
+		total += n
+	}
+	fmt.Fprintf(stdout, "  API calls per job %.2f (%d in all, the closing sweep aside); jobs that did not succeed: %d\n",
+		float64(total)/float64(len(jobs)), total, failed)
 	if *calls {
 		printCalls(stdout, par.calls)
 	}
@@ -217,6 +241,9 @@ func round(specs *daytonatest.Specs, c config, rate float64, jobs []runner.Job, 
 	}
 	srv := daytonatest.NewServer(so)
 	defer srv.Close()
+	if c.chaos != 0 {
+		srv.SetChaos(c.chaos, daytonatest.BadNight()...)
+	}
 	srv.SetLatency(daytonatest.OpCreateSandbox, c.create)
 	srv.SetLatency(daytonatest.OpSessionExec, c.exec)
 	srv.SetLatency(daytonatest.OpDeleteSandbox, c.delete)

@@ -2,7 +2,6 @@ package daytona
 
 import (
 	"context"
-	"fmt"
 	"regexp"
 	"sort"
 	"strings"
@@ -12,21 +11,12 @@ import (
 	"github.com/daytonaio/daytona/libs/sdk-go/pkg/daytona"
 )
 
-// capacity is the run's one record of its sandboxes, from the start of
-// each creation until its deletion, and back-pressure from the account's
-// limits (total CPU, memory, disk, sandbox count). Daytona refuses a
-// creation that would take the organisation over its quota; the refusal
-// clears when one of the organisation's running sandboxes is deleted. So a
-// refused job goes back in line until one of this run's own sandboxes is
-// gone, then tries again, and the run's effective concurrency comes down to
-// what the account admits: once the account has refused a creation, at most
-// as many of this run's sandboxes exist at once as existed when it refused.
-//
-// A slot is held by every sandbox of this run that exists or may exist:
-// from the start of its creation (pending) through its existence (alive)
-// until it is deleted, or known never to have been created. A creation
-// refused for the account's limits gives its slot back while it waits, but
-// the name stays recorded if an earlier attempt may have created it.
+// capacity is the run's record of its sandboxes, from the start of each
+// creation to its deletion, and back-pressure from the account's limits:
+// a creation refused for the quota waits until one of the run's sandboxes
+// is gone, so at most as many exist at once as when the account refused.
+// Each sandbox that exists or may exist holds a slot; a refused creation
+// gives its slot back while it waits (its name stays if it may exist).
 type capacity struct {
 	mu      sync.Mutex
 	holders map[string]*holder
@@ -36,7 +26,7 @@ type capacity struct {
 	// sandbox is created or refused.
 	changed   chan struct{}
 	lastFreed time.Time
-	said      bool
+	announced bool
 }
 
 // holder is one sandbox of the run.
@@ -168,19 +158,6 @@ func (c *capacity) snapshot() (alive map[string]*daytona.Sandbox, unknown []stri
 	return alive, unknown
 }
 
-// lagGrace is how long after one of this run's sandboxes was deleted a
-// refusal may still be the service catching up with that deletion rather
-// than a smaller capacity.
-const lagGrace = 5 * time.Second
-
-// lagFirstRetry is the shortest wait before a creation refused just after
-// a deletion is tried again.
-const lagFirstRetry = 100 * time.Millisecond
-
-// destroyingPoll is how often a creation refused while this run's deleted
-// sandboxes are still being destroyed is tried again.
-const destroyingPoll = time.Second
-
 // refused records that the account refused to create name: its slot goes
 // (nothing was created) and nothing was freed.
 func (c *capacity) refused(name string) {
@@ -194,10 +171,9 @@ func (c *capacity) refused(name string) {
 	c.signal()
 }
 
-// state is what a refused job decides on: how many of this run's
-// sandboxes exist and how many are being created, the channel closed at
-// the next change, and the time since one of them was last deleted (-1:
-// never).
+// state is what a refused job decides on: the run's sandboxes alive and
+// being created, the next change, and the time since the last deletion
+// (-1: none).
 func (c *capacity) state(now time.Time) (alive, pending int, changed <-chan struct{}, sinceFreed time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -224,21 +200,17 @@ func (c *capacity) lower(n int) (announce int) {
 	if n > 0 && (c.limit == 0 || n < c.limit) {
 		c.limit = n
 	}
-	if c.said || c.limit == 0 {
+	if c.announced || c.limit == 0 {
 		return 0
 	}
-	c.said = true
+	c.announced = true
 	return c.limit
 }
 
-// quotaRefusal recognises the API's answer to a creation over the
-// account's limits, by the first sentence of its message (the advice after
-// it changes over time) whatever the status (400 in v0.170.0, 403 in later
-// versions): "Total CPU limit exceeded. Maximum allowed: 4." and the same
-// for memory and disk, or a sandbox-count quota. what names the limit for
-// a person ("4 vCPU", "10GiB memory"). A per-sandbox maximum ("CPU request
-// 8 exceeds maximum allowed per sandbox") is not one: no deletion clears
-// it.
+// quotaRefusal recognises a creation refused for the account's limits by
+// its message's first sentence (400 or 403: "Total CPU limit exceeded.
+// Maximum allowed: 4."); what names the limit ("4 vCPU"). A per-sandbox
+// maximum is not one: no deletion clears it.
 func quotaRefusal(status int, msg string) (what string, ok bool) {
 	if status != 400 && status != 403 {
 		return "", false
@@ -261,58 +233,3 @@ func quotaRefusal(status int, msg string) (what string, ok bool) {
 }
 
 var quotaRE = regexp.MustCompile(`(?i)^total (cpu|memory|disk|sandbox(?:es)?|sandbox count) (?:limit|quota) exceeded\.?\s*(?:maximum allowed:?\s*([0-9]+(?:\.[0-9]+)?\s*[a-z]*))?`)
-
-// waitForCapacity handles a creation of name refused for the account's
-// limits. While none of this run's sandboxes exists but some are being
-// created, their outcome decides: it waits for it. With some alive, the
-// run's concurrency comes down to their number (said once) and the caller
-// tries again, waiting in acquire until one of them is deleted. With none
-// alive or coming, the account is full without this run: it returns the
-// run-stopping error. A refusal just after one of this run's deletions may
-// be the service catching up with it: then it waits until the deletion is
-// twice as old (at most until it is lagGrace old), or for the next change,
-// and lets the caller try again. While some of this run's deleted
-// sandboxes are still being destroyed, the account is not called full: the
-// caller tries again every destroyingPoll.
-func (r *Runner) waitForCapacity(ctx context.Context, name string, refusal error) error {
-	what, _ := quotaRefusal(statusOf(refusal), messageOf(refusal))
-	r.capacity.refused(name)
-	for {
-		alive, pending, changed, since := r.capacity.state(time.Now())
-		recent := since >= 0 && since < lagGrace
-		var lag <-chan time.Time
-		switch {
-		case alive == 0 && pending > 0:
-			// Wait for the creations under way.
-		case alive == 0 && !recent && r.stillDestroying(ctx) > 0:
-			// Deleted but not gone: the account may free their share only
-			// once they are. Look again in a while, or at the next change.
-			lag = time.After(destroyingPoll)
-		case alive == 0 && !recent:
-			return r.stop(fmt.Errorf("Daytona account limit reached (%s) with none of this run's sandboxes alive: other sandboxes of the account use it all; "+
-				"free some (forge gc deletes those forge left behind; the others are in the Daytona dashboard), lower concurrency or ask for smaller daytona.resources",
-				what))
-		case !recent:
-			// The account admits what it holds of this run: the sandboxes
-			// alive and those deleted but still being destroyed.
-			if n := r.capacity.lower(alive + r.stillDestroying(ctx)); n > 0 {
-				fmt.Fprintf(r.opts.Warn, "forge: account limit reached (%s): running %d at a time\n", what, n)
-			}
-			return nil
-		default:
-			// Try again as the deletion ages (after as long again as it is
-			// old, from 100 ms), or at the next change.
-			lag = time.After(min(lagGrace-since, max(lagFirstRetry, since)))
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-changed:
-			if lag != nil {
-				return nil
-			}
-		case <-lag:
-			return nil
-		}
-	}
-}

@@ -36,10 +36,8 @@ type failure struct {
 // maxRetryAfter caps what a server may ask us to wait.
 const maxRetryAfter = 5 * time.Minute
 
-// classify sorts an SDK error by the status sdkError finds behind it (the
-// SDK's typed errors carry theirs: 429, 404, 0 for a timeout). ctx is the context
-// the call ran under: a status-0 error after it ended is a cancellation, not
-// a network problem.
+// classify sorts an SDK error by its status; ctx is the call's: a status-0
+// error after it ended is a cancellation, not a network problem.
 func classify(ctx context.Context, err error) failure {
 	var f failure
 	e := sdkError(err) // its StatusCode: 429 and 404 for those types, 0 for a timeout
@@ -109,10 +107,9 @@ func sdkError(err error) *sdkerrors.DaytonaError {
 	return nil
 }
 
-// retryAfter reads how long the server asked us to wait: Retry-After, or
-// the throttler-specific Retry-After-<throttler> the real API sends
-// (Retry-After-sandbox-create), or X-RateLimit-Reset-<throttler>; the
-// longest wins. Values are seconds or an HTTP date.
+// retryAfter is the longest wait the server asked for: Retry-After, the real
+// API's Retry-After-<throttler> or X-RateLimit-Reset-<throttler> (seconds
+// or an HTTP date).
 func retryAfter(h http.Header, now time.Time) time.Duration {
 	var best time.Duration
 	for name, vals := range h {
@@ -167,3 +164,33 @@ type describedError struct{ err error }
 
 func (e *describedError) Error() string { return describe(e.err) }
 func (e *describedError) Unwrap() error { return e.err }
+
+// neverSent reports a network error that happened before the request
+// reached the service (nothing can have been created).
+func neverSent(err error) bool {
+	if statusOf(err) != 0 {
+		return false
+	}
+	m := messageOf(err)
+	return strings.Contains(m, "dial tcp") || strings.Contains(m, "connection refused") || strings.Contains(m, "no such host")
+}
+
+// failedToStart recognises a sandbox that ended in error or build_failed:
+// the SDK's error from its wait for "started", or the API's 400 "Sandbox
+// failed to start: <reason>".
+func failedToStart(f failure, err error) (reason string, ok bool) {
+	msg := messageOf(err)
+	if !strings.HasPrefix(msg, errFailedToStart) || (f.class != classTransient && statusOf(err) != 400) {
+		return "", false
+	}
+	reason = strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(msg, errFailedToStart), ":"))
+	if reason == "" {
+		reason = "it ended in error or build_failed"
+	}
+	first, _, _ := strings.Cut(reason, "\n")
+	return first, true
+}
+
+// errFailedToStart is what the SDK says when a sandbox ends in error or
+// build_failed; it does not say which sandbox.
+const errFailedToStart = "Sandbox failed to start"

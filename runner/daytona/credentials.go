@@ -23,11 +23,9 @@ type Credentials struct {
 	Problem string
 }
 
-// LoadCredentials reads DAYTONA_API_KEY, DAYTONA_API_URL (or the original
-// tool's DAYTONA_BASE_URL) and DAYTONA_TARGET from getenv and from the .env
-// file in dotenvDir (read without touching the process environment). A value
-// from the real environment wins; a placeholder key ("your_…") counts as
-// unset.
+// LoadCredentials reads DAYTONA_API_KEY, DAYTONA_API_URL (or
+// DAYTONA_BASE_URL) and DAYTONA_TARGET from getenv, else the .env file in
+// dotenvDir; a placeholder key ("your_…") counts as unset.
 func LoadCredentials(getenv func(string) string, dotenvDir string) Credentials {
 	env := dotenv.Load(getenv, dotenvDir)
 	get := func(name string) (string, string) {

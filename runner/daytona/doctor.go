@@ -15,11 +15,9 @@ import (
 	"github.com/forge-run/forge/runner"
 )
 
-// Doctor checks a Daytona account end to end with a smoke test: it runs a
-// tiny job (create a sandbox, upload a script, execute it, download its
-// output, delete the sandbox) and prints each phase's latency to w, then
-// the account's snapshots (how many, how many are forge's environments,
-// in which states). An unusable key is a *runner.UnusableError.
+// Doctor runs a tiny job on the account (create, upload, execute, read its
+// report, delete) and prints each phase's latency to w, then the account's
+// snapshots. An unusable key is a *runner.UnusableError.
 func Doctor(ctx context.Context, opts Options, w io.Writer) error {
 	if opts.RunID == "" {
 		opts.RunID = fmt.Sprintf("doctor-%d", time.Now().Unix())
@@ -73,7 +71,7 @@ func Doctor(ctx context.Context, opts Options, w io.Writer) error {
 	case !strings.Contains(string(res.Artifact), "reach Daytona"):
 		return fmt.Errorf("doctor: the test job's output came back wrong: %q", res.Artifact)
 	case len(r.Undeleted()) > 0:
-		return fmt.Errorf("doctor: could not delete sandbox %s: %v", strings.Join(r.Undeleted(), ", "), closeErr)
+		return fmt.Errorf("doctor: could not delete sandbox %s: %w", strings.Join(r.Undeleted(), ", "), closeErr)
 	}
 	snaps, err := listSnapshots(ctx, opts, r.client)
 	if err != nil {

@@ -6,14 +6,20 @@ package daytona
 // it, in this run and the next (until "forge gc" deletes it).
 
 import (
+	"bufio"
 	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"regexp"
 	"slices"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cenkalti/backoff/v5"
+	apiclient "github.com/daytonaio/daytona/libs/api-client-go"
 	"github.com/daytonaio/daytona/libs/sdk-go/pkg/types"
 
 	"github.com/forge-run/forge/runner"
@@ -32,9 +38,8 @@ const (
 	maxLogLine   = 512
 )
 
-// envState is what a Runner knows of one environment. The goroutine
-// whose turn it is (Runner.turns) makes it ready; the others wait for
-// their turn and find what it did.
+// envState is what a Runner knows of one environment, made ready by the
+// goroutine whose turn it is (Runner.turns).
 type envState struct {
 	// Under Runner.mu.
 	ready  bool
@@ -46,35 +51,18 @@ type envState struct {
 var errEnvTimeout = errors.New("environment build timed out")
 
 // BuildEnvironment makes env's snapshot, runner.SnapshotName(env.Hash),
-// ready, and keeps it for this Runner's jobs: found active, it is reused;
-// being built (pending, building, pulling) by another forge, it is waited
-// for; in error, build_failed or inactive, it is deleted and built again,
-// once; not there, forge creates it through the SDK's snapshot service:
-// from env.Image (else runner.DefaultImage), with env.Env, EnvDirVar
-// (EnvDir) and EnvDir's bin/ first on PATH as the image's ENV, EnvDir as
-// its WORKDIR, env.Files written by RUN lines (at most
-// MaxEnvironmentFiles bytes), then a RUN line per build step, in order,
-// and the Runner's cpu, memory and disk as the snapshot's resources
-// (sandboxes from a snapshot get its resources: the API refuses any of
-// their own). The jobs of the environment see env.Env too: they are the
-// image's ENV, under the job's own env.
+// ready for this Runner's jobs: found active, it is reused; being built by
+// another forge, waited for; failed (error, build_failed, inactive),
+// deleted and built again, once; missing, created through the SDK's
+// snapshot service from the image (envBuild.image), with the Runner's
+// resources (a snapshot's sandboxes get its resources).
 //
-// log gets the lines the SDK streams (its own, and the build's output
-// while the SDK follows it: its HTTP client gives up on the stream after
-// 60 s, so later lines of a long build are not streamed). A build that
-// fails, or a create the API refuses (quota, resources), is a
-// *runner.BuildError carrying the log's last lines (when nothing of the
-// build's output was streamed, its whole log is fetched for them). A
-// snapshot this call created is deleted when it does not become active:
-// on failure, past env.BuildTimeout (else runner.DefaultBuildTimeout; the
-// whole call is bounded by it, waiting for another forge included,
-// which is then a BuildError too), and when ctx ends (ctx's error is
-// then returned): nothing half-built is left to be taken for finished.
-// Transient API failures are retried as every call is; a refused key
-// stops the run (*runner.UnusableError).
-//
-// Calls for the same hash build it once: one at a time, the later ones
-// find what the first did (ready: Reused; failed: its BuildError).
+// log gets the lines the SDK streams (for 60 s at most: its HTTP timeout).
+// A failed build or a refused create is a *runner.BuildError with the
+// log's last lines (the whole log fetched when none was streamed). A
+// snapshot this call created and that did not become active (failed, past
+// env.BuildTimeout, ctx ended) is deleted: nothing half-built is left.
+// Calls for one hash build it once; later ones find what the first did.
 func (r *Runner) BuildEnvironment(ctx context.Context, env *runner.Environment, log func(line string)) (runner.EnvironmentBuild, error) {
 	begin := time.Now()
 	if env == nil {
@@ -166,17 +154,7 @@ func (r *Runner) environmentSnapshot(e *runner.Environment) (string, error) {
 
 // validHash is an environment hash that can name a snapshot: lowercase hex,
 // at least 16 digits.
-func validHash(h string) bool {
-	if len(h) < 16 {
-		return false
-	}
-	for _, c := range h {
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
-}
+var validHash = regexp.MustCompile(`^[0-9a-f]{16,}$`).MatchString
 
 // makeEnvironment makes the snapshot ready within the environment's
 // timeout, and says whether it was there already. A snapshot it created
@@ -213,20 +191,17 @@ type envBuild struct {
 	// output says the build's own output came through the log (not only
 	// the SDK's lines about the snapshot's state).
 	output bool
-	// mine is the snapshot this build created, once known; ambiguous says
-	// a create was sent whose outcome is unknown (a snapshot found
-	// building afterwards is then taken for it).
+	// mine is the snapshot this build created, once known; ambiguous: a
+	// create's outcome is unknown (a snapshot found then is taken for it).
 	mine      *types.Snapshot
 	ambiguous bool
 	// waited says it waited for a build it did not start.
 	waited bool
 }
 
-// Snapshot states (api-client-go's SnapshotState) that end a build or
-// its wait: active, removing (deleted), and the failed ones (error,
-// build_failed, and inactive: Daytona deactivates snapshots long unused).
-// Any other (pending, building, pulling, one this SDK does not know) is
-// a snapshot still being made.
+// Snapshot states that end a build: active, removing, and failed ones
+// (snapFailed; inactive: long unused). Any other (pending, building,
+// pulling, unknown) is a snapshot still being made.
 const (
 	snapActive   = "active"
 	snapRemoving = "removing"
@@ -276,7 +251,9 @@ func (b *envBuild) run(ctx context.Context) (reused bool, err error) {
 			}
 			return b.outcome(ctx, sn, false)
 		}
-		if b.ambiguous && b.mine == nil && snapBuilding(sn.State) {
+		if b.ambiguous && b.mine == nil && (snapBuilding(sn.State) || sn.State == snapActive) {
+			// A create whose answer was lost made it: built, not reused,
+			// however fast it became active.
 			b.mine = sn
 		}
 		switch st := sn.State; {
@@ -345,31 +322,26 @@ func (b *envBuild) get(ctx context.Context, key string) (*types.Snapshot, error)
 // await polls sn until it is no longer being made; nil when it is gone.
 // The wait between polls grows from 100 ms to Options.PollInterval.
 func (b *envBuild) await(ctx context.Context, sn *types.Snapshot) (*types.Snapshot, error) {
-	interval := 100 * time.Millisecond
-	for {
-		var err error
-		if sn, err = b.get(ctx, sn.ID); err != nil || sn == nil || !snapBuilding(sn.State) {
-			return sn, err
-		}
-		if err := sleep(ctx, interval); err != nil {
-			return nil, err
-		}
-		interval = min(2*interval, b.r.opts.PollInterval)
-	}
+	return b.until(ctx, sn, func(sn *types.Snapshot) bool { return sn == nil || !snapBuilding(sn.State) })
 }
 
 // gone waits until sn no longer exists.
 func (b *envBuild) gone(ctx context.Context, sn *types.Snapshot) error {
-	interval := 100 * time.Millisecond
-	for {
+	_, err := b.until(ctx, sn, func(sn *types.Snapshot) bool { return sn == nil })
+	return err
+}
+
+// until polls sn until done holds of it (nil: gone), from 100 ms to
+// Options.PollInterval apart.
+func (b *envBuild) until(ctx context.Context, sn *types.Snapshot, done func(*types.Snapshot) bool) (*types.Snapshot, error) {
+	for interval := 100 * time.Millisecond; ; interval = min(2*interval, b.r.opts.PollInterval) {
 		now, err := b.get(ctx, sn.ID)
-		if err != nil || now == nil {
-			return err
+		if err != nil || done(now) {
+			return now, err
 		}
 		if err := sleep(ctx, interval); err != nil {
-			return err
+			return nil, err
 		}
-		interval = min(2*interval, b.r.opts.PollInterval)
 	}
 }
 
@@ -479,4 +451,57 @@ func reasonOf(sn *types.Snapshot) string {
 		return *sn.ErrorReason
 	}
 	return "no reason given"
+}
+
+// fetchLog reads the whole build log of an ended build, best effort: the
+// SDK follows it only once it sees the snapshot building, which a build
+// failing before its first poll never is.
+func (b *envBuild) fetchLog(ctx context.Context, id string) {
+	o := b.r.opts
+	actx := context.WithValue(ctx, apiclient.ContextAccessToken, o.APIKey)
+	resp, err := newAPIClient(o).SnapshotsAPI.GetSnapshotBuildLogs(actx, id).Execute()
+	if err != nil || resp == nil {
+		return
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(io.LimitReader(resp.Body, 16<<20))
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		b.line(sc.Text())
+	}
+}
+
+// line passes one line of the build's log on, and keeps the last ones.
+func (b *envBuild) line(l string) {
+	if len(l) > maxLogLine {
+		cut := maxLogLine
+		for cut > 0 && !utf8.RuneStart(l[cut]) {
+			cut--
+		}
+		l = l[:cut] + "…"
+	}
+	if !sdkLine(l) {
+		b.output = true
+	}
+	if len(b.tail) == envTailLines {
+		b.tail = append(b.tail[:0], b.tail[1:]...)
+	}
+	b.tail = append(b.tail, l)
+	b.out(l)
+}
+
+// say passes a line of forge's own on.
+func (b *envBuild) say(format string, args ...any) {
+	b.line("daytona: " + fmt.Sprintf(format, args...))
+}
+
+// sdkLine recognises the lines the SDK writes into a build's log itself
+// (snapshot.go streamSnapshotBuildLogs), and forge's own.
+func sdkLine(l string) bool {
+	for _, p := range []string{"Creating snapshot ", "Created snapshot ", "Error: ", "daytona: "} {
+		if strings.HasPrefix(l, p) {
+			return true
+		}
+	}
+	return false
 }

@@ -311,30 +311,75 @@ func TestEnvironmentFailedSnapshotIsBuiltAgain(t *testing.T) {
 	}
 }
 
-// TestEnvironmentCreateRetried: a 503 on create is retried; a 500 answered
-// after the snapshot was made (the create's outcome unknown) finds it by
-// name, follows its build as its own, and makes no second one.
+// TestEnvironmentCreateRetried: a 503 on create is retried; after a 500
+// answered once the snapshot was made (the create's outcome unknown) the
+// snapshot is found by name and taken for the one this create made, so
+// built, not reused, and no second one is made: found still building (the
+// build held until forge has looked) or already active (found by a build
+// that knows its create was sent).
 func TestEnvironmentCreateRetried(t *testing.T) {
-	for _, f := range []daytonatest.Fault{{Status: 503}, {Status: 500, After: true}} {
-		t.Run(fmt.Sprint(f.Status), func(t *testing.T) {
-			e := newEnv(t, daytonatest.Options{}, nil)
-			e.srv.Inject(daytonatest.OpCreateSnapshot, f)
-			env := toolEnvironment(t, "flaky")
-			b, _, err := e.build(env)
-			if err != nil || b.Reused {
-				t.Fatalf("%+v, %v\n%s", b, err, e.warn.String())
+	check := func(t *testing.T, e *env, b runner.EnvironmentBuild, err error, retried bool) {
+		t.Helper()
+		if err != nil || b.Reused {
+			t.Fatalf("%+v, %v\n%s", b, err, e.warn.String())
+		}
+		made := 0
+		for _, sn := range e.srv.Snapshots() {
+			if sn.State == "active" {
+				made++
 			}
-			made := 0
-			for _, sn := range e.srv.Snapshots() {
-				if sn.State == "active" {
-					made++
-				}
-			}
-			if made != 1 || !strings.Contains(e.warn.String(), "retrying") {
-				t.Errorf("%d snapshots made; warnings:\n%s", made, e.warn.String())
-			}
-		})
+		}
+		if made != 1 || retried != strings.Contains(e.warn.String(), "retrying") {
+			t.Errorf("%d snapshots made; warnings:\n%s", made, e.warn.String())
+		}
 	}
+	t.Run("503", func(t *testing.T) {
+		e := newEnv(t, daytonatest.Options{}, nil)
+		e.srv.Inject(daytonatest.OpCreateSnapshot, daytonatest.Fault{Status: 503})
+		b, _, err := e.build(toolEnvironment(t, "flaky"))
+		check(t, e, b, err, true)
+	})
+	t.Run("500/building", func(t *testing.T) {
+		hold := make(chan struct{})
+		e := newEnv(t, daytonatest.Options{SnapshotBuildHold: hold}, nil)
+		e.srv.Inject(daytonatest.OpCreateSnapshot, daytonatest.Fault{Status: 500, After: true})
+		type built struct {
+			b   runner.EnvironmentBuild
+			err error
+		}
+		done := make(chan built, 1)
+		go func() {
+			b, _, err := e.build(toolEnvironment(t, "flaky"))
+			done <- built{b, err}
+		}()
+		// Looked up before the create, then found after its retry.
+		daytonatest.WaitFor(t, "the snapshot to be found", func() bool { return e.srv.Calls(daytonatest.OpGetSnapshot) >= 2 })
+		close(hold)
+		r := <-done
+		check(t, e, r.b, r.err, true)
+	})
+	t.Run("500/active", func(t *testing.T) {
+		e := newEnv(t, daytonatest.Options{}, nil)
+		env := toolEnvironment(t, "flaky")
+		e.srv.Inject(daytonatest.OpCreateSnapshot, daytonatest.Fault{Status: 500, After: true})
+		var created *types.Snapshot
+		c, err := sdk.NewClientWithConfig(&types.DaytonaConfig{APIKey: e.srv.APIKey(), APIUrl: e.srv.URL()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if created, _, err = c.Snapshot.Create(context.Background(), &types.CreateSnapshotParams{Name: runner.SnapshotName(env.Hash), Image: sdk.Base("python:3.12-slim")}); err == nil {
+			t.Fatalf("the create was answered: %+v", created)
+		}
+		daytonatest.WaitFor(t, "the snapshot to be active", func() bool {
+			sn := e.srv.Snapshots()
+			return len(sn) == 1 && sn[0].State == "active"
+		})
+		// Where the create's retry leaves the build: the name taken, the
+		// create's outcome unknown.
+		bld := &envBuild{r: e.r, env: env, name: runner.SnapshotName(env.Hash), out: func(string) {}, ambiguous: true}
+		reused, err := bld.run(context.Background())
+		check(t, e, runner.EnvironmentBuild{Reused: reused}, err, false)
+	})
 }
 
 // TestEnvironmentCreateRefused: a create the API refuses (the snapshot

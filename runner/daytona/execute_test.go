@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -26,12 +25,8 @@ import (
 func shortHTTP() *http.Client { return &http.Client{Timeout: time.Second} }
 
 func TestExecuteOutlivesTheHTTPTimeout(t *testing.T) {
-	// The safety poll is slower than the test: only the log stream can
-	// tell the job that its candidate ended.
-	e := newEnv(t, daytonatest.Options{}, func(o *Options) {
-		o.ToolboxHTTPClient = shortHTTP()
-		o.PollInterval = time.Minute
-	})
+	// Only the log stream tells the job that its candidate ended.
+	e := newEnv(t, daytonatest.Options{}, func(o *Options) { o.ToolboxHTTPClient = shortHTTP() })
 
 	// The premise: one synchronous toolbox call cannot outlive the client's
 	// timeout.
@@ -62,7 +57,7 @@ func TestExecuteOutlivesTheHTTPTimeout(t *testing.T) {
 	// One stream carried the end and the exit status, over one connection
 	// that outlived the HTTP timeout; nothing was polled.
 	var streams []daytonatest.Call
-	waitFor(t, "the stream to be logged", func() bool {
+	daytonatest.WaitFor(t, "the stream to be logged", func() bool {
 		streams = nil
 		for _, c := range e.srv.CallLog() {
 			if c.Op == daytonatest.OpSessionLogsStream {
@@ -85,7 +80,7 @@ func TestExecuteOutlivesTheHTTPTimeout(t *testing.T) {
 func streamCalls(t *testing.T, srv *daytonatest.Server, n int) []string {
 	t.Helper()
 	var out []string
-	waitFor(t, "the streams to be logged", func() bool {
+	daytonatest.WaitFor(t, "the streams to be logged", func() bool {
 		out = nil
 		for _, c := range srv.CallLog() {
 			if c.Op == daytonatest.OpSessionLogsStream {
@@ -98,32 +93,31 @@ func streamCalls(t *testing.T, srv *daytonatest.Server, n int) []string {
 }
 
 // A toolbox that refuses the stream (an old daemon, a proxy without
-// WebSocket) costs one warning and nothing else: commands are polled, and
-// after a few refusals the run stops asking.
+// WebSocket) costs one warning and nothing else: each command is polled,
+// and its log read for forge.sh's report.
 func TestRefusedStreamFallsBackToPolling(t *testing.T) {
 	e := newEnv(t, daytonatest.Options{}, nil)
 	e.srv.Inject(daytonatest.OpSessionLogsStream, daytonatest.Fault{Status: http.StatusNotFound, Times: 100})
-	for i := 0; i < refusedLimit+1; i++ {
+	for i := range 3 {
 		res := e.run(e.shJob(fmt.Sprintf("p%d", i), "echo polled; echo done > \"$2\"\n"))
 		if !res.Success || res.Output != "polled\n" || res.ArtifactContent != "done\n" {
 			t.Fatalf("%d: %s %q %q", i, res.ErrorKind, res.ErrorMessage, res.Output)
 		}
 	}
-	if got := streamCalls(t, e.srv, refusedLimit); len(got) != refusedLimit || got[0] != "404:404" {
-		t.Errorf("stream calls %v, want %d refused", got, refusedLimit)
+	if got := streamCalls(t, e.srv, 3); len(got) != 3 || got[0] != "404:404" {
+		t.Errorf("stream calls %v, want 3 refused", got)
 	}
 	if n := strings.Count(e.warn.String(), "cannot open a command's log stream"); n != 1 {
 		t.Errorf("%d warnings:\n%s", n, e.warn.String())
 	}
-	// Without a report from the stream, the outputs were measured apart.
-	if n := e.srv.Calls(daytonatest.OpExecute); n != refusedLimit+1 {
-		t.Errorf("%d collect commands", n)
+	if n, m := e.srv.Calls(daytonatest.OpSessionLogs), e.srv.Calls(daytonatest.OpExecute); n != 3 || m != 0 {
+		t.Errorf("%d logs read, %d other commands; want 3 and 0", n, m)
 	}
 }
 
 // A stream cut mid-run (no close frame) turns into polling at once.
 func TestDroppedStreamFallsBackToPolling(t *testing.T) {
-	e := newEnv(t, daytonatest.Options{}, func(o *Options) { o.PollInterval = time.Minute })
+	e := newEnv(t, daytonatest.Options{}, nil)
 	e.srv.Inject(daytonatest.OpSessionLogsStream, daytonatest.Fault{Drop: true})
 	res := e.run(e.shJob("drop", "echo before; sleep 1; echo after; echo done > \"$2\"\n"))
 	if !res.Success || res.Output != "before\nafter\n" {
@@ -137,50 +131,50 @@ func TestDroppedStreamFallsBackToPolling(t *testing.T) {
 	}
 }
 
-// A stream that goes silent (a half-open connection) costs at most the
-// safety poll's interval.
-func TestStalledStreamIsCoveredByTheSafetyPoll(t *testing.T) {
-	e := newEnv(t, daytonatest.Options{}, func(o *Options) { o.PollInterval = 300 * time.Millisecond })
+// A stream that goes silent (a half-open connection) costs time, not the
+// trial: at the command's timeout one poll finds it over.
+func TestStalledStreamCostsTimeNotTheTrial(t *testing.T) {
+	e := newEnv(t, daytonatest.Options{}, nil)
 	e.srv.Inject(daytonatest.OpSessionLogsStream, daytonatest.Fault{Stall: true})
-	res := e.run(e.shJob("stall", "echo quick; echo done > \"$2\"\n"))
+	job := e.shJob("stall", "echo quick; echo done > \"$2\"\n")
+	job.Timeout = 2 * time.Second
+	res := e.run(job)
 	if !res.Success || res.Output != "quick\n" {
 		t.Fatalf("%s %q %q", res.ErrorKind, res.ErrorMessage, res.Output)
 	}
 	if got := streamCalls(t, e.srv, 1); len(got) != 1 || got[0] != "stall:101" {
 		t.Errorf("stream calls %v", got)
 	}
-	if n := e.srv.Calls(daytonatest.OpSessionCommand); n < 1 {
-		t.Errorf("%d polls", n)
+	if n, m := e.srv.Calls(daytonatest.OpSessionCommand), e.srv.Calls(daytonatest.OpDeleteSession); n != 1 || m != 0 {
+		t.Errorf("%d polls, %d sessions killed; want 1 and 0", n, m)
 	}
 }
 
-// With the stream, the outputs come back with the end of the command: no
-// command measures them and nothing small is downloaded; an artifact over
-// the inline budget is downloaded, whole.
+// With the stream, the outputs come back with the end of the command:
+// nothing is polled, no command measures them and nothing is downloaded,
+// however big they are within their caps.
 func TestOutputsComeWithTheEnd(t *testing.T) {
 	e := newEnv(t, daytonatest.Options{}, nil)
 	small := e.run(e.shJob("small", "echo out; echo err >&2; printf 'a\\377b' > \"$2\"; echo '{\"n\": 2}' > \"$FORGE_RESULT\"\n"))
 	if !small.Success || small.Output != "out\n" || small.Stderr != "err\n" || string(small.Artifact) != "a\xffb" || small.Submitted["n"] != 2.0 {
 		t.Fatalf("%s %q %q %q %q %v", small.ErrorKind, small.ErrorMessage, small.Output, small.Stderr, small.Artifact, small.Submitted)
 	}
-	if n, m := e.srv.Calls(daytonatest.OpExecute), e.srv.Calls(daytonatest.OpDownloadFile); n != 0 || m != 0 {
-		t.Errorf("%d collect commands, %d downloads", n, m)
-	}
-	size := inlineBudget + 100
+	size := 300 << 10
 	big := e.run(e.shJob("big", fmt.Sprintf("echo out; head -c %d /dev/zero | tr '\\000' x > \"$2\"\n", size)))
 	if !big.Success || big.ArtifactBytes != int64(size) || big.ArtifactContent != strings.Repeat("x", size) || big.Output != "out\n" {
 		t.Fatalf("%s %q %d", big.ErrorKind, big.ErrorMessage, big.ArtifactBytes)
 	}
-	if n, m := e.srv.Calls(daytonatest.OpExecute), e.srv.Calls(daytonatest.OpDownloadFile); n != 0 || m != 1 {
-		t.Errorf("%d collect commands, %d downloads", n, m)
+	for _, op := range []string{daytonatest.OpExecute, daytonatest.OpDownloadFile, daytonatest.OpSessionCommand, daytonatest.OpSessionLogs} {
+		if n := e.srv.Calls(op); n != 0 {
+			t.Errorf("%d calls of %s", n, op)
+		}
 	}
 }
 
 // The exit status comes with the end (forge.sh exits with the status it
 // reports: TestForgeShExitsWithTheStatusItReports).
 func TestExitStatusComesWithTheEnd(t *testing.T) {
-	// No safety poll during the test: a loaded machine would let one fire.
-	e := newEnv(t, daytonatest.Options{}, func(o *Options) { o.PollInterval = time.Minute })
+	e := newEnv(t, daytonatest.Options{}, nil)
 	for _, c := range []struct {
 		script string
 		want   int
@@ -198,25 +192,16 @@ func TestExitStatusComesWithTheEnd(t *testing.T) {
 	}
 }
 
-// A sandbox without base64 reports sizes only: the outputs are downloaded.
+// A sandbox without base64 reports its outputs in hex (od).
 func TestSandboxWithoutBase64(t *testing.T) {
-	bin := t.TempDir()
-	for _, tool := range []string{"sh", "wc", "head", "cat", "mkdir", "ln"} {
-		p, err := exec.LookPath(tool)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Symlink(p, filepath.Join(bin, tool)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	bin := toolsWithout(t, "base64")
 	e := newEnv(t, daytonatest.Options{}, func(o *Options) { o.Env = map[string]string{"PATH": bin} })
 	res := e.run(e.shJob("nob64", "echo out; printf 'a\\377b' > \"$2\"\n"))
 	if !res.Success || res.Output != "out\n" || string(res.Artifact) != "a\xffb" {
 		t.Fatalf("%s %q %q %q", res.ErrorKind, res.ErrorMessage, res.Output, res.Artifact)
 	}
-	if n, m := e.srv.Calls(daytonatest.OpExecute), e.srv.Calls(daytonatest.OpDownloadFile); n != 0 || m != 2 {
-		t.Errorf("%d collect commands, %d downloads", n, m)
+	if n, m := e.srv.Calls(daytonatest.OpExecute), e.srv.Calls(daytonatest.OpDownloadFile); n != 0 || m != 0 {
+		t.Errorf("%d other commands, %d downloads", n, m)
 	}
 }
 
@@ -239,8 +224,8 @@ func TestExecuteTimeoutKillsTheCandidate(t *testing.T) {
 		t.Fatal(err)
 	}
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	waitFor(t, "the candidate to be gone", func() bool { return !alive(pid) })
-	waitFor(t, "the emulator to see no process running", func() bool { return e.srv.Running() == 0 })
+	daytonatest.WaitFor(t, "the candidate to be gone", func() bool { return !alive(pid) })
+	daytonatest.WaitFor(t, "the emulator to see no process running", func() bool { return e.srv.Running() == 0 })
 }
 
 func TestCancelMidRunDeletesEverySandbox(t *testing.T) {
@@ -254,7 +239,7 @@ func TestCancelMidRunDeletesEverySandbox(t *testing.T) {
 		res, errs = e.runAll(ctx, 3, jobs)
 		close(done)
 	}()
-	waitFor(t, "three candidates to run", func() bool { return e.srv.Running() == 3 })
+	daytonatest.WaitFor(t, "three candidates to run", func() bool { return e.srv.Running() == 3 })
 	cancel()
 	<-done
 	for i := range jobs {
@@ -267,7 +252,7 @@ func TestCancelMidRunDeletesEverySandbox(t *testing.T) {
 	}
 	// Like the real service, the emulator kills a deleted sandbox's
 	// processes as it tears it down, just after answering the delete.
-	waitFor(t, "the deleted sandboxes' processes to end", func() bool { return e.srv.Running() == 0 })
+	daytonatest.WaitFor(t, "the deleted sandboxes' processes to end", func() bool { return e.srv.Running() == 0 })
 }
 
 func TestFiftyCandidatesStayWithinConcurrency(t *testing.T) {

@@ -46,10 +46,8 @@ type gcSandbox struct {
 }
 
 // GC deletes the sandboxes labelled app=forge that no live run owns, then
-// forge's environment snapshots (runner.SnapshotPrefix) that no sandbox
-// it keeps was created from, and prints one line per sandbox and per
-// snapshot to w. OlderThan spares a snapshot used (or, never used,
-// created) more recently. opts needs only the credentials.
+// forge's environment snapshots that no sandbox it keeps was created from,
+// one line each to w. opts needs only the credentials.
 func GC(ctx context.Context, opts Options, g GCOptions, w io.Writer) error {
 	if err := opts.Validate(); err != nil {
 		return err
@@ -119,30 +117,16 @@ func GC(ctx context.Context, opts Options, g GCOptions, w io.Writer) error {
 				continue
 			}
 		}
-		if g.DryRun {
-			tally.Delete(desc)
-			removed[sb.id] = true
-			continue
-		}
 		id := sb.id
-		err := opts.retry(actx, "delete "+sb.name, opts.calls(), func(ctx context.Context) error {
+		deleted, err := gcDelete(actx, &opts, opts.calls(), &tally, desc, "sandbox "+sb.name, func(ctx context.Context) error {
 			_, resp, err := api.SandboxAPI.DeleteSandbox(ctx, id).Execute()
-			err = sdkerrors.ConvertAPIError(err, resp)
-			if classify(ctx, err).class == classNotFound {
-				return nil
-			}
-			return err
+			return sdkerrors.ConvertAPIError(err, resp)
 		})
-		if err != nil {
-			if classify(actx, err).class == classAuth {
-				return gcError(actx, "delete "+sb.name, err)
-			}
-			tally.Fail(desc, describe(err))
-			errs = append(errs, fmt.Errorf("delete sandbox %s: %w", sb.name, described(err)))
-			continue
+		if classify(actx, err).class == classAuth {
+			return gcError(actx, "delete "+sb.name, err)
 		}
-		tally.Delete(desc)
-		removed[sb.id] = true
+		errs = append(errs, err)
+		removed[sb.id] = deleted
 	}
 	tally.Summary("")
 	if err := gcSnapshots(actx, opts, g, now(), inUse(all, removed), w); err != nil {
@@ -169,9 +153,7 @@ func inUse(all []gcSandbox, removed map[string]bool) map[string]string {
 }
 
 // gcSnapshots deletes forge's environment snapshots that no sandbox in
-// users was created from and that were not used (or, never used,
-// created) within g.OlderThan; one line each to w, then a summary. A
-// snapshot being removed is skipped.
+// users was created from, last used (or created) before g.OlderThan.
 func gcSnapshots(ctx context.Context, opts Options, g GCOptions, now time.Time, users map[string]string, w io.Writer) error {
 	client, err := newClient(opts)
 	if err != nil {
@@ -216,29 +198,41 @@ func gcSnapshots(ctx context.Context, opts Options, g GCOptions, now time.Time, 
 		case g.OlderThan > 0 && (c.lastUsed.IsZero() || now.Sub(c.lastUsed) < g.OlderThan):
 			tally.Keep(desc, "used more recently than "+g.OlderThan.String())
 			continue
-		case g.DryRun:
-			tally.Delete(desc)
-			continue
 		}
-		err := opts.retry(ctx, "delete snapshot "+sn.Name, opts.deletions(), func(ctx context.Context) error {
-			err := client.Snapshot.Delete(ctx, sn)
-			if classify(ctx, err).class == classNotFound {
-				return nil
-			}
-			return err
+		_, err := gcDelete(ctx, &opts, opts.deletions(), &tally, desc, "snapshot "+sn.Name, func(ctx context.Context) error {
+			return client.Snapshot.Delete(ctx, sn)
 		})
-		if err != nil {
-			if classify(ctx, err).class == classAuth {
-				return gcError(ctx, "delete snapshot "+sn.Name, err)
-			}
-			tally.Fail(desc, describe(err))
-			errs = append(errs, fmt.Errorf("delete snapshot %s: %w", sn.Name, described(err)))
-			continue
+		if classify(ctx, err).class == classAuth {
+			return gcError(ctx, "delete snapshot "+sn.Name, err)
 		}
-		tally.Delete(desc)
+		errs = append(errs, err)
 	}
 	tally.Summary("snapshots")
 	return errors.Join(errs...)
+}
+
+// gcDelete deletes what desc names with del (unless a dry run; gone counts
+// as deleted) and tallies it; a refused key is returned as it came.
+func gcDelete(ctx context.Context, opts *Options, b budget, tally *runner.GCTally, desc, what string, del func(context.Context) error) (bool, error) {
+	if tally.DryRun {
+		tally.Delete(desc)
+		return true, nil
+	}
+	err := opts.retry(ctx, "delete "+what, b, func(ctx context.Context) error {
+		if err := del(ctx); err != nil && classify(ctx, err).class != classNotFound {
+			return err
+		}
+		return nil
+	})
+	switch {
+	case err == nil:
+		tally.Delete(desc)
+		return true, nil
+	case classify(ctx, err).class == classAuth:
+		return false, err
+	}
+	tally.Fail(desc, describe(err))
+	return false, fmt.Errorf("delete %s: %w", what, described(err))
 }
 
 // listSnapshots lists every snapshot the account can see, page by page.

@@ -70,11 +70,8 @@ func newEnv(t *testing.T, so daytonatest.Options, mut func(*Options)) *env {
 	e.opts = Options{
 		APIKey: srv.APIKey(), APIURL: srv.URL(), RunID: testRunID,
 		LedgerPath: filepath.Join(e.out, testRunID, LedgerFile), Warn: e.warn,
-		// The safety poll only where a test asks for it: on a loaded machine a
-		// short one fires before the stream delivers, and changes which
-		// calls a job makes.
-		CreateRate: 1000, PollInterval: 5 * time.Second,
-		Retry: Retry{Initial: 10 * time.Millisecond, Max: 100 * time.Millisecond},
+		CreateRate: 1000,
+		Retry:      Retry{Initial: 10 * time.Millisecond, Max: 100 * time.Millisecond},
 	}
 	if mut != nil {
 		mut(&e.opts)
@@ -172,18 +169,6 @@ func (e *env) runAll(ctx context.Context, limit int, jobs []runner.Job) ([]runne
 	}
 	g.Wait()
 	return res, errs
-}
-
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 func ledgerEvents(t *testing.T, path string) []LedgerEntry {

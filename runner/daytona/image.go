@@ -108,7 +108,7 @@ func (b *envBuild) fileLines() ([]string, error) {
 	for i, f := range b.env.Files {
 		dst, err := runner.RelPath(f.Dst)
 		if err != nil {
-			return nil, b.failure(fmt.Errorf("file %v", err))
+			return nil, b.failure(fmt.Errorf("file %w", err))
 		}
 		data := f.Data
 		if data == nil && f.Src != "" {

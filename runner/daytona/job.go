@@ -1,41 +1,26 @@
 package daytona
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"maps"
 	"math"
+	"os"
+	"path"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/daytonaio/daytona/libs/sdk-go/pkg/daytona"
+	sdkerrors "github.com/daytonaio/daytona/libs/sdk-go/pkg/errors"
 	"github.com/daytonaio/daytona/libs/sdk-go/pkg/types"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/forge-run/forge/runner"
 )
-
-// Run runs one job in a fresh sandbox and deletes the sandbox, whatever
-// happens. A failing candidate is data (nil error); the error is non-nil
-// only when the backend is unusable (*runner.UnusableError): the API refused
-// the key, or could not be reached at all.
-func (r *Runner) Run(ctx context.Context, job runner.Job) (runner.Result, error) {
-	start := time.Now()
-	res := runner.Result{CandidateID: job.CandidateID, Trial: job.Trial, Backend: Backend, StartedAt: start.UTC()}
-	if job.Dir != "" {
-		// A plain job runs in a directory of this machine: not a sandbox's.
-		res.Failed(runner.ErrInfra, "the Daytona backend runs no job in a directory of its own (Job.Dir); run it locally")
-		res.FinishedAt = time.Now().UTC()
-		return res, nil
-	}
-	j := &jobRun{r: r, job: job, res: &res, name: sandboxName(r.opts.RunID, job.CandidateID, job.TaskID, job.Trial)}
-	err := j.run(ctx)
-	res.FinishedAt = time.Now().UTC()
-	res.JobSeconds = time.Since(start).Seconds()
-	return res, err
-}
 
 // jobRun is one job on its way through its sandbox.
 type jobRun struct {
@@ -46,6 +31,8 @@ type jobRun struct {
 
 	sb      *daytona.Sandbox
 	lay     layout
+	out     outputs
+	script  string // forge.sh (scriptText)
 	session bool
 	// streams are the goroutines following command log streams; the job
 	// waits for them before it returns.
@@ -139,13 +126,13 @@ func (j *jobRun) steps(ctx context.Context) error {
 			return err
 		}
 		var err error
-		run, err = j.runInSession(ctx, "sh "+shQuote(j.lay.controlScript())+" run", j.job.EffectiveTimeout())
+		run, err = j.runInSession(ctx, "run", j.job.EffectiveTimeout())
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	return j.step(runner.PhaseDownload, func() error { return j.download(ctx, run) })
+	return j.step(runner.PhaseDownload, func() error { return j.settle(ctx, run) })
 }
 
 // create makes the job's sandbox.
@@ -258,4 +245,223 @@ func (j *jobRun) cleanup(ctx context.Context) {
 		j.r.reconcile(ctx, j.name)
 	}
 	j.res.Phases.Add(runner.PhaseCleanup, time.Since(t))
+}
+
+// upload copies the candidate's files into the sandbox and makes forge.sh,
+// which writes the others.
+func (j *jobRun) upload(ctx context.Context) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(4)
+	// The session the commands run in depends on nothing else.
+	g.Go(func() error { return j.ensureSession(gctx) })
+	err := j.uploadFiles(gctx, g)
+	if werr := g.Wait(); werr != nil {
+		return werr // the first failure, which may have cancelled the rest
+	}
+	return err
+}
+
+// uploadFiles learns the sandbox's home directory and starts the uploads in
+// g.
+func (j *jobRun) uploadFiles(ctx context.Context, g *errgroup.Group) error {
+	home, err := retried(ctx, &j.r.opts, "ask "+j.name+" for its home directory", j.r.opts.calls(), j.sb.GetUserHomeDir)
+	if err != nil {
+		return j.classified("ask the sandbox for its home directory", ctx, err)
+	}
+	if !strings.HasPrefix(home, "/") {
+		return fmt.Errorf("the sandbox reported home directory %q, not an absolute path", home)
+	}
+	j.lay = newLayout(home, j.job.CandidateID)
+
+	type upload struct {
+		data []byte
+		dst  string
+	}
+	var uploads []upload
+	var ensure []string
+	for _, f := range j.job.Files {
+		rel, err := runner.RelPath(f.Dst)
+		if err != nil {
+			return fmt.Errorf("copy %s: destination %w", f.Src, err)
+		}
+		data := f.Data
+		if data == nil {
+			if data, err = os.ReadFile(f.Src); err != nil {
+				return fmt.Errorf("read %s: %w", f.Src, err)
+			}
+		}
+		dst := j.lay.path(rel)
+		// forge.sh writes the files the SDK cannot upload (empty ones) and
+		// forge's own (the task), as it exports the protocol's variables.
+		if len(data) == 0 || f.Data != nil && !bytes.ContainsRune(data, 0) {
+			ensure = append(ensure, fmt.Sprintf("mkdir -p %s && printf %%s %s > %s", shQuote(path.Dir(dst)), shQuote(string(data)), shQuote(dst)))
+			continue
+		}
+		uploads = append(uploads, upload{data, dst})
+	}
+	if j.r.mountPath != "" {
+		link := j.lay.home + "/" + strings.TrimPrefix(j.r.opts.Volume.Mount, "/")
+		if !strings.HasPrefix(j.r.opts.Volume.Mount, "/") && link != j.r.mountPath {
+			ensure = append(ensure, fmt.Sprintf("[ -e %[1]s ] || [ -L %[1]s ] || { mkdir -p %[2]s && ln -s %[3]s %[1]s; }",
+				shQuote(link), shQuote(path.Dir(link)), shQuote(j.r.mountPath)))
+		}
+	}
+	outputFile, err := runner.RelPath(j.job.EffectiveOutputFile())
+	if err != nil {
+		return fmt.Errorf("output file %w", err)
+	}
+	env, err := j.env()
+	if err != nil {
+		return err
+	}
+	argv := j.job.Argv(j.lay.path(outputFile))
+	for _, a := range argv {
+		if strings.ContainsRune(a, 0) {
+			return errors.New("an argument holds a NUL byte, which no process can receive")
+		}
+	}
+	j.out = jobOutputs(outputFile, j.job.Limits)
+	j.script = j.lay.scriptText(argv, env, ensure, j.job.Setup, j.secretsAtSetup(), j.out)
+	if len(j.job.Secrets) > 0 && j.secretsAtSetup() {
+		uploads = append(uploads, upload{[]byte(secretsText(j.job.Secrets)), j.lay.secrets()})
+	}
+	for _, u := range uploads {
+		g.Go(func() error { return j.uploadRetried(ctx, u.data, u.dst) })
+	}
+	return nil
+}
+
+// secretsAtSetup reports whether the secrets file goes up with the setup
+// script (the setup commands get the secrets), rather than just before the
+// candidate.
+func (j *jobRun) secretsAtSetup() bool { return j.job.SetupSecrets && len(j.job.Setup) > 0 }
+
+// uploadSecrets uploads the secrets file, unless setup had it already.
+func (j *jobRun) uploadSecrets(ctx context.Context) error {
+	if len(j.job.Secrets) == 0 || j.secretsAtSetup() {
+		return nil
+	}
+	return j.uploadRetried(ctx, []byte(secretsText(j.job.Secrets)), j.lay.secrets())
+}
+
+// uploadRetried uploads data to remote, retrying as every call does.
+func (j *jobRun) uploadRetried(ctx context.Context, data []byte, remote string) error {
+	err := j.r.opts.retry(ctx, "upload "+remote, j.r.opts.calls(), func(ctx context.Context) error {
+		return j.uploadFile(ctx, data, remote)
+	})
+	if err != nil {
+		return j.classified("upload "+remote, ctx, err)
+	}
+	return nil
+}
+
+// uploadFile uploads data through the generated client with a pipe for its
+// *os.File: the SDK's UploadFile first writes a temporary file on disk.
+func (j *jobRun) uploadFile(ctx context.Context, data []byte, remote string) error {
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return j.sb.FileSystem.UploadFile(ctx, data, remote)
+	}
+	go func() {
+		pw.Write(data)
+		pw.Close()
+	}()
+	_, resp, err := j.sb.ToolboxClient.FileSystemAPI.UploadFile(ctx).Path(remote).File(pr).Execute()
+	pr.Close() // unblocks the writer if the client failed before reading
+	if err != nil {
+		return sdkerrors.ConvertToolboxError(err, resp)
+	}
+	return nil
+}
+
+// env is the candidate's environment on top of the sandbox's: HOME, the
+// manifest's env and the protocol's FORGE_* variables.
+func (j *jobRun) env() (map[string]string, error) {
+	env := j.job.ProtocolEnv(j.lay.path)
+	env["HOME"] = j.lay.home
+	for k, v := range j.job.Secrets { // checked here, exported from the secrets file
+		if !runner.ValidEnvName(k) || strings.ContainsRune(v, 0) {
+			return nil, fmt.Errorf("secret %q cannot be exported in the sandbox", k)
+		}
+	}
+	for k, v := range env {
+		if !runner.ValidEnvName(k) {
+			return nil, fmt.Errorf("env name %q cannot be exported in the sandbox", k)
+		}
+		if strings.ContainsRune(v, 0) {
+			return nil, fmt.Errorf("env %s holds a NUL byte", k)
+		}
+	}
+	return env, nil
+}
+
+// settle reads the outputs, the artifact, the FORGE_RESULT file and the
+// transcript from forge.sh's report, and settles the job.
+func (j *jobRun) settle(ctx context.Context, run sessionRun) error {
+	rep, err := j.report(ctx, run, strings.Fields(outputKeys)...)
+	if err != nil {
+		return err
+	}
+	files := rep.files
+	lim := j.job.Limits
+	stdout := &runner.CappedBuffer{Max: lim.OutputCap()}
+	stdout.Write(files["stdout"])
+	stderr := &runner.CappedBuffer{Max: lim.OutputCap()}
+	stderr.Write(files["stderr"])
+	if j.job.Echo != nil {
+		// Output comes back when the job ends, so --verbose shows it then.
+		for _, s := range []string{"stdout", "stderr"} {
+			w := &runner.EchoWriter{Stream: s, Echo: j.job.Echo, Max: lim.OutputCap()}
+			w.Write(files[s])
+			w.Close()
+		}
+	}
+	j.res.Output, j.res.Stderr = stdout.String(), stderr.String()
+	j.res.OutputTruncated = rep.size("stdout") > lim.OutputCap() || rep.size("stderr") > lim.OutputCap() || stdout.Truncated() || stderr.Truncated()
+
+	switch {
+	case run.timedOut:
+		j.res.RuntimeSeconds = j.job.EffectiveTimeout().Seconds()
+	case rep.runtimeNS >= 0:
+		j.res.RuntimeSeconds = float64(rep.runtimeNS) / 1e9
+	default:
+		// No clock in the sandbox: the client's view of the execution.
+		j.res.RuntimeSeconds = j.res.Phases.Execute
+	}
+	o := runner.Outcome{ExitCode: run.exit, TimedOut: run.timedOut}
+	switch rep.kinds["artifact"] {
+	case "file":
+		o.ArtifactFound = true
+		j.res.SetArtifact(files["artifact"], max(rep.sizes["artifact"], int64(len(files["artifact"]))))
+	case "symlink":
+		o.ArtifactProblem = "the artifact " + j.job.EffectiveOutputFile() + " is a symlink; forge reads only regular files"
+	case "unreadable":
+		o.ArtifactProblem = "the artifact " + j.job.EffectiveOutputFile() + " is not readable"
+	case "other":
+		o.ArtifactProblem = "the artifact " + j.job.EffectiveOutputFile() + " is not a regular file"
+	}
+	switch rep.kinds["result"] {
+	case "file":
+		if rep.sizes["result"] > lim.ArtifactCap() {
+			j.res.SubmitError = fmt.Sprintf("FORGE_RESULT is %d bytes, more than the %d allowed", rep.sizes["result"], lim.ArtifactCap())
+		} else {
+			j.res.Submit(files["result"])
+		}
+	case "unreadable":
+		j.res.SubmitError = "FORGE_RESULT is not readable"
+	case "symlink", "other":
+		j.res.SubmitError = "FORGE_RESULT is not a regular file"
+	}
+	switch rep.kinds["transcript"] {
+	case "file":
+		j.res.SetTranscript(files["transcript"], rep.sizes["transcript"])
+	case "unreadable":
+		j.res.RefuseTranscript("is not readable")
+	case "symlink":
+		j.res.RefuseTranscript("is a symlink")
+	case "other":
+		j.res.RefuseTranscript("is not a regular file")
+	}
+	j.res.Settle(j.job, o)
+	return nil
 }

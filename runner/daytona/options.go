@@ -39,10 +39,9 @@ type Options struct {
 	// default.
 	Target string
 
-	// Snapshot or Image (not both) is what sandboxes start from; neither
-	// means Daytona's default snapshot. Resources apply only with an Image
-	// (the API refuses them with a snapshot); without one New warns and
-	// leaves them out.
+	// Snapshot or Image (not both) is what sandboxes start from; neither:
+	// the default snapshot. Resources apply only with an Image (the API
+	// refuses them with a snapshot).
 	Snapshot, Image       string
 	CPU, MemoryGB, DiskGB int
 	NetworkBlockAll       bool
@@ -80,17 +79,13 @@ type Options struct {
 	DeleteTimeout time.Duration
 	// SetupTimeout is used for jobs whose SetupTimeout is zero.
 	SetupTimeout time.Duration
-	// PollInterval is the safety poll of a running command whose log
-	// stream is open (a stream that dies silently costs at most this), and
-	// the longest wait between two polls of one whose stream is not (those
-	// polls start fast and slow down to it).
+	// PollInterval is the longest wait between two polls of a command
+	// whose log stream could not be followed, and of a snapshot's build.
 	PollInterval time.Duration
 	// Retry shapes the backoff for transient errors.
 	Retry Retry
-	// ToolboxHTTPClient, when set, carries the sandbox toolbox calls; by
-	// default forge uses its own client with the SDK's 60 s timeout and a
-	// connection pool sized for many sandboxes. Tests shorten its timeout to
-	// prove that nothing depends on one long HTTP call.
+	// ToolboxHTTPClient carries the toolbox calls; by default a client with
+	// the SDK's 60 s timeout and a pool sized for many sandboxes.
 	ToolboxHTTPClient *http.Client
 }
 

@@ -8,11 +8,9 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// pacer spaces out sandbox creations: a token bucket at the configured rate,
-// halved on every rate-limit answer and raised back step by step on
-// success (AIMD), plus a shared pause until the server's Retry-After has
-// passed (Daytona counts creations per organisation, so one 429 concerns
-// every job).
+// pacer spaces out sandbox creations: a token bucket halved on every 429
+// and raised back on success (AIMD), and a shared pause for Retry-After
+// (Daytona counts creations per organisation: one 429 concerns every job).
 type pacer struct {
 	max   rate.Limit
 	floor rate.Limit

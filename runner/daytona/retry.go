@@ -35,20 +35,20 @@ func (o *Options) deletions() budget {
 	return budget{transient: o.Retry.Tries + 3, rateLimited: o.Retry.RateLimitTries, conflicts: true}
 }
 
-// retryNow is what an operation returns to be run again at once, without
+// retryAtOnce is what an operation returns to be run again at once, without
 // using up its budget (it waited for something itself).
-type retryNow struct{ err error }
+type retryAtOnce struct{ err error }
 
-func (e *retryNow) Error() string { return e.err.Error() }
-func (e *retryNow) Unwrap() error { return e.err }
+func (e *retryAtOnce) Error() string { return e.err.Error() }
+func (e *retryAtOnce) Unwrap() error { return e.err }
 
-// again is what an operation returns for a failure to be counted as a
-// transient one, whatever its class (a 409 on create whose sandbox cannot
+// retryAfterFailure is what an operation returns for a failure to count as
+// a transient one, whatever its class (a 409 on create whose sandbox cannot
 // be found yet).
-type again struct{ err error }
+type retryAfterFailure struct{ err error }
 
-func (e *again) Error() string { return e.err.Error() }
-func (e *again) Unwrap() error { return e.err }
+func (e *retryAfterFailure) Error() string { return e.err.Error() }
+func (e *retryAfterFailure) Unwrap() error { return e.err }
 
 // retry is the backend's one retry policy (backoff/v5), for an operation
 // with no result (see retried).
@@ -58,12 +58,9 @@ func (o *Options) retry(ctx context.Context, what string, b budget, op func(cont
 }
 
 // retried is the backend's one retry policy (backoff/v5): op runs until it
-// succeeds, fails in a way its budget does not retry, the budget is spent
-// or ctx ends. Waits follow a jittered exponential backoff, and are never
-// shorter than what a 429 or 5xx asked for (Retry-After). op may return
-// backoff.Permanent(err) to stop. The result is that of op's last attempt;
-// the error is op's last, as it returned it (wrapped SDK errors stay
-// reachable with errors.As), or ctx's when op never ran to an error.
+// succeeds, fails beyond its budget or ctx ends, with jittered exponential
+// waits never shorter than Retry-After. The error is op's last, as it
+// returned it, or ctx's.
 func retried[T any](ctx context.Context, o *Options, what string, b budget, op func(context.Context) (T, error)) (T, error) {
 	// The jittered exponential schedule for transient errors.
 	sched := &backoff.ExponentialBackOff{InitialInterval: o.Retry.Initial, MaxInterval: o.Retry.Max, RandomizationFactor: 0.5, Multiplier: 2}
@@ -75,9 +72,9 @@ func retried[T any](ctx context.Context, o *Options, what string, b budget, op f
 			return v, nil
 		}
 		last = err
-		var now *retryNow
-		if errors.As(err, &now) {
-			last = now.err
+		var atOnce *retryAtOnce
+		if errors.As(err, &atOnce) {
+			last = atOnce.err
 			return v, &backoff.RetryAfterError{Duration: 0}
 		}
 		var perm *backoff.PermanentError
@@ -86,9 +83,9 @@ func retried[T any](ctx context.Context, o *Options, what string, b budget, op f
 			return v, err
 		}
 		f := classify(ctx, err)
-		var ag *again
-		if errors.As(err, &ag) {
-			last, f.class = ag.err, classTransient
+		var failed *retryAfterFailure
+		if errors.As(err, &failed) {
+			last, f.class = failed.err, classTransient
 		}
 		switch {
 		case f.class == classTransient:

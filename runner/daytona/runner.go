@@ -35,10 +35,8 @@ const (
 	LabelTask      = "forge-task"
 )
 
-// defaultHome is where Daytona's images keep the sandbox user's home. It is
-// used for one thing only: the mount point of a volume whose mount is
-// relative, which must be absolute before the sandbox exists; every other
-// path comes from asking the sandbox.
+// defaultHome is the sandbox user's home in Daytona's images, used only to
+// make a relative volume mount absolute before the sandbox exists.
 const defaultHome = "/home/daytona"
 
 // sdkHTTPTimeout is the SDK's own HTTP timeout, kept for toolbox calls.
@@ -57,10 +55,8 @@ type Runner struct {
 	ledger    *ledger
 	volumeID  string
 	mountPath string
-	// toolboxHTTP carries every toolbox call. The SDK's own client uses
-	// http.DefaultTransport, which keeps only 2 idle connections per host:
-	// with many sandboxes behind one toolbox proxy, most calls would dial
-	// (and, against the real service, handshake TLS) again.
+	// toolboxHTTP carries every toolbox call: the SDK's keeps 2 idle
+	// connections per host, and many sandboxes share one toolbox proxy.
 	toolboxHTTP *http.Client
 
 	// dead is cancelled (cause errDead) when the API refuses the key: every
@@ -68,16 +64,14 @@ type Runner struct {
 	dead context.Context
 	kill context.CancelCauseFunc
 
-	// streams is what the run learned about command log streams.
-	streams streamState
+	// streamRefused warns, once a run, that log streams cannot be opened.
+	streamRefused sync.Once
 	// capacity holds jobs back while the account's limits are reached.
 	capacity *capacity
 
 	mu sync.Mutex
-	// stopped, once set, is why the run cannot go on: the API refused the
-	// key, or a creation failed in a way no retry fixes (unknown snapshot,
-	// invalid resources, a sandbox that cannot start, an account full
-	// without this run).
+	// stopped, once set, is why the run cannot go on: the key refused, or a
+	// creation failed in a way no retry fixes.
 	stopped   *runner.UnusableError
 	undeleted map[string]string // name -> "name (id)": could not be deleted
 	closed    bool
@@ -237,11 +231,9 @@ func (r *Runner) Undeleted() []string {
 	return slices.Sorted(maps.Values(r.undeleted))
 }
 
-// Close deletes whatever this Runner created and still exists (Run deletes
-// its sandbox itself; this catches what an interrupted Run could not), then
-// sweeps the service for sandboxes labelled with this run, and closes the
-// ledger. Call it after every Run has returned. ctx bounds the whole
-// clean-up; it should not be the run's cancelled context.
+// Close deletes what this Runner created and still exists, sweeps the
+// service for sandboxes labelled with this run and closes the ledger. Call
+// it after every Run has returned, with a context that is not cancelled.
 func (r *Runner) Close(ctx context.Context) error {
 	r.mu.Lock()
 	if r.closed {
@@ -278,10 +270,8 @@ const (
 	defaultDiskGB   = 3
 )
 
-// resources are what each of this Runner's sandboxes has: the
-// daytona.resources asked for, else Daytona's defaults. A sandbox from
-// the account's default snapshot may have that snapshot's instead; the SDK
-// does not say.
+// resources are what each sandbox has: daytona.resources, else Daytona's
+// defaults (the default snapshot's may differ; the SDK does not say).
 func (r *Runner) resources() *runner.Resources {
 	o := r.opts
 	return &runner.Resources{
@@ -289,4 +279,23 @@ func (r *Runner) resources() *runner.Resources {
 		MemoryGiB: float64(cmp.Or(o.MemoryGB, defaultMemoryGB)),
 		DiskGiB:   float64(cmp.Or(o.DiskGB, defaultDiskGB)),
 	}
+}
+
+// Run runs one job in a fresh sandbox and deletes it, whatever happens. A
+// failing candidate is data; the error is non-nil only when the backend is
+// unusable (*runner.UnusableError).
+func (r *Runner) Run(ctx context.Context, job runner.Job) (runner.Result, error) {
+	start := time.Now()
+	res := runner.Result{CandidateID: job.CandidateID, Trial: job.Trial, Backend: Backend, StartedAt: start.UTC()}
+	if job.Dir != "" {
+		// A plain job runs in a directory of this machine: not a sandbox's.
+		res.Failed(runner.ErrInfra, "the Daytona backend runs no job in a directory of its own (Job.Dir); run it locally")
+		res.FinishedAt = time.Now().UTC()
+		return res, nil
+	}
+	j := &jobRun{r: r, job: job, res: &res, name: sandboxName(r.opts.RunID, job.CandidateID, job.TaskID, job.Trial)}
+	err := j.run(ctx)
+	res.FinishedAt = time.Now().UTC()
+	res.JobSeconds = time.Since(start).Seconds()
+	return res, err
 }

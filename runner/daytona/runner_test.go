@@ -235,7 +235,7 @@ func TestAuthFailureStopsTheRunAndCleansUp(t *testing.T) {
 		res, err := e.r.Run(ctx, slow)
 		done <- out{res, err}
 	}()
-	waitFor(t, "the slow candidate to run", func() bool { return e.srv.Running() > 0 })
+	daytonatest.WaitFor(t, "the slow candidate to run", func() bool { return e.srv.Running() > 0 })
 
 	e.srv.Inject(daytonatest.OpCreateSandbox, daytonatest.Fault{Status: 401, Times: 100})
 	jobs := []runner.Job{e.shJob("a", "echo a > \"$2\"\n"), e.shJob("b", "echo b > \"$2\"\n"), e.shJob("c", "echo c > \"$2\"\n")}
@@ -415,7 +415,7 @@ func TestCancelDuringCreateLeavesNoOrphan(t *testing.T) {
 		res, _ := e.r.Run(ctx, e.shJob("c", "true\n"))
 		done <- res
 	}()
-	waitFor(t, "the sandbox to be created", func() bool { return e.srv.LiveCount() == 1 })
+	daytonatest.WaitFor(t, "the sandbox to be created", func() bool { return e.srv.LiveCount() == 1 })
 	cancel()
 	res := <-done
 	if res.ErrorKind != runner.ErrCancelled {

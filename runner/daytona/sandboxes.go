@@ -1,15 +1,14 @@
 package daytona
 
-// The life of a run's sandboxes: creating them (paced, gated by the
-// account's capacity, found again by name when an attempt's outcome is
-// unknown), keeping track of which exist, and deleting them, with the
-// sweep that deletes what is left at the end.
+// The life of a run's sandboxes: creating them (paced, gated by capacity,
+// found by name after an ambiguous attempt), deleting them, and the sweep.
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/cenkalti/backoff/v5"
 	"github.com/daytonaio/daytona/libs/sdk-go/pkg/daytona"
@@ -35,16 +34,6 @@ func (r *Runner) notCreated(name string) {
 	}
 }
 
-// neverSent reports a network error that happened before the request
-// reached the service (nothing can have been created).
-func neverSent(err error) bool {
-	if statusOf(err) != 0 {
-		return false
-	}
-	m := messageOf(err)
-	return strings.Contains(m, "dial tcp") || strings.Contains(m, "connection refused") || strings.Contains(m, "no such host")
-}
-
 // deleted records that name's sandbox (id when known) is gone.
 func (r *Runner) deleted(name, id string) error {
 	r.mu.Lock()
@@ -54,32 +43,9 @@ func (r *Runner) deleted(name, id string) error {
 	return r.ledger.append(LedgerEntry{Event: eventDeleted, RunID: r.opts.RunID, Name: name, ID: id})
 }
 
-// failedToStart recognises a created sandbox that ended in error or
-// build_failed: the SDK's own error when its wait for "started" sees that
-// state, or the API's 400 "Sandbox failed to start: <reason>" when the
-// sandbox failed while the API waited for it. reason is for a person.
-func failedToStart(f failure, err error) (reason string, ok bool) {
-	msg := messageOf(err)
-	if !strings.HasPrefix(msg, errFailedToStart) || (f.class != classTransient && statusOf(err) != 400) {
-		return "", false
-	}
-	reason = strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(msg, errFailedToStart), ":"))
-	if reason == "" {
-		reason = "it ended in error or build_failed"
-	}
-	first, _, _ := strings.Cut(reason, "\n")
-	return first, true
-}
-
-// errFailedToStart is what the SDK says when a sandbox ends in error or
-// build_failed; it does not say which sandbox.
-const errFailedToStart = "Sandbox failed to start"
-
-// createSandbox creates the sandbox called name, going through the
-// capacity gate and the creation pacer, under the retry policy, and
-// reconciles ambiguous outcomes by looking the name up. A non-nil sandbox
-// is returned whenever one exists, even with an error: the caller must
-// delete it.
+// createSandbox creates the sandbox called name through the capacity gate,
+// the pacer and the retry policy, finding ambiguous outcomes by name. A
+// sandbox that exists is returned even with an error: delete it.
 func (r *Runner) createSandbox(ctx context.Context, name string, params any) (*daytona.Sandbox, error) {
 	// ambiguous: an attempt may have created it although it failed.
 	ambiguous := false
@@ -94,8 +60,8 @@ func (r *Runner) createSandbox(ctx context.Context, name string, params any) (*d
 }
 
 // createOnce is one attempt of createSandbox. Its errors are for the retry
-// policy: permanent ones stop, retryNow tries again at once (it waited for
-// capacity), again counts as a transient failure.
+// policy: permanent ones stop, retryAtOnce tries again at once (it waited for
+// capacity), retryAfterFailure counts as a transient failure.
 func (r *Runner) createOnce(ctx context.Context, name string, params any, ambiguous *bool) (*daytona.Sandbox, error) {
 	if err := r.unusable(); err != nil {
 		return nil, backoff.Permanent(err)
@@ -140,7 +106,7 @@ func (r *Runner) createOnce(ctx context.Context, name string, params any, ambigu
 		if err := r.waitForCapacity(ctx, name, err); err != nil {
 			return nil, backoff.Permanent(err)
 		}
-		return nil, &retryNow{err}
+		return nil, &retryAtOnce{err}
 	case classPermanent, classNotFound:
 		return nil, backoff.Permanent(r.stop(fmt.Errorf(
 			"Daytona refused to create a sandbox: %w; no retry can fix this: check %s (%s)",
@@ -164,7 +130,7 @@ func (r *Runner) createOnce(ctx context.Context, name string, params any, ambigu
 				return nil, backoff.Permanent(derr)
 			}
 		}
-		return nil, &again{err}
+		return nil, &retryAfterFailure{err}
 	case classTransient:
 		// Unless the request never left, the service may have created it
 		// before failing to answer.
@@ -231,10 +197,8 @@ func (r *Runner) lookup(ctx context.Context, name string) (*daytona.Sandbox, err
 	return r.adopt(sb), nil
 }
 
-// deleteSandbox deletes sb under the retry policy's deletion budget (5xx,
-// 429 and "state change in progress" retried until ctx ends). A sandbox
-// that is already gone counts as deleted. One that cannot be deleted is
-// recorded and named on Warn.
+// deleteSandbox deletes sb with the deletion budget; one already gone
+// counts as deleted, one that cannot be is recorded and named on Warn.
 func (r *Runner) deleteSandbox(ctx context.Context, name string, sb *daytona.Sandbox) error {
 	err := r.opts.retry(ctx, "delete "+name, r.opts.deletions(), func(ctx context.Context) error {
 		err := sb.DeleteWithTimeout(ctx, 0)
@@ -330,4 +294,62 @@ func (r *Runner) sweep(ctx context.Context) error {
 		errs = append(errs, r.deleteSandbox(ctx, sb.Name, r.adopt(sb)))
 	}
 	return errors.Join(errs...)
+}
+
+// Waits of a creation refused for the account's limits: up to lagGrace
+// after one of the run's deletions the refusal may be the service catching
+// up with it (tried again from lagFirstRetry on); while deleted sandboxes
+// are still destroying, it is tried again every destroyingPoll.
+const (
+	lagGrace       = 5 * time.Second
+	lagFirstRetry  = 100 * time.Millisecond
+	destroyingPoll = time.Second
+)
+
+// waitForCapacity handles a creation of name refused for the account's
+// limits: with creations under way and none alive, it waits for them; with
+// some alive, concurrency comes down to their number (announced once) and
+// the caller waits in acquire; with none alive or coming (and none
+// destroying), the account is full without this run: the run stops.
+func (r *Runner) waitForCapacity(ctx context.Context, name string, refusal error) error {
+	what, _ := quotaRefusal(statusOf(refusal), messageOf(refusal))
+	r.capacity.refused(name)
+	for {
+		alive, pending, changed, since := r.capacity.state(time.Now())
+		recent := since >= 0 && since < lagGrace
+		var lag <-chan time.Time
+		switch {
+		case alive == 0 && pending > 0:
+			// Wait for the creations under way.
+		case alive == 0 && !recent && r.stillDestroying(ctx) > 0:
+			// Deleted but not gone: the account may free their share only
+			// once they are. Look again in a while, or at the next change.
+			lag = time.After(destroyingPoll)
+		case alive == 0 && !recent:
+			return r.stop(fmt.Errorf("Daytona account limit reached (%s) with none of this run's sandboxes alive: other sandboxes of the account use it all; "+
+				"free some (forge gc deletes those forge left behind; the others are in the Daytona dashboard), lower concurrency or ask for smaller daytona.resources",
+				what))
+		case !recent:
+			// The account admits what it holds of this run: the sandboxes
+			// alive and those deleted but still being destroyed.
+			if n := r.capacity.lower(alive + r.stillDestroying(ctx)); n > 0 {
+				fmt.Fprintf(r.opts.Warn, "forge: account limit reached (%s): running %d at a time\n", what, n)
+			}
+			return nil
+		default:
+			// Try again as the deletion ages (after as long again as it is
+			// old, from 100 ms), or at the next change.
+			lag = time.After(min(lagGrace-since, max(lagFirstRetry, since)))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-changed:
+			if lag != nil {
+				return nil
+			}
+		case <-lag:
+			return nil
+		}
+	}
 }

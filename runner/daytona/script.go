@@ -1,11 +1,15 @@
 package daytona
 
 import (
+	"bytes"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/forge-run/forge/internal/text"
@@ -37,37 +41,26 @@ func sandboxName(runID, candidate, task string, trial int) string {
 	return n
 }
 
-// layout is where a job lives in its sandbox.
+// layout is where a job lives in its sandbox: its working directory, and
+// next to it forge's own files (captured output, claims, secrets), whose
+// names start with ctl, so no directory of their own is made.
 type layout struct {
-	home string // the sandbox user's home, as the sandbox reports it
-	work string // the job's working directory
-	// ctl starts the names of forge's own files (scripts, captured output),
-	// next to the working directory: no directory of their own to make.
-	ctl string
+	home, work, ctl string
 }
 
 func newLayout(home, candidate string) layout {
 	home = strings.TrimRight(home, "/")
-	return layout{
-		home: home,
-		work: home + "/forge/" + candidate,
-		ctl:  home + "/forge/.forge-" + candidate,
-	}
+	return layout{home: home, work: home + "/forge/" + candidate, ctl: home + "/forge/.forge-" + candidate}
 }
 
-func (l layout) controlScript() string    { return l.ctl + ".sh" }
-func (l layout) setupScript() string      { return l.ctl + ".setup.sh" }
-func (l layout) stdout() string           { return l.ctl + ".stdout" }
-func (l layout) stderr() string           { return l.ctl + ".stderr" }
-func (l layout) setupLog() string         { return l.ctl + ".setup.log" }
-func (l layout) capped(key string) string { return l.ctl + "." + key + ".cap" }
-func (l layout) path(rel string) string   { return l.work + "/" + rel }
+func (l layout) stdout() string         { return l.ctl + ".stdout" }
+func (l layout) stderr() string         { return l.ctl + ".stderr" }
+func (l layout) setupLog() string       { return l.ctl + ".setup.log" }
+func (l layout) path(rel string) string { return l.work + "/" + rel }
 
-// secrets is the file that brings a job's secrets (runner.Job.Secrets) to
-// its candidate: uploaded just before the candidate starts (before setup
-// with setup_secrets), read and removed by forge.sh before the candidate
-// runs, so no file holds them while it runs or after. Never in the
-// sandbox's create request, its name or its labels, which the API shows.
+// secrets is the file that brings a job's secrets to its candidate,
+// uploaded just before it starts (or setup, with setup_secrets) and removed
+// before it runs; never in what the API shows (create request, labels).
 func (l layout) secrets() string { return l.ctl + ".secrets" }
 
 // secretsText is the secrets file: one export per secret.
@@ -94,12 +87,9 @@ func (l layout) readSecrets(remove bool) string {
 	return fmt.Sprintf("if [ -f %[1]s ]; then . %[1]s%[2]s; fi\n", shQuote(l.secrets()), rm)
 }
 
-// preamble starts every script: into the working directory, create what
-// could not be uploaded (zero-byte files, the volume link), drop the
-// sandbox's DAYTONA_* variables and export the job's environment. In an
-// environment's sandbox (its image sets runner.EnvDirVar), a PATH of the
-// job's own gets the environment's bin/ first again, as the image's PATH
-// has it: no variable of the manifest's overrides that.
+// preamble starts the candidate and the setup: into the working directory,
+// create what could not be uploaded, drop DAYTONA_* and export env. A PATH
+// of the job's own keeps an environment's bin/ first, as its image has it.
 func (l layout) preamble(env map[string]string, ensure []string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "[ -d %[1]s ] || mkdir -p %[1]s\ncd %[1]s || exit 125\n", shQuote(l.work))
@@ -114,9 +104,9 @@ func (l layout) preamble(env map[string]string, ensure []string) string {
 	return b.String()
 }
 
-// unsetDaytona drops the sandbox's DAYTONA_* variables with shell builtins
-// only (export -p prints "export NAME=..." in dash, "declare -x NAME=..." in
-// bash); lines of multi-line values are skipped by the name check.
+// unsetDaytona drops DAYTONA_* with builtins only (export -p: "export N=" in
+// dash, "declare -x N=" in bash); lines of multi-line values fail the name
+// check.
 const unsetDaytona = `set -f
 forge_ifs=$IFS
 IFS='
@@ -134,69 +124,57 @@ unset forge_ifs forge_l forge_n
 set +f
 `
 
-// Lines forge.sh prints on its own stdout, which is the session command's
-// log (the candidate's and the setup's output go to files).
+// Lines forge.sh prints on its stdout, the command's log: its report
+// ("forge-runtime NS", then "forge-size KEY KIND SIZE" per output and
+// "forge-output KEY ENCODING" before an output's capped content, in base64
+// or, without base64, od's hex), then the done line with the status it
+// exits with and a "." line (the SDK's stream holds a chunk's last two
+// bytes back).
 const (
-	// doneLine ends what "forge.sh run" and "forge.sh setup" print: the
-	// command is over, and the status forge.sh exits with follows, as in
-	// "forge-done 0". One more line follows it because the SDK's stream
-	// holds a chunk's last two bytes back until more arrive.
-	doneLine = "forge-done"
-	// inlineLine names, in order, the files whose capped content follows in
-	// base64, concatenated: "forge-inline stdout artifact".
-	inlineLine = "forge-inline"
-	// inlineBudget bounds the bytes forge.sh inlines in its report; bigger
-	// outputs are downloaded.
-	inlineBudget = 64 << 10
+	runtimeLine = "forge-runtime"
+	sizeLine    = "forge-size"
+	outputLine  = "forge-output"
+	doneLine    = "forge-done"
 )
 
-// controlScriptText is forge.sh, forge's side of a job in its sandbox:
-//
-//   - "sh forge.sh run" runs the candidate with argv exactly as given (every
-//     element quoted), stdin empty, stdout and stderr into separate files,
-//     then prints its report (what collect prints, for stdout, stderr, the
-//     artifact, the result file and the transcript) and doneLine with the candidate's exit
-//     status, and exits with that status;
-//   - "sh forge.sh setup" runs setup.sh into setup.log, then prints doneLine
-//     with its status, and exits with it;
-//   - "sh forge.sh collect KEY..." prints the report for the named outputs
-//     (stdout, stderr, setup, artifact, result, transcript).
-//
-// "run" and "setup" run their work at most once per sandbox, however often
-// they are started (claimText): a later start reports what the first did.
-func (l layout) controlScriptText(argv []string, env map[string]string, ensure []string, o outputs) string {
+// outputKeys are the outputs a finished candidate reports.
+const outputKeys = "stdout stderr artifact result transcript"
+
+// scriptText is forge.sh, sent whole as each session command ("sh -c
+// SCRIPT forge MODE"). "run" runs argv (stdin empty, stdout and stderr into
+// files), "setup" the setup lines into the setup log, "collect KEY..."
+// nothing (after a timeout); each then prints its report and doneLine with
+// its status, and exits with it. "run" and "setup" work once however often
+// they are started (claimText): a start whose answer was lost is resent.
+func (l layout) scriptText(argv []string, env map[string]string, ensure, setup []string, setupSecrets bool, o outputs) string {
 	var b strings.Builder
-	b.WriteString("# generated by forge\nforge_collect() {\n")
-	b.WriteString(l.collectScriptText(o))
-	b.WriteString("}\n")
-	fmt.Fprintf(&b, "forge_ctl=%s\n", shQuote(l.ctl))
-	b.WriteString(claimText)
-	fmt.Fprintf(&b, `case $1 in
-collect) shift; forge_want="$*"; forge_collect; exit ;;
+	fmt.Fprintf(&b, "forge_ctl=%s\nforge_report() {\n%s}\n%s", shQuote(l.ctl), l.reportText(o), claimText)
+	runEnsure := ensure
+	setupText := ""
+	if len(setup) > 0 {
+		setupText, runEnsure = l.setupText(setup, env, ensure, setupSecrets), nil
+	}
+	fmt.Fprintf(&b, `forge_end() { forge_report; printf '%[3]s %%s\n.\n' "$forge_rc"; exit $forge_rc; }
+case $1 in
+collect) shift; forge_want="$*"; forge_rc=0; forge_end ;;
 setup)
   if forge_claim setup; then
-    sh %s >%s 2>&1; forge_rc=$?
+    sh -c %[1]s >%[2]s 2>&1; forge_rc=$?
     echo "$forge_rc -1 ok" >"$forge_ctl.setup.done"
   else
     forge_await setup
   fi
-  printf '%[3]s %%s\n.\n' "$forge_rc"; exit $forge_rc ;;
-run)
-  if ! forge_claim run; then
-    forge_await run
-    forge_want='stdout stderr artifact result transcript'
-    forge_collect
-    printf '%[3]s %%s\n.\n' "$forge_rc"; exit $forge_rc
-  fi ;;
-*) echo "forge.sh: no mode $1" >&2; exit 2 ;;
+  forge_want=; [ "$forge_rc" -eq 0 ] || forge_want=setup
+  forge_end ;;
+run) if ! forge_claim run; then forge_await run; forge_want='%[4]s'; forge_end; fi ;;
+*) echo "forge: no mode $1" >&2; exit 2 ;;
 esac
 forge_path=$PATH
-`, shQuote(l.setupScript()), shQuote(l.setupLog()), doneLine)
+`, shQuote(setupText), shQuote(l.setupLog()), doneLine, outputKeys)
 	b.WriteString(clockText)
-	b.WriteString(l.preamble(env, ensure))
+	b.WriteString(l.preamble(env, runEnsure))
 	b.WriteString(l.readSecrets(true))
-	// The candidate's runtime is measured here, next to its process: the
-	// clock is read just before it starts and just after it exits.
+	// The candidate's runtime is measured here, next to its process.
 	b.WriteString("forge_now; forge_t0=$forge_t\n")
 	for i, a := range argv {
 		if i > 0 {
@@ -205,31 +183,20 @@ forge_path=$PATH
 		b.WriteString(shQuote(a))
 	}
 	fmt.Fprintf(&b, " </dev/null >%s 2>%s\n", shQuote(l.stdout()), shQuote(l.stderr()))
-	// The report runs with forge's PATH, whatever the job's env set; it is a
-	// function in this shell, not a subshell, to spare a process.
+	// The report runs with forge's PATH, whatever the job's env set.
 	fmt.Fprintf(&b, `forge_rc=$?
 PATH=$forge_path
 forge_now
 if [ -n "$forge_t0" ] && [ -n "$forge_t" ]; then forge_ns=$((forge_t - forge_t0)); fi
-forge_want='stdout stderr artifact result transcript'
-forge_collect
 echo "$forge_rc ${forge_ns:--1} ok" >"$forge_ctl.run.done"
-printf '%s %%s\n.\n' "$forge_rc"
-exit $forge_rc
-`, doneLine)
+forge_want='%s'; forge_end
+`, outputKeys)
 	return b.String()
 }
 
-// claimText makes "forge.sh run" and "forge.sh setup" safe to start more
-// than once (a start whose answer was lost is sent again): forge_claim
-// MODE takes the mode's claim, <ctl>.MODE.claim, created with noclobber
-// (O_EXCL: of any number of starts, exactly one gets it) by shell builtins
-// alone; the one that has it runs the candidate (or the setup) and, once
-// it has reported, writes <ctl>.MODE.done ("STATUS RUNTIME_NS ok", one
-// write). Any other start runs nothing: forge_await waits for that file
-// (at once in a session, whose commands run one after another) and takes
-// the first start's status and runtime, so that it reports what the first
-// did and ends as it ended. forge follows whichever start it knows.
+// claimText: forge_claim MODE creates <ctl>.MODE.claim with noclobber
+// (O_EXCL: one start of many gets it), whose start writes <ctl>.MODE.done
+// ("STATUS RUNTIME_NS ok") when done; forge_await waits for it, for others.
 const claimText = `forge_claim() {
   set -C
   if { :; } 2>/dev/null >"$forge_ctl.$1.claim"; then set +C; return 0; fi
@@ -243,12 +210,9 @@ forge_await() {
 }
 `
 
-// clockText defines forge_now, which sets forge_t to a clock in
-// nanoseconds: date's %N where it has one (GNU, busybox), else
-// /proc/uptime (centiseconds), else nothing. The clock is chosen once,
-// with forge's PATH, before the job's environment (which may set its own
-// PATH) is exported; the centiseconds are read without leading zeros so
-// that the shell never takes them for octal.
+// clockText: forge_now sets forge_t to nanoseconds from date's %N, else
+// /proc/uptime (centiseconds, without leading zeros: not octal), else
+// nothing; chosen with forge's PATH, before the job's env is exported.
 const clockText = `forge_date=$(command -v date 2>/dev/null)
 case $("${forge_date:-date}" +%s%N 2>/dev/null) in ''|*[!0-9]*) forge_date= ;; esac
 forge_now() {
@@ -262,42 +226,36 @@ forge_now() {
 }
 `
 
-// setupScriptText runs the manifest's setup lines in order, each after a
-// "+ line" trace, and stops at the first that fails, with its exit status.
+// setupText runs the manifest's setup lines in order, each after a
+// "+ line" trace, and stops at the first that fails, with its status.
 // Nothing follows what the failing line printed (failingSetupOutput).
-func (l layout) setupScriptText(lines []string, env map[string]string, ensure []string, secrets bool) string {
+func (l layout) setupText(lines []string, env map[string]string, ensure []string, secrets bool) string {
 	var b strings.Builder
-	b.WriteString("# generated by forge\n")
 	b.WriteString(l.preamble(env, ensure))
 	if secrets {
 		b.WriteString(l.readSecrets(false))
 	}
 	b.WriteString("exec </dev/null\n")
 	for _, line := range lines {
-		fmt.Fprintf(&b, "printf '+ %%s\\n' %s\n", shQuote(line))
-		b.WriteString(line + "\n")
-		b.WriteString("forge_rc=$?; [ $forge_rc -eq 0 ] || exit $forge_rc\n")
+		fmt.Fprintf(&b, "printf '+ %%s\\n' %s\n%s\nforge_rc=$?; [ $forge_rc -eq 0 ] || exit $forge_rc\n", shQuote(line), line)
 	}
 	return b.String()
 }
 
-// outputs are the files of the working directory forge.sh reports on
-// (paths relative to it) and the caps: stdout, stderr and the setup log
-// at outCap, the artifact and the result file at artCap, the transcript
-// at trCap.
+// outputs are the files forge.sh reports on (relative to the working
+// directory) and the caps: outCap for stdout, stderr and the setup log,
+// artCap for the artifact and the result, trCap for the transcript.
 type outputs struct {
 	artifact, result, transcript string
 	outCap, artCap, trCap        int64
 }
 
-// jobOutputs are the outputs of a job whose artifact is outputFile.
 func jobOutputs(outputFile string, lim runner.Limits) outputs {
 	return outputs{artifact: outputFile, result: runner.ResultFile, transcript: runner.TranscriptFile,
 		outCap: lim.OutputCap(), artCap: lim.ArtifactCap(), trCap: lim.TranscriptCap()}
 }
 
-// capOf is the cap of the output key ("stdout", ..., "transcript"); 0
-// for a key forge.sh does not report.
+// capOf is the cap of the output key; 0 for a key forge.sh does not report.
 func (o outputs) capOf(key string) int64 {
 	switch key {
 	case "stdout", "stderr", "setup":
@@ -310,86 +268,128 @@ func (o outputs) capOf(key string) int64 {
 	return 0
 }
 
-// collectScriptText is the body of forge.sh's forge_collect, which runs in
-// forge.sh's own shell (so it returns, never exits) and in the C locale
-// (bytes are bytes; the tools start faster without locale files): it
-// measures what the job left, with one wc for all files (read through a
-// here-document: no subshell, no file), cuts capped copies
-// (<ctl>.<key>.cap) of those over their cap and prints one JSON line
-// (collected). Then, when the sandbox has base64, it inlines the (capped)
-// content of the non-empty regular files named in $forge_want while they
-// fit in inlineBudget: a line "forge-inline KEY..." and the base64 of their
-// contents, concatenated in that order (one cat, one base64). The
-// transcript comes last: the others are inlined first.
-func (l layout) collectScriptText(o outputs) string {
-	return fmt.Sprintf(`LC_ALL=C; export LC_ALL
-c=%s
-art=%s
-res=%s
-tr=%s
-reg() { if [ -L "$1" ]; then K=symlink; elif [ -f "$1" ] && [ -r "$1" ]; then K=file; elif [ -f "$1" ]; then K=unreadable; elif [ -e "$1" ]; then K=other; else K=missing; fi
-  if [ "$K" = file ]; then R=$1; else R=/dev/null; fi; }
-reg "$c.stdout"; f1=$R; k1=$K
-reg "$c.stderr"; f2=$R; k2=$K
-reg "$c.setup.log"; f3=$R; k3=$K
-reg "$art"; f4=$R; k4=$K
-reg "$res"; f5=$R; k5=$K
-reg "$tr"; f6=$R; k6=$K
-{ read s1 x; read s2 x; read s3 x; read s4 x; read s5 x; read s6 x; } <<forge_sizes
-$(wc -c "$f1" "$f2" "$f3" "$f4" "$f5" "$f6")
-forge_sizes
-[ -n "$s6" ] || return 1
-cut() { if [ "$2" -gt "$3" ]; then head -c "$3" "$1" > "$4" || return 1; fi; }
-cut "$f1" "$s1" %[5]d "$c.stdout.cap" || return 1
-cut "$f2" "$s2" %[5]d "$c.stderr.cap" || return 1
-cut "$f3" "$s3" %[5]d "$c.setup.cap" || return 1
-cut "$f4" "$s4" %[6]d "$c.artifact.cap" || return 1
-cut "$f5" "$s5" %[6]d "$c.result.cap" || return 1
-cut "$f6" "$s6" %[7]d "$c.transcript.cap" || return 1
-sz() { if [ "$1" = file ]; then S=$2; else S=-1; fi; }
-sz $k1 $s1; o1=$S; sz $k2 $s2; o2=$S; sz $k3 $s3; o3=$S; sz $k4 $s4; o4=$S; sz $k5 $s5; o5=$S; sz $k6 $s6; o6=$S
-printf '{"stdout":%%s,"stderr":%%s,"setup":%%s,"artifact":%%s,"artifact_kind":"%%s","result":%%s,"result_kind":"%%s","transcript":%%s,"transcript_kind":"%%s","runtime_ns":%%s}\n' \
-  "$o1" "$o2" "$o3" "$o4" "$k4" "$o5" "$k5" "$o6" "$k6" "${forge_ns:--1}"
-command -v base64 >/dev/null 2>&1 || return 0
-left=%[8]d; keys=
-pick() {
-  case " $forge_want " in *" $1 "*) ;; *) return 1 ;; esac
-  [ "$2" -gt 0 ] || return 1
-  n=$2; P=$4
-  if [ "$n" -gt "$3" ]; then n=$3; P=$c.$1.cap; fi
-  [ "$n" -le "$left" ] || return 1
-  left=$((left - n)); keys="$keys $1"
-}
-set --
-if pick stdout "$o1" %[5]d "$f1"; then set -- "$@" "$P"; fi
-if pick stderr "$o2" %[5]d "$f2"; then set -- "$@" "$P"; fi
-if pick setup "$o3" %[5]d "$f3"; then set -- "$@" "$P"; fi
-if pick artifact "$o4" %[6]d "$f4"; then set -- "$@" "$P"; fi
-if pick result "$o5" %[6]d "$f5"; then set -- "$@" "$P"; fi
-if pick transcript "$o6" %[7]d "$f6"; then set -- "$@" "$P"; fi
-[ $# -gt 0 ] || return 0
-printf '%[9]s%%s\n' "$keys"
-if [ $# -eq 1 ]; then base64 "$1"; else cat "$@" | base64; fi
-`, shQuote(l.ctl), shQuote(l.path(o.artifact)), shQuote(l.path(o.result)), shQuote(l.path(o.transcript)),
-		o.outCap, o.artCap, o.trCap, inlineBudget, inlineLine)
+// maxReport bounds a report: every output at its cap, in hex (three bytes
+// a byte), and the lines about them.
+func (o outputs) maxReport() int {
+	return int(3*(3*o.outCap+2*o.artCap+o.trCap)) + 64<<10
 }
 
-// collected is the JSON line of forge.sh's report. Sizes are -1 for
-// anything but a readable regular file; the kinds are file, symlink,
-// unreadable, other or missing.
-type collected struct {
-	Stdout       int64  `json:"stdout"`
-	Stderr       int64  `json:"stderr"`
-	Setup        int64  `json:"setup"`
-	Artifact     int64  `json:"artifact"`
-	ArtifactKind string `json:"artifact_kind"`
-	Result       int64  `json:"result"`
-	ResultKind   string `json:"result_kind"`
-	// Transcript is the transcript's size (FORGE_TRANSCRIPT), of kind
-	// TranscriptKind; a report without them says there is none.
-	Transcript     int64  `json:"transcript"`
-	TranscriptKind string `json:"transcript_kind"`
-	// RuntimeNS is the candidate's own runtime as forge.sh measured it in
-	// the sandbox; -1 when unknown (no clock, or "collect" alone).
-	RuntimeNS int64 `json:"runtime_ns"`
+// reportText is forge_report, run in forge.sh's shell in the C locale: the
+// kind and size of every output, and the content of the non-empty files
+// named in $forge_want.
+func (l layout) reportText(o outputs) string {
+	return fmt.Sprintf(`LC_ALL=C; export LC_ALL
+if command -v base64 >/dev/null 2>&1; then e=base64; else e=hex; fi
+printf '%s %%s\n' "${forge_ns:--1}"
+set -- stdout "$forge_ctl.stdout" %[5]d stderr "$forge_ctl.stderr" %[5]d setup "$forge_ctl.setup.log" %[5]d \
+  artifact %[2]s %[6]d result %[3]s %[6]d transcript %[4]s %[7]d
+while [ $# -gt 0 ]; do
+  if [ -L "$2" ]; then k=symlink; elif [ -f "$2" ] && [ -r "$2" ]; then k=file; elif [ -f "$2" ]; then k=unreadable; elif [ -e "$2" ]; then k=other; else k=missing; fi
+  s=-1; if [ $k = file ]; then s=$(($(wc -c <"$2"))); fi
+  printf '%[8]s %%s %%s %%s\n' "$1" $k $s
+  case " $forge_want " in *" $1 "*) if [ $s -gt 0 ]; then
+    printf '%[9]s %%s %%s\n' "$1" $e
+    if [ $e = base64 ]; then head -c "$3" "$2" | base64; else head -c "$3" "$2" | od -An -v -tx1; fi
+  fi ;; esac
+  shift 3
+done
+`, runtimeLine, shQuote(l.path(o.artifact)), shQuote(l.path(o.result)), shQuote(l.path(o.transcript)),
+		o.outCap, o.artCap, o.trCap, sizeLine, outputLine)
+}
+
+// report is forge.sh's account of what a job left: each output's kind
+// (file, symlink, unreadable, other, missing) and size, the capped content
+// of those it was asked for, and the candidate's runtime (-1: unknown).
+type report struct {
+	kinds     map[string]string
+	sizes     map[string]int64
+	files     map[string][]byte
+	runtimeNS int64
+}
+
+// size is an output's size; -1 unless it is a readable regular file.
+func (r report) size(key string) int64 {
+	if r.kinds[key] != "file" {
+		return -1
+	}
+	return r.sizes[key]
+}
+
+// parseReport reads what forge.sh printed before its done line; lines it
+// does not know are skipped.
+func parseReport(text []byte, capOf func(key string) int64) (report, error) {
+	rep := report{kinds: map[string]string{}, sizes: map[string]int64{}, files: map[string][]byte{}, runtimeNS: -1}
+	lines := strings.Split(string(text), "\n")
+	for i := 0; i < len(lines); i++ {
+		f := strings.Fields(lines[i])
+		var err error
+		switch {
+		case len(f) == 2 && f[0] == runtimeLine:
+			rep.runtimeNS, err = strconv.ParseInt(f[1], 10, 64)
+		case len(f) == 4 && f[0] == sizeLine && capOf(f[1]) > 0:
+			rep.kinds[f[1]] = f[2]
+			rep.sizes[f[1]], err = strconv.ParseInt(f[3], 10, 64)
+		case len(f) > 0 && f[0] == outputLine:
+			end := i + 1
+			for end < len(lines) && !strings.HasPrefix(lines[end], "forge-") {
+				end++
+			}
+			if len(f) != 3 || capOf(f[1]) <= 0 || rep.files[f[1]] != nil {
+				return report{}, fmt.Errorf("unexpected line %q in the report", lines[i])
+			}
+			data, err := decodeOutput(f[2], strings.Join(lines[i+1:end], ""))
+			if err == nil && len(data) == 0 {
+				err = errors.New("none")
+			}
+			if err != nil {
+				return report{}, fmt.Errorf("the content of %s in the report: %w", f[1], err)
+			}
+			rep.files[f[1]] = data[:min(int64(len(data)), capOf(f[1]))]
+			i = end - 1
+		}
+		if err != nil {
+			return report{}, fmt.Errorf("report line %q: %w", lines[i], err)
+		}
+	}
+	if len(rep.kinds) == 0 {
+		return report{}, errors.New("no report")
+	}
+	return rep, nil
+}
+
+// decodeOutput decodes an output's content from base64 or od's hex.
+func decodeOutput(encoding, text string) ([]byte, error) {
+	text = strings.Join(strings.Fields(text), "")
+	switch encoding {
+	case "base64":
+		return base64.StdEncoding.DecodeString(text)
+	case "hex":
+		return hex.DecodeString(text)
+	}
+	return nil, fmt.Errorf("unknown encoding %q", encoding)
+}
+
+// doneScanner reads what forge.sh prints, line by line, for its done line.
+type doneScanner struct {
+	buf  []byte
+	from int // where the first line not yet read starts
+}
+
+// add takes the next chunk of the log. Once the done line is whole, it
+// gives what came before it and the status it names.
+func (d *doneScanner) add(chunk string) (text []byte, exit int, ok bool) {
+	d.buf = append(d.buf, chunk...)
+	for {
+		nl := bytes.IndexByte(d.buf[d.from:], '\n')
+		if nl < 0 {
+			return nil, 0, false
+		}
+		line := string(d.buf[d.from : d.from+nl])
+		if arg, found := strings.CutPrefix(line, doneLine+" "); found {
+			if n, err := strconv.Atoi(arg); err == nil && n >= 0 && n <= 255 {
+				return d.buf[:d.from], n, true
+			}
+		}
+		d.from += nl + 1
+	}
 }

@@ -1,5 +1,8 @@
 package daytona
 
+// A job's commands: forge.sh in the job's toolbox session, followed over
+// the command's log stream.
+
 import (
 	"context"
 	"errors"
@@ -16,36 +19,44 @@ import (
 // sessionID is the toolbox session a job's commands run in.
 const sessionID = "forge"
 
+// collectTimeout bounds "forge.sh collect".
+const collectTimeout = 30 * time.Second
+
+// firstPoll starts the polling of a command whose log stream could not be
+// followed; polls then slow down by a quarter each, to PollInterval.
+const firstPoll = 50 * time.Millisecond
+
+// command is the session command that runs forge.sh in mode.
+func (j *jobRun) command(mode string) string {
+	return "sh -c " + shQuote(j.script) + " forge " + mode
+}
+
 // setup runs the setup lines with their own timeout. failed reports that
 // they failed (the Result already says how).
 func (j *jobRun) setup(ctx context.Context) (failed bool, err error) {
 	timeout := j.setupTimeout()
-	run, err := j.runInSession(ctx, "sh "+shQuote(j.lay.controlScript())+" setup", timeout)
+	run, err := j.runInSession(ctx, "setup", timeout)
 	if err != nil {
 		return false, err
 	}
-	exit := run.exit
-	if !run.timedOut && exit != nil && *exit == 0 {
+	if !run.timedOut && run.exit != nil && *run.exit == 0 {
 		return false, nil
 	}
 	// Show what setup printed.
-	meta, files, cerr := j.collect(ctx, nil, "setup")
-	if cerr == nil && meta.Setup > 0 {
-		buf := &runner.CappedBuffer{Max: j.job.Limits.OutputCap()}
-		buf.Write(files["setup"])
+	if rep, err := j.report(ctx, run, "setup"); err == nil && rep.size("setup") > 0 {
+		buf := &runner.CappedBuffer{Max: j.out.outCap}
+		buf.Write(rep.files["setup"])
 		j.res.Stderr = buf.String()
-		j.res.OutputTruncated = meta.Setup > j.job.Limits.OutputCap()
+		j.res.OutputTruncated = rep.size("setup") > j.out.outCap
 	}
-	j.res.SetupFailed(runner.Outcome{ExitCode: exit, TimedOut: run.timedOut}, timeout,
+	j.res.SetupFailed(runner.Outcome{ExitCode: run.exit, TimedOut: run.timedOut}, timeout,
 		"", failingSetupOutput(j.res.Stderr, j.job.Setup))
 	return true, nil
 }
 
 // failingSetupOutput is what the failing setup line printed: the setup log
-// (its lines' stdout and stderr together) after the "+ line" trace
-// setupScriptText writes before each line runs, found in order; the failing
-// line's is the last there. The whole log when no trace is in it (cut off
-// by the cap).
+// after the last "+ line" trace setupText writes, found in order; the whole
+// log when it has none (cut off by the cap).
 func failingSetupOutput(log string, lines []string) string {
 	at := -1
 	for _, line := range lines {
@@ -62,137 +73,172 @@ func failingSetupOutput(log string, lines []string) string {
 	return log[at:]
 }
 
-// Polling schedules of runInSession.
-const (
-	// firstPoll starts the polling of a command whose log stream is not
-	// open; polls then slow down by a quarter each, to PollInterval.
-	firstPoll = 50 * time.Millisecond
-	// settlePoll starts the polling for the exit code of a command that
-	// said it is over; polls then double, to PollInterval.
-	settlePoll = 10 * time.Millisecond
-	// settleGrace is how long past its timeout a command that said it is
-	// over (before its timeout) may take to show its exit code.
-	settleGrace = 10 * time.Second
-)
-
 // sessionRun is how a session command ended.
 type sessionRun struct {
-	// exit is its exit code; nil when it timed out.
-	exit     *int
+	exit     *int // nil when it timed out
 	timedOut bool
-	// report is what forge.sh printed after the command, when its log
-	// stream delivered it whole.
+	// report is what forge.sh printed before its done line; nil when it
+	// printed none.
 	report []byte
 }
 
-// runInSession starts command asynchronously in the job's session and
-// returns when it has ended, the timeout passed (then the session, and with
-// it the command's process tree, is killed) or ctx ended.
-//
-// It learns that the command ended from the command's log stream: forge.sh
-// prints its report and a done line with its exit status when it is over,
-// which the stream delivers at once (the toolbox itself closes the stream
-// only after a second of silence at the earliest). That status is the
-// command's exit code: forge.sh exits with it. Only when the stream ends
-// without it is the exit code read with GetSessionCommand (polled from
-// 10 ms, as the toolbox records it a moment after the command ends). A
-// slow safety poll (PollInterval) runs alongside, so a stream that dies
-// silently costs at most that; a stream that cannot be opened or breaks
-// turns into fast polling (from 50 ms, slowing down to PollInterval).
-// No HTTP call lasts longer
-// than a poll and the stream is not an HTTP call, so the SDK's 60 s HTTP
-// timeout never matters.
-func (j *jobRun) runInSession(ctx context.Context, command string, timeout time.Duration) (sessionRun, error) {
-	var run sessionRun
-	if err := j.ensureSession(ctx); err != nil {
-		return run, err
+// report is forge.sh's report of the outputs keys: the one run printed,
+// else (a timeout killed it, or it printed none) that of "collect".
+func (j *jobRun) report(ctx context.Context, run sessionRun, keys ...string) (report, error) {
+	text := run.report
+	if text == nil {
+		c, err := j.runInSession(ctx, "collect "+strings.Join(keys, " "), collectTimeout)
+		switch {
+		case err != nil:
+			return report{}, err
+		case c.timedOut:
+			return report{}, errors.New("measure the outputs: timed out")
+		}
+		text = c.report
 	}
+	rep, err := parseReport(text, j.out.capOf)
+	if err != nil {
+		return report{}, fmt.Errorf("read forge.sh's report: %w", err)
+	}
+	return rep, nil
+}
+
+// runInSession runs forge.sh in mode as a session command until it ends,
+// its timeout passes (the session, and the command's processes, are then
+// killed) or ctx ends. The log stream brings forge.sh's report and done
+// line as it ends (the toolbox closes the stream only after a second of
+// silence); only where the stream cannot open, breaks or stalls to the
+// timeout is the command polled. The stream is no HTTP call: the SDK's
+// 60 s HTTP timeout never matters.
+func (j *jobRun) runInSession(ctx context.Context, mode string, timeout time.Duration) (sessionRun, error) {
+	if err := j.ensureSession(ctx); err != nil {
+		return sessionRun{}, err
+	}
+	command := j.command(mode)
 	cmdID, err := j.start(ctx, command)
 	if err != nil {
-		return run, err
+		return sessionRun{}, err
 	}
 	limit := time.Now().Add(timeout)
-	var events chan streamEvent
-	if j.r.streams.wanted() {
-		events = make(chan streamEvent, 1)
-		sctx, stop := context.WithCancel(ctx)
-		defer stop()
-		j.streams.Add(1)
-		go func() {
-			defer j.streams.Done()
-			j.followLogs(sctx, cmdID, events)
-		}()
-	}
-	interval, grow := firstPoll, func(d time.Duration) time.Duration { return d * 5 / 4 }
-	failures := 0
-	for {
-		wait := interval
-		if events != nil {
-			wait = j.r.opts.PollInterval // the safety poll
-		}
-		select {
-		case <-ctx.Done():
-			return run, ctx.Err()
-		case <-time.After(max(0, min(wait, time.Until(limit)))):
-		case ev := <-events:
-			events = nil
-			if ev.done && ev.exit != nil {
-				// forge.sh said how it ends: the toolbox will record the same
-				// exit code a moment later; waiting for it costs a round trip.
-				run.exit, run.report = ev.exit, ev.report
-				return run, nil
-			}
-			if ev.done {
-				run.report = ev.report
-				if grace := time.Now().Add(settleGrace); grace.After(limit) {
-					limit = grace
-				}
-				interval, grow = settlePoll, func(d time.Duration) time.Duration { return 2 * d }
-			}
-		}
-		if !time.Now().Before(limit) {
-			j.killSession(ctx)
-			run.report = nil
-			run.timedOut = true
+	ended := make(chan sessionRun, 1)
+	sctx, stop := context.WithCancel(ctx)
+	defer stop()
+	j.streams.Add(1)
+	go func() {
+		defer j.streams.Done()
+		j.followLogs(sctx, cmdID, ended)
+	}()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return sessionRun{}, ctx.Err()
+	case run := <-ended:
+		if run.exit != nil {
 			return run, nil
 		}
-		st, err := j.sb.Process.GetSessionCommand(ctx, sessionID, cmdID)
-		if err != nil {
-			f := classify(ctx, err)
-			if (f.class == classTransient || f.class == classRateLimited) && failures < j.r.opts.Retry.Tries {
-				failures++
-				interval = max(interval, f.retryAfter)
-				continue
-			}
-			return run, j.classified("poll the command", ctx, err)
+	case <-timer.C:
+	}
+	return j.poll(ctx, cmdID, limit)
+}
+
+// followLogs follows a command's log stream (a WebSocket) and sends on ended,
+// once, what forge.sh reported at its done line; exit nil when the stream
+// ended without one. It returns when the stream ends: once the command's
+// exit code exists, or at the sandbox's deletion (ctx stops the SDK's read
+// only at the next frame).
+func (j *jobRun) followLogs(ctx context.Context, cmdID string, ended chan<- sessionRun) {
+	// The SDK blocks on these channels: they are drained to the end.
+	stdout, stderr := make(chan string, 16), make(chan string, 16)
+	errc := make(chan error, 1)
+	go func() {
+		errc <- j.sb.Process.GetSessionCommandLogsStream(ctx, sessionID, cmdID, stdout, stderr)
+	}()
+	go func() {
+		for range stderr {
 		}
-		failures = 0
+	}()
+	var scan doneScanner
+	sent := false
+	for s := range stdout {
+		if sent {
+			continue
+		}
+		if text, exit, ok := scan.add(s); ok {
+			ended <- sessionRun{exit: &exit, report: text}
+			sent = true
+		} else if len(scan.buf) > j.out.maxReport() {
+			ended <- sessionRun{} // more than a report can be: poll instead
+			sent = true
+		}
+	}
+	err := <-errc
+	if sent {
+		return
+	}
+	if err != nil && ctx.Err() == nil && strings.HasPrefix(messageOf(err), errStreamConnect) {
+		j.r.streamRefused.Do(func() {
+			fmt.Fprintf(j.r.opts.Warn, "daytona: cannot open a command's log stream (%s); noticing finished commands by polling instead\n", describe(err))
+		})
+	}
+	ended <- sessionRun{}
+}
+
+// errStreamConnect starts the SDK's message when the stream's WebSocket
+// handshake fails (any HTTP answer but 101 gives status 0 and this).
+const errStreamConnect = "Failed to connect to log stream"
+
+// poll reads the command's state until it has an exit code, then its log
+// for forge.sh's report; past limit it kills the session: timed out.
+func (j *jobRun) poll(ctx context.Context, cmdID string, limit time.Time) (sessionRun, error) {
+	for interval := firstPoll; ; interval = min(interval*5/4, j.r.opts.PollInterval) {
+		st, err := retried(ctx, &j.r.opts, "poll the command in "+j.name, j.r.opts.calls(), func(ctx context.Context) (map[string]any, error) {
+			return j.sb.Process.GetSessionCommand(ctx, sessionID, cmdID)
+		})
+		if err != nil {
+			return sessionRun{}, j.classified("poll the command", ctx, err)
+		}
 		if code, ok := st["exitCode"]; ok {
 			// The SDK puts the toolbox's int32 there.
 			n, ok := code.(int32)
 			if !ok {
-				return run, fmt.Errorf("the toolbox gave exit code %v (%T)", code, code)
+				return sessionRun{}, fmt.Errorf("the toolbox gave exit code %v (%T)", code, code)
 			}
-			run.exit = new(int(n))
-			return run, nil
+			return j.readLog(ctx, cmdID, int(n))
 		}
-		if events == nil {
-			interval = min(grow(interval), j.r.opts.PollInterval)
+		if !time.Now().Before(limit) {
+			j.killSession(ctx)
+			return sessionRun{timedOut: true}, nil
+		}
+		if err := sleep(ctx, min(interval, time.Until(limit))); err != nil {
+			return sessionRun{}, err
 		}
 	}
+}
+
+// readLog reads the log of a command that ended with exit for forge.sh's
+// report.
+func (j *jobRun) readLog(ctx context.Context, cmdID string, exit int) (sessionRun, error) {
+	logs, err := retried(ctx, &j.r.opts, "read the command's log in "+j.name, j.r.opts.calls(), func(ctx context.Context) (*toolbox.SessionCommandLogsResponse, error) {
+		return j.sb.Process.GetSessionCommandLogs(ctx, sessionID, cmdID)
+	})
+	if err != nil {
+		return sessionRun{}, j.classified("read the command's log", ctx, err)
+	}
+	run := sessionRun{exit: &exit}
+	var scan doneScanner
+	if text, _, ok := scan.add(logs.GetStdout()); ok {
+		run.report = text
+	}
+	return run, nil
 }
 
 // errNoCommandID is a start the toolbox answered without a command id.
 var errNoCommandID = errors.New("the toolbox gave no command id")
 
-// start sends command to the job's session and returns the id of the
-// command that runs it. Sending it again is safe: forge.sh runs its work at
-// most once per sandbox however often it is started (claimText), and a
-// later start reports what the first did. So a start has the ordinary
-// retry budget; and after a failure that may have reached the toolbox (a
-// 5xx, a timeout, a connection dropped after the request left), the
-// session's commands are looked at before it is sent again: a start that
-// got there after all is followed, not repeated.
+// start sends command to the job's session and returns its id. Sending it
+// again is safe (claimText), but after a failure that may have reached the
+// toolbox a start that got there after all is followed, not repeated.
 func (j *jobRun) start(ctx context.Context, command string) (string, error) {
 	maybeStarted := false
 	id, err := retried(ctx, &j.r.opts, "start command in "+j.name, j.r.opts.calls(), func(ctx context.Context) (string, error) {
@@ -223,10 +269,9 @@ func (j *jobRun) start(ctx context.Context, command string) (string, error) {
 	return id, nil
 }
 
-// startedAlready is the id of a command of the job's session that is
-// command (sent by an earlier start whose answer was lost); "" when there
-// is none, or the session cannot be read (starting it again is safe all
-// the same).
+// startedAlready is the id of the session's command that is command (an
+// earlier start whose answer was lost); "" when there is none or the
+// session cannot be read.
 func (j *jobRun) startedAlready(ctx context.Context, command string) string {
 	s, err := retried(ctx, &j.r.opts, "look for the command in "+j.name, j.r.opts.calls(), func(ctx context.Context) (map[string]any, error) {
 		return j.sb.Process.GetSession(ctx, sessionID)
@@ -262,9 +307,8 @@ func (j *jobRun) ensureSession(ctx context.Context) error {
 	return nil
 }
 
-// killSession deletes the job's session: the toolbox kills its process
-// tree. It runs on ctx's values without its cancellation (the job's own
-// may be ending), with its own deadline.
+// killSession deletes the job's session, whose process tree the toolbox
+// kills, on a context of its own: the job's may be ending.
 func (j *jobRun) killSession(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()

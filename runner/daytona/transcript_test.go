@@ -12,7 +12,7 @@ import (
 // The transcript comes back from the sandbox as it does locally
 // (runner/local's TestRunTranscript*): whole, its steps counted, its
 // malformed lines noted; refused when a symlink; cut at a line's end over
-// its cap, inlined in forge.sh's report or downloaded.
+// its cap, in forge.sh's report.
 func TestTranscripts(t *testing.T) {
 	e := newEnv(t, daytonatest.Options{}, nil)
 
@@ -30,7 +30,7 @@ printf 'oops\n{"role": "assistant", "content": "hello", "usage": {"input_tokens"
 		t.Errorf("written: %d steps, note %q", written.TranscriptSteps, written.TranscriptNote)
 	}
 	if n := e.srv.Calls(daytonatest.OpDownloadFile); n != 0 {
-		t.Errorf("%d downloads: a small transcript comes inlined", n)
+		t.Errorf("%d downloads: the transcript comes in the report", n)
 	}
 
 	none := e.run(e.shJob("none", "echo done > \"$2\"\n"))
@@ -47,15 +47,15 @@ printf '{"content": "root:x:0:0"}\n' > '%[1]s'; ln -s '%[1]s' "$FORGE_TRANSCRIPT
 	}
 
 	// Lines of 12 bytes ('{"n":    7}' and a newline); over the cap,
-	// inlined capped and downloaded capped.
+	// reported capped, small or big.
 	for _, c := range []struct {
 		name      string
 		lines     int
 		cap       int64
 		downloads int
 	}{
-		{"inlined", 100, 100, 0},
-		{"downloaded", 6000, inlineBudget + 5, 1}, // 72,000 bytes: over the inline budget
+		{"small", 100, 100, 0},
+		{"big", 6000, 64<<10 + 5, 0}, // 72,000 bytes
 	} {
 		before := e.srv.Calls(daytonatest.OpDownloadFile)
 		job := e.shJob("big-"+c.name, fmt.Sprintf(`echo done > "$2"

@@ -239,7 +239,7 @@ func (b *builder) declare(p string) {
 func (b *builder) setEnv(arg string) error {
 	words, err := shellWords(arg)
 	if err != nil {
-		return fmt.Errorf("ENV %s: %v", arg, err)
+		return fmt.Errorf("ENV %s: %w", arg, err)
 	}
 	if len(words) == 0 {
 		return errors.New("ENV requires at least one argument")
@@ -328,7 +328,7 @@ func (b *builder) runStep(arg string) error {
 	ownGroup(cmd)
 	cmd.WaitDelay = 2 * time.Second
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("process %q could not start: %v", strings.Join(argv, " "), err)
+		return fmt.Errorf("process %q could not start: %w", strings.Join(argv, " "), err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()

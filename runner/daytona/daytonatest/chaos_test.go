@@ -110,7 +110,7 @@ func TestChaosAfterAndDelay(t *testing.T) {
 	if _, err := sb.Process.ExecuteSessionCommand(ctx(t), "s", "echo ran", true, false); statusOf(err) != 502 {
 		t.Fatalf("exec: %v, want a 502", err)
 	}
-	eventually(t, "the command to end", func() bool {
+	WaitFor(t, "the command to end", func() bool {
 		got, err := sb.Process.GetSession(ctx(t), "s")
 		if err != nil {
 			t.Fatal(err)
