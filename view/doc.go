@@ -1,0 +1,11 @@
+// Package view is forge view: a local web server over an output root's
+// runs — the runs list, a run's standings, matrix and trials (live while
+// the run goes on, from its trials.jsonl), a trial's logs, artifact and
+// transcript, and two runs compared — with its pages and assets embedded.
+//
+// It reads records only through forge (ReadRecordSummary, DecodeRecord,
+// Record.Arrange), indexing each run's trials by line, and borrows report's
+// and compare's summaries so the pages say what the table says. It never
+// writes into a run, runs nothing, and knows nothing of the command line:
+// flags, the token and the browser live in cli.
+package view
