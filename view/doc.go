@@ -7,5 +7,5 @@
 // Record.Arrange), indexing each run's trials by line, and borrows report's
 // and compare's summaries so the pages say what the table says. It never
 // writes into a run, runs nothing, and knows nothing of the command line:
-// flags, the token and the browser live in cli.
+// flags and opening a browser live in cli.
 package view
