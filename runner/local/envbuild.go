@@ -1,8 +1,6 @@
 package local
 
-// Building an environment: its files written, its steps run in a box of
-// their own with the build's variables, and its log kept (environment.go
-// holds the cache, its locks and the done marker).
+// Building an environment: its files, its steps in a box of their own, its log.
 
 import (
 	"cmp"
@@ -28,9 +26,8 @@ const (
 	buildLogCap = 64 << 20
 )
 
-// build builds env in dir, which it first empties of an unfinished build:
-// the caller holds the exclusive lock. The done marker is written last;
-// whatever fails, dir is removed.
+// build builds env in dir under the exclusive lock, first emptying an
+// unfinished build. The done marker is written last; on failure dir is removed.
 func (r *Runner) build(ctx context.Context, env *runner.Environment, root, dir string, log func(string)) error {
 	begin := time.Now()
 	short := runner.ShortHash(env.Hash)
@@ -129,9 +126,8 @@ func (r *Runner) build(ctx context.Context, env *runner.Environment, root, dir s
 	return nil
 }
 
-// buildEnv is the build steps' whole environment: baseEnv with the
-// build's own HOME, then the environment's variables, then what every
-// process run in the environment gets.
+// buildEnv is the build steps' environment: baseEnv with the build's own
+// HOME, the environment's variables, then inEnvironment.
 func (r *Runner) buildEnv(env *runner.Environment, dir, home string) []string {
 	m := r.baseEnv(home)
 	maps.Copy(m, env.Env)
@@ -139,9 +135,8 @@ func (r *Runner) buildEnv(env *runner.Environment, dir, home string) []string {
 	return runner.EnvList(m)
 }
 
-// inEnvironment gives the variables m of a process what running in the
-// environment in dir adds: its bin/ first on PATH, and runner.EnvDirVar. It
-// is applied last, so that no variable of the manifest's overrides them.
+// inEnvironment adds the environment's bin/ first on PATH and
+// runner.EnvDirVar; applied last, so the manifest's env cannot override them.
 func inEnvironment(m map[string]string, dir string) {
 	bin := filepath.Join(dir, "bin")
 	if p := m["PATH"]; p != "" {
@@ -177,9 +172,8 @@ func brief(line string) string {
 	return first
 }
 
-// buildLog is a build's log as it comes: to build.log, to the caller's log
-// func line by line, and its last lines kept for a BuildError. It is safe
-// for concurrent use (stdout and stderr).
+// buildLog sends a build's log to build.log and to the caller line by line,
+// keeping its last lines for a BuildError. Safe for concurrent use.
 type buildLog struct {
 	file *os.File
 	log  func(string)

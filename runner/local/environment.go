@@ -19,11 +19,7 @@ import (
 	"github.com/forge-run/forge/runner"
 )
 
-// The files of an environment's cache: in the cache, <short> is its
-// directory, <short>.lock its lock file, <short>.build.log the log of the
-// build under way and <short>.failed.log that of its last failed build;
-// in its directory, the done marker, the mark of its last use and the log
-// of its build.
+// The files of an environment in the cache (see the package doc).
 const (
 	envMarkerFile     = ".forge-env.json"
 	envUsedFile       = ".forge-env-used"
@@ -41,8 +37,7 @@ const readyAttempts = 5
 var errLocked = errors.New("locked by another process")
 
 // DefaultEnvCache is where environments are built when Options.EnvCache is
-// empty: forge/env in the user's cache directory (os.UserCacheDir:
-// $XDG_CACHE_HOME/forge/env, else ~/.cache/forge/env, on Linux).
+// empty: forge/env in os.UserCacheDir.
 func DefaultEnvCache() (string, error) {
 	dir, err := os.UserCacheDir()
 	if err != nil {
@@ -53,9 +48,8 @@ func DefaultEnvCache() (string, error) {
 
 var _ runner.Builder = (*Runner)(nil)
 
-// envState is what a Runner knows of one environment: the goroutine
-// whose turn it is (Runner.turns) makes it ready; the others find what
-// it did.
+// envState is what a Runner knows of one environment: the goroutine whose
+// turn it is makes it ready; the others find what it did.
 type envState struct {
 	// Under Runner.envMu: its directory once this Runner made it ready,
 	// and the shared lock held on it until Close.
@@ -63,20 +57,11 @@ type envState struct {
 	lock *os.File
 }
 
-// BuildEnvironment makes env ready in the environment cache and keeps it
-// for this Runner's jobs: it builds it in <cache>/<short hash>, or finds it
-// built (Reused), once across goroutines and processes (see the package doc).
-// The build writes env.Files, then runs each of env.Build with /bin/sh -c as
-// a job's setup lines are run, within env.BuildTimeout (else
-// runner.DefaultBuildTimeout) for them all; each line they print goes to log
-// (which may be nil) and to the build's log, each step preceded by "+ " and
-// its line.
-//
-// A step that fails, or files that cannot be written, make a
-// *runner.BuildError naming the step, with the log's last lines; the log is
-// kept as <short hash>.failed.log. When ctx is done the build is ended and
-// ctx's error returned. Until Close the Runner holds the environment's lock
-// shared, so RemoveEnvironment refuses it.
+// BuildEnvironment makes env ready in the cache, building it once across
+// goroutines and processes or finding it built (Reused); the build's lines go
+// to log (may be nil). A failed step is a *runner.BuildError; when ctx is done
+// the build is ended and ctx's error returned. Until Close the Runner holds
+// the environment's lock shared, so RemoveEnvironment refuses it.
 func (r *Runner) BuildEnvironment(ctx context.Context, env *runner.Environment, log func(line string)) (out runner.EnvironmentBuild, err error) {
 	begin := time.Now()
 	defer func() { out.Seconds = time.Since(begin).Seconds() }()
@@ -190,9 +175,8 @@ func (r *Runner) environmentDir(e *runner.Environment) (string, error) {
 	return dir, nil
 }
 
-// makeReady takes env's shared lock, building env first (under its
-// exclusive lock) when it is not finished. built says whether this call
-// built it.
+// makeReady takes env's shared lock, first building env under its exclusive
+// lock when it is not finished; built says whether this call built it.
 func (r *Runner) makeReady(ctx context.Context, env *runner.Environment, root, dir string, log func(string)) (lock *os.File, built bool, err error) {
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return nil, false, fmt.Errorf("environment cache: %w", err)
@@ -324,9 +308,8 @@ func isFinished(dir, hash string) (bool, error) {
 	return true, nil
 }
 
-// isReady reports whether dir holds the finished environment of that hash
-// (as isFinished) and, when it does, whether it changed since its build:
-// its files are not what its done marker's fingerprint says.
+// isReady reports whether dir holds the finished environment of hash and
+// whether its files changed since the build (the done marker's fingerprint).
 func isReady(dir, hash string) (finished, changed bool, err error) {
 	if finished, err = isFinished(dir, hash); !finished || err != nil {
 		return finished, false, err
@@ -342,11 +325,8 @@ func isReady(dir, hash string) (finished, changed bool, err error) {
 	return true, tree != m.Tree, nil
 }
 
-// treeFingerprint is a digest of what an environment's directory holds:
-// each entry's path, type, permissions, size, modification time and
-// symlink target, in walk order. It leaves out forge's own files (the done
-// marker, the mark of use, the build log) and Python's bytecode caches
-// (__pycache__ directories, written as jobs import from it).
+// treeFingerprint digests each entry's path, type, mode, size, mtime and link
+// target, leaving out forge's own files and __pycache__ (written on import).
 func treeFingerprint(dir string) (string, error) {
 	h := sha256.New()
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {

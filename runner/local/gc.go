@@ -53,9 +53,8 @@ type EnvironmentInfo struct {
 	FailedLog string
 }
 
-// ListEnvironments lists the environments in the cache root, finished or
-// left over, in the order of their short hashes. A root that does not
-// exist holds none.
+// ListEnvironments lists the environments in root, finished or left over, by
+// short hash. A root that does not exist holds none.
 func ListEnvironments(root string) ([]EnvironmentInfo, error) {
 	ents, err := os.ReadDir(root)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -109,12 +108,10 @@ func ListEnvironments(root string) ([]EnvironmentInfo, error) {
 	return out, nil
 }
 
-// RemoveEnvironment removes the environment short (its short hash, or its
-// full hash) from the cache root: its directory, its logs and its lock
-// file. It refuses with an error wrapping ErrEnvironmentInUse
-// while a live forge holds it (see BuildEnvironment): it takes its lock
-// exclusive without waiting, and holds it while removing. One that is not
-// there is an fs.ErrNotExist error.
+// RemoveEnvironment removes the environment short (short or full hash) from
+// root. It takes the lock exclusive without waiting, so it refuses, wrapping
+// ErrEnvironmentInUse, while a live forge holds it; one not there is an
+// fs.ErrNotExist error.
 func RemoveEnvironment(root, short string) error {
 	if len(short) == 64 && validHash(short) {
 		short = runner.ShortHash(short)
@@ -205,12 +202,9 @@ type GCOptions struct {
 	Now func() time.Time
 }
 
-// GCEnvironments removes from the cache root the environments that no
-// live forge holds and that were last used more than g.OlderThan ago, and
-// what interrupted or failed builds left there (their directories and
-// logs, whatever their age, unless a live forge holds them: one is being
-// built). It prints one line per environment to w, then a summary, in the
-// shape of the Daytona gc's lines.
+// GCEnvironments removes the environments no live forge holds that were last
+// used more than g.OlderThan ago, and what failed builds left. It prints a
+// line per environment to w, then a summary, as the Daytona gc does.
 func GCEnvironments(root string, g GCOptions, w io.Writer) error {
 	now := time.Now
 	if g.Now != nil {

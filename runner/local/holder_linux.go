@@ -17,11 +17,9 @@ type holderInit struct {
 	argv []string
 }
 
-// holderCommands are the commands that can be the init of a job's PID
-// namespace when there is no built-in one (see the package doc), in order
-// of preference: bash's read builtin, whose SIGCHLD handler reaps orphans
-// and, with SA_RESTART, lets the read go on; else cat, which leaves them
-// zombies until the job ends.
+// holderCommands are the inits of a job's PID namespace when there is no
+// built-in one: bash's read builtin, whose SIGCHLD handler reaps orphans,
+// else cat, which leaves them zombies until the job ends.
 var holderCommands = []holderInit{
 	{"bash", []string{"/bin/bash", "bash", "-c", "trap '' CHLD; read -r _"}},
 	{"bash", []string{"/usr/bin/bash", "bash", "-c", "trap '' CHLD; read -r _"}},
@@ -29,9 +27,7 @@ var holderCommands = []holderInit{
 	{"cat", []string{"/usr/bin/cat", "cat"}},
 }
 
-// holders lists the inits this machine has, in order of preference: the
-// built-in one where there is one, then those of holderCommands that are
-// there. A variable for tests.
+// holders lists the inits this machine has, best first. A variable for tests.
 var holders = func() []holderInit {
 	var hs []holderInit
 	if haveBuiltinInit() {

@@ -17,13 +17,10 @@ import (
 	"github.com/forge-run/forge/runner"
 )
 
-// Run runs job in a fresh working directory and removes it afterwards
-// (possibly just after it returns: Close waits for that). It
-// returns an error only when the machine cannot run jobs at all (TempDir
-// unusable, containment failing); a failing candidate is recorded in the
-// Result. A job in an environment (runner.Job.Environment) runs only once
-// BuildEnvironment made it ready; otherwise it fails (infra) without
-// running.
+// Run runs job in a fresh working directory, removed afterwards (Close waits
+// for that). It returns an error only when the machine cannot run jobs at all;
+// a failing candidate is recorded in the Result. A job in an environment runs
+// only once BuildEnvironment made it ready.
 func (r *Runner) Run(ctx context.Context, job runner.Job) (runner.Result, error) {
 	begin := time.Now()
 	res := runner.Result{
@@ -189,9 +186,8 @@ func (j *jobRun) contain() error {
 	return nil
 }
 
-// execute runs argv, the job's main process, in j.dir and records its
-// output and runtime. When it could not be started the Result says why and
-// ok is false.
+// execute runs argv in j.dir and records its output and runtime; when it
+// could not be started the Result says why and ok is false.
 func (j *jobRun) execute(ctx context.Context, argv, env []string) (o runner.Outcome, ok bool) {
 	done := j.phase(runner.PhaseExecute)
 	defer done()
@@ -287,11 +283,9 @@ func safeName(s string) string {
 	return string(b)
 }
 
-// env is the candidate's whole environment (and, without its secrets
-// unless the manifest says setup_secrets, the setup commands'): baseEnv,
-// then the manifest's env, the secrets and the FORGE_* variables; in an
-// environment, its bin/ first on PATH and FORGE_ENV_DIR. Nothing else of
-// forge's.
+// env is the candidate's whole environment (the setup's, with secrets only
+// under setup_secrets): baseEnv, the manifest's env, secrets, FORGE_*, then
+// inEnvironment. Nothing else of forge's.
 func (j *jobRun) env(secrets bool) []string {
 	m := j.r.baseEnv(j.workdir)
 	maps.Copy(m, j.job.ProtocolEnv(func(rel string) string { return filepath.Join(j.workdir, filepath.FromSlash(rel)) }))
@@ -304,11 +298,8 @@ func (j *jobRun) env(secrets bool) []string {
 	return runner.EnvList(m)
 }
 
-// plainEnv is a plain job's whole environment (runner.Job.Dir): the job's
-// Env and Secrets, forge's PATH, HOME, LANG and TMPDIR, and the FORGE_* variables that
-// name the job (the marker among them); no FORGE_OUTPUT or FORGE_RESULT, no
-// PYTHONUNBUFFERED. In an environment, also its bin/ first on PATH and
-// FORGE_ENV_DIR.
+// plainEnv is a plain job's environment: its Env and Secrets, forge's PATH,
+// HOME, LANG and TMPDIR and the FORGE_* variables that name the job.
 func (j *jobRun) plainEnv() []string {
 	getenv := j.r.opts.Getenv
 	m := make(map[string]string, len(j.job.Env)+8)
@@ -355,11 +346,9 @@ func envValue(env []string, key string) string {
 	return ""
 }
 
-// readOnly is the directory the job's processes see read-only, where the
-// platform allows it: the environment cache, when this Runner holds
-// environments (the job's own, or those later jobs of other candidates run
-// in), else nothing; the job's environment alone when the job's directory
-// is inside the cache (nothing when it is inside its environment).
+// readOnly is the directory the job's processes see read-only: the cache
+// when this Runner holds environments, or just the job's environment when the
+// job runs inside the cache; nothing when the job runs inside that.
 func (j *jobRun) readOnly() string {
 	if !j.r.platform.readOnly() {
 		return ""

@@ -81,9 +81,7 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// Runner runs jobs as local processes, each in a fresh working directory and
-// contained so that nothing it starts outlives it. It is safe for concurrent
-// use.
+// Runner runs jobs as contained local processes. It is safe for concurrent use.
 type Runner struct {
 	opts     Options
 	platform *platform
@@ -105,9 +103,8 @@ type Runner struct {
 	onEnvWait func()
 }
 
-// backgroundRemovers is how many working directories may be being removed
-// at once after their Run returned; when that many are, Run removes its own
-// before returning.
+// backgroundRemovers is how many working directories may be removed at once
+// after their Run returned; beyond that, Run removes its own.
 const backgroundRemovers = 2
 
 var _ runner.Runner = (*Runner)(nil)
@@ -144,11 +141,9 @@ func New(opts Options) (*Runner, error) {
 	return &Runner{opts: opts, platform: p, removers: make(chan struct{}, backgroundRemovers)}, nil
 }
 
-// Close waits until the working directories of the jobs that returned
-// before it are removed, and lets go of the environments BuildEnvironment
-// made ready (forge gc may remove them then). A Runner stays usable after
-// Close, and Close may be called while jobs run; a job in an environment
-// needs BuildEnvironment again first.
+// Close waits for the working directories of returned jobs to be removed and
+// lets go of the environments BuildEnvironment held. The Runner stays usable;
+// a job in an environment needs BuildEnvironment again.
 func (r *Runner) Close() error {
 	r.closing.Lock()
 	defer r.closing.Unlock()
@@ -162,10 +157,8 @@ func (r *Runner) Close() error {
 	return nil
 }
 
-// removeWorkdir removes a finished job's working directory, whose
-// processes are all gone: in the background when a remover is free (on a
-// slow file system that is most of a millisecond the next job need not
-// wait for), else at once.
+// removeWorkdir removes a finished job's working directory, in the background
+// when a remover is free: on a slow file system the next job need not wait.
 func (r *Runner) removeWorkdir(dir string) {
 	select {
 	case r.removers <- struct{}{}:
@@ -184,20 +177,15 @@ func (r *Runner) Containment() Containment { return r.platform.tier }
 // PidsLimit is the cap on one job's tasks, or 0 when none is enforced.
 func (r *Runner) PidsLimit() int { return r.platform.pidsLimit() }
 
-// ReadOnlyEnvironments reports whether jobs see the environment cache
-// read-only here (a mount namespace each; see the package doc), rather
-// than writable.
+// ReadOnlyEnvironments reports whether jobs see the environment cache read-only.
 func (r *Runner) ReadOnlyEnvironments() bool { return r.platform.readOnly() }
 
 // Describe says in one line how jobs are contained here and why stronger
 // tiers were not used, for `forge doctor` and --verbose.
 func (r *Runner) Describe() string { return r.platform.describe() }
 
-// removeStale removes with remove the forge-<pid>-* entries of dir whose
-// forge is gone: it was killed before it could clean up (SIGKILL, a second
-// Ctrl-C). Their processes died with it (pidns) or are ended by their
-// job's cgroup, but working directories and empty cgroups stay until
-// someone removes them (a cgroup that still holds processes cannot be).
+// removeStale removes the forge-<pid>-* entries of dir whose forge was killed
+// before it could clean up; a cgroup still holding processes cannot be removed.
 func removeStale(dir string, remove func(string) error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {

@@ -14,11 +14,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// lockFile opens the lock file path (making it if need be) and takes a
-// flock on it, shared or exclusive, waiting for it as long as ctx lets it.
-// The lock is held until the file is closed. It is always on the file path
-// names once it is held: a lock file removed meanwhile (RemoveEnvironment
-// removes it while holding it) is opened again.
+// lockFile takes a flock on path (made if need be), shared or exclusive,
+// waiting as long as ctx lets it; held until the file is closed. A lock file
+// removed meanwhile (RemoveEnvironment does) is opened again.
 func lockFile(ctx context.Context, path string, exclusive bool) (*os.File, error) {
 	how := unix.LOCK_SH
 	if exclusive {
@@ -46,9 +44,8 @@ func lockFile(ctx context.Context, path string, exclusive bool) (*os.File, error
 	}
 }
 
-// flockWait waits for the lock on f. When ctx is done first it returns
-// ctx's error and abandoned: f is then left to a goroutine that closes it
-// once the wait is over (the lock, if it came, goes with it).
+// flockWait waits for the lock on f. When ctx is done first, f is left to a
+// goroutine that closes it once the wait is over, and abandoned is true.
 func flockWait(ctx context.Context, f *os.File, how int) (abandoned bool, err error) {
 	done := make(chan error, 1)
 	go func() { done <- flock(f, how) }()
@@ -64,9 +61,8 @@ func flockWait(ctx context.Context, f *os.File, how int) (abandoned bool, err er
 	}
 }
 
-// tryLockFile takes an exclusive flock on path without waiting: errLocked
-// when another holds a lock on it. Without create a missing lock file is an
-// fs.ErrNotExist error.
+// tryLockFile takes an exclusive flock on path without waiting (errLocked when
+// held). Without create a missing lock file is an fs.ErrNotExist error.
 func tryLockFile(path string, create bool) (*os.File, error) {
 	flags := os.O_RDWR
 	if create {
@@ -111,9 +107,8 @@ func flock(f *os.File, how int) error {
 	return errors.Join(err, ferr)
 }
 
-// keepIfNamed returns f, locked, when path still names it; otherwise it
-// closes f and returns nil (and the error, if telling failed): the caller
-// opens path again.
+// keepIfNamed returns f when path still names it; otherwise it closes f and
+// returns nil, and the caller opens path again.
 func keepIfNamed(path string, f *os.File) (*os.File, error) {
 	same, err := names(path, f)
 	if same && err == nil {

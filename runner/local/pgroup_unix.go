@@ -19,10 +19,8 @@ func ownGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr.Setpgid = true
 }
 
-// pgroupTier is the pgroup tier: the process groups that the processes
-// forge started lead, and (on Linux, by sweep) the processes whose
-// environment carries the job's marker; ro, when set, is the directory
-// the job's processes see read-only (Linux only).
+// pgroupTier is the pgroup tier: the groups forge's processes lead and, on
+// Linux, the processes carrying the job's marker; ro as cgroupTier's.
 type pgroupTier struct {
 	marker []string
 	ro     string

@@ -73,10 +73,9 @@ func startErrorKind(err error) runner.ErrorKind {
 	return runner.ErrInfra
 }
 
-// runProcess runs p in b and waits for it, draining stdout and stderr into
-// capped buffers so memory stays flat whatever it prints. When the timeout
-// passes or ctx is cancelled, everything in the box gets SIGTERM and, after
-// KillGrace, SIGKILL. The error is only about starting the process.
+// runProcess runs p in b, draining its output into capped buffers. On timeout
+// or cancel the whole box gets SIGTERM, then SIGKILL after KillGrace. The
+// error is only about starting the process.
 func (r *Runner) runProcess(ctx context.Context, b box, p process) (finished, error) {
 	f := finished{
 		stdout: &runner.CappedBuffer{Max: p.maxBytes},
@@ -213,11 +212,8 @@ func waitGroupWithin(wg *sync.WaitGroup, d time.Duration) {
 	}
 }
 
-// lookPath resolves argv[0] the way a shell would, but with the candidate's
-// PATH rather than forge's: a name with a slash is taken relative to the
-// working directory, a bare name is looked up in the absolute entries of
-// pathList (relative entries would depend on the working directory and are
-// skipped), and where it was found is remembered (Runner.found).
+// lookPath resolves argv[0] as a shell would but with the candidate's PATH:
+// a name with a slash is relative to dir; relative PATH entries are skipped.
 func (r *Runner) lookPath(file, pathList, dir string) (string, error) {
 	if strings.ContainsRune(file, '/') || strings.ContainsRune(file, filepath.Separator) {
 		p := file
