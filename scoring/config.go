@@ -38,13 +38,9 @@ const (
 // DefaultJudgeTimeout bounds a judge that sets no timeout.
 const DefaultJudgeTimeout = 60 * time.Second
 
-// Config is the manifest's scoring: list. The zero Config means
-// DefaultConfig() wherever a Config is used.
-//
-// It decodes from a YAML sequence whose entries are scorer mappings or, as a
-// shorthand, bare type names ("- success"). Its decoder rejects unknown keys
-// itself, since yaml.v3's KnownFields does not reach into a custom
-// unmarshaler; KnownKeys tells forge's manifest checker which keys exist.
+// Config is the manifest's scoring: list; the zero Config means
+// DefaultConfig(). Its decoder rejects unknown keys itself, since yaml.v3's
+// KnownFields does not reach into a custom unmarshaler.
 type Config struct {
 	Scorers []Scorer
 }
@@ -80,15 +76,10 @@ type Scorer struct {
 	Secrets []string      `yaml:"secrets"`
 }
 
-// Check is one artifact check (docs/manifest.md, "scoring"): one test of
-// one subject. The test is Contains, Regex, the byte bounds (MinBytes
-// and/or MaxBytes, on the artifact's full size), Equals, Min/Max or, in a
-// suite, EqualsTask, ContainsTask or RegexTask, which name the task's field
-// to compare with. The subject is the artifact's text, the value at the RFC
-// 6901 pointer JSON in the artifact ("" is the whole document; alone, the
-// check is that it exists), or the value at Result in the candidate's
-// FORGE_RESULT object. EqualsTask compares text with surrounding white
-// space trimmed, and numbers by value ("391" equals 391.0).
+// Check is one artifact check (docs/manifest.md, "scoring"): one test
+// (Contains, Regex, MinBytes/MaxBytes, Equals, Min/Max, or a *Task field) of
+// one subject: the artifact's text, the value at the JSON pointer, or the
+// value at Result in FORGE_RESULT.
 type Check struct {
 	Contains string  `yaml:"contains"`
 	Regex    string  `yaml:"regex"`
@@ -108,10 +99,8 @@ type Check struct {
 	Max    *float64 `yaml:"max"`
 }
 
-// DefaultConfig is what a manifest without scoring: gets: success (weight 1,
-// raw) plus runtime (weight 0.2, minmax). Success dominates: any successful
-// trial outscores any failed one (≥ 1/1.2 ≈ 0.83 against 0), and among
-// successful trials the faster ones lead, by at most 0.17.
+// DefaultConfig is success (weight 1, raw) plus runtime (weight 0.2, minmax):
+// any successful trial outscores any failed one; among them the faster lead.
 func DefaultConfig() Config {
 	return Config{Scorers: []Scorer{
 		{Type: TypeSuccess, Weight: new(1.0)},

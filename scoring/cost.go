@@ -11,9 +11,8 @@ import (
 	"github.com/forge-run/forge/runner"
 )
 
-// Pricing is the manifest's pricing: block: what model tokens and sandbox
-// time cost, in US dollars. forge never invents a price: what it has no
-// price for is counted, and its cost said to be unpriced.
+// Pricing is the manifest's pricing: block, in US dollars. forge never
+// invents a price: what it cannot price is counted and said to be unpriced.
 type Pricing struct {
 	// Models are token prices per model name, in dollars per million
 	// tokens.
@@ -30,10 +29,8 @@ type ModelPrice struct {
 	Output      *float64 `yaml:"output"`
 }
 
-// SandboxPrice prices a sandbox's lifetime (a trial's job time: from its
-// create to its delete): per vCPU-hour and per GiB-hour of memory of the
-// resources it had (Daytona's), or a flat price per sandbox-hour (any
-// backend, local processes included).
+// SandboxPrice prices a sandbox's lifetime (a trial's job time): per vCPU-
+// and GiB-hour of its resources, or a flat price per sandbox-hour.
 type SandboxPrice struct {
 	VCPUHour    *float64 `yaml:"vcpu_hour"`
 	GiBHour     *float64 `yaml:"gib_hour"`
@@ -85,9 +82,8 @@ type PricingProblem struct {
 	Msg  string
 }
 
-// Price is what r cost: its model usage priced (or the candidate's own
-// cost_usd) plus its sandbox's lifetime priced. nil when nothing about it
-// has a cost: no usage reported and no sandbox price.
+// Price is what r cost: its model usage (or its own cost_usd) plus its
+// sandbox's lifetime; nil when nothing about it has a cost.
 func (p *Pricing) Price(r *runner.Result) *runner.Cost {
 	if r.Usage == nil && (p == nil || p.Sandbox == (SandboxPrice{})) {
 		return nil
@@ -237,12 +233,9 @@ func (c *costTally) standing(successes int) *CostStanding {
 	return st
 }
 
-// costLine is what the winner line adds when the runner-up is cheaper
-// than the candidate ranked first, both fully priced: "; beta solves 96%
-// of what alpha solves at 31% of its cost" (in a suite; else "scores 96%
-// of alpha's score"), "beta, within noise of alpha, …" when the two are
-// tied. Costs compare per trial (mean), so that different trial counts
-// do not count. Empty otherwise.
+// costLine is what the winner line adds when the runner-up, fully priced, is
+// cheaper than rank 1: "; beta solves 96% of what alpha solves at 31% of its
+// cost". Costs compare per trial. Empty otherwise.
 func costLine(es []*tally) string {
 	withResults, noWinner := contenders(es)
 	if noWinner != "" || len(withResults) < 2 {

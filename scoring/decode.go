@@ -16,9 +16,8 @@ import (
 // decodes into, since Config has its own UnmarshalYAML.
 func (Config) KnownKeys() reflect.Type { return reflect.TypeFor[[]Scorer]() }
 
-// UnmarshalYAML decodes the scoring: list strictly: unknown keys and
-// equals: null are *yamlcheck.Error values (joined with yaml.v3's own type
-// errors), and a bare type name is a scorer with that type.
+// UnmarshalYAML decodes the scoring: list strictly (unknown keys and equals:
+// null are *yamlcheck.Error values); a bare type name is a scorer of that type.
 func (c *Config) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind == yaml.AliasNode && n.Alias != nil {
 		n = n.Alias

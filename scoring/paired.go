@@ -69,30 +69,12 @@ type PairedResult struct {
 	Significant bool    `json:"significant"`
 }
 
-// ComparePaired compares a and b, the task scores of two candidates on the
-// same tasks in the same order, from A's side. The method is chosen from the
-// data, deterministically:
-//
-//   - fewer than 30 pairs: the Wilcoxon signed-rank test, which assumes only
-//     symmetric differences: with few tasks normality can be neither assumed
-//     nor checked;
-//   - at least 30 pairs whose differences fail the Jarque–Bera test (p <
-//     0.05): Wilcoxon as well;
-//   - otherwise the paired t-test, then the more powerful. Differences
-//     without spread take this branch: p = 0 unless their mean is within
-//     1e-9 of 0, then 1.
-//
-// Wilcoxon drops differences within 1e-9 of zero (Wilcoxon's method) and
-// gives |differences| within 1e-9 of each other their average rank. Up to
-// 50 non-zero differences its p-value is exact (the permutation
-// distribution of W+ given the ties, by dynamic programming), above that
-// normal with tie and continuity corrections. Exact even with ties, unlike
-// R and SciPy, because forge's ties are often whole tasks: A solving 5 tasks
-// B fails, all else equal, has exact p = 2/2^5 = 0.0625 where the normal
-// approximation says 0.037, significant.
-//
-// It returns an error when the slices differ in length, are empty, or hold
-// a value that is not finite.
+// ComparePaired compares a and b, two candidates' scores on the same tasks,
+// from A's side: the Wilcoxon signed-rank test below 30 pairs or when the
+// differences fail Jarque–Bera (p < 0.05), else the paired t-test. Wilcoxon's
+// p is exact up to 50 non-zero differences, ties included (unlike R and
+// SciPy), because forge's ties are often whole tasks. It returns an error for
+// slices of different lengths, empty or not finite.
 func ComparePaired(a, b []float64) (PairedResult, error) {
 	if len(a) != len(b) {
 		return PairedResult{}, fmt.Errorf("paired comparison of %d scores with %d", len(a), len(b))
@@ -150,10 +132,8 @@ func pairedT(s summary) (*float64, float64) {
 	return &t, math.Min(p, 1)
 }
 
-// jarqueBeraP is the p-value of the Jarque–Bera test of normality,
-// JB = n/6 · (S² + (K-3)²/4) with the moment estimates of skewness S and
-// kurtosis K, against the χ² distribution with 2 degrees of freedom. xs must
-// vary.
+// jarqueBeraP is the p-value of the Jarque–Bera test of normality against χ²
+// with 2 degrees of freedom. xs must vary.
 func jarqueBeraP(xs []float64) float64 {
 	s := append([]float64(nil), xs...)
 	sort.Float64s(s)
@@ -178,11 +158,9 @@ func jarqueBeraP(xs []float64) float64 {
 	return distuv.ChiSquared{K: 2}.Survival(jb)
 }
 
-// signedRanks drops the differences within 1e-9 of zero and ranks the rest
-// by absolute value, |differences| within 1e-9 of the group's smallest
-// sharing their average rank. Ranks are doubled so that they are whole:
-// rank2[i] is twice the rank of the i-th remaining difference, pos[i] whether
-// it is positive; ties lists the size of each group of tied ranks.
+// signedRanks drops differences within 1e-9 of zero and ranks the rest by
+// absolute value, near-equal ones sharing their average rank. Ranks are
+// doubled to stay whole; ties lists the size of each tied group.
 func signedRanks(d []float64) (rank2 []int, pos []bool, ties []int) {
 	var nz []float64
 	for _, x := range d {
@@ -236,9 +214,7 @@ func wilcoxon(d []float64) (*float64, float64) {
 }
 
 // wilcoxonExactP is the exact two-sided p-value of a doubled signed-rank sum
-// w2 given the doubled ranks: 2·min(P(W ≤ w2), P(W ≥ w2)) over the 2^n
-// equally likely sign patterns, at most 1. Counts stay exact in float64 for
-// n ≤ 53.
+// w2 over the 2^n sign patterns; counts stay exact in float64 for n ≤ 53.
 func wilcoxonExactP(rank2 []int, w2 int) float64 {
 	total := 0
 	for _, r := range rank2 {
@@ -270,10 +246,8 @@ func wilcoxonExactP(rank2 []int, w2 int) float64 {
 	return math.Min(1, 2*math.Min(le, ge)/all)
 }
 
-// wilcoxonNormalP is the two-sided p-value of the signed-rank sum w of n
-// non-zero differences by the normal approximation, with the tie
-// correction of the variance and a continuity correction of 1/2 towards the
-// mean (as R's wilcox.test with correct = TRUE).
+// wilcoxonNormalP is the normal approximation of the signed-rank p-value, with
+// tie and continuity corrections (as R's wilcox.test, correct = TRUE).
 func wilcoxonNormalP(n int, ties []int, w float64) float64 {
 	nf := float64(n)
 	mu := nf * (nf + 1) / 4

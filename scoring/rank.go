@@ -58,10 +58,8 @@ func newTally(id string, n int) *tally {
 	return &tally{id: id, perScorer: make([][]float64, n), notes: make([][]noteHit, n), clamped: make([]int, n)}
 }
 
-// count adds trial r to the candidate's counts (trials, successes,
-// runtimes, errors) and reports whether it is to be scored: not a trial
-// that ended by no fault of the candidate, which is set aside, unscored
-// saying why.
+// count adds trial r to the candidate's counts and reports whether it is to
+// be scored: a trial that ended by no fault of the candidate is set aside.
 func (t *tally) count(r runner.Result) (unscored noteHit, scored bool) {
 	t.trials++
 	t.cost.add(r)
@@ -84,11 +82,8 @@ func (t *tally) count(r runner.Result) (unscored noteHit, scored bool) {
 	return noteHit{}, true
 }
 
-// Aggregate is the standing of one candidate from results that were
-// scored already (their Score fields), without a rank: the same statistics
-// and notes Score gives, for a record that has results but no standings (a
-// run that ended before it was scored). Trials without a Score count
-// (success rate, runtime, errors) but have no score; Breakdown is empty.
+// Aggregate is one candidate's standing, without a rank, from results scored
+// already: for a record that has results but no standings.
 func Aggregate(id string, results []runner.Result) Standing {
 	t := newTally(id, 0)
 	for _, r := range results {
@@ -184,11 +179,9 @@ func firstHit(hits []noteHit) noteHit {
 	return first
 }
 
-// rankEntries sorts the candidates and gives them ranks, ties kept as ties.
-// Candidates with results come first, by mean score (descending; scores
-// within 1e-9 display by id), then those without results. A candidate
-// shares the rank of the group above it when it cannot be told apart from
-// that group's best (tied); candidates without results tie with each other.
+// rankEntries sorts the candidates and ranks them: by mean score (ties by id),
+// those without results last and tied. A candidate that cannot be told from
+// the best of the group above it shares that group's rank.
 func rankEntries(es []*tally, tied func(a, b *tally) bool) {
 	key := func(t *tally) float64 { return math.Round(t.sum.mean / tieEpsilon) }
 	sort.Slice(es, func(a, b int) bool {

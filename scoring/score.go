@@ -83,13 +83,9 @@ type prepared struct {
 	checks []compiledCheck
 }
 
-// Score scores every trial with cfg (the zero Config means DefaultConfig),
-// aggregates the trials of each candidate, ranks the candidates and names
-// the winner. candidates is the manifest's list: a candidate without results
-// still gets a standing (after every candidate that has results); results of
-// candidates not in the list are scored too. Score is deterministic and does
-// not depend on the order of candidates or results, except that candidates
-// whose scores tie exactly are listed by id.
+// Score scores every trial with cfg, aggregates each candidate's trials, ranks
+// the candidates and names the winner. A candidate without results still gets
+// a standing. It is deterministic; exact ties are listed by id.
 func Score(cfg Config, candidates []string, results []runner.Result) Outcome {
 	return ScoreSuite(cfg, Suite{Candidates: candidates}, results)
 }
@@ -102,9 +98,8 @@ func (o Outcome) Apply(results []runner.Result) {
 	}
 }
 
-// ScoreSuite is Score for a run of a suite's tasks (s.Tasks; without
-// tasks it is Score): each trial is scored within its task, candidates
-// rank by their suite score and are compared task by task.
+// ScoreSuite is Score for a suite's tasks: each trial is scored within its
+// task, candidates rank by suite score and are compared task by task.
 func ScoreSuite(cfg Config, s Suite, results []runner.Result) Outcome {
 	scorers := prepare(cfg.effective())
 	tasks := make(map[string]*Task, len(s.Tasks))
@@ -269,10 +264,8 @@ func prepare(cfg Config) []prepared {
 	return out
 }
 
-// endedByNoFault reports whether r ended by no fault of its candidate: it
-// failed because the backend did (infra, auth) or the run was interrupted
-// (cancelled), which says nothing about the candidate. Such trials are not
-// scored.
+// endedByNoFault reports whether r failed because the backend did (infra,
+// auth) or the run was interrupted: such trials are not scored.
 func endedByNoFault(r runner.Result) bool {
 	return !r.Success && !r.ErrorKind.Scored()
 }
@@ -352,20 +345,16 @@ func submittedNumber(r runner.Result, field string) (float64, string) {
 	return f, ""
 }
 
-// Runtimes closer than the noise of measuring them do not rank
-// candidates (as Criterion's noise threshold): a runtime within
-// RuntimeNoise (and at least RuntimeResolution) of a faster one counts as
-// that one.
+// Runtimes closer than their measuring noise do not rank candidates (as
+// Criterion's noise threshold).
 const (
 	RuntimeNoise      = 0.05
 	RuntimeResolution = 0.010 // seconds
 )
 
-// withinNoise groups runtimes from the fastest up: a group starts at its
-// fastest runtime f and takes every runtime below f + max(f×RuntimeNoise,
-// RuntimeResolution); each runtime becomes its group's f. Identical
-// candidates thus tie however their clocks jittered, while runtimes that
-// differ by more than the noise keep their measured values.
+// withinNoise groups runtimes from the fastest f up to f + max(f×RuntimeNoise,
+// RuntimeResolution), each becoming f, so identical candidates tie however
+// their clocks jittered.
 func withinNoise(vals []trialValue) {
 	pool := rawPool(vals)
 	group := make(map[float64]float64, len(pool))

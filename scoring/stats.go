@@ -39,10 +39,8 @@ func summarize(xs []float64) summary {
 	return summary{n: len(s), mean: mean, sd: math.Sqrt(variance), variance: variance}
 }
 
-// Summary describes a sample: its size, mean, sample standard deviation
-// (n-1; 0 for fewer than two values) and the 95% Student-t interval of the
-// mean (collapsed to the mean for fewer than two values). It is what the
-// standings report for scores and runtimes.
+// Summary describes a sample: size, mean, sample standard deviation and the
+// 95% Student-t interval of the mean (the mean itself below two values).
 type Summary struct {
 	N    int
 	Mean float64
@@ -73,9 +71,7 @@ func meanCI95(s summary) [2]float64 {
 	return [2]float64{s.mean - h, s.mean + h}
 }
 
-// scoreCI95 is the 95% interval of a mean score (values in [0, 1]) with
-// trials as the units: BoundedCI95, so it never reaches past 0 or 1; it
-// collapses to the mean with fewer than two values or no spread.
+// scoreCI95 is the BoundedCI95 interval of a mean score with trials as units.
 func scoreCI95(s summary) [2]float64 {
 	m := clamp01(s.mean)
 	if s.n < 2 {
@@ -97,9 +93,8 @@ func wilson95(k, n int) [2]float64 {
 	return wilsonInterval(float64(k)/nf, nf, distuv.UnitNormal.Quantile(1-Alpha/2))
 }
 
-// wilsonInterval is the Wilson score interval of proportion p observed in
-// n trials (n > 0, not necessarily whole) with critical value z, clamped to
-// [0, 1] against rounding. wilson95 and BoundedCI95 both use it.
+// wilsonInterval is the Wilson score interval of proportion p in n trials
+// with critical value z, clamped to [0, 1] against rounding.
 func wilsonInterval(p, n, z float64) [2]float64 {
 	z2 := z * z
 	denom := 1 + z2/n
@@ -133,14 +128,9 @@ type testResult struct {
 	hasTest bool
 }
 
-// compareMeans tests whether a's mean differs from b's, two-sided.
-//
-// With at least two values on each side it is Welch's t-test, with
-// Welch–Satterthwaite degrees of freedom. When one side has a single value
-// it borrows the other side's variance (a two-sample t-test assuming equal
-// variances, df = n-1 of the side that has one). With single values on both
-// sides (or no variance at all) there is nothing to estimate the noise
-// with: the means differ when they are more than 1e-9 apart.
+// compareMeans tests whether a's mean differs from b's, two-sided: Welch's
+// t-test; a side with a single value borrows the other's variance; single
+// values on both sides differ when more than 1e-9 apart.
 func compareMeans(a, b summary) testResult {
 	r := testResult{diff: a.mean - b.mean}
 	var se2, df float64
@@ -209,10 +199,8 @@ type WelchResult struct {
 	Significant bool `json:"significant"`
 }
 
-// WelchTest runs Welch's t-test on samples a and b, the same test the
-// standings use to decide a winner (see compareMeans). ok is false when
-// either sample has fewer than two values: there is then no variance to
-// estimate the noise with, and no test.
+// WelchTest runs Welch's t-test on a and b, the test behind the winner. ok is
+// false when either sample has fewer than two values.
 func WelchTest(a, b []float64) (r WelchResult, ok bool) {
 	if len(a) < 2 || len(b) < 2 {
 		return WelchResult{}, false

@@ -1,10 +1,6 @@
 package scoring
 
-// Suites: every candidate plays every task. A trial is scored within its
-// task (normalisation pools the task's trials across candidates), a task
-// score is the mean of a candidate's scored trials on the task, and a
-// candidate's suite score the weighted mean of its task scores, with tasks
-// as the sampling unit (see doc.go, "Suites").
+// Suites: every candidate plays every task (doc.go, "Suites").
 
 import (
 	"fmt"
@@ -32,9 +28,8 @@ func (t Task) weight() float64 {
 	return 1
 }
 
-// Suite is what a run played: its candidates (the manifest's list, so a
-// candidate without results still gets a standing) and, for a suite, its
-// tasks. PassAtK is the k of the standings' pass@k (0 means 1).
+// Suite is what a run played: its candidates and, for a suite, its tasks.
+// PassAtK is the k of pass@k (0 means 1).
 type Suite struct {
 	Candidates []string
 	Tasks      []Task
@@ -67,9 +62,8 @@ type TaskCell struct {
 	Solved bool `json:"solved"`
 }
 
-// HeadToHead is one pair of candidates compared task by task: on how many
-// common tasks A scored higher than B (Wins), lower (Losses) or the same
-// within 1e-9 (Ties).
+// HeadToHead counts the common tasks on which A scored higher than B, lower,
+// or the same within 1e-9.
 type HeadToHead struct {
 	A string `json:"a"`
 	B string `json:"b"`
@@ -89,9 +83,7 @@ func Passed(r runner.Result) bool {
 	return r.Success && r.Score != nil && *r.Score >= 1-tieEpsilon
 }
 
-// suiteStats completes the standing of a candidate of a suite from its
-// task tallies: the suite score and its interval over tasks, solved tasks
-// and pass@k.
+// suiteStats completes a suite candidate's standing from its task tallies.
 func (t *tally) suiteStats(tasks []Task, k int) {
 	var means, weights []float64
 	su := &SuiteStanding{K: k}
@@ -215,9 +207,8 @@ func headToHead(es []*tally, tasks []Task) []HeadToHead {
 	return out
 }
 
-// unjudgedTasks lists the candidates with a task on which no trial ran to
-// an end the candidate is answerable for, naming those tasks and how the
-// first of them ended.
+// unjudgedTasks lists the candidates with a task on which no trial ran to an
+// end they are answerable for, and how the first ended.
 func unjudgedTasks(es []*tally, tasks []Task) []Unjudged {
 	var out []Unjudged
 	for _, e := range es {

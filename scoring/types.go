@@ -1,8 +1,7 @@
 package scoring
 
-// Standing is one candidate's line in the standings (docs/results.md).
-//
-// Every float in it is finite, so results.json always encodes.
+// Standing is one candidate's line in the standings (docs/results.md). Every
+// float in it is finite, so results.json always encodes.
 type Standing struct {
 	// Rank is 1-based standard competition ranking: tied candidates share
 	// the better rank and the next rank skips ("1, =2, =2, 4").

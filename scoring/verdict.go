@@ -166,8 +166,7 @@ func comparison(best, second *tally) *Comparison {
 }
 
 // incompleteLine is the winner line of a run that could not judge every
-// candidate: "incomplete: c3 and c4 did not run (infra: …)", candidates
-// with the same reason together.
+// candidate, those with the same reason together.
 func incompleteLine(us []Unjudged) string {
 	var reasons []string
 	byReason := map[string][]string{}
@@ -188,11 +187,8 @@ func incompleteLine(us []Unjudged) string {
 // scoreText is "(0.81 ± 0.04)" with an interval, "(0.81)" without.
 func scoreText(st Standing) string { return "(" + st.ScoreText() + ")" }
 
-// ScoreText is the standing's mean score as forge prints it, the winner
-// line and every report alike: ± the half-width of its 95% interval
-// (text.PM) with at least two scored trials (tasks, in a suite), else the
-// score alone
-// (text.Score): "0.92 ± 0.01", "0.87".
+// ScoreText is the mean score as forge prints it: "0.92 ± 0.01" with at least
+// two scored trials (tasks, in a suite), else "0.87".
 func (st Standing) ScoreText() string {
 	units := st.ScoredTrials
 	if st.Suite != nil {
