@@ -2,9 +2,9 @@ package runner
 
 import "sync"
 
-// CappedBuffer is an io.Writer that keeps the first Max bytes written to it
-// and counts, but drops, the rest, so a candidate printing gigabytes costs
-// forge no memory. It is safe for concurrent use.
+// CappedBuffer is an io.Writer that keeps the first Max bytes and counts but
+// drops the rest, so a candidate printing gigabytes costs forge no memory.
+// It is safe for concurrent use.
 type CappedBuffer struct {
 	Max int64
 

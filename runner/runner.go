@@ -7,14 +7,10 @@ import (
 	"time"
 )
 
-// Runner runs one job in one fresh, isolated sandbox and reports what
-// happened.
-//
-// A candidate that fails, times out or is cancelled is data: Run records it in
-// the Result and returns a nil error. Run returns a non-nil error only when the
-// backend itself is unusable (bad credentials, unreachable API) so that the
-// whole run should stop; the Result is still filled in as far as it got, with
-// ErrorKind infra or auth. Whatever Run started is gone when it returns.
+// Runner runs one job in one fresh, isolated sandbox. A failing, timed out or
+// cancelled candidate is recorded in the Result with a nil error; Run returns
+// an error only when the backend is unusable and the run should stop. Whatever
+// Run started is gone when it returns.
 type Runner interface {
 	Run(ctx context.Context, job Job) (Result, error)
 }
@@ -25,8 +21,7 @@ type File struct {
 	// not nil, is the file's content instead (Src is then empty).
 	Src  string
 	Data []byte
-	// Dst is the path relative to the job's working directory, valid by
-	// RelPath (slash separated, naming a file inside it once cleaned).
+	// Dst is the path in the working directory, valid by RelPath.
 	Dst string
 }
 
@@ -34,7 +29,7 @@ type File struct {
 type Limits struct {
 	// MaxOutputBytes caps stdout and stderr, each. Zero means DefaultMaxOutput.
 	MaxOutputBytes int64
-	// MaxArtifactBytes caps the artifact and the FORGE_RESULT file. Zero means
+	// MaxArtifactBytes caps the artifact and FORGE_RESULT; zero means
 	// DefaultMaxArtifact.
 	MaxArtifactBytes int64
 	// MaxTranscriptBytes caps the transcript (FORGE_TRANSCRIPT). Zero
@@ -79,38 +74,31 @@ type Job struct {
 	CandidateID string
 	Trial       int // 1-based
 	Objective   string
-	// TaskID names the suite's task the job plays (FORGE_TASK_ID); empty
-	// for a manifest without tasks. Files then hold the task itself as
-	// TaskFile (FORGE_TASK).
+	// TaskID names the suite's task the job plays; Files then hold the
+	// task as TaskFile.
 	TaskID string
 
-	// Command is the candidate's argv before the protocol's two arguments
-	// (objective and output path) are appended, e.g. ["python3",
-	// "candidates/alpha.py"]. Relative paths in it are relative to the job's
-	// working directory, into which Files have been copied.
+	// Command is the candidate's argv before the objective and output path
+	// are appended; relative paths are relative to the working directory.
 	Command []string
-	// Files are copied into the working directory before anything runs; the
-	// candidate's script is one of them.
+	// Files are copied into the working directory before anything runs.
 	Files []File
 	// Env is the manifest's env for this candidate. It never overrides the
 	// FORGE_* protocol variables.
 	Env map[string]string
-	// Secrets are variables the manifest passes on purpose, by name, whose
-	// values forge masks: the candidate's process gets them (over Env),
-	// its setup lines only with SetupSecrets. A backend keeps them out of
-	// everything else: logs, sandbox create requests, files it leaves.
+	// Secrets are variables passed on purpose, values masked: the candidate
+	// gets them (over Env), setup only with SetupSecrets. A backend keeps
+	// them out of everything else: logs, create requests, files it leaves.
 	Secrets      map[string]string `json:"-"`
 	SetupSecrets bool
-	// Setup are shell command lines run, in order, in the working directory
-	// before the candidate (e.g. "pip install -r requirements.txt"). They come
+	// Setup are shell lines run in order before the candidate; they come
 	// from the manifest's author, never from the objective.
 	Setup []string
 	// SetupTimeout bounds all the setup lines together; zero means
 	// DefaultSetupTimeout.
 	SetupTimeout time.Duration
-	// Environment, when set, is what the job runs in: built once (the
-	// backend's Builder) before the job starts, it gives the job
-	// EnvDirVar and its bin/ on PATH (Environment).
+	// Environment, when set, is what the job runs in, built beforehand by
+	// the backend's Builder.
 	Environment *Environment
 
 	// OutputFile is the artifact's path relative to the working directory,
@@ -122,21 +110,17 @@ type Job struct {
 	Timeout time.Duration
 	Limits  Limits
 
-	// Dir, when set, makes the job a plain command rather than a
-	// candidate's trial (forge's judges): Command is its whole argv, run in
-	// Dir, an existing absolute directory the backend neither fills nor
-	// removes, with Env, then forge's PATH, HOME, LANG and TMPDIR and the
-	// FORGE_* variables that name the job; nothing is read back, so exit 0
-	// is success. Files and Setup must be empty; OutputFile and
-	// ArtifactOptional are ignored. Only the local backend runs such jobs.
+	// Dir, when set, makes the job a plain command (forge's judges): Command
+	// is its whole argv, run in the existing absolute Dir; nothing is read
+	// back, so exit 0 is success. Files and Setup must be empty. Only the
+	// local backend runs such jobs.
 	Dir string
 
 	// Progress, when set, is called as the job enters each phase. It must be
 	// cheap and safe for concurrent use.
 	Progress func(Phase) `json:"-"`
-	// Echo, when set, gets the candidate's output line by line as it
-	// arrives (stream is "stdout" or "stderr"), for --verbose. Backends stop
-	// echoing a stream at the output cap. It must be safe for concurrent use.
+	// Echo, when set, gets the candidate's output line by line (--verbose),
+	// up to the output cap. It must be safe for concurrent use.
 	Echo func(stream, line string) `json:"-"`
 }
 
@@ -144,9 +128,8 @@ type Job struct {
 // or with a task "alpha/q7", "alpha/q7#2".
 func (j Job) Name() string { return TrialName(j.CandidateID, j.TaskID, j.Trial, j.Trial > 1) }
 
-// TrialName names a trial for people, the one way forge does:
-// "candidate[/task][#trial]", the trial only when numbered; without a
-// candidate, "task[#trial]" (where the candidate is said already).
+// TrialName names a trial for people: "candidate[/task][#trial]", the trial
+// only when numbered; without a candidate, "task[#trial]".
 func TrialName(candidate, task string, trial int, numbered bool) string {
 	n := candidate
 	if task != "" {
@@ -181,9 +164,8 @@ const (
 	PhaseCleanup  Phase = "cleanup"
 )
 
-// UnusableError is returned by Runner.Run when the backend itself cannot be
-// used (bad credentials, API unreachable after retries): the run stops,
-// cleans up and exits 3. Kind is ErrAuth or ErrInfra.
+// UnusableError is returned by Runner.Run when the backend cannot be used: the
+// run stops, cleans up and exits 3. Kind is ErrAuth or ErrInfra.
 type UnusableError struct {
 	Kind ErrorKind
 	Err  error

@@ -13,15 +13,12 @@ import (
 	"github.com/forge-run/forge/internal/text"
 )
 
-// TranscriptFile is where, relative to the working directory, a candidate
-// may write its transcript (FORGE_TRANSCRIPT): JSON lines, one object per
-// step (docs/protocol.md, "Transcript").
+// TranscriptFile is where a candidate may write its transcript
+// (FORGE_TRANSCRIPT; docs/protocol.md), relative to its working directory.
 const TranscriptFile = ".forge-transcript.jsonl"
 
-// Step is one step of a transcript: one line's JSON object. The known
-// fields are read into their own; every other field, and a known one whose
-// value has another type than expected, is kept as written in Extra.
-// MarshalJSON writes it back as one object.
+// Step is one line of a transcript. Known fields are read into their own;
+// every other field, and a known one of another type, is kept in Extra.
 type Step struct {
 	// Line is the step's line number in the file, from 1.
 	Line int
@@ -55,9 +52,8 @@ type ToolCall struct {
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 }
 
-// MarshalJSON writes the step as one JSON object: its fields as written
-// in Extra, and the known fields Extra does not hold (Time in RFC 3339);
-// not its Line.
+// MarshalJSON writes the step as one object: Extra, then the known fields
+// Extra does not hold; not its Line.
 func (s Step) MarshalJSON() ([]byte, error) {
 	m := make(map[string]any, len(s.Extra)+8)
 	put := func(k string, v any, set bool) {
@@ -89,9 +85,8 @@ func (s Step) Text() string {
 	return string(s.Content)
 }
 
-// TokenUsage reads the step's usage the way forge reads the usage of
-// FORGE_RESULT (ParseUsage), with the step's model naming its tokens:
-// (nil, "") when the step has none, (nil, note) when it cannot be read.
+// TokenUsage reads the step's usage as ParseUsage does: (nil, "") when it has
+// none, (nil, note) when it cannot be read.
 func (s Step) TokenUsage() (*Usage, string) {
 	if s.Usage == nil {
 		return nil, ""
@@ -194,12 +189,10 @@ func (e *LineError) Error() string {
 
 func (e *LineError) Unwrap() error { return e.Err }
 
-// TranscriptScanner reads a transcript step by step, as bufio.Scanner
-// reads lines: Scan advances to the next step, skipping blank lines and
-// counting (and remembering the first of) the lines that are not JSON
-// objects. It reads at most limit bytes (0 or less: DefaultMaxTranscript);
-// a line cut by the limit is not a step and not malformed: Truncated says
-// the transcript went on.
+// TranscriptScanner reads a transcript step by step, as bufio.Scanner reads
+// lines, skipping blank lines and counting those that are not JSON objects.
+// It reads at most limit bytes (≤ 0: DefaultMaxTranscript); Truncated says
+// a line was cut there.
 type TranscriptScanner struct {
 	rd        *bufio.Reader
 	left      int64
@@ -302,9 +295,8 @@ type Transcript struct {
 	Truncated bool
 }
 
-// ReadTranscript reads r's transcript whole, at most limit bytes (0 or
-// less: DefaultMaxTranscript). The error is a read error; malformed lines
-// are counted, never an error.
+// ReadTranscript reads r's transcript whole, at most limit bytes. The error is
+// a read error; malformed lines are counted.
 func ReadTranscript(r io.Reader, limit int64) (Transcript, error) {
 	sc := NewTranscriptScanner(r, limit)
 	var t Transcript
@@ -316,17 +308,14 @@ func ReadTranscript(r io.Reader, limit int64) (Transcript, error) {
 	return t, sc.Err()
 }
 
-// RefuseTranscript records that the transcript the job left was not read:
-// why completes "FORGE_TRANSCRIPT file ..." ("is a symlink"). The trial
-// is not failed for it.
+// RefuseTranscript records why the transcript was not read, completing
+// "FORGE_TRANSCRIPT file ..."; the trial is not failed for it.
 func (r *Result) RefuseTranscript(why string) {
 	r.TranscriptNote = "FORGE_TRANSCRIPT file " + why + "; ignored"
 }
 
-// SetTranscript takes the transcript a job left: b, its first bytes (at
-// most the cap), of size bytes on disk. A transcript over the cap is cut
-// at the end of its last whole line and flagged; its steps are counted,
-// and its malformed lines noted. Nothing of it ever fails the trial.
+// SetTranscript takes the transcript's first bytes b, of size bytes on disk,
+// cut at its last whole line when over the cap. It never fails the trial.
 func (r *Result) SetTranscript(b []byte, size int64) {
 	size = max(size, int64(len(b)))
 	cut := size > int64(len(b))

@@ -11,9 +11,8 @@ import (
 	"github.com/forge-run/forge/internal/text"
 )
 
-// Usage is what a trial's model calls used, as its candidate reported it
-// in FORGE_RESULT (docs/protocol.md): tokens per model, summed over the
-// calls, and the cost the candidate computed itself, if it did.
+// Usage is what a trial's model calls used, as reported in FORGE_RESULT:
+// tokens per model and the candidate's own cost, if any.
 type Usage struct {
 	// Models are the token counts per model, in the order of their names;
 	// Model "" holds the calls that named none.
@@ -23,9 +22,8 @@ type Usage struct {
 	CostUSD *float64 `json:"cost_usd,omitempty"`
 }
 
-// ModelUsage is the tokens of one model's calls. InputTokens counts every
-// input token, the cached ones (CachedInputTokens) included, as OpenAI's
-// prompt_tokens does.
+// ModelUsage is the tokens of one model's calls. InputTokens includes the
+// cached ones, as OpenAI's prompt_tokens does.
 type ModelUsage struct {
 	Model             string `json:"model"`
 	Calls             int    `json:"calls"`
@@ -54,19 +52,11 @@ const maxUsageEntries = 100_000
 // maxTokens bounds one count: more is not a model call's.
 const maxTokens = 1e15
 
-// ParseUsage reads the usage a candidate reported in its FORGE_RESULT
-// object (ParseSubmitted's map): "usage" as an OpenAI-style usage object
-// (prompt_tokens, completion_tokens, total_tokens,
-// prompt_tokens_details.cached_tokens; the input_tokens/output_tokens of
-// OpenAI's Responses API and Anthropic's, with input_tokens_details or
-// cache_read_input_tokens), a list of them (one per call, summed), or an
-// object mapping model names to either; "model" in a usage object, or at
-// the top of FORGE_RESULT for those that name none, says whose tokens they
-// are. "cost_usd" is the candidate's own cost, a non-negative number.
-//
-// Nothing reported is (nil, ""). A shape it cannot read is (nil, note):
-// the note says where and why, and the whole usage is left out rather
-// than half of it counted; a bad cost_usd alone leaves the tokens.
+// ParseUsage reads "usage" from a FORGE_RESULT object (docs/protocol.md): an
+// OpenAI- or Anthropic-style usage object, a list of them, or a map of model
+// names to either; "model" says whose tokens they are, "cost_usd" is the
+// candidate's own cost. A shape it cannot read is (nil, note), leaving the
+// whole usage out; a bad cost_usd alone keeps the tokens.
 func ParseUsage(submitted map[string]any) (*Usage, string) {
 	raw, hasUsage := submitted["usage"]
 	rawCost, hasCost := submitted["cost_usd"]
@@ -252,10 +242,8 @@ func shown(v any) string {
 	return text.Shorten(string(b), 40)
 }
 
-// Cost is what one trial cost, in US dollars (scoring.Pricing.Price): its
-// model spend (priced tokens, or the candidate's own cost_usd) and its
-// sandbox's lifetime priced. Unpriced says what had no price and is
-// therefore not in USD.
+// Cost is what one trial cost in US dollars (scoring.Pricing.Price); Unpriced
+// says what had no price and is not in USD.
 type Cost struct {
 	USD        float64 `json:"usd"`
 	ModelUSD   float64 `json:"model_usd"`
