@@ -19,9 +19,8 @@ import (
 // every human-readable format shows.
 type candidate struct {
 	standing scoring.Standing
-	// ranked is false when the record has no standing for this candidate
-	// (a run interrupted before scoring); standing is then scoring's
-	// Aggregate of the results, which has no rank.
+	// ranked is false when the record has no standing for the candidate;
+	// standing is then scoring's Aggregate, without a rank.
 	ranked  bool
 	winner  bool
 	results []*runner.Result // in trial order; the record's own
@@ -221,9 +220,8 @@ func (c candidate) statusText() string {
 	return strings.Join(parts, ", ")
 }
 
-// scoreText is the score as scoring's winner line writes it (± the
-// half-width of its 95% interval with two scored trials or more), or "—"
-// when no trial was scored.
+// scoreText is the score as scoring's winner line writes it, or "—" when no
+// trial was scored.
 func (c candidate) scoreText() string {
 	if !c.scored && c.standing.Score == 0 {
 		return "—"
@@ -246,9 +244,8 @@ func (c candidate) judged() int {
 	return n
 }
 
-// successText is "80% (4/5)": the successes over the trials that ran to an
-// end, as scoring counts them (an infra failure or a cancelled trial says
-// nothing about the candidate; the status column still shows it).
+// successText is "80% (4/5)": successes over the trials that ran to an end,
+// as scoring counts them.
 func (c candidate) successText() string {
 	n := c.judged()
 	if n == 0 {
@@ -259,9 +256,8 @@ func (c candidate) successText() string {
 }
 
 // runtime is the mean runtime and its standard deviation over the successful
-// trials (as scoring computes them), or over every trial when none
-// succeeded: how long a candidate ran before it failed is worth seeing too.
-// n is how many trials the figures cover.
+// trials, or over every trial when none succeeded: how long a candidate ran
+// before failing is worth seeing too. n is how many trials they cover.
 func (c candidate) runtime() (mean, sd float64, n int) {
 	if c.successes() > 0 || len(c.results) == 0 {
 		return c.standing.RuntimeMeanSeconds, c.standing.RuntimeStddevSeconds, c.successes()
@@ -305,10 +301,8 @@ func (c candidate) firstFailure() *runner.Result {
 	return nil
 }
 
-// notes is the first failure's message on one line ("#3: ", "q7: " or
-// "q7#3: " names the trial when there are several), or the first thing worth knowing about a
-// successful candidate (the scorer's notes, a judge that failed, an ignored
-// result file, a cut artifact or output).
+// notes is the first failure's message on one line, naming the trial when
+// there are several, or the first thing worth knowing about a successful one.
 func (c candidate) notes() string {
 	prefix := func(r *runner.Result) string {
 		if name := runner.TrialName("", r.TaskID, r.Trial, c.multi); name != "" {
@@ -344,9 +338,8 @@ func (c candidate) notes() string {
 	return ""
 }
 
-// costText is the candidate's total cost and what a win cost: "$1.20
-// ($0.040/solved)" in a suite, "/success" otherwise; "unpriced" when it
-// has tokens but no price, and "+unpriced" when part of it had none.
+// costText is "$1.20 ($0.040/solved)" (or "/success"), "unpriced" when it has
+// tokens but no price, "+unpriced" when part of it had none.
 func (c candidate) costText() string {
 	k := c.standing.Cost
 	switch {
@@ -365,10 +358,8 @@ func (c candidate) costText() string {
 	return s
 }
 
-// costLine is what the candidate cost, in a sentence: "cost $0.11: $0.014
-// a trial, 30200 tokens, $0.014 per success, $0.014 per solved task";
-// "30200 tokens, unpriced" when nothing of it has a price; "" without a
-// cost.
+// costLine is the candidate's cost in a sentence ("cost $0.11: $0.014 a
+// trial, 30200 tokens, ..."); "" without a cost.
 func (c candidate) costLine() string {
 	k := c.standing.Cost
 	switch {

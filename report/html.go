@@ -33,11 +33,8 @@ var htmlCSS string
 var chartsTemplate string
 
 // HTML writes one self-contained page (inline CSS and SVG, no scripts, nothing
-// fetched when it is viewed): the standings, a chart of each candidate's score
-// with its 95% confidence interval, a strip plot of every trial's runtime, and
-// for each candidate its trials with artifact, output and error in collapsed
-// sections. Everything from the record is escaped by html/template;
-// captured output is capped at opts.MaxOutputBytes.
+// fetched): the standings, the charts, and each candidate's trials in
+// collapsed sections. Everything from the record is escaped by html/template.
 func HTML(w io.Writer, rec *forge.Record, opts Options) error {
 	opts, err := prepare(rec, opts)
 	if err != nil {
@@ -106,11 +103,9 @@ type htmlPage struct {
 	Summary    string
 }
 
-// A run of more than htmlMaxTrials trials is summarised: the heat map
-// shows the htmlMaxTasks hardest tasks, and each candidate's section its
-// failed trials only, at most htmlMaxFailuresPerKind of each error kind
-// and htmlMaxFailures in all, in plan order. Every trial stays in
-// results.json, every log in the run's directory.
+// A run of more than htmlMaxTrials trials is summarised: the hardest tasks in
+// the heat map and a few failed trials of each kind per candidate. Every
+// trial stays in results.json.
 const (
 	htmlMaxTrials          = 500
 	htmlMaxTasks           = 100
@@ -310,9 +305,8 @@ func newHTMLCandidate(c candidate, anchor string, summarised bool, opts Options)
 	return hc
 }
 
-// shownFailures picks the failed trials a summarised report shows: in
-// the given order, at most perKind of each error kind and most in all, so
-// every kind of failure is seen even when one kind is most of them.
+// shownFailures picks at most perKind failed trials of each error kind and
+// most in all, so every kind of failure is seen.
 func shownFailures(rs []*runner.Result, perKind, most int) []*runner.Result {
 	var out []*runner.Result
 	n := map[runner.ErrorKind]int{}
@@ -334,9 +328,8 @@ func trialAnchor(candidate string, r runner.Result) string {
 	return fmt.Sprintf("%s-%s-%d", candidate, anchorSafe(r.TaskID), r.Trial)
 }
 
-// newHTMLHeat is the heat map of a suite's record, or nil: every task, or
-// the htmlMaxTasks hardest when the page is summarised. A cell links to
-// the candidate's first trial of the task the page shows.
+// newHTMLHeat is a suite's heat map, or nil: every task, or the hardest when
+// summarised. A cell links to the candidate's first trial of the task shown.
 func newHTMLHeat(rec *forge.Record, cs []htmlCandidate, summarised bool) *htmlHeat {
 	if len(rec.TaskMatrix) == 0 {
 		return nil

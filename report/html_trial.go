@@ -1,8 +1,6 @@
 package report
 
-// One trial's section of the HTML page: its facts, error, excerpts of its
-// output and artifact (an image shown as one), and links to its stored
-// files.
+// One trial's section of the HTML page.
 
 import (
 	"bytes"
@@ -39,9 +37,8 @@ type htmlTrial struct {
 	trial int
 }
 
-// htmlLog is one of a trial's stored files: what part of it the record
-// holds (Note), its path in the run's directory and, when the report
-// knows where that is (Options.RunDir), the link to it.
+// htmlLog is one of a trial's stored files: what part the record holds, its
+// path in the run's directory and, with Options.RunDir, a link to it.
 type htmlLog struct{ Note, Path, Href string }
 
 func newHTMLLog(f logFile, opts Options) htmlLog {

@@ -1,9 +1,7 @@
 package report
 
-// What the reports say of a trial's stored files (stdout, stderr, the
-// artifact): whether the record holds all of one or an excerpt, and where
-// the whole file is, relative to the run's directory. Since schema 3 a
-// record keeps only excerpts; the whole files stay on disk.
+// What the reports say of a trial's stored files: whether the record holds
+// all of one or an excerpt (schema 3), and where the whole file is.
 
 import (
 	"net/url"
@@ -43,8 +41,7 @@ func outputFile(name, path string, cut bool, kept int, whole int64) logFile {
 	return f
 }
 
-// artifactFile describes r's artifact: its path (records of every version
-// give it, relative to the run's directory) and, when the record holds
+// artifactFile describes r's artifact: its path and, when the record holds
 // only its start, how much.
 func artifactFile(r *runner.Result) logFile {
 	f := logFile{Name: "artifact", Path: safe(r.ArtifactPath)}
@@ -78,10 +75,9 @@ func (f logFile) Sentence() string {
 	return f.Name + ": " + strings.Join(parts, ", ")
 }
 
-// safeRunPath reports whether p may be named and linked as a path inside the
-// run's directory: relative, slash-separated, without ".." or empty
-// elements, backslashes, colons (a URL scheme, a drive) or control
-// characters, and valid UTF-8.
+// safeRunPath reports whether p may be named and linked inside the run's
+// directory: relative, slash-separated, valid UTF-8, without "..", empty
+// elements, backslashes, colons (a scheme, a drive) or control characters.
 func safeRunPath(p string) bool {
 	if p == "" || strings.HasPrefix(p, "/") || strings.ContainsAny(p, "\\:") {
 		return false
@@ -106,11 +102,9 @@ func safe(p string) string {
 	return ""
 }
 
-// logHref is the link to path p (safeRunPath) in the run's directory runDir, as a
-// report that knows where that directory is from where it is written sees
-// it ("." when it is written into it); "" without runDir or a path. Every
-// element is escaped, so the link is a relative (or, with an absolute
-// runDir, absolute) path and never a URL with a scheme.
+// logHref is the link to p in runDir as seen from where the report is
+// written; "" without runDir or p. Every element is escaped, so it is never a
+// URL with a scheme.
 func logHref(runDir, p string) string {
 	if runDir == "" || !safeRunPath(p) {
 		return ""

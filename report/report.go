@@ -94,24 +94,18 @@ type Options struct {
 	// Color asks for ANSI colour in the table. The caller decides: false when
 	// NO_COLOR is set or the output is not a terminal.
 	Color bool
-	// Now is the clock for "generated at" stamps and for timestamps the
-	// record lacks; nil means time.Now. Tests inject a fixed one.
+	// Now is the clock for timestamps the record lacks; nil means time.Now.
 	Now func() time.Time
 	// MaxOutputBytes caps each stdout, stderr and artifact a report embeds
 	// (JUnit system-out, HTML <pre>); 0 means DefaultMaxOutputBytes.
 	MaxOutputBytes int
 	// Matrix makes the table print a suite's per-task matrix whatever its
-	// size; without it the table prints the matrix when it fits (Width
-	// columns; 0 means unknown) and a summary of it otherwise.
+	// size; else only when it fits in Width columns (0: unknown).
 	Matrix bool
 	Width  int
-	// RunDir is where the run's directory is, seen from where the report
-	// is written: "." when the report is written into it, a relative path
-	// ("../artifacts/20261121-153000-ab12") or an absolute one otherwise.
-	// The HTML and Markdown reports then link each trial's stored files
-	// (its stdout, stderr and artifact, named by the record relative to
-	// the run's directory). "" means unknown: the reports name the files'
-	// paths without linking them.
+	// RunDir is the run's directory seen from where the report is written
+	// ("." inside it); the HTML and Markdown reports then link each trial's
+	// stored files. "" means unknown: files are named, not linked.
 	RunDir string
 }
 

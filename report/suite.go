@@ -29,9 +29,8 @@ func passHeader(rec *forge.Record) string {
 	return "PASS@1"
 }
 
-// cellText is one candidate's result on one task: "✓" when every trial
-// passed it (full score), "✗" when it scored 0, else the task score
-// ("0.67"); "·" when it has no score.
+// cellText is a candidate's result on a task: "✓" all passed, "✗" scored 0,
+// else its score ("0.67"); "·" without a score.
 func cellText(c scoring.TaskCell) string {
 	switch {
 	case c.Score == nil:
@@ -44,9 +43,8 @@ func cellText(c scoring.TaskCell) string {
 	return text.Score(*c.Score)
 }
 
-// matrixRows is the per-task matrix as table rows: a task per row, hardest
-// first (only the first most when most > 0), a column per candidate in the
-// standings' order, then the task's mean score.
+// matrixRows is the per-task matrix, hardest task first (the first most when
+// most > 0), a column per candidate, then the task's mean.
 func matrixRows(rec *forge.Record, most int) (header []string, rows [][]string, align []text.Align) {
 	header = []string{"TASK"}
 	align = []text.Align{text.Left}
@@ -75,10 +73,8 @@ func matrixRows(rec *forge.Record, most int) (header []string, rows [][]string, 
 // maxMatrixTasks is the most tasks the table prints a matrix for unasked.
 const maxMatrixTasks = 40
 
-// writeMatrix writes the per-task matrix when asked (opts.Matrix) or when
-// it fits (at most maxMatrixTasks tasks, no wider than opts.Width), else a
-// summary of it: the hardest tasks and those that tell the candidates
-// apart.
+// writeMatrix writes the per-task matrix when asked or when it fits, else a
+// summary: the hardest tasks and those that tell the candidates apart.
 func writeMatrix(buf *bytes.Buffer, rec *forge.Record, opts Options) error {
 	if len(rec.TaskMatrix) == 0 {
 		return nil

@@ -65,8 +65,7 @@ type Testcase struct {
 }
 
 // Problem is a <failure> (the candidate failed) or an <error> (the
-// infrastructure failed): Type is the result's error_kind, Message its
-// error_message.
+// infrastructure did): Type is the error_kind, Message the error_message.
 type Problem struct {
 	Message  string `xml:"message,attr,omitempty"`
 	Type     string `xml:"type,attr"`
@@ -94,30 +93,22 @@ const maxMessageBytes = 1024
 
 // Config says how to build the report.
 type Config struct {
-	// Now stamps the suite when the record has no start time; nil means
-	// time.Now.
+	// Now stamps a record without a start time; nil means time.Now.
 	Now func() time.Time
 	// MaxOutputBytes caps each testcase's system-out and system-err; 0 means
 	// DefaultMaxOutputBytes. What is cut is replaced by a note saying so.
 	MaxOutputBytes int
-	// Summary, when set, becomes the suite's system-out (the standings as
-	// plain text).
+	// Summary, when set, becomes the suite's system-out.
 	Summary string
-	// Notes, when set, gives a line to put before a testcase's
-	// system-out and system-err: what part of the trial's stdout and
-	// stderr the record holds and where the whole files are ("" for
-	// nothing to say).
+	// Notes, when set, gives a line to put before a testcase's system-out
+	// and system-err: what part the record holds and where the files are.
 	Notes func(r *runner.Result) (stdout, stderr string)
 }
 
-// New builds the JUnit document of a run: one testsuite, one testcase per
-// candidate × trial (classname the candidate, name "alpha" or "alpha#2"
-// when the candidate has several trials, time its runtime); in a suite,
-// per candidate × task × trial (name the task, "q7" or "q7#2"). A failed
-// trial carries a <failure>, or an <error> when the infrastructure failed
-// (infra, auth), or <skipped> when the run was cancelled; a suite's trial
-// that ran but did not pass its task (a full score) is a <failure> of type
-// not_passed. stdout and stderr go to system-out and system-err, capped.
+// New builds the JUnit document of a run: one testcase per candidate × trial
+// (× task in a suite). A failed trial carries a <failure>, an <error> for
+// infra and auth, <skipped> when cancelled; a suite's trial that did not pass
+// its task is a <failure> of type not_passed.
 func New(rec *forge.Record, cfg Config) *Testsuites {
 	cases := make([]Testcase, 0, len(rec.Results))
 	doc := build(rec, cfg, func(tc Testcase) { cases = append(cases, tc) })
@@ -236,9 +227,8 @@ func noted(note, s string) string {
 	return "[forge: " + text.XML(note) + "]\n" + s
 }
 
-// Write encodes the JUnit document of rec to w, as Encode(w, New(rec,
-// cfg)) does, but makes each testcase as it writes it: the document of
-// 100,000 trials is tens of MB, never held whole.
+// Write encodes New(rec, cfg) to w, making each testcase as it writes it: a
+// 100,000-trial document is tens of MB, never held whole.
 func Write(w io.Writer, rec *forge.Record, cfg Config) error {
 	if len(rec.Results) == 0 {
 		return Encode(w, New(rec, cfg))
@@ -281,9 +271,8 @@ func Write(w io.Writer, rec *forge.Record, cfg Config) error {
 	return nil
 }
 
-// A testcase is at depth 2 (testsuites, testsuite); placeholder names the
-// one that marks where they go in Write, placeholderLine is how Encode
-// writes it.
+// Testcases are at depth 2; placeholder marks in Write where they go, and
+// placeholderLine is how Encode writes it.
 const (
 	caseIndent  = "    "
 	placeholder = "forge:testcases"
