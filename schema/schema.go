@@ -17,9 +17,8 @@ const ResultsURL = "https://github.com/forge-run/forge/schema/results.schema.jso
 // Results returns the JSON Schema of results.json.
 func Results() []byte { return bytes.Clone(resultsSchema) }
 
-// compileResults compiles the results schema (or the part of it that
-// fragment names), with "format" asserted so a malformed timestamp is an
-// error.
+// compileResults compiles the results schema, or its fragment, with "format"
+// asserted so a malformed timestamp is an error.
 func compileResults(fragment string) (*jsonschema.Schema, error) {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(resultsSchema))
 	if err != nil {

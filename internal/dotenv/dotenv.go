@@ -1,8 +1,7 @@
-// Package dotenv is forge's one rule for finding a variable the user hands
-// it by name (the Daytona credentials, a manifest's secrets: and
-// env_from_host:): forge's own environment first, then the .env file beside
-// the manifest, read without touching the environment. A blank value (empty
-// or only spaces) counts as unset.
+// Package dotenv is forge's one rule for a variable the user names (the
+// Daytona credentials, secrets:, env_from_host:): forge's environment first,
+// then the .env beside the manifest, read without touching the environment.
+// A blank value counts as unset.
 package dotenv
 
 import (
@@ -46,9 +45,8 @@ func Load(getenv func(string) string, dir string) *Env {
 	return e
 }
 
-// Lookup returns name's value and where it was found (Source or Path): the
-// first of the environment's and the file's that is not blank and that
-// usable (when not nil) accepts.
+// Lookup returns name's value and where it was found: the first non-blank one
+// that usable (if set) accepts.
 func (e *Env) Lookup(name string, usable func(string) bool) (value, source string, ok bool) {
 	for _, c := range [2]struct{ value, source string }{{e.getenv(name), Source}, {e.file[name], e.Path}} {
 		if strings.TrimSpace(c.value) != "" && (usable == nil || usable(c.value)) {
