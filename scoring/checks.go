@@ -15,8 +15,7 @@ import (
 	"github.com/forge-run/forge/runner"
 )
 
-// artifactOf returns r's kept artifact bytes and full size: the raw bytes,
-// else the recorded content (results.json read back).
+// artifactOf returns r's kept artifact bytes (else its recorded content) and full size.
 func artifactOf(r runner.Result) (b []byte, size int64, present bool) {
 	switch {
 	case r.Artifact != nil:
@@ -34,16 +33,14 @@ func artifactOf(r runner.Result) (b []byte, size int64, present bool) {
 	return b, size, present
 }
 
-// compiledCheck is a Check ready to run: its regex compiled and its equals
-// value in encoding/json's form.
+// compiledCheck is a Check ready to run.
 type compiledCheck struct {
 	Check
 	re   *regexp.Regexp
 	want any
 }
 
-// compileChecks prepares checks; a check that does not compile (Validate
-// was not called) always fails.
+// compileChecks prepares checks; one that does not compile always fails.
 func compileChecks(checks []Check) []compiledCheck {
 	out := make([]compiledCheck, len(checks))
 	for i, c := range checks {
@@ -132,8 +129,7 @@ func (c compiledCheck) passed(b []byte, size int64, r runner.Result, task *Task)
 	return re.MatchString(got), ""
 }
 
-// valueText is a JSON value as text, trimmed: strings as they are,
-// numbers as written, anything else as compact JSON.
+// valueText is a JSON value as trimmed text: strings as they are, else JSON.
 func valueText(v any) string {
 	switch x := v.(type) {
 	case string:
@@ -165,8 +161,7 @@ func NewChecker(cfg Config) *Checker {
 	return c
 }
 
-// Check returns how r fares on each artifact scorer's checks; nil when there
-// are none or r failed. task is r's task, nil without tasks.
+// Check returns how r fares on each artifact scorer's checks; nil when r failed.
 func (c *Checker) Check(r runner.Result, task *Task) []runner.CheckResult {
 	if !r.Success || len(c.scorers) == 0 {
 		return nil
@@ -196,7 +191,7 @@ func checkFraction(name string, checks []compiledCheck, r runner.Result, task *T
 }
 
 // passedChecks counts the checks the trial passes, with the first reason one
-// could not be made; without an artifact only result: checks can pass.
+// could not be made.
 func passedChecks(checks []compiledCheck, r runner.Result, task *Task) (int, string) {
 	b, size, present := artifactOf(r)
 	n, note := 0, ""
@@ -213,8 +208,7 @@ func passedChecks(checks []compiledCheck, r runner.Result, task *Task) (int, str
 	return n, note
 }
 
-// lookupPointer resolves an RFC 6901 JSON pointer in a document decoded by
-// encoding/json.
+// lookupPointer resolves an RFC 6901 JSON pointer in a decoded document.
 func lookupPointer(doc any, ptr string) (any, bool) {
 	if ptr == "" {
 		return doc, true

@@ -155,8 +155,7 @@ func (s Scorer) EffectiveOnFailure() float64 {
 	return 0
 }
 
-// EffectiveGoal is the submitted scorer's goal, or maximize. Runtime is
-// always minimised.
+// EffectiveGoal is the submitted scorer's goal, or maximize.
 func (s Scorer) EffectiveGoal() Goal {
 	switch {
 	case s.Type == TypeRuntime:

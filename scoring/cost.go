@@ -21,8 +21,7 @@ type Pricing struct {
 	Sandbox SandboxPrice `yaml:"sandbox"`
 }
 
-// ModelPrice is one model's token prices, in dollars per million tokens.
-// CachedInput defaults to Input (no discount known).
+// ModelPrice is one model's dollars per million tokens; CachedInput defaults to Input.
 type ModelPrice struct {
 	Input       *float64 `yaml:"input"`
 	CachedInput *float64 `yaml:"cached_input"`
@@ -42,8 +41,7 @@ func (p *Pricing) IsZero() bool {
 	return p == nil || len(p.Models) == 0 && p.Sandbox == (SandboxPrice{})
 }
 
-// Check says what is wrong with the prices: each problem with its key path
-// below "pricing".
+// Check says what is wrong with the prices, with key paths below "pricing".
 func (p *Pricing) Check() []PricingProblem {
 	if p == nil {
 		return nil
@@ -194,8 +192,7 @@ type CostStanding struct {
 	UnpricedTrials int `json:"unpriced_trials,omitempty"`
 }
 
-// Unpriced says nothing of what k counts has a price: its trials used
-// tokens, none priced.
+// Unpriced says that none of k's costed trials had a price.
 func (k *CostStanding) Unpriced() bool { return k.UnpricedTrials == k.CostedTrials && k.USD == 0 }
 
 // costTally adds up a candidate's trial costs.

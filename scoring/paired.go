@@ -8,23 +8,19 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
-// The methods of a paired comparison (PairedResult.Method); MethodName
-// names them for people.
+// The methods of a paired comparison (PairedResult.Method).
 const (
 	MethodPairedT  = "paired-t"
 	MethodWilcoxon = "wilcoxon-signed-rank"
 )
 
-// pairedTMinPairs is the fewest pairs for which ComparePaired uses the paired
-// t-test (when the differences also look normal); below it, Wilcoxon.
+// pairedTMinPairs is the fewest pairs for which ComparePaired may use paired t.
 const pairedTMinPairs = 30
 
-// wilcoxonExactMax is the most non-zero differences for which the Wilcoxon
-// p-value is exact; above it, the normal approximation.
+// wilcoxonExactMax is the most non-zero differences with an exact Wilcoxon p.
 const wilcoxonExactMax = 50
 
-// WinLoss counts how often one candidate's task score beat, lost to or tied
-// another's. Two scores tie when they are within 1e-9.
+// WinLoss counts task scores won, lost and tied (within 1e-9).
 type WinLoss struct {
 	Wins   int `json:"wins"`
 	Losses int `json:"losses"`
@@ -43,8 +39,7 @@ func (w *WinLoss) add(d float64) {
 	}
 }
 
-// PairedResult compares candidate A with candidate B over the tasks both
-// have scores for, two-sided at level Alpha.
+// PairedResult compares A with B over their common tasks, two-sided at Alpha.
 type PairedResult struct {
 	// Method is MethodWilcoxon or MethodPairedT (see ComparePaired).
 	Method string `json:"method"`
@@ -118,8 +113,7 @@ func ComparePaired(a, b []float64) (PairedResult, error) {
 	return r, nil
 }
 
-// pairedT is the two-sided one-sample t-test of mean 0 for the summary of
-// the differences (n ≥ 2): the t statistic (nil without spread) and p.
+// pairedT is the one-sample t-test of mean 0 of the differences (n ≥ 2).
 func pairedT(s summary) (*float64, float64) {
 	if s.variance == 0 {
 		if math.Abs(s.mean) > tieEpsilon {
@@ -192,8 +186,7 @@ func signedRanks(d []float64) (rank2 []int, pos []bool, ties []int) {
 	return rank2, pos, ties
 }
 
-// wilcoxon is the two-sided Wilcoxon signed-rank test of the differences d
-// (see ComparePaired): W+ (nil when every difference is zero) and p.
+// wilcoxon is the signed-rank test of d: W+ (nil when all are zero) and p.
 func wilcoxon(d []float64) (*float64, float64) {
 	rank2, pos, ties := signedRanks(d)
 	n := len(rank2)

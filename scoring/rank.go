@@ -1,7 +1,6 @@
 package scoring
 
-// Aggregation and ranking: each candidate's trials become a Standing
-// (statistics, notes), and the standings are ranked with ties kept as ties.
+// Aggregation and ranking, ties kept as ties.
 
 import (
 	"cmp"
@@ -148,8 +147,7 @@ func (t *tally) finish(scorers []prepared) {
 	t.st = st
 }
 
-// noteFor summarises one scorer's problems with a candidate's trials,
-// quoting the problem of the lowest-numbered trial.
+// noteFor summarises one scorer's problems, quoting the lowest-numbered trial's.
 func noteFor(s prepared, hits []noteHit, trials int) string {
 	if len(hits) == 0 {
 		return ""
@@ -167,8 +165,7 @@ func noteFor(s prepared, hits []noteHit, trials int) string {
 		s.name, len(hits), trials, first.trial, first.msg)
 }
 
-// firstHit is the hit of the lowest-numbered trial (then the least message),
-// whatever the order of the results.
+// firstHit is the lowest-numbered trial's hit, whatever the results' order.
 func firstHit(hits []noteHit) noteHit {
 	first := hits[0]
 	for _, h := range hits {
@@ -207,12 +204,10 @@ func rankEntries(es []*tally, tied func(a, b *tally) bool) {
 	}
 }
 
-// tiedTrials reports whether b cannot be told from a by their trials
-// (compareMeans).
+// tiedTrials reports whether b cannot be told from a by their trials.
 func tiedTrials(a, b *tally) bool { return !compareMeans(a.sum, b.sum).clear }
 
-// unjudged lists, by id, the candidates without a trial that ran to an end
-// the candidate is answerable for.
+// unjudged lists the candidates without a trial they are answerable for.
 func unjudged(es []*tally) []Unjudged {
 	var out []Unjudged
 	for _, e := range es {
@@ -229,8 +224,8 @@ func unjudged(es []*tally) []Unjudged {
 	return out
 }
 
-// unscoredTrials counts the trials that ended by no fault of their
-// candidate and says how the first one (by candidate, then trial) ended.
+// unscoredTrials counts the trials ended by no fault of their candidate and
+// says how the first ended.
 func unscoredTrials(es []*tally) (int, string) {
 	n, first, firstID := 0, noteHit{}, ""
 	for _, e := range es {

@@ -90,8 +90,7 @@ func Score(cfg Config, candidates []string, results []runner.Result) Outcome {
 	return ScoreSuite(cfg, Suite{Candidates: candidates}, results)
 }
 
-// Apply sets each result's Score from o (results as given to the scoring
-// that made o).
+// Apply sets each result's Score from o.
 func (o Outcome) Apply(results []runner.Result) {
 	for i := range results {
 		results[i].Score = o.Scores[i]
@@ -313,8 +312,7 @@ func (s prepared) value(r runner.Result, task *Task) trialValue {
 	return trialValue{state: stateNone, note: "unknown scorer type " + string(s.Type)}
 }
 
-// submittedNumber reads a finite number from the candidate's FORGE_RESULT
-// object, or says why it cannot.
+// submittedNumber reads a finite number from FORGE_RESULT, or says why not.
 func submittedNumber(r runner.Result, field string) (float64, string) {
 	v, ok := r.Submitted[field]
 	if !ok {
@@ -345,8 +343,7 @@ func submittedNumber(r runner.Result, field string) (float64, string) {
 	return f, ""
 }
 
-// Runtimes closer than their measuring noise do not rank candidates (as
-// Criterion's noise threshold).
+// Runtimes closer than their measuring noise do not rank candidates.
 const (
 	RuntimeNoise      = 0.05
 	RuntimeResolution = 0.010 // seconds
@@ -384,8 +381,7 @@ func rawPool(vals []trialValue) []float64 {
 	return pool
 }
 
-// normalize turns the scorer's trial values into scores in [0, 1]; only
-// stateRaw values take part. It also reports which raw values were clamped.
+// normalize turns the stateRaw values into scores in [0, 1], reporting clamps.
 func (s prepared) normalize(vals []trialValue) (scores []float64, clamped []bool) {
 	scores = make([]float64, len(vals))
 	clamped = make([]bool, len(vals))

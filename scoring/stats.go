@@ -8,15 +8,13 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
-// Alpha is the significance level of every interval and test: 95%
-// confidence, two-sided.
+// Alpha is the significance level of every interval and test, two-sided.
 const Alpha = 0.05
 
 // tieEpsilon is how close two single-trial scores must be to tie.
 const tieEpsilon = 1e-9
 
-// summary describes a sample. The values are sorted before anything is
-// summed, so the result does not depend on their order, bit for bit.
+// summary describes a sample, summed in sorted order so it is order-independent.
 type summary struct {
 	n        int
 	mean, sd float64 // sd is the sample (n-1) standard deviation; 0 for n < 2
@@ -48,21 +46,18 @@ type Summary struct {
 	CI95 [2]float64
 }
 
-// Summarize describes xs as the standings do (the order of xs does not
-// matter, bit for bit).
+// Summarize describes xs as the standings do, whatever their order.
 func Summarize(xs []float64) Summary {
 	s := summarize(xs)
 	return Summary{N: s.n, Mean: s.mean, SD: s.sd, CI95: meanCI95(s)}
 }
 
-// tQuantile is the p quantile of Student's t distribution with df degrees of
-// freedom.
+// tQuantile is the p quantile of Student's t with df degrees of freedom.
 func tQuantile(p, df float64) float64 {
 	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(p)
 }
 
-// meanCI95 is the two-sided 95% Student-t interval of the mean; it collapses
-// to the mean with fewer than two values.
+// meanCI95 is the 95% Student-t interval of the mean (the mean below two values).
 func meanCI95(s summary) [2]float64 {
 	if s.n < 2 {
 		return [2]float64{s.mean, s.mean}
@@ -83,8 +78,7 @@ func scoreCI95(s summary) [2]float64 {
 	return [2]float64{m, m}
 }
 
-// wilson95 is the 95% Wilson score interval of k successes in n trials;
-// [0, 1] when n is 0.
+// wilson95 is the 95% Wilson interval of k successes in n trials ([0, 1] for n 0).
 func wilson95(k, n int) [2]float64 {
 	if n <= 0 {
 		return [2]float64{0, 1}
@@ -182,8 +176,7 @@ func compareMeans(a, b summary) testResult {
 	return r
 }
 
-// WelchResult is the outcome of Welch's unequal-variances t-test of whether
-// two samples' means differ, two-sided at level Alpha.
+// WelchResult is Welch's t-test of two samples' means, two-sided at Alpha.
 type WelchResult struct {
 	// Difference is mean(a) - mean(b); DifferenceCI95 its 95% interval.
 	Difference     float64    `json:"difference"`

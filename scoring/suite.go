@@ -24,8 +24,7 @@ func PassAtK(n, c, k int) float64 {
 	return 1 - prod
 }
 
-// TaskScore is one candidate's mean score on one task and the task's weight
-// (zero means 1).
+// TaskScore is a candidate's mean score on a task and its weight (0 means 1).
 type TaskScore struct {
 	Score  float64 `json:"score"`
 	Weight float64 `json:"weight,omitempty"`

@@ -36,8 +36,7 @@ type Suite struct {
 	PassAtK    int
 }
 
-// TaskRow is one task of a suite's per-task matrix: every candidate's
-// result on it, and how it separates them.
+// TaskRow is one task of the matrix: every candidate's result and its spread.
 type TaskRow struct {
 	TaskID string  `json:"task_id"`
 	Weight float64 `json:"weight"`
@@ -77,8 +76,7 @@ type taskTally struct {
 	unscored                  []noteHit // infra, auth, cancelled
 }
 
-// Passed reports whether a scored trial passed its task: it succeeded with
-// a full score (every check passed, the judge gave 1…).
+// Passed reports whether a scored trial passed its task: success, full score.
 func Passed(r runner.Result) bool {
 	return r.Success && r.Score != nil && *r.Score >= 1-tieEpsilon
 }
@@ -136,8 +134,7 @@ func (t *tally) suiteStats(tasks []Task, k int) {
 	t.sum = summary{n: len(means), mean: st.Score, sd: st.ScoreStddev}
 }
 
-// pairedTasks are the task scores of a and b on the tasks both have one
-// for, in task order.
+// pairedTasks are a's and b's scores on their common tasks, in task order.
 func pairedTasks(a, b *tally, tasks []Task) (xa, xb []float64) {
 	for _, task := range tasks {
 		ta, tb := a.tasks[task.ID], b.tasks[task.ID]
@@ -150,8 +147,7 @@ func pairedTasks(a, b *tally, tasks []Task) (xa, xb []float64) {
 	return xa, xb
 }
 
-// taskRows is the per-task matrix, hardest tasks first (lowest mean, then
-// the widest spread, then id).
+// taskRows is the per-task matrix, hardest first (lowest mean, widest spread, id).
 func taskRows(es []*tally, tasks []Task) []TaskRow {
 	rows := make([]TaskRow, 0, len(tasks))
 	for _, task := range tasks {
@@ -187,8 +183,7 @@ func taskRows(es []*tally, tasks []Task) []TaskRow {
 	return rows
 }
 
-// headToHead compares every pair of candidates with results, in the
-// standings' order, over their common tasks.
+// headToHead compares every pair of candidates with results over common tasks.
 func headToHead(es []*tally, tasks []Task) []HeadToHead {
 	var out []HeadToHead
 	for i, a := range es {
@@ -241,8 +236,7 @@ func unjudgedTasks(es []*tally, tasks []Task) []Unjudged {
 	return out
 }
 
-// pairedTied reports whether b cannot be told from a over their common
-// tasks (the paired test is not significant).
+// pairedTied reports whether the paired test cannot tell b from a.
 func pairedTied(a, b *tally, tasks []Task) bool {
 	xa, xb := pairedTasks(a, b, tasks)
 	if len(xa) == 0 {

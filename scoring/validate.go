@@ -46,8 +46,7 @@ func (ps *problems) add(msg string, path ...any) {
 	*ps = append(*ps, &FieldError{Path: path, Msg: msg})
 }
 
-// Validate checks one scorer: nil or an errors.Join of *FieldError with
-// paths relative to the scorer.
+// Validate checks one scorer: nil or an errors.Join of *FieldError.
 func (s Scorer) Validate() error {
 	var ps problems
 	s.validate(&ps)
@@ -211,8 +210,7 @@ func (c Check) validate(ps *problems, i int) {
 	}
 }
 
-// TaskFields lists the task fields the checks of cfg compare with, so the
-// manifest can refuse them without tasks.
+// TaskFields lists the task fields cfg's checks compare with.
 func (c Config) TaskFields() []string {
 	var fields []string
 	for _, s := range c.Scorers {
