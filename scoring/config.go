@@ -48,29 +48,24 @@ type Config struct {
 // Scorer is one entry of the scoring: list.
 type Scorer struct {
 	Type Type `yaml:"type"`
-	// Name identifies the scorer in breakdowns and judge results; it
-	// defaults to the type, or "submitted:<field>".
+	// Name defaults to the type, or "submitted:<field>".
 	Name string `yaml:"name"`
-	// Weight in the composite's weighted mean; nil means 1. Zero keeps the
-	// scorer in the breakdown without counting it.
+	// Weight nil means 1; zero keeps the scorer in the breakdown only.
 	Weight *float64 `yaml:"weight"`
 	// Normalize defaults to minmax for runtime and submitted, raw otherwise.
 	Normalize Normalization `yaml:"normalize"`
-	// OnFailure is the score a failed trial gets from this scorer; nil
-	// means 0.
+	// OnFailure is a failed trial's score from this scorer; nil means 0.
 	OnFailure *float64 `yaml:"on_failure"`
 
-	// Field and Goal (default maximize) configure a submitted scorer: a
-	// top-level key of the candidate's FORGE_RESULT object.
+	// Field (a top-level FORGE_RESULT key) and Goal configure submitted.
 	Field string `yaml:"field"`
 	Goal  Goal   `yaml:"goal"`
 
 	// Checks configure an artifact scorer; it scores the fraction passed.
 	Checks []Check `yaml:"checks"`
 
-	// Command and Timeout (default 60s) configure a judge; see Judges.
-	// Secrets name variables the judge's command gets, as a candidate's
-	// secrets: (an LLM judge's key); forge resolves and masks them.
+	// Command, Timeout (default 60s) and Secrets (variables it gets, as a
+	// candidate's secrets:) configure a judge.
 	Command []string      `yaml:"command"`
 	Timeout time.Duration `yaml:"timeout"`
 	Secrets []string      `yaml:"secrets"`
@@ -91,9 +86,7 @@ type Check struct {
 	EqualsTask   string `yaml:"equals_task"`
 	ContainsTask string `yaml:"contains_task"`
 	RegexTask    string `yaml:"regex_task"`
-	// Equals is compared with the JSON value at the pointer as JSON values
-	// (numbers by value, objects and arrays deeply). nil means no
-	// comparison; JSON null cannot be compared.
+	// Equals compares as JSON values (numbers by value); nil means none.
 	Equals any      `yaml:"equals"`
 	Min    *float64 `yaml:"min"`
 	Max    *float64 `yaml:"max"`

@@ -14,8 +14,7 @@ import (
 // Pricing is the manifest's pricing: block, in US dollars. forge never
 // invents a price: what it cannot price is counted and said to be unpriced.
 type Pricing struct {
-	// Models are token prices per model name, in dollars per million
-	// tokens.
+	// Models are token prices by model name.
 	Models map[string]ModelPrice `yaml:"models"`
 	// Sandbox prices a trial's sandbox by its lifetime.
 	Sandbox SandboxPrice `yaml:"sandbox"`
@@ -175,20 +174,17 @@ func (p *Pricing) sandboxCost(r *runner.Result) (float64, string) {
 
 // CostStanding is what a candidate's trials cost, all together.
 type CostStanding struct {
-	// USD is the total of the trials' costs, MeanUSD per trial with a
-	// cost (CostedTrials of them).
+	// USD is the total; MeanUSD is per costed trial.
 	USD          float64 `json:"usd"`
 	MeanUSD      float64 `json:"mean_usd"`
 	ModelUSD     float64 `json:"model_usd"`
 	SandboxUSD   float64 `json:"sandbox_usd"`
 	Tokens       int64   `json:"tokens"`
 	CostedTrials int     `json:"costed_trials"`
-	// PerSuccessUSD is USD over the successful trials; PerSolvedUSD, in a
-	// suite, over the solved tasks: what a win costs. Null without one.
+	// PerSuccessUSD and PerSolvedUSD are what a win costs; null without one.
 	PerSuccessUSD *float64 `json:"per_success_usd"`
 	PerSolvedUSD  *float64 `json:"per_solved_usd,omitempty"`
-	// UnpricedTrials had something without a price (tokens of a model
-	// the pricing does not name, say): USD leaves it out.
+	// UnpricedTrials had something without a price, left out of USD.
 	UnpricedTrials int `json:"unpriced_trials,omitempty"`
 }
 

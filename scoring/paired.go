@@ -43,21 +43,16 @@ func (w *WinLoss) add(d float64) {
 type PairedResult struct {
 	// Method is MethodWilcoxon or MethodPairedT (see ComparePaired).
 	Method string `json:"method"`
-	// N is the number of pairs (tasks); WinLoss counts A's wins, losses and
-	// ties against B over them.
+	// N is the number of pairs (tasks).
 	N int `json:"n"`
 	WinLoss
-	// MeanDifference is the mean of a_i - b_i; DifferenceCI95 its 95%
-	// paired-t interval (whatever the method), nil with fewer than two
-	// pairs. With no spread in the differences it is [mean, mean].
+	// DifferenceCI95 is the paired-t interval whatever the method; nil
+	// with fewer than two pairs.
 	MeanDifference float64     `json:"mean_difference"`
 	DifferenceCI95 *[2]float64 `json:"difference_ci95,omitempty"`
-	// Statistic is the t statistic (paired t) or W+, the sum of the ranks
-	// of the positive differences (Wilcoxon); nil when the differences
-	// have no spread (paired t) or are all zero (Wilcoxon).
+	// Statistic is t or W+; nil without spread (t) or all zero (W+).
 	Statistic *float64 `json:"statistic,omitempty"`
-	// NormalityP is the Jarque–Bera p-value of the differences; nil when
-	// not computed (fewer than 30 pairs, or no spread).
+	// NormalityP is the Jarque–Bera p-value, when computed.
 	NormalityP *float64 `json:"normality_p,omitempty"`
 	// PValue is two-sided; Significant is PValue < Alpha.
 	PValue      float64 `json:"p_value"`

@@ -13,30 +13,23 @@ import (
 
 // Outcome is what Score makes of a run's results.
 type Outcome struct {
-	// Scores are the input results' composite scores, in the input order
-	// (nil when the trial is not scored, or no weighted scorer had a value
-	// for it); Apply sets them on the results. Not a copy of the results:
-	// at 100,000 trials that would be tens of megabytes for one field.
+	// Scores are the results' composite scores in input order (nil when not
+	// scored); Apply sets them. Not a copy of the results: at 100,000 trials
+	// that would be tens of megabytes for one field.
 	Scores []*float64
-	// Standings are in rank order; candidates that tie exactly on display
-	// are ordered by id.
+	// Standings are in rank order, exact ties by id.
 	Standings []Standing
 	// Winner is nil when nobody succeeded or no candidate is clearly best.
 	Winner *string
-	// WinnerLine says so in words, e.g.
-	// "winner: beta (0.81 ± 0.04), 1.24× alpha, p = 0.003".
+	// WinnerLine says so in words (docs/results.md).
 	WinnerLine string
-	// Comparison is the test of rank 1 against rank 2; nil with fewer than
-	// two candidates that have results.
+	// Comparison is the test of rank 1 against rank 2, if there are two.
 	Comparison *Comparison
-	// Incomplete lists the candidates the run could not judge: none of
-	// their trials ran to an end the candidate is answerable for (they hit
-	// infrastructure or auth errors, were cancelled, or have no results).
-	// While it is not empty there is no winner.
+	// Incomplete lists the candidates none of whose trials ran to an end
+	// they are answerable for; while there are any there is no winner.
 	Incomplete []Unjudged
-	// Tasks is a suite's per-task matrix, hardest tasks first; HeadToHead
-	// compares every pair of candidates task by task. Both are empty
-	// without tasks.
+	// Tasks is a suite's per-task matrix, hardest first; HeadToHead compares
+	// every pair of candidates task by task.
 	Tasks      []TaskRow
 	HeadToHead []HeadToHead
 }
@@ -44,11 +37,9 @@ type Outcome struct {
 // Unjudged is a candidate none of whose trials says anything about it.
 type Unjudged struct {
 	CandidateID string `json:"candidate_id"`
-	// TaskIDs, in a suite, are the tasks on which none of its trials ran
-	// to an end.
+	// TaskIDs, in a suite, are the tasks none of its trials ran to an end.
 	TaskIDs []string `json:"task_ids,omitempty"`
-	// Reason is how its first unscored trial ended ("infra: Total CPU
-	// limit exceeded…", "cancelled: …"), or "no results".
+	// Reason is how its first unscored trial ended, or "no results".
 	Reason string `json:"reason"`
 }
 
@@ -58,11 +49,9 @@ type valueState int
 const (
 	// stateRaw: a raw value to normalise across candidates.
 	stateRaw valueState = iota
-	// stateFixed: a final score (on_failure) that takes no part in
-	// normalisation.
+	// stateFixed: a final score (on_failure), not normalised.
 	stateFixed
-	// stateNone: no value (a judge failed); the trial is scored without
-	// this scorer.
+	// stateNone: no value (a judge failed); scored without this scorer.
 	stateNone
 )
 
@@ -107,8 +96,7 @@ func ScoreSuite(cfg Config, s Suite, results []runner.Result) Outcome {
 	}
 	k := max(s.PassAtK, 1)
 
-	// Raw values, then scores, per scorer and trial: normalised within each
-	// task, across its candidates.
+	// Raw values, then scores, per scorer and trial, normalised per task.
 	byTask := map[string][]int{}
 	for i, r := range results {
 		byTask[r.TaskID] = append(byTask[r.TaskID], i)

@@ -181,9 +181,7 @@ type WelchResult struct {
 	// Difference is mean(a) - mean(b); DifferenceCI95 its 95% interval.
 	Difference     float64    `json:"difference"`
 	DifferenceCI95 [2]float64 `json:"difference_ci95"`
-	// T and DF are the t statistic and its Welch–Satterthwaite degrees of
-	// freedom; nil when neither sample varies (then PValue is 0 when the
-	// means differ by more than 1e-9, else 1).
+	// T and DF are nil when neither sample varies (PValue is then 0 or 1).
 	T  *float64 `json:"t"`
 	DF *float64 `json:"df"`
 	// PValue is two-sided.

@@ -36,11 +36,9 @@ type SuiteSummary struct {
 	Tasks int `json:"tasks"`
 	// Mean is the weighted mean of the task scores.
 	Mean float64 `json:"mean"`
-	// SE is the standard error of Mean with tasks as the sampling unit; 0
-	// with a single task.
+	// SE is Mean's standard error, tasks as the unit; 0 with one task.
 	SE float64 `json:"se"`
-	// CI95 is the 95% interval of Mean from BoundedCI95 with units =
-	// Tasks; nil with fewer than two tasks.
+	// CI95 is Mean's BoundedCI95; nil with fewer than two tasks.
 	CI95 *[2]float64 `json:"ci95,omitempty"`
 }
 
@@ -110,10 +108,8 @@ func BoundedCI95(mean, se float64, units int) (lo, hi float64, ok bool) {
 		return 0, 0, false
 	}
 	if se == 0 && (mean == 0 || mean == 1) {
-		// Every unit scored 0, or every one 1: no spread, but not no
-		// uncertainty. The units are then 0/1 outcomes, and the Wilson
-		// interval of 0 (or n) successes in n is what they say (with t for
-		// z, as above): 5 of 5 is [0.57, 1], not [1, 1].
+		// All 0 or all 1: no spread, but not no uncertainty. The units are
+		// 0/1 outcomes: 5 of 5 is [0.57, 1], not [1, 1].
 		ci := wilsonInterval(mean, float64(units), tQuantile(1-Alpha/2, float64(units-1)))
 		return math.Min(ci[0], mean), math.Max(ci[1], mean), true
 	}

@@ -42,8 +42,7 @@ type TaskRow struct {
 	Weight float64 `json:"weight"`
 	// Cells are by candidate, in the standings' order.
 	Cells []TaskCell `json:"cells"`
-	// Mean is the candidates' mean task score (low: a hard task), Spread
-	// their standard deviation (high: a task that tells them apart).
+	// Mean low: a hard task; Spread high: one that tells them apart.
 	Mean   float64 `json:"mean"`
 	Spread float64 `json:"spread"`
 }
@@ -55,8 +54,7 @@ type TaskCell struct {
 	Score     *float64 `json:"score"`
 	Trials    int      `json:"trials"`
 	Successes int      `json:"successes"`
-	// Passes counts the trials that passed the task (succeeded with a
-	// full score); Solved is true when every trial did.
+	// Passes counts the trials that passed; Solved: every one did.
 	Passes int  `json:"passes"`
 	Solved bool `json:"solved"`
 }
