@@ -18,8 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// cgroupPlaces is where this process sits in the cgroup hierarchies that
-// forge can use: a job's cgroups are made beneath these directories.
+// cgroupPlaces are where this process sits in the usable cgroup hierarchies.
 type cgroupPlaces struct {
 	v2   string // this process's cgroup v2 directory, "" when there is none
 	pids string // this process's cgroup v1 pids directory, "" when there is none
@@ -69,8 +68,7 @@ type mount struct {
 	root, point, fstype, superOpts string
 }
 
-// place returns the directory of cgroup path cg under this mount, or "" when
-// the mount does not show it.
+// place is the directory of cgroup cg under this mount, or "" if not shown.
 func (m mount) place(cg string) string {
 	if m.root == "/" {
 		return filepath.Join(m.point, cg)
@@ -206,8 +204,7 @@ func removeCgroupTree(dir string) error {
 	return syscall.Rmdir(dir)
 }
 
-// removeCgroup removes the cgroup dir, retrying for up to a second while
-// its last tasks finish exiting.
+// removeCgroup removes dir, retrying up to a second while its tasks exit.
 func removeCgroup(dir string) error {
 	deadline := time.Now().Add(time.Second)
 	for pause := time.Millisecond; ; pause = min(2*pause, 50*time.Millisecond) {
@@ -235,8 +232,7 @@ func ownThreadsIn(dir string) string {
 	return fmt.Sprintf("; forge's own threads %s are in it", strings.Join(own, ", "))
 }
 
-// ownThreads lists the tasks of the cgroup dir that are threads of this
-// process, and all its tasks.
+// ownThreads lists the cgroup's tasks that are this process's threads, and all.
 func ownThreads(dir string) (own, all []string) {
 	b, _ := os.ReadFile(filepath.Join(dir, "tasks"))
 	all = strings.Fields(string(b))
@@ -257,8 +253,7 @@ type jobCgroups struct {
 	v1Tasks int // the v1 cgroup's tasks file, open for writing
 }
 
-// newJobCgroups makes a job's cgroups, a v2 one whenever withV2, each with
-// pids.max set where it can be.
+// newJobCgroups makes a job's cgroups (v2 whenever withV2), pids.max set.
 func (p *platform) newJobCgroups(withV2 bool) (c jobCgroups, err error) {
 	c = jobCgroups{v2fd: -1, v1Tasks: -1}
 	defer func() {
@@ -296,8 +291,7 @@ func (p *platform) newJobCgroups(withV2 bool) (c jobCgroups, err error) {
 	return c, nil
 }
 
-// start starts cmd in the job's cgroups and, with nsfd >= 0, in that PID
-// namespace; with ro, seeing that directory read-only.
+// start starts cmd in the job's cgroups, and in PID namespace nsfd if >= 0.
 func (c *jobCgroups) start(cmd *exec.Cmd, nsfd int, ro string) error {
 	if c.v2fd >= 0 {
 		cmd.SysProcAttr.UseCgroupFD = true
@@ -341,8 +335,8 @@ func (t *cgroupTier) signal(sig syscall.Signal, _ []*os.Process) {
 	}
 }
 
-// end writes cgroup.kill (or, without it, kills what is listed until
-// nothing is) and waits until the cgroup is empty.
+// end writes cgroup.kill (else kills the listed tasks until none are left)
+// and waits until the cgroup is empty.
 func (t *cgroupTier) end([]*os.Process) error {
 	dir := t.cg.v2
 	err := writeSmall(filepath.Join(dir, "cgroup.kill"), "1")

@@ -18,11 +18,9 @@ import (
 )
 
 const (
-	// buildTailLines is how many of the build log's last lines a
-	// BuildError carries.
+	// buildTailLines are the log's last lines a BuildError carries.
 	buildTailLines = 20
-	// buildLogCap caps the build log (build.log and what log gets); the
-	// rest of the output is read and dropped.
+	// buildLogCap caps the build log; the rest is read and dropped.
 	buildLogCap = 64 << 20
 )
 
@@ -51,8 +49,7 @@ func (r *Runner) build(ctx context.Context, env *runner.Environment, root, dir s
 	defer logFile.Close()
 	defer os.Remove(logPath) // when it was not moved: a cancelled build
 	bl := &buildLog{file: logFile, log: log}
-	// failed keeps the log as the failed build's, and makes the
-	// BuildError.
+	// failed keeps the failed build's log and makes the BuildError.
 	failed := func(why error) error {
 		bl.note("forge: " + why.Error())
 		logFile.Close()
@@ -126,8 +123,7 @@ func (r *Runner) build(ctx context.Context, env *runner.Environment, root, dir s
 	return nil
 }
 
-// buildEnv is the build steps' environment: baseEnv with the build's own
-// HOME, the environment's variables, then inEnvironment.
+// buildEnv is the build steps' environment, with the build's own HOME.
 func (r *Runner) buildEnv(env *runner.Environment, dir, home string) []string {
 	m := r.baseEnv(home)
 	maps.Copy(m, env.Env)

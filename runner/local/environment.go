@@ -1,7 +1,6 @@
 package local
 
-// Environments in the cache: who builds one, its locks and its done marker
-// (the package doc says what is on disk).
+// Environments in the cache: who builds one, its locks and its done marker.
 
 import (
 	"context"
@@ -29,15 +28,13 @@ const (
 	failedLogSuffix   = ".failed.log"
 )
 
-// readyAttempts bounds how often BuildEnvironment builds an environment
-// that is removed again before it can take it.
+// readyAttempts bounds rebuilds of an environment removed before it is taken.
 const readyAttempts = 5
 
 // errLocked is a lock file that another holder has locked.
 var errLocked = errors.New("locked by another process")
 
-// DefaultEnvCache is where environments are built when Options.EnvCache is
-// empty: forge/env in os.UserCacheDir.
+// DefaultEnvCache is forge/env in os.UserCacheDir.
 func DefaultEnvCache() (string, error) {
 	dir, err := os.UserCacheDir()
 	if err != nil {
@@ -48,11 +45,9 @@ func DefaultEnvCache() (string, error) {
 
 var _ runner.Builder = (*Runner)(nil)
 
-// envState is what a Runner knows of one environment: the goroutine whose
-// turn it is makes it ready; the others find what it did.
+// envState is what a Runner knows of one environment.
 type envState struct {
-	// Under Runner.envMu: its directory once this Runner made it ready,
-	// and the shared lock held on it until Close.
+	// Under Runner.envMu: its directory once ready, and its shared lock.
 	dir  string
 	lock *os.File
 }
@@ -99,8 +94,7 @@ func (r *Runner) BuildEnvironment(ctx context.Context, env *runner.Environment, 
 			out.Reused = true
 			return out, nil
 		}
-		// Removed although this Runner held it (by hand: RemoveEnvironment
-		// refuses): made ready again below.
+		// Removed by hand although held: made ready again below.
 		r.envMu.Lock()
 		st.release()
 		r.envMu.Unlock()
@@ -157,8 +151,7 @@ func (r *Runner) releaseEnvironments() {
 	}
 }
 
-// environmentDir is the directory of e, which this Runner made ready: an
-// error when it did not, or when it is gone since.
+// environmentDir is e's directory, an error unless this Runner made it ready.
 func (r *Runner) environmentDir(e *runner.Environment) (string, error) {
 	r.envMu.Lock()
 	dir := ""
@@ -233,20 +226,17 @@ func lockError(ctx context.Context, env *runner.Environment, err error) error {
 	return fmt.Errorf("environment %s: %w", env.Name, err)
 }
 
-// envMarker is the done marker, .forge-env.json: the environment in its
-// directory is finished.
+// envMarker is the done marker: the environment in its directory is finished.
 type envMarker struct {
 	Hash         string    `json:"hash"`
 	Name         string    `json:"name"` // of the first build: one content may have several
 	BuiltAt      time.Time `json:"built_at"`
 	BuildSeconds float64   `json:"build_seconds"`
-	// Tree is the fingerprint of what the build left in the directory
-	// (treeFingerprint); absent in markers of forges before it.
+	// Tree is treeFingerprint after the build; absent in older markers.
 	Tree string `json:"tree,omitempty"`
 }
 
-// writeMarker writes the done marker into dir at once (a temporary file
-// synced, then renamed), so that it is either whole or absent.
+// writeMarker writes the done marker by rename, so it is whole or absent.
 func writeMarker(dir string, m envMarker) error {
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
@@ -277,8 +267,7 @@ func writeMarker(dir string, m envMarker) error {
 	return nil
 }
 
-// readMarker reads dir's done marker; a missing one is an fs.ErrNotExist
-// error, one that does not parse errBadMarker.
+// readMarker reads dir's done marker (errBadMarker when it does not parse).
 func readMarker(dir string) (envMarker, error) {
 	var m envMarker
 	b, err := os.ReadFile(filepath.Join(dir, envMarkerFile))
@@ -293,8 +282,8 @@ func readMarker(dir string) (envMarker, error) {
 
 var errBadMarker = errors.New("the done marker does not parse")
 
-// isFinished reports whether dir holds the finished environment of that
-// hash; it is an error when it holds another (its short hash the same).
+// isFinished reports whether dir holds the finished environment of hash; it
+// is an error when it holds another with the same short hash.
 func isFinished(dir, hash string) (bool, error) {
 	m, err := readMarker(dir)
 	switch {
@@ -372,8 +361,7 @@ func touchUsed(dir string) {
 	}
 }
 
-// validHash reports whether h is lowercase hex of at least 16 digits (it
-// names a directory).
+// validHash reports whether h is lowercase hex of at least 16 digits.
 func validHash(h string) bool {
 	if len(h) < 16 {
 		return false

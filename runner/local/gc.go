@@ -1,7 +1,6 @@
 package local
 
-// What forge gc needs of the environment cache: what is in it, and
-// removing what no live forge holds.
+// What forge gc needs of the environment cache.
 
 import (
 	"errors"
@@ -18,36 +17,28 @@ import (
 	"github.com/forge-run/forge/runner"
 )
 
-// ErrEnvironmentInUse is RemoveEnvironment refusing an environment that a
-// live forge holds: it runs jobs in it, or is building it.
+// ErrEnvironmentInUse refuses to remove an environment a live forge holds.
 var ErrEnvironmentInUse = errors.New("in use by a running forge")
 
-// EnvironmentInfo is what ListEnvironments found of one environment in the
-// cache.
+// EnvironmentInfo is what ListEnvironments found of one environment.
 type EnvironmentInfo struct {
-	// Short names it: the first 16 hex digits of its hash, its
-	// directory's name.
+	// Short is the first 16 hex digits of its hash, its directory's name.
 	Short string
-	// Hash, Name, BuiltAt and BuildSeconds are its done marker's; empty
-	// for a leftover. Name is the one it was first built under.
+	// Hash, Name, BuiltAt and BuildSeconds are its done marker's.
 	Hash         string
 	Name         string
 	BuiltAt      time.Time
 	BuildSeconds float64
-	// Dir is its directory; empty when only a failed build's log (or a
-	// lock file) is left.
+	// Dir is empty when only logs or a lock file are left.
 	Dir string
-	// Bytes is the size of its files (their apparent size), its logs
-	// beside it included.
+	// Bytes is the apparent size of its files and logs.
 	Bytes int64
-	// LastUsed is when a forge last built or reused it; BuiltAt when that
-	// was never recorded.
+	// LastUsed is when a forge last built or reused it, else BuiltAt.
 	LastUsed time.Time
 	// InUse: a live forge holds it, so RemoveEnvironment would refuse.
 	InUse bool
-	// Leftover: it is not a finished environment but what a build left:
-	// a directory without its done marker (an interrupted build, or one
-	// under way when InUse), or only logs or a lock file.
+	// Leftover: not a finished environment but what a build left (one
+	// under way when InUse).
 	Leftover bool
 	// FailedLog is the log of its last failed build, when one is kept.
 	FailedLog string
@@ -159,8 +150,7 @@ func removeIfThere(p string) error {
 	return nil
 }
 
-// inUse reports whether a live forge holds the lock file path: it cannot
-// be taken exclusive at once.
+// inUse reports whether a live forge holds the lock file path.
 func inUse(path string) bool {
 	f, err := tryLockFile(path, false)
 	if err == nil {
@@ -193,8 +183,7 @@ func treeSize(dir string) int64 {
 
 // GCOptions says which environments GCEnvironments removes.
 type GCOptions struct {
-	// OlderThan spares environments used (built or reused) more recently;
-	// zero spares none.
+	// OlderThan spares environments used more recently; zero spares none.
 	OlderThan time.Duration
 	// DryRun lists what would be removed and removes nothing.
 	DryRun bool

@@ -1,7 +1,6 @@
 package local
 
-// How a job's PID namespace gets its init (the holder): the built-in one
-// where there is one (holder_linux_amd64.s), else a command.
+// How a job's PID namespace gets its init (the holder).
 
 import (
 	"fmt"
@@ -10,8 +9,7 @@ import (
 	"syscall"
 )
 
-// holderInit is one way to start the init: a command (argv[0] its path),
-// or, with no argv, the built-in one.
+// holderInit is a command (argv[0] its path) or, without argv, the built-in init.
 type holderInit struct {
 	name string // what /proc/PID/comm says of it
 	argv []string

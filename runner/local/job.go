@@ -1,7 +1,6 @@
 package local
 
-// One Run: a job from its working directory to its cleanup (jobRun), and
-// its processes' environment, exactly what the package doc lists.
+// One Run: a job from its working directory to its cleanup.
 
 import (
 	"cmp"
@@ -44,8 +43,7 @@ type jobRun struct {
 	job runner.Job
 	res *runner.Result
 
-	// dir is where the job's processes run: workdir, or the plain job's
-	// own Dir.
+	// dir is where the job's processes run: workdir, or a plain job's Dir.
 	dir string
 	// workdir is the fresh working directory Run made (and removes).
 	workdir string
@@ -141,8 +139,7 @@ func (j *jobRun) run(ctx context.Context) error {
 	return nil
 }
 
-// runPlain runs a plain job (runner.Job.Dir): its Command as it is, in its
-// existing directory, with nothing copied in or read back.
+// runPlain runs a plain job in its own directory, nothing copied or read back.
 func (j *jobRun) runPlain(ctx context.Context) error {
 	switch {
 	case !filepath.IsAbs(j.job.Dir):
@@ -171,8 +168,7 @@ func (j *jobRun) runPlain(ctx context.Context) error {
 	return nil
 }
 
-// contain makes the job's box (a PID namespace, a cgroup): this backend's
-// "create".
+// contain makes the job's box: this backend's "create".
 func (j *jobRun) contain() error {
 	done := j.phase(runner.PhaseCreate)
 	b, err := j.r.platform.newBox(boxSpec{marker: marker(j.job), readOnly: j.readOnly()})
@@ -214,8 +210,8 @@ func (j *jobRun) execute(ctx context.Context, argv, env []string) (o runner.Outc
 	return runner.Outcome{ExitCode: p.exitCode, TimedOut: p.timedOut, Cancelled: p.cancelled}, true
 }
 
-// setup runs the job's setup commands in order and reports whether all of
-// them succeeded; when one did not, the Result says why.
+// setup runs the setup commands and reports whether all succeeded; when one
+// did not, the Result says why.
 func (j *jobRun) setup(ctx context.Context, env []string) bool {
 	timeout := cmp.Or(j.job.SetupTimeout, runner.DefaultSetupTimeout)
 	i, p, err := j.r.runSteps(ctx, j.box, shellSteps{
@@ -370,15 +366,13 @@ func (j *jobRun) readOnly() string {
 	return ""
 }
 
-// within reports whether path is dir or inside it (both absolute and
-// clean).
+// within reports whether path is dir or inside it.
 func within(path, dir string) bool {
 	rel, err := filepath.Rel(dir, path)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
-// download reads the artifact, the FORGE_RESULT file and the transcript
-// back into the result, and tells outcome what it found.
+// download reads the artifact, FORGE_RESULT and transcript into the result.
 func (j *jobRun) download(outRel string, o *runner.Outcome) {
 	root, err := os.OpenRoot(j.workdir)
 	if err != nil {
@@ -419,8 +413,8 @@ func (j *jobRun) download(outRel string, o *runner.Outcome) {
 	}
 }
 
-// baseEnv is what a job's and a build's processes get from forge: PATH and
-// LANG, HOME the given directory and TMPDIR its tmp/, PYTHONUNBUFFERED.
+// baseEnv is what job and build processes get from forge: PATH, LANG, HOME,
+// TMPDIR under it, PYTHONUNBUFFERED.
 func (r *Runner) baseEnv(home string) map[string]string {
 	getenv := r.opts.Getenv
 	return map[string]string{

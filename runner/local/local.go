@@ -14,8 +14,7 @@ import (
 // Defaults of Options.
 const (
 	DefaultKillGrace = 2 * time.Second
-	// DefaultMaxProcs caps the tasks (processes and threads) of one job
-	// where a pids cgroup is available.
+	// DefaultMaxProcs caps one job's tasks where a pids cgroup is available.
 	DefaultMaxProcs = 1024
 	// defaultPath is the candidate's PATH when forge has none.
 	defaultPath = "/usr/local/bin:/usr/bin:/bin"
@@ -26,27 +25,19 @@ const Backend = "local"
 
 // Options configure a Runner.
 type Options struct {
-	// TempDir is the parent of the jobs' working directories; empty means
-	// os.TempDir().
+	// TempDir holds the working directories; empty means os.TempDir().
 	TempDir string
-	// KillGrace is how long a candidate has between SIGTERM and SIGKILL when
-	// it times out or the run is cancelled; zero means DefaultKillGrace. It is
-	// also how long forge keeps reading the output of a finished process
-	// whose pipes something it could not end still holds.
+	// KillGrace is the time between SIGTERM and SIGKILL, and for reading a
+	// finished process's pipes still held; zero means DefaultKillGrace.
 	KillGrace time.Duration
-	// Getenv reads forge's own environment, of which the candidate gets only
-	// PATH and LANG; nil means os.Getenv.
+	// Getenv reads forge's own environment; nil means os.Getenv.
 	Getenv func(string) string
-	// Containment picks how a job's processes are held together; empty means
-	// the strongest this machine allows (see the package doc). Naming a tier
-	// makes New fail when it is not available.
+	// Containment names a tier, New failing without it; empty means the
+	// strongest this machine allows.
 	Containment Containment
-	// MaxProcs caps the tasks one job may have at once where a pids cgroup
-	// is available (the pidns and cgroup tiers); zero means DefaultMaxProcs.
+	// MaxProcs caps one job's tasks; zero means DefaultMaxProcs.
 	MaxProcs int
-	// EnvCache is where environments are built (BuildEnvironment), each in
-	// a directory named by its short hash; empty means DefaultEnvCache().
-	// It is made when the first environment is built.
+	// EnvCache is where environments are built; empty means DefaultEnvCache().
 	EnvCache string
 }
 
@@ -85,8 +76,7 @@ func (o Options) withDefaults() Options {
 type Runner struct {
 	opts     Options
 	platform *platform
-	// found caches where a bare command name was found on a PATH (the
-	// interpreter every job of a run names: python3, bash).
+	// found caches lookPath's answers: every job names the same python3.
 	found sync.Map
 	// removers holds a token per working directory being removed in the
 	// background; Close takes them all (one Close at a time: closing).
@@ -98,8 +88,7 @@ type Runner struct {
 	envMu sync.Mutex
 	envs  map[string]*envState
 	turns runner.Turns
-	// onEnvWait, when set (by tests), is called when BuildEnvironment
-	// waits for another goroutine making the same environment ready.
+	// onEnvWait, for tests, is called when BuildEnvironment waits its turn.
 	onEnvWait func()
 }
 
@@ -109,8 +98,7 @@ const backgroundRemovers = 2
 
 var _ runner.Runner = (*Runner)(nil)
 
-// New checks opts, that TempDir is usable and which containment this machine
-// allows.
+// New checks opts and TempDir and picks the containment this machine allows.
 func New(opts Options) (*Runner, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, fmt.Errorf("local runner options: %w", err)
@@ -180,8 +168,7 @@ func (r *Runner) PidsLimit() int { return r.platform.pidsLimit() }
 // ReadOnlyEnvironments reports whether jobs see the environment cache read-only.
 func (r *Runner) ReadOnlyEnvironments() bool { return r.platform.readOnly() }
 
-// Describe says in one line how jobs are contained here and why stronger
-// tiers were not used, for `forge doctor` and --verbose.
+// Describe says how jobs are contained here and why not stronger.
 func (r *Runner) Describe() string { return r.platform.describe() }
 
 // removeStale removes the forge-<pid>-* entries of dir whose forge was killed

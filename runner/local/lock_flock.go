@@ -2,8 +2,7 @@
 
 package local
 
-// Lock files (flock) for environments: a builder holds one exclusive, a
-// forge that runs jobs in an environment holds one shared.
+// Lock files (flock): a builder holds one exclusive, a user one shared.
 
 import (
 	"context"
@@ -118,8 +117,7 @@ func keepIfNamed(path string, f *os.File) (*os.File, error) {
 	return nil, err
 }
 
-// names reports whether path still names the open file f; a missing path
-// does not, and is no error.
+// names reports whether path still names f; a missing path does not.
 func names(path string, f *os.File) (bool, error) {
 	fi, err := f.Stat()
 	if err != nil {

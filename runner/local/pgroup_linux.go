@@ -1,7 +1,6 @@
 package local
 
-// The pgroup tier's sweep: processes found by the job's marker in their
-// environment.
+// The pgroup tier's sweep for processes carrying the job's marker.
 
 import (
 	"bytes"
@@ -41,8 +40,7 @@ func (t pgroupTier) sweep(sig syscall.Signal, started []*os.Process, outsideGrou
 	return n
 }
 
-// marked reports whether pid's environment carries every entry of the
-// job's marker.
+// marked reports whether pid's environment carries the whole marker.
 func (t pgroupTier) marked(pid int) bool {
 	buf := environBuffers.Get().(*[]byte)
 	defer environBuffers.Put(buf)

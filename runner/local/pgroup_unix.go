@@ -10,8 +10,8 @@ import (
 	"time"
 )
 
-// ownGroup makes cmd's process lead its own process group, which keeps the
-// terminal's Ctrl-C away from the candidate: forge decides how it ends.
+// ownGroup makes cmd lead its own process group, away from the terminal's
+// Ctrl-C: forge decides how it ends.
 func ownGroup(cmd *exec.Cmd) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
@@ -35,8 +35,7 @@ func (t pgroupTier) signal(sig syscall.Signal, started []*os.Process) {
 	t.sweep(sig, started, true)
 }
 
-// end kills the process groups and the marked processes until none is
-// found, or gives up after killWait.
+// end kills the groups and marked processes until none is found, or killWait.
 func (t pgroupTier) end(started []*os.Process) error {
 	deadline := time.Now().Add(killWait)
 	for pause := time.Millisecond; ; pause = min(2*pause, 20*time.Millisecond) {

@@ -1,7 +1,6 @@
 package local
 
-// The pidns tier: the init that holds a job's PID namespace open, and how
-// the namespace is recognised and ended.
+// The pidns tier: a job's PID namespace, held open by its init.
 
 import (
 	"fmt"
@@ -86,8 +85,7 @@ func (t *pidnsTier) inNamespace(pid int) bool {
 	return st.Dev == t.ns.Dev && st.Ino == t.ns.Ino
 }
 
-// end kills the namespace's init, upon which the kernel kills everything
-// else in it; the init is reaped only once they are all gone.
+// end kills the namespace's init, so the kernel kills everything in it.
 func (t *pidnsTier) end([]*os.Process) error {
 	if t.holder == nil {
 		return nil

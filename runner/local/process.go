@@ -24,15 +24,13 @@ type process struct {
 	argv []string
 	dir  string
 	env  []string
-	// timeout bounds the process; then it gets SIGTERM, and SIGKILL after
-	// the grace period.
+	// timeout bounds the process; then SIGTERM, and SIGKILL after KillGrace.
 	timeout time.Duration
 	// endAll ends every process of the box once this one exits.
 	endAll bool
 	// maxBytes caps stdout and stderr, each.
 	maxBytes int64
-	// echo, when set, gets the output line by line as it arrives: at most
-	// maxBytes of each stream, or all of it with echoAll.
+	// echo gets the output line by line: maxBytes of it, all with echoAll.
 	echo    func(stream, line string)
 	echoAll bool
 }
@@ -44,8 +42,7 @@ type finished struct {
 	exitCode  *int
 	timedOut  bool
 	cancelled bool
-	// runtime is the process's own life: from just before it is started to
-	// its exit (the timeout when the timeout ended it, as on Daytona).
+	// runtime is from just before the start to the exit (or the timeout).
 	runtime time.Duration
 }
 
@@ -166,14 +163,12 @@ func (r *Runner) runProcess(ctx context.Context, b box, p process) (finished, er
 	return f, nil
 }
 
-// devNull is /dev/null, open for the life of the process: the holders'
-// output, and the candidates' input.
+// devNull is /dev/null, open for the process's life.
 var devNull = sync.OnceValues(func() (*os.File, error) {
 	return os.OpenFile(os.DevNull, os.O_RDWR, 0)
 })
 
-// terminate asks everything in b to stop, then kills it after KillGrace
-// unless the main process (exited) ends first.
+// terminate sends SIGTERM to b, then SIGKILL after KillGrace unless exited.
 func (r *Runner) terminate(b box, exited <-chan struct{}) {
 	b.signal(syscall.SIGTERM)
 	grace := time.NewTimer(r.opts.KillGrace)

@@ -1,7 +1,6 @@
 package local
 
-// Environments read-only to jobs: processes are started from a thread with
-// its own mount namespace in which the cache is bind-mounted read-only.
+// Environments read-only to jobs, by a mount namespace per spawning thread.
 
 import (
 	"errors"
@@ -70,8 +69,7 @@ func onLockedThread(f func() (clean bool, err error)) error {
 	return <-errc
 }
 
-// probeReadOnly checks that jobs can see a directory read-only here: a
-// mount namespace (CAP_SYS_ADMIN) in which a bind mount is read-only.
+// probeReadOnly checks that a read-only bind mount works here.
 func probeReadOnly(tempDir string) error {
 	dir, err := os.MkdirTemp(tempDir, fmt.Sprintf("forge-%d-probe-", os.Getpid()))
 	if err != nil {

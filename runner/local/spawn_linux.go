@@ -1,7 +1,6 @@
 package local
 
-// Starting a job's processes inside its PID namespace and v1 pids cgroup,
-// and signalling processes found in /proc without hitting a reused pid.
+// Starting processes inside a job's PID namespace and v1 pids cgroup.
 
 import (
 	"errors"
@@ -31,8 +30,7 @@ func spawn(cmd *exec.Cmd, nsfd, v1Tasks int, ro string) error {
 	return onLockedThread(func() (bool, error) { return spawnLocked(cmd, nsfd, v1Tasks, ro, h) })
 }
 
-// spawnLocked does spawn's work on the locked thread; clean reports that the
-// thread is back in forge's own namespaces and cgroup.
+// spawnLocked is spawn on the locked thread; clean: the thread is back home.
 func spawnLocked(cmd *exec.Cmd, nsfd, v1Tasks int, ro string, h homes) (clean bool, err error) {
 	tid := []byte(strconv.Itoa(unix.Gettid()))
 	clean = true

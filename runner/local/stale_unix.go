@@ -10,8 +10,7 @@ import (
 	"syscall"
 )
 
-// ownerGone reports whether name is "forge-<pid>-…" of another forge process
-// that no longer exists.
+// ownerGone reports whether name is "forge-<pid>-…" of a forge that is gone.
 func ownerGone(name string) bool {
 	rest, ok := strings.CutPrefix(name, "forge-")
 	owner, _, ok2 := strings.Cut(rest, "-")

@@ -7,8 +7,7 @@ import (
 	"github.com/forge-run/forge/runner"
 )
 
-// shellSteps are command lines run in turn with /bin/sh -c, in one box, within
-// one timeout: a job's setup, an environment's build.
+// shellSteps are lines run in turn with /bin/sh -c, in one box and timeout.
 type shellSteps struct {
 	lines []string
 	dir   string
@@ -17,8 +16,7 @@ type shellSteps struct {
 	timeout time.Duration
 	// maxBytes caps what is kept of each line's stdout and stderr.
 	maxBytes int64
-	// echo, when set, gets each line's output line by line as it arrives;
-	// all of it with echoAll, else at most maxBytes of each stream.
+	// echo gets the output line by line: maxBytes of it, all with echoAll.
 	echo    func(stream, line string)
 	echoAll bool
 	// starting, when set, is called before line i starts.

@@ -132,8 +132,7 @@ func typeName(m fs.FileMode) string {
 	return "a special file (" + m.Type().String() + ")"
 }
 
-// removeAll removes the working directory, even one the candidate made
-// read-only.
+// removeAll removes dir, even one the candidate made read-only.
 func removeAll(dir string) error {
 	if err := os.RemoveAll(dir); err == nil {
 		return nil
