@@ -13,8 +13,7 @@ type CappedBuffer struct {
 	total int64
 }
 
-// Write keeps what fits and always reports the whole of p as written, so the
-// writer on the other side of a pipe keeps draining.
+// Write keeps what fits and reports all of p written, so the pipe keeps draining.
 func (c *CappedBuffer) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -23,8 +23,8 @@ type EchoWriter struct {
 	stopped bool
 }
 
-// Write echoes the complete lines in p and keeps a trailing partial line.
-// It always reports all of p as written.
+// Write echoes the complete lines in p, keeps a trailing partial one and
+// reports all of p written.
 func (w *EchoWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -36,8 +36,7 @@ type Environment struct {
 	BuildTimeout time.Duration
 }
 
-// EnvDirVar names the environment's directory: to its build steps, and to
-// every job run in it.
+// EnvDirVar names the environment's directory to its build and its jobs.
 const EnvDirVar = "FORGE_ENV_DIR"
 
 // DefaultImage is the base image of an environment that names none.
@@ -46,19 +45,16 @@ const DefaultImage = "python:3.12-slim"
 // DefaultBuildTimeout bounds a build when the environment sets no timeout.
 const DefaultBuildTimeout = 30 * time.Minute
 
-// SnapshotPrefix starts the name of every Daytona snapshot forge builds
-// for an environment: forge-env-<first 16 hex digits of its hash>.
+// SnapshotPrefix starts every environment snapshot's name: forge-env-<short hash>.
 const SnapshotPrefix = "forge-env-"
 
 // SnapshotName is the Daytona snapshot of the environment of that hash.
 func SnapshotName(hash string) string { return SnapshotPrefix + ShortHash(hash) }
 
-// ShortHash is the part of an environment's hash that names it: 16 hex
-// digits (64 bits), as a cache directory or a snapshot.
+// ShortHash is the 16 hex digits of a hash that name a directory or snapshot.
 func ShortHash(hash string) string { return hash[:min(16, len(hash))] }
 
-// envHashFormat changes when what the hash covers changes, so that an
-// environment is never taken for one built under other rules.
+// envHashFormat changes with what the hash covers, so rules never mix.
 const envHashFormat = "forge-environment/1"
 
 // EnvironmentHash digests e's content: image, build steps in order, variables
@@ -81,8 +77,7 @@ func EnvironmentHash(e *Environment) (string, error) {
 	if image == "" {
 		image = DefaultImage
 	}
-	// encoding/json writes map keys sorted: the same content, the same
-	// bytes.
+	// encoding/json sorts map keys: the same content, the same bytes.
 	b, err := json.Marshal(struct {
 		Format string            `json:"format"`
 		Image  string            `json:"image"`
@@ -115,8 +110,7 @@ func fileDigest(f File) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// EnvironmentBuild is what making an environment ready did: built it, or
-// found it built (Reused), where it is, and how long that took.
+// EnvironmentBuild is what making an environment ready did.
 type EnvironmentBuild struct {
 	Hash string
 	// Reused: it was built already (by an earlier run or another forge).

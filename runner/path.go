@@ -8,8 +8,7 @@ import (
 	"strings"
 )
 
-// ErrOutside is wrapped by RelPath's error for a path that does not name a
-// file inside the working directory.
+// ErrOutside is wrapped by RelPath's error for a path outside the directory.
 var ErrOutside = errors.New("does not name a file inside the working directory")
 
 // RelPath is the one rule for a path a job names in its working directory:

@@ -51,8 +51,7 @@ func (j Job) ProtocolEnv(at func(rel string) string) map[string]string {
 // envNamePattern is a variable name a shell can set.
 var envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
-// ValidEnvName reports whether k is a variable name a shell can set:
-// letters, digits and '_', not starting with a digit.
+// ValidEnvName reports whether a shell can set variable k.
 func ValidEnvName(k string) bool { return envNamePattern.MatchString(k) }
 
 // CheckEnvName says what is wrong with k as the name of a variable a job's
@@ -79,8 +78,7 @@ func EnvList(env map[string]string) []string {
 
 // Outcome is what a backend observed of a finished candidate process.
 type Outcome struct {
-	// ExitCode is nil when the process never ran or was killed by a signal
-	// before reporting one.
+	// ExitCode is nil when the process never ran or a signal ended it.
 	ExitCode *int
 	// TimedOut is true when the job's timeout ended it.
 	TimedOut bool
@@ -88,8 +86,7 @@ type Outcome struct {
 	Cancelled bool
 	// ArtifactFound is true when the artifact was read back.
 	ArtifactFound bool
-	// ArtifactProblem explains why an artifact that exists was refused
-	// (a symlink, not a regular file).
+	// ArtifactProblem says why an artifact that exists was refused.
 	ArtifactProblem string
 }
 
@@ -146,8 +143,7 @@ func (j Job) EffectiveTimeout() time.Duration {
 	return DefaultTimeout
 }
 
-// EffectiveOutputFile is the artifact's path relative to the working
-// directory, or the default.
+// EffectiveOutputFile is the artifact's relative path, or the default.
 func (j Job) EffectiveOutputFile() string { return cmp.Or(j.OutputFile, DefaultOutputFile) }
 
 // maxErrorLine caps error_message.

@@ -10,8 +10,7 @@ import (
 	"github.com/forge-run/forge/internal/text"
 )
 
-// ErrorKind says why a job did not succeed. The zero value means no error and
-// is written as JSON null.
+// ErrorKind says why a job did not succeed; the zero value is JSON null.
 type ErrorKind string
 
 // The error kinds of docs/results.md and docs/protocol.md.
@@ -65,8 +64,8 @@ const (
 	FaultInterrupted
 )
 
-// Fault says whose doing a trial that ended with k was. A kind this
-// version does not know (from a newer record) counts as the candidate's.
+// Fault says whose doing an end with k was; an unknown (newer) kind counts
+// as the candidate's.
 func (k ErrorKind) Fault() Fault {
 	switch k {
 	case ErrNone:
@@ -79,15 +78,14 @@ func (k ErrorKind) Fault() Fault {
 	return FaultCandidate
 }
 
-// Scored reports whether a trial that ended with k says something about
-// the candidate: it succeeded or the candidate failed it.
+// Scored reports whether an end with k says something about the candidate.
 func (k ErrorKind) Scored() bool {
 	f := k.Fault()
 	return f == FaultNone || f == FaultCandidate
 }
 
-// Phases holds the seconds a job spent in each phase. Phases a backend does
-// not have (a local process is not "created") stay 0.
+// Phases holds the seconds a job spent in each phase; 0 for those a backend
+// does not have.
 type Phases struct {
 	Create   float64 `json:"create"`
 	Upload   float64 `json:"upload"`
@@ -121,8 +119,7 @@ type JudgeResult struct {
 	Name   string   `json:"name"`
 	Score  *float64 `json:"score"`
 	Reason string   `json:"reason,omitempty"`
-	// Error is set when the judge itself failed (timeout, garbage output);
-	// such a trial is reported, never silently scored 0.
+	// Error is set when the judge itself failed: reported, never scored 0.
 	Error string `json:"error,omitempty"`
 }
 
@@ -136,8 +133,7 @@ type CheckResult struct {
 	Note string `json:"note,omitempty"`
 }
 
-// AttemptError is how an earlier attempt at a trial ended: always a
-// failure of the infrastructure (forge plays a trial again only then).
+// AttemptError is how an earlier attempt ended: always an infra failure.
 type AttemptError struct {
 	Kind    ErrorKind `json:"kind"`
 	Message string    `json:"message"`
@@ -189,8 +185,7 @@ type Result struct {
 	ArtifactBytes     int64  `json:"artifact_bytes"`
 	ArtifactTruncated bool   `json:"artifact_truncated"`
 	ArtifactCut       bool   `json:"artifact_cut,omitempty"`
-	// Checks are the artifact checks, made on the whole artifact as the
-	// job finished (schema 3).
+	// Checks were made on the whole artifact as the job finished.
 	Checks []CheckResult `json:"checks,omitempty"`
 	// SecretInArtifact: the artifact, stored as written, holds a secret's
 	// value (everything else forge writes masks it); forge warns.
@@ -203,8 +198,7 @@ type Result struct {
 	// what of it was left out. Neither ever fails the trial.
 	Usage     *Usage `json:"usage,omitempty"`
 	UsageNote string `json:"usage_note,omitempty"`
-	// Resources are the sandbox's (Daytona), for pricing; Cost is the
-	// trial's, when something of it has a price.
+	// Resources (Daytona's) and Cost are set when there is a price.
 	Resources *Resources `json:"resources,omitempty"`
 	Cost      *Cost      `json:"cost,omitempty"`
 
@@ -328,8 +322,7 @@ func (r *Result) Excerpt() {
 	r.Transcript = nil
 }
 
-// tail returns at most the last n bytes of s, starting at a character
-// boundary, and whether that is not all of s.
+// tail returns at most the last n bytes of s from a rune start, and whether cut.
 func tail(s string, n int) (string, bool) {
 	if len(s) <= n {
 		return s, false
@@ -341,8 +334,7 @@ func tail(s string, n int) (string, bool) {
 	return strings.Clone(s[i:]), true // not the whole log's memory
 }
 
-// head returns at most the first n bytes of s, ending at a character
-// boundary.
+// head returns at most the first n bytes of s, ending at a rune boundary.
 func head(s string, n int) string {
 	if h, cut := text.Cap(s, n); cut > 0 {
 		return strings.Clone(h)

@@ -17,8 +17,7 @@ type Runner interface {
 
 // File is one file copied into the job's working directory before it starts.
 type File struct {
-	// Src is the absolute path on the machine running forge; Data, when
-	// not nil, is the file's content instead (Src is then empty).
+	// Src is an absolute local path; Data, when not nil, is the content.
 	Src  string
 	Data []byte
 	// Dst is the path in the working directory, valid by RelPath.
@@ -29,11 +28,9 @@ type File struct {
 type Limits struct {
 	// MaxOutputBytes caps stdout and stderr, each. Zero means DefaultMaxOutput.
 	MaxOutputBytes int64
-	// MaxArtifactBytes caps the artifact and FORGE_RESULT; zero means
-	// DefaultMaxArtifact.
+	// MaxArtifactBytes caps the artifact and FORGE_RESULT.
 	MaxArtifactBytes int64
-	// MaxTranscriptBytes caps the transcript (FORGE_TRANSCRIPT). Zero
-	// means DefaultMaxTranscript.
+	// MaxTranscriptBytes caps the transcript.
 	MaxTranscriptBytes int64
 }
 
@@ -48,12 +45,10 @@ const (
 // OutputCap is the cap on stdout and stderr, each, in bytes.
 func (l Limits) OutputCap() int64 { return cmp.Or(l.MaxOutputBytes, DefaultMaxOutput) }
 
-// ArtifactCap is the cap on the artifact and the FORGE_RESULT file, in
-// bytes.
+// ArtifactCap caps the artifact and the FORGE_RESULT file.
 func (l Limits) ArtifactCap() int64 { return cmp.Or(l.MaxArtifactBytes, DefaultMaxArtifact) }
 
-// DefaultMaxTranscript caps the transcript when Limits set none: bigger
-// than an artifact, as it holds every message and tool result of the trial.
+// DefaultMaxTranscript caps the transcript: it holds every message of a trial.
 const DefaultMaxTranscript = 4 << 20
 
 // TranscriptCap is the cap on the transcript, in bytes.
@@ -64,8 +59,7 @@ func (l Limits) TranscriptCap() int64 {
 	return DefaultMaxTranscript
 }
 
-// DefaultSetupTimeout bounds a job's setup lines, all together, when the
-// job sets no SetupTimeout.
+// DefaultSetupTimeout bounds all of a job's setup lines when it sets none.
 const DefaultSetupTimeout = 5 * time.Minute
 
 // Job is one candidate's one trial: everything a backend needs to run it.
@@ -83,8 +77,7 @@ type Job struct {
 	Command []string
 	// Files are copied into the working directory before anything runs.
 	Files []File
-	// Env is the manifest's env for this candidate. It never overrides the
-	// FORGE_* protocol variables.
+	// Env is the manifest's env; it never overrides FORGE_* variables.
 	Env map[string]string
 	// Secrets are variables passed on purpose, values masked: the candidate
 	// gets them (over Env), setup only with SetupSecrets. A backend keeps
@@ -94,15 +87,13 @@ type Job struct {
 	// Setup are shell lines run in order before the candidate; they come
 	// from the manifest's author, never from the objective.
 	Setup []string
-	// SetupTimeout bounds all the setup lines together; zero means
-	// DefaultSetupTimeout.
+	// SetupTimeout bounds all the setup lines together.
 	SetupTimeout time.Duration
 	// Environment, when set, is what the job runs in, built beforehand by
 	// the backend's Builder.
 	Environment *Environment
 
-	// OutputFile is the artifact's path relative to the working directory,
-	// valid by RelPath. Empty means DefaultOutputFile.
+	// OutputFile is the artifact's relative path; empty: DefaultOutputFile.
 	OutputFile string
 	// ArtifactOptional makes exit code 0 alone a success.
 	ArtifactOptional bool
@@ -116,16 +107,14 @@ type Job struct {
 	// local backend runs such jobs.
 	Dir string
 
-	// Progress, when set, is called as the job enters each phase. It must be
-	// cheap and safe for concurrent use.
+	// Progress is called as the job enters each phase; cheap, concurrent-safe.
 	Progress func(Phase) `json:"-"`
 	// Echo, when set, gets the candidate's output line by line (--verbose),
 	// up to the output cap. It must be safe for concurrent use.
 	Echo func(stream, line string) `json:"-"`
 }
 
-// Name is a stable, human-readable name for the job: "alpha", "alpha#2",
-// or with a task "alpha/q7", "alpha/q7#2".
+// Name is the job's name for people: "alpha", "alpha#2", "alpha/q7#2".
 func (j Job) Name() string { return TrialName(j.CandidateID, j.TaskID, j.Trial, j.Trial > 1) }
 
 // TrialName names a trial for people: "candidate[/task][#trial]", the trial

@@ -26,27 +26,23 @@ type Step struct {
 	Role string
 	// Type is what the step is: message, tool_call, tool_result or event.
 	Type string
-	// Content is as written: a string, or any JSON (a list of content
-	// parts, an object). Text renders it.
+	// Content is as written: a string or any JSON; Text renders it.
 	Content json.RawMessage
 	// Tool is the tool a tool_call calls (or a tool_result answers).
 	Tool *ToolCall
 	// ToolCallID ties a tool_result to its tool_call.
 	ToolCallID string
-	// Usage is the model call's usage as the API answered it (an
-	// OpenAI-style or Anthropic-style usage object); TokenUsage reads it.
+	// Usage is the call's usage as the API answered; TokenUsage reads it.
 	Usage map[string]any
 	// Model names the model of the step.
 	Model string
-	// Time is when the step happened: an RFC 3339 string or seconds since
-	// the Unix epoch in the file; zero when it has none that reads as one.
+	// Time is zero when the step has none that reads as a time.
 	Time time.Time
 	// Extra holds every other field as written.
 	Extra map[string]json.RawMessage
 }
 
-// ToolCall is a step's tool: its name and its arguments as written (an
-// object, or the JSON-encoded string OpenAI's API gives).
+// ToolCall is a step's tool: its name and arguments as written.
 type ToolCall struct {
 	Name      string          `json:"name"`
 	Arguments json.RawMessage `json:"arguments,omitempty"`
@@ -75,8 +71,7 @@ func (s Step) MarshalJSON() ([]byte, error) {
 	return json.Marshal(m)
 }
 
-// Text is the step's content as text: the string when it is one, else its
-// JSON as written ("" when it has none).
+// Text is the step's content: the string, else its JSON as written.
 func (s Step) Text() string {
 	var str string
 	if json.Unmarshal(s.Content, &str) == nil {
@@ -143,8 +138,7 @@ func parseStep(line []byte, n int) (Step, error) {
 	return st, nil
 }
 
-// decodeTool reads a step's tool, an object with a string name (or
-// none); own reports that it holds no other field.
+// decodeTool reads a step's tool; own: it holds no other field.
 func decodeTool(v json.RawMessage) (tc *ToolCall, own bool, err error) {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(v, &raw); err != nil || raw == nil {
@@ -159,8 +153,7 @@ func decodeTool(v json.RawMessage) (tc *ToolCall, own bool, err error) {
 	return tc, len(raw) == 0, nil
 }
 
-// stepTime reads a step's time: an RFC 3339 string or seconds since the
-// Unix epoch.
+// stepTime reads an RFC 3339 string or seconds since the Unix epoch.
 func stepTime(v json.RawMessage) (time.Time, error) {
 	var s string
 	if json.Unmarshal(v, &s) == nil {
@@ -213,8 +206,7 @@ func NewTranscriptScanner(r io.Reader, limit int64) *TranscriptScanner {
 	return &TranscriptScanner{rd: bufio.NewReaderSize(io.LimitReader(r, limit+1), 64<<10), left: limit}
 }
 
-// Scan advances to the next step; false at the end or on a read error
-// (Err).
+// Scan advances to the next step; false at the end or on a read error.
 func (sc *TranscriptScanner) Scan() bool {
 	for !sc.done {
 		line, err := sc.next()
@@ -245,8 +237,7 @@ func (sc *TranscriptScanner) Scan() bool {
 	return false
 }
 
-// next returns the next line with its newline, or nil when the limit cut
-// it (or there is none).
+// next returns the next line with its newline, or nil when cut or none.
 func (sc *TranscriptScanner) next() ([]byte, error) {
 	var line []byte
 	for {
@@ -274,8 +265,7 @@ func (sc *TranscriptScanner) next() ([]byte, error) {
 // Step is the step Scan found.
 func (sc *TranscriptScanner) Step() Step { return sc.step }
 
-// Malformed is how many lines so far were not JSON objects, and the first
-// of them (nil when none).
+// Malformed counts the lines so far that were not JSON objects, with the first.
 func (sc *TranscriptScanner) Malformed() (int, *LineError) { return sc.bad, sc.firstBad }
 
 // Truncated reports whether the transcript goes on past the limit.
@@ -287,8 +277,7 @@ func (sc *TranscriptScanner) Err() error { return sc.err }
 // Transcript is a transcript read whole (ReadTranscript).
 type Transcript struct {
 	Steps []Step
-	// Malformed counts the lines that are not JSON objects; FirstMalformed
-	// is the first of them.
+	// Malformed counts the lines that are not JSON objects.
 	Malformed      int
 	FirstMalformed *LineError
 	// Truncated: the transcript went on past the limit.

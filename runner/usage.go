@@ -14,11 +14,9 @@ import (
 // Usage is what a trial's model calls used, as reported in FORGE_RESULT:
 // tokens per model and the candidate's own cost, if any.
 type Usage struct {
-	// Models are the token counts per model, in the order of their names;
-	// Model "" holds the calls that named none.
+	// Models are sorted by name; Model "" holds calls that named none.
 	Models []ModelUsage `json:"models"`
-	// CostUSD is the candidate's own figure for its model spend; forge
-	// then uses it instead of pricing the tokens.
+	// CostUSD is the candidate's own figure, used instead of pricing.
 	CostUSD *float64 `json:"cost_usd,omitempty"`
 }
 
@@ -30,8 +28,7 @@ type ModelUsage struct {
 	InputTokens       int64  `json:"input_tokens"`
 	CachedInputTokens int64  `json:"cached_input_tokens,omitempty"`
 	OutputTokens      int64  `json:"output_tokens"`
-	// TotalTokens is input plus output, or what the candidate gave as
-	// total_tokens when it gave neither.
+	// TotalTokens is input plus output, else the total_tokens given.
 	TotalTokens int64 `json:"total_tokens"`
 }
 
@@ -96,8 +93,7 @@ type usageParser struct {
 	entries int
 }
 
-// value reads usage at path: an object (a call's usage, or a map of model
-// names), or a list of them. depth 1 is inside a per-model map.
+// value reads usage at path: an object or a list; depth 1 is in a model map.
 func (p *usageParser) value(path string, v any, model string, depth int) error {
 	switch v := v.(type) {
 	case []any:
@@ -220,8 +216,7 @@ func lookup(m map[string]any, key string) (any, bool) {
 	}
 }
 
-// number is v as a finite float64 (ParseSubmitted leaves numbers below
-// the top as json.Number).
+// number is v as a finite float64 (float64 or json.Number).
 func number(v any) (float64, bool) {
 	switch v := v.(type) {
 	case float64:
@@ -252,8 +247,7 @@ type Cost struct {
 	Unpriced   string  `json:"unpriced,omitempty"`
 }
 
-// Resources are what a trial's sandbox had: vCPUs and GiB of memory and
-// disk (Daytona's; a local process has none declared).
+// Resources are a Daytona sandbox's vCPUs and GiB of memory and disk.
 type Resources struct {
 	CPU       float64 `json:"cpu"`
 	MemoryGiB float64 `json:"memory_gib"`
