@@ -1,7 +1,6 @@
 package report
 
-// One candidate's line in the standings: its figures, gathered from its
-// standing and its trials, and the plain text of each of its cells.
+// One candidate's line in the standings: its figures and the text of its cells.
 
 import (
 	"cmp"
@@ -15,8 +14,7 @@ import (
 	"github.com/forge-run/forge/scoring"
 )
 
-// candidate is one candidate's line in the standings, with its trials: what
-// every human-readable format shows.
+// candidate is one candidate's line in the standings, with its trials.
 type candidate struct {
 	standing scoring.Standing
 	// ranked is false when the record has no standing for the candidate;
@@ -43,8 +41,7 @@ type kindCount struct {
 	count int
 }
 
-// candidates lists the record's candidates in standings order, then any
-// candidate that has results but no standing, in the order it first appears.
+// candidates lists the standings' candidates, then those with results only.
 func candidates(rec *forge.Record) []candidate {
 	order, byID := runner.ByCandidate(rec.Results)
 	winner := ""
@@ -117,8 +114,7 @@ func newCandidate(st scoring.Standing, ranked bool, rs []*runner.Result, winner 
 	return c
 }
 
-// artifactSize is the artifact's size on disk, or the size of what the
-// record holds when the backend did not say.
+// artifactSize is the artifact's size on disk, else the size the record holds.
 func artifactSize(r runner.Result) int64 {
 	if r.ArtifactBytes > 0 {
 		return r.ArtifactBytes
@@ -134,8 +130,7 @@ func artifactHeld(r *runner.Result) int {
 	return len(r.ArtifactContent)
 }
 
-// KindLabel is an error kind in a few words, as the standings' status
-// says it ("timeout", "no artifact", "infra error").
+// KindLabel is an error kind as the status says it: "timeout", "infra error".
 func KindLabel(k runner.ErrorKind) string {
 	switch k {
 	case runner.ErrTimeout:
@@ -200,8 +195,7 @@ func (c candidate) rankText() string {
 	}
 }
 
-// statusText is "ok", the failure of a single trial ("timeout"), or each
-// error kind counted over the trials ("timeout 1/5, failed 1/5").
+// statusText is "ok", a single trial's failure, or "timeout 1/5, failed 1/5".
 func (c candidate) statusText() string {
 	if len(c.errors) == 0 {
 		if c.trials() == 0 {
@@ -220,8 +214,7 @@ func (c candidate) statusText() string {
 	return strings.Join(parts, ", ")
 }
 
-// scoreText is the score as scoring's winner line writes it, or "—" when no
-// trial was scored.
+// scoreText is the score as the winner line writes it, or "—" if unscored.
 func (c candidate) scoreText() string {
 	if !c.scored && c.standing.Score == 0 {
 		return "—"
@@ -229,8 +222,7 @@ func (c candidate) scoreText() string {
 	return c.standing.ScoreText()
 }
 
-// judged is how many trials count towards the success rate: every trial
-// but those that say nothing about the candidate (scoring leaves them out).
+// judged is how many trials count towards the success rate, as scoring counts.
 func (c candidate) judged() int {
 	if len(c.results) == 0 {
 		return c.standing.Trials
@@ -244,8 +236,7 @@ func (c candidate) judged() int {
 	return n
 }
 
-// successText is "80% (4/5)": successes over the trials that ran to an end,
-// as scoring counts them.
+// successText is "80% (4/5)" over the trials that ran to an end.
 func (c candidate) successText() string {
 	n := c.judged()
 	if n == 0 {
@@ -270,8 +261,7 @@ func (c candidate) runtime() (mean, sd float64, n int) {
 	return sum.Mean, sum.SD, len(xs)
 }
 
-// runtimeText is the mean runtime, ± its standard deviation when it covers
-// several trials.
+// runtimeText is the mean runtime, ± its deviation over several trials.
 func (c candidate) runtimeText() string {
 	mean, sd, n := c.runtime()
 	switch {
@@ -381,8 +371,7 @@ func (c candidate) costLine() string {
 	return s
 }
 
-// solvedText is "28/30": the tasks solved in every trial over the tasks
-// played.
+// solvedText is "28/30": tasks solved in every trial over tasks played.
 func (c candidate) solvedText(tasks int) string {
 	if c.standing.Suite == nil {
 		return "—"
@@ -403,8 +392,7 @@ func costed(rec *forge.Record) bool {
 	return slices.ContainsFunc(rec.Standings, func(st scoring.Standing) bool { return st.Cost != nil })
 }
 
-// totalText is k's total, "$1.20", with "+unpriced" when part of it had no
-// price; "unpriced" when none of it had one.
+// totalText is "$1.20", "$1.20+unpriced" or "unpriced".
 func totalText(k *scoring.CostStanding) string {
 	if k.Unpriced() {
 		return "unpriced"

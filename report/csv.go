@@ -12,8 +12,7 @@ import (
 	"github.com/forge-run/forge/scoring"
 )
 
-// csvHeader names the CSV columns; a suite's rows also name their task and
-// whether the trial passed it.
+// csvHeader names the CSV columns, a suite's with task and passed.
 func csvHeader(suite bool) []string {
 	h := []string{"candidate_id", "trial", "success", "exit_code", "error_kind", "runtime_seconds",
 		"score", "artifact_bytes", "sandbox_id", "error_message", "stdout_path", "stderr_path", "artifact_path",

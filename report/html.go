@@ -54,8 +54,7 @@ func HTML(w io.Writer, rec *forge.Record, opts Options) error {
 	return nil
 }
 
-// htmlTemplates parses main with the charts' template and the functions
-// both use.
+// htmlTemplates parses main with the charts' template and functions.
 func htmlTemplates(main string) (*template.Template, error) {
 	tmpl, err := template.New("report").Funcs(template.FuncMap{
 		"f1":  f1,
@@ -120,8 +119,7 @@ type htmlRow struct {
 	Winner                                  bool
 }
 
-// htmlHeat is a suite's heat map: a row per task, hardest first, a cell
-// per candidate coloured by its task score, linking to its trials.
+// htmlHeat is a suite's heat map: a row per task, a cell per candidate.
 type htmlHeat struct {
 	Candidates []string
 	Rows       []htmlHeatRow
@@ -258,8 +256,7 @@ func anchorSafe(s string) string {
 	}, s)
 }
 
-// tasksShown says how much of the task matrix a summarised page shows:
-// ", and the 100 hardest of the 25000 tasks"; "" without one.
+// tasksShown is ", and the 100 hardest of the 25000 tasks", or "".
 func tasksShown(rec *forge.Record) string {
 	switch {
 	case len(rec.TaskMatrix) > htmlMaxTasks:

@@ -141,8 +141,8 @@ func phases(p runner.Phases) string {
 	return strings.Join(parts, " · ")
 }
 
-// imageDataURL returns a data: URL for a base64 artifact that is a PNG, JPEG,
-// GIF or WebP image (judged by its first bytes, not its name), or "".
+// imageDataURL is a data: URL for a base64 artifact whose first bytes say it
+// is a PNG, JPEG, GIF or WebP image, or "".
 func imageDataURL(r runner.Result) template.URL {
 	if r.ArtifactTruncated {
 		return ""

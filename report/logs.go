@@ -23,8 +23,7 @@ type logFile struct {
 	Path string
 }
 
-// stdoutFile and stderrFile describe r's captured output: the record holds
-// its end when it was cut.
+// stdoutFile and stderrFile describe r's output; the record holds its end.
 func stdoutFile(r *runner.Result) logFile {
 	return outputFile("stdout", r.OutputPath, r.OutputCut, len(r.Output), r.OutputBytes)
 }
@@ -41,8 +40,7 @@ func outputFile(name, path string, cut bool, kept int, whole int64) logFile {
 	return f
 }
 
-// artifactFile describes r's artifact: its path and, when the record holds
-// only its start, how much.
+// artifactFile describes r's artifact and how much of its start is held.
 func artifactFile(r *runner.Result) logFile {
 	f := logFile{Name: "artifact", Path: safe(r.ArtifactPath)}
 	if r.ArtifactCut {
@@ -59,8 +57,7 @@ func part(kept int, total int64) string {
 	return text.Bytes(float64(kept)) + " of " + text.Bytes(float64(total))
 }
 
-// Sentence is how a text report says it: "stdout: last 1.0 KiB of 20
-// KiB, whole file alpha/q7/stdout.log"; "" when there is nothing to say.
+// Sentence is "stdout: last 1.0 KiB of 20 KiB, whole file alpha/q7/stdout.log".
 func (f logFile) Sentence() string {
 	var parts []string
 	if f.Note != "" {

@@ -153,8 +153,7 @@ func writeFailures(b *strings.Builder, cs []candidate, opts Options) {
 	b.WriteString("\n</details>\n")
 }
 
-// mdFile names a file in the run's directory: a link with Options.RunDir,
-// else its path as code.
+// mdFile names a file of the run's directory: a link, else code.
 func mdFile(path string, opts Options) string {
 	if href := logHref(opts.RunDir, path); href != "" {
 		return "[" + text.Markdown(path) + "](" + href + ")"
@@ -172,12 +171,10 @@ func mdCode(s string) string {
 	return text.MarkdownCode(s)
 }
 
-// mdHeader is a column's header as Markdown and HTML show it: "Rank",
-// "Pass@1".
+// mdHeader is a column's header as Markdown and HTML show it: "Pass@1".
 func mdHeader(h string) string { return h[:1] + strings.ToLower(h[1:]) }
 
-// writeMarkdownMatrix writes a suite's per-task matrix and head-to-head
-// record in a collapsed block.
+// writeMarkdownMatrix writes a suite's matrix and head-to-head, collapsed.
 func writeMarkdownMatrix(b *strings.Builder, rec *forge.Record) {
 	if len(rec.TaskMatrix) == 0 {
 		return
@@ -220,8 +217,7 @@ func mdTable(b *strings.Builder, header []string, rows [][]string, align []text.
 	}
 }
 
-// writeMarkdownCost is what each candidate cost, when any did: total, per
-// trial, tokens, and what a win cost.
+// writeMarkdownCost is what each candidate cost, when any did.
 func writeMarkdownCost(b *strings.Builder, cs []candidate) {
 	if !slices.ContainsFunc(cs, func(c candidate) bool { return c.standing.Cost != nil }) {
 		return

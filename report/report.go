@@ -29,8 +29,7 @@ func AllFormats() []Format {
 	return []Format{FormatTable, FormatJSON, FormatMarkdown, FormatJUnit, FormatCSV, FormatHTML}
 }
 
-// ParseFormat reads a --format value: table, json, markdown (or md), junit
-// (or xml), csv or html, in any case.
+// ParseFormat reads a --format value, in any case.
 func ParseFormat(s string) (Format, error) {
 	switch v := strings.ToLower(strings.TrimSpace(s)); v {
 	case "table", "text":
@@ -49,8 +48,7 @@ func ParseFormat(s string) (Format, error) {
 	return "", fmt.Errorf("unknown report format %q: want one of %s", s, formatList())
 }
 
-// FormatFromPath picks the format of a --report file from its extension:
-// .json, .md, .xml (JUnit), .csv, .html, or .txt (the plain table).
+// FormatFromPath picks a --report file's format by its extension.
 func FormatFromPath(path string) (Format, error) {
 	switch ext := strings.ToLower(filepath.Ext(path)); ext {
 	case ".json":
@@ -81,12 +79,10 @@ func formatList() string {
 	return strings.Join(s, ", ")
 }
 
-// DefaultMaxOutputBytes is how much of a trial's stdout or stderr (and of an
-// artifact in HTML) a report shows when Options.MaxOutputBytes is 0.
+// DefaultMaxOutputBytes is how much of each output a report shows by default.
 const DefaultMaxOutputBytes = 64 << 10
 
-// Options say how to render a report. The zero value is valid: plain text, no
-// colour, the real clock and DefaultMaxOutputBytes.
+// Options say how to render a report; the zero value is valid.
 type Options struct {
 	// TTY is true when the report goes to a terminal: the table gets borders
 	// and padding instead of plain aligned columns.
@@ -128,8 +124,7 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// WriteFunc renders one format of rec to w. Table, JSON, Markdown, JUnit, CSV
-// and HTML are WriteFuncs.
+// WriteFunc renders one format of rec to w.
 type WriteFunc func(w io.Writer, rec *forge.Record, opts Options) error
 
 // For returns the function that writes format f.

@@ -1,7 +1,6 @@
 package report
 
-// A suite's parts of the reports: the standings' suite columns, the
-// per-task matrix (candidates × tasks) and the head-to-head record.
+// A suite's parts of the reports: its columns, matrix and head-to-head.
 
 import (
 	"bytes"
@@ -129,8 +128,7 @@ func matrixSummary(rec *forge.Record) string {
 	return s + " (--matrix prints every task)"
 }
 
-// headToHeadRows is the pairwise task-by-task record as table rows: a row
-// per candidate, a column per opponent, "wins-losses-ties".
+// headToHeadRows is the pairwise record, "wins-losses-ties" per opponent.
 func headToHeadRows(rec *forge.Record) (header []string, rows [][]string, align []text.Align) {
 	var ids []string
 	for _, c := range rec.TaskMatrix[0].Cells {
@@ -155,8 +153,7 @@ func headToHeadRows(rec *forge.Record) (header []string, rows [][]string, align 
 	return header, rows, align
 }
 
-// writeHeadToHead writes the pairwise record when there are more than two
-// candidates (with two, the winner line says it).
+// writeHeadToHead writes the pairwise record beyond two candidates.
 func writeHeadToHead(buf *bytes.Buffer, rec *forge.Record, opts Options) error {
 	if len(rec.HeadToHead) < 2 || len(rec.TaskMatrix) == 0 {
 		return nil

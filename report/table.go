@@ -104,8 +104,7 @@ func Table(w io.Writer, rec *forge.Record, opts Options) error {
 	return nil
 }
 
-// renderTable draws the standings with text.Table, the header in bold with
-// opts.Color.
+// renderTable draws the standings, the header bold with opts.Color.
 func renderTable(w io.Writer, cols []column, rows [][]string, opts Options) error {
 	header := make([]string, len(cols))
 	align := make([]text.Align, len(cols))

@@ -77,18 +77,15 @@ type Skipped struct {
 	Message string `xml:"message,attr,omitempty"`
 }
 
-// Output is the text of a <system-out> or <system-err>, written as CDATA so
-// it stays readable in the file.
+// Output is a <system-out> or <system-err>, as CDATA to stay readable.
 type Output struct {
 	Contents string `xml:",cdata"`
 }
 
-// DefaultMaxOutputBytes caps each system-out and system-err when
-// Config.MaxOutputBytes is 0.
+// DefaultMaxOutputBytes caps each system-out and system-err by default.
 const DefaultMaxOutputBytes = 64 << 10
 
-// maxMessageBytes caps a failure's message attribute, which CI views show on
-// one line.
+// maxMessageBytes caps a message attribute, which CI shows on one line.
 const maxMessageBytes = 1024
 
 // Config says how to build the report.
@@ -116,8 +113,7 @@ func New(rec *forge.Record, cfg Config) *Testsuites {
 	return doc
 }
 
-// build makes the JUnit document of a run without its testcases, which
-// it hands to each in order as it makes them.
+// build makes the document without testcases, handing each to each.
 func build(rec *forge.Record, cfg Config, each func(Testcase)) *Testsuites {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -280,8 +276,7 @@ const (
 
 var placeholderLine = []byte("\n" + caseIndent + `<testcase classname="" name="` + placeholder + `" time=""></testcase>`)
 
-// Encode writes doc as indented XML with its declaration and a trailing
-// newline.
+// Encode writes doc as indented XML with its declaration and a newline.
 func Encode(w io.Writer, doc *Testsuites) error {
 	enc := xml.NewEncoder(w)
 	enc.Indent("", "  ")
@@ -360,8 +355,7 @@ func properties(rec *forge.Record) []Property {
 	return ps
 }
 
-// problem describes a failed trial: the message on one line, and the facts
-// (kind, exit code, sandbox, message in full) in the body.
+// problem describes a failed trial: one-line message, facts in the body.
 func problem(r runner.Result) *Problem {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s", kindOrFailed(r.ErrorKind))
@@ -398,6 +392,5 @@ func secs(s float64) string {
 	return strconv.FormatFloat(s, 'f', 3, 64)
 }
 
-// capText keeps the first max bytes of captured output, without terminal
-// escapes and safe for XML, with a note saying how much was cut.
+// capText caps captured output, escapes stripped and XML-safe, noting the cut.
 func capText(s string, max int) string { return text.XML(text.Output(s, max)) }
