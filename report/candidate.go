@@ -28,8 +28,7 @@ type candidate struct {
 	artifactMean float64
 	artifacts    int
 	errors       []kindCount
-	// multi is true when a trial beyond the first is among the results:
-	// trials are then told apart by number.
+	// multi: trials are told apart by number.
 	multi bool
 	// succeeded counts the successful results.
 	succeeded int

@@ -96,8 +96,7 @@ type htmlPage struct {
 	Cost       *costChart
 	Runtime    *runtimeChart
 	Candidates []htmlCandidate
-	// Summarised says the run has more than htmlMaxTrials trials: the page
-	// shows a selection of them (Summary says which), not one section each.
+	// Summarised: the page shows a selection of trials (Summary says which).
 	Summarised bool
 	Summary    string
 }
@@ -145,8 +144,7 @@ type htmlCandidate struct {
 	Winner                     bool
 	Notes                      []string
 	Trials                     []htmlTrial
-	// Hidden says which of the candidate's trials the page leaves out; ""
-	// when it shows them all.
+	// Hidden says which of the candidate's trials the page leaves out.
 	Hidden string
 }
 

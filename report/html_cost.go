@@ -18,8 +18,7 @@ type costChart struct {
 	Points         []costPoint
 	// Front is the polyline of the Pareto front's points, by cost.
 	Front string
-	// Left are the candidates with a cost that could not be placed:
-	// something of theirs has no price.
+	// Left are the candidates with something unpriced.
 	Left []string
 }
 

@@ -26,8 +26,7 @@ type htmlTrial struct {
 	ArtifactNote                       string
 	ArtifactImage                      template.URL
 	Output, Stderr                     string
-	// OutputFile, StderrFile and ArtifactFile say how much of each file
-	// the record holds and where the whole file is.
+	// How much of each file the record holds, and where it is.
 	OutputFile, StderrFile, ArtifactFile htmlLog
 	Submitted                            []htmlFact
 	Judges                               []htmlFact

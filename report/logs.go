@@ -15,11 +15,9 @@ import (
 type logFile struct {
 	// Name is "stdout", "stderr" or "artifact".
 	Name string
-	// Note says what part of the file the record holds: "last 1.0 KiB of
-	// 20 KiB"; "" when the record holds it whole.
+	// Note is "last 1.0 KiB of 20 KiB"; "" when the record holds it whole.
 	Note string
-	// Path is the file's path relative to the run's directory; "" when the
-	// record names none, or names one a report must not link to (safeRunPath).
+	// Path is relative to the run's directory; "" unless safeRunPath.
 	Path string
 }
 

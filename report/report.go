@@ -84,16 +84,13 @@ const DefaultMaxOutputBytes = 64 << 10
 
 // Options say how to render a report; the zero value is valid.
 type Options struct {
-	// TTY is true when the report goes to a terminal: the table gets borders
-	// and padding instead of plain aligned columns.
+	// TTY: the report goes to a terminal, so the table gets borders.
 	TTY bool
-	// Color asks for ANSI colour in the table. The caller decides: false when
-	// NO_COLOR is set or the output is not a terminal.
+	// Color asks for ANSI colour; the caller decides (NO_COLOR, no TTY).
 	Color bool
 	// Now is the clock for timestamps the record lacks; nil means time.Now.
 	Now func() time.Time
-	// MaxOutputBytes caps each stdout, stderr and artifact a report embeds
-	// (JUnit system-out, HTML <pre>); 0 means DefaultMaxOutputBytes.
+	// MaxOutputBytes caps each output a report embeds (0: the default).
 	MaxOutputBytes int
 	// Matrix makes the table print a suite's per-task matrix whatever its
 	// size; else only when it fits in Width columns (0: unknown).

@@ -26,13 +26,11 @@ type Summary struct {
 	// WinnerLine is the run's verdict; Winner says there is a winner.
 	WinnerLine string
 	Winner     bool
-	// Notes are what else the table says under the verdict: interrupted,
-	// candidates not run, trials retried, sandboxes not deleted.
+	// Notes are what else the table says under the verdict.
 	Notes []string
 	// Comparison is rank 1 against rank 2, as name and value.
 	Comparison [][2]string
-	// HeadToHead is a suite's pairwise record (wins-losses-ties of the row
-	// against the column) when it has more than two candidates.
+	// HeadToHead is a suite's pairwise record beyond two candidates.
 	HeadToHead *Grid
 }
 

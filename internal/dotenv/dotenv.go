@@ -22,8 +22,7 @@ type Env struct {
 	file   map[string]string
 	// Path is the .env file's path (it may not exist).
 	Path string
-	// Err is why a .env file that exists could not be read; the lookups
-	// then see the environment alone.
+	// Err is why an existing .env could not be read; lookups then skip it.
 	Err error
 }
 

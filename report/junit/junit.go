@@ -92,13 +92,11 @@ const maxMessageBytes = 1024
 type Config struct {
 	// Now stamps a record without a start time; nil means time.Now.
 	Now func() time.Time
-	// MaxOutputBytes caps each testcase's system-out and system-err; 0 means
-	// DefaultMaxOutputBytes. What is cut is replaced by a note saying so.
+	// MaxOutputBytes caps each system-out and system-err (0: the default).
 	MaxOutputBytes int
 	// Summary, when set, becomes the suite's system-out.
 	Summary string
-	// Notes, when set, gives a line to put before a testcase's system-out
-	// and system-err: what part the record holds and where the files are.
+	// Notes gives a line to put before a testcase's system-out and -err.
 	Notes func(r *runner.Result) (stdout, stderr string)
 }
 
@@ -125,8 +123,7 @@ func build(rec *forge.Record, cfg Config, each func(Testcase)) *Testsuites {
 	for _, r := range rec.Results {
 		numbered[r.CandidateID] = numbered[r.CandidateID] || r.Trial > 1
 	}
-	// The record's results (pointed to, not copied: a suite's run has
-	// 100,000): candidates in the order they first appear, trials in order.
+	// Pointers, not copies: candidates as they first appear, then trials.
 	results := make([]*runner.Result, len(rec.Results))
 	first := map[string]int{}
 	for i := range rec.Results {
