@@ -37,14 +37,13 @@ func compileResults(fragment string) (*jsonschema.Schema, error) {
 	return s, nil
 }
 
-// ValidateResults checks that b is a results.json that conforms to the
-// schema. The error lists each violation with its JSON pointer.
+// ValidateResults checks b against the schema, listing each violation with
+// its JSON pointer.
 func ValidateResults(b []byte) error {
 	return validate(b, "", "results.json")
 }
 
-// ValidateTrial checks that b is a line of trials.jsonl: one result that
-// conforms to the schema's result.
+// ValidateTrial checks that b is a trials.jsonl line: one valid result.
 func ValidateTrial(b []byte) error {
 	return validate(b, "#/$defs/result", "a line of trials.jsonl")
 }

@@ -26,8 +26,7 @@ type Env struct {
 	Err error
 }
 
-// Load reads the .env file in dir, if there is one, behind getenv; with
-// no dir, there is no file.
+// Load reads the .env file in dir, if any, behind getenv.
 func Load(getenv func(string) string, dir string) *Env {
 	e := &Env{getenv: getenv}
 	if dir == "" {

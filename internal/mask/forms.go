@@ -123,8 +123,7 @@ func jsonASCII(v string) string {
 	return b.String()
 }
 
-// strictURLEscape percent-encodes every byte of v but the RFC 3986
-// unreserved characters A-Z a-z 0-9 - . _ ~.
+// strictURLEscape percent-encodes every byte but RFC 3986's unreserved ones.
 func strictURLEscape(v string) string {
 	const hex = "0123456789ABCDEF"
 	var b strings.Builder

@@ -30,12 +30,11 @@ const MinLen = 6
 // Mask is what each masked occurrence is replaced by.
 const Mask = "***"
 
-// matchFlag marks, in a transition table entry, a target state at which some
-// form ends.
+// matchFlag marks a transition to a state at which some form ends.
 const matchFlag = 1 << 31
 
-// A Masker replaces secret values, and their common encodings, by Mask. The
-// zero Masker and a nil *Masker mask nothing.
+// Masker replaces secret values and their encodings by Mask; the zero Masker
+// and a nil *Masker mask nothing.
 type Masker struct {
 	forms []string // every form masked, longest first
 
@@ -185,8 +184,7 @@ func find(m *Masker, text string) []span {
 	return spans
 }
 
-// String returns s with every occurrence of a secret's forms replaced by
-// Mask.
+// String returns s with every occurrence of a secret's forms replaced by Mask.
 func (m *Masker) String(s string) string {
 	if m.empty() {
 		return s
@@ -207,8 +205,7 @@ func (m *Masker) String(s string) string {
 	return b.String()
 }
 
-// Contains reports whether b holds an occurrence of a secret's forms, that
-// is whether String(string(b)) would differ from it.
+// Contains reports whether String(string(b)) would differ from b.
 func (m *Masker) Contains(b []byte) bool {
 	if m.empty() {
 		return false

@@ -104,8 +104,8 @@ func xmlChar(r rune) bool {
 		(r >= 0x20 && r <= 0xD7FF) || (r >= 0xE000 && r <= 0xFFFD) || (r >= 0x10000 && r <= 0x10FFFF)
 }
 
-// Decimals is how many decimals x deserves: two significant digits for
-// numbers below 10, none from 100 up, at most four.
+// Decimals is how many decimals x deserves: two significant digits below 10,
+// none from 100 up, at most four.
 func Decimals(x float64) int {
 	ax := math.Abs(x)
 	if ax == 0 || math.IsNaN(ax) || math.IsInf(ax, 0) {
@@ -120,8 +120,7 @@ func Num(x float64) string {
 	return strconv.FormatFloat(x, 'f', Decimals(x), 64)
 }
 
-// Seconds formats a duration given in seconds: "4.5ms", "450ms", "3.2s",
-// "1m05s", "1h02m".
+// Seconds formats seconds: "4.5ms", "450ms", "3.2s", "1m05s", "1h02m".
 func Seconds(s float64) string {
 	switch {
 	case math.IsNaN(s) || math.IsInf(s, 0):
@@ -145,8 +144,7 @@ func Seconds(s float64) string {
 	}
 }
 
-// Score formats a score that has no interval (a single trial, or a mean
-// shown alone) with two decimals: "0.87", "1.00".
+// Score formats a score without an interval: "0.87", "1.00".
 func Score(x float64) string { return strconv.FormatFloat(x, 'f', 2, 64) }
 
 // Plural is one when n is 1, else many: "1 task", "3 tasks".
@@ -157,8 +155,7 @@ func Plural(n int, one, many string) string {
 	return many
 }
 
-// Ratio formats a ratio of two scores or runtimes, the one way forge writes
-// one: "1.24×", "0.50×".
+// Ratio formats a ratio of scores or runtimes: "1.24×".
 func Ratio(r float64) string { return strconv.FormatFloat(r, 'f', 2, 64) + "×" }
 
 // PM formats a mean ± the half-width of its interval, with the decimals (two
@@ -186,8 +183,7 @@ func P(p, alpha float64) string {
 	return "p = " + s
 }
 
-// SecondsPM formats a mean duration and its standard deviation in the
-// mean's unit: "3.2s ± 0.3s", "450ms ± 20ms", "1m05s ± 12.0s".
+// SecondsPM formats a mean duration ± its deviation in the mean's unit.
 func SecondsPM(mean, sd float64) string {
 	switch {
 	case math.IsNaN(mean) || math.IsInf(mean, 0) || mean < 0 || mean >= 59.95:
@@ -299,8 +295,7 @@ func TrimLines(b []byte) []byte {
 	return out.Bytes()
 }
 
-// ShellQuote quotes s for a POSIX shell so that it arrives as one word,
-// verbatim: quotes, $(), backticks and newlines included.
+// ShellQuote quotes s so a POSIX shell gets it as one word, verbatim.
 func ShellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
@@ -338,8 +333,8 @@ func Bytes(n float64) string {
 	return "" // unreachable
 }
 
-// USD writes dollars the one way forge does: "$0", "$12", "$1.23", and
-// below a dollar two significant digits ("$0.042", "$0.0031").
+// USD writes dollars: "$0", "$12", "$1.23", below a dollar two significant
+// digits ("$0.042").
 func USD(x float64) string {
 	switch {
 	case x == 0:

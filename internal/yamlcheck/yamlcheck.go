@@ -81,8 +81,7 @@ func Under(n *yaml.Node, path, msg string, keys ...any) *Error {
 	return At(n, path, msg)
 }
 
-// KindName names the kind of n for a person: "mapping", "list", "plain
-// value", "alias" or "document".
+// KindName names n's kind for a person: "mapping", "list", "plain value"...
 func KindName(n *yaml.Node) string {
 	switch n.Kind {
 	case yaml.MappingNode:
@@ -97,8 +96,8 @@ func KindName(n *yaml.Node) string {
 	return "document"
 }
 
-// KnownKeyser is implemented by types with their own UnmarshalYAML to say
-// what their node decodes into, so UnknownKeys can walk it.
+// KnownKeyser says what a custom UnmarshalYAML's node decodes into, so
+// UnknownKeys can walk it.
 type KnownKeyser interface{ KnownKeys() reflect.Type }
 
 var (
