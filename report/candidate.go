@@ -22,7 +22,6 @@ type candidate struct {
 	ranked  bool
 	winner  bool
 	results []*runner.Result // in trial order; the record's own
-	// scored is true when at least one trial has a score.
 	scored bool
 	// artifactMean is the mean artifact size over the trials that wrote one.
 	artifactMean float64
@@ -30,7 +29,6 @@ type candidate struct {
 	errors       []kindCount
 	// multi: trials are told apart by number.
 	multi bool
-	// succeeded counts the successful results.
 	succeeded int
 }
 

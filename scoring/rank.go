@@ -32,7 +32,6 @@ type tally struct {
 	judgeErrors       int
 	unscored          []noteHit // infra, auth, cancelled
 	cost              costTally
-	// tasks are a suite's trials by task.
 	tasks map[string]*taskTally
 
 	sum summary

@@ -142,7 +142,6 @@ func ScoreSuite(cfg Config, s Suite, results []runner.Result) Outcome {
 		}
 	}
 
-	// Per candidate.
 	byID := map[string]*tally{}
 	get := func(id string) *tally {
 		t := byID[id]

@@ -87,7 +87,6 @@ func (m *Masker) build() {
 		}
 	}
 
-	// The trie.
 	children := make(map[uint64]uint32)
 	term := []int32{0}
 	for _, f := range m.forms {

@@ -47,7 +47,6 @@ type jobRun struct {
 	dir string
 	// workdir is the fresh working directory Run made (and removes).
 	workdir string
-	// envDir is the directory of the job's environment, if it has one.
 	envDir string
 	box    box
 }
