@@ -22,13 +22,13 @@ type candidate struct {
 	ranked  bool
 	winner  bool
 	results []*runner.Result // in trial order; the record's own
-	scored bool
+	scored  bool
 	// artifactMean is the mean artifact size over the trials that wrote one.
 	artifactMean float64
 	artifacts    int
 	errors       []kindCount
 	// multi: trials are told apart by number.
-	multi bool
+	multi     bool
 	succeeded int
 }
 
@@ -382,11 +382,6 @@ func (c candidate) passText() string {
 		return "—"
 	}
 	return text.Score(*c.standing.Suite.PassAtK)
-}
-
-// costed says some candidate's trials have a cost: the standings show it.
-func costed(rec *forge.Record) bool {
-	return slices.ContainsFunc(rec.Standings, func(st scoring.Standing) bool { return st.Cost != nil })
 }
 
 // totalText is "$1.20", "$1.20+unpriced" or "unpriced".

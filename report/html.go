@@ -293,7 +293,7 @@ func newHTMLCandidate(c candidate, anchor string, summarised bool, opts Options)
 	}
 	for _, r := range shown {
 		t := newHTMLTrial(c, *r, opts)
-		t.Anchor = trialAnchor(anchor, *r)
+		t.Anchor = fmt.Sprintf("%s-%s-%d", anchor, anchorSafe(r.TaskID), r.Trial)
 		t.key, t.trial = [2]string{r.CandidateID, r.TaskID}, r.Trial
 		hc.Trials = append(hc.Trials, t)
 	}
@@ -316,11 +316,6 @@ func shownFailures(rs []*runner.Result, perKind, most int) []*runner.Result {
 		}
 	}
 	return out
-}
-
-// trialAnchor is the id of a trial's section in the page.
-func trialAnchor(candidate string, r runner.Result) string {
-	return fmt.Sprintf("%s-%s-%d", candidate, anchorSafe(r.TaskID), r.Trial)
 }
 
 // newHTMLHeat is a suite's heat map, or nil: every task, or the hardest when

@@ -4,11 +4,13 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/forge-run/forge/forge"
 	"github.com/forge-run/forge/internal/text"
 	"github.com/forge-run/forge/runner"
+	"github.com/forge-run/forge/scoring"
 )
 
 // notesWidth is how many runes of an error the table and Markdown show.
@@ -49,7 +51,7 @@ func columns(rec *forge.Record) []column {
 	if !suite(rec) {
 		cols = append(cols, column{"ARTIFACT", text.Right, candidate.artifactText})
 	}
-	if costed(rec) {
+	if slices.ContainsFunc(rec.Standings, func(st scoring.Standing) bool { return st.Cost != nil }) {
 		cols = append(cols, column{"COST", text.Right, candidate.costText})
 	}
 	return append(cols, column{colNotes, text.Left, func(c candidate) string { return text.Shorten(c.notes(), notesWidth) }})

@@ -107,7 +107,7 @@ func (p *usageParser) value(path string, v any, model string, depth int) error {
 		}
 		return nil
 	case map[string]any:
-		if isCall(v) {
+		if slices.ContainsFunc(tokenKeys, func(k string) bool { _, ok := v[k]; return ok }) {
 			return p.call(path, v, model)
 		}
 		if depth > 0 || len(v) == 0 {
@@ -125,10 +125,6 @@ func (p *usageParser) value(path string, v any, model string, depth int) error {
 
 // tokenKeys are the keys that make an object one call's usage.
 var tokenKeys = []string{"prompt_tokens", "completion_tokens", "input_tokens", "output_tokens", "total_tokens"}
-
-func isCall(m map[string]any) bool {
-	return slices.ContainsFunc(tokenKeys, func(k string) bool { _, ok := m[k]; return ok })
-}
 
 // call adds one call's usage.
 func (p *usageParser) call(path string, m map[string]any, model string) error {

@@ -32,7 +32,7 @@ type tally struct {
 	judgeErrors       int
 	unscored          []noteHit // infra, auth, cancelled
 	cost              costTally
-	tasks map[string]*taskTally
+	tasks             map[string]*taskTally
 
 	sum summary
 	st  Standing

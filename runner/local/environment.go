@@ -67,9 +67,11 @@ func (r *Runner) BuildEnvironment(ctx context.Context, env *runner.Environment, 
 	if !validHash(env.Hash) {
 		return out, fmt.Errorf("environment %s: its hash %q is not lowercase hex of at least 16 digits", env.Name, env.Hash)
 	}
-	root, err := r.envRoot()
-	if err != nil {
-		return out, err
+	root := r.opts.EnvCache
+	if root == "" {
+		if root, err = DefaultEnvCache(); err != nil {
+			return out, err
+		}
 	}
 	dir := filepath.Join(root, runner.ShortHash(env.Hash))
 	out.Where = dir
@@ -109,14 +111,6 @@ func (r *Runner) BuildEnvironment(ctx context.Context, env *runner.Environment, 
 	touchUsed(dir)
 	out.Reused = !built
 	return out, nil
-}
-
-// envRoot is the environment cache.
-func (r *Runner) envRoot() (string, error) {
-	if r.opts.EnvCache != "" {
-		return r.opts.EnvCache, nil
-	}
-	return DefaultEnvCache()
 }
 
 // envState is the state of the environment of that hash, made on first use.

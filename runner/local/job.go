@@ -47,8 +47,8 @@ type jobRun struct {
 	dir string
 	// workdir is the fresh working directory Run made (and removes).
 	workdir string
-	envDir string
-	box    box
+	envDir  string
+	box     box
 }
 
 // phase announces p and returns a func that records its duration.
