@@ -161,8 +161,7 @@ func mdFile(path string, opts Options) string {
 	return mdCode(path)
 }
 
-// mdCode writes s as an inline code span with a fence longer than any run of
-// backticks in it; '|' is escaped so it cannot end a table cell.
+// mdCode is s on one line as inline code (text.MarkdownCode), "—" when empty.
 func mdCode(s string) string {
 	s = text.OneLine(s)
 	if s == "" {
