@@ -18,14 +18,16 @@
 // A job's setup and candidate share one box, ended before the artifact is
 // read. New picks the strongest tier the machine allows:
 //
-//   - pidns (Linux, CAP_SYS_ADMIN): a PID namespace per job whose init reads a
-//     pipe only forge holds, so the namespace ends with forge; setsid daemons
-//     included. Not for non-root users: a multithreaded process cannot setns
-//     into a user namespace.
+//   - pidns (Linux, CAP_SYS_ADMIN): a PID namespace per job; ending its init
+//     ends everything in it, setsid daemons included, and the init reads a
+//     pipe only forge holds, so the namespace ends with forge too. Not for
+//     non-root users: a multithreaded process cannot setns into a user
+//     namespace.
 //   - cgroup (writable cgroup v2 with cgroup.kill): a cgroup per job, processes
 //     cloned straight into it. If forge is killed the job's processes are not.
 //   - pgroup (any Unix): a process group per process; on Linux also a sweep for
-//     processes carrying the job's FORGE_* marker. Best effort.
+//     processes carrying the job's FORGE_* marker, since a child subreaper
+//     would be process-wide. Best effort.
 //   - process (e.g. Windows): only what forge started.
 //
 // With pidns and cgroup a writable pids cgroup caps each job at
