@@ -20,26 +20,18 @@ const TranscriptFile = ".forge-transcript.jsonl"
 // Step is one line of a transcript. Known fields are read into their own;
 // every other field, and a known one of another type, is kept in Extra.
 type Step struct {
-	// Line is the step's line number in the file, from 1.
-	Line int
-	// Role is who spoke: user, assistant, system or tool.
-	Role string
-	// Type is what the step is: message, tool_call, tool_result or event.
-	Type string
-	// Content is as written: a string or any JSON; Text renders it.
-	Content json.RawMessage
-	// Tool is the tool a tool_call calls (or a tool_result answers).
-	Tool *ToolCall
-	// ToolCallID ties a tool_result to its tool_call.
+	// Line is the step's line number in the file, from 1; the other fields
+	// are docs/protocol.md's. Time is zero when none reads as a time.
+	Line       int
+	Role       string
+	Type       string
+	Content    json.RawMessage // as written; Text renders it
+	Tool       *ToolCall
 	ToolCallID string
-	// Usage is the call's usage as the API answered; TokenUsage reads it.
-	Usage map[string]any
-	// Model names the model of the step.
-	Model string
-	// Time is zero when the step has none that reads as a time.
-	Time time.Time
-	// Extra holds every other field as written.
-	Extra map[string]json.RawMessage
+	Usage      map[string]any // as the API answered; TokenUsage reads it
+	Model      string
+	Time       time.Time
+	Extra      map[string]json.RawMessage
 }
 
 // ToolCall is a step's tool: its name and arguments as written.
