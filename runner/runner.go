@@ -24,13 +24,10 @@ type File struct {
 	Dst string
 }
 
-// Limits caps what a job may produce.
+// Limits caps what a job may produce; zero means the default.
 type Limits struct {
-	// MaxOutputBytes caps stdout and stderr, each. Zero means DefaultMaxOutput.
-	MaxOutputBytes int64
-	// MaxArtifactBytes caps the artifact and FORGE_RESULT.
-	MaxArtifactBytes int64
-	// MaxTranscriptBytes caps the transcript.
+	MaxOutputBytes     int64 // stdout and stderr, each
+	MaxArtifactBytes   int64 // the artifact and FORGE_RESULT
 	MaxTranscriptBytes int64
 }
 
