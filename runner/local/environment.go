@@ -34,7 +34,7 @@ const readyAttempts = 5
 // errLocked is a lock file that another holder has locked.
 var errLocked = errors.New("locked by another process")
 
-// DefaultEnvCache is forge/env in os.UserCacheDir.
+// DefaultEnvCache is forge/env in os.UserCacheDir, used without Options.EnvCache.
 func DefaultEnvCache() (string, error) {
 	dir, err := os.UserCacheDir()
 	if err != nil {

@@ -85,7 +85,8 @@ func (t *pidnsTier) inNamespace(pid int) bool {
 	return st.Dev == t.ns.Dev && st.Ino == t.ns.Ino
 }
 
-// end kills the namespace's init, so the kernel kills everything in it.
+// end kills the namespace's init, so the kernel kills everything in it; the
+// init is reaped only once they are all gone.
 func (t *pidnsTier) end([]*os.Process) error {
 	if t.holder == nil {
 		return nil
