@@ -161,7 +161,7 @@ func NewChecker(cfg Config) *Checker {
 	return c
 }
 
-// Check returns how r fares on each artifact scorer's checks; nil when r failed.
+// Check returns how r fares on each artifact scorer's checks; nil when none or r failed.
 func (c *Checker) Check(r runner.Result, task *Task) []runner.CheckResult {
 	if !r.Success || len(c.scorers) == 0 {
 		return nil
