@@ -1,7 +1,6 @@
 package report
 
-// One candidate's line in the standings: its figures, gathered from its
-// standing and its trials, and the plain text of each of its cells.
+// One candidate's line in the standings: its figures and the text of its cells.
 
 import (
 	"cmp"
@@ -15,26 +14,21 @@ import (
 	"github.com/forge-run/forge/scoring"
 )
 
-// candidate is one candidate's line in the standings, with its trials: what
-// every human-readable format shows.
+// candidate is one candidate's line in the standings, with its trials.
 type candidate struct {
 	standing scoring.Standing
-	// ranked is false when the record has no standing for this candidate
-	// (a run interrupted before scoring); standing is then scoring's
-	// Aggregate of the results, which has no rank.
+	// ranked is false when the record has no standing for the candidate;
+	// standing is then scoring's Aggregate, without a rank.
 	ranked  bool
 	winner  bool
 	results []*runner.Result // in trial order; the record's own
-	// scored is true when at least one trial has a score.
-	scored bool
+	scored  bool
 	// artifactMean is the mean artifact size over the trials that wrote one.
 	artifactMean float64
 	artifacts    int
 	errors       []kindCount
-	// multi is true when a trial beyond the first is among the results:
-	// trials are then told apart by number.
-	multi bool
-	// succeeded counts the successful results.
+	// multi: trials are told apart by number.
+	multi     bool
 	succeeded int
 }
 
@@ -44,8 +38,7 @@ type kindCount struct {
 	count int
 }
 
-// candidates lists the record's candidates in standings order, then any
-// candidate that has results but no standing, in the order it first appears.
+// candidates lists the standings' candidates, then those with results only.
 func candidates(rec *forge.Record) []candidate {
 	order, byID := runner.ByCandidate(rec.Results)
 	winner := ""
@@ -118,8 +111,7 @@ func newCandidate(st scoring.Standing, ranked bool, rs []*runner.Result, winner 
 	return c
 }
 
-// artifactSize is the artifact's size on disk, or the size of what the
-// record holds when the backend did not say.
+// artifactSize is the artifact's size on disk, else the size the record holds.
 func artifactSize(r runner.Result) int64 {
 	if r.ArtifactBytes > 0 {
 		return r.ArtifactBytes
@@ -135,8 +127,7 @@ func artifactHeld(r *runner.Result) int {
 	return len(r.ArtifactContent)
 }
 
-// KindLabel is an error kind in a few words, as the standings' status
-// says it ("timeout", "no artifact", "infra error").
+// KindLabel is an error kind as the status says it: "timeout", "infra error".
 func KindLabel(k runner.ErrorKind) string {
 	switch k {
 	case runner.ErrTimeout:
@@ -201,8 +192,7 @@ func (c candidate) rankText() string {
 	}
 }
 
-// statusText is "ok", the failure of a single trial ("timeout"), or each
-// error kind counted over the trials ("timeout 1/5, failed 1/5").
+// statusText is "ok", a single trial's failure, or "timeout 1/5, failed 1/5".
 func (c candidate) statusText() string {
 	if len(c.errors) == 0 {
 		if c.trials() == 0 {
@@ -221,9 +211,7 @@ func (c candidate) statusText() string {
 	return strings.Join(parts, ", ")
 }
 
-// scoreText is the score as scoring's winner line writes it (± the
-// half-width of its 95% interval with two scored trials or more), or "—"
-// when no trial was scored.
+// scoreText is the score as the winner line writes it, or "—" if unscored.
 func (c candidate) scoreText() string {
 	if !c.scored && c.standing.Score == 0 {
 		return "—"
@@ -231,8 +219,7 @@ func (c candidate) scoreText() string {
 	return c.standing.ScoreText()
 }
 
-// judged is how many trials count towards the success rate: every trial
-// but those that say nothing about the candidate (scoring leaves them out).
+// judged is how many trials count towards the success rate, as scoring counts.
 func (c candidate) judged() int {
 	if len(c.results) == 0 {
 		return c.standing.Trials
@@ -246,9 +233,7 @@ func (c candidate) judged() int {
 	return n
 }
 
-// successText is "80% (4/5)": the successes over the trials that ran to an
-// end, as scoring counts them (an infra failure or a cancelled trial says
-// nothing about the candidate; the status column still shows it).
+// successText is "80% (4/5)" over the trials that ran to an end.
 func (c candidate) successText() string {
 	n := c.judged()
 	if n == 0 {
@@ -259,9 +244,8 @@ func (c candidate) successText() string {
 }
 
 // runtime is the mean runtime and its standard deviation over the successful
-// trials (as scoring computes them), or over every trial when none
-// succeeded: how long a candidate ran before it failed is worth seeing too.
-// n is how many trials the figures cover.
+// trials, or over every trial when none succeeded: how long a candidate ran
+// before failing is worth seeing too. n is how many trials they cover.
 func (c candidate) runtime() (mean, sd float64, n int) {
 	if c.successes() > 0 || len(c.results) == 0 {
 		return c.standing.RuntimeMeanSeconds, c.standing.RuntimeStddevSeconds, c.successes()
@@ -274,8 +258,7 @@ func (c candidate) runtime() (mean, sd float64, n int) {
 	return sum.Mean, sum.SD, len(xs)
 }
 
-// runtimeText is the mean runtime, ± its standard deviation when it covers
-// several trials.
+// runtimeText is the mean runtime, ± its deviation over several trials.
 func (c candidate) runtimeText() string {
 	mean, sd, n := c.runtime()
 	switch {
@@ -305,10 +288,8 @@ func (c candidate) firstFailure() *runner.Result {
 	return nil
 }
 
-// notes is the first failure's message on one line ("#3: ", "q7: " or
-// "q7#3: " names the trial when there are several), or the first thing worth knowing about a
-// successful candidate (the scorer's notes, a judge that failed, an ignored
-// result file, a cut artifact or output).
+// notes is the first failure's message on one line, naming the trial when
+// there are several, or the first thing worth knowing about a successful one.
 func (c candidate) notes() string {
 	prefix := func(r *runner.Result) string {
 		if name := runner.TrialName("", r.TaskID, r.Trial, c.multi); name != "" {
@@ -344,9 +325,8 @@ func (c candidate) notes() string {
 	return ""
 }
 
-// costText is the candidate's total cost and what a win cost: "$1.20
-// ($0.040/solved)" in a suite, "/success" otherwise; "unpriced" when it
-// has tokens but no price, and "+unpriced" when part of it had none.
+// costText is "$1.20 ($0.040/solved)" (or "/success"), "unpriced" when it has
+// tokens but no price, "+unpriced" when part of it had none.
 func (c candidate) costText() string {
 	k := c.standing.Cost
 	switch {
@@ -365,10 +345,8 @@ func (c candidate) costText() string {
 	return s
 }
 
-// costLine is what the candidate cost, in a sentence: "cost $0.11: $0.014
-// a trial, 30200 tokens, $0.014 per success, $0.014 per solved task";
-// "30200 tokens, unpriced" when nothing of it has a price; "" without a
-// cost.
+// costLine is the candidate's cost in a sentence ("cost $0.11: $0.014 a
+// trial, 30200 tokens, ..."); "" without a cost.
 func (c candidate) costLine() string {
 	k := c.standing.Cost
 	switch {
@@ -390,8 +368,7 @@ func (c candidate) costLine() string {
 	return s
 }
 
-// solvedText is "28/30": the tasks solved in every trial over the tasks
-// played.
+// solvedText is "28/30": tasks solved in every trial over tasks played.
 func (c candidate) solvedText(tasks int) string {
 	if c.standing.Suite == nil {
 		return "—"
@@ -407,13 +384,7 @@ func (c candidate) passText() string {
 	return text.Score(*c.standing.Suite.PassAtK)
 }
 
-// costed says some candidate's trials have a cost: the standings show it.
-func costed(rec *forge.Record) bool {
-	return slices.ContainsFunc(rec.Standings, func(st scoring.Standing) bool { return st.Cost != nil })
-}
-
-// totalText is k's total, "$1.20", with "+unpriced" when part of it had no
-// price; "unpriced" when none of it had one.
+// totalText is "$1.20", "$1.20+unpriced" or "unpriced".
 func totalText(k *scoring.CostStanding) string {
 	if k.Unpriced() {
 		return "unpriced"

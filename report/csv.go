@@ -12,11 +12,7 @@ import (
 	"github.com/forge-run/forge/scoring"
 )
 
-// csvHeader names the CSV columns, one row per result; a suite's rows also
-// name their task and say whether the trial passed it. The last three are
-// the trial's stored files, relative to the run's directory (stdout and
-// stderr since schema 3, empty before), then its tokens and cost (empty
-// when it has none; cost_unpriced says what had no price).
+// csvHeader names the CSV columns, a suite's with task and passed.
 func csvHeader(suite bool) []string {
 	h := []string{"candidate_id", "trial", "success", "exit_code", "error_kind", "runtime_seconds",
 		"score", "artifact_bytes", "sandbox_id", "error_message", "stdout_path", "stderr_path", "artifact_path",
@@ -28,11 +24,8 @@ func csvHeader(suite bool) []string {
 	return h
 }
 
-// CSV writes one row per result (candidate × trial, or candidate × task ×
-// trial in a suite: the long format) under a header row, in the record's
-// order. Empty cells mean null (no exit code, no score, no sandbox, no
-// error, no file, or a path safeRunPath refuses); invalid UTF-8 becomes
-// U+FFFD.
+// CSV writes one row per result in the record's order (the long format) under
+// a header row. Empty cells mean null; invalid UTF-8 becomes U+FFFD.
 func CSV(w io.Writer, rec *forge.Record, opts Options) error {
 	if _, err := prepare(rec, opts); err != nil {
 		return err

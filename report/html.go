@@ -33,11 +33,8 @@ var htmlCSS string
 var chartsTemplate string
 
 // HTML writes one self-contained page (inline CSS and SVG, no scripts, nothing
-// fetched when it is viewed): the standings, a chart of each candidate's score
-// with its 95% confidence interval, a strip plot of every trial's runtime, and
-// for each candidate its trials with artifact, output and error in collapsed
-// sections. Everything from the record is escaped by html/template;
-// captured output is capped at opts.MaxOutputBytes.
+// fetched): the standings, the charts, and each candidate's trials in
+// collapsed sections. Everything from the record is escaped by html/template.
 func HTML(w io.Writer, rec *forge.Record, opts Options) error {
 	opts, err := prepare(rec, opts)
 	if err != nil {
@@ -57,8 +54,7 @@ func HTML(w io.Writer, rec *forge.Record, opts Options) error {
 	return nil
 }
 
-// htmlTemplates parses main with the charts' template and the functions
-// both use.
+// htmlTemplates parses main with the charts' template and functions.
 func htmlTemplates(main string) (*template.Template, error) {
 	tmpl, err := template.New("report").Funcs(template.FuncMap{
 		"f1":  f1,
@@ -100,17 +96,14 @@ type htmlPage struct {
 	Cost       *costChart
 	Runtime    *runtimeChart
 	Candidates []htmlCandidate
-	// Summarised says the run has more than htmlMaxTrials trials: the page
-	// shows a selection of them (Summary says which), not one section each.
+	// Summarised: the page shows a selection of trials (Summary says which).
 	Summarised bool
 	Summary    string
 }
 
-// A run of more than htmlMaxTrials trials is summarised: the heat map
-// shows the htmlMaxTasks hardest tasks, and each candidate's section its
-// failed trials only, at most htmlMaxFailuresPerKind of each error kind
-// and htmlMaxFailures in all, in plan order. Every trial stays in
-// results.json, every log in the run's directory.
+// A run of more than htmlMaxTrials trials is summarised: the hardest tasks in
+// the heat map and a few failed trials of each kind per candidate. Every
+// trial stays in results.json.
 const (
 	htmlMaxTrials          = 500
 	htmlMaxTasks           = 100
@@ -125,8 +118,7 @@ type htmlRow struct {
 	Winner                                  bool
 }
 
-// htmlHeat is a suite's heat map: a row per task, hardest first, a cell
-// per candidate coloured by its task score, linking to its trials.
+// htmlHeat is a suite's heat map: a row per task, a cell per candidate.
 type htmlHeat struct {
 	Candidates []string
 	Rows       []htmlHeatRow
@@ -152,8 +144,7 @@ type htmlCandidate struct {
 	Winner                     bool
 	Notes                      []string
 	Trials                     []htmlTrial
-	// Hidden says which of the candidate's trials the page leaves out; ""
-	// when it shows them all.
+	// Hidden says which of the candidate's trials the page leaves out.
 	Hidden string
 }
 
@@ -263,8 +254,7 @@ func anchorSafe(s string) string {
 	}, s)
 }
 
-// tasksShown says how much of the task matrix a summarised page shows:
-// ", and the 100 hardest of the 25000 tasks"; "" without one.
+// tasksShown is ", and the 100 hardest of the 25000 tasks", or "".
 func tasksShown(rec *forge.Record) string {
 	switch {
 	case len(rec.TaskMatrix) > htmlMaxTasks:
@@ -303,16 +293,15 @@ func newHTMLCandidate(c candidate, anchor string, summarised bool, opts Options)
 	}
 	for _, r := range shown {
 		t := newHTMLTrial(c, *r, opts)
-		t.Anchor = trialAnchor(anchor, *r)
+		t.Anchor = fmt.Sprintf("%s-%s-%d", anchor, anchorSafe(r.TaskID), r.Trial)
 		t.key, t.trial = [2]string{r.CandidateID, r.TaskID}, r.Trial
 		hc.Trials = append(hc.Trials, t)
 	}
 	return hc
 }
 
-// shownFailures picks the failed trials a summarised report shows: in
-// the given order, at most perKind of each error kind and most in all, so
-// every kind of failure is seen even when one kind is most of them.
+// shownFailures picks at most perKind failed trials of each error kind and
+// most in all, so every kind of failure is seen.
 func shownFailures(rs []*runner.Result, perKind, most int) []*runner.Result {
 	var out []*runner.Result
 	n := map[runner.ErrorKind]int{}
@@ -329,14 +318,8 @@ func shownFailures(rs []*runner.Result, perKind, most int) []*runner.Result {
 	return out
 }
 
-// trialAnchor is the id of a trial's section in the page.
-func trialAnchor(candidate string, r runner.Result) string {
-	return fmt.Sprintf("%s-%s-%d", candidate, anchorSafe(r.TaskID), r.Trial)
-}
-
-// newHTMLHeat is the heat map of a suite's record, or nil: every task, or
-// the htmlMaxTasks hardest when the page is summarised. A cell links to
-// the candidate's first trial of the task the page shows.
+// newHTMLHeat is a suite's heat map, or nil: every task, or the hardest when
+// summarised. A cell links to the candidate's first trial of the task shown.
 func newHTMLHeat(rec *forge.Record, cs []htmlCandidate, summarised bool) *htmlHeat {
 	if len(rec.TaskMatrix) == 0 {
 		return nil

@@ -10,8 +10,7 @@ import (
 	"github.com/forge-run/forge/runner"
 )
 
-// The HTML report's inline SVG charts: scores with their intervals, and
-// every trial's runtime.
+// The HTML report's inline SVG charts.
 
 // Chart geometry, in SVG user units.
 const (
@@ -38,8 +37,8 @@ func (a axis) x(v float64) float64 {
 	return a.x0 + (v-a.lo)/(a.hi-a.lo)*(a.x1-a.x0)
 }
 
-// niceTicks returns about n round tick values covering [lo, hi], the
-// widened domain they span, and how many decimals their labels need.
+// niceTicks returns about n round ticks covering [lo, hi], their span and
+// the decimals their labels need.
 func niceTicks(lo, hi float64, n int) (ticks []float64, start, end float64, decimals int) {
 	if hi <= lo {
 		hi = lo + 1
@@ -65,8 +64,7 @@ func niceTicks(lo, hi float64, n int) (ticks []float64, start, end float64, deci
 	return ticks, start, end, decimals
 }
 
-// rowChart is what the score and runtime charts share: a row per
-// candidate over an x axis with its ticks.
+// rowChart is a row per candidate over an x axis with its ticks.
 type rowChart struct {
 	Width, Height, RowH float64
 	PlotX0, PlotX1      float64
@@ -74,8 +72,7 @@ type rowChart struct {
 	Ticks               []tick
 }
 
-// newRowChart lays out rows rows over [lo, hi], with a tick at each of
-// values, and returns the axis that places a value.
+// newRowChart lays out rows over [lo, hi] with ticks at values, and its axis.
 func newRowChart(rows int, lo, hi float64, values []float64, label func(float64) string) (rowChart, axis) {
 	bottom := chartTop + float64(rows)*chartRowH
 	ch := rowChart{Width: chartWidth, Height: bottom + chartAxisH, RowH: chartRowH, PlotX0: chartLabelW,
@@ -155,12 +152,10 @@ type runtimeRow struct {
 	MeanX   float64
 }
 
-// maxDots is the most trials of a candidate the runtime chart draws a dot
-// for; beyond it the chart draws a box plot of them.
+// maxDots is the most runtimes drawn as dots; beyond, a box plot.
 const maxDots = 200
 
-// runtimeBox is a box plot of a candidate's runtimes: the quartiles and
-// the extremes, as x positions.
+// runtimeBox is a box plot of a candidate's runtimes, as x positions.
 type runtimeBox struct {
 	Mid                      float64
 	Min, Q1, Median, Q3, Max float64

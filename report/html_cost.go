@@ -8,10 +8,8 @@ import (
 	"github.com/forge-run/forge/internal/text"
 )
 
-// costChart is the HTML report's score against cost: one point per
-// candidate whose trials are all priced, at its mean cost per trial and
-// its score, the Pareto front (no other candidate scores as much for
-// less) joined by a line.
+// costChart plots score against mean cost per trial, one point per fully
+// priced candidate, with the Pareto front joined by a line.
 type costChart struct {
 	Width, Height  float64
 	PlotX0, PlotX1 float64
@@ -20,8 +18,7 @@ type costChart struct {
 	Points         []costPoint
 	// Front is the polyline of the Pareto front's points, by cost.
 	Front string
-	// Left are the candidates with a cost that could not be placed:
-	// something of theirs has no price.
+	// Left are the candidates with something unpriced.
 	Left []string
 }
 

@@ -1,8 +1,6 @@
 package report
 
-// One trial's section of the HTML page: its facts, error, excerpts of its
-// output and artifact (an image shown as one), and links to its stored
-// files.
+// One trial's section of the HTML page.
 
 import (
 	"bytes"
@@ -28,8 +26,7 @@ type htmlTrial struct {
 	ArtifactNote                       string
 	ArtifactImage                      template.URL
 	Output, Stderr                     string
-	// OutputFile, StderrFile and ArtifactFile say how much of each file
-	// the record holds and where the whole file is.
+	// How much of each file the record holds, and where it is.
 	OutputFile, StderrFile, ArtifactFile htmlLog
 	Submitted                            []htmlFact
 	Judges                               []htmlFact
@@ -39,9 +36,8 @@ type htmlTrial struct {
 	trial int
 }
 
-// htmlLog is one of a trial's stored files: what part of it the record
-// holds (Note), its path in the run's directory and, when the report
-// knows where that is (Options.RunDir), the link to it.
+// htmlLog is one of a trial's stored files: what part the record holds, its
+// path in the run's directory and, with Options.RunDir, a link to it.
 type htmlLog struct{ Note, Path, Href string }
 
 func newHTMLLog(f logFile, opts Options) htmlLog {
@@ -144,8 +140,8 @@ func phases(p runner.Phases) string {
 	return strings.Join(parts, " · ")
 }
 
-// imageDataURL returns a data: URL for a base64 artifact that is a PNG, JPEG,
-// GIF or WebP image (judged by its first bytes, not its name), or "".
+// imageDataURL is a data: URL for a base64 artifact whose first bytes say it
+// is a PNG, JPEG, GIF or WebP image, or "".
 func imageDataURL(r runner.Result) template.URL {
 	if r.ArtifactTruncated {
 		return ""

@@ -8,8 +8,7 @@ import (
 )
 
 // JSON writes results.json exactly as the run writes it to disk
-// (forge.EncodeRecord: indented, one result per line, trailing newline),
-// so `--format json` and the file never differ.
+// (forge.EncodeRecord), so --format json and the file never differ.
 func JSON(w io.Writer, rec *forge.Record, opts Options) error {
 	if _, err := prepare(rec, opts); err != nil {
 		return err

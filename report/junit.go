@@ -10,11 +10,8 @@ import (
 	"github.com/forge-run/forge/runner"
 )
 
-// JUnit writes the run as JUnit XML (see package junit): one testsuite, one
-// testcase per candidate × trial, failures typed by error kind, output in
-// system-out and system-err capped at opts.MaxOutputBytes, each after a
-// line saying when it is an excerpt and where the whole log is (records
-// of schema 3), and the plain standings table as the suite's system-out.
+// JUnit writes the run as JUnit XML (package junit), with the plain
+// standings table as the suite's system-out.
 func JUnit(w io.Writer, rec *forge.Record, opts Options) error {
 	opts, err := prepare(rec, opts)
 	if err != nil {

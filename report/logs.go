@@ -1,9 +1,7 @@
 package report
 
-// What the reports say of a trial's stored files (stdout, stderr, the
-// artifact): whether the record holds all of one or an excerpt, and where
-// the whole file is, relative to the run's directory. Since schema 3 a
-// record keeps only excerpts; the whole files stay on disk.
+// What the reports say of a trial's stored files: whether the record holds
+// all of one or an excerpt (schema 3), and where the whole file is.
 
 import (
 	"net/url"
@@ -17,16 +15,13 @@ import (
 type logFile struct {
 	// Name is "stdout", "stderr" or "artifact".
 	Name string
-	// Note says what part of the file the record holds: "last 1.0 KiB of
-	// 20 KiB"; "" when the record holds it whole.
+	// Note is "last 1.0 KiB of 20 KiB"; "" when the record holds it whole.
 	Note string
-	// Path is the file's path relative to the run's directory; "" when the
-	// record names none, or names one a report must not link to (safeRunPath).
+	// Path is relative to the run's directory; "" unless safeRunPath.
 	Path string
 }
 
-// stdoutFile and stderrFile describe r's captured output: the record holds
-// its end when it was cut.
+// stdoutFile and stderrFile describe r's output; the record holds its end.
 func stdoutFile(r *runner.Result) logFile {
 	return outputFile("stdout", r.OutputPath, r.OutputCut, len(r.Output), r.OutputBytes)
 }
@@ -43,9 +38,7 @@ func outputFile(name, path string, cut bool, kept int, whole int64) logFile {
 	return f
 }
 
-// artifactFile describes r's artifact: its path (records of every version
-// give it, relative to the run's directory) and, when the record holds
-// only its start, how much.
+// artifactFile describes r's artifact and how much of its start is held.
 func artifactFile(r *runner.Result) logFile {
 	f := logFile{Name: "artifact", Path: safe(r.ArtifactPath)}
 	if r.ArtifactCut {
@@ -62,8 +55,7 @@ func part(kept int, total int64) string {
 	return text.Bytes(float64(kept)) + " of " + text.Bytes(float64(total))
 }
 
-// Sentence is how a text report says it: "stdout: last 1.0 KiB of 20
-// KiB, whole file alpha/q7/stdout.log"; "" when there is nothing to say.
+// Sentence is "stdout: last 1.0 KiB of 20 KiB, whole file alpha/q7/stdout.log".
 func (f logFile) Sentence() string {
 	var parts []string
 	if f.Note != "" {
@@ -78,10 +70,9 @@ func (f logFile) Sentence() string {
 	return f.Name + ": " + strings.Join(parts, ", ")
 }
 
-// safeRunPath reports whether p may be named and linked as a path inside the
-// run's directory: relative, slash-separated, without ".." or empty
-// elements, backslashes, colons (a URL scheme, a drive) or control
-// characters, and valid UTF-8.
+// safeRunPath reports whether p may be named and linked inside the run's
+// directory: relative, slash-separated, valid UTF-8, without "..", empty
+// elements, backslashes, colons (a scheme, a drive) or control characters.
 func safeRunPath(p string) bool {
 	if p == "" || strings.HasPrefix(p, "/") || strings.ContainsAny(p, "\\:") {
 		return false
@@ -106,11 +97,9 @@ func safe(p string) string {
 	return ""
 }
 
-// logHref is the link to path p (safeRunPath) in the run's directory runDir, as a
-// report that knows where that directory is from where it is written sees
-// it ("." when it is written into it); "" without runDir or a path. Every
-// element is escaped, so the link is a relative (or, with an absolute
-// runDir, absolute) path and never a URL with a scheme.
+// logHref is the link to p in runDir as seen from where the report is
+// written; "" without runDir or p. Every element is escaped, so it is never a
+// URL with a scheme.
 func logHref(runDir, p string) string {
 	if runDir == "" || !safeRunPath(p) {
 		return ""

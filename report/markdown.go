@@ -11,11 +11,9 @@ import (
 	"github.com/forge-run/forge/runner"
 )
 
-// Markdown writes the standings as GitHub-flavoured Markdown, ready for a PR
-// comment or $GITHUB_STEP_SUMMARY: a heading with the run, the standings
-// table, the winner line, then the failures in a collapsed <details> block.
-// Text from candidates is escaped so it cannot break the table or inject
-// markup.
+// Markdown writes the standings as GitHub-flavoured Markdown, for a PR comment
+// or $GITHUB_STEP_SUMMARY. Text from candidates is escaped so it cannot break
+// the table or inject markup.
 func Markdown(w io.Writer, rec *forge.Record, opts Options) error {
 	opts, err := prepare(rec, opts)
 	if err != nil {
@@ -93,9 +91,7 @@ func Markdown(w io.Writer, rec *forge.Record, opts Options) error {
 	return nil
 }
 
-// Beyond mdMaxFailures failed trials, the Markdown lists per candidate at
-// most mdMaxFailuresPerKind of each error kind and mdMaxFailuresEach in all;
-// beyond mdMaxTasks tasks, its matrix has the hardest mdMaxTasks.
+// Limits that keep a large run's Markdown readable.
 const (
 	mdMaxFailures        = 50
 	mdMaxFailuresPerKind = 5
@@ -103,10 +99,8 @@ const (
 	mdMaxTasks           = 100
 )
 
-// writeFailures lists the failed trials with their full (one-line) error
-// and where their logs are, in a collapsed block so a long list does not
-// swamp the comment: every one, or a few of each kind per candidate when
-// there are more than mdMaxFailures.
+// writeFailures lists the failed trials in a collapsed block: every one, or
+// a few of each kind per candidate beyond mdMaxFailures.
 func writeFailures(b *strings.Builder, cs []candidate, opts Options) {
 	n := 0
 	for _, c := range cs {
@@ -159,8 +153,7 @@ func writeFailures(b *strings.Builder, cs []candidate, opts Options) {
 	b.WriteString("\n</details>\n")
 }
 
-// mdFile names a file in the run's directory: a link with Options.RunDir,
-// else its path as code.
+// mdFile names a file of the run's directory: a link, else code.
 func mdFile(path string, opts Options) string {
 	if href := logHref(opts.RunDir, path); href != "" {
 		return "[" + text.Markdown(path) + "](" + href + ")"
@@ -168,9 +161,7 @@ func mdFile(path string, opts Options) string {
 	return mdCode(path)
 }
 
-// mdCode writes s as an inline code span, choosing a fence longer than any
-// run of backticks inside it; a '|' is escaped so it cannot end a table
-// cell.
+// mdCode is s on one line as inline code (text.MarkdownCode), "—" when empty.
 func mdCode(s string) string {
 	s = text.OneLine(s)
 	if s == "" {
@@ -179,12 +170,10 @@ func mdCode(s string) string {
 	return text.MarkdownCode(s)
 }
 
-// mdHeader is a column's header as Markdown and HTML show it: "Rank",
-// "Pass@1".
+// mdHeader is a column's header as Markdown and HTML show it: "Pass@1".
 func mdHeader(h string) string { return h[:1] + strings.ToLower(h[1:]) }
 
-// writeMarkdownMatrix writes a suite's per-task matrix and head-to-head
-// record in a collapsed block.
+// writeMarkdownMatrix writes a suite's matrix and head-to-head, collapsed.
 func writeMarkdownMatrix(b *strings.Builder, rec *forge.Record) {
 	if len(rec.TaskMatrix) == 0 {
 		return
@@ -227,8 +216,7 @@ func mdTable(b *strings.Builder, header []string, rows [][]string, align []text.
 	}
 }
 
-// writeMarkdownCost is what each candidate cost, when any did: total, per
-// trial, tokens, and what a win cost.
+// writeMarkdownCost is what each candidate cost, when any did.
 func writeMarkdownCost(b *strings.Builder, cs []candidate) {
 	if !slices.ContainsFunc(cs, func(c candidate) bool { return c.standing.Cost != nil }) {
 		return

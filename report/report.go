@@ -29,8 +29,7 @@ func AllFormats() []Format {
 	return []Format{FormatTable, FormatJSON, FormatMarkdown, FormatJUnit, FormatCSV, FormatHTML}
 }
 
-// ParseFormat reads a --format value: table, json, markdown (or md), junit
-// (or xml), csv or html, in any case.
+// ParseFormat reads a --format value, in any case.
 func ParseFormat(s string) (Format, error) {
 	switch v := strings.ToLower(strings.TrimSpace(s)); v {
 	case "table", "text":
@@ -49,8 +48,7 @@ func ParseFormat(s string) (Format, error) {
 	return "", fmt.Errorf("unknown report format %q: want one of %s", s, formatList())
 }
 
-// FormatFromPath picks the format of a --report file from its extension:
-// .json, .md, .xml (JUnit), .csv, .html, or .txt (the plain table).
+// FormatFromPath picks a --report file's format by its extension.
 func FormatFromPath(path string) (Format, error) {
 	switch ext := strings.ToLower(filepath.Ext(path)); ext {
 	case ".json":
@@ -81,37 +79,26 @@ func formatList() string {
 	return strings.Join(s, ", ")
 }
 
-// DefaultMaxOutputBytes is how much of a trial's stdout or stderr (and of an
-// artifact in HTML) a report shows when Options.MaxOutputBytes is 0.
+// DefaultMaxOutputBytes is how much of each output a report shows by default.
 const DefaultMaxOutputBytes = 64 << 10
 
-// Options say how to render a report. The zero value is valid: plain text, no
-// colour, the real clock and DefaultMaxOutputBytes.
+// Options say how to render a report; the zero value is valid.
 type Options struct {
-	// TTY is true when the report goes to a terminal: the table gets borders
-	// and padding instead of plain aligned columns.
+	// TTY: the report goes to a terminal, so the table gets borders.
 	TTY bool
-	// Color asks for ANSI colour in the table. The caller decides: false when
-	// NO_COLOR is set or the output is not a terminal.
+	// Color asks for ANSI colour; the caller decides (NO_COLOR, no TTY).
 	Color bool
-	// Now is the clock for "generated at" stamps and for timestamps the
-	// record lacks; nil means time.Now. Tests inject a fixed one.
+	// Now is the clock for timestamps the record lacks; nil means time.Now.
 	Now func() time.Time
-	// MaxOutputBytes caps each stdout, stderr and artifact a report embeds
-	// (JUnit system-out, HTML <pre>); 0 means DefaultMaxOutputBytes.
+	// MaxOutputBytes caps each output a report embeds (0: the default).
 	MaxOutputBytes int
 	// Matrix makes the table print a suite's per-task matrix whatever its
-	// size; without it the table prints the matrix when it fits (Width
-	// columns; 0 means unknown) and a summary of it otherwise.
+	// size; else only when it fits in Width columns (0: unknown).
 	Matrix bool
 	Width  int
-	// RunDir is where the run's directory is, seen from where the report
-	// is written: "." when the report is written into it, a relative path
-	// ("../artifacts/20261121-153000-ab12") or an absolute one otherwise.
-	// The HTML and Markdown reports then link each trial's stored files
-	// (its stdout, stderr and artifact, named by the record relative to
-	// the run's directory). "" means unknown: the reports name the files'
-	// paths without linking them.
+	// RunDir is the run's directory seen from where the report is written
+	// ("." inside it); the HTML and Markdown reports then link each trial's
+	// stored files. "" means unknown: files are named, not linked.
 	RunDir string
 }
 
@@ -134,8 +121,7 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// WriteFunc renders one format of rec to w. Table, JSON, Markdown, JUnit, CSV
-// and HTML are WriteFuncs.
+// WriteFunc renders one format of rec to w.
 type WriteFunc func(w io.Writer, rec *forge.Record, opts Options) error
 
 // For returns the function that writes format f.

@@ -1,7 +1,6 @@
 package report
 
-// A suite's parts of the reports: the standings' suite columns, the
-// per-task matrix (candidates × tasks) and the head-to-head record.
+// A suite's parts of the reports: its columns, matrix and head-to-head.
 
 import (
 	"bytes"
@@ -29,9 +28,8 @@ func passHeader(rec *forge.Record) string {
 	return "PASS@1"
 }
 
-// cellText is one candidate's result on one task: "✓" when every trial
-// passed it (full score), "✗" when it scored 0, else the task score
-// ("0.67"); "·" when it has no score.
+// cellText is a candidate's result on a task: "✓" all passed, "✗" scored 0,
+// else its score ("0.67"); "·" without a score.
 func cellText(c scoring.TaskCell) string {
 	switch {
 	case c.Score == nil:
@@ -44,9 +42,8 @@ func cellText(c scoring.TaskCell) string {
 	return text.Score(*c.Score)
 }
 
-// matrixRows is the per-task matrix as table rows: a task per row, hardest
-// first (only the first most when most > 0), a column per candidate in the
-// standings' order, then the task's mean score.
+// matrixRows is the per-task matrix, hardest task first (the first most when
+// most > 0), a column per candidate, then the task's mean.
 func matrixRows(rec *forge.Record, most int) (header []string, rows [][]string, align []text.Align) {
 	header = []string{"TASK"}
 	align = []text.Align{text.Left}
@@ -75,10 +72,8 @@ func matrixRows(rec *forge.Record, most int) (header []string, rows [][]string, 
 // maxMatrixTasks is the most tasks the table prints a matrix for unasked.
 const maxMatrixTasks = 40
 
-// writeMatrix writes the per-task matrix when asked (opts.Matrix) or when
-// it fits (at most maxMatrixTasks tasks, no wider than opts.Width), else a
-// summary of it: the hardest tasks and those that tell the candidates
-// apart.
+// writeMatrix writes the per-task matrix when asked or when it fits, else a
+// summary: the hardest tasks and those that tell the candidates apart.
 func writeMatrix(buf *bytes.Buffer, rec *forge.Record, opts Options) error {
 	if len(rec.TaskMatrix) == 0 {
 		return nil
@@ -133,8 +128,7 @@ func matrixSummary(rec *forge.Record) string {
 	return s + " (--matrix prints every task)"
 }
 
-// headToHeadRows is the pairwise task-by-task record as table rows: a row
-// per candidate, a column per opponent, "wins-losses-ties".
+// headToHeadRows is the pairwise record, "wins-losses-ties" per opponent.
 func headToHeadRows(rec *forge.Record) (header []string, rows [][]string, align []text.Align) {
 	var ids []string
 	for _, c := range rec.TaskMatrix[0].Cells {
@@ -159,8 +153,7 @@ func headToHeadRows(rec *forge.Record) (header []string, rows [][]string, align 
 	return header, rows, align
 }
 
-// writeHeadToHead writes the pairwise record when there are more than two
-// candidates (with two, the winner line says it).
+// writeHeadToHead writes the pairwise record beyond two candidates.
 func writeHeadToHead(buf *bytes.Buffer, rec *forge.Record, opts Options) error {
 	if len(rec.HeadToHead) < 2 || len(rec.TaskMatrix) == 0 {
 		return nil

@@ -1,23 +1,22 @@
 package report
 
-// The standings' columns and the lines about the whole run that every
-// human-readable format shows.
+// The standings' columns and the lines every text format shows.
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/forge-run/forge/forge"
 	"github.com/forge-run/forge/internal/text"
 	"github.com/forge-run/forge/runner"
+	"github.com/forge-run/forge/scoring"
 )
 
-// notesWidth is how many runes of an error message the table and Markdown
-// show.
+// notesWidth is how many runes of an error the table and Markdown show.
 const notesWidth = 50
 
-// column is one column of the standings, as the table and Markdown show
-// them: its header, alignment and each candidate's plain cell.
+// column is one column of the standings: header, alignment and cell.
 type column struct {
 	header string
 	align  text.Align
@@ -32,8 +31,7 @@ const (
 	colNotes     = "NOTES"
 )
 
-// columns are the standings' columns: a suite's have SOLVED and PASS@k
-// after SCORE, and no ARTIFACT.
+// columns are the standings' columns, a suite's with SOLVED and PASS@k.
 func columns(rec *forge.Record) []column {
 	cols := []column{
 		{colRank, text.Right, candidate.rankText},
@@ -53,7 +51,7 @@ func columns(rec *forge.Record) []column {
 	if !suite(rec) {
 		cols = append(cols, column{"ARTIFACT", text.Right, candidate.artifactText})
 	}
-	if costed(rec) {
+	if slices.ContainsFunc(rec.Standings, func(st scoring.Standing) bool { return st.Cost != nil }) {
 		cols = append(cols, column{"COST", text.Right, candidate.costText})
 	}
 	return append(cols, column{colNotes, text.Left, func(c candidate) string { return text.Shorten(c.notes(), notesWidth) }})
@@ -75,8 +73,7 @@ func winnerLine(rec *forge.Record, cs []candidate) string {
 	return "winner: none — no candidate succeeded"
 }
 
-// runFacts is the one-line description of the run under a report's title:
-// backend, candidates × trials, wall time.
+// runFacts is the line under a report's title: backend, sizes, wall time.
 func runFacts(rec *forge.Record, cs []candidate) string {
 	parts := []string{}
 	if rec.Backend != "" {
@@ -103,8 +100,7 @@ func runFacts(rec *forge.Record, cs []candidate) string {
 	return strings.Join(parts, " · ")
 }
 
-// retriedLine says how many trials needed more than one sandbox (their
-// earlier attempts ended infra), naming the first few; "" when none did.
+// retriedLine says how many trials took more than one sandbox, or "".
 func retriedLine(rec *forge.Record) string {
 	var names []string
 	for _, r := range rec.Results {

@@ -20,11 +20,9 @@ const (
 	ansiYellow = "\x1b[33m"
 )
 
-// Table writes the standings as a table, then the winner line and any
-// sandboxes forge could not delete. On a terminal (opts.TTY) the table has
-// borders; otherwise it is plain columns aligned with spaces, with no
-// box-drawing characters, for logs and pipes. ANSI colour only with
-// opts.Color.
+// Table writes the standings, the winner line and any sandboxes forge could
+// not delete: with borders on a terminal, else plain aligned columns for logs
+// and pipes; ANSI colour only with opts.Color.
 func Table(w io.Writer, rec *forge.Record, opts Options) error {
 	opts, err := prepare(rec, opts)
 	if err != nil {
@@ -106,8 +104,7 @@ func Table(w io.Writer, rec *forge.Record, opts Options) error {
 	return nil
 }
 
-// renderTable draws the standings with text.Table, the header in bold with
-// opts.Color.
+// renderTable draws the standings, the header bold with opts.Color.
 func renderTable(w io.Writer, cols []column, rows [][]string, opts Options) error {
 	header := make([]string, len(cols))
 	align := make([]text.Align, len(cols))

@@ -1,9 +1,7 @@
 package report
 
-// What forge view shows of a run with the reports' own words: the
-// standings' cells as the table prints them, the winner line, the notes,
-// a suite's matrix cells and head-to-head, and the HTML report's charts
-// and stylesheet. The viewer renders them; it derives none of them.
+// What forge view shows of a run, in the reports' own words: the viewer
+// renders them and derives none.
 
 import (
 	"bytes"
@@ -18,26 +16,21 @@ import (
 
 // Summary is a run as the reports describe it.
 type Summary struct {
-	// Facts is the line under a report's title: backend, candidates ×
-	// tasks × trials, wall time.
+	// Facts is the line under a report's title.
 	Facts string
-	// Header heads the standings' columns, Numeric says which of them are
-	// right-aligned numbers, and Rows are the candidates, best first, with
-	// the table's cells (rank, ties, score ± interval, success, runtime,
-	// cost, notes).
+	// Header, Numeric (right-aligned) and Rows are the standings table's,
+	// candidates best first.
 	Header  []string
 	Numeric []bool
 	Rows    []SummaryRow
 	// WinnerLine is the run's verdict; Winner says there is a winner.
 	WinnerLine string
 	Winner     bool
-	// Notes are what else the table says under the verdict: interrupted,
-	// candidates not run, trials retried, sandboxes not deleted.
+	// Notes are what else the table says under the verdict.
 	Notes []string
 	// Comparison is rank 1 against rank 2, as name and value.
 	Comparison [][2]string
-	// HeadToHead is a suite's pairwise record (wins-losses-ties of the row
-	// against the column) when it has more than two candidates.
+	// HeadToHead is a suite's pairwise record beyond two candidates.
 	HeadToHead *Grid
 }
 
@@ -104,9 +97,8 @@ func Summarise(rec *forge.Record) Summary {
 	return s
 }
 
-// MatrixCell is how the reports show one candidate's result on one task:
-// its text ("✓", "✗", "0.67", "·"), the heat map's CSS class (heat0 …
-// heat10, heatnone) and a title in words.
+// MatrixCell is a candidate's result on a task: its text, the heat map's CSS
+// class and a title in words.
 func MatrixCell(task string, c scoring.TaskCell) (cell, class, title string) {
 	class, score := "heatnone", "no score"
 	if c.Score != nil {
@@ -117,9 +109,8 @@ func MatrixCell(task string, c scoring.TaskCell) (cell, class, title string) {
 	return cellText(c), class, title
 }
 
-// Charts renders the HTML report's charts of rec (score with its interval,
-// score against cost, runtime of every trial) as inline SVG, with no
-// script and no style attribute: classes of StyleSheet colour them.
+// Charts renders the HTML report's charts of rec as inline SVG, with no script
+// and no style attribute: StyleSheet's classes colour them.
 func Charts(rec *forge.Record) (template.HTML, error) {
 	cs := candidates(rec)
 	if len(cs) == 0 {

@@ -2,9 +2,9 @@ package runner
 
 import "sync"
 
-// CappedBuffer is an io.Writer that keeps the first Max bytes written to it
-// and counts, but drops, the rest, so a candidate printing gigabytes costs
-// forge no memory. It is safe for concurrent use.
+// CappedBuffer is an io.Writer that keeps the first Max bytes and counts but
+// drops the rest, so a candidate printing gigabytes costs forge no memory.
+// It is safe for concurrent use.
 type CappedBuffer struct {
 	Max int64
 
@@ -13,8 +13,7 @@ type CappedBuffer struct {
 	total int64
 }
 
-// Write keeps what fits and always reports the whole of p as written, so the
-// writer on the other side of a pipe keeps draining.
+// Write keeps what fits and reports all of p written, so the pipe keeps draining.
 func (c *CappedBuffer) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

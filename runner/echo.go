@@ -9,10 +9,9 @@ import (
 // maxEchoLine cuts very long lines when echoing.
 const maxEchoLine = 4 << 10
 
-// EchoWriter is an io.Writer that passes each complete line written to it
-// to an echo function, for streaming a candidate's output (--verbose). It
-// echoes at most Max bytes, then says once that the rest is not shown;
-// lines longer than 4 KiB are cut. It is safe for concurrent use.
+// EchoWriter passes each complete line written to it to Echo (--verbose),
+// at most Max bytes, then says once that the rest is not shown; lines over
+// 4 KiB are cut. It is safe for concurrent use.
 type EchoWriter struct {
 	Stream string
 	Echo   func(stream, line string)
@@ -24,8 +23,8 @@ type EchoWriter struct {
 	stopped bool
 }
 
-// Write echoes the complete lines in p and keeps a trailing partial line.
-// It always reports all of p as written.
+// Write echoes the complete lines in p, keeps a trailing partial one and
+// reports all of p written.
 func (w *EchoWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()

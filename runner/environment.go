@@ -14,36 +14,29 @@ import (
 	"time"
 )
 
-// Environment is what a job runs in that is built once and reused by every
-// job naming the same one, in this run and the next: a base image (on
-// Daytona) and build steps that fill the environment's directory (EnvDirVar:
-// a venv, a cloned repository, a model's files), with their files and
-// variables. Its identity is Hash, a digest of all of that, never its Name.
-// A job run in it has EnvDirVar set and its bin/ first on PATH. On Daytona
-// it is a snapshot (SnapshotName) every job's sandbox starts from; locally
-// a directory in forge's cache.
+// Environment is built once and reused by every job naming the same one, in
+// this run and the next: an image (Daytona) and build steps that fill the
+// directory EnvDirVar names, with files and variables. Its identity is Hash,
+// never its Name.
 type Environment struct {
 	// Name is the manifest's name for it, for people.
 	Name string
 	// Hash identifies the environment (EnvironmentHash): lowercase hex.
 	Hash string
-	// Image is the base image a Daytona snapshot is built from; empty means
-	// DefaultImage. Locally it is part of the identity only.
+	// Image is the Daytona snapshot's base (empty: DefaultImage); locally
+	// only part of the identity.
 	Image string
 	// Build are shell lines run in order in the environment's directory.
 	Build []string
-	// Files are written into the environment's directory before the build
-	// steps run (Dst relative to it, valid by RelPath).
+	// Files are written into the environment's directory before the build.
 	Files []File
-	// Env are the build's variables. Jobs get the manifest's env, not
-	// these.
+	// Env are the build's variables, not the jobs'.
 	Env map[string]string
 	// BuildTimeout bounds the whole build; zero means DefaultBuildTimeout.
 	BuildTimeout time.Duration
 }
 
-// EnvDirVar names the environment's directory: to its build steps, and to
-// every job run in it.
+// EnvDirVar names the environment's directory to its build and its jobs.
 const EnvDirVar = "FORGE_ENV_DIR"
 
 // DefaultImage is the base image of an environment that names none.
@@ -52,25 +45,20 @@ const DefaultImage = "python:3.12-slim"
 // DefaultBuildTimeout bounds a build when the environment sets no timeout.
 const DefaultBuildTimeout = 30 * time.Minute
 
-// SnapshotPrefix starts the name of every Daytona snapshot forge builds
-// for an environment: forge-env-<first 16 hex digits of its hash>.
+// SnapshotPrefix starts every environment snapshot's name: forge-env-<short hash>.
 const SnapshotPrefix = "forge-env-"
 
 // SnapshotName is the Daytona snapshot of the environment of that hash.
 func SnapshotName(hash string) string { return SnapshotPrefix + ShortHash(hash) }
 
-// ShortHash is the part of an environment's hash that names it: 16 hex
-// digits (64 bits), as a cache directory or a snapshot.
+// ShortHash is the 16 hex digits of a hash that name a directory or snapshot.
 func ShortHash(hash string) string { return hash[:min(16, len(hash))] }
 
-// envHashFormat changes when what the hash covers changes, so that an
-// environment is never taken for one built under other rules.
+// envHashFormat changes with what the hash covers, so rules never mix.
 const envHashFormat = "forge-environment/1"
 
-// EnvironmentHash is the identity of e's content: its image, build steps
-// (in order), variables, and files (path and content, in path order),
-// under the rules of this version of forge. Name and BuildTimeout are not
-// content. It reads each file given by Src.
+// EnvironmentHash digests e's content: image, build steps in order, variables
+// and files (path and content, read from Src); not Name or BuildTimeout.
 func EnvironmentHash(e *Environment) (string, error) {
 	type file struct {
 		Dst    string `json:"dst"`
@@ -89,8 +77,7 @@ func EnvironmentHash(e *Environment) (string, error) {
 	if image == "" {
 		image = DefaultImage
 	}
-	// encoding/json writes map keys sorted: the same content, the same
-	// bytes.
+	// encoding/json sorts map keys: the same content, the same bytes.
 	b, err := json.Marshal(struct {
 		Format string            `json:"format"`
 		Image  string            `json:"image"`
@@ -123,24 +110,19 @@ func fileDigest(f File) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// EnvironmentBuild is what making an environment ready did: built it, or
-// found it built (Reused), where it is, and how long that took.
+// EnvironmentBuild is what making an environment ready did.
 type EnvironmentBuild struct {
 	Hash string
-	// Reused is true when it was there already, built by an earlier run
-	// (or by another forge that built it meanwhile): nothing was built.
+	// Reused: it was built already (by an earlier run or another forge).
 	Reused bool
 	// Where is the local directory, or the Daytona snapshot's name.
 	Where string
-	// Seconds is the wall time spent making it ready (waiting for another
-	// forge's build included).
+	// Seconds is the wall time spent making it ready, waiting included.
 	Seconds float64
 }
 
-// BuildError is a build that failed: a step exited non-zero, timed out, or
-// the backend refused the environment. It is permanent: the same content
-// would fail again, so the run stops rather than play trials without
-// their environment.
+// BuildError is a build that failed. It is permanent: the same content would
+// fail again, so the run stops rather than play trials without it.
 type BuildError struct {
 	Name, Hash string
 	// Tail is the last lines of the build log.
@@ -154,27 +136,23 @@ func (e *BuildError) Error() string {
 
 func (e *BuildError) Unwrap() error { return e.Err }
 
-// Builder is a backend that builds environments: it makes env ready (or
-// finds it ready) before the first job that runs in it, and says what it
-// did. log gets the build's output line by line, as it comes. Calls for
-// the same hash may come at once (from concurrent forges too): the
-// backend builds it once. An interrupted build never leaves what looks
-// like a finished environment.
+// Builder is a backend that makes an environment ready (or finds it ready)
+// before its first job, sending the build's output to log line by line.
+// Concurrent calls for one hash, from other forges too, build it once; an
+// interrupted build never looks finished.
 type Builder interface {
 	BuildEnvironment(ctx context.Context, env *Environment, log func(line string)) (EnvironmentBuild, error)
 }
 
-// Turns lets one goroutine at a time make an environment ready, whatever
-// the backend: each key (an environment's hash) has one turn, which the
-// others wait for, or for their context's end. The zero value is ready.
+// Turns lets one goroutine at a time make an environment ready: each key has
+// one turn, which the others wait for. The zero value is ready.
 type Turns struct {
 	mu sync.Mutex
 	m  map[string]chan struct{}
 }
 
-// Take waits for key's turn (calling waiting, when not nil, before it
-// waits for another goroutine's) and returns what ends it; ctx's error
-// when ctx ends first.
+// Take waits for key's turn (calling waiting, if set, before waiting on
+// another goroutine) and returns what ends it; ctx's error if ctx ends first.
 func (t *Turns) Take(ctx context.Context, key string, waiting func()) (done func(), err error) {
 	t.mu.Lock()
 	if t.m == nil {

@@ -5,8 +5,7 @@ import (
 	"io"
 )
 
-// GCTally writes forge gc's lines, one per thing it looked at, and counts
-// them for the summary: the one shape of gc's output on every backend.
+// GCTally writes and counts forge gc's lines, the same on every backend.
 type GCTally struct {
 	W      io.Writer
 	DryRun bool
@@ -36,8 +35,7 @@ func (t *GCTally) Fail(desc, why string) {
 	t.Failed++
 }
 
-// Summary is the closing line of what: "gc: WHAT: deleted N, kept N,
-// failed N" ("gc: deleted …" when what is empty).
+// Summary is the closing line: "gc: WHAT: deleted N, kept N, failed N".
 func (t *GCTally) Summary(what string) {
 	verb := "deleted"
 	if t.DryRun {

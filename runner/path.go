@@ -8,18 +8,14 @@ import (
 	"strings"
 )
 
-// ErrOutside is wrapped by RelPath's error for a path that does not name a
-// file inside the working directory.
+// ErrOutside is wrapped by RelPath's error for a path outside the directory.
 var ErrOutside = errors.New("does not name a file inside the working directory")
 
-// RelPath is the one rule, for every backend and the manifest, for a path
-// a job names inside its working directory (an output_file, a File.Dst):
-// slash separated, naming once cleaned a file strictly inside it
-// (filepath.IsLocal's rule: "out/../x.md" names "x.md"; "", ".", "/abs"
-// and "../x" do not), without a NUL, newline or carriage return (scripts
-// and reports are line based) or a backslash (a separator on one system, a
-// name on another). It returns the cleaned path; its error wraps ErrOutside
-// when p is absolute or leaves the working directory.
+// RelPath is the one rule for a path a job names in its working directory:
+// slash separated, strictly inside once cleaned (filepath.IsLocal), with no
+// NUL, newline, carriage return (reports are line based) or backslash (a name
+// on one system, a separator on another). Its error wraps ErrOutside when p
+// is absolute or leaves the directory.
 func RelPath(p string) (string, error) {
 	switch {
 	case p == "":
@@ -40,7 +36,6 @@ func RelPath(p string) (string, error) {
 
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
 
-// ValidID reports whether s may name a candidate, a run or a volume: letters,
-// digits, '_', '.' and '-', not "." or "..", so that it is safe as one path
-// element and in a sandbox's name.
+// ValidID reports whether s may name a candidate, a run or a volume: safe as
+// one path element and in a sandbox's name.
 func ValidID(s string) bool { return idPattern.MatchString(s) && s != "." && s != ".." }

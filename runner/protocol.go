@@ -15,19 +15,13 @@ import (
 	"github.com/forge-run/forge/internal/text"
 )
 
-// The protocol's file names, relative to the working directory: the
-// candidate's own metrics (FORGE_RESULT) and, in a suite, the task it
-// plays as a JSON object (FORGE_TASK). Its transcript (FORGE_TRANSCRIPT)
-// is TranscriptFile.
+// The protocol's file names, relative to the working directory.
 const (
 	ResultFile = ".forge-result.json"
 	TaskFile   = ".forge-task.json"
 )
 
-// Argv returns the candidate's full argv per the candidate protocol:
-// Command, then the objective, then the output path. It is never passed
-// through a shell by the local backend; the Daytona backend quotes every
-// element.
+// Argv is the candidate's argv: Command, the objective, the output path.
 func (j Job) Argv(outputPath string) []string {
 	argv := make([]string, 0, len(j.Command)+2)
 	argv = append(argv, j.Command...)
@@ -35,9 +29,8 @@ func (j Job) Argv(outputPath string) []string {
 }
 
 // ProtocolEnv returns the variables a candidate gets besides the backend's
-// basics (PATH, HOME, LANG, TMPDIR): the manifest's env, then the FORGE_*
-// variables, which win over the manifest's. at gives the path the
-// candidate sees for a path relative to its working directory.
+// basics: the manifest's env, then the FORGE_* variables, which win. at gives
+// the path the candidate sees for one relative to its working directory.
 func (j Job) ProtocolEnv(at func(rel string) string) map[string]string {
 	env := make(map[string]string, len(j.Env)+8)
 	maps.Copy(env, j.Env)
@@ -58,15 +51,11 @@ func (j Job) ProtocolEnv(at func(rel string) string) map[string]string {
 // envNamePattern is a variable name a shell can set.
 var envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
-// ValidEnvName reports whether k is a variable name a shell can set:
-// letters, digits and '_', not starting with a digit.
+// ValidEnvName reports whether a shell can set variable k.
 func ValidEnvName(k string) bool { return envNamePattern.MatchString(k) }
 
-// CheckEnvName says what is wrong with k as the name of a variable that a
-// job's Env (or a backend's own settings) gives the candidate: nil if
-// nothing, else an error saying it is not a valid name or is one of the
-// protocol's FORGE_* variables, which forge sets itself (ProtocolEnv
-// overwrites them).
+// CheckEnvName says what is wrong with k as the name of a variable a job's
+// Env gives the candidate: not a valid name, or a FORGE_* one forge sets.
 func CheckEnvName(k string) error {
 	switch {
 	case !ValidEnvName(k):
@@ -89,8 +78,7 @@ func EnvList(env map[string]string) []string {
 
 // Outcome is what a backend observed of a finished candidate process.
 type Outcome struct {
-	// ExitCode is nil when the process never ran or was killed by a signal
-	// before reporting one.
+	// ExitCode is nil when the process never ran or a signal ended it.
 	ExitCode *int
 	// TimedOut is true when the job's timeout ended it.
 	TimedOut bool
@@ -98,14 +86,12 @@ type Outcome struct {
 	Cancelled bool
 	// ArtifactFound is true when the artifact was read back.
 	ArtifactFound bool
-	// ArtifactProblem explains why an artifact that exists was refused
-	// (a symlink, not a regular file).
+	// ArtifactProblem says why an artifact that exists was refused.
 	ArtifactProblem string
 }
 
 // Settle decides success and the error kind from what the backend observed,
-// the same way for every backend. It fills Success, ExitCode, ErrorKind and
-// ErrorMessage; Output and Stderr must already be set.
+// the same way for every backend. Output and Stderr must already be set.
 func (r *Result) Settle(j Job, o Outcome) {
 	r.ExitCode = o.ExitCode
 	switch {
@@ -129,13 +115,10 @@ func (r *Result) Settle(j Job, o Outcome) {
 	}
 }
 
-// SetupFailed records a job whose setup did not succeed, the same way for
-// every backend: candidate_failed, "setup failed: " and why (timed out,
-// with the last stderr line it wrote; else the last line of its stderr or
-// stdout, or how it exited). o is how the failing setup command ended (a
-// cancelled one is Settle's); stdout and stderr are what it printed (both
-// as stderr from a backend that has them only together). ExitCode stays
-// unset: it is the candidate's, which never ran.
+// SetupFailed records a job whose setup failed, the same way for every
+// backend: candidate_failed, "setup failed: " and why. o is how the setup
+// command ended (a cancelled one is Settle's). ExitCode stays unset: the
+// candidate never ran.
 func (r *Result) SetupFailed(o Outcome, timeout time.Duration, stdout, stderr string) {
 	last := LastErrorLine(stderr)
 	var why string
@@ -160,16 +143,14 @@ func (j Job) EffectiveTimeout() time.Duration {
 	return DefaultTimeout
 }
 
-// EffectiveOutputFile is the artifact's path relative to the working
-// directory, or the default.
+// EffectiveOutputFile is the artifact's relative path, or the default.
 func (j Job) EffectiveOutputFile() string { return cmp.Or(j.OutputFile, DefaultOutputFile) }
 
 // maxErrorLine caps error_message.
 const maxErrorLine = 300
 
-// LastErrorLine returns the last non-blank line of s, trimmed, made valid
-// UTF-8 and capped: for a Python traceback, the exception line
-// ("ZeroDivisionError: division by zero").
+// LastErrorLine returns the last non-blank line of s, trimmed, valid UTF-8 and
+// capped: for a Python traceback, the exception line.
 func LastErrorLine(s string) string {
 	s = strings.TrimRight(s, " \t\r\n")
 	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
@@ -182,9 +163,8 @@ func LastErrorLine(s string) string {
 	return s
 }
 
-// ParseSubmitted reads a candidate's FORGE_RESULT file: a JSON object of its
-// own metrics. Non-finite numbers cannot occur in JSON; anything that is not
-// an object is refused with a reason.
+// ParseSubmitted reads a FORGE_RESULT file: a JSON object of the candidate's
+// own metrics; anything else is refused with a reason.
 func ParseSubmitted(b []byte) (map[string]any, error) {
 	b = bytes.TrimSpace(b)
 	if len(b) == 0 {
@@ -212,9 +192,8 @@ func ParseSubmitted(b []byte) (map[string]any, error) {
 	return m, nil
 }
 
-// Submit takes a candidate's FORGE_RESULT file, whole: its metrics into
-// Submitted and its model usage into Usage, or why it was ignored into
-// SubmitError (and what of its usage was, into UsageNote).
+// Submit takes a FORGE_RESULT file whole: metrics into Submitted, model usage
+// into Usage, or why they were ignored into SubmitError and UsageNote.
 func (r *Result) Submit(b []byte) {
 	m, err := ParseSubmitted(b)
 	if err != nil {

@@ -10,8 +10,7 @@ import (
 	"github.com/forge-run/forge/internal/text"
 )
 
-// ErrorKind says why a job did not succeed. The zero value means no error and
-// is written as JSON null.
+// ErrorKind says why a job did not succeed; the zero value is JSON null.
 type ErrorKind string
 
 // The error kinds of docs/results.md and docs/protocol.md.
@@ -47,31 +46,26 @@ func (k *ErrorKind) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Fault says whose doing the end of a trial was. It is the one rule every
-// package uses to decide whether a trial is scored, counts against the
-// candidate's success rate, is a JUnit failure, error or skip, counts as an
-// infrastructure error for gates, and is played again by --resume.
+// Fault says whose doing a trial's end was: the one rule for whether it is
+// scored, counts against the success rate, is a JUnit failure, error or skip,
+// counts for gates, and is played again by --resume.
 type Fault int
 
 // The faults.
 const (
 	// FaultNone: the trial succeeded.
 	FaultNone Fault = iota
-	// FaultCandidate: the candidate failed (timeout, candidate_failed,
-	// artifact_missing). The trial is scored and counts against it.
+	// FaultCandidate: timeout, candidate_failed, artifact_missing; scored.
 	FaultCandidate
-	// FaultInfra: the backend failed (infra, auth). The trial says nothing
-	// about the candidate: not scored, not in the success rate, played
+	// FaultInfra: infra, auth. Not scored, not in the success rate, played
 	// again by --resume.
 	FaultInfra
-	// FaultInterrupted: the run was interrupted before the trial ended
-	// (cancelled). Not scored, not in the success rate, played again by
-	// --resume.
+	// FaultInterrupted: cancelled; as FaultInfra, not scored, played again.
 	FaultInterrupted
 )
 
-// Fault says whose doing a trial that ended with k was. A kind this
-// version does not know (from a newer record) counts as the candidate's.
+// Fault says whose doing an end with k was; an unknown (newer) kind counts
+// as the candidate's.
 func (k ErrorKind) Fault() Fault {
 	switch k {
 	case ErrNone:
@@ -84,15 +78,14 @@ func (k ErrorKind) Fault() Fault {
 	return FaultCandidate
 }
 
-// Scored reports whether a trial that ended with k says something about
-// the candidate: it succeeded or the candidate failed it.
+// Scored reports whether an end with k says something about the candidate.
 func (k ErrorKind) Scored() bool {
 	f := k.Fault()
 	return f == FaultNone || f == FaultCandidate
 }
 
-// Phases holds the seconds a job spent in each phase. Phases a backend does
-// not have (a local process is not "created") stay 0.
+// Phases holds the seconds a job spent in each phase; 0 for those a backend
+// does not have.
 type Phases struct {
 	Create   float64 `json:"create"`
 	Upload   float64 `json:"upload"`
@@ -126,8 +119,7 @@ type JudgeResult struct {
 	Name   string   `json:"name"`
 	Score  *float64 `json:"score"`
 	Reason string   `json:"reason,omitempty"`
-	// Error is set when the judge itself failed (timeout, garbage output);
-	// such a trial is reported, never silently scored 0.
+	// Error is set when the judge itself failed: reported, never scored 0.
 	Error string `json:"error,omitempty"`
 }
 
@@ -141,8 +133,7 @@ type CheckResult struct {
 	Note string `json:"note,omitempty"`
 }
 
-// AttemptError is how an earlier attempt at a trial ended: always a
-// failure of the infrastructure (forge plays a trial again only then).
+// AttemptError is how an earlier attempt ended: always an infra failure.
 type AttemptError struct {
 	Kind    ErrorKind `json:"kind"`
 	Message string    `json:"message"`
@@ -151,12 +142,9 @@ type AttemptError struct {
 }
 
 // Result is the record of one job (docs/results.md). Output and Stderr may
-// hold any bytes; encoding/json replaces invalid UTF-8.
-//
-// A runner returns the whole of what it captured; once the job's files are
-// stored, the run keeps only excerpts of them (Excerpt, schema 3) and the
-// paths of the full files in the run's directory. Records of versions 1
-// and 2 hold the whole output (up to forge's cap) and no paths.
+// hold any bytes; encoding/json replaces invalid UTF-8. A runner returns all
+// it captured; the run then keeps only excerpts (Excerpt) and the paths of
+// the stored files. Records of schemas 1 and 2 hold the whole output.
 type Result struct {
 	CandidateID string `json:"candidate_id"`
 	// TaskID is the suite's task the trial played; absent without tasks.
@@ -170,13 +158,10 @@ type Result struct {
 	Output string `json:"output"`
 	// Stderr is stderr: its last StderrExcerpt bytes in a record.
 	Stderr string `json:"stderr"`
-	// OutputTruncated: forge's cap (max_output) cut what the candidate
-	// printed; the stored logs hold what was kept.
+	// OutputTruncated: max_output cut what the candidate printed.
 	OutputTruncated bool `json:"output_truncated"`
-	// OutputBytes and StderrBytes are the sizes of the stored logs,
-	// OutputPath and StderrPath their paths in the run's directory, and
-	// OutputCut and StderrCut say that Output and Stderr are only the
-	// logs' ends (schema 3).
+	// The stored logs' sizes and paths; *Cut: Output or Stderr holds only
+	// the log's end (schema 3).
 	OutputBytes int64  `json:"output_bytes,omitempty"`
 	StderrBytes int64  `json:"stderr_bytes,omitempty"`
 	OutputPath  string `json:"output_path,omitempty"`
@@ -184,58 +169,43 @@ type Result struct {
 	OutputCut   bool   `json:"output_cut,omitempty"`
 	StderrCut   bool   `json:"stderr_cut,omitempty"`
 
-	// The transcript the candidate wrote at FORGE_TRANSCRIPT, if it did:
-	// TranscriptPath is where the run stored it (its first
-	// TranscriptCap bytes, cut at a line's end: TranscriptTruncated), in
-	// the run's directory; TranscriptBytes its size as written;
-	// TranscriptSteps its lines that are JSON objects; TranscriptNote
-	// says what of it was not read (lines that are not JSON objects, a
-	// transcript refused). The record never holds the transcript itself.
+	// The transcript the candidate wrote, if any, stored in the run's
+	// directory; the record never holds the transcript itself.
 	TranscriptPath      string `json:"transcript_path,omitempty"`
 	TranscriptBytes     int64  `json:"transcript_bytes,omitempty"`
 	TranscriptSteps     int    `json:"transcript_steps,omitempty"`
 	TranscriptTruncated bool   `json:"transcript_truncated,omitempty"`
 	TranscriptNote      string `json:"transcript_note,omitempty"`
 
-	// ArtifactContent is the artifact as text, or base64 when it is not valid
-	// UTF-8 (then ArtifactEncoding is "base64"): its first ArtifactExcerpt
-	// bytes in a record, ArtifactCut when that is not all of it.
+	// ArtifactContent is the artifact's start as text, or base64
+	// (ArtifactEncoding); ArtifactCut when that is not all of it.
 	ArtifactContent   string `json:"artifact_content"`
 	ArtifactEncoding  string `json:"artifact_encoding,omitempty"`
 	ArtifactPath      string `json:"artifact_path"`
 	ArtifactBytes     int64  `json:"artifact_bytes"`
 	ArtifactTruncated bool   `json:"artifact_truncated"`
 	ArtifactCut       bool   `json:"artifact_cut,omitempty"`
-	// Checks are the artifact scorers' checks, made on the whole artifact
-	// as the job finished (schema 3); scoring reads them instead of the
-	// artifact.
+	// Checks were made on the whole artifact as the job finished.
 	Checks []CheckResult `json:"checks,omitempty"`
-	// SecretInArtifact is true when the artifact holds the value of a
-	// secret the run passed: the artifact is stored as written, and forge
-	// warns (everything else forge writes has the secret masked as ***).
+	// SecretInArtifact: the artifact, stored as written, holds a secret's
+	// value (everything else forge writes masks it); forge warns.
 	SecretInArtifact bool `json:"secret_in_artifact,omitempty"`
 
 	Submitted map[string]any `json:"submitted"`
 	// SubmitError says why the FORGE_RESULT file was ignored.
 	SubmitError string `json:"submit_error,omitempty"`
-	// Usage is the model usage the candidate reported in FORGE_RESULT
-	// (ParseUsage); UsageNote says what of it was not understood and left
-	// out. Neither ever fails the trial.
+	// Usage is the model usage reported in FORGE_RESULT; UsageNote says
+	// what of it was left out. Neither ever fails the trial.
 	Usage     *Usage `json:"usage,omitempty"`
 	UsageNote string `json:"usage_note,omitempty"`
-	// Resources are the sandbox's (Daytona), for pricing its lifetime;
-	// Cost is the trial's, when the run has a price for something of it.
+	// Resources (Daytona's) and Cost are set when there is a price.
 	Resources *Resources `json:"resources,omitempty"`
 	Cost      *Cost      `json:"cost,omitempty"`
 
-	// RuntimeSeconds is the candidate's own execution: from its process's
-	// start to its exit, measured as close to the process as the backend
-	// can (on Daytona, inside the sandbox by the wrapper that starts it).
-	// It leaves out sandbox creation, queueing, upload, setup, download and
-	// clean-up.
+	// RuntimeSeconds is the candidate's process alone, start to exit,
+	// measured as close to it as the backend can (on Daytona, inside).
 	RuntimeSeconds float64 `json:"runtime_seconds"`
-	// JobSeconds is the whole job's wall time on the machine running
-	// forge, infrastructure included; Phases splits it.
+	// JobSeconds is the whole job's wall time; Phases splits it.
 	JobSeconds float64   `json:"job_seconds"`
 	Phases     Phases    `json:"phases"`
 	StartedAt  time.Time `json:"started_at"`
@@ -244,11 +214,9 @@ type Result struct {
 	ErrorKind    ErrorKind `json:"error_kind"`
 	ErrorMessage string    `json:"error_message"`
 
-	// Attempts is how many sandboxes the trial took: 1, or more when
-	// earlier attempts ended infra and the trial was played again in a
-	// fresh one (the manifest's retries). This result is the last
-	// attempt's; AttemptErrors say how the earlier ones ended, in order.
-	// 0 in records written before forge counted attempts: read it as 1.
+	// Attempts is how many sandboxes the trial took (retries after infra
+	// errors; 0 in old records means 1); AttemptErrors say how the
+	// earlier ones ended. This result is the last attempt's.
 	Attempts int `json:"attempts,omitempty"`
 	// Environment is the hash of the environment the trial ran in.
 	Environment   string         `json:"environment,omitempty"`
@@ -259,8 +227,7 @@ type Result struct {
 
 	// Artifact holds the raw artifact bytes (capped) for the run to store.
 	Artifact []byte `json:"-"`
-	// Transcript holds the transcript's bytes (SetTranscript) for the run
-	// to store; nil when the candidate wrote none.
+	// Transcript holds the transcript's bytes for the run to store.
 	Transcript []byte `json:"-"`
 }
 
@@ -281,9 +248,8 @@ func nullable(s string) *string {
 	return &s
 }
 
-// SetArtifact stores the artifact bytes, as text when they are valid UTF-8 and
-// as base64 otherwise, so results.json is always valid JSON and nothing is
-// silently replaced. size is the artifact's full size on disk.
+// SetArtifact stores the artifact as text when valid UTF-8, else base64, so
+// results.json stays valid and nothing is silently replaced. size is its full size.
 func (r *Result) SetArtifact(b []byte, size int64) {
 	r.Artifact = b
 	r.ArtifactBytes = size
@@ -297,9 +263,8 @@ func (r *Result) SetArtifact(b []byte, size int64) {
 	r.ArtifactEncoding = "base64"
 }
 
-// ByCandidate groups results by candidate, pointing into results (a
-// suite's run has 100,000 of them: no copies): the candidates in the order
-// they first appear, and each one's results in theirs.
+// ByCandidate groups results by candidate in order of first appearance,
+// pointing into results rather than copying them.
 func ByCandidate(results []Result) (order []string, byID map[string][]*Result) {
 	count := map[string]int{}
 	for i := range results {
@@ -327,23 +292,17 @@ func (r *Result) Failed(kind ErrorKind, msg string) {
 	r.ErrorMessage = msg
 }
 
-// The excerpts a record keeps of a job's output (Result.Excerpt): the end
-// of stdout and stderr, where a log says how it ended, and the start of
-// the artifact. Small enough that a record of thousands of chatty trials
-// stays a few megabytes; the whole files are in the run's directory.
+// The excerpts a record keeps (Result.Excerpt), small enough that thousands
+// of chatty trials stay a few megabytes.
 const (
 	OutputExcerpt   = 1 << 10
 	StderrExcerpt   = 2 << 10
 	ArtifactExcerpt = 2 << 10
 )
 
-// Excerpt replaces the whole output a runner captured with the excerpts a
-// record keeps: Output and Stderr become their last OutputExcerpt and
-// StderrExcerpt bytes, the artifact its first ArtifactExcerpt bytes, each
-// cut at a character boundary and flagged when cut; their sizes are kept.
-// The artifact's and the transcript's bytes (Artifact, Transcript) are
-// dropped. Call it once the job's files are stored and everything that
-// reads the whole output has read it.
+// Excerpt keeps the end of Output and Stderr and the start of the artifact,
+// cut at a character boundary and flagged, with their sizes, and drops the
+// artifact's and transcript's bytes. Call it once the job's files are stored.
 func (r *Result) Excerpt() {
 	r.OutputBytes, r.StderrBytes = int64(len(r.Output)), int64(len(r.Stderr))
 	r.Output, r.OutputCut = tail(r.Output, OutputExcerpt)
@@ -363,8 +322,7 @@ func (r *Result) Excerpt() {
 	r.Transcript = nil
 }
 
-// tail returns at most the last n bytes of s, starting at a character
-// boundary, and whether that is not all of s.
+// tail returns at most the last n bytes of s from a rune start, and whether cut.
 func tail(s string, n int) (string, bool) {
 	if len(s) <= n {
 		return s, false
@@ -376,8 +334,7 @@ func tail(s string, n int) (string, bool) {
 	return strings.Clone(s[i:]), true // not the whole log's memory
 }
 
-// head returns at most the first n bytes of s, ending at a character
-// boundary.
+// head returns at most the first n bytes of s, ending at a rune boundary.
 func head(s string, n int) string {
 	if h, cut := text.Cap(s, n); cut > 0 {
 		return strings.Clone(h)

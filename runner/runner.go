@@ -7,38 +7,27 @@ import (
 	"time"
 )
 
-// Runner runs one job in one fresh, isolated sandbox and reports what
-// happened.
-//
-// A candidate that fails, times out or is cancelled is data: Run records it in
-// the Result and returns a nil error. Run returns a non-nil error only when the
-// backend itself is unusable (bad credentials, unreachable API) so that the
-// whole run should stop; the Result is still filled in as far as it got, with
-// ErrorKind infra or auth. Whatever Run started is gone when it returns.
+// Runner runs one job in one fresh, isolated sandbox. A failing, timed out or
+// cancelled candidate is recorded in the Result with a nil error; Run returns
+// an error only when the backend is unusable and the run should stop. Whatever
+// Run started is gone when it returns.
 type Runner interface {
 	Run(ctx context.Context, job Job) (Result, error)
 }
 
 // File is one file copied into the job's working directory before it starts.
 type File struct {
-	// Src is the absolute path on the machine running forge; Data, when
-	// not nil, is the file's content instead (Src is then empty).
+	// Src is an absolute local path; Data, when not nil, is the content.
 	Src  string
 	Data []byte
-	// Dst is the path relative to the job's working directory, valid by
-	// RelPath (slash separated, naming a file inside it once cleaned).
+	// Dst is the path in the working directory, valid by RelPath.
 	Dst string
 }
 
-// Limits caps what a job may produce.
+// Limits caps what a job may produce; zero means the default.
 type Limits struct {
-	// MaxOutputBytes caps stdout and stderr, each. Zero means DefaultMaxOutput.
-	MaxOutputBytes int64
-	// MaxArtifactBytes caps the artifact and the FORGE_RESULT file. Zero means
-	// DefaultMaxArtifact.
-	MaxArtifactBytes int64
-	// MaxTranscriptBytes caps the transcript (FORGE_TRANSCRIPT). Zero
-	// means DefaultMaxTranscript.
+	MaxOutputBytes     int64 // stdout and stderr, each
+	MaxArtifactBytes   int64 // the artifact and FORGE_RESULT
 	MaxTranscriptBytes int64
 }
 
@@ -53,12 +42,10 @@ const (
 // OutputCap is the cap on stdout and stderr, each, in bytes.
 func (l Limits) OutputCap() int64 { return cmp.Or(l.MaxOutputBytes, DefaultMaxOutput) }
 
-// ArtifactCap is the cap on the artifact and the FORGE_RESULT file, in
-// bytes.
+// ArtifactCap caps the artifact and the FORGE_RESULT file.
 func (l Limits) ArtifactCap() int64 { return cmp.Or(l.MaxArtifactBytes, DefaultMaxArtifact) }
 
-// DefaultMaxTranscript caps the transcript when Limits set none: bigger
-// than an artifact, as it holds every message and tool result of the trial.
+// DefaultMaxTranscript caps the transcript: it holds every message of a trial.
 const DefaultMaxTranscript = 4 << 20
 
 // TranscriptCap is the cap on the transcript, in bytes.
@@ -69,8 +56,7 @@ func (l Limits) TranscriptCap() int64 {
 	return DefaultMaxTranscript
 }
 
-// DefaultSetupTimeout bounds a job's setup lines, all together, when the
-// job sets no SetupTimeout.
+// DefaultSetupTimeout bounds all of a job's setup lines when it sets none.
 const DefaultSetupTimeout = 5 * time.Minute
 
 // Job is one candidate's one trial: everything a backend needs to run it.
@@ -79,42 +65,32 @@ type Job struct {
 	CandidateID string
 	Trial       int // 1-based
 	Objective   string
-	// TaskID names the suite's task the job plays (FORGE_TASK_ID); empty
-	// for a manifest without tasks. Files then hold the task itself as
-	// TaskFile (FORGE_TASK).
+	// TaskID names the suite's task the job plays; Files then hold the
+	// task as TaskFile.
 	TaskID string
 
-	// Command is the candidate's argv before the protocol's two arguments
-	// (objective and output path) are appended, e.g. ["python3",
-	// "candidates/alpha.py"]. Relative paths in it are relative to the job's
-	// working directory, into which Files have been copied.
+	// Command is the candidate's argv before the objective and output path
+	// are appended; relative paths are relative to the working directory.
 	Command []string
-	// Files are copied into the working directory before anything runs; the
-	// candidate's script is one of them.
+	// Files are copied into the working directory before anything runs.
 	Files []File
-	// Env is the manifest's env for this candidate. It never overrides the
-	// FORGE_* protocol variables.
+	// Env is the manifest's env; it never overrides FORGE_* variables.
 	Env map[string]string
-	// Secrets are variables the manifest passes on purpose, by name, whose
-	// values forge masks: the candidate's process gets them (over Env),
-	// its setup lines only with SetupSecrets. A backend keeps them out of
-	// everything else: logs, sandbox create requests, files it leaves.
+	// Secrets are variables passed on purpose, values masked: the candidate
+	// gets them (over Env), setup only with SetupSecrets. A backend keeps
+	// them out of everything else: logs, create requests, files it leaves.
 	Secrets      map[string]string `json:"-"`
 	SetupSecrets bool
-	// Setup are shell command lines run, in order, in the working directory
-	// before the candidate (e.g. "pip install -r requirements.txt"). They come
+	// Setup are shell lines run in order before the candidate; they come
 	// from the manifest's author, never from the objective.
 	Setup []string
-	// SetupTimeout bounds all the setup lines together; zero means
-	// DefaultSetupTimeout.
+	// SetupTimeout bounds all the setup lines together.
 	SetupTimeout time.Duration
-	// Environment, when set, is what the job runs in: built once (the
-	// backend's Builder) before the job starts, it gives the job
-	// EnvDirVar and its bin/ on PATH (Environment).
+	// Environment, when set, is what the job runs in, built beforehand by
+	// the backend's Builder.
 	Environment *Environment
 
-	// OutputFile is the artifact's path relative to the working directory,
-	// valid by RelPath. Empty means DefaultOutputFile.
+	// OutputFile is the artifact's relative path; empty: DefaultOutputFile.
 	OutputFile string
 	// ArtifactOptional makes exit code 0 alone a success.
 	ArtifactOptional bool
@@ -122,31 +98,24 @@ type Job struct {
 	Timeout time.Duration
 	Limits  Limits
 
-	// Dir, when set, makes the job a plain command rather than a
-	// candidate's trial (forge's judges): Command is its whole argv, run in
-	// Dir, an existing absolute directory the backend neither fills nor
-	// removes, with Env, then forge's PATH, HOME, LANG and TMPDIR and the
-	// FORGE_* variables that name the job; nothing is read back, so exit 0
-	// is success. Files and Setup must be empty; OutputFile and
-	// ArtifactOptional are ignored. Only the local backend runs such jobs.
+	// Dir, when set, makes the job a plain command (forge's judges): Command
+	// is its whole argv, run in the existing absolute Dir; nothing is read
+	// back, so exit 0 is success. Files and Setup must be empty. Only the
+	// local backend runs such jobs.
 	Dir string
 
-	// Progress, when set, is called as the job enters each phase. It must be
-	// cheap and safe for concurrent use.
+	// Progress is called as the job enters each phase; cheap, concurrent-safe.
 	Progress func(Phase) `json:"-"`
-	// Echo, when set, gets the candidate's output line by line as it
-	// arrives (stream is "stdout" or "stderr"), for --verbose. Backends stop
-	// echoing a stream at the output cap. It must be safe for concurrent use.
+	// Echo, when set, gets the candidate's output line by line (--verbose),
+	// up to the output cap. It must be safe for concurrent use.
 	Echo func(stream, line string) `json:"-"`
 }
 
-// Name is a stable, human-readable name for the job: "alpha", "alpha#2",
-// or with a task "alpha/q7", "alpha/q7#2".
+// Name is the job's name for people: "alpha", "alpha#2", "alpha/q7#2".
 func (j Job) Name() string { return TrialName(j.CandidateID, j.TaskID, j.Trial, j.Trial > 1) }
 
-// TrialName names a trial for people, the one way forge does:
-// "candidate[/task][#trial]", the trial only when numbered; without a
-// candidate, "task[#trial]" (where the candidate is said already).
+// TrialName names a trial for people: "candidate[/task][#trial]", the trial
+// only when numbered; without a candidate, "task[#trial]".
 func TrialName(candidate, task string, trial int, numbered bool) string {
 	n := candidate
 	if task != "" {
@@ -181,9 +150,8 @@ const (
 	PhaseCleanup  Phase = "cleanup"
 )
 
-// UnusableError is returned by Runner.Run when the backend itself cannot be
-// used (bad credentials, API unreachable after retries): the run stops,
-// cleans up and exits 3. Kind is ErrAuth or ErrInfra.
+// UnusableError is returned by Runner.Run when the backend cannot be used: the
+// run stops, cleans up and exits 3. Kind is ErrAuth or ErrInfra.
 type UnusableError struct {
 	Kind ErrorKind
 	Err  error

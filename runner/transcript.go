@@ -13,51 +13,35 @@ import (
 	"github.com/forge-run/forge/internal/text"
 )
 
-// TranscriptFile is where, relative to the working directory, a candidate
-// may write its transcript (FORGE_TRANSCRIPT): JSON lines, one object per
-// step (docs/protocol.md, "Transcript").
+// TranscriptFile is where a candidate may write its transcript
+// (FORGE_TRANSCRIPT; docs/protocol.md), relative to its working directory.
 const TranscriptFile = ".forge-transcript.jsonl"
 
-// Step is one step of a transcript: one line's JSON object. The known
-// fields are read into their own; every other field, and a known one whose
-// value has another type than expected, is kept as written in Extra.
-// MarshalJSON writes it back as one object.
+// Step is one line of a transcript. Known fields are read into their own;
+// every other field, and a known one of another type, is kept in Extra.
 type Step struct {
-	// Line is the step's line number in the file, from 1.
-	Line int
-	// Role is who spoke: user, assistant, system or tool.
-	Role string
-	// Type is what the step is: message, tool_call, tool_result or event.
-	Type string
-	// Content is as written: a string, or any JSON (a list of content
-	// parts, an object). Text renders it.
-	Content json.RawMessage
-	// Tool is the tool a tool_call calls (or a tool_result answers).
-	Tool *ToolCall
-	// ToolCallID ties a tool_result to its tool_call.
+	// Line is the step's line number in the file, from 1; the other fields
+	// are docs/protocol.md's. Time is zero when none reads as a time.
+	Line       int
+	Role       string
+	Type       string
+	Content    json.RawMessage // as written; Text renders it
+	Tool       *ToolCall
 	ToolCallID string
-	// Usage is the model call's usage as the API answered it (an
-	// OpenAI-style or Anthropic-style usage object); TokenUsage reads it.
-	Usage map[string]any
-	// Model names the model of the step.
-	Model string
-	// Time is when the step happened: an RFC 3339 string or seconds since
-	// the Unix epoch in the file; zero when it has none that reads as one.
-	Time time.Time
-	// Extra holds every other field as written.
-	Extra map[string]json.RawMessage
+	Usage      map[string]any // as the API answered; TokenUsage reads it
+	Model      string
+	Time       time.Time
+	Extra      map[string]json.RawMessage
 }
 
-// ToolCall is a step's tool: its name and its arguments as written (an
-// object, or the JSON-encoded string OpenAI's API gives).
+// ToolCall is a step's tool: its name and arguments as written.
 type ToolCall struct {
 	Name      string          `json:"name"`
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 }
 
-// MarshalJSON writes the step as one JSON object: its fields as written
-// in Extra, and the known fields Extra does not hold (Time in RFC 3339);
-// not its Line.
+// MarshalJSON writes the step as one object: Extra, then the known fields
+// Extra does not hold; not its Line.
 func (s Step) MarshalJSON() ([]byte, error) {
 	m := make(map[string]any, len(s.Extra)+8)
 	put := func(k string, v any, set bool) {
@@ -79,8 +63,7 @@ func (s Step) MarshalJSON() ([]byte, error) {
 	return json.Marshal(m)
 }
 
-// Text is the step's content as text: the string when it is one, else its
-// JSON as written ("" when it has none).
+// Text is the step's content: the string, else its JSON as written.
 func (s Step) Text() string {
 	var str string
 	if json.Unmarshal(s.Content, &str) == nil {
@@ -89,9 +72,8 @@ func (s Step) Text() string {
 	return string(s.Content)
 }
 
-// TokenUsage reads the step's usage the way forge reads the usage of
-// FORGE_RESULT (ParseUsage), with the step's model naming its tokens:
-// (nil, "") when the step has none, (nil, note) when it cannot be read.
+// TokenUsage reads the step's usage as ParseUsage does: (nil, "") when it has
+// none, (nil, note) when it cannot be read.
 func (s Step) TokenUsage() (*Usage, string) {
 	if s.Usage == nil {
 		return nil, ""
@@ -148,8 +130,7 @@ func parseStep(line []byte, n int) (Step, error) {
 	return st, nil
 }
 
-// decodeTool reads a step's tool, an object with a string name (or
-// none); own reports that it holds no other field.
+// decodeTool reads a step's tool; own: it holds no other field.
 func decodeTool(v json.RawMessage) (tc *ToolCall, own bool, err error) {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(v, &raw); err != nil || raw == nil {
@@ -164,8 +145,7 @@ func decodeTool(v json.RawMessage) (tc *ToolCall, own bool, err error) {
 	return tc, len(raw) == 0, nil
 }
 
-// stepTime reads a step's time: an RFC 3339 string or seconds since the
-// Unix epoch.
+// stepTime reads an RFC 3339 string or seconds since the Unix epoch.
 func stepTime(v json.RawMessage) (time.Time, error) {
 	var s string
 	if json.Unmarshal(v, &s) == nil {
@@ -194,12 +174,10 @@ func (e *LineError) Error() string {
 
 func (e *LineError) Unwrap() error { return e.Err }
 
-// TranscriptScanner reads a transcript step by step, as bufio.Scanner
-// reads lines: Scan advances to the next step, skipping blank lines and
-// counting (and remembering the first of) the lines that are not JSON
-// objects. It reads at most limit bytes (0 or less: DefaultMaxTranscript);
-// a line cut by the limit is not a step and not malformed: Truncated says
-// the transcript went on.
+// TranscriptScanner reads a transcript step by step, as bufio.Scanner reads
+// lines, skipping blank lines and counting those that are not JSON objects.
+// It reads at most limit bytes (≤ 0: DefaultMaxTranscript); Truncated says
+// a line was cut there.
 type TranscriptScanner struct {
 	rd        *bufio.Reader
 	left      int64
@@ -220,8 +198,7 @@ func NewTranscriptScanner(r io.Reader, limit int64) *TranscriptScanner {
 	return &TranscriptScanner{rd: bufio.NewReaderSize(io.LimitReader(r, limit+1), 64<<10), left: limit}
 }
 
-// Scan advances to the next step; false at the end or on a read error
-// (Err).
+// Scan advances to the next step; false at the end or on a read error.
 func (sc *TranscriptScanner) Scan() bool {
 	for !sc.done {
 		line, err := sc.next()
@@ -252,8 +229,7 @@ func (sc *TranscriptScanner) Scan() bool {
 	return false
 }
 
-// next returns the next line with its newline, or nil when the limit cut
-// it (or there is none).
+// next returns the next line with its newline, or nil when cut or none.
 func (sc *TranscriptScanner) next() ([]byte, error) {
 	var line []byte
 	for {
@@ -281,8 +257,7 @@ func (sc *TranscriptScanner) next() ([]byte, error) {
 // Step is the step Scan found.
 func (sc *TranscriptScanner) Step() Step { return sc.step }
 
-// Malformed is how many lines so far were not JSON objects, and the first
-// of them (nil when none).
+// Malformed counts the lines so far that were not JSON objects, with the first.
 func (sc *TranscriptScanner) Malformed() (int, *LineError) { return sc.bad, sc.firstBad }
 
 // Truncated reports whether the transcript goes on past the limit.
@@ -294,17 +269,15 @@ func (sc *TranscriptScanner) Err() error { return sc.err }
 // Transcript is a transcript read whole (ReadTranscript).
 type Transcript struct {
 	Steps []Step
-	// Malformed counts the lines that are not JSON objects; FirstMalformed
-	// is the first of them.
+	// Malformed counts the lines that are not JSON objects.
 	Malformed      int
 	FirstMalformed *LineError
 	// Truncated: the transcript went on past the limit.
 	Truncated bool
 }
 
-// ReadTranscript reads r's transcript whole, at most limit bytes (0 or
-// less: DefaultMaxTranscript). The error is a read error; malformed lines
-// are counted, never an error.
+// ReadTranscript reads r's transcript whole, at most limit bytes. The error is
+// a read error; malformed lines are counted.
 func ReadTranscript(r io.Reader, limit int64) (Transcript, error) {
 	sc := NewTranscriptScanner(r, limit)
 	var t Transcript
@@ -316,17 +289,14 @@ func ReadTranscript(r io.Reader, limit int64) (Transcript, error) {
 	return t, sc.Err()
 }
 
-// RefuseTranscript records that the transcript the job left was not read:
-// why completes "FORGE_TRANSCRIPT file ..." ("is a symlink"). The trial
-// is not failed for it.
+// RefuseTranscript records why the transcript was not read, completing
+// "FORGE_TRANSCRIPT file ..."; the trial is not failed for it.
 func (r *Result) RefuseTranscript(why string) {
 	r.TranscriptNote = "FORGE_TRANSCRIPT file " + why + "; ignored"
 }
 
-// SetTranscript takes the transcript a job left: b, its first bytes (at
-// most the cap), of size bytes on disk. A transcript over the cap is cut
-// at the end of its last whole line and flagged; its steps are counted,
-// and its malformed lines noted. Nothing of it ever fails the trial.
+// SetTranscript takes the transcript's first bytes b, of size bytes on disk,
+// cut at its last whole line when over the cap. It never fails the trial.
 func (r *Result) SetTranscript(b []byte, size int64) {
 	size = max(size, int64(len(b)))
 	cut := size > int64(len(b))

@@ -11,29 +11,24 @@ import (
 	"github.com/forge-run/forge/internal/text"
 )
 
-// Usage is what a trial's model calls used, as its candidate reported it
-// in FORGE_RESULT (docs/protocol.md): tokens per model, summed over the
-// calls, and the cost the candidate computed itself, if it did.
+// Usage is what a trial's model calls used, as reported in FORGE_RESULT:
+// tokens per model and the candidate's own cost, if any.
 type Usage struct {
-	// Models are the token counts per model, in the order of their names;
-	// Model "" holds the calls that named none.
+	// Models are sorted by name; Model "" holds calls that named none.
 	Models []ModelUsage `json:"models"`
-	// CostUSD is the candidate's own figure for its model spend; forge
-	// then uses it instead of pricing the tokens.
+	// CostUSD is the candidate's own figure, used instead of pricing.
 	CostUSD *float64 `json:"cost_usd,omitempty"`
 }
 
-// ModelUsage is the tokens of one model's calls. InputTokens counts every
-// input token, the cached ones (CachedInputTokens) included, as OpenAI's
-// prompt_tokens does.
+// ModelUsage is the tokens of one model's calls. InputTokens includes the
+// cached ones, as OpenAI's prompt_tokens does.
 type ModelUsage struct {
 	Model             string `json:"model"`
 	Calls             int    `json:"calls"`
 	InputTokens       int64  `json:"input_tokens"`
 	CachedInputTokens int64  `json:"cached_input_tokens,omitempty"`
 	OutputTokens      int64  `json:"output_tokens"`
-	// TotalTokens is input plus output, or what the candidate gave as
-	// total_tokens when it gave neither.
+	// TotalTokens is input plus output, else the total_tokens given.
 	TotalTokens int64 `json:"total_tokens"`
 }
 
@@ -54,19 +49,11 @@ const maxUsageEntries = 100_000
 // maxTokens bounds one count: more is not a model call's.
 const maxTokens = 1e15
 
-// ParseUsage reads the usage a candidate reported in its FORGE_RESULT
-// object (ParseSubmitted's map): "usage" as an OpenAI-style usage object
-// (prompt_tokens, completion_tokens, total_tokens,
-// prompt_tokens_details.cached_tokens; the input_tokens/output_tokens of
-// OpenAI's Responses API and Anthropic's, with input_tokens_details or
-// cache_read_input_tokens), a list of them (one per call, summed), or an
-// object mapping model names to either; "model" in a usage object, or at
-// the top of FORGE_RESULT for those that name none, says whose tokens they
-// are. "cost_usd" is the candidate's own cost, a non-negative number.
-//
-// Nothing reported is (nil, ""). A shape it cannot read is (nil, note):
-// the note says where and why, and the whole usage is left out rather
-// than half of it counted; a bad cost_usd alone leaves the tokens.
+// ParseUsage reads "usage" from a FORGE_RESULT object (docs/protocol.md): an
+// OpenAI- or Anthropic-style usage object, a list of them, or a map of model
+// names to either; "model" says whose tokens they are, "cost_usd" is the
+// candidate's own cost. A shape it cannot read is (nil, note), leaving the
+// whole usage out; a bad cost_usd alone keeps the tokens.
 func ParseUsage(submitted map[string]any) (*Usage, string) {
 	raw, hasUsage := submitted["usage"]
 	rawCost, hasCost := submitted["cost_usd"]
@@ -106,8 +93,7 @@ type usageParser struct {
 	entries int
 }
 
-// value reads usage at path: an object (a call's usage, or a map of model
-// names), or a list of them. depth 1 is inside a per-model map.
+// value reads usage at path: an object or a list; depth 1 is in a model map.
 func (p *usageParser) value(path string, v any, model string, depth int) error {
 	switch v := v.(type) {
 	case []any:
@@ -121,7 +107,7 @@ func (p *usageParser) value(path string, v any, model string, depth int) error {
 		}
 		return nil
 	case map[string]any:
-		if isCall(v) {
+		if slices.ContainsFunc(tokenKeys, func(k string) bool { _, ok := v[k]; return ok }) {
 			return p.call(path, v, model)
 		}
 		if depth > 0 || len(v) == 0 {
@@ -139,10 +125,6 @@ func (p *usageParser) value(path string, v any, model string, depth int) error {
 
 // tokenKeys are the keys that make an object one call's usage.
 var tokenKeys = []string{"prompt_tokens", "completion_tokens", "input_tokens", "output_tokens", "total_tokens"}
-
-func isCall(m map[string]any) bool {
-	return slices.ContainsFunc(tokenKeys, func(k string) bool { _, ok := m[k]; return ok })
-}
 
 // call adds one call's usage.
 func (p *usageParser) call(path string, m map[string]any, model string) error {
@@ -230,8 +212,7 @@ func lookup(m map[string]any, key string) (any, bool) {
 	}
 }
 
-// number is v as a finite float64 (ParseSubmitted leaves numbers below
-// the top as json.Number).
+// number is v as a finite float64 (float64 or json.Number).
 func number(v any) (float64, bool) {
 	switch v := v.(type) {
 	case float64:
@@ -252,10 +233,8 @@ func shown(v any) string {
 	return text.Shorten(string(b), 40)
 }
 
-// Cost is what one trial cost, in US dollars (scoring.Pricing.Price): its
-// model spend (priced tokens, or the candidate's own cost_usd) and its
-// sandbox's lifetime priced. Unpriced says what had no price and is
-// therefore not in USD.
+// Cost is what one trial cost in US dollars (scoring.Pricing.Price); Unpriced
+// says what had no price and is not in USD.
 type Cost struct {
 	USD        float64 `json:"usd"`
 	ModelUSD   float64 `json:"model_usd"`
@@ -264,8 +243,7 @@ type Cost struct {
 	Unpriced   string  `json:"unpriced,omitempty"`
 }
 
-// Resources are what a trial's sandbox had: vCPUs and GiB of memory and
-// disk (Daytona's; a local process has none declared).
+// Resources are a Daytona sandbox's vCPUs and GiB of memory and disk.
 type Resources struct {
 	CPU       float64 `json:"cpu"`
 	MemoryGiB float64 `json:"memory_gib"`

@@ -17,9 +17,8 @@ const ResultsURL = "https://github.com/forge-run/forge/schema/results.schema.jso
 // Results returns the JSON Schema of results.json.
 func Results() []byte { return bytes.Clone(resultsSchema) }
 
-// compileResults compiles the results schema (or the part of it that
-// fragment names), with "format" asserted so a malformed timestamp is an
-// error.
+// compileResults compiles the results schema, or its fragment, with "format"
+// asserted so a malformed timestamp is an error.
 func compileResults(fragment string) (*jsonschema.Schema, error) {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(resultsSchema))
 	if err != nil {
@@ -38,14 +37,13 @@ func compileResults(fragment string) (*jsonschema.Schema, error) {
 	return s, nil
 }
 
-// ValidateResults checks that b is a results.json that conforms to the
-// schema. The error lists each violation with its JSON pointer.
+// ValidateResults checks b against the schema, listing each violation with
+// its JSON pointer.
 func ValidateResults(b []byte) error {
 	return validate(b, "", "results.json")
 }
 
-// ValidateTrial checks that b is a line of trials.jsonl: one result that
-// conforms to the schema's result.
+// ValidateTrial checks that b is a trials.jsonl line: one valid result.
 func ValidateTrial(b []byte) error {
 	return validate(b, "#/$defs/result", "a line of trials.jsonl")
 }

@@ -15,9 +15,7 @@ import (
 	"github.com/forge-run/forge/runner"
 )
 
-// artifactOf returns the artifact bytes forge kept for r and its full size on
-// disk. It prefers the raw bytes and falls back to the recorded content
-// (results.json read back).
+// artifactOf returns r's kept artifact bytes (else its recorded content) and full size.
 func artifactOf(r runner.Result) (b []byte, size int64, present bool) {
 	switch {
 	case r.Artifact != nil:
@@ -35,16 +33,14 @@ func artifactOf(r runner.Result) (b []byte, size int64, present bool) {
 	return b, size, present
 }
 
-// compiledCheck is a Check ready to run: its regex compiled and its equals
-// value in encoding/json's form.
+// compiledCheck is a Check ready to run.
 type compiledCheck struct {
 	Check
 	re   *regexp.Regexp
 	want any
 }
 
-// compileChecks prepares checks; a check that does not compile (Validate
-// was not called) always fails.
+// compileChecks prepares checks; one that does not compile always fails.
 func compileChecks(checks []Check) []compiledCheck {
 	out := make([]compiledCheck, len(checks))
 	for i, c := range checks {
@@ -59,10 +55,8 @@ func compileChecks(checks []Check) []compiledCheck {
 	return out
 }
 
-// passed reports whether the trial passes the check, or why the check
-// could not be made (a task without the field it compares with). Text
-// checks see the artifact bytes forge kept (capped); the byte bounds use
-// the full size.
+// passed reports whether the trial passes the check, or why it could not be
+// made. Text checks see the kept (capped) bytes; byte bounds the full size.
 func (c compiledCheck) passed(b []byte, size int64, r runner.Result, task *Task) (bool, string) {
 	switch {
 	case c.Contains != "":
@@ -135,8 +129,7 @@ func (c compiledCheck) passed(b []byte, size int64, r runner.Result, task *Task)
 	return re.MatchString(got), ""
 }
 
-// valueText is a JSON value as text, trimmed: strings as they are,
-// numbers as written, anything else as compact JSON.
+// valueText is a JSON value as trimmed text: strings as they are, else JSON.
 func valueText(v any) string {
 	switch x := v.(type) {
 	case string:
@@ -150,10 +143,9 @@ func valueText(v any) string {
 	return string(b)
 }
 
-// Checker makes the artifact scorers' checks on a trial as it finishes,
-// while its whole artifact is at hand (runner.Result.Artifact): a record
-// then keeps only the artifact's start, and the checks' outcome
-// (runner.Result.Checks), which scoring reads instead of the artifact.
+// Checker makes the artifact checks on a trial as it finishes, while its
+// whole artifact is at hand: the record keeps only the artifact's start and
+// the checks' outcome (runner.Result.Checks), which scoring reads.
 type Checker struct {
 	scorers []prepared
 }
@@ -169,9 +161,7 @@ func NewChecker(cfg Config) *Checker {
 	return c
 }
 
-// Check returns how r fares on each artifact scorer's checks; nil when
-// there are none or r failed (a failed trial is not checked). task is
-// r's task, nil without tasks.
+// Check returns how r fares on each artifact scorer's checks; nil when none or r failed.
 func (c *Checker) Check(r runner.Result, task *Task) []runner.CheckResult {
 	if !r.Success || len(c.scorers) == 0 {
 		return nil
@@ -184,10 +174,9 @@ func (c *Checker) Check(r runner.Result, task *Task) []runner.CheckResult {
 	return out
 }
 
-// checkFraction is the fraction of checks the trial passes, with the
-// first reason a check could not be made: from the checks made as the
-// trial finished (Checker), or, in a record that has none (schema 1 and
-// 2, which hold the whole artifact), made now.
+// checkFraction is the fraction of checks the trial passes and the first
+// reason one could not be made: from Result.Checks, or made now for records
+// without them (schemas 1 and 2 hold the whole artifact).
 func checkFraction(name string, checks []compiledCheck, r runner.Result, task *Task) (float64, string) {
 	if len(checks) == 0 {
 		return 0, ""
@@ -201,9 +190,8 @@ func checkFraction(name string, checks []compiledCheck, r runner.Result, task *T
 	return float64(n) / float64(len(checks)), note
 }
 
-// passedChecks counts the checks the trial passes, with the first reason
-// a check could not be made; without an artifact only the checks of
-// FORGE_RESULT (result:) can pass.
+// passedChecks counts the checks the trial passes, with the first reason one
+// could not be made.
 func passedChecks(checks []compiledCheck, r runner.Result, task *Task) (int, string) {
 	b, size, present := artifactOf(r)
 	n, note := 0, ""
@@ -220,8 +208,7 @@ func passedChecks(checks []compiledCheck, r runner.Result, task *Task) (int, str
 	return n, note
 }
 
-// lookupPointer resolves an RFC 6901 JSON pointer in a document decoded by
-// encoding/json.
+// lookupPointer resolves an RFC 6901 JSON pointer in a decoded document.
 func lookupPointer(doc any, ptr string) (any, bool) {
 	if ptr == "" {
 		return doc, true

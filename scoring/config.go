@@ -38,13 +38,9 @@ const (
 // DefaultJudgeTimeout bounds a judge that sets no timeout.
 const DefaultJudgeTimeout = 60 * time.Second
 
-// Config is the manifest's scoring: list. The zero Config means
-// DefaultConfig() wherever a Config is used.
-//
-// It decodes from a YAML sequence whose entries are scorer mappings or, as a
-// shorthand, bare type names ("- success"). Its decoder rejects unknown keys
-// itself, since yaml.v3's KnownFields does not reach into a custom
-// unmarshaler; KnownKeys tells forge's manifest checker which keys exist.
+// Config is the manifest's scoring: list; the zero Config means
+// DefaultConfig(). Its decoder rejects unknown keys itself, since yaml.v3's
+// KnownFields does not reach into a custom unmarshaler.
 type Config struct {
 	Scorers []Scorer
 }
@@ -52,43 +48,33 @@ type Config struct {
 // Scorer is one entry of the scoring: list.
 type Scorer struct {
 	Type Type `yaml:"type"`
-	// Name identifies the scorer in breakdowns and judge results; it
-	// defaults to the type, or "submitted:<field>".
+	// Name defaults to the type, or "submitted:<field>".
 	Name string `yaml:"name"`
-	// Weight in the composite's weighted mean; nil means 1. Zero keeps the
-	// scorer in the breakdown without counting it.
+	// Weight nil means 1; zero keeps the scorer in the breakdown only.
 	Weight *float64 `yaml:"weight"`
 	// Normalize defaults to minmax for runtime and submitted, raw otherwise.
 	Normalize Normalization `yaml:"normalize"`
-	// OnFailure is the score a failed trial gets from this scorer; nil
-	// means 0.
+	// OnFailure is a failed trial's score from this scorer; nil means 0.
 	OnFailure *float64 `yaml:"on_failure"`
 
-	// Field and Goal (default maximize) configure a submitted scorer: a
-	// top-level key of the candidate's FORGE_RESULT object.
+	// Field (a top-level FORGE_RESULT key) and Goal configure submitted.
 	Field string `yaml:"field"`
 	Goal  Goal   `yaml:"goal"`
 
 	// Checks configure an artifact scorer; it scores the fraction passed.
 	Checks []Check `yaml:"checks"`
 
-	// Command and Timeout (default 60s) configure a judge; see Judges.
-	// Secrets name variables the judge's command gets, as a candidate's
-	// secrets: (an LLM judge's key); forge resolves and masks them.
+	// Command, Timeout (default 60s) and Secrets (variables it gets, as a
+	// candidate's secrets:) configure a judge.
 	Command []string      `yaml:"command"`
 	Timeout time.Duration `yaml:"timeout"`
 	Secrets []string      `yaml:"secrets"`
 }
 
-// Check is one artifact check (docs/manifest.md, "scoring"): one test of
-// one subject. The test is Contains, Regex, the byte bounds (MinBytes
-// and/or MaxBytes, on the artifact's full size), Equals, Min/Max or, in a
-// suite, EqualsTask, ContainsTask or RegexTask, which name the task's field
-// to compare with. The subject is the artifact's text, the value at the RFC
-// 6901 pointer JSON in the artifact ("" is the whole document; alone, the
-// check is that it exists), or the value at Result in the candidate's
-// FORGE_RESULT object. EqualsTask compares text with surrounding white
-// space trimmed, and numbers by value ("391" equals 391.0).
+// Check is one artifact check (docs/manifest.md, "scoring"): one test
+// (Contains, Regex, MinBytes/MaxBytes, Equals, Min/Max, or a *Task field) of
+// one subject: the artifact's text, the value at the JSON pointer, or the
+// value at Result in FORGE_RESULT.
 type Check struct {
 	Contains string  `yaml:"contains"`
 	Regex    string  `yaml:"regex"`
@@ -100,18 +86,14 @@ type Check struct {
 	EqualsTask   string `yaml:"equals_task"`
 	ContainsTask string `yaml:"contains_task"`
 	RegexTask    string `yaml:"regex_task"`
-	// Equals is compared with the JSON value at the pointer as JSON values
-	// (numbers by value, objects and arrays deeply). nil means no
-	// comparison; JSON null cannot be compared.
+	// Equals compares as JSON values (numbers by value); nil means none.
 	Equals any      `yaml:"equals"`
 	Min    *float64 `yaml:"min"`
 	Max    *float64 `yaml:"max"`
 }
 
-// DefaultConfig is what a manifest without scoring: gets: success (weight 1,
-// raw) plus runtime (weight 0.2, minmax). Success dominates: any successful
-// trial outscores any failed one (≥ 1/1.2 ≈ 0.83 against 0), and among
-// successful trials the faster ones lead, by at most 0.17.
+// DefaultConfig is success (weight 1, raw) plus runtime (weight 0.2, minmax):
+// any successful trial outscores any failed one; among them the faster lead.
 func DefaultConfig() Config {
 	return Config{Scorers: []Scorer{
 		{Type: TypeSuccess, Weight: new(1.0)},
@@ -166,8 +148,7 @@ func (s Scorer) EffectiveOnFailure() float64 {
 	return 0
 }
 
-// EffectiveGoal is the submitted scorer's goal, or maximize. Runtime is
-// always minimised.
+// EffectiveGoal is the submitted scorer's goal, or maximize.
 func (s Scorer) EffectiveGoal() Goal {
 	switch {
 	case s.Type == TypeRuntime:

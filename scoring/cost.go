@@ -11,29 +11,24 @@ import (
 	"github.com/forge-run/forge/runner"
 )
 
-// Pricing is the manifest's pricing: block: what model tokens and sandbox
-// time cost, in US dollars. forge never invents a price: what it has no
-// price for is counted, and its cost said to be unpriced.
+// Pricing is the manifest's pricing: block, in US dollars. forge never
+// invents a price: what it cannot price is counted and said to be unpriced.
 type Pricing struct {
-	// Models are token prices per model name, in dollars per million
-	// tokens.
+	// Models are token prices by model name.
 	Models map[string]ModelPrice `yaml:"models"`
 	// Sandbox prices a trial's sandbox by its lifetime.
 	Sandbox SandboxPrice `yaml:"sandbox"`
 }
 
-// ModelPrice is one model's token prices, in dollars per million tokens.
-// CachedInput defaults to Input (no discount known).
+// ModelPrice is one model's dollars per million tokens; CachedInput defaults to Input.
 type ModelPrice struct {
 	Input       *float64 `yaml:"input"`
 	CachedInput *float64 `yaml:"cached_input"`
 	Output      *float64 `yaml:"output"`
 }
 
-// SandboxPrice prices a sandbox's lifetime (a trial's job time: from its
-// create to its delete): per vCPU-hour and per GiB-hour of memory of the
-// resources it had (Daytona's), or a flat price per sandbox-hour (any
-// backend, local processes included).
+// SandboxPrice prices a sandbox's lifetime (a trial's job time): per vCPU-
+// and GiB-hour of its resources, or a flat price per sandbox-hour.
 type SandboxPrice struct {
 	VCPUHour    *float64 `yaml:"vcpu_hour"`
 	GiBHour     *float64 `yaml:"gib_hour"`
@@ -45,8 +40,7 @@ func (p *Pricing) IsZero() bool {
 	return p == nil || len(p.Models) == 0 && p.Sandbox == (SandboxPrice{})
 }
 
-// Check says what is wrong with the prices: each problem with its key path
-// below "pricing".
+// Check says what is wrong with the prices, with key paths below "pricing".
 func (p *Pricing) Check() []PricingProblem {
 	if p == nil {
 		return nil
@@ -85,9 +79,8 @@ type PricingProblem struct {
 	Msg  string
 }
 
-// Price is what r cost: its model usage priced (or the candidate's own
-// cost_usd) plus its sandbox's lifetime priced. nil when nothing about it
-// has a cost: no usage reported and no sandbox price.
+// Price is what r cost: its model usage (or its own cost_usd) plus its
+// sandbox's lifetime; nil when nothing about it has a cost.
 func (p *Pricing) Price(r *runner.Result) *runner.Cost {
 	if r.Usage == nil && (p == nil || p.Sandbox == (SandboxPrice{})) {
 		return nil
@@ -181,25 +174,21 @@ func (p *Pricing) sandboxCost(r *runner.Result) (float64, string) {
 
 // CostStanding is what a candidate's trials cost, all together.
 type CostStanding struct {
-	// USD is the total of the trials' costs, MeanUSD per trial with a
-	// cost (CostedTrials of them).
+	// USD is the total; MeanUSD is per costed trial.
 	USD          float64 `json:"usd"`
 	MeanUSD      float64 `json:"mean_usd"`
 	ModelUSD     float64 `json:"model_usd"`
 	SandboxUSD   float64 `json:"sandbox_usd"`
 	Tokens       int64   `json:"tokens"`
 	CostedTrials int     `json:"costed_trials"`
-	// PerSuccessUSD is USD over the successful trials; PerSolvedUSD, in a
-	// suite, over the solved tasks: what a win costs. Null without one.
+	// PerSuccessUSD and PerSolvedUSD are what a win costs; null without one.
 	PerSuccessUSD *float64 `json:"per_success_usd"`
 	PerSolvedUSD  *float64 `json:"per_solved_usd,omitempty"`
-	// UnpricedTrials had something without a price (tokens of a model
-	// the pricing does not name, say): USD leaves it out.
+	// UnpricedTrials had something without a price, left out of USD.
 	UnpricedTrials int `json:"unpriced_trials,omitempty"`
 }
 
-// Unpriced says nothing of what k counts has a price: its trials used
-// tokens, none priced.
+// Unpriced says that none of k's costed trials had a price.
 func (k *CostStanding) Unpriced() bool { return k.UnpricedTrials == k.CostedTrials && k.USD == 0 }
 
 // costTally adds up a candidate's trial costs.
@@ -237,12 +226,9 @@ func (c *costTally) standing(successes int) *CostStanding {
 	return st
 }
 
-// costLine is what the winner line adds when the runner-up is cheaper
-// than the candidate ranked first, both fully priced: "; beta solves 96%
-// of what alpha solves at 31% of its cost" (in a suite; else "scores 96%
-// of alpha's score"), "beta, within noise of alpha, …" when the two are
-// tied. Costs compare per trial (mean), so that different trial counts
-// do not count. Empty otherwise.
+// costLine is what the winner line adds when the runner-up, fully priced, is
+// cheaper than rank 1: "; beta solves 96% of what alpha solves at 31% of its
+// cost". Costs compare per trial. Empty otherwise.
 func costLine(es []*tally) string {
 	withResults, noWinner := contenders(es)
 	if noWinner != "" || len(withResults) < 2 {

@@ -12,13 +12,11 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// KnownKeys tells forge's strict manifest checker what the scoring: node
-// decodes into, since Config has its own UnmarshalYAML.
+// KnownKeys tells the manifest checker what the scoring: node decodes into.
 func (Config) KnownKeys() reflect.Type { return reflect.TypeFor[[]Scorer]() }
 
-// UnmarshalYAML decodes the scoring: list strictly: unknown keys and
-// equals: null are *yamlcheck.Error values (joined with yaml.v3's own type
-// errors), and a bare type name is a scorer with that type.
+// UnmarshalYAML decodes the scoring: list strictly (unknown keys and equals:
+// null are *yamlcheck.Error values); a bare type name is a scorer of that type.
 func (c *Config) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind == yaml.AliasNode && n.Alias != nil {
 		n = n.Alias
@@ -57,8 +55,7 @@ func (c *Config) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// nullEquals reports the checks of a scorer node that say equals: null,
-// which Check cannot represent.
+// nullEquals reports the checks that say equals: null, which Check cannot hold.
 func nullEquals(scorer *yaml.Node, path string) []error {
 	var errs []error
 	for i := 0; scorer.Kind == yaml.MappingNode && i+1 < len(scorer.Content); i += 2 {
@@ -75,8 +72,7 @@ func nullEquals(scorer *yaml.Node, path string) []error {
 	return errs
 }
 
-// jsonValue converts a YAML-decoded value into the form encoding/json
-// decodes into (float64 numbers, map[string]any objects).
+// jsonValue converts a YAML-decoded value into encoding/json's form.
 func jsonValue(v any) (any, error) {
 	switch v := v.(type) {
 	case nil, bool, string:

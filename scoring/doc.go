@@ -12,24 +12,12 @@
 //
 // # Scorers
 //
-// The manifest's scoring: list (Config) names scorers, each with a weight
-// (default 1), each giving a trial a value in [0, 1]:
-//
-//   - success: 1 when the trial succeeded (exit 0 and artifact present).
-//   - runtime: RuntimeSeconds of successful trials; faster is better.
-//   - submitted: a top-level number of the candidate's FORGE_RESULT object,
-//     goal maximize (default) or minimize; a successful trial without a
-//     finite number there scores on_failure, and the standing notes it.
-//   - artifact: the fraction of its checks the artifact passes.
-//   - judge: the score a judge printed. A judge that failed gives no value:
-//     the trial is scored by its other scorers and the standing notes it,
-//     never silently 0.
-//
-// A failed trial scores on_failure (default 0) on every scorer and takes no
-// part in normalisation. A trial that ended by no fault of the candidate
-// (infra, auth, cancelled) is not scored at all and does not count in the
-// success rate. The zero Config means DefaultConfig: success (weight 1) and
-// runtime (weight 0.2, minmax), so speed breaks ties between successes.
+// The manifest's scoring: list (Config; docs/manifest.md) names weighted
+// scorers, each giving a trial a value in [0, 1]. A failed trial scores
+// on_failure (default 0) on every scorer and takes no part in normalisation;
+// a judge that failed gives no value, never a silent 0. A trial that ended by
+// no fault of the candidate (infra, auth, cancelled) is not scored and does
+// not count in the success rate. The zero Config means DefaultConfig.
 //
 // # Normalisation
 //
@@ -67,23 +55,10 @@
 //
 // # Winner
 //
-// The winner is rank 1 when it is alone there and succeeded at least once.
-// Comparison records the test of rank 1 against rank 2, and WinnerLine says it:
-//
-//	winner: beta (0.81 ± 0.04), 1.24× alpha, p = 0.003
-//	no clear winner: beta and alpha overlap (0.81 ± 0.04 vs 0.78 ± 0.05, p = 0.31)
-//	winner: beta (0.81), 1.24× alpha (single trial; use --trials N for confidence)
-//	no winner: no candidate succeeded
-//
-// where "± x" is the half-width of the 95% interval. A run that could not
-// judge every candidate (one without a trial that ran to an end, in a suite
-// on some task: Incomplete) names no winner:
-//
-//	incomplete: c3 and c4 did not run (infra: Total CPU limit exceeded. Maximum allowed: 4.)
-//
-// Otherwise unscored trials are noted after the verdict:
-//
-//	winner: beta (0.81 ± 0.04), 1.24× alpha, p = 0.003; 1 trial not scored (alpha trial 3: infra: …)
+// The winner is rank 1 when it is alone there and succeeded at least once;
+// Comparison records the test of rank 1 against rank 2 and WinnerLine says
+// it (docs/results.md shows each form). A run that could not judge every
+// candidate (Incomplete) names no winner.
 //
 // # Suites
 //
@@ -93,9 +68,7 @@
 // trials, are the independent unit), with pass@k (PassAtK) and the tasks
 // solved in its Standing.Suite. Candidates tie when ComparePaired over their
 // common tasks is not significant, and the winner line gives the paired
-// record:
-//
-//	winner: alpha 0.81 ± 0.04 over 40 tasks; beats beta on 23, loses 9, ties 8 (paired t, p = 0.003)
+// record.
 //
 // Outcome.Tasks lists tasks hardest first (lowest mean, then widest spread);
 // Outcome.HeadToHead the wins, losses and ties of every pair.

@@ -14,11 +14,9 @@ import (
 // maxReason caps a judge's reason.
 const maxReason = 2000
 
-// Judges are c's judge scorers, in order (none in the default config).
-// Scoring runs none of them: forge runs each after every successful trial,
-// as a job of the local runner (docs/manifest.md), and stores its verdict
-// (ParseVerdict of its stdout), or why there is none, in the trial's
-// Result.Judges under the scorer's EffectiveName, for Score to read.
+// Judges are c's judge scorers, in order. forge runs each after every
+// successful trial and stores its verdict in Result.Judges under the scorer's
+// EffectiveName, for Score to read.
 func (c Config) Judges() []Scorer {
 	var out []Scorer
 	for _, s := range c.effective().Scorers {
@@ -30,11 +28,8 @@ func (c Config) Judges() []Scorer {
 }
 
 // ParseVerdict reads a judge's stdout: a number in [0, 1], or a JSON object
-// with a numeric "score" in [0, 1] and an optional "reason" (capped at 2000
-// bytes, made valid UTF-8). The whole output is tried first, then its last
-// non-blank line, so a judge may log before its verdict. A score that is
-// not finite or outside [0, 1], and output that is neither, are errors
-// worded for JudgeResult.Error.
+// with "score" and an optional "reason" (capped at 2000 bytes). The whole
+// output is tried, then its last non-blank line, so a judge may log first.
 func ParseVerdict(stdout string) (score float64, reason string, err error) {
 	whole := strings.TrimSpace(stdout)
 	if len(whole) == 0 {

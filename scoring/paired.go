@@ -8,23 +8,19 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
-// The methods of a paired comparison (PairedResult.Method); MethodName
-// names them for people.
+// The methods of a paired comparison (PairedResult.Method).
 const (
 	MethodPairedT  = "paired-t"
 	MethodWilcoxon = "wilcoxon-signed-rank"
 )
 
-// pairedTMinPairs is the fewest pairs for which ComparePaired uses the paired
-// t-test (when the differences also look normal); below it, Wilcoxon.
+// pairedTMinPairs is the fewest pairs for which ComparePaired may use paired t.
 const pairedTMinPairs = 30
 
-// wilcoxonExactMax is the most non-zero differences for which the Wilcoxon
-// p-value is exact; above it, the normal approximation.
+// wilcoxonExactMax is the most non-zero differences with an exact Wilcoxon p.
 const wilcoxonExactMax = 50
 
-// WinLoss counts how often one candidate's task score beat, lost to or tied
-// another's. Two scores tie when they are within 1e-9.
+// WinLoss counts task scores won, lost and tied (within 1e-9).
 type WinLoss struct {
 	Wins   int `json:"wins"`
 	Losses int `json:"losses"`
@@ -43,56 +39,32 @@ func (w *WinLoss) add(d float64) {
 	}
 }
 
-// PairedResult compares candidate A with candidate B over the tasks both
-// have scores for, two-sided at level Alpha.
+// PairedResult compares A with B over their common tasks, two-sided at Alpha.
 type PairedResult struct {
 	// Method is MethodWilcoxon or MethodPairedT (see ComparePaired).
 	Method string `json:"method"`
-	// N is the number of pairs (tasks); WinLoss counts A's wins, losses and
-	// ties against B over them.
+	// N is the number of pairs (tasks).
 	N int `json:"n"`
 	WinLoss
-	// MeanDifference is the mean of a_i - b_i; DifferenceCI95 its 95%
-	// paired-t interval (whatever the method), nil with fewer than two
-	// pairs. With no spread in the differences it is [mean, mean].
+	// DifferenceCI95 is the paired-t interval whatever the method; nil
+	// with fewer than two pairs.
 	MeanDifference float64     `json:"mean_difference"`
 	DifferenceCI95 *[2]float64 `json:"difference_ci95,omitempty"`
-	// Statistic is the t statistic (paired t) or W+, the sum of the ranks
-	// of the positive differences (Wilcoxon); nil when the differences
-	// have no spread (paired t) or are all zero (Wilcoxon).
+	// Statistic is t or W+; nil without spread (t) or all zero (W+).
 	Statistic *float64 `json:"statistic,omitempty"`
-	// NormalityP is the Jarque–Bera p-value of the differences; nil when
-	// not computed (fewer than 30 pairs, or no spread).
+	// NormalityP is the Jarque–Bera p-value, when computed.
 	NormalityP *float64 `json:"normality_p,omitempty"`
 	// PValue is two-sided; Significant is PValue < Alpha.
 	PValue      float64 `json:"p_value"`
 	Significant bool    `json:"significant"`
 }
 
-// ComparePaired compares a and b, the task scores of two candidates on the
-// same tasks in the same order, from A's side. The method is chosen from the
-// data, deterministically:
-//
-//   - fewer than 30 pairs: the Wilcoxon signed-rank test, which assumes only
-//     symmetric differences: with few tasks normality can be neither assumed
-//     nor checked;
-//   - at least 30 pairs whose differences fail the Jarque–Bera test (p <
-//     0.05): Wilcoxon as well;
-//   - otherwise the paired t-test, then the more powerful. Differences
-//     without spread take this branch: p = 0 unless their mean is within
-//     1e-9 of 0, then 1.
-//
-// Wilcoxon drops differences within 1e-9 of zero (Wilcoxon's method) and
-// gives |differences| within 1e-9 of each other their average rank. Up to
-// 50 non-zero differences its p-value is exact (the permutation
-// distribution of W+ given the ties, by dynamic programming), above that
-// normal with tie and continuity corrections. Exact even with ties, unlike
-// R and SciPy, because forge's ties are often whole tasks: A solving 5 tasks
-// B fails, all else equal, has exact p = 2/2^5 = 0.0625 where the normal
-// approximation says 0.037, significant.
-//
-// It returns an error when the slices differ in length, are empty, or hold
-// a value that is not finite.
+// ComparePaired compares a and b, two candidates' scores on the same tasks,
+// from A's side: the Wilcoxon signed-rank test below 30 pairs or when the
+// differences fail Jarque–Bera (p < 0.05), else the paired t-test. Wilcoxon's
+// p is exact up to 50 non-zero differences, ties included (unlike R and
+// SciPy), because forge's ties are often whole tasks. It returns an error for
+// slices of different lengths, empty or not finite.
 func ComparePaired(a, b []float64) (PairedResult, error) {
 	if len(a) != len(b) {
 		return PairedResult{}, fmt.Errorf("paired comparison of %d scores with %d", len(a), len(b))
@@ -136,8 +108,7 @@ func ComparePaired(a, b []float64) (PairedResult, error) {
 	return r, nil
 }
 
-// pairedT is the two-sided one-sample t-test of mean 0 for the summary of
-// the differences (n ≥ 2): the t statistic (nil without spread) and p.
+// pairedT is the one-sample t-test of mean 0 of the differences (n ≥ 2).
 func pairedT(s summary) (*float64, float64) {
 	if s.variance == 0 {
 		if math.Abs(s.mean) > tieEpsilon {
@@ -150,10 +121,8 @@ func pairedT(s summary) (*float64, float64) {
 	return &t, math.Min(p, 1)
 }
 
-// jarqueBeraP is the p-value of the Jarque–Bera test of normality,
-// JB = n/6 · (S² + (K-3)²/4) with the moment estimates of skewness S and
-// kurtosis K, against the χ² distribution with 2 degrees of freedom. xs must
-// vary.
+// jarqueBeraP is the p-value of the Jarque–Bera test of normality against χ²
+// with 2 degrees of freedom. xs must vary.
 func jarqueBeraP(xs []float64) float64 {
 	s := append([]float64(nil), xs...)
 	sort.Float64s(s)
@@ -178,11 +147,9 @@ func jarqueBeraP(xs []float64) float64 {
 	return distuv.ChiSquared{K: 2}.Survival(jb)
 }
 
-// signedRanks drops the differences within 1e-9 of zero and ranks the rest
-// by absolute value, |differences| within 1e-9 of the group's smallest
-// sharing their average rank. Ranks are doubled so that they are whole:
-// rank2[i] is twice the rank of the i-th remaining difference, pos[i] whether
-// it is positive; ties lists the size of each group of tied ranks.
+// signedRanks drops differences within 1e-9 of zero and ranks the rest by
+// absolute value, near-equal ones sharing their average rank. Ranks are
+// doubled to stay whole; ties lists the size of each tied group.
 func signedRanks(d []float64) (rank2 []int, pos []bool, ties []int) {
 	var nz []float64
 	for _, x := range d {
@@ -214,8 +181,7 @@ func signedRanks(d []float64) (rank2 []int, pos []bool, ties []int) {
 	return rank2, pos, ties
 }
 
-// wilcoxon is the two-sided Wilcoxon signed-rank test of the differences d
-// (see ComparePaired): W+ (nil when every difference is zero) and p.
+// wilcoxon is the signed-rank test of d: W+ (nil when all are zero) and p.
 func wilcoxon(d []float64) (*float64, float64) {
 	rank2, pos, ties := signedRanks(d)
 	n := len(rank2)
@@ -236,9 +202,7 @@ func wilcoxon(d []float64) (*float64, float64) {
 }
 
 // wilcoxonExactP is the exact two-sided p-value of a doubled signed-rank sum
-// w2 given the doubled ranks: 2·min(P(W ≤ w2), P(W ≥ w2)) over the 2^n
-// equally likely sign patterns, at most 1. Counts stay exact in float64 for
-// n ≤ 53.
+// w2 over the 2^n sign patterns; counts stay exact in float64 for n ≤ 53.
 func wilcoxonExactP(rank2 []int, w2 int) float64 {
 	total := 0
 	for _, r := range rank2 {
@@ -270,10 +234,8 @@ func wilcoxonExactP(rank2 []int, w2 int) float64 {
 	return math.Min(1, 2*math.Min(le, ge)/all)
 }
 
-// wilcoxonNormalP is the two-sided p-value of the signed-rank sum w of n
-// non-zero differences by the normal approximation, with the tie
-// correction of the variance and a continuity correction of 1/2 towards the
-// mean (as R's wilcox.test with correct = TRUE).
+// wilcoxonNormalP is the normal approximation of the signed-rank p-value, with
+// tie and continuity corrections (as R's wilcox.test, correct = TRUE).
 func wilcoxonNormalP(n int, ties []int, w float64) float64 {
 	nf := float64(n)
 	mu := nf * (nf + 1) / 4

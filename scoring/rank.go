@@ -1,7 +1,6 @@
 package scoring
 
-// Aggregation and ranking: each candidate's trials become a Standing
-// (statistics, notes), and the standings are ranked with ties kept as ties.
+// Aggregation and ranking, ties kept as ties.
 
 import (
 	"cmp"
@@ -33,8 +32,7 @@ type tally struct {
 	judgeErrors       int
 	unscored          []noteHit // infra, auth, cancelled
 	cost              costTally
-	// tasks are a suite's trials by task.
-	tasks map[string]*taskTally
+	tasks             map[string]*taskTally
 
 	sum summary
 	st  Standing
@@ -58,10 +56,8 @@ func newTally(id string, n int) *tally {
 	return &tally{id: id, perScorer: make([][]float64, n), notes: make([][]noteHit, n), clamped: make([]int, n)}
 }
 
-// count adds trial r to the candidate's counts (trials, successes,
-// runtimes, errors) and reports whether it is to be scored: not a trial
-// that ended by no fault of the candidate, which is set aside, unscored
-// saying why.
+// count adds trial r to the candidate's counts and reports whether it is to
+// be scored: a trial that ended by no fault of the candidate is set aside.
 func (t *tally) count(r runner.Result) (unscored noteHit, scored bool) {
 	t.trials++
 	t.cost.add(r)
@@ -84,11 +80,8 @@ func (t *tally) count(r runner.Result) (unscored noteHit, scored bool) {
 	return noteHit{}, true
 }
 
-// Aggregate is the standing of one candidate from results that were
-// scored already (their Score fields), without a rank: the same statistics
-// and notes Score gives, for a record that has results but no standings (a
-// run that ended before it was scored). Trials without a Score count
-// (success rate, runtime, errors) but have no score; Breakdown is empty.
+// Aggregate is one candidate's standing, without a rank, from results scored
+// already: for a record that has results but no standings.
 func Aggregate(id string, results []runner.Result) Standing {
 	t := newTally(id, 0)
 	for _, r := range results {
@@ -153,8 +146,7 @@ func (t *tally) finish(scorers []prepared) {
 	t.st = st
 }
 
-// noteFor summarises one scorer's problems with a candidate's trials,
-// quoting the problem of the lowest-numbered trial.
+// noteFor summarises one scorer's problems, quoting the lowest-numbered trial's.
 func noteFor(s prepared, hits []noteHit, trials int) string {
 	if len(hits) == 0 {
 		return ""
@@ -172,8 +164,7 @@ func noteFor(s prepared, hits []noteHit, trials int) string {
 		s.name, len(hits), trials, first.trial, first.msg)
 }
 
-// firstHit is the hit of the lowest-numbered trial (then the least message),
-// whatever the order of the results.
+// firstHit is the lowest-numbered trial's hit, whatever the results' order.
 func firstHit(hits []noteHit) noteHit {
 	first := hits[0]
 	for _, h := range hits {
@@ -184,11 +175,9 @@ func firstHit(hits []noteHit) noteHit {
 	return first
 }
 
-// rankEntries sorts the candidates and gives them ranks, ties kept as ties.
-// Candidates with results come first, by mean score (descending; scores
-// within 1e-9 display by id), then those without results. A candidate
-// shares the rank of the group above it when it cannot be told apart from
-// that group's best (tied); candidates without results tie with each other.
+// rankEntries sorts the candidates and ranks them: by mean score (ties by id),
+// those without results last and tied. A candidate that cannot be told from
+// the best of the group above it shares that group's rank.
 func rankEntries(es []*tally, tied func(a, b *tally) bool) {
 	key := func(t *tally) float64 { return math.Round(t.sum.mean / tieEpsilon) }
 	sort.Slice(es, func(a, b int) bool {
@@ -214,12 +203,10 @@ func rankEntries(es []*tally, tied func(a, b *tally) bool) {
 	}
 }
 
-// tiedTrials reports whether b cannot be told from a by their trials
-// (compareMeans).
+// tiedTrials reports whether b cannot be told from a by their trials.
 func tiedTrials(a, b *tally) bool { return !compareMeans(a.sum, b.sum).clear }
 
-// unjudged lists, by id, the candidates without a trial that ran to an end
-// the candidate is answerable for.
+// unjudged lists the candidates without a trial they are answerable for.
 func unjudged(es []*tally) []Unjudged {
 	var out []Unjudged
 	for _, e := range es {
@@ -236,8 +223,8 @@ func unjudged(es []*tally) []Unjudged {
 	return out
 }
 
-// unscoredTrials counts the trials that ended by no fault of their
-// candidate and says how the first one (by candidate, then trial) ended.
+// unscoredTrials counts the trials ended by no fault of their candidate and
+// says how the first ended.
 func unscoredTrials(es []*tally) (int, string) {
 	n, first, firstID := 0, noteHit{}, ""
 	for _, e := range es {

@@ -13,30 +13,23 @@ import (
 
 // Outcome is what Score makes of a run's results.
 type Outcome struct {
-	// Scores are the input results' composite scores, in the input order
-	// (nil when the trial is not scored, or no weighted scorer had a value
-	// for it); Apply sets them on the results. Not a copy of the results:
-	// at 100,000 trials that would be tens of megabytes for one field.
+	// Scores are the results' composite scores in input order (nil when not
+	// scored); Apply sets them. Not a copy of the results: at 100,000 trials
+	// that would be tens of megabytes for one field.
 	Scores []*float64
-	// Standings are in rank order; candidates that tie exactly on display
-	// are ordered by id.
+	// Standings are in rank order, exact ties by id.
 	Standings []Standing
 	// Winner is nil when nobody succeeded or no candidate is clearly best.
 	Winner *string
-	// WinnerLine says so in words, e.g.
-	// "winner: beta (0.81 ± 0.04), 1.24× alpha, p = 0.003".
+	// WinnerLine says so in words (docs/results.md).
 	WinnerLine string
-	// Comparison is the test of rank 1 against rank 2; nil with fewer than
-	// two candidates that have results.
+	// Comparison is the test of rank 1 against rank 2, if there are two.
 	Comparison *Comparison
-	// Incomplete lists the candidates the run could not judge: none of
-	// their trials ran to an end the candidate is answerable for (they hit
-	// infrastructure or auth errors, were cancelled, or have no results).
-	// While it is not empty there is no winner.
+	// Incomplete lists the candidates none of whose trials ran to an end
+	// they are answerable for; while there are any there is no winner.
 	Incomplete []Unjudged
-	// Tasks is a suite's per-task matrix, hardest tasks first; HeadToHead
-	// compares every pair of candidates task by task. Both are empty
-	// without tasks.
+	// Tasks is a suite's per-task matrix, hardest first; HeadToHead compares
+	// every pair of candidates task by task.
 	Tasks      []TaskRow
 	HeadToHead []HeadToHead
 }
@@ -44,11 +37,9 @@ type Outcome struct {
 // Unjudged is a candidate none of whose trials says anything about it.
 type Unjudged struct {
 	CandidateID string `json:"candidate_id"`
-	// TaskIDs, in a suite, are the tasks on which none of its trials ran
-	// to an end.
+	// TaskIDs, in a suite, are the tasks none of its trials ran to an end.
 	TaskIDs []string `json:"task_ids,omitempty"`
-	// Reason is how its first unscored trial ended ("infra: Total CPU
-	// limit exceeded…", "cancelled: …"), or "no results".
+	// Reason is how its first unscored trial ended, or "no results".
 	Reason string `json:"reason"`
 }
 
@@ -58,11 +49,9 @@ type valueState int
 const (
 	// stateRaw: a raw value to normalise across candidates.
 	stateRaw valueState = iota
-	// stateFixed: a final score (on_failure) that takes no part in
-	// normalisation.
+	// stateFixed: a final score (on_failure), not normalised.
 	stateFixed
-	// stateNone: no value (a judge failed); the trial is scored without
-	// this scorer.
+	// stateNone: no value (a judge failed); scored without this scorer.
 	stateNone
 )
 
@@ -83,28 +72,22 @@ type prepared struct {
 	checks []compiledCheck
 }
 
-// Score scores every trial with cfg (the zero Config means DefaultConfig),
-// aggregates the trials of each candidate, ranks the candidates and names
-// the winner. candidates is the manifest's list: a candidate without results
-// still gets a standing (after every candidate that has results); results of
-// candidates not in the list are scored too. Score is deterministic and does
-// not depend on the order of candidates or results, except that candidates
-// whose scores tie exactly are listed by id.
+// Score scores every trial with cfg, aggregates each candidate's trials, ranks
+// the candidates and names the winner. A candidate without results still gets
+// a standing. It is deterministic; exact ties are listed by id.
 func Score(cfg Config, candidates []string, results []runner.Result) Outcome {
 	return ScoreSuite(cfg, Suite{Candidates: candidates}, results)
 }
 
-// Apply sets each result's Score from o (results as given to the scoring
-// that made o).
+// Apply sets each result's Score from o.
 func (o Outcome) Apply(results []runner.Result) {
 	for i := range results {
 		results[i].Score = o.Scores[i]
 	}
 }
 
-// ScoreSuite is Score for a run of a suite's tasks (s.Tasks; without
-// tasks it is Score): each trial is scored within its task, candidates
-// rank by their suite score and are compared task by task.
+// ScoreSuite is Score for a suite's tasks: each trial is scored within its
+// task, candidates rank by suite score and are compared task by task.
 func ScoreSuite(cfg Config, s Suite, results []runner.Result) Outcome {
 	scorers := prepare(cfg.effective())
 	tasks := make(map[string]*Task, len(s.Tasks))
@@ -113,8 +96,7 @@ func ScoreSuite(cfg Config, s Suite, results []runner.Result) Outcome {
 	}
 	k := max(s.PassAtK, 1)
 
-	// Raw values, then scores, per scorer and trial: normalised within each
-	// task, across its candidates.
+	// Raw values, then scores, per scorer and trial, normalised per task.
 	byTask := map[string][]int{}
 	for i, r := range results {
 		byTask[r.TaskID] = append(byTask[r.TaskID], i)
@@ -160,7 +142,6 @@ func ScoreSuite(cfg Config, s Suite, results []runner.Result) Outcome {
 		}
 	}
 
-	// Per candidate.
 	byID := map[string]*tally{}
 	get := func(id string) *tally {
 		t := byID[id]
@@ -269,10 +250,8 @@ func prepare(cfg Config) []prepared {
 	return out
 }
 
-// endedByNoFault reports whether r ended by no fault of its candidate: it
-// failed because the backend did (infra, auth) or the run was interrupted
-// (cancelled), which says nothing about the candidate. Such trials are not
-// scored.
+// endedByNoFault reports whether r failed because the backend did (infra,
+// auth) or the run was interrupted: such trials are not scored.
 func endedByNoFault(r runner.Result) bool {
 	return !r.Success && !r.ErrorKind.Scored()
 }
@@ -320,8 +299,7 @@ func (s prepared) value(r runner.Result, task *Task) trialValue {
 	return trialValue{state: stateNone, note: "unknown scorer type " + string(s.Type)}
 }
 
-// submittedNumber reads a finite number from the candidate's FORGE_RESULT
-// object, or says why it cannot.
+// submittedNumber reads a finite number from FORGE_RESULT, or says why not.
 func submittedNumber(r runner.Result, field string) (float64, string) {
 	v, ok := r.Submitted[field]
 	if !ok {
@@ -352,20 +330,15 @@ func submittedNumber(r runner.Result, field string) (float64, string) {
 	return f, ""
 }
 
-// Runtimes closer than the noise of measuring them do not rank
-// candidates (as Criterion's noise threshold): a runtime within
-// RuntimeNoise (and at least RuntimeResolution) of a faster one counts as
-// that one.
+// Runtimes closer than their measuring noise do not rank candidates.
 const (
 	RuntimeNoise      = 0.05
 	RuntimeResolution = 0.010 // seconds
 )
 
-// withinNoise groups runtimes from the fastest up: a group starts at its
-// fastest runtime f and takes every runtime below f + max(f×RuntimeNoise,
-// RuntimeResolution); each runtime becomes its group's f. Identical
-// candidates thus tie however their clocks jittered, while runtimes that
-// differ by more than the noise keep their measured values.
+// withinNoise groups runtimes from the fastest f up to f + max(f×RuntimeNoise,
+// RuntimeResolution), each becoming f, so identical candidates tie however
+// their clocks jittered.
 func withinNoise(vals []trialValue) {
 	pool := rawPool(vals)
 	group := make(map[float64]float64, len(pool))
@@ -395,8 +368,7 @@ func rawPool(vals []trialValue) []float64 {
 	return pool
 }
 
-// normalize turns the scorer's trial values into scores in [0, 1]; only
-// stateRaw values take part. It also reports which raw values were clamped.
+// normalize turns the stateRaw values into scores in [0, 1], reporting clamps.
 func (s prepared) normalize(vals []trialValue) (scores []float64, clamped []bool) {
 	scores = make([]float64, len(vals))
 	clamped = make([]bool, len(vals))

@@ -8,15 +8,13 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
-// Alpha is the significance level of every interval and test: 95%
-// confidence, two-sided.
+// Alpha is the significance level of every interval and test, two-sided.
 const Alpha = 0.05
 
 // tieEpsilon is how close two single-trial scores must be to tie.
 const tieEpsilon = 1e-9
 
-// summary describes a sample. The values are sorted before anything is
-// summed, so the result does not depend on their order, bit for bit.
+// summary describes a sample, summed in sorted order so it is order-independent.
 type summary struct {
 	n        int
 	mean, sd float64 // sd is the sample (n-1) standard deviation; 0 for n < 2
@@ -39,10 +37,8 @@ func summarize(xs []float64) summary {
 	return summary{n: len(s), mean: mean, sd: math.Sqrt(variance), variance: variance}
 }
 
-// Summary describes a sample: its size, mean, sample standard deviation
-// (n-1; 0 for fewer than two values) and the 95% Student-t interval of the
-// mean (collapsed to the mean for fewer than two values). It is what the
-// standings report for scores and runtimes.
+// Summary describes a sample: size, mean, sample standard deviation and the
+// 95% Student-t interval of the mean (the mean itself below two values).
 type Summary struct {
 	N    int
 	Mean float64
@@ -50,21 +46,18 @@ type Summary struct {
 	CI95 [2]float64
 }
 
-// Summarize describes xs as the standings do (the order of xs does not
-// matter, bit for bit).
+// Summarize describes xs as the standings do, whatever their order.
 func Summarize(xs []float64) Summary {
 	s := summarize(xs)
 	return Summary{N: s.n, Mean: s.mean, SD: s.sd, CI95: meanCI95(s)}
 }
 
-// tQuantile is the p quantile of Student's t distribution with df degrees of
-// freedom.
+// tQuantile is the p quantile of Student's t with df degrees of freedom.
 func tQuantile(p, df float64) float64 {
 	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(p)
 }
 
-// meanCI95 is the two-sided 95% Student-t interval of the mean; it collapses
-// to the mean with fewer than two values.
+// meanCI95 is the 95% Student-t interval of the mean (the mean below two values).
 func meanCI95(s summary) [2]float64 {
 	if s.n < 2 {
 		return [2]float64{s.mean, s.mean}
@@ -73,9 +66,7 @@ func meanCI95(s summary) [2]float64 {
 	return [2]float64{s.mean - h, s.mean + h}
 }
 
-// scoreCI95 is the 95% interval of a mean score (values in [0, 1]) with
-// trials as the units: BoundedCI95, so it never reaches past 0 or 1; it
-// collapses to the mean with fewer than two values or no spread.
+// scoreCI95 is the BoundedCI95 interval of a mean score with trials as units.
 func scoreCI95(s summary) [2]float64 {
 	m := clamp01(s.mean)
 	if s.n < 2 {
@@ -87,8 +78,7 @@ func scoreCI95(s summary) [2]float64 {
 	return [2]float64{m, m}
 }
 
-// wilson95 is the 95% Wilson score interval of k successes in n trials;
-// [0, 1] when n is 0.
+// wilson95 is the 95% Wilson interval of k successes in n trials ([0, 1] for n 0).
 func wilson95(k, n int) [2]float64 {
 	if n <= 0 {
 		return [2]float64{0, 1}
@@ -97,9 +87,8 @@ func wilson95(k, n int) [2]float64 {
 	return wilsonInterval(float64(k)/nf, nf, distuv.UnitNormal.Quantile(1-Alpha/2))
 }
 
-// wilsonInterval is the Wilson score interval of proportion p observed in
-// n trials (n > 0, not necessarily whole) with critical value z, clamped to
-// [0, 1] against rounding. wilson95 and BoundedCI95 both use it.
+// wilsonInterval is the Wilson score interval of proportion p in n trials
+// with critical value z, clamped to [0, 1] against rounding.
 func wilsonInterval(p, n, z float64) [2]float64 {
 	z2 := z * z
 	denom := 1 + z2/n
@@ -133,14 +122,9 @@ type testResult struct {
 	hasTest bool
 }
 
-// compareMeans tests whether a's mean differs from b's, two-sided.
-//
-// With at least two values on each side it is Welch's t-test, with
-// Welch–Satterthwaite degrees of freedom. When one side has a single value
-// it borrows the other side's variance (a two-sample t-test assuming equal
-// variances, df = n-1 of the side that has one). With single values on both
-// sides (or no variance at all) there is nothing to estimate the noise
-// with: the means differ when they are more than 1e-9 apart.
+// compareMeans tests whether a's mean differs from b's, two-sided: Welch's
+// t-test; a side with a single value borrows the other's variance; single
+// values on both sides differ when more than 1e-9 apart.
 func compareMeans(a, b summary) testResult {
 	r := testResult{diff: a.mean - b.mean}
 	var se2, df float64
@@ -192,15 +176,12 @@ func compareMeans(a, b summary) testResult {
 	return r
 }
 
-// WelchResult is the outcome of Welch's unequal-variances t-test of whether
-// two samples' means differ, two-sided at level Alpha.
+// WelchResult is Welch's t-test of two samples' means, two-sided at Alpha.
 type WelchResult struct {
 	// Difference is mean(a) - mean(b); DifferenceCI95 its 95% interval.
 	Difference     float64    `json:"difference"`
 	DifferenceCI95 [2]float64 `json:"difference_ci95"`
-	// T and DF are the t statistic and its Welch–Satterthwaite degrees of
-	// freedom; nil when neither sample varies (then PValue is 0 when the
-	// means differ by more than 1e-9, else 1).
+	// T and DF are nil when neither sample varies (PValue is then 0 or 1).
 	T  *float64 `json:"t"`
 	DF *float64 `json:"df"`
 	// PValue is two-sided.
@@ -209,10 +190,8 @@ type WelchResult struct {
 	Significant bool `json:"significant"`
 }
 
-// WelchTest runs Welch's t-test on samples a and b, the same test the
-// standings use to decide a winner (see compareMeans). ok is false when
-// either sample has fewer than two values: there is then no variance to
-// estimate the noise with, and no test.
+// WelchTest runs Welch's t-test on a and b, the test behind the winner. ok is
+// false when either sample has fewer than two values.
 func WelchTest(a, b []float64) (r WelchResult, ok bool) {
 	if len(a) < 2 || len(b) < 2 {
 		return WelchResult{}, false

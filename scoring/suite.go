@@ -8,12 +8,8 @@ import (
 )
 
 // PassAtK is the unbiased estimate of pass@k from n trials of which c
-// succeeded (Chen et al. 2021, "Evaluating Large Language Models Trained on
-// Code", eq. 1): the probability that at least one of k trials drawn without
-// replacement from the n succeeded, 1 - C(n-c, k)/C(n, k). It is computed as
-// the product 1 - ∏_{i=n-c+1}^{n} (1 - k/i), which never forms the large
-// binomial coefficients. It is defined only for n ≥ k ≥ 1 and 0 ≤ c ≤ n;
-// otherwise it is NaN.
+// succeeded (Chen et al. 2021, eq. 1), computed as 1 - ∏(1 - k/i) to avoid
+// large binomials. It is NaN unless n ≥ k ≥ 1 and 0 ≤ c ≤ n.
 func PassAtK(n, c, k int) float64 {
 	if k < 1 || n < k || c < 0 || c > n {
 		return math.NaN()
@@ -28,9 +24,7 @@ func PassAtK(n, c, k int) float64 {
 	return 1 - prod
 }
 
-// TaskScore is one candidate's score on one task of a suite: the mean of
-// its trials' composite scores, in [0, 1], and the task's weight in the
-// suite (> 0; zero means the default, 1).
+// TaskScore is a candidate's mean score on a task and its weight (0 means 1).
 type TaskScore struct {
 	Score  float64 `json:"score"`
 	Weight float64 `json:"weight,omitempty"`
@@ -42,26 +36,16 @@ type SuiteSummary struct {
 	Tasks int `json:"tasks"`
 	// Mean is the weighted mean of the task scores.
 	Mean float64 `json:"mean"`
-	// SE is the standard error of Mean with tasks as the sampling unit; 0
-	// with a single task.
+	// SE is Mean's standard error, tasks as the unit; 0 with one task.
 	SE float64 `json:"se"`
-	// CI95 is the 95% interval of Mean from BoundedCI95 with units =
-	// Tasks; nil with fewer than two tasks.
+	// CI95 is Mean's BoundedCI95; nil with fewer than two tasks.
 	CI95 *[2]float64 `json:"ci95,omitempty"`
 }
 
-// SummarizeTasks is a candidate's suite score: the weighted mean m of its
-// task scores t_i with weights w_i, the standard error of m with tasks as
-// the sampling unit, and its 95% interval (BoundedCI95, df = tasks - 1).
-// Trials of one task are correlated, so the task is the independent unit:
-// the cluster-robust standard error of Miller (2024, "Adding Error Bars to
-// Evals", arXiv:2411.00640), with weights the ratio-estimator one
-//
-//	SE = sqrt( n/(n-1) · Σ w_i² (t_i - m)² ) / Σ w_i
-//
-// Scores must lie in [0, 1] and weights be finite and ≥ 0 (0 means 1);
-// otherwise, or without tasks, it returns an error. The tasks are sorted
-// before anything is summed, so their order does not change the result.
+// SummarizeTasks is a candidate's suite score: the weighted mean of its task
+// scores with the cluster-robust standard error of Miller (2024,
+// arXiv:2411.00640), tasks being the independent unit, and its BoundedCI95.
+// Tasks are sorted first so their order does not change the sums.
 func SummarizeTasks(tasks []TaskScore) (SuiteSummary, error) {
 	if len(tasks) == 0 {
 		return SuiteSummary{}, errors.New("no task scores")
@@ -113,39 +97,19 @@ func SummarizeTasks(tasks []TaskScore) (SuiteSummary, error) {
 	return s, nil
 }
 
-// BoundedCI95 is a 95% interval for the mean of scores in [0, 1], given the
-// mean, its standard error se and the number of independent units behind it
-// (trials, or tasks for a suite). Unlike mean ± t·se it never leaves [0, 1].
-//
-// It is the Wilson score interval with an effective sample size (Korn &
-// Graubard 1998, for proportions from complex samples): the mean is treated
-// as a proportion observed in n_eff = mean·(1 - mean) / se² trials, with
-// Student's t_{0.975, units-1} for z because se is estimated. With se = 0 it
-// is [mean, mean], except at 0 or 1, where the units can only be 0/1
-// outcomes all alike and it is the Wilson interval of n in n (5 of 5 trials
-// passing leaves a rate of 0.6 plausible). Far from the bounds and with many
-// units it approaches mean ± t·se; near a bound it is asymmetric.
-//
-// For 0/1 data n_eff = n - 1 (se uses the sample variance), an interval
-// wider than the plain Wilson interval of a success rate (wilson95). Two
-// alternatives lost: se from the plug-in variance (n_eff = n) shrinks every
-// interval by sqrt((n-1)/n) and covered the true mean less often in every
-// simulated case (Beta(0.5, 0.5), n = 5: 93.4% against 94.8%; the
-// t-interval 92.5%); capping n_eff at the units makes scores that vary
-// little as wide as 0/1 data.
-//
-// ok is false, and there is no interval, with fewer than two units, a mean
-// outside [0, 1] or NaN, a negative or NaN se, or se > 0 with a mean of
-// exactly 0 or 1.
+// BoundedCI95 is a 95% interval for the mean of scores in [0, 1] that never
+// leaves [0, 1]: the Wilson interval with effective sample size
+// mean·(1-mean)/se² (Korn & Graubard 1998) and Student's t for z. With se = 0
+// it is [mean, mean], except at 0 or 1: there the Wilson interval of n in n.
+// ok is false with fewer than two units, a mean outside [0, 1], a negative or
+// NaN se, or se > 0 at a mean of exactly 0 or 1.
 func BoundedCI95(mean, se float64, units int) (lo, hi float64, ok bool) {
 	if units < 2 || !(mean >= 0 && mean <= 1) || !(se >= 0) {
 		return 0, 0, false
 	}
 	if se == 0 && (mean == 0 || mean == 1) {
-		// Every unit scored 0, or every one 1: no spread, but not no
-		// uncertainty. The units are then 0/1 outcomes, and the Wilson
-		// interval of 0 (or n) successes in n is what they say (with t for
-		// z, as above): 5 of 5 is [0.57, 1], not [1, 1].
+		// All 0 or all 1: no spread, but not no uncertainty. The units are
+		// 0/1 outcomes: 5 of 5 is [0.57, 1], not [1, 1].
 		ci := wilsonInterval(mean, float64(units), tQuantile(1-Alpha/2, float64(units-1)))
 		return math.Min(ci[0], mean), math.Max(ci[1], mean), true
 	}

@@ -1,10 +1,6 @@
 package scoring
 
-// Suites: every candidate plays every task. A trial is scored within its
-// task (normalisation pools the task's trials across candidates), a task
-// score is the mean of a candidate's scored trials on the task, and a
-// candidate's suite score the weighted mean of its task scores, with tasks
-// as the sampling unit (see doc.go, "Suites").
+// Suites: every candidate plays every task (doc.go, "Suites").
 
 import (
 	"fmt"
@@ -32,24 +28,21 @@ func (t Task) weight() float64 {
 	return 1
 }
 
-// Suite is what a run played: its candidates (the manifest's list, so a
-// candidate without results still gets a standing) and, for a suite, its
-// tasks. PassAtK is the k of the standings' pass@k (0 means 1).
+// Suite is what a run played: its candidates and, for a suite, its tasks.
+// PassAtK is the k of pass@k (0 means 1).
 type Suite struct {
 	Candidates []string
 	Tasks      []Task
 	PassAtK    int
 }
 
-// TaskRow is one task of a suite's per-task matrix: every candidate's
-// result on it, and how it separates them.
+// TaskRow is one task of the matrix: every candidate's result and its spread.
 type TaskRow struct {
 	TaskID string  `json:"task_id"`
 	Weight float64 `json:"weight"`
 	// Cells are by candidate, in the standings' order.
 	Cells []TaskCell `json:"cells"`
-	// Mean is the candidates' mean task score (low: a hard task), Spread
-	// their standard deviation (high: a task that tells them apart).
+	// Mean low: a hard task; Spread high: one that tells them apart.
 	Mean   float64 `json:"mean"`
 	Spread float64 `json:"spread"`
 }
@@ -61,15 +54,13 @@ type TaskCell struct {
 	Score     *float64 `json:"score"`
 	Trials    int      `json:"trials"`
 	Successes int      `json:"successes"`
-	// Passes counts the trials that passed the task (succeeded with a
-	// full score); Solved is true when every trial did.
+	// Passes counts the trials that passed; Solved: every one did.
 	Passes int  `json:"passes"`
 	Solved bool `json:"solved"`
 }
 
-// HeadToHead is one pair of candidates compared task by task: on how many
-// common tasks A scored higher than B (Wins), lower (Losses) or the same
-// within 1e-9 (Ties).
+// HeadToHead counts the common tasks on which A scored higher than B, lower,
+// or the same within 1e-9.
 type HeadToHead struct {
 	A string `json:"a"`
 	B string `json:"b"`
@@ -83,15 +74,12 @@ type taskTally struct {
 	unscored                  []noteHit // infra, auth, cancelled
 }
 
-// Passed reports whether a scored trial passed its task: it succeeded with
-// a full score (every check passed, the judge gave 1…).
+// Passed reports whether a scored trial passed its task: success, full score.
 func Passed(r runner.Result) bool {
 	return r.Success && r.Score != nil && *r.Score >= 1-tieEpsilon
 }
 
-// suiteStats completes the standing of a candidate of a suite from its
-// task tallies: the suite score and its interval over tasks, solved tasks
-// and pass@k.
+// suiteStats completes a suite candidate's standing from its task tallies.
 func (t *tally) suiteStats(tasks []Task, k int) {
 	var means, weights []float64
 	su := &SuiteStanding{K: k}
@@ -144,8 +132,7 @@ func (t *tally) suiteStats(tasks []Task, k int) {
 	t.sum = summary{n: len(means), mean: st.Score, sd: st.ScoreStddev}
 }
 
-// pairedTasks are the task scores of a and b on the tasks both have one
-// for, in task order.
+// pairedTasks are a's and b's scores on their common tasks, in task order.
 func pairedTasks(a, b *tally, tasks []Task) (xa, xb []float64) {
 	for _, task := range tasks {
 		ta, tb := a.tasks[task.ID], b.tasks[task.ID]
@@ -158,8 +145,7 @@ func pairedTasks(a, b *tally, tasks []Task) (xa, xb []float64) {
 	return xa, xb
 }
 
-// taskRows is the per-task matrix, hardest tasks first (lowest mean, then
-// the widest spread, then id).
+// taskRows is the per-task matrix, hardest first (lowest mean, widest spread, id).
 func taskRows(es []*tally, tasks []Task) []TaskRow {
 	rows := make([]TaskRow, 0, len(tasks))
 	for _, task := range tasks {
@@ -195,8 +181,7 @@ func taskRows(es []*tally, tasks []Task) []TaskRow {
 	return rows
 }
 
-// headToHead compares every pair of candidates with results, in the
-// standings' order, over their common tasks.
+// headToHead compares every pair of candidates with results over common tasks.
 func headToHead(es []*tally, tasks []Task) []HeadToHead {
 	var out []HeadToHead
 	for i, a := range es {
@@ -215,9 +200,8 @@ func headToHead(es []*tally, tasks []Task) []HeadToHead {
 	return out
 }
 
-// unjudgedTasks lists the candidates with a task on which no trial ran to
-// an end the candidate is answerable for, naming those tasks and how the
-// first of them ended.
+// unjudgedTasks lists the candidates with a task on which no trial ran to an
+// end they are answerable for, and how the first ended.
 func unjudgedTasks(es []*tally, tasks []Task) []Unjudged {
 	var out []Unjudged
 	for _, e := range es {
@@ -250,8 +234,7 @@ func unjudgedTasks(es []*tally, tasks []Task) []Unjudged {
 	return out
 }
 
-// pairedTied reports whether b cannot be told from a over their common
-// tasks (the paired test is not significant).
+// pairedTied reports whether the paired test cannot tell b from a.
 func pairedTied(a, b *tally, tasks []Task) bool {
 	xa, xb := pairedTasks(a, b, tasks)
 	if len(xa) == 0 {

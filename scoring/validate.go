@@ -9,10 +9,8 @@ import (
 	"strings"
 )
 
-// FieldError is one problem with the scoring configuration. Path locates it
-// below the scoring: list, as mapping keys (string) and list indexes (int),
-// e.g. [1 "checks" 0 "regex"], so the manifest loader can find its line and
-// column; Msg says what is wrong.
+// FieldError is one problem with the scoring configuration; Path locates it
+// below scoring: as keys and indexes (e.g. [1 "checks" 0 "regex"]).
 type FieldError struct {
 	Path []any
 	Msg  string
@@ -48,9 +46,7 @@ func (ps *problems) add(msg string, path ...any) {
 	*ps = append(*ps, &FieldError{Path: path, Msg: msg})
 }
 
-// Validate checks one scorer. It returns nil or an errors.Join of
-// *FieldError whose paths are relative to the scorer ("weight must be ≥ 0"
-// has path ["weight"]).
+// Validate checks one scorer: nil or an errors.Join of *FieldError.
 func (s Scorer) Validate() error {
 	var ps problems
 	s.validate(&ps)
@@ -214,8 +210,7 @@ func (c Check) validate(ps *problems, i int) {
 	}
 }
 
-// TaskFields lists the task fields the checks of cfg compare with, so the
-// manifest can refuse them without tasks.
+// TaskFields lists the task fields cfg's checks compare with.
 func (c Config) TaskFields() []string {
 	var fields []string
 	for _, s := range c.Scorers {
@@ -230,10 +225,8 @@ func (c Config) TaskFields() []string {
 	return fields
 }
 
-// Validate checks every scorer and the list as a whole: names are unique and
-// at least one weight is positive. It returns nil or an errors.Join of
-// *FieldError whose paths start with the scorer's index. The zero Config
-// (meaning the default) is valid.
+// Validate checks every scorer, that names are unique and that a weight is
+// positive: nil or an errors.Join of *FieldError. The zero Config is valid.
 func (c Config) Validate() error {
 	if len(c.Scorers) == 0 {
 		return nil

@@ -11,8 +11,7 @@ import (
 	"github.com/forge-run/forge/internal/text"
 )
 
-// contenders are the candidates with results, in rank order; when there is
-// no winner to look for, noWinner says why.
+// contenders are the candidates with results, by rank, or why none can win.
 func contenders(es []*tally) (withResults []*tally, noWinner string) {
 	anySuccess := false
 	for _, e := range es {
@@ -85,8 +84,7 @@ func decide(es []*tally) (*string, string, *Comparison) {
 	return &top.id, line, c
 }
 
-// decideSuite names a suite's winner, if any, and says why: rank 1 against
-// rank 2 by the paired test over their common tasks.
+// decideSuite names a suite's winner by the paired test of rank 1 and rank 2.
 func decideSuite(es []*tally, tasks []Task) (*string, string, *Comparison) {
 	withResults, noWinner := contenders(es)
 	if noWinner != "" {
@@ -128,12 +126,10 @@ func decideSuite(es []*tally, tasks []Task) (*string, string, *Comparison) {
 	return &top.id, "winner: " + over + "; " + record, c
 }
 
-// testText names a suite comparison's test and its p-value: "paired t,
-// p = 0.003", "Wilcoxon signed-rank, p = 0.41".
+// testText is "paired t, p = 0.003".
 func testText(c *Comparison) string { return MethodName(c.Method) + ", " + pText(c.PValue) }
 
-// MethodName names a comparison method for people: "paired t",
-// "Wilcoxon signed-rank", "Welch t".
+// MethodName names a comparison method for people: "paired t".
 func MethodName(method string) string {
 	name := map[string]string{MethodPairedT: "paired t", MethodWilcoxon: "Wilcoxon signed-rank", "welch-t": "Welch t"}[method]
 	return cmp.Or(name, method)
@@ -166,8 +162,7 @@ func comparison(best, second *tally) *Comparison {
 }
 
 // incompleteLine is the winner line of a run that could not judge every
-// candidate: "incomplete: c3 and c4 did not run (infra: …)", candidates
-// with the same reason together.
+// candidate, those with the same reason together.
 func incompleteLine(us []Unjudged) string {
 	var reasons []string
 	byReason := map[string][]string{}
@@ -188,11 +183,8 @@ func incompleteLine(us []Unjudged) string {
 // scoreText is "(0.81 ± 0.04)" with an interval, "(0.81)" without.
 func scoreText(st Standing) string { return "(" + st.ScoreText() + ")" }
 
-// ScoreText is the standing's mean score as forge prints it, the winner
-// line and every report alike: ± the half-width of its 95% interval
-// (text.PM) with at least two scored trials (tasks, in a suite), else the
-// score alone
-// (text.Score): "0.92 ± 0.01", "0.87".
+// ScoreText is the mean score as forge prints it: "0.92 ± 0.01" with at least
+// two scored trials (tasks, in a suite), else "0.87".
 func (st Standing) ScoreText() string {
 	units := st.ScoredTrials
 	if st.Suite != nil {
@@ -204,8 +196,7 @@ func (st Standing) ScoreText() string {
 	return text.PM(st.Score, st.HalfWidth())
 }
 
-// HalfWidth is the half-width of the standing's 95% score interval; 0
-// without one.
+// HalfWidth is the half-width of the 95% score interval; 0 without one.
 func (st Standing) HalfWidth() float64 { return (st.ScoreCI95[1] - st.ScoreCI95[0]) / 2 }
 
 // pText formats a p-value as text.P does, or "no test".

@@ -18,9 +18,8 @@ func Find() string {
 	return ""
 }
 
-// Require returns Find's browser for a test. Without one the test is
-// skipped, or fails when FORGE_BROWSER_TESTS=1 says browser tests must
-// run (CI installs Chromium: .ci/run).
+// Require returns Find's browser, skipping the test without one unless
+// FORGE_BROWSER_TESTS=1 says browser tests must run (CI installs Chromium).
 func Require(t testing.TB) string {
 	t.Helper()
 	bin := Find()

@@ -1,8 +1,7 @@
-// Package dotenv is forge's one rule for finding a variable the user hands
-// it by name (the Daytona credentials, a manifest's secrets: and
-// env_from_host:): forge's own environment first, then the .env file beside
-// the manifest, read without touching the environment. A blank value (empty
-// or only spaces) counts as unset.
+// Package dotenv is forge's one rule for a variable the user names (the
+// Daytona credentials, secrets:, env_from_host:): forge's environment first,
+// then the .env beside the manifest, read without touching the environment.
+// A blank value counts as unset.
 package dotenv
 
 import (
@@ -23,13 +22,11 @@ type Env struct {
 	file   map[string]string
 	// Path is the .env file's path (it may not exist).
 	Path string
-	// Err is why a .env file that exists could not be read; the lookups
-	// then see the environment alone.
+	// Err is why an existing .env could not be read; lookups then skip it.
 	Err error
 }
 
-// Load reads the .env file in dir, if there is one, behind getenv; with
-// no dir, there is no file.
+// Load reads the .env file in dir, if any, behind getenv.
 func Load(getenv func(string) string, dir string) *Env {
 	e := &Env{getenv: getenv}
 	if dir == "" {
@@ -46,9 +43,8 @@ func Load(getenv func(string) string, dir string) *Env {
 	return e
 }
 
-// Lookup returns name's value and where it was found (Source or Path): the
-// first of the environment's and the file's that is not blank and that
-// usable (when not nil) accepts.
+// Lookup returns name's value and where it was found: the first non-blank one
+// that usable (if set) accepts.
 func (e *Env) Lookup(name string, usable func(string) bool) (value, source string, ok bool) {
 	for _, c := range [2]struct{ value, source string }{{e.getenv(name), Source}, {e.file[name], e.Path}} {
 		if strings.TrimSpace(c.value) != "" && (usable == nil || usable(c.value)) {

@@ -10,9 +10,8 @@ import (
 	"testing"
 )
 
-// Start runs python3 script (the path of fake_model.py) on a free port,
-// accepting only key, and returns its base URL; it is stopped at the
-// test's end.
+// Start runs python3 script on a free port, accepting only key, and returns
+// its base URL; it stops at the test's end.
 func Start(t testing.TB, script, key string) string {
 	t.Helper()
 	cmd := exec.Command("python3", script, "--port", "0", "--key", key)

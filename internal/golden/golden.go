@@ -1,6 +1,5 @@
-// Package golden compares test output with a file under testdata/ and, with
-// go test's -update flag, rewrites the file instead: the one rule for every
-// golden file in forge's tests.
+// Package golden compares test output with a file under testdata/ or, with
+// -update, rewrites the file: the one rule for forge's golden files.
 package golden
 
 import (
@@ -12,8 +11,7 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files with the current output")
 
-// Check fails t when got differs from the file at path, showing both; with
-// -update it writes got to path.
+// Check fails t when got differs from the file at path; -update writes it.
 func Check(t testing.TB, path string, got []byte) {
 	t.Helper()
 	if *update {

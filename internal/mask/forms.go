@@ -14,9 +14,8 @@ import (
 
 // What a secret looks like once encoded: the forms a Masker masks.
 
-// values returns the values to mask for the given secrets: each one, and
-// those derived from it (trimmed, unquoted, its lines), MinLen bytes or
-// longer, without repeats.
+// values returns the values to mask for secrets: each one and its trimmed,
+// unquoted and line forms, MinLen bytes or longer, without repeats.
 func values(secrets []string) []string {
 	var out []string
 	add := func(v string) {
@@ -93,10 +92,8 @@ func jsonString(v string, escapeHTML bool) string {
 	return s[1 : len(s)-1]
 }
 
-// jsonASCII returns v as a JSON string of ASCII only, without the quotes:
-// control characters, `"` and `\` escaped as JSON requires, other
-// non-ASCII as \uXXXX with lower-case hex (surrogate pairs above U+FFFF), as
-// Python's json.dumps writes it.
+// jsonASCII returns v as a quoteless JSON string of ASCII only, as Python's
+// json.dumps writes it (\uXXXX, lower-case hex, surrogate pairs).
 func jsonASCII(v string) string {
 	var b strings.Builder
 	for _, r := range v {
@@ -126,8 +123,7 @@ func jsonASCII(v string) string {
 	return b.String()
 }
 
-// strictURLEscape percent-encodes every byte of v but the RFC 3986
-// unreserved characters A-Z a-z 0-9 - . _ ~.
+// strictURLEscape percent-encodes every byte but RFC 3986's unreserved ones.
 func strictURLEscape(v string) string {
 	const hex = "0123456789ABCDEF"
 	var b strings.Builder

@@ -1,51 +1,19 @@
 // Package mask hides secret values in text that came from a candidate or a
-// judge: every occurrence of a secret, or of one of its common encodings, is
-// replaced by "***" before forge writes or prints the text.
+// judge: every occurrence of a secret, or of a common encoding of it, becomes
+// "***" before forge writes or prints the text.
 //
-// # What is masked
+// Values shorter than MinLen are ignored (masking them would garble ordinary
+// output). Each value, trimmed, unquoted and line by line, is masked raw, in
+// base64 (both alphabets, padded or not), percent-encoded and string-escaped
+// (JSON, Python, PHP, Go, HTML), as the GitHub Actions runner's SecretMasker
+// does. Inside a longer base64 stream (a Basic auth header, a JWT) the part
+// of the encoding that does not depend on the neighbouring bytes is masked at
+// each of the three offsets: the runner's whole-encoding match misses it.
 //
-// New takes the secret values; one shorter than MinLen (6) bytes is ignored,
-// as masking it would garble ordinary output and hide little. Besides each
-// value, its trimmed form (a key read from a file keeps its newline), its
-// unquoted form and each line of a value of several lines (a PEM key printed
-// line by line) are masked, when at least MinLen bytes, in these forms:
-//
-//   - the raw bytes;
-//   - base64, standard and URL alphabets, padded and unpadded;
-//   - base64 of the value inside a longer base64 stream (base64("user:"+key),
-//     a data: URL, a JWT, a Basic auth header). Starting at offset skip = 0,
-//     1 or 2 modulo 3, value[skip:] encodes stably for its first
-//     floor(4k/3) characters (k = len(value)-skip); that stable middle is
-//     masked at each offset, even below MinLen (at least 5 characters), and
-//     the whole encodings of value[skip:] for a value ending the stream.
-//     What stays visible encodes at most the value's first two bytes and
-//     four bits of its last: it cannot be decoded;
-//   - percent-encoding: url.QueryEscape, url.PathEscape and strict RFC 3986
-//     (as .NET's Uri.EscapeDataString and Python's quote(safe=""));
-//   - string escaping: JSON as encoding/json writes it (with and without its
-//     HTML escaping), with non-ASCII as \uXXXX (Python), with "/" as "\/"
-//     (PHP), Go's %q and QuoteToASCII, `"` as `\"`, a doubled single quote,
-//     and HTML/XML escaping.
-//
-// The list follows the GitHub Actions runner's SecretMasker
-// (actions/runner, ValueEncoders.cs), but where the runner masks the whole
-// unpadded encoding of value[skip:], whose last character depends on the
-// byte after the value, and so misses a secret in the middle of a stream
-// unless len(value)-skip is a multiple of 3, the stable middle finds it at
-// every offset.
-//
-// # How occurrences are masked
-//
-// All occurrences of all forms are found, overlapping ones included, and
-// each maximal run of overlapping occurrences becomes one "***" (touching
-// ones stay separate: a secret printed twice becomes "******"). No byte of
-// any occurrence survives, whatever the secrets' order. strings.Replacer
-// cannot do this: it resumes after each replacement, so secrets "abcdefgh"
-// and "fghijklm" turn "abcdefghijklm" into "***ijklm" (mask_test.go checks
-// it). The package builds its own Aho–Corasick automaton, a dense table over
-// byte classes: one look-up per input byte whatever the number of secrets,
-// about 8·L states for a secret of L bytes, some hundreds of KiB for a
-// handful of API keys.
+// Overlapping occurrences become one "***", so no byte of any survives
+// whatever the secrets' order; strings.Replacer resumes after each
+// replacement and would leak some. Hence an Aho–Corasick automaton of its
+// own: one look-up per input byte however many secrets.
 //
 // A Masker is immutable once made, and safe for concurrent use.
 package mask
@@ -62,12 +30,11 @@ const MinLen = 6
 // Mask is what each masked occurrence is replaced by.
 const Mask = "***"
 
-// matchFlag marks, in a transition table entry, a target state at which some
-// form ends.
+// matchFlag marks a transition to a state at which some form ends.
 const matchFlag = 1 << 31
 
-// A Masker replaces secret values, and their common encodings, by Mask. The
-// zero Masker and a nil *Masker mask nothing.
+// Masker replaces secret values and their encodings by Mask; the zero Masker
+// and a nil *Masker mask nothing.
 type Masker struct {
 	forms []string // every form masked, longest first
 
@@ -79,10 +46,8 @@ type Masker struct {
 	outLen []int32 // per state index: the longest form ending here, or 0
 }
 
-// New returns a Masker for the given secret values. Empty values, values
-// shorter than MinLen and repeated values are ignored; see the package
-// documentation for the forms masked. New(), or New with only short values,
-// returns a Masker that masks nothing.
+// New returns a Masker for the given secret values; empty, short and repeated
+// values are ignored, and New() masks nothing.
 func New(secrets ...string) *Masker {
 	seen := make(map[string]bool)
 	var forms []string
@@ -122,7 +87,6 @@ func (m *Masker) build() {
 		}
 	}
 
-	// The trie.
 	children := make(map[uint64]uint32)
 	term := []int32{0}
 	for _, f := range m.forms {
@@ -194,9 +158,8 @@ func (m *Masker) empty() bool { return m == nil || m.delta == nil }
 // span is a run of masked bytes, [start, end).
 type span struct{ start, end int64 }
 
-// mergeSpan adds the occurrence [a, b) to spans, which are disjoint and
-// sorted, and which all end at or before b: it joins every span it
-// overlaps.
+// mergeSpan adds [a, b) to spans (disjoint, sorted, all ending at or before
+// b), joining every span it overlaps.
 func mergeSpan(spans []span, a, b int64) []span {
 	for len(spans) > 0 && spans[len(spans)-1].end > a {
 		a = min(a, spans[len(spans)-1].start)
@@ -220,8 +183,7 @@ func find(m *Masker, text string) []span {
 	return spans
 }
 
-// String returns s with every occurrence of a secret's forms replaced by
-// Mask.
+// String returns s with every occurrence of a secret's forms replaced by Mask.
 func (m *Masker) String(s string) string {
 	if m.empty() {
 		return s
@@ -242,8 +204,7 @@ func (m *Masker) String(s string) string {
 	return b.String()
 }
 
-// Contains reports whether b holds an occurrence of a secret's forms, that
-// is whether String(string(b)) would differ from it.
+// Contains reports whether String(string(b)) would differ from b.
 func (m *Masker) Contains(b []byte) bool {
 	if m.empty() {
 		return false

@@ -1,6 +1,5 @@
-// Package relaid rewrites JSON files as another writer could lay them out,
-// for tests that hold readers to reading JSON, not a layout: keys sorted
-// (what jq -S makes), another indentation.
+// Package relaid lays JSON files out as another writer could (keys sorted,
+// another indentation), for tests that hold readers to JSON, not a layout.
 package relaid
 
 import (
@@ -10,8 +9,7 @@ import (
 	"os"
 )
 
-// Document rewrites the JSON document at path indented with indent, its
-// objects' keys sorted.
+// Document rewrites the JSON file at path, keys sorted, indented with indent.
 func Document(path, indent string) error {
 	return rewrite(path, func(b []byte) ([]byte, error) { return sorted(b, indent) })
 }
@@ -42,8 +40,7 @@ func rewrite(path string, edit func([]byte) ([]byte, error)) error {
 	return os.WriteFile(path, b, 0o644)
 }
 
-// sorted is b with its objects' keys sorted (a map's keys are marshalled
-// in order), indented with indent, or on one line without.
+// sorted is b with its keys sorted, indented with indent or on one line.
 func sorted(b []byte, indent string) ([]byte, error) {
 	var v any
 	if err := json.Unmarshal(b, &v); err != nil {

@@ -1,10 +1,7 @@
 // Package squares writes a small suite for forge's own tests and benches:
-// each task gives a number n and expects n² (an artifact check); "exact"
-// answers every task, "rough" only the tasks whose n is even, so "exact"
-// wins with a clear margin over 20 tasks. Every candidate appends
-// "candidate task trial" to a file of the machine running forge (Runs), by
-// which a test counts how often each trial's candidate ran: the Daytona
-// emulator's sandboxes and local jobs are directories of that machine.
+// each task gives n and expects n²; "exact" answers every task, "rough" only
+// the even ones. Every candidate appends a line to a file (Runs), by which a
+// test counts how often each trial ran.
 package squares
 
 import (

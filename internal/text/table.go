@@ -17,14 +17,10 @@ const (
 	Right
 )
 
-// Table draws rows under header with tablewriter: the one table style of
-// forge's reports and comparisons. On a terminal (tty) the table has light
-// box-drawing borders; otherwise it is plain columns aligned with spaces
-// (two between columns, none at the start), with no box-drawing
-// characters, for logs and pipes. Cells are neither wrapped nor
-// reformatted, and a column empty in every row is left out. align gives
-// each column's alignment. Lines end in the padding of the last column:
-// TrimLines removes it.
+// Table draws rows under header with tablewriter, forge's one table style:
+// light box borders on a terminal (tty), else plain columns aligned with two
+// spaces. A column empty in every row is left out; TrimLines removes the
+// last column's padding.
 func Table(w io.Writer, header []string, rows [][]string, align []Align, tty bool) error {
 	aligns := make([]tw.Align, len(align))
 	for i, a := range align {

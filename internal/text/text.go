@@ -1,9 +1,7 @@
-// Package text holds the small string clean-ups every report format needs
-// for bytes a candidate printed (invalid UTF-8, terminal escape sequences,
-// caps that cut on a rune boundary and say so) and the number formats that
-// make scoring's winner line, report and compare read alike (scores with
-// their ±, p-values, seconds, percentages, Markdown cells), and the one
-// tablewriter setup both tables use (Table).
+// Package text holds the string clean-ups every report needs for bytes a
+// candidate printed (invalid UTF-8, escape sequences, caps on a rune
+// boundary) and the number formats that make the winner line, reports and
+// compare read alike.
 package text
 
 import (
@@ -17,9 +15,8 @@ import (
 	"unicode/utf8"
 )
 
-// StripANSI removes terminal escape sequences (CSI such as colours, and OSC
-// such as titles and hyperlinks) so captured output reads as plain text.
-// A lone ESC is kept for the caller's clean-up to deal with.
+// StripANSI removes terminal escape sequences (CSI and OSC) so captured
+// output reads as plain text; a lone ESC is left for the caller.
 func StripANSI(s string) string {
 	if !strings.Contains(s, "\x1b") {
 		return s
@@ -76,9 +73,8 @@ func Cap(s string, max int) (string, int) {
 	return s[:cut], len(s) - cut
 }
 
-// Output prepares captured output for display: escape sequences stripped,
-// capped at max bytes with a note saying how much was cut, and invalid
-// UTF-8 replaced by U+FFFD.
+// Output prepares captured output for display: escapes stripped, capped at
+// max bytes with a note, invalid UTF-8 replaced.
 func Output(s string, max int) string {
 	kept, dropped := Cap(StripANSI(s), max)
 	kept = strings.ToValidUTF8(kept, "\uFFFD")
@@ -88,9 +84,8 @@ func Output(s string, max int) string {
 	return kept
 }
 
-// XML makes s safe for XML 1.0 character data and attributes: invalid UTF-8
-// and the characters XML cannot carry (NUL, most control characters) become
-// U+FFFD.
+// XML makes s safe for XML 1.0: invalid UTF-8 and characters XML cannot
+// carry become U+FFFD.
 func XML(s string) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	if strings.IndexFunc(s, func(r rune) bool { return !xmlChar(r) }) < 0 {
@@ -109,8 +104,8 @@ func xmlChar(r rune) bool {
 		(r >= 0x20 && r <= 0xD7FF) || (r >= 0xE000 && r <= 0xFFFD) || (r >= 0x10000 && r <= 0x10FFFF)
 }
 
-// Decimals is how many decimals x deserves: two significant digits for
-// numbers below 10, none from 100 up, at most four.
+// Decimals is how many decimals x deserves: two significant digits below 10,
+// none from 100 up, at most four.
 func Decimals(x float64) int {
 	ax := math.Abs(x)
 	if ax == 0 || math.IsNaN(ax) || math.IsInf(ax, 0) {
@@ -125,8 +120,7 @@ func Num(x float64) string {
 	return strconv.FormatFloat(x, 'f', Decimals(x), 64)
 }
 
-// Seconds formats a duration given in seconds: "4.5ms", "450ms", "3.2s",
-// "1m05s", "1h02m".
+// Seconds formats seconds: "4.5ms", "450ms", "3.2s", "1m05s", "1h02m".
 func Seconds(s float64) string {
 	switch {
 	case math.IsNaN(s) || math.IsInf(s, 0):
@@ -150,8 +144,7 @@ func Seconds(s float64) string {
 	}
 }
 
-// Score formats a score that has no interval (a single trial, or a mean
-// shown alone) with two decimals: "0.87", "1.00".
+// Score formats a score without an interval: "0.87", "1.00".
 func Score(x float64) string { return strconv.FormatFloat(x, 'f', 2, 64) }
 
 // Plural is one when n is 1, else many: "1 task", "3 tasks".
@@ -162,15 +155,12 @@ func Plural(n int, one, many string) string {
 	return many
 }
 
-// Ratio formats a ratio of two scores or runtimes, the one way forge writes
-// one: "1.24×", "0.50×".
+// Ratio formats a ratio of scores or runtimes: "1.24×".
 func Ratio(r float64) string { return strconv.FormatFloat(r, 'f', 2, 64) + "×" }
 
-// PM formats a mean with the half-width of its interval, the one rule for
-// every "±" forge prints for a score: as many decimals as the half-width
-// needs for one significant digit, two to four, for both numbers, so a
-// tight interval does not read "± 0.00": "0.92 ± 0.01", "0.8478 ± 0.0006",
-// "0.31 ± 0.36".
+// PM formats a mean ± the half-width of its interval, with the decimals (two
+// to four) the half-width needs for one significant digit, so a tight
+// interval never reads "± 0.00": "0.92 ± 0.01", "0.8478 ± 0.0006".
 func PM(x, halfWidth float64) string {
 	d := 2
 	if halfWidth > 0 && !math.IsInf(halfWidth, 0) {
@@ -179,10 +169,9 @@ func PM(x, halfWidth float64) string {
 	return strconv.FormatFloat(x, 'f', d, 64) + " ± " + strconv.FormatFloat(halfWidth, 'f', d, 64)
 }
 
-// P formats a two-sided p-value tested at level alpha: "p < 0.001",
-// "p = 0.003", "p = 0.31"; two significant digits, more when two would
-// round it across alpha ("p = 0.0496", never "p = 0.05" for a significant
-// result).
+// P formats a p-value tested at level alpha with two significant digits,
+// more when two would round it across alpha ("p = 0.0496", never "p = 0.05"
+// for a significant result).
 func P(p, alpha float64) string {
 	if p < 0.001 {
 		return "p < 0.001"
@@ -194,8 +183,7 @@ func P(p, alpha float64) string {
 	return "p = " + s
 }
 
-// SecondsPM formats a mean duration and its standard deviation in the
-// mean's unit: "3.2s ± 0.3s", "450ms ± 20ms", "1m05s ± 12.0s".
+// SecondsPM formats a mean duration ± its deviation in the mean's unit.
 func SecondsPM(mean, sd float64) string {
 	switch {
 	case math.IsNaN(mean) || math.IsInf(mean, 0) || mean < 0 || mean >= 59.95:
@@ -215,9 +203,8 @@ func Percent(r float64) string {
 	return strconv.FormatFloat(math.Round(r*100), 'f', 0, 64) + "%"
 }
 
-// OneLine makes s fit on one line of a table: invalid UTF-8 becomes U+FFFD,
-// runs of white space become one space, and control characters (escape
-// sequences in a hand-edited or hostile record) are dropped.
+// OneLine makes s fit one table line: invalid UTF-8 replaced, white space
+// runs made one space, control characters dropped.
 func OneLine(s string) string {
 	var b strings.Builder
 	space := false
@@ -276,9 +263,8 @@ func Markdown(s string) string {
 	return b.String()
 }
 
-// MarkdownCode writes s (one line) as a Markdown inline code span, with a
-// fence longer than any run of backticks inside it; a '|' is escaped so it
-// cannot end a table cell.
+// MarkdownCode writes s as an inline code span with a fence longer than any
+// run of backticks in it; '|' is escaped so it cannot end a table cell.
 func MarkdownCode(s string) string {
 	longest, run := 0, 0
 	for _, r := range s {
@@ -309,15 +295,13 @@ func TrimLines(b []byte) []byte {
 	return out.Bytes()
 }
 
-// ShellQuote quotes s for a POSIX shell so that it arrives as one word,
-// verbatim: quotes, $(), backticks and newlines included.
+// ShellQuote quotes s so a POSIX shell gets it as one word, verbatim.
 func ShellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// ShellWord is s as a POSIX shell word for a command line a user will read
-// or paste: as it is when it holds only characters no shell treats
-// specially, else ShellQuote(s).
+// ShellWord is s as a POSIX shell word for a command a user will read or
+// paste: as it is when no shell treats it specially, else ShellQuote(s).
 func ShellWord(s string) string {
 	if s == "" {
 		return "''"
@@ -349,8 +333,8 @@ func Bytes(n float64) string {
 	return "" // unreachable
 }
 
-// USD writes dollars the one way forge does: "$0", "$12", "$1.23", and
-// below a dollar two significant digits ("$0.042", "$0.0031").
+// USD writes dollars: "$0", "$12", "$1.23", below a dollar two significant
+// digits ("$0.042").
 func USD(x float64) string {
 	switch {
 	case x == 0:

@@ -1,8 +1,6 @@
 // Package yamlcheck is forge's one strict reading of YAML: every problem is
-// an *Error that names the file, line, column and key path, unknown keys
-// are found by walking the yaml.Node tree beside the Go type it decodes
-// into (with the nearest known key as a hint), and errors returned through
-// yaml.v3's Decode are placed from whatever carries a position.
+// an *Error naming the file, line, column and key path, and unknown keys are
+// found by walking the yaml.Node tree beside the Go type, with a hint.
 package yamlcheck
 
 import (
@@ -55,11 +53,9 @@ func At(n *yaml.Node, field, msg string) *Error {
 	return e
 }
 
-// Under is an Error about the node that keys (mapping keys and list
-// indexes) lead to from n, whose key path is path: its key path is path
-// and the keys ("daytona", "resources", "cpu" below "" is
-// "daytona.resources.cpu"), its position the node's, or the last one on
-// the way when n lacks a key.
+// Under is an Error about the node keys lead to from n, whose path is path
+// ("daytona", "resources", "cpu" make "daytona.resources.cpu"), placed at
+// that node, or the last one on the way.
 func Under(n *yaml.Node, path, msg string, keys ...any) *Error {
 	for _, k := range keys {
 		switch k := k.(type) {
@@ -85,8 +81,7 @@ func Under(n *yaml.Node, path, msg string, keys ...any) *Error {
 	return At(n, path, msg)
 }
 
-// KindName names the kind of n for a person: "mapping", "list", "plain
-// value", "alias" or "document".
+// KindName names n's kind for a person: "mapping", "list", "plain value"...
 func KindName(n *yaml.Node) string {
 	switch n.Kind {
 	case yaml.MappingNode:
@@ -101,8 +96,8 @@ func KindName(n *yaml.Node) string {
 	return "document"
 }
 
-// KnownKeyser is implemented by types with their own UnmarshalYAML to say
-// what their node decodes into, so UnknownKeys can walk it.
+// KnownKeyser says what a custom UnmarshalYAML's node decodes into, so
+// UnknownKeys can walk it.
 type KnownKeyser interface{ KnownKeys() reflect.Type }
 
 var (
@@ -110,14 +105,10 @@ var (
 	typeOfUnmarshaler = reflect.TypeFor[yaml.Unmarshaler]()
 )
 
-// UnknownKeys walks n beside the Go type t it decodes into and returns an
-// *Error for every mapping key t has no field for, with its position, its
-// path below path and the nearest known key. yaml.v3's KnownFields gives
-// neither a column nor every error at once, and does not apply to
-// Node.Decode.
-//
-// also names keys n's own mapping knows besides t's fields: blocks that
-// something else decodes (and checks), which are not walked.
+// UnknownKeys returns an *Error for every mapping key of n that t has no
+// field for, with its position and the nearest known key: yaml.v3's
+// KnownFields gives neither a column nor every error, nor applies to
+// Node.Decode. also names keys decoded elsewhere, which are not walked.
 func UnknownKeys(n *yaml.Node, t reflect.Type, path string, also ...string) []error {
 	var errs []error
 	walk(n, t, path, also, &errs)
@@ -248,10 +239,8 @@ var typeWords = map[string]string{
 // qualifier is the package that qualifies a Go type's name ("forge.").
 var qualifier = regexp.MustCompile(`\b[a-z][a-z0-9_]*\.`)
 
-// Friendly rewords a yaml.v3 type error for a person who writes YAML, not
-// Go: "cannot unmarshal !!str `x` into int" is "cannot unmarshal text `x`
-// into an integer", and a type of the program's own loses its package
-// ("into Resources"). Other messages pass through but for their tags.
+// Friendly rewords a yaml.v3 type error for a person who writes YAML, not Go:
+// "cannot unmarshal !!str `x` into int" becomes "... text `x` into an integer".
 func Friendly(s string) string {
 	i := strings.LastIndex(s, " into ")
 	if i < 0 {
@@ -269,11 +258,9 @@ func Friendly(s string) string {
 // lineRe reads the position yaml.v3 puts in its own messages.
 var lineRe = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
 
-// InFile returns the problems err holds, each as an *Error of file: an
-// *Error or errors.Join of them (their File filled in), yaml.v3's syntax
-// and type errors (placed at the line they name), and any other error as
-// an *Error (placed when it names a line as yaml.v3 does). rewrite, if not
-// nil, rewords the messages that are not already *Error values.
+// InFile returns the problems err holds, each as an *Error of file, placed at
+// the line yaml.v3 names when it names one. rewrite, if set, rewords the
+// messages of errors that are not *Error values already.
 func InFile(err error, file string, rewrite func(string) string) []error {
 	if err == nil {
 		return nil

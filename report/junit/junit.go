@@ -65,8 +65,7 @@ type Testcase struct {
 }
 
 // Problem is a <failure> (the candidate failed) or an <error> (the
-// infrastructure failed): Type is the result's error_kind, Message its
-// error_message.
+// infrastructure did): Type is the error_kind, Message the error_message.
 type Problem struct {
 	Message  string `xml:"message,attr,omitempty"`
 	Type     string `xml:"type,attr"`
@@ -78,46 +77,33 @@ type Skipped struct {
 	Message string `xml:"message,attr,omitempty"`
 }
 
-// Output is the text of a <system-out> or <system-err>, written as CDATA so
-// it stays readable in the file.
+// Output is a <system-out> or <system-err>, as CDATA to stay readable.
 type Output struct {
 	Contents string `xml:",cdata"`
 }
 
-// DefaultMaxOutputBytes caps each system-out and system-err when
-// Config.MaxOutputBytes is 0.
+// DefaultMaxOutputBytes caps each system-out and system-err by default.
 const DefaultMaxOutputBytes = 64 << 10
 
-// maxMessageBytes caps a failure's message attribute, which CI views show on
-// one line.
+// maxMessageBytes caps a message attribute, which CI shows on one line.
 const maxMessageBytes = 1024
 
 // Config says how to build the report.
 type Config struct {
-	// Now stamps the suite when the record has no start time; nil means
-	// time.Now.
+	// Now stamps a record without a start time; nil means time.Now.
 	Now func() time.Time
-	// MaxOutputBytes caps each testcase's system-out and system-err; 0 means
-	// DefaultMaxOutputBytes. What is cut is replaced by a note saying so.
+	// MaxOutputBytes caps each system-out and system-err (0: the default).
 	MaxOutputBytes int
-	// Summary, when set, becomes the suite's system-out (the standings as
-	// plain text).
+	// Summary, when set, becomes the suite's system-out.
 	Summary string
-	// Notes, when set, gives a line to put before a testcase's
-	// system-out and system-err: what part of the trial's stdout and
-	// stderr the record holds and where the whole files are ("" for
-	// nothing to say).
+	// Notes gives a line to put before a testcase's system-out and -err.
 	Notes func(r *runner.Result) (stdout, stderr string)
 }
 
-// New builds the JUnit document of a run: one testsuite, one testcase per
-// candidate × trial (classname the candidate, name "alpha" or "alpha#2"
-// when the candidate has several trials, time its runtime); in a suite,
-// per candidate × task × trial (name the task, "q7" or "q7#2"). A failed
-// trial carries a <failure>, or an <error> when the infrastructure failed
-// (infra, auth), or <skipped> when the run was cancelled; a suite's trial
-// that ran but did not pass its task (a full score) is a <failure> of type
-// not_passed. stdout and stderr go to system-out and system-err, capped.
+// New builds the JUnit document of a run: one testcase per candidate × trial
+// (× task in a suite). A failed trial carries a <failure>, an <error> for
+// infra and auth, <skipped> when cancelled; a suite's trial that did not pass
+// its task is a <failure> of type not_passed.
 func New(rec *forge.Record, cfg Config) *Testsuites {
 	cases := make([]Testcase, 0, len(rec.Results))
 	doc := build(rec, cfg, func(tc Testcase) { cases = append(cases, tc) })
@@ -125,8 +111,7 @@ func New(rec *forge.Record, cfg Config) *Testsuites {
 	return doc
 }
 
-// build makes the JUnit document of a run without its testcases, which
-// it hands to each in order as it makes them.
+// build makes the document without testcases, handing each to each.
 func build(rec *forge.Record, cfg Config, each func(Testcase)) *Testsuites {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -138,8 +123,7 @@ func build(rec *forge.Record, cfg Config, each func(Testcase)) *Testsuites {
 	for _, r := range rec.Results {
 		numbered[r.CandidateID] = numbered[r.CandidateID] || r.Trial > 1
 	}
-	// The record's results (pointed to, not copied: a suite's run has
-	// 100,000): candidates in the order they first appear, trials in order.
+	// Pointers, not copies: candidates as they first appear, then trials.
 	results := make([]*runner.Result, len(rec.Results))
 	first := map[string]int{}
 	for i := range rec.Results {
@@ -236,9 +220,8 @@ func noted(note, s string) string {
 	return "[forge: " + text.XML(note) + "]\n" + s
 }
 
-// Write encodes the JUnit document of rec to w, as Encode(w, New(rec,
-// cfg)) does, but makes each testcase as it writes it: the document of
-// 100,000 trials is tens of MB, never held whole.
+// Write encodes New(rec, cfg) to w, making each testcase as it writes it: a
+// 100,000-trial document is tens of MB, never held whole.
 func Write(w io.Writer, rec *forge.Record, cfg Config) error {
 	if len(rec.Results) == 0 {
 		return Encode(w, New(rec, cfg))
@@ -281,9 +264,8 @@ func Write(w io.Writer, rec *forge.Record, cfg Config) error {
 	return nil
 }
 
-// A testcase is at depth 2 (testsuites, testsuite); placeholder names the
-// one that marks where they go in Write, placeholderLine is how Encode
-// writes it.
+// Testcases are at depth 2; placeholder marks in Write where they go, and
+// placeholderLine is how Encode writes it.
 const (
 	caseIndent  = "    "
 	placeholder = "forge:testcases"
@@ -291,8 +273,7 @@ const (
 
 var placeholderLine = []byte("\n" + caseIndent + `<testcase classname="" name="` + placeholder + `" time=""></testcase>`)
 
-// Encode writes doc as indented XML with its declaration and a trailing
-// newline.
+// Encode writes doc as indented XML with its declaration and a newline.
 func Encode(w io.Writer, doc *Testsuites) error {
 	enc := xml.NewEncoder(w)
 	enc.Indent("", "  ")
@@ -371,8 +352,7 @@ func properties(rec *forge.Record) []Property {
 	return ps
 }
 
-// problem describes a failed trial: the message on one line, and the facts
-// (kind, exit code, sandbox, message in full) in the body.
+// problem describes a failed trial: one-line message, facts in the body.
 func problem(r runner.Result) *Problem {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s", kindOrFailed(r.ErrorKind))
@@ -409,6 +389,5 @@ func secs(s float64) string {
 	return strconv.FormatFloat(s, 'f', 3, 64)
 }
 
-// capText keeps the first max bytes of captured output, without terminal
-// escapes and safe for XML, with a note saying how much was cut.
+// capText caps captured output, escapes stripped and XML-safe, noting the cut.
 func capText(s string, max int) string { return text.XML(text.Output(s, max)) }

@@ -18,19 +18,15 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// cgroupPlaces is where this process sits in the cgroup hierarchies that
-// forge can use: a job's cgroups are made beneath these directories.
+// cgroupPlaces are where this process sits in the usable cgroup hierarchies.
 type cgroupPlaces struct {
 	v2   string // this process's cgroup v2 directory, "" when there is none
 	pids string // this process's cgroup v1 pids directory, "" when there is none
 }
 
-// findCgroups reads /proc/self/mountinfo and forge's own cgroups. Those are
-// read from a locked thread of this goroutine (/proc/thread-self), not from
-// /proc/self, which names the main thread: that may be a thread another
-// Runner has moved into a job's pids cgroup to start a process there, and
-// taking that cgroup for forge's own would send every later spawning
-// thread "home" into it.
+// findCgroups reads mountinfo and forge's own cgroups from a locked thread
+// (/proc/thread-self): /proc/self names the main thread, which may sit in a
+// job's pids cgroup to spawn there, and taking that for home would be wrong.
 func findCgroups() cgroupPlaces {
 	var p cgroupPlaces
 	mi, err := os.ReadFile("/proc/self/mountinfo")
@@ -72,8 +68,7 @@ type mount struct {
 	root, point, fstype, superOpts string
 }
 
-// place returns the directory of cgroup path cg under this mount, or "" when
-// the mount does not show it.
+// place is the directory of cgroup cg under this mount, or "" if not shown.
 func (m mount) place(cg string) string {
 	if m.root == "/" {
 		return filepath.Join(m.point, cg)
@@ -133,9 +128,8 @@ func hasOption(opts, name string) bool {
 	return slices.Contains(strings.Split(opts, ","), name)
 }
 
-// makeCgroup makes a fresh cgroup directory for one job beneath parent,
-// named after this process so that a later forge can tell which ones a
-// killed forge left behind.
+// makeCgroup makes a job's cgroup beneath parent, named after this process
+// so that a later forge can tell what a killed forge left behind.
 func makeCgroup(parent string) (string, error) {
 	dir, err := os.MkdirTemp(parent, fmt.Sprintf("forge-%d-", os.Getpid()))
 	if err != nil {
@@ -152,9 +146,8 @@ func setPidsMax(dir string, n int) error {
 	return nil
 }
 
-// writeSmall writes s to the existing file path (a cgroup's control file)
-// in one write: fewer system calls than os.WriteFile, which readies the
-// file for the poller.
+// writeSmall writes s to a cgroup control file in one write: fewer system
+// calls than os.WriteFile, which readies the file for the poller.
 func writeSmall(path, s string) error {
 	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -196,10 +189,8 @@ func cgroupPids(dir string) []int {
 	return pids
 }
 
-// removeCgroupTree removes the cgroup dir and the cgroups beneath it,
-// deepest first (a forge killed while a bug of its own had nested a job's
-// cgroup inside another left such a tree). A cgroup that still holds a
-// process cannot be removed, and neither can those above it.
+// removeCgroupTree removes dir and the cgroups beneath it, deepest first.
+// A cgroup that still holds a process cannot be removed, nor those above it.
 func removeCgroupTree(dir string) error {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -213,8 +204,7 @@ func removeCgroupTree(dir string) error {
 	return syscall.Rmdir(dir)
 }
 
-// removeCgroup removes the cgroup dir, retrying for up to a second while
-// its last tasks finish exiting.
+// removeCgroup removes dir, retrying up to a second while its tasks exit.
 func removeCgroup(dir string) error {
 	deadline := time.Now().Add(time.Second)
 	for pause := time.Millisecond; ; pause = min(2*pause, 50*time.Millisecond) {
@@ -229,10 +219,8 @@ func removeCgroup(dir string) error {
 	}
 }
 
-// ownThreadsIn names the threads of this process that a cgroup still
-// holds ("; forge's own threads 12, 13 are in it"), for the error that it
-// cannot be removed: a job's processes are gone by then, so a thread of
-// forge's that did not get back out is the likely reason.
+// ownThreadsIn names forge's own threads a cgroup still holds, for the error
+// that it cannot be removed: the job's processes are gone by then.
 func ownThreadsIn(dir string) string {
 	own, all := ownThreads(dir)
 	if len(all) == 0 {
@@ -244,8 +232,7 @@ func ownThreadsIn(dir string) string {
 	return fmt.Sprintf("; forge's own threads %s are in it", strings.Join(own, ", "))
 }
 
-// ownThreads lists the tasks of the cgroup dir that are threads of this
-// process, and all its tasks.
+// ownThreads lists the cgroup's tasks that are this process's threads, and all.
 func ownThreads(dir string) (own, all []string) {
 	b, _ := os.ReadFile(filepath.Join(dir, "tasks"))
 	all = strings.Fields(string(b))
@@ -257,9 +244,8 @@ func ownThreads(dir string) (own, all []string) {
 	return own, all
 }
 
-// jobCgroups are a job's own cgroups: a v2 one (the cgroup tier's, or the
-// pids cap where v2 has pids.max) that its processes are cloned into, else
-// a v1 pids one that the thread starting them joins.
+// jobCgroups are a job's cgroups: a v2 one its processes are cloned into,
+// else a v1 pids one that the spawning thread joins.
 type jobCgroups struct {
 	v2      string
 	v2fd    int
@@ -267,8 +253,7 @@ type jobCgroups struct {
 	v1Tasks int // the v1 cgroup's tasks file, open for writing
 }
 
-// newJobCgroups makes a job's cgroups, a v2 one whenever withV2, each with
-// pids.max set where it can be.
+// newJobCgroups makes a job's cgroups (v2 whenever withV2), pids.max set.
 func (p *platform) newJobCgroups(withV2 bool) (c jobCgroups, err error) {
 	c = jobCgroups{v2fd: -1, v1Tasks: -1}
 	defer func() {
@@ -306,8 +291,7 @@ func (p *platform) newJobCgroups(withV2 bool) (c jobCgroups, err error) {
 	return c, nil
 }
 
-// start starts cmd in the job's cgroups and, with nsfd >= 0, in that PID
-// namespace; with ro, seeing that directory read-only.
+// start starts cmd in the job's cgroups, and in PID namespace nsfd if >= 0.
 func (c *jobCgroups) start(cmd *exec.Cmd, nsfd int, ro string) error {
 	if c.v2fd >= 0 {
 		cmd.SysProcAttr.UseCgroupFD = true
@@ -316,9 +300,8 @@ func (c *jobCgroups) start(cmd *exec.Cmd, nsfd int, ro string) error {
 	return spawn(cmd, nsfd, c.v1Tasks, ro)
 }
 
-// remove removes the job's cgroups, whose processes are gone. A v1 cgroup
-// still busy then may hold a thread of forge's own (only the spawning
-// thread is ever moved in, and always out again): that is moved home first.
+// remove removes the job's cgroups. A busy v1 cgroup may still hold a thread
+// of forge's own: that is moved home first.
 func (c *jobCgroups) remove() error {
 	var err error
 	if c.v2fd >= 0 {
@@ -337,9 +320,8 @@ func (c *jobCgroups) remove() error {
 	return err
 }
 
-// cgroupTier is the cgroup tier: the job's own cgroup v2, whose processes
-// cgroup.kill ends.
-// ro, when set, is the directory the job's processes see read-only.
+// cgroupTier is the cgroup tier: the job's own cgroup v2, ended by
+// cgroup.kill; ro, when set, is the directory the job sees read-only.
 type cgroupTier struct {
 	cg jobCgroups
 	ro string
@@ -353,8 +335,8 @@ func (t *cgroupTier) signal(sig syscall.Signal, _ []*os.Process) {
 	}
 }
 
-// end writes cgroup.kill (or, without it, kills what is listed until
-// nothing is) and waits until the cgroup is empty.
+// end writes cgroup.kill (else kills the listed tasks until none are left)
+// and waits until the cgroup is empty.
 func (t *cgroupTier) end([]*os.Process) error {
 	dir := t.cg.v2
 	err := writeSmall(filepath.Join(dir, "cgroup.kill"), "1")

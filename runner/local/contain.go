@@ -9,8 +9,7 @@ import (
 	"time"
 )
 
-// Containment names how a job's processes are held together so that every
-// one of them, however it was started, can be ended with the job.
+// Containment names how a job's processes are held so all can be ended.
 type Containment string
 
 // The containment tiers, strongest first. doc.go says what each guarantees.
@@ -19,14 +18,11 @@ const (
 	ContainAuto Containment = ""
 	// ContainPIDNamespace runs each job in its own Linux PID namespace.
 	ContainPIDNamespace Containment = "pidns"
-	// ContainCgroup runs each job in its own cgroup v2 and ends it with
-	// cgroup.kill.
+	// ContainCgroup runs each job in its own cgroup v2, ended by cgroup.kill.
 	ContainCgroup Containment = "cgroup"
-	// ContainProcessGroup runs each process in its own process group and, on
-	// Linux, also hunts down processes that carry the job's FORGE_* variables.
+	// ContainProcessGroup: a process group per process, plus a marker sweep.
 	ContainProcessGroup Containment = "pgroup"
-	// ContainProcess holds only the processes forge started itself (platforms
-	// without process groups).
+	// ContainProcess holds only the processes forge started itself.
 	ContainProcess Containment = "process"
 )
 
@@ -38,18 +34,15 @@ func (c Containment) valid() bool {
 	return false
 }
 
-// box holds the processes of one job: the setup commands, the candidate and
-// everything they start. A box is used by one job at a time.
+// box holds one job's processes and all they start; one job at a time.
 type box interface {
 	// start starts cmd inside the box. cmd.Stdout and cmd.Stderr must be
 	// *os.File (or nil) so that Wait returns as soon as the process exits.
 	start(cmd *exec.Cmd) error
-	// signal sends sig to every process in the box, as far as the tier can
-	// find them.
+	// signal sends sig to every process in the box the tier can find.
 	signal(sig os.Signal)
-	// kill ends every process in the box and returns once they are gone (or
-	// as gone as the tier can make them). Processes started by start must be
-	// waited for concurrently. The box cannot start anything afterwards.
+	// kill ends every process in the box and returns once they are gone;
+	// they must be waited for concurrently. The box cannot start more.
 	kill() error
 	// close kills what is left and releases what the box holds.
 	close() error
@@ -57,11 +50,9 @@ type box interface {
 
 // boxSpec is what a platform needs to know about a job to contain it.
 type boxSpec struct {
-	// marker are KEY=VALUE entries of the job's environment that together
-	// identify its processes (the FORGE_* run, candidate and trial).
+	// marker are the FORGE_* entries that identify the job's processes.
 	marker []string
-	// readOnly, when set, is a directory the job's processes see
-	// read-only (platform.readOnly must be nil).
+	// readOnly, when set, is a directory the job's processes see read-only.
 	readOnly string
 }
 
@@ -71,22 +62,20 @@ var errBoxEnded = errors.New("the job's processes were already ended")
 // How long a tier waits for a job's processes to be gone before giving up.
 const killWait = 10 * time.Second
 
-// tier is one containment tier's part of a box: how it starts, finds and
-// ends the job's processes. The box is locked while its tier is called.
+// tier is how a containment tier starts, finds and ends a job's processes,
+// called with the box locked.
 type tier interface {
 	start(cmd *exec.Cmd) error
-	// signal sends sig, once, to every process of the job the tier can
-	// find; started are the processes start started.
+	// signal sends sig once to every process of the job the tier can find.
 	signal(sig syscall.Signal, started []*os.Process)
-	// end kills every process of the job and returns once they are gone,
-	// or as gone as the tier can make them; started were killed already.
+	// end kills every process of the job and returns once they are gone;
+	// started were killed already.
 	end(started []*os.Process) error
 	// release lets go of what the tier holds, after end.
 	release() error
 }
 
-// tierBox is the box of every tier: it keeps the processes it started and
-// whether it was ended, and leaves the rest to its tier.
+// tierBox is every tier's box: the processes it started, and whether ended.
 type tierBox struct {
 	t       tier
 	mu      sync.Mutex

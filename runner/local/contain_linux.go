@@ -20,8 +20,7 @@ type platform struct {
 	holder      holderInit // how the PID namespace's init starts
 	holderReaps bool       // the init reaps orphans at once (it ignores SIGCHLD, or bash handles it)
 	notes       []string   // why stronger tiers were not used
-	// roErr says why jobs cannot see the environment cache read-only
-	// (nil: they can).
+	// roErr says why jobs cannot see the cache read-only (nil: they can).
 	roErr error
 }
 
@@ -72,8 +71,7 @@ func (p *platform) probeCgroups() {
 	}
 }
 
-// try checks that tier t works by containing a process that does nothing;
-// for pidns, with the first init (holderCommands) that works.
+// try checks that tier t works by containing a process that does nothing.
 func (p *platform) try(t Containment) error {
 	switch t {
 	case ContainProcessGroup, ContainProcess:

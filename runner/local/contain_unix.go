@@ -43,10 +43,8 @@ func (p *platform) newTier(t Containment, _ boxSpec) (tier, error) {
 	return processTier{}, nil
 }
 
-// startPlain starts cmd: there are no mount namespaces here, and readOnly
-// is never set.
+// startPlain starts cmd: there are no mount namespaces here.
 func startPlain(cmd *exec.Cmd, _ string) error { return cmd.Start() }
 
-// sweep finds nothing here: without /proc, processes are not found by
-// their environment.
+// sweep finds nothing without /proc.
 func (pgroupTier) sweep(syscall.Signal, []*os.Process, bool) int { return 0 }

@@ -1,8 +1,6 @@
 package local
 
-// Building an environment: its files written, its steps run in a box of
-// their own with the build's variables, and its log kept (environment.go
-// holds the cache, its locks and the done marker).
+// Building an environment: its files, its steps in a box of their own, its log.
 
 import (
 	"cmp"
@@ -20,17 +18,14 @@ import (
 )
 
 const (
-	// buildTailLines is how many of the build log's last lines a
-	// BuildError carries.
+	// buildTailLines are the log's last lines a BuildError carries.
 	buildTailLines = 20
-	// buildLogCap caps the build log (build.log and what log gets); the
-	// rest of the output is read and dropped.
+	// buildLogCap caps the build log; the rest is read and dropped.
 	buildLogCap = 64 << 20
 )
 
-// build builds env in dir, which it first empties of an unfinished build:
-// the caller holds the exclusive lock. The done marker is written last;
-// whatever fails, dir is removed.
+// build builds env in dir under the exclusive lock, first emptying an
+// unfinished build. The done marker is written last; on failure dir is removed.
 func (r *Runner) build(ctx context.Context, env *runner.Environment, root, dir string, log func(string)) error {
 	begin := time.Now()
 	short := runner.ShortHash(env.Hash)
@@ -54,8 +49,7 @@ func (r *Runner) build(ctx context.Context, env *runner.Environment, root, dir s
 	defer logFile.Close()
 	defer os.Remove(logPath) // when it was not moved: a cancelled build
 	bl := &buildLog{file: logFile, log: log}
-	// failed keeps the log as the failed build's, and makes the
-	// BuildError.
+	// failed keeps the failed build's log and makes the BuildError.
 	failed := func(why error) error {
 		bl.note("forge: " + why.Error())
 		logFile.Close()
@@ -129,9 +123,7 @@ func (r *Runner) build(ctx context.Context, env *runner.Environment, root, dir s
 	return nil
 }
 
-// buildEnv is the build steps' whole environment: baseEnv with the
-// build's own HOME, then the environment's variables, then what every
-// process run in the environment gets.
+// buildEnv is the build steps' environment, with the build's own HOME.
 func (r *Runner) buildEnv(env *runner.Environment, dir, home string) []string {
 	m := r.baseEnv(home)
 	maps.Copy(m, env.Env)
@@ -139,9 +131,8 @@ func (r *Runner) buildEnv(env *runner.Environment, dir, home string) []string {
 	return runner.EnvList(m)
 }
 
-// inEnvironment gives the variables m of a process what running in the
-// environment in dir adds: its bin/ first on PATH, and runner.EnvDirVar. It
-// is applied last, so that no variable of the manifest's overrides them.
+// inEnvironment adds the environment's bin/ first on PATH and
+// runner.EnvDirVar; applied last, so the manifest's env cannot override them.
 func inEnvironment(m map[string]string, dir string) {
 	bin := filepath.Join(dir, "bin")
 	if p := m["PATH"]; p != "" {
@@ -177,9 +168,8 @@ func brief(line string) string {
 	return first
 }
 
-// buildLog is a build's log as it comes: to build.log, to the caller's log
-// func line by line, and its last lines kept for a BuildError. It is safe
-// for concurrent use (stdout and stderr).
+// buildLog sends a build's log to build.log and to the caller line by line,
+// keeping its last lines for a BuildError. Safe for concurrent use.
 type buildLog struct {
 	file *os.File
 	log  func(string)

@@ -1,7 +1,6 @@
 package local
 
-// Environments in the cache: who builds one, its locks and its done marker
-// (the package doc says what is on disk).
+// Environments in the cache: who builds one, its locks and its done marker.
 
 import (
 	"context"
@@ -19,11 +18,7 @@ import (
 	"github.com/forge-run/forge/runner"
 )
 
-// The files of an environment's cache: in the cache, <short> is its
-// directory, <short>.lock its lock file, <short>.build.log the log of the
-// build under way and <short>.failed.log that of its last failed build;
-// in its directory, the done marker, the mark of its last use and the log
-// of its build.
+// The files of an environment in the cache (see the package doc).
 const (
 	envMarkerFile     = ".forge-env.json"
 	envUsedFile       = ".forge-env-used"
@@ -33,16 +28,13 @@ const (
 	failedLogSuffix   = ".failed.log"
 )
 
-// readyAttempts bounds how often BuildEnvironment builds an environment
-// that is removed again before it can take it.
+// readyAttempts bounds rebuilds of an environment removed before it is taken.
 const readyAttempts = 5
 
 // errLocked is a lock file that another holder has locked.
 var errLocked = errors.New("locked by another process")
 
-// DefaultEnvCache is where environments are built when Options.EnvCache is
-// empty: forge/env in the user's cache directory (os.UserCacheDir:
-// $XDG_CACHE_HOME/forge/env, else ~/.cache/forge/env, on Linux).
+// DefaultEnvCache is forge/env in os.UserCacheDir, used without Options.EnvCache.
 func DefaultEnvCache() (string, error) {
 	dir, err := os.UserCacheDir()
 	if err != nil {
@@ -53,30 +45,18 @@ func DefaultEnvCache() (string, error) {
 
 var _ runner.Builder = (*Runner)(nil)
 
-// envState is what a Runner knows of one environment: the goroutine
-// whose turn it is (Runner.turns) makes it ready; the others find what
-// it did.
+// envState is what a Runner knows of one environment.
 type envState struct {
-	// Under Runner.envMu: its directory once this Runner made it ready,
-	// and the shared lock held on it until Close.
+	// Under Runner.envMu: its directory once ready, and its shared lock.
 	dir  string
 	lock *os.File
 }
 
-// BuildEnvironment makes env ready in the environment cache and keeps it
-// for this Runner's jobs: it builds it in <cache>/<short hash>, or finds it
-// built (Reused), once across goroutines and processes (see the package doc).
-// The build writes env.Files, then runs each of env.Build with /bin/sh -c as
-// a job's setup lines are run, within env.BuildTimeout (else
-// runner.DefaultBuildTimeout) for them all; each line they print goes to log
-// (which may be nil) and to the build's log, each step preceded by "+ " and
-// its line.
-//
-// A step that fails, or files that cannot be written, make a
-// *runner.BuildError naming the step, with the log's last lines; the log is
-// kept as <short hash>.failed.log. When ctx is done the build is ended and
-// ctx's error returned. Until Close the Runner holds the environment's lock
-// shared, so RemoveEnvironment refuses it.
+// BuildEnvironment makes env ready in the cache, building it once across
+// goroutines and processes or finding it built (Reused); the build's lines go
+// to log (may be nil). A failed step is a *runner.BuildError; when ctx is done
+// the build is ended and ctx's error returned. Until Close the Runner holds
+// the environment's lock shared, so RemoveEnvironment refuses it.
 func (r *Runner) BuildEnvironment(ctx context.Context, env *runner.Environment, log func(line string)) (out runner.EnvironmentBuild, err error) {
 	begin := time.Now()
 	defer func() { out.Seconds = time.Since(begin).Seconds() }()
@@ -87,9 +67,11 @@ func (r *Runner) BuildEnvironment(ctx context.Context, env *runner.Environment, 
 	if !validHash(env.Hash) {
 		return out, fmt.Errorf("environment %s: its hash %q is not lowercase hex of at least 16 digits", env.Name, env.Hash)
 	}
-	root, err := r.envRoot()
-	if err != nil {
-		return out, err
+	root := r.opts.EnvCache
+	if root == "" {
+		if root, err = DefaultEnvCache(); err != nil {
+			return out, err
+		}
 	}
 	dir := filepath.Join(root, runner.ShortHash(env.Hash))
 	out.Where = dir
@@ -114,8 +96,7 @@ func (r *Runner) BuildEnvironment(ctx context.Context, env *runner.Environment, 
 			out.Reused = true
 			return out, nil
 		}
-		// Removed although this Runner held it (by hand: RemoveEnvironment
-		// refuses): made ready again below.
+		// Removed by hand although held: made ready again below.
 		r.envMu.Lock()
 		st.release()
 		r.envMu.Unlock()
@@ -130,14 +111,6 @@ func (r *Runner) BuildEnvironment(ctx context.Context, env *runner.Environment, 
 	touchUsed(dir)
 	out.Reused = !built
 	return out, nil
-}
-
-// envRoot is the environment cache.
-func (r *Runner) envRoot() (string, error) {
-	if r.opts.EnvCache != "" {
-		return r.opts.EnvCache, nil
-	}
-	return DefaultEnvCache()
 }
 
 // envState is the state of the environment of that hash, made on first use.
@@ -172,8 +145,7 @@ func (r *Runner) releaseEnvironments() {
 	}
 }
 
-// environmentDir is the directory of e, which this Runner made ready: an
-// error when it did not, or when it is gone since.
+// environmentDir is e's directory, an error unless this Runner made it ready.
 func (r *Runner) environmentDir(e *runner.Environment) (string, error) {
 	r.envMu.Lock()
 	dir := ""
@@ -190,9 +162,8 @@ func (r *Runner) environmentDir(e *runner.Environment) (string, error) {
 	return dir, nil
 }
 
-// makeReady takes env's shared lock, building env first (under its
-// exclusive lock) when it is not finished. built says whether this call
-// built it.
+// makeReady takes env's shared lock, first building env under its exclusive
+// lock when it is not finished; built says whether this call built it.
 func (r *Runner) makeReady(ctx context.Context, env *runner.Environment, root, dir string, log func(string)) (lock *os.File, built bool, err error) {
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return nil, false, fmt.Errorf("environment cache: %w", err)
@@ -249,20 +220,17 @@ func lockError(ctx context.Context, env *runner.Environment, err error) error {
 	return fmt.Errorf("environment %s: %w", env.Name, err)
 }
 
-// envMarker is the done marker, .forge-env.json: the environment in its
-// directory is finished.
+// envMarker is the done marker: the environment in its directory is finished.
 type envMarker struct {
 	Hash         string    `json:"hash"`
 	Name         string    `json:"name"` // of the first build: one content may have several
 	BuiltAt      time.Time `json:"built_at"`
 	BuildSeconds float64   `json:"build_seconds"`
-	// Tree is the fingerprint of what the build left in the directory
-	// (treeFingerprint); absent in markers of forges before it.
+	// Tree is treeFingerprint after the build; absent in older markers.
 	Tree string `json:"tree,omitempty"`
 }
 
-// writeMarker writes the done marker into dir at once (a temporary file
-// synced, then renamed), so that it is either whole or absent.
+// writeMarker writes the done marker by rename, so it is whole or absent.
 func writeMarker(dir string, m envMarker) error {
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
@@ -293,8 +261,7 @@ func writeMarker(dir string, m envMarker) error {
 	return nil
 }
 
-// readMarker reads dir's done marker; a missing one is an fs.ErrNotExist
-// error, one that does not parse errBadMarker.
+// readMarker reads dir's done marker (errBadMarker when it does not parse).
 func readMarker(dir string) (envMarker, error) {
 	var m envMarker
 	b, err := os.ReadFile(filepath.Join(dir, envMarkerFile))
@@ -309,8 +276,8 @@ func readMarker(dir string) (envMarker, error) {
 
 var errBadMarker = errors.New("the done marker does not parse")
 
-// isFinished reports whether dir holds the finished environment of that
-// hash; it is an error when it holds another (its short hash the same).
+// isFinished reports whether dir holds the finished environment of hash; it
+// is an error when it holds another with the same short hash.
 func isFinished(dir, hash string) (bool, error) {
 	m, err := readMarker(dir)
 	switch {
@@ -324,9 +291,8 @@ func isFinished(dir, hash string) (bool, error) {
 	return true, nil
 }
 
-// isReady reports whether dir holds the finished environment of that hash
-// (as isFinished) and, when it does, whether it changed since its build:
-// its files are not what its done marker's fingerprint says.
+// isReady reports whether dir holds the finished environment of hash and
+// whether its files changed since the build (the done marker's fingerprint).
 func isReady(dir, hash string) (finished, changed bool, err error) {
 	if finished, err = isFinished(dir, hash); !finished || err != nil {
 		return finished, false, err
@@ -342,11 +308,8 @@ func isReady(dir, hash string) (finished, changed bool, err error) {
 	return true, tree != m.Tree, nil
 }
 
-// treeFingerprint is a digest of what an environment's directory holds:
-// each entry's path, type, permissions, size, modification time and
-// symlink target, in walk order. It leaves out forge's own files (the done
-// marker, the mark of use, the build log) and Python's bytecode caches
-// (__pycache__ directories, written as jobs import from it).
+// treeFingerprint digests each entry's path, type, mode, size, mtime and link
+// target, leaving out forge's own files and __pycache__ (written on import).
 func treeFingerprint(dir string) (string, error) {
 	h := sha256.New()
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -392,8 +355,7 @@ func touchUsed(dir string) {
 	}
 }
 
-// validHash reports whether h is lowercase hex of at least 16 digits (it
-// names a directory).
+// validHash reports whether h is lowercase hex of at least 16 digits.
 func validHash(h string) bool {
 	if len(h) < 16 {
 		return false

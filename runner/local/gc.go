@@ -1,7 +1,6 @@
 package local
 
-// What forge gc needs of the environment cache: what is in it, and
-// removing what no live forge holds.
+// What forge gc needs of the environment cache.
 
 import (
 	"errors"
@@ -18,44 +17,35 @@ import (
 	"github.com/forge-run/forge/runner"
 )
 
-// ErrEnvironmentInUse is RemoveEnvironment refusing an environment that a
-// live forge holds: it runs jobs in it, or is building it.
+// ErrEnvironmentInUse refuses to remove an environment a live forge holds.
 var ErrEnvironmentInUse = errors.New("in use by a running forge")
 
-// EnvironmentInfo is what ListEnvironments found of one environment in the
-// cache.
+// EnvironmentInfo is what ListEnvironments found of one environment.
 type EnvironmentInfo struct {
-	// Short names it: the first 16 hex digits of its hash, its
-	// directory's name.
+	// Short is the first 16 hex digits of its hash, its directory's name.
 	Short string
-	// Hash, Name, BuiltAt and BuildSeconds are its done marker's; empty
-	// for a leftover. Name is the one it was first built under.
+	// Hash, Name, BuiltAt and BuildSeconds are its done marker's.
 	Hash         string
 	Name         string
 	BuiltAt      time.Time
 	BuildSeconds float64
-	// Dir is its directory; empty when only a failed build's log (or a
-	// lock file) is left.
+	// Dir is empty when only logs or a lock file are left.
 	Dir string
-	// Bytes is the size of its files (their apparent size), its logs
-	// beside it included.
+	// Bytes is the apparent size of its files and logs.
 	Bytes int64
-	// LastUsed is when a forge last built or reused it; BuiltAt when that
-	// was never recorded.
+	// LastUsed is when a forge last built or reused it, else BuiltAt.
 	LastUsed time.Time
 	// InUse: a live forge holds it, so RemoveEnvironment would refuse.
 	InUse bool
-	// Leftover: it is not a finished environment but what a build left:
-	// a directory without its done marker (an interrupted build, or one
-	// under way when InUse), or only logs or a lock file.
+	// Leftover: not a finished environment but what a build left (one
+	// under way when InUse).
 	Leftover bool
 	// FailedLog is the log of its last failed build, when one is kept.
 	FailedLog string
 }
 
-// ListEnvironments lists the environments in the cache root, finished or
-// left over, in the order of their short hashes. A root that does not
-// exist holds none.
+// ListEnvironments lists the environments in root, finished or left over, by
+// short hash. A root that does not exist holds none.
 func ListEnvironments(root string) ([]EnvironmentInfo, error) {
 	ents, err := os.ReadDir(root)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -109,12 +99,10 @@ func ListEnvironments(root string) ([]EnvironmentInfo, error) {
 	return out, nil
 }
 
-// RemoveEnvironment removes the environment short (its short hash, or its
-// full hash) from the cache root: its directory, its logs and its lock
-// file. It refuses with an error wrapping ErrEnvironmentInUse
-// while a live forge holds it (see BuildEnvironment): it takes its lock
-// exclusive without waiting, and holds it while removing. One that is not
-// there is an fs.ErrNotExist error.
+// RemoveEnvironment removes the environment short (short or full hash) from
+// root. It takes the lock exclusive without waiting, so it refuses, wrapping
+// ErrEnvironmentInUse, while a live forge holds it; one not there is an
+// fs.ErrNotExist error.
 func RemoveEnvironment(root, short string) error {
 	if len(short) == 64 && validHash(short) {
 		short = runner.ShortHash(short)
@@ -162,8 +150,7 @@ func removeIfThere(p string) error {
 	return nil
 }
 
-// inUse reports whether a live forge holds the lock file path: it cannot
-// be taken exclusive at once.
+// inUse reports whether a live forge holds the lock file path.
 func inUse(path string) bool {
 	f, err := tryLockFile(path, false)
 	if err == nil {
@@ -196,8 +183,7 @@ func treeSize(dir string) int64 {
 
 // GCOptions says which environments GCEnvironments removes.
 type GCOptions struct {
-	// OlderThan spares environments used (built or reused) more recently;
-	// zero spares none.
+	// OlderThan spares environments used more recently; zero spares none.
 	OlderThan time.Duration
 	// DryRun lists what would be removed and removes nothing.
 	DryRun bool
@@ -205,12 +191,9 @@ type GCOptions struct {
 	Now func() time.Time
 }
 
-// GCEnvironments removes from the cache root the environments that no
-// live forge holds and that were last used more than g.OlderThan ago, and
-// what interrupted or failed builds left there (their directories and
-// logs, whatever their age, unless a live forge holds them: one is being
-// built). It prints one line per environment to w, then a summary, in the
-// shape of the Daytona gc's lines.
+// GCEnvironments removes the environments no live forge holds that were last
+// used more than g.OlderThan ago, and what failed builds left. It prints a
+// line per environment to w, then a summary, as the Daytona gc does.
 func GCEnvironments(root string, g GCOptions, w io.Writer) error {
 	now := time.Now
 	if g.Now != nil {

@@ -1,7 +1,6 @@
 package local
 
-// How a job's PID namespace gets its init (the holder): the built-in one
-// where there is one (holder_linux_amd64.s), else a command.
+// How a job's PID namespace gets its init (the holder).
 
 import (
 	"fmt"
@@ -10,18 +9,15 @@ import (
 	"syscall"
 )
 
-// holderInit is one way to start the init: a command (argv[0] its path),
-// or, with no argv, the built-in one.
+// holderInit is a command (argv[0] its path) or, without argv, the built-in init.
 type holderInit struct {
 	name string // what /proc/PID/comm says of it
 	argv []string
 }
 
-// holderCommands are the commands that can be the init of a job's PID
-// namespace when there is no built-in one (see the package doc), in order
-// of preference: bash's read builtin, whose SIGCHLD handler reaps orphans
-// and, with SA_RESTART, lets the read go on; else cat, which leaves them
-// zombies until the job ends.
+// holderCommands are the inits of a job's PID namespace when there is no
+// built-in one: bash's read builtin, whose SIGCHLD handler reaps orphans,
+// else cat, which leaves them zombies until the job ends.
 var holderCommands = []holderInit{
 	{"bash", []string{"/bin/bash", "bash", "-c", "trap '' CHLD; read -r _"}},
 	{"bash", []string{"/usr/bin/bash", "bash", "-c", "trap '' CHLD; read -r _"}},
@@ -29,9 +25,7 @@ var holderCommands = []holderInit{
 	{"cat", []string{"/usr/bin/cat", "cat"}},
 }
 
-// holders lists the inits this machine has, in order of preference: the
-// built-in one where there is one, then those of holderCommands that are
-// there. A variable for tests.
+// holders lists the inits this machine has, best first. A variable for tests.
 var holders = func() []holderInit {
 	var hs []holderInit
 	if haveBuiltinInit() {

@@ -12,9 +12,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// haveBuiltinInit reports whether the built-in init can work here: it
-// needs close_range (Linux 5.9), which a seccomp filter may also refuse;
-// without it the init would exit at once, so the next init is used.
+// haveBuiltinInit reports whether the built-in init can work: it needs
+// close_range (Linux 5.9), which seccomp may refuse; else it would exit at once.
 var haveBuiltinInit = sync.OnceValue(func() bool {
 	return unix.CloseRange(math.MaxUint32, math.MaxUint32, 0) == nil
 })
@@ -22,10 +21,8 @@ var haveBuiltinInit = sync.OnceValue(func() bool {
 // cloneInit starts the built-in init (holder_linux_amd64.s).
 func cloneInit(flags uintptr, rfd int32, page uintptr) (pid int, errno uintptr)
 
-// initPage is the one page of memory the built-in inits touch, outside
-// Go's heap and never unmapped (they share forge's memory): two sigactions
-// (the default, and ignore), an empty signal set, the init's name, and
-// where their reads land.
+// initPage is the one page the built-in inits touch, outside Go's heap and
+// never unmapped since they share forge's memory.
 var initPage = sync.OnceValues(func() (uintptr, error) {
 	b, err := unix.Mmap(-1, 0, 4096, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
 	if err != nil {
@@ -36,10 +33,8 @@ var initPage = sync.OnceValues(func() (uintptr, error) {
 	return uintptr(unsafe.Pointer(&b[0])), nil
 })
 
-// startBuiltinInit starts the built-in init of a new PID namespace reading
-// r: a process sharing forge's memory, so that it costs about a thread's
-// start, where executing even a tiny program costs an address space and
-// most of a millisecond of CPU.
+// startBuiltinInit starts the init of a new PID namespace reading r, sharing
+// forge's memory: about a thread's cost, where an exec costs most of a ms.
 func startBuiltinInit(r *os.File) (*os.Process, error) {
 	page, err := initPage()
 	if err != nil {

@@ -7,8 +7,7 @@ import (
 	"os"
 )
 
-// No built-in init for this architecture: the PID namespace's init is
-// bash (or cat).
+// No built-in init for this architecture.
 func haveBuiltinInit() bool { return false }
 
 func startBuiltinInit(*os.File) (*os.Process, error) { return nil, errors.ErrUnsupported }

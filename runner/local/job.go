@@ -1,7 +1,6 @@
 package local
 
-// One Run: a job from its working directory to its cleanup (jobRun), and
-// its processes' environment, exactly what the package doc lists.
+// One Run: a job from its working directory to its cleanup.
 
 import (
 	"cmp"
@@ -17,13 +16,10 @@ import (
 	"github.com/forge-run/forge/runner"
 )
 
-// Run runs job in a fresh working directory and removes it afterwards
-// (possibly just after it returns: Close waits for that). It
-// returns an error only when the machine cannot run jobs at all (TempDir
-// unusable, containment failing); a failing candidate is recorded in the
-// Result. A job in an environment (runner.Job.Environment) runs only once
-// BuildEnvironment made it ready; otherwise it fails (infra) without
-// running.
+// Run runs job in a fresh working directory, removed afterwards (Close waits
+// for that). It returns an error only when the machine cannot run jobs at all;
+// a failing candidate is recorded in the Result. A job in an environment runs
+// only once BuildEnvironment made it ready.
 func (r *Runner) Run(ctx context.Context, job runner.Job) (runner.Result, error) {
 	begin := time.Now()
 	res := runner.Result{
@@ -47,14 +43,12 @@ type jobRun struct {
 	job runner.Job
 	res *runner.Result
 
-	// dir is where the job's processes run: workdir, or the plain job's
-	// own Dir.
+	// dir is where the job's processes run: workdir, or a plain job's Dir.
 	dir string
 	// workdir is the fresh working directory Run made (and removes).
 	workdir string
-	// envDir is the directory of the job's environment, if it has one.
-	envDir string
-	box    box
+	envDir  string
+	box     box
 }
 
 // phase announces p and returns a func that records its duration.
@@ -144,8 +138,7 @@ func (j *jobRun) run(ctx context.Context) error {
 	return nil
 }
 
-// runPlain runs a plain job (runner.Job.Dir): its Command as it is, in its
-// existing directory, with nothing copied in or read back.
+// runPlain runs a plain job in its own directory, nothing copied or read back.
 func (j *jobRun) runPlain(ctx context.Context) error {
 	switch {
 	case !filepath.IsAbs(j.job.Dir):
@@ -174,8 +167,7 @@ func (j *jobRun) runPlain(ctx context.Context) error {
 	return nil
 }
 
-// contain makes the job's box (a PID namespace, a cgroup): this backend's
-// "create".
+// contain makes the job's box: this backend's "create".
 func (j *jobRun) contain() error {
 	done := j.phase(runner.PhaseCreate)
 	b, err := j.r.platform.newBox(boxSpec{marker: marker(j.job), readOnly: j.readOnly()})
@@ -189,9 +181,8 @@ func (j *jobRun) contain() error {
 	return nil
 }
 
-// execute runs argv, the job's main process, in j.dir and records its
-// output and runtime. When it could not be started the Result says why and
-// ok is false.
+// execute runs argv in j.dir and records its output and runtime; when it
+// could not be started the Result says why and ok is false.
 func (j *jobRun) execute(ctx context.Context, argv, env []string) (o runner.Outcome, ok bool) {
 	done := j.phase(runner.PhaseExecute)
 	defer done()
@@ -218,8 +209,8 @@ func (j *jobRun) execute(ctx context.Context, argv, env []string) (o runner.Outc
 	return runner.Outcome{ExitCode: p.exitCode, TimedOut: p.timedOut, Cancelled: p.cancelled}, true
 }
 
-// setup runs the job's setup commands in order and reports whether all of
-// them succeeded; when one did not, the Result says why.
+// setup runs the setup commands and reports whether all succeeded; when one
+// did not, the Result says why.
 func (j *jobRun) setup(ctx context.Context, env []string) bool {
 	timeout := cmp.Or(j.job.SetupTimeout, runner.DefaultSetupTimeout)
 	i, p, err := j.r.runSteps(ctx, j.box, shellSteps{
@@ -287,11 +278,9 @@ func safeName(s string) string {
 	return string(b)
 }
 
-// env is the candidate's whole environment (and, without its secrets
-// unless the manifest says setup_secrets, the setup commands'): baseEnv,
-// then the manifest's env, the secrets and the FORGE_* variables; in an
-// environment, its bin/ first on PATH and FORGE_ENV_DIR. Nothing else of
-// forge's.
+// env is the candidate's whole environment (the setup's, with secrets only
+// under setup_secrets): baseEnv, the manifest's env, secrets, FORGE_*, then
+// inEnvironment. Nothing else of forge's.
 func (j *jobRun) env(secrets bool) []string {
 	m := j.r.baseEnv(j.workdir)
 	maps.Copy(m, j.job.ProtocolEnv(func(rel string) string { return filepath.Join(j.workdir, filepath.FromSlash(rel)) }))
@@ -304,11 +293,8 @@ func (j *jobRun) env(secrets bool) []string {
 	return runner.EnvList(m)
 }
 
-// plainEnv is a plain job's whole environment (runner.Job.Dir): the job's
-// Env and Secrets, forge's PATH, HOME, LANG and TMPDIR, and the FORGE_* variables that
-// name the job (the marker among them); no FORGE_OUTPUT or FORGE_RESULT, no
-// PYTHONUNBUFFERED. In an environment, also its bin/ first on PATH and
-// FORGE_ENV_DIR.
+// plainEnv is a plain job's environment: its Env and Secrets, forge's PATH,
+// HOME, LANG and TMPDIR and the FORGE_* variables that name the job.
 func (j *jobRun) plainEnv() []string {
 	getenv := j.r.opts.Getenv
 	m := make(map[string]string, len(j.job.Env)+8)
@@ -355,11 +341,9 @@ func envValue(env []string, key string) string {
 	return ""
 }
 
-// readOnly is the directory the job's processes see read-only, where the
-// platform allows it: the environment cache, when this Runner holds
-// environments (the job's own, or those later jobs of other candidates run
-// in), else nothing; the job's environment alone when the job's directory
-// is inside the cache (nothing when it is inside its environment).
+// readOnly is the directory the job's processes see read-only: the cache
+// when this Runner holds environments, or just the job's environment when the
+// job runs inside the cache; nothing when the job runs inside that.
 func (j *jobRun) readOnly() string {
 	if !j.r.platform.readOnly() {
 		return ""
@@ -381,15 +365,13 @@ func (j *jobRun) readOnly() string {
 	return ""
 }
 
-// within reports whether path is dir or inside it (both absolute and
-// clean).
+// within reports whether path is dir or inside it.
 func within(path, dir string) bool {
 	rel, err := filepath.Rel(dir, path)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
-// download reads the artifact, the FORGE_RESULT file and the transcript
-// back into the result, and tells outcome what it found.
+// download reads the artifact, FORGE_RESULT and transcript into the result.
 func (j *jobRun) download(outRel string, o *runner.Outcome) {
 	root, err := os.OpenRoot(j.workdir)
 	if err != nil {
@@ -430,8 +412,8 @@ func (j *jobRun) download(outRel string, o *runner.Outcome) {
 	}
 }
 
-// baseEnv is what a job's and a build's processes get from forge: PATH and
-// LANG, HOME the given directory and TMPDIR its tmp/, PYTHONUNBUFFERED.
+// baseEnv is what job and build processes get from forge: PATH, LANG, HOME,
+// TMPDIR under it, PYTHONUNBUFFERED.
 func (r *Runner) baseEnv(home string) map[string]string {
 	getenv := r.opts.Getenv
 	return map[string]string{

@@ -14,8 +14,7 @@ import (
 // Defaults of Options.
 const (
 	DefaultKillGrace = 2 * time.Second
-	// DefaultMaxProcs caps the tasks (processes and threads) of one job
-	// where a pids cgroup is available.
+	// DefaultMaxProcs caps one job's tasks where a pids cgroup is available.
 	DefaultMaxProcs = 1024
 	// defaultPath is the candidate's PATH when forge has none.
 	defaultPath = "/usr/local/bin:/usr/bin:/bin"
@@ -26,27 +25,19 @@ const Backend = "local"
 
 // Options configure a Runner.
 type Options struct {
-	// TempDir is the parent of the jobs' working directories; empty means
-	// os.TempDir().
+	// TempDir holds the working directories; empty means os.TempDir().
 	TempDir string
-	// KillGrace is how long a candidate has between SIGTERM and SIGKILL when
-	// it times out or the run is cancelled; zero means DefaultKillGrace. It is
-	// also how long forge keeps reading the output of a finished process
-	// whose pipes something it could not end still holds.
+	// KillGrace is the time between SIGTERM and SIGKILL, and for reading a
+	// finished process's pipes still held; zero means DefaultKillGrace.
 	KillGrace time.Duration
-	// Getenv reads forge's own environment, of which the candidate gets only
-	// PATH and LANG; nil means os.Getenv.
+	// Getenv reads forge's own environment; nil means os.Getenv.
 	Getenv func(string) string
-	// Containment picks how a job's processes are held together; empty means
-	// the strongest this machine allows (see the package doc). Naming a tier
-	// makes New fail when it is not available.
+	// Containment names a tier, New failing without it; empty means the
+	// strongest this machine allows.
 	Containment Containment
-	// MaxProcs caps the tasks one job may have at once where a pids cgroup
-	// is available (the pidns and cgroup tiers); zero means DefaultMaxProcs.
+	// MaxProcs caps one job's tasks; zero means DefaultMaxProcs.
 	MaxProcs int
-	// EnvCache is where environments are built (BuildEnvironment), each in
-	// a directory named by its short hash; empty means DefaultEnvCache().
-	// It is made when the first environment is built.
+	// EnvCache is where environments are built; empty means DefaultEnvCache().
 	EnvCache string
 }
 
@@ -81,14 +72,11 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// Runner runs jobs as local processes, each in a fresh working directory and
-// contained so that nothing it starts outlives it. It is safe for concurrent
-// use.
+// Runner runs jobs as contained local processes. It is safe for concurrent use.
 type Runner struct {
 	opts     Options
 	platform *platform
-	// found caches where a bare command name was found on a PATH (the
-	// interpreter every job of a run names: python3, bash).
+	// found caches lookPath's answers: every job names the same python3.
 	found sync.Map
 	// removers holds a token per working directory being removed in the
 	// background; Close takes them all (one Close at a time: closing).
@@ -100,20 +88,17 @@ type Runner struct {
 	envMu sync.Mutex
 	envs  map[string]*envState
 	turns runner.Turns
-	// onEnvWait, when set (by tests), is called when BuildEnvironment
-	// waits for another goroutine making the same environment ready.
+	// onEnvWait, for tests, is called when BuildEnvironment waits its turn.
 	onEnvWait func()
 }
 
-// backgroundRemovers is how many working directories may be being removed
-// at once after their Run returned; when that many are, Run removes its own
-// before returning.
+// backgroundRemovers is how many working directories may be removed at once
+// after their Run returned; beyond that, Run removes its own.
 const backgroundRemovers = 2
 
 var _ runner.Runner = (*Runner)(nil)
 
-// New checks opts, that TempDir is usable and which containment this machine
-// allows.
+// New checks opts and TempDir and picks the containment this machine allows.
 func New(opts Options) (*Runner, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, fmt.Errorf("local runner options: %w", err)
@@ -144,11 +129,9 @@ func New(opts Options) (*Runner, error) {
 	return &Runner{opts: opts, platform: p, removers: make(chan struct{}, backgroundRemovers)}, nil
 }
 
-// Close waits until the working directories of the jobs that returned
-// before it are removed, and lets go of the environments BuildEnvironment
-// made ready (forge gc may remove them then). A Runner stays usable after
-// Close, and Close may be called while jobs run; a job in an environment
-// needs BuildEnvironment again first.
+// Close waits for the working directories of returned jobs to be removed and
+// lets go of the environments BuildEnvironment held. The Runner stays usable;
+// a job in an environment needs BuildEnvironment again.
 func (r *Runner) Close() error {
 	r.closing.Lock()
 	defer r.closing.Unlock()
@@ -162,10 +145,8 @@ func (r *Runner) Close() error {
 	return nil
 }
 
-// removeWorkdir removes a finished job's working directory, whose
-// processes are all gone: in the background when a remover is free (on a
-// slow file system that is most of a millisecond the next job need not
-// wait for), else at once.
+// removeWorkdir removes a finished job's working directory, in the background
+// when a remover is free: on a slow file system the next job need not wait.
 func (r *Runner) removeWorkdir(dir string) {
 	select {
 	case r.removers <- struct{}{}:
@@ -184,20 +165,14 @@ func (r *Runner) Containment() Containment { return r.platform.tier }
 // PidsLimit is the cap on one job's tasks, or 0 when none is enforced.
 func (r *Runner) PidsLimit() int { return r.platform.pidsLimit() }
 
-// ReadOnlyEnvironments reports whether jobs see the environment cache
-// read-only here (a mount namespace each; see the package doc), rather
-// than writable.
+// ReadOnlyEnvironments reports whether jobs see the environment cache read-only.
 func (r *Runner) ReadOnlyEnvironments() bool { return r.platform.readOnly() }
 
-// Describe says in one line how jobs are contained here and why stronger
-// tiers were not used, for `forge doctor` and --verbose.
+// Describe says how jobs are contained here and why not stronger.
 func (r *Runner) Describe() string { return r.platform.describe() }
 
-// removeStale removes with remove the forge-<pid>-* entries of dir whose
-// forge is gone: it was killed before it could clean up (SIGKILL, a second
-// Ctrl-C). Their processes died with it (pidns) or are ended by their
-// job's cgroup, but working directories and empty cgroups stay until
-// someone removes them (a cgroup that still holds processes cannot be).
+// removeStale removes the forge-<pid>-* entries of dir whose forge was killed
+// before it could clean up; a cgroup still holding processes cannot be removed.
 func removeStale(dir string, remove func(string) error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {

@@ -2,8 +2,7 @@
 
 package local
 
-// Lock files (flock) for environments: a builder holds one exclusive, a
-// forge that runs jobs in an environment holds one shared.
+// Lock files (flock): a builder holds one exclusive, a user one shared.
 
 import (
 	"context"
@@ -14,11 +13,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// lockFile opens the lock file path (making it if need be) and takes a
-// flock on it, shared or exclusive, waiting for it as long as ctx lets it.
-// The lock is held until the file is closed. It is always on the file path
-// names once it is held: a lock file removed meanwhile (RemoveEnvironment
-// removes it while holding it) is opened again.
+// lockFile takes a flock on path (made if need be), shared or exclusive,
+// waiting as long as ctx lets it; held until the file is closed. A lock file
+// removed meanwhile (RemoveEnvironment does) is opened again.
 func lockFile(ctx context.Context, path string, exclusive bool) (*os.File, error) {
 	how := unix.LOCK_SH
 	if exclusive {
@@ -46,9 +43,8 @@ func lockFile(ctx context.Context, path string, exclusive bool) (*os.File, error
 	}
 }
 
-// flockWait waits for the lock on f. When ctx is done first it returns
-// ctx's error and abandoned: f is then left to a goroutine that closes it
-// once the wait is over (the lock, if it came, goes with it).
+// flockWait waits for the lock on f. When ctx is done first, f is left to a
+// goroutine that closes it once the wait is over, and abandoned is true.
 func flockWait(ctx context.Context, f *os.File, how int) (abandoned bool, err error) {
 	done := make(chan error, 1)
 	go func() { done <- flock(f, how) }()
@@ -64,9 +60,8 @@ func flockWait(ctx context.Context, f *os.File, how int) (abandoned bool, err er
 	}
 }
 
-// tryLockFile takes an exclusive flock on path without waiting: errLocked
-// when another holds a lock on it. Without create a missing lock file is an
-// fs.ErrNotExist error.
+// tryLockFile takes an exclusive flock on path without waiting (errLocked when
+// held). Without create a missing lock file is an fs.ErrNotExist error.
 func tryLockFile(path string, create bool) (*os.File, error) {
 	flags := os.O_RDWR
 	if create {
@@ -111,9 +106,8 @@ func flock(f *os.File, how int) error {
 	return errors.Join(err, ferr)
 }
 
-// keepIfNamed returns f, locked, when path still names it; otherwise it
-// closes f and returns nil (and the error, if telling failed): the caller
-// opens path again.
+// keepIfNamed returns f when path still names it; otherwise it closes f and
+// returns nil, and the caller opens path again.
 func keepIfNamed(path string, f *os.File) (*os.File, error) {
 	same, err := names(path, f)
 	if same && err == nil {
@@ -123,8 +117,7 @@ func keepIfNamed(path string, f *os.File) (*os.File, error) {
 	return nil, err
 }
 
-// names reports whether path still names the open file f; a missing path
-// does not, and is no error.
+// names reports whether path still names f; a missing path does not.
 func names(path string, f *os.File) (bool, error) {
 	fi, err := f.Stat()
 	if err != nil {

@@ -8,8 +8,7 @@ import (
 	"os"
 )
 
-// errNoFlock says why environments cannot be built here: concurrent forges
-// could not wait for one another's build.
+// errNoFlock: without flock concurrent forges cannot wait for a build.
 var errNoFlock = errors.New("environments are built only where flock(2) is available (Linux, macOS, the BSDs, Solaris)")
 
 func lockFile(context.Context, string, bool) (*os.File, error) { return nil, errNoFlock }

@@ -1,7 +1,6 @@
 package local
 
-// The pgroup tier's sweep: processes found by the job's marker in their
-// environment.
+// The pgroup tier's sweep for processes carrying the job's marker.
 
 import (
 	"bytes"
@@ -18,9 +17,8 @@ import (
 // startPlain starts cmd, with ro seeing that directory read-only.
 func startPlain(cmd *exec.Cmd, ro string) error { return spawn(cmd, -1, -1, ro) }
 
-// sweep sends sig to every process whose environment carries the job's
-// marker, except, with outsideGroups, those in the groups of started (they
-// got it already), and reports how many it found.
+// sweep sends sig to every process carrying the job's marker (with
+// outsideGroups, not those in started's groups) and reports how many it found.
 func (t pgroupTier) sweep(sig syscall.Signal, started []*os.Process, outsideGroups bool) int {
 	if len(t.marker) == 0 {
 		return 0
@@ -42,8 +40,7 @@ func (t pgroupTier) sweep(sig syscall.Signal, started []*os.Process, outsideGrou
 	return n
 }
 
-// marked reports whether pid's environment carries every entry of the
-// job's marker.
+// marked reports whether pid's environment carries the whole marker.
 func (t pgroupTier) marked(pid int) bool {
 	buf := environBuffers.Get().(*[]byte)
 	defer environBuffers.Put(buf)
@@ -62,9 +59,8 @@ func (t pgroupTier) marked(pid int) bool {
 	return n == len(t.marker)
 }
 
-// readEnviron reads /proc/PID/environ into *buf, growing it as needed, with
-// plain system calls: the sweep reads every process's at the end of each
-// job.
+// readEnviron reads /proc/PID/environ into *buf with plain system calls: the
+// sweep reads every process's at the end of each job.
 func readEnviron(pid int, buf *[]byte) ([]byte, bool) {
 	fd, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/environ", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {

@@ -10,8 +10,8 @@ import (
 	"time"
 )
 
-// ownGroup makes cmd's process lead its own process group, which keeps the
-// terminal's Ctrl-C away from the candidate: forge decides how it ends.
+// ownGroup makes cmd lead its own process group, away from the terminal's
+// Ctrl-C: forge decides how it ends.
 func ownGroup(cmd *exec.Cmd) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
@@ -19,10 +19,8 @@ func ownGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr.Setpgid = true
 }
 
-// pgroupTier is the pgroup tier: the process groups that the processes
-// forge started lead, and (on Linux, by sweep) the processes whose
-// environment carries the job's marker; ro, when set, is the directory
-// the job's processes see read-only (Linux only).
+// pgroupTier is the pgroup tier: the groups forge's processes lead and, on
+// Linux, the processes carrying the job's marker; ro as cgroupTier's.
 type pgroupTier struct {
 	marker []string
 	ro     string
@@ -37,8 +35,7 @@ func (t pgroupTier) signal(sig syscall.Signal, started []*os.Process) {
 	t.sweep(sig, started, true)
 }
 
-// end kills the process groups and the marked processes until none is
-// found, or gives up after killWait.
+// end kills the groups and marked processes until none is found, or killWait.
 func (t pgroupTier) end(started []*os.Process) error {
 	deadline := time.Now().Add(killWait)
 	for pause := time.Millisecond; ; pause = min(2*pause, 20*time.Millisecond) {

@@ -1,7 +1,6 @@
 package local
 
-// The pidns tier: the init that holds a job's PID namespace open, and how
-// the namespace is recognised and ended.
+// The pidns tier: a job's PID namespace, held open by its init.
 
 import (
 	"fmt"
@@ -15,9 +14,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// pidnsTier is the pidns tier: the job's own PID namespace, whose init
-// (the holder) forge ends to end everything in it, and the job's cgroups
-// for a pids cap.
+// pidnsTier is the pidns tier: the job's PID namespace, ended by ending its
+// init (the holder), and the job's cgroups for a pids cap.
 type pidnsTier struct {
 	cg         jobCgroups
 	holder     *os.Process
@@ -27,10 +25,8 @@ type pidnsTier struct {
 	ro         string      // the directory the job's processes see read-only, if any
 }
 
-// newPidns starts a job's PID namespace and its holder. The holder stays
-// out of the job's cgroups: it never forks, so a pids cap needs only the
-// processes started in the namespace, and it is started without moving a
-// thread about.
+// newPidns starts a job's PID namespace and its holder, outside the job's
+// cgroups: it never forks, so the pids cap needs only the job's processes.
 func (p *platform) newPidns(ro string) (_ tier, err error) {
 	t := &pidnsTier{nsfd: -1, ro: ro}
 	if t.cg, err = p.newJobCgroups(false); err != nil {
@@ -89,8 +85,8 @@ func (t *pidnsTier) inNamespace(pid int) bool {
 	return st.Dev == t.ns.Dev && st.Ino == t.ns.Ino
 }
 
-// end kills the namespace's init, upon which the kernel kills everything
-// else in it; the init is reaped only once they are all gone.
+// end kills the namespace's init, so the kernel kills everything in it; the
+// init is reaped only once they are all gone.
 func (t *pidnsTier) end([]*os.Process) error {
 	if t.holder == nil {
 		return nil
@@ -117,10 +113,8 @@ func (t *pidnsTier) release() error {
 	return t.cg.remove()
 }
 
-// holderReaps reports whether the holder pid reaps the orphans it inherits:
-// it ignores SIGCHLD (the kernel then reaps them), or it is bash handling it
-// (its handler reaps every child). It waits briefly for the holder to get
-// that far.
+// holderReaps reports whether the holder reaps inherited orphans (it ignores
+// SIGCHLD, or is bash handling it), waiting briefly for it to get that far.
 func holderReaps(pid int) bool {
 	status := "/proc/" + strconv.Itoa(pid) + "/status"
 	chld := uint64(1) << (uint(syscall.SIGCHLD) - 1)

@@ -24,15 +24,13 @@ type process struct {
 	argv []string
 	dir  string
 	env  []string
-	// timeout bounds the process; then it gets SIGTERM, and SIGKILL after
-	// the grace period.
+	// timeout bounds the process; then SIGTERM, and SIGKILL after KillGrace.
 	timeout time.Duration
 	// endAll ends every process of the box once this one exits.
 	endAll bool
 	// maxBytes caps stdout and stderr, each.
 	maxBytes int64
-	// echo, when set, gets the output line by line as it arrives: at most
-	// maxBytes of each stream, or all of it with echoAll.
+	// echo gets the output line by line: maxBytes of it, all with echoAll.
 	echo    func(stream, line string)
 	echoAll bool
 }
@@ -44,8 +42,7 @@ type finished struct {
 	exitCode  *int
 	timedOut  bool
 	cancelled bool
-	// runtime is the process's own life: from just before it is started to
-	// its exit (the timeout when the timeout ended it, as on Daytona).
+	// runtime is from just before the start to the exit (or the timeout).
 	runtime time.Duration
 }
 
@@ -73,10 +70,9 @@ func startErrorKind(err error) runner.ErrorKind {
 	return runner.ErrInfra
 }
 
-// runProcess runs p in b and waits for it, draining stdout and stderr into
-// capped buffers so memory stays flat whatever it prints. When the timeout
-// passes or ctx is cancelled, everything in the box gets SIGTERM and, after
-// KillGrace, SIGKILL. The error is only about starting the process.
+// runProcess runs p in b, draining its output into capped buffers. On timeout
+// or cancel the whole box gets SIGTERM, then SIGKILL after KillGrace. The
+// error is only about starting the process.
 func (r *Runner) runProcess(ctx context.Context, b box, p process) (finished, error) {
 	f := finished{
 		stdout: &runner.CappedBuffer{Max: p.maxBytes},
@@ -167,14 +163,12 @@ func (r *Runner) runProcess(ctx context.Context, b box, p process) (finished, er
 	return f, nil
 }
 
-// devNull is /dev/null, open for the life of the process: the holders'
-// output, and the candidates' input.
+// devNull is /dev/null, open for the process's life.
 var devNull = sync.OnceValues(func() (*os.File, error) {
 	return os.OpenFile(os.DevNull, os.O_RDWR, 0)
 })
 
-// terminate asks everything in b to stop, then kills it after KillGrace
-// unless the main process (exited) ends first.
+// terminate sends SIGTERM to b, then SIGKILL after KillGrace unless exited.
 func (r *Runner) terminate(b box, exited <-chan struct{}) {
 	b.signal(syscall.SIGTERM)
 	grace := time.NewTimer(r.opts.KillGrace)
@@ -213,11 +207,8 @@ func waitGroupWithin(wg *sync.WaitGroup, d time.Duration) {
 	}
 }
 
-// lookPath resolves argv[0] the way a shell would, but with the candidate's
-// PATH rather than forge's: a name with a slash is taken relative to the
-// working directory, a bare name is looked up in the absolute entries of
-// pathList (relative entries would depend on the working directory and are
-// skipped), and where it was found is remembered (Runner.found).
+// lookPath resolves argv[0] as a shell would but with the candidate's PATH:
+// a name with a slash is relative to dir; relative PATH entries are skipped.
 func (r *Runner) lookPath(file, pathList, dir string) (string, error) {
 	if strings.ContainsRune(file, '/') || strings.ContainsRune(file, filepath.Separator) {
 		p := file

@@ -1,8 +1,6 @@
 package local
 
-// Environments read-only to jobs: a job's processes are started from a
-// thread that has a mount namespace of its own, in which the environment
-// cache is bind-mounted read-only; the thread is thrown away afterwards.
+// Environments read-only to jobs, by a mount namespace per spawning thread.
 
 import (
 	"errors"
@@ -14,14 +12,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// enterReadOnly moves the calling thread, locked and never to be used
-// again, into a new private mount namespace in which dir is bind-mounted
-// read-only; the processes it starts get that namespace. unshare also gives
-// the thread its own root and working directory (CLONE_FS), which is what
-// lets one thread of a multithreaded process do it, and why it can never
-// run Go code again: changed reports that, even when err is not nil. Its errors do not wrap the
-// errno: a mount that fails is forge's failure, never the candidate's
-// (startErrorKind).
+// enterReadOnly moves the locked calling thread into a new private mount
+// namespace with dir bind-mounted read-only. unshare(CLONE_FS) is what lets one
+// thread do it, and why it can never run Go code again (changed, even on error).
+// Its errors never wrap the errno: a failed mount is forge's, not the candidate's.
 func enterReadOnly(dir string) (changed bool, err error) {
 	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
 		return false, fmt.Errorf("unshare the mount namespace: %v", err)
@@ -53,13 +47,9 @@ func enterReadOnly(dir string) (changed bool, err error) {
 	return true, nil
 }
 
-// onLockedThread runs f on a locked OS thread, which ends with its
-// goroutine unless f reports it clean (as it was before f). That thread is
-// never the main thread, which the runtime cannot end and would park
-// forever in whatever state f left it (and /proc/self is the main
-// thread's): a goroutine that lands there keeps the main thread to itself
-// (a locked thread runs nothing else) while another goroutine, which
-// therefore runs on another thread, calls f.
+// onLockedThread runs f on a locked OS thread, ended with its goroutine unless
+// f reports it clean. Never the main thread, which the runtime cannot end: a
+// goroutine holds the main thread while another one calls f.
 func onLockedThread(f func() (clean bool, err error)) error {
 	errc := make(chan error, 1)
 	go func() {
@@ -79,8 +69,7 @@ func onLockedThread(f func() (clean bool, err error)) error {
 	return <-errc
 }
 
-// probeReadOnly checks that jobs can see a directory read-only here: a
-// mount namespace (CAP_SYS_ADMIN) in which a bind mount is read-only.
+// probeReadOnly checks that a read-only bind mount works here.
 func probeReadOnly(tempDir string) error {
 	dir, err := os.MkdirTemp(tempDir, fmt.Sprintf("forge-%d-probe-", os.Getpid()))
 	if err != nil {

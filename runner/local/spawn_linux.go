@@ -1,7 +1,6 @@
 package local
 
-// Starting a job's processes inside its PID namespace and v1 pids cgroup,
-// and signalling processes found in /proc without hitting a reused pid.
+// Starting processes inside a job's PID namespace and v1 pids cgroup.
 
 import (
 	"errors"
@@ -17,13 +16,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// spawn starts cmd. With a PID namespace (nsfd) or a v1 pids cgroup (the
-// open tasks file v1Tasks) to start it in, or a directory it must see
-// read-only (ro), it does so from a locked thread that is moved into them
-// (they apply to the children of the calling thread) and moved back
-// afterwards; a thread that cannot be moved back (or that has a mount
-// namespace of its own: enterReadOnly) is never unlocked, so the runtime
-// ends it.
+// spawn starts cmd, from a locked thread moved into the PID namespace (nsfd),
+// v1 pids cgroup (v1Tasks) or read-only mount namespace (ro) when given, and
+// back; a thread that cannot go back is never unlocked, so the runtime ends it.
 func spawn(cmd *exec.Cmd, nsfd, v1Tasks int, ro string) error {
 	if nsfd < 0 && v1Tasks < 0 && ro == "" {
 		return cmd.Start()
@@ -35,8 +30,7 @@ func spawn(cmd *exec.Cmd, nsfd, v1Tasks int, ro string) error {
 	return onLockedThread(func() (bool, error) { return spawnLocked(cmd, nsfd, v1Tasks, ro, h) })
 }
 
-// spawnLocked does spawn's work on the locked thread; clean reports that the
-// thread is back in forge's own namespaces and cgroup.
+// spawnLocked is spawn on the locked thread; clean: the thread is back home.
 func spawnLocked(cmd *exec.Cmd, nsfd, v1Tasks int, ro string, h homes) (clean bool, err error) {
 	tid := []byte(strconv.Itoa(unix.Gettid()))
 	clean = true
@@ -73,15 +67,12 @@ func spawnLocked(cmd *exec.Cmd, nsfd, v1Tasks int, ro string, h homes) (clean bo
 	return clean, cmd.Start()
 }
 
-// homes are forge's own PID namespace and v1 pids cgroup (its tasks file,
-// -1 when there is none), open for the life of the process: a spawning
-// thread goes back to them.
+// homes are forge's own PID namespace and v1 pids tasks file (-1 if none),
+// open for the process's life: a spawning thread goes back to them.
 type homes struct{ ns, tasks int }
 
-// home opens forge's homes once. Both are read from a locked thread
-// (/proc/thread-self), not from /proc/self, which names the main thread:
-// that may be a thread moved into a job's pids cgroup to start a process
-// there.
+// home opens forge's homes once, from a locked thread (/proc/thread-self):
+// /proc/self names the main thread, which may be in a job's pids cgroup.
 var home = sync.OnceValues(func() (homes, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -114,9 +105,8 @@ func forEachPid(f func(pid int)) {
 	}
 }
 
-// signalIf sends sig to pid when match (if any) holds for it. It holds a
-// pidfd across the check so that a pid reused meanwhile is never hit, and
-// reports whether the signal was delivered.
+// signalIf sends sig to pid when match holds, holding a pidfd across the check
+// so a reused pid is never hit; it reports whether the signal was delivered.
 func signalIf(pid int, sig syscall.Signal, match func(int) bool) bool {
 	fd, err := unix.PidfdOpen(pid, 0)
 	if err != nil {
@@ -135,11 +125,8 @@ func signalIf(pid int, sig syscall.Signal, match func(int) bool) bool {
 	return unix.PidfdSendSignal(fd, sig, nil, 0) == nil
 }
 
-// rescueThreads moves every thread of forge's own that the v1 cgroup dir
-// holds back home, a safety net: only the locked spawning thread is moved
-// in on purpose, and another thread left there would keep the cgroup from
-// being removed and have forge's later children born in it. Errors leave
-// the thread where it is.
+// rescueThreads moves forge's threads in the v1 cgroup dir back home: one left
+// there would keep the cgroup from being removed and spawn later children in it.
 func rescueThreads(dir string) {
 	h, err := home()
 	if err != nil || h.tasks < 0 {

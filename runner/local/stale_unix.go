@@ -10,9 +10,7 @@ import (
 	"syscall"
 )
 
-// ownerGone reports whether name is "forge-<pid>-…" for a forge process
-// (not this one) that no longer exists: what a forge killed before it could
-// clean up (SIGKILL, a second Ctrl-C) leaves behind.
+// ownerGone reports whether name is "forge-<pid>-…" of a forge that is gone.
 func ownerGone(name string) bool {
 	rest, ok := strings.CutPrefix(name, "forge-")
 	owner, _, ok2 := strings.Cut(rest, "-")

@@ -7,9 +7,7 @@ import (
 	"github.com/forge-run/forge/runner"
 )
 
-// shellSteps are command lines run one after the other, each with
-// /bin/sh -c, in one box and within one timeout for them all: a job's
-// setup lines, an environment's build steps.
+// shellSteps are lines run in turn with /bin/sh -c, in one box and timeout.
 type shellSteps struct {
 	lines []string
 	dir   string
@@ -18,19 +16,16 @@ type shellSteps struct {
 	timeout time.Duration
 	// maxBytes caps what is kept of each line's stdout and stderr.
 	maxBytes int64
-	// echo, when set, gets each line's output line by line as it arrives;
-	// all of it with echoAll, else at most maxBytes of each stream.
+	// echo gets the output line by line: maxBytes of it, all with echoAll.
 	echo    func(stream, line string)
 	echoAll bool
 	// starting, when set, is called before line i starts.
 	starting func(i int, line string)
 }
 
-// runSteps runs s.lines in order in b until one does not succeed, and
-// returns its index and what was observed of it (with err, why it could
-// not be started); failed is -1 when every line exited 0. A line not
-// started because ctx was done is reported cancelled. Processes a line
-// leaves running stay in b for the next lines.
+// runSteps runs s.lines in b until one fails and returns its index (-1 when
+// all exited 0), what was observed of it and err when it could not start.
+// Processes a line leaves running stay in b.
 func (r *Runner) runSteps(ctx context.Context, b box, s shellSteps) (failed int, f finished, err error) {
 	deadline := time.Now().Add(s.timeout)
 	for i, line := range s.lines {

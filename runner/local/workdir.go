@@ -13,9 +13,7 @@ import (
 	"github.com/forge-run/forge/runner"
 )
 
-// upload copies files into the working directory wd (or an environment's
-// directory), keeping their executable bit and making the directories
-// they go in.
+// upload copies files into wd, keeping their executable bit.
 func upload(wd string, files []runner.File) error {
 	root, err := os.OpenRoot(wd)
 	if err != nil {
@@ -83,10 +81,9 @@ func copyInto(root *os.Root, src, dst string) error {
 // errMissing is a file the candidate did not write.
 var errMissing = errors.New("missing")
 
-// readBack reads at most limit bytes of the regular file rel inside root, and
-// its full size. It refuses symlinks, anything but a regular file and any
-// path that leads outside the working directory; the error then completes
-// the sentence "artifact <rel> ...".
+// readBack reads at most limit bytes of the regular file rel in root, and its
+// full size. It refuses symlinks, non-regular files and paths leading outside;
+// the error completes "artifact <rel> ...".
 func readBack(root *os.Root, rel string, limit int64) ([]byte, int64, error) {
 	fi, err := root.Lstat(rel)
 	if err != nil {
@@ -135,8 +132,7 @@ func typeName(m fs.FileMode) string {
 	return "a special file (" + m.Type().String() + ")"
 }
 
-// removeAll removes the working directory, even one the candidate made
-// read-only.
+// removeAll removes dir, even one the candidate made read-only.
 func removeAll(dir string) error {
 	if err := os.RemoveAll(dir); err == nil {
 		return nil

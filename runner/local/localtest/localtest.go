@@ -1,7 +1,6 @@
-// Package localtest holds test helpers for code that runs jobs with the
-// local backend, such as CLI tests that must prove no candidate process is
-// left behind. It is meant for tests only and knows nothing of the backend's
-// internals: it looks at the machine the way an outside observer would.
+// Package localtest holds test helpers for code that runs local jobs, such as
+// proving no candidate process is left behind. It looks at the machine as an
+// outside observer would, knowing nothing of the backend's internals.
 package localtest
 
 import (
@@ -13,14 +12,10 @@ import (
 	"strings"
 )
 
-// Survivors returns the pids of live processes whose environment carries
-// FORGE_RUN_ID=runID, excluding the calling process. After a run it should
-// be empty. Zombies are not listed (they are dead, and have no readable
-// environment).
-//
-// It reads /proc and so only works on Linux; elsewhere it returns nil, so a
-// test asserting emptiness proves nothing there. It sees processes of other
-// users only when the caller may read their environment (root may).
+// Survivors returns the pids of live processes, other than the caller, whose
+// environment carries FORGE_RUN_ID=runID; after a run it should be empty. It
+// reads /proc: elsewhere it returns nil and proves nothing, and it sees other
+// users' processes only when it may read their environment.
 func Survivors(runID string) []int {
 	if runtime.GOOS != "linux" {
 		return nil
