@@ -43,11 +43,9 @@ func (rec *Record) TotalCostUSD() float64 {
 	return total
 }
 
-// budget keeps a run within Options.MaxCostUSD: a job starts only when
-// what this invocation spent, plus the expected cost of the jobs under way
-// and of this one, stays within the limit. A job's expected cost is the
-// mean cost of its candidate's finished jobs, else of every finished job,
-// else nothing (the first jobs show what a job costs).
+// budget keeps a run within Options.MaxCostUSD: a job starts only when what
+// was spent plus the expected cost (mean of its candidate's jobs, else of
+// all) of the jobs under way and of this one stays within the limit.
 type budget struct {
 	limit float64
 

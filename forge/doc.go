@@ -1,12 +1,8 @@
-// Package forge is the core of forge: it loads and validates a tournament
-// manifest (forge.yaml), plans the jobs (candidates × trials, with defaults <
-// manifest < flags), plays them concurrently through a runner.Runner, scores
-// the results and writes results.json and each job's files under
-// <out>/<run-id>/.
+// Package forge is the core of forge: it loads and validates a manifest
+// (forge.yaml), plans the jobs (defaults < manifest < flags), plays them
+// through a runner.Runner, scores them and writes the run's record and
+// files under <out>/<run-id>/.
 //
-// It knows nothing of any backend technology (local processes, Daytona),
-// command-line flags, exit codes or report formats: the cli package wires
-// those to it. A backend's own block of the manifest (daytona:) is
-// decoded and checked by the backend, through the Block the cli passes to
-// Load.
+// It knows nothing of backends (local, Daytona: their manifest blocks come
+// through Block), flags, exit codes or report formats: the cli wires those.
 package forge

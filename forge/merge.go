@@ -44,13 +44,10 @@ func refuse(format string, args ...any) error {
 	return &MergeRefusedError{Msg: fmt.Sprintf(format, args...)}
 }
 
-// Merge makes one run of the shards of a run: every job's result in the
-// order a whole run has them, scored as one run, and each job's files
-// beside it (hard links when possible) in OutRoot/RunID, whose
-// results.json it writes. The standings, statistics and winner are those
-// of the same jobs played in one run. It refuses (*MergeRefusedError)
-// records that are not shards of one run of this manifest, a shard given
-// twice, and a missing shard unless AllowPartial.
+// Merge makes one run of the shards of a run, scored as one run, with each
+// job's files (hard links when possible) in OutRoot/RunID. It refuses
+// (*MergeRefusedError) records that are not shards of one run of this
+// manifest, a shard given twice, and a missing shard unless AllowPartial.
 func Merge(o MergeOptions) (*Record, error) {
 	m := o.Manifest
 	if len(o.Shards) == 0 {

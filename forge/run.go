@@ -161,14 +161,10 @@ func (o *Options) emit(e Event) {
 }
 
 // Run plays every job of the plan, at most Plan.Concurrency at a time, and
-// writes results.json (also while jobs finish, and when interrupted) plus each
-// job's artifact and logs under Dir().
-//
-// A failing candidate is data. Run returns an error only when the run could
-// not be completed: ctx was cancelled (the record then holds every finished
-// job and marks the rest cancelled), the runner reported the backend unusable
-// (*runner.UnusableError), or results could not be written. The record is
-// returned whenever results.json was written.
+// writes the record and each job's files under Dir(). A failing candidate
+// is data: Run returns an error only when ctx was cancelled, the backend
+// is unusable (*runner.UnusableError) or results could not be written; the
+// record is returned whenever results.json was written.
 func Run(ctx context.Context, o Options) (*Record, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err

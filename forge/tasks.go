@@ -79,10 +79,8 @@ func (p taskPos) err(key, msg string) *Error {
 const maxTasksFileBytes = 256 << 20
 
 // readTasksFile reads a suite's tasks from data, a file named name, by its
-// extension: .jsonl (one JSON object per line; blank lines skipped), .csv
-// (a header row naming the fields, then a task per row; an empty cell is
-// an absent field; files are separated by ';') or .yaml/.yml (a list of
-// mappings). Every problem names the file, the line and the field.
+// extension (docs/manifest.md, "tasks"). Every problem names the file, the
+// line and the field.
 func readTasksFile(name string, data []byte) ([]Task, []error) {
 	switch strings.ToLower(filepath.Ext(name)) {
 	case ".jsonl", ".ndjson":

@@ -100,11 +100,9 @@ func writeTrials(w io.Writer, results []runner.Result) error {
 // trialBatch is how many lines ReadTrials hands a decoder at once.
 const trialBatch = 1024
 
-// ReadTrials reads a trials.jsonl: every result, in the file's order,
-// decoded on every processor into one slice (its lines are counted first,
-// so that 100,000 results are not held twice). A last line cut short (the
-// run was killed while writing it) is not a job that finished; any other
-// line that is not a result is an error naming it.
+// ReadTrials reads a trials.jsonl in order, decoded on every processor into
+// one slice sized by counting lines first. A last line cut short is not a
+// job that finished; any other line that is not a result is an error.
 func ReadTrials(path string) ([]runner.Result, error) {
 	f, err := os.Open(path)
 	if err != nil {
