@@ -209,23 +209,30 @@ func (rec *Record) TrialsPath(path string) string {
 // scored as results.json says, in plan order once the run ended.
 func (rec *Record) Adopt(results []runner.Result) {
 	results = lastOfEach(results)
-	if len(rec.Scores) > 0 {
-		scores := make(map[trialKey]float64, len(rec.Scores))
-		for _, s := range rec.Scores {
-			scores[trialKey{s.CandidateID, s.TaskID, s.Trial}] = s.Score
-		}
-		for i := range results {
-			r := &results[i]
-			if v, ok := scores[trialKey{r.CandidateID, r.TaskID, r.Trial}]; ok {
-				r.Score = &v
-			}
-		}
-		rec.Scores = nil
-	}
+	rec.TakeScores(results)
 	if rec.Finished() {
 		slices.SortStableFunc(results, rec.PlanOrder())
 	}
 	rec.Results = results
+}
+
+// TakeScores gives results the scores results.json keeps for them
+// (Scores), and leaves Scores empty.
+func (rec *Record) TakeScores(results []runner.Result) {
+	if len(rec.Scores) == 0 {
+		return
+	}
+	scores := make(map[trialKey]float64, len(rec.Scores))
+	for _, s := range rec.Scores {
+		scores[trialKey{s.CandidateID, s.TaskID, s.Trial}] = s.Score
+	}
+	for i := range results {
+		r := &results[i]
+		if v, ok := scores[trialKey{r.CandidateID, r.TaskID, r.Trial}]; ok {
+			r.Score = &v
+		}
+	}
+	rec.Scores = nil
 }
 
 // trialKey names a trial.

@@ -62,12 +62,6 @@ type slim struct {
 // notes show one line of it; the trial's page reads the whole).
 const maxIndexedMessage = 300
 
-func (s *slim) result() runner.Result {
-	var r runner.Result
-	s.fill(&r)
-	return r
-}
-
 // fill sets r, a zero result, to what s holds.
 func (s *slim) fill(r *runner.Result) {
 	r.CandidateID, r.TaskID, r.Trial, r.Success, r.ExitCode = s.CandidateID, s.TaskID, s.Trial, s.Success, s.ExitCode
@@ -103,9 +97,11 @@ type runIndex struct {
 	// results (then full holds them whole).
 	lines []lineRef
 	full  []runner.Result
-	// While the run goes on: how far the trials file was read, and each
-	// job's place in rec.Results (a job played again replaces its line).
-	trialsOff int64
+	// While the run goes on: how far the trials file was read (bytes and
+	// lines), and each job's place in rec.Results (a job played again
+	// replaces its line).
+	trialsOff   int64
+	trialsLines int
 	at        map[trialKey]int
 	// byCell lists a suite's trials by candidate and task.
 	byCell map[[2]string][]int
@@ -149,19 +145,20 @@ func indexRun(id, path string) (*runIndex, error) {
 		return x, nil
 	}
 	rec.Results = nil
-	if err := x.readTrials(); err != nil {
+	if err := x.read(); err != nil {
 		return nil, err
 	}
 	if rec.Finished() {
 		x.score()
+		x.cells()
 	}
-	x.cells()
 	return x, nil
 }
 
-// readTrials reads the trials file whole: each line's place as it scans,
-// the lines decoded on every processor.
-func (x *runIndex) readTrials() error {
+// read reads what the trials file gained since the last read: every
+// whole line (one being written is read next time), decoded on every
+// processor. The caller holds x.mu, or x is not shared yet.
+func (x *runIndex) read() error {
 	f, err := os.Open(x.trials)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // no trial has ended yet
@@ -169,8 +166,14 @@ func (x *runIndex) readTrials() error {
 		return err
 	}
 	defer f.Close()
-	dec := newDecoder()
-	rd := bufio.NewReaderSize(f, 1<<20)
+	if fi, err := f.Stat(); err != nil || fi.Size() == x.trialsOff {
+		return err
+	}
+	if _, err := f.Seek(x.trialsOff, io.SeekStart); err != nil {
+		return err
+	}
+	dec := newDecoder(x.trials, x.trialsLines)
+	rd := bufio.NewReaderSize(f, 256<<10)
 	var lines []lineRef
 	for {
 		line, err := rd.ReadSlice('\n')
@@ -194,10 +197,15 @@ func (x *runIndex) readTrials() error {
 	}
 	results, err := dec.wait()
 	if err != nil {
-		return fmt.Errorf("%s: %w", x.trials, err)
+		return err
 	}
+	x.trialsLines += len(results)
 	for i := range results {
 		x.put(results[i], lines[i])
+	}
+	if len(results) > 0 {
+		x.derived = nil
+		x.cells()
 	}
 	return nil
 }
@@ -219,17 +227,7 @@ func (x *runIndex) put(r runner.Result, ref lineRef) {
 // keeps, and puts them in plan order.
 func (x *runIndex) score() {
 	rec := x.rec
-	scores := make(map[trialKey]float64, len(rec.Scores))
-	for _, s := range rec.Scores {
-		scores[trialKey{s.CandidateID, s.TaskID, s.Trial}] = s.Score
-	}
-	rec.Scores = nil
-	for i := range rec.Results {
-		r := &rec.Results[i]
-		if v, ok := scores[trialKey{r.CandidateID, r.TaskID, r.Trial}]; ok {
-			r.Score = &v
-		}
-	}
+	rec.TakeScores(rec.Results)
 	order := make([]int, len(rec.Results))
 	for i := range order {
 		order[i] = i
@@ -267,7 +265,8 @@ type decodeJob struct {
 	ends []int
 }
 
-func newDecoder() *decoder {
+// newDecoder decodes the lines of path from its line first+1 on.
+func newDecoder(path string, first int) *decoder {
 	d := &decoder{work: make(chan decodeJob, 4)}
 	for range runtime.GOMAXPROCS(0) {
 		d.wg.Go(func() {
@@ -277,7 +276,7 @@ func newDecoder() *decoder {
 				start := 0
 				for i, end := range j.ends {
 					if e := json.Unmarshal(j.buf[start:end], &out[i]); e != nil && err == nil {
-						err = fmt.Errorf("result %d: %w", j.n*batchSize+i+1, e)
+						err = fmt.Errorf("%s:%d: not a result: %w", path, first+j.n*batchSize+i+1, e)
 					}
 					start = end
 				}
@@ -338,49 +337,6 @@ func (d *decoder) wait() ([]runner.Result, error) {
 	}
 	g.Wait()
 	return out, nil
-}
-
-// refresh reads what the trials file of a live run gained since the
-// last read: every complete line (a line being written is read next
-// time). The caller holds x.mu, or x is not shared yet.
-func (x *runIndex) refresh() error {
-	f, err := os.Open(x.trials)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	} else if err != nil {
-		return err
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || fi.Size() == x.trialsOff {
-		return err
-	}
-	if _, err := f.Seek(x.trialsOff, io.SeekStart); err != nil {
-		return err
-	}
-	rd := bufio.NewReaderSize(f, 256<<10)
-	gained := false
-	for {
-		line, err := rd.ReadBytes('\n')
-		if len(line) == 0 || line[len(line)-1] != '\n' {
-			break // the end, or a line not yet whole
-		}
-		start := x.trialsOff
-		x.trialsOff += int64(len(line))
-		var s slim
-		if jerr := json.Unmarshal(line, &s); jerr != nil {
-			return fmt.Errorf("%s: at byte %d: not a result: %w", x.trials, start, jerr)
-		}
-		x.put(s.result(), lineRef{off: start, n: int32(len(line) - 1)})
-		gained = true
-		if err != nil {
-			break
-		}
-	}
-	if gained {
-		x.derived = nil
-		x.cells()
-	}
-	return nil
 }
 
 // cells lists the trials of each candidate and task.
@@ -487,7 +443,7 @@ func (c *cache) get(id, path string) (*runIndex, error) {
 	}
 	if e.idx.live() {
 		e.idx.mu.Lock()
-		err := e.idx.refresh()
+		err := e.idx.read()
 		e.idx.mu.Unlock()
 		if err != nil {
 			return nil, err
