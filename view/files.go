@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"mime"
 	"net/http"
 	"net/url"
@@ -119,10 +120,6 @@ type logView struct {
 // escapes stripped, secrets masked, cut at character boundaries.
 func (s *Server) readLog(dir, name, rel string, q url.Values, key string) logView {
 	v := logView{Name: name, Path: rel}
-	if rel == "" {
-		v.Missing = true
-		return v
-	}
 	f, err := openInRun(dir, rel)
 	if err != nil {
 		v.Missing = true
@@ -132,7 +129,7 @@ func (s *Server) readLog(dir, name, rel string, q url.Values, key string) logVie
 	fi, _ := f.Stat()
 	size := fi.Size()
 	pages := max(1, int((size+logPage-1)/logPage))
-	qq := copyValues(q)
+	qq := maps.Clone(q)
 	if qq.Get(key) == "" {
 		qq.Set(key, strconv.Itoa(pages))
 	}
@@ -166,14 +163,6 @@ func trimRunes(b []byte, head, tail bool) []byte {
 		}
 	}
 	return b
-}
-
-func copyValues(q url.Values) url.Values {
-	v := url.Values{}
-	for k, vs := range q {
-		v[k] = vs
-	}
-	return v
 }
 
 // transcriptStep is one step of a candidate's transcript.

@@ -102,7 +102,7 @@ type runIndex struct {
 	// replaces its line).
 	trialsOff   int64
 	trialsLines int
-	at        map[trialKey]int
+	at          map[trialKey]int
 	// byCell lists a suite's trials by candidate and task.
 	byCell map[[2]string][]int
 

@@ -2,6 +2,7 @@ package view
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"html/template"
@@ -232,7 +233,7 @@ func newTimeline(ph runner.Phases) *timeline {
 func usageFacts(r *runner.Result) (usage, cost [][2]string) {
 	if u := r.Usage; u != nil {
 		for _, m := range u.Models {
-			usage = append(usage, [2]string{text.OneLine(cmpOr(m.Model, "(unnamed model)")),
+			usage = append(usage, [2]string{text.OneLine(cmp.Or(m.Model, "(unnamed model)")),
 				fmt.Sprintf("%d %s · %d input tokens (%d cached) · %d output · %d total", m.Calls, text.Plural(m.Calls, "call", "calls"), m.InputTokens, m.CachedInputTokens, m.OutputTokens, m.TotalTokens)})
 		}
 		if u.CostUSD != nil {
@@ -249,13 +250,6 @@ func usageFacts(r *runner.Result) (usage, cost [][2]string) {
 	return usage, cost
 }
 
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
 // artifact reads the trial's artifact: Markdown rendered safely (no raw
 // HTML, no javascript: links), JSON indented, other text as it is, and
 // anything else offered as a download.
@@ -266,23 +260,19 @@ func (s *Server) artifact(x *runIndex, r *runner.Result) *artifactView {
 	a := &artifactView{Path: r.ArtifactPath, Kind: "text"}
 	var b []byte
 	if r.SecretInArtifact {
-		// The file holds a secret's value as written, and the viewer may
-		// not know every secret the run passed (forge view on its own
-		// knows none of a manifest's): the page shows the record's excerpt,
-		// masked when the run wrote it, and offers no download.
-		b = []byte(r.ArtifactContent)
+		// The viewer may not know every secret the run passed: it shows
+		// the record's excerpt, masked when the run wrote it, and offers
+		// no download.
 		a.Note = "holds a secret's value: this is results.json's excerpt, the secret masked; the file as written is " + r.ArtifactPath
-		if r.ArtifactEncoding == "base64" {
-			a.Kind = "binary"
-			return a
-		}
 	} else if f, err := openInRun(x.dir, r.ArtifactPath); err == nil {
 		b, _ = io.ReadAll(io.LimitReader(f, artifactMax+1))
 		f.Close()
 		a.Download = "/run/" + url.PathEscape(x.id) + "/file/" + escapePath(r.ArtifactPath)
-	} else {
-		b = []byte(r.ArtifactContent) // a record before schema 3, or a file gone
+	} else { // a record before schema 3, or a file gone
 		a.Note = "the file is not in the run's directory; this is the record's excerpt"
+	}
+	if a.Download == "" {
+		b = []byte(r.ArtifactContent)
 		if r.ArtifactEncoding == "base64" {
 			a.Kind = "binary"
 			return a
@@ -292,8 +282,7 @@ func (s *Server) artifact(x *runIndex, r *runner.Result) *artifactView {
 		b = b[:artifactMax]
 		a.Note = "the first " + text.Bytes(artifactMax) + " of " + text.Bytes(float64(r.ArtifactBytes)) + "; download it whole"
 	}
-	switch {
-	case bytes.IndexByte(b, 0) >= 0 || !utf8.Valid(trimRunes(b, false, true)):
+	if bytes.IndexByte(b, 0) >= 0 || !utf8.Valid(trimRunes(b, false, true)) {
 		a.Kind = "binary"
 		return a
 	}
