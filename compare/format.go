@@ -195,7 +195,6 @@ func manifestText(r Report) string {
 	return "unchanged"
 }
 
-// tally is "1 improved, 1 regressed, 2 unchanged".
 // testsText says how the changes were tested.
 func testsText(r Report) string {
 	if r.Tasks > 0 {
@@ -204,6 +203,7 @@ func testsText(r Report) string {
 	return "two-sided Welch t-test on trial scores"
 }
 
+// tally is "1 improved, 1 regressed, 2 unchanged".
 func tally(r Report) string {
 	n := map[Status]int{}
 	for _, c := range r.Candidates {

@@ -8,7 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -76,12 +76,8 @@ func History(outRoot string, last int) ([]Entry, error) {
 		}
 		runs = append(runs, e)
 	}
-	sort.SliceStable(runs, func(i, j int) bool {
-		a, b := runs[i], runs[j]
-		if !a.StartedAt.Equal(b.StartedAt) {
-			return a.StartedAt.After(b.StartedAt)
-		}
-		return a.RunID > b.RunID
+	slices.SortStableFunc(runs, func(a, b Entry) int {
+		return cmp.Or(b.StartedAt.Compare(a.StartedAt), strings.Compare(b.RunID, a.RunID))
 	})
 	all := append(runs, skipped...)
 	if last > 0 && len(all) > last {

@@ -47,16 +47,13 @@ func Resolve(ref, outRoot string) (string, error) {
 	return ref, nil
 }
 
-// Load reads a run's results.json (forge.ReadRecord).
-func Load(path string) (*forge.Record, error) { return forge.ReadRecord(path) }
-
-// Open is Resolve then Load.
+// Open is Resolve then forge.ReadRecord.
 func Open(ref, outRoot string) (*forge.Record, string, error) {
 	path, err := Resolve(ref, outRoot)
 	if err != nil {
 		return nil, "", err
 	}
-	rec, err := Load(path)
+	rec, err := forge.ReadRecord(path)
 	if err != nil {
 		return nil, path, err
 	}

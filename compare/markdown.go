@@ -37,16 +37,13 @@ func WriteMarkdown(w io.Writer, rep Report) error {
 			b.WriteString("|:---|:---|---:|---:|---:|:---|---:|---:|---:|\n")
 		}
 		for _, c := range rep.Candidates {
-			status := statusBadge[c.Status] + string(c.Status)
+			cells := row(c, withCost)
+			for i := range cells {
+				cells[i] = text.Markdown(cells[i])
+			}
+			cells[1] = statusBadge[c.Status] + string(c.Status)
 			if c.Status == StatusImproved || c.Status == StatusRegressed {
-				status = "**" + status + "**"
-			}
-			cells := []string{
-				text.Markdown(id(c.CandidateID)), status, scoreText(c.Base), scoreText(c.Head), deltaText(c),
-				text.Markdown(testText(c)), text.Markdown(runtimeText(c)), text.Markdown(successText(c)), text.Markdown(trialsText(c)),
-			}
-			if withCost {
-				cells = append(cells, text.Markdown(costText(c)))
+				cells[1] = "**" + cells[1] + "**"
 			}
 			b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
 		}
@@ -78,9 +75,5 @@ func WriteMarkdown(w io.Writer, rep Report) error {
 	return nil
 }
 
-// mdCode writes s as an inline code span, with a fence longer than any run
-// of backticks inside it; a '|' is escaped so it cannot end a table cell.
-func mdCode(s string) string {
-	s = id(s)
-	return text.MarkdownCode(s)
-}
+// mdCode writes an id as an inline code span (text.MarkdownCode).
+func mdCode(s string) string { return text.MarkdownCode(id(s)) }

@@ -21,20 +21,14 @@ func WriteTable(w io.Writer, rep Report, tty bool) error {
 	if len(rep.Candidates) == 0 {
 		buf.WriteString("no candidates in either run\n")
 	} else {
-		header, align := tableHeader, tableAlign
-		if costed(rep) {
+		header, align, withCost := tableHeader, tableAlign, costed(rep)
+		if withCost {
 			header = append(slices.Clone(header), "COST")
 			align = append(slices.Clone(align), text.Right)
 		}
 		rows := make([][]string, len(rep.Candidates))
 		for i, c := range rep.Candidates {
-			rows[i] = []string{
-				id(c.CandidateID), string(c.Status), scoreText(c.Base), scoreText(c.Head), deltaText(c),
-				testText(c), runtimeText(c), successText(c), trialsText(c),
-			}
-			if len(header) > len(tableHeader) {
-				rows[i] = append(rows[i], costText(c))
-			}
+			rows[i] = row(c, withCost)
 		}
 		if err := text.Table(&buf, header, rows, align, tty); err != nil {
 			return fmt.Errorf("render comparison table: %w", err)
@@ -57,6 +51,16 @@ func WriteTable(w io.Writer, rep Report, tty bool) error {
 		return fmt.Errorf("write comparison table: %w", err)
 	}
 	return nil
+}
+
+// row is c's cells in the table and the Markdown, COST last when withCost.
+func row(c Change, withCost bool) []string {
+	cells := []string{id(c.CandidateID), string(c.Status), scoreText(c.Base), scoreText(c.Head), deltaText(c),
+		testText(c), runtimeText(c), successText(c), trialsText(c)}
+	if withCost {
+		cells = append(cells, costText(c))
+	}
+	return cells
 }
 
 // tableHeader names WriteTable's columns; tableAlign aligns them.
