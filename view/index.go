@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/forge-run/forge/forge"
 	"github.com/forge-run/forge/runner"
 )
@@ -249,46 +251,19 @@ const batchSize = 2048
 // allocation a line), decoded into slim results, and each slim result
 // becomes a result once, in the slice wait returns (not copied again).
 type decoder struct {
-	work    chan decodeJob
-	wg      sync.WaitGroup
-	mu      sync.Mutex
-	batches [][]slim
-	err     error
+	g       errgroup.Group
+	path    string
+	first   int
+	batches []*[]slim
 	// the batch being filled: its lines' bytes and where each ends
-	buf  []byte
-	ends []int
-}
-
-type decodeJob struct {
-	n    int
 	buf  []byte
 	ends []int
 }
 
 // newDecoder decodes the lines of path from its line first+1 on.
 func newDecoder(path string, first int) *decoder {
-	d := &decoder{work: make(chan decodeJob, 4)}
-	for range runtime.GOMAXPROCS(0) {
-		d.wg.Go(func() {
-			for j := range d.work {
-				out := make([]slim, len(j.ends))
-				var err error
-				start := 0
-				for i, end := range j.ends {
-					if e := json.Unmarshal(j.buf[start:end], &out[i]); e != nil && err == nil {
-						err = fmt.Errorf("%s:%d: not a result: %w", path, first+j.n*batchSize+i+1, e)
-					}
-					start = end
-				}
-				d.mu.Lock()
-				d.batches[j.n] = out
-				if err != nil && d.err == nil {
-					d.err = err
-				}
-				d.mu.Unlock()
-			}
-		})
-	}
+	d := &decoder{path: path, first: first}
+	d.g.SetLimit(runtime.GOMAXPROCS(0))
 	return d
 }
 
@@ -306,32 +281,38 @@ func (d *decoder) flush() {
 	if len(d.ends) == 0 {
 		return
 	}
-	d.mu.Lock()
-	n := len(d.batches)
-	d.batches = append(d.batches, nil)
-	d.mu.Unlock()
-	d.work <- decodeJob{n, d.buf, d.ends}
+	out, buf, ends, n := new([]slim), d.buf, d.ends, len(d.batches)
+	d.batches = append(d.batches, out)
+	d.g.Go(func() error {
+		*out = make([]slim, len(ends))
+		start := 0
+		for i, end := range ends {
+			if err := json.Unmarshal(buf[start:end], &(*out)[i]); err != nil {
+				return fmt.Errorf("%s:%d: not a result: %w", d.path, d.first+n*batchSize+i+1, err)
+			}
+			start = end
+		}
+		return nil
+	})
 	d.buf, d.ends = make([]byte, 0, len(d.buf)), make([]int, 0, batchSize)
 }
 
 // wait returns the results of every batch, in order.
 func (d *decoder) wait() ([]runner.Result, error) {
 	d.flush()
-	close(d.work)
-	d.wg.Wait()
-	if d.err != nil {
-		return nil, d.err
+	if err := d.g.Wait(); err != nil {
+		return nil, err
 	}
 	n := 0
 	for _, b := range d.batches {
-		n += len(b)
+		n += len(*b)
 	}
 	out := make([]runner.Result, n)
 	var g sync.WaitGroup
-	for k := range d.batches {
+	for k, b := range d.batches {
 		g.Go(func() {
-			for i := range d.batches[k] {
-				d.batches[k][i].fill(&out[k*batchSize+i])
+			for i := range *b {
+				(*b)[i].fill(&out[k*batchSize+i])
 			}
 		})
 	}
