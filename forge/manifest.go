@@ -143,10 +143,9 @@ func ValidID(s string) bool { return runner.ValidID(s) }
 // maxManifestBytes bounds what Load reads.
 const maxManifestBytes = 4 << 20
 
-// Load reads, strictly decodes and validates the manifest at path, whose
-// top-level blocks besides forge's own are the blocks given. Every problem
-// is reported, each naming the file, line, column and key; the returned
-// error is then an errors.Join of *Error values.
+// Load reads, strictly decodes and validates the manifest at path, with
+// the backends' blocks given. Every problem is reported, each an *Error
+// naming the file, line, column and key, joined.
 func Load(path string, blocks ...Block) (*Manifest, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {

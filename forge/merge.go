@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/forge-run/forge/runner"
 )
@@ -186,8 +185,12 @@ func Merge(o MergeOptions) (*Record, error) {
 		Results:       results,
 	}
 	for _, r := range o.Shards {
-		rec.StartedAt = minTime(rec.StartedAt, r.StartedAt)
-		rec.FinishedAt = maxTime(rec.FinishedAt, r.FinishedAt)
+		if r.StartedAt.Before(rec.StartedAt) {
+			rec.StartedAt = r.StartedAt
+		}
+		if r.FinishedAt.After(rec.FinishedAt) {
+			rec.FinishedAt = r.FinishedAt
+		}
 		rec.Interrupted = rec.Interrupted || r.Interrupted
 		rec.UndeletedSandboxes = append(rec.UndeletedSandboxes, r.UndeletedSandboxes...)
 	}
@@ -246,20 +249,6 @@ func passAtKOf(r *Record) int {
 		}
 	}
 	return 1
-}
-
-func minTime(a, b time.Time) time.Time {
-	if b.Before(a) {
-		return b
-	}
-	return a
-}
-
-func maxTime(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
 }
 
 // linkTree puts the files under src at the same places under dst: hard

@@ -216,10 +216,8 @@ func (m *Manifest) Plan(o Overrides) (*Plan, error) {
 	return p.shard(o.Shard)
 }
 
-// PlanOrder compares two of the record's trials by where the plan has
-// them (Plan, above): without tasks, by candidate then trial; with tasks,
-// task by task, trial by trial, the candidates rotated by the task's place.
-// TestPlanOrderIsThePlans holds the two together.
+// PlanOrder compares two of the record's trials by where Plan puts them
+// (TestPlanOrderIsThePlans holds the two together).
 func (rec *Record) PlanOrder() func(a, b runner.Result) int {
 	cands := make(map[string]int, len(rec.Candidates))
 	for i, c := range rec.Candidates {
@@ -248,9 +246,8 @@ type jobMemo struct {
 	task  map[string][]byte
 }
 
-// job lays out candidate c's trial on task (nil without tasks). The
-// task's settings win over the candidate's, which win over the defaults;
-// the command line's timeout wins over all.
+// job lays out candidate c's trial on task (nil without tasks): the
+// command line's timeout, then the task's, candidate's, defaults' settings.
 func (m *Manifest) job(c Candidate, task *Task, trial int, o Overrides, memo *jobMemo) runner.Job {
 	d := m.Defaults
 	var t Task

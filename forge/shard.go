@@ -34,14 +34,6 @@ func (s *Shard) Same(t *Shard) bool {
 	return s.Index == t.Index && s.Count == t.Count
 }
 
-// Validate checks that the shard is one of its count.
-func (s Shard) Validate() error {
-	if err := s.check(); err != nil {
-		return fmt.Errorf("shard %w", err)
-	}
-	return nil
-}
-
 func (s Shard) check() error {
 	switch {
 	case s.Count < 1:
@@ -110,8 +102,8 @@ func (p *Plan) shard(s *Shard) (*Plan, error) {
 	if s == nil {
 		return p, nil
 	}
-	if err := s.Validate(); err != nil {
-		return nil, err
+	if err := s.check(); err != nil {
+		return nil, fmt.Errorf("shard %w", err)
 	}
 	of := ShardsOf(p.Jobs, s.Count)
 	var jobs []runner.Job
