@@ -10,10 +10,8 @@ import (
 	"github.com/forge-run/forge/forge"
 )
 
-// Resolve finds the results.json a user means by ref: a run id (looked up as
-// <outRoot>/<id>/results.json), a run directory, or the path of a
-// results.json itself. A run id under outRoot wins over a directory of the
-// same name in the working directory. The path is checked to exist, not read.
+// Resolve finds the results.json a user means by ref: a run id under
+// outRoot (first), a run directory, or a results.json; it is not read.
 func Resolve(ref, outRoot string) (string, error) {
 	if ref == "" {
 		return "", errors.New("empty run reference: give a run id, a run directory or a results.json path")

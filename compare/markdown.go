@@ -17,10 +17,8 @@ var statusBadge = map[Status]string{
 	StatusGone:      "➖ ",
 }
 
-// WriteMarkdown writes the comparison as GitHub-flavoured Markdown, for a PR
-// comment or $GITHUB_STEP_SUMMARY: a heading naming both runs, the table, the
-// winner, the manifest and the tally, then any notes. Ids from the records
-// are escaped so they cannot break the table or inject markup.
+// WriteMarkdown writes the comparison as GitHub-flavoured Markdown (a PR
+// comment, $GITHUB_STEP_SUMMARY), everything from the records escaped.
 func WriteMarkdown(w io.Writer, rep Report) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "### forge compare %s → %s\n\n", mdCode(rep.Base.RunID), mdCode(rep.Head.RunID))

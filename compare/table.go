@@ -9,10 +9,8 @@ import (
 	"github.com/forge-run/forge/internal/text"
 )
 
-// WriteTable writes the comparison as a table, one row per candidate, then
-// the winner, the manifest, a tally of the statuses and any notes. On a
-// terminal (tty) the table has borders; otherwise it is plain columns
-// aligned with spaces, for logs and pipes, as report.Table does.
+// WriteTable writes the comparison as a table, then the winner, manifest,
+// tally and notes: with borders on a terminal (tty), plain columns else.
 func WriteTable(w io.Writer, rep Report, tty bool) error {
 	var buf bytes.Buffer
 	fmt.Fprintf(&buf, "base %s (%s)  →  head %s (%s)\n\n",

@@ -20,12 +20,9 @@ import (
 	"github.com/forge-run/forge/runner"
 )
 
-// A run's index: what the pages need of every trial, read once from the
-// run's trials (trials.jsonl, one a line) and, as the run goes on, what
-// they gained; and where each trial's line starts, so that a trial's page
-// reads and decodes that line alone. The trials of 100,000 jobs are some
-// 80 MB; their index holds a few hundred bytes a trial. A record of
-// schema 1 to 3, its trials inside results.json, is read whole.
+// A run's index: what the pages need of every trial (a few hundred bytes
+// of its ~800), read once and then as the run gains trials, and where each
+// trial's line is, so that a trial's page decodes that line alone.
 
 // lineRef is where a trial's line is in the trials file: where it starts
 // and its length, without its newline.
@@ -246,10 +243,8 @@ func (x *runIndex) score() {
 // batchSize is how many results' lines a worker decodes at once.
 const batchSize = 2048
 
-// decoder decodes batches of results' lines on every processor, keeping
-// their order. A batch's lines are copied into one buffer (not one
-// allocation a line), decoded into slim results, and each slim result
-// becomes a result once, in the slice wait returns (not copied again).
+// decoder decodes batches of results' lines on every processor, in order,
+// each batch's lines copied into one buffer (not one allocation a line).
 type decoder struct {
 	g       errgroup.Group
 	path    string
@@ -396,9 +391,8 @@ func (c *cache) peek(path string) *runIndex {
 	return nil
 }
 
-// get returns the index of run id whose results.json is path, reading it
-// when it is not cached or changed; a live run's index reads what its
-// journal gained.
+// get returns the index of run id whose results.json is path, read again
+// when changed; a live run's index reads what its trials gained.
 func (c *cache) get(id, path string) (*runIndex, error) {
 	fi, err := os.Stat(path)
 	if err != nil {

@@ -92,9 +92,7 @@ func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
 }
 
 // indexForList is the size of results.json up to which the runs list
-// reads a run whole (its index: what the gates' verdict and the cost need);
-// a larger run (100,000 trials are some 100 MB) is listed from its
-// record's head until it is opened.
+// reads a run's index; a larger run is listed from its summary.
 var indexForList int64 = 8 << 20
 
 // fillRunRow fills a runs list's row from the run's index, or from its

@@ -114,10 +114,9 @@ func (s *Server) Handler() http.Handler {
 	return s.guard(mux)
 }
 
-// guard sets the security headers on every response and refuses what
-// must not reach a page: a Host that is not this machine's loopback name
-// (DNS rebinding), and a path with "..", an encoded dot or slash, or a
-// backslash (404, before the mux would clean it).
+// guard sets the security headers on every response and refuses a Host
+// not this machine's loopback (DNS rebinding) and a path that would leave
+// where it points (404, before the mux would clean it).
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
