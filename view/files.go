@@ -117,12 +117,15 @@ type logView struct {
 
 // readLog reads page (1-based; 0 or out of range: the last, where the
 // error line is) of the log at rel in the run's directory dir: ANSI
-// escapes stripped, secrets masked, cut at character boundaries.
-func (s *Server) readLog(dir, name, rel string, q url.Values, key string) logView {
+// escapes stripped, secrets masked, cut at character boundaries. Without
+// the file, it shows the record's excerpt (a record before schema 3).
+func (s *Server) readLog(dir, name, rel, excerpt string, q url.Values, key string) logView {
 	v := logView{Name: name, Path: rel}
 	f, err := openInRun(dir, rel)
 	if err != nil {
-		v.Missing = true
+		if v.Missing = excerpt == ""; !v.Missing {
+			v.Text, v.Note = s.mask.String(text.StripANSI(excerpt)), "from results.json"
+		}
 		return v
 	}
 	defer f.Close()

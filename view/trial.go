@@ -133,11 +133,13 @@ func (s *Server) newTrialPage(x *runIndex, r *runner.Result, raw []byte, q url.V
 	if r.ExitCode != nil {
 		exit = strconv.Itoa(*r.ExitCode)
 	}
-	fact := func(k, v string) { p.Facts = append(p.Facts, [2]string{k, v}) }
-	fact("candidate", r.CandidateID)
-	if r.TaskID != "" {
-		fact("task", r.TaskID)
+	fact := func(k, v string) { // an empty value is not shown
+		if v != "" {
+			p.Facts = append(p.Facts, [2]string{k, v})
+		}
 	}
+	fact("candidate", r.CandidateID)
+	fact("task", r.TaskID)
 	fact("trial", strconv.Itoa(r.Trial))
 	fact("exit code", exit)
 	fact("runtime", text.Seconds(r.RuntimeSeconds))
@@ -145,15 +147,9 @@ func (s *Server) newTrialPage(x *runIndex, r *runner.Result, raw []byte, q url.V
 	if r.Score != nil {
 		fact("score", text.Score(*r.Score))
 	}
-	if r.Backend != "" {
-		fact("backend", r.Backend)
-	}
-	if r.SandboxID != "" {
-		fact("sandbox", r.SandboxID)
-	}
-	if r.Environment != "" {
-		fact("environment", r.Environment)
-	}
+	fact("backend", r.Backend)
+	fact("sandbox", r.SandboxID)
+	fact("environment", r.Environment)
 	if !r.StartedAt.IsZero() {
 		fact("started", r.StartedAt.UTC().Format(time.RFC3339Nano))
 		fact("finished", r.FinishedAt.UTC().Format(time.RFC3339Nano))
@@ -164,9 +160,7 @@ func (s *Server) newTrialPage(x *runIndex, r *runner.Result, raw []byte, q url.V
 	if r.SubmitError != "" {
 		fact("result file", "ignored: "+s.mask.String(r.SubmitError))
 	}
-	if r.UsageNote != "" {
-		fact("usage note", r.UsageNote)
-	}
+	fact("usage note", r.UsageNote)
 	for _, a := range r.AttemptErrors {
 		p.Attempts = append(p.Attempts, [2]string{a.SandboxID, string(a.Kind) + ": " + s.mask.String(a.Message)})
 	}
@@ -190,14 +184,8 @@ func (s *Server) newTrialPage(x *runIndex, r *runner.Result, raw []byte, q url.V
 		p.Submitted = s.mask.String(string(b))
 	}
 	p.Usage, p.Cost = usageFacts(r)
-	p.Stdout = s.readLog(x.dir, "stdout", r.OutputPath, q, "out")
-	p.Stderr = s.readLog(x.dir, "stderr", r.StderrPath, q, "err")
-	if p.Stdout.Missing && r.Output != "" { // a record before schema 3
-		p.Stdout.Text, p.Stdout.Missing, p.Stdout.Note = s.mask.String(text.StripANSI(r.Output)), false, "from results.json"
-	}
-	if p.Stderr.Missing && r.Stderr != "" {
-		p.Stderr.Text, p.Stderr.Missing, p.Stderr.Note = s.mask.String(text.StripANSI(r.Stderr)), false, "from results.json"
-	}
+	p.Stdout = s.readLog(x.dir, "stdout", r.OutputPath, r.Output, q, "out")
+	p.Stderr = s.readLog(x.dir, "stderr", r.StderrPath, r.Stderr, q, "err")
 	p.Artifact = s.artifact(x, r)
 	p.Transcript = s.transcript(x, r, raw, q)
 	return p
