@@ -25,9 +25,6 @@ import (
 // 3 since excerpts, 2 since suites. Records of 1 to 3 are read as they are.
 const SchemaVersion = 4
 
-// readsSchema reports whether this forge reads a record of version v.
-func readsSchema(v int) bool { return v >= 1 && v <= SchemaVersion }
-
 // ResultsFile is the run's summary; TrialsFile its trials, beside it.
 const (
 	ResultsFile = "results.json"
@@ -313,7 +310,7 @@ func decodeRecord(b []byte, v any) error {
 		return fmt.Errorf("not a results.json: %w", err)
 	case head.SchemaVersion == nil:
 		return errors.New("not a results.json: no schema_version")
-	case !readsSchema(*head.SchemaVersion):
+	case *head.SchemaVersion < 1 || *head.SchemaVersion > SchemaVersion:
 		return fmt.Errorf("schema_version %d, this forge reads 1 to %d", *head.SchemaVersion, SchemaVersion)
 	}
 	if err := json.Unmarshal(b, v); err != nil {

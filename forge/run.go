@@ -126,14 +126,7 @@ func NewRunID(now time.Time) string {
 }
 
 // Dir is where a run writes: OutRoot/RunID.
-func (o *Options) Dir() string { return filepath.Join(o.outRoot(), o.RunID) }
-
-func (o *Options) outRoot() string {
-	if o.OutRoot == "" {
-		return "artifacts"
-	}
-	return o.OutRoot
-}
+func (o *Options) Dir() string { return filepath.Join(cmp.Or(o.OutRoot, "artifacts"), o.RunID) }
 
 func (o *Options) now() time.Time {
 	if o.Now != nil {
@@ -190,7 +183,7 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 		rec.Tasks = append(rec.Tasks, TaskInfo{ID: t.ID, Objective: cmp.Or(t.Objective, o.Plan.Objective), Weight: t.Weight})
 	}
 	suite := o.Plan.suite(o.PassAtK)
-	s := &state{o: &o, rec: rec, dir: dir, done: make([]bool, len(o.Plan.Jobs)), held: make([]runner.Result, len(o.Plan.Jobs)), mask: o.masker(),
+	s := &state{o: &o, rec: rec, dir: dir, done: make([]bool, len(o.Plan.Jobs)), held: make([]runner.Result, len(o.Plan.Jobs)), mask: mask.New(append(o.Plan.SecretValues(), o.Mask...)...),
 		checker: scoring.NewChecker(o.Manifest.Scoring), tasks: map[string]*scoring.Task{}}
 	for i, job := range o.Plan.Jobs {
 		s.held[i] = runner.Result{CandidateID: job.CandidateID, TaskID: job.TaskID, Trial: job.Trial}
