@@ -145,10 +145,8 @@ func (m *Manifest) Plan(o Overrides) (*Plan, error) {
 		if len(o.Only) > 0 && !slices.Contains(o.Only, c.ID) {
 			continue
 		}
-		env := maps.Clone(m.Defaults.Env)
-		if env == nil {
-			env = map[string]string{}
-		}
+		env := map[string]string{}
+		maps.Copy(env, m.Defaults.Env)
 		maps.Copy(env, c.Env)
 		if lack := pass(o.Lookup, env, m.Defaults.Passing, c.Passing).missing; len(lack) > 0 {
 			for _, k := range lack {

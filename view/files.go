@@ -21,10 +21,9 @@ import (
 	"github.com/forge-run/forge/runner"
 )
 
-// openInRun opens rel, a slash-separated path relative to the run's
-// directory dir, for reading: the path must name a file inside the
-// directory (runner.RelPath's rule), and os.Root keeps every step of it
-// there, so a symbolic link that points outside the run is refused.
+// openInRun opens rel, a slash-separated path inside the run's directory
+// dir (runner.RelPath), for reading; os.Root refuses a symbolic link that
+// points outside the run.
 func openInRun(dir, rel string) (*os.File, error) {
 	clean, err := runner.RelPath(rel)
 	if err != nil {
@@ -173,9 +172,8 @@ type transcriptStep struct {
 	Role, Type, Content, Tool, Arguments, CallID, Time, Model, Usage string
 }
 
-// readTranscript reads a transcript.jsonl as runner.ReadTranscript reads
-// it (the one reader of the protocol's transcript) into the steps the page
-// shows, and a note on the lines that are not steps.
+// readTranscript reads a transcript.jsonl (runner.ReadTranscript) into the
+// steps the page shows, and a note on the lines that are not steps.
 func readTranscript(r io.Reader) ([]transcriptStep, string, error) {
 	t, err := runner.ReadTranscript(r, 0)
 	steps := make([]transcriptStep, 0, len(t.Steps))

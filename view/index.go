@@ -113,9 +113,8 @@ type runIndex struct {
 // finished_at): its trials come from the journal as they end.
 func (x *runIndex) live() bool { return !x.rec.Finished() }
 
-// stopped says when a live run forge no longer plays (killed, or its
-// machine lost) last gave a sign of life, or "" when it is played or
-// finished (forge.Stopped).
+// stopped says when a live run forge no longer plays last gave a sign of
+// life, or "" (forge.Stopped).
 func (x *runIndex) stopped() string {
 	if !x.live() {
 		return ""
@@ -352,9 +351,8 @@ func (x *runIndex) result(i int) (*runner.Result, []byte, error) {
 	return &r, buf, nil
 }
 
-// cache holds the indexes of the runs opened, each keyed by its
-// results.json's path, size and modification time: a rewritten record
-// (the run ended, was resumed or merged) is read again.
+// cache holds the indexes of the runs opened by their results.json's path,
+// size and modification time: a rewritten record is read again.
 type cache struct {
 	mu   sync.Mutex
 	runs map[string]*cached

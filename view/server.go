@@ -55,8 +55,7 @@ type Server struct {
 	cache cache
 	// port is the port the server listens on, for the Host check; ""
 	// accepts the loopback names with any port.
-	mu sync.Mutex
-
+	mu   sync.Mutex
 	port string
 }
 
@@ -72,9 +71,8 @@ func New(opts Options) (*Server, error) {
 	return &Server{opts: opts, tmpl: tmpl, mask: mask.New(opts.Secrets...)}, nil
 }
 
-// Listen listens on addr and returns the listener and the viewer's URL.
-// The Host check then admits the loopback names with the port listened
-// on.
+// Listen listens on addr and returns the listener and the viewer's URL;
+// the Host check then admits the loopback names with that port.
 func (s *Server) Listen(addr string) (net.Listener, string, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -90,9 +88,8 @@ func (s *Server) Listen(addr string) (net.Listener, string, error) {
 	return ln, "http://" + net.JoinHostPort(host, port) + "/", nil
 }
 
-// CSP is the Content-Security-Policy of every response: nothing but the
-// viewer's own script, stylesheet and images, no inline script or style,
-// no frame.
+// CSP is the Content-Security-Policy of every response: the viewer's own
+// script, stylesheet and images only, nothing inline, no frame.
 const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
 	"frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
 
@@ -159,8 +156,7 @@ func (s *Server) hostAllowed(host string) bool {
 }
 
 // badPath reports a URL path that would leave where it points: a ".."
-// element, or an escaped dot, slash or backslash (which decode into
-// one).
+// element, or an escaped dot, slash or backslash.
 func badPath(u interface{ EscapedPath() string }) bool {
 	raw := strings.ToLower(u.EscapedPath())
 	if strings.Contains(raw, "%2e") || strings.Contains(raw, "%2f") || strings.Contains(raw, "%5c") || strings.Contains(raw, "\\") {
@@ -242,9 +238,8 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	}
 }
 
-// Opener returns the command that opens url in a browser on this
-// machine, or nil when there is none: xdg-open where a display is
-// (DISPLAY, WAYLAND_DISPLAY), open on macOS.
+// Opener returns the command that opens a URL in a browser on this
+// machine (open on macOS, xdg-open with a display), or nil.
 func Opener(goos string, getenv func(string) string, look func(string) (string, error)) []string {
 	switch goos {
 	case "darwin":
