@@ -1,20 +1,15 @@
 package view
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"sync"
 	"time"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/forge-run/forge/forge"
 	"github.com/forge-run/forge/runner"
@@ -154,8 +149,8 @@ func indexRun(id, path string) (*runIndex, error) {
 }
 
 // read reads what the trials file gained since the last read: every
-// whole line (one being written is read next time), decoded on every
-// processor. The caller holds x.mu, or x is not shared yet.
+// whole line (one being written is read next time). The caller holds
+// x.mu, or x is not shared yet.
 func (x *runIndex) read() error {
 	f, err := os.Open(x.trials)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -167,41 +162,18 @@ func (x *runIndex) read() error {
 	if fi, err := f.Stat(); err != nil || fi.Size() == x.trialsOff {
 		return err
 	}
-	if _, err := f.Seek(x.trialsOff, io.SeekStart); err != nil {
-		return err
-	}
-	dec := newDecoder(x.trials, x.trialsLines)
-	rd := bufio.NewReaderSize(f, 256<<10)
-	var lines []lineRef
-	for {
-		line, err := rd.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			whole := append([]byte(nil), line...)
-			for errors.Is(err, bufio.ErrBufferFull) {
-				line, err = rd.ReadSlice('\n')
-				whole = append(whole, line...)
-			}
-			line = whole
-		}
-		if len(line) == 0 || line[len(line)-1] != '\n' {
-			break // the end, or a line not yet whole
-		}
-		dec.add(line[:len(line)-1])
-		lines = append(lines, lineRef{off: x.trialsOff, n: int32(len(line) - 1)})
-		x.trialsOff += int64(len(line))
-		if err != nil {
-			break
-		}
-	}
-	results, err := dec.wait()
+	slims, ends, err := forge.ReadLines[slim](f, x.trialsOff, x.trials, x.trialsLines)
 	if err != nil {
 		return err
 	}
-	x.trialsLines += len(results)
-	for i := range results {
-		x.put(results[i], lines[i])
+	for i := range slims {
+		var r runner.Result
+		slims[i].fill(&r)
+		x.put(r, lineRef{off: x.trialsOff, n: int32(ends[i] - x.trialsOff - 1)})
+		x.trialsOff = ends[i]
 	}
-	if len(results) > 0 {
+	x.trialsLines += len(slims)
+	if len(slims) > 0 {
 		x.derived = nil
 		x.cells()
 	}
@@ -237,81 +209,6 @@ func (x *runIndex) score() {
 		results[i], lines[i] = rec.Results[from], x.lines[from]
 	}
 	rec.Results, x.lines, x.at = results, lines, nil
-}
-
-// batchSize is how many results' lines a worker decodes at once.
-const batchSize = 2048
-
-// decoder decodes batches of results' lines on every processor, in order,
-// each batch's lines copied into one buffer (not one allocation a line).
-type decoder struct {
-	g       errgroup.Group
-	path    string
-	first   int
-	batches []*[]slim
-	// the batch being filled: its lines' bytes and where each ends
-	buf  []byte
-	ends []int
-}
-
-// newDecoder decodes the lines of path from its line first+1 on.
-func newDecoder(path string, first int) *decoder {
-	d := &decoder{path: path, first: first}
-	d.g.SetLimit(runtime.GOMAXPROCS(0))
-	return d
-}
-
-// add copies line into the batch being filled, and hands the batch to a
-// worker once it is full.
-func (d *decoder) add(line []byte) {
-	d.buf = append(d.buf, line...)
-	d.ends = append(d.ends, len(d.buf))
-	if len(d.ends) == batchSize {
-		d.flush()
-	}
-}
-
-func (d *decoder) flush() {
-	if len(d.ends) == 0 {
-		return
-	}
-	out, buf, ends, n := new([]slim), d.buf, d.ends, len(d.batches)
-	d.batches = append(d.batches, out)
-	d.g.Go(func() error {
-		*out = make([]slim, len(ends))
-		start := 0
-		for i, end := range ends {
-			if err := json.Unmarshal(buf[start:end], &(*out)[i]); err != nil {
-				return fmt.Errorf("%s:%d: not a result: %w", d.path, d.first+n*batchSize+i+1, err)
-			}
-			start = end
-		}
-		return nil
-	})
-	d.buf, d.ends = make([]byte, 0, len(d.buf)), make([]int, 0, batchSize)
-}
-
-// wait returns the results of every batch, in order.
-func (d *decoder) wait() ([]runner.Result, error) {
-	d.flush()
-	if err := d.g.Wait(); err != nil {
-		return nil, err
-	}
-	n := 0
-	for _, b := range d.batches {
-		n += len(*b)
-	}
-	out := make([]runner.Result, n)
-	var g sync.WaitGroup
-	for k, b := range d.batches {
-		g.Go(func() {
-			for i := range *b {
-				(*b)[i].fill(&out[k*batchSize+i])
-			}
-		})
-	}
-	g.Wait()
-	return out, nil
 }
 
 // cells lists the trials of each candidate and task.
