@@ -25,25 +25,20 @@ var assets embed.FS
 
 // Options say what a Server shows.
 type Options struct {
-	// Out is the output root whose runs the server lists (forge view
-	// --out).
+	// Out is the output root whose runs the server lists.
 	Out string
-	// Runs are more run directories to serve besides those under Out (a
-	// run named on the command line that lives elsewhere), by id.
+	// Runs are run directories elsewhere to serve too, by id.
 	Runs map[string]string
-	// Secrets are values to mask as *** in what the pages show of the
-	// files candidates wrote (their logs are stored masked; an artifact is
-	// stored as written).
+	// Secrets are values to mask as *** in what the pages show (an
+	// artifact is stored as written).
 	Secrets []string
-	// AnyHost answers requests whatever their Host header names (the
-	// server listens on another interface on purpose); otherwise only
-	// localhost, 127.0.0.1 and [::1] with the server's port are answered.
+	// AnyHost answers whatever the Host header names; otherwise only the
+	// loopback names with the server's port.
 	AnyHost bool
 	// Gates says whether a finished run passes its manifest's gates ("" when
 	// that cannot be told); nil: the runs list does not say.
 	Gates func(rec *forge.Record) string
-	// Log receives what went wrong serving a page; nil: the standard
-	// logger.
+	// Log receives what went wrong serving a page (nil: log.Default).
 	Log *log.Logger
 }
 
