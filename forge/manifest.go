@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -151,17 +149,12 @@ func Load(path string, blocks ...Block) (*Manifest, error) {
 	if err != nil {
 		return nil, &Error{File: path, Msg: err.Error()}
 	}
-	f, err := os.Open(abs)
-	if err != nil {
-		return nil, &Error{File: path, Msg: "cannot read manifest: " + unwrapPathErr(err)}
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxManifestBytes+1))
-	if err != nil {
-		return nil, &Error{File: path, Msg: "cannot read manifest: " + unwrapPathErr(err)}
-	}
-	if len(data) > maxManifestBytes {
+	data, err := readCapped(abs, maxManifestBytes)
+	switch {
+	case len(data) > maxManifestBytes:
 		return nil, &Error{File: path, Msg: "manifest is larger than 4 MiB"}
+	case err != nil:
+		return nil, &Error{File: path, Msg: "cannot read manifest: " + unwrapPathErr(err)}
 	}
 	m, err := Parse(path, data, blocks...)
 	if err != nil {
