@@ -2,6 +2,7 @@ package forge
 
 import (
 	"context"
+	"maps"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -35,10 +36,8 @@ func (s *state) runJudge(ctx context.Context, sc scoring.Scorer, job runner.Job,
 		res.Error = "cancelled before the judge started"
 		return res
 	}
-	env := make(map[string]string, len(job.Env)+1)
-	for k, v := range job.Env {
-		env[k] = v
-	}
+	env := map[string]string{}
+	maps.Copy(env, job.Env)
 	env["FORGE_ARTIFACT"] = artifact
 	if job.TaskID != "" {
 		env["FORGE_TASK"] = s.stored(job, taskFile)

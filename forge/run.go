@@ -255,7 +255,7 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 	}
 	rec.FinishedAt = o.now().UTC()
 	err = s.notStartedLines(rec.Results)
-	if cerr := trials.close(); err == nil {
+	if cerr := trials.f.Close(); err == nil {
 		err = cerr
 	}
 	if err == nil {

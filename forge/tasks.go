@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"path/filepath"
 	"strconv"
@@ -457,10 +458,8 @@ func checkTaskIDs(tasks []Task) []error {
 // fields as written, with its objective (the manifest's when it has none)
 // and id.
 func (t Task) JSON(objective string) []byte {
-	fields := make(map[string]any, len(t.Fields)+2)
-	for k, v := range t.Fields {
-		fields[k] = v
-	}
+	fields := map[string]any{}
+	maps.Copy(fields, t.Fields)
 	fields["id"] = t.ID
 	fields["objective"] = objective
 	b, err := json.Marshal(fields)

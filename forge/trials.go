@@ -64,8 +64,6 @@ func (t *trialsFile) add(r *runner.Result) error {
 	return nil
 }
 
-func (t *trialsFile) close() error { return t.f.Close() }
-
 // trialLine is r's line: r unscored (results.json holds the scores),
 // with its newline.
 func trialLine(r *runner.Result) ([]byte, error) {
