@@ -333,11 +333,10 @@ func (m *Manifest) pickTasks(o Overrides) ([]Task, error) {
 			if !ok {
 				return nil, &UnknownTaskError{ID: id, Manifest: m.Path, Have: taskIDs(m.Tasks)}
 			}
-			if !slices.Contains(keep, i) {
-				keep = append(keep, i)
-			}
+			keep = append(keep, i)
 		}
 		slices.Sort(keep)
+		keep = slices.Compact(keep)
 		tasks = make([]Task, len(keep))
 		for j, i := range keep {
 			tasks[j] = m.Tasks[i]
