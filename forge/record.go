@@ -322,8 +322,12 @@ func decodeRecord(b []byte, v any) error {
 // WriteRecord writes rec as a run's record: its results to trials.jsonl
 // beside path, then the rest to path, each atomically.
 func WriteRecord(path string, rec *Record) error {
+	all := make([]*runner.Result, len(rec.Results))
+	for i := range rec.Results {
+		all[i] = &rec.Results[i]
+	}
 	err := WriteAtomic(filepath.Join(filepath.Dir(path), TrialsFile), func(w io.Writer) error {
-		return writeTrials(w, rec.Results)
+		return writeTrials(w, all)
 	})
 	if err != nil {
 		return err

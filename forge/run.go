@@ -1,7 +1,6 @@
 package forge
 
 import (
-	"bufio"
 	"cmp"
 	"context"
 	"crypto/rand"
@@ -386,15 +385,13 @@ func forScoring(r runner.Result) runner.Result {
 
 // notStartedLines appends each unfinished job's line to trials.jsonl.
 func (s *state) notStartedLines(results []runner.Result) error {
-	w := bufio.NewWriterSize(s.trials.f, 1<<16)
+	var left []*runner.Result
 	for i, done := range s.done {
 		if !done {
-			if err := writeTrial(w, &results[i]); err != nil {
-				return err
-			}
+			left = append(left, &results[i])
 		}
 	}
-	return w.Flush()
+	return writeTrials(s.trials.f, left)
 }
 
 // notStarted is the result of a job the run never started.

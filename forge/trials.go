@@ -31,16 +31,7 @@ type trialsFile struct {
 // the results in keep (a resumed run's finished jobs).
 func openTrials(dir string, keep []*runner.Result) (*trialsFile, error) {
 	path := filepath.Join(dir, TrialsFile)
-	err := WriteAtomic(path, func(w io.Writer) error {
-		bw := bufio.NewWriterSize(w, 1<<16)
-		for _, r := range keep {
-			if err := writeTrial(bw, r); err != nil {
-				return err
-			}
-		}
-		return bw.Flush()
-	})
-	if err != nil {
+	if err := WriteAtomic(path, func(w io.Writer) error { return writeTrials(w, keep) }); err != nil {
 		return nil, err
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0o644)
@@ -84,11 +75,11 @@ func writeTrial(w io.Writer, r *runner.Result) error {
 	return err
 }
 
-// writeTrials writes results as trials.jsonl.
-func writeTrials(w io.Writer, results []runner.Result) error {
+// writeTrials writes the results' lines to w.
+func writeTrials(w io.Writer, results []*runner.Result) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
-	for i := range results {
-		if err := writeTrial(bw, &results[i]); err != nil {
+	for _, r := range results {
+		if err := writeTrial(bw, r); err != nil {
 			return err
 		}
 	}
