@@ -16,15 +16,12 @@ import (
 	"golang.org/x/term"
 )
 
-// Version, when set at build time with
-// -ldflags "-X github.com/forge-run/forge/cli.Version=v1.2.3", is forge's
-// version; otherwise it comes from the build info (see version).
+// Version, when set with -ldflags "-X github.com/forge-run/forge/cli.Version=v1.2.3",
+// is forge's version; otherwise it comes from the build info.
 var Version = ""
 
-// version says which forge this is: the module version (a tag, or a
-// pseudo-version for `go install …@commit`), else "(devel)", then the VCS
-// revision and time the binary was built from when Go recorded them, and
-// "+dirty" for a tree with uncommitted changes.
+// version says which forge this is: the module version, else "(devel)",
+// then the VCS revision ("+dirty") and time when Go recorded them.
 func version(info *debug.BuildInfo, ok bool) string {
 	v := Version
 	if !ok {

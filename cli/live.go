@@ -13,10 +13,8 @@ import (
 	"github.com/forge-run/forge/forge"
 )
 
-// live is the terminal's progress view: one line per running job with its
-// phase and elapsed time, a total bar at the bottom, and each finished job's
-// plain line printed above them. It is used only when stderr is a terminal;
-// elsewhere (CI, pipes) forge prints plain event lines.
+// live is the terminal's progress view: a line per running job with its
+// phase and elapsed time, a total bar, and finished jobs' lines above.
 type live struct {
 	p     *mpb.Progress
 	total *mpb.Bar

@@ -23,10 +23,8 @@ func loadManifest(path string) (*forge.Manifest, error) {
 	return forge.Load(path, backendBlocks...)
 }
 
-// lookup finds the variables a manifest passes on purpose (secrets:,
-// env_from_host:) by the rule of internal/dotenv: forge's environment, then
-// the .env beside the manifest. A .env that exists but cannot be read is an
-// error.
+// lookup finds the variables a manifest passes on purpose by
+// internal/dotenv's rule: forge's environment, then the .env beside it.
 func lookup(env *Env, m *forge.Manifest) (forge.Lookup, error) {
 	e := dotenv.Load(env.Getenv, m.Dir)
 	if e.Err != nil {

@@ -12,10 +12,8 @@ import (
 	"github.com/forge-run/forge/runner"
 )
 
-// progress reports a run on stderr. Off a terminal (CI, pipes) it prints
-// one plain line per event:
-// "[alpha] started", "[alpha] done 3.2s". On a terminal it draws a live
-// view of the running jobs instead and prints only finished jobs' lines.
+// progress reports a run on stderr: a plain line per event ("[alpha] done
+// 3.2s"), or on a terminal a live view and finished jobs' lines.
 type progress struct {
 	mu      sync.Mutex
 	w       io.Writer

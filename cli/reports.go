@@ -44,9 +44,7 @@ func (o *reportOptions) Validate() error {
 }
 
 // write prints the --format report on stdout and writes each --report
-// file. runDir is the run's directory: the reports link each trial's
-// stored logs relative to where they are read (stdout's from the working
-// directory, a file's from its own directory).
+// file, linking the logs in runDir relative to where each is read.
 func (o *reportOptions) write(env *Env, rec *forge.Record, runDir string, now func() time.Time) error {
 	f, _ := report.ParseFormat(o.format) // validated
 	color := env.StdoutTTY && env.Getenv("NO_COLOR") == "" && env.Getenv("TERM") != "dumb"

@@ -194,9 +194,8 @@ func (t *tournament) report(rec *forge.Record, p *progress) error {
 	return err
 }
 
-// end says how a run that ran ended: interrupted, out of budget (the
-// standings of what ran are in the reports), stopped by an error, else
-// its verdict.
+// end says how a run that ran ended: interrupted, out of budget, stopped
+// by an error, else its verdict.
 func (t *tournament) end(rec *forge.Record, runErr error, interrupted bool) error {
 	results := filepath.Join(t.dir(), forge.ResultsFile)
 	switch {
@@ -269,13 +268,9 @@ func (t *tournament) buildLog(build *runner.BuildError, rec *forge.Record) strin
 	return where
 }
 
-// collectSooner has the garbage collector run when the heap has grown by
-// a quarter since the last collection, not doubled (Go's default), until
-// the function it returns is called; GOGC in forge's environment wins. A
-// run's heap is mostly long-lived: the manifest and the plan while it
-// plays, then the record it reads back, scores and reports, about 1 KB a
-// trial; collecting at a doubling would let a 100,000-trial run's peak
-// memory be twice that (docs/command-line.md, README "At benchmark size").
+// collectSooner sets GOGC to 25 until the function it returns is called,
+// unless GOGC is set: a run's heap is mostly long-lived, and collecting at
+// a doubling would double a 100,000-trial run's peak (docs/command-line.md).
 func collectSooner(getenv func(string) string) (restore func()) {
 	if getenv("GOGC") != "" {
 		return func() {}

@@ -43,12 +43,9 @@ func (g *gateOptions) Validate() error {
 	return nil
 }
 
-// verdict ends a finished run whose reports are written, as forge run and
-// forge merge both do: a run with no verdict exits 3 (a candidate did not
-// run: finish says how to finish it; shards not merged), a shard's own run
-// exits 0 (its jobs ran; the verdict is forge merge's), and a whole run is
-// held to its gates (exit 1 when one fails). out is where --baseline is
-// looked up.
+// verdict ends a finished, reported run (forge run, forge merge): exit 3
+// without a verdict (finish says how to finish it), 0 for a shard, else
+// the gates decide (exit 1 when one fails). out is where --baseline is.
 func (g *gateOptions) verdict(env *Env, out string, m *forge.Manifest, rec *forge.Record, finish string) error {
 	switch {
 	case len(rec.MissingShards) > 0:
@@ -105,11 +102,9 @@ func checkBaseline(outRoot, baselineRef string) error {
 	return nil
 }
 
-// baselineReport compares the run that just finished (head) with the run
-// baselineRef names, for --baseline RUN: it prints the comparison table on
-// stderr and, when maxDropSet, returns one line per candidate whose score
-// dropped significantly by more than maxDrop. A baseline that cannot be
-// read is a usage error.
+// baselineReport prints on stderr how head compares with --baseline and,
+// when maxDropSet, returns a line per candidate that dropped by more than
+// maxDrop.
 func baselineReport(env *Env, outRoot, baselineRef string, head *forge.Record, maxDrop float64, maxDropSet bool) (drops []string, err error) {
 	base, _, err := compare.Open(baselineRef, outRoot)
 	if err != nil {

@@ -439,9 +439,7 @@ func change(id string, base, head *Side, common []string) Change {
 }
 
 // Drops lists, one line each, the candidates whose score dropped
-// significantly by more than maxDrop (an absolute score difference, e.g.
-// 0.05). A candidate that is gone, or whose change is not significant, is
-// not a drop.
+// significantly by more than maxDrop (a score difference, e.g. 0.05).
 func (r Report) Drops(maxDrop float64) []string {
 	var out []string
 	for _, c := range r.Candidates {

@@ -105,15 +105,17 @@ func deltaText(c Change) string {
 	return signed(*c.ScoreDelta)
 }
 
+// arrow is "base → head", each side as side writes it.
+func arrow(c Change, side func(*Side) string) string { return side(c.Base) + " → " + side(c.Head) }
+
 // runtimeText is "3.2s → 4.1s ×1.28", "— → 4.1s" for a new candidate.
 func runtimeText(c Change) string {
-	side := func(s *Side) string {
+	s := arrow(c, func(s *Side) string {
 		if !s.timed() {
 			return "—"
 		}
 		return text.Seconds(s.RuntimeMeanSeconds)
-	}
-	s := side(c.Base) + " → " + side(c.Head)
+	})
 	if c.RuntimeRatio != nil {
 		s += " " + text.Ratio(*c.RuntimeRatio)
 	}
@@ -123,13 +125,12 @@ func runtimeText(c Change) string {
 // costText is "$0.012 → $0.0040 ×0.33", the mean cost of a trial, "—"
 // for a side without a (fully priced) cost.
 func costText(c Change) string {
-	side := func(s *Side) string {
+	s := arrow(c, func(s *Side) string {
 		if s == nil || s.CostMeanUSD == nil {
 			return "—"
 		}
 		return text.USD(*s.CostMeanUSD)
-	}
-	s := side(c.Base) + " → " + side(c.Head)
+	})
 	if c.CostRatio != nil {
 		s += " " + text.Ratio(*c.CostRatio)
 	}
@@ -149,24 +150,22 @@ func costed(r Report) bool {
 
 // successText is "100% → 80%".
 func successText(c Change) string {
-	side := func(s *Side) string {
+	return arrow(c, func(s *Side) string {
 		if s == nil || s.ended == 0 {
 			return "—" // no trial ran to an end: no rate
 		}
 		return text.Percent(s.SuccessRate)
-	}
-	return side(c.Base) + " → " + side(c.Head)
+	})
 }
 
 // trialsText is "5 → 5".
 func trialsText(c Change) string {
-	side := func(s *Side) string {
+	return arrow(c, func(s *Side) string {
 		if s == nil {
 			return "—"
 		}
 		return strconv.Itoa(s.Trials)
-	}
-	return side(c.Base) + " → " + side(c.Head)
+	})
 }
 
 // winnerText is "alpha → beta", "alpha (unchanged)", "none → alpha".

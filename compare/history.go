@@ -8,7 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -43,11 +43,9 @@ type Entry struct {
 	Skipped string `json:"skipped,omitempty"`
 }
 
-// History lists the runs under outRoot, newest first by started_at, at most
-// last of them (all when last <= 0). A directory that holds no readable
-// results.json is not fatal: it comes after the runs, in name order, as an
-// Entry whose Skipped says why. Hidden directories and plain files are
-// ignored. A missing outRoot is an error.
+// History lists the runs under outRoot, newest first, at most last of them
+// (all when last <= 0). A directory without a readable results.json comes
+// after them as an Entry whose Skipped says why.
 func History(outRoot string, last int) ([]Entry, error) {
 	des, err := os.ReadDir(outRoot)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -76,12 +74,8 @@ func History(outRoot string, last int) ([]Entry, error) {
 		}
 		runs = append(runs, e)
 	}
-	sort.SliceStable(runs, func(i, j int) bool {
-		a, b := runs[i], runs[j]
-		if !a.StartedAt.Equal(b.StartedAt) {
-			return a.StartedAt.After(b.StartedAt)
-		}
-		return a.RunID > b.RunID
+	slices.SortStableFunc(runs, func(a, b Entry) int {
+		return cmp.Or(b.StartedAt.Compare(a.StartedAt), strings.Compare(b.RunID, a.RunID))
 	})
 	all := append(runs, skipped...)
 	if last > 0 && len(all) > last {
@@ -90,9 +84,8 @@ func History(outRoot string, last int) ([]Entry, error) {
 	return all, nil
 }
 
-// entry reads the run in dir: the summary of its record when that says
-// all an entry needs (a finished run with standings and its trials, which
-// a 100,000-trial record's summary says in milliseconds), else all of it.
+// entry reads the run in dir: its record's summary when that says enough
+// (fast at 100,000 trials), else all of it.
 func entry(dir string) (Entry, error) {
 	path := filepath.Join(dir, forge.ResultsFile)
 	b, err := os.ReadFile(path)
@@ -139,9 +132,7 @@ func entry(dir string) (Entry, error) {
 //
 //	2026-11-21 15:30  20261121-153000-ab12  local  winner alpha 0.91  beta 0.85 gamma 0.53
 //
-// The start is in UTC, like run ids. The backend shows "×N" when the run had
-// several trials; "(interrupted)" ends a partial run's line. A skipped
-// directory's line says why it was skipped.
+// The start is in UTC, like run ids; a skipped directory's line says why.
 func WriteHistory(w io.Writer, entries []Entry) error {
 	idw, bew := 0, 0
 	for _, e := range entries {

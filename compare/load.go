@@ -10,10 +10,8 @@ import (
 	"github.com/forge-run/forge/forge"
 )
 
-// Resolve finds the results.json a user means by ref: a run id (looked up as
-// <outRoot>/<id>/results.json), a run directory, or the path of a
-// results.json itself. A run id under outRoot wins over a directory of the
-// same name in the working directory. The path is checked to exist, not read.
+// Resolve finds the results.json a user means by ref: a run id under
+// outRoot (first), a run directory, or a results.json; it is not read.
 func Resolve(ref, outRoot string) (string, error) {
 	if ref == "" {
 		return "", errors.New("empty run reference: give a run id, a run directory or a results.json path")
@@ -47,16 +45,13 @@ func Resolve(ref, outRoot string) (string, error) {
 	return ref, nil
 }
 
-// Load reads a run's results.json (forge.ReadRecord).
-func Load(path string) (*forge.Record, error) { return forge.ReadRecord(path) }
-
-// Open is Resolve then Load.
+// Open is Resolve then forge.ReadRecord.
 func Open(ref, outRoot string) (*forge.Record, string, error) {
 	path, err := Resolve(ref, outRoot)
 	if err != nil {
 		return nil, "", err
 	}
-	rec, err := Load(path)
+	rec, err := forge.ReadRecord(path)
 	if err != nil {
 		return nil, path, err
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/forge-run/forge/compare"
+	"github.com/forge-run/forge/forge"
 )
 
 func TestResolve(t *testing.T) {
@@ -54,7 +55,7 @@ func TestResolve(t *testing.T) {
 func TestLoad(t *testing.T) {
 	dir := t.TempDir()
 	good := writeRun(t, dir, record("r1", day(20), "a", cand{id: "a", scores: []float64{0.5, 0.7}}))
-	rec, err := compare.Load(good)
+	rec, err := forge.ReadRecord(good)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +77,7 @@ func TestLoad(t *testing.T) {
 			if err := os.WriteFile(p, []byte(tc.body), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			_, err := compare.Load(p)
+			_, err := forge.ReadRecord(p)
 			if err == nil || !strings.Contains(err.Error(), tc.err) || !strings.HasPrefix(err.Error(), p+": ") {
 				t.Errorf("Load = %v; want an error naming %s and containing %q", err, p, tc.err)
 			}
@@ -84,7 +85,7 @@ func TestLoad(t *testing.T) {
 	}
 
 	missing := filepath.Join(dir, "gone.json")
-	if _, err := compare.Load(missing); err == nil || err.Error() != missing+": no such file" {
+	if _, err := forge.ReadRecord(missing); err == nil || err.Error() != missing+": no such file" {
 		t.Errorf("Load(missing) = %v, want %q", err, missing+": no such file")
 	}
 }
@@ -129,7 +130,7 @@ func TestOlderVersions(t *testing.T) {
 		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		old, err := compare.Load(p)
+		old, err := forge.ReadRecord(p)
 		if err != nil || old.SchemaVersion != v || len(old.Results) != 2 {
 			t.Fatalf("v%d: %+v, %v", v, old, err)
 		}

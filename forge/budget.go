@@ -43,19 +43,17 @@ func (rec *Record) TotalCostUSD() float64 {
 	return total
 }
 
-// budget keeps a run within Options.MaxCostUSD: a job starts only when
-// what this invocation spent, plus the expected cost of the jobs under way
-// and of this one, stays within the limit. A job's expected cost is the
-// mean cost of its candidate's finished jobs, else of every finished job,
-// else nothing (the first jobs show what a job costs).
+// budget keeps a run within Options.MaxCostUSD: a job starts only when what
+// was spent plus the expected cost (mean of its candidate's jobs, else of
+// all) of the jobs under way and of this one stays within the limit.
 type budget struct {
 	limit float64
 
 	mu      sync.Mutex
 	spent   float64
 	costed  int
-	per     map[string]*costMean // by candidate
-	running map[string]int       // jobs under way, by candidate
+	per     map[string]costMean // by candidate
+	running map[string]int      // jobs under way, by candidate
 	reached bool
 }
 
@@ -68,12 +66,12 @@ func newBudget(limit float64) *budget {
 	if limit <= 0 {
 		return nil
 	}
-	return &budget{limit: limit, per: map[string]*costMean{}, running: map[string]int{}}
+	return &budget{limit: limit, per: map[string]costMean{}, running: map[string]int{}}
 }
 
 // expected is a job of candidate's expected cost. b.mu is held.
 func (b *budget) expected(candidate string) float64 {
-	if m := b.per[candidate]; m != nil && m.n > 0 {
+	if m := b.per[candidate]; m.n > 0 {
 		return m.sum / float64(m.n)
 	}
 	if b.costed > 0 {
@@ -119,12 +117,7 @@ func (b *budget) done(job runner.Job, cost *runner.Cost) {
 	b.spent += cost.USD
 	b.costed++
 	m := b.per[job.CandidateID]
-	if m == nil {
-		m = &costMean{}
-		b.per[job.CandidateID] = m
-	}
-	m.n++
-	m.sum += cost.USD
+	b.per[job.CandidateID] = costMean{m.n + 1, m.sum + cost.USD}
 }
 
 // wasReached says a job was refused.

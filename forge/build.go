@@ -12,10 +12,8 @@ import (
 	"github.com/forge-run/forge/runner"
 )
 
-// EnvironmentBuilt is what the run did to make one environment ready
-// (results.json "environments"): built it, or found it built by an
-// earlier run, where, and how long that took. That time is the run's,
-// never a job's: job_seconds leaves it out.
+// EnvironmentBuilt is how the run made one environment ready (built, or
+// reused), where, and how long it took: the run's time, not a job's.
 type EnvironmentBuilt struct {
 	Name string `json:"name"`
 	Hash string `json:"hash"`

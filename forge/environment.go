@@ -69,9 +69,8 @@ func (r *EnvironmentRef) UnmarshalYAML(n *yaml.Node) error {
 func (EnvironmentRef) KnownKeys() reflect.Type { return reflect.TypeFor[EnvironmentSpec]() }
 
 // pipSteps are the build steps Pip stands for: a virtualenv in the
-// environment's directory (its bin/ is first on every job's PATH, so
-// python3 and pip are the virtualenv's), and the requirements, each one
-// argument, quoted for the shell.
+// environment's directory (first on every job's PATH) and the
+// requirements, each quoted for the shell.
 func pipSteps(reqs []string) []string {
 	if len(reqs) == 0 {
 		return nil

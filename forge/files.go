@@ -127,7 +127,8 @@ func (m *Manifest) resolveTasks(name string, h io.Writer, v *validator) {
 	}
 }
 
-// readCapped reads the file at path, refusing one over max bytes.
+// readCapped reads the file at path, refusing one over max bytes (and
+// returning what it read: more than max).
 func readCapped(path string, max int64) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {

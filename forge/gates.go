@@ -7,30 +7,18 @@ import (
 	"github.com/forge-run/forge/runner"
 )
 
-// WinnerScore is the winner's score; ok is false when there is no winner.
-func (rec *Record) WinnerScore() (score float64, ok bool) {
-	if rec.Winner == nil {
-		return 0, false
-	}
-	for _, s := range rec.Standings {
-		if s.CandidateID == *rec.Winner {
-			return s.Score, true
-		}
-	}
-	return 0, false
-}
-
 // BelowScore says why the run fails a minimum winner score: no winner, or
 // one that scored less; "" when it holds.
 func (rec *Record) BelowScore(min float64) string {
-	score, ok := rec.WinnerScore()
-	switch {
-	case !ok:
-		return "there is no winner"
-	case score < min:
-		return fmt.Sprintf("winner %s scored %.3f", *rec.Winner, score)
+	for _, s := range rec.Standings {
+		if rec.Winner != nil && s.CandidateID == *rec.Winner {
+			if s.Score < min {
+				return fmt.Sprintf("winner %s scored %.3f", *rec.Winner, s.Score)
+			}
+			return ""
+		}
 	}
-	return ""
+	return "there is no winner"
 }
 
 // Failed returns one line per gate of g the finished run fails, each

@@ -2,6 +2,7 @@ package forge
 
 import (
 	"context"
+	"maps"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -14,25 +15,9 @@ import (
 const JudgeMaxOutput = 64 << 10
 
 // judge runs the manifest's judges, in order, on the stored artifact of a
-// successful trial and returns one JudgeResult each (named as the scorer),
-// or nil when the manifest has none.
-//
-// A judge is a plain job (runner.Job.Dir) of Options.Judges, a local runner,
-// contained as candidates are: never through a shell,
-//
-//	command... <objective> <artifact_path>
-//
-// in the manifest's directory (its relative paths resolve there), with
-// PATH, HOME, LANG and TMPDIR from forge's environment, the candidate's env
-// and FORGE_OBJECTIVE, FORGE_ARTIFACT, FORGE_CANDIDATE_ID, FORGE_TRIAL and
-// FORGE_RUN_ID, plus in a suite FORGE_TASK_ID and FORGE_TASK (the task as
-// the candidate saw it, stored beside the artifact); nothing else. Its timeout ends it and everything it
-// started (SIGTERM, then SIGKILL after the runner's kill grace), as does the
-// run's cancellation. Output beyond JudgeMaxOutput per stream is dropped.
-// What it printed on stdout is read by scoring.ParseVerdict; any failure
-// (cannot start, non-zero exit, killed, timeout, cancellation, garbage, a
-// score outside [0, 1] or not finite) is the JudgeResult's Error, with a
-// nil Score.
+// successful trial, each as a plain job of Options.Judges (docs/manifest.md,
+// "scoring": its command, environment and limits). Any failure is the
+// JudgeResult's Error, with a nil Score.
 func (s *state) judge(ctx context.Context, job runner.Job, artifact string) []runner.JudgeResult {
 	var out []runner.JudgeResult
 	for _, sc := range s.o.Manifest.Scoring.Judges() {
@@ -51,10 +36,8 @@ func (s *state) runJudge(ctx context.Context, sc scoring.Scorer, job runner.Job,
 		res.Error = "cancelled before the judge started"
 		return res
 	}
-	env := make(map[string]string, len(job.Env)+1)
-	for k, v := range job.Env {
-		env[k] = v
-	}
+	env := map[string]string{}
+	maps.Copy(env, job.Env)
 	env["FORGE_ARTIFACT"] = artifact
 	if job.TaskID != "" {
 		env["FORGE_TASK"] = s.stored(job, taskFile)

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -37,9 +35,8 @@ type Manifest struct {
 	// one (a candidate's or the defaults' environment:).
 	Environments map[string]*EnvironmentSpec `yaml:"environments"`
 
-	// Blocks holds what the Decode of each Block given to Load or Parse
-	// made of the manifest's block of that name; a block the manifest does
-	// not have is not there.
+	// Blocks holds what each Block's Decode made of the manifest's block
+	// of that name, when it has one.
 	Blocks map[string]any `yaml:"-"`
 
 	// Path is the manifest's absolute path, Dir its directory.
@@ -77,13 +74,9 @@ type Defaults struct {
 	Passing `yaml:",inline"`
 }
 
-// Passing names what a candidate gets of forge's environment, on purpose
-// (docs/manifest.md, "Secrets"): Secrets are read from forge's environment,
-// then from the .env beside the manifest, given to the candidate's process
-// under the same name and masked wherever forge writes what candidates
-// print; EnvFromHost are plain variables passed the same way, unmasked.
-// env: values may use ${NAME} of either. Setup lines get the secrets only
-// with SetupSecrets.
+// Passing names what a candidate gets of forge's environment (or the .env
+// beside the manifest), on purpose (docs/manifest.md, "Secrets"): Secrets,
+// masked wherever forge writes, and EnvFromHost, plain variables.
 type Passing struct {
 	Secrets      []string `yaml:"secrets"`
 	EnvFromHost  []string `yaml:"env_from_host"`
@@ -114,14 +107,9 @@ type Candidate struct {
 }
 
 // A Block is a top-level block of the manifest that belongs to a backend
-// (daytona:) rather than to forge, which knows no backend's keys, types or
-// rules: a backend adds its own block without touching forge. Whoever
-// loads a manifest (the cli) passes the blocks of the backends it has.
-// Parse hands each block the manifest has to its Decode, reports its
-// problems with the manifest's own (a bad block is an error even when its
-// backend is not used) and keeps what Decode made of it in
-// Manifest.Blocks, for the caller to give back to the backend. A
-// top-level key that no Block names is unknown, as any other.
+// (daytona:), which forge knows nothing of. Parse hands it to Decode,
+// reports its problems with the manifest's own (even when the backend is
+// not used) and keeps what Decode made of it in Manifest.Blocks.
 type Block struct {
 	// Name is the block's key, which must not be one of the manifest's own.
 	Name string
@@ -153,26 +141,20 @@ func ValidID(s string) bool { return runner.ValidID(s) }
 // maxManifestBytes bounds what Load reads.
 const maxManifestBytes = 4 << 20
 
-// Load reads, strictly decodes and validates the manifest at path, whose
-// top-level blocks besides forge's own are the blocks given. Every problem
-// is reported, each naming the file, line, column and key; the returned
-// error is then an errors.Join of *Error values.
+// Load reads, strictly decodes and validates the manifest at path, with
+// the backends' blocks given. Every problem is reported, each an *Error
+// naming the file, line, column and key, joined.
 func Load(path string, blocks ...Block) (*Manifest, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, &Error{File: path, Msg: err.Error()}
 	}
-	f, err := os.Open(abs)
-	if err != nil {
-		return nil, &Error{File: path, Msg: "cannot read manifest: " + unwrapPathErr(err)}
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxManifestBytes+1))
-	if err != nil {
-		return nil, &Error{File: path, Msg: "cannot read manifest: " + unwrapPathErr(err)}
-	}
-	if len(data) > maxManifestBytes {
+	data, err := readCapped(abs, maxManifestBytes)
+	switch {
+	case len(data) > maxManifestBytes:
 		return nil, &Error{File: path, Msg: "manifest is larger than 4 MiB"}
+	case err != nil:
+		return nil, &Error{File: path, Msg: "cannot read manifest: " + unwrapPathErr(err)}
 	}
 	m, err := Parse(path, data, blocks...)
 	if err != nil {
@@ -232,12 +214,7 @@ func Parse(name string, data []byte, blocks ...Block) (*Manifest, error) {
 func (m *Manifest) decodeBlocks(file string, blocks []Block) []error {
 	var errs []error
 	for _, b := range blocks {
-		var n *yaml.Node
-		for i := 0; i+1 < len(m.doc.Content); i += 2 {
-			if m.doc.Content[i].Value == b.Name {
-				n = m.doc.Content[i+1]
-			}
-		}
+		n := valueOf(m.doc, b.Name)
 		if n == nil {
 			continue
 		}
@@ -275,7 +252,7 @@ func (m *Manifest) validate(v *validator, blockErrs []error) {
 	if !suite && strings.TrimSpace(m.Objective) == "" {
 		v.at("is required: say what the candidates must achieve", "objective")
 	}
-	if len(m.Tasks) == 0 && hasKey(v.doc, "tasks") {
+	if len(m.Tasks) == 0 && valueOf(v.doc, "tasks") != nil {
 		v.at("is empty: list the tasks, or remove the key", "tasks")
 	}
 	for i := range m.Tasks {
@@ -360,14 +337,15 @@ func (m *Manifest) validate(v *validator, blockErrs []error) {
 	m.Gates.validate(v)
 }
 
-// hasKey reports whether the mapping n has key.
-func hasKey(n *yaml.Node, key string) bool {
+// valueOf is the value of key in the mapping n (its last, as YAML
+// decodes it), nil when n has no such key.
+func valueOf(n *yaml.Node, key string) (v *yaml.Node) {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		if n.Content[i].Value == key {
-			return true
+			v = n.Content[i+1]
 		}
 	}
-	return false
+	return v
 }
 
 func (g Gates) validate(v *validator) {

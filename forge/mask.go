@@ -5,16 +5,9 @@ import (
 	"github.com/forge-run/forge/runner"
 )
 
-// masker is the run's masker: the plan's secret values and Options.Mask.
-func (o *Options) masker() *mask.Masker {
-	return mask.New(append(o.Plan.SecretValues(), o.Mask...)...)
-}
-
-// maskResult replaces every secret in the text a job brought back (its
-// output, stderr, error, submitted metrics, transcript, the artifact's
-// copy in results.json, its judges' words) with ***, and flags an artifact that
-// holds one: the artifact file itself is the candidate's product and is
-// stored as written.
+// maskResult replaces every secret in the text a job brought back with ***,
+// and flags an artifact that holds one: the artifact file itself is the
+// candidate's product and is stored as written.
 func maskResult(m *mask.Masker, r *runner.Result) {
 	if m == nil {
 		return

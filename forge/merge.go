@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/forge-run/forge/runner"
 )
@@ -44,13 +43,10 @@ func refuse(format string, args ...any) error {
 	return &MergeRefusedError{Msg: fmt.Sprintf(format, args...)}
 }
 
-// Merge makes one run of the shards of a run: every job's result in the
-// order a whole run has them, scored as one run, and each job's files
-// beside it (hard links when possible) in OutRoot/RunID, whose
-// results.json it writes. The standings, statistics and winner are those
-// of the same jobs played in one run. It refuses (*MergeRefusedError)
-// records that are not shards of one run of this manifest, a shard given
-// twice, and a missing shard unless AllowPartial.
+// Merge makes one run of the shards of a run, scored as one run, with each
+// job's files (hard links when possible) in OutRoot/RunID. It refuses
+// (*MergeRefusedError) records that are not shards of one run of this
+// manifest, a shard given twice, and a missing shard unless AllowPartial.
 func Merge(o MergeOptions) (*Record, error) {
 	m := o.Manifest
 	if len(o.Shards) == 0 {
@@ -189,8 +185,12 @@ func Merge(o MergeOptions) (*Record, error) {
 		Results:       results,
 	}
 	for _, r := range o.Shards {
-		rec.StartedAt = minTime(rec.StartedAt, r.StartedAt)
-		rec.FinishedAt = maxTime(rec.FinishedAt, r.FinishedAt)
+		if r.StartedAt.Before(rec.StartedAt) {
+			rec.StartedAt = r.StartedAt
+		}
+		if r.FinishedAt.After(rec.FinishedAt) {
+			rec.FinishedAt = r.FinishedAt
+		}
 		rec.Interrupted = rec.Interrupted || r.Interrupted
 		rec.UndeletedSandboxes = append(rec.UndeletedSandboxes, r.UndeletedSandboxes...)
 	}
@@ -249,20 +249,6 @@ func passAtKOf(r *Record) int {
 		}
 	}
 	return 1
-}
-
-func minTime(a, b time.Time) time.Time {
-	if b.Before(a) {
-		return b
-	}
-	return a
-}
-
-func maxTime(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
 }
 
 // linkTree puts the files under src at the same places under dst: hard

@@ -145,10 +145,8 @@ func (m *Manifest) Plan(o Overrides) (*Plan, error) {
 		if len(o.Only) > 0 && !slices.Contains(o.Only, c.ID) {
 			continue
 		}
-		env := maps.Clone(m.Defaults.Env)
-		if env == nil {
-			env = map[string]string{}
-		}
+		env := map[string]string{}
+		maps.Copy(env, m.Defaults.Env)
 		maps.Copy(env, c.Env)
 		if lack := pass(o.Lookup, env, m.Defaults.Passing, c.Passing).missing; len(lack) > 0 {
 			for _, k := range lack {
@@ -248,9 +246,8 @@ type jobMemo struct {
 	task  map[string][]byte
 }
 
-// job lays out candidate c's trial on task (nil without tasks). The
-// task's settings win over the candidate's, which win over the defaults;
-// the command line's timeout wins over all.
+// job lays out candidate c's trial on task (nil without tasks): the
+// command line's timeout, then the task's, candidate's, defaults' settings.
 func (m *Manifest) job(c Candidate, task *Task, trial int, o Overrides, memo *jobMemo) runner.Job {
 	d := m.Defaults
 	var t Task
@@ -338,11 +335,10 @@ func (m *Manifest) pickTasks(o Overrides) ([]Task, error) {
 			if !ok {
 				return nil, &UnknownTaskError{ID: id, Manifest: m.Path, Have: taskIDs(m.Tasks)}
 			}
-			if !slices.Contains(keep, i) {
-				keep = append(keep, i)
-			}
+			keep = append(keep, i)
 		}
 		slices.Sort(keep)
+		keep = slices.Compact(keep)
 		tasks = make([]Task, len(keep))
 		for j, i := range keep {
 			tasks[j] = m.Tasks[i]

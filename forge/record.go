@@ -1,9 +1,8 @@
 package forge
 
-// A run's record is two files (docs/results.md): trials.jsonl, the
-// trials as they end, one result a line, and results.json, the run and
-// what is derived from its trials (standings, scores, matrix, cost).
-// Readers decode both as JSON, whatever the indentation or key order.
+// A run's record is two files (docs/results.md): trials.jsonl, one result
+// a line as each trial ends, and results.json, the run and what is derived
+// from its trials.
 
 import (
 	"bufio"
@@ -23,14 +22,9 @@ import (
 	"github.com/forge-run/forge/scoring"
 )
 
-// SchemaVersion is results.json's schema_version: 4 since the trials are
-// a stream beside it (trials.jsonl) and results.json their summary; 3
-// since a record holds excerpts of each job's output; 2 since suites.
-// Records of versions 1 to 3, results inside, are read as they are.
+// SchemaVersion is results.json's schema_version: 4 since trials.jsonl,
+// 3 since excerpts, 2 since suites. Records of 1 to 3 are read as they are.
 const SchemaVersion = 4
-
-// readsSchema reports whether this forge reads a record of version v.
-func readsSchema(v int) bool { return v >= 1 && v <= SchemaVersion }
 
 // ResultsFile is the run's summary; TrialsFile its trials, beside it.
 const (
@@ -48,62 +42,53 @@ type Record struct {
 	RunID         string `json:"run_id"`
 	Objective     string `json:"objective"`
 	Backend       string `json:"backend"`
-	// ManifestPath and ManifestHash identify the manifest the run played, so a
-	// resume can refuse a changed manifest.
+	// ManifestPath and ManifestHash identify the manifest the run played.
 	ManifestPath string    `json:"manifest_path"`
 	ManifestHash string    `json:"manifest_hash"`
 	StartedAt    time.Time `json:"started_at"`
 	FinishedAt   time.Time `json:"finished_at"`
-	// Candidates are the candidates the run plays, in manifest order
-	// (schema 4).
+	// Candidates are the candidates the run plays, in manifest order.
 	Candidates []string `json:"candidates,omitempty"`
 	// Tasks are the suite's tasks the run played, in manifest order
 	// (absent without tasks); Sample says how they were drawn (--sample).
 	Tasks  []TaskInfo `json:"tasks,omitempty"`
 	Sample *Sample    `json:"sample,omitempty"`
-	// Trials is the trials per candidate the run plays (schema 3; older
-	// records say it only through their results).
+	// Trials is the trials per candidate (since schema 3).
 	Trials int `json:"trials,omitempty"`
-	// Shard is the share of the jobs a shard run played (--shard K/N);
-	// MissingShards are the shards a merged run lacks (forge merge
-	// --allow-partial). Either way the record gives no verdict (partial).
+	// Shard is the share of the jobs a shard run played; MissingShards are
+	// the shards a merged run lacks. Either way there is no verdict.
 	Shard         *Shard  `json:"shard,omitempty"`
 	MissingShards []Shard `json:"missing_shards,omitempty"`
-	// Environments are what the run did to make each of its environments
-	// ready, in the order it did it.
+	// Environments are how each environment was made ready, in order.
 	Environments []EnvironmentBuilt `json:"environments,omitempty"`
 	// Interrupted is true when the run was cancelled before every job ended.
 	Interrupted bool `json:"interrupted"`
 	// BudgetReached says the run stopped starting jobs at its budget
 	// (--max-cost, budget:); Interrupted is then true too.
 	BudgetReached *BudgetStop `json:"budget_reached,omitempty"`
-	// Results are the trials, in plan order once the run ended. results.json
-	// of schema 4 leaves them to trials.jsonl; older ones hold them.
+	// Results are the trials, in plan order once the run ended (in
+	// trials.jsonl since schema 4).
 	Results   []runner.Result    `json:"results,omitempty"`
 	Standings []scoring.Standing `json:"standings"`
-	// Winner is null when nobody succeeded, no candidate is clearly best or
-	// the standings are incomplete.
+	// Winner is null unless one candidate is clearly best.
 	Winner *string `json:"winner"`
 	// WinnerLine is the human sentence behind Winner
 	// ("winner: beta (0.81 ± 0.04), 1.24× alpha, p = 0.003").
 	WinnerLine string `json:"winner_line"`
 	// Comparison is the statistical comparison of rank 1 with rank 2.
 	Comparison *scoring.Comparison `json:"comparison,omitempty"`
-	// Incomplete lists the candidates the run could not judge; while it is
-	// not empty there is no winner (see scoring.Outcome).
+	// Incomplete lists the candidates the run could not judge (no winner).
 	Incomplete []scoring.Unjudged `json:"incomplete,omitempty"`
 	// TaskMatrix is a suite's per-task matrix (hardest tasks first) and
 	// HeadToHead its pairwise task-by-task record; absent without tasks.
 	TaskMatrix []scoring.TaskRow    `json:"task_matrix,omitempty"`
 	HeadToHead []scoring.HeadToHead `json:"head_to_head,omitempty"`
-	// NotRun are the candidates left out because a secret they need was
-	// not set (forge run --allow-missing-secrets).
+	// NotRun are the candidates left out for a missing secret.
 	NotRun []NotRun `json:"not_run,omitempty"`
 	// UndeletedSandboxes names sandboxes forge could not delete.
 	UndeletedSandboxes []string `json:"undeleted_sandboxes,omitempty"`
-	// Scores are the trials' scores as results.json of schema 4 keeps
-	// them (the trials' lines are written before they are scored);
-	// ReadRecord puts each in its result and leaves this empty.
+	// Scores are the trials' scores in results.json (trials.jsonl is
+	// written before scoring); ReadRecord moves them into the results.
 	Scores []TrialScore `json:"scores,omitempty"`
 }
 
@@ -131,9 +116,7 @@ func (rec *Record) TaskIDs() []string {
 	return ids
 }
 
-// score scores the record's results with cfg: s names the plan's
-// candidates (a candidate without results still gets a standing) and
-// tasks.
+// score scores the record's results with cfg over suite s.
 func (rec *Record) score(cfg scoring.Config, s scoring.Suite) {
 	out := scoring.ScoreSuite(cfg, s, rec.Results)
 	out.Apply(rec.Results)
@@ -147,8 +130,7 @@ func (rec *Record) score(cfg scoring.Config, s scoring.Suite) {
 	rec.partial()
 }
 
-// trials is the trials per candidate the run plays: Trials, or for a
-// record before schema 3 the highest trial among its results.
+// trials is Trials, or before schema 3 the highest trial of the results.
 func (rec *Record) trials() int {
 	if rec.Trials > 0 {
 		return rec.Trials
@@ -164,11 +146,9 @@ func (rec *Record) trials() int {
 // even if interrupted; a run still under way, or killed, has not.
 func (rec *Record) Finished() bool { return !rec.FinishedAt.IsZero() }
 
-// ReadRecord reads the run whose results.json is path, with its trials:
-// those results.json holds (schema 1 to 3), else trials.jsonl beside it
-// (or, for an unfinished run of schema 3, journal.jsonl). Its errors name
-// the file and say what is wrong with it: missing, not JSON, or a
-// schema_version this forge does not read.
+// ReadRecord reads the run whose results.json is path, with its trials
+// (TrialsPath, or inside an older results.json). Its errors name the file
+// and say what is wrong: missing, not JSON, or an unknown schema_version.
 func ReadRecord(path string) (*Record, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -195,9 +175,8 @@ func ReadRecord(path string) (*Record, error) {
 	return rec, nil
 }
 
-// TrialsPath is where the trials of the record whose results.json is path
-// are: trials.jsonl beside it, or for an unfinished run of schema 3, its
-// journal.
+// TrialsPath is where the trials of the record at path are: trials.jsonl
+// beside it, or an unfinished schema 3 run's journal.
 func (rec *Record) TrialsPath(path string) string {
 	if rec.SchemaVersion < 4 {
 		return filepath.Join(filepath.Dir(path), journalFile)
@@ -215,28 +194,37 @@ func (rec *Record) Adopt(results []runner.Result) {
 	}
 }
 
-// Arrange gives results, read from the run's trials, their scores as
-// results.json keeps them, and returns the indexes of those the record
-// holds, in order: a trial's last line only (--resume played it again),
-// in plan order once the run ended, else in the file's.
+// TakeScores gives results the scores results.json keeps for them
+// (Scores), and leaves Scores empty.
+func (rec *Record) TakeScores(results []runner.Result) {
+	if len(rec.Scores) == 0 {
+		return
+	}
+	scores := make(map[trialKey]float64, len(rec.Scores))
+	for _, s := range rec.Scores {
+		scores[trialKey{s.CandidateID, s.TaskID, s.Trial}] = s.Score
+	}
+	for i := range results {
+		r := &results[i]
+		if v, ok := scores[trialKey{r.CandidateID, r.TaskID, r.Trial}]; ok {
+			r.Score = &v
+		}
+	}
+	rec.Scores = nil
+}
+
+// trialKey names a trial.
+type trialKey struct {
+	candidate, task string
+	trial           int
+}
+
+// Arrange gives results, read from the run's trials, their scores
+// (TakeScores) and returns the indexes of those the record holds, in
+// order: a trial's last line only (--resume played it again), in plan
+// order once the run ended, else in the file's.
 func (rec *Record) Arrange(results []runner.Result) []int {
-	type trialKey struct {
-		candidate, task string
-		trial           int
-	}
-	if len(rec.Scores) > 0 {
-		scores := make(map[trialKey]float64, len(rec.Scores))
-		for _, s := range rec.Scores {
-			scores[trialKey{s.CandidateID, s.TaskID, s.Trial}] = s.Score
-		}
-		for i := range results {
-			r := &results[i]
-			if v, ok := scores[trialKey{r.CandidateID, r.TaskID, r.Trial}]; ok {
-				r.Score = &v
-			}
-		}
-		rec.Scores = nil
-	}
+	rec.TakeScores(results)
 	at := make(map[trialKey]int, len(results))
 	keep := make([]int, 0, len(results))
 	for i, r := range results {
@@ -258,10 +246,8 @@ func (rec *Record) Arrange(results []runner.Result) []int {
 	return keep
 }
 
-// ReadRecordSummary reads what a list of runs says of the run whose
-// results.json is path: the record without its trials, its tasks and its
-// task matrix (a suite of 25,000 tasks has 25,000 of each), and the number
-// of its tasks. An older record's results are skipped, not decoded.
+// ReadRecordSummary reads results.json at path for a list of runs: without
+// trials, tasks or task matrix (skipped, not decoded), and its task count.
 func ReadRecordSummary(path string) (*Record, int, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -296,8 +282,7 @@ type skipped struct{}
 
 func (*skipped) UnmarshalJSON([]byte) error { return nil }
 
-// recordFileError says why the results.json at path could not be opened
-// or read: missing, or err.
+// recordFileError says why the results.json at path could not be read.
 func recordFileError(path string, err error) error {
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%s: no such file", path)
@@ -319,7 +304,7 @@ func DecodeRecord(b []byte) (*Record, error) {
 // schema_version is *version, and checks that this forge reads it.
 func decodeRecord(b []byte, v any, version *int) error {
 	err := json.Unmarshal(b, v)
-	if err == nil && readsSchema(*version) {
+	if err == nil && *version >= 1 && *version <= SchemaVersion {
 		return nil
 	}
 	// A future schema is reported as such, not as whatever field no longer
@@ -341,18 +326,21 @@ func decodeRecord(b []byte, v any, version *int) error {
 		return fmt.Errorf("not a results.json: %w", herr)
 	case head.SchemaVersion == nil:
 		return errors.New("not a results.json: no schema_version")
-	case !readsSchema(*head.SchemaVersion):
+	case *head.SchemaVersion < 1 || *head.SchemaVersion > SchemaVersion:
 		return fmt.Errorf("schema_version %d, this forge reads 1 to %d", *head.SchemaVersion, SchemaVersion)
 	}
 	return fmt.Errorf("not a results.json: %w", err)
 }
 
 // WriteRecord writes rec as a run's record: its results to trials.jsonl
-// beside path, then the rest, with their scores, to path. Both are written
-// through a temporary file and a rename.
+// beside path, then the rest to path, each atomically.
 func WriteRecord(path string, rec *Record) error {
+	all := make([]*runner.Result, len(rec.Results))
+	for i := range rec.Results {
+		all[i] = &rec.Results[i]
+	}
 	err := WriteAtomic(filepath.Join(filepath.Dir(path), TrialsFile), func(w io.Writer) error {
-		return writeTrials(w, rec.Results)
+		return writeTrials(w, all)
 	})
 	if err != nil {
 		return err
@@ -393,10 +381,8 @@ func EncodeRecord(w io.Writer, rec *Record) error {
 	return encode(w, &doc)
 }
 
-// encode writes rec as JSON to w: indented, with a trailing newline, and
-// the lists that grow with a benchmark (results, scores, tasks, the task
-// matrix) last, one element a line: 100,000 results stay greppable, and
-// are encoded one at a time, never held whole.
+// encode writes rec as indented JSON, the lists that grow with a benchmark
+// last, one element a line, encoded one at a time: never held whole.
 func encode(w io.Writer, rec *Record) error {
 	head := *rec
 	head.Results, head.Scores, head.Tasks, head.TaskMatrix = nil, nil, nil, nil

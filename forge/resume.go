@@ -44,18 +44,14 @@ func (o *Options) checkResume() error {
 // (pointing into its record, not copied: a resumed run may have 100,000),
 // and the plan's index of each.
 func (s *state) keepFinished(prev *Record) (at []int, kept []*runner.Result) {
-	type key struct {
-		id, task string
-		trial    int
-	}
-	done := map[key]int{}
+	done := map[trialKey]int{}
 	for i := range prev.Results {
 		if r := &prev.Results[i]; !Resumable(*r) {
-			done[key{r.CandidateID, r.TaskID, r.Trial}] = i
+			done[trialKey{r.CandidateID, r.TaskID, r.Trial}] = i
 		}
 	}
 	for i, job := range s.o.Plan.Jobs {
-		if k, ok := done[key{job.CandidateID, job.TaskID, job.Trial}]; ok {
+		if k, ok := done[trialKey{job.CandidateID, job.TaskID, job.Trial}]; ok {
 			at, kept = append(at, i), append(kept, &prev.Results[k])
 		}
 	}

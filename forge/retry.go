@@ -12,18 +12,11 @@ import (
 	"github.com/forge-run/forge/runner"
 )
 
-// attempts plays job until an attempt ends other than infra, or its
-// retries are spent: a trial that ended infra says nothing about the
-// candidate, so it is played again in a fresh sandbox (the runner removed
-// the last one before it returned). A candidate's own failure (timeout,
-// candidate_failed, artifact_missing) is data and never played again, nor
-// is anything once the run is stopping (an unusable backend, a
-// cancellation). The result is the last attempt's, with how the earlier
-// ones ended. When as many trials in a row as run at once (at least two,
-// at most the run's) spent all their attempts with no trial ending any
-// other way in between, the infrastructure is failing, not passing: the
-// run stops (*runner.UnusableError) instead of spending every other
-// trial's attempts on it.
+// attempts plays job again in a fresh sandbox while an attempt ends infra
+// (which says nothing of the candidate) and retries are left; never once
+// the run is stopping. When breakAfter trials in a row spent all their
+// attempts, the infrastructure is failing: the run stops
+// (*runner.UnusableError) rather than spend every other trial's attempts.
 func (s *state) attempts(ctx context.Context, job runner.Job, start time.Time) (runner.Result, error) {
 	retries := s.o.Plan.RetriesOf(job.CandidateID)
 	var failed []runner.AttemptError

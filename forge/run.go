@@ -1,7 +1,6 @@
 package forge
 
 import (
-	"bufio"
 	"cmp"
 	"context"
 	"crypto/rand"
@@ -28,14 +27,12 @@ type EventKind string
 const (
 	EventStarted EventKind = "started"
 	EventPhase   EventKind = "phase"
-	// EventRetry: the job's last attempt ended infra and it is played
-	// again in a fresh sandbox, as attempt Attempt of at most Attempts;
-	// Result is the attempt that failed.
+	// EventRetry: the attempt in Result ended infra; attempt Attempt of at
+	// most Attempts follows in a fresh sandbox.
 	EventRetry EventKind = "retry"
 	EventDone  EventKind = "done"
-	// EventEnvironment: an environment's build started (Line and Built
-	// nil), printed a line (Line), or ended (Built; Err when it failed).
-	// Job is the environment's name.
+	// EventEnvironment: environment Job's build started, printed Line, or
+	// ended (Built; Err when it failed).
 	EventEnvironment EventKind = "environment"
 )
 
@@ -63,47 +60,37 @@ type Options struct {
 	Manifest *Manifest
 	Plan     *Plan
 	Runner   runner.Runner
-	// MaxCostUSD, when positive, is what this invocation may spend: no
-	// job starts once what was spent plus what the jobs under way are
-	// expected to cost would pass it (the budget; Record.BudgetReached).
+	// MaxCostUSD, when positive, is what this invocation may spend (budget).
 	MaxCostUSD float64
-	// Judges runs the manifest's judges as plain jobs (runner.Job.Dir): a
-	// local runner (runner/local), whatever runs the candidates. Required
-	// when the manifest has judges.
+	// Judges runs the manifest's judges (a local runner, whatever runs the
+	// candidates); required when the manifest has judges.
 	Judges runner.Runner
 	// Backend names the runner in results.json ("local", "daytona").
 	Backend string
-	// OutRoot is the output root (default "artifacts"); the run writes to
-	// OutRoot/RunID.
+	// OutRoot is the output root (default "artifacts").
 	OutRoot string
 	RunID   string
 	// Events receives progress; nil discards it.
 	Events func(Event)
-	// Echo, when set, receives every line the candidates print as they
-	// print it (--verbose); job is as in Event.Job.
+	// Echo, when set, receives every line the candidates print (--verbose).
 	Echo func(job, stream, line string)
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// PassAtK is the k of a suite's pass@k (0 means 1).
 	PassAtK int
-	// Mask are values to mask besides the plan's secrets (the Daytona API
-	// key): in everything forge writes or prints that came from a
-	// candidate or a judge, each is ***.
+	// Mask are values to mask as *** besides the plan's secrets (the
+	// Daytona API key).
 	Mask []string
-	// Release, when set, is asked once every job has ended, before the
-	// record's last write (Releaser).
+	// Release, when set, is called once every job has ended.
 	Release Releaser
 	// Resume, when set, is the record of an earlier run with the same RunID:
-	// its finished jobs are kept and only the rest (cancelled, infra, or
-	// missing) are played again, into the same directory. Run takes it
-	// over: once its finished jobs are in the new trials.jsonl, its Results are
-	// let go of (nil), so a resumed run of 100,000 jobs holds them once.
+	// only its unfinished jobs are played again. Run takes it over and sets
+	// its Results to nil once they are in the new trials.jsonl.
 	Resume *Record
 }
 
-// Releaser is the backend as a run sees it at its end: it lets go of
-// everything it holds (sandboxes, processes) and names what it could not
-// delete, which the record keeps (Record.UndeletedSandboxes).
+// Releaser is the backend as a run sees it at its end: it lets go of what
+// it holds and names what it could not delete (Record.UndeletedSandboxes).
 type Releaser interface {
 	Release() (undeleted []string)
 }
@@ -138,14 +125,7 @@ func NewRunID(now time.Time) string {
 }
 
 // Dir is where a run writes: OutRoot/RunID.
-func (o *Options) Dir() string { return filepath.Join(o.outRoot(), o.RunID) }
-
-func (o *Options) outRoot() string {
-	if o.OutRoot == "" {
-		return "artifacts"
-	}
-	return o.OutRoot
-}
+func (o *Options) Dir() string { return filepath.Join(cmp.Or(o.OutRoot, "artifacts"), o.RunID) }
 
 func (o *Options) now() time.Time {
 	if o.Now != nil {
@@ -161,22 +141,17 @@ func (o *Options) emit(e Event) {
 }
 
 // Run plays every job of the plan, at most Plan.Concurrency at a time, and
-// writes results.json (also while jobs finish, and when interrupted) plus each
-// job's artifact and logs under Dir().
-//
-// A failing candidate is data. Run returns an error only when the run could
-// not be completed: ctx was cancelled (the record then holds every finished
-// job and marks the rest cancelled), the runner reported the backend unusable
-// (*runner.UnusableError), or results could not be written. The record is
-// returned whenever results.json was written.
+// writes the record and each job's files under Dir(). A failing candidate
+// is data: Run returns an error only when ctx was cancelled, the backend
+// is unusable (*runner.UnusableError) or results could not be written; the
+// record is returned whenever results.json was written.
 func Run(ctx context.Context, o Options) (*Record, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
 	dir := o.Dir()
-	// Run's own copy of the plan's head, whose jobs it lets go of once
-	// each has started: at 100,000 jobs they are tens of MB, and the end
-	// of the run is when it holds the most.
+	// Run's own copy of the plan, whose jobs it lets go of once started:
+	// at 100,000 jobs they are tens of MB.
 	plan := *o.Plan
 	o.Plan = &plan
 	if o.Resume == nil {
@@ -207,7 +182,7 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 		rec.Tasks = append(rec.Tasks, TaskInfo{ID: t.ID, Objective: cmp.Or(t.Objective, o.Plan.Objective), Weight: t.Weight})
 	}
 	suite := o.Plan.suite(o.PassAtK)
-	s := &state{o: &o, rec: rec, dir: dir, done: make([]bool, len(o.Plan.Jobs)), held: make([]runner.Result, len(o.Plan.Jobs)), mask: o.masker(),
+	s := &state{o: &o, rec: rec, dir: dir, done: make([]bool, len(o.Plan.Jobs)), held: make([]runner.Result, len(o.Plan.Jobs)), mask: mask.New(append(o.Plan.SecretValues(), o.Mask...)...),
 		checker: scoring.NewChecker(o.Manifest.Scoring), tasks: map[string]*scoring.Task{}}
 	for i, job := range o.Plan.Jobs {
 		s.held[i] = runner.Result{CandidateID: job.CandidateID, TaskID: job.TaskID, Trial: job.Trial}
@@ -237,9 +212,8 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 		s.done[i], s.held[i] = true, forScoring(*kept[k])
 	}
 	s.trials = trials
-	// The resumed record is in trials.jsonl now. Run takes the record over
-	// and lets go of its results (Options.Resume), which the caller may
-	// still hold; a record of schema 3 leaves its journal behind.
+	// The resumed record is in trials.jsonl now (Options.Resume); a
+	// record of schema 3 leaves its journal behind.
 	if kept = nil; o.Resume != nil {
 		o.Resume.Results = nil
 		os.Remove(filepath.Join(dir, journalFile))
@@ -280,7 +254,7 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 	}
 	rec.FinishedAt = o.now().UTC()
 	err = s.notStartedLines(rec.Results)
-	if cerr := trials.close(); err == nil {
+	if cerr := trials.f.Close(); err == nil {
 		err = cerr
 	}
 	if err == nil {
@@ -292,9 +266,8 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 	if err != nil {
 		return rec, err
 	}
-	// What the caller reports (the table, --report) reads the excerpts
-	// too: trials.jsonl has them. What the run held goes first: at
-	// 100,000 trials it is a third of the peak.
+	// The caller's reports read the excerpts too, from trials.jsonl; what
+	// the run held goes first (a third of the peak at 100,000 trials).
 	rec.Results, s.held = nil, nil
 	whole, err := ReadRecord(filepath.Join(dir, ResultsFile))
 	if err != nil {
@@ -320,9 +293,7 @@ type state struct {
 	// done says which jobs have their line in trials.jsonl, in plan order.
 	done []bool
 	// held are the finished jobs' results as scoring reads them
-	// (forScoring), in plan order: without their excerpts, which are most
-	// of a chatty trial's result and which only readers of the record read.
-	// Until a job finishes, its element says only which job it is.
+	// (forScoring), in plan order; until a job finishes, only its name.
 	held []runner.Result
 	mask *mask.Masker
 	// spent counts the trials in a row that spent all their attempts on
@@ -333,11 +304,9 @@ type state struct {
 	// checker makes the artifact checks as each job ends; tasks are the
 	// suite's tasks by id.
 	checker *scoring.Checker
-	// envs are the run's environments, built once each.
-	envs environments
-	// budget keeps the run within Options.MaxCostUSD (nil: no limit).
-	budget *budget
-	tasks  map[string]*scoring.Task
+	tasks   map[string]*scoring.Task
+	envs    environments
+	budget  *budget // nil: no limit
 }
 
 // play runs one job, stores its files and records its result.
@@ -381,14 +350,12 @@ func (s *state) play(ctx context.Context, i int, job runner.Job) error {
 		res.Judges = s.judge(ctx, job, s.stored(job, path.Base(res.ArtifactPath)))
 		maskJudges(s.mask, res.Judges)
 	}
-	// Everything that reads the whole output has read it: the run keeps
-	// the excerpts of a record.
+	// Everything that reads the whole output has: keep the excerpts.
 	res.Checks = s.checker.Check(res, s.tasks[job.TaskID])
 	res.Excerpt()
 	res.Cost = s.o.Manifest.Pricing.Price(&res)
 	s.budget.done(job, res.Cost)
-	// Once in trials.jsonl, the job is done: a job that could not be
-	// written there is played again by --resume, as after a crash.
+	// Once in trials.jsonl, the job is done (else --resume plays it again).
 	terr := s.trials.add(&res)
 	if terr != nil && err == nil {
 		err = terr
@@ -398,9 +365,8 @@ func (s *state) play(ctx context.Context, i int, job runner.Job) error {
 	return err
 }
 
-// final returns every job's result in plan order as scoring reads it
-// (forScoring); jobs that never finished are marked cancelled. Every job
-// has ended (the caller waited for them).
+// final returns every job's result in plan order as scoring reads it;
+// jobs that never finished are marked cancelled.
 func (s *state) final() []runner.Result {
 	for i, done := range s.done {
 		if h := s.held[i]; !done {
@@ -410,30 +376,25 @@ func (s *state) final() []runner.Result {
 	return s.held
 }
 
-// forScoring is what a run holds of a finished job's result until the
-// run's end: all that scoring reads of it, which is all of it but its
-// excerpts (up to 7 KiB of a chatty trial's 8; trials.jsonl has them).
+// forScoring is what a run holds of a finished result: all but its
+// excerpts (most of a chatty trial's; trials.jsonl has them).
 func forScoring(r runner.Result) runner.Result {
 	r.Output, r.Stderr, r.ArtifactContent = "", "", ""
 	return r
 }
 
-// notStartedLines appends the line of each job that never finished
-// (final marked it cancelled) to trials.jsonl.
+// notStartedLines appends each unfinished job's line to trials.jsonl.
 func (s *state) notStartedLines(results []runner.Result) error {
-	w := bufio.NewWriterSize(s.trials.f, 1<<16)
+	var left []*runner.Result
 	for i, done := range s.done {
 		if !done {
-			if err := writeTrial(w, &results[i]); err != nil {
-				return err
-			}
+			left = append(left, &results[i])
 		}
 	}
-	return w.Flush()
+	return writeTrials(s.trials.f, left)
 }
 
-// notStarted is the result of a job the run was interrupted before, or
-// that its budget left unstarted.
+// notStarted is the result of a job the run never started.
 func (s *state) notStarted(job runner.Job) runner.Result {
 	r := runner.Result{CandidateID: job.CandidateID, TaskID: job.TaskID, Trial: job.Trial, Backend: s.o.Backend}
 	why := "not started: the run was interrupted"
@@ -444,8 +405,7 @@ func (s *state) notStarted(job runner.Job) runner.Result {
 	return r
 }
 
-// unstarted counts the jobs that have no line in trials.jsonl: the run
-// never started them, or never finished them.
+// unstarted counts the jobs that have no line in trials.jsonl.
 func (s *state) unstarted() int {
 	n := 0
 	for _, done := range s.done {

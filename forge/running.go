@@ -14,10 +14,8 @@ import (
 	"github.com/forge-run/forge/runner"
 )
 
-// RunningFile, beside results.json while a run plays, lists the jobs
-// under way and the phase each is in (docs/results.md), for whoever
-// watches the run's directory (forge view): rewritten whole at most every
-// runningTick when something changed and at least every RunningBeat,
+// RunningFile, beside results.json while a run plays, lists the jobs under
+// way and their phases (docs/results.md) for watchers (forge view); it is
 // removed once results.json is whole.
 const RunningFile = "running.json"
 
@@ -26,9 +24,8 @@ const RunningFile = "running.json"
 const RunningBeat = 5 * time.Second
 
 // Stopped reports whether forge no longer plays the unfinished run in dir
-// (killed, or its machine lost: forge run --resume plays the rest), and
-// its last sign of life: RunningFile's time, or results.json's before the
-// run wrote one, older than six beats. It says nothing of a finished run.
+// (its last sign of life, also returned, is over six beats old). It says
+// nothing of a finished run.
 func Stopped(dir string, now time.Time) (bool, time.Time) {
 	var last time.Time
 	if r := ReadRunning(dir); r != nil {

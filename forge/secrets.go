@@ -73,10 +73,9 @@ type passed struct {
 	missing      []string
 }
 
-// pass resolves the secrets and host variables of the job's layers
-// (defaults, candidate, task) with look, and expands env's references.
-// A secret look cannot find is missing, and so is an unset host variable
-// that env uses; an unset host variable env does not use is not passed.
+// pass resolves the variables of the job's layers (defaults, candidate,
+// task) with look and expands env's references. A secret look cannot find
+// is missing, and so is an unset host variable that env uses.
 func pass(look Lookup, env map[string]string, layers ...Passing) passed {
 	out := passed{secrets: map[string]string{}, env: map[string]string{}}
 	values := map[string]string{}

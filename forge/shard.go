@@ -34,14 +34,6 @@ func (s *Shard) Same(t *Shard) bool {
 	return s.Index == t.Index && s.Count == t.Count
 }
 
-// Validate checks that the shard is one of its count.
-func (s Shard) Validate() error {
-	if err := s.check(); err != nil {
-		return fmt.Errorf("shard %w", err)
-	}
-	return nil
-}
-
 func (s Shard) check() error {
 	switch {
 	case s.Count < 1:
@@ -78,11 +70,8 @@ func jobKey(candidate, task string, trial int) string {
 }
 
 // ShardsOf says which shard of count each job belongs to (1..count): the
-// jobs sorted by the FNV-64a hash of their key (candidate, task, trial),
-// the key itself breaking ties, are dealt out in turn. The shares are
-// deterministic, differ in size by at most one and do not depend on the
-// order of the jobs (of the manifest's candidates and tasks). It is the one
-// rule of which job a shard plays.
+// jobs sorted by the FNV-64a hash of their key are dealt out in turn, so
+// shares differ by at most one and do not depend on the manifest's order.
 func ShardsOf(jobs []runner.Job, count int) []int {
 	type keyed struct {
 		hash uint64
@@ -113,8 +102,8 @@ func (p *Plan) shard(s *Shard) (*Plan, error) {
 	if s == nil {
 		return p, nil
 	}
-	if err := s.Validate(); err != nil {
-		return nil, err
+	if err := s.check(); err != nil {
+		return nil, fmt.Errorf("shard %w", err)
 	}
 	of := ShardsOf(p.Jobs, s.Count)
 	var jobs []runner.Job
@@ -128,13 +117,9 @@ func (p *Plan) shard(s *Shard) (*Plan, error) {
 	return p, nil
 }
 
-// partial makes the outcome of a record that is not a whole run say so; it
-// is the one place that decides it, after scoring. A shard's own record
-// (Shard) has standings of its share only: no winner, no comparison, a
-// winner line that sends to forge merge, and as incomplete only the
-// candidates whose own jobs in the shard did not run to an end (the other
-// shards' jobs are not missing, they are elsewhere). A merged run missing
-// shards (MissingShards) has no winner either.
+// partial makes the outcome of a record that is not a whole run say so,
+// after scoring: a shard or a merge missing shards has no winner, and a
+// shard's incomplete candidates are those whose own jobs did not end.
 func (rec *Record) partial() {
 	switch {
 	case rec.Shard != nil:

@@ -81,36 +81,17 @@ func (s *state) store(job runner.Job, res *runner.Result) error {
 	return nil
 }
 
-// writeJobFile writes one of a job's files (its logs, its artifact) in the
-// job's own directory, plainly: nothing reads them before the journal
-// names the job, and a job that the journal does not name is run again by
-// --resume, which writes them anew. A file already there is removed first,
-// never written over: a merged run (forge merge) may hold a link to it.
+// writeJobFile writes one of a job's files plainly: a job not yet in
+// trials.jsonl is played again by --resume. A file already there is
+// removed first, never written over: a merged run may hold a link to it.
 func writeJobFile(path string, data []byte) error {
 	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := os.WriteFile(path, data, 0o644); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
-}
-
-// writeFileAtomic writes data to path through a temporary file and a rename,
-// so readers never see half a file.
-func writeFileAtomic(path string, data []byte) error {
-	return WriteAtomic(path, func(w io.Writer) error {
-		_, err := w.Write(data)
-		return err
-	})
 }
 
 // WriteAtomic writes what write writes to path through a temporary file
@@ -121,17 +102,14 @@ func WriteAtomic(path string, write func(io.Writer) error) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	tmp := f.Name()
-	werr := write(f)
-	cerr := f.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
+	err = errors.Join(write(f), f.Close())
+	if err == nil {
+		err = os.Chmod(tmp, 0o644)
 	}
-	if err := os.Chmod(tmp, 0o644); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
+	if err == nil {
+		err = os.Rename(tmp, path)
 	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("write %s: %w", path, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"path/filepath"
 	"strconv"
@@ -79,10 +80,8 @@ func (p taskPos) err(key, msg string) *Error {
 const maxTasksFileBytes = 256 << 20
 
 // readTasksFile reads a suite's tasks from data, a file named name, by its
-// extension: .jsonl (one JSON object per line; blank lines skipped), .csv
-// (a header row naming the fields, then a task per row; an empty cell is
-// an absent field; files are separated by ';') or .yaml/.yml (a list of
-// mappings). Every problem names the file, the line and the field.
+// extension (docs/manifest.md, "tasks"). Every problem names the file, the
+// line and the field.
 func readTasksFile(name string, data []byte) ([]Task, []error) {
 	switch strings.ToLower(filepath.Ext(name)) {
 	case ".jsonl", ".ndjson":
@@ -459,10 +458,8 @@ func checkTaskIDs(tasks []Task) []error {
 // fields as written, with its objective (the manifest's when it has none)
 // and id.
 func (t Task) JSON(objective string) []byte {
-	fields := make(map[string]any, len(t.Fields)+2)
-	for k, v := range t.Fields {
-		fields[k] = v
-	}
+	fields := map[string]any{}
+	maps.Copy(fields, t.Fields)
 	fields["id"] = t.ID
 	fields["objective"] = objective
 	b, err := json.Marshal(fields)

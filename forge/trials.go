@@ -31,16 +31,7 @@ type trialsFile struct {
 // the results in keep (a resumed run's finished jobs).
 func openTrials(dir string, keep []*runner.Result) (*trialsFile, error) {
 	path := filepath.Join(dir, TrialsFile)
-	err := WriteAtomic(path, func(w io.Writer) error {
-		bw := bufio.NewWriterSize(w, 1<<16)
-		for _, r := range keep {
-			if err := writeTrial(bw, r); err != nil {
-				return err
-			}
-		}
-		return bw.Flush()
-	})
-	if err != nil {
+	if err := WriteAtomic(path, func(w io.Writer) error { return writeTrials(w, keep) }); err != nil {
 		return nil, err
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0o644)
@@ -64,8 +55,6 @@ func (t *trialsFile) add(r *runner.Result) error {
 	return nil
 }
 
-func (t *trialsFile) close() error { return t.f.Close() }
-
 // trialLine is r's line: r unscored (results.json holds the scores),
 // with its newline.
 func trialLine(r *runner.Result) ([]byte, error) {
@@ -86,77 +75,94 @@ func writeTrial(w io.Writer, r *runner.Result) error {
 	return err
 }
 
-// writeTrials writes results as trials.jsonl.
-func writeTrials(w io.Writer, results []runner.Result) error {
+// writeTrials writes the results' lines to w.
+func writeTrials(w io.Writer, results []*runner.Result) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
-	for i := range results {
-		if err := writeTrial(bw, &results[i]); err != nil {
+	for _, r := range results {
+		if err := writeTrial(bw, r); err != nil {
 			return err
 		}
 	}
 	return bw.Flush()
 }
 
-// trialBatch is how many lines ReadTrials hands a decoder at once.
+// trialBatch is how many lines ReadLines hands a decoder at once.
 const trialBatch = 1024
 
-// ReadTrials reads a trials.jsonl: every result, in the file's order,
-// decoded on every processor into one slice (its lines are counted first,
-// so that 100,000 results are not held twice). A last line cut short (the
-// run was killed while writing it) is not a job that finished; any other
-// line that is not a result is an error naming it.
+// ReadTrials reads a trials.jsonl (ReadLines).
 func ReadTrials(path string) ([]runner.Result, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	n, err := countLines(f)
+	results, _, err := ReadLines[runner.Result](f, 0, path, 0)
+	return results, err
+}
+
+// ReadLines reads the whole lines of f from offset off on, each decoded as
+// JSON into a T on every processor, in order, and the offset after each.
+// It counts them first, so that 100,000 results are not held twice. A
+// last line cut short is not one (its job had not finished); a line that
+// does not decode is an error naming path and its line, the lines before
+// off being first.
+func ReadLines[T any](f *os.File, off int64, path string, first int) ([]T, []int64, error) {
+	ends, err := lineEnds(f, off)
+	if err == nil {
+		_, err = f.Seek(off, io.SeekStart)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
+		return nil, nil, fmt.Errorf("read %s: %w", path, err)
 	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	results := make([]runner.Result, n)
+	out := make([]T, len(ends))
 	var g errgroup.Group
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	rd := bufio.NewReaderSize(f, 1<<20)
-	for first := 0; first < n; first += trialBatch {
-		lines := make([][]byte, min(trialBatch, n-first))
+	for b := 0; b < len(ends); b += trialBatch {
+		lines := make([][]byte, min(trialBatch, len(ends)-b))
 		for i := range lines {
 			if lines[i], err = rd.ReadBytes('\n'); err != nil {
-				return nil, fmt.Errorf("read %s: %w", path, err) // the file was cut while read
+				return nil, nil, fmt.Errorf("read %s: %w", path, err) // the file was cut while read
 			}
 		}
 		g.Go(func() error {
 			for i, line := range lines {
-				if err := json.Unmarshal(line, &results[first+i]); err != nil {
-					return fmt.Errorf("%s:%d: not a result: %w", path, first+i+1, err)
+				if err := json.Unmarshal(line, &out[b+i]); err != nil {
+					return fmt.Errorf("%s:%d: not a result: %w", path, first+b+i+1, err)
 				}
 			}
 			return nil
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return results, nil
+	return out, ends, nil
 }
 
-// countLines counts the whole lines in r: a last line without its
-// newline is not one.
-func countLines(r io.Reader) (int, error) {
+// lineEnds lists the offset after each whole line of f from off on.
+func lineEnds(f *os.File, off int64) ([]int64, error) {
+	if _, err := f.Seek(off, io.SeekStart); err != nil {
+		return nil, err
+	}
+	var ends []int64
 	buf := make([]byte, 1<<20)
-	n := 0
 	for {
-		k, err := r.Read(buf)
-		n += bytes.Count(buf[:k], []byte{'\n'})
+		k, err := f.Read(buf)
+		for at, b := off, buf[:k]; ; {
+			i := bytes.IndexByte(b, '\n')
+			if i < 0 {
+				break
+			}
+			at, b = at+int64(i)+1, b[i+1:]
+			ends = append(ends, at)
+		}
+		off += int64(k)
 		if errors.Is(err, io.EOF) {
-			return n, nil
+			return ends, nil
 		}
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 	}
 }

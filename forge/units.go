@@ -29,9 +29,6 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// MarshalYAML writes the duration as a string.
-func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(), nil }
-
 // Size is a byte count in the manifest: 1048576, "512KiB", "1MiB", "2GB".
 type Size int64
 

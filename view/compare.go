@@ -24,7 +24,7 @@ type compareCandidate struct {
 
 type compareTask struct {
 	Task, Base, Head, AHref, BHref string
-	Significant, Worse             bool
+	Significant                    bool
 }
 
 // comparePage shows what forge compare says of run a (the base) and run
@@ -58,7 +58,7 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
 		}
 		for _, tc := range c.Tasks {
 			ct := compareTask{Task: tc.TaskID, Base: text.Score(tc.Base), Head: text.Score(tc.Head),
-				Significant: tc.Significant, Worse: tc.Delta < 0}
+				Significant: tc.Significant}
 			ct.AHref = firstTrial(xa, c.CandidateID, tc.TaskID)
 			ct.BHref = firstTrial(xb, c.CandidateID, tc.TaskID)
 			cc.Tasks = append(cc.Tasks, ct)

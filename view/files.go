@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"mime"
 	"net/http"
 	"net/url"
@@ -20,10 +21,9 @@ import (
 	"github.com/forge-run/forge/runner"
 )
 
-// openInRun opens rel, a slash-separated path relative to the run's
-// directory dir, for reading: the path must name a file inside the
-// directory (runner.RelPath's rule), and os.Root keeps every step of it
-// there, so a symbolic link that points outside the run is refused.
+// openInRun opens rel, a slash-separated path inside the run's directory
+// dir (runner.RelPath), for reading; os.Root refuses a symbolic link that
+// points outside the run.
 func openInRun(dir, rel string) (*os.File, error) {
 	clean, err := runner.RelPath(rel)
 	if err != nil {
@@ -116,23 +116,22 @@ type logView struct {
 
 // readLog reads page (1-based; 0 or out of range: the last, where the
 // error line is) of the log at rel in the run's directory dir: ANSI
-// escapes stripped, secrets masked, cut at character boundaries.
-func (s *Server) readLog(dir, name, rel string, q url.Values, key string) logView {
+// escapes stripped, secrets masked, cut at character boundaries. Without
+// the file, it shows the record's excerpt (a record before schema 3).
+func (s *Server) readLog(dir, name, rel, excerpt string, q url.Values, key string) logView {
 	v := logView{Name: name, Path: rel}
-	if rel == "" {
-		v.Missing = true
-		return v
-	}
 	f, err := openInRun(dir, rel)
 	if err != nil {
-		v.Missing = true
+		if v.Missing = excerpt == ""; !v.Missing {
+			v.Text, v.Note = s.mask.String(text.StripANSI(excerpt)), "from results.json"
+		}
 		return v
 	}
 	defer f.Close()
 	fi, _ := f.Stat()
 	size := fi.Size()
 	pages := max(1, int((size+logPage-1)/logPage))
-	qq := copyValues(q)
+	qq := maps.Clone(q)
 	if qq.Get(key) == "" {
 		qq.Set(key, strconv.Itoa(pages))
 	}
@@ -168,22 +167,13 @@ func trimRunes(b []byte, head, tail bool) []byte {
 	return b
 }
 
-func copyValues(q url.Values) url.Values {
-	v := url.Values{}
-	for k, vs := range q {
-		v[k] = vs
-	}
-	return v
-}
-
 // transcriptStep is one step of a candidate's transcript.
 type transcriptStep struct {
 	Role, Type, Content, Tool, Arguments, CallID, Time, Model, Usage string
 }
 
-// readTranscript reads a transcript.jsonl as runner.ReadTranscript reads
-// it (the one reader of the protocol's transcript) into the steps the page
-// shows, and a note on the lines that are not steps.
+// readTranscript reads a transcript.jsonl (runner.ReadTranscript) into the
+// steps the page shows, and a note on the lines that are not steps.
 func readTranscript(r io.Reader) ([]transcriptStep, string, error) {
 	t, err := runner.ReadTranscript(r, 0)
 	steps := make([]transcriptStep, 0, len(t.Steps))

@@ -1,15 +1,12 @@
 package view
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"time"
 
@@ -17,12 +14,9 @@ import (
 	"github.com/forge-run/forge/runner"
 )
 
-// A run's index: what the pages need of every trial, read once from the
-// run's trials (trials.jsonl, one a line) and, as the run goes on, what
-// they gained; and where each trial's line starts, so that a trial's page
-// reads and decodes that line alone. The trials of 100,000 jobs are some
-// 80 MB; their index holds a few hundred bytes a trial. A record of
-// schema 1 to 3, its trials inside results.json, is read whole.
+// A run's index: what the pages need of every trial (a few hundred bytes
+// of its ~800), read once and then as the run gains trials, and where each
+// trial's line is, so that a trial's page decodes that line alone.
 
 // lineRef is where a trial's line is in the trials file: where it starts
 // and its length, without its newline.
@@ -61,12 +55,6 @@ type slim struct {
 // notes show one line of it; the trial's page reads the whole).
 const maxIndexedMessage = 300
 
-func (s *slim) result() runner.Result {
-	var r runner.Result
-	s.fill(&r)
-	return r
-}
-
 // fill sets r, a zero result, to what s holds.
 func (s *slim) fill(r *runner.Result) {
 	r.CandidateID, r.TaskID, r.Trial, r.Success, r.ExitCode = s.CandidateID, s.TaskID, s.Trial, s.Success, s.ExitCode
@@ -102,10 +90,12 @@ type runIndex struct {
 	// results (then full holds them whole).
 	lines []lineRef
 	full  []runner.Result
-	// While the run goes on: how far the trials file was read, and each
-	// job's place in rec.Results (a job played again replaces its line).
-	trialsOff int64
-	at        map[trialKey]int
+	// While the run goes on: how far the trials file was read (bytes and
+	// lines), and each job's place in rec.Results (a job played again
+	// replaces its line).
+	trialsOff   int64
+	trialsLines int
+	at          map[trialKey]int
 	// byCell lists a suite's trials by candidate and task.
 	byCell map[[2]string][]int
 
@@ -114,12 +104,11 @@ type runIndex struct {
 }
 
 // live reports whether the run has not ended (results.json has no
-// finished_at): its trials come from trials.jsonl as they end.
+// finished_at): its trials come from the journal as they end.
 func (x *runIndex) live() bool { return !x.rec.Finished() }
 
-// stopped says when a live run forge no longer plays (killed, or its
-// machine lost) last gave a sign of life, or "" when it is played or
-// finished (forge.Stopped).
+// stopped says when a live run forge no longer plays last gave a sign of
+// life, or "" (forge.Stopped).
 func (x *runIndex) stopped() string {
 	if !x.live() {
 		return ""
@@ -148,19 +137,20 @@ func indexRun(id, path string) (*runIndex, error) {
 		return x, nil
 	}
 	rec.Results = nil
-	if err := x.readTrials(); err != nil {
+	if err := x.read(); err != nil {
 		return nil, err
 	}
 	if rec.Finished() {
 		x.score()
+		x.cells()
 	}
-	x.cells()
 	return x, nil
 }
 
-// readTrials reads the trials file whole: each line's place as it scans,
-// the lines decoded on every processor.
-func (x *runIndex) readTrials() error {
+// read reads what the trials file gained since the last read: every
+// whole line (one being written is read next time). The caller holds
+// x.mu, or x is not shared yet.
+func (x *runIndex) read() error {
 	f, err := os.Open(x.trials)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // no trial has ended yet
@@ -168,39 +158,32 @@ func (x *runIndex) readTrials() error {
 		return err
 	}
 	defer f.Close()
-	dec := newDecoder()
-	rd := bufio.NewReaderSize(f, 1<<20)
-	var lines []lineRef
-	for {
-		line, err := rd.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			whole := append([]byte(nil), line...)
-			for errors.Is(err, bufio.ErrBufferFull) {
-				line, err = rd.ReadSlice('\n')
-				whole = append(whole, line...)
-			}
-			line = whole
-		}
-		if len(line) == 0 || line[len(line)-1] != '\n' {
-			break // the end, or a line not yet whole
-		}
-		dec.add(line[:len(line)-1])
-		lines = append(lines, lineRef{off: x.trialsOff, n: int32(len(line) - 1)})
-		x.trialsOff += int64(len(line))
-		if err != nil {
-			break
-		}
+	if fi, err := f.Stat(); err != nil || fi.Size() == x.trialsOff {
+		return err
 	}
-	results, err := dec.wait()
+	slims, ends, err := forge.ReadLines[slim](f, x.trialsOff, x.trials, x.trialsLines)
 	if err != nil {
-		return fmt.Errorf("%s: %w", x.trials, err)
+		return err
 	}
-	if x.rec.Finished() {
-		x.rec.Results, x.lines = results, lines // score puts them in order
-		return nil
+	finished := x.rec.Finished() && len(x.rec.Results) == 0 // score arranges them
+	if finished {
+		x.rec.Results, x.lines = make([]runner.Result, 0, len(slims)), make([]lineRef, 0, len(slims))
 	}
-	for i := range results {
-		x.put(results[i], lines[i])
+	for i := range slims {
+		var r runner.Result
+		slims[i].fill(&r)
+		ref := lineRef{off: x.trialsOff, n: int32(ends[i] - x.trialsOff - 1)}
+		if finished {
+			x.rec.Results, x.lines = append(x.rec.Results, r), append(x.lines, ref)
+		} else {
+			x.put(r, ref)
+		}
+		x.trialsOff = ends[i]
+	}
+	x.trialsLines += len(slims)
+	if len(slims) > 0 {
+		x.derived = nil
+		x.cells()
 	}
 	return nil
 }
@@ -227,146 +210,6 @@ func (x *runIndex) score() {
 		results[i], lines[i] = x.rec.Results[from], x.lines[from]
 	}
 	x.rec.Results, x.lines, x.at = results, lines, nil
-}
-
-// batchSize is how many results' lines a worker decodes at once.
-const batchSize = 2048
-
-// decoder decodes batches of results' lines on every processor, keeping
-// their order. A batch's lines are copied into one buffer (not one
-// allocation a line), decoded into slim results, and each slim result
-// becomes a result once, in the slice wait returns (not copied again).
-type decoder struct {
-	work    chan decodeJob
-	wg      sync.WaitGroup
-	mu      sync.Mutex
-	batches [][]slim
-	err     error
-	// the batch being filled: its lines' bytes and where each ends
-	buf  []byte
-	ends []int
-}
-
-type decodeJob struct {
-	n    int
-	buf  []byte
-	ends []int
-}
-
-func newDecoder() *decoder {
-	d := &decoder{work: make(chan decodeJob, 4)}
-	for range runtime.GOMAXPROCS(0) {
-		d.wg.Go(func() {
-			for j := range d.work {
-				out := make([]slim, len(j.ends))
-				var err error
-				start := 0
-				for i, end := range j.ends {
-					if e := json.Unmarshal(j.buf[start:end], &out[i]); e != nil && err == nil {
-						err = fmt.Errorf("result %d: %w", j.n*batchSize+i+1, e)
-					}
-					start = end
-				}
-				d.mu.Lock()
-				d.batches[j.n] = out
-				if err != nil && d.err == nil {
-					d.err = err
-				}
-				d.mu.Unlock()
-			}
-		})
-	}
-	return d
-}
-
-// add copies line into the batch being filled, and hands the batch to a
-// worker once it is full.
-func (d *decoder) add(line []byte) {
-	d.buf = append(d.buf, line...)
-	d.ends = append(d.ends, len(d.buf))
-	if len(d.ends) == batchSize {
-		d.flush()
-	}
-}
-
-func (d *decoder) flush() {
-	if len(d.ends) == 0 {
-		return
-	}
-	d.mu.Lock()
-	n := len(d.batches)
-	d.batches = append(d.batches, nil)
-	d.mu.Unlock()
-	d.work <- decodeJob{n, d.buf, d.ends}
-	d.buf, d.ends = make([]byte, 0, len(d.buf)), make([]int, 0, batchSize)
-}
-
-// wait returns the results of every batch, in order.
-func (d *decoder) wait() ([]runner.Result, error) {
-	d.flush()
-	close(d.work)
-	d.wg.Wait()
-	if d.err != nil {
-		return nil, d.err
-	}
-	n := 0
-	for _, b := range d.batches {
-		n += len(b)
-	}
-	out := make([]runner.Result, n)
-	var g sync.WaitGroup
-	for k := range d.batches {
-		g.Go(func() {
-			for i := range d.batches[k] {
-				d.batches[k][i].fill(&out[k*batchSize+i])
-			}
-		})
-	}
-	g.Wait()
-	return out, nil
-}
-
-// refresh reads what the trials file of a live run gained since the
-// last read: every complete line (a line being written is read next
-// time). The caller holds x.mu, or x is not shared yet.
-func (x *runIndex) refresh() error {
-	f, err := os.Open(x.trials)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	} else if err != nil {
-		return err
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || fi.Size() == x.trialsOff {
-		return err
-	}
-	if _, err := f.Seek(x.trialsOff, io.SeekStart); err != nil {
-		return err
-	}
-	rd := bufio.NewReaderSize(f, 256<<10)
-	gained := false
-	for {
-		line, err := rd.ReadBytes('\n')
-		if len(line) == 0 || line[len(line)-1] != '\n' {
-			break // the end, or a line not yet whole
-		}
-		start := x.trialsOff
-		x.trialsOff += int64(len(line))
-		var s slim
-		if jerr := json.Unmarshal(line, &s); jerr != nil {
-			return fmt.Errorf("%s: at byte %d: not a result: %w", x.trials, start, jerr)
-		}
-		x.put(s.result(), lineRef{off: start, n: int32(len(line) - 1)})
-		gained = true
-		if err != nil {
-			break
-		}
-	}
-	if gained {
-		x.derived = nil
-		x.cells()
-	}
-	return nil
 }
 
 // cells lists the trials of each candidate and task.
@@ -406,9 +249,8 @@ func (x *runIndex) result(i int) (*runner.Result, []byte, error) {
 	return &r, buf, nil
 }
 
-// cache holds the indexes of the runs opened, each keyed by its
-// results.json's path, size and modification time: a rewritten record
-// (the run ended, was resumed or merged) is read again.
+// cache holds the indexes of the runs opened by their results.json's path,
+// size and modification time: a rewritten record is read again.
 type cache struct {
 	mu   sync.Mutex
 	runs map[string]*cached
@@ -445,9 +287,8 @@ func (c *cache) peek(path string) *runIndex {
 	return nil
 }
 
-// get returns the index of run id whose results.json is path, reading it
-// when it is not cached or changed; a live run's index reads what its
-// trials gained.
+// get returns the index of run id whose results.json is path, read again
+// when changed; a live run's index reads what its trials gained.
 func (c *cache) get(id, path string) (*runIndex, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -473,7 +314,7 @@ func (c *cache) get(id, path string) (*runIndex, error) {
 	}
 	if e.idx.live() {
 		e.idx.mu.Lock()
-		err := e.idx.refresh()
+		err := e.idx.read()
 		e.idx.mu.Unlock()
 		if err != nil {
 			return nil, err

@@ -26,11 +26,9 @@ type liveTrial struct {
 	Error   string `json:"error"`
 }
 
-// events streams a run's finished trials as server-sent events, from the
-// trial after ?from=N (or the Last-Event-ID): a "trial" event each, as
-// trials.jsonl gains them, then "finished" once results.json is written
-// whole, or "stopped" (its last sign of life) when forge no longer plays
-// the run. The page adds each trial to its list without a reload.
+// events streams a run's finished trials after ?from=N (or Last-Event-ID)
+// as server-sent "trial" events, then "finished" once results.json is
+// whole, or "stopped" when forge no longer plays the run.
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	path, ok := s.runPath(id)

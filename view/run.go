@@ -2,6 +2,7 @@ package view
 
 import (
 	"html/template"
+	"maps"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -97,10 +98,7 @@ func newPager(q url.Values, key string, n, size int) (pager, int, int) {
 	page = min(max(page, 1), pages)
 	p := pager{Page: page, Pages: pages}
 	link := func(to int) string {
-		v := url.Values{}
-		for k, vs := range q {
-			v[k] = vs
-		}
+		v := maps.Clone(q)
 		v.Set(key, strconv.Itoa(to))
 		return "?" + v.Encode()
 	}

@@ -92,9 +92,8 @@ func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
 }
 
 // indexForList is the size of a record (results.json and its trials) up
-// to which the runs list reads a run whole (its index: what the gates'
-// verdict and the cost need); a larger run (100,000 trials are some 100
-// MB) is listed from its summary until it is opened.
+// to which the runs list reads a run's index; a larger one is listed from
+// its summary until it is opened.
 var indexForList int64 = 8 << 20
 
 // recordSize is the size of the record whose results.json is path, its

@@ -25,25 +25,20 @@ var assets embed.FS
 
 // Options say what a Server shows.
 type Options struct {
-	// Out is the output root whose runs the server lists (forge view
-	// --out).
+	// Out is the output root whose runs the server lists.
 	Out string
-	// Runs are more run directories to serve besides those under Out (a
-	// run named on the command line that lives elsewhere), by id.
+	// Runs are run directories elsewhere to serve too, by id.
 	Runs map[string]string
-	// Secrets are values to mask as *** in what the pages show of the
-	// files candidates wrote (their logs are stored masked; an artifact is
-	// stored as written).
+	// Secrets are values to mask as *** in what the pages show (an
+	// artifact is stored as written).
 	Secrets []string
-	// AnyHost answers requests whatever their Host header names (the
-	// server listens on another interface on purpose); otherwise only
-	// localhost, 127.0.0.1 and [::1] with the server's port are answered.
+	// AnyHost answers whatever the Host header names; otherwise only the
+	// loopback names with the server's port.
 	AnyHost bool
 	// Gates says whether a finished run passes its manifest's gates ("" when
 	// that cannot be told); nil: the runs list does not say.
 	Gates func(rec *forge.Record) string
-	// Log receives what went wrong serving a page; nil: the standard
-	// logger.
+	// Log receives what went wrong serving a page (nil: log.Default).
 	Log *log.Logger
 }
 
@@ -55,8 +50,7 @@ type Server struct {
 	cache cache
 	// port is the port the server listens on, for the Host check; ""
 	// accepts the loopback names with any port.
-	mu sync.Mutex
-
+	mu   sync.Mutex
 	port string
 }
 
@@ -72,9 +66,8 @@ func New(opts Options) (*Server, error) {
 	return &Server{opts: opts, tmpl: tmpl, mask: mask.New(opts.Secrets...)}, nil
 }
 
-// Listen listens on addr and returns the listener and the viewer's URL.
-// The Host check then admits the loopback names with the port listened
-// on.
+// Listen listens on addr and returns the listener and the viewer's URL;
+// the Host check then admits the loopback names with that port.
 func (s *Server) Listen(addr string) (net.Listener, string, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -90,9 +83,8 @@ func (s *Server) Listen(addr string) (net.Listener, string, error) {
 	return ln, "http://" + net.JoinHostPort(host, port) + "/", nil
 }
 
-// CSP is the Content-Security-Policy of every response: nothing but the
-// viewer's own script, stylesheet and images, no inline script or style,
-// no frame.
+// CSP is the Content-Security-Policy of every response: the viewer's own
+// script, stylesheet and images only, nothing inline, no frame.
 const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
 	"frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
 
@@ -114,10 +106,9 @@ func (s *Server) Handler() http.Handler {
 	return s.guard(mux)
 }
 
-// guard sets the security headers on every response and refuses what
-// must not reach a page: a Host that is not this machine's loopback name
-// (DNS rebinding), and a path with "..", an encoded dot or slash, or a
-// backslash (404, before the mux would clean it).
+// guard sets the security headers on every response and refuses a Host
+// not this machine's loopback (DNS rebinding) and a path that would leave
+// where it points (404, before the mux would clean it).
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
@@ -160,8 +151,7 @@ func (s *Server) hostAllowed(host string) bool {
 }
 
 // badPath reports a URL path that would leave where it points: a ".."
-// element, or an escaped dot, slash or backslash (which decode into
-// one).
+// element, or an escaped dot, slash or backslash.
 func badPath(u interface{ EscapedPath() string }) bool {
 	raw := strings.ToLower(u.EscapedPath())
 	if strings.Contains(raw, "%2e") || strings.Contains(raw, "%2f") || strings.Contains(raw, "%5c") || strings.Contains(raw, "\\") {
@@ -243,9 +233,8 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	}
 }
 
-// Opener returns the command that opens url in a browser on this
-// machine, or nil when there is none: xdg-open where a display is
-// (DISPLAY, WAYLAND_DISPLAY), open on macOS.
+// Opener returns the command that opens a URL in a browser on this
+// machine (open on macOS, xdg-open with a display), or nil.
 func Opener(goos string, getenv func(string) string, look func(string) (string, error)) []string {
 	switch goos {
 	case "darwin":

@@ -2,6 +2,7 @@ package view
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"html/template"
@@ -132,11 +133,13 @@ func (s *Server) newTrialPage(x *runIndex, r *runner.Result, raw []byte, q url.V
 	if r.ExitCode != nil {
 		exit = strconv.Itoa(*r.ExitCode)
 	}
-	fact := func(k, v string) { p.Facts = append(p.Facts, [2]string{k, v}) }
-	fact("candidate", r.CandidateID)
-	if r.TaskID != "" {
-		fact("task", r.TaskID)
+	fact := func(k, v string) { // an empty value is not shown
+		if v != "" {
+			p.Facts = append(p.Facts, [2]string{k, v})
+		}
 	}
+	fact("candidate", r.CandidateID)
+	fact("task", r.TaskID)
 	fact("trial", strconv.Itoa(r.Trial))
 	fact("exit code", exit)
 	fact("runtime", text.Seconds(r.RuntimeSeconds))
@@ -144,15 +147,9 @@ func (s *Server) newTrialPage(x *runIndex, r *runner.Result, raw []byte, q url.V
 	if r.Score != nil {
 		fact("score", text.Score(*r.Score))
 	}
-	if r.Backend != "" {
-		fact("backend", r.Backend)
-	}
-	if r.SandboxID != "" {
-		fact("sandbox", r.SandboxID)
-	}
-	if r.Environment != "" {
-		fact("environment", r.Environment)
-	}
+	fact("backend", r.Backend)
+	fact("sandbox", r.SandboxID)
+	fact("environment", r.Environment)
 	if !r.StartedAt.IsZero() {
 		fact("started", r.StartedAt.UTC().Format(time.RFC3339Nano))
 		fact("finished", r.FinishedAt.UTC().Format(time.RFC3339Nano))
@@ -163,9 +160,7 @@ func (s *Server) newTrialPage(x *runIndex, r *runner.Result, raw []byte, q url.V
 	if r.SubmitError != "" {
 		fact("result file", "ignored: "+s.mask.String(r.SubmitError))
 	}
-	if r.UsageNote != "" {
-		fact("usage note", r.UsageNote)
-	}
+	fact("usage note", r.UsageNote)
 	for _, a := range r.AttemptErrors {
 		p.Attempts = append(p.Attempts, [2]string{a.SandboxID, string(a.Kind) + ": " + s.mask.String(a.Message)})
 	}
@@ -189,14 +184,8 @@ func (s *Server) newTrialPage(x *runIndex, r *runner.Result, raw []byte, q url.V
 		p.Submitted = s.mask.String(string(b))
 	}
 	p.Usage, p.Cost = usageFacts(r)
-	p.Stdout = s.readLog(x.dir, "stdout", r.OutputPath, q, "out")
-	p.Stderr = s.readLog(x.dir, "stderr", r.StderrPath, q, "err")
-	if p.Stdout.Missing && r.Output != "" { // a record before schema 3
-		p.Stdout.Text, p.Stdout.Missing, p.Stdout.Note = s.mask.String(text.StripANSI(r.Output)), false, "from results.json"
-	}
-	if p.Stderr.Missing && r.Stderr != "" {
-		p.Stderr.Text, p.Stderr.Missing, p.Stderr.Note = s.mask.String(text.StripANSI(r.Stderr)), false, "from results.json"
-	}
+	p.Stdout = s.readLog(x.dir, "stdout", r.OutputPath, r.Output, q, "out")
+	p.Stderr = s.readLog(x.dir, "stderr", r.StderrPath, r.Stderr, q, "err")
 	p.Artifact = s.artifact(x, r)
 	p.Transcript = s.transcript(x, r, raw, q)
 	return p
@@ -232,7 +221,7 @@ func newTimeline(ph runner.Phases) *timeline {
 func usageFacts(r *runner.Result) (usage, cost [][2]string) {
 	if u := r.Usage; u != nil {
 		for _, m := range u.Models {
-			usage = append(usage, [2]string{text.OneLine(cmpOr(m.Model, "(unnamed model)")),
+			usage = append(usage, [2]string{text.OneLine(cmp.Or(m.Model, "(unnamed model)")),
 				fmt.Sprintf("%d %s · %d input tokens (%d cached) · %d output · %d total", m.Calls, text.Plural(m.Calls, "call", "calls"), m.InputTokens, m.CachedInputTokens, m.OutputTokens, m.TotalTokens)})
 		}
 		if u.CostUSD != nil {
@@ -249,13 +238,6 @@ func usageFacts(r *runner.Result) (usage, cost [][2]string) {
 	return usage, cost
 }
 
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
 // artifact reads the trial's artifact: Markdown rendered safely (no raw
 // HTML, no javascript: links), JSON indented, other text as it is, and
 // anything else offered as a download.
@@ -266,23 +248,19 @@ func (s *Server) artifact(x *runIndex, r *runner.Result) *artifactView {
 	a := &artifactView{Path: r.ArtifactPath, Kind: "text"}
 	var b []byte
 	if r.SecretInArtifact {
-		// The file holds a secret's value as written, and the viewer may
-		// not know every secret the run passed (forge view on its own
-		// knows none of a manifest's): the page shows the record's excerpt,
-		// masked when the run wrote it, and offers no download.
-		b = []byte(r.ArtifactContent)
+		// The viewer may not know every secret the run passed: it shows
+		// the record's excerpt, masked when the run wrote it, and offers
+		// no download.
 		a.Note = "holds a secret's value: this is results.json's excerpt, the secret masked; the file as written is " + r.ArtifactPath
-		if r.ArtifactEncoding == "base64" {
-			a.Kind = "binary"
-			return a
-		}
 	} else if f, err := openInRun(x.dir, r.ArtifactPath); err == nil {
 		b, _ = io.ReadAll(io.LimitReader(f, artifactMax+1))
 		f.Close()
 		a.Download = "/run/" + url.PathEscape(x.id) + "/file/" + escapePath(r.ArtifactPath)
-	} else {
-		b = []byte(r.ArtifactContent) // a record before schema 3, or a file gone
+	} else { // a record before schema 3, or a file gone
 		a.Note = "the file is not in the run's directory; this is the record's excerpt"
+	}
+	if a.Download == "" {
+		b = []byte(r.ArtifactContent)
 		if r.ArtifactEncoding == "base64" {
 			a.Kind = "binary"
 			return a
@@ -292,8 +270,7 @@ func (s *Server) artifact(x *runIndex, r *runner.Result) *artifactView {
 		b = b[:artifactMax]
 		a.Note = "the first " + text.Bytes(artifactMax) + " of " + text.Bytes(float64(r.ArtifactBytes)) + "; download it whole"
 	}
-	switch {
-	case bytes.IndexByte(b, 0) >= 0 || !utf8.Valid(trimRunes(b, false, true)):
+	if bytes.IndexByte(b, 0) >= 0 || !utf8.Valid(trimRunes(b, false, true)) {
 		a.Kind = "binary"
 		return a
 	}
