@@ -188,10 +188,35 @@ func (rec *Record) TrialsPath(path string) string {
 // (Arrange).
 func (rec *Record) Adopt(results []runner.Result) {
 	keep := rec.Arrange(results)
-	rec.Results = make([]runner.Result, len(keep))
-	for i, from := range keep {
-		rec.Results[i] = results[from]
+	n := len(keep)
+	// In place, cycle by cycle: 100,000 results are not held twice. The
+	// lines Arrange drops go last, and are cut off.
+	kept := make([]bool, len(results))
+	for _, i := range keep {
+		kept[i] = true
 	}
+	for i := range results {
+		if !kept[i] {
+			keep = append(keep, i)
+		}
+	}
+	done := make([]bool, len(results))
+	for start := range keep {
+		if done[start] {
+			continue
+		}
+		held := results[start]
+		for at := start; ; {
+			done[at] = true
+			from := keep[at]
+			if from == start {
+				results[at] = held
+				break
+			}
+			results[at], at = results[from], from
+		}
+	}
+	rec.Results = results[:n]
 }
 
 // TakeScores gives results the scores results.json keeps for them
