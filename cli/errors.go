@@ -72,14 +72,28 @@ func exitCode(err error) int {
 	return ExitUsage // cobra's own errors: unknown command or flag, bad value
 }
 
-// explain is the one table from the errors of forge run that forge
-// understands to what it adds to their message: the flag to change, or how
-// to go on. rec is the run's record, nil when the run was refused.
+// mergeHints is what forge merge adds to a refusal: the flags to play or
+// merge with.
+var mergeHints = map[forge.MergeRefusal]string{
+	forge.NotAShard:     " (forge run --shard K/N plays a shard)",
+	forge.OtherTasks:    "; --tasks, --sample or --seed differ",
+	forge.OtherJobs:     "; --trials or --only differ",
+	forge.OtherTrials:   "; were they played with another --trials?",
+	forge.ShardsMissing: "; merge it too, or --allow-partial",
+}
+
+// explain is the one table from the errors of forge run and forge merge
+// that forge understands to what it adds to their message: the flag to
+// change, or how to go on. rec is the run's record, nil when the run was
+// refused (t is nil for forge merge).
 func explain(err error, t *tournament, rec *forge.Record) error {
 	var unknownCandidate *forge.UnknownCandidateError
 	var unknownTask *forge.UnknownTaskError
 	var build *runner.BuildError
+	var merge *forge.MergeRefusedError
 	switch {
+	case errors.As(err, &merge):
+		return fmt.Errorf("%w%s", err, mergeHints[merge.Why])
 	case errors.As(err, &unknownCandidate):
 		return fmt.Errorf("--only %s: %w", unknownCandidate.ID, err)
 	case errors.As(err, &unknownTask):

@@ -32,6 +32,8 @@ func TestExplainHintsByKind(t *testing.T) {
 		{fmt.Errorf("play: %w", failing), ran, "play: infra: 3 trials…; once it works again, finish the run with: forge run --resume r1 --daytona"},
 		{unusable, nil, "infra: API unreachable"},
 		{errors.New("disk full"), ran, "disk full"},
+		{&forge.MergeRefusedError{Msg: "shard 2/3 is missing", Why: forge.ShardsMissing}, nil, "shard 2/3 is missing; merge it too, or --allow-partial"},
+		{&forge.MergeRefusedError{Msg: "a is not a shard", Why: forge.NotAShard}, nil, "a is not a shard (forge run --shard K/N plays a shard)"},
 	} {
 		got := explain(c.err, tm, c.rec).Error()
 		prefix, suffix, cut := strings.Cut(c.want, "…")

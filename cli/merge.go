@@ -102,7 +102,7 @@ func runMerge(o *mergeOptions) error {
 	}
 	rec, err := forge.Merge(opts)
 	if err != nil {
-		return withCode(ExitInfra, err) // a refused merge is a usage error (exitCode)
+		return withCode(ExitInfra, explain(err, nil, nil)) // a refused merge is a usage error (exitCode)
 	}
 	dir := filepath.Join(o.out, rec.RunID)
 	if !o.quiet {

@@ -34,13 +34,34 @@ type MergeOptions struct {
 }
 
 // MergeRefusedError is a set of records Merge will not make one run of:
-// not shards of one run, or some missing (without AllowPartial).
-type MergeRefusedError struct{ Msg string }
+// not shards of one run, or some missing (without AllowPartial). Why says
+// which, for those a user fixes by playing or merging otherwise.
+type MergeRefusedError struct {
+	Msg string
+	Why MergeRefusal
+}
 
 func (e *MergeRefusedError) Error() string { return e.Msg }
 
+// MergeRefusal is why a merge was refused, when the shards' own plays are.
+type MergeRefusal int
+
+// The refusals the command line explains.
+const (
+	OtherRefusal  MergeRefusal = iota
+	NotAShard                  // a record of a whole run
+	OtherTasks                 // shards that played other tasks
+	OtherJobs                  // shards of runs of other jobs
+	OtherTrials                // shards of another number of trials than the manifest plans
+	ShardsMissing              // a shard not given
+)
+
 func refuse(format string, args ...any) error {
-	return &MergeRefusedError{Msg: fmt.Sprintf(format, args...)}
+	return refuseFor(OtherRefusal, format, args...)
+}
+
+func refuseFor(why MergeRefusal, format string, args ...any) error {
+	return &MergeRefusedError{Msg: fmt.Sprintf(format, args...), Why: why}
 }
 
 // Merge makes one run of the shards of a run, scored as one run, with each
@@ -63,16 +84,16 @@ func Merge(o MergeOptions) (*Record, error) {
 		dir := o.Dirs[i]
 		switch {
 		case r.Shard == nil:
-			return nil, refuse("%s is not a shard: it played the whole run (forge run --shard K/N plays a shard)", dir)
+			return nil, refuseFor(NotAShard, "%s is not a shard: it played the whole run", dir)
 		case r.ManifestHash != first.ManifestHash:
 			return nil, refuse("%s and %s played different manifests (hash %s and %s)", firstDir, dir, first.ManifestHash, r.ManifestHash)
 		case r.Shard.Count != first.Shard.Count:
 			return nil, refuse("%s is shard %s, %s is shard %s: not shares of the same split", firstDir, first.Shard, dir, r.Shard)
 		case !slices.Equal(r.TaskIDs(), first.TaskIDs()):
-			return nil, refuse("%s and %s played different tasks (%d and %d; --tasks, --sample or --seed differ)",
+			return nil, refuseFor(OtherTasks, "%s and %s played different tasks (%d and %d)",
 				firstDir, dir, len(first.Tasks), len(r.Tasks))
 		case r.Shard.Of != first.Shard.Of:
-			return nil, refuse("%s and %s are shards of different runs (%d and %d jobs; --trials or --only differ)",
+			return nil, refuseFor(OtherJobs, "%s and %s are shards of different runs (%d and %d jobs)",
 				firstDir, dir, first.Shard.Of, r.Shard.Of)
 		case !slices.Equal(candidatesOf(r), candidatesOf(first)):
 			return nil, refuse("%s and %s played different candidates (%s and %s)", firstDir, dir,
@@ -102,7 +123,7 @@ func Merge(o MergeOptions) (*Record, error) {
 		if len(missing) > 1 {
 			verb = "are"
 		}
-		return nil, refuse("%s %s missing; merge it too, or --allow-partial", ShardsText(missing), verb)
+		return nil, refuseFor(ShardsMissing, "%s %s missing", ShardsText(missing), verb)
 	}
 
 	// The whole run's plan, as the shards were cut from it.
@@ -122,7 +143,7 @@ func Merge(o MergeOptions) (*Record, error) {
 	}
 	plan.NotRun = first.NotRun
 	if first.Shard.Of > 0 && first.Shard.Of != len(plan.Jobs) {
-		return nil, refuse("the shards are shares of a run of %d jobs, %s plans %d (%d trials); were they played with another --trials?",
+		return nil, refuseFor(OtherTrials, "the shards are shares of a run of %d jobs, %s plans %d (%d trials)",
 			first.Shard.Of, m.Path, len(plan.Jobs), trials)
 	}
 	of := ShardsOf(plan.Jobs, count)

@@ -258,7 +258,10 @@ func TestMergeRefuses(t *testing.T) {
 		}
 	}
 	_, err := merge("m1", []int{0, 2}, false, m)
-	refused("missing", err, "shard 2/3 is missing; merge it too, or --allow-partial")
+	refused("missing", err, "shard 2/3 is missing")
+	if re := (*MergeRefusedError)(nil); !errors.As(err, &re) || re.Why != ShardsMissing {
+		t.Errorf("missing: why %v", err)
+	}
 	_, err = merge("m1", []int{0}, false, m)
 	refused("missing two", err, "shards 2/3, 3/3 are missing")
 	_, err = merge("m1", []int{0, 1, 1, 2}, false, m)
