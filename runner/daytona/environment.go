@@ -314,7 +314,7 @@ func (b *envBuild) get(ctx context.Context, key string) (*types.Snapshot, error)
 		return sn, err
 	})
 	if err != nil {
-		return nil, b.apiError(ctx, "get snapshot", err)
+		return nil, r.callError(ctx, "daytona: get snapshot "+b.name, err)
 	}
 	return sn, nil
 }
@@ -389,19 +389,7 @@ func (b *envBuild) create(ctx context.Context) (*types.Snapshot, <-chan string, 
 			"the resources (daytona.resources) may exceed what one sandbox may have, or the API key may not be allowed to write snapshots",
 			b.name, describe(err)))
 	}
-	return nil, nil, b.apiError(ctx, "create snapshot", err)
-}
-
-// apiError is what a failed call means for the build: the key refused
-// stops the run; anything else is the call's error.
-func (b *envBuild) apiError(ctx context.Context, what string, err error) error {
-	switch classify(ctx, err).class {
-	case classAuth:
-		return b.r.keyRefused(err)
-	case classCancelled:
-		return err
-	}
-	return fmt.Errorf("daytona: %s %s: %w", what, b.name, described(err))
+	return nil, nil, r.callError(ctx, "daytona: create snapshot "+b.name, err)
 }
 
 // delete deletes sn (a snapshot is gone once it was "removing").
@@ -415,7 +403,7 @@ func (b *envBuild) delete(ctx context.Context, sn *types.Snapshot) error {
 		return err
 	})
 	if err != nil {
-		return b.apiError(ctx, "delete snapshot", err)
+		return r.callError(ctx, "daytona: delete snapshot "+b.name, err)
 	}
 	return nil
 }

@@ -196,32 +196,15 @@ func (j *jobRun) create(ctx context.Context) error {
 			err = lerr
 		}
 	}
+	if err != nil && sb == nil && statusOf(err) == 0 && classify(ctx, err).class == classTransient {
+		// No answer from the API at all, retries spent: unreachable.
+		return &stepError{msg: "create sandbox " + j.name + ": " + describe(err), unusable: &runner.UnusableError{Kind: runner.ErrInfra,
+			Err: fmt.Errorf("cannot reach the Daytona API at %s: %w", o.APIURL, described(err))}}
+	}
 	if err != nil {
-		return j.classified("create sandbox "+j.name, ctx, err)
+		return j.r.callError(ctx, "create sandbox "+j.name, err)
 	}
 	return nil
-}
-
-// classified turns an SDK error into the job's failure.
-func (j *jobRun) classified(what string, ctx context.Context, err error) error {
-	var ue *runner.UnusableError
-	if errors.As(err, &ue) {
-		return err
-	}
-	f := classify(ctx, err)
-	switch f.class {
-	case classCancelled:
-		return err
-	case classAuth:
-		return j.r.keyRefused(err)
-	}
-	msg := fmt.Sprintf("%s: %s", what, describe(err))
-	if f.class == classTransient && statusOf(err) == 0 && j.sb == nil {
-		// No answer from the API at all, retries spent: unreachable.
-		return &stepError{msg: msg, unusable: &runner.UnusableError{Kind: runner.ErrInfra,
-			Err: fmt.Errorf("cannot reach the Daytona API at %s: %w", j.r.opts.APIURL, described(err))}}
-	}
-	return errors.New(msg)
 }
 
 func (j *jobRun) setupTimeout() time.Duration {
@@ -266,7 +249,7 @@ func (j *jobRun) upload(ctx context.Context) error {
 func (j *jobRun) uploadFiles(ctx context.Context, g *errgroup.Group) error {
 	home, err := retried(ctx, &j.r.opts, "ask "+j.name+" for its home directory", j.r.opts.calls(), j.sb.GetUserHomeDir)
 	if err != nil {
-		return j.classified("ask the sandbox for its home directory", ctx, err)
+		return j.r.callError(ctx, "ask the sandbox for its home directory", err)
 	}
 	if !strings.HasPrefix(home, "/") {
 		return fmt.Errorf("the sandbox reported home directory %q, not an absolute path", home)
@@ -350,7 +333,7 @@ func (j *jobRun) uploadRetried(ctx context.Context, data []byte, remote string) 
 		return j.uploadFile(ctx, data, remote)
 	})
 	if err != nil {
-		return j.classified("upload "+remote, ctx, err)
+		return j.r.callError(ctx, "upload "+remote, err)
 	}
 	return nil
 }

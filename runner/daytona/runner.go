@@ -143,7 +143,7 @@ func (r *Runner) ensureVolume(ctx context.Context) error {
 		return v, err
 	})
 	if err != nil {
-		return r.unusableOr(ctx, fmt.Errorf("daytona: volume %s: %w", name, described(err)), err)
+		return r.callError(ctx, "daytona: volume "+name, err)
 	}
 	deadline := time.Now().Add(r.opts.CreateTimeout)
 	interval := 100 * time.Millisecond
@@ -165,7 +165,7 @@ func (r *Runner) ensureVolume(ctx context.Context) error {
 		if vol, err = retried(ctx, &r.opts, "get volume "+name, r.opts.calls(), func(ctx context.Context) (*types.Volume, error) {
 			return r.client.Volume.Get(ctx, name)
 		}); err != nil {
-			return r.unusableOr(ctx, fmt.Errorf("daytona: volume %s: %w", name, described(err)), err)
+			return r.callError(ctx, "daytona: volume "+name, err)
 		}
 	}
 	r.volumeID = vol.ID
@@ -176,13 +176,18 @@ func (r *Runner) ensureVolume(ctx context.Context) error {
 	return nil
 }
 
-// unusableOr turns an auth failure into an UnusableError; other errors are
-// returned as msg.
-func (r *Runner) unusableOr(ctx context.Context, msg, err error) error {
-	if classify(ctx, err).class == classAuth {
+// callError is what a failed call means: a refused key stops the run, a
+// cancelled call or a stopped run is returned as it is, anything else says
+// what failed.
+func (r *Runner) callError(ctx context.Context, what string, err error) error {
+	var ue *runner.UnusableError
+	switch f := classify(ctx, err); {
+	case errors.As(err, &ue), f.class == classCancelled:
+		return err
+	case f.class == classAuth:
 		return r.keyRefused(err)
 	}
-	return msg
+	return fmt.Errorf("%s: %w", what, described(err))
 }
 
 // keyRefused stops the run: the API refused the key.

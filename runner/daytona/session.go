@@ -196,7 +196,7 @@ func (j *jobRun) poll(ctx context.Context, cmdID string, limit time.Time) (sessi
 			return j.sb.Process.GetSessionCommand(ctx, sessionID, cmdID)
 		})
 		if err != nil {
-			return sessionRun{}, j.classified("poll the command", ctx, err)
+			return sessionRun{}, j.r.callError(ctx, "poll the command", err)
 		}
 		if code, ok := st["exitCode"]; ok {
 			// The SDK puts the toolbox's int32 there.
@@ -223,7 +223,7 @@ func (j *jobRun) readLog(ctx context.Context, cmdID string, exit int) (sessionRu
 		return j.sb.Process.GetSessionCommandLogs(ctx, sessionID, cmdID)
 	})
 	if err != nil {
-		return sessionRun{}, j.classified("read the command's log", ctx, err)
+		return sessionRun{}, j.r.callError(ctx, "read the command's log", err)
 	}
 	run := sessionRun{exit: &exit}
 	var scan doneScanner
@@ -264,7 +264,7 @@ func (j *jobRun) start(ctx context.Context, command string) (string, error) {
 	case errors.Is(err, errNoCommandID):
 		return "", err
 	case err != nil:
-		return "", j.classified("start the command", ctx, err)
+		return "", j.r.callError(ctx, "start the command", err)
 	}
 	return id, nil
 }
@@ -301,7 +301,7 @@ func (j *jobRun) ensureSession(ctx context.Context) error {
 		return err
 	})
 	if err != nil {
-		return j.classified("create a session", ctx, err)
+		return j.r.callError(ctx, "create a session", err)
 	}
 	j.session = true
 	return nil
