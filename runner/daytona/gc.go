@@ -59,27 +59,25 @@ func GC(ctx context.Context, opts Options, g GCOptions, w io.Writer) error {
 	api := newAPIClient(opts)
 	actx := context.WithValue(ctx, apiclient.ContextAccessToken, opts.APIKey)
 
-	var all []gcSandbox
 	labels, _ := json.Marshal(map[string]string{LabelApp: LabelAppValue})
-	for page := 1; ; page++ {
-		res, err := retried(actx, &opts, "list forge sandboxes", opts.calls(), func(ctx context.Context) (*apiclient.PaginatedSandboxes, error) {
-			res, resp, err := api.SandboxAPI.ListSandboxesPaginated(ctx).Labels(string(labels)).
-				Page(float32(page)).Limit(100).Execute()
-			return res, sdkerrors.ConvertAPIError(err, resp)
-		})
+	all, err := allPages(actx, &opts, "list forge sandboxes", func(ctx context.Context, page, limit int) ([]gcSandbox, int, error) {
+		res, resp, err := api.SandboxAPI.ListSandboxesPaginated(ctx).Labels(string(labels)).
+			Page(float32(page)).Limit(float32(limit)).Execute()
 		if err != nil {
-			return gcError(actx, "list forge's sandboxes", err)
+			return nil, 0, sdkerrors.ConvertAPIError(err, resp)
 		}
+		var items []gcSandbox
 		for _, sb := range res.Items {
 			c, _ := time.Parse(time.RFC3339Nano, sb.GetCreatedAt())
-			all = append(all, gcSandbox{
+			items = append(items, gcSandbox{
 				id: sb.GetId(), name: sb.GetName(), state: string(sb.GetState()),
 				run: sb.GetLabels()[LabelRun], snapshot: sb.GetSnapshot(), created: c,
 			})
 		}
-		if float32(page) >= res.GetTotalPages() {
-			break
-		}
+		return items, int(res.GetTotalPages()), nil
+	})
+	if err != nil {
+		return gcError(actx, "list forge's sandboxes", err)
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].created.Before(all[j].created) })
 
@@ -237,21 +235,13 @@ func gcDelete(ctx context.Context, opts *Options, b budget, tally *runner.GCTall
 
 // listSnapshots lists every snapshot the account can see, page by page.
 func listSnapshots(ctx context.Context, opts Options, client *daytona.Client) ([]*types.Snapshot, error) {
-	var all []*types.Snapshot
-	limit := 100
-	for page := 1; ; page++ {
-		p := page
-		res, err := retried(ctx, &opts, "list snapshots", opts.calls(), func(ctx context.Context) (*types.PaginatedSnapshots, error) {
-			return client.Snapshot.List(ctx, &p, &limit)
-		})
+	return allPages(ctx, &opts, "list snapshots", func(ctx context.Context, page, limit int) ([]*types.Snapshot, int, error) {
+		res, err := client.Snapshot.List(ctx, &page, &limit)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
-		all = append(all, res.Items...)
-		if page >= res.TotalPages {
-			return all, nil
-		}
-	}
+		return res.Items, res.TotalPages, nil
+	})
 }
 
 // newClient is the SDK's client for opts' account.

@@ -35,20 +35,17 @@ func (o *Options) deletions() budget {
 	return budget{transient: o.Retry.Tries + 3, rateLimited: o.Retry.RateLimitTries, conflicts: true}
 }
 
-// retryAtOnce is what an operation returns to be run again at once, without
-// using up its budget (it waited for something itself).
-type retryAtOnce struct{ err error }
+// retryHint is what an operation returns to be tried again whatever err's
+// class: at once without using up its budget (it waited for capacity
+// itself), or else as after a transient failure (a 409 on create whose
+// sandbox cannot be found yet).
+type retryHint struct {
+	err    error
+	atOnce bool
+}
 
-func (e *retryAtOnce) Error() string { return e.err.Error() }
-func (e *retryAtOnce) Unwrap() error { return e.err }
-
-// retryAfterFailure is what an operation returns for a failure to count as
-// a transient one, whatever its class (a 409 on create whose sandbox cannot
-// be found yet).
-type retryAfterFailure struct{ err error }
-
-func (e *retryAfterFailure) Error() string { return e.err.Error() }
-func (e *retryAfterFailure) Unwrap() error { return e.err }
+func (e *retryHint) Error() string { return e.err.Error() }
+func (e *retryHint) Unwrap() error { return e.err }
 
 // retry is the backend's one retry policy (backoff/v5), for an operation
 // with no result (see retried).
@@ -72,20 +69,19 @@ func retried[T any](ctx context.Context, o *Options, what string, b budget, op f
 			return v, nil
 		}
 		last = err
-		var atOnce *retryAtOnce
-		if errors.As(err, &atOnce) {
-			last = atOnce.err
-			return v, &backoff.RetryAfterError{Duration: 0}
-		}
+		var hint *retryHint
 		var perm *backoff.PermanentError
-		if errors.As(err, &perm) {
+		switch {
+		case errors.As(err, &hint) && hint.atOnce:
+			last = hint.err
+			return v, &backoff.RetryAfterError{Duration: 0}
+		case errors.As(err, &perm):
 			last = perm.Err
 			return v, err
 		}
 		f := classify(ctx, err)
-		var failed *retryAfterFailure
-		if errors.As(err, &failed) {
-			last, f.class = failed.err, classTransient
+		if hint != nil {
+			last, f.class = hint.err, classTransient
 		}
 		switch {
 		case f.class == classTransient:
@@ -110,4 +106,27 @@ func retried[T any](ctx context.Context, o *Options, what string, b budget, op f
 		err = last
 	}
 	return v, err
+}
+
+// allPages gathers a listing page by page (100 a page), each page retried
+// as every call is; list answers a page's items and the number of pages.
+func allPages[T any](ctx context.Context, o *Options, what string, list func(ctx context.Context, page, limit int) ([]T, int, error)) ([]T, error) {
+	type pageOf struct {
+		items []T
+		pages int
+	}
+	var all []T
+	for page := 1; ; page++ {
+		p, err := retried(ctx, o, what, o.calls(), func(ctx context.Context) (pageOf, error) {
+			items, pages, err := list(ctx, page, 100)
+			return pageOf{items, pages}, err
+		})
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, p.items...)
+		if page >= p.pages {
+			return all, nil
+		}
+	}
 }

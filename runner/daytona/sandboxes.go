@@ -60,8 +60,7 @@ func (r *Runner) createSandbox(ctx context.Context, name string, params any) (*d
 }
 
 // createOnce is one attempt of createSandbox. Its errors are for the retry
-// policy: permanent ones stop, retryAtOnce tries again at once (it waited for
-// capacity), retryAfterFailure counts as a transient failure.
+// policy: permanent ones stop, a retryHint tries again.
 func (r *Runner) createOnce(ctx context.Context, name string, params any, ambiguous *bool) (*daytona.Sandbox, error) {
 	if err := r.unusable(); err != nil {
 		return nil, backoff.Permanent(err)
@@ -106,7 +105,7 @@ func (r *Runner) createOnce(ctx context.Context, name string, params any, ambigu
 		if err := r.waitForCapacity(ctx, name, err); err != nil {
 			return nil, backoff.Permanent(err)
 		}
-		return nil, &retryAtOnce{err}
+		return nil, &retryHint{err: err, atOnce: true}
 	case classPermanent, classNotFound:
 		return nil, backoff.Permanent(r.stop(fmt.Errorf(
 			"Daytona refused to create a sandbox: %w; no retry can fix this: check %s (%s)",
@@ -130,7 +129,7 @@ func (r *Runner) createOnce(ctx context.Context, name string, params any, ambigu
 				return nil, backoff.Permanent(derr)
 			}
 		}
-		return nil, &retryAfterFailure{err}
+		return nil, &retryHint{err: err}
 	case classTransient:
 		// Unless the request never left, the service may have created it
 		// before failing to answer.
@@ -245,21 +244,17 @@ func (r *Runner) reconcile(ctx context.Context, name string) error {
 // listRun lists every sandbox labelled with this run.
 func (r *Runner) listRun(ctx context.Context) ([]*daytona.Sandbox, error) {
 	labels := map[string]string{LabelApp: LabelAppValue, LabelRun: r.opts.RunID}
-	var found []*daytona.Sandbox
-	limit := 100
-	for page := 1; ; page++ {
-		p := page
-		res, err := retried(ctx, &r.opts, "list this run's sandboxes", r.opts.calls(), func(ctx context.Context) (*daytona.PaginatedSandboxes, error) {
-			return r.client.List(ctx, labels, &p, &limit)
-		})
+	found, err := allPages(ctx, &r.opts, "list this run's sandboxes", func(ctx context.Context, page, limit int) ([]*daytona.Sandbox, int, error) {
+		res, err := r.client.List(ctx, labels, &page, &limit)
 		if err != nil {
-			return nil, fmt.Errorf("list sandboxes of run %s: %w", r.opts.RunID, described(err))
+			return nil, 0, err
 		}
-		found = append(found, res.Items...)
-		if page >= res.TotalPages {
-			return found, nil
-		}
+		return res.Items, res.TotalPages, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list sandboxes of run %s: %w", r.opts.RunID, described(err))
 	}
+	return found, nil
 }
 
 // stillDestroying counts this run's deleted sandboxes the service has not
