@@ -139,6 +139,14 @@ func (o *Options) Validate() error {
 	return errors.Join(errs...)
 }
 
+// ptrOr is *p, or d when p is nil.
+func ptrOr[T any](p *T, d T) T {
+	if p == nil {
+		return d
+	}
+	return *p
+}
+
 // orDefault sets *v to d unless it is positive.
 func orDefault[T time.Duration | int](v *T, d T) {
 	if *v <= 0 {

@@ -42,9 +42,7 @@ const defaultHome = "/home/daytona"
 // sdkHTTPTimeout is the SDK's own HTTP timeout, kept for toolbox calls.
 const sdkHTTPTimeout = 60 * time.Second
 
-// errDead is the cause that stops every job once the run cannot go on: the
-// API refused the key, or answered a creation with an error no retry can
-// fix.
+// errDead is the cause that stops every job once the run cannot go on.
 var errDead = errors.New("the Daytona backend cannot be used for this run")
 
 // Runner runs jobs in Daytona sandboxes. It is safe for concurrent use.
@@ -53,37 +51,31 @@ type Runner struct {
 	client    *daytona.Client
 	pacer     *pacer
 	ledger    *ledger
+	capacity  *capacity // holds jobs back while the account's limits are reached
 	volumeID  string
 	mountPath string
 	// toolboxHTTP carries every toolbox call: the SDK's keeps 2 idle
 	// connections per host, and many sandboxes share one toolbox proxy.
 	toolboxHTTP *http.Client
 
-	// dead is cancelled (cause errDead) when the API refuses the key: every
-	// job in flight stops and cleans up.
-	dead context.Context
-	kill context.CancelCauseFunc
-
-	// streamRefused warns, once a run, that log streams cannot be opened.
-	streamRefused sync.Once
-	// capacity holds jobs back while the account's limits are reached.
-	capacity *capacity
+	// dead is cancelled (cause errDead) once the run is stopped: every job
+	// in flight stops and cleans up.
+	dead          context.Context
+	kill          context.CancelCauseFunc
+	streamRefused sync.Once // warns once that log streams cannot be opened
 
 	mu sync.Mutex
-	// stopped, once set, is why the run cannot go on: the key refused, or a
-	// creation failed in a way no retry fixes.
+	// stopped is why the run cannot go on: the key refused, or a creation
+	// failed in a way no retry fixes.
 	stopped   *runner.UnusableError
 	undeleted map[string]string // name -> "name (id)": could not be deleted
 	closed    bool
-	// envs are the environments BuildEnvironment was asked for, by hash;
-	// turns say which goroutine makes each ready.
-	envs  map[string]*envState
-	turns runner.Turns
+	envs      map[string]*envState // by hash; turns say who makes each ready
+	turns     runner.Turns
 }
 
-// New checks the options, connects the SDK and, when a volume is
-// configured, finds or creates it (waiting until it is ready). It makes no
-// other call to the service.
+// New checks the options, connects the SDK and finds or creates the
+// volume, if any, waiting until it is ready: no other call to the service.
 func New(ctx context.Context, opts Options) (*Runner, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
@@ -101,7 +93,7 @@ func New(ctx context.Context, opts Options) (*Runner, error) {
 	}
 	r := &Runner{
 		opts: opts, client: client, pacer: newPacer(opts.CreateRate), ledger: lg, capacity: newCapacity(),
-		undeleted: map[string]string{},
+		undeleted: map[string]string{}, envs: map[string]*envState{},
 	}
 	r.toolboxHTTP = opts.ToolboxHTTPClient
 	if r.toolboxHTTP == nil {
@@ -128,8 +120,7 @@ func New(ctx context.Context, opts Options) (*Runner, error) {
 	return r, nil
 }
 
-// ensureVolume finds or creates the configured volume and waits until it is
-// ready.
+// ensureVolume finds or creates the volume and waits until it is ready.
 func (r *Runner) ensureVolume(ctx context.Context) error {
 	name := r.opts.Volume.Name
 	vol, err := retried(ctx, &r.opts, "find volume "+name, r.opts.calls(), func(ctx context.Context) (*types.Volume, error) {
@@ -149,11 +140,7 @@ func (r *Runner) ensureVolume(ctx context.Context) error {
 	interval := 100 * time.Millisecond
 	for vol.State != "ready" {
 		if vol.State == "error" {
-			reason := "volume creation failed"
-			if vol.ErrorReason != nil {
-				reason = *vol.ErrorReason
-			}
-			return fmt.Errorf("daytona: volume %s: %s", name, reason)
+			return fmt.Errorf("daytona: volume %s: %s", name, ptrOr(vol.ErrorReason, "volume creation failed"))
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("daytona: volume %s is still %s after %s", name, vol.State, r.opts.CreateTimeout)
@@ -195,7 +182,6 @@ func (r *Runner) keyRefused(err error) error {
 	return r.halt(&runner.UnusableError{Kind: runner.ErrAuth, Err: errKeyRefused(err)})
 }
 
-// errKeyRefused says that the API refused the key, with its answer.
 func errKeyRefused(err error) error {
 	return fmt.Errorf("Daytona refused the API key: %w; check DAYTONA_API_KEY", described(err))
 }
@@ -205,9 +191,8 @@ func (r *Runner) stop(err error) error {
 	return r.halt(&runner.UnusableError{Kind: runner.ErrInfra, Err: err})
 }
 
-// halt records why the run cannot go on and stops every job. The first
-// reason wins, except that a refused key wins over any other. It returns
-// the run-stopping error.
+// halt records why the run cannot go on (the first reason, but a refused
+// key over any other), stops every job and returns the run-stopping error.
 func (r *Runner) halt(why *runner.UnusableError) error {
 	r.mu.Lock()
 	if r.stopped == nil || why.Kind == runner.ErrAuth && r.stopped.Kind != runner.ErrAuth {
@@ -228,8 +213,8 @@ func (r *Runner) unusable() error {
 	return r.stopped
 }
 
-// Undeleted names the sandboxes this Runner could not delete ("name (id)"),
-// sorted; a sandbox deleted later (by Close) is no longer named.
+// Undeleted names, sorted, the sandboxes this Runner could not delete
+// ("name (id)") and has not deleted since.
 func (r *Runner) Undeleted() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -237,8 +222,8 @@ func (r *Runner) Undeleted() []string {
 }
 
 // Close deletes what this Runner created and still exists, sweeps the
-// service for sandboxes labelled with this run and closes the ledger. Call
-// it after every Run has returned, with a context that is not cancelled.
+// service for sandboxes labelled with this run and closes the ledger; after
+// every Run, with a context that is not cancelled.
 func (r *Runner) Close(ctx context.Context) error {
 	r.mu.Lock()
 	if r.closed {
@@ -267,33 +252,20 @@ func (r *Runner) Close(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// Daytona's resources of a sandbox that asks for none (and of a snapshot
-// built without any): 1 vCPU, 1 GiB of memory, 3 GiB of disk.
-const (
-	defaultCPU      = 1
-	defaultMemoryGB = 1
-	defaultDiskGB   = 3
-)
-
 // resources are what each sandbox has: daytona.resources, else Daytona's
-// defaults (the default snapshot's may differ; the SDK does not say).
+// defaults of 1 vCPU, 1 GiB, 3 GiB (the default snapshot's may differ; the
+// SDK does not say).
 func (r *Runner) resources() *runner.Resources {
 	o := r.opts
-	return &runner.Resources{
-		CPU:       float64(cmp.Or(o.CPU, defaultCPU)),
-		MemoryGiB: float64(cmp.Or(o.MemoryGB, defaultMemoryGB)),
-		DiskGiB:   float64(cmp.Or(o.DiskGB, defaultDiskGB)),
-	}
+	return &runner.Resources{CPU: float64(cmp.Or(o.CPU, 1)), MemoryGiB: float64(cmp.Or(o.MemoryGB, 1)), DiskGiB: float64(cmp.Or(o.DiskGB, 3))}
 }
 
 // Run runs one job in a fresh sandbox and deletes it, whatever happens. A
-// failing candidate is data; the error is non-nil only when the backend is
-// unusable (*runner.UnusableError).
+// failing candidate is data; the error is a *runner.UnusableError or nil.
 func (r *Runner) Run(ctx context.Context, job runner.Job) (runner.Result, error) {
 	start := time.Now()
 	res := runner.Result{CandidateID: job.CandidateID, Trial: job.Trial, Backend: Backend, StartedAt: start.UTC()}
-	if job.Dir != "" {
-		// A plain job runs in a directory of this machine: not a sandbox's.
+	if job.Dir != "" { // a directory of this machine, not a sandbox's
 		res.Failed(runner.ErrInfra, "the Daytona backend runs no job in a directory of its own (Job.Dir); run it locally")
 		res.FinishedAt = time.Now().UTC()
 		return res, nil
