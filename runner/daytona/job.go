@@ -34,14 +34,11 @@ type jobRun struct {
 	out     outputs
 	script  string // forge.sh (scriptText)
 	session bool
-	// streams are the goroutines following command log streams; the job
-	// waits for them before it returns.
-	streams sync.WaitGroup
+	streams sync.WaitGroup // the goroutines following log streams
 }
 
-// stepError is an infra failure of the job that also stops the whole run
-// (unusable). Any other error of a step that is not an UnusableError is an
-// infra failure of the job alone.
+// stepError is an infra failure of the job that also stops the whole run;
+// a step's other errors, but UnusableErrors, fail the job alone.
 type stepError struct {
 	msg      string
 	unusable error
@@ -67,16 +64,15 @@ func (j *jobRun) run(parent context.Context) error {
 	defer stop()
 	defer func() {
 		j.cleanup(parent)
-		// The deletion ended every log stream still open.
-		j.streams.Wait()
+		j.streams.Wait() // the deletion ended every log stream still open
 	}()
 
 	err := j.steps(ctx)
 	if err == nil {
 		return nil
 	}
-	// The run is stopped (the dead context's cause is errDead only once
-	// unusable says why), the job cancelled, or the job failed.
+	// The run is stopped (unusable says why before dead is cancelled), the
+	// job cancelled, or the job failed.
 	var se *stepError
 	var ue *runner.UnusableError
 	switch uerr := j.r.unusable(); {
@@ -169,11 +165,10 @@ func (j *jobRun) create(ctx context.Context) error {
 	if j.r.volumeID != "" {
 		base.Volumes = []types.VolumeMount{{VolumeID: j.r.volumeID, MountPath: j.r.mountPath}}
 	}
-	// Params go by value: the SDK silently ignores a pointer.
+	// Params go by value: the SDK silently ignores a pointer. An
+	// environment's snapshot wins over the runner's snapshot or image.
 	var params any = types.SnapshotParams{SandboxBaseParams: base, Snapshot: o.Snapshot}
 	if e := j.job.Environment; e != nil {
-		// The environment's snapshot, whatever the runner's own snapshot
-		// or image; its resources are the snapshot's.
 		snap, err := j.r.environmentSnapshot(e)
 		if err != nil {
 			return err
@@ -215,8 +210,7 @@ func (j *jobRun) setupTimeout() time.Duration {
 }
 
 // cleanup deletes the sandbox on a fresh context with its own deadline,
-// whatever happened to the job; a creation whose outcome is unknown is
-// reconciled by name.
+// whatever happened; a creation whose outcome is unknown is found by name.
 func (j *jobRun) cleanup(ctx context.Context) {
 	j.job.Enter(runner.PhaseCleanup)
 	t := time.Now()
@@ -231,11 +225,10 @@ func (j *jobRun) cleanup(ctx context.Context) {
 }
 
 // upload copies the candidate's files into the sandbox and makes forge.sh,
-// which writes the others.
+// which writes the others; the session is made meanwhile.
 func (j *jobRun) upload(ctx context.Context) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(4)
-	// The session the commands run in depends on nothing else.
 	g.Go(func() error { return j.ensureSession(gctx) })
 	err := j.uploadFiles(gctx, g)
 	if werr := g.Wait(); werr != nil {
@@ -244,8 +237,7 @@ func (j *jobRun) upload(ctx context.Context) error {
 	return err
 }
 
-// uploadFiles learns the sandbox's home directory and starts the uploads in
-// g.
+// uploadFiles learns the sandbox's home and starts the uploads in g.
 func (j *jobRun) uploadFiles(ctx context.Context, g *errgroup.Group) error {
 	home, err := retried(ctx, &j.r.opts, "ask "+j.name+" for its home directory", j.r.opts.calls(), j.sb.GetUserHomeDir)
 	if err != nil {
@@ -314,9 +306,8 @@ func (j *jobRun) uploadFiles(ctx context.Context, g *errgroup.Group) error {
 	return nil
 }
 
-// secretsAtSetup reports whether the secrets file goes up with the setup
-// script (the setup commands get the secrets), rather than just before the
-// candidate.
+// secretsAtSetup: the secrets go up for the setup commands, not just
+// before the candidate.
 func (j *jobRun) secretsAtSetup() bool { return j.job.SetupSecrets && len(j.job.Setup) > 0 }
 
 // uploadSecrets uploads the secrets file, unless setup had it already.
@@ -327,7 +318,6 @@ func (j *jobRun) uploadSecrets(ctx context.Context) error {
 	return j.uploadRetried(ctx, []byte(secretsText(j.job.Secrets)), j.lay.secrets())
 }
 
-// uploadRetried uploads data to remote, retrying as every call does.
 func (j *jobRun) uploadRetried(ctx context.Context, data []byte, remote string) error {
 	err := j.r.opts.retry(ctx, "upload "+remote, j.r.opts.calls(), func(ctx context.Context) error {
 		return j.uploadFile(ctx, data, remote)
@@ -338,8 +328,8 @@ func (j *jobRun) uploadRetried(ctx context.Context, data []byte, remote string) 
 	return nil
 }
 
-// uploadFile uploads data through the generated client with a pipe for its
-// *os.File: the SDK's UploadFile first writes a temporary file on disk.
+// uploadFile uploads data through the generated client with a pipe as its
+// *os.File: the SDK's UploadFile writes a temporary file first.
 func (j *jobRun) uploadFile(ctx context.Context, data []byte, remote string) error {
 	pr, pw, err := os.Pipe()
 	if err != nil {
@@ -357,12 +347,12 @@ func (j *jobRun) uploadFile(ctx context.Context, data []byte, remote string) err
 	return nil
 }
 
-// env is the candidate's environment on top of the sandbox's: HOME, the
+// env is the candidate's environment over the sandbox's: HOME, the
 // manifest's env and the protocol's FORGE_* variables.
 func (j *jobRun) env() (map[string]string, error) {
 	env := j.job.ProtocolEnv(j.lay.path)
 	env["HOME"] = j.lay.home
-	for k, v := range j.job.Secrets { // checked here, exported from the secrets file
+	for k, v := range j.job.Secrets { // exported from the secrets file
 		if !runner.ValidEnvName(k) || strings.ContainsRune(v, 0) {
 			return nil, fmt.Errorf("secret %q cannot be exported in the sandbox", k)
 		}
@@ -391,8 +381,7 @@ func (j *jobRun) settle(ctx context.Context, run sessionRun) error {
 	stdout.Write(files["stdout"])
 	stderr := &runner.CappedBuffer{Max: lim.OutputCap()}
 	stderr.Write(files["stderr"])
-	if j.job.Echo != nil {
-		// Output comes back when the job ends, so --verbose shows it then.
+	if j.job.Echo != nil { // output comes back at the end: --verbose shows it then
 		for _, s := range []string{"stdout", "stderr"} {
 			w := &runner.EchoWriter{Stream: s, Echo: j.job.Echo, Max: lim.OutputCap()}
 			w.Write(files[s])
@@ -411,17 +400,17 @@ func (j *jobRun) settle(ctx context.Context, run sessionRun) error {
 		// No clock in the sandbox: the client's view of the execution.
 		j.res.RuntimeSeconds = j.res.Phases.Execute
 	}
+	// What an output is when it is no readable regular file.
+	problem := map[string]string{"symlink": "is a symlink", "unreadable": "is not readable", "other": "is not a regular file"}
 	o := runner.Outcome{ExitCode: run.exit, TimedOut: run.timedOut}
-	switch rep.kinds["artifact"] {
+	switch k := rep.kinds["artifact"]; k {
 	case "file":
 		o.ArtifactFound = true
 		j.res.SetArtifact(files["artifact"], max(rep.sizes["artifact"], int64(len(files["artifact"]))))
 	case "symlink":
 		o.ArtifactProblem = "the artifact " + j.job.EffectiveOutputFile() + " is a symlink; forge reads only regular files"
-	case "unreadable":
-		o.ArtifactProblem = "the artifact " + j.job.EffectiveOutputFile() + " is not readable"
-	case "other":
-		o.ArtifactProblem = "the artifact " + j.job.EffectiveOutputFile() + " is not a regular file"
+	case "unreadable", "other":
+		o.ArtifactProblem = "the artifact " + j.job.EffectiveOutputFile() + " " + problem[k]
 	}
 	switch rep.kinds["result"] {
 	case "file":
@@ -435,15 +424,11 @@ func (j *jobRun) settle(ctx context.Context, run sessionRun) error {
 	case "symlink", "other":
 		j.res.SubmitError = "FORGE_RESULT is not a regular file"
 	}
-	switch rep.kinds["transcript"] {
+	switch k := rep.kinds["transcript"]; k {
 	case "file":
 		j.res.SetTranscript(files["transcript"], rep.sizes["transcript"])
-	case "unreadable":
-		j.res.RefuseTranscript("is not readable")
-	case "symlink":
-		j.res.RefuseTranscript("is a symlink")
-	case "other":
-		j.res.RefuseTranscript("is not a regular file")
+	case "symlink", "unreadable", "other":
+		j.res.RefuseTranscript(problem[k])
 	}
 	j.res.Settle(j.job, o)
 	return nil
