@@ -24,25 +24,20 @@ import (
 
 // GCOptions configure GC.
 type GCOptions struct {
-	// OlderThan spares sandboxes created more recently; zero spares none.
-	OlderThan time.Duration
-	// DryRun lists what would be deleted and deletes nothing.
-	DryRun bool
-	// OutRoot is where runs keep <run-id>/sandboxes.jsonl (the run's --out);
-	// a run whose ledger is open and whose process is alive owns its
-	// sandboxes. Empty means no run is known to be live.
+	OlderThan time.Duration // spares sandboxes created more recently; zero spares none
+	DryRun    bool          // lists what would be deleted and deletes nothing
+	// OutRoot is where runs keep <run-id>/sandboxes.jsonl: a run whose
+	// ledger is open and whose process is alive owns its sandboxes. Empty:
+	// no run is known to be live.
 	OutRoot string
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
+	Now     func() time.Time // nil means time.Now
 }
 
 // gcSandbox is one candidate for collection.
 type gcSandbox struct {
 	id, name, state, run string
-	// snapshot is what it was created from ("" for an image or the
-	// default snapshot).
-	snapshot string
-	created  time.Time
+	snapshot             string // "" for an image or the default snapshot
+	created              time.Time
 }
 
 // GC deletes the sandboxes labelled app=forge that no live run owns, then
@@ -85,8 +80,7 @@ func GC(ctx context.Context, opts Options, g GCOptions, w io.Writer) error {
 	host, _ := os.Hostname()
 	tally := runner.GCTally{W: w, DryRun: g.DryRun}
 	var errs []error
-	// removed are the sandboxes deleted (or, in a dry run, that would be).
-	removed := map[string]bool{}
+	removed := map[string]bool{} // deleted, or in a dry run would be
 	for _, sb := range all {
 		if sb.state == "destroying" || sb.state == "destroyed" {
 			continue
@@ -115,16 +109,15 @@ func GC(ctx context.Context, opts Options, g GCOptions, w io.Writer) error {
 				continue
 			}
 		}
-		id := sb.id
-		deleted, err := gcDelete(actx, &opts, opts.calls(), &tally, desc, "sandbox "+sb.name, func(ctx context.Context) error {
-			_, resp, err := api.SandboxAPI.DeleteSandbox(ctx, id).Execute()
+		err := gcDelete(actx, &opts, opts.calls(), &tally, desc, "sandbox "+sb.name, func(ctx context.Context) error {
+			_, resp, err := api.SandboxAPI.DeleteSandbox(ctx, sb.id).Execute()
 			return sdkerrors.ConvertAPIError(err, resp)
 		})
 		if classify(actx, err).class == classAuth {
 			return gcError(actx, "delete "+sb.name, err)
 		}
 		errs = append(errs, err)
-		removed[sb.id] = deleted
+		removed[sb.id] = err == nil
 	}
 	tally.Summary("")
 	if err := gcSnapshots(actx, opts, g, now(), inUse(all, removed), w); err != nil {
@@ -133,8 +126,7 @@ func GC(ctx context.Context, opts Options, g GCOptions, w io.Writer) error {
 	return errors.Join(errs...)
 }
 
-// inUse names, per snapshot, a sandbox that gc leaves and that was
-// created from it.
+// inUse names, per snapshot, a sandbox gc leaves that was created from it.
 func inUse(all []gcSandbox, removed map[string]bool) map[string]string {
 	users := map[string]string{}
 	for _, sb := range all {
@@ -197,7 +189,7 @@ func gcSnapshots(ctx context.Context, opts Options, g GCOptions, now time.Time, 
 			tally.Keep(desc, "used more recently than "+g.OlderThan.String())
 			continue
 		}
-		_, err := gcDelete(ctx, &opts, opts.deletions(), &tally, desc, "snapshot "+sn.Name, func(ctx context.Context) error {
+		err := gcDelete(ctx, &opts, opts.deletions(), &tally, desc, "snapshot "+sn.Name, func(ctx context.Context) error {
 			return client.Snapshot.Delete(ctx, sn)
 		})
 		if classify(ctx, err).class == classAuth {
@@ -211,26 +203,25 @@ func gcSnapshots(ctx context.Context, opts Options, g GCOptions, now time.Time, 
 
 // gcDelete deletes what desc names with del (unless a dry run; gone counts
 // as deleted) and tallies it; a refused key is returned as it came.
-func gcDelete(ctx context.Context, opts *Options, b budget, tally *runner.GCTally, desc, what string, del func(context.Context) error) (bool, error) {
-	if tally.DryRun {
-		tally.Delete(desc)
-		return true, nil
+func gcDelete(ctx context.Context, opts *Options, b budget, tally *runner.GCTally, desc, what string, del func(context.Context) error) error {
+	var err error
+	if !tally.DryRun {
+		err = opts.retry(ctx, "delete "+what, b, func(ctx context.Context) error {
+			if err := del(ctx); err != nil && classify(ctx, err).class != classNotFound {
+				return err
+			}
+			return nil
+		})
 	}
-	err := opts.retry(ctx, "delete "+what, b, func(ctx context.Context) error {
-		if err := del(ctx); err != nil && classify(ctx, err).class != classNotFound {
-			return err
-		}
-		return nil
-	})
 	switch {
 	case err == nil:
 		tally.Delete(desc)
-		return true, nil
+		return nil
 	case classify(ctx, err).class == classAuth:
-		return false, err
+		return err
 	}
 	tally.Fail(desc, describe(err))
-	return false, fmt.Errorf("delete %s: %w", what, described(err))
+	return fmt.Errorf("delete %s: %w", what, described(err))
 }
 
 // listSnapshots lists every snapshot the account can see, page by page.
@@ -260,9 +251,9 @@ func gcError(ctx context.Context, what string, err error) error {
 	return fmt.Errorf("%s: %w", what, described(err))
 }
 
-// runLiveness says why the run owning a ledger is live, or "" when it is
-// not: its ledger was closed, or the process that opened it on this machine
-// is gone. A run opened on another machine is assumed live.
+// runLiveness says why the run owning a ledger is live, or "" when its
+// ledger is closed or its process on this machine gone. A run opened on
+// another machine is assumed live.
 func runLiveness(ledgerPath, host string) string {
 	entries, err := ReadLedger(ledgerPath)
 	if err != nil {
@@ -294,7 +285,7 @@ func processAlive(pid int) bool {
 }
 
 // newAPIClient is the generated API client, for what the SDK does not
-// expose (labels and creation times of listed sandboxes).
+// expose (listed sandboxes' labels and creation times, build logs).
 func newAPIClient(o Options) *apiclient.APIClient {
 	cfg := apiclient.NewConfiguration()
 	cfg.Servers = apiclient.ServerConfigurations{{URL: o.APIURL}}

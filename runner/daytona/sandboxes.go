@@ -18,20 +18,12 @@ import (
 	"github.com/forge-run/forge/runner"
 )
 
-// adopt makes sb usable by forge: its toolbox calls go through the
-// configured HTTP client.
+// adopt sends sb's toolbox calls through the Runner's HTTP client.
 func (r *Runner) adopt(sb *daytona.Sandbox) *daytona.Sandbox {
 	if sb != nil && r.toolboxHTTP != nil {
 		sb.ToolboxClient.GetConfig().HTTPClient = r.toolboxHTTP
 	}
 	return sb
-}
-
-// notCreated records that no attempt can have created name.
-func (r *Runner) notCreated(name string) {
-	if r.capacity.notCreated(name) {
-		r.ledger.append(LedgerEntry{Event: eventNotCreated, RunID: r.opts.RunID, Name: name})
-	}
 }
 
 // deleted records that name's sandbox (id when known) is gone.
@@ -47,11 +39,10 @@ func (r *Runner) deleted(name, id string) error {
 // the pacer and the retry policy, finding ambiguous outcomes by name. A
 // sandbox that exists is returned even with an error: delete it.
 func (r *Runner) createSandbox(ctx context.Context, name string, params any) (*daytona.Sandbox, error) {
-	// ambiguous: an attempt may have created it although it failed.
-	ambiguous := false
+	ambiguous := false // an attempt may have created it although it failed
 	defer func() {
-		if !ambiguous {
-			r.notCreated(name)
+		if !ambiguous && r.capacity.notCreated(name) {
+			r.ledger.append(LedgerEntry{Event: eventNotCreated, RunID: r.opts.RunID, Name: name})
 		}
 	}()
 	return retried(ctx, &r.opts, "create "+name, r.opts.calls(), func(ctx context.Context) (*daytona.Sandbox, error) {
@@ -86,9 +77,8 @@ func (r *Runner) createOnce(ctx context.Context, name string, params any, ambigu
 		*ambiguous = true
 	}
 	if reason, ok := failedToStart(f, err); ok {
-		// It exists, in error or build_failed; find it so it is deleted.
-		// The next would fail the same way: the image or snapshot cannot
-		// start.
+		// It exists, failed: find it to delete it. The next would fail the
+		// same way.
 		*ambiguous = true
 		found, _ := r.lookup(ctx, name)
 		return found, backoff.Permanent(r.stop(fmt.Errorf(
@@ -118,9 +108,7 @@ func (r *Runner) createOnce(ctx context.Context, name string, params any, ambigu
 			// Our own earlier attempt created it after all.
 			sb, err := r.started(ctx, found)
 			return sb, backoff.Permanent(err)
-		case found != nil:
-			// Left over by an earlier process of the same run (a crash, a
-			// resume): it is ours by name; replace it.
+		case found != nil: // left by an earlier process of this run: ours by name
 			fmt.Fprintf(r.opts.Warn, "daytona: sandbox %s already exists from an earlier attempt; deleting it first\n", name)
 			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.opts.DeleteTimeout)
 			derr := r.deleteSandbox(dctx, name, found)
@@ -131,8 +119,7 @@ func (r *Runner) createOnce(ctx context.Context, name string, params any, ambigu
 		}
 		return nil, &retryHint{err: err}
 	case classTransient:
-		// Unless the request never left, the service may have created it
-		// before failing to answer.
+		// Unless the request never left, it may have been created.
 		if *ambiguous {
 			if found, lerr := r.lookup(ctx, name); lerr == nil && found != nil {
 				sb, err := r.started(ctx, found)
@@ -144,8 +131,7 @@ func (r *Runner) createOnce(ctx context.Context, name string, params any, ambigu
 	return nil, backoff.Permanent(err)
 }
 
-// startsFrom says what a sandbox created with params starts from, for
-// messages.
+// startsFrom says, for messages, what a sandbox of params starts from.
 func startsFrom(params any) string {
 	switch p := params.(type) {
 	case types.ImageParams:
@@ -165,7 +151,7 @@ func startsFrom(params any) string {
 	return "the default snapshot"
 }
 
-// whatToCheck says where what a sandbox starts from is set, for messages.
+// whatToCheck says, for messages, where that is set.
 func whatToCheck(params any) string {
 	if p, ok := params.(types.SnapshotParams); ok && strings.HasPrefix(p.Snapshot, runner.SnapshotPrefix) {
 		return "the environment (its snapshot may have been deleted meanwhile, e.g. by \"forge gc\")"
@@ -197,7 +183,7 @@ func (r *Runner) lookup(ctx context.Context, name string) (*daytona.Sandbox, err
 }
 
 // deleteSandbox deletes sb with the deletion budget; one already gone
-// counts as deleted, one that cannot be is recorded and named on Warn.
+// counts as deleted.
 func (r *Runner) deleteSandbox(ctx context.Context, name string, sb *daytona.Sandbox) error {
 	err := r.opts.retry(ctx, "delete "+name, r.opts.deletions(), func(ctx context.Context) error {
 		err := sb.DeleteWithTimeout(ctx, 0)
@@ -228,8 +214,7 @@ func (r *Runner) undeletable(name, id string, err error) error {
 	return errors.Join(fmt.Errorf("delete sandbox %s: %w", label, described(err)), lerr)
 }
 
-// reconcile deletes the sandbox called name if it exists: a creation whose
-// outcome forge never learned.
+// reconcile deletes the sandbox called name, if it exists.
 func (r *Runner) reconcile(ctx context.Context, name string) error {
 	sb, err := r.lookup(ctx, name)
 	if err != nil {
@@ -257,14 +242,10 @@ func (r *Runner) listRun(ctx context.Context) ([]*daytona.Sandbox, error) {
 	return found, nil
 }
 
-// stillDestroying counts this run's deleted sandboxes the service has not
-// finished destroying: until they are gone they may hold their share of the
-// account's limits. A failed listing counts none.
+// stillDestroying counts this run's deleted sandboxes not yet destroyed,
+// which may still hold their share of the account's limits.
 func (r *Runner) stillDestroying(ctx context.Context) int {
-	found, err := r.listRun(ctx)
-	if err != nil {
-		return 0
-	}
+	found, _ := r.listRun(ctx)
 	n := 0
 	for _, sb := range found {
 		if sb.State == "destroying" {
@@ -292,20 +273,20 @@ func (r *Runner) sweep(ctx context.Context) error {
 }
 
 // Waits of a creation refused for the account's limits: up to lagGrace
-// after one of the run's deletions the refusal may be the service catching
-// up with it (tried again from lagFirstRetry on); while deleted sandboxes
-// are still destroying, it is tried again every destroyingPoll.
+// after one of the run's deletions the service may be catching up with it
+// (tried again from lagFirstRetry on); while deleted sandboxes are still
+// destroying, it is tried again every destroyingPoll.
 const (
 	lagGrace       = 5 * time.Second
 	lagFirstRetry  = 100 * time.Millisecond
 	destroyingPoll = time.Second
 )
 
-// waitForCapacity handles a creation of name refused for the account's
-// limits: with creations under way and none alive, it waits for them; with
-// some alive, concurrency comes down to their number (announced once) and
-// the caller waits in acquire; with none alive or coming (and none
-// destroying), the account is full without this run: the run stops.
+// waitForCapacity handles a creation refused for the account's limits:
+// with none alive but some under way, it waits for them; with some alive,
+// concurrency comes down to their number (announced once); with none
+// alive, coming or destroying, the account is full without this run: the
+// run stops.
 func (r *Runner) waitForCapacity(ctx context.Context, name string, refusal error) error {
 	what, _ := quotaRefusal(statusOf(refusal), messageOf(refusal))
 	r.capacity.refused(name)
@@ -314,26 +295,19 @@ func (r *Runner) waitForCapacity(ctx context.Context, name string, refusal error
 		recent := since >= 0 && since < lagGrace
 		var lag <-chan time.Time
 		switch {
-		case alive == 0 && pending > 0:
-			// Wait for the creations under way.
+		case alive == 0 && pending > 0: // wait for the creations under way
 		case alive == 0 && !recent && r.stillDestroying(ctx) > 0:
-			// Deleted but not gone: the account may free their share only
-			// once they are. Look again in a while, or at the next change.
-			lag = time.After(destroyingPoll)
+			lag = time.After(destroyingPoll) // their share is freed once they are gone
 		case alive == 0 && !recent:
 			return r.stop(fmt.Errorf("Daytona account limit reached (%s) with none of this run's sandboxes alive: other sandboxes of the account use it all; "+
 				"free some (forge gc deletes those forge left behind; the others are in the Daytona dashboard), lower concurrency or ask for smaller daytona.resources",
 				what))
-		case !recent:
-			// The account admits what it holds of this run: the sandboxes
-			// alive and those deleted but still being destroyed.
+		case !recent: // the account admits the run's alive and destroying sandboxes
 			if n := r.capacity.lower(alive + r.stillDestroying(ctx)); n > 0 {
 				fmt.Fprintf(r.opts.Warn, "forge: account limit reached (%s): running %d at a time\n", what, n)
 			}
 			return nil
-		default:
-			// Try again as the deletion ages (after as long again as it is
-			// old, from 100 ms), or at the next change.
+		default: // again as the deletion ages (as long again as it is old), or at a change
 			lag = time.After(min(lagGrace-since, max(lagFirstRetry, since)))
 		}
 		select {
