@@ -69,6 +69,22 @@ func classify(ctx context.Context, err error) failure {
 	return failure{class: classPermanent}
 }
 
+// gone is err, but nil for a 404: what was to be deleted is gone.
+func gone(err error) error {
+	if statusOf(err) == http.StatusNotFound {
+		return nil
+	}
+	return err
+}
+
+// orNone is v, err, but nil and no error for a 404: there is none.
+func orNone[T any](v *T, err error) (*T, error) {
+	if statusOf(err) == http.StatusNotFound {
+		return nil, nil
+	}
+	return v, err
+}
+
 // statusOf is the HTTP status behind an SDK error (0 for network errors).
 func statusOf(err error) int {
 	if e := sdkError(err); e != nil {

@@ -82,9 +82,8 @@ func Doctor(ctx context.Context, opts Options, w io.Writer) error {
 	return nil
 }
 
-// snapshotSummary says how many snapshots the account has, how many are
-// forge's environments, and in which states, e.g. "5 in the account, 2
-// of them forge's environments (forge-env-*): 1 active, 1 error".
+// snapshotSummary is e.g. "5 in the account, 2 of them forge's
+// environments (forge-env-*): 1 active, 1 error".
 func snapshotSummary(snaps []*types.Snapshot) string {
 	states := map[string]int{}
 	forge := 0

@@ -73,8 +73,12 @@ func (r *Runner) BuildEnvironment(ctx context.Context, env *runner.Environment, 
 		return out, err
 	}
 	defer done()
-	st := r.envState(env.Hash)
 	r.mu.Lock()
+	st := r.envs[env.Hash]
+	if st == nil {
+		st = &envState{}
+		r.envs[env.Hash] = st
+	}
 	ready, failed, closed := st.ready, st.failed, r.closed
 	r.mu.Unlock()
 	switch {
@@ -113,18 +117,6 @@ func (r *Runner) BuildEnvironment(ctx context.Context, env *runner.Environment, 
 	r.mu.Unlock()
 	out.Reused = reused
 	return out, err
-}
-
-// envState is the state of the environment of hash, made on first use.
-func (r *Runner) envState(hash string) *envState {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	st := r.envs[hash]
-	if st == nil {
-		st = &envState{}
-		r.envs[hash] = st
-	}
-	return st
 }
 
 // environmentSnapshot is the snapshot a job of the environment of hash
@@ -288,11 +280,7 @@ func (b *envBuild) outcome(ctx context.Context, sn *types.Snapshot, others bool)
 func (b *envBuild) get(ctx context.Context, key string) (*types.Snapshot, error) {
 	r := b.r
 	sn, err := retried(ctx, &r.opts, "get snapshot "+b.name, r.opts.calls(), func(ctx context.Context) (*types.Snapshot, error) {
-		sn, err := r.client.Snapshot.Get(ctx, key)
-		if classify(ctx, err).class == classNotFound {
-			return nil, nil
-		}
-		return sn, err
+		return orNone(r.client.Snapshot.Get(ctx, key))
 	})
 	if err != nil {
 		return nil, r.callError(ctx, "daytona: get snapshot "+b.name, err)
@@ -374,11 +362,7 @@ func (b *envBuild) create(ctx context.Context) (*types.Snapshot, <-chan string, 
 func (b *envBuild) delete(ctx context.Context, sn *types.Snapshot) error {
 	r := b.r
 	err := r.opts.retry(ctx, "delete snapshot "+sn.Name, r.opts.deletions(), func(ctx context.Context) error {
-		err := r.client.Snapshot.Delete(ctx, sn)
-		if classify(ctx, err).class == classNotFound {
-			return nil
-		}
-		return err
+		return gone(r.client.Snapshot.Delete(ctx, sn))
 	})
 	if err != nil {
 		return r.callError(ctx, "daytona: delete snapshot "+b.name, err)

@@ -206,12 +206,7 @@ func gcSnapshots(ctx context.Context, opts Options, g GCOptions, now time.Time, 
 func gcDelete(ctx context.Context, opts *Options, b budget, tally *runner.GCTally, desc, what string, del func(context.Context) error) error {
 	var err error
 	if !tally.DryRun {
-		err = opts.retry(ctx, "delete "+what, b, func(ctx context.Context) error {
-			if err := del(ctx); err != nil && classify(ctx, err).class != classNotFound {
-				return err
-			}
-			return nil
-		})
+		err = opts.retry(ctx, "delete "+what, b, func(ctx context.Context) error { return gone(del(ctx)) })
 	}
 	switch {
 	case err == nil:

@@ -36,8 +36,8 @@ type LedgerEntry struct {
 	Error string    `json:"error,omitempty"`
 }
 
-// ledger appends entries, one synced line each, so that a crash leaves a
-// record of every sandbox that may exist.
+// ledger appends entries, a synced line each: after a crash it names every
+// sandbox that may exist.
 type ledger struct {
 	mu   sync.Mutex
 	f    *os.File
@@ -113,12 +113,10 @@ func ReadLedger(path string) ([]LedgerEntry, error) {
 
 // LedgerState summarises a ledger.
 type LedgerState struct {
-	// Open is true when a Runner opened it and has not closed it since.
-	Open bool
-	PID  int
-	Host string
-	// Pending names sandboxes created (or about to be) and never deleted.
-	Pending []string
+	Open    bool // a Runner opened it and has not closed it since
+	PID     int
+	Host    string
+	Pending []string // sandboxes created (or about to be) and never deleted
 }
 
 // Summarise folds a ledger's entries.

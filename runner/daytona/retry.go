@@ -9,28 +9,21 @@ import (
 	"github.com/cenkalti/backoff/v5"
 )
 
-// budget says which failures of one call are tried again, and how often.
-// It is data: every call of the backend goes through the one policy
-// (Options.retry) with its own budget.
+// budget says which failures of one call are tried again, and how often:
+// every call goes through the one policy (retried) with its own budget.
 type budget struct {
-	// transient bounds the attempts after 5xx, 408, network errors and
-	// client timeouts; 1 means no retry.
-	transient int
-	// rateLimited bounds the attempts after 429s, which had no effect.
-	rateLimited int
-	// conflicts retries 409s ("state change in progress") until ctx ends.
-	conflicts bool
+	transient   int  // attempts after 5xx, 408, network errors, client timeouts
+	rateLimited int  // attempts after 429s, which had no effect
+	conflicts   bool // retry 409s ("state change in progress") until ctx ends
 }
 
-// calls is the budget of an ordinary call: transient failures and rate
-// limits are retried.
+// calls is the budget of an ordinary call.
 func (o *Options) calls() budget {
 	return budget{transient: o.Retry.Tries, rateLimited: o.Retry.RateLimitTries}
 }
 
-// deletions is the budget of a deletion, which matters more than any other
-// call: more transient retries, and a sandbox still changing state is
-// waited out.
+// deletions is the budget of a deletion, which matters most: more
+// transient retries, and a sandbox changing state is waited out.
 func (o *Options) deletions() budget {
 	return budget{transient: o.Retry.Tries + 3, rateLimited: o.Retry.RateLimitTries, conflicts: true}
 }
@@ -47,8 +40,7 @@ type retryHint struct {
 func (e *retryHint) Error() string { return e.err.Error() }
 func (e *retryHint) Unwrap() error { return e.err }
 
-// retry is the backend's one retry policy (backoff/v5), for an operation
-// with no result (see retried).
+// retry is retried for an operation with no result.
 func (o *Options) retry(ctx context.Context, what string, b budget, op func(context.Context) error) error {
 	_, err := retried(ctx, o, what, b, func(ctx context.Context) (struct{}, error) { return struct{}{}, op(ctx) })
 	return err
@@ -59,7 +51,6 @@ func (o *Options) retry(ctx context.Context, what string, b budget, op func(cont
 // waits never shorter than Retry-After. The error is op's last, as it
 // returned it, or ctx's.
 func retried[T any](ctx context.Context, o *Options, what string, b budget, op func(context.Context) (T, error)) (T, error) {
-	// The jittered exponential schedule for transient errors.
 	sched := &backoff.ExponentialBackOff{InitialInterval: o.Retry.Initial, MaxInterval: o.Retry.Max, RandomizationFactor: 0.5, Multiplier: 2}
 	var last error
 	transient, limited := 0, 0

@@ -170,11 +170,7 @@ func (r *Runner) started(ctx context.Context, sb *daytona.Sandbox) (*daytona.San
 // lookup finds a sandbox by name; nil, nil when there is none.
 func (r *Runner) lookup(ctx context.Context, name string) (*daytona.Sandbox, error) {
 	sb, err := retried(ctx, &r.opts, "look up "+name, r.opts.calls(), func(ctx context.Context) (*daytona.Sandbox, error) {
-		sb, err := r.client.Get(ctx, name)
-		if classify(ctx, err).class == classNotFound {
-			return nil, nil
-		}
-		return sb, err
+		return orNone(r.client.Get(ctx, name))
 	})
 	if err != nil {
 		return nil, err
@@ -186,11 +182,7 @@ func (r *Runner) lookup(ctx context.Context, name string) (*daytona.Sandbox, err
 // counts as deleted.
 func (r *Runner) deleteSandbox(ctx context.Context, name string, sb *daytona.Sandbox) error {
 	err := r.opts.retry(ctx, "delete "+name, r.opts.deletions(), func(ctx context.Context) error {
-		err := sb.DeleteWithTimeout(ctx, 0)
-		if classify(ctx, err).class == classNotFound {
-			return nil
-		}
-		return err
+		return gone(sb.DeleteWithTimeout(ctx, 0))
 	})
 	if err == nil {
 		return r.deleted(name, sb.ID)
