@@ -100,22 +100,19 @@ func (r *Runner) BuildEnvironment(ctx context.Context, env *runner.Environment, 
 	defer stop()
 
 	reused, err := r.makeEnvironment(bctx, env, log)
-	if uerr := r.unusable(); err != nil && uerr != nil {
+	switch uerr := r.unusable(); {
+	case err != nil && uerr != nil:
 		return out, uerr
-	}
-	if err != nil && ctx.Err() != nil {
+	case err != nil && ctx.Err() != nil:
 		return out, ctx.Err()
 	}
 	var be *runner.BuildError
 	r.mu.Lock()
-	switch {
-	case err == nil:
-		st.ready = true
-	case errors.As(err, &be):
+	st.ready, out.Reused = err == nil, reused
+	if errors.As(err, &be) {
 		st.failed = err
 	}
 	r.mu.Unlock()
-	out.Reused = reused
 	return out, err
 }
 
@@ -214,7 +211,7 @@ func (b *envBuild) run(ctx context.Context) (reused bool, err error) {
 			for line := range logs {
 				b.line(line)
 			}
-			if sn, err = b.await(ctx, created); err != nil {
+			if sn, err = b.await(ctx, created, false); err != nil {
 				return false, err
 			}
 			if sn == nil {
@@ -234,7 +231,7 @@ func (b *envBuild) run(ctx context.Context) (reused bool, err error) {
 			return b.mine == nil, nil
 		case st == snapRemoving:
 			b.say("snapshot %s is being removed; waiting for it to go", b.name)
-			if err := b.gone(ctx, sn); err != nil {
+			if _, err := b.await(ctx, sn, true); err != nil {
 				return false, err
 			}
 		case snapBuilding(st):
@@ -242,7 +239,7 @@ func (b *envBuild) run(ctx context.Context) (reused bool, err error) {
 				b.waited = true
 				b.say("snapshot %s is %s, by another forge; waiting for it", b.name, st)
 			}
-			if sn, err = b.await(ctx, sn); err != nil {
+			if sn, err = b.await(ctx, sn, false); err != nil {
 				return false, err
 			}
 			if sn != nil {
@@ -257,7 +254,7 @@ func (b *envBuild) run(ctx context.Context) (reused bool, err error) {
 			if err := b.delete(ctx, sn); err != nil {
 				return false, err
 			}
-			if err := b.gone(ctx, sn); err != nil {
+			if _, err := b.await(ctx, sn, true); err != nil {
 				return false, err
 			}
 		}
@@ -288,23 +285,12 @@ func (b *envBuild) get(ctx context.Context, key string) (*types.Snapshot, error)
 	return sn, nil
 }
 
-// await polls sn until it is no longer being made; nil when it is gone.
-func (b *envBuild) await(ctx context.Context, sn *types.Snapshot) (*types.Snapshot, error) {
-	return b.until(ctx, sn, func(sn *types.Snapshot) bool { return sn == nil || !snapBuilding(sn.State) })
-}
-
-// gone waits until sn no longer exists.
-func (b *envBuild) gone(ctx context.Context, sn *types.Snapshot) error {
-	_, err := b.until(ctx, sn, func(sn *types.Snapshot) bool { return sn == nil })
-	return err
-}
-
-// until polls sn until done holds of it (nil: gone), from 100 ms to
-// Options.PollInterval apart.
-func (b *envBuild) until(ctx context.Context, sn *types.Snapshot, done func(*types.Snapshot) bool) (*types.Snapshot, error) {
+// await polls sn, 100 ms to PollInterval apart, until it is no longer
+// being made, or with gone until it no longer exists; nil when it is gone.
+func (b *envBuild) await(ctx context.Context, sn *types.Snapshot, gone bool) (*types.Snapshot, error) {
 	for interval := 100 * time.Millisecond; ; interval = min(2*interval, b.r.opts.PollInterval) {
 		now, err := b.get(ctx, sn.ID)
-		if err != nil || done(now) {
+		if err != nil || now == nil || !gone && !snapBuilding(now.State) {
 			return now, err
 		}
 		if err := sleep(ctx, interval); err != nil {

@@ -51,9 +51,6 @@ func newLayout(home, candidate string) layout {
 	return layout{home: home, work: home + "/forge/" + candidate, ctl: home + "/forge/.forge-" + candidate}
 }
 
-func (l layout) stdout() string         { return l.ctl + ".stdout" }
-func (l layout) stderr() string         { return l.ctl + ".stderr" }
-func (l layout) setupLog() string       { return l.ctl + ".setup.log" }
 func (l layout) path(rel string) string { return l.work + "/" + rel }
 
 // secrets is the file that brings a job's secrets to its candidate,
@@ -165,7 +162,7 @@ run) if ! forge_claim run; then forge_await run; forge_want='%[4]s'; forge_end; 
 *) echo "forge: no mode $1" >&2; exit 2 ;;
 esac
 forge_path=$PATH
-`, shQuote(setupText), shQuote(l.setupLog()), doneLine, outputKeys)
+`, shQuote(setupText), shQuote(l.ctl+".setup.log"), doneLine, outputKeys)
 	b.WriteString(clockText)
 	b.WriteString(l.preamble(env, runEnsure))
 	b.WriteString(l.readSecrets(true))
@@ -176,7 +173,7 @@ forge_path=$PATH
 		}
 		b.WriteString(shQuote(a))
 	}
-	fmt.Fprintf(&b, " </dev/null >%s 2>%s\n", shQuote(l.stdout()), shQuote(l.stderr()))
+	fmt.Fprintf(&b, " </dev/null >%s 2>%s\n", shQuote(l.ctl+".stdout"), shQuote(l.ctl+".stderr"))
 	// The report runs with forge's PATH, whatever the job's env set.
 	fmt.Fprintf(&b, `forge_rc=$?
 PATH=$forge_path
