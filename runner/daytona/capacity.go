@@ -81,7 +81,6 @@ func (c *capacity) asking(name string) {
 	c.holders[name].asked = true
 }
 
-// created records that name's sandbox exists as sb.
 func (c *capacity) created(name string, sb *daytona.Sandbox) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -119,7 +118,6 @@ func (c *capacity) notCreated(name string) (asked bool) {
 	return h.asked
 }
 
-// mayExist reports whether name may exist without a handle.
 func (c *capacity) mayExist(name string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -423,7 +423,6 @@ func (b *envBuild) line(l string) {
 	b.out(l)
 }
 
-// say passes a line of forge's own on.
 func (b *envBuild) say(format string, args ...any) {
 	b.line("daytona: " + fmt.Sprintf(format, args...))
 }

@@ -80,66 +80,54 @@ func GC(ctx context.Context, opts Options, g GCOptions, w io.Writer) error {
 	host, _ := os.Hostname()
 	tally := runner.GCTally{W: w, DryRun: g.DryRun}
 	var errs []error
-	removed := map[string]bool{} // deleted, or in a dry run would be
+	users := map[string]string{} // snapshot -> a sandbox left that was created from it
 	for _, sb := range all {
 		if sb.state == "destroying" || sb.state == "destroyed" {
 			continue
 		}
 		age := now().Sub(sb.created)
-		desc := fmt.Sprintf("%s (%s", sb.name, sb.id)
+		desc, of := fmt.Sprintf("%s (%s", sb.name, sb.id), ""
 		if sb.run != "" {
-			desc += ", run " + sb.run
+			desc, of = desc+", run "+sb.run, " of run "+sb.run
 		}
 		if !sb.created.IsZero() {
 			desc += ", created " + age.Round(time.Second).String() + " ago"
 		}
 		desc += ")"
-		if g.OlderThan > 0 && (sb.created.IsZero() || age < g.OlderThan) {
-			tally.Keep(desc, "younger than "+g.OlderThan.String())
-			continue
-		}
-		if sb.run != "" && g.OutRoot != "" {
-			why, seen := owners[sb.run]
-			if !seen {
+		why, seen := "", false
+		switch {
+		case g.OlderThan > 0 && (sb.created.IsZero() || age < g.OlderThan):
+			why = "younger than " + g.OlderThan.String()
+		case sb.run != "" && g.OutRoot != "":
+			if why, seen = owners[sb.run]; !seen {
 				why = runLiveness(filepath.Join(g.OutRoot, sb.run, LedgerFile), host)
 				owners[sb.run] = why
 			}
-			if why != "" {
-				tally.Keep(desc, why)
-				continue
+		}
+		if why != "" {
+			tally.Keep(desc, why)
+		} else {
+			err := gcDelete(actx, &opts, opts.calls(), &tally, desc, "sandbox "+sb.name, func(ctx context.Context) error {
+				_, resp, err := api.SandboxAPI.DeleteSandbox(ctx, sb.id).Execute()
+				return sdkerrors.ConvertAPIError(err, resp)
+			})
+			switch {
+			case err == nil:
+				continue // deleted, or in a dry run would be
+			case classify(actx, err).class == classAuth:
+				return gcError(actx, "delete "+sb.name, err)
 			}
+			errs = append(errs, err)
 		}
-		err := gcDelete(actx, &opts, opts.calls(), &tally, desc, "sandbox "+sb.name, func(ctx context.Context) error {
-			_, resp, err := api.SandboxAPI.DeleteSandbox(ctx, sb.id).Execute()
-			return sdkerrors.ConvertAPIError(err, resp)
-		})
-		if classify(actx, err).class == classAuth {
-			return gcError(actx, "delete "+sb.name, err)
+		if _, seen := users[sb.snapshot]; sb.snapshot != "" && !seen {
+			users[sb.snapshot] = "sandbox " + sb.name + of + " was created from it"
 		}
-		errs = append(errs, err)
-		removed[sb.id] = err == nil
 	}
 	tally.Summary("")
-	if err := gcSnapshots(actx, opts, g, now(), inUse(all, removed), w); err != nil {
+	if err := gcSnapshots(actx, opts, g, now(), users, w); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
-}
-
-// inUse names, per snapshot, a sandbox gc leaves that was created from it.
-func inUse(all []gcSandbox, removed map[string]bool) map[string]string {
-	users := map[string]string{}
-	for _, sb := range all {
-		if _, seen := users[sb.snapshot]; sb.snapshot == "" || seen || removed[sb.id] || sb.state == "destroying" || sb.state == "destroyed" {
-			continue
-		}
-		why := "sandbox " + sb.name
-		if sb.run != "" {
-			why += " of run " + sb.run
-		}
-		users[sb.snapshot] = why + " was created from it"
-	}
-	return users
 }
 
 // gcSnapshots deletes forge's environment snapshots that no sandbox in
@@ -219,7 +207,6 @@ func gcDelete(ctx context.Context, opts *Options, b budget, tally *runner.GCTall
 	return fmt.Errorf("delete %s: %w", what, described(err))
 }
 
-// listSnapshots lists every snapshot the account can see, page by page.
 func listSnapshots(ctx context.Context, opts Options, client *daytona.Client) ([]*types.Snapshot, error) {
 	return allPages(ctx, &opts, "list snapshots", func(ctx context.Context, page, limit int) ([]*types.Snapshot, int, error) {
 		res, err := client.Snapshot.List(ctx, &page, &limit)
@@ -230,7 +217,6 @@ func listSnapshots(ctx context.Context, opts Options, client *daytona.Client) ([
 	})
 }
 
-// newClient is the SDK's client for opts' account.
 func newClient(opts Options) (*daytona.Client, error) {
 	c, err := daytona.NewClientWithConfig(&types.DaytonaConfig{APIKey: opts.APIKey, APIUrl: opts.APIURL, Target: opts.Target})
 	if err != nil {

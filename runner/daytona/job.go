@@ -94,7 +94,6 @@ func (j *jobRun) run(parent context.Context) error {
 	return nil
 }
 
-// step runs one phase, timing it.
 func (j *jobRun) step(p runner.Phase, f func() error) error {
 	j.job.Enter(p)
 	t := time.Now()
@@ -131,7 +130,6 @@ func (j *jobRun) steps(ctx context.Context) error {
 	return j.step(runner.PhaseDownload, func() error { return j.settle(ctx, run) })
 }
 
-// create makes the job's sandbox.
 func (j *jobRun) create(ctx context.Context) error {
 	o := j.r.opts
 	labels := make(map[string]string, len(o.Labels)+4)

@@ -34,7 +34,6 @@ func newPacer(perSecond float64) *pacer {
 	return &pacer{max: max, floor: max / 64, lim: rate.NewLimiter(max, 1)}
 }
 
-// wait blocks until a creation may start.
 func (p *pacer) wait(ctx context.Context) error {
 	for {
 		p.mu.Lock()
@@ -86,10 +85,8 @@ func (p *pacer) succeeded() {
 	p.lim.SetLimit(min(p.lim.Limit()+p.max/10, p.max))
 }
 
-// limit is the current creation rate per second.
 func (p *pacer) limit() float64 { return float64(p.lim.Limit()) }
 
-// sleep waits for d or until ctx ends.
 func sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return ctx.Err()

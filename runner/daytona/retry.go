@@ -17,7 +17,6 @@ type budget struct {
 	conflicts   bool // retry 409s ("state change in progress") until ctx ends
 }
 
-// calls is the budget of an ordinary call.
 func (o *Options) calls() budget {
 	return budget{transient: o.Retry.Tries, rateLimited: o.Retry.RateLimitTries}
 }

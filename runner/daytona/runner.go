@@ -120,7 +120,6 @@ func New(ctx context.Context, opts Options) (*Runner, error) {
 	return r, nil
 }
 
-// ensureVolume finds or creates the volume and waits until it is ready.
 func (r *Runner) ensureVolume(ctx context.Context) error {
 	name := r.opts.Volume.Name
 	vol, err := retried(ctx, &r.opts, "find volume "+name, r.opts.calls(), func(ctx context.Context) (*types.Volume, error) {

@@ -26,7 +26,6 @@ func (r *Runner) adopt(sb *daytona.Sandbox) *daytona.Sandbox {
 	return sb
 }
 
-// deleted records that name's sandbox (id when known) is gone.
 func (r *Runner) deleted(name, id string) error {
 	r.mu.Lock()
 	delete(r.undeleted, name)
@@ -159,7 +158,6 @@ func whatToCheck(params any) string {
 	return "the manifest's daytona: block (image, snapshot, resources)"
 }
 
-// started waits for an adopted sandbox to be started.
 func (r *Runner) started(ctx context.Context, sb *daytona.Sandbox) (*daytona.Sandbox, error) {
 	if sb.State == "started" {
 		return sb, nil
@@ -190,7 +188,6 @@ func (r *Runner) deleteSandbox(ctx context.Context, name string, sb *daytona.San
 	return r.undeletable(name, sb.ID, err)
 }
 
-// undeletable records a sandbox forge could not delete.
 func (r *Runner) undeletable(name, id string, err error) error {
 	label := name
 	if id != "" {
@@ -206,7 +203,6 @@ func (r *Runner) undeletable(name, id string, err error) error {
 	return errors.Join(fmt.Errorf("delete sandbox %s: %w", label, described(err)), lerr)
 }
 
-// reconcile deletes the sandbox called name, if it exists.
 func (r *Runner) reconcile(ctx context.Context, name string) error {
 	sb, err := r.lookup(ctx, name)
 	if err != nil {
@@ -218,7 +214,6 @@ func (r *Runner) reconcile(ctx context.Context, name string) error {
 	return r.deleteSandbox(ctx, name, sb)
 }
 
-// listRun lists every sandbox labelled with this run.
 func (r *Runner) listRun(ctx context.Context) ([]*daytona.Sandbox, error) {
 	labels := map[string]string{LabelApp: LabelAppValue, LabelRun: r.opts.RunID}
 	found, err := allPages(ctx, &r.opts, "list this run's sandboxes", func(ctx context.Context, page, limit int) ([]*daytona.Sandbox, int, error) {
@@ -247,7 +242,6 @@ func (r *Runner) stillDestroying(ctx context.Context) int {
 	return n
 }
 
-// sweep deletes every sandbox still labelled with this run.
 func (r *Runner) sweep(ctx context.Context) error {
 	found, err := r.listRun(ctx)
 	if err != nil {

@@ -348,7 +348,6 @@ func parseReport(text []byte, capOf func(key string) int64) (report, error) {
 	return rep, nil
 }
 
-// decodeOutput decodes an output's content from base64 or od's hex.
 func decodeOutput(encoding, text string) ([]byte, error) {
 	text = strings.Join(strings.Fields(text), "")
 	switch encoding {

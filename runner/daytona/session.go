@@ -203,7 +203,6 @@ func (j *jobRun) poll(ctx context.Context, cmdID string, limit time.Time) (sessi
 	}
 }
 
-// readLog reads an ended command's log for forge.sh's report.
 func (j *jobRun) readLog(ctx context.Context, cmdID string, exit int) (sessionRun, error) {
 	logs, err := retried(ctx, &j.r.opts, "read the command's log in "+j.name, j.r.opts.calls(), func(ctx context.Context) (*toolbox.SessionCommandLogsResponse, error) {
 		return j.sb.Process.GetSessionCommandLogs(ctx, sessionID, cmdID)
@@ -272,7 +271,6 @@ func (j *jobRun) startedAlready(ctx context.Context, command string) string {
 	return ""
 }
 
-// ensureSession creates the job's toolbox session unless it exists.
 func (j *jobRun) ensureSession(ctx context.Context) error {
 	if j.session {
 		return nil
