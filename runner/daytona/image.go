@@ -141,19 +141,12 @@ func (b *envBuild) fileLines() ([]string, error) {
 		}
 	}
 	var lines []string
-	var cur strings.Builder
 	for _, c := range cmds {
-		if cur.Len() > 0 && cur.Len()+len(" && ")+len(c) > maxRunLine {
-			lines = append(lines, cur.String())
-			cur.Reset()
+		if n := len(lines); n > 0 && len(lines[n-1])+len(" && ")+len(c) <= maxRunLine {
+			lines[n-1] += " && " + c
+		} else {
+			lines = append(lines, c)
 		}
-		if cur.Len() > 0 {
-			cur.WriteString(" && ")
-		}
-		cur.WriteString(c)
-	}
-	if cur.Len() > 0 {
-		lines = append(lines, cur.String())
 	}
 	return lines, nil
 }

@@ -45,57 +45,53 @@ func (o *Options) retry(ctx context.Context, what string, b budget, op func(cont
 	return err
 }
 
-// retried is the backend's one retry policy (backoff/v5): op runs until it
-// succeeds, fails beyond its budget or ctx ends, with jittered exponential
-// waits never shorter than Retry-After. The error is op's last, as it
-// returned it, or ctx's.
+// retried is the backend's one retry policy: op runs until it succeeds,
+// fails beyond its budget or ctx ends, with jittered exponential waits
+// never shorter than Retry-After. The error is op's last, unwrapped from
+// backoff.Permanent or retryHint.
 func retried[T any](ctx context.Context, o *Options, what string, b budget, op func(context.Context) (T, error)) (T, error) {
 	sched := &backoff.ExponentialBackOff{InitialInterval: o.Retry.Initial, MaxInterval: o.Retry.Max, RandomizationFactor: 0.5, Multiplier: 2}
-	var last error
 	transient, limited := 0, 0
-	v, err := backoff.Retry(ctx, func() (T, error) {
+	for {
 		v, err := op(ctx)
-		if err == nil {
-			return v, nil
-		}
-		last = err
 		var hint *retryHint
 		var perm *backoff.PermanentError
 		switch {
+		case err == nil:
+			return v, nil
 		case errors.As(err, &hint) && hint.atOnce:
-			last = hint.err
-			return v, &backoff.RetryAfterError{Duration: 0}
+			if ctx.Err() != nil {
+				return v, hint.err
+			}
+			continue
 		case errors.As(err, &perm):
-			last = perm.Err
-			return v, err
+			return v, perm.Err
 		}
 		f := classify(ctx, err)
 		if hint != nil {
-			last, f.class = hint.err, classTransient
+			err, f.class = hint.err, classTransient
 		}
 		switch {
 		case f.class == classTransient:
 			if transient++; transient >= b.transient {
-				return v, backoff.Permanent(err)
+				return v, err
 			}
 		case f.class == classRateLimited:
 			if limited++; limited >= b.rateLimited {
-				return v, backoff.Permanent(err)
+				return v, err
 			}
 		case f.class == classConflict && b.conflicts:
 		default:
-			return v, backoff.Permanent(err)
+			return v, err
 		}
 		wait := max(sched.NextBackOff(), f.retryAfter)
 		if f.class != classConflict { // a sandbox between states: expected, not news
 			fmt.Fprintf(o.Warn, "daytona: %s: %s; retrying in %s\n", what, describe(err), wait.Round(time.Millisecond))
 		}
-		return v, &backoff.RetryAfterError{Duration: wait}
-	}, backoff.WithBackOff(&backoff.ZeroBackOff{}), backoff.WithMaxElapsedTime(0))
-	if err != nil && last != nil {
-		err = last
+		if sleep(ctx, wait) != nil {
+			return v, err
+		}
 	}
-	return v, err
 }
 
 // allPages gathers a listing page by page (100 a page), each page retried
