@@ -17,7 +17,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/cenkalti/backoff/v5"
 	apiclient "github.com/daytonaio/daytona/libs/api-client-go"
 	"github.com/daytonaio/daytona/libs/sdk-go/pkg/types"
 
@@ -114,20 +113,6 @@ func (r *Runner) BuildEnvironment(ctx context.Context, env *runner.Environment, 
 	}
 	r.mu.Unlock()
 	return out, err
-}
-
-// environmentSnapshot is the snapshot a job of the environment of hash
-// starts from; an error when this Runner did not make it ready.
-func (r *Runner) environmentSnapshot(e *runner.Environment) (string, error) {
-	r.mu.Lock()
-	st := r.envs[e.Hash]
-	ready := st != nil && st.ready
-	r.mu.Unlock()
-	if !ready {
-		return "", fmt.Errorf("environment %s (%s) was not made ready by this Daytona runner (BuildEnvironment), so its job has no snapshot to start from",
-			e.Name, runner.ShortHash(e.Hash))
-	}
-	return runner.SnapshotName(e.Hash), nil
 }
 
 // validHash is an environment hash that can name a snapshot: lowercase hex,
@@ -319,14 +304,10 @@ func (b *envBuild) create(ctx context.Context) (*types.Snapshot, <-chan string, 
 		if err == nil {
 			return created{sn, logs}, nil
 		}
-		f := classify(ctx, err)
-		if (f.class == classTransient || f.class == classCancelled) && !neverSent(err) {
+		if c := classify(ctx, err).class; (c == classTransient || c == classCancelled) && !neverSent(err) {
 			b.ambiguous = true
 		}
-		if f.class == classConflict {
-			return created{}, backoff.Permanent(err)
-		}
-		return created{}, err
+		return created{}, err // a 409 is not retried: the name is taken
 	})
 	if err == nil {
 		return c.sn, c.logs, nil
@@ -413,7 +394,9 @@ func (b *envBuild) line(l string) {
 		}
 		l = l[:cut] + "…"
 	}
-	if !sdkLine(l) {
+	// Lines the SDK (streamSnapshotBuildLogs) and forge write are not the build's.
+	if !slices.ContainsFunc([]string{"Creating snapshot ", "Created snapshot ", "Error: ", "daytona: "},
+		func(p string) bool { return strings.HasPrefix(l, p) }) {
 		b.output = true
 	}
 	if len(b.tail) == envTailLines {
@@ -425,15 +408,4 @@ func (b *envBuild) line(l string) {
 
 func (b *envBuild) say(format string, args ...any) {
 	b.line("daytona: " + fmt.Sprintf(format, args...))
-}
-
-// sdkLine recognises the lines the SDK (streamSnapshotBuildLogs) and forge
-// write into a build's log.
-func sdkLine(l string) bool {
-	for _, p := range []string{"Creating snapshot ", "Created snapshot ", "Error: ", "daytona: "} {
-		if strings.HasPrefix(l, p) {
-			return true
-		}
-	}
-	return false
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -141,26 +142,19 @@ func gcSnapshots(ctx context.Context, opts Options, g GCOptions, now time.Time, 
 	if err != nil {
 		return gcError(ctx, "list snapshots", err)
 	}
-	type candidate struct {
-		sn       *types.Snapshot
-		lastUsed time.Time
-	}
-	var forge []candidate
-	for _, sn := range all {
-		if !strings.HasPrefix(sn.Name, runner.SnapshotPrefix) || sn.State == snapRemoving {
-			continue
+	lastUsed := func(sn *types.Snapshot) time.Time { // or created
+		if sn.LastUsedAt != nil && sn.LastUsedAt.After(sn.CreatedAt) {
+			return *sn.LastUsedAt
 		}
-		used := sn.CreatedAt
-		if sn.LastUsedAt != nil && sn.LastUsedAt.After(used) {
-			used = *sn.LastUsedAt
-		}
-		forge = append(forge, candidate{sn, used})
+		return sn.CreatedAt
 	}
-	sort.Slice(forge, func(i, j int) bool { return forge[i].lastUsed.Before(forge[j].lastUsed) })
+	forge := slices.DeleteFunc(all, func(sn *types.Snapshot) bool {
+		return !strings.HasPrefix(sn.Name, runner.SnapshotPrefix) || sn.State == snapRemoving
+	})
+	sort.SliceStable(forge, func(i, j int) bool { return lastUsed(forge[i]).Before(lastUsed(forge[j])) })
 	tally := runner.GCTally{W: w, DryRun: g.DryRun}
 	var errs []error
-	for _, c := range forge {
-		sn := c.sn
+	for _, sn := range forge {
 		desc := fmt.Sprintf("snapshot %s (%s, %s", sn.Name, sn.ID, sn.State)
 		if !sn.CreatedAt.IsZero() {
 			desc += ", created " + now.Sub(sn.CreatedAt).Round(time.Second).String() + " ago"
@@ -173,7 +167,7 @@ func gcSnapshots(ctx context.Context, opts Options, g GCOptions, now time.Time, 
 		case used:
 			tally.Keep(desc, why)
 			continue
-		case g.OlderThan > 0 && (c.lastUsed.IsZero() || now.Sub(c.lastUsed) < g.OlderThan):
+		case g.OlderThan > 0 && (lastUsed(sn).IsZero() || now.Sub(lastUsed(sn)) < g.OlderThan):
 			tally.Keep(desc, "used more recently than "+g.OlderThan.String())
 			continue
 		}

@@ -2,6 +2,7 @@ package daytona
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -132,8 +133,7 @@ func (j *jobRun) steps(ctx context.Context) error {
 
 func (j *jobRun) create(ctx context.Context) error {
 	o := j.r.opts
-	labels := make(map[string]string, len(o.Labels)+4)
-	maps.Copy(labels, o.Labels)
+	labels := maps.Collect(maps.All(o.Labels)) // forge's own win
 	labels[LabelApp] = LabelAppValue
 	labels[LabelRun] = o.RunID
 	labels[LabelCandidate] = j.job.CandidateID
@@ -141,8 +141,7 @@ func (j *jobRun) create(ctx context.Context) error {
 	if j.job.TaskID != "" {
 		labels[LabelTask] = j.job.TaskID
 	}
-	env := make(map[string]string, len(o.Env))
-	maps.Copy(env, o.Env)
+	env := maps.Collect(maps.All(o.Env))
 	autoStop := o.AutoStopMinutes
 	if autoStop == 0 {
 		setup := time.Duration(0)
@@ -167,11 +166,14 @@ func (j *jobRun) create(ctx context.Context) error {
 	// environment's snapshot wins over the runner's snapshot or image.
 	var params any = types.SnapshotParams{SandboxBaseParams: base, Snapshot: o.Snapshot}
 	if e := j.job.Environment; e != nil {
-		snap, err := j.r.environmentSnapshot(e)
-		if err != nil {
-			return err
+		j.r.mu.Lock()
+		ready := j.r.envs[e.Hash] != nil && j.r.envs[e.Hash].ready
+		j.r.mu.Unlock()
+		if !ready {
+			return fmt.Errorf("environment %s (%s) was not made ready by this Daytona runner (BuildEnvironment), so its job has no snapshot to start from",
+				e.Name, runner.ShortHash(e.Hash))
 		}
-		params = types.SnapshotParams{SandboxBaseParams: base, Snapshot: snap}
+		params = types.SnapshotParams{SandboxBaseParams: base, Snapshot: runner.SnapshotName(e.Hash)}
 	} else if o.Image != "" {
 		p := types.ImageParams{SandboxBaseParams: base, Image: o.Image}
 		if o.CPU > 0 || o.MemoryGB > 0 || o.DiskGB > 0 {
@@ -183,7 +185,9 @@ func (j *jobRun) create(ctx context.Context) error {
 	if sb != nil {
 		j.sb = sb
 		j.res.SandboxID = sb.ID
-		j.res.Resources = j.r.resources()
+		// daytona.resources, else Daytona's defaults (the default
+		// snapshot's may differ; the SDK does not say).
+		j.res.Resources = &runner.Resources{CPU: float64(cmp.Or(o.CPU, 1)), MemoryGiB: float64(cmp.Or(o.MemoryGB, 1)), DiskGiB: float64(cmp.Or(o.DiskGB, 3))}
 		j.r.capacity.created(j.name, sb)
 		if lerr := j.r.ledger.append(LedgerEntry{Event: eventCreated, RunID: o.RunID, Name: j.name, ID: sb.ID}); lerr != nil && err == nil {
 			err = lerr
@@ -293,7 +297,9 @@ func (j *jobRun) uploadFiles(ctx context.Context, g *errgroup.Group) error {
 			return errors.New("an argument holds a NUL byte, which no process can receive")
 		}
 	}
-	j.out = jobOutputs(outputFile, j.job.Limits)
+	lim := j.job.Limits
+	j.out = outputs{artifact: outputFile, result: runner.ResultFile, transcript: runner.TranscriptFile,
+		outCap: lim.OutputCap(), artCap: lim.ArtifactCap(), trCap: lim.TranscriptCap()}
 	j.script = j.lay.scriptText(argv, env, ensure, j.job.Setup, j.secretsAtSetup(), j.out)
 	if len(j.job.Secrets) > 0 && j.secretsAtSetup() {
 		uploads = append(uploads, upload{[]byte(secretsText(j.job.Secrets)), j.lay.secrets()})

@@ -92,21 +92,20 @@ func (o *Options) Validate() error {
 	if u, err := url.Parse(o.APIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		bad("DAYTONA_API_URL %q is not an http(s) URL", o.APIURL)
 	}
-	if o.Snapshot != "" && o.Image != "" {
-		bad("daytona: give a snapshot or an image, not both")
+	for _, c := range []struct {
+		wrong bool
+		msg   string
+	}{
+		{o.Snapshot != "" && o.Image != "", "daytona: give a snapshot or an image, not both"},
+		{o.CPU < 0 || o.MemoryGB < 0 || o.DiskGB < 0, "daytona: resources must not be negative"},
+		{o.CreateRate < 0, "daytona: create_rate must not be negative"},
+		{o.AutoStopMinutes < 0, "daytona: auto-stop minutes must not be negative"},
+	} {
+		if c.wrong {
+			bad("%s", c.msg)
+		}
 	}
-	if o.CPU < 0 || o.MemoryGB < 0 || o.DiskGB < 0 {
-		bad("daytona: resources must not be negative")
-	}
-	if o.CreateRate < 0 {
-		bad("daytona: create_rate must not be negative")
-	}
-	if o.CreateRate == 0 {
-		o.CreateRate = DefaultCreateRate
-	}
-	if o.AutoStopMinutes < 0 {
-		bad("daytona: auto-stop minutes must not be negative")
-	}
+	o.CreateRate = cmp.Or(o.CreateRate, DefaultCreateRate)
 	if v := o.Volume; v != nil {
 		if v.Name == "" {
 			bad("daytona: a volume needs a name")

@@ -1,7 +1,6 @@
 package daytona
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -249,14 +248,6 @@ func (r *Runner) Close(ctx context.Context) error {
 	errs = append(errs, r.ledger.append(LedgerEntry{Event: eventClose, RunID: r.opts.RunID}), r.ledger.close())
 	r.kill(context.Canceled)
 	return errors.Join(errs...)
-}
-
-// resources are what each sandbox has: daytona.resources, else Daytona's
-// defaults of 1 vCPU, 1 GiB, 3 GiB (the default snapshot's may differ; the
-// SDK does not say).
-func (r *Runner) resources() *runner.Resources {
-	o := r.opts
-	return &runner.Resources{CPU: float64(cmp.Or(o.CPU, 1)), MemoryGiB: float64(cmp.Or(o.MemoryGB, 1)), DiskGiB: float64(cmp.Or(o.DiskGB, 3))}
 }
 
 // Run runs one job in a fresh sandbox and deletes it, whatever happens. A

@@ -241,11 +241,6 @@ type outputs struct {
 	outCap, artCap, trCap        int64
 }
 
-func jobOutputs(outputFile string, lim runner.Limits) outputs {
-	return outputs{artifact: outputFile, result: runner.ResultFile, transcript: runner.TranscriptFile,
-		outCap: lim.OutputCap(), artCap: lim.ArtifactCap(), trCap: lim.TranscriptCap()}
-}
-
 // capOf is the cap of the output key; 0 for one forge.sh does not report.
 func (o outputs) capOf(key string) int64 {
 	switch key {
