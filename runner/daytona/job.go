@@ -118,8 +118,10 @@ func (j *jobRun) steps(ctx context.Context) error {
 	}
 	var run sessionRun
 	err := j.step(runner.PhaseExecute, func() error {
-		if err := j.uploadSecrets(ctx); err != nil {
-			return err
+		if len(j.job.Secrets) > 0 && !j.secretsAtSetup() { // else setup had them
+			if err := j.uploadRetried(ctx, []byte(secretsText(j.job.Secrets)), j.lay.secrets()); err != nil {
+				return err
+			}
 		}
 		var err error
 		run, err = j.runInSession(ctx, "run", j.job.EffectiveTimeout())
@@ -313,14 +315,6 @@ func (j *jobRun) uploadFiles(ctx context.Context, g *errgroup.Group) error {
 // secretsAtSetup: the secrets go up for the setup commands, not just
 // before the candidate.
 func (j *jobRun) secretsAtSetup() bool { return j.job.SetupSecrets && len(j.job.Setup) > 0 }
-
-// uploadSecrets uploads the secrets file, unless setup had it already.
-func (j *jobRun) uploadSecrets(ctx context.Context) error {
-	if len(j.job.Secrets) == 0 || j.secretsAtSetup() {
-		return nil
-	}
-	return j.uploadRetried(ctx, []byte(secretsText(j.job.Secrets)), j.lay.secrets())
-}
 
 func (j *jobRun) uploadRetried(ctx context.Context, data []byte, remote string) error {
 	err := j.r.opts.retry(ctx, "upload "+remote, j.r.opts.calls(), func(ctx context.Context) error {

@@ -62,13 +62,8 @@ func (l *ledger) append(e LedgerEntry) error {
 	if l.f == nil {
 		return nil
 	}
-	if e.Time.IsZero() {
-		e.Time = time.Now().UTC()
-	}
-	b, err := json.Marshal(e)
-	if err != nil {
-		return err
-	}
+	e.Time = time.Now().UTC()
+	b, _ := json.Marshal(e) // plain fields: it cannot fail
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if _, err := l.f.Write(append(b, '\n')); err != nil {
@@ -81,11 +76,11 @@ func (l *ledger) append(e LedgerEntry) error {
 }
 
 func (l *ledger) close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	if l.f == nil {
 		return nil
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	err := l.f.Close()
 	l.f = nil
 	return err

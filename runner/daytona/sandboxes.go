@@ -84,6 +84,28 @@ func (r *Runner) createOnce(ctx context.Context, name string, params any, ambigu
 			"Daytona could not start sandbox %s (%s): %s; check %s",
 			name, reason, startsFrom(params), whatToCheck(params))))
 	}
+	if f.class == classConflict || f.class == classTransient && *ambiguous {
+		// It may exist: made by an earlier attempt whose answer was lost,
+		// or (a 409) left by an earlier process of this run, ours by name.
+		found, lerr := r.lookup(ctx, name)
+		switch {
+		case lerr != nil || found == nil:
+		case *ambiguous:
+			var werr error
+			if found.State != "started" {
+				werr = found.WaitForStart(ctx, r.opts.CreateTimeout)
+			}
+			return found, backoff.Permanent(werr)
+		default:
+			fmt.Fprintf(r.opts.Warn, "daytona: sandbox %s already exists from an earlier attempt; deleting it first\n", name)
+			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.opts.DeleteTimeout)
+			derr := r.deleteSandbox(dctx, name, found)
+			cancel()
+			if derr != nil {
+				return nil, backoff.Permanent(derr)
+			}
+		}
+	}
 	switch f.class {
 	case classAuth:
 		return nil, backoff.Permanent(r.keyRefused(err))
@@ -100,31 +122,8 @@ func (r *Runner) createOnce(ctx context.Context, name string, params any, ambigu
 			"Daytona refused to create a sandbox: %w; no retry can fix this: check %s (%s)",
 			described(err), whatToCheck(params), startsFrom(params))))
 	case classConflict:
-		found, lerr := r.lookup(ctx, name)
-		switch {
-		case lerr != nil:
-		case found != nil && *ambiguous:
-			// Our own earlier attempt created it after all.
-			sb, err := r.started(ctx, found)
-			return sb, backoff.Permanent(err)
-		case found != nil: // left by an earlier process of this run: ours by name
-			fmt.Fprintf(r.opts.Warn, "daytona: sandbox %s already exists from an earlier attempt; deleting it first\n", name)
-			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.opts.DeleteTimeout)
-			derr := r.deleteSandbox(dctx, name, found)
-			cancel()
-			if derr != nil {
-				return nil, backoff.Permanent(derr)
-			}
-		}
 		return nil, &retryHint{err: err}
 	case classTransient:
-		// Unless the request never left, it may have been created.
-		if *ambiguous {
-			if found, lerr := r.lookup(ctx, name); lerr == nil && found != nil {
-				sb, err := r.started(ctx, found)
-				return sb, backoff.Permanent(err)
-			}
-		}
 		return nil, err
 	}
 	return nil, backoff.Permanent(err)
@@ -156,13 +155,6 @@ func whatToCheck(params any) string {
 		return "the environment (its snapshot may have been deleted meanwhile, e.g. by \"forge gc\")"
 	}
 	return "the manifest's daytona: block (image, snapshot, resources)"
-}
-
-func (r *Runner) started(ctx context.Context, sb *daytona.Sandbox) (*daytona.Sandbox, error) {
-	if sb.State == "started" {
-		return sb, nil
-	}
-	return sb, sb.WaitForStart(ctx, r.opts.CreateTimeout)
 }
 
 // lookup finds a sandbox by name; nil, nil when there is none.

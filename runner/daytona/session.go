@@ -163,17 +163,14 @@ func (j *jobRun) followLogs(ctx context.Context, cmdID string, ended chan<- sess
 	if sent {
 		return
 	}
-	if err != nil && ctx.Err() == nil && strings.HasPrefix(messageOf(err), errStreamConnect) {
+	// The SDK's message, with status 0, when the handshake gets any answer but 101.
+	if err != nil && ctx.Err() == nil && strings.HasPrefix(messageOf(err), "Failed to connect to log stream") {
 		j.r.streamRefused.Do(func() {
 			fmt.Fprintf(j.r.opts.Warn, "daytona: cannot open a command's log stream (%s); noticing finished commands by polling instead\n", describe(err))
 		})
 	}
 	ended <- sessionRun{}
 }
-
-// errStreamConnect starts the SDK's message, with status 0, when the
-// stream's handshake gets any answer but 101.
-const errStreamConnect = "Failed to connect to log stream"
 
 // poll reads the command's state until it has an exit code, then its log
 // for forge.sh's report; past limit it kills the session: timed out.
