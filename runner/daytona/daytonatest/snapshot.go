@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -299,23 +298,6 @@ var uuidPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]
 
 func (s *Server) listSnapshots(h *handlerCtx) {
 	q := h.r.URL.Query()
-	page, limit := 1, 100
-	for _, p := range []struct {
-		key string
-		dst *int
-		max int
-	}{{"page", &page, 0}, {"limit", &limit, 200}} {
-		v := q.Get(p.key)
-		if v == "" {
-			continue
-		}
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || f < 1 || p.max > 0 && f > float64(p.max) {
-			h.apiError(http.StatusBadRequest, "bad %s %q", p.key, v)
-			return
-		}
-		*p.dst = int(f)
-	}
 	sortBy, desc := cmp.Or(q.Get("sort"), "lastUsedAt"), q.Get("order") != "asc"
 	name := strings.ToLower(q.Get("name"))
 	now := time.Now()
@@ -356,14 +338,7 @@ func (s *Server) listSnapshots(h *handlerCtx) {
 		}
 		return c
 	})
-	items := []map[string]any{}
-	for i := (page - 1) * limit; i < len(match) && i < page*limit; i++ {
-		items = append(items, match[i].dto())
-	}
-	h.json(http.StatusOK, map[string]any{
-		"items": items, "total": len(match), "page": page,
-		"totalPages": (len(match) + limit - 1) / limit,
-	})
+	paginate(h, match, (*snapshot).dto)
 }
 
 // deleteSnapshot marks the snapshot removing, as the API does; it is gone
