@@ -15,32 +15,26 @@ import (
 
 // SandboxInfo describes one sandbox as the emulator saw it.
 type SandboxInfo struct {
-	ID   string
-	Name string // the name it was created with
-	// State is the state the API would show now.
-	State     string
+	ID        string
+	Name      string // the name it was created with
+	State     string // the state the API would show now
 	Labels    map[string]string
 	Env       map[string]string // the create request's env
 	CreatedAt time.Time
 	DeletedAt time.Time // zero while alive
 
-	Snapshot, Image string // Image from buildInfo's "FROM <image>"
-	CPU, Memory     int
-	Disk            int
-	NetworkBlockAll bool
-	// NetworkAllowList is the comma-separated CIDR list it was created with.
-	NetworkAllowList string
-	// AutoStopInterval, AutoArchiveInterval and AutoDeleteInterval are the
-	// effective values in minutes (the API's defaults when not sent).
+	Snapshot, Image  string // Image from buildInfo's "FROM <image>"
+	CPU, Memory      int
+	Disk             int
+	NetworkBlockAll  bool
+	NetworkAllowList string // comma-separated CIDRs, as created
+	// The effective intervals in minutes (the API's defaults when not sent).
 	AutoStopInterval, AutoArchiveInterval, AutoDeleteInterval int
 	Volumes                                                   []VolumeMount
 
-	// Home is the sandbox's home directory (a directory on this machine).
-	Home string
-	// ProcessEnvs is the environment of every process started in it.
-	ProcessEnvs []map[string]string
-	// Commands is every command line it ran, in order.
-	Commands []string
+	Home        string              // the home directory, on this machine
+	ProcessEnvs []map[string]string // the environment of every process started in it
+	Commands    []string            // every command line it ran, in order
 }
 
 // VolumeMount is a volume attached to a sandbox.

@@ -149,9 +149,8 @@ type Server struct {
 	violations []string
 }
 
-// NewServer starts an emulator. It panics if the specs cannot be loaded or
-// the directory cannot be made, as httptest.NewServer panics when it cannot
-// listen.
+// NewServer starts an emulator. It panics, as httptest.NewServer does, when
+// it cannot start.
 func NewServer(opts Options) *Server {
 	s, err := newServer(opts)
 	if err != nil {
@@ -178,8 +177,7 @@ func Start(t testing.TB, opts Options) *Server {
 }
 
 // WaitFor checks cond every 10 ms until it holds, and fails the test if it
-// still does not after 20 s: what a test waits for on the emulator
-// (a process gone, a call logged) happens in its own time.
+// still does not after 20 s.
 func WaitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
