@@ -172,7 +172,7 @@ func (v *volume) dto(now time.Time) map[string]any {
 }
 
 func (s *Server) serveAPI(h *handlerCtx) {
-	if h.r.Header.Get("Authorization") != "Bearer "+s.APIKey() {
+	if !s.authorized(h) {
 		h.apiError(http.StatusUnauthorized, "Invalid credentials")
 		return
 	}

@@ -369,7 +369,7 @@ func (s *Server) deleteSnapshot(h *handlerCtx) {
 // then the route by ID alone: a name is a database error, 500. A snapshot
 // pulled from an image has no log (404).
 func (s *Server) serveBuildLogs(h *handlerCtx) int {
-	if h.r.Header.Get("Authorization") != "Bearer "+s.APIKey() {
+	if !s.authorized(h) {
 		h.apiError(http.StatusUnauthorized, "Invalid credentials")
 		return http.StatusUnauthorized
 	}

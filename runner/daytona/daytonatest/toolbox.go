@@ -52,7 +52,7 @@ func (s *Server) workDir(h *handlerCtx, sb *sandbox) {
 // toolboxSandbox is the started sandbox a toolbox call is for; nil when the
 // call has been answered with the proxy's error.
 func (s *Server) toolboxSandbox(h *handlerCtx) *sandbox {
-	if h.r.Header.Get("Authorization") != "Bearer "+s.APIKey() {
+	if !s.authorized(h) {
 		h.toolboxError(http.StatusUnauthorized, "authentication failed: Bearer token is invalid")
 		return nil
 	}
