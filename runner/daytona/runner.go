@@ -153,8 +153,7 @@ func (r *Runner) ensureVolume(ctx context.Context) error {
 			return r.callError(ctx, "daytona: volume "+name, err)
 		}
 	}
-	r.volumeID = vol.ID
-	r.mountPath = r.opts.Volume.Mount
+	r.volumeID, r.mountPath = vol.ID, r.opts.Volume.Mount
 	if !strings.HasPrefix(r.mountPath, "/") {
 		r.mountPath = path.Join(defaultHome, r.mountPath)
 	}
