@@ -13,18 +13,14 @@ import (
 
 // capacity is the run's record of its sandboxes, from the start of each
 // creation to its deletion, and back-pressure from the account's limits:
-// a creation refused for the quota waits until one of the run's sandboxes
-// is gone, so at most as many exist at once as when the account refused.
-// Each sandbox that exists or may exist holds a slot; a refused creation
-// gives its slot back while it waits (its name stays if it may exist).
+// each sandbox that exists or may exist holds a slot, and after a quota
+// refusal at most as many slots are held as sandboxes were alive then. A
+// refused creation gives its slot back while it waits.
 type capacity struct {
-	mu      sync.Mutex
-	holders map[string]*holder
-	// limit is the most slots held at once; 0 until a refusal.
-	limit int
-	// changed is closed (and replaced) whenever a slot is released or a
-	// sandbox is created or refused.
-	changed   chan struct{}
+	mu        sync.Mutex
+	holders   map[string]*holder
+	limit     int           // the most slots held at once; 0 until a refusal
+	changed   chan struct{} // closed and replaced at every release, creation, refusal
 	lastFreed time.Time
 	announced bool
 }
@@ -33,7 +29,7 @@ type capacity struct {
 type holder struct {
 	sb    *daytona.Sandbox // its handle, once it exists (alive)
 	asked bool             // a creation was sent: it may exist without a handle
-	slot  bool             // it holds a slot
+	slot  bool
 }
 
 func newCapacity() *capacity {
@@ -46,24 +42,17 @@ func (c *capacity) signal() {
 	c.changed = make(chan struct{})
 }
 
-// held counts the slots held. c.mu is held.
-func (c *capacity) held() int {
-	n := 0
-	for _, h := range c.holders {
-		if h.slot {
-			n++
-		}
-	}
-	return n
-}
-
-// acquire waits until name may be created, then holds a slot for it
-// (pending). A name that already holds one keeps it.
+// acquire waits until name may be created, then holds a slot for it.
 func (c *capacity) acquire(ctx context.Context, name string) error {
 	for {
 		c.mu.Lock()
-		h := c.holders[name]
-		if h != nil && h.slot || c.limit == 0 || c.held() < c.limit {
+		h, held := c.holders[name], 0
+		for _, h := range c.holders {
+			if h.slot {
+				held++
+			}
+		}
+		if h != nil && h.slot || c.limit == 0 || held < c.limit {
 			if h == nil {
 				h = &holder{}
 				c.holders[name] = h
@@ -82,8 +71,7 @@ func (c *capacity) acquire(ctx context.Context, name string) error {
 	}
 }
 
-// asking records that a creation of name is about to be sent: from now on
-// it may exist, until it is created, deleted or known not to be.
+// asking records that a creation of name is about to be sent: it may exist.
 func (c *capacity) asking(name string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -93,7 +81,6 @@ func (c *capacity) asking(name string) {
 	c.holders[name].asked = true
 }
 
-// created records that name's sandbox exists as sb.
 func (c *capacity) created(name string, sb *daytona.Sandbox) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -102,14 +89,13 @@ func (c *capacity) created(name string, sb *daytona.Sandbox) {
 }
 
 // release forgets name: its sandbox is deleted, or out of forge's hands.
-// A slot it held is given back and waiters are woken.
 func (c *capacity) release(name string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.drop(name)
 }
 
-// drop forgets name. c.mu is held.
+// drop forgets name, giving back its slot. c.mu is held.
 func (c *capacity) drop(name string) {
 	h := c.holders[name]
 	delete(c.holders, name)
@@ -119,8 +105,8 @@ func (c *capacity) drop(name string) {
 	}
 }
 
-// notCreated forgets name unless it exists: no attempt can have created
-// it. asked reports that a creation had been sent.
+// notCreated forgets name unless it exists (no attempt can have created
+// it), and says whether a creation had been sent.
 func (c *capacity) notCreated(name string) (asked bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -132,7 +118,6 @@ func (c *capacity) notCreated(name string) (asked bool) {
 	return h.asked
 }
 
-// mayExist reports whether name may exist without a handle.
 func (c *capacity) mayExist(name string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -140,8 +125,8 @@ func (c *capacity) mayExist(name string) bool {
 	return h != nil && h.sb == nil && h.asked
 }
 
-// snapshot is what exists (by name) and the names, sorted, that may exist
-// without a handle.
+// snapshot is what exists, by name, and the names that may exist without a
+// handle, sorted.
 func (c *capacity) snapshot() (alive map[string]*daytona.Sandbox, unknown []string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -158,8 +143,7 @@ func (c *capacity) snapshot() (alive map[string]*daytona.Sandbox, unknown []stri
 	return alive, unknown
 }
 
-// refused records that the account refused to create name: its slot goes
-// (nothing was created) and nothing was freed.
+// refused records that the account refused to create name: its slot goes.
 func (c *capacity) refused(name string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -172,8 +156,8 @@ func (c *capacity) refused(name string) {
 }
 
 // state is what a refused job decides on: the run's sandboxes alive and
-// being created, the next change, and the time since the last deletion
-// (-1: none).
+// being created, the next change, the time since the last deletion (-1:
+// none).
 func (c *capacity) state(now time.Time) (alive, pending int, changed <-chan struct{}, sinceFreed time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -192,8 +176,8 @@ func (c *capacity) state(now time.Time) (alive, pending int, changed <-chan stru
 	return alive, pending, c.changed, sinceFreed
 }
 
-// lower brings the limit down to n (never up), and returns the limit to
-// announce the first time one is set; 0 otherwise.
+// lower brings the limit down to n, and returns it the first time one is
+// set, to be announced; else 0.
 func (c *capacity) lower(n int) (announce int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -208,9 +192,9 @@ func (c *capacity) lower(n int) (announce int) {
 }
 
 // quotaRefusal recognises a creation refused for the account's limits by
-// its message's first sentence (400 or 403: "Total CPU limit exceeded.
-// Maximum allowed: 4."); what names the limit ("4 vCPU"). A per-sandbox
-// maximum is not one: no deletion clears it.
+// its first sentence (400 or 403: "Total CPU limit exceeded. Maximum
+// allowed: 4."); what names the limit ("4 vCPU"). A per-sandbox maximum is
+// not one: no deletion clears it.
 func quotaRefusal(status int, msg string) (what string, ok bool) {
 	if status != 400 && status != 403 {
 		return "", false

@@ -27,7 +27,7 @@ const (
 	classQuota                    // 400/403 "Total CPU limit exceeded": wait for capacity
 )
 
-// failure is a classified error.
+// failure is a classified error, with the wait the server asked for.
 type failure struct {
 	class      class
 	retryAfter time.Duration
@@ -39,42 +39,50 @@ const maxRetryAfter = 5 * time.Minute
 // classify sorts an SDK error by its status; ctx is the call's: a status-0
 // error after it ended is a cancellation, not a network problem.
 func classify(ctx context.Context, err error) failure {
-	var f failure
-	e := sdkError(err) // its StatusCode: 429 and 404 for those types, 0 for a timeout
-	if e == nil {
-		switch {
-		case !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded):
-			f.class = classPermanent
-		case ctx.Err() != nil:
-			f.class = classCancelled
-		default:
-			f.class = classTransient
-		}
-		return f
+	e := sdkError(err)
+	switch {
+	case e == nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded):
+		return failure{class: classPermanent}
+	case e == nil && ctx.Err() != nil:
+		return failure{class: classCancelled}
+	case e == nil:
+		return failure{class: classTransient}
 	}
-	status, header := e.StatusCode, e.Headers
+	status := e.StatusCode
 	if _, ok := quotaRefusal(status, messageOf(err)); ok {
-		f.class = classQuota
-		return f
+		return failure{class: classQuota}
 	}
 	switch {
 	case status == 0 && ctx.Err() != nil:
-		f.class = classCancelled
+		return failure{class: classCancelled}
 	case status == 0, status == http.StatusRequestTimeout, status >= 500:
-		f.class = classTransient
-		f.retryAfter = retryAfter(header, time.Now())
+		return failure{classTransient, retryAfter(e.Headers, time.Now())}
 	case status == http.StatusUnauthorized, status == http.StatusForbidden:
-		f.class = classAuth
+		return failure{class: classAuth}
 	case status == http.StatusTooManyRequests:
-		f.class, f.retryAfter = classRateLimited, retryAfter(header, time.Now())
+		return failure{classRateLimited, retryAfter(e.Headers, time.Now())}
 	case status == http.StatusNotFound:
-		f.class = classNotFound
+		return failure{class: classNotFound}
 	case status == http.StatusConflict:
-		f.class = classConflict
-	default:
-		f.class = classPermanent
+		return failure{class: classConflict}
 	}
-	return f
+	return failure{class: classPermanent}
+}
+
+// gone is err, but nil for a 404: what was to be deleted is gone.
+func gone(err error) error {
+	if statusOf(err) == http.StatusNotFound {
+		return nil
+	}
+	return err
+}
+
+// orNone is v, err, but nil and no error for a 404: there is none.
+func orNone[T any](v *T, err error) (*T, error) {
+	if statusOf(err) == http.StatusNotFound {
+		return nil, nil
+	}
+	return v, err
 }
 
 // statusOf is the HTTP status behind an SDK error (0 for network errors).
@@ -118,30 +126,19 @@ func retryAfter(h http.Header, now time.Time) time.Duration {
 			continue
 		}
 		for _, v := range vals {
-			if d := parseRetryAfter(v, now); d > best {
-				best = d
+			v = strings.TrimSpace(v)
+			if secs, err := strconv.ParseFloat(v, 64); err == nil && secs > 0 && !math.IsInf(secs, 0) {
+				best = max(best, time.Duration(math.Min(secs, maxRetryAfter.Seconds())*float64(time.Second)))
+			} else if t, err := http.ParseTime(v); err == nil && t.After(now) {
+				best = max(best, t.Sub(now))
 			}
 		}
 	}
 	return min(best, maxRetryAfter)
 }
 
-func parseRetryAfter(v string, now time.Time) time.Duration {
-	v = strings.TrimSpace(v)
-	if secs, err := strconv.ParseFloat(v, 64); err == nil {
-		if secs <= 0 || math.IsNaN(secs) || math.IsInf(secs, 0) {
-			return 0
-		}
-		return time.Duration(math.Min(secs, maxRetryAfter.Seconds()) * float64(time.Second))
-	}
-	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
-	}
-	return 0
-}
-
-// describe renders an SDK error for a person, without anything secret (SDK
-// errors never carry the key; the request is not part of them).
+// describe renders an SDK error for a person: SDK errors never carry the
+// key, nor the request.
 func describe(err error) string {
 	if st := statusOf(err); st != 0 {
 		return fmt.Sprintf("%s (HTTP %d)", messageOf(err), st)

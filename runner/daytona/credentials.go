@@ -11,15 +11,12 @@ import (
 // Credentials are what forge needs to reach Daytona. Print them freely:
 // String never shows the key.
 type Credentials struct {
-	APIKey string
-	APIURL string
-	Target string
-	// KeySource says where the key came from: "environment" or the .env
-	// file's path; empty when there is no key.
-	KeySource string
-	// Problem explains an unusable key in one line ("DAYTONA_API_KEY is
-	// not set", "... is a placeholder"), or a .env file that could not be
-	// read.
+	APIKey    string
+	APIURL    string
+	Target    string
+	KeySource string // "environment" or the .env file's path; empty without a key
+	// Problem explains in one line an unusable key ("DAYTONA_API_KEY is not
+	// set", "... is a placeholder") or a .env file that could not be read.
 	Problem string
 }
 
@@ -38,11 +35,9 @@ func LoadCredentials(getenv func(string) string, dotenvDir string) Credentials {
 		c.APIURL, _ = get("DAYTONA_BASE_URL")
 	}
 	c.Target, _ = get("DAYTONA_TARGET")
-	switch {
-	case c.APIKey != "":
-	case placeholderSet(env):
+	if v, _, ok := env.Lookup("DAYTONA_API_KEY", nil); c.APIKey == "" && ok && placeholder(strings.TrimSpace(v)) {
 		c.Problem = "DAYTONA_API_KEY is a placeholder"
-	default:
+	} else if c.APIKey == "" {
 		c.Problem = "DAYTONA_API_KEY is not set"
 	}
 	if env.Err != nil {
@@ -69,12 +64,6 @@ func (c Credentials) String() string {
 		s += ": " + c.Problem
 	}
 	return s
-}
-
-// placeholderSet reports that DAYTONA_API_KEY is set, but to a placeholder.
-func placeholderSet(env *dotenv.Env) bool {
-	v, _, ok := env.Lookup("DAYTONA_API_KEY", nil)
-	return ok && placeholder(strings.TrimSpace(v))
 }
 
 // placeholder reports a key copied from an example file ("your_api_key").

@@ -55,14 +55,10 @@ func Doctor(ctx context.Context, opts Options, w io.Writer) error {
 	defer cancel()
 	closeErr := r.Close(cctx)
 
-	ph := res.Phases
-	for _, p := range []struct {
-		name string
-		s    float64
-	}{{"create", ph.Create}, {"upload", ph.Upload}, {"execute", ph.Execute}, {"download", ph.Download}, {"delete", ph.Cleanup}} {
-		fmt.Fprintf(w, "  %-9s %7.3fs\n", p.name, p.s)
+	ph, names := res.Phases, []string{"create", "upload", "execute", "download", "delete", "total"}
+	for i, s := range []float64{ph.Create, ph.Upload, ph.Execute, ph.Download, ph.Cleanup, res.RuntimeSeconds} {
+		fmt.Fprintf(w, "  %-9s %7.3fs\n", names[i], s)
 	}
-	fmt.Fprintf(w, "  %-9s %7.3fs\n", "total", res.RuntimeSeconds)
 	switch {
 	case runErr != nil:
 		return runErr
@@ -82,9 +78,8 @@ func Doctor(ctx context.Context, opts Options, w io.Writer) error {
 	return nil
 }
 
-// snapshotSummary says how many snapshots the account has, how many are
-// forge's environments, and in which states, e.g. "5 in the account, 2
-// of them forge's environments (forge-env-*): 1 active, 1 error".
+// snapshotSummary is e.g. "5 in the account, 2 of them forge's
+// environments (forge-env-*): 1 active, 1 error".
 func snapshotSummary(snaps []*types.Snapshot) string {
 	states := map[string]int{}
 	forge := 0
@@ -95,12 +90,10 @@ func snapshotSummary(snaps []*types.Snapshot) string {
 		}
 	}
 	s := fmt.Sprintf("%d in the account, %d of them forge's environments (%s*)", len(snaps), forge, runner.SnapshotPrefix)
-	var parts []string
+	sep := ": "
 	for _, st := range slices.Sorted(maps.Keys(states)) {
-		parts = append(parts, fmt.Sprintf("%d %s", states[st], st))
-	}
-	if len(parts) > 0 {
-		s += ": " + strings.Join(parts, ", ")
+		s += fmt.Sprintf("%s%d %s", sep, states[st], st)
+		sep = ", "
 	}
 	return s
 }

@@ -1,9 +1,8 @@
 package daytona
 
 // Environments on Daytona: each is a snapshot, runner.SnapshotName of its
-// hash, built once through the SDK's snapshot service from a Dockerfile
-// the SDK's image builder writes, and reused by every job that runs in
-// it, in this run and the next (until "forge gc" deletes it).
+// hash, built once through the SDK from the Dockerfile its image builder
+// writes, and reused by every job in it until "forge gc" deletes it.
 
 import (
 	"bufio"
@@ -18,7 +17,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/cenkalti/backoff/v5"
 	apiclient "github.com/daytonaio/daytona/libs/api-client-go"
 	"github.com/daytonaio/daytona/libs/sdk-go/pkg/types"
 
@@ -31,38 +29,31 @@ var _ runner.Builder = (*Runner)(nil)
 // the image's WORKDIR, runner.EnvDirVar, and with its bin/ first on PATH.
 const EnvDir = "/opt/forge/env"
 
-// Build logs: a BuildError carries the last envTailLines lines, and a line
-// longer than maxLogLine bytes (a RUN line holding a file's base64) is cut.
+// A BuildError carries the log's last envTailLines lines; a line longer
+// than maxLogLine bytes (a RUN line holding a file's base64) is cut.
 const (
 	envTailLines = 20
 	maxLogLine   = 512
 )
 
-// envState is what a Runner knows of one environment, made ready by the
-// goroutine whose turn it is (Runner.turns).
+// envState is what a Runner knows of one environment, under Runner.mu.
 type envState struct {
-	// Under Runner.mu.
 	ready  bool
 	failed error // a *runner.BuildError: the same content fails again
 }
 
-// errEnvTimeout is the cause of a build's context past the environment's
-// timeout.
 var errEnvTimeout = errors.New("environment build timed out")
 
-// BuildEnvironment makes env's snapshot, runner.SnapshotName(env.Hash),
-// ready for this Runner's jobs: found active, it is reused; being built by
-// another forge, waited for; failed (error, build_failed, inactive),
-// deleted and built again, once; missing, created through the SDK's
-// snapshot service from the image (envBuild.image), with the Runner's
-// resources (a snapshot's sandboxes get its resources).
+// BuildEnvironment makes env's snapshot ready for this Runner's jobs:
+// found active, it is reused; being built by another forge, waited for;
+// failed, deleted and built again, once; missing, created from the image
+// with the Runner's resources (a snapshot's sandboxes get its resources).
 //
 // log gets the lines the SDK streams (for 60 s at most: its HTTP timeout).
 // A failed build or a refused create is a *runner.BuildError with the
-// log's last lines (the whole log fetched when none was streamed). A
-// snapshot this call created and that did not become active (failed, past
-// env.BuildTimeout, ctx ended) is deleted: nothing half-built is left.
-// Calls for one hash build it once; later ones find what the first did.
+// log's last lines (fetched whole when none was streamed). A snapshot this
+// call created that did not become active is deleted. Calls for one hash
+// build it once; later ones find what the first did.
 func (r *Runner) BuildEnvironment(ctx context.Context, env *runner.Environment, log func(line string)) (runner.EnvironmentBuild, error) {
 	begin := time.Now()
 	if env == nil {
@@ -81,8 +72,12 @@ func (r *Runner) BuildEnvironment(ctx context.Context, env *runner.Environment, 
 		return out, err
 	}
 	defer done()
-	st := r.envState(env.Hash)
 	r.mu.Lock()
+	st := r.envs[env.Hash]
+	if st == nil {
+		st = &envState{}
+		r.envs[env.Hash] = st
+	}
 	ready, failed, closed := st.ready, st.failed, r.closed
 	r.mu.Unlock()
 	switch {
@@ -104,52 +99,20 @@ func (r *Runner) BuildEnvironment(ctx context.Context, env *runner.Environment, 
 	defer stop()
 
 	reused, err := r.makeEnvironment(bctx, env, log)
-	if uerr := r.unusable(); err != nil && uerr != nil {
+	switch uerr := r.unusable(); {
+	case err != nil && uerr != nil:
 		return out, uerr
-	}
-	if err != nil && ctx.Err() != nil {
+	case err != nil && ctx.Err() != nil:
 		return out, ctx.Err()
 	}
 	var be *runner.BuildError
 	r.mu.Lock()
-	switch {
-	case err == nil:
-		st.ready = true
-	case errors.As(err, &be):
+	st.ready, out.Reused = err == nil, reused
+	if errors.As(err, &be) {
 		st.failed = err
 	}
 	r.mu.Unlock()
-	out.Reused = reused
 	return out, err
-}
-
-// envState is the state of the environment of hash, made on first use.
-func (r *Runner) envState(hash string) *envState {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.envs == nil {
-		r.envs = map[string]*envState{}
-	}
-	st := r.envs[hash]
-	if st == nil {
-		st = &envState{}
-		r.envs[hash] = st
-	}
-	return st
-}
-
-// environmentSnapshot is the snapshot a job of the environment of hash
-// starts from; an error when this Runner did not make it ready.
-func (r *Runner) environmentSnapshot(e *runner.Environment) (string, error) {
-	r.mu.Lock()
-	st := r.envs[e.Hash]
-	ready := st != nil && st.ready
-	r.mu.Unlock()
-	if !ready {
-		return "", fmt.Errorf("environment %s (%s) was not made ready by this Daytona runner (BuildEnvironment), so its job has no snapshot to start from",
-			e.Name, runner.ShortHash(e.Hash))
-	}
-	return runner.SnapshotName(e.Hash), nil
 }
 
 // validHash is an environment hash that can name a snapshot: lowercase hex,
@@ -157,8 +120,7 @@ func (r *Runner) environmentSnapshot(e *runner.Environment) (string, error) {
 var validHash = regexp.MustCompile(`^[0-9a-f]{16,}$`).MatchString
 
 // makeEnvironment makes the snapshot ready within the environment's
-// timeout, and says whether it was there already. A snapshot it created
-// and that did not become active is deleted.
+// timeout, and says whether it was there already.
 func (r *Runner) makeEnvironment(ctx context.Context, env *runner.Environment, log func(string)) (bool, error) {
 	timeout := cmp.Or(env.BuildTimeout, runner.DefaultBuildTimeout)
 	b := &envBuild{r: r, env: env, name: runner.SnapshotName(env.Hash), out: log}
@@ -183,34 +145,27 @@ func (r *Runner) makeEnvironment(ctx context.Context, env *runner.Environment, l
 
 // envBuild is one attempt at making an environment's snapshot ready.
 type envBuild struct {
-	r    *Runner
-	env  *runner.Environment
-	name string
-	out  func(string)
-	tail []string
-	// output says the build's own output came through the log (not only
-	// the SDK's lines about the snapshot's state).
-	output bool
+	r      *Runner
+	env    *runner.Environment
+	name   string
+	out    func(string)
+	tail   []string
+	output bool // the build's own output came through the log, not only the SDK's lines
 	// mine is the snapshot this build created, once known; ambiguous: a
 	// create's outcome is unknown (a snapshot found then is taken for it).
 	mine      *types.Snapshot
 	ambiguous bool
-	// waited says it waited for a build it did not start.
-	waited bool
+	waited    bool // it waited for a build it did not start
 }
 
-// Snapshot states that end a build: active, removing, and failed ones
-// (snapFailed; inactive: long unused). Any other (pending, building,
-// pulling, unknown) is a snapshot still being made.
+// Snapshot states that end a build: active, removing and the failed ones
+// (inactive: long unused). Any other is a snapshot still being made.
 const (
 	snapActive   = "active"
 	snapRemoving = "removing"
 )
 
-// snapFailed says whether a snapshot in state st cannot be used as it is.
-func snapFailed(st string) bool { return st == "error" || st == "build_failed" || st == "inactive" }
-
-// snapBuilding says whether a snapshot in state st is still being made.
+func snapFailed(st string) bool   { return st == "error" || st == "build_failed" || st == "inactive" }
 func snapBuilding(st string) bool { return st != snapActive && st != snapRemoving && !snapFailed(st) }
 
 // maxNameConflicts bounds how often a create may find the name taken and
@@ -241,7 +196,7 @@ func (b *envBuild) run(ctx context.Context) (reused bool, err error) {
 			for line := range logs {
 				b.line(line)
 			}
-			if sn, err = b.await(ctx, created); err != nil {
+			if sn, err = b.await(ctx, created, false); err != nil {
 				return false, err
 			}
 			if sn == nil {
@@ -261,7 +216,7 @@ func (b *envBuild) run(ctx context.Context) (reused bool, err error) {
 			return b.mine == nil, nil
 		case st == snapRemoving:
 			b.say("snapshot %s is being removed; waiting for it to go", b.name)
-			if err := b.gone(ctx, sn); err != nil {
+			if _, err := b.await(ctx, sn, true); err != nil {
 				return false, err
 			}
 		case snapBuilding(st):
@@ -269,7 +224,7 @@ func (b *envBuild) run(ctx context.Context) (reused bool, err error) {
 				b.waited = true
 				b.say("snapshot %s is %s, by another forge; waiting for it", b.name, st)
 			}
-			if sn, err = b.await(ctx, sn); err != nil {
+			if sn, err = b.await(ctx, sn, false); err != nil {
 				return false, err
 			}
 			if sn != nil {
@@ -284,15 +239,15 @@ func (b *envBuild) run(ctx context.Context) (reused bool, err error) {
 			if err := b.delete(ctx, sn); err != nil {
 				return false, err
 			}
-			if err := b.gone(ctx, sn); err != nil {
+			if _, err := b.await(ctx, sn, true); err != nil {
 				return false, err
 			}
 		}
 	}
 }
 
-// outcome is what a build that ended in sn means: ready (reused when
-// another forge built it), or failed.
+// outcome is what a build that ended in sn means: ready (reused: others
+// built it), or failed.
 func (b *envBuild) outcome(ctx context.Context, sn *types.Snapshot, others bool) (bool, error) {
 	switch {
 	case sn.State == snapActive:
@@ -307,36 +262,20 @@ func (b *envBuild) outcome(ctx context.Context, sn *types.Snapshot, others bool)
 func (b *envBuild) get(ctx context.Context, key string) (*types.Snapshot, error) {
 	r := b.r
 	sn, err := retried(ctx, &r.opts, "get snapshot "+b.name, r.opts.calls(), func(ctx context.Context) (*types.Snapshot, error) {
-		sn, err := r.client.Snapshot.Get(ctx, key)
-		if classify(ctx, err).class == classNotFound {
-			return nil, nil
-		}
-		return sn, err
+		return orNone(r.client.Snapshot.Get(ctx, key))
 	})
 	if err != nil {
-		return nil, b.apiError(ctx, "get snapshot", err)
+		return nil, r.callError(ctx, "daytona: get snapshot "+b.name, err)
 	}
 	return sn, nil
 }
 
-// await polls sn until it is no longer being made; nil when it is gone.
-// The wait between polls grows from 100 ms to Options.PollInterval.
-func (b *envBuild) await(ctx context.Context, sn *types.Snapshot) (*types.Snapshot, error) {
-	return b.until(ctx, sn, func(sn *types.Snapshot) bool { return sn == nil || !snapBuilding(sn.State) })
-}
-
-// gone waits until sn no longer exists.
-func (b *envBuild) gone(ctx context.Context, sn *types.Snapshot) error {
-	_, err := b.until(ctx, sn, func(sn *types.Snapshot) bool { return sn == nil })
-	return err
-}
-
-// until polls sn until done holds of it (nil: gone), from 100 ms to
-// Options.PollInterval apart.
-func (b *envBuild) until(ctx context.Context, sn *types.Snapshot, done func(*types.Snapshot) bool) (*types.Snapshot, error) {
+// await polls sn, 100 ms to PollInterval apart, until it is no longer
+// being made, or with gone until it no longer exists; nil when it is gone.
+func (b *envBuild) await(ctx context.Context, sn *types.Snapshot, gone bool) (*types.Snapshot, error) {
 	for interval := 100 * time.Millisecond; ; interval = min(2*interval, b.r.opts.PollInterval) {
 		now, err := b.get(ctx, sn.ID)
-		if err != nil || done(now) {
+		if err != nil || now == nil || !gone && !snapBuilding(now.State) {
 			return now, err
 		}
 		if err := sleep(ctx, interval); err != nil {
@@ -345,8 +284,7 @@ func (b *envBuild) until(ctx context.Context, sn *types.Snapshot, done func(*typ
 	}
 }
 
-// create asks for the snapshot. It answers nil (and no error) when the
-// name is taken.
+// create asks for the snapshot; nil and no error when the name is taken.
 func (b *envBuild) create(ctx context.Context) (*types.Snapshot, <-chan string, error) {
 	r := b.r
 	img, err := b.image()
@@ -366,14 +304,10 @@ func (b *envBuild) create(ctx context.Context) (*types.Snapshot, <-chan string, 
 		if err == nil {
 			return created{sn, logs}, nil
 		}
-		f := classify(ctx, err)
-		if (f.class == classTransient || f.class == classCancelled) && !neverSent(err) {
+		if c := classify(ctx, err).class; (c == classTransient || c == classCancelled) && !neverSent(err) {
 			b.ambiguous = true
 		}
-		if f.class == classConflict {
-			return created{}, backoff.Permanent(err)
-		}
-		return created{}, err
+		return created{}, err // a 409 is not retried: the name is taken
 	})
 	if err == nil {
 		return c.sn, c.logs, nil
@@ -382,46 +316,29 @@ func (b *envBuild) create(ctx context.Context) (*types.Snapshot, <-chan string, 
 	case st == 409:
 		return nil, nil, nil
 	case st == 400 || st == 403 || st == 404 || st == 422:
-		// The SDK's snapshot service keeps only the status of the API's
-		// answer, not its message.
+		// The SDK's snapshot service keeps only the status, not the message.
 		return nil, nil, b.failure(fmt.Errorf("Daytona refused to create snapshot %s: %s; the SDK does not pass on the API's reason: "+
 			"the organization's snapshot quota may be reached (\"forge gc --older-than D\" deletes forge's unused snapshots), "+
 			"the resources (daytona.resources) may exceed what one sandbox may have, or the API key may not be allowed to write snapshots",
 			b.name, describe(err)))
 	}
-	return nil, nil, b.apiError(ctx, "create snapshot", err)
-}
-
-// apiError is what a failed call means for the build: the key refused
-// stops the run; anything else is the call's error.
-func (b *envBuild) apiError(ctx context.Context, what string, err error) error {
-	switch classify(ctx, err).class {
-	case classAuth:
-		return b.r.keyRefused(err)
-	case classCancelled:
-		return err
-	}
-	return fmt.Errorf("daytona: %s %s: %w", what, b.name, described(err))
+	return nil, nil, r.callError(ctx, "daytona: create snapshot "+b.name, err)
 }
 
 // delete deletes sn (a snapshot is gone once it was "removing").
 func (b *envBuild) delete(ctx context.Context, sn *types.Snapshot) error {
 	r := b.r
 	err := r.opts.retry(ctx, "delete snapshot "+sn.Name, r.opts.deletions(), func(ctx context.Context) error {
-		err := r.client.Snapshot.Delete(ctx, sn)
-		if classify(ctx, err).class == classNotFound {
-			return nil
-		}
-		return err
+		return gone(r.client.Snapshot.Delete(ctx, sn))
 	})
 	if err != nil {
-		return b.apiError(ctx, "delete snapshot", err)
+		return r.callError(ctx, "daytona: delete snapshot "+b.name, err)
 	}
 	return nil
 }
 
 // discard deletes the snapshot this build created and that did not become
-// active, on a context of its own: ctx may be over.
+// active, on a context of its own.
 func (b *envBuild) discard(ctx context.Context) {
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.r.opts.DeleteTimeout)
 	defer cancel()
@@ -447,15 +364,12 @@ func (b *envBuild) failure(err error) error {
 }
 
 func reasonOf(sn *types.Snapshot) string {
-	if sn.ErrorReason != nil && *sn.ErrorReason != "" {
-		return *sn.ErrorReason
-	}
-	return "no reason given"
+	return cmp.Or(ptrOr(sn.ErrorReason, ""), "no reason given")
 }
 
-// fetchLog reads the whole build log of an ended build, best effort: the
-// SDK follows it only once it sees the snapshot building, which a build
-// failing before its first poll never is.
+// fetchLog reads the whole log of an ended build, best effort: the SDK
+// follows it only once it sees the snapshot building, which a build that
+// fails before its first poll never is.
 func (b *envBuild) fetchLog(ctx context.Context, id string) {
 	o := b.r.opts
 	actx := context.WithValue(ctx, apiclient.ContextAccessToken, o.APIKey)
@@ -471,7 +385,7 @@ func (b *envBuild) fetchLog(ctx context.Context, id string) {
 	}
 }
 
-// line passes one line of the build's log on, and keeps the last ones.
+// line passes a line of the build's log on, and keeps the last ones.
 func (b *envBuild) line(l string) {
 	if len(l) > maxLogLine {
 		cut := maxLogLine
@@ -480,7 +394,9 @@ func (b *envBuild) line(l string) {
 		}
 		l = l[:cut] + "…"
 	}
-	if !sdkLine(l) {
+	// Lines the SDK (streamSnapshotBuildLogs) and forge write are not the build's.
+	if !slices.ContainsFunc([]string{"Creating snapshot ", "Created snapshot ", "Error: ", "daytona: "},
+		func(p string) bool { return strings.HasPrefix(l, p) }) {
 		b.output = true
 	}
 	if len(b.tail) == envTailLines {
@@ -490,18 +406,6 @@ func (b *envBuild) line(l string) {
 	b.out(l)
 }
 
-// say passes a line of forge's own on.
 func (b *envBuild) say(format string, args ...any) {
 	b.line("daytona: " + fmt.Sprintf(format, args...))
-}
-
-// sdkLine recognises the lines the SDK writes into a build's log itself
-// (snapshot.go streamSnapshotBuildLogs), and forge's own.
-func sdkLine(l string) bool {
-	for _, p := range []string{"Creating snapshot ", "Created snapshot ", "Error: ", "daytona: "} {
-		if strings.HasPrefix(l, p) {
-			return true
-		}
-	}
-	return false
 }

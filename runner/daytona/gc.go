@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -24,25 +25,20 @@ import (
 
 // GCOptions configure GC.
 type GCOptions struct {
-	// OlderThan spares sandboxes created more recently; zero spares none.
-	OlderThan time.Duration
-	// DryRun lists what would be deleted and deletes nothing.
-	DryRun bool
-	// OutRoot is where runs keep <run-id>/sandboxes.jsonl (the run's --out);
-	// a run whose ledger is open and whose process is alive owns its
-	// sandboxes. Empty means no run is known to be live.
+	OlderThan time.Duration // spares sandboxes created more recently; zero spares none
+	DryRun    bool          // lists what would be deleted and deletes nothing
+	// OutRoot is where runs keep <run-id>/sandboxes.jsonl: a run whose
+	// ledger is open and whose process is alive owns its sandboxes. Empty:
+	// no run is known to be live.
 	OutRoot string
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
+	Now     func() time.Time // nil means time.Now
 }
 
 // gcSandbox is one candidate for collection.
 type gcSandbox struct {
 	id, name, state, run string
-	// snapshot is what it was created from ("" for an image or the
-	// default snapshot).
-	snapshot string
-	created  time.Time
+	snapshot             string // "" for an image or the default snapshot
+	created              time.Time
 }
 
 // GC deletes the sandboxes labelled app=forge that no live run owns, then
@@ -59,27 +55,25 @@ func GC(ctx context.Context, opts Options, g GCOptions, w io.Writer) error {
 	api := newAPIClient(opts)
 	actx := context.WithValue(ctx, apiclient.ContextAccessToken, opts.APIKey)
 
-	var all []gcSandbox
 	labels, _ := json.Marshal(map[string]string{LabelApp: LabelAppValue})
-	for page := 1; ; page++ {
-		res, err := retried(actx, &opts, "list forge sandboxes", opts.calls(), func(ctx context.Context) (*apiclient.PaginatedSandboxes, error) {
-			res, resp, err := api.SandboxAPI.ListSandboxesPaginated(ctx).Labels(string(labels)).
-				Page(float32(page)).Limit(100).Execute()
-			return res, sdkerrors.ConvertAPIError(err, resp)
-		})
+	all, err := allPages(actx, &opts, "list forge sandboxes", func(ctx context.Context, page, limit int) ([]gcSandbox, int, error) {
+		res, resp, err := api.SandboxAPI.ListSandboxesPaginated(ctx).Labels(string(labels)).
+			Page(float32(page)).Limit(float32(limit)).Execute()
 		if err != nil {
-			return gcError(actx, "list forge's sandboxes", err)
+			return nil, 0, sdkerrors.ConvertAPIError(err, resp)
 		}
+		var items []gcSandbox
 		for _, sb := range res.Items {
 			c, _ := time.Parse(time.RFC3339Nano, sb.GetCreatedAt())
-			all = append(all, gcSandbox{
+			items = append(items, gcSandbox{
 				id: sb.GetId(), name: sb.GetName(), state: string(sb.GetState()),
 				run: sb.GetLabels()[LabelRun], snapshot: sb.GetSnapshot(), created: c,
 			})
 		}
-		if float32(page) >= res.GetTotalPages() {
-			break
-		}
+		return items, int(res.GetTotalPages()), nil
+	})
+	if err != nil {
+		return gcError(actx, "list forge's sandboxes", err)
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].created.Before(all[j].created) })
 
@@ -87,69 +81,54 @@ func GC(ctx context.Context, opts Options, g GCOptions, w io.Writer) error {
 	host, _ := os.Hostname()
 	tally := runner.GCTally{W: w, DryRun: g.DryRun}
 	var errs []error
-	// removed are the sandboxes deleted (or, in a dry run, that would be).
-	removed := map[string]bool{}
+	users := map[string]string{} // snapshot -> a sandbox left that was created from it
 	for _, sb := range all {
 		if sb.state == "destroying" || sb.state == "destroyed" {
 			continue
 		}
 		age := now().Sub(sb.created)
-		desc := fmt.Sprintf("%s (%s", sb.name, sb.id)
+		desc, of := fmt.Sprintf("%s (%s", sb.name, sb.id), ""
 		if sb.run != "" {
-			desc += ", run " + sb.run
+			desc, of = desc+", run "+sb.run, " of run "+sb.run
 		}
 		if !sb.created.IsZero() {
 			desc += ", created " + age.Round(time.Second).String() + " ago"
 		}
 		desc += ")"
-		if g.OlderThan > 0 && (sb.created.IsZero() || age < g.OlderThan) {
-			tally.Keep(desc, "younger than "+g.OlderThan.String())
-			continue
-		}
-		if sb.run != "" && g.OutRoot != "" {
-			why, seen := owners[sb.run]
-			if !seen {
+		why, seen := "", false
+		switch {
+		case g.OlderThan > 0 && (sb.created.IsZero() || age < g.OlderThan):
+			why = "younger than " + g.OlderThan.String()
+		case sb.run != "" && g.OutRoot != "":
+			if why, seen = owners[sb.run]; !seen {
 				why = runLiveness(filepath.Join(g.OutRoot, sb.run, LedgerFile), host)
 				owners[sb.run] = why
 			}
-			if why != "" {
-				tally.Keep(desc, why)
-				continue
+		}
+		if why != "" {
+			tally.Keep(desc, why)
+		} else {
+			err := gcDelete(actx, &opts, opts.calls(), &tally, desc, "sandbox "+sb.name, func(ctx context.Context) error {
+				_, resp, err := api.SandboxAPI.DeleteSandbox(ctx, sb.id).Execute()
+				return sdkerrors.ConvertAPIError(err, resp)
+			})
+			switch {
+			case err == nil:
+				continue // deleted, or in a dry run would be
+			case classify(actx, err).class == classAuth:
+				return gcError(actx, "delete "+sb.name, err)
 			}
+			errs = append(errs, err)
 		}
-		id := sb.id
-		deleted, err := gcDelete(actx, &opts, opts.calls(), &tally, desc, "sandbox "+sb.name, func(ctx context.Context) error {
-			_, resp, err := api.SandboxAPI.DeleteSandbox(ctx, id).Execute()
-			return sdkerrors.ConvertAPIError(err, resp)
-		})
-		if classify(actx, err).class == classAuth {
-			return gcError(actx, "delete "+sb.name, err)
+		if _, seen := users[sb.snapshot]; sb.snapshot != "" && !seen {
+			users[sb.snapshot] = "sandbox " + sb.name + of + " was created from it"
 		}
-		errs = append(errs, err)
-		removed[sb.id] = deleted
 	}
 	tally.Summary("")
-	if err := gcSnapshots(actx, opts, g, now(), inUse(all, removed), w); err != nil {
+	if err := gcSnapshots(actx, opts, g, now(), users, w); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
-}
-
-// inUse names, per snapshot, a sandbox that gc leaves and that was
-// created from it.
-func inUse(all []gcSandbox, removed map[string]bool) map[string]string {
-	users := map[string]string{}
-	for _, sb := range all {
-		if _, seen := users[sb.snapshot]; sb.snapshot == "" || seen || removed[sb.id] || sb.state == "destroying" || sb.state == "destroyed" {
-			continue
-		}
-		why := "sandbox " + sb.name
-		if sb.run != "" {
-			why += " of run " + sb.run
-		}
-		users[sb.snapshot] = why + " was created from it"
-	}
-	return users
 }
 
 // gcSnapshots deletes forge's environment snapshots that no sandbox in
@@ -163,26 +142,19 @@ func gcSnapshots(ctx context.Context, opts Options, g GCOptions, now time.Time, 
 	if err != nil {
 		return gcError(ctx, "list snapshots", err)
 	}
-	type candidate struct {
-		sn       *types.Snapshot
-		lastUsed time.Time
-	}
-	var forge []candidate
-	for _, sn := range all {
-		if !strings.HasPrefix(sn.Name, runner.SnapshotPrefix) || sn.State == snapRemoving {
-			continue
+	lastUsed := func(sn *types.Snapshot) time.Time { // or created
+		if sn.LastUsedAt != nil && sn.LastUsedAt.After(sn.CreatedAt) {
+			return *sn.LastUsedAt
 		}
-		used := sn.CreatedAt
-		if sn.LastUsedAt != nil && sn.LastUsedAt.After(used) {
-			used = *sn.LastUsedAt
-		}
-		forge = append(forge, candidate{sn, used})
+		return sn.CreatedAt
 	}
-	sort.Slice(forge, func(i, j int) bool { return forge[i].lastUsed.Before(forge[j].lastUsed) })
+	forge := slices.DeleteFunc(all, func(sn *types.Snapshot) bool {
+		return !strings.HasPrefix(sn.Name, runner.SnapshotPrefix) || sn.State == snapRemoving
+	})
+	sort.SliceStable(forge, func(i, j int) bool { return lastUsed(forge[i]).Before(lastUsed(forge[j])) })
 	tally := runner.GCTally{W: w, DryRun: g.DryRun}
 	var errs []error
-	for _, c := range forge {
-		sn := c.sn
+	for _, sn := range forge {
 		desc := fmt.Sprintf("snapshot %s (%s, %s", sn.Name, sn.ID, sn.State)
 		if !sn.CreatedAt.IsZero() {
 			desc += ", created " + now.Sub(sn.CreatedAt).Round(time.Second).String() + " ago"
@@ -195,11 +167,11 @@ func gcSnapshots(ctx context.Context, opts Options, g GCOptions, now time.Time, 
 		case used:
 			tally.Keep(desc, why)
 			continue
-		case g.OlderThan > 0 && (c.lastUsed.IsZero() || now.Sub(c.lastUsed) < g.OlderThan):
+		case g.OlderThan > 0 && (lastUsed(sn).IsZero() || now.Sub(lastUsed(sn)) < g.OlderThan):
 			tally.Keep(desc, "used more recently than "+g.OlderThan.String())
 			continue
 		}
-		_, err := gcDelete(ctx, &opts, opts.deletions(), &tally, desc, "snapshot "+sn.Name, func(ctx context.Context) error {
+		err := gcDelete(ctx, &opts, opts.deletions(), &tally, desc, "snapshot "+sn.Name, func(ctx context.Context) error {
 			return client.Snapshot.Delete(ctx, sn)
 		})
 		if classify(ctx, err).class == classAuth {
@@ -213,48 +185,32 @@ func gcSnapshots(ctx context.Context, opts Options, g GCOptions, now time.Time, 
 
 // gcDelete deletes what desc names with del (unless a dry run; gone counts
 // as deleted) and tallies it; a refused key is returned as it came.
-func gcDelete(ctx context.Context, opts *Options, b budget, tally *runner.GCTally, desc, what string, del func(context.Context) error) (bool, error) {
-	if tally.DryRun {
-		tally.Delete(desc)
-		return true, nil
+func gcDelete(ctx context.Context, opts *Options, b budget, tally *runner.GCTally, desc, what string, del func(context.Context) error) error {
+	var err error
+	if !tally.DryRun {
+		err = opts.retry(ctx, "delete "+what, b, func(ctx context.Context) error { return gone(del(ctx)) })
 	}
-	err := opts.retry(ctx, "delete "+what, b, func(ctx context.Context) error {
-		if err := del(ctx); err != nil && classify(ctx, err).class != classNotFound {
-			return err
-		}
-		return nil
-	})
 	switch {
 	case err == nil:
 		tally.Delete(desc)
-		return true, nil
+		return nil
 	case classify(ctx, err).class == classAuth:
-		return false, err
+		return err
 	}
 	tally.Fail(desc, describe(err))
-	return false, fmt.Errorf("delete %s: %w", what, described(err))
+	return fmt.Errorf("delete %s: %w", what, described(err))
 }
 
-// listSnapshots lists every snapshot the account can see, page by page.
 func listSnapshots(ctx context.Context, opts Options, client *daytona.Client) ([]*types.Snapshot, error) {
-	var all []*types.Snapshot
-	limit := 100
-	for page := 1; ; page++ {
-		p := page
-		res, err := retried(ctx, &opts, "list snapshots", opts.calls(), func(ctx context.Context) (*types.PaginatedSnapshots, error) {
-			return client.Snapshot.List(ctx, &p, &limit)
-		})
+	return allPages(ctx, &opts, "list snapshots", func(ctx context.Context, page, limit int) ([]*types.Snapshot, int, error) {
+		res, err := client.Snapshot.List(ctx, &page, &limit)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
-		all = append(all, res.Items...)
-		if page >= res.TotalPages {
-			return all, nil
-		}
-	}
+		return res.Items, res.TotalPages, nil
+	})
 }
 
-// newClient is the SDK's client for opts' account.
 func newClient(opts Options) (*daytona.Client, error) {
 	c, err := daytona.NewClientWithConfig(&types.DaytonaConfig{APIKey: opts.APIKey, APIUrl: opts.APIURL, Target: opts.Target})
 	if err != nil {
@@ -270,9 +226,9 @@ func gcError(ctx context.Context, what string, err error) error {
 	return fmt.Errorf("%s: %w", what, described(err))
 }
 
-// runLiveness says why the run owning a ledger is live, or "" when it is
-// not: its ledger was closed, or the process that opened it on this machine
-// is gone. A run opened on another machine is assumed live.
+// runLiveness says why the run owning a ledger is live, or "" when its
+// ledger is closed or its process on this machine gone. A run opened on
+// another machine is assumed live.
 func runLiveness(ledgerPath, host string) string {
 	entries, err := ReadLedger(ledgerPath)
 	if err != nil {
@@ -304,7 +260,7 @@ func processAlive(pid int) bool {
 }
 
 // newAPIClient is the generated API client, for what the SDK does not
-// expose (labels and creation times of listed sandboxes).
+// expose (listed sandboxes' labels and creation times, build logs).
 func newAPIClient(o Options) *apiclient.APIClient {
 	cfg := apiclient.NewConfiguration()
 	cfg.Servers = apiclient.ServerConfigurations{{URL: o.APIURL}}

@@ -19,24 +19,23 @@ import (
 	"github.com/forge-run/forge/runner"
 )
 
-// MaxEnvironmentFiles bounds the bytes of an environment's files, all
-// together. They travel inside the snapshot's Dockerfile, base64 in RUN
-// lines: the SDK's other way (DockerImage.AddLocalFile) uploads a build
-// context to Daytona's object storage, which forge does not support yet.
+// MaxEnvironmentFiles bounds the bytes of an environment's files, which
+// travel in the snapshot's Dockerfile, base64 in RUN lines: the SDK's
+// other way, a build context in Daytona's object storage, forge does not
+// support yet.
 const MaxEnvironmentFiles = 1 << 20
 
-// The shape of the Dockerfile's RUN lines. Docker runs each through
-// "/bin/sh -c", one argument, which Linux caps at 128 KiB
-// (MAX_ARG_STRLEN): a file's base64 goes in chunks, and a RUN line holds
-// at most maxRunLine bytes.
+// Docker runs a RUN line through "/bin/sh -c" as one argument, which Linux
+// caps at 128 KiB (MAX_ARG_STRLEN): a file's base64 goes in chunks, and a
+// line holds at most maxRunLine bytes.
 const (
 	fileChunk  = 64 << 10
 	maxRunLine = 96 << 10
 )
 
-// image is the snapshot's image, through the SDK's builder: env.Env,
-// then EnvDirVar and PATH (so that no variable of the environment
-// overrides them), the WORKDIR, the files, the build steps.
+// image is the snapshot's image, through the SDK's builder: env.Env, then
+// EnvDirVar and PATH (no variable of the environment overrides them), the
+// WORKDIR, the files, the build steps.
 func (b *envBuild) image() (*daytona.DockerImage, error) {
 	e := b.env
 	base := cmp.Or(e.Image, runner.DefaultImage)
@@ -80,8 +79,7 @@ func dockerQuote(v string) string {
 
 // stepLine is a RUN line that runs step with /bin/sh -c as it is: the step
 // itself when Docker passes it on untouched (one line, no heredoc, no
-// trailing backslash, not a JSON array), else the step in base64, decoded
-// and run by sh -c.
+// trailing backslash, no JSON array), else its base64 decoded and run.
 func stepLine(step string) (string, error) {
 	t := strings.TrimSpace(step)
 	switch {
@@ -97,10 +95,9 @@ func stepLine(step string) (string, error) {
 	return l, nil
 }
 
-// fileLines are the RUN lines that write the environment's files, in its
-// directory (the WORKDIR; paths relative to it): each file's base64,
-// decoded, in chunks of fileChunk for big ones, commands joined up to
-// maxRunLine bytes a line.
+// fileLines are the RUN lines that write the environment's files in the
+// WORKDIR: each file's base64 decoded, big ones in chunks, commands joined
+// up to maxRunLine bytes a line.
 func (b *envBuild) fileLines() ([]string, error) {
 	var cmds []string
 	dirs := map[string]bool{}
@@ -144,19 +141,12 @@ func (b *envBuild) fileLines() ([]string, error) {
 		}
 	}
 	var lines []string
-	var cur strings.Builder
 	for _, c := range cmds {
-		if cur.Len() > 0 && cur.Len()+len(" && ")+len(c) > maxRunLine {
-			lines = append(lines, cur.String())
-			cur.Reset()
+		if n := len(lines); n > 0 && len(lines[n-1])+len(" && ")+len(c) <= maxRunLine {
+			lines[n-1] += " && " + c
+		} else {
+			lines = append(lines, c)
 		}
-		if cur.Len() > 0 {
-			cur.WriteString(" && ")
-		}
-		cur.WriteString(c)
-	}
-	if cur.Len() > 0 {
-		lines = append(lines, cur.String())
 	}
 	return lines, nil
 }

@@ -2,6 +2,7 @@ package daytona
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -34,14 +35,11 @@ type jobRun struct {
 	out     outputs
 	script  string // forge.sh (scriptText)
 	session bool
-	// streams are the goroutines following command log streams; the job
-	// waits for them before it returns.
-	streams sync.WaitGroup
+	streams sync.WaitGroup // the goroutines following log streams
 }
 
-// stepError is an infra failure of the job that also stops the whole run
-// (unusable). Any other error of a step that is not an UnusableError is an
-// infra failure of the job alone.
+// stepError is an infra failure of the job that also stops the whole run;
+// a step's other errors, but UnusableErrors, fail the job alone.
 type stepError struct {
 	msg      string
 	unusable error
@@ -67,16 +65,15 @@ func (j *jobRun) run(parent context.Context) error {
 	defer stop()
 	defer func() {
 		j.cleanup(parent)
-		// The deletion ended every log stream still open.
-		j.streams.Wait()
+		j.streams.Wait() // the deletion ended every log stream still open
 	}()
 
 	err := j.steps(ctx)
 	if err == nil {
 		return nil
 	}
-	// The run is stopped (the dead context's cause is errDead only once
-	// unusable says why), the job cancelled, or the job failed.
+	// The run is stopped (unusable says why before dead is cancelled), the
+	// job cancelled, or the job failed.
 	var se *stepError
 	var ue *runner.UnusableError
 	switch uerr := j.r.unusable(); {
@@ -98,7 +95,6 @@ func (j *jobRun) run(parent context.Context) error {
 	return nil
 }
 
-// step runs one phase, timing it.
 func (j *jobRun) step(p runner.Phase, f func() error) error {
 	j.job.Enter(p)
 	t := time.Now()
@@ -122,8 +118,10 @@ func (j *jobRun) steps(ctx context.Context) error {
 	}
 	var run sessionRun
 	err := j.step(runner.PhaseExecute, func() error {
-		if err := j.uploadSecrets(ctx); err != nil {
-			return err
+		if len(j.job.Secrets) > 0 && !j.secretsAtSetup() { // else setup had them
+			if err := j.uploadRetried(ctx, []byte(secretsText(j.job.Secrets)), j.lay.secrets()); err != nil {
+				return err
+			}
 		}
 		var err error
 		run, err = j.runInSession(ctx, "run", j.job.EffectiveTimeout())
@@ -135,11 +133,9 @@ func (j *jobRun) steps(ctx context.Context) error {
 	return j.step(runner.PhaseDownload, func() error { return j.settle(ctx, run) })
 }
 
-// create makes the job's sandbox.
 func (j *jobRun) create(ctx context.Context) error {
 	o := j.r.opts
-	labels := make(map[string]string, len(o.Labels)+4)
-	maps.Copy(labels, o.Labels)
+	labels := maps.Collect(maps.All(o.Labels)) // forge's own win
 	labels[LabelApp] = LabelAppValue
 	labels[LabelRun] = o.RunID
 	labels[LabelCandidate] = j.job.CandidateID
@@ -147,8 +143,7 @@ func (j *jobRun) create(ctx context.Context) error {
 	if j.job.TaskID != "" {
 		labels[LabelTask] = j.job.TaskID
 	}
-	env := make(map[string]string, len(o.Env))
-	maps.Copy(env, o.Env)
+	env := maps.Collect(maps.All(o.Env))
 	autoStop := o.AutoStopMinutes
 	if autoStop == 0 {
 		setup := time.Duration(0)
@@ -169,16 +164,18 @@ func (j *jobRun) create(ctx context.Context) error {
 	if j.r.volumeID != "" {
 		base.Volumes = []types.VolumeMount{{VolumeID: j.r.volumeID, MountPath: j.r.mountPath}}
 	}
-	// Params go by value: the SDK silently ignores a pointer.
+	// Params go by value: the SDK silently ignores a pointer. An
+	// environment's snapshot wins over the runner's snapshot or image.
 	var params any = types.SnapshotParams{SandboxBaseParams: base, Snapshot: o.Snapshot}
 	if e := j.job.Environment; e != nil {
-		// The environment's snapshot, whatever the runner's own snapshot
-		// or image; its resources are the snapshot's.
-		snap, err := j.r.environmentSnapshot(e)
-		if err != nil {
-			return err
+		j.r.mu.Lock()
+		ready := j.r.envs[e.Hash] != nil && j.r.envs[e.Hash].ready
+		j.r.mu.Unlock()
+		if !ready {
+			return fmt.Errorf("environment %s (%s) was not made ready by this Daytona runner (BuildEnvironment), so its job has no snapshot to start from",
+				e.Name, runner.ShortHash(e.Hash))
 		}
-		params = types.SnapshotParams{SandboxBaseParams: base, Snapshot: snap}
+		params = types.SnapshotParams{SandboxBaseParams: base, Snapshot: runner.SnapshotName(e.Hash)}
 	} else if o.Image != "" {
 		p := types.ImageParams{SandboxBaseParams: base, Image: o.Image}
 		if o.CPU > 0 || o.MemoryGB > 0 || o.DiskGB > 0 {
@@ -190,38 +187,23 @@ func (j *jobRun) create(ctx context.Context) error {
 	if sb != nil {
 		j.sb = sb
 		j.res.SandboxID = sb.ID
-		j.res.Resources = j.r.resources()
+		// daytona.resources, else Daytona's defaults (the default
+		// snapshot's may differ; the SDK does not say).
+		j.res.Resources = &runner.Resources{CPU: float64(cmp.Or(o.CPU, 1)), MemoryGiB: float64(cmp.Or(o.MemoryGB, 1)), DiskGiB: float64(cmp.Or(o.DiskGB, 3))}
 		j.r.capacity.created(j.name, sb)
 		if lerr := j.r.ledger.append(LedgerEntry{Event: eventCreated, RunID: o.RunID, Name: j.name, ID: sb.ID}); lerr != nil && err == nil {
 			err = lerr
 		}
 	}
+	if err != nil && sb == nil && statusOf(err) == 0 && classify(ctx, err).class == classTransient {
+		// No answer from the API at all, retries spent: unreachable.
+		return &stepError{msg: "create sandbox " + j.name + ": " + describe(err), unusable: &runner.UnusableError{Kind: runner.ErrInfra,
+			Err: fmt.Errorf("cannot reach the Daytona API at %s: %w", o.APIURL, described(err))}}
+	}
 	if err != nil {
-		return j.classified("create sandbox "+j.name, ctx, err)
+		return j.r.callError(ctx, "create sandbox "+j.name, err)
 	}
 	return nil
-}
-
-// classified turns an SDK error into the job's failure.
-func (j *jobRun) classified(what string, ctx context.Context, err error) error {
-	var ue *runner.UnusableError
-	if errors.As(err, &ue) {
-		return err
-	}
-	f := classify(ctx, err)
-	switch f.class {
-	case classCancelled:
-		return err
-	case classAuth:
-		return j.r.keyRefused(err)
-	}
-	msg := fmt.Sprintf("%s: %s", what, describe(err))
-	if f.class == classTransient && statusOf(err) == 0 && j.sb == nil {
-		// No answer from the API at all, retries spent: unreachable.
-		return &stepError{msg: msg, unusable: &runner.UnusableError{Kind: runner.ErrInfra,
-			Err: fmt.Errorf("cannot reach the Daytona API at %s: %w", j.r.opts.APIURL, described(err))}}
-	}
-	return errors.New(msg)
 }
 
 func (j *jobRun) setupTimeout() time.Duration {
@@ -232,8 +214,7 @@ func (j *jobRun) setupTimeout() time.Duration {
 }
 
 // cleanup deletes the sandbox on a fresh context with its own deadline,
-// whatever happened to the job; a creation whose outcome is unknown is
-// reconciled by name.
+// whatever happened; a creation whose outcome is unknown is found by name.
 func (j *jobRun) cleanup(ctx context.Context) {
 	j.job.Enter(runner.PhaseCleanup)
 	t := time.Now()
@@ -248,11 +229,10 @@ func (j *jobRun) cleanup(ctx context.Context) {
 }
 
 // upload copies the candidate's files into the sandbox and makes forge.sh,
-// which writes the others.
+// which writes the others; the session is made meanwhile.
 func (j *jobRun) upload(ctx context.Context) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(4)
-	// The session the commands run in depends on nothing else.
 	g.Go(func() error { return j.ensureSession(gctx) })
 	err := j.uploadFiles(gctx, g)
 	if werr := g.Wait(); werr != nil {
@@ -261,12 +241,11 @@ func (j *jobRun) upload(ctx context.Context) error {
 	return err
 }
 
-// uploadFiles learns the sandbox's home directory and starts the uploads in
-// g.
+// uploadFiles learns the sandbox's home and starts the uploads in g.
 func (j *jobRun) uploadFiles(ctx context.Context, g *errgroup.Group) error {
 	home, err := retried(ctx, &j.r.opts, "ask "+j.name+" for its home directory", j.r.opts.calls(), j.sb.GetUserHomeDir)
 	if err != nil {
-		return j.classified("ask the sandbox for its home directory", ctx, err)
+		return j.r.callError(ctx, "ask the sandbox for its home directory", err)
 	}
 	if !strings.HasPrefix(home, "/") {
 		return fmt.Errorf("the sandbox reported home directory %q, not an absolute path", home)
@@ -320,7 +299,9 @@ func (j *jobRun) uploadFiles(ctx context.Context, g *errgroup.Group) error {
 			return errors.New("an argument holds a NUL byte, which no process can receive")
 		}
 	}
-	j.out = jobOutputs(outputFile, j.job.Limits)
+	lim := j.job.Limits
+	j.out = outputs{artifact: outputFile, result: runner.ResultFile, transcript: runner.TranscriptFile,
+		outCap: lim.OutputCap(), artCap: lim.ArtifactCap(), trCap: lim.TranscriptCap()}
 	j.script = j.lay.scriptText(argv, env, ensure, j.job.Setup, j.secretsAtSetup(), j.out)
 	if len(j.job.Secrets) > 0 && j.secretsAtSetup() {
 		uploads = append(uploads, upload{[]byte(secretsText(j.job.Secrets)), j.lay.secrets()})
@@ -331,32 +312,22 @@ func (j *jobRun) uploadFiles(ctx context.Context, g *errgroup.Group) error {
 	return nil
 }
 
-// secretsAtSetup reports whether the secrets file goes up with the setup
-// script (the setup commands get the secrets), rather than just before the
-// candidate.
+// secretsAtSetup: the secrets go up for the setup commands, not just
+// before the candidate.
 func (j *jobRun) secretsAtSetup() bool { return j.job.SetupSecrets && len(j.job.Setup) > 0 }
 
-// uploadSecrets uploads the secrets file, unless setup had it already.
-func (j *jobRun) uploadSecrets(ctx context.Context) error {
-	if len(j.job.Secrets) == 0 || j.secretsAtSetup() {
-		return nil
-	}
-	return j.uploadRetried(ctx, []byte(secretsText(j.job.Secrets)), j.lay.secrets())
-}
-
-// uploadRetried uploads data to remote, retrying as every call does.
 func (j *jobRun) uploadRetried(ctx context.Context, data []byte, remote string) error {
 	err := j.r.opts.retry(ctx, "upload "+remote, j.r.opts.calls(), func(ctx context.Context) error {
 		return j.uploadFile(ctx, data, remote)
 	})
 	if err != nil {
-		return j.classified("upload "+remote, ctx, err)
+		return j.r.callError(ctx, "upload "+remote, err)
 	}
 	return nil
 }
 
-// uploadFile uploads data through the generated client with a pipe for its
-// *os.File: the SDK's UploadFile first writes a temporary file on disk.
+// uploadFile uploads data through the generated client with a pipe as its
+// *os.File: the SDK's UploadFile writes a temporary file first.
 func (j *jobRun) uploadFile(ctx context.Context, data []byte, remote string) error {
 	pr, pw, err := os.Pipe()
 	if err != nil {
@@ -374,12 +345,12 @@ func (j *jobRun) uploadFile(ctx context.Context, data []byte, remote string) err
 	return nil
 }
 
-// env is the candidate's environment on top of the sandbox's: HOME, the
+// env is the candidate's environment over the sandbox's: HOME, the
 // manifest's env and the protocol's FORGE_* variables.
 func (j *jobRun) env() (map[string]string, error) {
 	env := j.job.ProtocolEnv(j.lay.path)
 	env["HOME"] = j.lay.home
-	for k, v := range j.job.Secrets { // checked here, exported from the secrets file
+	for k, v := range j.job.Secrets { // exported from the secrets file
 		if !runner.ValidEnvName(k) || strings.ContainsRune(v, 0) {
 			return nil, fmt.Errorf("secret %q cannot be exported in the sandbox", k)
 		}
@@ -408,8 +379,7 @@ func (j *jobRun) settle(ctx context.Context, run sessionRun) error {
 	stdout.Write(files["stdout"])
 	stderr := &runner.CappedBuffer{Max: lim.OutputCap()}
 	stderr.Write(files["stderr"])
-	if j.job.Echo != nil {
-		// Output comes back when the job ends, so --verbose shows it then.
+	if j.job.Echo != nil { // output comes back at the end: --verbose shows it then
 		for _, s := range []string{"stdout", "stderr"} {
 			w := &runner.EchoWriter{Stream: s, Echo: j.job.Echo, Max: lim.OutputCap()}
 			w.Write(files[s])
@@ -428,17 +398,17 @@ func (j *jobRun) settle(ctx context.Context, run sessionRun) error {
 		// No clock in the sandbox: the client's view of the execution.
 		j.res.RuntimeSeconds = j.res.Phases.Execute
 	}
+	// What an output is when it is no readable regular file.
+	problem := map[string]string{"symlink": "is a symlink", "unreadable": "is not readable", "other": "is not a regular file"}
 	o := runner.Outcome{ExitCode: run.exit, TimedOut: run.timedOut}
-	switch rep.kinds["artifact"] {
+	switch k := rep.kinds["artifact"]; k {
 	case "file":
 		o.ArtifactFound = true
 		j.res.SetArtifact(files["artifact"], max(rep.sizes["artifact"], int64(len(files["artifact"]))))
 	case "symlink":
 		o.ArtifactProblem = "the artifact " + j.job.EffectiveOutputFile() + " is a symlink; forge reads only regular files"
-	case "unreadable":
-		o.ArtifactProblem = "the artifact " + j.job.EffectiveOutputFile() + " is not readable"
-	case "other":
-		o.ArtifactProblem = "the artifact " + j.job.EffectiveOutputFile() + " is not a regular file"
+	case "unreadable", "other":
+		o.ArtifactProblem = "the artifact " + j.job.EffectiveOutputFile() + " " + problem[k]
 	}
 	switch rep.kinds["result"] {
 	case "file":
@@ -452,15 +422,11 @@ func (j *jobRun) settle(ctx context.Context, run sessionRun) error {
 	case "symlink", "other":
 		j.res.SubmitError = "FORGE_RESULT is not a regular file"
 	}
-	switch rep.kinds["transcript"] {
+	switch k := rep.kinds["transcript"]; k {
 	case "file":
 		j.res.SetTranscript(files["transcript"], rep.sizes["transcript"])
-	case "unreadable":
-		j.res.RefuseTranscript("is not readable")
-	case "symlink":
-		j.res.RefuseTranscript("is a symlink")
-	case "other":
-		j.res.RefuseTranscript("is not a regular file")
+	case "symlink", "unreadable", "other":
+		j.res.RefuseTranscript(problem[k])
 	}
 	j.res.Settle(j.job, o)
 	return nil

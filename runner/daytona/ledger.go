@@ -36,8 +36,8 @@ type LedgerEntry struct {
 	Error string    `json:"error,omitempty"`
 }
 
-// ledger appends entries, one synced line each, so that a crash leaves a
-// record of every sandbox that may exist.
+// ledger appends entries, a synced line each: after a crash it names every
+// sandbox that may exist.
 type ledger struct {
 	mu   sync.Mutex
 	f    *os.File
@@ -62,13 +62,8 @@ func (l *ledger) append(e LedgerEntry) error {
 	if l.f == nil {
 		return nil
 	}
-	if e.Time.IsZero() {
-		e.Time = time.Now().UTC()
-	}
-	b, err := json.Marshal(e)
-	if err != nil {
-		return err
-	}
+	e.Time = time.Now().UTC()
+	b, _ := json.Marshal(e) // plain fields: it cannot fail
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if _, err := l.f.Write(append(b, '\n')); err != nil {
@@ -81,11 +76,11 @@ func (l *ledger) append(e LedgerEntry) error {
 }
 
 func (l *ledger) close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	if l.f == nil {
 		return nil
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	err := l.f.Close()
 	l.f = nil
 	return err
@@ -113,12 +108,10 @@ func ReadLedger(path string) ([]LedgerEntry, error) {
 
 // LedgerState summarises a ledger.
 type LedgerState struct {
-	// Open is true when a Runner opened it and has not closed it since.
-	Open bool
-	PID  int
-	Host string
-	// Pending names sandboxes created (or about to be) and never deleted.
-	Pending []string
+	Open    bool // a Runner opened it and has not closed it since
+	PID     int
+	Host    string
+	Pending []string // sandboxes created (or about to be) and never deleted
 }
 
 // Summarise folds a ledger's entries.

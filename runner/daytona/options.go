@@ -24,87 +24,61 @@ const (
 	DefaultDeleteTimeout = 2 * time.Minute
 	DefaultPollInterval  = time.Second
 	DefaultVolumeMount   = "memory"
-	// AutoStopMargin is added to a job's timeouts to derive the auto-stop
-	// backstop of its sandbox.
-	AutoStopMargin = 10 * time.Minute
+	AutoStopMargin       = 10 * time.Minute // added to a job's timeouts for its sandbox's auto-stop
 )
 
-// Options configure a Runner (and GC and Doctor). The CLI maps the
-// manifest's daytona: block, the flags and the credentials onto it.
+// Options configure a Runner (and GC and Doctor): the manifest's daytona:
+// block, the flags and the credentials, as the CLI maps them.
 type Options struct {
 	APIKey string
-	// APIURL defaults to DefaultAPIURL.
-	APIURL string
-	// Target is the region ("us", "eu"); empty means the organisation's
-	// default.
-	Target string
+	APIURL string // default DefaultAPIURL
+	Target string // the region ("us", "eu"); empty: the organisation's default
 
 	// Snapshot or Image (not both) is what sandboxes start from; neither:
-	// the default snapshot. Resources apply only with an Image (the API
-	// refuses them with a snapshot).
+	// the default snapshot. The API takes resources only with an image.
 	Snapshot, Image       string
 	CPU, MemoryGB, DiskGB int
 	NetworkBlockAll       bool
-	// NetworkAllowList, when not empty, limits outbound traffic to these
-	// IPv4 CIDR ranges.
-	NetworkAllowList []string
+	NetworkAllowList      []string // IPv4 CIDR ranges outbound traffic is limited to
 
-	// CreateRate caps sandbox creations per second (default 5). Rate-limit
-	// answers lower it further for a while (AIMD).
+	// CreateRate caps creations per second; 429s lower it for a while (AIMD).
 	CreateRate float64
-	// AutoStopMinutes is the auto-stop backstop of every sandbox; 0 derives
-	// it from the job's timeouts plus AutoStopMargin. Sandboxes are created
-	// with auto-delete 0, so a stopped sandbox deletes itself.
+	// AutoStopMinutes is every sandbox's auto-stop; 0 derives it from the
+	// job's timeouts. With auto-delete 0, a stopped sandbox deletes itself.
 	AutoStopMinutes int
-	// Volume, when set, is mounted into every sandbox (created if missing).
-	Volume *Volume
-	// Env is given to every sandbox (and so to every candidate). It must not
-	// hold DAYTONA_* variables.
-	Env map[string]string
-	// Labels are added to every sandbox, besides forge's own.
-	Labels map[string]string
+	Volume          *Volume           // mounted into every sandbox, created if missing
+	Env             map[string]string // given to every sandbox; no DAYTONA_* variables
+	Labels          map[string]string // added to forge's own
 
-	// RunID names the run in sandbox names and labels. Required by New.
-	RunID string
-	// LedgerPath is the run's sandboxes.jsonl (<out>/<run-id>/); empty
-	// keeps no ledger.
-	LedgerPath string
-	// Warn gets one-line warnings (retries, undeletable sandboxes). It never
-	// gets the API key. Nil discards them.
-	Warn io.Writer
+	RunID      string    // names the run in sandbox names and labels; required by New
+	LedgerPath string    // the run's sandboxes.jsonl; empty keeps no ledger
+	Warn       io.Writer // one-line warnings, never with the key; nil discards them
 
-	// CreateTimeout bounds one creation attempt, start included.
-	CreateTimeout time.Duration
-	// DeleteTimeout bounds the deletion of one sandbox, retries included.
-	DeleteTimeout time.Duration
-	// SetupTimeout is used for jobs whose SetupTimeout is zero.
-	SetupTimeout time.Duration
-	// PollInterval is the longest wait between two polls of a command
-	// whose log stream could not be followed, and of a snapshot's build.
+	CreateTimeout time.Duration // one creation attempt, start included
+	DeleteTimeout time.Duration // one sandbox's deletion, retries included
+	SetupTimeout  time.Duration // for jobs whose SetupTimeout is zero
+	// PollInterval is the longest wait between polls of a command whose log
+	// stream could not be followed, and of a snapshot's build.
 	PollInterval time.Duration
-	// Retry shapes the backoff for transient errors.
-	Retry Retry
-	// ToolboxHTTPClient carries the toolbox calls; by default a client with
-	// the SDK's 60 s timeout and a pool sized for many sandboxes.
+	Retry        Retry
+	// ToolboxHTTPClient carries the toolbox calls; by default one with the
+	// SDK's 60 s timeout and a pool sized for many sandboxes.
 	ToolboxHTTPClient *http.Client
 }
 
-// Volume is a durable Daytona volume mounted into every sandbox.
+// Volume is a durable Daytona volume mounted into every sandbox, at Mount:
+// absolute, or relative to the sandbox's home (default "memory").
 type Volume struct {
-	Name string `yaml:"name"`
-	// Mount is where it appears: relative to the sandbox's home directory
-	// (default "memory") or absolute.
+	Name  string `yaml:"name"`
 	Mount string `yaml:"mount"`
 }
 
-// Retry shapes the jittered exponential backoff for transient errors
-// (5xx, network errors, timeouts).
+// Retry shapes the jittered exponential backoff for transient errors (5xx,
+// network errors, timeouts): Tries attempts at one call, and apart from
+// them RateLimitTries rate-limited ones.
 type Retry struct {
-	Initial, Max time.Duration
-	// Tries bounds the attempts at one call (rate-limited attempts are
-	// counted separately, against RateLimitTries).
-	Tries          int
-	RateLimitTries int
+	Initial, Max          time.Duration
+	Tries, RateLimitTries int
 }
 
 // Validate checks the options and fills in the defaults.
@@ -118,21 +92,20 @@ func (o *Options) Validate() error {
 	if u, err := url.Parse(o.APIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		bad("DAYTONA_API_URL %q is not an http(s) URL", o.APIURL)
 	}
-	if o.Snapshot != "" && o.Image != "" {
-		bad("daytona: give a snapshot or an image, not both")
+	for _, c := range []struct {
+		wrong bool
+		msg   string
+	}{
+		{o.Snapshot != "" && o.Image != "", "daytona: give a snapshot or an image, not both"},
+		{o.CPU < 0 || o.MemoryGB < 0 || o.DiskGB < 0, "daytona: resources must not be negative"},
+		{o.CreateRate < 0, "daytona: create_rate must not be negative"},
+		{o.AutoStopMinutes < 0, "daytona: auto-stop minutes must not be negative"},
+	} {
+		if c.wrong {
+			bad("%s", c.msg)
+		}
 	}
-	if o.CPU < 0 || o.MemoryGB < 0 || o.DiskGB < 0 {
-		bad("daytona: resources must not be negative")
-	}
-	if o.CreateRate < 0 {
-		bad("daytona: create_rate must not be negative")
-	}
-	if o.CreateRate == 0 {
-		o.CreateRate = DefaultCreateRate
-	}
-	if o.AutoStopMinutes < 0 {
-		bad("daytona: auto-stop minutes must not be negative")
-	}
+	o.CreateRate = cmp.Or(o.CreateRate, DefaultCreateRate)
 	if v := o.Volume; v != nil {
 		if v.Name == "" {
 			bad("daytona: a volume needs a name")
@@ -163,6 +136,14 @@ func (o *Options) Validate() error {
 	orDefault(&o.Retry.Tries, 5)
 	orDefault(&o.Retry.RateLimitTries, 30)
 	return errors.Join(errs...)
+}
+
+// ptrOr is *p, or d when p is nil.
+func ptrOr[T any](p *T, d T) T {
+	if p == nil {
+		return d
+	}
+	return *p
 }
 
 // orDefault sets *v to d unless it is positive.

@@ -12,22 +12,20 @@ import (
 // and raised back on success (AIMD), and a shared pause for Retry-After
 // (Daytona counts creations per organisation: one 429 concerns every job).
 type pacer struct {
-	max   rate.Limit
-	floor rate.Limit
-	lim   *rate.Limiter
+	max, floor rate.Limit
+	lim        *rate.Limiter
 
 	mu        sync.Mutex
 	notBefore time.Time
-	// trace, when set (by tests, before any use), is told of every pause
-	// the server asked for and of every creation let through, in order.
+	// trace, set by tests before any use, is told in order of every pause
+	// asked for and every creation let through.
 	trace func(ev pacerEvent)
 }
 
-// pacerEvent is one thing the pacer did, for trace.
+// pacerEvent is one thing the pacer did: a pause a 429 asked for, or with
+// pause zero a creation let through.
 type pacerEvent struct {
-	at time.Time
-	// pause is the pause asked for by a rate-limit answer; zero for a
-	// creation let through.
+	at    time.Time
 	pause time.Duration
 }
 
@@ -36,10 +34,12 @@ func newPacer(perSecond float64) *pacer {
 	return &pacer{max: max, floor: max / 64, lim: rate.NewLimiter(max, 1)}
 }
 
-// wait blocks until a creation may start.
 func (p *pacer) wait(ctx context.Context) error {
 	for {
-		if err := sleep(ctx, time.Until(p.pausedUntil())); err != nil {
+		p.mu.Lock()
+		until := p.notBefore
+		p.mu.Unlock()
+		if err := sleep(ctx, time.Until(until)); err != nil {
 			return err
 		}
 		if err := p.lim.Wait(ctx); err != nil {
@@ -66,14 +66,7 @@ func (p *pacer) wait(ctx context.Context) error {
 	}
 }
 
-func (p *pacer) pausedUntil() time.Time {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.notBefore
-}
-
-// throttled records a rate-limit answer that asked for a pause of d (zero
-// when it named none).
+// throttled records a 429 that asked for a pause of d (zero: none named).
 func (p *pacer) throttled(d time.Duration) {
 	p.mu.Lock()
 	now := time.Now()
@@ -92,10 +85,8 @@ func (p *pacer) succeeded() {
 	p.lim.SetLimit(min(p.lim.Limit()+p.max/10, p.max))
 }
 
-// limit is the current creation rate per second.
 func (p *pacer) limit() float64 { return float64(p.lim.Limit()) }
 
-// sleep waits for d or until ctx ends.
 func sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return ctx.Err()

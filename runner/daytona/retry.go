@@ -9,105 +9,110 @@ import (
 	"github.com/cenkalti/backoff/v5"
 )
 
-// budget says which failures of one call are tried again, and how often.
-// It is data: every call of the backend goes through the one policy
-// (Options.retry) with its own budget.
+// budget says which failures of one call are tried again, and how often:
+// every call goes through the one policy (retried) with its own budget.
 type budget struct {
-	// transient bounds the attempts after 5xx, 408, network errors and
-	// client timeouts; 1 means no retry.
-	transient int
-	// rateLimited bounds the attempts after 429s, which had no effect.
-	rateLimited int
-	// conflicts retries 409s ("state change in progress") until ctx ends.
-	conflicts bool
+	transient   int  // attempts after 5xx, 408, network errors, client timeouts
+	rateLimited int  // attempts after 429s, which had no effect
+	conflicts   bool // retry 409s ("state change in progress") until ctx ends
 }
 
-// calls is the budget of an ordinary call: transient failures and rate
-// limits are retried.
 func (o *Options) calls() budget {
 	return budget{transient: o.Retry.Tries, rateLimited: o.Retry.RateLimitTries}
 }
 
-// deletions is the budget of a deletion, which matters more than any other
-// call: more transient retries, and a sandbox still changing state is
-// waited out.
+// deletions is the budget of a deletion, which matters most: more
+// transient retries, and a sandbox changing state is waited out.
 func (o *Options) deletions() budget {
 	return budget{transient: o.Retry.Tries + 3, rateLimited: o.Retry.RateLimitTries, conflicts: true}
 }
 
-// retryAtOnce is what an operation returns to be run again at once, without
-// using up its budget (it waited for something itself).
-type retryAtOnce struct{ err error }
+// retryHint is what an operation returns to be tried again whatever err's
+// class: at once without using up its budget (it waited for capacity
+// itself), or else as after a transient failure (a 409 on create whose
+// sandbox cannot be found yet).
+type retryHint struct {
+	err    error
+	atOnce bool
+}
 
-func (e *retryAtOnce) Error() string { return e.err.Error() }
-func (e *retryAtOnce) Unwrap() error { return e.err }
+func (e *retryHint) Error() string { return e.err.Error() }
+func (e *retryHint) Unwrap() error { return e.err }
 
-// retryAfterFailure is what an operation returns for a failure to count as
-// a transient one, whatever its class (a 409 on create whose sandbox cannot
-// be found yet).
-type retryAfterFailure struct{ err error }
-
-func (e *retryAfterFailure) Error() string { return e.err.Error() }
-func (e *retryAfterFailure) Unwrap() error { return e.err }
-
-// retry is the backend's one retry policy (backoff/v5), for an operation
-// with no result (see retried).
+// retry is retried for an operation with no result.
 func (o *Options) retry(ctx context.Context, what string, b budget, op func(context.Context) error) error {
 	_, err := retried(ctx, o, what, b, func(ctx context.Context) (struct{}, error) { return struct{}{}, op(ctx) })
 	return err
 }
 
-// retried is the backend's one retry policy (backoff/v5): op runs until it
-// succeeds, fails beyond its budget or ctx ends, with jittered exponential
-// waits never shorter than Retry-After. The error is op's last, as it
-// returned it, or ctx's.
+// retried is the backend's one retry policy: op runs until it succeeds,
+// fails beyond its budget or ctx ends, with jittered exponential waits
+// never shorter than Retry-After. The error is op's last, unwrapped from
+// backoff.Permanent or retryHint.
 func retried[T any](ctx context.Context, o *Options, what string, b budget, op func(context.Context) (T, error)) (T, error) {
-	// The jittered exponential schedule for transient errors.
 	sched := &backoff.ExponentialBackOff{InitialInterval: o.Retry.Initial, MaxInterval: o.Retry.Max, RandomizationFactor: 0.5, Multiplier: 2}
-	var last error
 	transient, limited := 0, 0
-	v, err := backoff.Retry(ctx, func() (T, error) {
+	for {
 		v, err := op(ctx)
-		if err == nil {
-			return v, nil
-		}
-		last = err
-		var atOnce *retryAtOnce
-		if errors.As(err, &atOnce) {
-			last = atOnce.err
-			return v, &backoff.RetryAfterError{Duration: 0}
-		}
+		var hint *retryHint
 		var perm *backoff.PermanentError
-		if errors.As(err, &perm) {
-			last = perm.Err
-			return v, err
+		switch {
+		case err == nil:
+			return v, nil
+		case errors.As(err, &hint) && hint.atOnce:
+			if ctx.Err() != nil {
+				return v, hint.err
+			}
+			continue
+		case errors.As(err, &perm):
+			return v, perm.Err
 		}
 		f := classify(ctx, err)
-		var failed *retryAfterFailure
-		if errors.As(err, &failed) {
-			last, f.class = failed.err, classTransient
+		if hint != nil {
+			err, f.class = hint.err, classTransient
 		}
 		switch {
 		case f.class == classTransient:
 			if transient++; transient >= b.transient {
-				return v, backoff.Permanent(err)
+				return v, err
 			}
 		case f.class == classRateLimited:
 			if limited++; limited >= b.rateLimited {
-				return v, backoff.Permanent(err)
+				return v, err
 			}
 		case f.class == classConflict && b.conflicts:
 		default:
-			return v, backoff.Permanent(err)
+			return v, err
 		}
 		wait := max(sched.NextBackOff(), f.retryAfter)
 		if f.class != classConflict { // a sandbox between states: expected, not news
 			fmt.Fprintf(o.Warn, "daytona: %s: %s; retrying in %s\n", what, describe(err), wait.Round(time.Millisecond))
 		}
-		return v, &backoff.RetryAfterError{Duration: wait}
-	}, backoff.WithBackOff(&backoff.ZeroBackOff{}), backoff.WithMaxElapsedTime(0))
-	if err != nil && last != nil {
-		err = last
+		if sleep(ctx, wait) != nil {
+			return v, err
+		}
 	}
-	return v, err
+}
+
+// allPages gathers a listing page by page (100 a page), each page retried
+// as every call is; list answers a page's items and the number of pages.
+func allPages[T any](ctx context.Context, o *Options, what string, list func(ctx context.Context, page, limit int) ([]T, int, error)) ([]T, error) {
+	type pageOf struct {
+		items []T
+		pages int
+	}
+	var all []T
+	for page := 1; ; page++ {
+		p, err := retried(ctx, o, what, o.calls(), func(ctx context.Context) (pageOf, error) {
+			items, pages, err := list(ctx, page, 100)
+			return pageOf{items, pages}, err
+		})
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, p.items...)
+		if page >= p.pages {
+			return all, nil
+		}
+	}
 }

@@ -1,7 +1,6 @@
 package daytona
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -42,9 +41,7 @@ const defaultHome = "/home/daytona"
 // sdkHTTPTimeout is the SDK's own HTTP timeout, kept for toolbox calls.
 const sdkHTTPTimeout = 60 * time.Second
 
-// errDead is the cause that stops every job once the run cannot go on: the
-// API refused the key, or answered a creation with an error no retry can
-// fix.
+// errDead is the cause that stops every job once the run cannot go on.
 var errDead = errors.New("the Daytona backend cannot be used for this run")
 
 // Runner runs jobs in Daytona sandboxes. It is safe for concurrent use.
@@ -53,37 +50,31 @@ type Runner struct {
 	client    *daytona.Client
 	pacer     *pacer
 	ledger    *ledger
+	capacity  *capacity // holds jobs back while the account's limits are reached
 	volumeID  string
 	mountPath string
 	// toolboxHTTP carries every toolbox call: the SDK's keeps 2 idle
 	// connections per host, and many sandboxes share one toolbox proxy.
 	toolboxHTTP *http.Client
 
-	// dead is cancelled (cause errDead) when the API refuses the key: every
-	// job in flight stops and cleans up.
-	dead context.Context
-	kill context.CancelCauseFunc
-
-	// streamRefused warns, once a run, that log streams cannot be opened.
-	streamRefused sync.Once
-	// capacity holds jobs back while the account's limits are reached.
-	capacity *capacity
+	// dead is cancelled (cause errDead) once the run is stopped: every job
+	// in flight stops and cleans up.
+	dead          context.Context
+	kill          context.CancelCauseFunc
+	streamRefused sync.Once // warns once that log streams cannot be opened
 
 	mu sync.Mutex
-	// stopped, once set, is why the run cannot go on: the key refused, or a
-	// creation failed in a way no retry fixes.
+	// stopped is why the run cannot go on: the key refused, or a creation
+	// failed in a way no retry fixes.
 	stopped   *runner.UnusableError
 	undeleted map[string]string // name -> "name (id)": could not be deleted
 	closed    bool
-	// envs are the environments BuildEnvironment was asked for, by hash;
-	// turns say which goroutine makes each ready.
-	envs  map[string]*envState
-	turns runner.Turns
+	envs      map[string]*envState // by hash; turns say who makes each ready
+	turns     runner.Turns
 }
 
-// New checks the options, connects the SDK and, when a volume is
-// configured, finds or creates it (waiting until it is ready). It makes no
-// other call to the service.
+// New checks the options, connects the SDK and finds or creates the
+// volume, if any, waiting until it is ready: no other call to the service.
 func New(ctx context.Context, opts Options) (*Runner, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
@@ -101,7 +92,7 @@ func New(ctx context.Context, opts Options) (*Runner, error) {
 	}
 	r := &Runner{
 		opts: opts, client: client, pacer: newPacer(opts.CreateRate), ledger: lg, capacity: newCapacity(),
-		undeleted: map[string]string{},
+		undeleted: map[string]string{}, envs: map[string]*envState{},
 	}
 	r.toolboxHTTP = opts.ToolboxHTTPClient
 	if r.toolboxHTTP == nil {
@@ -128,8 +119,6 @@ func New(ctx context.Context, opts Options) (*Runner, error) {
 	return r, nil
 }
 
-// ensureVolume finds or creates the configured volume and waits until it is
-// ready.
 func (r *Runner) ensureVolume(ctx context.Context) error {
 	name := r.opts.Volume.Name
 	vol, err := retried(ctx, &r.opts, "find volume "+name, r.opts.calls(), func(ctx context.Context) (*types.Volume, error) {
@@ -143,17 +132,13 @@ func (r *Runner) ensureVolume(ctx context.Context) error {
 		return v, err
 	})
 	if err != nil {
-		return r.unusableOr(ctx, fmt.Errorf("daytona: volume %s: %w", name, described(err)), err)
+		return r.callError(ctx, "daytona: volume "+name, err)
 	}
 	deadline := time.Now().Add(r.opts.CreateTimeout)
 	interval := 100 * time.Millisecond
 	for vol.State != "ready" {
 		if vol.State == "error" {
-			reason := "volume creation failed"
-			if vol.ErrorReason != nil {
-				reason = *vol.ErrorReason
-			}
-			return fmt.Errorf("daytona: volume %s: %s", name, reason)
+			return fmt.Errorf("daytona: volume %s: %s", name, ptrOr(vol.ErrorReason, "volume creation failed"))
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("daytona: volume %s is still %s after %s", name, vol.State, r.opts.CreateTimeout)
@@ -165,24 +150,28 @@ func (r *Runner) ensureVolume(ctx context.Context) error {
 		if vol, err = retried(ctx, &r.opts, "get volume "+name, r.opts.calls(), func(ctx context.Context) (*types.Volume, error) {
 			return r.client.Volume.Get(ctx, name)
 		}); err != nil {
-			return r.unusableOr(ctx, fmt.Errorf("daytona: volume %s: %w", name, described(err)), err)
+			return r.callError(ctx, "daytona: volume "+name, err)
 		}
 	}
-	r.volumeID = vol.ID
-	r.mountPath = r.opts.Volume.Mount
+	r.volumeID, r.mountPath = vol.ID, r.opts.Volume.Mount
 	if !strings.HasPrefix(r.mountPath, "/") {
 		r.mountPath = path.Join(defaultHome, r.mountPath)
 	}
 	return nil
 }
 
-// unusableOr turns an auth failure into an UnusableError; other errors are
-// returned as msg.
-func (r *Runner) unusableOr(ctx context.Context, msg, err error) error {
-	if classify(ctx, err).class == classAuth {
+// callError is what a failed call means: a refused key stops the run, a
+// cancelled call or a stopped run is returned as it is, anything else says
+// what failed.
+func (r *Runner) callError(ctx context.Context, what string, err error) error {
+	var ue *runner.UnusableError
+	switch f := classify(ctx, err); {
+	case errors.As(err, &ue), f.class == classCancelled:
+		return err
+	case f.class == classAuth:
 		return r.keyRefused(err)
 	}
-	return msg
+	return fmt.Errorf("%s: %w", what, described(err))
 }
 
 // keyRefused stops the run: the API refused the key.
@@ -190,7 +179,6 @@ func (r *Runner) keyRefused(err error) error {
 	return r.halt(&runner.UnusableError{Kind: runner.ErrAuth, Err: errKeyRefused(err)})
 }
 
-// errKeyRefused says that the API refused the key, with its answer.
 func errKeyRefused(err error) error {
 	return fmt.Errorf("Daytona refused the API key: %w; check DAYTONA_API_KEY", described(err))
 }
@@ -200,9 +188,8 @@ func (r *Runner) stop(err error) error {
 	return r.halt(&runner.UnusableError{Kind: runner.ErrInfra, Err: err})
 }
 
-// halt records why the run cannot go on and stops every job. The first
-// reason wins, except that a refused key wins over any other. It returns
-// the run-stopping error.
+// halt records why the run cannot go on (the first reason, but a refused
+// key over any other), stops every job and returns the run-stopping error.
 func (r *Runner) halt(why *runner.UnusableError) error {
 	r.mu.Lock()
 	if r.stopped == nil || why.Kind == runner.ErrAuth && r.stopped.Kind != runner.ErrAuth {
@@ -223,8 +210,8 @@ func (r *Runner) unusable() error {
 	return r.stopped
 }
 
-// Undeleted names the sandboxes this Runner could not delete ("name (id)"),
-// sorted; a sandbox deleted later (by Close) is no longer named.
+// Undeleted names, sorted, the sandboxes this Runner could not delete
+// ("name (id)") and has not deleted since.
 func (r *Runner) Undeleted() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -232,8 +219,8 @@ func (r *Runner) Undeleted() []string {
 }
 
 // Close deletes what this Runner created and still exists, sweeps the
-// service for sandboxes labelled with this run and closes the ledger. Call
-// it after every Run has returned, with a context that is not cancelled.
+// service for sandboxes labelled with this run and closes the ledger; after
+// every Run, with a context that is not cancelled.
 func (r *Runner) Close(ctx context.Context) error {
 	r.mu.Lock()
 	if r.closed {
@@ -262,33 +249,12 @@ func (r *Runner) Close(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// Daytona's resources of a sandbox that asks for none (and of a snapshot
-// built without any): 1 vCPU, 1 GiB of memory, 3 GiB of disk.
-const (
-	defaultCPU      = 1
-	defaultMemoryGB = 1
-	defaultDiskGB   = 3
-)
-
-// resources are what each sandbox has: daytona.resources, else Daytona's
-// defaults (the default snapshot's may differ; the SDK does not say).
-func (r *Runner) resources() *runner.Resources {
-	o := r.opts
-	return &runner.Resources{
-		CPU:       float64(cmp.Or(o.CPU, defaultCPU)),
-		MemoryGiB: float64(cmp.Or(o.MemoryGB, defaultMemoryGB)),
-		DiskGiB:   float64(cmp.Or(o.DiskGB, defaultDiskGB)),
-	}
-}
-
 // Run runs one job in a fresh sandbox and deletes it, whatever happens. A
-// failing candidate is data; the error is non-nil only when the backend is
-// unusable (*runner.UnusableError).
+// failing candidate is data; the error is a *runner.UnusableError or nil.
 func (r *Runner) Run(ctx context.Context, job runner.Job) (runner.Result, error) {
 	start := time.Now()
 	res := runner.Result{CandidateID: job.CandidateID, Trial: job.Trial, Backend: Backend, StartedAt: start.UTC()}
-	if job.Dir != "" {
-		// A plain job runs in a directory of this machine: not a sandbox's.
+	if job.Dir != "" { // a directory of this machine, not a sandbox's
 		res.Failed(runner.ErrInfra, "the Daytona backend runs no job in a directory of its own (Job.Dir); run it locally")
 		res.FinishedAt = time.Now().UTC()
 		return res, nil

@@ -18,8 +18,7 @@ import (
 	"github.com/forge-run/forge/runner"
 )
 
-// adopt makes sb usable by forge: its toolbox calls go through the
-// configured HTTP client.
+// adopt sends sb's toolbox calls through the Runner's HTTP client.
 func (r *Runner) adopt(sb *daytona.Sandbox) *daytona.Sandbox {
 	if sb != nil && r.toolboxHTTP != nil {
 		sb.ToolboxClient.GetConfig().HTTPClient = r.toolboxHTTP
@@ -27,14 +26,6 @@ func (r *Runner) adopt(sb *daytona.Sandbox) *daytona.Sandbox {
 	return sb
 }
 
-// notCreated records that no attempt can have created name.
-func (r *Runner) notCreated(name string) {
-	if r.capacity.notCreated(name) {
-		r.ledger.append(LedgerEntry{Event: eventNotCreated, RunID: r.opts.RunID, Name: name})
-	}
-}
-
-// deleted records that name's sandbox (id when known) is gone.
 func (r *Runner) deleted(name, id string) error {
 	r.mu.Lock()
 	delete(r.undeleted, name)
@@ -47,11 +38,10 @@ func (r *Runner) deleted(name, id string) error {
 // the pacer and the retry policy, finding ambiguous outcomes by name. A
 // sandbox that exists is returned even with an error: delete it.
 func (r *Runner) createSandbox(ctx context.Context, name string, params any) (*daytona.Sandbox, error) {
-	// ambiguous: an attempt may have created it although it failed.
-	ambiguous := false
+	ambiguous := false // an attempt may have created it although it failed
 	defer func() {
-		if !ambiguous {
-			r.notCreated(name)
+		if !ambiguous && r.capacity.notCreated(name) {
+			r.ledger.append(LedgerEntry{Event: eventNotCreated, RunID: r.opts.RunID, Name: name})
 		}
 	}()
 	return retried(ctx, &r.opts, "create "+name, r.opts.calls(), func(ctx context.Context) (*daytona.Sandbox, error) {
@@ -60,8 +50,7 @@ func (r *Runner) createSandbox(ctx context.Context, name string, params any) (*d
 }
 
 // createOnce is one attempt of createSandbox. Its errors are for the retry
-// policy: permanent ones stop, retryAtOnce tries again at once (it waited for
-// capacity), retryAfterFailure counts as a transient failure.
+// policy: permanent ones stop, a retryHint tries again.
 func (r *Runner) createOnce(ctx context.Context, name string, params any, ambiguous *bool) (*daytona.Sandbox, error) {
 	if err := r.unusable(); err != nil {
 		return nil, backoff.Permanent(err)
@@ -87,14 +76,35 @@ func (r *Runner) createOnce(ctx context.Context, name string, params any, ambigu
 		*ambiguous = true
 	}
 	if reason, ok := failedToStart(f, err); ok {
-		// It exists, in error or build_failed; find it so it is deleted.
-		// The next would fail the same way: the image or snapshot cannot
-		// start.
+		// It exists, failed: find it to delete it. The next would fail the
+		// same way.
 		*ambiguous = true
 		found, _ := r.lookup(ctx, name)
 		return found, backoff.Permanent(r.stop(fmt.Errorf(
 			"Daytona could not start sandbox %s (%s): %s; check %s",
 			name, reason, startsFrom(params), whatToCheck(params))))
+	}
+	if f.class == classConflict || f.class == classTransient && *ambiguous {
+		// It may exist: made by an earlier attempt whose answer was lost,
+		// or (a 409) left by an earlier process of this run, ours by name.
+		found, lerr := r.lookup(ctx, name)
+		switch {
+		case lerr != nil || found == nil:
+		case *ambiguous:
+			var werr error
+			if found.State != "started" {
+				werr = found.WaitForStart(ctx, r.opts.CreateTimeout)
+			}
+			return found, backoff.Permanent(werr)
+		default:
+			fmt.Fprintf(r.opts.Warn, "daytona: sandbox %s already exists from an earlier attempt; deleting it first\n", name)
+			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.opts.DeleteTimeout)
+			derr := r.deleteSandbox(dctx, name, found)
+			cancel()
+			if derr != nil {
+				return nil, backoff.Permanent(derr)
+			}
+		}
 	}
 	switch f.class {
 	case classAuth:
@@ -106,47 +116,20 @@ func (r *Runner) createOnce(ctx context.Context, name string, params any, ambigu
 		if err := r.waitForCapacity(ctx, name, err); err != nil {
 			return nil, backoff.Permanent(err)
 		}
-		return nil, &retryAtOnce{err}
+		return nil, &retryHint{err: err, atOnce: true}
 	case classPermanent, classNotFound:
 		return nil, backoff.Permanent(r.stop(fmt.Errorf(
 			"Daytona refused to create a sandbox: %w; no retry can fix this: check %s (%s)",
 			described(err), whatToCheck(params), startsFrom(params))))
 	case classConflict:
-		found, lerr := r.lookup(ctx, name)
-		switch {
-		case lerr != nil:
-		case found != nil && *ambiguous:
-			// Our own earlier attempt created it after all.
-			sb, err := r.started(ctx, found)
-			return sb, backoff.Permanent(err)
-		case found != nil:
-			// Left over by an earlier process of the same run (a crash, a
-			// resume): it is ours by name; replace it.
-			fmt.Fprintf(r.opts.Warn, "daytona: sandbox %s already exists from an earlier attempt; deleting it first\n", name)
-			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.opts.DeleteTimeout)
-			derr := r.deleteSandbox(dctx, name, found)
-			cancel()
-			if derr != nil {
-				return nil, backoff.Permanent(derr)
-			}
-		}
-		return nil, &retryAfterFailure{err}
+		return nil, &retryHint{err: err}
 	case classTransient:
-		// Unless the request never left, the service may have created it
-		// before failing to answer.
-		if *ambiguous {
-			if found, lerr := r.lookup(ctx, name); lerr == nil && found != nil {
-				sb, err := r.started(ctx, found)
-				return sb, backoff.Permanent(err)
-			}
-		}
 		return nil, err
 	}
 	return nil, backoff.Permanent(err)
 }
 
-// startsFrom says what a sandbox created with params starts from, for
-// messages.
+// startsFrom says, for messages, what a sandbox of params starts from.
 func startsFrom(params any) string {
 	switch p := params.(type) {
 	case types.ImageParams:
@@ -166,7 +149,7 @@ func startsFrom(params any) string {
 	return "the default snapshot"
 }
 
-// whatToCheck says where what a sandbox starts from is set, for messages.
+// whatToCheck says, for messages, where that is set.
 func whatToCheck(params any) string {
 	if p, ok := params.(types.SnapshotParams); ok && strings.HasPrefix(p.Snapshot, runner.SnapshotPrefix) {
 		return "the environment (its snapshot may have been deleted meanwhile, e.g. by \"forge gc\")"
@@ -174,22 +157,10 @@ func whatToCheck(params any) string {
 	return "the manifest's daytona: block (image, snapshot, resources)"
 }
 
-// started waits for an adopted sandbox to be started.
-func (r *Runner) started(ctx context.Context, sb *daytona.Sandbox) (*daytona.Sandbox, error) {
-	if sb.State == "started" {
-		return sb, nil
-	}
-	return sb, sb.WaitForStart(ctx, r.opts.CreateTimeout)
-}
-
 // lookup finds a sandbox by name; nil, nil when there is none.
 func (r *Runner) lookup(ctx context.Context, name string) (*daytona.Sandbox, error) {
 	sb, err := retried(ctx, &r.opts, "look up "+name, r.opts.calls(), func(ctx context.Context) (*daytona.Sandbox, error) {
-		sb, err := r.client.Get(ctx, name)
-		if classify(ctx, err).class == classNotFound {
-			return nil, nil
-		}
-		return sb, err
+		return orNone(r.client.Get(ctx, name))
 	})
 	if err != nil {
 		return nil, err
@@ -198,14 +169,10 @@ func (r *Runner) lookup(ctx context.Context, name string) (*daytona.Sandbox, err
 }
 
 // deleteSandbox deletes sb with the deletion budget; one already gone
-// counts as deleted, one that cannot be is recorded and named on Warn.
+// counts as deleted.
 func (r *Runner) deleteSandbox(ctx context.Context, name string, sb *daytona.Sandbox) error {
 	err := r.opts.retry(ctx, "delete "+name, r.opts.deletions(), func(ctx context.Context) error {
-		err := sb.DeleteWithTimeout(ctx, 0)
-		if classify(ctx, err).class == classNotFound {
-			return nil
-		}
-		return err
+		return gone(sb.DeleteWithTimeout(ctx, 0))
 	})
 	if err == nil {
 		return r.deleted(name, sb.ID)
@@ -213,7 +180,6 @@ func (r *Runner) deleteSandbox(ctx context.Context, name string, sb *daytona.San
 	return r.undeletable(name, sb.ID, err)
 }
 
-// undeletable records a sandbox forge could not delete.
 func (r *Runner) undeletable(name, id string, err error) error {
 	label := name
 	if id != "" {
@@ -229,8 +195,6 @@ func (r *Runner) undeletable(name, id string, err error) error {
 	return errors.Join(fmt.Errorf("delete sandbox %s: %w", label, described(err)), lerr)
 }
 
-// reconcile deletes the sandbox called name if it exists: a creation whose
-// outcome forge never learned.
 func (r *Runner) reconcile(ctx context.Context, name string) error {
 	sb, err := r.lookup(ctx, name)
 	if err != nil {
@@ -242,34 +206,25 @@ func (r *Runner) reconcile(ctx context.Context, name string) error {
 	return r.deleteSandbox(ctx, name, sb)
 }
 
-// listRun lists every sandbox labelled with this run.
 func (r *Runner) listRun(ctx context.Context) ([]*daytona.Sandbox, error) {
 	labels := map[string]string{LabelApp: LabelAppValue, LabelRun: r.opts.RunID}
-	var found []*daytona.Sandbox
-	limit := 100
-	for page := 1; ; page++ {
-		p := page
-		res, err := retried(ctx, &r.opts, "list this run's sandboxes", r.opts.calls(), func(ctx context.Context) (*daytona.PaginatedSandboxes, error) {
-			return r.client.List(ctx, labels, &p, &limit)
-		})
+	found, err := allPages(ctx, &r.opts, "list this run's sandboxes", func(ctx context.Context, page, limit int) ([]*daytona.Sandbox, int, error) {
+		res, err := r.client.List(ctx, labels, &page, &limit)
 		if err != nil {
-			return nil, fmt.Errorf("list sandboxes of run %s: %w", r.opts.RunID, described(err))
+			return nil, 0, err
 		}
-		found = append(found, res.Items...)
-		if page >= res.TotalPages {
-			return found, nil
-		}
+		return res.Items, res.TotalPages, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list sandboxes of run %s: %w", r.opts.RunID, described(err))
 	}
+	return found, nil
 }
 
-// stillDestroying counts this run's deleted sandboxes the service has not
-// finished destroying: until they are gone they may hold their share of the
-// account's limits. A failed listing counts none.
+// stillDestroying counts this run's deleted sandboxes not yet destroyed,
+// which may still hold their share of the account's limits.
 func (r *Runner) stillDestroying(ctx context.Context) int {
-	found, err := r.listRun(ctx)
-	if err != nil {
-		return 0
-	}
+	found, _ := r.listRun(ctx)
 	n := 0
 	for _, sb := range found {
 		if sb.State == "destroying" {
@@ -279,7 +234,6 @@ func (r *Runner) stillDestroying(ctx context.Context) int {
 	return n
 }
 
-// sweep deletes every sandbox still labelled with this run.
 func (r *Runner) sweep(ctx context.Context) error {
 	found, err := r.listRun(ctx)
 	if err != nil {
@@ -297,20 +251,20 @@ func (r *Runner) sweep(ctx context.Context) error {
 }
 
 // Waits of a creation refused for the account's limits: up to lagGrace
-// after one of the run's deletions the refusal may be the service catching
-// up with it (tried again from lagFirstRetry on); while deleted sandboxes
-// are still destroying, it is tried again every destroyingPoll.
+// after one of the run's deletions the service may be catching up with it
+// (tried again from lagFirstRetry on); while deleted sandboxes are still
+// destroying, it is tried again every destroyingPoll.
 const (
 	lagGrace       = 5 * time.Second
 	lagFirstRetry  = 100 * time.Millisecond
 	destroyingPoll = time.Second
 )
 
-// waitForCapacity handles a creation of name refused for the account's
-// limits: with creations under way and none alive, it waits for them; with
-// some alive, concurrency comes down to their number (announced once) and
-// the caller waits in acquire; with none alive or coming (and none
-// destroying), the account is full without this run: the run stops.
+// waitForCapacity handles a creation refused for the account's limits:
+// with none alive but some under way, it waits for them; with some alive,
+// concurrency comes down to their number (announced once); with none
+// alive, coming or destroying, the account is full without this run: the
+// run stops.
 func (r *Runner) waitForCapacity(ctx context.Context, name string, refusal error) error {
 	what, _ := quotaRefusal(statusOf(refusal), messageOf(refusal))
 	r.capacity.refused(name)
@@ -319,26 +273,19 @@ func (r *Runner) waitForCapacity(ctx context.Context, name string, refusal error
 		recent := since >= 0 && since < lagGrace
 		var lag <-chan time.Time
 		switch {
-		case alive == 0 && pending > 0:
-			// Wait for the creations under way.
+		case alive == 0 && pending > 0: // wait for the creations under way
 		case alive == 0 && !recent && r.stillDestroying(ctx) > 0:
-			// Deleted but not gone: the account may free their share only
-			// once they are. Look again in a while, or at the next change.
-			lag = time.After(destroyingPoll)
+			lag = time.After(destroyingPoll) // their share is freed once they are gone
 		case alive == 0 && !recent:
 			return r.stop(fmt.Errorf("Daytona account limit reached (%s) with none of this run's sandboxes alive: other sandboxes of the account use it all; "+
 				"free some (forge gc deletes those forge left behind; the others are in the Daytona dashboard), lower concurrency or ask for smaller daytona.resources",
 				what))
-		case !recent:
-			// The account admits what it holds of this run: the sandboxes
-			// alive and those deleted but still being destroyed.
+		case !recent: // the account admits the run's alive and destroying sandboxes
 			if n := r.capacity.lower(alive + r.stillDestroying(ctx)); n > 0 {
 				fmt.Fprintf(r.opts.Warn, "forge: account limit reached (%s): running %d at a time\n", what, n)
 			}
 			return nil
-		default:
-			// Try again as the deletion ages (after as long again as it is
-			// old, from 100 ms), or at the next change.
+		default: // again as the deletion ages (as long again as it is old), or at a change
 			lag = time.After(min(lagGrace-since, max(lagFirstRetry, since)))
 		}
 		select {

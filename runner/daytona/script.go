@@ -16,12 +16,11 @@ import (
 	"github.com/forge-run/forge/runner"
 )
 
-// shQuote quotes s for the sandbox's shell (text.ShellQuote).
 var shQuote = text.ShellQuote
 
-// sandboxName is the deterministic name of a job's sandbox,
-// forge-<run>-<candidate>[-<task>]-<trial>, made of characters Daytona
-// accepts and kept short (long names end in a hash of the full one).
+// sandboxName is the name of a job's sandbox,
+// forge-<run>-<candidate>[-<task>]-<trial>, in characters Daytona accepts;
+// a long one ends in a hash of the whole.
 func sandboxName(runID, candidate, task string, trial int) string {
 	n := fmt.Sprintf("forge-%s-%s-%d", runID, candidate, trial)
 	if task != "" {
@@ -42,8 +41,7 @@ func sandboxName(runID, candidate, task string, trial int) string {
 }
 
 // layout is where a job lives in its sandbox: its working directory, and
-// next to it forge's own files (captured output, claims, secrets), whose
-// names start with ctl, so no directory of their own is made.
+// beside it forge's own files (output, claims, secrets), named ctl.*.
 type layout struct {
 	home, work, ctl string
 }
@@ -53,32 +51,28 @@ func newLayout(home, candidate string) layout {
 	return layout{home: home, work: home + "/forge/" + candidate, ctl: home + "/forge/.forge-" + candidate}
 }
 
-func (l layout) stdout() string         { return l.ctl + ".stdout" }
-func (l layout) stderr() string         { return l.ctl + ".stderr" }
-func (l layout) setupLog() string       { return l.ctl + ".setup.log" }
 func (l layout) path(rel string) string { return l.work + "/" + rel }
 
 // secrets is the file that brings a job's secrets to its candidate,
-// uploaded just before it starts (or setup, with setup_secrets) and removed
-// before it runs; never in what the API shows (create request, labels).
+// uploaded just before it (or setup) starts and removed before it runs:
+// never in what the API shows (create request, labels).
 func (l layout) secrets() string { return l.ctl + ".secrets" }
 
-// secretsText is the secrets file: one export per secret.
 func secretsText(secrets map[string]string) string {
 	var b strings.Builder
 	writeExports(&b, secrets)
 	return b.String()
 }
 
-// writeExports writes an export line per variable of env, sorted by name.
+// writeExports writes an export line per variable, sorted by name.
 func writeExports(b *strings.Builder, env map[string]string) {
 	for _, k := range slices.Sorted(maps.Keys(env)) {
 		fmt.Fprintf(b, "export %s=%s\n", k, shQuote(env[k]))
 	}
 }
 
-// readSecrets exports the secrets file's variables, and with remove deletes
-// it.
+// readSecrets exports the secrets file's variables, and with remove
+// deletes it.
 func (l layout) readSecrets(remove bool) string {
 	rm := ""
 	if remove {
@@ -88,8 +82,8 @@ func (l layout) readSecrets(remove bool) string {
 }
 
 // preamble starts the candidate and the setup: into the working directory,
-// create what could not be uploaded, drop DAYTONA_* and export env. A PATH
-// of the job's own keeps an environment's bin/ first, as its image has it.
+// write what was not uploaded, drop DAYTONA_* and export env. A PATH of the
+// job's own keeps an environment's bin/ first, as its image has it.
 func (l layout) preamble(env map[string]string, ensure []string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "[ -d %[1]s ] || mkdir -p %[1]s\ncd %[1]s || exit 125\n", shQuote(l.work))
@@ -125,11 +119,10 @@ set +f
 `
 
 // Lines forge.sh prints on its stdout, the command's log: its report
-// ("forge-runtime NS", then "forge-size KEY KIND SIZE" per output and
-// "forge-output KEY ENCODING" before an output's capped content, in base64
-// or, without base64, od's hex), then the done line with the status it
-// exits with and a "." line (the SDK's stream holds a chunk's last two
-// bytes back).
+// ("forge-runtime NS", "forge-size KEY KIND SIZE" per output, "forge-output
+// KEY ENCODING" before an output's capped content in base64 or od's hex),
+// then the done line with its exit status and a "." line (the SDK's stream
+// holds a chunk's last two bytes back).
 const (
 	runtimeLine = "forge-runtime"
 	sizeLine    = "forge-size"
@@ -141,11 +134,10 @@ const (
 const outputKeys = "stdout stderr artifact result transcript"
 
 // scriptText is forge.sh, sent whole as each session command ("sh -c
-// SCRIPT forge MODE"). "run" runs argv (stdin empty, stdout and stderr into
-// files), "setup" the setup lines into the setup log, "collect KEY..."
-// nothing (after a timeout); each then prints its report and doneLine with
-// its status, and exits with it. "run" and "setup" work once however often
-// they are started (claimText): a start whose answer was lost is resent.
+// SCRIPT forge MODE"): "run" runs argv (stdout and stderr into files),
+// "setup" the setup lines into its log, "collect KEY..." nothing (after a
+// timeout); each then prints its report and doneLine, and exits with its
+// status. "run" and "setup" work once however often started (claimText).
 func (l layout) scriptText(argv []string, env map[string]string, ensure, setup []string, setupSecrets bool, o outputs) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "forge_ctl=%s\nforge_report() {\n%s}\n%s", shQuote(l.ctl), l.reportText(o), claimText)
@@ -170,19 +162,18 @@ run) if ! forge_claim run; then forge_await run; forge_want='%[4]s'; forge_end; 
 *) echo "forge: no mode $1" >&2; exit 2 ;;
 esac
 forge_path=$PATH
-`, shQuote(setupText), shQuote(l.setupLog()), doneLine, outputKeys)
+`, shQuote(setupText), shQuote(l.ctl+".setup.log"), doneLine, outputKeys)
 	b.WriteString(clockText)
 	b.WriteString(l.preamble(env, runEnsure))
 	b.WriteString(l.readSecrets(true))
-	// The candidate's runtime is measured here, next to its process.
-	b.WriteString("forge_now; forge_t0=$forge_t\n")
+	b.WriteString("forge_now; forge_t0=$forge_t\n") // the runtime, measured next to the process
 	for i, a := range argv {
 		if i > 0 {
 			b.WriteString(" ")
 		}
 		b.WriteString(shQuote(a))
 	}
-	fmt.Fprintf(&b, " </dev/null >%s 2>%s\n", shQuote(l.stdout()), shQuote(l.stderr()))
+	fmt.Fprintf(&b, " </dev/null >%s 2>%s\n", shQuote(l.ctl+".stdout"), shQuote(l.ctl+".stderr"))
 	// The report runs with forge's PATH, whatever the job's env set.
 	fmt.Fprintf(&b, `forge_rc=$?
 PATH=$forge_path
@@ -195,8 +186,8 @@ forge_want='%s'; forge_end
 }
 
 // claimText: forge_claim MODE creates <ctl>.MODE.claim with noclobber
-// (O_EXCL: one start of many gets it), whose start writes <ctl>.MODE.done
-// ("STATUS RUNTIME_NS ok") when done; forge_await waits for it, for others.
+// (O_EXCL: one start of many gets it), which writes <ctl>.MODE.done
+// ("STATUS RUNTIME_NS ok") when done; the others forge_await it.
 const claimText = `forge_claim() {
   set -C
   if { :; } 2>/dev/null >"$forge_ctl.$1.claim"; then set +C; return 0; fi
@@ -226,9 +217,9 @@ forge_now() {
 }
 `
 
-// setupText runs the manifest's setup lines in order, each after a
-// "+ line" trace, and stops at the first that fails, with its status.
-// Nothing follows what the failing line printed (failingSetupOutput).
+// setupText runs the setup lines in order, each after a "+ line" trace,
+// and stops at the first that fails, with its status: nothing follows what
+// it printed (failingSetupOutput).
 func (l layout) setupText(lines []string, env map[string]string, ensure []string, secrets bool) string {
 	var b strings.Builder
 	b.WriteString(l.preamble(env, ensure))
@@ -242,20 +233,15 @@ func (l layout) setupText(lines []string, env map[string]string, ensure []string
 	return b.String()
 }
 
-// outputs are the files forge.sh reports on (relative to the working
-// directory) and the caps: outCap for stdout, stderr and the setup log,
+// outputs are the files forge.sh reports on, relative to the working
+// directory, and their caps: outCap for stdout, stderr and the setup log,
 // artCap for the artifact and the result, trCap for the transcript.
 type outputs struct {
 	artifact, result, transcript string
 	outCap, artCap, trCap        int64
 }
 
-func jobOutputs(outputFile string, lim runner.Limits) outputs {
-	return outputs{artifact: outputFile, result: runner.ResultFile, transcript: runner.TranscriptFile,
-		outCap: lim.OutputCap(), artCap: lim.ArtifactCap(), trCap: lim.TranscriptCap()}
-}
-
-// capOf is the cap of the output key; 0 for a key forge.sh does not report.
+// capOf is the cap of the output key; 0 for one forge.sh does not report.
 func (o outputs) capOf(key string) int64 {
 	switch key {
 	case "stdout", "stderr", "setup":
@@ -268,8 +254,8 @@ func (o outputs) capOf(key string) int64 {
 	return 0
 }
 
-// maxReport bounds a report: every output at its cap, in hex (three bytes
-// a byte), and the lines about them.
+// maxReport bounds a report: every output at its cap in hex (three bytes a
+// byte), and the lines about them.
 func (o outputs) maxReport() int {
 	return int(3*(3*o.outCap+2*o.artCap+o.trCap)) + 64<<10
 }
@@ -299,7 +285,7 @@ done
 
 // report is forge.sh's account of what a job left: each output's kind
 // (file, symlink, unreadable, other, missing) and size, the capped content
-// of those it was asked for, and the candidate's runtime (-1: unknown).
+// of those asked for, and the candidate's runtime (-1: unknown).
 type report struct {
 	kinds     map[string]string
 	sizes     map[string]int64
@@ -357,7 +343,6 @@ func parseReport(text []byte, capOf func(key string) int64) (report, error) {
 	return rep, nil
 }
 
-// decodeOutput decodes an output's content from base64 or od's hex.
 func decodeOutput(encoding, text string) ([]byte, error) {
 	text = strings.Join(strings.Fields(text), "")
 	switch encoding {
@@ -375,8 +360,8 @@ type doneScanner struct {
 	from int // where the first line not yet read starts
 }
 
-// add takes the next chunk of the log. Once the done line is whole, it
-// gives what came before it and the status it names.
+// add takes the next chunk of the log; once the done line is whole, it
+// gives what came before it and its status.
 func (d *doneScanner) add(chunk string) (text []byte, exit int, ok bool) {
 	d.buf = append(d.buf, chunk...)
 	for {

@@ -16,23 +16,16 @@ import (
 	"github.com/forge-run/forge/runner"
 )
 
-// sessionID is the toolbox session a job's commands run in.
-const sessionID = "forge"
+const (
+	sessionID      = "forge"          // the toolbox session a job's commands run in
+	collectTimeout = 30 * time.Second // bounds "forge.sh collect"
+	// firstPoll starts the polling of a command whose log stream could not
+	// be followed; polls then slow down by a quarter each, to PollInterval.
+	firstPoll = 50 * time.Millisecond
+)
 
-// collectTimeout bounds "forge.sh collect".
-const collectTimeout = 30 * time.Second
-
-// firstPoll starts the polling of a command whose log stream could not be
-// followed; polls then slow down by a quarter each, to PollInterval.
-const firstPoll = 50 * time.Millisecond
-
-// command is the session command that runs forge.sh in mode.
-func (j *jobRun) command(mode string) string {
-	return "sh -c " + shQuote(j.script) + " forge " + mode
-}
-
-// setup runs the setup lines with their own timeout. failed reports that
-// they failed (the Result already says how).
+// setup runs the setup lines with their own timeout; failed: they failed,
+// and the Result says how.
 func (j *jobRun) setup(ctx context.Context) (failed bool, err error) {
 	timeout := j.setupTimeout()
 	run, err := j.runInSession(ctx, "setup", timeout)
@@ -42,7 +35,6 @@ func (j *jobRun) setup(ctx context.Context) (failed bool, err error) {
 	if !run.timedOut && run.exit != nil && *run.exit == 0 {
 		return false, nil
 	}
-	// Show what setup printed.
 	if rep, err := j.report(ctx, run, "setup"); err == nil && rep.size("setup") > 0 {
 		buf := &runner.CappedBuffer{Max: j.out.outCap}
 		buf.Write(rep.files["setup"])
@@ -54,9 +46,8 @@ func (j *jobRun) setup(ctx context.Context) (failed bool, err error) {
 	return true, nil
 }
 
-// failingSetupOutput is what the failing setup line printed: the setup log
-// after the last "+ line" trace setupText writes, found in order; the whole
-// log when it has none (cut off by the cap).
+// failingSetupOutput is what the failing setup line printed: the log after
+// the last "+ line" trace setupText writes; the whole log without one.
 func failingSetupOutput(log string, lines []string) string {
 	at := -1
 	for _, line := range lines {
@@ -77,13 +68,11 @@ func failingSetupOutput(log string, lines []string) string {
 type sessionRun struct {
 	exit     *int // nil when it timed out
 	timedOut bool
-	// report is what forge.sh printed before its done line; nil when it
-	// printed none.
-	report []byte
+	report   []byte // what forge.sh printed before its done line, if any
 }
 
 // report is forge.sh's report of the outputs keys: the one run printed,
-// else (a timeout killed it, or it printed none) that of "collect".
+// else (killed at its timeout, or none printed) that of "collect".
 func (j *jobRun) report(ctx context.Context, run sessionRun, keys ...string) (report, error) {
 	text := run.report
 	if text == nil {
@@ -104,18 +93,17 @@ func (j *jobRun) report(ctx context.Context, run sessionRun, keys ...string) (re
 }
 
 // runInSession runs forge.sh in mode as a session command until it ends,
-// its timeout passes (the session, and the command's processes, are then
-// killed) or ctx ends. The log stream brings forge.sh's report and done
-// line as it ends (the toolbox closes the stream only after a second of
-// silence); only where the stream cannot open, breaks or stalls to the
-// timeout is the command polled. The stream is no HTTP call: the SDK's
-// 60 s HTTP timeout never matters.
+// its timeout passes (the session and its processes are then killed) or
+// ctx ends. The log stream brings the report and done line as forge.sh
+// prints them (the toolbox closes it only after a second of silence);
+// only where it cannot open, breaks or stalls to the timeout is the
+// command polled. The stream is no HTTP call: the SDK's 60 s timeout never
+// matters.
 func (j *jobRun) runInSession(ctx context.Context, mode string, timeout time.Duration) (sessionRun, error) {
 	if err := j.ensureSession(ctx); err != nil {
 		return sessionRun{}, err
 	}
-	command := j.command(mode)
-	cmdID, err := j.start(ctx, command)
+	cmdID, err := j.start(ctx, "sh -c "+shQuote(j.script)+" forge "+mode)
 	if err != nil {
 		return sessionRun{}, err
 	}
@@ -142,11 +130,10 @@ func (j *jobRun) runInSession(ctx context.Context, mode string, timeout time.Dur
 	return j.poll(ctx, cmdID, limit)
 }
 
-// followLogs follows a command's log stream (a WebSocket) and sends on ended,
-// once, what forge.sh reported at its done line; exit nil when the stream
-// ended without one. It returns when the stream ends: once the command's
-// exit code exists, or at the sandbox's deletion (ctx stops the SDK's read
-// only at the next frame).
+// followLogs follows a command's log stream (a WebSocket) and sends on
+// ended, once, what forge.sh reported at its done line; exit nil when the
+// stream ended without one. It returns when the stream ends, at the exit
+// code or the sandbox's deletion (ctx stops the SDK only at a frame).
 func (j *jobRun) followLogs(ctx context.Context, cmdID string, ended chan<- sessionRun) {
 	// The SDK blocks on these channels: they are drained to the end.
 	stdout, stderr := make(chan string, 16), make(chan string, 16)
@@ -176,17 +163,14 @@ func (j *jobRun) followLogs(ctx context.Context, cmdID string, ended chan<- sess
 	if sent {
 		return
 	}
-	if err != nil && ctx.Err() == nil && strings.HasPrefix(messageOf(err), errStreamConnect) {
+	// The SDK's message, with status 0, when the handshake gets any answer but 101.
+	if err != nil && ctx.Err() == nil && strings.HasPrefix(messageOf(err), "Failed to connect to log stream") {
 		j.r.streamRefused.Do(func() {
 			fmt.Fprintf(j.r.opts.Warn, "daytona: cannot open a command's log stream (%s); noticing finished commands by polling instead\n", describe(err))
 		})
 	}
 	ended <- sessionRun{}
 }
-
-// errStreamConnect starts the SDK's message when the stream's WebSocket
-// handshake fails (any HTTP answer but 101 gives status 0 and this).
-const errStreamConnect = "Failed to connect to log stream"
 
 // poll reads the command's state until it has an exit code, then its log
 // for forge.sh's report; past limit it kills the session: timed out.
@@ -196,7 +180,7 @@ func (j *jobRun) poll(ctx context.Context, cmdID string, limit time.Time) (sessi
 			return j.sb.Process.GetSessionCommand(ctx, sessionID, cmdID)
 		})
 		if err != nil {
-			return sessionRun{}, j.classified("poll the command", ctx, err)
+			return sessionRun{}, j.r.callError(ctx, "poll the command", err)
 		}
 		if code, ok := st["exitCode"]; ok {
 			// The SDK puts the toolbox's int32 there.
@@ -216,14 +200,12 @@ func (j *jobRun) poll(ctx context.Context, cmdID string, limit time.Time) (sessi
 	}
 }
 
-// readLog reads the log of a command that ended with exit for forge.sh's
-// report.
 func (j *jobRun) readLog(ctx context.Context, cmdID string, exit int) (sessionRun, error) {
 	logs, err := retried(ctx, &j.r.opts, "read the command's log in "+j.name, j.r.opts.calls(), func(ctx context.Context) (*toolbox.SessionCommandLogsResponse, error) {
 		return j.sb.Process.GetSessionCommandLogs(ctx, sessionID, cmdID)
 	})
 	if err != nil {
-		return sessionRun{}, j.classified("read the command's log", ctx, err)
+		return sessionRun{}, j.r.callError(ctx, "read the command's log", err)
 	}
 	run := sessionRun{exit: &exit}
 	var scan doneScanner
@@ -233,12 +215,11 @@ func (j *jobRun) readLog(ctx context.Context, cmdID string, exit int) (sessionRu
 	return run, nil
 }
 
-// errNoCommandID is a start the toolbox answered without a command id.
 var errNoCommandID = errors.New("the toolbox gave no command id")
 
 // start sends command to the job's session and returns its id. Sending it
 // again is safe (claimText), but after a failure that may have reached the
-// toolbox a start that got there after all is followed, not repeated.
+// toolbox a start that got there is followed, not repeated.
 func (j *jobRun) start(ctx context.Context, command string) (string, error) {
 	maybeStarted := false
 	id, err := retried(ctx, &j.r.opts, "start command in "+j.name, j.r.opts.calls(), func(ctx context.Context) (string, error) {
@@ -264,14 +245,13 @@ func (j *jobRun) start(ctx context.Context, command string) (string, error) {
 	case errors.Is(err, errNoCommandID):
 		return "", err
 	case err != nil:
-		return "", j.classified("start the command", ctx, err)
+		return "", j.r.callError(ctx, "start the command", err)
 	}
 	return id, nil
 }
 
-// startedAlready is the id of the session's command that is command (an
-// earlier start whose answer was lost); "" when there is none or the
-// session cannot be read.
+// startedAlready is the id of an earlier start of command whose answer was
+// lost; "" when there is none or the session cannot be read.
 func (j *jobRun) startedAlready(ctx context.Context, command string) string {
 	s, err := retried(ctx, &j.r.opts, "look for the command in "+j.name, j.r.opts.calls(), func(ctx context.Context) (map[string]any, error) {
 		return j.sb.Process.GetSession(ctx, sessionID)
@@ -288,7 +268,6 @@ func (j *jobRun) startedAlready(ctx context.Context, command string) string {
 	return ""
 }
 
-// ensureSession creates the job's toolbox session unless it exists.
 func (j *jobRun) ensureSession(ctx context.Context) error {
 	if j.session {
 		return nil
@@ -301,14 +280,14 @@ func (j *jobRun) ensureSession(ctx context.Context) error {
 		return err
 	})
 	if err != nil {
-		return j.classified("create a session", ctx, err)
+		return j.r.callError(ctx, "create a session", err)
 	}
 	j.session = true
 	return nil
 }
 
-// killSession deletes the job's session, whose process tree the toolbox
-// kills, on a context of its own: the job's may be ending.
+// killSession deletes the job's session, whose processes the toolbox
+// kills, on a context of its own.
 func (j *jobRun) killSession(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()

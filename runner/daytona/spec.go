@@ -12,24 +12,18 @@ import (
 	"github.com/forge-run/forge/runner"
 )
 
-// MaxAllowList is how many CIDR ranges a sandbox's network allow list
-// may hold (Daytona's limit).
+// MaxAllowList is how many CIDR ranges Daytona takes in a network allow list.
 const MaxAllowList = 5
 
 // Spec is the manifest's daytona: block (docs/manifest.md), used with
-// --daytona: what the sandboxes start from, their size and network, the
-// pace of creations, the auto-stop backstop, a volume, and the variables
-// and labels every sandbox gets. This package reads and checks it
-// (DecodeSpec); forge only hands the block over, and the cli maps the Spec
-// and the credentials onto Options.
+// --daytona. forge only hands the block over; the cli maps the Spec and
+// the credentials onto Options.
 type Spec struct {
-	Snapshot        string    `yaml:"snapshot"`
-	Image           string    `yaml:"image"`
-	Resources       Resources `yaml:"resources"`
-	NetworkBlockAll bool      `yaml:"network_block_all"`
-	// NetworkAllowList limits a sandbox's outbound traffic to these IPv4
-	// CIDR ranges (e.g. the model gateway's), at most MaxAllowList.
-	NetworkAllowList []string          `yaml:"network_allow_list"`
+	Snapshot         string            `yaml:"snapshot"`
+	Image            string            `yaml:"image"`
+	Resources        Resources         `yaml:"resources"`
+	NetworkBlockAll  bool              `yaml:"network_block_all"`
+	NetworkAllowList []string          `yaml:"network_allow_list"` // IPv4 CIDR ranges, e.g. the model gateway's
 	CreateRate       float64           `yaml:"create_rate"`
 	AutoStop         int               `yaml:"auto_stop"`
 	Volume           *Volume           `yaml:"volume"`
@@ -44,12 +38,10 @@ type Resources struct {
 	Disk   int `yaml:"disk"`
 }
 
-// DecodeSpec strictly decodes n, the manifest's daytona: block (null is
-// an empty one), whose key path is path, and checks it. Every problem is
-// a *yamlcheck.Error with its position and key path and no file: unknown
-// keys (all of them), else values of the wrong type, else values out of
-// bounds. It is used for every manifest, whether or not it runs on
-// Daytona.
+// DecodeSpec strictly decodes and checks n, the daytona: block at path
+// (null is an empty one), of every manifest. Each problem is a
+// *yamlcheck.Error with its position and key path: all unknown keys, else
+// a value of the wrong type, else values out of bounds.
 func DecodeSpec(n *yaml.Node, path string) (Spec, []error) {
 	var s Spec
 	v := n

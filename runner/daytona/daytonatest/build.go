@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path"
@@ -186,17 +187,11 @@ func (b *builder) run(df string) error {
 // buildEnv is the environment of a RUN step: a minimal base (the host's
 // PATH, HOME and TMPDIR inside the root) under the image's ENV.
 func (b *builder) buildEnv() map[string]string {
-	p := os.Getenv("PATH")
-	if p == "" {
-		p = "/usr/local/bin:/usr/bin:/bin"
-	}
 	env := map[string]string{
-		"PATH": p, "HOME": filepath.Join(b.sn.root, "root"), "LANG": "C.UTF-8",
+		"PATH": hostPath(), "HOME": filepath.Join(b.sn.root, "root"), "LANG": "C.UTF-8",
 		"TMPDIR": filepath.Join(b.sn.root, "tmp"),
 	}
-	for k, v := range b.env {
-		env[k] = v
-	}
+	maps.Copy(env, b.env)
 	return env
 }
 

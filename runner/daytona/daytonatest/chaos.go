@@ -12,30 +12,19 @@ import (
 )
 
 // ChaosRule makes a share of the matching calls fail, as a real service
-// fails on a bad day: which calls is decided by a seeded generator
-// (SetChaos), so a test replays a chaos run exactly.
+// fails on a bad day; a seeded generator (SetChaos) picks which.
 type ChaosRule struct {
-	// Ops are the operation IDs the rule applies to. Empty: every call,
-	// or with Toolbox every toolbox call.
+	// Ops are the operation IDs the rule applies to; empty: every call, or
+	// with Toolbox every toolbox call.
 	Ops     []string
 	Toolbox bool
-	// Rate is the share of matching calls that get Fault, from 0 to 1.
-	Rate float64
-	// Fault is what a chosen call gets: Status (before the call is
-	// handled), Status with After (after it had its effect), Delay, Drop.
-	// On the log stream (OpSessionLogsStream) a Status refuses the
-	// upgrade and Drop cuts the stream mid-run, as with Inject; After is
-	// ignored there.
-	Fault Fault
+	Rate    float64 // the share of matching calls that get Fault, 0 to 1
+	Fault   Fault   // as with Inject; After is ignored on the log stream
 }
 
 // BadNight is a night on a cloud that fails a little, as nightly
-// benchmarks meet it: 5% of creates answer 503 and 3% answer 500 after the
-// sandbox was made, 10% take 1.5 s longer; 8% of deletes answer 502; 5% of
-// sandbox lookups 504; 4% of command starts answer 502 after the command
-// started; 4% of session calls answer 503; 4% of uploads drop the
-// connection after the file was written; 6% of the other toolbox calls
-// answer 502.
+// benchmarks meet it: a few percent of every kind of call fail, some after
+// they had their effect.
 func BadNight() []ChaosRule {
 	session := []string{OpCreateSession, OpSessionExec, OpSessionCommand, OpGetSession, OpDeleteSession,
 		OpSessionLogs, OpSessionLogsStream}
@@ -60,15 +49,10 @@ type chaos struct {
 	fired map[string]int    // op -> calls chaos changed
 }
 
-// SetChaos replaces the chaos rules; seed makes the choice of calls
-// repeatable. No rules: no chaos. Injected faults (Inject) come first.
-//
-// The choice for a call does not depend on how concurrent calls
-// interleave: it is drawn from a generator seeded with seed and a hash of
-// the rule, the operation, the call's key (the name of the sandbox it is
-// about, and for uploads and downloads the file's path; else its method,
-// path and query) and how many earlier calls had the same rule, operation
-// and key.
+// SetChaos replaces the chaos rules (none: no chaos); injected faults come
+// first. A call's fate does not depend on how concurrent calls interleave:
+// it is drawn with seed and a hash of the rule, the operation, the call's
+// key (chaosKey) and how many earlier calls had the same three.
 func (s *Server) SetChaos(seed uint64, rules ...ChaosRule) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -123,9 +107,10 @@ func (s *Server) chaosFault(r *http.Request, op string, toolbox bool, sandboxID 
 	return nil
 }
 
-// chaosKey names what a call is about, the same whatever the order of
-// concurrent calls (not the sandbox's id, which is given in arrival
-// order). Under s.mu.
+// chaosKey names what a call is about whatever the order of concurrent
+// calls: the sandbox's name (its id is given in arrival order), with the
+// path for uploads and downloads; else the method, path and query. Under
+// s.mu.
 func (s *Server) chaosKey(r *http.Request, op string, toolbox bool, sandboxID string, params map[string]string, body []byte) string {
 	name := ""
 	switch {

@@ -8,35 +8,25 @@ import (
 
 // Fault replaces the normal answer of a route for the next Times calls.
 type Fault struct {
-	// Status is answered instead of handling the call (no side effect).
-	Status int
-	// Times is how many calls it affects; 0 means 1.
-	Times int
-	// RetryAfter, when set, is sent as the Retry-After header.
-	RetryAfter string
-	// Header holds more headers, e.g. "Retry-After-sandbox-create".
-	Header http.Header
-	// Body replaces the default JSON error body.
-	Body string
-	// Drop performs the call (its side effect happens) and then closes the
-	// connection without answering: an ambiguous outcome for the client.
-	// On OpSessionLogsStream it upgrades, sends what the log holds and then
-	// cuts the connection without a close frame: a stream dropped mid-run.
+	Status     int         // answered instead of handling the call (no side effect)
+	Times      int         // how many calls it affects; 0 means 1
+	RetryAfter string      // sent as Retry-After
+	Header     http.Header // more headers, e.g. "Retry-After-sandbox-create"
+	Body       string      // replaces the default JSON error body
+	// Drop performs the call (its side effect happens), then closes the
+	// connection unanswered: an ambiguous outcome. On the log stream it
+	// sends what the log holds, then cuts without a close frame.
 	Drop bool
-	// Hang never answers: the call blocks until the client gives up or the
-	// server closes. On OpSessionLogsStream the upgrade is never answered.
+	// Hang never answers, until the client gives up or the server closes.
 	Hang bool
-	// Stall, on OpSessionLogsStream only, upgrades and then sends nothing and
-	// never closes: a stream that died silently (a half-open connection).
+	// Stall, on the log stream only, upgrades, then sends nothing and never
+	// closes: a half-open connection.
 	Stall bool
-	// After, with Status, handles the call first (its side effect happens:
-	// a sandbox is created, a command starts, a file is written) and then
-	// answers Status instead of the real answer, as a gateway that fails
-	// after the service acted.
+	// After, with Status, handles the call first (a sandbox is created, a
+	// command starts, a file is written), then answers Status: a gateway
+	// that fails after the service acted.
 	After bool
-	// Delay makes the call wait this long before it is handled (or, with
-	// Status, answered).
-	Delay time.Duration
+	Delay time.Duration // before the call is handled (or, with Status, answered)
 }
 
 // Inject queues a fault for the route with operation ID op. Faults for one

@@ -2,6 +2,7 @@ package daytonatest
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"io"
 	"maps"
@@ -227,12 +228,8 @@ func (s *Server) gone(sb *sandbox) bool {
 // baseEnv is what every process in the sandbox starts with, as the
 // daemon's own environment: the create request's env over the image's.
 func (s *Server) baseEnv(sb *sandbox) map[string]string {
-	path := os.Getenv("PATH")
-	if path == "" {
-		path = "/usr/local/bin:/usr/bin:/bin"
-	}
 	env := map[string]string{
-		"PATH": path, "HOME": sb.home, "USER": sb.user, "LANG": "C.UTF-8",
+		"PATH": hostPath(), "HOME": sb.home, "USER": sb.user, "LANG": "C.UTF-8",
 		"TMPDIR":             sb.root + "/tmp",
 		"DAYTONA_SANDBOX_ID": sb.id, "DAYTONA_SANDBOX_USER": sb.user,
 	}
@@ -240,6 +237,9 @@ func (s *Server) baseEnv(sb *sandbox) map[string]string {
 	maps.Copy(env, sb.env)
 	return env
 }
+
+// hostPath is the host's PATH, which the emulated images stand on.
+func hostPath() string { return cmp.Or(os.Getenv("PATH"), "/usr/local/bin:/usr/bin:/bin") }
 
 func envList(env map[string]string) []string {
 	out := make([]string, 0, len(env))

@@ -7,48 +7,33 @@ import (
 	"time"
 )
 
-// Quota is an amount of sandbox resources: an organization's totals
-// (Options.Quota), the most one sandbox may ask (Options.MaxPerSandbox),
-// or what is in use (Server.Usage, Server.PeakUsage). Memory and disk are
-// in GiB, as the API counts them (the create request's "memory" and "disk"
-// are whole GB).
+// Quota is an amount of sandbox resources: an organization's totals, the
+// most one sandbox may ask, or what is in use. Memory and disk are in GiB,
+// as the API counts them (the create request's are whole GB).
 type Quota struct {
 	CPU, MemoryGiB, DiskGiB int
-	// Sandboxes is a number of sandboxes. The real API (v0.170.0) has no
-	// such quota; it is the emulator's own, for tests that want a plain
-	// concurrency cap (see quotaSandboxesMessage).
+	// Sandboxes is the emulator's own quota, not the real API's: a plain
+	// concurrency cap for tests.
 	Sandboxes int
 }
 
-// The documented per-sandbox maximum of an organization (sandboxes.mdx:
-// 4 vCPU, 8 GiB memory, 10 GiB disk; raised through support).
+// The documented per-sandbox maximum of an organization (sandboxes.mdx),
+// and the API's defaults for an image's sandbox that names no resources
+// (sandbox.service.ts), which the emulator gives the default snapshot too.
 const (
-	defaultMaxCPU    = 4
-	defaultMaxMemory = 8
-	defaultMaxDisk   = 10
+	defaultMaxCPU, defaultMaxMemory, defaultMaxDisk = 4, 8, 10
+	defaultCPU, defaultMemory, defaultDisk          = 1, 1, 3
 )
 
-// The API's defaults for a sandbox built from an image that names no
-// resources (sandbox.service.ts DEFAULT_CPU, DEFAULT_MEMORY, DEFAULT_DISK);
-// the emulator gives the default snapshot the same.
-const (
-	defaultCPU    = 1
-	defaultMemory = 1
-	defaultDisk   = 3
-)
-
-// Messages of the real API (v0.170.0: apps/api/src/sandbox/services/
-// sandbox.service.ts validateOrganizationQuotas, with the advice from
-// apps/api/src/common/constants/error-messages.ts and the production
-// dashboard URL).
+// The real API's messages (v0.170.0 sandbox.service.ts
+// validateOrganizationQuotas, advice from error-messages.ts).
 const (
 	upgradeTierMessage     = "To increase concurrency limits, upgrade your organization's Tier by visiting https://app.daytona.io/dashboard/limits."
 	archiveSandboxesAdvice = "Consider archiving your unused Sandboxes to free up available storage."
 	perSandboxLimitAdvice  = "Need higher resource limits per-sandbox? Contact us at support@daytona.io and let us know about your use case."
 )
 
-// quotaSandboxesMessage is the emulator's own refusal for Quota.Sandboxes,
-// worded like the real ones; no real answer carries it.
+// quotaSandboxesMessage is the emulator's own, worded like the real ones.
 const quotaSandboxesMessage = "Total sandbox limit exceeded. Maximum allowed: %d.\n" + upgradeTierMessage
 
 // maxPerSandbox is the per-sandbox maximum in force.
@@ -67,8 +52,7 @@ func (s *Server) maxPerSandbox() Quota {
 }
 
 // perSandboxRefusal is the real API's 400 message for a create asking more
-// than one sandbox may have, or "" when it asks no more. The real API
-// checks CPU, then memory, then disk.
+// than one sandbox may have (CPU, then memory, then disk), or "".
 func (s *Server) perSandboxRefusal(cpu, mem, disk int) string {
 	m := s.maxPerSandbox()
 	switch {
@@ -83,8 +67,8 @@ func (s *Server) perSandboxRefusal(cpu, mem, disk int) string {
 }
 
 // quotaRefusal is the real API's message for a create that would take the
-// organization over one of its totals, or "" when it fits. The real API
-// checks CPU, then memory, then disk. The caller holds s.mu.
+// organization over a total (CPU, then memory, then disk), or "". The
+// caller holds s.mu.
 func (s *Server) quotaRefusal(now time.Time, cpu, mem, disk int) string {
 	q := s.opts.Quota
 	u := s.usage(now)
@@ -101,13 +85,10 @@ func (s *Server) quotaRefusal(now time.Time, cpu, mem, disk int) string {
 	return ""
 }
 
-// holds says what a sandbox counts against the organization's quota now,
-// as the real API counts it (organization-usage.service.ts with
-// sandbox-states-consuming-compute.constant.ts and ...-disk.constant.ts):
-// creating, started and the other running states count CPU, memory and
-// disk; stopped counts disk only (the emulator has no stop); error,
-// build_failed and destroyed count nothing. A deleted sandbox counts in
-// full until it is destroyed (Options.DestroyDelay).
+// holds says what a sandbox counts against the quota now, as the real API
+// counts it (organization-usage.service.ts): running states count CPU,
+// memory and disk, stopped disk only, error, build_failed and destroyed
+// nothing; a deleted sandbox counts in full until it is destroyed.
 func (sb *sandbox) holds(now time.Time) (compute, disk bool) {
 	switch sb.state(now) {
 	case "destroyed", "error", "build_failed":
@@ -138,8 +119,8 @@ func (s *Server) usage(now time.Time) Quota {
 	return u
 }
 
-// notePeakUsage records the usage after a create (usage only grows at a
-// create; everything else frees). The caller holds s.mu.
+// notePeakUsage records the usage after a create, the only time it grows.
+// The caller holds s.mu.
 func (s *Server) notePeakUsage(now time.Time) {
 	u := s.usage(now)
 	s.peakUsage.CPU = max(s.peakUsage.CPU, u.CPU)
@@ -149,16 +130,14 @@ func (s *Server) notePeakUsage(now time.Time) {
 }
 
 // Usage is what the organization's sandboxes count against its quota now:
-// unlike LiveCount, a deleted sandbox still counts while it is being
-// destroyed, and one that failed to start counts nothing.
+// unlike LiveCount, a sandbox being destroyed counts, a failed one not.
 func (s *Server) Usage() Quota {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.usage(time.Now())
 }
 
-// PeakUsage is the largest usage of each resource seen at once (each
-// field on its own).
+// PeakUsage is the largest usage seen of each resource, each on its own.
 func (s *Server) PeakUsage() Quota {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -166,16 +145,14 @@ func (s *Server) PeakUsage() Quota {
 }
 
 // knownSnapshot says whether the organization has the snapshot a create
-// names: the default one (no name), one of Options.Snapshots, or one that
-// Options.FailStart makes fail.
+// names: the default (no name), Options.Snapshots, FailStart's keys.
 func (s *Server) knownSnapshot(name string) bool {
 	_, fails := s.opts.FailStart[name]
 	return strings.TrimSpace(name) == "" || slices.Contains(s.opts.Snapshots, name) || fails
 }
 
-// failReasons are errorReasons the real API writes when a sandbox ends in
-// that state (sandbox-start.action.ts: the creating timeout, and the
-// snapshot build's failure).
+// failReasons are the real API's errorReasons for these states
+// (sandbox-start.action.ts).
 var failReasons = map[string]string{
 	"error":        "Timeout while creating sandbox",
 	"build_failed": "Timeout while building snapshot on runner",

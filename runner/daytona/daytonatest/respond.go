@@ -43,6 +43,11 @@ type handlerCtx struct {
 
 func (h *handlerCtx) json(status int, v any) { writeJSON(h.w, status, v) }
 
+// authorized says whether the call bears the key the server accepts.
+func (s *Server) authorized(h *handlerCtx) bool {
+	return h.r.Header.Get("Authorization") == "Bearer "+s.APIKey()
+}
+
 func (h *handlerCtx) apiError(status int, format string, args ...any) {
 	writeAPIError(h.w, h.r, status, fmt.Sprintf(format, args...))
 }

@@ -15,32 +15,26 @@ import (
 
 // SandboxInfo describes one sandbox as the emulator saw it.
 type SandboxInfo struct {
-	ID   string
-	Name string // the name it was created with
-	// State is the state the API would show now.
-	State     string
+	ID        string
+	Name      string // the name it was created with
+	State     string // the state the API would show now
 	Labels    map[string]string
 	Env       map[string]string // the create request's env
 	CreatedAt time.Time
 	DeletedAt time.Time // zero while alive
 
-	Snapshot, Image string // Image from buildInfo's "FROM <image>"
-	CPU, Memory     int
-	Disk            int
-	NetworkBlockAll bool
-	// NetworkAllowList is the comma-separated CIDR list it was created with.
-	NetworkAllowList string
-	// AutoStopInterval, AutoArchiveInterval and AutoDeleteInterval are the
-	// effective values in minutes (the API's defaults when not sent).
+	Snapshot, Image  string // Image from buildInfo's "FROM <image>"
+	CPU, Memory      int
+	Disk             int
+	NetworkBlockAll  bool
+	NetworkAllowList string // comma-separated CIDRs, as created
+	// The effective intervals in minutes (the API's defaults when not sent).
 	AutoStopInterval, AutoArchiveInterval, AutoDeleteInterval int
 	Volumes                                                   []VolumeMount
 
-	// Home is the sandbox's home directory (a directory on this machine).
-	Home string
-	// ProcessEnvs is the environment of every process started in it.
-	ProcessEnvs []map[string]string
-	// Commands is every command line it ran, in order.
-	Commands []string
+	Home        string              // the home directory, on this machine
+	ProcessEnvs []map[string]string // the environment of every process started in it
+	Commands    []string            // every command line it ran, in order
 }
 
 // VolumeMount is a volume attached to a sandbox.
@@ -178,7 +172,7 @@ func (v *volume) dto(now time.Time) map[string]any {
 }
 
 func (s *Server) serveAPI(h *handlerCtx) {
-	if h.r.Header.Get("Authorization") != "Bearer "+s.APIKey() {
+	if !s.authorized(h) {
 		h.apiError(http.StatusUnauthorized, "Invalid credentials")
 		return
 	}
@@ -238,23 +232,6 @@ func (s *Server) listSandboxes(h *handlerCtx) {
 			return
 		}
 	}
-	page, limit := 1, 100
-	if p := q.Get("page"); p != "" {
-		f, err := strconv.ParseFloat(p, 64)
-		if err != nil || f < 1 {
-			h.apiError(http.StatusBadRequest, "bad page %q", p)
-			return
-		}
-		page = int(f)
-	}
-	if l := q.Get("limit"); l != "" {
-		f, err := strconv.ParseFloat(l, 64)
-		if err != nil || f < 1 || f > 200 {
-			h.apiError(http.StatusBadRequest, "bad limit %q", l)
-			return
-		}
-		limit = int(f)
-	}
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -271,14 +248,33 @@ next:
 		}
 	}
 	sort.SliceStable(match, func(i, j int) bool { return match[i].createdAt.After(match[j].createdAt) })
-	items := []map[string]any{}
-	for i := (page - 1) * limit; i < len(match) && i < page*limit; i++ {
-		items = append(items, match[i].dto(s, now))
+	paginate(h, match, func(sb *sandbox) map[string]any { return sb.dto(s, now) })
+}
+
+// paginate answers the page and limit (at most 200) the call asks of all,
+// as the API's paginated objects.
+func paginate[T any](h *handlerCtx, all []T, dto func(T) map[string]any) {
+	q := h.r.URL.Query()
+	page, limit := 1, 100
+	for _, p := range []struct {
+		key string
+		dst *int
+		max float64
+	}{{"page", &page, math.Inf(1)}, {"limit", &limit, 200}} {
+		if v := q.Get(p.key); v != "" {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil || f < 1 || f > p.max {
+				h.apiError(http.StatusBadRequest, "bad %s %q", p.key, v)
+				return
+			}
+			*p.dst = int(f)
+		}
 	}
-	h.json(http.StatusOK, map[string]any{
-		"items": items, "total": len(match), "page": page,
-		"totalPages": int(math.Ceil(float64(len(match)) / float64(limit))),
-	})
+	items := []map[string]any{}
+	for i := (page - 1) * limit; i < len(all) && i < page*limit; i++ {
+		items = append(items, dto(all[i]))
+	}
+	h.json(http.StatusOK, map[string]any{"items": items, "total": len(all), "page": page, "totalPages": (len(all) + limit - 1) / limit})
 }
 
 func (s *Server) deleteSandbox(h *handlerCtx) {

@@ -27,19 +27,17 @@ const DefaultAPIKey = "emulator-test-key"
 // Operation IDs (from the specs) of the routes forge uses, for Inject,
 // SetLatency and Calls.
 const (
-	OpCreateSandbox   = "createSandbox"
-	OpGetSandbox      = "getSandbox"
-	OpListSandboxes   = "listSandboxesPaginated"
-	OpDeleteSandbox   = "deleteSandbox"
-	OpCreateVolume    = "createVolume"
-	OpGetVolumeByName = "getVolumeByName"
-	OpCreateSnapshot  = "createSnapshot"
-	OpGetSnapshot     = "getSnapshot"
-	OpListSnapshots   = "getAllSnapshots"
-	OpDeleteSnapshot  = "removeSnapshot"
-	// OpSnapshotBuildLogs is the build log, plain text, followed until the
-	// build ends with follow=true (what the SDK's Snapshot.Create reads).
-	OpSnapshotBuildLogs = "getSnapshotBuildLogs"
+	OpCreateSandbox     = "createSandbox"
+	OpGetSandbox        = "getSandbox"
+	OpListSandboxes     = "listSandboxesPaginated"
+	OpDeleteSandbox     = "deleteSandbox"
+	OpCreateVolume      = "createVolume"
+	OpGetVolumeByName   = "getVolumeByName"
+	OpCreateSnapshot    = "createSnapshot"
+	OpGetSnapshot       = "getSnapshot"
+	OpListSnapshots     = "getAllSnapshots"
+	OpDeleteSnapshot    = "removeSnapshot"
+	OpSnapshotBuildLogs = "getSnapshotBuildLogs" // plain text, followed with follow=true
 	OpUserHomeDir       = "GetUserHomeDir"
 	OpWorkDir           = "GetWorkDir"
 	OpUploadFile        = "UploadFile"
@@ -53,107 +51,76 @@ const (
 	OpSessionLogs       = "GetSessionCommandLogs"
 	OpGetSession        = "GetSession"
 	// OpSessionLogsStream is GetSessionCommandLogs with follow=true and a
-	// WebSocket upgrade (what the SDK's GetSessionCommandLogsStream sends).
-	// The spec describes it as the same operation; the emulator counts it,
-	// slows it and injects faults into it apart, and records it with
-	// status 101 once upgraded, its End being when the stream ended.
+	// WebSocket upgrade, counted, slowed and faulted apart; recorded with
+	// status 101 once upgraded, its End when the stream ended.
 	OpSessionLogsStream = "GetSessionCommandLogs/stream"
 )
 
 // Options configure a Server. The zero value is a fast, well-behaved
 // service.
 type Options struct {
-	// APIKey is the only bearer token accepted. Default DefaultAPIKey.
-	APIKey string
-	// Specs are the parsed OpenAPI documents; nil loads them with LoadSpecs.
-	Specs *Specs
-	// StartDelay keeps new sandboxes "creating" this long (the SDK then
-	// polls until "started"); zero answers "started" at once, as the real
-	// API does for snapshots that start within its 30 s wait.
+	APIKey string // the only bearer token accepted; default DefaultAPIKey
+	Specs  *Specs // the parsed OpenAPI documents; nil loads them (LoadSpecs)
+	// StartDelay keeps new sandboxes "creating" this long (the SDK polls
+	// until "started"); zero answers "started" at once, as the real API
+	// does for snapshots that start within its 30 s wait.
 	StartDelay time.Duration
-	// DestroyDelay keeps deleted sandboxes "destroying" this long. A
-	// sandbox being destroyed still holds its share of Quota until it is
-	// gone.
-	DestroyDelay time.Duration
-	// VolumeReadyDelay keeps new volumes "pending_create" this long.
-	VolumeReadyDelay time.Duration
-	// Dir holds the sandboxes' file systems; empty means a temporary
-	// directory removed by Close.
-	Dir string
-	// MaxLog caps each command's captured stdout and stderr. Default 8 MiB.
-	MaxLog int
+	// DestroyDelay keeps deleted sandboxes "destroying" this long, holding
+	// their share of Quota.
+	DestroyDelay     time.Duration
+	VolumeReadyDelay time.Duration // keeps new volumes "pending_create"
+	Dir              string        // the sandboxes' file systems; empty: a temporary directory
+	MaxLog           int           // caps each command's stdout and stderr; default 8 MiB
 
 	// Quota is the organization's totals; a zero field is unlimited. A
-	// create whose resources (cpu, memory, disk of the request; 1 vCPU,
-	// 1 GiB, 3 GiB when not given, as the real API; the default snapshot
-	// gets the same) would take the organization over a total is refused
-	// with the real API's message ("Total CPU limit exceeded. Maximum
-	// allowed: 4.\n..."; then memory, then disk, in that order) and
-	// QuotaStatus, and makes no sandbox. What counts is what the real API
-	// counts: creating and started sandboxes count CPU, memory and disk, a
-	// deleted one until it is destroyed (DestroyDelay), one in error or
-	// build_failed nothing. Quota.Sandboxes caps how many sandboxes hold
-	// resources at once; the real API has no such quota (the message is the
-	// emulator's own). See Usage and PeakUsage.
+	// create that would go over one (the request's cpu, memory, disk, else
+	// 1 vCPU, 1 GiB, 3 GiB as the real API; the default snapshot the same)
+	// is refused with the real API's message (CPU, then memory, then disk)
+	// and QuotaStatus, and makes no sandbox. Creating and started sandboxes
+	// count, a deleted one until destroyed, one in error or build_failed
+	// not. Quota.Sandboxes caps sandboxes holding resources: the real API
+	// has no such quota (the message is the emulator's own).
 	Quota Quota
-	// QuotaStatus is the status of a Quota refusal: 0 means 400, as the
-	// real API (v0.170.0) answers; 403 is what it answered before (a
-	// ForbiddenException).
+	// QuotaStatus is a Quota refusal's status: 0 means 400, as the real API
+	// (v0.170.0) answers; 403 is what it answered before.
 	QuotaStatus int
 	// MaxPerSandbox is the most one sandbox may ask; a zero field means the
-	// documented default (4 vCPU, 8 GiB memory, 10 GiB disk; Sandboxes is
-	// ignored). A create asking more is refused 400 with the real API's
-	// message ("CPU request 8 exceeds maximum allowed per sandbox (4).\n
-	// ..."), a permanent error, not a quota one, whatever QuotaStatus says.
+	// documented 4 vCPU, 8 GiB, 10 GiB. More is refused 400 with the real
+	// API's message: a permanent error, not a quota one.
 	MaxPerSandbox Quota
-	// Snapshots are the organization's snapshots. A create naming any other
-	// snapshot (the default one, no name, always exists; so do FailStart's
-	// keys) is refused 400 "Snapshot <name> not found. Did you add it
-	// through the Daytona Dashboard?", as the real API refuses it, before
-	// any quota check. So with the zero value every named snapshot is
-	// unknown. Snapshots made through POST /snapshots are the organization's
-	// too (see SnapshotQuota); these are names only, with no file system
-	// or environment, and always active.
+	// Snapshots are the organization's snapshots, names only (always
+	// active). A create naming any other (but the default, no name, and
+	// FailStart's keys) is refused 400 "Snapshot <name> not found. Did you
+	// add it through the Daytona Dashboard?" before any quota check.
+	// Snapshots made through POST /snapshots count too.
 	Snapshots []string
-	// FailStart makes sandboxes of a snapshot or an image (the key: the
-	// create request's snapshot name, or the image of its buildInfo's
-	// "FROM <image>") end in a state other than started: the value,
-	// "error" or "build_failed", with the real API's errorReason for it.
-	// The sandbox exists (it is listed, and must be deleted; deleted, it
-	// disappears from Get and List at once, as the real API hides errored
-	// sandboxes whose desired state is destroyed). In that state it holds
-	// no quota, as in the real API; while "creating" (StartDelay) it holds
-	// its resources like any other. With StartDelay > 0 the create answers
-	// "creating" and the state comes at the end of the delay (the SDK's
-	// polling then says "Sandbox failed to start"). With no StartDelay, a
-	// snapshot's create is answered 400 "Sandbox failed to start:
-	// <errorReason>" as the real API answers when the sandbox fails within
-	// its 30 s wait, and an image's create is answered 200 with the failed
-	// state (the SDK then says "Sandbox failed to start").
+	// FailStart makes sandboxes of a snapshot or image (the create's
+	// snapshot name, or the image of its "FROM <image>") end "error" or
+	// "build_failed" instead of started, with the real API's errorReason.
+	// The sandbox exists and must be deleted (then it disappears at once);
+	// it holds no quota once failed. With StartDelay the state comes at its
+	// end (the SDK's polling fails); without, a snapshot's create is
+	// answered 400 "Sandbox failed to start: <errorReason>" and an image's
+	// 200 with the failed state, as the real API answers.
 	FailStart map[string]string
-	// ToolboxWarmup, for this long after a sandbox reaches "started",
-	// answers every toolbox call for it (log stream included) 502 with an
-	// empty body, as the real proxy does while the sandbox's daemon does
-	// not yet listen (the runner's httputil.ReverseProxy cannot connect).
+	// ToolboxWarmup, for this long after a sandbox starts, answers its
+	// toolbox calls 502 with an empty body, as the real proxy does while
+	// the daemon does not listen yet.
 	ToolboxWarmup time.Duration
 
-	// SnapshotQuota is the most snapshots the organization may have; 0 is
-	// unlimited. A snapshot create over it is refused 400 "Snapshot quota
-	// exceeded. Maximum allowed: N", as the real API (v0.170.0
-	// snapshot.service.ts validateOrganizationQuotas, a BadRequestError)
-	// refuses it. Only pending, building, pulling and active snapshots
-	// count (SNAPSHOT_STATES_CONSUMING_RESOURCES).
+	// SnapshotQuota is the most snapshots the organization may have (0:
+	// unlimited); over it a create is refused 400 "Snapshot quota exceeded.
+	// Maximum allowed: N" as the real API refuses it. Pending, building,
+	// pulling and active snapshots count.
 	SnapshotQuota int
 	// SnapshotBuildDelay keeps a new snapshot "building" (or "pulling", for
 	// one made from an image name) this long before its steps run.
 	SnapshotBuildDelay time.Duration
-	// SnapshotBuildHold, when not nil, keeps every snapshot "building" (or
-	// "pulling") until it is closed, after SnapshotBuildDelay: a test's
-	// handle on the moment a build proceeds, without sleeping.
+	// SnapshotBuildHold, when not nil, keeps every build waiting until it
+	// is closed: a test's handle on the moment a build proceeds.
 	SnapshotBuildHold <-chan struct{}
-	// SnapshotRemoveDelay keeps a deleted snapshot shown as "removing" this
-	// long (it still holds its name meanwhile, so a create of the same
-	// name is refused 409); zero forgets it at once.
+	// SnapshotRemoveDelay keeps a deleted snapshot "removing", its name
+	// taken (a create of it is refused 409), this long.
 	SnapshotRemoveDelay time.Duration
 }
 
@@ -182,9 +149,8 @@ type Server struct {
 	violations []string
 }
 
-// NewServer starts an emulator. It panics if the specs cannot be loaded or
-// the directory cannot be made, as httptest.NewServer panics when it cannot
-// listen.
+// NewServer starts an emulator. It panics, as httptest.NewServer does, when
+// it cannot start.
 func NewServer(opts Options) *Server {
 	s, err := newServer(opts)
 	if err != nil {
@@ -211,8 +177,7 @@ func Start(t testing.TB, opts Options) *Server {
 }
 
 // WaitFor checks cond every 10 ms until it holds, and fails the test if it
-// still does not after 20 s: what a test waits for on the emulator
-// (a process gone, a call logged) happens in its own time.
+// still does not after 20 s.
 func WaitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)

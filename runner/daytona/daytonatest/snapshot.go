@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -43,11 +42,10 @@ type snapshot struct {
 	removedAt           time.Time // zero unless deleted
 	goneAt              time.Time // when a deleted one stops being shown
 
-	// root is the snapshot's file system: absolute paths of the image
-	// (WORKDIR, ENV) are under it.
-	root string
-	// env is what the image's ENV instructions set, absolute paths mapped
-	// under root; workdir is its WORKDIR, mapped ("" for none).
+	// root is the snapshot's file system, with the image's absolute paths
+	// under it; env is what the image's ENV set and workdir its WORKDIR
+	// ("" for none), both mapped under root.
+	root    string
 	env     map[string]string
 	workdir string
 
@@ -64,8 +62,7 @@ func (sn *snapshot) terminal() bool {
 	return true
 }
 
-// gone says whether the snapshot no longer exists (deleted and past
-// SnapshotRemoveDelay).
+// gone says whether the snapshot was deleted and is past SnapshotRemoveDelay.
 func (sn *snapshot) gone(now time.Time) bool {
 	return !sn.removedAt.IsZero() && !now.Before(sn.goneAt)
 }
@@ -149,9 +146,8 @@ func newUUID() string {
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
-// snapshotUsage is how many snapshots count against Options.SnapshotQuota:
-// all but those in error, build_failed, inactive or removing, that is the
-// pending, building, pulling and active ones (the API's
+// snapshotUsage is how many snapshots count against SnapshotQuota: all but
+// those in error, build_failed, inactive or removing (the API's
 // SNAPSHOT_STATES_CONSUMING_RESOURCES). The caller holds s.mu.
 func (s *Server) snapshotUsage(now time.Time) int {
 	n := 0
@@ -299,23 +295,6 @@ var uuidPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]
 
 func (s *Server) listSnapshots(h *handlerCtx) {
 	q := h.r.URL.Query()
-	page, limit := 1, 100
-	for _, p := range []struct {
-		key string
-		dst *int
-		max int
-	}{{"page", &page, 0}, {"limit", &limit, 200}} {
-		v := q.Get(p.key)
-		if v == "" {
-			continue
-		}
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || f < 1 || p.max > 0 && f > float64(p.max) {
-			h.apiError(http.StatusBadRequest, "bad %s %q", p.key, v)
-			return
-		}
-		*p.dst = int(f)
-	}
 	sortBy, desc := cmp.Or(q.Get("sort"), "lastUsedAt"), q.Get("order") != "asc"
 	name := strings.ToLower(q.Get("name"))
 	now := time.Now()
@@ -356,20 +335,12 @@ func (s *Server) listSnapshots(h *handlerCtx) {
 		}
 		return c
 	})
-	items := []map[string]any{}
-	for i := (page - 1) * limit; i < len(match) && i < page*limit; i++ {
-		items = append(items, match[i].dto())
-	}
-	h.json(http.StatusOK, map[string]any{
-		"items": items, "total": len(match), "page": page,
-		"totalPages": (len(match) + limit - 1) / limit,
-	})
+	paginate(h, match, (*snapshot).dto)
 }
 
-// deleteSnapshot marks the snapshot removing, as the API does; it is gone
-// after SnapshotRemoveDelay. Sandboxes made from it are not touched: their
-// file systems are their own. As in the API (snapshot.controller.ts
-// removeSnapshot), its access guard finds it by ID or name, then the
+// deleteSnapshot marks the snapshot removing, gone after
+// SnapshotRemoveDelay; its sandboxes keep their file systems. As in the API
+// (removeSnapshot), the access guard finds it by ID or name, then the
 // route wants a UUID (ParseUUIDPipe): a name is refused 400.
 func (s *Server) deleteSnapshot(h *handlerCtx) {
 	now := time.Now()
@@ -392,15 +363,13 @@ func (s *Server) deleteSnapshot(h *handlerCtx) {
 	h.w.WriteHeader(http.StatusOK)
 }
 
-// serveBuildLogs answers GET /snapshots/{id}/build-logs: the build log as
-// plain text, and with follow=true, the lines as they come until the build
-// ends; an active snapshot's answer is empty (the API ends it at once). As
-// in the API (snapshot.controller.ts getSnapshotBuildLogs), the access
-// guard finds the snapshot by ID or name, then the route looks it up by ID
-// alone: a name there is a database error, 500. A snapshot pulled from an
-// image has no build, so no log (404).
+// serveBuildLogs answers the build log as plain text, with follow=true as
+// it comes until the build ends; an active snapshot's is empty. As in the
+// API (getSnapshotBuildLogs), the guard finds the snapshot by ID or name,
+// then the route by ID alone: a name is a database error, 500. A snapshot
+// pulled from an image has no log (404).
 func (s *Server) serveBuildLogs(h *handlerCtx) int {
-	if h.r.Header.Get("Authorization") != "Bearer "+s.APIKey() {
+	if !s.authorized(h) {
 		h.apiError(http.StatusUnauthorized, "Invalid credentials")
 		return http.StatusUnauthorized
 	}

@@ -29,9 +29,9 @@ type Specs struct {
 	apiRouter, toolboxRouter routers.Router
 }
 
-// LoadSpecs locates the api-client and toolbox-client modules with
-// "go list -m -json" (they are in the module cache whenever forge builds)
-// and loads their api/openapi.yaml.
+// LoadSpecs locates the api-client and toolbox-client modules with "go list
+// -m -json" (in the module cache whenever forge builds) and loads their
+// api/openapi.yaml.
 func LoadSpecs() (*Specs, error) {
 	out, err := exec.Command("go", "list", "-m", "-json", APIClientModule, ToolboxClientModule).Output()
 	if err != nil {
@@ -49,13 +49,8 @@ func LoadSpecs() (*Specs, error) {
 	if dirs[APIClientModule] == "" || dirs[ToolboxClientModule] == "" {
 		return nil, fmt.Errorf("go list found no directory for %s or %s (is the module downloaded?)", APIClientModule, ToolboxClientModule)
 	}
-	return LoadSpecsFrom(filepath.Join(dirs[APIClientModule], "api", "openapi.yaml"),
-		filepath.Join(dirs[ToolboxClientModule], "api", "openapi.yaml"))
-}
-
-// LoadSpecsFrom loads the two documents from the given files.
-func LoadSpecsFrom(apiYAML, toolboxYAML string) (*Specs, error) {
-	load := func(path, base string) (routers.Router, error) {
+	load := func(module, base string) (routers.Router, error) {
+		path := filepath.Join(dirs[module], "api", "openapi.yaml")
 		doc, err := openapi3.NewLoader().LoadFromFile(path)
 		if err != nil {
 			return nil, fmt.Errorf("load %s: %w", path, err)
@@ -72,11 +67,10 @@ func LoadSpecsFrom(apiYAML, toolboxYAML string) (*Specs, error) {
 		return r, nil
 	}
 	s := &Specs{}
-	var err error
-	if s.apiRouter, err = load(apiYAML, apiPrefix); err != nil {
+	if s.apiRouter, err = load(APIClientModule, apiPrefix); err != nil {
 		return nil, err
 	}
-	if s.toolboxRouter, err = load(toolboxYAML, "/"); err != nil {
+	if s.toolboxRouter, err = load(ToolboxClientModule, "/"); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -102,11 +96,7 @@ func bearerAuth(_ context.Context, in *openapi3filter.AuthenticationInput) error
 // validateOptions are the kin-openapi options for every check: defaults are
 // never written into the request, and every problem is reported at once.
 func validateOptions() *openapi3filter.Options {
-	return &openapi3filter.Options{
-		AuthenticationFunc:  bearerAuth,
-		SkipSettingDefaults: true,
-		MultiError:          true,
-	}
+	return &openapi3filter.Options{AuthenticationFunc: bearerAuth, SkipSettingDefaults: true, MultiError: true}
 }
 
 // findRoute finds the operation for r on the given surface. specPath is the

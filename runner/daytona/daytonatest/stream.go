@@ -23,17 +23,12 @@ var upgrader = websocket.Upgrader{
 	CheckOrigin: func(*http.Request) bool { return true },
 }
 
-// serveLogStream answers GET .../command/{commandId}/logs?follow=true with
-// a WebSocket upgrade, as the daemon does (DMN/pkg/session/log.go): binary
-// frames of the raw log (stream markers included) from its first byte,
-// following it until the command's exit code exists, then a close frame
-// with 1000. A killed command never gets an exit code, so its stream
-// follows until the client leaves, the sandbox is deleted or the server
-// closes; those two cut the connection without a close frame, as a sandbox
-// that disappears does.
-//
-// f may be a Drop fault (upgrade, send what the log holds, then cut the
-// connection) or a Stall fault (upgrade, then send nothing and never close).
+// serveLogStream answers .../logs?follow=true with a WebSocket upgrade, as
+// the daemon does (DMN/pkg/session/log.go): binary frames of the raw log,
+// markers included, until the command's exit code exists, then a close
+// frame with 1000. A killed command never gets one: its stream follows
+// until the client leaves, or is cut without a close frame when the
+// sandbox is deleted or the server closes. f may be a Drop or Stall fault.
 func (s *Server) serveLogStream(h *handlerCtx, f *Fault, call *Call) {
 	sb := s.toolboxSandbox(h)
 	if sb == nil {

@@ -52,7 +52,7 @@ func (s *Server) workDir(h *handlerCtx, sb *sandbox) {
 // toolboxSandbox is the started sandbox a toolbox call is for; nil when the
 // call has been answered with the proxy's error.
 func (s *Server) toolboxSandbox(h *handlerCtx) *sandbox {
-	if h.r.Header.Get("Authorization") != "Bearer "+s.APIKey() {
+	if !s.authorized(h) {
 		h.toolboxError(http.StatusUnauthorized, "authentication failed: Bearer token is invalid")
 		return nil
 	}
@@ -330,9 +330,8 @@ func (s *Server) sessionExec(h *handlerCtx, sb *sandbox) {
 	h.json(http.StatusOK, resp)
 }
 
-// getSession answers the session with its commands, in the order they
-// were sent, each with its exit code once it has ended (the daemon's
-// GetSession).
+// getSession answers the session with its commands in the order sent,
+// each with its exit code once ended.
 func (s *Server) getSession(h *handlerCtx, sb *sandbox) {
 	s.mu.Lock()
 	ss := sb.sessions[h.params["sessionId"]]
@@ -398,11 +397,9 @@ func (s *Server) commandDTO(c *sessCmd) map[string]any {
 	return resp
 }
 
-// sessionLogs answers the logs of a command as JSON (the daemon's answer to
-// SDKs from 0.167.0 on): "output" is the raw log with its stream markers,
-// "stdout" and "stderr" the streams apart. With follow=true but no
-// WebSocket upgrade the daemon answers the same (see serveLogStream for the
-// upgrade).
+// sessionLogs answers a command's logs as JSON, as the daemon answers SDKs
+// from 0.167.0 on, even with follow=true but no upgrade: "output" the raw
+// log with its markers, "stdout" and "stderr" apart.
 func (s *Server) sessionLogs(h *handlerCtx, sb *sandbox) {
 	c := s.findCommand(h, sb)
 	if c == nil {
