@@ -374,16 +374,25 @@ func WriteRecord(path string, rec *Record) error {
 }
 
 // writeSummary writes results.json: rec without its results, each scored
-// trial's score in their place.
+// trial's score in their place (those of Scores, when it is set).
 func writeSummary(path string, rec *Record) error {
 	sum := *rec
-	sum.Results, sum.Scores = nil, nil
-	for _, r := range rec.Results {
-		if r.Score != nil {
-			sum.Scores = append(sum.Scores, TrialScore{CandidateID: r.CandidateID, TaskID: r.TaskID, Trial: r.Trial, Score: *r.Score})
-		}
+	sum.Results = nil
+	if sum.Scores == nil {
+		sum.Scores = rec.trialScores()
 	}
 	return WriteAtomic(path, func(w io.Writer) error { return encode(w, &sum) })
+}
+
+// trialScores lists the scores of the record's scored results.
+func (rec *Record) trialScores() []TrialScore {
+	var scores []TrialScore
+	for _, r := range rec.Results {
+		if r.Score != nil {
+			scores = append(scores, TrialScore{CandidateID: r.CandidateID, TaskID: r.TaskID, Trial: r.Trial, Score: *r.Score})
+		}
+	}
+	return scores
 }
 
 // MarshalRecord renders the record as one JSON document (EncodeRecord).

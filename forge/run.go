@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -257,6 +258,7 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 	if cerr := trials.f.Close(); err == nil {
 		err = cerr
 	}
+	rec.Scores = rec.trialScores()
 	if err == nil {
 		err = writeSummary(filepath.Join(dir, ResultsFile), rec)
 	}
@@ -269,17 +271,19 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 	// The caller's reports read the excerpts too, from trials.jsonl; what
 	// the run held goes first (a third of the peak at 100,000 trials).
 	rec.Results, s.held = nil, nil
-	whole, err := ReadRecord(filepath.Join(dir, ResultsFile))
+	runtime.GC() // before the read-back's allocations, not after them
+	results, err := ReadTrials(filepath.Join(dir, TrialsFile))
 	if err != nil {
 		return rec, err
 	}
+	rec.Adopt(results)
 	switch {
 	case runErr != nil:
-		return whole, runErr
+		return rec, runErr
 	case ctx.Err() != nil:
-		return whole, ctx.Err()
+		return rec, ctx.Err()
 	}
-	return whole, nil
+	return rec, nil
 }
 
 // state is one run's shared, mutable bookkeeping.
