@@ -185,38 +185,33 @@ func (rec *Record) TrialsPath(path string) string {
 }
 
 // Adopt makes results, read from the run's trials, the record's
-// (Arrange).
+// (Arrange), put in order where they are.
 func (rec *Record) Adopt(results []runner.Result) {
-	keep := rec.Arrange(results)
-	n := len(keep)
-	// In place, cycle by cycle: 100,000 results are not held twice. The
-	// lines Arrange drops go last, and are cut off.
-	kept := make([]bool, len(results))
-	for _, i := range keep {
-		kept[i] = true
-	}
-	for i := range results {
-		if !kept[i] {
-			keep = append(keep, i)
-		}
-	}
-	done := make([]bool, len(results))
-	for start := range keep {
+	order, n := rec.Arrange(results)
+	Reorder(results, order)
+	rec.Results = results[:n]
+}
+
+// Reorder puts s in order (s[i] becomes what s[order[i]] was) in place,
+// cycle by cycle: 100,000 results are not held twice. order is a
+// permutation of s's indexes.
+func Reorder[T any](s []T, order []int) {
+	done := make([]bool, len(s))
+	for start := range order {
 		if done[start] {
 			continue
 		}
-		held := results[start]
+		held := s[start]
 		for at := start; ; {
 			done[at] = true
-			from := keep[at]
+			from := order[at]
 			if from == start {
-				results[at] = held
+				s[at] = held
 				break
 			}
-			results[at], at = results[from], from
+			s[at], at = s[from], from
 		}
 	}
-	rec.Results = results[:n]
 }
 
 // TakeScores gives results the scores results.json keeps for them
@@ -245,30 +240,32 @@ type trialKey struct {
 }
 
 // Arrange gives results, read from the run's trials, their scores
-// (TakeScores) and returns the indexes of those the record holds, in
-// order: a trial's last line only (--resume played it again), in plan
-// order once the run ended, else in the file's.
-func (rec *Record) Arrange(results []runner.Result) []int {
+// (TakeScores) and orders them (Reorder): first the n the record holds, a
+// trial's last line only (--resume played it again), in plan order once
+// the run ended, else in the file's; then the lines it drops.
+func (rec *Record) Arrange(results []runner.Result) (order []int, n int) {
 	rec.TakeScores(results)
 	at := make(map[trialKey]int, len(results))
-	keep := make([]int, 0, len(results))
+	order = make([]int, 0, len(results))
+	var dropped []int
 	for i, r := range results {
 		k := trialKey{r.CandidateID, r.TaskID, r.Trial}
 		if j, ok := at[k]; ok {
-			keep[j] = i
+			dropped = append(dropped, order[j])
+			order[j] = i
 			continue
 		}
-		at[k] = len(keep)
-		keep = append(keep, i)
+		at[k] = len(order)
+		order = append(order, i)
 	}
 	if rec.Finished() {
 		key, keys := rec.PlanKey(), make([]int64, len(results))
-		for _, i := range keep {
+		for _, i := range order {
 			keys[i] = key(&results[i])
 		}
-		slices.SortStableFunc(keep, func(a, b int) int { return cmp.Compare(keys[a], keys[b]) })
+		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(keys[a], keys[b]) })
 	}
-	return keep
+	return append(order, dropped...), len(order)
 }
 
 // ReadRecordSummary reads results.json at path for a list of runs: without

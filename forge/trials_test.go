@@ -240,7 +240,8 @@ func TestPlanOrderIsThePlans(t *testing.T) {
 		rand.Shuffle(len(results), func(i, j int) { results[i], results[j] = results[j], results[i] })
 		rec.FinishedAt = time.Now()
 		var got []string
-		for _, i := range rec.Arrange(results) {
+		order, n := rec.Arrange(results)
+		for _, i := range order[:n] {
 			r := results[i]
 			got = append(got, fmt.Sprintf("%s/%s#%d", r.CandidateID, r.TaskID, r.Trial))
 		}
@@ -311,5 +312,23 @@ func TestFinishedRunCountsATrialsLastLine(t *testing.T) {
 	}
 	if len(rec.Results) != 4 || rec.Results[1].CandidateID != "alpha" || rec.Results[1].ErrorMessage != "played again" || rec.Results[2].CandidateID != "beta" {
 		t.Errorf("results: %+v", rec.Results)
+	}
+}
+
+// TestReorder: whatever the permutation, each element ends where order
+// says, in place.
+func TestReorder(t *testing.T) {
+	for n := range 40 {
+		order := rand.Perm(n)
+		s := make([]int, n)
+		for i := range s {
+			s[i] = i * 10
+		}
+		Reorder(s, order)
+		for i, from := range order {
+			if s[i] != from*10 {
+				t.Fatalf("n %d, order %v: got %v", n, order, s)
+			}
+		}
 	}
 }

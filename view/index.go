@@ -202,14 +202,12 @@ func (x *runIndex) put(r runner.Result, ref lineRef) {
 }
 
 // score gives a finished run's trials their scores and puts them in
-// order (forge.Record.Arrange).
+// order (forge.Record.Arrange), where they are.
 func (x *runIndex) score() {
-	keep := x.rec.Arrange(x.rec.Results)
-	results, lines := make([]runner.Result, len(keep)), make([]lineRef, len(keep))
-	for i, from := range keep {
-		results[i], lines[i] = x.rec.Results[from], x.lines[from]
-	}
-	x.rec.Results, x.lines, x.at = results, lines, nil
+	order, n := x.rec.Arrange(x.rec.Results)
+	forge.Reorder(x.rec.Results, order)
+	forge.Reorder(x.lines, order)
+	x.rec.Results, x.lines, x.at = x.rec.Results[:n], x.lines[:n], nil
 }
 
 // cells lists the trials of each candidate and task.
