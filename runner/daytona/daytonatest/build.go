@@ -51,6 +51,9 @@ func (s *Server) buildSnapshot(sn *snapshot) {
 	if err == nil && sn.built {
 		err = b.run(sn.dockerfile)
 	}
+	if b.context != "" {
+		os.RemoveAll(b.context)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if sn.state == snapRemoving {
@@ -94,6 +97,9 @@ type builder struct {
 	// declared are the image paths WORKDIR and ENV named: a RUN step that
 	// names one literally would reach the host's path, not the image's.
 	declared []string
+	// context is the build context, the snapshot's context archives
+	// extracted, once a COPY or ADD needs it.
+	context string
 }
 
 // mapped is the host path of an absolute image path.
@@ -144,7 +150,8 @@ func instructions(df string) []string {
 }
 
 // run runs the Dockerfile's steps: FROM (the root starts empty; the
-// emulator has no images), ENV, WORKDIR and RUN. Any other instruction
+// emulator has no images), ENV, WORKDIR, RUN, and COPY and ADD from the
+// build context the SDK pushed to the object storage. Any other instruction
 // fails the build, as does a RUN that exits non-zero; the error is the
 // snapshot's errorReason.
 func (b *builder) run(df string) error {
@@ -174,8 +181,10 @@ func (b *builder) run(df string) error {
 			err = os.MkdirAll(b.mapped(b.workdir), 0o755)
 		case "RUN":
 			err = b.runStep(arg)
+		case "COPY", "ADD":
+			err = b.copyStep(op, arg)
 		default:
-			err = &notEmulated{fmt.Sprintf("Dockerfile instruction %s (step %d/%d) is not supported by the Daytona emulator (FROM, ENV, WORKDIR and RUN are)", op, i+1, len(steps))}
+			err = &notEmulated{fmt.Sprintf("Dockerfile instruction %s (step %d/%d) is not supported by the Daytona emulator (FROM, ENV, WORKDIR, RUN, COPY and ADD are)", op, i+1, len(steps))}
 		}
 		if err != nil {
 			return err
@@ -420,4 +429,81 @@ func copyFile(src, dst string, mode os.FileMode) error {
 		return err
 	}
 	return out.Close()
+}
+
+// copyStep runs COPY or ADD: each source, a path in the build context (as
+// the SDK names it: the local path it was given), copied into the image
+// path the last word names, relative to the WORKDIR; a directory's
+// contents into it. URLs, archives to unpack, globs and --from are not
+// emulated.
+func (b *builder) copyStep(op, arg string) error {
+	words, err := shellWords(arg)
+	if strings.HasPrefix(arg, "[") {
+		err = json.Unmarshal([]byte(arg), &words)
+	}
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", op, arg, err)
+	}
+	var args []string
+	for _, w := range words {
+		switch {
+		case strings.HasPrefix(w, "--from"):
+			return &notEmulated{fmt.Sprintf("%s %s: --from is not supported by the Daytona emulator", op, arg)}
+		case !strings.HasPrefix(w, "--"): // --chown, --chmod: the emulator has one user
+			args = append(args, w)
+		}
+	}
+	if len(args) < 2 {
+		return fmt.Errorf("%s requires at least two arguments, but only one was provided. Destination could not be determined", op)
+	}
+	srcs, dest := args[:len(args)-1], b.expand(args[len(args)-1])
+	if !strings.HasPrefix(dest, "/") {
+		dest = path.Join("/"+b.workdir, dest)
+	}
+	if err := b.extractContext(); err != nil {
+		return err
+	}
+	intoDir := strings.HasSuffix(args[len(args)-1], "/") || len(srcs) > 1
+	for _, src := range srcs {
+		if strings.ContainsAny(src, "*?[") || strings.Contains(src, "://") ||
+			op == "ADD" && (strings.HasSuffix(src, ".tar") || strings.Contains(src, ".tar.") || strings.HasSuffix(src, ".tgz")) {
+			return &notEmulated{fmt.Sprintf("%s %s: globs, URLs and archives to unpack are not supported by the Daytona emulator", op, src)}
+		}
+		from := filepath.Join(b.context, filepath.FromSlash(path.Clean("/"+src)))
+		fi, err := os.Stat(from)
+		if err != nil {
+			return fmt.Errorf("failed to compute cache key: failed to calculate checksum of ref: \"/%s\": not found", strings.TrimPrefix(path.Clean("/"+src), "/"))
+		}
+		to := b.mapped(dest)
+		if !fi.IsDir() && intoDir {
+			to = filepath.Join(to, filepath.Base(from))
+		}
+		b.logf(" ---> copied %s to %s", src, dest)
+		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+			return err
+		}
+		os.Remove(to) // a file the image had: replaced, as Docker does
+		if err := copyTree(from, to); err != nil {
+			return fmt.Errorf("%s %s: %w", op, src, err)
+		}
+	}
+	return nil
+}
+
+// extractContext extracts the snapshot's context archives, once.
+func (b *builder) extractContext() error {
+	if b.context != "" {
+		return nil
+	}
+	dir, err := os.MkdirTemp(b.s.opts.Dir, "context-")
+	if err != nil {
+		return err
+	}
+	b.context = dir
+	for _, hash := range b.sn.contextHashes {
+		if err := b.s.extractContext(hash, dir); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -192,6 +192,7 @@ var apiRoutes = map[string]func(*Server, *handlerCtx){
 	OpCreateVolume: (*Server).createVolume, OpGetVolumeByName: (*Server).getVolumeByName,
 	OpCreateSnapshot: (*Server).createSnapshot, OpGetSnapshot: (*Server).getSnapshot,
 	OpListSnapshots: (*Server).listSnapshots, OpDeleteSnapshot: (*Server).deleteSnapshot,
+	OpPushAccess: (*Server).pushAccess,
 }
 
 // forbiddenMountRoots are refused as volume mount points by the real API.

@@ -147,6 +147,7 @@ type Server struct {
 	peak       int // the most sandboxes alive at once
 	peakUsage  Quota
 	violations []string
+	storage    *objectStorage
 }
 
 // NewServer starts an emulator. It panics, as httptest.NewServer does, when
@@ -213,6 +214,10 @@ func newServer(opts Options) (*Server, error) {
 		volumes:   map[string]*volume{},
 		faults:    map[string][]*Fault{},
 		latency:   map[string]time.Duration{},
+	}
+	var err error
+	if s.storage, err = newObjectStorage(); err != nil {
+		return nil, err
 	}
 	if s.opts.Dir == "" {
 		d, err := os.MkdirTemp("", "daytonatest-")
@@ -295,6 +300,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 	}
 
+	if strings.HasPrefix(r.URL.Path, storagePrefix+"/") {
+		sw := &statusWriter{ResponseWriter: w}
+		s.storage.handler.ServeHTTP(sw, r)
+		call.Op, call.Status = OpStorage, sw.status
+		return
+	}
 	var toolbox bool
 	var sandboxID, specPath string
 	switch {

@@ -386,3 +386,71 @@ func TestSnapshotViolationsAreCaught(t *testing.T) {
 		t.Fatalf("violations = %q", v)
 	}
 }
+
+// A Dockerfile's COPY reads the build context the SDK pushed to the object
+// storage (its push access, then S3): files and directories land at their
+// image paths, relative ones under the WORKDIR; a source not in the
+// context fails the build with Docker's words.
+func TestSnapshotBuildWithContext(t *testing.T) {
+	s := Start(t, Options{Specs: specs})
+	c := client(t, s)
+	t.Chdir(t.TempDir()) // the SDK names context entries by the local path as given
+	if err := os.MkdirAll(filepath.Join("task", "data"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range map[string]string{"task/app.py": "print('hi')\n", "task/data/rows.csv": "a,1\nb,2\n"} {
+		if err := os.WriteFile(filepath.FromSlash(name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	img := daytona.Base("python:3.12-slim").Workdir("/app").
+		AddLocalFile("task/app.py", "/app/app.py").
+		AddLocalDir("task/data", "data/").
+		Run("cat app.py data/rows.csv > both.txt")
+	_, logs, err := c.Snapshot.Create(ctx(t), &types.CreateSnapshotParams{Name: "with-context", Image: img})
+	if err != nil {
+		t.Fatal(err)
+	}
+	drain(logs)
+	info := s.Snapshots()[0]
+	if info.State != "active" {
+		t.Fatalf("snapshot %s: %s\n%s", info.State, info.ErrorReason, info.Log)
+	}
+	if b, err := os.ReadFile(filepath.Join(info.Workdir, "both.txt")); err != nil || string(b) != "print('hi')\na,1\nb,2\n" {
+		t.Fatalf("both.txt: %q, %v\n%s", b, err, info.Log)
+	}
+	if s.Calls(OpPushAccess) != 1 || s.Calls(OpStorage) == 0 {
+		t.Errorf("push access %d, storage calls %d", s.Calls(OpPushAccess), s.Calls(OpStorage))
+	}
+	sb, err := c.Create(ctx(t), types.SnapshotParams{Snapshot: "with-context"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wd, err := sb.GetWorkingDir(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := sb.Process.ExecuteCommand(ctx(t), "cd "+wd+" && cat app.py data/rows.csv"); err != nil || res.Result != "print('hi')\na,1\nb,2\n" {
+		t.Fatalf("in the sandbox: %+v, %v", res, err)
+	}
+
+	missing := daytona.Base("python:3.12-slim").Copy("nowhere.txt", "/app/")
+	_, logs, err = c.Snapshot.Create(ctx(t), &types.CreateSnapshotParams{Name: "no-context", Image: missing})
+	if err != nil {
+		t.Fatal(err)
+	}
+	drain(logs)
+	found := false
+	for _, sn := range s.Snapshots() {
+		if sn.Name == "no-context" {
+			found = true
+			if sn.State != "error" || !strings.Contains(sn.ErrorReason, `"/nowhere.txt": not found`) {
+				t.Errorf("a COPY of nothing: %s %q", sn.State, sn.ErrorReason)
+			}
+		}
+	}
+	if !found {
+		t.Error("no snapshot no-context")
+	}
+	deleteAll(t, s, c)
+}
