@@ -375,9 +375,8 @@ func namesPath(s, p string) bool {
 	}
 }
 
-// copyTree makes dst a copy of src: directories made, files hard-linked
-// (copied when a link cannot be made), symbolic links remade, with any
-// target under src moved under dst.
+// copyTree makes dst a copy of src: directories made, files copied,
+// symbolic links remade, with any target under src moved under dst.
 func copyTree(src, dst string) error {
 	return filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
@@ -405,9 +404,8 @@ func copyTree(src, dst string) error {
 			}
 			return os.Symlink(target, to)
 		case d.Type().IsRegular():
-			if os.Link(p, to) == nil {
-				return nil
-			}
+			// Copied, never linked: a sandbox writing over a file in place
+			// must not change its snapshot's, nor another sandbox's.
 			return copyFile(p, to, info.Mode().Perm())
 		}
 		return nil // sockets, fifos: not part of an image

@@ -127,8 +127,12 @@ func TestSnapshotBuildThroughTheSDK(t *testing.T) {
 		!strings.HasSuffix(wd, "/opt/forge/env") {
 		t.Fatalf("work dir %q, %v (home %s)", wd, err, sbInfo.Home)
 	}
-	// The sandbox's file system is its own: removing a file there leaves
-	// the snapshot's.
+	// The sandbox's file system is its own: a file written over in place
+	// or removed there is the snapshot's as it was.
+	run(`echo changed > "$FORGE_ENV/marker.txt"`)
+	if b, err := os.ReadFile(filepath.Join(info.Workdir, "marker.txt")); err != nil || string(b) != "built\n" {
+		t.Fatalf("the sandbox's write reached the snapshot: %q, %v", b, err)
+	}
 	run(`rm "$FORGE_ENV/marker.txt"`)
 	if _, err := os.Stat(filepath.Join(info.Workdir, "marker.txt")); err != nil {
 		t.Fatalf("the sandbox's rm reached the snapshot: %v", err)
