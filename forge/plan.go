@@ -214,11 +214,11 @@ func (m *Manifest) Plan(o Overrides) (*Plan, error) {
 	return p.shard(o.Shard)
 }
 
-// PlanKey gives each of the record's trials a number that orders them as
+// planKey gives each of the record's trials a number that orders them as
 // the plan has them (Plan, above): without tasks, by candidate then trial;
 // with tasks, task by task, trial by trial, the candidates rotated by the
 // task's place. TestPlanOrderIsThePlans holds the two together.
-func (rec *Record) PlanKey() func(r *runner.Result) int64 {
+func (rec *Record) planKey() func(r *runner.Result) int64 {
 	cands := make(map[string]int64, len(rec.Candidates))
 	for i, c := range rec.Candidates {
 		cands[c] = int64(i)

@@ -171,7 +171,7 @@ func ReadRecord(path string) (*Record, error) {
 	case err != nil:
 		return nil, err
 	}
-	rec.Adopt(results)
+	rec.adopt(results)
 	return rec, nil
 }
 
@@ -184,9 +184,9 @@ func (rec *Record) TrialsPath(path string) string {
 	return filepath.Join(filepath.Dir(path), TrialsFile)
 }
 
-// Adopt makes results, read from the run's trials, the record's
+// adopt makes results, read from the run's trials, the record's
 // (Arrange), put in order where they are.
-func (rec *Record) Adopt(results []runner.Result) {
+func (rec *Record) adopt(results []runner.Result) {
 	order, n := rec.Arrange(results)
 	Reorder(results, order)
 	rec.Results = results[:n]
@@ -214,9 +214,9 @@ func Reorder[T any](s []T, order []int) {
 	}
 }
 
-// TakeScores gives results the scores results.json keeps for them
+// takeScores gives results the scores results.json keeps for them
 // (Scores), and leaves Scores empty.
-func (rec *Record) TakeScores(results []runner.Result) {
+func (rec *Record) takeScores(results []runner.Result) {
 	if len(rec.Scores) == 0 {
 		return
 	}
@@ -240,11 +240,11 @@ type trialKey struct {
 }
 
 // Arrange gives results, read from the run's trials, their scores
-// (TakeScores) and orders them (Reorder): first the n the record holds, a
+// (takeScores) and orders them (Reorder): first the n the record holds, a
 // trial's last line only (--resume played it again), in plan order once
 // the run ended, else in the file's; then the lines it drops.
 func (rec *Record) Arrange(results []runner.Result) (order []int, n int) {
-	rec.TakeScores(results)
+	rec.takeScores(results)
 	at := make(map[trialKey]int, len(results))
 	order = make([]int, 0, len(results))
 	var dropped []int
@@ -259,7 +259,7 @@ func (rec *Record) Arrange(results []runner.Result) (order []int, n int) {
 		order = append(order, i)
 	}
 	if rec.Finished() {
-		key, keys := rec.PlanKey(), make([]int64, len(results))
+		key, keys := rec.planKey(), make([]int64, len(results))
 		for _, i := range order {
 			keys[i] = key(&results[i])
 		}
@@ -313,7 +313,7 @@ func recordFileError(path string, err error) error {
 }
 
 // DecodeRecord reads the bytes of a results.json (its trials are not
-// read: Adopt them).
+// read: adopt them).
 func DecodeRecord(b []byte) (*Record, error) {
 	var rec Record
 	if err := decodeRecord(b, &rec, &rec.SchemaVersion); err != nil {

@@ -276,7 +276,7 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 	if err != nil {
 		return rec, err
 	}
-	rec.Adopt(results)
+	rec.adopt(results)
 	switch {
 	case runErr != nil:
 		return rec, runErr
