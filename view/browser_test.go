@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -164,6 +165,17 @@ func TestViewerInChromium(t *testing.T) {
 		must(t, os.WriteFile(filepath.Join(shots, "view-"+name+".png"), png, 0o644))
 	}
 	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
+	// follow opens the page the link at sel leads to, as a new load: a DOM
+	// read right after a click can meet the page still being replaced
+	// ("No node with given id found"), while Navigate waits for the load.
+	follow := func(what, sel, visible string) {
+		t.Helper()
+		href, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector(`+strconv.Quote(sel)+`).getAttribute("href")`))
+		if err != nil || !strings.HasPrefix(href, "/") {
+			t.Fatalf("%s: the link at %s: %q, %v", what, sel, href, err)
+		}
+		do(what, chromedp.Navigate(strings.TrimSuffix(base, "/")+href), chromedp.WaitVisible(css(visible)))
+	}
 
 	// The runs list, newest first, then the suite's page.
 	do("runs list", chromedp.Navigate(base), chromedp.WaitVisible(css("#runs")))
@@ -200,8 +212,8 @@ func TestViewerInChromium(t *testing.T) {
 	if len(failed) == 0 {
 		t.Fatal("the sample suite has no failed trial")
 	}
-	do("open a failed trial", chromedp.Navigate(base+"run/suite?status=failed#trials"), chromedp.WaitVisible(css("#trialtable")),
-		chromedp.Click(css("#trialtable tbody tr:first-child a")), chromedp.WaitVisible(css("#error")))
+	do("open the failed trials", chromedp.Navigate(base+"run/suite?status=failed#trials"), chromedp.WaitVisible(css("#trialtable")))
+	follow("open a failed trial", "#trialtable tbody tr:first-child a", "#error")
 	errText, stderr := text("#error"), text("#stderr")
 	shot("trial")
 	if !failed[strings.TrimSpace(errText)] {
@@ -214,8 +226,8 @@ func TestViewerInChromium(t *testing.T) {
 	// The sample agent's trial, from the runs list: its transcript, step
 	// by step, as the agent wrote it.
 	do("open the agent's run", chromedp.Navigate(base), chromedp.WaitVisible(css("#runs")),
-		chromedp.Click(css(`a.run[href="/run/agent"]`)), chromedp.WaitVisible(css("#trialtable")),
-		chromedp.Click(css("#trialtable tbody tr:first-child a")), chromedp.WaitVisible(css("#transcript")))
+		chromedp.Click(css(`a.run[href="/run/agent"]`)), chromedp.WaitVisible(css("#trialtable")))
+	follow("open the agent's trial", "#trialtable tbody tr:first-child a", "#transcript")
 	shot("transcript")
 	steps, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#transcript li.step").length`))
 	must(t, err)
