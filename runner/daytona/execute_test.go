@@ -473,3 +473,31 @@ func alive(pid int) bool {
 	p, err := os.FindProcess(pid)
 	return err == nil && p.Signal(syscall.Signal(0)) == nil
 }
+
+// A job cancelled while its timed-out command's session is being killed
+// stops the kill: its sandbox, deleted next, ends the command anyway.
+func TestCancelDuringKillStopsIt(t *testing.T) {
+	e := newEnv(t, daytonatest.Options{}, nil)
+	e.srv.Inject(daytonatest.OpDeleteSession, daytonatest.Fault{Hang: true, Times: 100})
+	job := e.shJob("kill", "sleep 30; echo never > \"$2\"\n")
+	job.Timeout = time.Second
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan runner.Result, 1)
+	go func() {
+		res, _ := e.r.Run(ctx, job)
+		done <- res
+	}()
+	daytonatest.WaitFor(t, "the timed-out command to be polled", func() bool { return e.srv.Calls(daytonatest.OpSessionCommand) > 0 })
+	cancel()
+	res := <-done
+	if res.ErrorKind != runner.ErrCancelled {
+		t.Errorf("%s %q", res.ErrorKind, res.ErrorMessage)
+	}
+	if strings.Contains(e.warn.String(), "could not kill") {
+		t.Errorf("the kill ran on past the cancellation: %s", e.warn.String())
+	}
+	if n := e.srv.LiveCount(); n != 0 {
+		t.Errorf("%d sandboxes left", n)
+	}
+}

@@ -64,8 +64,11 @@ func (j *jobRun) run(parent context.Context) error {
 	stop := context.AfterFunc(j.r.dead, func() { cancel(context.Cause(j.r.dead)) })
 	defer stop()
 	defer func() {
-		j.cleanup(parent)
-		j.streams.Wait() // the deletion ended every log stream still open
+		// A deletion ends every log stream still open; a sandbox that
+		// could not be deleted may hold its stream until forge exits.
+		if j.cleanup(parent) == nil {
+			j.streams.Wait()
+		}
 	}()
 
 	err := j.steps(ctx)
@@ -215,17 +218,21 @@ func (j *jobRun) setupTimeout() time.Duration {
 
 // cleanup deletes the sandbox on a fresh context with its own deadline,
 // whatever happened; a creation whose outcome is unknown is found by name.
-func (j *jobRun) cleanup(ctx context.Context) {
+// After an error (the deletion's, or the ledger's) the sandbox may still
+// exist.
+func (j *jobRun) cleanup(ctx context.Context) error {
 	j.job.Enter(runner.PhaseCleanup)
 	t := time.Now()
+	defer func() { j.res.Phases.Add(runner.PhaseCleanup, time.Since(t)) }()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), j.r.opts.DeleteTimeout)
 	defer cancel()
 	if j.sb != nil {
-		j.r.deleteSandbox(ctx, j.name, j.sb)
-	} else if j.r.capacity.mayExist(j.name) {
-		j.r.reconcile(ctx, j.name)
+		return j.r.deleteSandbox(ctx, j.name, j.sb)
 	}
-	j.res.Phases.Add(runner.PhaseCleanup, time.Since(t))
+	if j.r.capacity.mayExist(j.name) {
+		return j.r.reconcile(ctx, j.name)
+	}
+	return nil
 }
 
 // upload copies the candidate's files into the sandbox and makes forge.sh,

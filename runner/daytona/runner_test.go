@@ -470,3 +470,25 @@ func (p *pacerTrace) events() []pacerEvent {
 	defer p.mu.Unlock()
 	return slices.Clone(p.evs)
 }
+
+// A timed-out candidate's log stream follows its sandbox until it goes:
+// when the sandbox cannot be deleted, the job still ends.
+func TestUndeletableSandboxDoesNotHoldTheJob(t *testing.T) {
+	e := newEnv(t, daytonatest.Options{}, func(o *Options) { o.Retry.Tries = 2 })
+	e.srv.Inject(daytonatest.OpDeleteSandbox, daytonatest.Fault{Status: 502, Times: 5})
+	job := e.shJob("held", "sleep 30; echo never > \"$2\"\n")
+	job.Timeout = time.Second
+	done := make(chan runner.Result, 1)
+	go func() { done <- e.run(job) }()
+	select {
+	case res := <-done:
+		if res.ErrorKind != runner.ErrTimeout {
+			t.Fatalf("%s %q", res.ErrorKind, res.ErrorMessage)
+		}
+	case <-time.After(60 * time.Second): // the candidate would sleep 30 s
+		t.Fatal("the job waited for the stream of a sandbox it could not delete")
+	}
+	if und := e.r.Undeleted(); len(und) != 1 {
+		t.Fatalf("undeleted = %v", und)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -114,15 +115,11 @@ func forgeSh(t *testing.T, cand string, env map[string]string, setup []string, o
 	t.Helper()
 	dir := t.TempDir()
 	l := newLayout(dir, "c")
-	for _, d := range []string{l.work} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
+	if err := os.MkdirAll(l.work, 0o755); err != nil {
+		t.Fatal(err)
 	}
 	all := map[string]string{"HOME": dir}
-	for k, v := range env {
-		all[k] = v
-	}
+	maps.Copy(all, env)
 	argv := []string{"/bin/sh", "-c", cand, "sh", l.path("out.md")}
 	script := l.scriptText(argv, all, nil, setup, false, outputs{artifact: "out.md", result: "result.json", transcript: "transcript.jsonl",
 		outCap: outCap, artCap: artCap, trCap: artCap})

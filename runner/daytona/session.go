@@ -287,14 +287,15 @@ func (j *jobRun) ensureSession(ctx context.Context) error {
 }
 
 // killSession deletes the job's session, whose processes the toolbox
-// kills, on a context of its own.
+// kills. A cancelled job stops trying: its sandbox is deleted next, which
+// ends them too.
 func (j *jobRun) killSession(ctx context.Context) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	err := j.r.opts.retry(ctx, "kill the session in "+j.name, j.r.opts.calls(), func(ctx context.Context) error {
 		return j.sb.Process.DeleteSession(ctx, sessionID)
 	})
-	if err != nil && statusOf(err) != 404 {
+	if err != nil && statusOf(err) != 404 && classify(ctx, err).class != classCancelled {
 		fmt.Fprintf(j.r.opts.Warn, "daytona: could not kill the timed-out command in %s: %s (the sandbox is deleted next)\n", j.name, describe(err))
 	}
 	j.session = false
