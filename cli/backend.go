@@ -34,9 +34,9 @@ type backend struct {
 var _ forge.Releaser = (*backend)(nil)
 
 // chooseBackend picks local or Daytona (docs/command-line.md); the Daytona
-// runner's warnings go to warn.
+// runner's warnings and Release's go to warn.
 func chooseBackend(ctx context.Context, o *runOptions, m *forge.Manifest, runID string, warn io.Writer) (*backend, error) {
-	be := &backend{name: "local", warn: o.env.Stderr}
+	be := &backend{name: "local", warn: warn}
 	if o.daytona {
 		if err := be.useDaytona(ctx, o, m, runID, warn); err != nil {
 			return nil, err

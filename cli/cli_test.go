@@ -147,11 +147,7 @@ func cmdJSON(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	b := []byte(ts.ReadFile(args[0]))
 	if filepath.Base(args[0]) == forge.ResultsFile {
-		// The record, its trials beside it, as one document.
-		rec, err := forge.ReadRecord(ts.MkAbs(args[0]))
-		ts.Check(err)
-		b, err = forge.MarshalRecord(rec)
-		ts.Check(err)
+		b = recordJSON(ts, args[0]) // its trials beside it included
 	}
 	var v any
 	if err := json.Unmarshal(b, &v); err != nil {
@@ -211,11 +207,17 @@ func cmdRecord(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 2 || neg {
 		ts.Fatalf("usage: record FILE OUT")
 	}
-	rec, err := forge.ReadRecord(ts.MkAbs(args[0]))
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), recordJSON(ts, args[0]), 0o644))
+}
+
+// recordJSON is the record whose results.json is file, its trials beside
+// it, as one document.
+func recordJSON(ts *testscript.TestScript, file string) []byte {
+	rec, err := forge.ReadRecord(ts.MkAbs(file))
 	ts.Check(err)
 	b, err := forge.MarshalRecord(rec)
 	ts.Check(err)
-	ts.Check(os.WriteFile(ts.MkAbs(args[1]), b, 0o644))
+	return b
 }
 
 // cmdRelaid rewrites the record in DIR as another writer could lay it

@@ -68,6 +68,7 @@ func runDoctor(ctx context.Context, o *doctorOptions) error {
 	lr, err := local.New(local.Options{Getenv: o.env.Getenv})
 	desc := ""
 	if err == nil {
+		defer lr.Close() //nolint:errcheck // it ran no job: nothing to wait for
 		desc = lr.Describe()
 	}
 	check("local", err, desc)

@@ -291,10 +291,12 @@ func watchSignals(ctx context.Context, env *Env, cancel context.CancelFunc) *ato
 		select {
 		case sig := <-env.Signals:
 			interrupted.Store(true)
-			fmt.Fprintf(env.Stderr, "forge: %s: stopping jobs and cleaning up (again to quit at once)\n", sig)
+			// The default first: once the message says so, a second signal
+			// quits at once.
 			if env.StopSignals != nil {
 				env.StopSignals()
 			}
+			fmt.Fprintf(env.Stderr, "forge: %s: stopping jobs and cleaning up (again to quit at once)\n", sig)
 			cancel()
 		case <-ctx.Done():
 		}

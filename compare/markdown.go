@@ -29,12 +29,10 @@ func WriteMarkdown(w io.Writer, rep Report) error {
 		b.WriteString("No candidates in either run.\n\n")
 	} else {
 		header, align := columns(rep)
-		rule := make([]string, len(align))
 		for i := range header {
 			header[i] = header[i][:1] + strings.ToLower(header[i][1:])
-			rule[i] = map[text.Align]string{text.Left: ":---", text.Right: "---:"}[align[i]]
 		}
-		b.WriteString("| " + strings.Join(header, " | ") + " |\n|" + strings.Join(rule, "|") + "|\n")
+		b.WriteString("| " + strings.Join(header, " | ") + " |\n" + text.MarkdownRule(align) + "\n")
 		for _, c := range rep.Candidates {
 			row := cells(c, len(header))
 			for i := range row {

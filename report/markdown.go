@@ -32,12 +32,13 @@ func Markdown(w io.Writer, rec *forge.Record, opts Options) error {
 		b.WriteString("No results.\n\n")
 	} else {
 		cols := columns(rec)
-		var head, rule []string
+		var head []string
+		var align []text.Align
 		for _, col := range cols {
 			head = append(head, mdHeader(col.header))
-			rule = append(rule, map[text.Align]string{text.Left: ":---", text.Right: "---:"}[col.align])
+			align = append(align, col.align)
 		}
-		b.WriteString("| " + strings.Join(head, " | ") + " |\n|" + strings.Join(rule, "|") + "|\n")
+		b.WriteString("| " + strings.Join(head, " | ") + " |\n" + text.MarkdownRule(align) + "\n")
 		for _, c := range cs {
 			cells := make([]string, len(cols))
 			for i, col := range cols {
@@ -206,11 +207,7 @@ func mdTable(b *strings.Builder, header []string, rows [][]string, align []text.
 		heads[i] = mdHeader(h)
 	}
 	line(heads)
-	rule := make([]string, len(align))
-	for i, a := range align {
-		rule[i] = map[text.Align]string{text.Left: ":---", text.Right: "---:"}[a]
-	}
-	b.WriteString("|" + strings.Join(rule, "|") + "|\n")
+	b.WriteString(text.MarkdownRule(align) + "\n")
 	for _, r := range rows {
 		line(r)
 	}

@@ -56,3 +56,17 @@ func Table(w io.Writer, header []string, rows [][]string, align []Align, tty boo
 	}
 	return t.Render()
 }
+
+// MarkdownRule is the line under a Markdown table's header that aligns its
+// columns: "|:---|---:|".
+func MarkdownRule(align []Align) string {
+	rule := "|"
+	for _, a := range align {
+		if a == Right {
+			rule += "---:|"
+		} else {
+			rule += ":---|"
+		}
+	}
+	return rule
+}

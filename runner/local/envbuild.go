@@ -26,6 +26,8 @@ const (
 
 // build builds env in dir under the exclusive lock, first emptying an
 // unfinished build. The done marker is written last; on failure dir is removed.
+// It builds at the final path, never moved there afterwards: a Python
+// virtualenv writes its own absolute path into its scripts.
 func (r *Runner) build(ctx context.Context, env *runner.Environment, root, dir string, log func(string)) error {
 	begin := time.Now()
 	short := runner.ShortHash(env.Hash)
@@ -65,7 +67,9 @@ func (r *Runner) build(ctx context.Context, env *runner.Environment, root, dir s
 	if err := upload(dir, env.Files); err != nil {
 		return failed(fmt.Errorf("write its files: %w", err))
 	}
-	// forge-<pid>-…: a later forge removes it if this one is killed first.
+	// A HOME of the build's own, so that caches such as pip's stay out of
+	// the environment. forge-<pid>-…: a later forge removes it if this one
+	// is killed first.
 	home, err := os.MkdirTemp(r.opts.TempDir, fmt.Sprintf("forge-%d-env-%s-", os.Getpid(), short))
 	if err != nil {
 		return fmt.Errorf("environment %s: make the build's home directory: %w", env.Name, err)

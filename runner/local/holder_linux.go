@@ -15,9 +15,15 @@ type holderInit struct {
 	argv []string
 }
 
+// The holder reads a pipe only forge holds, so it lives until forge closes
+// the pipe or dies; when it ends the kernel kills everything left in the
+// namespace. It ignores SIGCHLD, so the kernel reaps the orphans it
+// inherits, and as the namespace's PID 1 it gets no signal from inside.
+//
 // holderCommands are the inits of a job's PID namespace when there is no
-// built-in one: bash's read builtin, whose SIGCHLD handler reaps orphans,
-// else cat, which leaves them zombies until the job ends.
+// built-in one: bash's read builtin, whose SIGCHLD handler reaps orphans
+// (installed with SA_RESTART, so the read goes on through them), else cat,
+// which leaves them zombies until the job ends.
 var holderCommands = []holderInit{
 	{"bash", []string{"/bin/bash", "bash", "-c", "trap '' CHLD; read -r _"}},
 	{"bash", []string{"/usr/bin/bash", "bash", "-c", "trap '' CHLD; read -r _"}},

@@ -17,8 +17,10 @@ import (
 )
 
 // spawn starts cmd, from a locked thread moved into the PID namespace (nsfd),
-// v1 pids cgroup (v1Tasks) or read-only mount namespace (ro) when given, and
-// back; a thread that cannot go back is never unlocked, so the runtime ends it.
+// v1 pids cgroup (v1Tasks) or read-only mount namespace (ro) when given
+// (they apply to the calling thread's children), and back; a thread that
+// cannot go back, or has a mount namespace of its own, is never unlocked,
+// so the runtime ends it.
 func spawn(cmd *exec.Cmd, nsfd, v1Tasks int, ro string) error {
 	if nsfd < 0 && v1Tasks < 0 && ro == "" {
 		return cmd.Start()
@@ -125,8 +127,9 @@ func signalIf(pid int, sig syscall.Signal, match func(int) bool) bool {
 	return unix.PidfdSendSignal(fd, sig, nil, 0) == nil
 }
 
-// rescueThreads moves forge's threads in the v1 cgroup dir back home: one left
-// there would keep the cgroup from being removed and spawn later children in it.
+// rescueThreads moves forge's threads in the v1 cgroup dir back home, a safety
+// net (only the spawning thread is moved in, and out again): one left there
+// would keep the cgroup from being removed and spawn later children in it.
 func rescueThreads(dir string) {
 	h, err := home()
 	if err != nil || h.tasks < 0 {
