@@ -116,6 +116,9 @@ func (m *Manifest) resolveTasks(name string, h io.Writer, v *validator) {
 		v.errs = append(v.errs, checkTaskIDs(append(m.Tasks[:len(m.Tasks):len(m.Tasks)], tasks...))...)
 		m.Tasks = append(m.Tasks, tasks...)
 	}
+	if d := m.Defaults.Verify; d != nil && d.Dir != "" {
+		d.files, _ = m.addDir(h, d.Dir, func(msg string) { v.at(msg, "defaults", "verify", "dir") })
+	}
 	for i := range m.Tasks {
 		t := &m.Tasks[i]
 		t.files = nil
@@ -123,6 +126,11 @@ func (m *Manifest) resolveTasks(name string, h io.Writer, v *validator) {
 			if ref, ok := m.addFile(h, f, func(msg string) { v.errs = append(v.errs, t.where.err("files", msg)) }); ok {
 				t.files = append(t.files, ref)
 			}
+		}
+		bad := func(key, msg string) { v.errs = append(v.errs, t.where.err("verify", key+": "+msg)) }
+		t.Verify.check(bad, m.Defaults.Verify)
+		if t.Verify != nil && t.Verify.Dir != "" {
+			t.Verify.files, _ = m.addDir(h, t.Verify.Dir, func(msg string) { bad("dir", msg) })
 		}
 	}
 }

@@ -71,6 +71,8 @@ type Defaults struct {
 	// Retries is how often a trial that ended infra is played again in a
 	// fresh sandbox (nil: DefaultRetries; 0: never).
 	Retries *int `yaml:"retries"`
+	// Verify judges every task's trials that has none of its own.
+	Verify  *VerifySpec `yaml:"verify"`
 	Passing `yaml:",inline"`
 }
 
@@ -296,6 +298,7 @@ func (m *Manifest) validate(v *validator, blockErrs []error) {
 	checkEnv(v, d.Env, "defaults", "env")
 	d.Passing.check(v, d.Env, nil, "defaults")
 	checkStrings(v, d.Setup, "defaults", "setup")
+	d.Verify.check(func(key, msg string) { v.at(msg, "defaults", "verify", key) }, nil)
 	if len(m.Candidates) == 0 {
 		v.at("at least one candidate is required", "candidates")
 	}

@@ -20,6 +20,10 @@ func maskResult(m *mask.Masker, r *runner.Result) {
 		r.Transcript = []byte(m.String(string(r.Transcript)))
 	}
 	r.TranscriptNote = m.String(r.TranscriptNote)
+	if r.VerifierLog != nil {
+		r.VerifierLog = []byte(m.String(string(r.VerifierLog)))
+	}
+	r.VerifierOutput = m.String(r.VerifierOutput)
 	r.SecretInArtifact = m.Contains(r.Artifact) || m.Contains([]byte(r.ArtifactContent))
 	r.ArtifactContent = m.String(r.ArtifactContent)
 	r.Submitted = maskValue(m, r.Submitted).(map[string]any)

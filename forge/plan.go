@@ -191,7 +191,7 @@ func (m *Manifest) Plan(o Overrides) (*Plan, error) {
 	if len(missing) > 0 && (mustRefuse || !o.AllowMissingSecrets) {
 		return nil, &MissingSecretsError{Missing: missing, Dir: m.Dir}
 	}
-	memo := &jobMemo{given: map[string]passed{}, task: map[string][]byte{}}
+	memo := &jobMemo{given: map[string]passed{}, task: map[string][]byte{}, verify: map[string]*runner.Verify{}}
 	if len(tasks) == 0 {
 		// Candidates in manifest order, trials ascending.
 		for _, c := range cands {
@@ -242,8 +242,9 @@ func (rec *Record) planKey() func(r *runner.Result) int64 {
 // own: a candidate's passed variables (when the task adds none) and each
 // task's JSON. At 100,000 jobs that is most of the plan's memory.
 type jobMemo struct {
-	given map[string]passed
-	task  map[string][]byte
+	given  map[string]passed
+	task   map[string][]byte
+	verify map[string]*runner.Verify // shared, read-only
 }
 
 // job lays out candidate c's trial on task (nil without tasks): the
@@ -283,6 +284,11 @@ func (m *Manifest) job(c Candidate, task *Task, trial int, o Overrides, memo *jo
 		files = append(files, runner.File{Dst: runner.TaskFile, Data: data})
 	}
 	optional := last(d.ArtifactOptional, c.ArtifactOptional)
+	verify, ok := memo.verify[t.ID]
+	if !ok {
+		verify = t.Verify.over(d.Verify).job()
+		memo.verify[t.ID] = verify
+	}
 	return runner.Job{
 		CandidateID:      c.ID,
 		TaskID:           t.ID,
@@ -300,6 +306,7 @@ func (m *Manifest) job(c Candidate, task *Task, trial int, o Overrides, memo *jo
 		ArtifactOptional: optional,
 		Timeout:          cmp.Or(o.Timeout, t.Timeout, time.Duration(c.Timeout), time.Duration(d.Timeout), runner.DefaultTimeout),
 		Limits:           runner.Limits{MaxOutputBytes: int64(d.MaxOutput), MaxArtifactBytes: int64(d.MaxArtifact)},
+		Verify:           verify,
 	}
 }
 

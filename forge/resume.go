@@ -12,9 +12,10 @@ import (
 
 // Resumable reports whether a job's earlier result must be played again on
 // resume: it says nothing about the candidate (cancelled, or the
-// infrastructure failed it).
+// infrastructure failed it). A task whose verifier failed would fail again.
 func Resumable(r runner.Result) bool {
-	return !r.Success && !r.ErrorKind.Scored()
+	f := r.ErrorKind.Fault()
+	return !r.Success && (f == runner.FaultInfra || f == runner.FaultInterrupted)
 }
 
 // checkResume refuses to resume a run whose manifest or shape changed.

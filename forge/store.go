@@ -35,8 +35,9 @@ func jobRelDir(candidate, task string, trial, trials int) string {
 // job's logs, and transcriptFile the candidate's transcript
 // (FORGE_TRANSCRIPT).
 const (
-	taskFile       = "task.json"
-	transcriptFile = "transcript.jsonl"
+	taskFile        = "task.json"
+	transcriptFile  = "transcript.jsonl"
+	verifierLogFile = "verifier.log"
 )
 
 // store writes the job's logs, its task, its transcript and its artifact
@@ -68,9 +69,15 @@ func (s *state) store(job runner.Job, res *runner.Result) error {
 		}
 		res.TranscriptPath = filepath.ToSlash(filepath.Join(rel, transcriptFile))
 	}
+	if res.VerifierLog != nil {
+		if err := writeJobFile(filepath.Join(abs, verifierLogFile), res.VerifierLog); err != nil {
+			return err
+		}
+		res.VerifierLogPath = filepath.ToSlash(filepath.Join(rel, verifierLogFile))
+	}
 	if res.Artifact != nil {
 		name := filepath.Base(filepath.FromSlash(job.EffectiveOutputFile()))
-		if name == "stdout.log" || name == "stderr.log" || name == taskFile || name == transcriptFile {
+		if name == "stdout.log" || name == "stderr.log" || name == taskFile || name == transcriptFile || name == verifierLogFile {
 			name = "artifact-" + name
 		}
 		if err := writeJobFile(filepath.Join(abs, name), res.Artifact); err != nil {

@@ -37,6 +37,8 @@ type Task struct {
 	Weight float64
 	// Passing: the task's own secrets and env_from_host variables.
 	Passing
+	// Verify is the task's verifier, over the defaults'.
+	Verify *VerifySpec
 	// Fields is the task as written, every key (the known ones too), each
 	// value as JSON carries it (numbers as json.Number, in their written
 	// form): what FORGE_TASK holds and what task-aware checks read.
@@ -393,6 +395,14 @@ func (t *Task) decode(def string, outer Passing) []error {
 		}
 		t.OutputFile = c
 	}
+	if v, ok := t.Fields["verify"]; ok && v != nil {
+		t.Verify = verifyFromJSON(v, func(k, msg string) {
+			if k != "" {
+				msg = k + ": " + msg
+			}
+			bad("verify", msg)
+		})
+	}
 	t.Weight = 1
 	if v, ok := t.Fields["weight"]; ok {
 		var w float64
@@ -460,6 +470,7 @@ func checkTaskIDs(tasks []Task) []error {
 func (t Task) JSON(objective string) []byte {
 	fields := map[string]any{}
 	maps.Copy(fields, t.Fields)
+	delete(fields, "verify") // the candidate never learns where its judge is
 	fields["id"] = t.ID
 	fields["objective"] = objective
 	b, err := json.Marshal(fields)

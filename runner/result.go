@@ -22,6 +22,9 @@ const (
 	ErrInfra           ErrorKind = "infra"
 	ErrAuth            ErrorKind = "auth"
 	ErrCancelled       ErrorKind = "cancelled"
+	// ErrVerifyFailed: the task's verifier gave no reward (none written,
+	// unreadable, or it ran past its timeout): the task's fault.
+	ErrVerifyFailed ErrorKind = "verify_failed"
 )
 
 // MarshalJSON writes the empty kind as null.
@@ -62,6 +65,10 @@ const (
 	FaultInfra
 	// FaultInterrupted: cancelled; as FaultInfra, not scored, played again.
 	FaultInterrupted
+	// FaultTask: verify_failed. The task could not judge the trial: not
+	// scored, not in the success rate, never retried (the same task would
+	// fail again), counted apart.
+	FaultTask
 )
 
 // Fault says whose doing an end with k was; an unknown (newer) kind counts
@@ -74,6 +81,8 @@ func (k ErrorKind) Fault() Fault {
 		return FaultInfra
 	case ErrCancelled:
 		return FaultInterrupted
+	case ErrVerifyFailed:
+		return FaultTask
 	}
 	return FaultCandidate
 }
@@ -92,6 +101,7 @@ type Phases struct {
 	Setup    float64 `json:"setup"`
 	Execute  float64 `json:"execute"`
 	Download float64 `json:"download"`
+	Verify   float64 `json:"verify,omitempty"`
 	Cleanup  float64 `json:"cleanup"`
 }
 
@@ -109,6 +119,8 @@ func (ph *Phases) Add(p Phase, d time.Duration) {
 		ph.Execute += s
 	case PhaseDownload:
 		ph.Download += s
+	case PhaseVerify:
+		ph.Verify += s
 	case PhaseCleanup:
 		ph.Cleanup += s
 	}
@@ -223,12 +235,24 @@ type Result struct {
 	AttemptErrors []AttemptError `json:"attempt_errors,omitempty"`
 
 	Judges []JudgeResult `json:"judges,omitempty"`
-	Score  *float64      `json:"score"`
+	// Reward is what the task's verifier gave (reward.txt, or reward.json's
+	// "reward"); Metrics are reward.json's other numbers.
+	Reward  *float64           `json:"reward,omitempty"`
+	Metrics map[string]float64 `json:"metrics,omitempty"`
+	// VerifierOutput is the end of the verifier's log (stdout and stderr
+	// as they came, VerifierExcerpt bytes); the log is stored whole at
+	// VerifierLogPath (VerifierLogBytes).
+	VerifierOutput   string   `json:"verifier_output,omitempty"`
+	VerifierLogPath  string   `json:"verifier_log_path,omitempty"`
+	VerifierLogBytes int64    `json:"verifier_log_bytes,omitempty"`
+	Score            *float64 `json:"score"`
 
 	// Artifact holds the raw artifact bytes (capped) for the run to store.
 	Artifact []byte `json:"-"`
 	// Transcript holds the transcript's bytes for the run to store.
 	Transcript []byte `json:"-"`
+	// VerifierLog holds the verifier's log (capped) for the run to store.
+	VerifierLog []byte `json:"-"`
 }
 
 // MarshalJSON writes sandbox_id and error_message as null when empty.
@@ -298,6 +322,7 @@ const (
 	OutputExcerpt   = 1 << 10
 	StderrExcerpt   = 2 << 10
 	ArtifactExcerpt = 2 << 10
+	VerifierExcerpt = 1 << 10
 )
 
 // Excerpt keeps the end of Output and Stderr and the start of the artifact,
@@ -307,6 +332,7 @@ func (r *Result) Excerpt() {
 	r.OutputBytes, r.StderrBytes = int64(len(r.Output)), int64(len(r.Stderr))
 	r.Output, r.OutputCut = tail(r.Output, OutputExcerpt)
 	r.Stderr, r.StderrCut = tail(r.Stderr, StderrExcerpt)
+	r.VerifierOutput, _ = tail(r.VerifierOutput, VerifierExcerpt)
 	// The artifact's excerpt comes from its content as the record has it
 	// (masked), not from the bytes stored as written.
 	switch r.ArtifactEncoding {
@@ -320,6 +346,7 @@ func (r *Result) Excerpt() {
 	}
 	r.Artifact = nil
 	r.Transcript = nil
+	r.VerifierLog = nil
 }
 
 // tail returns at most the last n bytes of s from a rune start, and whether cut.

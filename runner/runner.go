@@ -89,6 +89,14 @@ type Job struct {
 	// Environment, when set, is what the job runs in, built beforehand by
 	// the backend's Builder.
 	Environment *Environment
+	// InImageWorkdir starts the setup, the candidate and the verifier in
+	// the sandbox's working directory (its image's WORKDIR: Harbor tasks
+	// expect /app) instead of the job's own; the job's files stay in its
+	// own, and a Command word naming one of them becomes its absolute path.
+	InImageWorkdir bool
+	// Verify, when set, judges the trial in its sandbox once the candidate
+	// has ended.
+	Verify *Verify
 
 	// OutputFile is the artifact's relative path; empty: DefaultOutputFile.
 	OutputFile string
@@ -147,6 +155,7 @@ const (
 	PhaseSetup    Phase = "setup"
 	PhaseExecute  Phase = "execute"
 	PhaseDownload Phase = "download"
+	PhaseVerify   Phase = "verify"
 	PhaseCleanup  Phase = "cleanup"
 )
 

@@ -14,6 +14,8 @@ const (
 	TypeSubmitted Type = "submitted"
 	TypeArtifact  Type = "artifact"
 	TypeJudge     Type = "judge"
+	// TypeVerifier scores the reward the task's verifier gave.
+	TypeVerifier Type = "verifier"
 )
 
 // Normalization says how a scorer's raw trial values become scores in [0, 1].

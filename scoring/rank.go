@@ -31,6 +31,7 @@ type tally struct {
 	clamped           []int
 	judgeErrors       int
 	unscored          []noteHit // infra, auth, cancelled
+	unverified        []noteHit // verify_failed: the task could not judge
 	cost              costTally
 	tasks             map[string]*taskTally
 
@@ -74,6 +75,11 @@ func (t *tally) count(r runner.Result) (unscored noteHit, scored bool) {
 	}
 	if endedByNoFault(r) {
 		unscored = noteHit{trial: r.Trial, msg: string(r.ErrorKind) + ": " + cmp.Or(r.ErrorMessage, "no message")}
+		if r.ErrorKind.Fault() == runner.FaultTask {
+			// Played to its end: set aside, but nothing to play again.
+			t.unverified = append(t.unverified, unscored)
+			return noteHit{}, false
+		}
 		t.unscored = append(t.unscored, unscored)
 		return unscored, false
 	}
@@ -105,7 +111,7 @@ func (t *tally) finish(scorers []prepared) {
 		ScoreStddev:          t.sum.sd,
 		ScoreCI95:            scoreCI95(t.sum),
 		Successes:            t.successes,
-		SuccessCI95:          wilson95(t.successes, t.trials-len(t.unscored)),
+		SuccessCI95:          wilson95(t.successes, t.ran()),
 		RuntimeMeanSeconds:   rt.mean,
 		RuntimeStddevSeconds: rt.sd,
 		RuntimeMedianSeconds: median(t.runtimes),
@@ -113,8 +119,9 @@ func (t *tally) finish(scorers []prepared) {
 		ScoredTrials:         t.sum.n,
 		Errors:               t.errors,
 		JudgeErrors:          t.judgeErrors,
+		Unverified:           len(t.unverified),
 	}
-	if ran := t.trials - len(t.unscored); ran > 0 {
+	if ran := t.ran(); ran > 0 {
 		st.SuccessRate = float64(t.successes) / float64(ran)
 	}
 	st.Cost = t.cost.standing(t.successes)
@@ -137,6 +144,11 @@ func (t *tally) finish(scorers []prepared) {
 		first := firstHit(t.unscored)
 		st.Notes = append(st.Notes, fmt.Sprintf("%d of %d trials not scored: they ended by no fault of the candidate (trial %d: %s)",
 			len(t.unscored), t.trials, first.trial, first.msg))
+	}
+	if len(t.unverified) > 0 {
+		first := firstHit(t.unverified)
+		st.Notes = append(st.Notes, fmt.Sprintf("%d of %d trials not scored: their task's verifier gave no reward (trial %d: %s)",
+			len(t.unverified), t.trials, first.trial, first.msg))
 	}
 	if t.trials == 0 {
 		st.Notes = append(st.Notes, "no results")
@@ -211,7 +223,7 @@ func unjudged(es []*tally) []Unjudged {
 	var out []Unjudged
 	for _, e := range es {
 		if e.trials > len(e.unscored) {
-			continue
+			continue // verify_failed trials ended: the candidate is judged
 		}
 		reason := "no results"
 		if len(e.unscored) > 0 {
@@ -222,6 +234,18 @@ func unjudged(es []*tally) []Unjudged {
 	sort.Slice(out, func(i, j int) bool { return out[i].CandidateID < out[j].CandidateID })
 	return out
 }
+
+// unverifiedTrials counts the trials whose task's verifier failed.
+func unverifiedTrials(es []*tally) int {
+	n := 0
+	for _, e := range es {
+		n += len(e.unverified)
+	}
+	return n
+}
+
+// ran counts the trials that say something about the candidate.
+func (t *tally) ran() int { return t.trials - len(t.unscored) - len(t.unverified) }
 
 // unscoredTrials counts the trials ended by no fault of their candidate and
 // says how the first ended.

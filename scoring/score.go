@@ -162,7 +162,11 @@ func ScoreSuite(cfg Config, s Suite, results []runner.Result) Outcome {
 			tt.successes++
 		}
 		if unscored, scored := t.count(r); !scored {
-			tt.unscored = append(tt.unscored, unscored)
+			if unscored.msg == "" {
+				tt.unverified++
+			} else {
+				tt.unscored = append(tt.unscored, unscored)
+			}
 			continue
 		}
 		if composite[i] != nil {
@@ -222,6 +226,9 @@ func ScoreSuite(cfg Config, s Suite, results []runner.Result) Outcome {
 		if n, first := unscoredTrials(entries); n > 0 {
 			out.WinnerLine += fmt.Sprintf("; %d %s not scored (%s)", n, text.Plural(n, "trial", "trials"), first)
 		}
+		if n := unverifiedTrials(entries); n > 0 {
+			out.WinnerLine += fmt.Sprintf("; %d %s not verified (the task's verifier failed)", n, text.Plural(n, "trial", "trials"))
+		}
 		out.WinnerLine += costLine(entries)
 	}
 	return out
@@ -260,6 +267,14 @@ func endedByNoFault(r runner.Result) bool {
 func (s prepared) value(r runner.Result, task *Task) trialValue {
 	if endedByNoFault(r) {
 		return trialValue{state: stateNone}
+	}
+	if s.Type == TypeVerifier {
+		// The reward judges what the sandbox holds, whatever the
+		// candidate's own end.
+		if r.Reward == nil || math.IsNaN(*r.Reward) || math.IsInf(*r.Reward, 0) {
+			return trialValue{state: stateFixed, v: s.fail, note: "no reward"}
+		}
+		return trialValue{v: *r.Reward}
 	}
 	if !r.Success {
 		return trialValue{state: stateFixed, v: s.fail}

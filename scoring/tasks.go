@@ -72,6 +72,7 @@ type taskTally struct {
 	scores                    []float64
 	trials, successes, passes int
 	unscored                  []noteHit // infra, auth, cancelled
+	unverified                int       // verify_failed
 }
 
 // Passed reports whether a scored trial passed its task: success, full score.
@@ -96,7 +97,7 @@ func (t *tally) suiteStats(tasks []Task, k int) {
 		if tt.trials > 0 && tt.passes == tt.trials {
 			su.Solved++
 		}
-		if ran := tt.trials - len(tt.unscored); ran >= k {
+		if ran := tt.trials - len(tt.unscored) - tt.unverified; ran >= k {
 			pass += task.weight() * PassAtK(ran, tt.passes, k)
 			passW += task.weight()
 		}

@@ -30,8 +30,11 @@ type Standing struct {
 	Breakdown map[string]float64 `json:"breakdown,omitempty"`
 	// JudgeErrors counts failed judge verdicts; Notes say in words what
 	// else affected the score.
-	JudgeErrors int      `json:"judge_errors,omitempty"`
-	Notes       []string `json:"notes,omitempty"`
+	JudgeErrors int `json:"judge_errors,omitempty"`
+	// Unverified counts the trials their task's verifier could not judge
+	// (verify_failed): not scored, not in the success rate.
+	Unverified int      `json:"unverified,omitempty"`
+	Notes      []string `json:"notes,omitempty"`
 	// Cost is set when any trial has a cost.
 	Cost *CostStanding `json:"cost,omitempty"`
 	// Suite is set for a suite's candidate, whose score figures are then

@@ -55,12 +55,12 @@ func (s Scorer) Validate() error {
 
 func (s Scorer) validate(ps *problems) {
 	switch s.Type {
-	case TypeSuccess, TypeRuntime, TypeSubmitted, TypeArtifact, TypeJudge:
+	case TypeSuccess, TypeRuntime, TypeSubmitted, TypeArtifact, TypeJudge, TypeVerifier:
 	case "":
-		ps.add("type is required (success, runtime, submitted, artifact or judge)", "type")
+		ps.add("type is required (success, runtime, submitted, artifact, judge or verifier)", "type")
 		return
 	default:
-		ps.add(fmt.Sprintf("unknown type %q (want success, runtime, submitted, artifact or judge)", s.Type), "type")
+		ps.add(fmt.Sprintf("unknown type %q (want success, runtime, submitted, artifact, judge or verifier)", s.Type), "type")
 		return
 	}
 	if w := s.EffectiveWeight(); math.IsNaN(w) || math.IsInf(w, 0) || w < 0 {

@@ -171,7 +171,7 @@ func build(rec *forge.Record, cfg Config, each func(Testcase)) *Testsuites {
 			case runner.FaultInterrupted:
 				suite.Skipped++
 				tc.Skipped = &Skipped{Message: message(*r)}
-			case runner.FaultInfra:
+			case runner.FaultInfra, runner.FaultTask: // not the candidate's failure
 				suite.Errors++
 				tc.Error = problem(*r)
 			default:

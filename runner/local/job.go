@@ -47,8 +47,14 @@ type jobRun struct {
 	dir string
 	// workdir is the fresh working directory Run made (and removes).
 	workdir string
-	envDir  string
-	box     box
+	// verifyDir holds the verifier's files and logs, made after the
+	// candidate ended (and removed with the working directory).
+	verifyDir string
+	envDir    string
+	box       box
+	// spent are boxes whose processes were ended (the candidate's, once
+	// the verifier has its own), closed at cleanup.
+	spent []box
 }
 
 // phase announces p and returns a func that records its duration.
@@ -135,6 +141,9 @@ func (j *jobRun) run(ctx context.Context) error {
 	j.download(outRel, &outcome)
 	done()
 	j.res.Settle(j.job, outcome)
+	if j.job.Verify != nil && runner.VerifiesAfter(j.res.ErrorKind) {
+		j.verify(ctx)
+	}
 	return nil
 }
 
@@ -242,8 +251,11 @@ func (j *jobRun) cleanup() {
 	done := j.phase(runner.PhaseCleanup)
 	defer done()
 	ended := true
-	if j.box != nil {
-		if err := j.box.close(); err != nil {
+	for _, b := range append(j.spent, j.box) {
+		if b == nil {
+			continue
+		}
+		if err := b.close(); err != nil {
 			ended = false
 			// Whatever Run started must be gone when it returns; when it may
 			// not be, the result says so rather than claim success.
@@ -255,12 +267,14 @@ func (j *jobRun) cleanup() {
 			}
 		}
 	}
-	switch {
-	case j.workdir == "":
-	case ended:
-		j.r.removeWorkdir(j.workdir)
-	default: // what could not be ended may still write there
-		_ = removeAll(j.workdir)
+	for _, dir := range []string{j.workdir, j.verifyDir} {
+		switch {
+		case dir == "":
+		case ended:
+			j.r.removeWorkdir(dir)
+		default: // what could not be ended may still write there
+			_ = removeAll(dir)
+		}
 	}
 }
 

@@ -1,0 +1,174 @@
+package forge
+
+// Verifiers: a task's own judge, run in the trial's sandbox after the
+// candidate (docs/manifest.md, "Verifiers").
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/forge-run/forge/runner"
+)
+
+// VerifySpec is a verify: as the manifest gives it, in defaults: or in a
+// task (whose keys win over the defaults').
+type VerifySpec struct {
+	// Dir is a directory, relative to the manifest, whose files the
+	// verifier gets in FORGE_TESTS_DIR.
+	Dir string `yaml:"dir"`
+	// Command is a shell line run where the candidate ran.
+	Command string            `yaml:"command"`
+	Timeout Duration          `yaml:"timeout"`
+	Env     map[string]string `yaml:"env"`
+
+	files []fileRef
+}
+
+// over is spec with base's keys where spec has none.
+func (spec *VerifySpec) over(base *VerifySpec) *VerifySpec {
+	switch {
+	case spec == nil:
+		return base
+	case base == nil:
+		return spec
+	}
+	v := *spec
+	v.Dir = cmp.Or(v.Dir, base.Dir)
+	v.Command = cmp.Or(v.Command, base.Command)
+	v.Timeout = cmp.Or(v.Timeout, base.Timeout)
+	if v.Env == nil {
+		v.Env = base.Env
+	}
+	if spec.Dir == "" {
+		v.files = base.files
+	}
+	return &v
+}
+
+// job is the runner's verifier; nil without a command.
+func (spec *VerifySpec) job() *runner.Verify {
+	if spec == nil || spec.Command == "" {
+		return nil
+	}
+	files := make([]runner.File, len(spec.files))
+	for i, f := range spec.files {
+		files[i] = runner.File{Src: f.src, Dst: f.dst}
+	}
+	return &runner.Verify{Files: files, Command: spec.Command, Timeout: time.Duration(spec.Timeout), Env: spec.Env}
+}
+
+// check reports what is wrong with a verify: at path, completed by its
+// defaults (base, nil for the defaults' own).
+func (spec *VerifySpec) check(bad func(key, msg string), base *VerifySpec) {
+	if spec == nil {
+		return
+	}
+	if spec.over(base).Command == "" {
+		bad("command", `is required: the shell line that judges the trial, e.g. "bash $FORGE_TESTS_DIR/test.sh"`)
+	}
+	for k := range spec.Env {
+		if err := runner.CheckEnvName(k); err != nil {
+			bad("env", err.Error())
+		}
+	}
+}
+
+// verifyFromJSON reads a task's verify field (a mapping in any tasks file).
+func verifyFromJSON(v any, bad func(key, msg string)) *VerifySpec {
+	m, ok := v.(map[string]any)
+	if !ok {
+		bad("", "must be a mapping (dir, command, timeout, env), not "+jsonKind(v))
+		return nil
+	}
+	spec := &VerifySpec{}
+	for k, val := range m {
+		s, isStr := val.(string)
+		switch k {
+		case "dir", "command":
+			if !isStr {
+				bad(k, "must be a string, not "+jsonKind(val))
+			} else if k == "dir" {
+				spec.Dir = s
+			} else {
+				spec.Command = s
+			}
+		case "timeout":
+			d, err := time.ParseDuration(s)
+			if !isStr || err != nil || d <= 0 {
+				bad(k, fmt.Sprintf("%v is not a positive duration (want e.g. 90s, 2m)", val))
+			}
+			spec.Timeout = Duration(d)
+		case "env":
+			env, isMap := val.(map[string]any)
+			if !isMap {
+				bad(k, "must be a mapping of strings, not "+jsonKind(val))
+			}
+			for name, x := range env {
+				s, isStr := x.(string)
+				if n, isNum := x.(json.Number); isNum {
+					s, isStr = n.String(), true
+				}
+				if !isStr {
+					bad(k, fmt.Sprintf("%s: must be a string, not %s", name, jsonKind(x)))
+					continue
+				}
+				if spec.Env == nil {
+					spec.Env = map[string]string{}
+				}
+				spec.Env[name] = s
+			}
+		default:
+			bad(k, "unknown key (want dir, command, timeout or env)")
+		}
+	}
+	return spec
+}
+
+// addDir finds the files under dir (relative to the manifest's directory),
+// adds them to the hash h in order and returns them by their paths
+// relative to dir; bad reports why it cannot.
+func (m *Manifest) addDir(h io.Writer, dir string, bad func(string)) ([]fileRef, bool) {
+	root := dir
+	if !filepath.IsAbs(root) {
+		root = filepath.Join(m.Dir, dir)
+	}
+	var refs []fileRef
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir():
+			return nil
+		case !d.Type().IsRegular():
+			return fmt.Errorf("%s is not a regular file", p)
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return err
+		}
+		refs = append(refs, fileRef{src: p, dst: filepath.ToSlash(rel)})
+		return nil
+	})
+	if err != nil {
+		bad(fmt.Sprintf("%s: %s", dir, unwrapPathErr(err)))
+		return nil, false
+	}
+	sort.Slice(refs, func(i, j int) bool { return refs[i].dst < refs[j].dst })
+	for _, r := range refs {
+		content, err := os.ReadFile(r.src)
+		if err != nil {
+			bad(fmt.Sprintf("%s: %s", r.src, unwrapPathErr(err)))
+			return nil, false
+		}
+		fmt.Fprintf(h, "\x00verify\x00%s\x00%d\x00", r.dst, len(content))
+		h.Write(content)
+	}
+	return refs, true
+}
