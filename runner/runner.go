@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -117,6 +118,26 @@ type Job struct {
 	// Echo, when set, gets the candidate's output line by line (--verbose),
 	// up to the output cap. It must be safe for concurrent use.
 	Echo func(stream, line string) `json:"-"`
+}
+
+// FilesAt is argv with each word that names one of the job's files (by
+// its relative path) made at(path): for a job that does not start in its
+// own working directory (InImageWorkdir).
+func (j Job) FilesAt(argv []string, at func(rel string) string) []string {
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		out[i] = a
+		if i >= len(j.Command) {
+			continue // the objective and the output path are the job's own
+		}
+		for _, f := range j.Files {
+			if rel, err := RelPath(strings.TrimPrefix(a, "./")); err == nil && rel == f.Dst {
+				out[i] = at(rel)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // Name is the job's name for people: "alpha", "alpha#2", "alpha/q7#2".

@@ -29,6 +29,10 @@ type Verify struct {
 	// Env are the verifier's own variables: it gets neither the
 	// candidate's env nor its secrets.
 	Env map[string]string
+	// AtRoot puts the files in TestsDir and the reward in VerifierLogsDir,
+	// the paths Harbor's tests name, in a sandbox made from an image;
+	// otherwise (and always locally) the job has directories of its own.
+	AtRoot bool
 }
 
 // DefaultVerifyTimeout bounds a verifier that sets no timeout (Harbor's).

@@ -133,7 +133,13 @@ func (j *jobRun) steps(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return j.step(runner.PhaseDownload, func() error { return j.settle(ctx, run) })
+	if err := j.step(runner.PhaseDownload, func() error { return j.settle(ctx, run) }); err != nil {
+		return err
+	}
+	if j.job.Verify == nil || !runner.VerifiesAfter(j.res.ErrorKind) {
+		return nil
+	}
+	return j.step(runner.PhaseVerify, func() error { return j.verify(ctx) })
 }
 
 func (j *jobRun) create(ctx context.Context) error {
@@ -258,6 +264,19 @@ func (j *jobRun) uploadFiles(ctx context.Context, g *errgroup.Group) error {
 		return fmt.Errorf("the sandbox reported home directory %q, not an absolute path", home)
 	}
 	j.lay = newLayout(home, j.job.CandidateID)
+	if v := j.job.Verify; v != nil && v.AtRoot {
+		j.lay.tests, j.lay.logs = runner.TestsDir, runner.VerifierLogsDir
+	}
+	if j.job.InImageWorkdir {
+		wd, err := retried(ctx, &j.r.opts, "ask "+j.name+" for its working directory", j.r.opts.calls(), j.sb.GetWorkingDir)
+		if err != nil {
+			return j.r.callError(ctx, "ask the sandbox for its working directory", err)
+		}
+		if !strings.HasPrefix(wd, "/") {
+			return fmt.Errorf("the sandbox reported working directory %q, not an absolute path", wd)
+		}
+		j.lay.start = wd
+	}
 
 	type upload struct {
 		data []byte
@@ -301,6 +320,9 @@ func (j *jobRun) uploadFiles(ctx context.Context, g *errgroup.Group) error {
 		return err
 	}
 	argv := j.job.Argv(j.lay.path(outputFile))
+	if j.lay.start != j.lay.work {
+		argv = j.job.FilesAt(argv, j.lay.path)
+	}
 	for _, a := range argv {
 		if strings.ContainsRune(a, 0) {
 			return errors.New("an argument holds a NUL byte, which no process can receive")
@@ -309,7 +331,11 @@ func (j *jobRun) uploadFiles(ctx context.Context, g *errgroup.Group) error {
 	lim := j.job.Limits
 	j.out = outputs{artifact: outputFile, result: runner.ResultFile, transcript: runner.TranscriptFile,
 		outCap: lim.OutputCap(), artCap: lim.ArtifactCap(), trCap: lim.TranscriptCap()}
-	j.script = j.lay.scriptText(argv, env, ensure, j.job.Setup, j.secretsAtSetup(), j.out)
+	verify, err := j.verifyScript()
+	if err != nil {
+		return err
+	}
+	j.script = j.lay.scriptText(argv, env, ensure, j.job.Setup, j.secretsAtSetup(), verify, j.out)
 	if len(j.job.Secrets) > 0 && j.secretsAtSetup() {
 		uploads = append(uploads, upload{[]byte(secretsText(j.job.Secrets)), j.lay.secrets()})
 	}

@@ -44,11 +44,18 @@ func sandboxName(runID, candidate, task string, trial int) string {
 // beside it forge's own files (output, claims, secrets), named ctl.*.
 type layout struct {
 	home, work, ctl string
+	// start is where the setup, candidate and verifier start: work, or
+	// the image's working directory (runner.Job.InImageWorkdir).
+	start string
+	// tests and logs are the verifier's directories: beside work, or
+	// Harbor's (runner.Verify.AtRoot).
+	tests, logs string
 }
 
 func newLayout(home, candidate string) layout {
 	home = strings.TrimRight(home, "/")
-	return layout{home: home, work: home + "/forge/" + candidate, ctl: home + "/forge/.forge-" + candidate}
+	work, ctl := home+"/forge/"+candidate, home+"/forge/.forge-"+candidate
+	return layout{home: home, work: work, ctl: ctl, start: work, tests: ctl + ".tests", logs: ctl + ".logs/verifier"}
 }
 
 func (l layout) path(rel string) string { return l.work + "/" + rel }
@@ -89,6 +96,9 @@ func (l layout) preamble(env map[string]string, ensure []string) string {
 	fmt.Fprintf(&b, "[ -d %[1]s ] || mkdir -p %[1]s\ncd %[1]s || exit 125\n", shQuote(l.work))
 	for _, line := range ensure {
 		b.WriteString(line + "\n")
+	}
+	if l.start != l.work {
+		fmt.Fprintf(&b, "cd %s || exit 125\n", shQuote(l.start))
 	}
 	b.WriteString(unsetDaytona)
 	writeExports(&b, env)
@@ -138,7 +148,7 @@ const outputKeys = "stdout stderr artifact result transcript"
 // "setup" the setup lines into its log, "collect KEY..." nothing (after a
 // timeout); each then prints its report and doneLine, and exits with its
 // status. "run" and "setup" work once however often started (claimText).
-func (l layout) scriptText(argv []string, env map[string]string, ensure, setup []string, setupSecrets bool, o outputs) string {
+func (l layout) scriptText(argv []string, env map[string]string, ensure, setup []string, setupSecrets bool, verify string, o outputs) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "forge_ctl=%s\nforge_report() {\n%s}\n%s", shQuote(l.ctl), l.reportText(o), claimText)
 	runEnsure := ensure
@@ -158,11 +168,19 @@ setup)
   fi
   forge_want=; [ "$forge_rc" -eq 0 ] || forge_want=setup
   forge_end ;;
+verify)
+  if forge_claim verify; then
+    sh -c %[5]s >%[6]s 2>&1; forge_rc=$?
+    echo "$forge_rc -1 ok" >"$forge_ctl.verify.done"
+  else
+    forge_await verify
+  fi
+  forge_want='%[7]s'; forge_end ;;
 run) if ! forge_claim run; then forge_await run; forge_want='%[4]s'; forge_end; fi ;;
 *) echo "forge: no mode $1" >&2; exit 2 ;;
 esac
 forge_path=$PATH
-`, shQuote(setupText), shQuote(l.ctl+".setup.log"), doneLine, outputKeys)
+`, shQuote(setupText), shQuote(l.ctl+".setup.log"), doneLine, outputKeys, shQuote(verify), shQuote(l.ctl+".verify.log"), verifyKeys)
 	b.WriteString(clockText)
 	b.WriteString(l.preamble(env, runEnsure))
 	b.WriteString(l.readSecrets(true))
@@ -217,6 +235,27 @@ forge_now() {
 }
 `
 
+// verifyKeys are the outputs a finished verifier reports.
+const verifyKeys = "verifier reward rewardjson"
+
+// verifyText runs the verifier's command where the candidate started, in
+// its own environment (env: neither the candidate's variables nor its
+// secrets), after making the logs directory and the empty files the SDK
+// cannot upload (ensure).
+func (l layout) verifyText(command string, env map[string]string, ensure []string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "mkdir -p %s\n", shQuote(l.logs))
+	for _, line := range ensure {
+		b.WriteString(line + "\n")
+	}
+	fmt.Fprintf(&b, "cd %s || exit 125\n", shQuote(l.start))
+	b.WriteString(unsetDaytona)
+	writeExports(&b, env)
+	b.WriteString("exec </dev/null\n")
+	b.WriteString(command + "\n")
+	return b.String()
+}
+
 // setupText runs the setup lines in order, each after a "+ line" trace,
 // and stops at the first that fails, with its status: nothing follows what
 // it printed (failingSetupOutput).
@@ -250,6 +289,10 @@ func (o outputs) capOf(key string) int64 {
 		return o.artCap
 	case "transcript":
 		return o.trCap
+	case "verifier":
+		return o.outCap
+	case "reward", "rewardjson":
+		return runner.MaxRewardBytes
 	}
 	return 0
 }
@@ -257,7 +300,7 @@ func (o outputs) capOf(key string) int64 {
 // maxReport bounds a report: every output at its cap in hex (three bytes a
 // byte), and the lines about them.
 func (o outputs) maxReport() int {
-	return int(3*(3*o.outCap+2*o.artCap+o.trCap)) + 64<<10
+	return int(3*(4*o.outCap+2*o.artCap+o.trCap+2*runner.MaxRewardBytes)) + 64<<10
 }
 
 // reportText is forge_report, run in forge.sh's shell in the C locale: the
@@ -268,7 +311,8 @@ func (l layout) reportText(o outputs) string {
 if command -v base64 >/dev/null 2>&1; then e=base64; else e=hex; fi
 printf '%s %%s\n' "${forge_ns:--1}"
 set -- stdout "$forge_ctl.stdout" %[5]d stderr "$forge_ctl.stderr" %[5]d setup "$forge_ctl.setup.log" %[5]d \
-  artifact %[2]s %[6]d result %[3]s %[6]d transcript %[4]s %[7]d
+  artifact %[2]s %[6]d result %[3]s %[6]d transcript %[4]s %[7]d \
+  verifier "$forge_ctl.verify.log" %[5]d reward %[10]s %[11]d rewardjson %[12]s %[11]d
 while [ $# -gt 0 ]; do
   if [ -L "$2" ]; then k=symlink; elif [ -f "$2" ] && [ -r "$2" ]; then k=file; elif [ -f "$2" ]; then k=unreadable; elif [ -e "$2" ]; then k=other; else k=missing; fi
   s=-1; if [ $k = file ]; then s=$(($(wc -c <"$2"))); fi
@@ -280,7 +324,8 @@ while [ $# -gt 0 ]; do
   shift 3
 done
 `, runtimeLine, shQuote(l.path(o.artifact)), shQuote(l.path(o.result)), shQuote(l.path(o.transcript)),
-		o.outCap, o.artCap, o.trCap, sizeLine, outputLine)
+		o.outCap, o.artCap, o.trCap, sizeLine, outputLine,
+		shQuote(l.logs+"/"+runner.RewardText), runner.MaxRewardBytes, shQuote(l.logs+"/"+runner.RewardJSON))
 }
 
 // report is forge.sh's account of what a job left: each output's kind

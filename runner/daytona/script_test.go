@@ -121,7 +121,7 @@ func forgeSh(t *testing.T, cand string, env map[string]string, setup []string, o
 	all := map[string]string{"HOME": dir}
 	maps.Copy(all, env)
 	argv := []string{"/bin/sh", "-c", cand, "sh", l.path("out.md")}
-	script := l.scriptText(argv, all, nil, setup, false, outputs{artifact: "out.md", result: "result.json", transcript: "transcript.jsonl",
+	script := l.scriptText(argv, all, nil, setup, false, "", outputs{artifact: "out.md", result: "result.json", transcript: "transcript.jsonl",
 		outCap: outCap, artCap: artCap, trCap: artCap})
 	file := l.ctl + ".sh"
 	if err := os.WriteFile(file, []byte(script), 0o644); err != nil {

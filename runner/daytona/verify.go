@@ -1,0 +1,109 @@
+package daytona
+
+// The verifier: its files uploaded once the candidate has ended, its
+// command run by forge.sh in the job's session (verifyText).
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"path"
+	"strings"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/forge-run/forge/runner"
+)
+
+// verifyScript is the verifier's part of forge.sh: its command in its own
+// environment, and the empty files of the tests directory; "" without one.
+func (j *jobRun) verifyScript() (string, error) {
+	if j.job.Verify == nil {
+		return "", nil
+	}
+	env := map[string]string{"HOME": j.lay.home}
+	maps.Copy(env, j.job.VerifyEnv(j.lay.tests, j.lay.logs))
+	for k, v := range env {
+		if !runner.ValidEnvName(k) {
+			return "", fmt.Errorf("verifier env name %q cannot be exported in the sandbox", k)
+		}
+		if strings.ContainsRune(v, 0) {
+			return "", fmt.Errorf("verifier env %s holds a NUL byte", k)
+		}
+	}
+	var ensure []string
+	for _, f := range j.job.VerifyFiles() {
+		dst, data, err := j.verifyFile(f)
+		if err != nil {
+			return "", err
+		}
+		if len(data) == 0 {
+			ensure = append(ensure, fmt.Sprintf("mkdir -p %s && : > %s", shQuote(path.Dir(dst)), shQuote(dst)))
+		}
+	}
+	return j.lay.verifyText(j.job.Verify.Command, env, ensure), nil
+}
+
+// verifyFile is where f goes in the tests directory, and its content.
+func (j *jobRun) verifyFile(f runner.File) (dst string, data []byte, err error) {
+	rel, err := runner.RelPath(f.Dst)
+	if err != nil {
+		return "", nil, fmt.Errorf("verifier file %s: destination %w", f.Src, err)
+	}
+	data = f.Data
+	if data == nil {
+		if data, err = os.ReadFile(f.Src); err != nil {
+			return "", nil, fmt.Errorf("read %s: %w", f.Src, err)
+		}
+	}
+	return j.lay.tests + "/" + rel, data, nil
+}
+
+// verify uploads the verifier's files, runs it and records its reward.
+func (j *jobRun) verify(ctx context.Context) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(4)
+	for _, f := range j.job.VerifyFiles() {
+		dst, data, err := j.verifyFile(f)
+		if err != nil {
+			return err
+		}
+		if len(data) > 0 { // the empty ones verifyText makes
+			g.Go(func() error { return j.uploadRetried(gctx, data, dst) })
+		}
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	v := j.job.Verify
+	run, err := j.runInSession(ctx, "verify", v.EffectiveTimeout())
+	if err != nil {
+		return err
+	}
+	rep, err := j.report(ctx, run, "verifier", "reward", "rewardjson")
+	if err != nil {
+		return err
+	}
+	o := runner.VerifyOutcome{ExitCode: run.exit, TimedOut: run.timedOut,
+		Log: rep.files["verifier"], LogBytes: rep.size("verifier"), LogsDir: j.lay.logs}
+	for key, into := range map[string]*[]byte{"reward": &o.Text, "rewardjson": &o.JSON} {
+		name := runner.RewardText
+		if key == "rewardjson" {
+			name = runner.RewardJSON
+		}
+		switch rep.kinds[key] {
+		case "file":
+			*into = rep.files[key]
+			if *into == nil {
+				*into = []byte{} // present and empty
+			}
+		case "symlink":
+			o.Problem = name + " is a symlink; forge reads only regular files"
+		case "unreadable", "other":
+			o.Problem = name + " is not a readable regular file"
+		}
+	}
+	j.res.Verified(v, o)
+	return nil
+}

@@ -1,0 +1,73 @@
+package daytona
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/forge-run/forge/runner"
+	"github.com/forge-run/forge/runner/daytona/daytonatest"
+)
+
+// verifyJob writes answer into answer.txt after looking for the verifier's
+// files; check.sh, uploaded only afterwards, rewards the right answer.
+func (e *env) verifyJob(answer, command string) runner.Job {
+	job := e.shJob("solver", `ls "$FORGE_TESTS_DIR" "$HOME/forge/.forge-solver.tests" 2>/dev/null > snooped.txt
+printf '`+answer+`' > answer.txt
+`)
+	job.ArtifactOptional = true
+	job.Verify = &runner.Verify{
+		Files: []runner.File{
+			{Data: []byte("42"), Dst: "expected.txt"},
+			{Data: []byte{}, Dst: "empty/marker"},
+			{Data: []byte(`cmp -s answer.txt "$FORGE_TESTS_DIR/expected.txt" && r=1 || r=0
+echo "checked: $r; snooped: [$(cat snooped.txt)]; marker: $(ls "$FORGE_TESTS_DIR/empty"); task: $TASK_NAME"
+echo $r > "$FORGE_VERIFIER_LOGS/reward.txt"
+`), Dst: "check.sh"},
+		},
+		Command: command,
+		Env:     map[string]string{"TASK_NAME": "answer"},
+	}
+	return job
+}
+
+func TestVerifierInTheSandbox(t *testing.T) {
+	e := newEnv(t, daytonatest.Options{}, nil)
+	for _, c := range []struct {
+		answer string
+		reward float64
+	}{{"42", 1}, {"41", 0}} {
+		res := e.run(e.verifyJob(c.answer, `sh "$FORGE_TESTS_DIR/check.sh"`))
+		if res.ErrorKind != runner.ErrNone || res.Reward == nil || *res.Reward != c.reward {
+			t.Fatalf("answer %s: %s %q, reward %v, log %q", c.answer, res.ErrorKind, res.ErrorMessage, res.Reward, res.VerifierOutput)
+		}
+		if !strings.Contains(res.VerifierOutput, "snooped: []; marker: marker; task: answer") {
+			t.Errorf("the verifier's log %q: the candidate saw its files, or it lacked its env or an empty file", res.VerifierOutput)
+		}
+		if res.Phases.Verify <= 0 {
+			t.Errorf("phases %+v", res.Phases)
+		}
+	}
+}
+
+func TestVerifierFailuresAreTheTasks(t *testing.T) {
+	e := newEnv(t, daytonatest.Options{}, nil)
+	for _, c := range []struct {
+		command, want string
+		timeout       time.Duration
+	}{
+		{"echo tests broke >&2; exit 4", "the verifier wrote no reward (reward.txt or reward.json in /", 0},
+		{`echo '{"reward": "high"}' > "$FORGE_VERIFIER_LOGS/reward.json"`, `reward.json: "reward" is "high", not a number`, 0},
+		{"sleep 30", "the verifier ran past its timeout of 1s", time.Second},
+	} {
+		job := e.verifyJob("42", c.command)
+		job.Verify.Timeout = c.timeout
+		res := e.run(job)
+		if res.ErrorKind != runner.ErrVerifyFailed || !strings.HasPrefix(res.ErrorMessage, c.want) {
+			t.Errorf("%s: %s %q, want verify_failed %q", c.command, res.ErrorKind, res.ErrorMessage, c.want)
+		}
+	}
+	if n := len(e.srv.Live()); n != 0 {
+		t.Errorf("%d sandboxes left", n)
+	}
+}
