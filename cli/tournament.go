@@ -115,6 +115,13 @@ func (t *tournament) play(ctx context.Context) error {
 	// forge.Run releases the backend before its last write; this is for a
 	// run refused before it starts.
 	defer be.Release()
+	if ids := t.plan.ImageTasks(); len(ids) > 0 && be.name == "local" {
+		return withCode(ExitUsage, fmt.Errorf("%s %s run in their own image (environment/Dockerfile), which local processes cannot honour: play them with --daytona",
+			text.Plural(len(ids), "task", "tasks"), text.Shorten(strings.Join(ids, ", "), 200)))
+	}
+	for _, n := range t.m.Notes {
+		fmt.Fprintf(env.Stderr, "forge: note: %s\n", n)
+	}
 	for _, n := range t.plan.NotRun { // a warning: printed with --quiet too
 		fmt.Fprintf(env.Stderr, "forge: %s does not run: %s\n", n.CandidateID, n.Reason)
 	}

@@ -116,6 +116,17 @@ func (m *Manifest) resolveTasks(name string, h io.Writer, v *validator) {
 		v.errs = append(v.errs, checkTaskIDs(append(m.Tasks[:len(m.Tasks):len(m.Tasks)], tasks...))...)
 		m.Tasks = append(m.Tasks, tasks...)
 	}
+	if m.Harbor != "" {
+		tasks, notes, err := m.readHarbor()
+		m.Notes = append(m.Notes, notes...)
+		if err != nil {
+			v.at(err.Error(), "harbor")
+		}
+		if len(tasks) > 0 {
+			v.errs = append(v.errs, checkTaskIDs(append(m.Tasks[:len(m.Tasks):len(m.Tasks)], tasks...))...)
+			m.Tasks = append(m.Tasks, tasks...)
+		}
+	}
 	if d := m.Defaults.Verify; d != nil && d.Dir != "" {
 		d.files, _ = m.addDir(h, d.Dir, func(msg string) { v.at(msg, "defaults", "verify", "dir") })
 	}

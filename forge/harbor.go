@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/forge-run/forge/runner"
 )
 
 // HarborTask is one Harbor task directory as forge reads it.
@@ -235,4 +237,89 @@ func megabytes(mb *int64, s string) (int64, error) {
 		return 0, fmt.Errorf("%q: want a size such as \"2G\" or \"512M\"", s)
 	}
 	return int64(n*mult + 0.5), nil
+}
+
+// The verifier of every Harbor task, as Harbor runs it.
+const harborVerifyCommand = "bash " + runner.TestsDir + "/test.sh"
+
+// task is the suite task a Harbor task plays as: its instruction the
+// objective (and instruction.md beside the candidate), its metadata the
+// task's fields, tests/ the verifier at Harbor's paths, its Dockerfile
+// the environment the candidate starts in (in the image's WORKDIR).
+func (ht HarborTask) task() (Task, error) {
+	fields := map[string]any{}
+	for k, v := range ht.Metadata {
+		fields[k] = v
+	}
+	fields["name"] = ht.Name
+	t := Task{ID: ht.ID, Objective: ht.Instruction, Timeout: ht.AgentTimeout, Weight: 1, Fields: fields,
+		where:       taskPos{file: filepath.Join(ht.Dir, "task.toml")},
+		instruction: []byte(ht.Instruction),
+		Verify: &VerifySpec{Dir: filepath.Join(ht.Dir, "tests"), Command: harborVerifyCommand,
+			Timeout: Duration(ht.VerifierTimeout), Env: ht.VerifierEnv, atRoot: true},
+	}
+	if !ValidID(t.ID) {
+		return Task{}, fmt.Errorf("%s: the task's directory name %q is not a valid task id: use letters, digits, '_', '.' and '-' only", ht.Dir, t.ID)
+	}
+	if ht.Dockerfile == "" {
+		return t, nil
+	}
+	df, err := os.ReadFile(filepath.Join(ht.Dir, ht.Dockerfile))
+	if err != nil {
+		return Task{}, err
+	}
+	ctxDir := filepath.Join(ht.Dir, "environment")
+	var files []string
+	err = filepath.WalkDir(ctxDir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(ctxDir, p)
+		files = append(files, filepath.ToSlash(rel))
+		return err
+	})
+	if err != nil {
+		return Task{}, err
+	}
+	env := &runner.Environment{Name: ht.ID, Dockerfile: string(df), Context: ctxDir, ContextFiles: files, BuildTimeout: ht.BuildTimeout}
+	if env.Hash, err = runner.EnvironmentHash(env); err != nil {
+		return Task{}, err
+	}
+	t.environment, t.inImage = env, true
+	return t, nil
+}
+
+// readHarbor reads the manifest's harbor: directory into suite tasks.
+func (m *Manifest) readHarbor() ([]Task, []string, error) {
+	dir := m.Harbor
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(m.Dir, dir)
+	}
+	hts, notes, err := ReadHarborTasks(dir)
+	if err != nil {
+		return nil, notes, err
+	}
+	tasks := make([]Task, 0, len(hts))
+	var errs []error
+	for _, ht := range hts {
+		t, err := ht.task()
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		tasks = append(tasks, t)
+	}
+	return tasks, notes, errors.Join(errs...)
+}
+
+// ImageTasks are the plan's tasks that run in their own image (a
+// Dockerfile): only a backend that runs images can play them.
+func (p *Plan) ImageTasks() []string {
+	var ids []string
+	for _, t := range p.Tasks {
+		if t.environment != nil && t.environment.Dockerfile != "" {
+			ids = append(ids, t.ID)
+		}
+	}
+	return ids
 }

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -127,5 +128,59 @@ func TestHarborTaskErrors(t *testing.T) {
 				t.Errorf("err = %v, want one containing %q", err, c.want)
 			}
 		})
+	}
+}
+
+// TestHarborSuitePlan: the sample benchmark's manifest plans every agent on
+// every task, each job in its task's image, started in its WORKDIR, judged
+// by tests/test.sh at Harbor's paths, and told nothing of its verifier.
+func TestHarborSuitePlan(t *testing.T) {
+	m, err := Load(filepath.Join("..", "examples", "harbor", "forge.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := m.Plan(Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Tasks) != 6 || len(p.Jobs) != 2*6*3 {
+		t.Fatalf("%d tasks, %d jobs; want 6 and 36", len(p.Tasks), len(p.Jobs))
+	}
+	if got := p.ImageTasks(); len(got) != 6 {
+		t.Errorf("image tasks %v", got)
+	}
+	envs := map[string]bool{}
+	for _, j := range p.Jobs {
+		v, e := j.Verify, j.Environment
+		switch {
+		case v == nil || !v.AtRoot || v.Command != "bash /tests/test.sh":
+			t.Fatalf("%s: verifier %+v", j.Name(), v)
+		case e == nil || !strings.HasPrefix(e.Dockerfile, "FROM python:3.12-slim") || len(e.ContextFiles) == 0:
+			t.Fatalf("%s: environment %+v", j.Name(), e)
+		case !j.InImageWorkdir || !j.ArtifactOptional:
+			t.Fatalf("%s: starts in its image's WORKDIR %v, artifact optional %v", j.Name(), j.InImageWorkdir, j.ArtifactOptional)
+		}
+		envs[e.Hash] = true
+		var names []string
+		for _, f := range v.Files {
+			names = append(names, f.Dst)
+		}
+		if !slices.Contains(names, "test.sh") {
+			t.Errorf("%s: verifier files %v", j.Name(), names)
+		}
+		for _, f := range j.Files {
+			if f.Dst == "instruction.md" && string(f.Data) != j.Objective {
+				t.Errorf("%s: instruction.md is not the objective", j.Name())
+			}
+			if f.Dst == ".forge-task.json" && (strings.Contains(string(f.Data), "verify") || strings.Contains(string(f.Data), "test.sh")) {
+				t.Errorf("%s: the task the candidate sees names its verifier: %s", j.Name(), f.Data)
+			}
+		}
+	}
+	if len(envs) != 6 {
+		t.Errorf("%d environments for 6 task images", len(envs))
+	}
+	if p.Tasks[0].Fields["difficulty"] == nil {
+		t.Errorf("task fields %v: no difficulty from task.toml", p.Tasks[0].Fields)
 	}
 }

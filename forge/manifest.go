@@ -23,10 +23,16 @@ type Manifest struct {
 	Candidates []Candidate `yaml:"candidates"`
 	// Tasks make the manifest a suite: the inline tasks, then, after Load,
 	// the tasks_file's (TasksFile, relative to the manifest's directory).
-	Tasks     []Task         `yaml:"tasks"`
-	TasksFile string         `yaml:"tasks_file"`
-	Scoring   scoring.Config `yaml:"scoring"`
-	Gates     Gates          `yaml:"gates"`
+	Tasks     []Task `yaml:"tasks"`
+	TasksFile string `yaml:"tasks_file"`
+	// Harbor is a directory of Harbor tasks (or one task), relative to the
+	// manifest's directory: more of the suite's tasks, after Load.
+	Harbor string `yaml:"harbor"`
+	// Notes are what Load read but does not use (a Harbor task.toml's
+	// unknown keys), each once, for the user.
+	Notes   []string       `yaml:"-"`
+	Scoring scoring.Config `yaml:"scoring"`
+	Gates   Gates          `yaml:"gates"`
 	// Pricing prices model tokens and sandbox time (what a win costs).
 	Pricing *scoring.Pricing `yaml:"pricing"`
 	// Budget bounds what a run spends.
@@ -250,7 +256,7 @@ func (v *validator) at(msg string, path ...any) {
 // validate checks what decoding could not; blockErrs, the problems of the
 // backends' blocks, come after the candidates'.
 func (m *Manifest) validate(v *validator, blockErrs []error) {
-	suite := len(m.Tasks) > 0 || m.TasksFile != ""
+	suite := len(m.Tasks) > 0 || m.TasksFile != "" || m.Harbor != ""
 	if !suite && strings.TrimSpace(m.Objective) == "" {
 		v.at("is required: say what the candidates must achieve", "objective")
 	}

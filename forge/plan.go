@@ -283,7 +283,14 @@ func (m *Manifest) job(c Candidate, task *Task, trial int, o Overrides, memo *jo
 		}
 		files = append(files, runner.File{Dst: runner.TaskFile, Data: data})
 	}
-	optional := last(d.ArtifactOptional, c.ArtifactOptional)
+	optional := last(d.ArtifactOptional, c.ArtifactOptional) || t.inImage // Harbor's verifier judges
+	if t.instruction != nil {
+		files = append(files, runner.File{Dst: "instruction.md", Data: t.instruction})
+	}
+	environment := m.environmentOf(c)
+	if t.environment != nil {
+		environment = t.environment
+	}
 	verify, ok := memo.verify[t.ID]
 	if !ok {
 		verify = t.Verify.over(d.Verify).job()
@@ -301,7 +308,8 @@ func (m *Manifest) job(c Candidate, task *Task, trial int, o Overrides, memo *jo
 		SetupSecrets:     last(d.SetupSecrets, c.SetupSecrets),
 		Setup:            append(append([]string(nil), d.Setup...), c.Setup...),
 		SetupTimeout:     cmp.Or(time.Duration(d.SetupTimeout), runner.DefaultSetupTimeout),
-		Environment:      m.environmentOf(c),
+		Environment:      environment,
+		InImageWorkdir:   t.inImage,
 		OutputFile:       cmp.Or(t.OutputFile, c.OutputFile, d.OutputFile, runner.DefaultOutputFile),
 		ArtifactOptional: optional,
 		Timeout:          cmp.Or(o.Timeout, t.Timeout, time.Duration(c.Timeout), time.Duration(d.Timeout), runner.DefaultTimeout),

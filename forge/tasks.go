@@ -39,6 +39,12 @@ type Task struct {
 	Passing
 	// Verify is the task's verifier, over the defaults'.
 	Verify *VerifySpec
+
+	// A Harbor task's instruction.md, its environment (an image), and
+	// that its jobs start in the image's working directory.
+	instruction []byte
+	environment *runner.Environment
+	inImage     bool
 	// Fields is the task as written, every key (the known ones too), each
 	// value as JSON carries it (numbers as json.Number, in their written
 	// form): what FORGE_TASK holds and what task-aware checks read.

@@ -29,6 +29,8 @@ type VerifySpec struct {
 	Env     map[string]string `yaml:"env"`
 
 	files []fileRef
+	// atRoot: Harbor's paths (runner.Verify.AtRoot).
+	atRoot bool
 }
 
 // over is spec with base's keys where spec has none.
@@ -61,7 +63,7 @@ func (spec *VerifySpec) job() *runner.Verify {
 	for i, f := range spec.files {
 		files[i] = runner.File{Src: f.src, Dst: f.dst}
 	}
-	return &runner.Verify{Files: files, Command: spec.Command, Timeout: time.Duration(spec.Timeout), Env: spec.Env}
+	return &runner.Verify{Files: files, Command: spec.Command, Timeout: time.Duration(spec.Timeout), Env: spec.Env, AtRoot: spec.atRoot}
 }
 
 // check reports what is wrong with a verify: at path, completed by its

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -34,6 +35,16 @@ type Environment struct {
 	Env map[string]string
 	// BuildTimeout bounds the whole build; zero means DefaultBuildTimeout.
 	BuildTimeout time.Duration
+
+	// Dockerfile, when set, defines the environment whole, with Context
+	// (the directory its COPY and ADD read) as its build context: an
+	// image (a Harbor task's environment/). Image, Build, Files and Env are
+	// then unused. Only a backend that runs images can build it.
+	Dockerfile string
+	Context    string
+	// ContextFiles are Context's files, relative to it: with Dockerfile,
+	// the environment's identity.
+	ContextFiles []string
 }
 
 // EnvDirVar names the environment's directory to its build and its jobs.
@@ -72,6 +83,13 @@ func EnvironmentHash(e *Environment) (string, error) {
 		}
 		files = append(files, file{Dst: f.Dst, SHA256: sum})
 	}
+	for _, rel := range e.ContextFiles {
+		sum, err := fileDigest(File{Src: filepath.Join(e.Context, filepath.FromSlash(rel))})
+		if err != nil {
+			return "", fmt.Errorf("environment %s: %w", e.Name, err)
+		}
+		files = append(files, file{Dst: "context/" + rel, SHA256: sum})
+	}
 	slices.SortFunc(files, func(a, b file) int { return strings.Compare(a.Dst, b.Dst) })
 	image := e.Image
 	if image == "" {
@@ -84,7 +102,10 @@ func EnvironmentHash(e *Environment) (string, error) {
 		Build  []string          `json:"build"`
 		Env    map[string]string `json:"env"`
 		Files  []file            `json:"files"`
-	}{envHashFormat, image, e.Build, e.Env, files})
+		// Only in the hash of an environment that has one: the others'
+		// hashes stay what they were.
+		Dockerfile string `json:"dockerfile,omitempty"`
+	}{envHashFormat, image, e.Build, e.Env, files, e.Dockerfile})
 	if err != nil {
 		return "", err
 	}

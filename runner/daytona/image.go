@@ -6,11 +6,13 @@ package daytona
 import (
 	"cmp"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -38,6 +40,9 @@ const (
 // WORKDIR, the files, the build steps.
 func (b *envBuild) image() (*daytona.DockerImage, error) {
 	e := b.env
+	if e.Dockerfile != "" {
+		return b.dockerImage(), nil
+	}
 	base := cmp.Or(e.Image, runner.DefaultImage)
 	if strings.ContainsFunc(base, func(c rune) bool { return c <= ' ' }) {
 		return nil, b.failure(fmt.Errorf("image %q is not an image name", base))
@@ -149,4 +154,95 @@ func (b *envBuild) fileLines() ([]string, error) {
 		}
 	}
 	return lines, nil
+}
+
+// contextDest is where an image's build context is copied in the image:
+// the SDK uploads a context only with a COPY of its own, which forge
+// points away from the image's working directory.
+const contextDest = "/tmp/forge-build-context"
+
+// dockerImage is the image of an environment defined by a Dockerfile: the
+// Dockerfile with its COPY and ADD sources read from the build context as
+// the SDK uploads it (under the context's path as given), and the context.
+func (b *envBuild) dockerImage() *daytona.DockerImage {
+	e := b.env
+	base := e.Context
+	// A path relative to forge's directory gives the same archive, and so
+	// the same upload, on every machine.
+	if wd, err := os.Getwd(); err == nil {
+		if rel, err := filepath.Rel(wd, e.Context); err == nil && filepath.IsLocal(rel) {
+			base = filepath.ToSlash(rel)
+		}
+	}
+	img := daytona.FromDockerfile(contextSources(e.Dockerfile, base))
+	if len(e.ContextFiles) > 0 {
+		img = img.AddLocalDir(base, contextDest)
+	}
+	return img
+}
+
+// contextSources is dockerfile with the sources of its COPY and ADD steps
+// (not URLs, not --from another stage) under base, where the build context
+// lands in the archive the SDK uploads.
+func contextSources(dockerfile, base string) string {
+	lines := strings.Split(dockerfile, "\n")
+	for i := 0; i < len(lines); i++ {
+		// A step continued over several lines is rewritten whole, on its
+		// first line; the others are left empty.
+		j := i
+		step := strings.TrimRight(lines[i], "\r")
+		for strings.HasSuffix(step, `\`) && j+1 < len(lines) {
+			j++
+			step = strings.TrimSuffix(step, `\`) + " " + strings.TrimSpace(strings.TrimRight(lines[j], "\r"))
+		}
+		if rewritten, ok := copySources(step, base); ok {
+			lines[i] = rewritten
+			for k := i + 1; k <= j; k++ {
+				lines[k] = ""
+			}
+		}
+		i = j
+	}
+	return strings.Join(lines, "\n")
+}
+
+// copySources rewrites one COPY or ADD step; false for any other step.
+func copySources(step, base string) (string, bool) {
+	f := strings.Fields(step)
+	if len(f) < 3 || !strings.EqualFold(f[0], "COPY") && !strings.EqualFold(f[0], "ADD") {
+		return "", false
+	}
+	args := f[1:]
+	for len(args) > 0 && strings.HasPrefix(args[0], "--") {
+		if strings.HasPrefix(args[0], "--from=") {
+			return "", false
+		}
+		args = args[1:]
+	}
+	under := func(src string) string {
+		if strings.Contains(src, "://") {
+			return src
+		}
+		return path.Join(base, strings.TrimPrefix(path.Clean("/"+src), "/"))
+	}
+	flags := f[1 : len(f)-len(args)]
+	rest := strings.Join(args, " ")
+	if strings.HasPrefix(rest, "[") { // the JSON form
+		var list []string
+		if err := json.Unmarshal([]byte(rest), &list); err != nil || len(list) < 2 {
+			return "", false
+		}
+		for k := range list[:len(list)-1] {
+			list[k] = under(list[k])
+		}
+		j, _ := json.Marshal(list)
+		return strings.Join(append(append([]string{f[0]}, flags...), string(j)), " "), true
+	}
+	if len(args) < 2 {
+		return "", false
+	}
+	for k := range args[:len(args)-1] {
+		args[k] = under(args[k])
+	}
+	return strings.Join(append(append([]string{f[0]}, flags...), args...), " "), true
 }

@@ -63,6 +63,10 @@ func (r *Runner) BuildEnvironment(ctx context.Context, env *runner.Environment, 
 	if env == nil {
 		return out, errors.New("no environment to build")
 	}
+	if env.Dockerfile != "" {
+		return out, &runner.BuildError{Name: env.Name, Hash: env.Hash,
+			Err: errors.New("it is an image (a Dockerfile), which local processes cannot honour; run it with --daytona")}
+	}
 	out.Hash = env.Hash
 	if !validHash(env.Hash) {
 		return out, fmt.Errorf("environment %s: its hash %q is not lowercase hex of at least 16 digits", env.Name, env.Hash)
