@@ -80,6 +80,7 @@ rank them, print the standings on stdout and write results under
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f := cmd.Flags()
 			o.seedSet, o.failUnderSet, o.maxDropSet = f.Changed("seed"), f.Changed("fail-under"), f.Changed("max-drop")
+			o.gateOptions.oracle = o.over.Oracle
 			if err := o.Validate(); err != nil {
 				return err
 			}
@@ -108,6 +109,7 @@ func (o *runOptions) addFlags(cmd *cobra.Command) {
 	f.IntVar(&o.over.Sample, "sample", 0, "a suite: run `N` of its tasks, drawn at random (see --seed)")
 	f.Int64Var(&o.over.Seed, "seed", 0, "with --sample: the seed of the draw (default: random, printed and recorded)")
 	f.IntVar(&o.passAt, "pass-at", 1, "a suite: the k of the standings' pass@k (needs at least k trials)")
+	f.BoolVar(&o.over.Oracle, "oracle", false, "a Harbor suite: play each task's solution/solve.sh instead of the candidates; exit 1 naming the tasks it does not solve")
 	f.BoolVar(&o.over.AllowMissingSecrets, "allow-missing-secrets", false, "run without the candidates whose secrets are not set, instead of refusing the run")
 	f.StringVar(&o.resume, "resume", "", "finish run `RUN_ID`: play again only its jobs that were cancelled or hit infrastructure errors")
 	f.Float64Var(&o.maxCost, "max-cost", 0, "stop starting jobs once what this run spent, plus what the jobs under way are expected to cost, would pass `USD` (default: the manifest's budget.max_cost_usd); --resume goes on")
@@ -137,6 +139,7 @@ func (o *runOptions) Validate() error {
 		{o.over.Timeout < 0, fmt.Sprintf("--timeout %s: must be positive", o.over.Timeout)},
 		{o.runID != "" && !forge.ValidID(o.runID), fmt.Sprintf("--run-id %q: use letters, digits, '_', '.' and '-' only", o.runID)},
 		{o.resume != "" && o.runID != "", "--resume names the run; drop --run-id"},
+		{o.over.Oracle && len(o.over.Only) > 0, "--oracle plays the tasks' solutions, no candidate: drop --only"},
 		{o.resume != "" && !forge.ValidID(o.resume), fmt.Sprintf("--resume %q: not a run id", o.resume)},
 		{o.over.Sample < 0, fmt.Sprintf("--sample %d: must be at least 1", o.over.Sample)},
 		{o.passAt < 1, fmt.Sprintf("--pass-at %d: must be at least 1", o.passAt)},

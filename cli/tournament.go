@@ -239,6 +239,9 @@ func (t *tournament) resumeCommand(backend string) string {
 		args = append(args, "--daytona")
 	}
 	add(o.over.Trials > 0, "--trials", o.over.Trials)
+	if o.over.Oracle {
+		args = append(args, "--oracle")
+	}
 	add(len(o.over.Only) > 0, "--only", strings.Join(o.over.Only, ","))
 	add(o.over.Concurrency > 0, "--concurrency", o.over.Concurrency)
 	add(o.over.Timeout > 0, "--timeout", o.over.Timeout)

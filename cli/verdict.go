@@ -9,6 +9,7 @@ import (
 
 	"github.com/forge-run/forge/compare"
 	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/internal/text"
 )
 
 // gateOptions are the gates a finished run is held to besides the
@@ -19,6 +20,9 @@ type gateOptions struct {
 	baseline     string
 	maxDrop      float64
 	maxDropSet   bool
+	// oracle: the run played the tasks' solutions (forge run --oracle),
+	// which must solve every task.
+	oracle bool
 }
 
 // addFlags registers the gates' flags; run says which run --baseline
@@ -69,6 +73,12 @@ func (g *gateOptions) verdict(env *Env, out string, m *forge.Manifest, rec *forg
 	if g.failUnderSet {
 		if why := rec.BelowScore(g.failUnder); why != "" {
 			failed = append(failed, fmt.Sprintf("--fail-under %.3g: %s", g.failUnder, why))
+		}
+	}
+	if g.oracle {
+		if unsolved := rec.Unsolved(); len(unsolved) > 0 {
+			failed = append(failed, fmt.Sprintf("--oracle: the tasks' own solutions do not solve %d of %d %s: %s (a broken task, or its verifier)",
+				len(unsolved), len(rec.Tasks), text.Plural(len(rec.Tasks), "task", "tasks"), strings.Join(unsolved, ", ")))
 		}
 	}
 	failed = append(failed, m.Gates.Failed(rec)...)

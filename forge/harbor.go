@@ -258,6 +258,13 @@ func (ht HarborTask) task() (Task, error) {
 		Verify: &VerifySpec{Dir: filepath.Join(ht.Dir, "tests"), Command: harborVerifyCommand,
 			Timeout: Duration(ht.VerifierTimeout), Env: ht.VerifierEnv, atRoot: true},
 	}
+	if ht.Oracle {
+		refs, err := solutionFiles(ht.Dir)
+		if err != nil {
+			return Task{}, err
+		}
+		t.solution = refs
+	}
 	if !ValidID(t.ID) {
 		return Task{}, fmt.Errorf("%s: the task's directory name %q is not a valid task id: use letters, digits, '_', '.' and '-' only", ht.Dir, t.ID)
 	}
@@ -322,4 +329,72 @@ func (p *Plan) ImageTasks() []string {
 		}
 	}
 	return ids
+}
+
+// OracleID is the candidate --oracle plays: each task's own solution.
+const OracleID = "oracle"
+
+// oracleScript starts a Harbor task's solution as Harbor does: solution/
+// at /solution, "bash /solution/solve.sh" in the image's working
+// directory. The job brought solution/ into its own directory, beside
+// FORGE_RESULT.
+const oracleScript = `d=$(dirname "$FORGE_RESULT") && mkdir -p /solution && cp -R "$d/solution/." /solution/ && exec bash /solution/solve.sh`
+
+// oracle is the candidate that plays every task's solution (Plan with
+// Overrides.Oracle); tasks says which of them cannot be played so.
+func oracle(tasks []Task) (Candidate, error) {
+	var none []string
+	for _, t := range tasks {
+		if t.solution == nil || !t.inImage {
+			none = append(none, t.ID)
+		}
+	}
+	if len(none) > 0 {
+		return Candidate{}, fmt.Errorf("--oracle plays each Harbor task's solution/solve.sh in its image; %s %s none",
+			joinShort(none), map[bool]string{true: "has", false: "have"}[len(none) == 1])
+	}
+	return Candidate{ID: OracleID, argv: []string{"sh", "-c", oracleScript, OracleID}, oracle: true}, nil
+}
+
+// joinShort lists ids, the first few and how many more.
+func joinShort(ids []string) string {
+	if len(ids) <= 5 {
+		return strings.Join(ids, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(ids[:5], ", "), len(ids)-5)
+}
+
+// solutionFiles are a Harbor task's solution/ files, under solution/.
+func solutionFiles(dir string) ([]fileRef, error) {
+	root := filepath.Join(dir, "solution")
+	var refs []fileRef
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(root, p)
+		refs = append(refs, fileRef{src: p, dst: "solution/" + filepath.ToSlash(rel)})
+		return err
+	})
+	return refs, err
+}
+
+// Unsolved are the suite's tasks some candidate of the run did not solve
+// in every trial (an --oracle run has one candidate), in the plan's order.
+func (rec *Record) Unsolved() []string {
+	solved := map[string]bool{}
+	for _, row := range rec.TaskMatrix {
+		all := len(row.Cells) > 0
+		for _, c := range row.Cells {
+			all = all && c.Solved
+		}
+		solved[row.TaskID] = all
+	}
+	var out []string
+	for _, t := range rec.Tasks {
+		if !solved[t.ID] {
+			out = append(out, t.ID)
+		}
+	}
+	return out
 }

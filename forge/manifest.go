@@ -112,6 +112,8 @@ type Candidate struct {
 	// argv and files are resolved by Load.
 	argv  []string
 	files []fileRef
+	// oracle: the candidate plays each task's solution (OracleID).
+	oracle bool
 }
 
 // A Block is a top-level block of the manifest that belongs to a backend

@@ -47,6 +47,10 @@ type Overrides struct {
 	AllowMissingSecrets bool
 	// Shard, when set, keeps only that shard's jobs (--shard K/N).
 	Shard *Shard
+	// Oracle plays each task's own solution instead of the candidates
+	// (OracleID), once unless Trials says otherwise: how a Harbor
+	// dataset's author checks it.
+	Oracle bool
 }
 
 // Plan is what a run will play: every job, in a stable order (candidates in
@@ -141,7 +145,16 @@ func (m *Manifest) Plan(o Overrides) (*Plan, error) {
 	}
 	var cands []Candidate
 	missing := map[string][]string{}
-	for _, c := range m.Candidates {
+	candidates := m.Candidates
+	if o.Oracle {
+		c, err := oracle(tasks)
+		if err != nil {
+			return nil, err
+		}
+		candidates = []Candidate{c}
+		p.Trials = cmp.Or(o.Trials, 1)
+	}
+	for _, c := range candidates {
 		if len(o.Only) > 0 && !slices.Contains(o.Only, c.ID) {
 			continue
 		}
@@ -270,8 +283,12 @@ func (m *Manifest) job(c Candidate, task *Task, trial int, o Overrides, memo *jo
 			memo.given[c.ID] = given
 		}
 	}
-	files := make([]runner.File, 0, len(c.files)+len(t.files)+1)
-	for _, f := range append(c.files[:len(c.files):len(c.files)], t.files...) {
+	own := c.files
+	if c.oracle {
+		own = t.solution
+	}
+	files := make([]runner.File, 0, len(own)+len(t.files)+2)
+	for _, f := range append(own[:len(own):len(own)], t.files...) {
 		files = append(files, runner.File{Src: f.src, Dst: f.dst})
 	}
 	objective := cmp.Or(t.Objective, m.Objective)

@@ -45,6 +45,8 @@ type Task struct {
 	instruction []byte
 	environment *runner.Environment
 	inImage     bool
+	// solution are its solution/ files, which only the oracle gets.
+	solution []fileRef
 	// Fields is the task as written, every key (the known ones too), each
 	// value as JSON carries it (numbers as json.Number, in their written
 	// form): what FORGE_TASK holds and what task-aware checks read.
