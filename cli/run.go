@@ -27,14 +27,15 @@ type runOptions struct {
 	containment string
 	// over are the flags that shape the plan, as forge.Plan takes them;
 	// --retries and --shard join them once parsed.
-	over    forge.Overrides
-	retries optionalInt
-	shard   string
-	seedSet bool
-	passAt  int
-	maxCost float64
-	quiet   bool
-	verbose bool
+	over      forge.Overrides
+	retries   optionalInt
+	shard     string
+	seedSet   bool
+	passAt    int
+	maxBuilds int
+	maxCost   float64
+	quiet     bool
+	verbose   bool
 	// view serves the viewer beside the run on viewAddr (--view).
 	view     bool
 	viewAddr string
@@ -109,6 +110,7 @@ func (o *runOptions) addFlags(cmd *cobra.Command) {
 	f.IntVar(&o.over.Sample, "sample", 0, "a suite: run `N` of its tasks, drawn at random (see --seed)")
 	f.Int64Var(&o.over.Seed, "seed", 0, "with --sample: the seed of the draw (default: random, printed and recorded)")
 	f.IntVar(&o.passAt, "pass-at", 1, "a suite: the k of the standings' pass@k (needs at least k trials)")
+	f.IntVar(&o.maxBuilds, "max-builds", forge.DefaultMaxBuilds, "environments (a suite's task images) built at once")
 	f.BoolVar(&o.over.Oracle, "oracle", false, "a Harbor suite: play each task's solution/solve.sh instead of the candidates; exit 1 naming the tasks it does not solve")
 	f.BoolVar(&o.over.AllowMissingSecrets, "allow-missing-secrets", false, "run without the candidates whose secrets are not set, instead of refusing the run")
 	f.StringVar(&o.resume, "resume", "", "finish run `RUN_ID`: play again only its jobs that were cancelled or hit infrastructure errors")
@@ -135,6 +137,7 @@ func (o *runOptions) Validate() error {
 		{o.noFallback && !o.daytona, "--no-fallback only makes sense with --daytona"},
 		{o.over.Concurrency < 0, fmt.Sprintf("--concurrency %d: must be at least 1", o.over.Concurrency)},
 		{o.over.Trials < 0, fmt.Sprintf("--trials %d: must be at least 1", o.over.Trials)},
+		{o.maxBuilds < 1, fmt.Sprintf("--max-builds %d: must be at least 1", o.maxBuilds)},
 		{o.retries.set && o.retries.n < 0, fmt.Sprintf("--retries %d: must not be negative (0 plays no trial again)", o.retries.n)},
 		{o.over.Timeout < 0, fmt.Sprintf("--timeout %s: must be positive", o.over.Timeout)},
 		{o.runID != "" && !forge.ValidID(o.runID), fmt.Sprintf("--run-id %q: use letters, digits, '_', '.' and '-' only", o.runID)},

@@ -180,7 +180,7 @@ func (t *tournament) options(be *backend, events func(forge.Event), p *progress)
 	}
 	return forge.Options{Manifest: t.m, Plan: t.plan, Runner: be.runner, Judges: be.judges, Backend: be.name,
 		OutRoot: t.o.out, RunID: t.id, Events: events, Echo: echo, Now: time.Now, Resume: t.resume, Release: be,
-		PassAtK: t.o.passAt, MaxCostUSD: maxCost,
+		PassAtK: t.o.passAt, MaxCostUSD: maxCost, MaxBuilds: t.o.maxBuilds,
 		// The Daytona key never reaches a candidate; should its value show
 		// up all the same, it is masked like a secret.
 		Mask: []string{daytona.LoadCredentials(t.o.env.Getenv, t.m.Dir).APIKey},

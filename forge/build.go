@@ -1,11 +1,13 @@
 package forge
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -35,9 +37,30 @@ const EnvironmentsDir = "environments"
 // that needs it is about to start; jobs that need it meanwhile wait.
 type environments struct {
 	builder runner.Builder
-	mu      sync.Mutex
-	m       map[string]*envBuild
-	order   []*envBuild
+	// slots bounds the builds under way (Options.MaxBuilds).
+	slots chan struct{}
+	mu    sync.Mutex
+	m     map[string]*envBuild
+	order []*envBuild
+}
+
+// DefaultMaxBuilds is how many environments a run builds at once: a suite
+// whose every task has its own image builds a few at a time.
+const DefaultMaxBuilds = 4
+
+// taskImageFailed says why job cannot be played when err is its task's
+// own image failing to build (the build log's last lines), and whether it
+// is: then only that task's trials fail, not the run.
+func taskImageFailed(job runner.Job, err error) (string, bool) {
+	var be *runner.BuildError
+	if job.TaskID == "" || job.Environment == nil || job.Environment.Dockerfile == "" || !errors.As(err, &be) {
+		return "", false
+	}
+	why := "task " + job.TaskID + "'s image: " + be.Error()
+	if n := len(be.Tail); n > 0 {
+		why += " (" + strings.Join(be.Tail[max(0, n-3):], " | ") + ")"
+	}
+	return why, true
 }
 
 type envBuild struct {
@@ -51,6 +74,7 @@ type envBuild struct {
 func (e *environments) init(o *Options) {
 	e.m = map[string]*envBuild{}
 	e.builder, _ = o.Runner.(runner.Builder)
+	e.slots = make(chan struct{}, cmp.Or(o.MaxBuilds, DefaultMaxBuilds))
 }
 
 // built is what the run did to each environment, in the order it did it.
@@ -120,6 +144,12 @@ func (s *state) build(ctx context.Context, env *runner.Environment) (Environment
 		}
 		logMu.Unlock()
 		s.o.emit(Event{Time: s.o.now(), Kind: EventEnvironment, Job: env.Name, Env: env, Line: &line})
+	}
+	select {
+	case s.envs.slots <- struct{}{}:
+		defer func() { <-s.envs.slots }()
+	case <-ctx.Done():
+		return built, ctx.Err()
 	}
 	s.o.emit(Event{Time: s.o.now(), Kind: EventEnvironment, Job: env.Name, Env: env})
 	start := time.Now()

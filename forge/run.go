@@ -84,6 +84,9 @@ type Options struct {
 	Mask []string
 	// Release, when set, is called once every job has ended.
 	Release Releaser
+	// MaxBuilds bounds the environments built at once (0:
+	// DefaultMaxBuilds): a suite of task images builds a few at a time.
+	MaxBuilds int
 	// Resume, when set, is the record of an earlier run with the same RunID:
 	// only its unfinished jobs are played again. Run takes it over and sets
 	// its Results to nil once they are in the new trials.jsonl.
@@ -341,6 +344,10 @@ func (s *state) play(ctx context.Context, i int, job runner.Job) error {
 		} else {
 			res = runner.Result{CandidateID: job.CandidateID, TaskID: job.TaskID, Trial: job.Trial, Backend: s.o.Backend}
 			res.Failed(runner.ErrInfra, err.Error())
+			if why, ok := taskImageFailed(job, err); ok {
+				// That task cannot be played; the rest of the suite can.
+				res.ErrorMessage, err = why, nil
+			}
 		}
 	}
 	if job.Environment != nil {

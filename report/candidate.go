@@ -142,6 +142,8 @@ func KindLabel(k runner.ErrorKind) string {
 		return "auth error"
 	case runner.ErrCancelled:
 		return "cancelled"
+	case runner.ErrVerifyFailed:
+		return "not verified"
 	}
 	return string(k)
 }

@@ -129,12 +129,9 @@ func newHTMLTrial(c candidate, r runner.Result, opts Options) htmlTrial {
 // phases lists the non-zero phases: "create 0.8s · execute 1.9s".
 func phases(p runner.Phases) string {
 	var parts []string
-	for _, ph := range []struct {
-		name string
-		s    float64
-	}{{"create", p.Create}, {"upload", p.Upload}, {"setup", p.Setup}, {"execute", p.Execute}, {"download", p.Download}, {"cleanup", p.Cleanup}} {
-		if ph.s > 0 {
-			parts = append(parts, ph.name+" "+text.Seconds(ph.s))
+	for _, ph := range p.List() {
+		if ph.Seconds > 0 {
+			parts = append(parts, string(ph.Phase)+" "+text.Seconds(ph.Seconds))
 		}
 	}
 	return strings.Join(parts, " · ")

@@ -126,6 +126,19 @@ func (ph *Phases) Add(p Phase, d time.Duration) {
 	}
 }
 
+// PhaseTime is the seconds a job spent in one phase.
+type PhaseTime struct {
+	Phase   Phase
+	Seconds float64
+}
+
+// List is every phase in the order a job goes through them, with its
+// seconds (0 for those it did not have).
+func (ph Phases) List() []PhaseTime {
+	return []PhaseTime{{PhaseCreate, ph.Create}, {PhaseUpload, ph.Upload}, {PhaseSetup, ph.Setup}, {PhaseExecute, ph.Execute},
+		{PhaseDownload, ph.Download}, {PhaseVerify, ph.Verify}, {PhaseCleanup, ph.Cleanup}}
+}
+
 // JudgeResult is what one judge scorer said of one trial's artifact.
 type JudgeResult struct {
 	Name   string   `json:"name"`

@@ -559,3 +559,27 @@ func TestArtifactWithASecretShowsTheMaskedExcerpt(t *testing.T) {
 		t.Errorf("stdout.log: status %d, want 200", code)
 	}
 }
+
+// TestTrialPageShowsTheVerifier: a suite trial judged by its task's
+// verifier shows its reward, metrics, log and the verify phase, and the
+// task it played (its instruction as Markdown, its metadata).
+func TestTrialPageShowsTheVerifier(t *testing.T) {
+	out := t.TempDir()
+	rec, dir := makeRun(t, out, spec{id: "v", candidates: []string{"alpha"}, tasks: 1, trials: 1, files: true, start: t0})
+	r := &rec.Results[0]
+	reward := 0.5
+	r.Reward, r.Metrics = &reward, map[string]float64{"passed": 2, "total": 4}
+	r.VerifierLogPath, r.VerifierOutput = "alpha/task-00000/verifier.log", "2 of 4 checks passed\n"
+	r.Phases.Verify = 0.7
+	jd := filepath.Join(dir, "alpha", "task-00000")
+	must(t, os.WriteFile(filepath.Join(jd, "verifier.log"), []byte("check 1 ok\n2 of 4 checks passed\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(jd, "task.json"), []byte(`{"id":"task-00000","objective":"# Fix the bug\n\nIn /app/lib.py.","difficulty":"medium","tags":["python","bug"]}`), 0o644))
+	must(t, forge.WriteRecord(filepath.Join(dir, forge.ResultsFile), rec))
+	ts := serve(t, Options{Out: out})
+	code, _, body := get(t, ts, "/run/v/trial/1")
+	if code != 200 {
+		t.Fatalf("status %d: %s", code, body)
+	}
+	wantIn(t, body, `id="reward">0.5<`, "<dt>passed</dt><dd>2</dd>", "check 1 ok", `class="phase verify"`, "verify 700ms",
+		"<h1>Fix the bug</h1>", "<dt>difficulty</dt><dd>medium</dd>", `[&#34;python&#34;,&#34;bug&#34;]`)
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"path"
@@ -42,12 +43,28 @@ type trialPage struct {
 	Submitted                            string
 	Usage, Cost                          [][2]string
 	Stdout, Stderr                       logView
-	Artifact                             *artifactView
-	Transcript                           *transcriptView
-	Siblings                             []sibling
+	// Verifier: the task's verifier, when it ran: its reward, metrics
+	// and log.
+	Verifier *verifierView
+	// Task is the task the trial played, as its candidate saw it.
+	Task       *taskView
+	Artifact   *artifactView
+	Transcript *transcriptView
+	Siblings   []sibling
 }
 
 type judgeView struct{ Name, Score, Reason, Error string }
+
+type verifierView struct {
+	Reward  string
+	Metrics [][2]string
+	Log     logView
+}
+
+type taskView struct {
+	Objective template.HTML
+	Fields    [][2]string
+}
 
 type sibling struct {
 	Name, Href, Health string
@@ -186,6 +203,18 @@ func (s *Server) newTrialPage(x *runIndex, r *runner.Result, raw []byte, q url.V
 	p.Usage, p.Cost = usageFacts(r)
 	p.Stdout = s.readLog(x.dir, "stdout", r.OutputPath, r.Output, q, "out")
 	p.Stderr = s.readLog(x.dir, "stderr", r.StderrPath, r.Stderr, q, "err")
+	if r.VerifierLogPath != "" || r.VerifierOutput != "" || r.Reward != nil {
+		v := &verifierView{Reward: "none", Log: s.readLog(x.dir, "verifier", r.VerifierLogPath, r.VerifierOutput, q, "ver")}
+		if r.Reward != nil {
+			v.Reward = strconv.FormatFloat(*r.Reward, 'g', -1, 64)
+		}
+		for _, k := range slices.Sorted(maps.Keys(r.Metrics)) {
+			v.Metrics = append(v.Metrics, [2]string{k, strconv.FormatFloat(r.Metrics[k], 'g', -1, 64)})
+		}
+		p.Verifier = v
+		fact("reward", v.Reward)
+	}
+	p.Task = s.task(x, r)
 	p.Artifact = s.artifact(x, r)
 	p.Transcript = s.transcript(x, r, raw, q)
 	return p
@@ -193,13 +222,10 @@ func (s *Server) newTrialPage(x *runIndex, r *runner.Result, raw []byte, q url.V
 
 // newTimeline lays the non-zero phases out along the job's wall time.
 func newTimeline(ph runner.Phases) *timeline {
-	all := []struct {
-		name string
-		s    float64
-	}{{"create", ph.Create}, {"upload", ph.Upload}, {"setup", ph.Setup}, {"execute", ph.Execute}, {"download", ph.Download}, {"cleanup", ph.Cleanup}}
+	all := ph.List()
 	total := 0.0
 	for _, p := range all {
-		total += p.s
+		total += p.Seconds
 	}
 	if total <= 0 {
 		return nil
@@ -207,11 +233,12 @@ func newTimeline(ph runner.Phases) *timeline {
 	t := &timeline{Width: 1000}
 	x := 0.0
 	for _, p := range all {
-		if p.s <= 0 {
+		if p.Seconds <= 0 {
 			continue
 		}
-		w := p.s / total * t.Width
-		t.Bars = append(t.Bars, phaseBar{Name: p.name, Label: p.name + " " + text.Seconds(p.s), X: x, W: w})
+		w := p.Seconds / total * t.Width
+		name := string(p.Phase)
+		t.Bars = append(t.Bars, phaseBar{Name: name, Label: name + " " + text.Seconds(p.Seconds), X: x, W: w})
 		x += w
 	}
 	return t
@@ -291,6 +318,38 @@ func (s *Server) artifact(x *runIndex, r *runner.Result) *artifactView {
 		a.Text = text.StripANSI(content)
 	}
 	return a
+}
+
+// task reads the task the trial played (task.json beside its logs): its
+// objective (a Harbor task's instruction) as Markdown, its other fields.
+func (s *Server) task(x *runIndex, r *runner.Result) *taskView {
+	if r.TaskID == "" || r.OutputPath == "" {
+		return nil
+	}
+	f, err := openInRun(x.dir, path.Join(path.Dir(r.OutputPath), "task.json"))
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var fields map[string]any
+	if json.NewDecoder(io.LimitReader(f, artifactMax)).Decode(&fields) != nil {
+		return nil
+	}
+	t := &taskView{}
+	if o, ok := fields["objective"].(string); ok {
+		t.Objective = markdown(s.mask.String(o))
+	}
+	for _, k := range slices.Sorted(maps.Keys(fields)) {
+		if k == "objective" || k == "id" {
+			continue
+		}
+		v, _ := json.Marshal(fields[k])
+		if str, ok := fields[k].(string); ok {
+			v = []byte(str)
+		}
+		t.Fields = append(t.Fields, [2]string{k, s.mask.String(text.Shorten(string(v), 300))})
+	}
+	return t
 }
 
 // escapePath escapes each element of a slash-separated path for a URL.
