@@ -78,6 +78,9 @@ type Side struct {
 	// CostMeanUSD is the mean cost of a trial, when every costed trial
 	// was fully priced; null otherwise.
 	CostMeanUSD *float64 `json:"cost_mean_usd,omitempty"`
+	// Unverified are the trials their task's verifier could not judge:
+	// the task's failures, apart from the candidate's.
+	Unverified int `json:"unverified,omitempty"`
 	// scores are the per-trial scores the test uses.
 	scores []float64
 	// ended counts the trials that ran to an end (not infra, auth or
@@ -254,7 +257,7 @@ func sides(rec *forge.Record) map[string]*Side {
 		out[st.CandidateID] = &Side{
 			Rank: st.Rank, Score: st.Score, ScoredTrials: st.ScoredTrials, Trials: st.Trials,
 			Successes: st.Successes, SuccessRate: st.SuccessRate, RuntimeMeanSeconds: st.RuntimeMeanSeconds,
-			scores: trialScores(byID[st.CandidateID]), ended: st.Trials,
+			Unverified: st.Unverified, scores: trialScores(byID[st.CandidateID]), ended: st.Trials,
 		}
 		if c := st.Cost; c != nil && c.UnpricedTrials == 0 {
 			mean := c.MeanUSD
@@ -366,7 +369,7 @@ func fromResults(s *Side, rs []*runner.Result, all bool) {
 	}
 	st := scoring.Aggregate("", vs)
 	s.scores = trialScores(rs)
-	s.Trials, s.ScoredTrials, s.Successes = st.Trials, st.ScoredTrials, st.Successes
+	s.Trials, s.ScoredTrials, s.Successes, s.Unverified = st.Trials, st.ScoredTrials, st.Successes, st.Unverified
 	s.ended = ended(rs)
 	if all {
 		s.Score, s.SuccessRate, s.RuntimeMeanSeconds = st.Score, st.SuccessRate, st.RuntimeMeanSeconds

@@ -161,8 +161,11 @@ func successText(c Change) string {
 // trialsText is "5 → 5".
 func trialsText(c Change) string {
 	return arrow(c, func(s *Side) string {
-		if s == nil {
+		switch {
+		case s == nil:
 			return "—"
+		case s.Unverified > 0:
+			return fmt.Sprintf("%d (%d not verified)", s.Trials, s.Unverified)
 		}
 		return strconv.Itoa(s.Trials)
 	})
