@@ -106,7 +106,7 @@ func (o *runOptions) addFlags(cmd *cobra.Command) {
 	f.StringVar(&o.out, "out", "artifacts", "output root; the run writes to <out>/<run-id>/")
 	f.StringVar(&o.runID, "run-id", "", "the run's id (default: <date>-<time>-<random>)")
 	f.StringSliceVar(&o.over.Only, "only", nil, "run only these candidate ids (comma separated)")
-	f.StringSliceVar(&o.over.Tasks, "tasks", nil, "a suite: run only these task ids (comma separated)")
+	f.StringSliceVar(&o.over.Tasks, "tasks", nil, "a suite: run only these task ids, or the tasks whose field=value (comma separated)")
 	f.IntVar(&o.over.Sample, "sample", 0, "a suite: run `N` of its tasks, drawn at random (see --seed)")
 	f.Int64Var(&o.over.Seed, "seed", 0, "with --sample: the seed of the draw (default: random, printed and recorded)")
 	f.IntVar(&o.passAt, "pass-at", 1, "a suite: the k of the standings' pass@k (needs at least k trials)")

@@ -184,3 +184,28 @@ func TestHarborSuitePlan(t *testing.T) {
 		t.Errorf("task fields %v: no difficulty from task.toml", p.Tasks[0].Fields)
 	}
 }
+
+// TestTasksSelectByField: --tasks takes ids and field=value selectors
+// (a Harbor task's difficulty, category, tags).
+func TestTasksSelectByField(t *testing.T) {
+	m, err := Load(filepath.Join("..", "examples", "harbor", "forge.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, task := range m.Tasks {
+		if task.Fields["difficulty"] == "easy" {
+			want = append(want, task.ID)
+		}
+	}
+	p, err := m.Plan(Overrides{Tasks: []string{"difficulty=easy"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := taskIDs(p.Tasks); len(want) == 0 || !reflect.DeepEqual(got, want) {
+		t.Errorf("difficulty=easy chose %v, want %v", got, want)
+	}
+	if _, err := m.Plan(Overrides{Tasks: []string{"difficulty=impossible"}}); err == nil || !strings.Contains(err.Error(), `no task of`) {
+		t.Errorf("a selector nothing matches: %v", err)
+	}
+}

@@ -2,6 +2,7 @@ package forge
 
 import (
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -335,6 +336,23 @@ func (m *Manifest) job(c Candidate, task *Task, trial int, o Overrides, memo *jo
 	}
 }
 
+// fieldHas reports whether a task's field is value (as written: a number
+// by its written form) or a list holding it.
+func fieldHas(field any, value string) bool {
+	if l, ok := field.([]any); ok {
+		return slices.ContainsFunc(l, func(x any) bool { return fieldHas(x, value) })
+	}
+	switch v := field.(type) {
+	case string:
+		return v == value
+	case json.Number:
+		return v.String() == value
+	case nil, map[string]any:
+		return false
+	}
+	return fmt.Sprint(field) == value
+}
+
 // last is the last of bs that is set, or false.
 func last(bs ...*bool) bool {
 	v := false
@@ -363,6 +381,19 @@ func (m *Manifest) pickTasks(o Overrides) ([]Task, error) {
 		}
 		var keep []int
 		for _, id := range o.Tasks {
+			if key, value, ok := strings.Cut(id, "="); ok {
+				// A selector: every task whose field key is (or lists) value.
+				n := len(keep)
+				for i, t := range m.Tasks {
+					if fieldHas(t.Fields[key], value) {
+						keep = append(keep, i)
+					}
+				}
+				if len(keep) == n {
+					return nil, fmt.Errorf("--tasks %s: no task of %s has %s %q", id, m.Path, key, value)
+				}
+				continue
+			}
 			i, ok := byID[id]
 			if !ok {
 				return nil, &UnknownTaskError{ID: id, Manifest: m.Path, Have: taskIDs(m.Tasks)}

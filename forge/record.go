@@ -105,6 +105,10 @@ type TaskInfo struct {
 	ID        string  `json:"id"`
 	Objective string  `json:"objective"`
 	Weight    float64 `json:"weight"`
+	// Difficulty and Category are the task's fields of those names, when
+	// text (a Harbor task's metadata): what the viewer filters on.
+	Difficulty string `json:"difficulty,omitempty"`
+	Category   string `json:"category,omitempty"`
 }
 
 // TaskIDs lists the ids of the record's tasks.

@@ -183,7 +183,9 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 		Candidates:    o.Plan.Candidates,
 	}
 	for _, t := range o.Plan.Tasks {
-		rec.Tasks = append(rec.Tasks, TaskInfo{ID: t.ID, Objective: cmp.Or(t.Objective, o.Plan.Objective), Weight: t.Weight})
+		d, _ := t.Fields["difficulty"].(string)
+		c, _ := t.Fields["category"].(string)
+		rec.Tasks = append(rec.Tasks, TaskInfo{ID: t.ID, Objective: cmp.Or(t.Objective, o.Plan.Objective), Weight: t.Weight, Difficulty: d, Category: c})
 	}
 	suite := o.Plan.suite(o.PassAtK)
 	s := &state{o: &o, rec: rec, dir: dir, done: make([]bool, len(o.Plan.Jobs)), held: make([]runner.Result, len(o.Plan.Jobs)), mask: mask.New(append(o.Plan.SecretValues(), o.Mask...)...),

@@ -5,10 +5,12 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/forge-run/forge/forge"
 	"github.com/forge-run/forge/internal/text"
 	"github.com/forge-run/forge/report"
 	"github.com/forge-run/forge/runner"
@@ -56,7 +58,11 @@ type matrixView struct {
 	Candidates           []string
 	Rows                 []matrixRow
 	Task, Failed, Passed string
-	Pager                pager
+	// Difficulty and Category filter on the tasks' fields of those names;
+	// Difficulties and Categories are the values the tasks have.
+	Difficulty, Category     string
+	Difficulties, Categories []string
+	Pager                    pager
 	// Of is how many tasks the filter kept, Total how many there are.
 	Of, Total int
 }
@@ -158,10 +164,25 @@ func (s *Server) matrix(x *runIndex, q url.Values) *matrixView {
 	task := strings.ToLower(m.Task)
 	fi, fok := col[m.Failed]
 	pi, pok := col[m.Passed]
+	m.Difficulty, m.Category = q.Get("difficulty"), q.Get("category")
+	info := map[string]forge.TaskInfo{}
+	for _, t := range x.rec.Tasks {
+		info[t.ID] = t
+		if t.Difficulty != "" && !slices.Contains(m.Difficulties, t.Difficulty) {
+			m.Difficulties = append(m.Difficulties, t.Difficulty)
+		}
+		if t.Category != "" && !slices.Contains(m.Categories, t.Category) {
+			m.Categories = append(m.Categories, t.Category)
+		}
+	}
+	slices.Sort(m.Difficulties)
+	slices.Sort(m.Categories)
 	var kept []int
 	for i, row := range rows {
 		switch {
 		case task != "" && !strings.Contains(strings.ToLower(row.TaskID), task):
+		case m.Difficulty != "" && info[row.TaskID].Difficulty != m.Difficulty:
+		case m.Category != "" && info[row.TaskID].Category != m.Category:
 		case fok && (fi >= len(row.Cells) || row.Cells[fi].Solved):
 		case pok && (pi >= len(row.Cells) || !row.Cells[pi].Solved):
 		default:

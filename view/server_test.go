@@ -583,3 +583,28 @@ func TestTrialPageShowsTheVerifier(t *testing.T) {
 	wantIn(t, body, `id="reward">0.5<`, "<dt>passed</dt><dd>2</dd>", "check 1 ok", `class="phase verify"`, "verify 700ms",
 		"<h1>Fix the bug</h1>", "<dt>difficulty</dt><dd>medium</dd>", `[&#34;python&#34;,&#34;bug&#34;]`)
 }
+
+// TestMatrixFiltersOnDifficultyAndCategory: tasks that say their
+// difficulty and category (Harbor's metadata) can be filtered on them.
+func TestMatrixFiltersOnDifficultyAndCategory(t *testing.T) {
+	out := t.TempDir()
+	rec, dir := makeRun(t, out, spec{id: "h", candidates: []string{"alpha", "beta"}, tasks: 6, trials: 1, start: t0})
+	for i := range rec.Tasks {
+		rec.Tasks[i].Difficulty = []string{"easy", "hard"}[i%2]
+		rec.Tasks[i].Category = []string{"files", "git", "web"}[i%3]
+	}
+	must(t, forge.WriteRecord(filepath.Join(dir, forge.ResultsFile), rec))
+	ts := serve(t, Options{Out: out})
+	rows := func(body string) int { return strings.Count(body, `<td class="task">`) }
+	_, _, body := get(t, ts, "/run/h")
+	wantIn(t, body, `<option value="easy">easy</option><option value="hard">hard</option>`, `<option value="web">web</option>`)
+	_, _, body = get(t, ts, "/run/h?difficulty=easy")
+	if n := rows(body); n != 3 {
+		t.Errorf("easy: %d tasks, want 3", n)
+	}
+	wantIn(t, body, "3 of 6 tasks", `<option value="easy" selected>`)
+	_, _, body = get(t, ts, "/run/h?difficulty=hard&category=git") // tasks 1 and 3 are hard; 1 and 4 are git
+	if n := rows(body); n != 1 {
+		t.Errorf("hard git: %d tasks, want 1", n)
+	}
+}
