@@ -23,6 +23,15 @@ func loadManifest(path string) (*forge.Manifest, error) {
 	return forge.Load(path, backendBlocks...)
 }
 
+// loadSuite is loadManifest with a directory of Harbor tasks (--harbor)
+// over the manifest's harbor:.
+func loadSuite(path, harbor string) (*forge.Manifest, error) {
+	if harbor == "" {
+		return loadManifest(path)
+	}
+	return forge.LoadHarbor(path, harbor, backendBlocks...)
+}
+
 // lookup finds the variables a manifest passes on purpose by
 // internal/dotenv's rule: forge's environment, then the .env beside it.
 func lookup(env *Env, m *forge.Manifest) (forge.Lookup, error) {

@@ -18,6 +18,7 @@ import (
 type runOptions struct {
 	env         *Env
 	manifest    string
+	harbor      string
 	out         string
 	runID       string
 	resume      string
@@ -95,6 +96,7 @@ rank them, print the standings on stdout and write results under
 func (o *runOptions) addFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVarP(&o.manifest, "file", "f", "forge.yaml", "the manifest to play")
+	f.StringVar(&o.harbor, "harbor", "", "a suite: play the Harbor tasks in `DIR` (a directory of task directories, or one), over the manifest's harbor:")
 	f.BoolVar(&o.daytona, "daytona", false, "run candidates in Daytona sandboxes (needs DAYTONA_API_KEY)")
 	f.BoolVar(&o.local, "local", false, "run candidates as local processes (the default)")
 	f.BoolVar(&o.noFallback, "no-fallback", false, "with --daytona: fail (exit 3) instead of running locally when no API key is usable")

@@ -55,7 +55,7 @@ func runTournament(ctx context.Context, o *runOptions) error {
 // prepare loads the manifest and plans the run the flags ask for: a
 // resumed run's own tasks, a sample drawn with a seed, the run's id.
 func (o *runOptions) prepare() (*tournament, error) {
-	m, err := loadManifest(o.manifest)
+	m, err := loadSuite(o.manifest, o.harbor)
 	if err != nil {
 		return nil, withCode(ExitUsage, err)
 	}
@@ -234,6 +234,7 @@ func (t *tournament) resumeCommand(backend string) string {
 		}
 	}
 	add(o.manifest != "forge.yaml", "-f", o.manifest)
+	add(o.harbor != "", "--harbor", o.harbor)
 	add(o.out != "artifacts", "--out", o.out)
 	if backend == "daytona" {
 		args = append(args, "--daytona")

@@ -6,12 +6,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/internal/text"
 )
 
 // validateOptions are `forge validate`'s flags.
 type validateOptions struct {
 	env      *Env
 	manifest string
+	harbor   string
 }
 
 func newValidateCmd(env *Env, runF func(*validateOptions) error) *cobra.Command {
@@ -25,11 +27,12 @@ func newValidateCmd(env *Env, runF func(*validateOptions) error) *cobra.Command 
 		},
 	}
 	cmd.Flags().StringVarP(&o.manifest, "file", "f", "forge.yaml", "the manifest to check")
+	cmd.Flags().StringVar(&o.harbor, "harbor", "", "with the Harbor tasks in `DIR` over the manifest's harbor:")
 	return cmd
 }
 
 func runValidate(o *validateOptions) error {
-	m, err := loadManifest(o.manifest)
+	m, err := loadSuite(o.manifest, o.harbor)
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}
@@ -45,7 +48,13 @@ func runValidate(o *validateOptions) error {
 	if len(plan.Tasks) > 0 {
 		tasks = fmt.Sprintf(" × %d tasks", len(plan.Tasks))
 	}
+	for _, n := range m.Notes {
+		fmt.Fprintf(o.env.Stderr, "forge: note: %s\n", n)
+	}
 	fmt.Fprintf(o.env.Stdout, "%s: ok: %d candidates%s, %d jobs, concurrency %d\n",
 		o.manifest, len(plan.Candidates), tasks, len(plan.Jobs), plan.Concurrency)
+	if ids := plan.ImageTasks(); len(ids) > 0 {
+		fmt.Fprintf(o.env.Stdout, "%d %s run in their own image: play them with --daytona\n", len(ids), text.Plural(len(ids), "task", "tasks"))
+	}
 	return nil
 }

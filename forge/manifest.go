@@ -2,6 +2,7 @@ package forge
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -154,7 +155,19 @@ const maxManifestBytes = 4 << 20
 // Load reads, strictly decodes and validates the manifest at path, with
 // the backends' blocks given. Every problem is reported, each an *Error
 // naming the file, line, column and key, joined.
-func Load(path string, blocks ...Block) (*Manifest, error) {
+func Load(path string, blocks ...Block) (*Manifest, error) { return load(path, "", blocks) }
+
+// LoadHarbor is Load with harbor (a directory of Harbor tasks, relative to
+// the working directory: forge run --harbor) over the manifest's harbor:.
+func LoadHarbor(path, harbor string, blocks ...Block) (*Manifest, error) {
+	abs, err := filepath.Abs(harbor)
+	if err != nil {
+		return nil, err
+	}
+	return load(path, abs, blocks)
+}
+
+func load(path, harbor string, blocks []Block) (*Manifest, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, &Error{File: path, Msg: err.Error()}
@@ -166,7 +179,7 @@ func Load(path string, blocks ...Block) (*Manifest, error) {
 	case err != nil:
 		return nil, &Error{File: path, Msg: "cannot read manifest: " + unwrapPathErr(err)}
 	}
-	m, err := Parse(path, data, blocks...)
+	m, err := parse(path, data, harbor, blocks)
 	if err != nil {
 		return nil, err
 	}
@@ -181,6 +194,11 @@ func Load(path string, blocks ...Block) (*Manifest, error) {
 // Load), without touching the file system; name is used in error
 // messages. Scripts are not resolved.
 func Parse(name string, data []byte, blocks ...Block) (*Manifest, error) {
+	return parse(name, data, "", blocks)
+}
+
+// parse is Parse with harbor over the manifest's harbor:.
+func parse(name string, data []byte, harbor string, blocks []Block) (*Manifest, error) {
 	if bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data) {
 		return nil, &Error{File: name, Msg: "not a YAML text file (binary or non-UTF-8 content)"}
 	}
@@ -211,6 +229,7 @@ func Parse(name string, data []byte, blocks ...Block) (*Manifest, error) {
 	if err := doc.Decode(m); err != nil {
 		return nil, errors.Join(append(yamlcheck.InFile(err, name, yamlcheck.Friendly), blockErrs...)...)
 	}
+	m.Harbor = cmp.Or(harbor, m.Harbor)
 	v := validator{file: name, doc: doc}
 	m.validate(&v, blockErrs)
 	if len(v.errs) > 0 {
