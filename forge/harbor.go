@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -288,7 +289,10 @@ func (ht HarborTask) task() (Task, error) {
 	if err != nil {
 		return Task{}, err
 	}
-	env := &runner.Environment{Name: ht.ID, Dockerfile: string(df), Context: ctxDir, ContextFiles: files, BuildTimeout: ht.BuildTimeout}
+	gb := func(mb int64) int { return int((mb + 1023) / 1024) }
+	env := &runner.Environment{Name: ht.ID, Dockerfile: string(df), Context: ctxDir, ContextFiles: files, BuildTimeout: ht.BuildTimeout,
+		CPU: int(math.Ceil(ht.CPUs)), MemoryGB: gb(ht.MemoryMB), DiskGB: gb(ht.StorageMB),
+		NoInternet: ht.AllowInternet != nil && !*ht.AllowInternet}
 	if env.Hash, err = runner.EnvironmentHash(env); err != nil {
 		return Task{}, err
 	}

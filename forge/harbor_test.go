@@ -155,7 +155,8 @@ func TestHarborSuitePlan(t *testing.T) {
 		switch {
 		case v == nil || !v.AtRoot || v.Command != "bash /tests/test.sh":
 			t.Fatalf("%s: verifier %+v", j.Name(), v)
-		case e == nil || !strings.HasPrefix(e.Dockerfile, "FROM python:3.12-slim") || len(e.ContextFiles) == 0:
+		case e == nil || !strings.HasPrefix(e.Dockerfile, "FROM python:3.12-slim") || len(e.ContextFiles) == 0 ||
+			e.CPU != 1 || e.MemoryGB != 1 || (e.DiskGB != 2 && e.DiskGB != 4):
 			t.Fatalf("%s: environment %+v", j.Name(), e)
 		case !j.InImageWorkdir || !j.ArtifactOptional:
 			t.Fatalf("%s: starts in its image's WORKDIR %v, artifact optional %v", j.Name(), j.InImageWorkdir, j.ArtifactOptional)

@@ -45,6 +45,11 @@ type Environment struct {
 	// ContextFiles are Context's files, relative to it: with Dockerfile,
 	// the environment's identity.
 	ContextFiles []string
+	// CPU, MemoryGB and DiskGB are what the image asks of its sandboxes
+	// (0: the backend's); NoInternet: its sandboxes reach no network
+	// (a Harbor task's allow_internet = false).
+	CPU, MemoryGB, DiskGB int
+	NoInternet            bool
 }
 
 // EnvDirVar names the environment's directory to its build and its jobs.
@@ -105,12 +110,22 @@ func EnvironmentHash(e *Environment) (string, error) {
 		// Only in the hash of an environment that has one: the others'
 		// hashes stay what they were.
 		Dockerfile string `json:"dockerfile,omitempty"`
-	}{envHashFormat, image, e.Build, e.Env, files, e.Dockerfile})
+		Resources  []int  `json:"resources,omitempty"`
+	}{envHashFormat, image, e.Build, e.Env, files, e.Dockerfile, resources(e)})
 	if err != nil {
 		return "", err
 	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:]), nil
+}
+
+// resources are e's CPU, memory and disk, when it asks for any: they are
+// its snapshot's.
+func resources(e *Environment) []int {
+	if e.CPU == 0 && e.MemoryGB == 0 && e.DiskGB == 0 {
+		return nil
+	}
+	return []int{e.CPU, e.MemoryGB, e.DiskGB}
 }
 
 func fileDigest(f File) (string, error) {

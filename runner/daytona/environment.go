@@ -292,8 +292,8 @@ func (b *envBuild) create(ctx context.Context) (*types.Snapshot, <-chan string, 
 		return nil, nil, err
 	}
 	params := &types.CreateSnapshotParams{Name: b.name, Image: img}
-	if o := r.opts; o.CPU > 0 || o.MemoryGB > 0 || o.DiskGB > 0 {
-		params.Resources = &types.Resources{CPU: o.CPU, Memory: o.MemoryGB, Disk: o.DiskGB}
+	if cpu, mem, disk := r.resourcesOf(b.env); cpu > 0 || mem > 0 || disk > 0 {
+		params.Resources = &types.Resources{CPU: cpu, Memory: mem, Disk: disk}
 	}
 	type created struct {
 		sn   *types.Snapshot
@@ -408,4 +408,14 @@ func (b *envBuild) line(l string) {
 
 func (b *envBuild) say(format string, args ...any) {
 	b.line("daytona: " + fmt.Sprintf(format, args...))
+}
+
+// resourcesOf is what the sandboxes of env get: the environment's own ask
+// (a Harbor task's), else daytona.resources; 0 for Daytona's default.
+func (r *Runner) resourcesOf(env *runner.Environment) (cpu, memGB, diskGB int) {
+	o := r.opts
+	if env != nil && (env.CPU > 0 || env.MemoryGB > 0 || env.DiskGB > 0) {
+		return env.CPU, env.MemoryGB, env.DiskGB
+	}
+	return o.CPU, o.MemoryGB, o.DiskGB
 }

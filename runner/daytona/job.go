@@ -166,7 +166,9 @@ func (j *jobRun) create(ctx context.Context) error {
 		Name: j.name, Labels: labels, EnvVars: env, NetworkBlockAll: o.NetworkBlockAll,
 		AutoStopInterval: &autoStop, AutoDeleteInterval: &autoDelete,
 	}
-	if len(o.NetworkAllowList) > 0 {
+	if e := j.job.Environment; e != nil && e.NoInternet {
+		base.NetworkBlockAll = true
+	} else if len(o.NetworkAllowList) > 0 {
 		list := strings.Join(o.NetworkAllowList, ",")
 		base.NetworkAllowList = &list
 	}
@@ -198,7 +200,8 @@ func (j *jobRun) create(ctx context.Context) error {
 		j.res.SandboxID = sb.ID
 		// daytona.resources, else Daytona's defaults (the default
 		// snapshot's may differ; the SDK does not say).
-		j.res.Resources = &runner.Resources{CPU: float64(cmp.Or(o.CPU, 1)), MemoryGiB: float64(cmp.Or(o.MemoryGB, 1)), DiskGiB: float64(cmp.Or(o.DiskGB, 3))}
+		cpu, mem, disk := j.r.resourcesOf(j.job.Environment)
+		j.res.Resources = &runner.Resources{CPU: float64(cmp.Or(cpu, 1)), MemoryGiB: float64(cmp.Or(mem, 1)), DiskGiB: float64(cmp.Or(disk, 3))}
 		j.r.capacity.created(j.name, sb)
 		if lerr := j.r.ledger.append(LedgerEntry{Event: eventCreated, RunID: o.RunID, Name: j.name, ID: sb.ID}); lerr != nil && err == nil {
 			err = lerr
