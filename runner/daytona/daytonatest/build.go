@@ -49,7 +49,17 @@ func (s *Server) buildSnapshot(sn *snapshot) {
 	b := &builder{s: s, sn: sn, env: map[string]string{}}
 	err := makeSnapshotRoot(sn.root)
 	if err == nil && sn.built {
-		err = b.run(sn.dockerfile)
+		if RootFS() {
+			b.fs, err = startRoot(sn.root, filepath.Join(s.opts.Dir, "overlay-work", "snapshot-"+sn.id), "", nil, false, &s.workers)
+		}
+		if err == nil {
+			err = b.run(sn.dockerfile)
+		}
+		if b.fs != nil {
+			// Sandboxes copy the root: its mounts must be gone.
+			b.fs.stop()
+			<-b.fs.done
+		}
 	}
 	if b.context != "" {
 		os.RemoveAll(b.context)
@@ -61,8 +71,11 @@ func (s *Server) buildSnapshot(sn *snapshot) {
 		return
 	}
 	sn.env, sn.workdir, sn.updatedAt = b.env, b.mapped(b.workdir), time.Now()
-	if b.workdir == "" {
+	switch {
+	case b.workdir == "":
 		sn.workdir = ""
+	case RootFS():
+		sn.workdir = b.workdir
 	}
 	var ne *notEmulated
 	switch {
@@ -88,11 +101,24 @@ type notEmulated struct{ msg string }
 
 func (e *notEmulated) Error() string { return e.msg }
 
+// unsupported is the error of an instruction the emulator cannot build,
+// step i of n.
+func unsupported(op string, i, n int) error {
+	known := "FROM, ENV, WORKDIR, RUN, COPY and ADD"
+	if RootFS() {
+		known = "FROM, ENV, WORKDIR, RUN, COPY, ADD and ENTRYPOINT"
+	}
+	return &notEmulated{fmt.Sprintf("Dockerfile instruction %s (step %d/%d) is not supported by the Daytona emulator (%s are)", op, i+1, n, known)}
+}
+
 // builder runs a Dockerfile's steps in a snapshot's root.
 type builder struct {
-	s       *Server
-	sn      *snapshot
-	env     map[string]string // the image's ENV, mapped
+	s  *Server
+	sn *snapshot
+	// fs is the root the steps run in (RootFS); nil when the image's paths
+	// are mapped under the snapshot's root on the host.
+	fs      *fsRoot
+	env     map[string]string // the image's ENV, mapped when fs is nil
 	workdir string            // the image's WORKDIR as the image sees it ("" = /)
 	// declared are the image paths WORKDIR and ENV named: a RUN step that
 	// names one literally would reach the host's path, not the image's.
@@ -177,14 +203,25 @@ func (b *builder) run(df string) error {
 				w = path.Join("/"+b.workdir, w)
 			}
 			b.workdir = path.Clean(w)
+			if b.fs != nil {
+				err = b.fs.mkdirAll(b.workdir, 0o755)
+				break
+			}
 			b.declare(b.workdir)
 			err = os.MkdirAll(b.mapped(b.workdir), 0o755)
 		case "RUN":
 			err = b.runStep(arg)
 		case "COPY", "ADD":
 			err = b.copyStep(op, arg)
+		case "ENTRYPOINT":
+			// The API read it from the Dockerfile when the snapshot was
+			// created; a sandbox starts it. Only a root can run it as
+			// the image means it.
+			if b.fs == nil {
+				err = unsupported(op, i, len(steps))
+			}
 		default:
-			err = &notEmulated{fmt.Sprintf("Dockerfile instruction %s (step %d/%d) is not supported by the Daytona emulator (FROM, ENV, WORKDIR, RUN, COPY and ADD are)", op, i+1, len(steps))}
+			err = unsupported(op, i, len(steps))
 		}
 		if err != nil {
 			return err
@@ -199,6 +236,10 @@ func (b *builder) buildEnv() map[string]string {
 	env := map[string]string{
 		"PATH": hostPath(), "HOME": filepath.Join(b.sn.root, "root"), "LANG": "C.UTF-8",
 		"TMPDIR": filepath.Join(b.sn.root, "tmp"),
+	}
+	if b.fs != nil {
+		// Docker's: the root's own /tmp needs no TMPDIR.
+		env = map[string]string{"PATH": hostPath(), "HOME": "/root", "LANG": "C.UTF-8"}
 	}
 	maps.Copy(env, b.env)
 	return env
@@ -221,6 +262,9 @@ const literalDollar = "\x00"
 // brings in is left as it is (the image's own variables are mapped
 // already; the host's are the host's).
 func (b *builder) mapValue(v string) string {
+	if b.fs != nil {
+		return b.expand(v) // the image's paths are the root's
+	}
 	parts := strings.Split(v, ":")
 	for i, p := range parts {
 		if strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "//") {
@@ -325,11 +369,26 @@ func (b *builder) runStep(arg string) error {
 			argv = exe
 		}
 	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir = b.mapped(b.workdir)
-	cmd.Env = envList(b.buildEnv())
+	var cmd *exec.Cmd
+	if b.fs != nil {
+		// The shell runs the exec form too: it finds the program on
+		// the image's PATH, in the root.
+		sh := arg
+		if argv[0] != "/bin/sh" || len(argv) != 3 || argv[1] != "-c" {
+			q := make([]string, len(argv))
+			for i, a := range argv {
+				q[i] = shellQuote(a)
+			}
+			sh = "exec " + strings.Join(q, " ")
+		}
+		cmd = b.fs.command(sh, path.Join("/", b.workdir), envList(b.buildEnv()))
+	} else {
+		cmd = exec.Command(argv[0], argv[1:]...)
+		cmd.Dir = b.mapped(b.workdir)
+		cmd.Env = envList(b.buildEnv())
+		ownGroup(cmd)
+	}
 	cmd.Stdout, cmd.Stderr = io.Writer(b), io.Writer(b)
-	ownGroup(cmd)
 	cmd.WaitDelay = 2 * time.Second
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("process %q could not start: %w", strings.Join(argv, " "), err)
@@ -412,6 +471,58 @@ func copyTree(src, dst string) error {
 	})
 }
 
+// copyIn makes dst, a path in the root r, a copy of src on this machine:
+// directories made, files copied with their modes, symbolic links made as
+// they are (they name the image's paths).
+func copyIn(r *fsRoot, src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		to := path.Join(dst, filepath.ToSlash(rel))
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch {
+		case d.IsDir():
+			return r.mkdirAll(to, info.Mode().Perm()|0o700)
+		case d.Type()&os.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			return r.symlink(target, to)
+		case d.Type().IsRegular():
+			in, err := os.Open(p)
+			if err != nil {
+				return err
+			}
+			defer in.Close()
+			out, err := r.create(to, info.Mode().Perm())
+			if err != nil {
+				return err
+			}
+			_, err = io.Copy(out, in)
+			if err == nil {
+				err = out.Chmod(info.Mode().Perm()) // a file that was there keeps its mode otherwise
+			}
+			if cerr := out.Close(); err == nil {
+				err = cerr
+			}
+			return err
+		}
+		return nil
+	})
+}
+
+// shellQuote quotes s as one word for sh.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
 func copyFile(src, dst string, mode os.FileMode) error {
 	in, err := os.Open(src)
 	if err != nil {
@@ -471,6 +582,21 @@ func (b *builder) copyStep(op, arg string) error {
 		fi, err := os.Stat(from)
 		if err != nil {
 			return fmt.Errorf("failed to compute cache key: failed to calculate checksum of ref: \"/%s\": not found", strings.TrimPrefix(path.Clean("/"+src), "/"))
+		}
+		if b.fs != nil {
+			to := path.Clean(dest)
+			if !fi.IsDir() && intoDir {
+				to = path.Join(to, filepath.Base(from))
+			}
+			b.logf(" ---> copied %s to %s", src, dest)
+			if err := b.fs.mkdirAll(path.Dir(to), 0o755); err != nil {
+				return err
+			}
+			b.fs.remove(to) // a file the image had: replaced, as Docker does
+			if err := copyIn(b.fs, from, to); err != nil {
+				return fmt.Errorf("%s %s: %w", op, src, err)
+			}
+			continue
 		}
 		to := b.mapped(dest)
 		if !fi.IsDir() && intoDir {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -81,11 +82,13 @@ func (s *Server) createSandbox(h *handlerCtx) {
 	var snap *snapshot
 	var snapState, snapRoot, snapWorkdir string
 	var snapEnv map[string]string
+	var snapEntrypoint []string
 	gpu := valueOr(req.GPU, 0)
 	if req.BuildInfo == nil && strings.TrimSpace(req.Snapshot) != "" {
 		s.mu.Lock()
 		if snap = s.snapshotNamed(req.Snapshot, now); snap != nil {
 			snapState, snapRoot, snapWorkdir, snapEnv = snap.state, snap.root, snap.workdir, copyMap(snap.env)
+			snapEntrypoint = snap.entrypoint
 			cpu, mem, disk, gpu = snap.cpu, snap.mem, snap.disk, snap.gpu
 		}
 		s.mu.Unlock()
@@ -144,6 +147,11 @@ func (s *Server) createSandbox(h *handlerCtx) {
 	s.seq++
 	id := fmt.Sprintf("sbx-%04d-%x", s.seq, now.UnixNano()&0xffffff)
 	name, user, root := cmp.Or(req.Name, id), cmp.Or(req.User, "daytona"), filepath.Join(s.opts.Dir, id)
+	home := filepath.Join(root, "home", user)
+	rooted := RootFS()
+	if rooted {
+		home = filepath.Join(root, filepath.FromSlash(userHome(user)))
+	}
 	// The API's defaults for what the request leaves out; an auto-archive
 	// of 0 means its maximum.
 	sb := &sandbox{
@@ -153,7 +161,7 @@ func (s *Server) createSandbox(h *handlerCtx) {
 		public: req.Public, networkBlockAll: req.NetworkBlockAll, networkAllowList: valueOr(req.NetworkAllowList, ""),
 		cpu: cpu, gpu: gpu, mem: mem, disk: disk, autoStop: valueOr(req.AutoStopInterval, 15),
 		autoArchive: cmp.Or(valueOr(req.AutoArchiveInterval, 10080), 43200), autoDel: valueOr(req.AutoDeleteInterval, -1),
-		snapshot: req.Snapshot, volumes: mounts, root: root, home: filepath.Join(root, "home", user),
+		snapshot: req.Snapshot, volumes: mounts, root: root, home: home, rooted: rooted,
 		sessions: map[string]*session{}, procs: map[*proc]struct{}{}, streams: map[chan struct{}]struct{}{},
 	}
 	if req.BuildInfo != nil {
@@ -162,7 +170,11 @@ func (s *Server) createSandbox(h *handlerCtx) {
 	} else if req.Snapshot != "" {
 		sb.failState = s.opts.FailStart[req.Snapshot]
 	}
-	if snap != nil {
+	if snap != nil && rooted {
+		// The image's paths are the sandbox's.
+		sb.fromRoot, sb.imageEnv, sb.workDir = snapRoot, snapEnv, snapWorkdir
+		snap.lastUsedAt = now
+	} else if snap != nil {
 		// The image's paths were mapped under the snapshot's root; the
 		// sandbox's copy is under its own.
 		sb.fromRoot, sb.imageEnv = snapRoot, map[string]string{}
@@ -182,12 +194,24 @@ func (s *Server) createSandbox(h *handlerCtx) {
 	// The file system work happens without the lock: it is slow, and other
 	// sandboxes must not wait for it.
 	s.mu.Unlock()
-	err := s.makeSandboxFS(sb, vols)
+	fs, err := s.makeSandboxFS(sb, vols)
 	s.mu.Lock()
 	if err != nil {
 		sb.deletedAt, sb.destroyedAt = now, now
 		h.apiError(http.StatusInternalServerError, "make sandbox: %v", err)
 		return
+	}
+	if fs != nil {
+		sb.fs = fs
+		if s.gone(sb) {
+			fs.stop() // deleted, or the emulator closing, while it was made
+		} else if ep := entrypointCommand(snapEntrypoint); ep != "" && sb.failState == "" {
+			// The image's service starts with the sandbox, as the
+			// daemon starts it; nothing waits for it.
+			s.mu.Unlock()
+			s.spawn(sb, ep, cmp.Or(sb.workDir, "/"), s.baseEnv(sb), false)
+			s.mu.Lock()
+		}
 	}
 	if st := sb.state(now); req.BuildInfo == nil && (st == "error" || st == "build_failed") {
 		// The API waits up to 30 s for a snapshot's sandbox to start and
@@ -207,10 +231,70 @@ func valueOr[T any](p *T, d T) T {
 	return *p
 }
 
-// makeSandboxFS makes the sandbox's directories. A volume mounted at an
-// absolute path appears at that path under the sandbox's root, which is
-// where the emulator keeps its file system.
-func (s *Server) makeSandboxFS(sb *sandbox, vols []*volume) error {
+// entrypointCommand is the shell command that runs a snapshot's
+// entrypoint; "" for none or the API's default, which only keeps a
+// container alive.
+func entrypointCommand(ep []string) string {
+	switch {
+	case len(ep) == 0 || slices.Equal(ep, []string{"sleep", "infinity"}):
+		return ""
+	case len(ep) == 1:
+		return ep[0] // the shell form, as the API keeps it
+	}
+	q := make([]string, len(ep))
+	for i, a := range ep {
+		q[i] = shellQuote(a)
+	}
+	return "exec " + strings.Join(q, " ")
+}
+
+// makeSandboxFS makes the sandbox's file system: with RootFS its root,
+// started (the fsRoot returned); else its directories under its root. A
+// volume mounted at an absolute path appears at that path in the sandbox.
+func (s *Server) makeSandboxFS(sb *sandbox, vols []*volume) (*fsRoot, error) {
+	if sb.rooted {
+		return s.makeSandboxRoot(sb, vols)
+	}
+	return nil, s.makeSandboxDirs(sb, vols)
+}
+
+// makeSandboxRoot makes the sandbox's root: a copy of its snapshot's, its
+// home, its volumes' mount points, and starts it.
+func (s *Server) makeSandboxRoot(sb *sandbox, vols []*volume) (*fsRoot, error) {
+	if sb.fromRoot != "" {
+		if err := copyRoot(sb.fromRoot, sb.root); err != nil {
+			return nil, fmt.Errorf("copy the snapshot's file system: %w", err)
+		}
+	}
+	if err := os.MkdirAll(sb.home, 0o755); err != nil {
+		return nil, err
+	}
+	var binds []bindMount
+	if len(sb.volumes) > 0 {
+		// The mount points are made before anything is mounted, in the
+		// root's own directories: links there must not lead out of it.
+		r, err := os.OpenRoot(sb.root)
+		if err != nil {
+			return nil, err
+		}
+		defer r.Close()
+		for i, m := range sb.volumes {
+			if err := r.MkdirAll(strings.TrimPrefix(m.MountPath, "/"), 0o755); err != nil {
+				return nil, fmt.Errorf("mount volume at %s: %w", m.MountPath, err)
+			}
+			binds = append(binds, bindMount{src: vols[i].dir, dst: m.MountPath})
+		}
+	}
+	home := ""
+	if strings.HasPrefix(sb.homePath(), "/home/") {
+		home = sb.homePath()
+	}
+	return startRoot(sb.root, filepath.Join(s.opts.Dir, "overlay-work", sb.id), home, binds, sb.networkBlockAll, &s.workers)
+}
+
+// makeSandboxDirs makes the sandbox's directories under its root, the
+// image's paths mapped under it; a volume is a link there.
+func (s *Server) makeSandboxDirs(sb *sandbox, vols []*volume) error {
 	if sb.fromRoot != "" {
 		if err := copyTree(sb.fromRoot, sb.root); err != nil {
 			return fmt.Errorf("copy the snapshot's file system: %w", err)

@@ -7,12 +7,39 @@
 // Violations lists what drifted. The log stream's upgrade is not in the
 // spec: its request is validated, the stream is not.
 //
-// Commands really run ("sh -c", in a per-sandbox temporary directory that is
-// the sandbox's home), files really upload and download, session commands
-// run asynchronously, one after another, and sandbox states follow the real
-// ones. A session command's log is kept as the daemon keeps it (every line
-// marked with its stream) and can be followed over a WebSocket until the
-// command's exit code exists, one-second quiet check included.
+// Commands really run ("sh -c"), files really upload and download, session
+// commands run asynchronously, one after another, and sandbox states follow
+// the real ones. A session command's log is kept as the daemon keeps it
+// (every line marked with its stream) and can be followed over a WebSocket
+// until the command's exit code exists, one-second quiet check included.
+//
+// Where it can (RootFS: Linux, running as root, mount namespaces and
+// overlayfs work; probed once per process, and DAYTONATEST_ROOTFS=off
+// turns it off), every sandbox and every snapshot build has a root file
+// system of its own, a directory on this machine its processes are
+// chrooted into, as a container's: the image's absolute paths (/app,
+// /tests, /logs, /usr/local/bin, /etc…) are real there. The host's tool
+// directories (usr, etc, opt, var, root, home, srv; /bin and the like as
+// the host links them) are overlays, the host's below and the root's own
+// directory above, so a sandbox has the host's tools and what its image
+// and it wrote, and its writes never reach the host; /dev, /proc and /sys
+// are the host's; /tmp and every other top-level path are the sandbox's
+// own. The host's /tmp, /work and the rest are not there. The mounts live
+// in one mount namespace per root, kept by a holder process (nothing is
+// mounted on the host); a sandbox created with networkBlockAll has its own
+// network namespace too, loopback only. Its home is /home/daytona and its
+// work dir its image's WORKDIR as the image sees it (else the home), where
+// commands run unless the call names another directory; the file API
+// takes the sandbox's absolute paths, resolved in its root (through its
+// overlays; links never lead out of it). SandboxInfo.Home and Root are
+// where its files are on this machine. An image's ENTRYPOINT starts in
+// the background with each sandbox made from it.
+//
+// Without, the sandbox is a per-sandbox temporary directory on the host,
+// its home inside it, and commands run on the host: image paths named in
+// WORKDIR and ENV are mapped under that directory, and a RUN step or a
+// file call that names another absolute path reaches the host's, or is
+// refused.
 //
 // Creation is refused as the real API refuses it, before any sandbox exists,
 // with its messages and statuses: an unknown snapshot, resources over the
@@ -21,12 +48,14 @@
 // toolbox to answer 502 for a while after they start.
 //
 // Snapshots are built for real, in the background, each in its own root:
-// the Dockerfile the SDK writes (FROM, ENV, WORKDIR, RUN; the image's
-// absolute paths are paths under that root) goes pending, building, then
+// the Dockerfile the SDK writes (FROM, ENV, WORKDIR, RUN, COPY and ADD
+// from its build context, ENTRYPOINT with RootFS; without, the image's
+// absolute paths are mapped under that root) goes pending, building, then
 // active, or error with BuildKit's message for a failed step, or
-// build_failed for what the emulator cannot build. Their log is served as
-// plain text and followed until the build ends. A sandbox made from one
-// starts with a copy of its root, its image's environment and its WORKDIR.
+// build_failed for what the emulator cannot build. FROM names no image:
+// the host's tools stand for it. Their log is served as plain text and
+// followed until the build ends. A sandbox made from one starts with a
+// copy of its root, its image's environment and its WORKDIR.
 //
 // Faults can be injected per route (statuses with Retry-After headers,
 // before or after the call had its effect; latency; dropped answers; hangs;

@@ -152,22 +152,35 @@ func (l *markedLog) from(off, n int) []byte {
 	return append([]byte(nil), l.b[off:end]...)
 }
 
-// startProc runs command with "sh -c" in sb. The caller must not hold
-// s.mu: starting a process is slow, and other sandboxes must not wait for
-// it.
+// startProc runs command with "sh -c" in sb, in cwd (a path as the
+// sandbox sees it), and records it among the sandbox's commands. The caller
+// must not hold s.mu: starting a process is slow, and other sandboxes must
+// not wait for it.
 func (s *Server) startProc(sb *sandbox, command, cwd string, env map[string]string) (*proc, error) {
+	return s.spawn(sb, command, cwd, env, true)
+}
+
+// spawn is startProc; record says whether the command is one of the
+// sandbox's Commands (an image's entrypoint is not: no call asked for it).
+func (s *Server) spawn(sb *sandbox, command, cwd string, env map[string]string, record bool) (*proc, error) {
 	p := &proc{
 		done:   make(chan struct{}),
 		stdout: &capBuf{max: s.opts.MaxLog}, stderr: &capBuf{max: s.opts.MaxLog},
 		output: &capBuf{max: 2 * s.opts.MaxLog},
 		log:    &markedLog{max: 2*s.opts.MaxLog + 1<<16},
 	}
-	cmd := exec.Command("sh", "-c", command)
-	cmd.Dir = cwd
-	cmd.Env = envList(env)
+	var cmd *exec.Cmd
+	if sb.fs != nil {
+		// In the sandbox's root, in its own process group.
+		cmd = sb.fs.command(command, cwd, envList(env))
+	} else {
+		cmd = exec.Command("sh", "-c", command)
+		cmd.Dir = cwd
+		cmd.Env = envList(env)
+		ownGroup(cmd)
+	}
 	cmd.Stdout = io.MultiWriter(p.stdout, p.output, p.log.stream(0))
 	cmd.Stderr = io.MultiWriter(p.stderr, p.output, p.log.stream(1))
-	ownGroup(cmd)
 	// A grandchild that escaped the group kill must not keep Wait waiting
 	// for its pipes.
 	cmd.WaitDelay = 2 * time.Second
@@ -185,8 +198,10 @@ func (s *Server) startProc(sb *sandbox, command, cwd string, env map[string]stri
 		return nil, errors.New("the sandbox is gone")
 	}
 	sb.procs[p] = struct{}{}
-	sb.envs = append(sb.envs, copyMap(env))
-	sb.commands = append(sb.commands, command)
+	if record {
+		sb.envs = append(sb.envs, copyMap(env))
+		sb.commands = append(sb.commands, command)
+	}
 	s.workers.Add(1)
 	s.mu.Unlock()
 	go func() {
@@ -228,9 +243,13 @@ func (s *Server) gone(sb *sandbox) bool {
 // baseEnv is what every process in the sandbox starts with, as the
 // daemon's own environment: the create request's env over the image's.
 func (s *Server) baseEnv(sb *sandbox) map[string]string {
+	tmp := sb.root + "/tmp"
+	if sb.rooted {
+		tmp = "/tmp"
+	}
 	env := map[string]string{
-		"PATH": hostPath(), "HOME": sb.home, "USER": sb.user, "LANG": "C.UTF-8",
-		"TMPDIR":             sb.root + "/tmp",
+		"PATH": hostPath(), "HOME": sb.homePath(), "USER": sb.user, "LANG": "C.UTF-8",
+		"TMPDIR":             tmp,
 		"DAYTONA_SANDBOX_ID": sb.id, "DAYTONA_SANDBOX_USER": sb.user,
 	}
 	maps.Copy(env, sb.imageEnv)
@@ -287,7 +306,7 @@ func (s *Server) runSession(sb *sandbox, ss *session) {
 			s.mu.Unlock()
 			return
 		case c := <-ss.queue:
-			p, err := s.startProc(sb, c.command, sb.home, s.baseEnv(sb))
+			p, err := s.startProc(sb, c.command, sb.defaultCwd(), s.baseEnv(sb))
 			if err != nil {
 				close(c.done)
 				continue

@@ -1,6 +1,7 @@
 package daytonatest
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -32,7 +33,15 @@ type SandboxInfo struct {
 	AutoStopInterval, AutoArchiveInterval, AutoDeleteInterval int
 	Volumes                                                   []VolumeMount
 
-	Home        string              // the home directory, on this machine
+	// Home is the home directory's path on this machine, which tests
+	// read the sandbox's files from (and may write to). With RootFS it is
+	// the sandbox's own directory, bound at /home/<user> in its root (for
+	// the user root, the upper layer of its /root, where a file the host
+	// writes while the sandbox runs may go unseen); Root is the whole
+	// root on this machine: the sandbox's own top-level directories, and
+	// the upper layers of those overlaid on the host's (usr, etc…), which
+	// hold only what the image and the sandbox wrote there.
+	Home, Root  string
 	ProcessEnvs []map[string]string // the environment of every process started in it
 	Commands    []string            // every command line it ran, in order
 }
@@ -54,11 +63,15 @@ type sandbox struct {
 	// (Options.FailStart); empty for one that starts.
 	failState  string
 	volumes    []VolumeMount
-	root, home string
+	root, home string // on this machine
+	// rooted says the sandbox has a root file system of its own (RootFS);
+	// fs is it once made (set under Server.mu, never changed after).
+	rooted bool
+	fs     *fsRoot
 	// fromRoot is the root of the emulated snapshot the sandbox was made
-	// from ("" for none): its file system starts as a copy of it (files
-	// hard-linked). imageEnv is that image's ENV and workDir its WORKDIR
-	// ("" for none), mapped under root.
+	// from ("" for none): its file system starts as a copy of it.
+	// imageEnv is that image's ENV and workDir its WORKDIR ("" for none):
+	// as the image sees them when rooted, else mapped under root.
 	fromRoot, workDir string
 	imageEnv          map[string]string
 
@@ -110,7 +123,7 @@ func (sb *sandbox) info(now time.Time) SandboxInfo {
 		Snapshot: sb.snapshot, Image: sb.image, CPU: sb.cpu, Memory: sb.mem, Disk: sb.disk,
 		NetworkBlockAll: sb.networkBlockAll, NetworkAllowList: sb.networkAllowList,
 		AutoStopInterval: sb.autoStop, AutoArchiveInterval: sb.autoArchive, AutoDeleteInterval: sb.autoDel,
-		Volumes: append([]VolumeMount(nil), sb.volumes...), Home: sb.home,
+		Volumes: append([]VolumeMount(nil), sb.volumes...), Home: sb.home, Root: sb.root,
 		ProcessEnvs: slices.Clone(sb.envs), Commands: slices.Clone(sb.commands),
 	}
 }
@@ -157,6 +170,35 @@ func (sb *sandbox) shutdown() {
 		close(cut)
 	}
 	sb.streams = map[chan struct{}]struct{}{}
+	if sb.fs != nil {
+		sb.fs.stop()
+	}
+}
+
+// homePath is the home directory as the sandbox's processes see it.
+func (sb *sandbox) homePath() string {
+	if sb.rooted {
+		return userHome(sb.user)
+	}
+	return sb.home
+}
+
+// userHome is a user's home in a root.
+func userHome(user string) string {
+	if user == "root" {
+		return "/root"
+	}
+	return "/home/" + user
+}
+
+// defaultCwd is where a command runs when the call names no directory:
+// with a root, the daemon's own working directory, which is the image's
+// WORKDIR or the home; else the home, as the emulator always did.
+func (sb *sandbox) defaultCwd() string {
+	if sb.rooted {
+		return cmp.Or(sb.workDir, sb.homePath())
+	}
+	return sb.home
 }
 
 func (v *volume) dto(now time.Time) map[string]any {

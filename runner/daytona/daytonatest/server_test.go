@@ -79,8 +79,10 @@ func TestSandboxLifecycleThroughTheSDK(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if home == "/home/daytona" || !filepath.IsAbs(home) {
-		t.Fatalf("home = %q, want a per-sandbox directory", home)
+	// The daemon's home with a root of the sandbox's own; else one made
+	// per sandbox on this machine.
+	if RootFS() && home != "/home/daytona" || !RootFS() && (home == "/home/daytona" || !filepath.IsAbs(home)) {
+		t.Fatalf("home = %q (RootFS %v)", home, RootFS())
 	}
 	if err := sb.FileSystem.UploadFile(ctx(t), []byte("hello\n"), home+"/dir/a.txt"); err != nil {
 		t.Fatalf("upload: %v", err)
@@ -203,8 +205,15 @@ func TestEmptyFileTraps(t *testing.T) {
 	if _, err := sb.FileSystem.DownloadFile(ctx(t), home+"/e", nil); err == nil {
 		t.Fatal("downloading a zero-byte file worked; the real SDK fails")
 	}
-	if _, err := sb.FileSystem.DownloadFile(ctx(t), "/home/daytona/x", nil); statusOf(err) != 400 {
-		t.Fatalf("hard-coded home: %v, want 400", err)
+	// Without a root, a path outside the sandbox's directory (a home
+	// hard-coded for another machine) is refused; with one, any path is
+	// the sandbox's, and this one is missing.
+	want := 400
+	if RootFS() {
+		want = 404
+	}
+	if _, err := sb.FileSystem.DownloadFile(ctx(t), "/home/daytona/x", nil); statusOf(err) != want {
+		t.Fatalf("hard-coded home: %v, want %d", err, want)
 	}
 	// The zero-byte upload is the one call here that breaks the spec (the SDK
 	// sends no file part); the emulator must have noticed.
@@ -283,7 +292,7 @@ func TestExecuteTimeoutIs408AndKillsTheCommand(t *testing.T) {
 	if statusOf(err) != 408 {
 		t.Fatalf("err = %v, want 408", err)
 	}
-	assertGone(t, filepath.Join(home, "pid"))
+	assertGone(t, filepath.Join(s.Sandboxes()[0].Home, "pid"))
 }
 
 // assertGone fails unless the process whose pid is in file has ended.
@@ -303,19 +312,19 @@ func assertGone(t *testing.T, file string) {
 func TestCloseKillsEverythingItStarted(t *testing.T) {
 	s := NewServer(Options{Specs: specs, Dir: t.TempDir()})
 	sb := create(t, client(t, s), "k")
-	home, _ := sb.GetUserHomeDir(ctx(t))
 	if err := sb.Process.CreateSession(ctx(t), "s"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := sb.Process.ExecuteSessionCommand(ctx(t), "s", "echo $$ > pid; sleep 30 & sleep 30", true, false); err != nil {
 		t.Fatal(err)
 	}
-	WaitFor(t, "the session command to start", func() bool { return s.Running() > 0 && !fileMissing(filepath.Join(home, "pid")) })
+	pid := filepath.Join(s.Sandboxes()[0].Home, "pid")
+	WaitFor(t, "the session command to start", func() bool { return s.Running() > 0 && !fileMissing(pid) })
 	s.Close()
 	if s.Running() != 0 {
 		t.Fatalf("%d processes outlived Close", s.Running())
 	}
-	assertGone(t, filepath.Join(home, "pid"))
+	assertGone(t, pid)
 	if v := s.Violations(); len(v) != 0 {
 		t.Fatal(v)
 	}

@@ -44,7 +44,7 @@ type snapshot struct {
 
 	// root is the snapshot's file system, with the image's absolute paths
 	// under it; env is what the image's ENV set and workdir its WORKDIR
-	// ("" for none), both mapped under root.
+	// ("" for none), both mapped under root unless RootFS.
 	root    string
 	env     map[string]string
 	workdir string
@@ -427,9 +427,12 @@ type SnapshotInfo struct {
 	ID, Name, State, ErrorReason string
 	ImageName, Dockerfile        string
 	// Root is the snapshot's file system (a directory on this machine).
+	// With RootFS, its directories overlaid on the host's (usr, etc…)
+	// hold only what the build wrote there.
 	Root string
-	// Env is what its image's ENV set (paths mapped under Root); Workdir
-	// its WORKDIR, mapped.
+	// Env is what its image's ENV set and Workdir its WORKDIR: as the
+	// image sees them with RootFS (the file is under Root), else mapped
+	// under Root.
 	Env     map[string]string
 	Workdir string
 	// Log is its build log so far.

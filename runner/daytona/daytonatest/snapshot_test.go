@@ -44,6 +44,15 @@ func apiDo(t *testing.T, s *Server, method, path string, body any) (int, map[str
 	return resp.StatusCode, m
 }
 
+// onHost is the path on this machine of p, a path a sandbox or snapshot
+// whose root is root sees: under root with RootFS, else p, mapped already.
+func onHost(root, p string) string {
+	if RootFS() {
+		return filepath.Join(root, filepath.FromSlash(p))
+	}
+	return p
+}
+
 // drain reads a build's log channel to its end.
 func drain(ch <-chan string) []string {
 	var out []string
@@ -86,14 +95,21 @@ func TestSnapshotBuildThroughTheSDK(t *testing.T) {
 			t.Errorf("build log lacks %q:\n%s", want, all)
 		}
 	}
+	// With a root, the image's paths are its own; else mapped under the
+	// snapshot's root on this machine.
 	info := s.Snapshots()[0]
-	if info.State != "active" || info.Workdir != filepath.Join(info.Root, "opt", "forge", "env") ||
+	wantWorkdir := filepath.Join(info.Root, "opt", "forge", "env")
+	if RootFS() {
+		wantWorkdir = "/opt/forge/env"
+	}
+	if info.State != "active" || info.Workdir != wantWorkdir ||
 		info.Env["FORGE_ENV"] != info.Workdir || !strings.HasPrefix(info.Env["PATH"], info.Workdir+"/bin:") {
 		t.Fatalf("snapshot %+v", info)
 	}
 	if !strings.Contains(info.Log, info.Workdir+"\n") {
-		t.Errorf("RUN did not run in the mapped WORKDIR:\n%s", info.Log)
+		t.Errorf("RUN did not run in the WORKDIR:\n%s", info.Log)
 	}
+	marker := filepath.Join(onHost(info.Root, info.Workdir), "marker.txt")
 
 	for _, key := range []string{"forge-env-1", snap.ID} {
 		got, err := c.Snapshot.Get(ctx(t), key)
@@ -123,18 +139,21 @@ func TestSnapshotBuildThroughTheSDK(t *testing.T) {
 		t.Fatalf("in the sandbox: %q", got)
 	}
 	sbInfo := s.Sandboxes()[0]
-	if wd, err := sb.GetWorkingDir(ctx(t)); err != nil || !strings.HasPrefix(wd, strings.TrimSuffix(sbInfo.Home, "/home/daytona")) ||
-		!strings.HasSuffix(wd, "/opt/forge/env") {
-		t.Fatalf("work dir %q, %v (home %s)", wd, err, sbInfo.Home)
+	wantWD := filepath.Join(sbInfo.Root, "opt", "forge", "env")
+	if RootFS() {
+		wantWD = "/opt/forge/env"
+	}
+	if wd, err := sb.GetWorkingDir(ctx(t)); err != nil || wd != wantWD {
+		t.Fatalf("work dir %q, %v, want %s", wd, err, wantWD)
 	}
 	// The sandbox's file system is its own: a file written over in place
 	// or removed there is the snapshot's as it was.
 	run(`echo changed > "$FORGE_ENV/marker.txt"`)
-	if b, err := os.ReadFile(filepath.Join(info.Workdir, "marker.txt")); err != nil || string(b) != "built\n" {
+	if b, err := os.ReadFile(marker); err != nil || string(b) != "built\n" {
 		t.Fatalf("the sandbox's write reached the snapshot: %q, %v", b, err)
 	}
 	run(`rm "$FORGE_ENV/marker.txt"`)
-	if _, err := os.Stat(filepath.Join(info.Workdir, "marker.txt")); err != nil {
+	if _, err := os.Stat(marker); err != nil {
 		t.Fatalf("the sandbox's rm reached the snapshot: %v", err)
 	}
 
@@ -166,17 +185,23 @@ func TestSnapshotBuildFailure(t *testing.T) {
 	// A step that fails ends the snapshot in error with BuildKit's message,
 	// as the API marks a build its runner failed; what the emulator cannot
 	// build ends it build_failed.
-	for _, tc := range []struct {
+	type failing struct {
 		name, state, reason string
 		img                 *daytona.DockerImage
-	}{
+	}
+	cases := []failing{
 		{"fails-run", "error", `process "/bin/sh -c echo \"failing\"; exit 3" did not complete successfully: exit code: 3`,
 			daytona.Base("python:3.12-slim").Run("echo before-failing").Run(`echo "failing"; exit 3`)},
-		{"fails-literal-path", "build_failed", "names the image path /opt/forge/env literally",
-			daytona.Base("python:3.12-slim").Workdir("/opt/forge/env").Run("mkdir -p /opt/forge/env/bin")},
 		{"fails-expose", "build_failed", "Dockerfile instruction EXPOSE (step 2/2) is not supported",
 			daytona.Base("python:3.12-slim").Expose([]int{8080})},
-	} {
+	}
+	if !RootFS() {
+		// Mapped image paths reach a RUN step only through WORKDIR and
+		// ENV; a root has them all.
+		cases = append(cases, failing{"fails-literal-path", "build_failed", "names the image path /opt/forge/env literally",
+			daytona.Base("python:3.12-slim").Workdir("/opt/forge/env").Run("mkdir -p /opt/forge/env/bin")})
+	}
+	for _, tc := range cases {
 		_, logs, err := c.Snapshot.Create(ctx(t), &types.CreateSnapshotParams{Name: tc.name, Image: tc.img})
 		if err != nil {
 			t.Fatal(err)
@@ -420,7 +445,7 @@ func TestSnapshotBuildWithContext(t *testing.T) {
 	if info.State != "active" {
 		t.Fatalf("snapshot %s: %s\n%s", info.State, info.ErrorReason, info.Log)
 	}
-	if b, err := os.ReadFile(filepath.Join(info.Workdir, "both.txt")); err != nil || string(b) != "print('hi')\na,1\nb,2\n" {
+	if b, err := os.ReadFile(filepath.Join(onHost(info.Root, info.Workdir), "both.txt")); err != nil || string(b) != "print('hi')\na,1\nb,2\n" {
 		t.Fatalf("both.txt: %q, %v\n%s", b, err, info.Log)
 	}
 	if s.Calls(OpPushAccess) != 1 || s.Calls(OpStorage) == 0 {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -87,7 +88,7 @@ func TestLogStreamFollowsTheCommandUntilItsExitCode(t *testing.T) {
 	s := Start(t, Options{Specs: specs})
 	sb := create(t, client(t, s), "stream")
 	home, _ := sb.GetUserHomeDir(ctx(t))
-	gate := filepath.Join(home, "gate")
+	gate := path.Join(home, "gate")
 	// The command waits for the test, which waits for its first line: the
 	// stream must deliver while the command runs. (The SDK holds a chunk's
 	// last two bytes back until more come: "second" pushes "first" out.
@@ -107,7 +108,7 @@ func TestLogStreamFollowsTheCommandUntilItsExitCode(t *testing.T) {
 	if st, err := sb.Process.GetSessionCommand(ctx(t), "s", cid); err != nil || st["exitCode"] != nil {
 		t.Fatalf("the command ended before the gate opened: %v %v", st, err)
 	}
-	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(s.Sandboxes()[0].Home, "gate"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	go func() {

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net/http"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -41,12 +42,12 @@ var toolboxRoutes = map[string]func(*Server, *handlerCtx, *sandbox){
 }
 
 func (s *Server) homeDir(h *handlerCtx, sb *sandbox) {
-	h.json(http.StatusOK, map[string]string{"dir": sb.home})
+	h.json(http.StatusOK, map[string]string{"dir": sb.homePath()})
 }
 
 // workDir is the daemon's work dir: the image's WORKDIR, else home.
 func (s *Server) workDir(h *handlerCtx, sb *sandbox) {
-	h.json(http.StatusOK, map[string]string{"dir": cmp.Or(sb.workDir, sb.home)})
+	h.json(http.StatusOK, map[string]string{"dir": cmp.Or(sb.workDir, sb.homePath())})
 }
 
 // toolboxSandbox is the started sandbox a toolbox call is for; nil when the
@@ -64,7 +65,8 @@ func (s *Server) toolboxSandbox(h *handlerCtx) *sandbox {
 	if sb != nil {
 		state = sb.state(now)
 		deleted = !sb.deletedAt.IsZero()
-		warming = now.Before(sb.startAt.Add(s.opts.ToolboxWarmup))
+		// A root still being made is a daemon not started yet.
+		warming = now.Before(sb.startAt.Add(s.opts.ToolboxWarmup)) || sb.rooted && sb.fs == nil
 	}
 	s.mu.Unlock()
 	if sb == nil || deleted || state == "destroyed" {
@@ -99,10 +101,22 @@ func inside(sb *sandbox, p string) (string, error) {
 	return p, nil
 }
 
+// resolve is the path p names: with a root, the path in it (relative to
+// the home), which any absolute path is; else inside's.
+func resolve(sb *sandbox, p string) (string, error) {
+	if sb.rooted {
+		if !path.IsAbs(p) {
+			p = path.Join(sb.homePath(), p)
+		}
+		return path.Clean(p), nil
+	}
+	return inside(sb, p)
+}
+
 // path is the sandbox path the call's "path" names; false when the call
 // has been answered 400.
 func (h *handlerCtx) path(sb *sandbox) (string, bool) {
-	p, err := inside(sb, h.r.URL.Query().Get("path"))
+	p, err := resolve(sb, h.r.URL.Query().Get("path"))
 	if err != nil {
 		h.badRequest(err)
 	}
@@ -120,11 +134,16 @@ func (s *Server) uploadFile(h *handlerCtx, sb *sandbox) {
 		return
 	}
 	defer f.Close()
-	if err := os.MkdirAll(filepath.Dir(dst), 0o750); err != nil {
+	dir, mkdirAll, create := filepath.Dir(dst), os.MkdirAll, os.Create
+	if sb.fs != nil {
+		dir, mkdirAll = path.Dir(dst), sb.fs.mkdirAll
+		create = func(p string) (*os.File, error) { return sb.fs.create(p, 0o644) }
+	}
+	if err := mkdirAll(dir, 0o750); err != nil {
 		h.badRequest(err)
 		return
 	}
-	out, err := os.Create(dst)
+	out, err := create(dst)
 	if err != nil {
 		h.badRequest(err)
 		return
@@ -145,7 +164,16 @@ func (s *Server) downloadFile(h *handlerCtx, sb *sandbox) {
 	if !ok {
 		return
 	}
-	fi, err := os.Stat(p)
+	open := os.Open
+	if sb.fs != nil {
+		open = sb.fs.open
+	}
+	f, err := open(p)
+	var fi os.FileInfo
+	if err == nil {
+		defer f.Close()
+		fi, err = f.Stat()
+	}
 	switch {
 	case os.IsNotExist(err):
 		h.toolboxError(http.StatusNotFound, "file not found: %s", p)
@@ -157,7 +185,7 @@ func (s *Server) downloadFile(h *handlerCtx, sb *sandbox) {
 		h.toolboxError(http.StatusBadRequest, "path is a directory: %s", p)
 		return
 	}
-	b, err := os.ReadFile(p)
+	b, err := io.ReadAll(f)
 	if err != nil {
 		h.badRequest(err)
 		return
@@ -178,7 +206,11 @@ func (s *Server) createFolder(h *handlerCtx, sb *sandbox) {
 		h.toolboxError(http.StatusBadRequest, "bad mode: %v", err)
 		return
 	}
-	if err := os.MkdirAll(p, os.FileMode(mode)); err != nil {
+	mkdirAll := os.MkdirAll
+	if sb.fs != nil {
+		mkdirAll = sb.fs.mkdirAll
+	}
+	if err := mkdirAll(p, os.FileMode(mode)); err != nil {
 		h.badRequest(err)
 		return
 	}
@@ -198,10 +230,10 @@ func (s *Server) execute(h *handlerCtx, sb *sandbox) {
 		h.toolboxError(http.StatusBadRequest, "command is required")
 		return
 	}
-	cwd := sb.home
+	cwd := sb.defaultCwd()
 	if req.Cwd != "" {
 		var err error
-		if cwd, err = inside(sb, req.Cwd); err != nil {
+		if cwd, err = resolve(sb, req.Cwd); err != nil {
 			h.badRequest(err)
 			return
 		}

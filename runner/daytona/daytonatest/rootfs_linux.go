@@ -1,0 +1,478 @@
+//go:build linux
+
+package daytonatest
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The root file systems: every sandbox, and every snapshot build, has its
+// own root directory on this machine, which its processes are chrooted
+// into. A holder process per root keeps a mount namespace where:
+//   - each of the host's top-level directories that carry its tools (usr,
+//     etc, opt, var, root, home, srv, and bin, lib… when they are
+//     directories) is an overlay: the host's directory below, the root's
+//     directory of that name above, so the sandbox sees the host's tools
+//     and what its image and it wrote, and its writes stay in its root;
+//   - the symbolic links among them (/bin -> usr/bin) are remade in the
+//     root;
+//   - /dev, /proc and /sys are the host's, /dev/shm a tmpfs of its own;
+//   - a home under /home is the root's plain directory, bound over the
+//     overlay, so that a test writing there from the host is seen at once
+//     (an overlay caches what it looked up and misses what changed in its
+//     upper layer behind its back);
+//   - everything else (/tmp, /app, /tests, /logs…) is simply the root's.
+//
+// One namespace per root, not per process: overlayfs leaves two live
+// mounts over one upper directory undefined, and processes of one sandbox
+// must see each other's writes. A process is chrooted into the root as
+// the holder sees it (/proc/<holder>/root/<root>), which costs nothing
+// beyond the fork and exec it always had; a sandbox with networkBlockAll
+// has its holder in a new network namespace too (loopback only), which its
+// processes join through nsenter. The mounts live only in the holder's
+// namespace: nothing is mounted on the host, and they go when the holder
+// and the processes using them end.
+
+// rootFSProbe decides once per process whether roots can be made.
+var rootFSProbe struct {
+	once sync.Once
+	err  error
+	lay  layout
+	// tools found on the host.
+	unshare, nsenter, cp string
+}
+
+// RootFS says whether this emulator gives every sandbox and snapshot build
+// a root file system of its own (see doc.go): it runs as root on Linux and
+// can make mount namespaces and overlayfs mounts, and DAYTONATEST_ROOTFS
+// is not "off". Decided once per process.
+func RootFS() bool { return rootFSUnavailable() == nil }
+
+// rootFSUnavailable is why roots cannot be made, nil when they can.
+func rootFSUnavailable() error {
+	p := &rootFSProbe
+	p.once.Do(func() { p.err = probeRootFS() })
+	return p.err
+}
+
+func probeRootFS() error {
+	p := &rootFSProbe
+	if os.Getenv("DAYTONATEST_ROOTFS") == "off" {
+		return errors.New("turned off by DAYTONATEST_ROOTFS=off")
+	}
+	if os.Geteuid() != 0 {
+		return fmt.Errorf("not running as root (uid %d)", os.Geteuid())
+	}
+	for _, t := range []struct {
+		name string
+		dst  *string
+	}{{"unshare", &p.unshare}, {"nsenter", &p.nsenter}, {"cp", &p.cp}} {
+		var err error
+		if *t.dst, err = exec.LookPath(t.name); err != nil {
+			return err
+		}
+	}
+	dir, err := os.MkdirTemp("", "daytonatest-probe-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	for _, d := range []string{"lower", "upper", "work", "merged"} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+			return err
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "lower", "f"), nil, 0o644); err != nil {
+		return err
+	}
+	out, err := exec.Command(p.unshare, "--mount", "/bin/sh", "-c",
+		`mount -t overlay overlay -o "lowerdir=$1/lower,upperdir=$1/upper,workdir=$1/work" "$1/merged" && test -e "$1/merged/f" && : > "$1/merged/g"`,
+		"sh", dir).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("cannot mount an overlay in a new mount namespace: %v: %s", err, strings.TrimSpace(string(out)))
+	}
+	if _, err := os.Stat(filepath.Join(dir, "upper", "g")); err != nil {
+		return fmt.Errorf("an overlay's write did not reach its upper layer: %v", err)
+	}
+	dfd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	fd, err := openat2(dfd, "lower/f", unix.O_RDONLY, 0)
+	unix.Close(dfd)
+	if err != nil {
+		return fmt.Errorf("openat2: %w", err)
+	}
+	unix.Close(fd)
+	p.lay, err = hostLayout()
+	return err
+}
+
+// toolDirs are the host's top-level entries a root reproduces: overlaid
+// when directories, remade when symbolic links.
+var toolDirs = []string{"bin", "sbin", "lib", "lib32", "lib64", "libx32", "usr", "etc", "opt", "var", "root", "home", "srv"}
+
+// layout is what of the host's top level every root reproduces.
+type layout struct {
+	overlays []string               // directories, overlaid
+	modes    map[string]fs.FileMode // their modes, which the overlay's top takes from its upper directory
+	links    map[string]string      // symbolic links, by name, to their targets
+}
+
+func hostLayout() (layout, error) {
+	lay := layout{modes: map[string]fs.FileMode{}, links: map[string]string{}}
+	for _, d := range toolDirs {
+		fi, err := os.Lstat("/" + d)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			return lay, err
+		case fi.Mode()&fs.ModeSymlink != 0:
+			t, err := os.Readlink("/" + d)
+			if err != nil {
+				return lay, err
+			}
+			lay.links[d] = t
+		case fi.IsDir():
+			lay.overlays = append(lay.overlays, d)
+			lay.modes[d] = fi.Mode() & (fs.ModePerm | fs.ModeSticky | fs.ModeSetgid)
+		}
+	}
+	return lay, nil
+}
+
+// makeSkeleton gives a root what every root has: the overlays' upper
+// directories, the host's top-level links, mount points, its own /tmp.
+func makeSkeleton(root string) error {
+	lay := rootFSProbe.lay
+	for _, d := range lay.overlays {
+		p := filepath.Join(root, d)
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			return err
+		}
+		if err := os.Chmod(p, lay.modes[d]); err != nil {
+			return err
+		}
+	}
+	for name, target := range lay.links {
+		p := filepath.Join(root, name)
+		if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
+			if err := os.Symlink(target, p); err != nil {
+				return err
+			}
+		}
+	}
+	for _, d := range []string{"dev", "proc", "sys", "run", "tmp"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			return err
+		}
+	}
+	return os.Chmod(filepath.Join(root, "tmp"), 0o777|fs.ModeSticky)
+}
+
+// copyRoot makes dst a copy of the root src, as cp -a copies: overlay
+// whiteouts (character devices) and opaque directories (xattrs) included,
+// which an image's deletions are.
+func copyRoot(src, dst string) error {
+	out, err := exec.Command(rootFSProbe.cp, "-a", "--", src+"/.", dst).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%v: %s", err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// bindMount is a host directory bound at a path of a root.
+type bindMount struct{ src, dst string }
+
+// fsRoot is a live root: its holder, and the way in for processes and
+// for the toolbox's files.
+type fsRoot struct {
+	dir    string // the root on this machine
+	chroot string // the root as the holder sees it, what processes chroot into
+	netns  string // the holder's network namespace, for a sandbox whose network is blocked; "" otherwise
+	holder *exec.Cmd
+	stdin  *os.File      // closing it ends the holder
+	done   chan struct{} // closed when the holder has ended
+	once   sync.Once
+}
+
+// startRoot starts the holder of the root dir (made if need be): overlay
+// work directories under work, home (a path under /home, or "") bound as
+// the root's plain directory, binds bound, the network blocked if asked.
+// wg counts the holder until it has ended and its work directories are
+// removed.
+func startRoot(dir, work, home string, binds []bindMount, blockNet bool, wg *sync.WaitGroup) (*fsRoot, error) {
+	if err := rootFSUnavailable(); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	// Processes reach the root through the holder's /proc/<pid>/root: a
+	// link on the way would be followed from theirs.
+	dir, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return nil, err
+	}
+	if strings.ContainsAny(dir+work, ",:\n") {
+		return nil, fmt.Errorf("the emulator's directory %s cannot hold a root: overlay options cannot name paths with , or :", dir)
+	}
+	if err := makeSkeleton(dir); err != nil {
+		return nil, err
+	}
+	lay := rootFSProbe.lay
+	for _, d := range lay.overlays {
+		if err := os.MkdirAll(filepath.Join(work, d), 0o700); err != nil {
+			return nil, err
+		}
+	}
+	q := shellQuote
+	var sc strings.Builder
+	sc.WriteString("set -e\n")
+	stage := filepath.Join(work, ".home") // not an overlay's work directory
+	if home != "" {
+		// Bound aside first: once /home is overlaid, the root's own
+		// directory is no longer reachable by its path.
+		if err := os.MkdirAll(stage, 0o700); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(&sc, "mount --bind %s %s\n", q(filepath.Join(dir, home)), q(stage))
+	}
+	for _, d := range lay.overlays {
+		opts := "lowerdir=/" + d + ",upperdir=" + filepath.Join(dir, d) + ",workdir=" + filepath.Join(work, d)
+		fmt.Fprintf(&sc, "mount -t overlay overlay -o %s %s\n", q(opts), q(filepath.Join(dir, d)))
+	}
+	if home != "" {
+		fmt.Fprintf(&sc, "mount --move %s %s\n", q(stage), q(filepath.Join(dir, home)))
+	}
+	fmt.Fprintf(&sc, "mount --rbind /dev %s\n", q(filepath.Join(dir, "dev")))
+	if _, err := os.Stat("/dev/shm"); err == nil {
+		fmt.Fprintf(&sc, "mount -t tmpfs -o mode=1777 shm %s\n", q(filepath.Join(dir, "dev", "shm")))
+	}
+	fmt.Fprintf(&sc, "mount --rbind /proc %s\nmount --rbind /sys %s\n", q(filepath.Join(dir, "proc")), q(filepath.Join(dir, "sys")))
+	for _, b := range binds {
+		fmt.Fprintf(&sc, "mount --bind %s %s\n", q(b.src), q(filepath.Join(dir, b.dst)))
+	}
+	if blockNet {
+		// A new network namespace has its loopback down.
+		sc.WriteString("ip link set lo up\n")
+	}
+	// Ready; then wait for stdin to close, which the emulator's end
+	// closes too.
+	sc.WriteString("echo ready\nread _ || true\n")
+
+	args := []string{"--mount"}
+	if blockNet {
+		args = append(args, "--net")
+	}
+	cmd := exec.Command(rootFSProbe.unshare, append(args, "--", "/bin/sh", "-c", sc.String())...)
+	cmd.Env = []string{"PATH=" + hostPath(), "LANG=C"}
+	ownGroup(cmd)
+	stdinR, stdinW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stdin = stdinR
+	stderr := &capBuf{max: 64 << 10}
+	cmd.Stderr = stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		stdinR.Close()
+		stdinW.Close()
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		stdinR.Close()
+		stdinW.Close()
+		return nil, err
+	}
+	stdinR.Close()
+	ready := make(chan bool, 1)
+	go func() {
+		line, _ := bufio.NewReader(stdout).ReadString('\n')
+		ready <- line == "ready\n"
+	}()
+	ok := false
+	select {
+	case ok = <-ready:
+	case <-time.After(30 * time.Second):
+	}
+	if !ok {
+		stdinW.Close()
+		killGroup(cmd)
+		cmd.Wait()
+		os.RemoveAll(work)
+		return nil, fmt.Errorf("could not mount the root %s: %s", dir, strings.TrimSpace(stderr.String()))
+	}
+	r := &fsRoot{
+		dir: dir, holder: cmd, stdin: stdinW, done: make(chan struct{}),
+		chroot: fmt.Sprintf("/proc/%d/root%s", cmd.Process.Pid, dir),
+	}
+	if blockNet {
+		r.netns = fmt.Sprintf("/proc/%d/ns/net", cmd.Process.Pid)
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		cmd.Wait()
+		os.RemoveAll(work)
+		close(r.done)
+	}()
+	return r, nil
+}
+
+// stop ends the holder; its mounts go with the last process using them.
+// It does not wait: done is closed once the holder has ended.
+func (r *fsRoot) stop() {
+	r.once.Do(func() {
+		r.stdin.Close()
+		killGroup(r.holder)
+	})
+}
+
+// command is command run with "/bin/sh -c" in the root, in cwd (a path in
+// the root), in its own process group.
+func (r *fsRoot) command(command, cwd string, env []string) *exec.Cmd {
+	argv := []string{"/bin/sh", "-c", command}
+	if r.netns != "" {
+		argv = append([]string{rootFSProbe.nsenter, "--net=" + r.netns, "--"}, argv...)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir, cmd.Env = cwd, env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Chroot: r.chroot}
+	return cmd
+}
+
+// The toolbox's files and the builder's COPY are reached through the
+// holder, so that they go through the overlays as the sandbox's own
+// writes do, with every path resolved in the root (symbolic links
+// included, absolute ones too): nothing escapes to the host's files.
+
+func openat2(dirfd int, p string, flags int, mode uint32) (int, error) {
+	for {
+		fd, err := unix.Openat2(dirfd, p, &unix.OpenHow{
+			Flags: uint64(flags | unix.O_CLOEXEC), Mode: uint64(mode),
+			Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS,
+		})
+		if err != unix.EINTR && err != unix.EAGAIN {
+			return fd, err
+		}
+	}
+}
+
+// rel is p, an absolute path in the root, relative to the root.
+func rel(p string) string {
+	p = strings.TrimPrefix(path.Clean("/"+p), "/")
+	if p == "" {
+		return "."
+	}
+	return p
+}
+
+// at opens p in the root with flags.
+func (r *fsRoot) at(op, p string, flags int, mode uint32) (int, error) {
+	root, err := unix.Open(r.chroot, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, &fs.PathError{Op: op, Path: p, Err: fmt.Errorf("the sandbox's root is gone: %w", err)}
+	}
+	defer unix.Close(root)
+	fd, err := openat2(root, rel(p), flags, mode)
+	if err != nil {
+		return -1, &fs.PathError{Op: op, Path: p, Err: err}
+	}
+	return fd, nil
+}
+
+// open opens the file p of the root for reading.
+func (r *fsRoot) open(p string) (*os.File, error) {
+	fd, err := r.at("open", p, unix.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), p), nil
+}
+
+// create creates or truncates the file p of the root, with perm if new.
+func (r *fsRoot) create(p string, perm fs.FileMode) (*os.File, error) {
+	fd, err := r.at("create", p, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC, uint32(perm.Perm()))
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), p), nil
+}
+
+// mkdirAll makes the directory p of the root and its missing parents.
+func (r *fsRoot) mkdirAll(p string, perm fs.FileMode) error {
+	parts := strings.Split(rel(p), "/")
+	if parts[0] == "." {
+		return nil
+	}
+	parent, err := r.at("mkdir", "/", unix.O_PATH|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return err
+	}
+	defer func() { unix.Close(parent) }()
+	for i, name := range parts {
+		sub := "/" + strings.Join(parts[:i+1], "/")
+		fd, err := r.at("mkdir", sub, unix.O_PATH|unix.O_DIRECTORY, 0)
+		if errors.Is(err, unix.ENOENT) {
+			// Made in the parent as resolved: a link on the way is
+			// followed in the root.
+			if err := unix.Mkdirat(parent, name, uint32(perm.Perm())); err != nil && err != unix.EEXIST {
+				return &fs.PathError{Op: "mkdir", Path: sub, Err: err}
+			}
+			fd, err = r.at("mkdir", sub, unix.O_PATH|unix.O_DIRECTORY, 0)
+		}
+		if err != nil {
+			return err
+		}
+		unix.Close(parent)
+		parent = fd
+	}
+	return nil
+}
+
+// parentOf opens the directory p is in, resolved in the root.
+func (r *fsRoot) parentOf(op, p string) (int, string, error) {
+	p = path.Clean("/" + p)
+	fd, err := r.at(op, path.Dir(p), unix.O_PATH|unix.O_DIRECTORY, 0)
+	return fd, path.Base(p), err
+}
+
+// symlink makes p a symbolic link to target.
+func (r *fsRoot) symlink(target, p string) error {
+	dir, name, err := r.parentOf("symlink", p)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dir)
+	if err := unix.Symlinkat(target, dir, name); err != nil {
+		return &fs.PathError{Op: "symlink", Path: p, Err: err}
+	}
+	return nil
+}
+
+// remove removes the file or empty directory p, if any.
+func (r *fsRoot) remove(p string) {
+	dir, name, err := r.parentOf("remove", p)
+	if err != nil {
+		return
+	}
+	defer unix.Close(dir)
+	if unix.Unlinkat(dir, name, 0) != nil {
+		unix.Unlinkat(dir, name, unix.AT_REMOVEDIR)
+	}
+}
