@@ -12,6 +12,13 @@ system prompt is "cached" from the second request on). Tokens are words
 times 4/3, a fair approximation. With --key (or FAKE_MODEL_KEY) it refuses
 any other bearer token with a 401, as the real API does.
 
+When the request offers tools (a function named `run`, as agent.py does
+with AGENT_TOOLS=shell) it acts like a tool-using model, always the same
+way: until the conversation holds a tool result it calls `run` once —
+with the command that solves examples/harbor's create-file task when the
+user's message names hello.txt, else `ls -la` — and then answers with a
+short summary of what it ran.
+
 It prints one line, `fake model: http://127.0.0.1:PORT/v1`, once it
 listens (--port 0 picks a free port), then serves until Ctrl-C. Standard
 library only.
@@ -31,10 +38,40 @@ LONG = (
     "from luck, so an evaluation runs several trials per task, estimates each agent's mean and its "
     "variance, and only calls a winner when the difference is larger than the noise."
 )
+# examples/harbor/tasks/create-file: /app/hello.txt holds exactly this line.
+HELLO = "printf 'Hello from forge, 6 tasks to go!\\n' > hello.txt"
 
 
 def tokens(text):
     return max(1, round(len(text.split()) * 4 / 3))
+
+
+def offers_run(body):
+    """Whether the request offers a function tool named run."""
+    tools = body.get("tools")
+    return isinstance(tools, list) and any(
+        isinstance(t, dict) and isinstance(t.get("function"), dict) and t["function"].get("name") == "run" for t in tools)
+
+
+def act(messages):
+    """A tool-using model's reply: (message, finish_reason, what it says)."""
+    results = [m for m in messages if m.get("role") == "tool"]
+    if not results:
+        user = next((str(m.get("content") or "") for m in messages if m.get("role") == "user"), "")
+        command = HELLO if "hello.txt" in user else "ls -la"
+        arguments = json.dumps({"command": command})
+        call = {"id": "call_1", "type": "function", "function": {"name": "run", "arguments": arguments}}
+        return {"role": "assistant", "content": None, "tool_calls": [call]}, "tool_calls", arguments
+    command = "a command"
+    for m in messages:
+        for c in m.get("tool_calls") or []:
+            try:
+                command = json.loads(c["function"]["arguments"])["command"]
+            except (ValueError, KeyError, TypeError):
+                pass
+    status = str(results[-1].get("content") or "").split("\n", 1)[0]
+    answer = "I ran `%s` in the working directory (%s); that should do the task." % (command, status or "no status")
+    return {"role": "assistant", "content": answer}, "stop", answer
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -79,17 +116,21 @@ class Handler(BaseHTTPRequestHandler):
         except (ValueError, KeyError, TypeError):
             return self.reply(400, {"error": {"message": "want a JSON body with model and messages"}})
         system = next((m.get("content", "") for m in messages if m.get("role") == "system"), "")
-        answer = SHORT if "three sentences" in system or "short" in system.lower() else LONG
-        prompt = sum(tokens(str(m.get("content", ""))) for m in messages)
+        if offers_run(body):
+            message, finish, said = act(messages)
+        else:
+            answer = SHORT if "three sentences" in system or "short" in system.lower() else LONG
+            message, finish, said = {"role": "assistant", "content": answer}, "stop", answer
+        prompt = sum(tokens(str(m.get("content") or "")) for m in messages)
         with self.lock:
             cached = tokens(system) if system in self.seen_systems else 0
             self.seen_systems.add(system)
-        completion = tokens(answer)
+        completion = tokens(said)
         self.reply(200, {
             "id": "chatcmpl-fake",
             "object": "chat.completion",
             "model": model,
-            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": answer}}],
+            "choices": [{"index": 0, "finish_reason": finish, "message": message}],
             "usage": {
                 "prompt_tokens": prompt,
                 "completion_tokens": completion,
