@@ -1,9 +1,13 @@
 package forge
 
 import (
+	"bytes"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -35,6 +39,11 @@ type EnvironmentSpec struct {
 	Build []string `yaml:"build"`
 	// Timeout bounds the whole build (default runner.DefaultBuildTimeout).
 	Timeout Duration `yaml:"timeout"`
+	// Dockerfile, relative to the manifest, defines the environment
+	// whole: an image, which only Daytona builds, with Context (default:
+	// the Dockerfile's directory) as its build context.
+	Dockerfile string `yaml:"dockerfile"`
+	Context    string `yaml:"context"`
 
 	files []fileRef
 }
@@ -123,20 +132,45 @@ func (m *Manifest) validateEnvironments(v *validator) {
 }
 
 func (e *EnvironmentSpec) validate(v *validator, path ...any) {
+	e.check(func(msg string, sub ...any) { v.at(msg, append(slices.Clone(path), sub...)...) })
+}
+
+// check reports what is wrong with e, each problem at its key path below
+// the environment's.
+func (e *EnvironmentSpec) check(bad func(msg string, sub ...any)) {
+	if e.Dockerfile != "" {
+		if e.Image != "" || len(e.Files) > 0 || len(e.Pip) > 0 || len(e.Build) > 0 || len(e.Env) > 0 {
+			bad("a Dockerfile is the whole environment: give dockerfile:, context: and timeout: only")
+		}
+		return
+	}
+	if e.Context != "" {
+		bad("context: is a Dockerfile's build context: give dockerfile: too", "context")
+	}
 	if e.Image == "" && len(e.Files) == 0 && len(e.Pip) == 0 && len(e.Build) == 0 {
-		v.at("builds nothing: give image:, files:, pip: or build:", path...)
+		bad("builds nothing: give image:, files:, pip:, build: or dockerfile:")
 	}
 	if strings.ContainsAny(e.Image, " \t\n") {
-		v.at(fmt.Sprintf("%q is not an image name", e.Image), append(path, "image")...)
+		bad(fmt.Sprintf("%q is not an image name", e.Image), "image")
 	}
-	checkEnv(v, e.Env, append(path, "env")...)
 	for k, val := range e.Env {
+		if err := runner.CheckEnvName(k); err != nil {
+			bad(err.Error(), "env")
+		}
 		if strings.Contains(val, "${") {
-			v.at("values are literal here: an environment outlives the run, so no secret or ${NAME} goes into it", append(path, "env", k)...)
+			bad("values are literal here: an environment outlives the run, so no secret or ${NAME} goes into it", "env", k)
 		}
 	}
-	checkStrings(v, e.Pip, append(path, "pip")...)
-	checkStrings(v, e.Build, append(path, "build")...)
+	for _, l := range []struct {
+		key   string
+		lines []string
+	}{{"pip", e.Pip}, {"build", e.Build}} {
+		for i, line := range l.lines {
+			if strings.TrimSpace(line) == "" {
+				bad("is empty", l.key, i)
+			}
+		}
+	}
 }
 
 // resolveEnvironments finds every environment's files (into the
@@ -145,6 +179,13 @@ func (e *EnvironmentSpec) validate(v *validator, path ...any) {
 func (m *Manifest) resolveEnvironments(h io.Writer, v *validator) {
 	m.envs = map[string]*runner.Environment{}
 	resolve := func(name string, spec *EnvironmentSpec, path ...any) *runner.Environment {
+		if spec.Dockerfile != "" {
+			env, err := m.dockerEnvironment(h, name, spec)
+			if err != nil {
+				v.at(err.Error(), append(path, "dockerfile")...)
+			}
+			return env
+		}
 		spec.files = nil
 		for j, f := range spec.Files {
 			p := append(slices.Clone(path), "files", j)
@@ -188,6 +229,81 @@ func (m *Manifest) resolveEnvironments(h io.Writer, v *validator) {
 	for i := range m.Candidates {
 		ref(m.Candidates[i].Environment, m.Candidates[i].ID, "candidates", i)
 	}
+	for i := range m.Tasks {
+		t := &m.Tasks[i]
+		r := t.envRef
+		switch {
+		case r == nil:
+			continue
+		case r.Inline != nil:
+			problems := 0
+			r.Inline.check(func(msg string, sub ...any) {
+				problems++
+				for _, k := range sub {
+					msg = fmt.Sprint(k) + ": " + msg
+				}
+				v.errs = append(v.errs, t.where.err("environment", msg))
+			})
+			if problems == 0 {
+				r.env = resolve("task-"+t.ID, r.Inline)
+			}
+		case m.envs[r.Name] == nil:
+			v.errs = append(v.errs, t.where.err("environment", fmt.Sprintf("unknown environment %q", r.Name)))
+		default:
+			r.env = m.envs[r.Name]
+		}
+		if r.env != nil {
+			t.environment, t.inImage = r.env, r.env.Dockerfile != ""
+		}
+	}
+}
+
+// dockerEnvironment is the environment a Dockerfile defines, its build
+// context's files (by content, into the manifest's hash h) its identity.
+func (m *Manifest) dockerEnvironment(h io.Writer, name string, spec *EnvironmentSpec) (*runner.Environment, error) {
+	abs := func(p string) string {
+		if filepath.IsAbs(p) {
+			return p
+		}
+		return filepath.Join(m.Dir, p)
+	}
+	dockerfile := abs(spec.Dockerfile)
+	context := filepath.Dir(dockerfile)
+	if spec.Context != "" {
+		context = abs(spec.Context)
+	}
+	env, err := dockerImage(name, dockerfile, context, time.Duration(spec.Timeout))
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(h, "\x00environment\x00%s\x00", env.Hash)
+	return env, nil
+}
+
+// dockerImage is the environment the Dockerfile at path defines, with the
+// directory context as its build context: both by content its identity.
+func dockerImage(name, path, context string, timeout time.Duration) (*runner.Environment, error) {
+	df, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var files []string
+	err = filepath.WalkDir(context, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(context, p)
+		files = append(files, filepath.ToSlash(rel))
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	env := &runner.Environment{Name: name, Dockerfile: string(df), Context: context, ContextFiles: files, BuildTimeout: timeout}
+	if env.Hash, err = runner.EnvironmentHash(env); err != nil {
+		return nil, err
+	}
+	return env, nil
 }
 
 // environmentOf is the environment candidate c's jobs run in: its own,
@@ -214,4 +330,27 @@ func (p *Plan) Environments() []*runner.Environment {
 		}
 	}
 	return out
+}
+
+// environmentFromJSON reads a task's environment field (in any tasks
+// file): a name, or an environment as the manifest writes one.
+func environmentFromJSON(v any, bad func(string)) *EnvironmentRef {
+	switch x := v.(type) {
+	case string:
+		return &EnvironmentRef{Name: x}
+	case map[string]any:
+		b, err := yaml.Marshal(x)
+		if err == nil {
+			dec := yaml.NewDecoder(bytes.NewReader(b))
+			dec.KnownFields(true)
+			spec := &EnvironmentSpec{}
+			if err = dec.Decode(spec); err == nil {
+				return &EnvironmentRef{Inline: spec}
+			}
+		}
+		bad(strings.TrimPrefix(err.Error(), "yaml: "))
+		return nil
+	}
+	bad("want the name of one of environments:, or an environment (image:, files:, build:… or dockerfile:), not " + jsonKind(v))
+	return nil
 }

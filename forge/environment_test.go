@@ -266,3 +266,78 @@ func TestBackendWithoutBuilderRefusesEnvironments(t *testing.T) {
 		t.Errorf("a refused run left %s: %v", filepath.Join(out, "env3"), err)
 	}
 }
+
+// TestTaskEnvironments: a task names an environment, gives one inline, or
+// one defined by a Dockerfile and its build context (in any tasks file);
+// its jobs run in it over the candidate's, and a Dockerfile task is an
+// image task whose identity is the Dockerfile and every context file.
+func TestTaskEnvironments(t *testing.T) {
+	files := map[string]string{
+		"forge.yaml": `objective: x
+environments:
+  tools: {build: [make tools]}
+defaults: {environment: {build: [make base]}}
+tasks:
+  - {id: named, environment: tools}
+  - {id: inline, environment: {build: [make inline]}}
+tasks_file: tasks.jsonl
+candidates:
+  - {id: a, script: a.py}
+`,
+		"tasks.jsonl":    `{"id": "image", "environment": {"dockerfile": "img/Dockerfile"}}` + "\n" + `{"id": "plain"}` + "\n",
+		"a.py":           okScript,
+		"img/Dockerfile": "FROM python:3.12-slim\nWORKDIR /app\nCOPY app.py /app/\n",
+		"img/app.py":     "print('v1')\n",
+	}
+	plan := func() *Plan {
+		m, err := Load(filepath.Join(writeTree(t, files), "forge.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := m.Plan(Overrides{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	p := plan()
+	by := map[string]runner.Job{}
+	for _, j := range p.Jobs {
+		by[j.TaskID] = j
+	}
+	switch {
+	case by["named"].Environment == nil || by["named"].Environment.Name != "tools":
+		t.Errorf("named: %+v", by["named"].Environment)
+	case by["inline"].Environment == nil || by["inline"].Environment.Build[0] != "make inline":
+		t.Errorf("inline: %+v", by["inline"].Environment)
+	case by["plain"].Environment == nil || by["plain"].Environment.Build[0] != "make base":
+		t.Errorf("plain (the defaults'): %+v", by["plain"].Environment)
+	case by["image"].Environment == nil || !by["image"].InImageWorkdir || !slices.Equal(by["image"].Environment.ContextFiles, []string{"Dockerfile", "app.py"}):
+		t.Errorf("image: %+v", by["image"].Environment)
+	}
+	if got := p.ImageTasks(); !slices.Equal(got, []string{"image"}) {
+		t.Errorf("image tasks %v", got)
+	}
+	hash := by["image"].Environment.Hash
+	files["img/app.py"] = "print('v2')\n"
+	if plan().Jobs[0].Environment != nil && hashOf(plan(), "image") == hash {
+		t.Error("a context file's content changed and the image's identity did not")
+	}
+
+	files["tasks.jsonl"] = `{"id": "bad", "environment": {"dockerfile": "img/Dockerfile", "build": ["x"]}}` + "\n" + `{"id": "worse", "environment": {"imgae": "x"}}` + "\n"
+	_, err := Load(filepath.Join(writeTree(t, files), "forge.yaml"))
+	for _, want := range []string{"tasks.jsonl:1: environment: a Dockerfile is the whole environment", "tasks.jsonl:2: environment: ", "imgae"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v, want %q", err, want)
+		}
+	}
+}
+
+func hashOf(p *Plan, task string) string {
+	for _, j := range p.Jobs {
+		if j.TaskID == task {
+			return j.Environment.Hash
+		}
+	}
+	return ""
+}

@@ -272,28 +272,14 @@ func (ht HarborTask) task() (Task, error) {
 	if ht.Dockerfile == "" {
 		return t, nil
 	}
-	df, err := os.ReadFile(filepath.Join(ht.Dir, ht.Dockerfile))
-	if err != nil {
-		return Task{}, err
-	}
-	ctxDir := filepath.Join(ht.Dir, "environment")
-	var files []string
-	err = filepath.WalkDir(ctxDir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, err := filepath.Rel(ctxDir, p)
-		files = append(files, filepath.ToSlash(rel))
-		return err
-	})
+	env, err := dockerImage(ht.ID, filepath.Join(ht.Dir, ht.Dockerfile), filepath.Join(ht.Dir, "environment"), ht.BuildTimeout)
 	if err != nil {
 		return Task{}, err
 	}
 	gb := func(mb int64) int { return int((mb + 1023) / 1024) }
-	env := &runner.Environment{Name: ht.ID, Dockerfile: string(df), Context: ctxDir, ContextFiles: files, BuildTimeout: ht.BuildTimeout,
-		CPU: int(math.Ceil(ht.CPUs)), MemoryGB: gb(ht.MemoryMB), DiskGB: gb(ht.StorageMB),
-		NoInternet: ht.AllowInternet != nil && !*ht.AllowInternet}
-	if env.Hash, err = runner.EnvironmentHash(env); err != nil {
+	env.CPU, env.MemoryGB, env.DiskGB = int(math.Ceil(ht.CPUs)), gb(ht.MemoryMB), gb(ht.StorageMB)
+	env.NoInternet = ht.AllowInternet != nil && !*ht.AllowInternet
+	if env.Hash, err = runner.EnvironmentHash(env); err != nil { // with its resources
 		return Task{}, err
 	}
 	t.environment, t.inImage = env, true

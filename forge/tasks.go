@@ -45,6 +45,9 @@ type Task struct {
 	instruction []byte
 	environment *runner.Environment
 	inImage     bool
+	// envRef is the task's environment: field (a name, or inline),
+	// resolved by Load into environment.
+	envRef *EnvironmentRef
 	// solution are its solution/ files, which only the oracle gets.
 	solution []fileRef
 	// Fields is the task as written, every key (the known ones too), each
@@ -411,6 +414,9 @@ func (t *Task) decode(def string, outer Passing) []error {
 			bad("verify", msg)
 		})
 	}
+	if v, ok := t.Fields["environment"]; ok && v != nil {
+		t.envRef = environmentFromJSON(v, func(msg string) { bad("environment", msg) })
+	}
 	t.Weight = 1
 	if v, ok := t.Fields["weight"]; ok {
 		var w float64
@@ -479,6 +485,7 @@ func (t Task) JSON(objective string) []byte {
 	fields := map[string]any{}
 	maps.Copy(fields, t.Fields)
 	delete(fields, "verify") // the candidate never learns where its judge is
+	delete(fields, "environment")
 	fields["id"] = t.ID
 	fields["objective"] = objective
 	b, err := json.Marshal(fields)
