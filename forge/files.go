@@ -211,3 +211,11 @@ func unwrapPathErr(err error) string {
 	}
 	return err.Error()
 }
+
+// abs is p relative to the manifest's directory, or p when absolute.
+func (m *Manifest) abs(p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(m.Dir, p)
+}

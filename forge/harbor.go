@@ -264,7 +264,7 @@ func (ht HarborTask) task() (Task, error) {
 		if err != nil {
 			return Task{}, err
 		}
-		t.solution = refs
+		t.solution, t.solutionDir = refs, filepath.Join(ht.Dir, "solution")
 	}
 	if !ValidID(t.ID) {
 		return Task{}, fmt.Errorf("%s: the task's directory name %q is not a valid task id: use letters, digits, '_', '.' and '-' only", ht.Dir, t.ID)

@@ -205,7 +205,7 @@ func (m *Manifest) Plan(o Overrides) (*Plan, error) {
 	if len(missing) > 0 && (mustRefuse || !o.AllowMissingSecrets) {
 		return nil, &MissingSecretsError{Missing: missing, Dir: m.Dir}
 	}
-	memo := &jobMemo{given: map[string]passed{}, task: map[string][]byte{}, verify: map[string]*runner.Verify{}}
+	memo := &jobMemo{given: map[string]passed{}, task: map[string][]byte{}, verify: map[string]*runner.Verify{}, hidden: map[string][]string{}}
 	if len(tasks) == 0 {
 		// Candidates in manifest order, trials ascending.
 		for _, c := range cands {
@@ -259,6 +259,7 @@ type jobMemo struct {
 	given  map[string]passed
 	task   map[string][]byte
 	verify map[string]*runner.Verify // shared, read-only
+	hidden map[string][]string       // shared, read-only
 }
 
 // job lays out candidate c's trial on task (nil without tasks): the
@@ -314,6 +315,16 @@ func (m *Manifest) job(c Candidate, task *Task, trial int, o Overrides, memo *jo
 		verify = t.Verify.over(d.Verify).job()
 		memo.verify[t.ID] = verify
 	}
+	hidden, ok := memo.hidden[t.ID]
+	if !ok { // where the verifier's files and the solution come from
+		if v := t.Verify.over(d.Verify); v != nil && v.Dir != "" && verify != nil {
+			hidden = append(hidden, m.abs(v.Dir))
+		}
+		if t.solutionDir != "" {
+			hidden = append(hidden, t.solutionDir)
+		}
+		memo.hidden[t.ID] = hidden
+	}
 	return runner.Job{
 		CandidateID:      c.ID,
 		TaskID:           t.ID,
@@ -333,6 +344,7 @@ func (m *Manifest) job(c Candidate, task *Task, trial int, o Overrides, memo *jo
 		Timeout:          cmp.Or(o.Timeout, t.Timeout, time.Duration(c.Timeout), time.Duration(d.Timeout), runner.DefaultTimeout),
 		Limits:           runner.Limits{MaxOutputBytes: int64(d.MaxOutput), MaxArtifactBytes: int64(d.MaxArtifact)},
 		Verify:           verify,
+		Hidden:           hidden,
 	}
 }
 

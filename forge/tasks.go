@@ -48,8 +48,10 @@ type Task struct {
 	// envRef is the task's environment: field (a name, or inline),
 	// resolved by Load into environment.
 	envRef *EnvironmentRef
-	// solution are its solution/ files, which only the oracle gets.
-	solution []fileRef
+	// solution are its solution/ files, which only the oracle gets, from
+	// solutionDir.
+	solution    []fileRef
+	solutionDir string
 	// Fields is the task as written, every key (the known ones too), each
 	// value as JSON carries it (numbers as json.Number, in their written
 	// form): what FORGE_TASK holds and what task-aware checks read.

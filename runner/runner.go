@@ -98,6 +98,10 @@ type Job struct {
 	// Verify, when set, judges the trial in its sandbox once the candidate
 	// has ended.
 	Verify *Verify
+	// Hidden are paths of this machine the candidate must not read (where
+	// its verifier's files come from): a local backend that can mount
+	// shows them empty; a sandbox never has them.
+	Hidden []string
 
 	// OutputFile is the artifact's relative path; empty: DefaultOutputFile.
 	OutputFile string

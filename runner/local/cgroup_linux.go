@@ -292,12 +292,12 @@ func (p *platform) newJobCgroups(withV2 bool) (c jobCgroups, err error) {
 }
 
 // start starts cmd in the job's cgroups, and in PID namespace nsfd if >= 0.
-func (c *jobCgroups) start(cmd *exec.Cmd, nsfd int, ro string) error {
+func (c *jobCgroups) start(cmd *exec.Cmd, nsfd int, v view) error {
 	if c.v2fd >= 0 {
 		cmd.SysProcAttr.UseCgroupFD = true
 		cmd.SysProcAttr.CgroupFD = c.v2fd
 	}
-	return spawn(cmd, nsfd, c.v1Tasks, ro)
+	return spawn(cmd, nsfd, c.v1Tasks, v)
 }
 
 // remove removes the job's cgroups. A busy v1 cgroup may still hold a thread
@@ -321,13 +321,13 @@ func (c *jobCgroups) remove() error {
 }
 
 // cgroupTier is the cgroup tier: the job's own cgroup v2, ended by
-// cgroup.kill; ro, when set, is the directory the job sees read-only.
+// cgroup.kill; view is how the job sees the file system.
 type cgroupTier struct {
-	cg jobCgroups
-	ro string
+	cg   jobCgroups
+	view view
 }
 
-func (t *cgroupTier) start(cmd *exec.Cmd) error { return t.cg.start(cmd, -1, t.ro) }
+func (t *cgroupTier) start(cmd *exec.Cmd) error { return t.cg.start(cmd, -1, t.view) }
 
 func (t *cgroupTier) signal(sig syscall.Signal, _ []*os.Process) {
 	for _, pid := range cgroupPids(t.cg.v2) {

@@ -52,9 +52,20 @@ type box interface {
 type boxSpec struct {
 	// marker are the FORGE_* entries that identify the job's processes.
 	marker []string
-	// readOnly, when set, is a directory the job's processes see read-only.
-	readOnly string
+	// view is how the job's processes see the file system.
+	view view
 }
+
+// view is how a job's processes see the file system, in a mount namespace
+// of their own: readOnly (when set) read-only, each of hidden as an empty
+// directory (a verifier's files, which the candidate must not read).
+type view struct {
+	readOnly string
+	hidden   []string
+}
+
+// plain says the processes see the file system as forge does.
+func (v view) plain() bool { return v.readOnly == "" && len(v.hidden) == 0 }
 
 // errBoxEnded is returned by start once a box has been killed.
 var errBoxEnded = errors.New("the job's processes were already ended")

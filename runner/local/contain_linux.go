@@ -121,15 +121,15 @@ func (p *platform) tryTier(t Containment) error {
 func (p *platform) newTier(t Containment, spec boxSpec) (tier, error) {
 	switch t {
 	case ContainPIDNamespace:
-		return p.newPidns(spec.readOnly)
+		return p.newPidns(spec.view)
 	case ContainCgroup:
 		cg, err := p.newJobCgroups(true)
 		if err != nil {
 			return nil, err
 		}
-		return &cgroupTier{cg: cg, ro: spec.readOnly}, nil
+		return &cgroupTier{cg: cg, view: spec.view}, nil
 	case ContainProcessGroup:
-		return pgroupTier{marker: spec.marker, ro: spec.readOnly}, nil
+		return pgroupTier{marker: spec.marker, view: spec.view}, nil
 	}
 	return processTier{}, nil
 }

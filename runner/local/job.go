@@ -179,7 +179,7 @@ func (j *jobRun) runPlain(ctx context.Context) error {
 // contain makes the job's box: this backend's "create".
 func (j *jobRun) contain() error {
 	done := j.phase(runner.PhaseCreate)
-	b, err := j.r.platform.newBox(boxSpec{marker: marker(j.job), readOnly: j.readOnly()})
+	b, err := j.r.platform.newBox(boxSpec{marker: marker(j.job), view: j.view()})
 	done()
 	if err != nil {
 		err = fmt.Errorf("contain job %s: %w", j.job.Name(), err)
@@ -353,6 +353,18 @@ func envValue(env []string, key string) string {
 		}
 	}
 	return ""
+}
+
+// view is how the candidate's processes see the file system: readOnly's
+// directory read-only, and the job's Hidden paths empty where forge can
+// mount (elsewhere a candidate could read them: the local backend is a
+// lifetime boundary, not a security one).
+func (j *jobRun) view() view {
+	v := view{readOnly: j.readOnly()}
+	if j.r.platform.readOnly() {
+		v.hidden = j.job.Hidden
+	}
+	return v
 }
 
 // readOnly is the directory the job's processes see read-only: the cache

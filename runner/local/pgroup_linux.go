@@ -14,8 +14,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// startPlain starts cmd, with ro seeing that directory read-only.
-func startPlain(cmd *exec.Cmd, ro string) error { return spawn(cmd, -1, -1, ro) }
+// startPlain starts cmd, seeing the file system as v says.
+func startPlain(cmd *exec.Cmd, v view) error { return spawn(cmd, -1, -1, v) }
 
 // sweep sends sig to every process carrying the job's marker (with
 // outsideGroups, not those in started's groups) and reports how many it found.

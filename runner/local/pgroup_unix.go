@@ -20,13 +20,13 @@ func ownGroup(cmd *exec.Cmd) {
 }
 
 // pgroupTier is the pgroup tier: the groups forge's processes lead and, on
-// Linux, the processes carrying the job's marker; ro as cgroupTier's.
+// Linux, the processes carrying the job's marker; view as cgroupTier's.
 type pgroupTier struct {
 	marker []string
-	ro     string
+	view   view
 }
 
-func (t pgroupTier) start(cmd *exec.Cmd) error { return startPlain(cmd, t.ro) }
+func (t pgroupTier) start(cmd *exec.Cmd) error { return startPlain(cmd, t.view) }
 
 func (t pgroupTier) signal(sig syscall.Signal, started []*os.Process) {
 	for _, p := range started {

@@ -22,13 +22,13 @@ type pidnsTier struct {
 	holderPipe *os.File // closing it ends the holder
 	nsfd       int
 	ns         unix.Stat_t // the namespace's, to recognise it by
-	ro         string      // the directory the job's processes see read-only, if any
+	view       view        // how the job's processes see the file system
 }
 
 // newPidns starts a job's PID namespace and its holder, outside the job's
 // cgroups: it never forks, so the pids cap needs only the job's processes.
-func (p *platform) newPidns(ro string) (_ tier, err error) {
-	t := &pidnsTier{nsfd: -1, ro: ro}
+func (p *platform) newPidns(v view) (_ tier, err error) {
+	t := &pidnsTier{nsfd: -1, view: v}
 	if t.cg, err = p.newJobCgroups(false); err != nil {
 		return nil, err
 	}
@@ -64,7 +64,7 @@ func (p *platform) newPidns(ro string) (_ tier, err error) {
 	return t, nil
 }
 
-func (t *pidnsTier) start(cmd *exec.Cmd) error { return t.cg.start(cmd, t.nsfd, t.ro) }
+func (t *pidnsTier) start(cmd *exec.Cmd) error { return t.cg.start(cmd, t.nsfd, t.view) }
 
 // signal signals every process of the namespace but its init.
 func (t *pidnsTier) signal(sig syscall.Signal, _ []*os.Process) {

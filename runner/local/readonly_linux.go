@@ -1,6 +1,7 @@
 package local
 
-// Environments read-only to jobs, by a mount namespace per spawning thread.
+// How a job sees the file system (environments read-only, a verifier's
+// files hidden), by a mount namespace per spawning thread.
 
 import (
 	"errors"
@@ -12,11 +13,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// enterReadOnly moves the locked calling thread into a new private mount
-// namespace with dir bind-mounted read-only. unshare(CLONE_FS) is what lets one
+// enterView moves the locked calling thread into a new private mount
+// namespace where v.readOnly is bind-mounted read-only and each of v.hidden
+// is covered by an empty read-only tmpfs. unshare(CLONE_FS) is what lets one
 // thread do it, and why it can never run Go code again (changed, even on error).
 // Its errors never wrap the errno: a failed mount is forge's, not the candidate's.
-func enterReadOnly(dir string) (changed bool, err error) {
+func enterView(v view) (changed bool, err error) {
 	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
 		return false, fmt.Errorf("unshare the mount namespace: %v", err)
 	}
@@ -25,6 +27,18 @@ func enterReadOnly(dir string) (changed bool, err error) {
 	// otherwise appear in forge's own namespace too.
 	if err := unix.Mount("none", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return true, fmt.Errorf("make the mount namespace private: %v", err)
+	}
+	for _, dir := range v.hidden {
+		if _, err := os.Stat(dir); err != nil {
+			continue // nothing there to hide
+		}
+		if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,mode=0555"); err != nil {
+			return true, fmt.Errorf("hide %s: %v", dir, err)
+		}
+	}
+	dir := v.readOnly
+	if dir == "" {
+		return true, nil
 	}
 	if err := unix.Mount(dir, dir, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 		return true, fmt.Errorf("bind-mount %s: %v", dir, err)
@@ -77,7 +91,7 @@ func probeReadOnly(tempDir string) error {
 	}
 	defer os.RemoveAll(dir)
 	return onLockedThread(func() (bool, error) {
-		changed, err := enterReadOnly(dir)
+		changed, err := enterView(view{readOnly: dir})
 		if err == nil {
 			f, werr := os.Create(filepath.Join(dir, "w"))
 			if werr == nil {

@@ -21,23 +21,23 @@ import (
 // (they apply to the calling thread's children), and back; a thread that
 // cannot go back, or has a mount namespace of its own, is never unlocked,
 // so the runtime ends it.
-func spawn(cmd *exec.Cmd, nsfd, v1Tasks int, ro string) error {
-	if nsfd < 0 && v1Tasks < 0 && ro == "" {
+func spawn(cmd *exec.Cmd, nsfd, v1Tasks int, v view) error {
+	if nsfd < 0 && v1Tasks < 0 && v.plain() {
 		return cmd.Start()
 	}
 	h, err := home()
 	if err != nil {
 		return err
 	}
-	return onLockedThread(func() (bool, error) { return spawnLocked(cmd, nsfd, v1Tasks, ro, h) })
+	return onLockedThread(func() (bool, error) { return spawnLocked(cmd, nsfd, v1Tasks, v, h) })
 }
 
 // spawnLocked is spawn on the locked thread; clean: the thread is back home.
-func spawnLocked(cmd *exec.Cmd, nsfd, v1Tasks int, ro string, h homes) (clean bool, err error) {
+func spawnLocked(cmd *exec.Cmd, nsfd, v1Tasks int, v view, h homes) (clean bool, err error) {
 	tid := []byte(strconv.Itoa(unix.Gettid()))
 	clean = true
-	if ro != "" {
-		changed, err := enterReadOnly(ro)
+	if !v.plain() {
+		changed, err := enterView(v)
 		if err != nil {
 			return !changed, err
 		}

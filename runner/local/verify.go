@@ -38,7 +38,7 @@ func (j *jobRun) verify(ctx context.Context) {
 		return
 	}
 	// The candidate's box cannot start more: the verifier gets its own.
-	b, err := j.r.platform.newBox(boxSpec{marker: marker(j.job), readOnly: j.readOnly()})
+	b, err := j.r.platform.newBox(boxSpec{marker: marker(j.job), view: view{readOnly: j.readOnly()}})
 	if err != nil {
 		j.res.Failed(runner.ErrInfra, "contain the verifier: "+err.Error())
 		return
