@@ -376,3 +376,120 @@ func appendResult(t *testing.T, journal string, r runner.Result) {
 	must(t, err)
 	must(t, f.Close())
 }
+
+// TestRunsListFitsTheWindow lists runs whose id, manifest, gates, cost
+// and backend are long and checks, in Chromium windows 1280 and 1920 px
+// wide, that the runs list fits: the page does not scroll sideways, nor
+// does the table's box, no cell overflows, and every value of the long run
+// is on screen, whole.
+func TestRunsListFitsTheWindow(t *testing.T) {
+	bin := browser.Require(t)
+	out := t.TempDir()
+	started := time.Date(2026, 3, 14, 2, 0, 0, 0, time.UTC)
+	longID := "nightly-regression-20260314-020000-shard-07-of-12-retry-3-with-a-long-suffix"
+	manifest := "/home/ci/workspace/forge-benchmarks/suites/terminal-bench-hard-subset/manifests/forge.nightly.yaml"
+	candidates := []string{"careful-reasoning-agent-with-tools-v2", "quick-baseline-agent-without-tools", "flaky-experimental-agent-v3"}
+	gates := "failed: gates.min_success_rate 0.95: careful-reasoning-agent-with-tools-v2 succeeded in 3 of 12 trials; " +
+		"gates.min_success_rate 0.95: quick-baseline-agent-without-tools succeeded in 1 of 12 trials; " +
+		"gates.max_infra_errors 0: 4 jobs failed on infrastructure; gates.max_cost_usd $5.00: the trials cost $123456790"
+	cost := 123456789.5 // "$123456790"
+	writeRun := func(id, manifest string, tasks, trials int, usd float64, start time.Time) *forge.Record {
+		dir := filepath.Join(out, id)
+		must(t, os.MkdirAll(dir, 0o755))
+		rec := &forge.Record{SchemaVersion: forge.SchemaVersion, RunID: id, Objective: "fit the window", Backend: "daytona",
+			ManifestPath: manifest, StartedAt: start, FinishedAt: start.Add(time.Hour), Trials: trials}
+		for i := range tasks {
+			rec.Tasks = append(rec.Tasks, forge.TaskInfo{ID: fmt.Sprintf("task-%05d", i), Weight: 1})
+		}
+		for _, c := range candidates {
+			rec.Results = append(rec.Results, runner.Result{CandidateID: c, Trial: 1, Success: true, RuntimeSeconds: 1,
+				Cost: &runner.Cost{USD: usd / float64(len(candidates))}})
+			rec.Standings = append(rec.Standings, scoring.Standing{Rank: len(rec.Standings) + 1, CandidateID: c, Trials: 1, Successes: 1})
+		}
+		winner := candidates[0]
+		rec.Winner = &winner
+		rec.WinnerLine = "winner: " + winner + " (0.83 ± 0.04 over 1200 tasks), 1.42× " + candidates[1] + ", 2.07× " + candidates[2]
+		must(t, forge.WriteRecord(filepath.Join(dir, forge.ResultsFile), rec))
+		return rec
+	}
+	rec := writeRun(longID, manifest, 1200, 10, cost, started)
+	writeRun("20260313-020000-ab12", "forge.yaml", 0, 1, 0.0123, started.Add(-24*time.Hour))
+
+	s, err := view.New(view.Options{Out: out, Gates: func(r *forge.Record) string {
+		if r.RunID == longID {
+			return gates
+		}
+		return "none set"
+	}})
+	must(t, err)
+	ln, base, err := s.Listen("127.0.0.1:0")
+	must(t, err)
+	srv := &http.Server{Handler: s.Handler()}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.Headless, chromedp.DisableGPU, chromedp.WindowSize(1280, 900))...)
+	defer cancel()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	must(t, chromedp.Do(ctx))
+	ctx, cancel = context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+
+	// The values of the long run the list must show whole.
+	values := []string{longID, manifest, gates, "$123456790", "daytona · 1200 tasks × 10", "2026-03-14 02:00:00", rec.WinnerLine}
+	want, err := json.Marshal(values)
+	must(t, err)
+	check := `(() => {
+	const bad = [];
+	const de = document.documentElement;
+	if (de.scrollWidth > innerWidth) bad.push("the page scrolls sideways: scrollWidth " + de.scrollWidth + " > innerWidth " + innerWidth);
+	const table = document.getElementById("runs");
+	for (let el = table.parentElement; el && el !== document.body; el = el.parentElement) {
+		if (el.scrollWidth > el.clientWidth + 1) bad.push("<" + el.tagName.toLowerCase() + " class=" + el.className + "> scrolls sideways: scrollWidth " + el.scrollWidth + " > clientWidth " + el.clientWidth);
+	}
+	const view = table.parentElement.getBoundingClientRect();
+	const left = Math.max(0, view.left) - 1, right = Math.min(innerWidth, view.right) + 1;
+	for (const c of table.querySelectorAll("th, td")) {
+		const what = JSON.stringify(c.textContent.trim().slice(0, 40));
+		if (c.scrollWidth > c.clientWidth + 1) bad.push("cell " + what + " overflows: scrollWidth " + c.scrollWidth + " > clientWidth " + c.clientWidth);
+		const r = c.getBoundingClientRect();
+		if (r.width > 0 && (r.left < left || r.right > right)) bad.push("cell " + what + " is cut: " + r.left + "–" + r.right + " outside " + left + "–" + right);
+	}
+	for (const v of ` + string(want) + `) {
+		const walk = document.createTreeWalker(table, NodeFilter.SHOW_TEXT);
+		let node = null;
+		while (walk.nextNode()) if (walk.currentNode.data.includes(v)) { node = walk.currentNode; break; }
+		if (!node) { bad.push("not shown whole: " + v); continue; }
+		const rg = document.createRange(), i = node.data.indexOf(v);
+		rg.setStart(node, i); rg.setEnd(node, i + v.length);
+		const rects = [...rg.getClientRects()];
+		if (rects.length === 0) bad.push("not on screen: " + v);
+		for (const q of rects) {
+			if (q.left < left || q.right > right) { bad.push("cut: " + v + " (" + q.left + "–" + q.right + " outside " + left + "–" + right + ")"); break; }
+		}
+		for (let el = node.parentElement; el && el !== table; el = el.parentElement) {
+			if (getComputedStyle(el).display === "none" || getComputedStyle(el).visibility === "hidden") { bad.push("hidden: " + v); break; }
+		}
+	}
+	return bad;
+})()`
+	for _, width := range []int64{1280, 1920} {
+		if err := chromedp.Do(ctx, chromedp.EmulateViewport(width, 900), chromedp.Navigate(base), chromedp.WaitVisible(chromedp.CSS("#runs"))); err != nil {
+			t.Fatalf("%d px: the runs list: %v", width, err)
+		}
+		bad, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](check))
+		if err != nil {
+			t.Fatalf("%d px: measure the runs list: %v", width, err)
+		}
+		for _, b := range bad {
+			t.Errorf("%d px: %s", width, b)
+		}
+		if shots := os.Getenv("FORGE_VIEW_SHOTS"); shots != "" {
+			png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+			must(t, err)
+			must(t, os.WriteFile(filepath.Join(shots, fmt.Sprintf("view-runs-%d.png", width)), png, 0o644))
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/forge-run/forge/compare"
@@ -60,6 +61,11 @@ type runsPage struct {
 
 type runRow struct {
 	ID, Started, Backend, Manifest, WinnerLine, Gates, Cost, Skipped string
+	// GatesHead is the Gates column's word of the gates' verdict ("failed"
+	// of "failed: why; why"); GatesWhy says there is more, which the run's
+	// details line shows, Gates whole.
+	GatesHead string
+	GatesWhy  bool
 	// Stopped is the last sign of life of a live run forge no longer
 	// plays, empty otherwise.
 	Stopped                   string
@@ -86,6 +92,7 @@ func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
 		if e.Skipped == "" {
 			s.fillRunRow(&row, id)
 		}
+		row.GatesHead, _, row.GatesWhy = strings.Cut(row.Gates, ": ")
 		p.Runs = append(p.Runs, row)
 	}
 	s.render(w, r, "runs.tmpl", p)

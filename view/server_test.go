@@ -608,3 +608,16 @@ func TestMatrixFiltersOnDifficultyAndCategory(t *testing.T) {
 		t.Errorf("hard git: %d tasks, want 1", n)
 	}
 }
+
+// The runs list's Gates column says the gates' verdict in a word; the
+// run's details line under its row says it whole, with the backend and
+// the manifest.
+func TestRunsListGatesInAWordAndWhole(t *testing.T) {
+	out := t.TempDir()
+	makeRun(t, out, spec{id: "gated", candidates: []string{"alpha", "beta"}, trials: 1, start: t0})
+	why := "failed: gates.require_winner: there is no winner; gates.max_infra_errors 0: 2 jobs failed on infrastructure"
+	ts := serve(t, Options{Out: out, Gates: func(*forge.Record) string { return why }})
+	_, _, body := get(t, ts, "/")
+	wantIn(t, body, `<td class="gates">failed</td>`, "<span class=\"k\">gates</span> "+html.EscapeString(why),
+		"<span class=\"k\">backend</span> local", "<span class=\"k\">manifest</span> <code>forge.yaml</code>")
+}
