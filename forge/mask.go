@@ -30,6 +30,20 @@ func maskResult(m *mask.Masker, r *runner.Result) {
 	maskJudges(m, r.Judges)
 }
 
+// maskChecks masks what failed checks saw and wanted (a task's field may
+// hold a secret's value as well as the artifact).
+func maskChecks(m *mask.Masker, checks []runner.CheckResult) {
+	if m == nil {
+		return
+	}
+	for i := range checks {
+		for j := range checks[i].Failed {
+			f := &checks[i].Failed[j]
+			f.Want, f.Got = m.String(f.Want), m.String(f.Got)
+		}
+	}
+}
+
 // maskJudges masks what judges said.
 func maskJudges(m *mask.Masker, judges []runner.JudgeResult) {
 	for i := range judges {

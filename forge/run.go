@@ -241,7 +241,7 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 			if gctx.Err() != nil {
 				return nil // interrupted while waiting for a slot
 			}
-			if !s.budget.admit(job) {
+			if !s.budget.admit(gctx, job) {
 				return nil // not started: the budget is reached
 			}
 			return s.play(gctx, i, job)
@@ -365,6 +365,7 @@ func (s *state) play(ctx context.Context, i int, job runner.Job) error {
 	}
 	// Everything that reads the whole output has: keep the excerpts.
 	res.Checks = s.checker.Check(res, s.tasks[job.TaskID])
+	maskChecks(s.mask, res.Checks)
 	res.Excerpt()
 	res.Cost = s.o.Manifest.Pricing.Price(&res)
 	s.budget.done(job, res.Cost)

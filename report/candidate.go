@@ -27,6 +27,8 @@ type candidate struct {
 	artifactMean float64
 	artifacts    int
 	errors       []kindCount
+	// wrong counts the trials that ran to their end with a wrong answer.
+	wrong int
 	// multi: trials are told apart by number.
 	multi     bool
 	succeeded int
@@ -94,6 +96,9 @@ func newCandidate(st scoring.Standing, ranked bool, rs []*runner.Result, winner 
 		} else {
 			c.succeeded++
 		}
+		if r.Wrong() {
+			c.wrong++
+		}
 		c.multi = c.multi || r.Trial > 1
 	}
 	if c.artifacts > 0 {
@@ -159,8 +164,10 @@ const (
 
 func (c candidate) health() health {
 	switch {
-	case len(c.errors) == 0:
+	case len(c.errors) == 0 && c.wrong == 0:
 		return healthOK
+	case len(c.errors) == 0: // ran, some answers wrong
+		return healthPartial
 	case c.successes() == 0:
 		return healthFailed
 	default:
@@ -196,7 +203,7 @@ func (c candidate) rankText() string {
 
 // statusText is "ok", a single trial's failure, or "timeout 1/5, failed 1/5".
 func (c candidate) statusText() string {
-	if len(c.errors) == 0 {
+	if len(c.errors) == 0 && c.wrong == 0 {
 		if c.trials() == 0 {
 			return "no trials"
 		}
@@ -204,11 +211,17 @@ func (c candidate) statusText() string {
 	}
 	n := c.trials()
 	if n == 1 {
+		if c.wrong > 0 {
+			return "wrong"
+		}
 		return KindLabel(c.errors[0].kind)
 	}
-	parts := make([]string, len(c.errors))
-	for i, e := range c.errors {
-		parts[i] = fmt.Sprintf("%s %d/%d", KindLabel(e.kind), e.count, n)
+	var parts []string
+	if c.wrong > 0 { // never "ok" for a wrong answer
+		parts = append(parts, fmt.Sprintf("wrong %d/%d", c.wrong, n))
+	}
+	for _, e := range c.errors {
+		parts = append(parts, fmt.Sprintf("%s %d/%d", KindLabel(e.kind), e.count, n))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -301,6 +314,11 @@ func (c candidate) notes() string {
 	}
 	if f := c.firstFailure(); f != nil {
 		return prefix(f) + cmp.Or(text.OneLine(f.ErrorMessage), KindLabel(f.ErrorKind))
+	}
+	for _, r := range c.results {
+		if r.Wrong() {
+			return prefix(r) + "wrong: " + WrongText(r)
+		}
 	}
 	for _, n := range c.standing.Notes {
 		if n = text.OneLine(n); n != "" {

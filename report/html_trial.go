@@ -52,10 +52,15 @@ func newHTMLTrial(c candidate, r runner.Result, opts Options) htmlTrial {
 			name += fmt.Sprintf(" · trial %d", r.Trial)
 		}
 	}
-	t := htmlTrial{Name: name, Status: "ok", Health: "ok", Kind: "ok"}
-	if !r.Success {
-		t.Status, t.Health, t.Kind, t.Open = KindLabel(r.ErrorKind), "failed", string(r.ErrorKind), true
+	t := htmlTrial{Name: name, Kind: "ok"}
+	t.Status, t.Health = TrialStatus(&r)
+	switch {
+	case !r.Success:
+		t.Kind, t.Open = string(r.ErrorKind), true
 		t.Error = text.Output(r.ErrorMessage, opts.MaxOutputBytes)
+	case r.Wrong():
+		t.Kind, t.Open = "wrong", true
+		t.Error = "wrong: " + WrongText(&r)
 	}
 	exit := "none"
 	if r.ExitCode != nil {

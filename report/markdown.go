@@ -85,6 +85,7 @@ func Markdown(w io.Writer, rec *forge.Record, opts Options) error {
 	}
 	writeMarkdownMatrix(&b, rec)
 	writeFailures(&b, cs, opts)
+	writeWrong(&b, cs)
 
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return fmt.Errorf("write Markdown report: %w", err)
@@ -150,6 +151,37 @@ func writeFailures(b *strings.Builder, cs []candidate, opts Options) {
 	if listed < n {
 		fmt.Fprintf(b, "\n… and %d more failed trials, up to %d of each kind per candidate listed (every trial is in results.json)\n",
 			n-listed, mdMaxFailuresPerKind)
+	}
+	b.WriteString("\n</details>\n")
+}
+
+// mdMaxWrong is how many wrong answers the Markdown report lists.
+const mdMaxWrong = 20
+
+// writeWrong lists the trials that ran to their end with a wrong answer:
+// what each failed check wanted and got (the first few, then a count).
+func writeWrong(b *strings.Builder, cs []candidate) {
+	n := 0
+	for _, c := range cs {
+		n += c.wrong
+	}
+	if n == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\n<details><summary>%d wrong %s</summary>\n\n", n, text.Plural(n, "answer", "answers"))
+	listed := 0
+	for _, c := range cs {
+		for _, r := range c.results {
+			if !r.Wrong() || listed == mdMaxWrong {
+				continue
+			}
+			listed++
+			name := runner.TrialName(c.standing.CandidateID, r.TaskID, r.Trial, c.multi)
+			fmt.Fprintf(b, "- **%s** — wrong: %s\n", text.Markdown(name), text.Markdown(WrongText(r)))
+		}
+	}
+	if listed < n {
+		fmt.Fprintf(b, "\n… and %d more (every trial's checks are in results.json)\n", n-listed)
 	}
 	b.WriteString("\n</details>\n")
 }

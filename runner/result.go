@@ -156,6 +156,32 @@ type CheckResult struct {
 	Of     int    `json:"of"`
 	// Note is the first reason a check could not be made.
 	Note string `json:"note,omitempty"`
+	// Failed are the first checks that failed: what each wanted and what
+	// it saw (cut short, masked).
+	Failed []CheckFailure `json:"failed,omitempty"`
+}
+
+// CheckFailure is one failed check: the check as the manifest writes it,
+// what it wanted and what the trial gave.
+type CheckFailure struct {
+	Check string `json:"check"`
+	Want  string `json:"want"`
+	Got   string `json:"got"`
+}
+
+// Wrong reports whether a trial that ran to its end gave a wrong answer:
+// a check failed, or its task's verifier gave less than full reward. The
+// one rule for "wrong", never "ok".
+func (r *Result) Wrong() bool {
+	if !r.Success {
+		return false
+	}
+	for _, c := range r.Checks {
+		if c.Passed < c.Of {
+			return true
+		}
+	}
+	return r.Reward != nil && *r.Reward < 1
 }
 
 // AttemptError is how an earlier attempt ended: always an infra failure.

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/forge-run/forge/internal/text"
 	"github.com/forge-run/forge/runner"
 )
 
@@ -55,16 +56,25 @@ func compileChecks(checks []Check) []compiledCheck {
 	return out
 }
 
-// passed reports whether the trial passes the check, or why it could not be
-// made. Text checks see the kept (capped) bytes; byte bounds the full size.
-func (c compiledCheck) passed(b []byte, size int64, r runner.Result, task *Task) (bool, string) {
+// verdict is how a trial fared on one check: passed, or what the check
+// wanted and what it saw; note says why it could not be made at all.
+type verdict struct {
+	ok              bool
+	want, got, note string
+}
+
+// judge makes the check on the trial. Text checks see the kept (capped)
+// bytes; byte bounds the full size.
+func (c compiledCheck) judge(b []byte, size int64, r runner.Result, task *Task) verdict {
+	content := func() string { return string(b) }
 	switch {
 	case c.Contains != "":
-		return bytes.Contains(b, []byte(c.Contains)), ""
+		return verdict{ok: bytes.Contains(b, []byte(c.Contains)), want: "contains " + strconv.Quote(c.Contains), got: content()}
 	case c.Regex != "":
-		return c.re != nil && c.re.Match(b), ""
+		return verdict{ok: c.re != nil && c.re.Match(b), want: "matches " + c.Regex, got: content()}
 	case c.MinBytes != nil || c.MaxBytes != nil:
-		return (c.MinBytes == nil || size >= *c.MinBytes) && (c.MaxBytes == nil || size <= *c.MaxBytes), ""
+		return verdict{ok: (c.MinBytes == nil || size >= *c.MinBytes) && (c.MaxBytes == nil || size <= *c.MaxBytes),
+			want: bounds(c.MinBytes, c.MaxBytes, " bytes"), got: strconv.FormatInt(size, 10) + " bytes"}
 	}
 	// The subject: a JSON value of the artifact or of FORGE_RESULT, or the
 	// artifact's text.
@@ -73,30 +83,31 @@ func (c compiledCheck) passed(b []byte, size int64, r runner.Result, task *Task)
 	case c.JSON != nil:
 		var doc any
 		if err := json.Unmarshal(b, &doc); err != nil {
-			return false, ""
+			return verdict{want: "JSON with a value at " + *c.JSON, got: "not JSON: " + content()}
 		}
 		var ok bool
 		if v, ok = lookupPointer(doc, *c.JSON); !ok {
-			return false, ""
+			return verdict{want: "a value at " + *c.JSON, got: "none"}
 		}
 	case c.Result != nil:
 		doc := make(map[string]any, len(r.Submitted))
 		maps.Copy(doc, r.Submitted)
 		var ok bool
 		if v, ok = lookupPointer(doc, *c.Result); !ok {
-			return false, ""
+			return verdict{want: "a value at " + *c.Result + " in FORGE_RESULT", got: "none"}
 		}
 	}
 	switch {
 	case c.Equals != nil:
-		return c.want != nil && reflect.DeepEqual(v, c.want), ""
+		return verdict{ok: c.want != nil && reflect.DeepEqual(v, c.want), want: valueText(c.want), got: valueText(v)}
 	case c.Min != nil || c.Max != nil:
 		f, isNum := v.(float64)
-		return isNum && (c.Min == nil || f >= *c.Min) && (c.Max == nil || f <= *c.Max), ""
+		return verdict{ok: isNum && (c.Min == nil || f >= *c.Min) && (c.Max == nil || f <= *c.Max),
+			want: boundsFloat(c.Min, c.Max), got: valueText(v)}
 	}
 	field := cmp.Or(c.EqualsTask, c.ContainsTask, c.RegexTask)
 	if field == "" {
-		return true, "" // json: or result: alone: the value exists
+		return verdict{ok: true} // json: or result: alone: the value exists
 	}
 	var want any
 	ok := false
@@ -108,7 +119,7 @@ func (c compiledCheck) passed(b []byte, size int64, r runner.Result, task *Task)
 		if task != nil {
 			id = "task " + task.ID
 		}
-		return false, fmt.Sprintf("%s has no field %q to compare with", id, field)
+		return verdict{note: fmt.Sprintf("%s has no field %q to compare with", id, field)}
 	}
 	got, wantText := valueText(v), valueText(want)
 	switch {
@@ -116,17 +127,40 @@ func (c compiledCheck) passed(b []byte, size int64, r runner.Result, task *Task)
 		gf, gerr := strconv.ParseFloat(got, 64)
 		wf, werr := strconv.ParseFloat(wantText, 64)
 		if gerr == nil && werr == nil {
-			return gf == wf, ""
+			return verdict{ok: gf == wf, want: wantText, got: got}
 		}
-		return got == wantText, ""
+		return verdict{ok: got == wantText, want: wantText, got: got}
 	case c.ContainsTask != "":
-		return strings.Contains(got, wantText), ""
+		return verdict{ok: strings.Contains(got, wantText), want: "contains " + strconv.Quote(wantText), got: got}
 	}
 	re, err := regexp.Compile(wantText)
 	if err != nil {
-		return false, fmt.Sprintf("task %s: field %q is not a regular expression: %v", task.ID, field, err)
+		return verdict{note: fmt.Sprintf("task %s: field %q is not a regular expression: %v", task.ID, field, err)}
 	}
-	return re.MatchString(got), ""
+	return verdict{ok: re.MatchString(got), want: "matches " + wantText, got: got}
+}
+
+// bounds says "at least 10 bytes", "at most 5 bytes" or "10 to 20 bytes".
+func bounds(lo, hi *int64, unit string) string {
+	switch {
+	case lo != nil && hi != nil:
+		return fmt.Sprintf("%d to %d%s", *lo, *hi, unit)
+	case lo != nil:
+		return fmt.Sprintf("at least %d%s", *lo, unit)
+	}
+	return fmt.Sprintf("at most %d%s", *hi, unit)
+}
+
+// boundsFloat says "a number ≥ 0.5", "a number ≤ 2" or "a number in [0.5, 2]".
+func boundsFloat(lo, hi *float64) string {
+	g := func(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+	switch {
+	case lo != nil && hi != nil:
+		return "a number in [" + g(*lo) + ", " + g(*hi) + "]"
+	case lo != nil:
+		return "a number ≥ " + g(*lo)
+	}
+	return "a number ≤ " + g(*hi)
 }
 
 // valueText is a JSON value as trimmed text: strings as they are, else JSON.
@@ -168,11 +202,17 @@ func (c *Checker) Check(r runner.Result, task *Task) []runner.CheckResult {
 	}
 	out := make([]runner.CheckResult, len(c.scorers))
 	for i, s := range c.scorers {
-		n, note := passedChecks(s.checks, r, task)
-		out[i] = runner.CheckResult{Name: s.name, Passed: n, Of: len(s.checks), Note: note}
+		n, note, failed := passedChecks(s.checks, r, task)
+		out[i] = runner.CheckResult{Name: s.name, Passed: n, Of: len(s.checks), Note: note, Failed: failed}
 	}
 	return out
 }
+
+// The most of a scorer's failed checks a trial records, and of each value.
+const (
+	maxFailedChecks = 5
+	maxCheckValue   = 200
+)
 
 // checkFraction is the fraction of checks the trial passes and the first
 // reason one could not be made: from Result.Checks, or made now for records
@@ -186,27 +226,38 @@ func checkFraction(name string, checks []compiledCheck, r runner.Result, task *T
 			return float64(c.Passed) / float64(c.Of), c.Note
 		}
 	}
-	n, note := passedChecks(checks, r, task)
+	n, note, _ := passedChecks(checks, r, task)
 	return float64(n) / float64(len(checks)), note
 }
 
 // passedChecks counts the checks the trial passes, with the first reason one
-// could not be made.
-func passedChecks(checks []compiledCheck, r runner.Result, task *Task) (int, string) {
+// could not be made and what the first few that failed wanted and saw.
+func passedChecks(checks []compiledCheck, r runner.Result, task *Task) (int, string, []runner.CheckFailure) {
 	b, size, present := artifactOf(r)
 	n, note := 0, ""
+	var failed []runner.CheckFailure
 	for _, c := range checks {
 		if !present && c.Result == nil {
+			if len(failed) < maxFailedChecks {
+				failed = append(failed, runner.CheckFailure{Check: c.Label(), Want: "an artifact", Got: "none"})
+			}
 			continue // no artifact: only FORGE_RESULT can be checked
 		}
-		ok, why := c.passed(b, size, r, task)
-		if ok {
+		v := c.judge(b, size, r, task)
+		if v.ok {
 			n++
+			continue
 		}
-		note = cmp.Or(note, why)
+		note = cmp.Or(note, v.note)
+		if len(failed) < maxFailedChecks && v.note == "" {
+			failed = append(failed, runner.CheckFailure{Check: c.Label(), Want: capValue(v.want), Got: capValue(v.got)})
+		}
 	}
-	return n, note
+	return n, note, failed
 }
+
+// capValue is v on one line, cut to maxCheckValue bytes.
+func capValue(v string) string { return text.Shorten(text.OneLine(v), maxCheckValue) }
 
 // lookupPointer resolves an RFC 6901 JSON pointer in a decoded document.
 func lookupPointer(doc any, ptr string) (any, bool) {
@@ -240,4 +291,37 @@ func lookupPointer(doc any, ptr string) (any, bool) {
 		}
 	}
 	return cur, true
+}
+
+// Label is the check as the manifest writes it, for people:
+// "equals_task: expected", "json: /score min: 0.5".
+func (c Check) Label() string {
+	var parts []string
+	add := func(k, v string) { parts = append(parts, k+": "+v) }
+	if c.JSON != nil {
+		add("json", *c.JSON)
+	}
+	if c.Result != nil {
+		add("result", *c.Result)
+	}
+	switch {
+	case c.Contains != "":
+		add("contains", strconv.Quote(c.Contains))
+	case c.Regex != "":
+		add("regex", c.Regex)
+	case c.MinBytes != nil || c.MaxBytes != nil:
+		add("bytes", bounds(c.MinBytes, c.MaxBytes, ""))
+	case c.Equals != nil:
+		w, _ := jsonValue(c.Equals)
+		add("equals", valueText(w))
+	case c.Min != nil || c.Max != nil:
+		add("value", boundsFloat(c.Min, c.Max))
+	case c.EqualsTask != "":
+		add("equals_task", c.EqualsTask)
+	case c.ContainsTask != "":
+		add("contains_task", c.ContainsTask)
+	case c.RegexTask != "":
+		add("regex_task", c.RegexTask)
+	}
+	return strings.Join(parts, " ")
 }

@@ -52,8 +52,12 @@ func TestChecks(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			cc := compileChecks([]Check{c.check})[0]
 			b, size, _ := artifactOf(artifactResult(c.content))
-			if got, _ := cc.passed(b, size, runner.Result{}, nil); got != c.want {
-				t.Errorf("passed = %v, want %v", got, c.want)
+			v := cc.judge(b, size, runner.Result{}, nil)
+			if v.ok != c.want {
+				t.Errorf("passed = %v, want %v", v.ok, c.want)
+			}
+			if !v.ok && (v.want == "" || v.got == "") {
+				t.Errorf("a failed check says what it wanted (%q) and what it saw (%q)", v.want, v.got)
 			}
 		})
 	}
@@ -168,5 +172,33 @@ func TestChecksMadeAtFinishOutliveTheExcerpt(t *testing.T) {
 	}
 	if NewChecker(cfg).Check(runner.Result{Success: false}, nil) != nil {
 		t.Error("a failed trial was checked")
+	}
+}
+
+// TestFailedChecksSayWantAndGot: a trial's checks record, for each failed
+// one, the check as written, what it wanted and what the trial gave, cut
+// short; the passed ones are not listed.
+func TestFailedChecksSayWantAndGot(t *testing.T) {
+	cfg := Config{Scorers: []Scorer{{Type: TypeArtifact, Checks: []Check{
+		{EqualsTask: "expected"}, {Contains: "total"}, {MinBytes: i64(1)}, {JSON: str("/n"), Min: f64(10)},
+	}}}}
+	r := artifactResult("the answer is 392 " + strings.Repeat("x", 500))
+	r.Success = true
+	got := NewChecker(cfg).Check(r, &Task{ID: "q7", Fields: map[string]any{"expected": "391"}})
+	if len(got) != 1 || got[0].Passed != 1 || got[0].Of != 4 {
+		t.Fatalf("checks %+v", got)
+	}
+	f := got[0].Failed
+	if len(f) != 3 {
+		t.Fatalf("failed %+v, want the 3 failed checks", f)
+	}
+	if f[0].Check != "equals_task: expected" || f[0].Want != "391" || !strings.HasPrefix(f[0].Got, "the answer is 392") || len(f[0].Got) > 210 {
+		t.Errorf("equals_task: %+v", f[0])
+	}
+	if f[1].Check != `contains: "total"` || f[1].Want != `contains "total"` {
+		t.Errorf("contains: %+v", f[1])
+	}
+	if f[2].Check != "json: /n value: a number ≥ 10" || f[2].Got == "" {
+		t.Errorf("json min: %+v", f[2])
 	}
 }

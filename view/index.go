@@ -49,6 +49,10 @@ type slim struct {
 		Name  string `json:"name"`
 		Error string `json:"error"`
 	} `json:"judges"`
+	// What says a trial is wrong (runner.Result.Wrong): its reward, and its
+	// checks' counts and first failure.
+	Reward *float64             `json:"reward"`
+	Checks []runner.CheckResult `json:"checks"`
 }
 
 // maxIndexedMessage is how much of an error message the index keeps (the
@@ -62,6 +66,13 @@ func (s *slim) fill(r *runner.Result) {
 	r.Attempts, r.ArtifactBytes, r.ArtifactTruncated = s.Attempts, s.ArtifactBytes, s.ArtifactTruncated
 	r.SecretInArtifact = s.SecretInArtifact
 	r.OutputTruncated, r.SubmitError, r.Cost = s.OutputTruncated, s.SubmitError, s.Cost
+	r.Reward = s.Reward
+	for _, c := range s.Checks {
+		if c.Passed < c.Of { // only a wrong trial's, and its first failure
+			c.Failed = c.Failed[:min(1, len(c.Failed))]
+			r.Checks = append(r.Checks, c)
+		}
+	}
 	if len(r.ErrorMessage) > maxIndexedMessage {
 		r.ErrorMessage = r.ErrorMessage[:maxIndexedMessage]
 	}

@@ -236,10 +236,13 @@ func (s *Server) trials(x *runIndex, q url.Values) trialsView {
 
 func newTrialRow(id string, i int, r *runner.Result) trialRow {
 	row := trialRow{Href: trialURL(id, i), Name: runner.TrialName(r.CandidateID, r.TaskID, r.Trial, true),
-		Candidate: r.CandidateID, Task: r.TaskID, Status: "ok", Health: "ok", Score: "—", Runtime: text.Seconds(r.RuntimeSeconds)}
-	if !r.Success {
-		row.Status, row.Health = report.KindLabel(r.ErrorKind), "failed"
+		Candidate: r.CandidateID, Task: r.TaskID, Score: "—", Runtime: text.Seconds(r.RuntimeSeconds)}
+	row.Status, row.Health = report.TrialStatus(r)
+	switch {
+	case !r.Success:
 		row.Error = text.Shorten(text.OneLine(r.ErrorMessage), 100)
+	case r.Wrong():
+		row.Error = text.Shorten(report.WrongText(r), 100)
 	}
 	if r.Score != nil {
 		row.Score = text.Score(*r.Score)

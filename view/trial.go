@@ -40,9 +40,11 @@ type trialPage struct {
 	Attempts                             [][2]string
 	Judges                               []judgeView
 	Checks                               [][2]string
-	Submitted                            string
-	Usage, Cost                          [][2]string
-	Stdout, Stderr                       logView
+	// Failed are the failed checks: the check, what it wanted, what it got.
+	Failed         [][3]string
+	Submitted      string
+	Usage, Cost    [][2]string
+	Stdout, Stderr logView
 	// Verifier: the task's verifier, when it ran: its reward, metrics
 	// and log.
 	Verifier *verifierView
@@ -141,10 +143,13 @@ func (s *Server) trialPage(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) newTrialPage(x *runIndex, r *runner.Result, raw []byte, q url.Values) trialPage {
 	p := trialPage{RunID: x.id, RunHref: "/run/" + url.PathEscape(x.id),
-		Name: runner.TrialName(r.CandidateID, r.TaskID, r.Trial, true), Status: "ok", Health: "ok"}
-	if !r.Success {
-		p.Status, p.Health = report.KindLabel(r.ErrorKind), "failed"
+		Name: runner.TrialName(r.CandidateID, r.TaskID, r.Trial, true)}
+	p.Status, p.Health = report.TrialStatus(r)
+	switch {
+	case !r.Success:
 		p.ErrorKind, p.Error = string(r.ErrorKind), s.mask.String(r.ErrorMessage)
+	case r.Wrong():
+		p.ErrorKind, p.Error = "wrong", s.mask.String(report.WrongText(r))
 	}
 	exit := "none"
 	if r.ExitCode != nil {
@@ -195,6 +200,9 @@ func (s *Server) newTrialPage(x *runIndex, r *runner.Result, raw []byte, q url.V
 			v += " · " + c.Note
 		}
 		p.Checks = append(p.Checks, [2]string{c.Name, v})
+		for _, f := range c.Failed {
+			p.Failed = append(p.Failed, [3]string{f.Check, s.mask.String(f.Want), s.mask.String(f.Got)})
+		}
 	}
 	if len(r.Submitted) > 0 {
 		b, _ := json.MarshalIndent(r.Submitted, "", "  ")
