@@ -341,7 +341,7 @@ func newHTMLHeat(rec *forge.Record, cs []htmlCandidate, summarised bool) *htmlHe
 		rows, h.More = rows[:htmlMaxTasks], len(rows)-htmlMaxTasks
 	}
 	for _, row := range rows {
-		hr := htmlHeatRow{Task: text.OneLine(row.TaskID), Mean: text.Score(row.Mean)}
+		hr := htmlHeatRow{Task: text.OneLine(row.TaskID), Mean: MeanText(row)}
 		for _, c := range row.Cells {
 			var cell htmlHeatCell
 			cell.Text, cell.Class, cell.Title = MatrixCell(row.TaskID, c)

@@ -214,8 +214,17 @@ func writeMarkdownMatrix(b *strings.Builder, rec *forge.Record) {
 	fmt.Fprintf(b, "\n<details><summary>%d tasks, hardest first (✓ passed, ✗ scored 0, else the task score)</summary>\n\n", len(rec.TaskMatrix))
 	header, rows, align := matrixRows(rec, mdMaxTasks)
 	mdTable(b, header, rows, align)
-	if more := len(rec.TaskMatrix) - len(rows); more > 0 {
+	unscored := 0
+	for _, row := range rec.TaskMatrix {
+		if row.Unscored {
+			unscored++
+		}
+	}
+	if more := len(rec.TaskMatrix) - unscored - len(rows); more > 0 {
 		fmt.Fprintf(b, "\n… and %d more tasks (see results.json)\n", more)
+	}
+	if line := unscoredTasks(rec); line != "" {
+		b.WriteString("\n" + text.Markdown(line) + "\n")
 	}
 	if len(rec.HeadToHead) > 1 {
 		b.WriteString("\nTask by task, wins-losses-ties of the row against the column:\n\n")

@@ -60,6 +60,9 @@ func matrixRows(rec *forge.Record, most int) (header []string, rows [][]string, 
 		matrix = matrix[:most]
 	}
 	for _, row := range matrix {
+		if row.Unscored {
+			continue // not hard, unplayed: listed apart (unscoredTasks)
+		}
 		r := []string{text.Shorten(row.TaskID, 32)}
 		for _, c := range row.Cells {
 			r = append(r, cellText(c))
@@ -100,14 +103,44 @@ func writeMatrix(buf *bytes.Buffer, rec *forge.Record, opts Options) error {
 	} else {
 		buf.WriteString(matrixSummary(rec) + "\n")
 	}
+	if line := unscoredTasks(rec); line != "" {
+		buf.WriteString(line + "\n")
+	}
 	return nil
+}
+
+// MeanText is a task's mean score, "—" for one without a scored trial.
+func MeanText(row scoring.TaskRow) string {
+	if row.Unscored {
+		return "—"
+	}
+	return text.Score(row.Mean)
+}
+
+// unscoredTasks is the line that lists the tasks no trial of which could
+// be scored (not played, or their verifier failed), "" when there are none.
+func unscoredTasks(rec *forge.Record) string {
+	var ids []string
+	for _, row := range rec.TaskMatrix {
+		if row.Unscored {
+			ids = append(ids, row.TaskID)
+		}
+	}
+	if len(ids) == 0 {
+		return ""
+	}
+	list := strings.Join(ids, ", ")
+	if len(ids) > 10 {
+		list = strings.Join(ids[:10], ", ") + fmt.Sprintf(" and %d more", len(ids)-10)
+	}
+	return fmt.Sprintf("not scored (no trial played to a score, so not ranked): %s", list)
 }
 
 // matrixSummary says what the matrix holds when it is not printed.
 func matrixSummary(rec *forge.Record) string {
 	var hard, telling []string
 	for _, row := range rec.TaskMatrix {
-		if len(hard) < 5 {
+		if len(hard) < 5 && !row.Unscored {
 			hard = append(hard, fmt.Sprintf("%s (%s)", row.TaskID, text.Score(row.Mean)))
 		}
 	}

@@ -45,6 +45,9 @@ type TaskRow struct {
 	// Mean low: a hard task; Spread high: one that tells them apart.
 	Mean   float64 `json:"mean"`
 	Spread float64 `json:"spread"`
+	// Unscored: no trial of the task has a score (none played, or none
+	// could be scored): not a hard task, listed after the others.
+	Unscored bool `json:"unscored,omitempty"`
 }
 
 // TaskCell is one candidate's result on one task.
@@ -146,7 +149,8 @@ func pairedTasks(a, b *tally, tasks []Task) (xa, xb []float64) {
 	return xa, xb
 }
 
-// taskRows is the per-task matrix, hardest first (lowest mean, widest spread, id).
+// taskRows is the per-task matrix, hardest first (lowest mean, widest
+// spread, id), the tasks without a scored trial last.
 func taskRows(es []*tally, tasks []Task) []TaskRow {
 	rows := make([]TaskRow, 0, len(tasks))
 	for _, task := range tasks {
@@ -166,11 +170,14 @@ func taskRows(es []*tally, tasks []Task) []TaskRow {
 			row.Cells = append(row.Cells, c)
 		}
 		s := summarize(scores)
-		row.Mean, row.Spread = s.mean, s.sd
+		row.Mean, row.Spread, row.Unscored = s.mean, s.sd, len(scores) == 0
 		rows = append(rows, row)
 	}
 	sort.SliceStable(rows, func(i, j int) bool {
 		a, b := rows[i], rows[j]
+		if a.Unscored != b.Unscored {
+			return b.Unscored
+		}
 		if math.Abs(a.Mean-b.Mean) > tieEpsilon {
 			return a.Mean < b.Mean
 		}

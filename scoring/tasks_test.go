@@ -3,6 +3,7 @@ package scoring
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -156,5 +157,32 @@ func TestSuiteIncomplete(t *testing.T) {
 		len(o.Incomplete[0].TaskIDs) != 1 || o.Incomplete[0].TaskIDs[0] != "t02" ||
 		!strings.Contains(o.WinnerLine, "b did not run (t02: infra: boom)") {
 		t.Errorf("incomplete %+v, line %q", o.Incomplete, o.WinnerLine)
+	}
+}
+
+// TestUnplayedTasksAreNotTheHardest: a task no trial of which was scored (an
+// interrupted suite's) is listed after the played ones, marked, never as
+// the hardest with a mean of 0.
+func TestUnplayedTasksAreNotTheHardest(t *testing.T) {
+	ok := func(c, task string, score float64) runner.Result {
+		return runner.Result{CandidateID: c, TaskID: task, Trial: 1, Success: true, ExitCode: new(0), Submitted: map[string]any{"v": score}}
+	}
+	cancelled := func(c, task string) runner.Result {
+		return runner.Result{CandidateID: c, TaskID: task, Trial: 1, ErrorKind: runner.ErrCancelled}
+	}
+	cfg := Config{Scorers: []Scorer{{Type: TypeSubmitted, Field: "v", Normalize: NormRaw}}}
+	suite := Suite{Candidates: []string{"a", "b"}, Tasks: []Task{{ID: "zz-unplayed"}, {ID: "easy"}, {ID: "hard"}}}
+	out := ScoreSuite(cfg, suite, []runner.Result{
+		ok("a", "easy", 1), ok("b", "easy", 1), ok("a", "hard", 0.2), ok("b", "hard", 0.4), cancelled("a", "zz-unplayed"), cancelled("b", "zz-unplayed"),
+	})
+	var ids []string
+	for _, row := range out.Tasks {
+		ids = append(ids, row.TaskID)
+	}
+	if want := []string{"hard", "easy", "zz-unplayed"}; !slices.Equal(ids, want) {
+		t.Errorf("rows %v, want %v", ids, want)
+	}
+	if last := out.Tasks[len(out.Tasks)-1]; !last.Unscored || out.Tasks[0].Unscored {
+		t.Errorf("unscored flags: %+v", out.Tasks)
 	}
 }

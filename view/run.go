@@ -194,7 +194,7 @@ func (s *Server) matrix(x *runIndex, q url.Values) *matrixView {
 	m.Pager, lo, hi = newPager(q, "mpage", len(kept), matrixPage)
 	for _, i := range kept[lo:hi] {
 		row := rows[i]
-		mr := matrixRow{Task: text.OneLine(row.TaskID), Mean: text.Score(row.Mean)}
+		mr := matrixRow{Task: text.OneLine(row.TaskID), Mean: report.MeanText(row)}
 		for _, c := range row.Cells {
 			var mc matrixCell
 			mc.Text, mc.Class, mc.Title = report.MatrixCell(row.TaskID, c)
