@@ -29,7 +29,7 @@ type gateOptions struct {
 // compares ("finished", "merged").
 func (g *gateOptions) addFlags(cmd *cobra.Command, run string) {
 	f := cmd.Flags()
-	f.Float64Var(&g.failUnder, "fail-under", 0, "exit 1 when the winner's score is below this (0..1), or there is no winner")
+	f.Float64Var(&g.failUnder, "fail-under", 0, "exit 1 when the best score (the winner's, or the tied best's) is below this (0..1)")
 	f.StringVar(&g.baseline, "baseline", "", "compare the "+run+" run with `RUN` (a run id under --out, a run directory or a results.json)")
 	f.Float64Var(&g.maxDrop, "max-drop", 0, "with --baseline: exit 1 when a candidate's score dropped significantly by more than this")
 }
@@ -73,6 +73,9 @@ func (g *gateOptions) verdict(env *Env, out string, m *forge.Manifest, rec *forg
 	if g.failUnderSet {
 		if why := rec.BelowScore(g.failUnder); why != "" {
 			failed = append(failed, fmt.Sprintf("--fail-under %.3g: %s", g.failUnder, why))
+		} else if score, ids, _ := rec.BestScore(); rec.Winner == nil {
+			// Held without a winner (a tie): say whose score holds it.
+			fmt.Fprintf(env.Stderr, "forge: --fail-under %.3g holds: the best score is %.3f (%s, not told apart)\n", g.failUnder, score, text.AndList(ids))
 		}
 	}
 	if g.oracle {

@@ -65,9 +65,9 @@ func decide(es []*tally) (*string, string, *Comparison) {
 		names := rankOne(withResults)
 		second := withResults[1]
 		if c.Method == "exact" {
-			return nil, fmt.Sprintf("no clear winner: %s tie at %s%s", andList(names), text.Score(top.st.Score), singleTrial), c
+			return nil, fmt.Sprintf("no clear winner: %s tie at %s%s", text.AndList(names), text.Score(top.st.Score), singleTrial), c
 		}
-		return nil, fmt.Sprintf("no clear winner: %s overlap (%s vs %s, %s)", andList(names),
+		return nil, fmt.Sprintf("no clear winner: %s overlap (%s vs %s, %s)", text.AndList(names),
 			top.st.ScoreText(), second.st.ScoreText(), pText(c.PValue)), c
 	}
 	line := fmt.Sprintf("winner: %s %s, ", top.id, scoreText(top.st))
@@ -120,7 +120,7 @@ func decideSuite(es []*tally, tasks []Task) (*string, string, *Comparison) {
 		return nil, fmt.Sprintf("no winner: %s ranks first but never succeeded", top.id), c
 	}
 	if top.st.Tied {
-		return nil, fmt.Sprintf("no clear winner: %s tie over %d tasks (%s vs %s); %s %s", andList(rankOne(withResults)), pt.N,
+		return nil, fmt.Sprintf("no clear winner: %s tie over %d tasks (%s vs %s); %s %s", text.AndList(rankOne(withResults)), pt.N,
 			top.st.ScoreText(), second.st.ScoreText(), top.id, record), c
 	}
 	return &top.id, "winner: " + over + "; " + record, c
@@ -175,7 +175,7 @@ func incompleteLine(us []Unjudged) string {
 	parts := make([]string, len(reasons))
 	for i, r := range reasons {
 		ids := byReason[r]
-		parts[i] = fmt.Sprintf("%s did not run (%s)", andList(ids), r)
+		parts[i] = fmt.Sprintf("%s did not run (%s)", text.AndList(ids), r)
 	}
 	return "incomplete: " + strings.Join(parts, "; ")
 }
@@ -207,9 +207,3 @@ func pText(p *float64) string {
 	return text.P(*p, Alpha)
 }
 
-func andList(names []string) string {
-	if len(names) <= 1 {
-		return strings.Join(names, "")
-	}
-	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
-}

@@ -155,6 +155,14 @@ func Plural(n int, one, many string) string {
 	return many
 }
 
+// AndList joins names as a sentence does: "a", "a and b", "a, b and c".
+func AndList(names []string) string {
+	if len(names) <= 1 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
 // Ratio formats a ratio of scores or runtimes: "1.24×".
 func Ratio(r float64) string { return strconv.FormatFloat(r, 'f', 2, 64) + "×" }
 
