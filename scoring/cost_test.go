@@ -134,3 +134,25 @@ func TestWinnerLineNamesCheaperRunnerUp(t *testing.T) {
 		t.Errorf("a dearer runner-up is named: %q", out.WinnerLine)
 	}
 }
+
+// TestUnpricedWinsHaveNoPrice: a candidate whose every trial is unpriced
+// (or some are) has no dollar figure per success or per solved task: its
+// total leaves those out, and a win is not free.
+func TestUnpricedWinsHaveNoPrice(t *testing.T) {
+	var c costTally
+	for range 3 {
+		c.add(runner.Result{Cost: &runner.Cost{Tokens: 100, Unpriced: "model x has no price"}})
+	}
+	if st := c.standing(3); st == nil || st.PerSuccessUSD != nil || !st.Unpriced() {
+		t.Errorf("all unpriced: %+v", st)
+	}
+	c.add(runner.Result{Cost: &runner.Cost{USD: 0.5, ModelUSD: 0.5}})
+	if st := c.standing(4); st.PerSuccessUSD != nil {
+		t.Errorf("partly unpriced: per success %v", *st.PerSuccessUSD)
+	}
+	var priced costTally
+	priced.add(runner.Result{Cost: &runner.Cost{USD: 0.5, ModelUSD: 0.5}})
+	if st := priced.standing(1); st.PerSuccessUSD == nil || *st.PerSuccessUSD != 0.5 {
+		t.Errorf("priced: %+v", st)
+	}
+}
