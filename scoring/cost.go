@@ -182,7 +182,7 @@ type CostStanding struct {
 	Tokens       int64   `json:"tokens"`
 	CostedTrials int     `json:"costed_trials"`
 	// PerSuccessUSD and PerSolvedUSD are what a win costs; null without
-	// one, or when a trial's cost is not wholly priced (UnpricedTrials).
+	// one, or when no trial's cost had a price (Unpriced).
 	PerSuccessUSD *float64 `json:"per_success_usd"`
 	PerSolvedUSD  *float64 `json:"per_solved_usd,omitempty"`
 	// UnpricedTrials had something without a price, left out of USD.
@@ -220,9 +220,8 @@ func (c *costTally) standing(successes int) *CostStanding {
 	}
 	st := &CostStanding{USD: c.usd, MeanUSD: c.usd / float64(c.n), ModelUSD: c.model, SandboxUSD: c.sandbox,
 		Tokens: c.tokens, CostedTrials: c.n, UnpricedTrials: c.unpriced}
-	// What a win costs only when every trial's cost is known: a total
-	// that leaves unpriced parts out would make wins look cheap, or free.
-	if successes > 0 && c.unpriced == 0 {
+	// No price for a win when no trial had one: it is not free.
+	if successes > 0 && c.unpriced < c.n {
 		per := c.usd / float64(successes)
 		st.PerSuccessUSD = &per
 	}

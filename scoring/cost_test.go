@@ -136,8 +136,8 @@ func TestWinnerLineNamesCheaperRunnerUp(t *testing.T) {
 }
 
 // TestUnpricedWinsHaveNoPrice: a candidate whose every trial is unpriced
-// (or some are) has no dollar figure per success or per solved task: its
-// total leaves those out, and a win is not free.
+// has no dollar figure per success or per solved task: a win is not free.
+// One priced trial gives the figure (its notes say some were unpriced).
 func TestUnpricedWinsHaveNoPrice(t *testing.T) {
 	var c costTally
 	for range 3 {
@@ -147,8 +147,8 @@ func TestUnpricedWinsHaveNoPrice(t *testing.T) {
 		t.Errorf("all unpriced: %+v", st)
 	}
 	c.add(runner.Result{Cost: &runner.Cost{USD: 0.5, ModelUSD: 0.5}})
-	if st := c.standing(4); st.PerSuccessUSD != nil {
-		t.Errorf("partly unpriced: per success %v", *st.PerSuccessUSD)
+	if st := c.standing(4); st.PerSuccessUSD == nil || *st.PerSuccessUSD != 0.125 {
+		t.Errorf("partly unpriced: %+v", st)
 	}
 	var priced costTally
 	priced.add(runner.Result{Cost: &runner.Cost{USD: 0.5, ModelUSD: 0.5}})

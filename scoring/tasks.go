@@ -106,7 +106,7 @@ func (t *tally) suiteStats(tasks []Task, k int) {
 		}
 	}
 	su.Tasks = len(means)
-	if c := t.st.Cost; c != nil && su.Solved > 0 && c.UnpricedTrials == 0 {
+	if c := t.st.Cost; c != nil && su.Solved > 0 && c.PerSuccessUSD != nil {
 		per := c.USD / float64(su.Solved)
 		c.PerSolvedUSD = &per
 	}
