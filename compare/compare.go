@@ -3,6 +3,7 @@ package compare
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"time"
@@ -146,7 +147,10 @@ type Report struct {
 	// ManifestChanged compares the runs' manifest hashes; null when either
 	// run does not record one.
 	ManifestChanged *bool `json:"manifest_changed"`
-	WinnerChanged   bool  `json:"winner_changed"`
+	// ChangedFiles name what changed when the manifest's hash did and both
+	// runs recorded their files: "path", "path (added)", "path (removed)".
+	ChangedFiles  []string `json:"changed_files,omitempty"`
+	WinnerChanged bool     `json:"winner_changed"`
 	// Alpha is the significance level of every test (0.05).
 	Alpha float64 `json:"alpha"`
 	// Tasks, when both runs are suites, is how many tasks both played: the
@@ -160,6 +164,29 @@ type Report struct {
 	Notes []string `json:"notes"`
 }
 
+// changedFiles lists what differs between two runs' files, in path order;
+// nil when either run recorded none.
+func changedFiles(base, head map[string]string) []string {
+	if base == nil || head == nil {
+		return nil
+	}
+	var out []string
+	for _, p := range slices.Sorted(maps.Keys(head)) {
+		switch b, ok := base[p]; {
+		case !ok:
+			out = append(out, p+" (added)")
+		case b != head[p]:
+			out = append(out, p)
+		}
+	}
+	for _, p := range slices.Sorted(maps.Keys(base)) {
+		if _, ok := head[p]; !ok {
+			out = append(out, p+" (removed)")
+		}
+	}
+	return out
+}
+
 // Runs compares head against base.
 func Runs(base, head *forge.Record) Report {
 	rep := Report{
@@ -171,6 +198,9 @@ func Runs(base, head *forge.Record) Report {
 	if base.ManifestHash != "" && head.ManifestHash != "" {
 		changed := base.ManifestHash != head.ManifestHash
 		rep.ManifestChanged = &changed
+		if changed {
+			rep.ChangedFiles = changedFiles(base.Files, head.Files)
+		}
 	}
 	rep.WinnerChanged = str(base.Winner) != str(head.Winner)
 

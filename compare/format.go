@@ -190,6 +190,12 @@ func manifestText(r Report) string {
 	switch {
 	case r.ManifestChanged == nil:
 		return "unknown (a run records no manifest hash)"
+	case *r.ManifestChanged && len(r.ChangedFiles) > 0:
+		files := r.ChangedFiles
+		if len(files) > 5 {
+			files = append(files[:5:5], fmt.Sprintf("and %d more", len(r.ChangedFiles)-5))
+		}
+		return "changed: " + strings.Join(files, ", ")
 	case *r.ManifestChanged:
 		return "changed"
 	}

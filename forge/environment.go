@@ -277,7 +277,18 @@ func (m *Manifest) dockerEnvironment(h io.Writer, name string, spec *Environment
 		return nil, err
 	}
 	fmt.Fprintf(h, "\x00environment\x00%s\x00", env.Hash)
+	m.noteEnvironment(env)
 	return env, nil
+}
+
+// noteEnvironment records an image's Dockerfile and context files in
+// m.Files, each by its digest.
+func (m *Manifest) noteEnvironment(env *runner.Environment) {
+	for _, rel := range env.ContextFiles {
+		if b, err := os.ReadFile(filepath.Join(env.Context, filepath.FromSlash(rel))); err == nil {
+			m.noteFile(filepath.Join(env.Context, filepath.FromSlash(rel)), b)
+		}
+	}
 }
 
 // dockerImage is the environment the Dockerfile at path defines, with the

@@ -27,6 +27,8 @@ func (m *Manifest) resolveFiles(name string, data []byte) error {
 	v := validator{file: name, doc: m.doc}
 	h := sha256.New()
 	h.Write(data)
+	m.Files = map[string]string{}
+	m.noteFile(filepath.Base(m.Path), data)
 	addFile := func(rel string, path ...any) (fileRef, bool) {
 		return m.addFile(h, rel, func(msg string) { v.at(msg, path...) })
 	}
@@ -105,6 +107,7 @@ func (m *Manifest) resolveTasks(name string, h io.Writer, v *validator) {
 		}
 		fmt.Fprintf(h, "\x00tasks_file\x00%d\x00", len(data))
 		h.Write(data)
+		m.noteFile(m.TasksFile, data)
 		tasks, errs := readTasksFile(shown, data)
 		if len(tasks) == 0 && len(errs) == 0 {
 			v.at(m.TasksFile+" has no tasks", "tasks_file")
@@ -117,7 +120,7 @@ func (m *Manifest) resolveTasks(name string, h io.Writer, v *validator) {
 		m.Tasks = append(m.Tasks, tasks...)
 	}
 	if m.Harbor != "" {
-		tasks, notes, err := m.readHarbor()
+		tasks, notes, err := m.readHarbor(h)
 		m.Notes = append(m.Notes, notes...)
 		if err != nil {
 			v.at(err.Error(), "harbor")
@@ -144,6 +147,16 @@ func (m *Manifest) resolveTasks(name string, h io.Writer, v *validator) {
 			t.Verify.files, _ = m.addDir(h, t.Verify.Dir, func(msg string) { bad("dir", msg) })
 		}
 	}
+}
+
+// noteFile records one of the manifest's files (by its path relative to the
+// manifest's directory where it can) and its digest in m.Files.
+func (m *Manifest) noteFile(path string, content []byte) {
+	if rel, err := filepath.Rel(m.Dir, path); filepath.IsAbs(path) && err == nil && filepath.IsLocal(rel) {
+		path = rel
+	}
+	sum := sha256.Sum256(content)
+	m.Files[filepath.ToSlash(path)] = hex.EncodeToString(sum[:8])
 }
 
 // readCapped reads the file at path, refusing one over max bytes (and
@@ -199,6 +212,7 @@ func (m *Manifest) addFile(h io.Writer, rel string, bad func(string)) (fileRef, 
 	}
 	fmt.Fprintf(h, "\x00%s\x00%d\x00", dst, len(content))
 	h.Write(content)
+	m.noteFile(dst, content)
 	return fileRef{src: src, dst: dst}, true
 }
 

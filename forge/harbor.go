@@ -9,6 +9,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"math"
@@ -287,7 +288,7 @@ func (ht HarborTask) task() (Task, error) {
 }
 
 // readHarbor reads the manifest's harbor: directory into suite tasks.
-func (m *Manifest) readHarbor() ([]Task, []string, error) {
+func (m *Manifest) readHarbor(h io.Writer) ([]Task, []string, error) {
 	dir := m.Harbor
 	if !filepath.IsAbs(dir) {
 		dir = filepath.Join(m.Dir, dir)
@@ -303,6 +304,26 @@ func (m *Manifest) readHarbor() ([]Task, []string, error) {
 		if err != nil {
 			errs = append(errs, err)
 			continue
+		}
+		// The task's files are the manifest's: its identity, and what
+		// compare names when one changed (tests/ is the verifier's).
+		for _, name := range []string{"task.toml", "instruction.md"} {
+			if b, err := os.ReadFile(filepath.Join(ht.Dir, name)); err == nil {
+				fmt.Fprintf(h, "\x00harbor\x00%s\x00%s\x00%d\x00", ht.ID, name, len(b))
+				h.Write(b)
+				m.noteFile(filepath.Join(ht.Dir, name), b)
+			}
+		}
+		for _, f := range t.solution {
+			if b, err := os.ReadFile(f.src); err == nil {
+				fmt.Fprintf(h, "\x00harbor\x00%s\x00%s\x00%d\x00", ht.ID, f.dst, len(b))
+				h.Write(b)
+				m.noteFile(f.src, b)
+			}
+		}
+		if t.environment != nil {
+			fmt.Fprintf(h, "\x00environment\x00%s\x00", t.environment.Hash)
+			m.noteEnvironment(t.environment)
 		}
 		tasks = append(tasks, t)
 	}

@@ -49,8 +49,11 @@ type Manifest struct {
 	// Path is the manifest's absolute path, Dir its directory.
 	Path string `yaml:"-"`
 	Dir  string `yaml:"-"`
-	// Hash identifies the manifest and every file it names (sha256).
-	Hash string `yaml:"-"`
+	// Hash identifies the manifest and every file it names (sha256);
+	// Files has each of them by its path (relative to the manifest's
+	// directory) with its own digest, to say which changed.
+	Hash  string            `yaml:"-"`
+	Files map[string]string `yaml:"-"`
 
 	// doc is the parsed document, which locates the problems found after
 	// decoding.

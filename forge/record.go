@@ -43,10 +43,13 @@ type Record struct {
 	Objective     string `json:"objective"`
 	Backend       string `json:"backend"`
 	// ManifestPath and ManifestHash identify the manifest the run played.
-	ManifestPath string    `json:"manifest_path"`
-	ManifestHash string    `json:"manifest_hash"`
-	StartedAt    time.Time `json:"started_at"`
-	FinishedAt   time.Time `json:"finished_at"`
+	ManifestPath string `json:"manifest_path"`
+	ManifestHash string `json:"manifest_hash"`
+	// Files are the manifest and every file it names, by path, each with
+	// its digest: what forge compare names when the hash differs.
+	Files      map[string]string `json:"files,omitempty"`
+	StartedAt  time.Time         `json:"started_at"`
+	FinishedAt time.Time         `json:"finished_at"`
 	// Candidates are the candidates the run plays, in manifest order.
 	Candidates []string `json:"candidates,omitempty"`
 	// Tasks are the suite's tasks the run played, in manifest order

@@ -175,6 +175,7 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 		Backend:       o.Backend,
 		ManifestPath:  o.Manifest.Path,
 		ManifestHash:  o.Manifest.Hash,
+		Files:         o.Manifest.Files,
 		StartedAt:     o.now().UTC(),
 		Sample:        o.Plan.Sample,
 		Trials:        o.Plan.Trials,

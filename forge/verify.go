@@ -171,6 +171,7 @@ func (m *Manifest) addDir(h io.Writer, dir string, bad func(string)) ([]fileRef,
 		}
 		fmt.Fprintf(h, "\x00verify\x00%s\x00%d\x00", r.dst, len(content))
 		h.Write(content)
+		m.noteFile(r.src, content)
 	}
 	return refs, true
 }
