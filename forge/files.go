@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 
 	"github.com/forge-run/forge/runner"
+	"github.com/forge-run/forge/scoring"
 )
 
 // fileRef is a file a job takes: its path here and its path in the job's
@@ -85,6 +87,7 @@ func (m *Manifest) resolveFiles(name string, data []byte) error {
 	}
 	m.resolveTasks(name, h, &v)
 	m.resolveEnvironments(h, &v)
+	m.checkJudges(&v)
 	if len(v.errs) > 0 {
 		return errors.Join(v.errs...)
 	}
@@ -145,6 +148,27 @@ func (m *Manifest) resolveTasks(name string, h io.Writer, v *validator) {
 		t.Verify.check(bad, m.Defaults.Verify)
 		if t.Verify != nil && t.Verify.Dir != "" {
 			t.Verify.files, _ = m.addDir(h, t.Verify.Dir, func(msg string) { bad("dir", msg) })
+		}
+	}
+}
+
+// checkJudges refuses a judge whose program does not exist, which would
+// fail every trial's verdict: a command judges run on this machine, from
+// the manifest's directory.
+func (m *Manifest) checkJudges(v *validator) {
+	for i, s := range m.Scoring.Scorers {
+		if s.Type != scoring.TypeJudge || len(s.Command) == 0 || s.Command[0] == "" {
+			continue
+		}
+		prog := s.Command[0]
+		if strings.Contains(prog, "/") {
+			if _, err := os.Stat(m.abs(prog)); err != nil {
+				v.at(fmt.Sprintf("%s: %s (resolved to %s)", prog, unwrapPathErr(err), m.abs(prog)), "scoring", i, "command", 0)
+			}
+			continue
+		}
+		if _, err := exec.LookPath(prog); err != nil {
+			v.at(fmt.Sprintf("%q is not a program on PATH here (judges run on this machine)", prog), "scoring", i, "command", 0)
 		}
 	}
 }

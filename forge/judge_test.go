@@ -353,3 +353,24 @@ func TestRunRefusesJudgesWithoutRunner(t *testing.T) {
 		t.Errorf("Run without judges nor their runner: %v", err)
 	}
 }
+
+// TestJudgeProgramMustExist: a judge whose program is nowhere stops the
+// manifest before anything runs (it would fail every verdict), at its key.
+func TestJudgeProgramMustExist(t *testing.T) {
+	dir := writeTree(t, map[string]string{"forge.yaml": `objective: x
+candidates:
+  - {id: a, script: a.py}
+scoring:
+  - type: judge
+    command: [no-such-judge-program-xyz]
+  - type: judge
+    name: file
+    command: [judges/missing.py]
+`, "a.py": okScript})
+	_, err := Load(filepath.Join(dir, "forge.yaml"))
+	for _, want := range []string{`scoring[0].command[0]: "no-such-judge-program-xyz" is not a program on PATH here`, "scoring[1].command[0]: judges/missing.py: no such file or directory"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v, want %q", err, want)
+		}
+	}
+}
