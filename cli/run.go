@@ -41,6 +41,7 @@ type runOptions struct {
 	view     bool
 	viewAddr string
 	noOpen   bool
+	noToken  bool
 	reportOptions
 	gateOptions
 }
@@ -121,6 +122,7 @@ func (o *runOptions) addFlags(cmd *cobra.Command) {
 	f.BoolVar(&o.view, "view", false, "serve the viewer (forge view) beside the run: its page shows trials as they finish; it serves on after the run until Ctrl-C")
 	f.StringVar(&o.viewAddr, "view-addr", "127.0.0.1:8787", "with --view: the viewer's address")
 	f.BoolVar(&o.noOpen, "no-open", false, "with --view: do not open a browser")
+	f.BoolVar(&o.noToken, "no-token", false, "with --view: serve without the token the printed URL carries")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "progress includes every phase of every job and what candidates print ([id] | stdout, [id] ! stderr)")
 	o.reportOptions.addFlags(cmd)

@@ -153,11 +153,12 @@ func (t *tournament) events(p *progress) (func(forge.Event), error) {
 	if !t.o.view {
 		return p.event, nil
 	}
-	srv, url, err := startView(t.o.env, t.o.out, t.o.viewAddr, "", t.plan.SecretValues())
+	srv, url, err := startView(t.o.env, viewSpec{out: t.o.out, addr: t.o.viewAddr, page: "run/" + t.id,
+		secrets: t.plan.SecretValues(), noToken: t.o.noToken})
 	if err != nil {
 		return nil, err
 	}
-	t.viewer, t.page = srv, url+"run/"+t.id
+	t.viewer, t.page = srv, url
 	fmt.Fprintf(t.o.env.Stderr, "forge: viewer at %s\n", t.page)
 	var once sync.Once
 	return func(e forge.Event) {

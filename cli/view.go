@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"net"
 	"net/http"
@@ -26,6 +28,8 @@ type viewOptions struct {
 	out    string
 	addr   string
 	noOpen bool
+	// noToken serves without the token (--no-token).
+	noToken bool
 }
 
 func newViewCmd(env *Env, runF func(context.Context, *viewOptions) error) *cobra.Command {
@@ -54,11 +58,12 @@ binary; nothing is fetched from the network. Ctrl-C stops it.`,
 	f.StringVar(&o.out, "out", "artifacts", "output root whose runs the viewer lists")
 	f.StringVar(&o.addr, "addr", "127.0.0.1:8787", "address to listen on; another interface than loopback serves any Host")
 	f.BoolVar(&o.noOpen, "no-open", false, "do not open a browser")
+	f.BoolVar(&o.noToken, "no-token", false, "serve without the token the printed URL carries (anyone who can reach the address sees every run)")
 	return cmd
 }
 
 func runView(ctx context.Context, o *viewOptions) error {
-	srv, url, err := startView(o.env, o.out, o.addr, o.run, nil)
+	srv, url, err := startView(o.env, viewSpec{out: o.out, addr: o.addr, ref: o.run, noToken: o.noToken})
 	if err != nil {
 		return err
 	}
@@ -70,13 +75,21 @@ func runView(ctx context.Context, o *viewOptions) error {
 	return srv.Shutdown(context.Background())
 }
 
-// startView starts the viewer of the runs under out on addr and returns
-// the server and the URL to open: ref's page when ref names a run.
-// secrets are masked in what the pages show.
-func startView(env *Env, out, addr, ref string, secrets []string) (*http.Server, string, error) {
+// viewSpec is what a viewer serves: the runs under out, on addr; ref's
+// page (a run) or page to open; secrets masked in what the pages show;
+// without its token with noToken.
+type viewSpec struct {
+	out, addr, ref, page string
+	secrets              []string
+	noToken              bool
+}
+
+// startView starts the viewer v says and returns the server and the URL
+// to open, which carries the viewer's token: a random one per start.
+func startView(env *Env, v viewSpec) (*http.Server, string, error) {
+	out, addr, ref, page := v.out, v.addr, v.ref, v.page
 	opts := view.Options{Out: out, Gates: gatesVerdict,
-		Secrets: append(secrets, daytona.LoadCredentials(env.Getenv, ".").APIKey)}
-	page := ""
+		Secrets: append(v.secrets, daytona.LoadCredentials(env.Getenv, ".").APIKey)}
 	if ref != "" {
 		p, err := compare.Resolve(ref, out)
 		if err != nil {
@@ -95,6 +108,16 @@ func startView(env *Env, out, addr, ref string, secrets []string) (*http.Server,
 	}
 	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
 		opts.AnyHost = true // another interface, on purpose
+		if v.noToken {
+			fmt.Fprintf(env.Stderr, "forge view: warning: --no-token on %s: anyone who can reach it sees every run's logs and artifacts\n", addr)
+		}
+	}
+	if !v.noToken {
+		var b [16]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return nil, "", withCode(ExitInfra, fmt.Errorf("forge view: a token: %w", err))
+		}
+		opts.Token = hex.EncodeToString(b[:])
 	}
 	s, err := view.New(opts)
 	if err != nil {
@@ -106,7 +129,11 @@ func startView(env *Env, out, addr, ref string, secrets []string) (*http.Server,
 	}
 	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln) //nolint:errcheck // ends with Shutdown
-	return srv, url + page, nil
+	url += page
+	if opts.Token != "" {
+		url += "?token=" + opts.Token
+	}
+	return srv, url, nil
 }
 
 // gatesVerdict says whether a finished run passes the gates of the

@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -56,10 +58,16 @@ func TestRunView(t *testing.T) {
 	case code := <-done:
 		t.Fatalf("forge run --view ended (exit %d) without serving on:\n%s", code, stderr.String())
 	}
-	if !strings.HasSuffix(url, "/run/viewed") {
-		t.Errorf("viewer URL %s: want the run's page", url)
+	if !regexp.MustCompile(`/run/viewed\?token=[0-9a-f]{32}$`).MatchString(url) {
+		t.Errorf("viewer URL %s: want the run's page, with the viewer's token", url)
 	}
-	resp, err := http.Get(url)
+	// Without the token, nothing; the URL's token sets the cookie the
+	// pages then take.
+	if resp, err := http.Get(strings.Split(url, "?")[0]); err != nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("the run's page without the token: %v %v", resp.StatusCode, err)
+	}
+	jar, _ := cookiejar.New(nil)
+	resp, err := (&http.Client{Jar: jar}).Get(url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,5 +79,39 @@ func TestRunView(t *testing.T) {
 	sigs <- os.Interrupt
 	if code := <-done; code != ExitOK {
 		t.Errorf("exit %d after the viewer stopped:\n%s", code, stderr.String())
+	}
+}
+
+// TestViewTokenAndNoToken: forge view prints a URL with a fresh token;
+// --no-token on an address other than loopback warns that anyone who can
+// reach it sees every run.
+func TestViewTokenAndNoToken(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		url  *regexp.Regexp
+		warn bool
+	}{
+		{[]string{"--addr", "127.0.0.1:0"}, regexp.MustCompile(`forge view: (http://127\.0\.0\.1:\d+/\?token=[0-9a-f]{32}) `), false},
+		{[]string{"--addr", "0.0.0.0:0", "--no-token"}, regexp.MustCompile(`forge view: (http://127\.0\.0\.1:\d+/) `), true},
+	} {
+		seen := make(chan string, 1)
+		stdout := &waitWriter{re: c.url, seen: seen}
+		var stderr bytes.Buffer
+		sigs := make(chan os.Signal, 1)
+		done := make(chan int, 1)
+		go func() {
+			done <- Run(context.Background(), append([]string{"view", "--out", t.TempDir(), "--no-open"}, c.args...),
+				Env{Getenv: os.Getenv, Stdout: stdout, Stderr: &stderr, Signals: sigs})
+		}()
+		select {
+		case <-seen:
+		case code := <-done:
+			t.Fatalf("%v: forge view ended (exit %d): %s%s", c.args, code, stdout.String(), stderr.String())
+		}
+		sigs <- os.Interrupt
+		<-done
+		if got := strings.Contains(stderr.String(), "warning: --no-token on 0.0.0.0:0: anyone who can reach it sees every run"); got != c.warn {
+			t.Errorf("%v: warning %v, want %v: %q", c.args, got, c.warn, stderr.String())
+		}
 	}
 }

@@ -28,6 +28,11 @@ import (
 
 // forgeRun plays a manifest into out with forge's own command line code
 // and returns the run's id.
+
+// browserToken is the viewer's token in the browser tests: they go
+// through the URL forge view prints, as a user does.
+const browserToken = "b7e1c0ffee0000000000000000000001"
+
 func forgeRun(t *testing.T, out, manifest, id string) string {
 	return forgeRunEnv(t, out, manifest, id, nil)
 }
@@ -101,7 +106,8 @@ func TestViewerInChromium(t *testing.T) {
 	live := filepath.Join(out, "live")
 	journal := startLive(t, live)
 
-	s, err := view.New(view.Options{Out: out})
+	// Through the token, as forge view serves it.
+	s, err := view.New(view.Options{Out: out, Token: browserToken})
 	must(t, err)
 	ln, base, err := s.Listen("127.0.0.1:0")
 	must(t, err)
@@ -178,7 +184,7 @@ func TestViewerInChromium(t *testing.T) {
 	}
 
 	// The runs list, newest first, then the suite's page.
-	do("runs list", chromedp.Navigate(base), chromedp.WaitVisible(css("#runs")))
+	do("runs list", chromedp.Navigate(base+"?token="+browserToken), chromedp.WaitVisible(css("#runs")))
 	runs := text("#runs")
 	shot("runs")
 	for _, id := range []string{suite, first, second, evil, agent, "live"} {
@@ -415,7 +421,7 @@ func TestRunsListFitsTheWindow(t *testing.T) {
 	rec := writeRun(longID, manifest, 1200, 10, cost, started)
 	writeRun("20260313-020000-ab12", "forge.yaml", 0, 1, 0.0123, started.Add(-24*time.Hour))
 
-	s, err := view.New(view.Options{Out: out, Gates: func(r *forge.Record) string {
+	s, err := view.New(view.Options{Out: out, Token: browserToken, Gates: func(r *forge.Record) string {
 		if r.RunID == longID {
 			return gates
 		}
@@ -476,7 +482,7 @@ func TestRunsListFitsTheWindow(t *testing.T) {
 	return bad;
 })()`
 	for _, width := range []int64{1280, 1920} {
-		if err := chromedp.Do(ctx, chromedp.EmulateViewport(width, 900), chromedp.Navigate(base), chromedp.WaitVisible(chromedp.CSS("#runs"))); err != nil {
+		if err := chromedp.Do(ctx, chromedp.EmulateViewport(width, 900), chromedp.Navigate(base+"?token="+browserToken), chromedp.WaitVisible(chromedp.CSS("#runs"))); err != nil {
 			t.Fatalf("%d px: the runs list: %v", width, err)
 		}
 		bad, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](check))

@@ -2,6 +2,7 @@ package view
 
 import (
 	"bytes"
+	"crypto/subtle"
 	"embed"
 	"errors"
 	"fmt"
@@ -40,6 +41,11 @@ type Options struct {
 	Gates func(rec *forge.Record) string
 	// Log receives what went wrong serving a page (nil: log.Default).
 	Log *log.Logger
+	// Token, when set, is asked of every request: in the URL once
+	// (?token=…, which sets an HttpOnly cookie and redirects to the URL
+	// without it), then in the cookie; 401 without it. Anyone else on
+	// the machine, or on the network, sees nothing.
+	Token string
 }
 
 // Server serves the viewer's pages. Its zero value is not usable: use New.
@@ -125,8 +131,49 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			http.NotFound(w, r)
 			return
 		}
+		if !s.authorised(w, r) {
+			return
+		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// tokenCookie carries the viewer's token once the URL gave it.
+const tokenCookie = "forge_view_token"
+
+// authorised checks the request's token (Options.Token), answering 401
+// when it is missing or wrong, and trades a token in the URL for the
+// cookie with a redirect (so the token leaves the address bar and the
+// history). Comparisons take constant time.
+func (s *Server) authorised(w http.ResponseWriter, r *http.Request) bool {
+	want := s.opts.Token
+	if want == "" {
+		return true
+	}
+	same := func(got string) bool { return subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1 }
+	if q := r.URL.Query(); q.Has("token") {
+		if !same(q.Get("token")) {
+			unauthorised(w)
+			return false
+		}
+		http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: want, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+		q.Del("token")
+		u := *r.URL
+		u.RawQuery = q.Encode()
+		http.Redirect(w, r, u.RequestURI(), http.StatusSeeOther)
+		return false
+	}
+	if c, err := r.Cookie(tokenCookie); err == nil && same(c.Value) {
+		return true
+	}
+	unauthorised(w)
+	return false
+}
+
+func unauthorised(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(http.StatusUnauthorized)
+	w.Write([]byte("forge view: open the URL forge printed when it started the viewer: it carries the viewer's token\n"))
 }
 
 func (s *Server) hostAllowed(host string) bool {
