@@ -33,6 +33,11 @@ func newValidateCmd(env *Env, runF func(*validateOptions) error) *cobra.Command 
 
 func runValidate(o *validateOptions) error {
 	m, err := loadSuite(o.manifest, o.harbor)
+	if n := forge.Problems(err); n > 1 {
+		// The count says the list is whole: there is nothing more to find
+		// by fixing these and running again.
+		err = fmt.Errorf("%w\n%d problems in %s", err, n, o.manifest)
+	}
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}

@@ -5,8 +5,11 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"reflect"
+	"regexp"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -152,6 +155,13 @@ type Error = yamlcheck.Error
 // ValidID reports whether s may be a candidate or run id (runner.ValidID).
 func ValidID(s string) bool { return runner.ValidID(s) }
 
+// The bounds of the manifest's counts: more is a typo, not a plan.
+const (
+	maxTrials      = 10000
+	maxConcurrency = 10000
+	maxRetries     = 100
+)
+
 // maxManifestBytes bounds what Load reads.
 const maxManifestBytes = 4 << 20
 
@@ -182,13 +192,21 @@ func load(path, harbor string, blocks []Block) (*Manifest, error) {
 	case err != nil:
 		return nil, &Error{File: path, Msg: "cannot read manifest: " + unwrapPathErr(err)}
 	}
-	m, err := parse(path, data, harbor, blocks)
-	if err != nil {
-		return nil, err
+	m, errs := read(path, data, harbor, blocks)
+	if m == nil {
+		return nil, errors.Join(tidy(path, errs)...)
 	}
+	// The files are looked for even when the manifest has other
+	// problems, so that one forge validate says them all.
 	m.Path, m.Dir = abs, filepath.Dir(abs)
 	if err := m.resolveFiles(path, data); err != nil {
-		return nil, err
+		errs = append(errs, unjoin(err)...)
+	}
+	v := validator{file: path, doc: m.doc}
+	m.checkTaskFields(&v)
+	errs = append(errs, v.errs...)
+	if len(errs) > 0 {
+		return nil, errors.Join(tidy(path, errs)...)
 	}
 	return m, nil
 }
@@ -197,48 +215,148 @@ func load(path, harbor string, blocks []Block) (*Manifest, error) {
 // Load), without touching the file system; name is used in error
 // messages. Scripts are not resolved.
 func Parse(name string, data []byte, blocks ...Block) (*Manifest, error) {
-	return parse(name, data, "", blocks)
+	m, errs := read(name, data, "", blocks)
+	if len(errs) > 0 {
+		return nil, errors.Join(tidy(name, errs)...)
+	}
+	return m, nil
 }
 
-// parse is Parse with harbor over the manifest's harbor:.
-func parse(name string, data []byte, harbor string, blocks []Block) (*Manifest, error) {
+// read decodes and validates manifest bytes, with harbor over the
+// manifest's harbor:. It returns every problem, and the manifest as far as
+// it decoded (nil when data is no YAML mapping): a value that does not
+// decode leaves its key unset and is reported, and the rest is decoded and
+// validated all the same.
+func read(name string, data []byte, harbor string, blocks []Block) (*Manifest, []error) {
 	if bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data) {
-		return nil, &Error{File: name, Msg: "not a YAML text file (binary or non-UTF-8 content)"}
+		return nil, []error{&Error{File: name, Msg: "not a YAML text file (binary or non-UTF-8 content)"}}
 	}
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, errors.Join(yamlcheck.InFile(err, name, func(s string) string { return "not valid YAML: " + s })...)
+		return nil, yamlcheck.Syntax(name, data, err)
 	}
 	if root.Kind == 0 || len(root.Content) == 0 {
-		return nil, &Error{File: name, Msg: "manifest is empty; it needs an objective and candidates"}
+		return nil, []error{&Error{File: name, Msg: "manifest is empty; it needs an objective and candidates"}}
 	}
 	doc := root.Content[0]
 	if doc.Kind != yaml.MappingNode {
-		return nil, &Error{File: name, Line: doc.Line, Col: doc.Column,
-			Msg: "manifest must be a mapping with objective: and candidates:, not a " + yamlcheck.KindName(doc)}
+		return nil, []error{&Error{File: name, Line: doc.Line, Col: doc.Column,
+			Msg: "manifest must be a mapping with objective: and candidates:, not a " + yamlcheck.KindName(doc)}}
 	}
 	names := make([]string, len(blocks))
 	for i, b := range blocks {
 		names[i] = b.Name
 	}
 	m := &Manifest{doc: doc}
-	// The blocks are decoded first, so that their problems are reported
-	// with the manifest's unknown keys or type errors when it has some,
-	// and after its candidates' problems when not.
 	blockErrs := m.decodeBlocks(name, blocks)
-	if errs := yamlcheck.UnknownKeys(doc, reflect.TypeFor[Manifest](), "", names...); len(errs) > 0 {
-		return nil, errors.Join(append(yamlcheck.InFile(errors.Join(errs...), name, nil), blockErrs...)...)
-	}
-	if err := doc.Decode(m); err != nil {
-		return nil, errors.Join(append(yamlcheck.InFile(err, name, yamlcheck.Friendly), blockErrs...)...)
-	}
+	unknown := yamlcheck.UnknownKeys(doc, reflect.TypeFor[Manifest](), "", names...)
+	decodeErrs := yamlcheck.Decode(doc, m, "")
+	errs := yamlcheck.InFile(errors.Join(append(slices.Clone(unknown), decodeErrs...)...), name, nil)
 	m.Harbor = cmp.Or(harbor, m.Harbor)
 	v := validator{file: name, doc: doc}
-	m.validate(&v, blockErrs)
-	if len(v.errs) > 0 {
-		return nil, errors.Join(v.errs...)
+	for _, e := range decodeErrs {
+		if e, ok := e.(*Error); ok && e.Field != "" {
+			v.quiet = append(v.quiet, e.Field)
+		}
 	}
-	return m, nil
+	for _, e := range unknown {
+		// What the mapping with an unknown key lacks, or lacks of the
+		// key it was meant to be, is the same mistake.
+		e := e.(*Error)
+		parent := e.Field[:max(strings.LastIndexAny(e.Field, ".["), 0)]
+		v.quietAt = append(v.quietAt, parent)
+		if m := meant.FindStringSubmatch(e.Msg); m != nil {
+			v.quietAt = append(v.quietAt, yamlcheck.Join(parent, m[1]))
+		}
+	}
+	m.validate(&v, blockErrs)
+	return m, append(errs, v.errs...)
+}
+
+// unjoin is the errors err joins, or err.
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
+// maxFileErrors is how many problems of one tasks file are told; a file
+// of 10,000 bad lines says the first ones and how many more.
+const maxFileErrors = 20
+
+// moreProblems is what stands for the problems of a file past
+// maxFileErrors.
+const moreProblems = "and %d more problems in this file"
+
+// Problems counts the problems err (Load's) holds, those past a file's
+// first ones included.
+func Problems(err error) int {
+	if err == nil {
+		return 0
+	}
+	n := 0
+	for _, e := range unjoin(err) {
+		var more int
+		if fe, ok := e.(*Error); ok && fe.Line == 0 {
+			if _, scanErr := fmt.Sscanf(fe.Msg, moreProblems, &more); scanErr == nil {
+				n += more
+				continue
+			}
+		}
+		n++
+	}
+	return n
+}
+
+// tidy orders problems as the user reads them: the manifest's (named
+// manifest) first, then each other file's in the order they are first
+// named, each by line and column; says each once, and at most
+// maxFileErrors of a file other than the manifest, then how many more.
+func tidy(manifest string, errs []error) []error {
+	files := map[string]int{manifest: 0}
+	seen := map[string]bool{}
+	var out []*Error
+	var other []error
+	for _, err := range errs {
+		for _, e := range yamlcheck.InFile(err, "", nil) {
+			if seen[e.Error()] {
+				continue
+			}
+			seen[e.Error()] = true
+			fe, ok := e.(*Error)
+			if !ok {
+				other = append(other, e)
+				continue
+			}
+			if _, ok := files[fe.File]; !ok {
+				files[fe.File] = len(files)
+			}
+			out = append(out, fe)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b *Error) int {
+		return cmp.Or(cmp.Compare(files[a.File], files[b.File]), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Col, b.Col))
+	})
+	var kept []error
+	count := 0 // of e's file's problems, e included
+	for i, e := range out {
+		if i == 0 || out[i-1].File != e.File {
+			count = 0
+		}
+		count++
+		switch {
+		case e.File == manifest || count <= maxFileErrors:
+			kept = append(kept, e)
+		case count == maxFileErrors+1:
+			rest := 0
+			for j := i; j < len(out) && out[j].File == e.File; j++ {
+				rest++
+			}
+			kept = append(kept, &Error{File: e.File, Msg: fmt.Sprintf(moreProblems, rest)})
+		}
+	}
+	return append(kept, other...)
 }
 
 // decodeBlocks decodes the blocks the manifest has into m.Blocks and
@@ -252,7 +370,7 @@ func (m *Manifest) decodeBlocks(file string, blocks []Block) []error {
 		}
 		val, berrs := b.Decode(n, b.Name)
 		if len(berrs) > 0 {
-			errs = append(errs, yamlcheck.InFile(errors.Join(berrs...), file, yamlcheck.Friendly)...)
+			errs = append(errs, yamlcheck.InFile(errors.Join(yamlcheck.Place(errors.Join(berrs...), n, b.Name)...), file, nil)...)
 			continue
 		}
 		if m.Blocks == nil {
@@ -268,13 +386,64 @@ type validator struct {
 	file string
 	doc  *yaml.Node
 	errs []error
+	// quiet are the key paths of the values that did not decode, each
+	// reported already: what is wrong with the zero value left in their
+	// place (or below it) is not. Nothing is said at quietAt's paths.
+	quiet, quietAt []string
 }
+
+// meant reads the key an unknown key's message suggests.
+var meant = regexp.MustCompile(`\(did you mean "(.*)"\?\)$`)
 
 // at records msg against the node at path (mapping keys and list indexes).
 func (v *validator) at(msg string, path ...any) {
 	e := yamlcheck.Under(v.doc, "", msg, path...)
 	e.File = v.file
+	for _, p := range v.quiet {
+		if e.Field == p || strings.HasPrefix(e.Field, p+".") || strings.HasPrefix(e.Field, p+"[") {
+			return
+		}
+	}
+	if slices.Contains(v.quietAt, e.Field) {
+		return
+	}
 	v.errs = append(v.errs, e)
+}
+
+// given reports whether the manifest gives the key at path (a value the
+// zero value of its field cannot tell from none).
+func (v *validator) given(path ...any) bool {
+	n := v.doc
+	for _, k := range path {
+		var next *yaml.Node
+		switch k := k.(type) {
+		case string:
+			if n.Kind == yaml.MappingNode {
+				next = valueOf(n, k)
+			}
+		case int:
+			if n.Kind == yaml.SequenceNode && k >= 0 && k < len(n.Content) {
+				next = n.Content[k]
+			}
+		}
+		if next == nil {
+			return false
+		}
+		n = next
+	}
+	return true
+}
+
+// inRange reports val, the integer at path, when it is given and not
+// within [lo, hi]; below is what to say when it is below lo.
+func (v *validator) inRange(val, lo, hi int, below string, path ...any) {
+	switch {
+	case !v.given(path...):
+	case val < lo:
+		v.at(fmt.Sprintf("%s, not %d", below, val), path...)
+	case val > hi:
+		v.at(fmt.Sprintf("must be at most %d, not %d", hi, val), path...)
+	}
 }
 
 // validate checks what decoding could not; blockErrs, the problems of the
@@ -313,14 +482,10 @@ func (m *Manifest) validate(v *validator, blockErrs []error) {
 		v.at(p.Msg, path...)
 	}
 	d := m.Defaults
-	if d.Trials < 0 {
-		v.at("must be at least 1", "defaults", "trials")
-	}
-	if d.Concurrency < 0 {
-		v.at("must be at least 1", "defaults", "concurrency")
-	}
-	if d.Retries != nil && *d.Retries < 0 {
-		v.at("must not be negative (0 plays no trial again)", "defaults", "retries")
+	v.inRange(d.Trials, 1, maxTrials, "must be at least 1 (the runs of each candidate on each task)", "defaults", "trials")
+	v.inRange(d.Concurrency, 1, maxConcurrency, "must be at least 1 (the jobs run at once)", "defaults", "concurrency")
+	if d.Retries != nil {
+		v.inRange(*d.Retries, 0, maxRetries, "must not be negative (0 plays no trial again)", "defaults", "retries")
 	}
 	if d.OutputFile != "" {
 		m.Defaults.OutputFile = checkRelPath(v, d.OutputFile, "defaults", "output_file")
@@ -357,8 +522,8 @@ func (m *Manifest) validate(v *validator, blockErrs []error) {
 		if c.OutputFile != "" {
 			m.Candidates[i].OutputFile = checkRelPath(v, c.OutputFile, "candidates", i, "output_file")
 		}
-		if c.Retries != nil && *c.Retries < 0 {
-			v.at("must not be negative (0 plays no trial again)", "candidates", i, "retries")
+		if c.Retries != nil {
+			v.inRange(*c.Retries, 0, maxRetries, "must not be negative (0 plays no trial again)", "candidates", i, "retries")
 		}
 		checkEnv(v, c.Env, "candidates", i, "env")
 		c.Passing.check(v, c.Env, &d.Passing, "candidates", i)
@@ -368,6 +533,51 @@ func (m *Manifest) validate(v *validator, blockErrs []error) {
 	v.errs = append(v.errs, blockErrs...)
 	validateScoring(m.Scoring, v, suite)
 	m.Gates.validate(v)
+}
+
+// checkTaskFields refuses a check that compares with a task field no task
+// has, and notes one that only some tasks have: their trials fail it.
+func (m *Manifest) checkTaskFields(v *validator) {
+	if len(m.Tasks) == 0 {
+		return
+	}
+	have := map[string]bool{}
+	for _, t := range m.Tasks {
+		for k := range t.Fields {
+			have[k] = true
+		}
+	}
+	for i, s := range m.Scoring.Scorers {
+		for j, c := range s.Checks {
+			for _, f := range []struct{ key, field string }{
+				{"equals_task", c.EqualsTask}, {"contains_task", c.ContainsTask}, {"regex_task", c.RegexTask},
+			} {
+				if f.field == "" {
+					continue
+				}
+				var lack []string
+				for _, t := range m.Tasks {
+					if _, ok := t.Fields[f.field]; !ok {
+						lack = append(lack, t.ID)
+					}
+				}
+				switch {
+				case len(lack) == len(m.Tasks):
+					fields := slices.Sorted(maps.Keys(have))
+					msg := fmt.Sprintf("no task has a field %q", f.field)
+					if near := yamlcheck.Nearest(f.field, fields); near != "" {
+						msg += fmt.Sprintf(" (did you mean %q?)", near)
+					} else {
+						msg += " (the tasks have: " + joinShort(fields) + ")"
+					}
+					v.at(msg, "scoring", i, "checks", j, f.key)
+				case len(lack) > 0:
+					m.Notes = append(m.Notes, fmt.Sprintf("scoring[%d].checks[%d].%s: %d of %d tasks have no field %q (%s): their trials fail this check",
+						i, j, f.key, len(lack), len(m.Tasks), f.field, joinShort(lack)))
+				}
+			}
+		}
+	}
 }
 
 // valueOf is the value of key in the mapping n (its last, as YAML

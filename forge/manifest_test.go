@@ -141,7 +141,7 @@ func TestLoadErrors(t *testing.T) {
 		{"a list", "- id: a\n", nil, []string{"forge.yaml:1:1", "must be a mapping"}},
 		{"empty file", "", nil, []string{"forge.yaml", "empty"}},
 		{"wrong type", "objective: x\ndefaults:\n  trials: many\ncandidates: [{id: a, script: a.py}]\n", nil,
-			[]string{"forge.yaml:3:1", "cannot unmarshal text `many` into an integer"}},
+			[]string{"forge.yaml:3:11: defaults.trials: want a whole number (e.g. 4), not the text \"many\""}},
 		{"negative trials", "objective: x\ndefaults:\n  trials: -1\ncandidates: [{id: a, script: a.py}]\n", nil,
 			[]string{"forge.yaml:3:11", "defaults.trials", "at least 1"}},
 		{"negative retries", "objective: x\ndefaults:\n  retries: -1\ncandidates: [{id: a, script: a.py}]\n", nil,
@@ -170,7 +170,7 @@ func TestLoadErrors(t *testing.T) {
 		{"not executable", "objective: x\ncandidates: [{id: a, script: run.bin}]\n", map[string]string{"run.bin": "x"},
 			[]string{"candidates[0].script", "not executable"}},
 		{"duplicate key", "objective: x\nobjective: y\ncandidates: [{id: a, script: a.py}]\n", nil,
-			[]string{"forge.yaml:2", "already defined"}},
+			[]string{"forge.yaml:2:1: objective: is given twice (also at line 1): keep one"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -375,17 +375,17 @@ func TestLoadBlocks(t *testing.T) {
 	}
 
 	for _, tc := range []struct{ name, manifest, want string }{
-		{"the block's problem, after the candidates' and before the scoring's",
+		{"the block's problem with the others, in the file's order",
 			"objective: x\nbox: {size: -1}\ncandidates: [{id: '..', script: a.py}]\nscoring: [{type: success, weight: -1}]\n",
-			"forge.yaml:3:19: candidates[0].id: \"..\" is not a valid id: use letters, digits, '_', '.' and '-' only (not . or ..)\n" +
-				"forge.yaml:2:13: box.size: must not be negative\n" +
-				"forge.yaml:4:35: scoring[0].weight: weight must be ≥ 0 and finite\n" +
-				"forge.yaml:4:10: scoring: at least one scorer needs a positive weight"},
+			"forge.yaml:2:13: box.size: must not be negative\n" +
+				"forge.yaml:3:19: candidates[0].id: \"..\" is not a valid id: use letters, digits, '_', '.' and '-' only (not . or ..)\n" +
+				"forge.yaml:4:10: scoring: at least one scorer needs a positive weight\n" +
+				"forge.yaml:4:35: scoring[0].weight: weight must be ≥ 0 and finite"},
 		{"unknown keys of both", "objective: x\ncandidates: [{id: a, scrpit: a.py}]\nbox: {szie: 1}\n",
 			"forge.yaml:2:22: candidates[0].scrpit: unknown key \"scrpit\" (did you mean \"script\"?)\n" +
 				"forge.yaml:3:7: box.szie: unknown key \"szie\" (did you mean \"size\"?)"},
 		{"a type error in the block", ok + "box: {size: big}\n",
-			"forge.yaml:3:1: cannot unmarshal text `big` into an integer"},
+			"forge.yaml:3:13: box.size: want a whole number (e.g. 4), not the text \"big\""},
 		{"a block's name is a known key", ok + "boxx: {size: 1}\n",
 			"forge.yaml:3:1: boxx: unknown key \"boxx\" (did you mean \"box\"?)"},
 	} {
@@ -415,5 +415,127 @@ func TestHashIsTheBytes(t *testing.T) {
 	}
 	if want := "sha256:8246ed87b8093507f12a3d555c9979bd525482204f75064d0100b28f2d4113a7"; m.Hash != want {
 		t.Errorf("hash %s, want %s", m.Hash, want)
+	}
+}
+
+// loadErrors loads the manifest in files and returns its problems, one a
+// line, with the directory left out.
+func loadErrors(t *testing.T, files map[string]string) (*Manifest, []string) {
+	t.Helper()
+	dir := writeTree(t, files)
+	m, err := Load(filepath.Join(dir, "forge.yaml"))
+	if err == nil {
+		return m, nil
+	}
+	return nil, strings.Split(strings.ReplaceAll(err.Error(), dir+string(filepath.Separator), ""), "\n")
+}
+
+// TestLoadEveryProblemAtOnce: a type error, a bad duration or size, a
+// missing file and a check on a field no task has do not hide one another
+// nor the rest: one Load says them all, in the file's order, each at its
+// place and key.
+func TestLoadEveryProblemAtOnce(t *testing.T) {
+	_, got := loadErrors(t, map[string]string{"a.py": okScript, "forge.yaml": `objective: Answer the question in the task
+defaults:
+  concurrency: 0
+  trials: -1
+  timeout: 5 minutes
+  max_output: lots
+  setup: pip install httpx
+candidates:
+  - id: alpha
+    script: a.py
+    timout: 30s
+  - id: alpha
+    script: missing.py
+    retries: many
+    environment: {pip: [httpx], timeout: -5s}
+tasks:
+  - {id: q1, expected: "391"}
+scoring:
+  - type: artifact
+    checks:
+      - equals_task: nosuchfield
+`})
+	want := []string{
+		"forge.yaml:3:16: defaults.concurrency: must be at least 1 (the jobs run at once), not 0",
+		"forge.yaml:4:11: defaults.trials: must be at least 1 (the runs of each candidate on each task), not -1",
+		`forge.yaml:5:12: defaults.timeout: "5 minutes" is not a duration (want e.g. 90s, 2m, 1h30m)`,
+		`forge.yaml:6:15: defaults.max_output: "lots" is not a positive size (want e.g. 1048576, 512KiB, 1MiB)`,
+		`forge.yaml:7:10: defaults.setup: want a list of text (e.g. [a, b], or one "- item" a line), not the text "pip install httpx"`,
+		`forge.yaml:11:5: candidates[0].timout: unknown key "timout" (did you mean "timeout"?)`,
+		`forge.yaml:12:9: candidates[1].id: duplicate id "alpha" (also candidates[0])`,
+		`forge.yaml:13:13: candidates[1].script: missing.py: no such file or directory (resolved to missing.py)`,
+		`forge.yaml:14:14: candidates[1].retries: want a whole number (e.g. 4), not the text "many"`,
+		`forge.yaml:15:42: candidates[1].environment.timeout: must be positive, not "-5s" (want e.g. 90s, 2m, 1h30m)`,
+		`forge.yaml:21:22: scoring[0].checks[0].equals_task: no task has a field "nosuchfield" (the tasks have: expected, id)`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestLoadTab: a tab in the indentation is told as one, at its line, in
+// the manifest and in a YAML tasks file.
+func TestLoadTab(t *testing.T) {
+	_, got := loadErrors(t, map[string]string{"a.py": okScript,
+		"forge.yaml": "objective: x\ncandidates:\n  - id: a\n    script: a.py\n\ttimeout: 5s\n"})
+	if want := "forge.yaml:5:1: a tab in the indentation: YAML indents with spaces"; strings.Join(got, "\n") != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	_, got = loadErrors(t, map[string]string{"a.py": okScript,
+		"forge.yaml": "objective: x\ncandidates: [{id: a, script: a.py}]\ntasks_file: t.yaml\n",
+		"t.yaml":     "- id: q1\n  expected: 1\n- id: q2\n \texpected: 2\n"})
+	if want := "t.yaml:4:2: a tab in the indentation: YAML indents with spaces"; strings.Join(got, "\n") != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// TestLoadRanges: every count is checked for its range when given, 0
+// included, and not when left out.
+func TestLoadRanges(t *testing.T) {
+	_, got := loadErrors(t, map[string]string{"a.py": okScript, "forge.yaml": `objective: x
+defaults:
+  trials: 0
+  concurrency: 20000
+  retries: 101
+candidates:
+  - {id: a, script: a.py, retries: -1}
+  - {id: b, script: a.py, retries: 0}
+gates:
+  max_infra_errors: -1
+  min_success_rate: 2
+`})
+	want := []string{
+		"forge.yaml:3:11: defaults.trials: must be at least 1 (the runs of each candidate on each task), not 0",
+		"forge.yaml:4:16: defaults.concurrency: must be at most 10000, not 20000",
+		"forge.yaml:5:12: defaults.retries: must be at most 100, not 101",
+		"forge.yaml:7:36: candidates[0].retries: must not be negative (0 plays no trial again), not -1",
+		"forge.yaml:10:21: gates.max_infra_errors: must not be negative",
+		"forge.yaml:11:21: gates.min_success_rate: must be between 0 and 1",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if _, got := loadErrors(t, map[string]string{"a.py": okScript, "forge.yaml": "objective: x\ncandidates: [{id: a, script: a.py}]\n"}); got != nil {
+		t.Errorf("no counts: %q", got)
+	}
+}
+
+// TestLoadCheckOnTaskFields: a check that compares with a field no task
+// has is refused; one only some tasks have is noted.
+func TestLoadCheckOnTaskFields(t *testing.T) {
+	const head = "objective: x\ncandidates: [{id: a, script: a.py}]\ntasks:\n  - {id: q1, answer: 1}\n  - {id: q2, answer: 2}\n  - {id: q3}\n" +
+		"scoring:\n  - type: artifact\n    checks:\n"
+	_, got := loadErrors(t, map[string]string{"a.py": okScript, "forge.yaml": head + "      - {json: /x, equals_task: answr}\n"})
+	if want := `forge.yaml:10:33: scoring[0].checks[0].equals_task: no task has a field "answr" (did you mean "answer"?)`; strings.Join(got, "\n") != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	m, got := loadErrors(t, map[string]string{"a.py": okScript, "forge.yaml": head + "      - {contains_task: answer}\n"})
+	if got != nil {
+		t.Fatalf("refused a field some tasks have: %q", got)
+	}
+	if want := []string{`scoring[0].checks[0].contains_task: 1 of 3 tasks have no field "answer" (q3): their trials fail this check`}; !reflect.DeepEqual(m.Notes, want) {
+		t.Errorf("notes %q, want %q", m.Notes, want)
 	}
 }

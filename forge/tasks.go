@@ -14,9 +14,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/forge-run/forge/internal/text"
 	"github.com/forge-run/forge/internal/yamlcheck"
 	"github.com/forge-run/forge/runner"
 )
@@ -115,7 +118,8 @@ func readJSONL(name string, data []byte) ([]Task, []error) {
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(nil, maxTasksFileBytes)
 	for line := 1; sc.Scan(); line++ {
-		text := bytes.TrimSpace(sc.Bytes())
+		raw := sc.Bytes()
+		text := bytes.TrimSpace(raw)
 		if len(text) == 0 {
 			continue
 		}
@@ -123,14 +127,9 @@ func readJSONL(name string, data []byte) ([]Task, []error) {
 		dec := json.NewDecoder(bytes.NewReader(text))
 		dec.UseNumber()
 		var fields map[string]any
-		err := dec.Decode(&fields)
-		if err == nil && dec.More() {
-			err = errors.New("data after the object")
-		} else if err == nil && fields == nil {
-			err = errors.New("null")
-		}
-		if err != nil {
-			errs = append(errs, pos.err("", "not a JSON object: "+strings.TrimPrefix(err.Error(), "json: ")))
+		if err := dec.Decode(&fields); err != nil || fields == nil || dec.More() {
+			lead := len(raw) - len(bytes.TrimLeft(raw, " \t"))
+			errs = append(errs, jsonLineError(pos, text, lead, dec, err))
 			continue
 		}
 		tasks = append(tasks, Task{Fields: fields, where: pos})
@@ -141,33 +140,116 @@ func readJSONL(name string, data []byte) ([]Task, []error) {
 	return tasks, errs
 }
 
+// jsonLineError says why text, a line of a JSONL file after lead blanks,
+// is not a task: err is dec's, nil when the object decoded but was null or
+// had more after it. The column is in the words, after the line: scripts
+// read "file:line: not a JSON object".
+func jsonLineError(pos taskPos, text []byte, lead int, dec *json.Decoder, err error) *Error {
+	col := func(off int64) int { return lead + utf8.RuneCount(text[:min(int(off), len(text))]) + 1 }
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	var msg string
+	switch {
+	case err == nil && dec.More():
+		msg = fmt.Sprintf("column %d: more after the object: one task a line", col(dec.InputOffset()))
+	case err == nil, errors.As(err, &typ) && typ.Field == "":
+		msg = jsonKind(firstJSON(text)) + `: a task is {"id": ...}`
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		msg = fmt.Sprintf("column %d: the object is not closed: a task is one line, closed with }", col(int64(len(text))))
+	case errors.As(err, &syn):
+		at := min(max(int(syn.Offset)-1, 0), len(text)-1)
+		msg = fmt.Sprintf("column %d: %s", col(int64(at)), jsonWords(syn.Error(), text[at:]))
+	default:
+		msg = strings.TrimPrefix(err.Error(), "json: ")
+	}
+	return pos.err("", "not a JSON object: "+msg)
+}
+
+// jsonWants says what encoding/json looked for, by the end of its syntax
+// errors.
+var jsonWants = []struct{ json, want string }{
+	{"looking for beginning of object key string", `a key in double quotes ("id")`},
+	{"looking for beginning of value", `a value: text in double quotes, a number, true, false, null, [...] or {...}`},
+	{"after object key:value pair", ", or } after a value"},
+	{"after object key", ": after a key"},
+	{"after array element", ", or ] after an item"},
+	{"in string literal", `text without control characters: write a tab as \t`},
+}
+
+// jsonWords says a syntax error of encoding/json in words: what it found
+// (at the start of rest), what it wanted.
+func jsonWords(msg string, rest []byte) string {
+	msg = strings.TrimPrefix(msg, "json: ")
+	for _, w := range jsonWants {
+		if strings.HasSuffix(msg, w.json) {
+			r, _ := utf8.DecodeRune(rest)
+			found := "`" + string(r) + "`"
+			if !unicode.IsPrint(r) {
+				found = fmt.Sprintf("%q", r)
+			}
+			s := fmt.Sprintf("found %s, want %s", found, w.want)
+			if r == '\'' {
+				s += `; JSON quotes with ", not '`
+			}
+			return s
+		}
+	}
+	return msg
+}
+
+// firstJSON is the JSON value text starts with, as far as it decodes.
+func firstJSON(text []byte) any {
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(text))
+	dec.UseNumber()
+	if dec.Decode(&v) != nil {
+		return string(text)
+	}
+	return v
+}
+
 func readCSV(name string, data []byte) ([]Task, []error) {
 	r := csv.NewReader(bytes.NewReader(data))
+	r.FieldsPerRecord = -1 // counted here, to say how many
 	header, err := r.Read()
 	if err == io.EOF {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, []error{csvError(name, err)}
+		return nil, []error{csvError(name, data, err)}
 	}
-	seen := map[string]bool{}
+	var errs []error
+	seen := map[string]int{}
 	for i, h := range header {
 		header[i] = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
-		if header[i] == "" || seen[header[i]] {
-			return nil, []error{&Error{File: name, Line: 1, Msg: fmt.Sprintf("column %d: header %q is empty or repeated", i+1, h)}}
+		_, col := r.FieldPos(i)
+		switch j, dup := seen[header[i]]; {
+		case header[i] == "":
+			errs = append(errs, &Error{File: name, Line: 1, Col: col, Msg: fmt.Sprintf("column %d: the header is empty: name the field", i+1)})
+		case dup:
+			errs = append(errs, &Error{File: name, Line: 1, Col: col, Msg: fmt.Sprintf("column %d: header %q repeats column %d's", i+1, header[i], j+1)})
 		}
-		seen[header[i]] = true
+		seen[header[i]] = i
+	}
+	if len(errs) > 0 {
+		return nil, errs
 	}
 	var tasks []Task
 	for {
 		row, err := r.Read()
 		if err == io.EOF {
-			return tasks, nil
+			return tasks, errs
 		}
 		if err != nil {
-			return tasks, []error{csvError(name, err)}
+			errs = append(errs, csvError(name, data, err))
+			continue
 		}
 		line, _ := r.FieldPos(0)
+		if len(row) != len(header) {
+			errs = append(errs, &Error{File: name, Line: line,
+				Msg: fmt.Sprintf("%d %s, the header has %d", len(row), text.Plural(len(row), "field", "fields"), len(header))})
+			continue
+		}
 		fields := map[string]any{}
 		for i, v := range row {
 			if v == "" {
@@ -189,18 +271,68 @@ func readCSV(name string, data []byte) ([]Task, []error) {
 	}
 }
 
-func csvError(name string, err error) error {
+// csvError says a CSV parse error of data in words: an unclosed quote at
+// the line where it opens, not where the file ends.
+func csvError(name string, data []byte, err error) error {
 	var pe *csv.ParseError
-	if errors.As(err, &pe) {
-		return &Error{File: name, Line: pe.Line, Col: pe.Column, Msg: pe.Err.Error()}
+	if !errors.As(err, &pe) {
+		return &Error{File: name, Msg: err.Error()}
 	}
-	return &Error{File: name, Msg: err.Error()}
+	e := &Error{File: name, Line: pe.Line, Col: pe.Column}
+	switch {
+	case errors.Is(pe.Err, csv.ErrQuote):
+		if line, col, ok := openQuote(data, pe.StartLine); ok {
+			e.Line, e.Col = line, col
+			e.Msg = `this quote opens a field that is never closed: end the field with " (and write a quote inside it as "")`
+		} else {
+			e.Msg = `text after a quoted field's closing quote: write a quote inside a field as ""`
+		}
+	case errors.Is(pe.Err, csv.ErrBareQuote):
+		e.Msg = `a quote inside a field that does not start with one: quote the whole field and write the quote as "" (e.g. "say ""hi""")`
+	default:
+		e.Msg = pe.Err.Error()
+	}
+	return e
+}
+
+// openQuote finds the quote that opens a field of the record starting at
+// line of data and is never closed: its line and column.
+func openQuote(data []byte, line int) (int, int, bool) {
+	i := 0
+	for l := 1; l < line && i < len(data); i++ {
+		if data[i] == '\n' {
+			l++
+		}
+	}
+	lineStart := i
+	atField := true
+	open, openLine, openCol := false, 0, 0
+	for ; i < len(data); i++ {
+		c := data[i]
+		switch {
+		case open && c == '"' && i+1 < len(data) && data[i+1] == '"':
+			i++
+		case open && c == '"':
+			open = false
+		case open:
+			if c == '\n' {
+				line++
+				lineStart = i + 1
+			}
+		case c == '"' && atField:
+			open, openLine, openCol = true, line, utf8.RuneCount(data[lineStart:i])+1
+		case c == '\n':
+			return 0, 0, false // the record ends with every quote closed
+		}
+		atField = c == ','
+	}
+	return openLine, openCol, open
 }
 
 func readYAMLTasks(name string, data []byte) ([]Task, []error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, yamlcheck.InFile(err, name, func(s string) string { return "not valid YAML: " + s })
+		return nil, yamlcheck.Syntax(name, data, err)
 	}
 	if root.Kind == 0 || len(root.Content) == 0 {
 		return nil, nil
@@ -244,12 +376,25 @@ func yamlTask(file, path string, n *yaml.Node) (Task, error) {
 	return Task{Fields: v.(map[string]any), where: pos}, nil
 }
 
+// maxTaskValues bounds the values of one YAML task, aliases expanded: a
+// few lines of aliases can stand for billions.
+const maxTaskValues = 1 << 20
+
 // nodeValue is the JSON value of a YAML node: numbers as json.Number in
 // their written form where JSON can carry it.
 func nodeValue(n *yaml.Node) (any, error) {
+	budget := maxTaskValues
+	return nodeValueIn(n, &budget)
+}
+
+// nodeValueIn is nodeValue, counting the values down from *budget.
+func nodeValueIn(n *yaml.Node, budget *int) (any, error) {
+	if *budget--; *budget < 0 {
+		return nil, fmt.Errorf("its aliases expand to more than %d values", maxTaskValues)
+	}
 	switch n.Kind {
 	case yaml.AliasNode:
-		return nodeValue(n.Alias)
+		return nodeValueIn(n.Alias, budget)
 	case yaml.MappingNode:
 		m := make(map[string]any, len(n.Content)/2)
 		for i := 0; i+1 < len(n.Content); i += 2 {
@@ -257,7 +402,7 @@ func nodeValue(n *yaml.Node) (any, error) {
 			if k.Value == "<<" {
 				return nil, errors.New("merge keys (<<) are not supported in tasks")
 			}
-			v, err := nodeValue(n.Content[i+1])
+			v, err := nodeValueIn(n.Content[i+1], budget)
 			if err != nil {
 				return nil, err
 			}
@@ -267,7 +412,7 @@ func nodeValue(n *yaml.Node) (any, error) {
 	case yaml.SequenceNode:
 		l := make([]any, len(n.Content))
 		for i, c := range n.Content {
-			v, err := nodeValue(c)
+			v, err := nodeValueIn(c, budget)
 			if err != nil {
 				return nil, err
 			}

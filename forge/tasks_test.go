@@ -129,7 +129,7 @@ func TestTaskErrors(t *testing.T) {
 	}{
 		{"jsonl not json", suiteHead + "tasks_file: t.jsonl\n",
 			map[string]string{"t.jsonl": "{\"id\": \"q1\"}\n\n{\"id\": q2}\n"},
-			[]string{"t.jsonl:3: not a JSON object"}},
+			[]string{"t.jsonl:3: not a JSON object: column 8: found `q`, want a value: text in double quotes, a number"}},
 		{"jsonl missing id", suiteHead + "tasks_file: t.jsonl\n",
 			map[string]string{"t.jsonl": "{\"id\": \"q1\"}\n{\"objective\": \"x\"}\n"},
 			[]string{"t.jsonl:2: id: is required"}},
@@ -147,7 +147,7 @@ func TestTaskErrors(t *testing.T) {
 			[]string{"forge.yaml:9:13: tasks_file: nope.jsonl: no such file or directory"}},
 		{"csv short row", suiteHead + "tasks_file: t.csv\n",
 			map[string]string{"t.csv": "id,expected\nq1,1\nq2\n"},
-			[]string{"t.csv:3:1: wrong number of fields"}},
+			[]string{"t.csv:3: 1 field, the header has 2"}},
 		{"csv bad weight", suiteHead + "tasks_file: t.csv\n",
 			map[string]string{"t.csv": "id,weight\nq1,1\nq2,-1\n"},
 			[]string{"t.csv:3: weight: must be a positive number, not -1"}},
@@ -363,5 +363,90 @@ func TestSuiteRunStoresByTaskAndResumes(t *testing.T) {
 	var td *TasksDifferError
 	if _, err := Run(context.Background(), opts); !errors.As(err, &td) {
 		t.Errorf("resume with --tasks q1: %v", err)
+	}
+}
+
+// TestCSVEveryBadLine: a CSV tasks file's every bad line is told, with
+// the counts of a row of the wrong length and an unclosed quote where it
+// opens.
+func TestCSVEveryBadLine(t *testing.T) {
+	_, err := loadSuite(t, suiteHead+"tasks_file: t.csv\n", map[string]string{"t.csv": "id,expected,notes\n" +
+		"q1,1,a\n" +
+		"q2,2\n" +
+		"q3,3,x,y\n" +
+		"q4,say \"hi\",z\n" +
+		"q5,5,ok\n" +
+		"q6,\"unclosed,7\n" +
+		"q7,7,7\n"})
+	if err == nil {
+		t.Fatal("loaded")
+	}
+	want := []string{
+		"t.csv:3: 2 fields, the header has 3",
+		"t.csv:4: 4 fields, the header has 3",
+		`t.csv:5:8: a quote inside a field that does not start with one: quote the whole field and write the quote as "" (e.g. "say ""hi""")`,
+		`t.csv:7:4: this quote opens a field that is never closed: end the field with " (and write a quote inside it as "")`,
+	}
+	var got []string
+	for _, line := range strings.Split(err.Error(), "\n") {
+		got = append(got, line[strings.Index(line, "t.csv"):])
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestJSONLErrors: a JSONL line that is no task says where and why, in
+// words.
+func TestJSONLErrors(t *testing.T) {
+	_, err := loadSuite(t, suiteHead+"tasks_file: t.jsonl\n", map[string]string{"t.jsonl": `{"id": "q1"}
+{'id': 'q2'}
+{"id": "q3"} {"id": "q4"}
+["q5"]
+  {"id": "q6", "x": [1 2]}
+{"id": "q7"
+`})
+	if err == nil {
+		t.Fatal("loaded")
+	}
+	want := []string{
+		`t.jsonl:2: not a JSON object: column 2: found ` + "`'`" + `, want a key in double quotes ("id"); JSON quotes with ", not '`,
+		`t.jsonl:3: not a JSON object: column 14: more after the object: one task a line`,
+		`t.jsonl:4: not a JSON object: a list: a task is {"id": ...}`,
+		`t.jsonl:5: not a JSON object: column 24: found ` + "`2`" + `, want , or ] after an item`,
+		`t.jsonl:6: not a JSON object: column 12: the object is not closed: a task is one line, closed with }`,
+	}
+	var got []string
+	for _, line := range strings.Split(err.Error(), "\n") {
+		got = append(got, line[strings.Index(line, "t.jsonl"):])
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestTasksFileProblemsAreCapped: a tasks file's first 20 problems are
+// told, then how many more; the manifest's are all told.
+func TestTasksFileProblemsAreCapped(t *testing.T) {
+	var b strings.Builder
+	for i := 1; i <= 30; i++ {
+		fmt.Fprintf(&b, "{\"objective\": \"q%d\"}\n", i)
+	}
+	_, err := loadSuite(t, suiteHead+"tasks_file: t.jsonl\ndefaults: {trials: 0}\n", map[string]string{"t.jsonl": b.String()})
+	if err == nil {
+		t.Fatal("loaded")
+	}
+	lines := strings.Split(err.Error(), "\n")
+	if len(lines) != 22 {
+		t.Fatalf("%d lines, want 22:\n%s", len(lines), err)
+	}
+	if !strings.Contains(lines[0], "defaults.trials: must be at least 1") {
+		t.Errorf("the manifest's problem is not first: %s", lines[0])
+	}
+	if !strings.HasSuffix(lines[20], "t.jsonl:20: id: is required") || !strings.HasSuffix(lines[21], "t.jsonl: and 10 more problems in this file") {
+		t.Errorf("ends with\n%s\n%s", lines[20], lines[21])
+	}
+	if n := Problems(err); n != 31 {
+		t.Errorf("Problems = %d, want 31", n)
 	}
 }

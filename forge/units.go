@@ -16,14 +16,14 @@ type Duration time.Duration
 // UnmarshalYAML parses a Go duration string.
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.ScalarNode {
-		return yamlcheck.At(n, "", "want a duration such as 90s or 2m")
+		return yamlcheck.At(n, "", "want a duration (e.g. 90s, 2m, 1h30m), not "+yamlcheck.Got(n))
 	}
 	v, err := time.ParseDuration(n.Value)
 	if err != nil {
 		return yamlcheck.At(n, "", fmt.Sprintf("%q is not a duration (want e.g. 90s, 2m, 1h30m)", n.Value))
 	}
 	if v <= 0 {
-		return yamlcheck.At(n, "", fmt.Sprintf("duration %q must be positive", n.Value))
+		return yamlcheck.At(n, "", fmt.Sprintf("must be positive, not %q (want e.g. 90s, 2m, 1h30m)", n.Value))
 	}
 	*d = Duration(v)
 	return nil
@@ -61,7 +61,7 @@ func ParseSize(s string) (Size, error) {
 // UnmarshalYAML parses a size.
 func (s *Size) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.ScalarNode {
-		return yamlcheck.At(n, "", "want a size such as 1MiB")
+		return yamlcheck.At(n, "", "want a size (e.g. 1048576, 512KiB, 1MiB), not "+yamlcheck.Got(n))
 	}
 	v, err := ParseSize(n.Value)
 	if err != nil {

@@ -191,18 +191,26 @@ func yamlFields(t reflect.Type) map[string]reflect.Type {
 
 func unknownKeyMsg(key string, fields map[string]reflect.Type) string {
 	names := make([]string, 0, len(fields))
-	best, bestD := "", 3
 	for name := range fields {
 		names = append(names, name)
+	}
+	sort.Strings(names)
+	if best := Nearest(key, names); best != "" {
+		return fmt.Sprintf("unknown key %q (did you mean %q?)", key, best)
+	}
+	return fmt.Sprintf("unknown key %q (known: %s)", key, strings.Join(names, ", "))
+}
+
+// Nearest is the name of names nearest to key (a typo's two edits away at
+// most), "" when none is that near.
+func Nearest(key string, names []string) string {
+	best, bestD := "", 3
+	for _, name := range names {
 		if d := editDistance(key, name); d < bestD || (d == bestD && d < 3 && name < best) {
 			best, bestD = name, d
 		}
 	}
-	sort.Strings(names)
-	if best != "" {
-		return fmt.Sprintf("unknown key %q (did you mean %q?)", key, best)
-	}
-	return fmt.Sprintf("unknown key %q (known: %s)", key, strings.Join(names, ", "))
+	return best
 }
 
 // editDistance is the Levenshtein distance between a and b.
