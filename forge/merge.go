@@ -195,6 +195,7 @@ func Merge(o MergeOptions) (*Record, error) {
 		Backend:       backendsOf(o.Shards),
 		ManifestPath:  m.Path,
 		ManifestHash:  m.Hash,
+		Files:         m.Files,
 		StartedAt:     first.StartedAt,
 		FinishedAt:    first.FinishedAt,
 		Candidates:    plan.Candidates,
