@@ -149,6 +149,11 @@ func (m *Manifest) resolveTasks(name string, h io.Writer, v *validator) {
 		if t.Verify != nil && t.Verify.Dir != "" {
 			t.Verify.files, _ = m.addDir(h, t.Verify.Dir, func(msg string) { bad("dir", msg) })
 		}
+		if v := t.Verify.over(m.Defaults.Verify); v != nil && !v.atRoot {
+			if msg := v.missingFile(); msg != "" {
+				bad("command", msg)
+			}
+		}
 	}
 }
 

@@ -374,3 +374,23 @@ scoring:
 		}
 	}
 }
+
+// TestVerifyCommandNamesItsFiles: a verifier whose command names a file
+// its directory does not hold stops the manifest (every verify would
+// fail), at the task's verify.
+func TestVerifyCommandNamesItsFiles(t *testing.T) {
+	dir := writeTree(t, map[string]string{"forge.yaml": `objective: x
+defaults:
+  verify: {dir: checks, command: 'sh "$FORGE_TESTS_DIR/check.sh"'}
+tasks:
+  - {id: ok}
+  - {id: typo, verify: {command: 'sh "$FORGE_TESTS_DIR/chekc.sh"'}}
+candidates:
+  - {id: a, script: a.py}
+`, "a.py": okScript, "checks/check.sh": "echo 1 > \"$FORGE_VERIFIER_LOGS/reward.txt\"\n"})
+	_, err := Load(filepath.Join(dir, "forge.yaml"))
+	if err == nil || !strings.Contains(err.Error(), "tasks[1].verify: command: names $FORGE_TESTS_DIR/chekc.sh, but checks does not hold it") ||
+		strings.Contains(err.Error(), "tasks[0]") {
+		t.Errorf("error %v", err)
+	}
+}

@@ -11,7 +11,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/forge-run/forge/runner"
@@ -174,4 +176,27 @@ func (m *Manifest) addDir(h io.Writer, dir string, bad func(string)) ([]fileRef,
 		m.noteFile(r.src, content)
 	}
 	return refs, true
+}
+
+// testsFile finds the files a verify command names in its directory
+// ("$FORGE_TESTS_DIR/check.sh", quoted or not).
+var testsFile = regexp.MustCompile(`\$\{?` + runner.TestsDirVar + `\}?/([^\s"';|&)]+)`)
+
+// missingFile says which file of its directory the command names but the
+// directory does not hold: the run would fail every trial's verifier.
+func (spec *VerifySpec) missingFile() string {
+	have := map[string]bool{}
+	for _, f := range spec.files {
+		have[f.dst] = true
+	}
+	for _, m := range testsFile.FindAllStringSubmatch(spec.Command, -1) {
+		if !have[m[1]] && !have[strings.TrimPrefix(m[1], "./")] {
+			where := "its dir: is empty"
+			if spec.Dir != "" {
+				where = spec.Dir + " does not hold it"
+			}
+			return fmt.Sprintf("names $%s/%s, but %s", runner.TestsDirVar, m[1], where)
+		}
+	}
+	return ""
 }
