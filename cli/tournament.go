@@ -5,9 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,6 +19,7 @@ import (
 	"github.com/forge-run/forge/internal/text"
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/runner/daytona"
+	"github.com/forge-run/forge/scoring"
 )
 
 // tournament is a run forge run has planned: the manifest, the plan and
@@ -193,6 +196,9 @@ func (t *tournament) options(be *backend, events func(forge.Event), p *progress)
 func (t *tournament) report(rec *forge.Record, p *progress) error {
 	err := t.o.reportOptions.write(t.o.env, rec, t.dir(), time.Now)
 	p.printf("forge: results in %s\n", t.dir())
+	if note := unusedPrices(t.m.Pricing, rec.Results); note != "" {
+		p.printf("forge: note: %s\n", note)
+	}
 	for _, r := range rec.Results {
 		if r.SecretInArtifact {
 			fmt.Fprintf(t.o.env.Stderr, "forge: warning: the artifact of %s holds a secret's value; it is stored as written in %s\n",
@@ -200,6 +206,37 @@ func (t *tournament) report(rec *forge.Record, p *progress) error {
 		}
 	}
 	return err
+}
+
+// unusedPrices notes the models pricing: prices that no trial reported
+// (a misspelt name prices nothing), with the names the trials did report.
+func unusedPrices(p *scoring.Pricing, results []runner.Result) string {
+	if p == nil || len(p.Models) == 0 {
+		return ""
+	}
+	seen := map[string]bool{}
+	for _, r := range results {
+		if r.Usage != nil {
+			for _, m := range r.Usage.Models {
+				seen[m.Model] = true
+			}
+		}
+	}
+	if len(seen) == 0 {
+		return "" // no trial reported usage: nothing to tell apart
+	}
+	var unused []string
+	for _, name := range slices.Sorted(maps.Keys(p.Models)) {
+		if !seen[name] {
+			unused = append(unused, name)
+		}
+	}
+	if len(unused) == 0 {
+		return ""
+	}
+	reported := slices.Sorted(maps.Keys(seen))
+	return fmt.Sprintf("pricing: no trial reported %s (its price went unused); the trials reported %s",
+		text.AndList(unused), text.AndList(reported))
 }
 
 // end says how a run that ran ended: interrupted, out of budget, stopped
