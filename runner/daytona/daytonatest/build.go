@@ -50,6 +50,8 @@ func (s *Server) buildSnapshot(sn *snapshot) {
 	err := makeSnapshotRoot(sn.root)
 	if err == nil && sn.built {
 		if RootFS() {
+			// On this machine's network, as a build reaches the
+			// internet.
 			b.fs, err = startRoot(sn.root, filepath.Join(s.opts.Dir, "overlay-work", "snapshot-"+sn.id), "", nil, false, &s.workers)
 		}
 		if err == nil {
@@ -390,7 +392,11 @@ func (b *builder) runStep(arg string) error {
 	}
 	cmd.Stdout, cmd.Stderr = io.Writer(b), io.Writer(b)
 	cmd.WaitDelay = 2 * time.Second
-	if err := cmd.Start(); err != nil {
+	start := cmd.Start
+	if b.fs != nil {
+		start = func() error { return b.fs.start(cmd) }
+	}
+	if err := start(); err != nil {
 		return fmt.Errorf("process %q could not start: %w", strings.Join(argv, " "), err)
 	}
 	done := make(chan error, 1)

@@ -209,7 +209,7 @@ func (s *Server) createSandbox(h *handlerCtx) {
 			// The image's service starts with the sandbox, as the
 			// daemon starts it; nothing waits for it.
 			s.mu.Unlock()
-			s.spawn(sb, ep, cmp.Or(sb.workDir, "/"), s.baseEnv(sb), false)
+			s.spawn(sb, ep, cmp.Or(sb.workDir, "/"), s.baseEnv(sb), false, nil)
 			s.mu.Lock()
 		}
 	}
@@ -270,7 +270,7 @@ func (s *Server) makeSandboxRoot(sb *sandbox, vols []*volume) (*fsRoot, error) {
 		return nil, err
 	}
 	var binds []bindMount
-	if len(sb.volumes) > 0 {
+	if len(sb.volumes)+len(s.opts.Shared) > 0 {
 		// The mount points are made before anything is mounted, in the
 		// root's own directories: links there must not lead out of it.
 		r, err := os.OpenRoot(sb.root)
@@ -278,6 +278,12 @@ func (s *Server) makeSandboxRoot(sb *sandbox, vols []*volume) (*fsRoot, error) {
 			return nil, err
 		}
 		defer r.Close()
+		for _, d := range s.opts.Shared {
+			if err := r.MkdirAll(strings.TrimPrefix(filepath.Clean(d), "/"), 0o755); err != nil {
+				return nil, fmt.Errorf("share %s: %w", d, err)
+			}
+			binds = append(binds, bindMount{src: d, dst: filepath.Clean(d)})
+		}
 		for i, m := range sb.volumes {
 			if err := r.MkdirAll(strings.TrimPrefix(m.MountPath, "/"), 0o755); err != nil {
 				return nil, fmt.Errorf("mount volume at %s: %w", m.MountPath, err)
@@ -289,7 +295,8 @@ func (s *Server) makeSandboxRoot(sb *sandbox, vols []*volume) (*fsRoot, error) {
 	if strings.HasPrefix(sb.homePath(), "/home/") {
 		home = sb.homePath()
 	}
-	return startRoot(sb.root, filepath.Join(s.opts.Dir, "overlay-work", sb.id), home, binds, sb.networkBlockAll, &s.workers)
+	ownNet := sb.networkBlockAll || !s.opts.HostNetwork
+	return startRoot(sb.root, filepath.Join(s.opts.Dir, "overlay-work", sb.id), home, binds, ownNet, &s.workers)
 }
 
 // makeSandboxDirs makes the sandbox's directories under its root, the

@@ -22,24 +22,41 @@
 // directories (usr, etc, opt, var, root, home, srv; /bin and the like as
 // the host links them) are overlays, the host's below and the root's own
 // directory above, so a sandbox has the host's tools and what its image
-// and it wrote, and its writes never reach the host; /dev, /proc and /sys
-// are the host's; /tmp and every other top-level path are the sandbox's
-// own. The host's /tmp, /work and the rest are not there. The mounts live
-// in one mount namespace per root, kept by a holder process (nothing is
-// mounted on the host); a sandbox created with networkBlockAll has its own
-// network namespace too, loopback only. Its home is /home/daytona and its
-// work dir its image's WORKDIR as the image sees it (else the home), where
-// commands run unless the call names another directory; the file API
-// takes the sandbox's absolute paths, resolved in its root (through its
-// overlays; links never lead out of it). SandboxInfo.Home and Root are
-// where its files are on this machine. An image's ENTRYPOINT starts in
-// the background with each sandbox made from it.
+// and it wrote, and its writes never reach the host; /dev and /sys are the
+// host's; /tmp and every other top-level path are the sandbox's own. The
+// host's /tmp, /work and the rest are not there, but for the directories
+// Options.Shared names, bound at the same path, as a volume would be. The
+// mounts live in one mount namespace per root, kept by a holder process
+// (nothing is mounted on the host), which is also the init of the
+// sandbox's own PID namespace (its /proc shows its processes only). Every
+// sandbox has a network namespace of its own, loopback only, so that two
+// can serve on one port and none reaches this machine's servers, unless
+// Options.HostNetwork (and not networkBlockAll) puts it on this machine's
+// network. Its home is /home/daytona and its work dir its image's WORKDIR
+// as the image sees it (else the home), where commands run unless the
+// call names another directory; the file API takes the sandbox's absolute
+// paths, resolved in its root (through its overlays; links never lead out
+// of it). SandboxInfo.Home and Root are where its files are on this
+// machine. An image's ENTRYPOINT starts in the background with each
+// sandbox made from it.
+//
+// As in the real sandbox, what a command leaves running (a server started
+// in the background, a daemon that called setsid) lives on after it,
+// writing on into its log if it kept its output, until its session is
+// deleted (which kills everything the session started: each session has
+// a cgroup of its own where this machine has cgroup v2, else its processes
+// carry a marker in their environment) or the sandbox is (which kills
+// everything in its PID namespace). A synchronous command
+// (/process/execute) answers once it has ended and its output is closed,
+// as the daemon's CombinedOutput does; its timeout kills its process
+// group. Once Close has returned, nothing a sandbox started is left.
 //
 // Without, the sandbox is a per-sandbox temporary directory on the host,
-// its home inside it, and commands run on the host: image paths named in
-// WORKDIR and ENV are mapped under that directory, and a RUN step or a
-// file call that names another absolute path reaches the host's, or is
-// refused.
+// its home inside it, and commands run on the host, on its network: image
+// paths named in WORKDIR and ENV are mapped under that directory, and a
+// RUN step or a file call that names another absolute path reaches the
+// host's, or is refused. A command's process group is killed when it
+// ends.
 //
 // Creation is refused as the real API refuses it, before any sandbox exists,
 // with its messages and statuses: an unknown snapshot, resources over the

@@ -104,8 +104,29 @@ func (s *Server) Sandboxes() []SandboxInfo {
 	return out
 }
 
-// Running is how many processes the emulator has running, in all
-// sandboxes.
+// Alive says whether the process the sandbox id knows as pid (its
+// commands' $$ or $!) still exists, a zombie included. With RootFS that
+// is a pid of the sandbox's own PID namespace, found even once the
+// sandbox is deleted; without, it is this machine's.
+func (s *Server) Alive(id string, pid int) bool {
+	s.mu.Lock()
+	sb := s.sandboxes[id]
+	var fs *fsRoot
+	if sb != nil {
+		fs = sb.fs
+	}
+	s.mu.Unlock()
+	switch {
+	case sb == nil:
+		return false
+	case !sb.rooted:
+		return processExists(pid)
+	}
+	return fs != nil && fs.alive(pid)
+}
+
+// Running is how many commands (and images' entrypoints) the emulator
+// has running, in all sandboxes; not what they left running.
 func (s *Server) Running() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -38,7 +38,8 @@ func (c *capBuf) String() string {
 // proc is one command running in a sandbox, in its own process group.
 type proc struct {
 	cmd            *exec.Cmd
-	done           chan struct{}
+	done           chan struct{} // closed when the command has ended
+	drained        chan struct{} // closed when its output has ended: nothing left running writes to it
 	stdout, stderr *capBuf
 	output         *capBuf // both, in arrival order
 	// log is the command's log file as the daemon writes it for session
@@ -153,47 +154,85 @@ func (l *markedLog) from(off, n int) []byte {
 }
 
 // startProc runs command with "sh -c" in sb, in cwd (a path as the
-// sandbox sees it), and records it among the sandbox's commands. The caller
-// must not hold s.mu: starting a process is slow, and other sandboxes must
-// not wait for it.
-func (s *Server) startProc(sb *sandbox, command, cwd string, env map[string]string) (*proc, error) {
-	return s.spawn(sb, command, cwd, env, true)
+// sandbox sees it), and records it among the sandbox's commands; ss is the
+// session it runs in, nil for none. The caller must not hold s.mu:
+// starting a process is slow, and other sandboxes must not wait for it.
+func (s *Server) startProc(sb *sandbox, command, cwd string, env map[string]string, ss *session) (*proc, error) {
+	return s.spawn(sb, command, cwd, env, true, ss)
 }
 
 // spawn is startProc; record says whether the command is one of the
 // sandbox's Commands (an image's entrypoint is not: no call asked for it).
-func (s *Server) spawn(sb *sandbox, command, cwd string, env map[string]string, record bool) (*proc, error) {
+//
+// In a root (RootFS), as in the real sandbox, what the command leaves
+// running lives on after it, in the sandbox's PID namespace: until its
+// session is deleted, or the sandbox. It keeps the command's output open
+// and what it writes there goes on into the command's log, as the
+// daemon's log loops keep reading until every writer is gone; the command
+// itself has ended when its shell has. Without a root, everything runs on
+// this machine, and the command's process group is killed when it ends.
+func (s *Server) spawn(sb *sandbox, command, cwd string, env map[string]string, record bool, ss *session) (*proc, error) {
 	p := &proc{
-		done:   make(chan struct{}),
+		done: make(chan struct{}), drained: make(chan struct{}),
 		stdout: &capBuf{max: s.opts.MaxLog}, stderr: &capBuf{max: s.opts.MaxLog},
 		output: &capBuf{max: 2 * s.opts.MaxLog},
 		log:    &markedLog{max: 2*s.opts.MaxLog + 1<<16},
 	}
+	outs := [2]io.Writer{
+		io.MultiWriter(p.stdout, p.output, p.log.stream(0)),
+		io.MultiWriter(p.stderr, p.output, p.log.stream(1)),
+	}
 	var cmd *exec.Cmd
+	var pipes [2]*outPipe
 	if sb.fs != nil {
-		// In the sandbox's root, in its own process group.
 		cmd = sb.fs.command(command, cwd, envList(env))
+		if ss != nil && ss.procs != nil {
+			ss.procs.track(cmd)
+		}
+		var w [2]*os.File
+		for i := range pipes {
+			var err error
+			if pipes[i], w[i], err = newOutPipe(outs[i]); err != nil {
+				for j := range i {
+					pipes[j].r.Close()
+					w[j].Close()
+				}
+				return nil, err
+			}
+		}
+		cmd.Stdout, cmd.Stderr = w[0], w[1]
+		err := sb.fs.start(cmd)
+		w[0].Close()
+		w[1].Close()
+		if err != nil {
+			pipes[0].r.Close()
+			pipes[1].r.Close()
+			return nil, err
+		}
 	} else {
 		cmd = exec.Command("sh", "-c", command)
 		cmd.Dir = cwd
 		cmd.Env = envList(env)
 		ownGroup(cmd)
+		cmd.Stdout, cmd.Stderr = outs[0], outs[1]
+		// A grandchild that escaped the group kill must not keep Wait
+		// waiting for its pipes.
+		cmd.WaitDelay = 2 * time.Second
+		if err := cmd.Start(); err != nil {
+			return nil, err
+		}
 	}
-	cmd.Stdout = io.MultiWriter(p.stdout, p.output, p.log.stream(0))
-	cmd.Stderr = io.MultiWriter(p.stderr, p.output, p.log.stream(1))
-	// A grandchild that escaped the group kill must not keep Wait waiting
-	// for its pipes.
-	cmd.WaitDelay = 2 * time.Second
 	p.cmd = cmd
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
 	s.mu.Lock()
 	if s.gone(sb) {
 		// The sandbox (or the emulator) went away while it started.
 		s.mu.Unlock()
 		p.kill()
 		cmd.Wait()
+		if pipes[0] != nil {
+			pipes[0].r.Close()
+			pipes[1].r.Close()
+		}
 		close(p.done)
 		return nil, errors.New("the sandbox is gone")
 	}
@@ -203,7 +242,25 @@ func (s *Server) spawn(sb *sandbox, command, cwd string, env map[string]string, 
 		sb.commands = append(sb.commands, command)
 	}
 	s.workers.Add(1)
+	if pipes[0] != nil {
+		s.workers.Add(2)
+	}
 	s.mu.Unlock()
+	if pipes[0] != nil {
+		var left sync.WaitGroup
+		left.Add(2)
+		for _, o := range pipes {
+			go func() {
+				defer s.workers.Done()
+				o.copy()
+				if left.Done(); o == pipes[0] {
+					left.Wait()
+					p.log.flush()
+					close(p.drained)
+				}
+			}()
+		}
+	}
 	go func() {
 		defer s.workers.Done()
 		err := cmd.Wait()
@@ -218,9 +275,19 @@ func (s *Server) spawn(sb *sandbox, command, cwd string, env map[string]string, 
 			}
 		}
 		p.mu.Unlock()
-		// Kill what the command left behind in its group.
-		killGroup(cmd)
-		p.log.flush()
+		if pipes[0] != nil {
+			// What the command wrote before it ended is its log's
+			// before it is seen to have ended; when nothing it left
+			// holds its output, that is all, unfinished lines included.
+			if pipes[0].catchUp() && pipes[1].catchUp() {
+				p.log.flush()
+			}
+		} else {
+			// Kill what the command left behind in its group.
+			killGroup(cmd)
+			p.log.flush()
+			close(p.drained)
+		}
 		s.mu.Lock()
 		delete(sb.procs, p)
 		s.mu.Unlock()
@@ -274,12 +341,23 @@ type session struct {
 	queue chan *sessCmd
 	stop  chan struct{}
 	once  sync.Once
+	// procs finds what the session started (in a root; nil without).
+	procs *sessionProcs
 
 	cmds  map[string]*sessCmd // guarded by Server.mu
 	order []*sessCmd          // the commands in the order they were sent; guarded by Server.mu
 }
 
-func (ss *session) close() { ss.once.Do(func() { close(ss.stop) }) }
+// close ends the session: its command, and what its commands left
+// running, are killed.
+func (ss *session) close() {
+	ss.once.Do(func() {
+		close(ss.stop)
+		if ss.procs != nil {
+			ss.procs.kill()
+		}
+	})
+}
 
 type sessCmd struct {
 	id, command string
@@ -304,9 +382,12 @@ func (s *Server) runSession(sb *sandbox, ss *session) {
 				}
 			}
 			s.mu.Unlock()
+			if ss.procs != nil {
+				ss.procs.end()
+			}
 			return
 		case c := <-ss.queue:
-			p, err := s.startProc(sb, c.command, sb.defaultCwd(), s.baseEnv(sb))
+			p, err := s.startProc(sb, c.command, sb.defaultCwd(), s.baseEnv(sb), ss)
 			if err != nil {
 				close(c.done)
 				continue

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -29,7 +30,8 @@ import (
 //     and what its image and it wrote, and its writes stay in its root;
 //   - the symbolic links among them (/bin -> usr/bin) are remade in the
 //     root;
-//   - /dev, /proc and /sys are the host's, /dev/shm a tmpfs of its own;
+//   - /dev and /sys are the host's, /dev/shm a tmpfs of its own, /proc
+//     the root's PID namespace's own;
 //   - a home under /home is the root's plain directory, bound over the
 //     overlay, so that a test writing there from the host is seen at once
 //     (an overlay caches what it looked up and misses what changed in its
@@ -40,19 +42,24 @@ import (
 // mounts over one upper directory undefined, and processes of one sandbox
 // must see each other's writes. A process is chrooted into the root as
 // the holder sees it (/proc/<holder>/root/<root>), which costs nothing
-// beyond the fork and exec it always had; a sandbox with networkBlockAll
-// has its holder in a new network namespace too (loopback only), which its
-// processes join through nsenter. The mounts live only in the holder's
-// namespace: nothing is mounted on the host, and they go when the holder
-// and the processes using them end.
+// beyond the fork and exec it always had. The holder's shell is the init
+// of a PID namespace of the root's own, which every process of the root
+// joins (the emulator forks it from a thread that entered the namespace):
+// what a command leaves running, daemons that called setsid included,
+// lives on until the holder ends, and then the kernel kills it all. Unless
+// it shares this machine's network, a root has a network namespace of its
+// own too, loopback only, joined the same way. The mounts live only in the
+// holder's namespace: nothing is mounted on the host, and they go when the
+// holder and the processes using them end.
 
 // rootFSProbe decides once per process whether roots can be made.
 var rootFSProbe struct {
 	once sync.Once
 	err  error
 	lay  layout
-	// tools found on the host.
-	unshare, nsenter, cp string
+	// tools found on the host; shell runs the holder, which as the init
+	// of its PID namespace must reap orphans (bash does, dash does not).
+	unshare, cp, shell string
 }
 
 // RootFS says whether this emulator gives every sandbox and snapshot build
@@ -79,11 +86,15 @@ func probeRootFS() error {
 	for _, t := range []struct {
 		name string
 		dst  *string
-	}{{"unshare", &p.unshare}, {"nsenter", &p.nsenter}, {"cp", &p.cp}} {
+	}{{"unshare", &p.unshare}, {"cp", &p.cp}} {
 		var err error
 		if *t.dst, err = exec.LookPath(t.name); err != nil {
 			return err
 		}
+	}
+	p.shell = "/bin/sh"
+	if bash, err := exec.LookPath("bash"); err == nil {
+		p.shell = bash
 	}
 	dir, err := os.MkdirTemp("", "daytonatest-probe-")
 	if err != nil {
@@ -98,11 +109,11 @@ func probeRootFS() error {
 	if err := os.WriteFile(filepath.Join(dir, "lower", "f"), nil, 0o644); err != nil {
 		return err
 	}
-	out, err := exec.Command(p.unshare, "--mount", "/bin/sh", "-c",
+	out, err := exec.Command(p.unshare, "--mount", "--pid", "--fork", "/bin/sh", "-c",
 		`mount -t overlay overlay -o "lowerdir=$1/lower,upperdir=$1/upper,workdir=$1/work" "$1/merged" && test -e "$1/merged/f" && : > "$1/merged/g"`,
 		"sh", dir).CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("cannot mount an overlay in a new mount namespace: %v: %s", err, strings.TrimSpace(string(out)))
+		return fmt.Errorf("cannot mount an overlay in new mount and PID namespaces: %v: %s", err, strings.TrimSpace(string(out)))
 	}
 	if _, err := os.Stat(filepath.Join(dir, "upper", "g")); err != nil {
 		return fmt.Errorf("an overlay's write did not reach its upper layer: %v", err)
@@ -202,19 +213,29 @@ type bindMount struct{ src, dst string }
 type fsRoot struct {
 	dir    string // the root on this machine
 	chroot string // the root as the holder sees it, what processes chroot into
-	netns  string // the holder's network namespace, for a sandbox whose network is blocked; "" otherwise
 	holder *exec.Cmd
 	stdin  *os.File      // closing it ends the holder
 	done   chan struct{} // closed when the holder has ended
 	once   sync.Once
+
+	// pidNSIno names the root's PID namespace, to find its processes
+	// among this machine's, even once the holder has ended.
+	pidNSIno uint64
+	// The namespaces the root's processes join: its PID namespace and its
+	// network namespace (nil when it shares this machine's); and the
+	// namespace's init, the holder's shell. Closed, and nil, once the
+	// holder has ended.
+	nsMu         sync.RWMutex
+	pidNS, netNS *os.File
+	init         *os.Process
 }
 
 // startRoot starts the holder of the root dir (made if need be): overlay
 // work directories under work, home (a path under /home, or "") bound as
-// the root's plain directory, binds bound, the network blocked if asked.
-// wg counts the holder until it has ended and its work directories are
-// removed.
-func startRoot(dir, work, home string, binds []bindMount, blockNet bool, wg *sync.WaitGroup) (*fsRoot, error) {
+// the root's plain directory, binds bound, a network namespace of its own
+// if ownNet. wg counts the holder until it has ended and its work
+// directories are removed.
+func startRoot(dir, work, home string, binds []bindMount, ownNet bool, wg *sync.WaitGroup) (*fsRoot, error) {
 	if err := rootFSUnavailable(); err != nil {
 		return nil, err
 	}
@@ -262,23 +283,21 @@ func startRoot(dir, work, home string, binds []bindMount, blockNet bool, wg *syn
 	if _, err := os.Stat("/dev/shm"); err == nil {
 		fmt.Fprintf(&sc, "mount -t tmpfs -o mode=1777 shm %s\n", q(filepath.Join(dir, "dev", "shm")))
 	}
-	fmt.Fprintf(&sc, "mount --rbind /proc %s\nmount --rbind /sys %s\n", q(filepath.Join(dir, "proc")), q(filepath.Join(dir, "sys")))
+	// The shell is the PID namespace's init: this /proc shows the root's
+	// processes only, with the numbers they know each other by.
+	fmt.Fprintf(&sc, "mount -t proc proc %s\nmount --rbind /sys %s\n", q(filepath.Join(dir, "proc")), q(filepath.Join(dir, "sys")))
 	for _, b := range binds {
 		fmt.Fprintf(&sc, "mount --bind %s %s\n", q(b.src), q(filepath.Join(dir, b.dst)))
-	}
-	if blockNet {
-		// A new network namespace has its loopback down.
-		sc.WriteString("ip link set lo up\n")
 	}
 	// Ready; then wait for stdin to close, which the emulator's end
 	// closes too.
 	sc.WriteString("echo ready\nread _ || true\n")
 
-	args := []string{"--mount"}
-	if blockNet {
+	args := []string{"--mount", "--pid", "--fork"}
+	if ownNet {
 		args = append(args, "--net")
 	}
-	cmd := exec.Command(rootFSProbe.unshare, append(args, "--", "/bin/sh", "-c", sc.String())...)
+	cmd := exec.Command(rootFSProbe.unshare, append(args, "--", rootFSProbe.shell, "-c", sc.String())...)
 	cmd.Env = []string{"PATH=" + hostPath(), "LANG=C"}
 	ownGroup(cmd)
 	stdinR, stdinW, err := os.Pipe()
@@ -321,39 +340,163 @@ func startRoot(dir, work, home string, binds []bindMount, blockNet bool, wg *syn
 		dir: dir, holder: cmd, stdin: stdinW, done: make(chan struct{}),
 		chroot: fmt.Sprintf("/proc/%d/root%s", cmd.Process.Pid, dir),
 	}
-	if blockNet {
-		r.netns = fmt.Sprintf("/proc/%d/ns/net", cmd.Process.Pid)
+	err = r.openNamespaces(ownNet)
+	if err == nil && ownNet {
+		// A new network namespace has its loopback down.
+		err = r.inNS(upLoopback)
+	}
+	if err != nil {
+		stdinW.Close()
+		killGroup(cmd)
+		cmd.Wait()
+		r.closeNamespaces()
+		os.RemoveAll(work)
+		return nil, fmt.Errorf("could not start the root %s: %w", dir, err)
 	}
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		cmd.Wait()
+		r.closeNamespaces()
 		os.RemoveAll(work)
 		close(r.done)
 	}()
 	return r, nil
 }
 
+// openNamespaces opens the namespaces the root's processes join: the PID
+// namespace the holder made for its children, and its network namespace
+// when it has one of its own.
+func (r *fsRoot) openNamespaces(ownNet bool) error {
+	ns := fmt.Sprintf("/proc/%d/ns/", r.holder.Process.Pid)
+	var err error
+	if r.pidNS, err = os.Open(ns + "pid_for_children"); err != nil {
+		return err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(int(r.pidNS.Fd()), &st); err != nil {
+		return err
+	}
+	r.pidNSIno = st.Ino
+	eachProcIn(r.pidNSIno, func(pid int) {
+		if r.init == nil && nsPID(pid) == 1 {
+			// A pidfd, on kernels that have them: the pid is not
+			// reused behind its back.
+			r.init, _ = os.FindProcess(pid)
+		}
+	})
+	if r.init == nil {
+		return errors.New("the root's PID namespace has no init")
+	}
+	if ownNet {
+		if r.netNS, err = os.Open(ns + "net"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *fsRoot) closeNamespaces() {
+	r.nsMu.Lock()
+	defer r.nsMu.Unlock()
+	for _, f := range []**os.File{&r.pidNS, &r.netNS} {
+		if *f != nil {
+			(*f).Close()
+			*f = nil
+		}
+	}
+	if r.init != nil {
+		r.init.Release()
+		r.init = nil
+	}
+}
+
+// inNS runs f on a thread of its own that has joined the root's PID
+// namespace (for the processes it forks) and network namespace. The
+// thread is never handed back to other goroutines: it ends with f.
+func (r *fsRoot) inNS(f func() error) error {
+	r.nsMu.RLock()
+	defer r.nsMu.RUnlock()
+	if r.pidNS == nil {
+		return errors.New("the sandbox's root is gone")
+	}
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // and never unlocked
+		if err := unix.Setns(int(r.pidNS.Fd()), unix.CLONE_NEWPID); err != nil {
+			errc <- fmt.Errorf("join the root's PID namespace: %w", err)
+			return
+		}
+		if r.netNS != nil {
+			if err := unix.Setns(int(r.netNS.Fd()), unix.CLONE_NEWNET); err != nil {
+				errc <- fmt.Errorf("join the root's network namespace: %w", err)
+				return
+			}
+		}
+		errc <- f()
+	}()
+	return <-errc
+}
+
+// upLoopback brings up the loopback interface of the calling thread's
+// network namespace, as "ip link set lo up" does.
+func upLoopback() error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return err
+	}
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("loopback flags: %w", err)
+	}
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
+	if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("bring the loopback up: %w", err)
+	}
+	return nil
+}
+
 // stop ends the holder; its mounts go with the last process using them.
 // It does not wait: done is closed once the holder has ended.
+//
+// The namespace's init is killed, not the holder: the kernel then kills
+// every process of the namespace, and the init ends, and with it the
+// holder (which waits for it), only once they have all ended. So once
+// done is closed nothing of the root is left running, but for what the
+// emulator itself has still to reap.
 func (r *fsRoot) stop() {
 	r.once.Do(func() {
 		r.stdin.Close()
-		killGroup(r.holder)
+		r.nsMu.RLock()
+		defer r.nsMu.RUnlock()
+		if r.init != nil {
+			r.init.Kill()
+		}
 	})
 }
 
 // command is command run with "/bin/sh -c" in the root, in cwd (a path in
-// the root), in its own process group.
+// the root), in its own process group; start starts it.
 func (r *fsRoot) command(command, cwd string, env []string) *exec.Cmd {
-	argv := []string{"/bin/sh", "-c", command}
-	if r.netns != "" {
-		argv = append([]string{rootFSProbe.nsenter, "--net=" + r.netns, "--"}, argv...)
-	}
-	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd := exec.Command("/bin/sh", "-c", command)
 	cmd.Dir, cmd.Env = cwd, env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Chroot: r.chroot}
 	return cmd
+}
+
+// start starts cmd, made by command, in the root's namespaces.
+func (r *fsRoot) start(cmd *exec.Cmd) error { return r.inNS(cmd.Start) }
+
+// alive says whether the root's PID namespace has a process pid (a
+// zombie included), as its processes number it.
+func (r *fsRoot) alive(pid int) bool {
+	found := false
+	eachProcIn(r.pidNSIno, func(p int) { found = found || nsPID(p) == pid })
+	return found
 }
 
 // The toolbox's files and the builder's COPY are reached through the

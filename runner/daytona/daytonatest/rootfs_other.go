@@ -21,9 +21,12 @@ var errNoRootFS = errors.New("root file systems need Linux")
 type bindMount struct{ src, dst string }
 
 // fsRoot is never made off Linux.
-type fsRoot struct{ done chan struct{} }
+type fsRoot struct {
+	done     chan struct{}
+	pidNSIno uint64
+}
 
-func startRoot(dir, work, home string, binds []bindMount, blockNet bool, wg *sync.WaitGroup) (*fsRoot, error) {
+func startRoot(dir, work, home string, binds []bindMount, ownNet bool, wg *sync.WaitGroup) (*fsRoot, error) {
 	return nil, errNoRootFS
 }
 
@@ -31,6 +34,8 @@ func copyRoot(src, dst string) error { return errNoRootFS }
 
 func (r *fsRoot) stop()                                               {}
 func (r *fsRoot) command(command, cwd string, env []string) *exec.Cmd { return exec.Command("false") }
+func (r *fsRoot) start(cmd *exec.Cmd) error                           { return errNoRootFS }
+func (r *fsRoot) alive(pid int) bool                                  { return false }
 func (r *fsRoot) open(p string) (*os.File, error)                     { return nil, errNoRootFS }
 func (r *fsRoot) create(p string, perm fs.FileMode) (*os.File, error) {
 	return nil, errNoRootFS

@@ -41,7 +41,11 @@ type SandboxInfo struct {
 	// root on this machine: the sandbox's own top-level directories, and
 	// the upper layers of those overlaid on the host's (usr, etc…), which
 	// hold only what the image and the sandbox wrote there.
-	Home, Root  string
+	Home, Root string
+	// UserHome is the home as the sandbox's processes see it, what
+	// GetUserHomeDir answers: /home/<user> (/root for root) with RootFS,
+	// Home without.
+	UserHome    string
 	ProcessEnvs []map[string]string // the environment of every process started in it
 	Commands    []string            // every command line it ran, in order
 }
@@ -123,7 +127,7 @@ func (sb *sandbox) info(now time.Time) SandboxInfo {
 		Snapshot: sb.snapshot, Image: sb.image, CPU: sb.cpu, Memory: sb.mem, Disk: sb.disk,
 		NetworkBlockAll: sb.networkBlockAll, NetworkAllowList: sb.networkAllowList,
 		AutoStopInterval: sb.autoStop, AutoArchiveInterval: sb.autoArchive, AutoDeleteInterval: sb.autoDel,
-		Volumes: append([]VolumeMount(nil), sb.volumes...), Home: sb.home, Root: sb.root,
+		Volumes: append([]VolumeMount(nil), sb.volumes...), Home: sb.home, Root: sb.root, UserHome: sb.homePath(),
 		ProcessEnvs: slices.Clone(sb.envs), Commands: slices.Clone(sb.commands),
 	}
 }

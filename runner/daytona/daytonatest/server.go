@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -122,6 +123,23 @@ type Options struct {
 	// SnapshotRemoveDelay keeps a deleted snapshot "removing", its name
 	// taken (a create of it is refused 409), this long.
 	SnapshotRemoveDelay time.Duration
+
+	// With RootFS, every sandbox has a network namespace of its own,
+	// loopback only: two sandboxes can listen on one port, and neither
+	// reaches the other's, nor this machine's. HostNetwork makes
+	// sandboxes share this machine's network: for tests whose candidates
+	// must reach a server running on this machine, as a real sandbox
+	// reaches the internet. Sandboxes created with networkBlockAll always
+	// have their own. Without RootFS, sandboxes are always on this
+	// machine's network.
+	HostNetwork bool
+	// Shared are directories of this machine bound into every sandbox's
+	// root at the same path, read-write, as a Daytona volume would be:
+	// for tests that leave markers or tools on this machine for their
+	// sandboxes, or read what they write there. Each must be an absolute
+	// path to an existing directory. Without RootFS, sandboxes see this
+	// machine's files anyway.
+	Shared []string
 }
 
 // Server is a running emulator. Its methods are safe for concurrent use.
@@ -133,9 +151,14 @@ type Server struct {
 	once    sync.Once
 	workers sync.WaitGroup
 
+	// cgroups is the server's own cgroup, its sessions' cgroups under it;
+	// "" when there is none (see session_linux.go).
+	cgroups string
+
 	mu         sync.Mutex
 	apiKey     string
 	seq        int
+	sessionSeq int
 	sandboxes  map[string]*sandbox
 	order      []*sandbox
 	volumes    map[string]*volume
@@ -200,6 +223,14 @@ func newServer(opts Options) (*Server, error) {
 			return nil, fmt.Errorf("FailStart[%q] = %q: want \"error\" or \"build_failed\"", k, v)
 		}
 	}
+	for _, d := range opts.Shared {
+		if !filepath.IsAbs(d) {
+			return nil, fmt.Errorf("Shared: %q is not an absolute path", d)
+		}
+		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+			return nil, fmt.Errorf("Shared: %q is not a directory", d)
+		}
+	}
 	if opts.Specs == nil {
 		var err error
 		if opts.Specs, err = LoadSpecs(); err != nil {
@@ -225,6 +256,9 @@ func newServer(opts Options) (*Server, error) {
 			return nil, fmt.Errorf("make sandbox directory: %w", err)
 		}
 		s.opts.Dir, s.ownDir = d, true
+	}
+	if RootFS() {
+		s.cgroups = newServerCgroup()
 	}
 	s.hs = httptest.NewServer(s)
 	return s, nil
@@ -261,6 +295,7 @@ func (s *Server) Close() {
 		s.hs.CloseClientConnections()
 		s.hs.Close()
 		s.workers.Wait()
+		removeServerCgroup(s.cgroups)
 		if s.ownDir {
 			os.RemoveAll(s.opts.Dir)
 		}

@@ -292,11 +292,12 @@ func TestExecuteTimeoutIs408AndKillsTheCommand(t *testing.T) {
 	if statusOf(err) != 408 {
 		t.Fatalf("err = %v, want 408", err)
 	}
-	assertGone(t, filepath.Join(s.Sandboxes()[0].Home, "pid"))
+	assertGone(t, s, s.Sandboxes()[0].ID, filepath.Join(s.Sandboxes()[0].Home, "pid"))
 }
 
-// assertGone fails unless the process whose pid is in file has ended.
-func assertGone(t *testing.T, file string) {
+// assertGone fails unless the process of sandbox id whose pid (as the
+// sandbox numbers it) is in file has ended.
+func assertGone(t *testing.T, s *Server, id, file string) {
 	t.Helper()
 	b, err := os.ReadFile(file)
 	if err != nil {
@@ -306,7 +307,7 @@ func assertGone(t *testing.T, file string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	WaitFor(t, fmt.Sprintf("process %d to end", pid), func() bool { return !alive(pid) })
+	WaitFor(t, fmt.Sprintf("process %d to end", pid), func() bool { return !s.Alive(id, pid) })
 }
 
 func TestCloseKillsEverythingItStarted(t *testing.T) {
@@ -324,7 +325,7 @@ func TestCloseKillsEverythingItStarted(t *testing.T) {
 	if s.Running() != 0 {
 		t.Fatalf("%d processes outlived Close", s.Running())
 	}
-	assertGone(t, pid)
+	assertGone(t, s, s.Sandboxes()[0].ID, pid)
 	if v := s.Violations(); len(v) != 0 {
 		t.Fatal(v)
 	}

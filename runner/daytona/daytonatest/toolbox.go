@@ -246,7 +246,7 @@ func (s *Server) execute(h *handlerCtx, sb *sandbox) {
 	}
 	env := s.baseEnv(sb)
 	maps.Copy(env, req.Envs)
-	p, err := s.startProc(sb, req.Command, cwd, env)
+	p, err := s.startProc(sb, req.Command, cwd, env, nil)
 	if err != nil {
 		h.badRequest(err)
 		return
@@ -255,18 +255,24 @@ func (s *Server) execute(h *handlerCtx, sb *sandbox) {
 	if req.Timeout > 0 {
 		timeout = time.After(time.Duration(req.Timeout) * time.Second)
 	}
-	select {
-	case <-p.done:
-	case <-timeout:
-		p.kill()
-		<-p.done
-		h.toolboxError(http.StatusRequestTimeout, "request timeout: command execution timeout")
-		return
-	case <-h.r.Context().Done():
-		// The client gave up; like the daemon, let the command run on.
-		panic(http.ErrAbortHandler)
-	case <-s.closing:
-		panic(http.ErrAbortHandler)
+	// The daemon's CombinedOutput returns once the command has ended and
+	// its output is closed: a background process that keeps it open holds
+	// the answer (until the timeout) but not one that let go of it.
+	for _, end := range []chan struct{}{p.drained, p.done} {
+		select {
+		case <-end:
+		case <-timeout:
+			// The daemon kills the command's process group.
+			p.kill()
+			<-p.done
+			h.toolboxError(http.StatusRequestTimeout, "request timeout: command execution timeout")
+			return
+		case <-h.r.Context().Done():
+			// The client gave up; like the daemon, let the command run on.
+			panic(http.ErrAbortHandler)
+		case <-s.closing:
+			panic(http.ErrAbortHandler)
+		}
 	}
 	code := -1
 	if c := p.exitCode(); c != nil {
@@ -290,6 +296,10 @@ func (s *Server) createSession(h *handlerCtx, sb *sandbox) {
 		return
 	}
 	ss := &session{id: req.SessionID, queue: make(chan *sessCmd, 256), stop: make(chan struct{}), cmds: map[string]*sessCmd{}}
+	if sb.fs != nil {
+		s.sessionSeq++
+		ss.procs = s.newSessionProcs(sb, s.sessionSeq)
+	}
 	sb.sessions[ss.id] = ss
 	s.workers.Add(1)
 	go s.runSession(sb, ss)
