@@ -163,7 +163,9 @@ func TestSampleAgent(t *testing.T) {
 
 	// On Daytona (the emulator) too; no request to the Daytona API holds
 	// the key but the upload of the secrets file forge.sh reads and removes.
-	dsrv := daytonatest.Start(t, daytonatest.Options{})
+	// Its sandboxes reach the model on this machine's network, as real
+	// ones reach the provider's.
+	dsrv := daytonatest.Start(t, daytonatest.Options{HostNetwork: true})
 	cmd, _, stderr = forgeCmd(dir, append(daytonaEnv(dsrv), "OPENAI_API_KEY="+key, "OPENAI_BASE_URL="+base),
 		"run", "--daytona", "--no-fallback", "--run-id", "a3")
 	if code := exitCodeOf(t, cmd.Run()); code != 0 {

@@ -32,11 +32,13 @@ func TestDaytonaBadNight(t *testing.T) {
 		runs map[trialKey]int
 	}
 	play := func(chaos bool) played {
-		srv := daytonatest.Start(t, daytonatest.Options{})
+		// The candidates log their runs on this machine.
+		shared := t.TempDir()
+		srv := daytonatest.Start(t, daytonatest.Options{Shared: []string{shared}})
 		if chaos {
 			srv.SetChaos(18, daytonatest.BadNight()...)
 		}
-		runs := filepath.Join(t.TempDir(), "runs")
+		runs := filepath.Join(shared, "runs")
 		dir := t.TempDir()
 		suite := squares.Suite{Tasks: 20, Trials: 3, Concurrency: 8, Runs: runs, Extra: "daytona:\n  create_rate: 100\n"}
 		if err := suite.Write(dir); err != nil {

@@ -165,8 +165,9 @@ func TestDaytonaFallsBackWithoutKey(t *testing.T) {
 
 func TestDaytonaInterruptDeletesEverySandbox(t *testing.T) {
 	t.Parallel()
-	srv := daytonatest.Start(t, daytonatest.Options{})
 	dir, markers := sleeperTournament(t)
+	// The candidates leave their start markers on this machine.
+	srv := daytonatest.Start(t, daytonatest.Options{Shared: []string{markers}})
 	cmd, _, stderr := forgeCmd(dir, []string{"DAYTONA_API_KEY=" + srv.APIKey(), "DAYTONA_API_URL=" + srv.URL()},
 		"run", "--daytona", "--no-fallback", "--run-id", "dsig")
 	if err := cmd.Start(); err != nil {

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -195,7 +194,7 @@ func TestExitStatusComesWithTheEnd(t *testing.T) {
 // A sandbox without base64 reports its outputs in hex (od).
 func TestSandboxWithoutBase64(t *testing.T) {
 	bin := toolsWithout(t, "base64")
-	e := newEnv(t, daytonatest.Options{}, func(o *Options) { o.Env = map[string]string{"PATH": bin} })
+	e := newEnv(t, daytonatest.Options{Shared: []string{bin}}, func(o *Options) { o.Env = map[string]string{"PATH": bin} })
 	res := e.run(e.shJob("nob64", "echo out; printf 'a\\377b' > \"$2\"\n"))
 	if !res.Success || res.Output != "out\n" || string(res.Artifact) != "a\xffb" {
 		t.Fatalf("%s %q %q %q", res.ErrorKind, res.ErrorMessage, res.Output, res.Artifact)
@@ -223,8 +222,9 @@ func TestExecuteTimeoutKillsTheCandidate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The pid as the sandbox numbers it.
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	daytonatest.WaitFor(t, "the candidate to be gone", func() bool { return !alive(pid) })
+	daytonatest.WaitFor(t, "the candidate to be gone", func() bool { return !e.srv.Alive(e.srv.Sandboxes()[0].ID, pid) })
 	daytonatest.WaitFor(t, "the emulator to see no process running", func() bool { return e.srv.Running() == 0 })
 }
 
@@ -466,12 +466,6 @@ func TestResourcesWithoutAnImage(t *testing.T) {
 	if !strings.Contains(e.warn.String(), "apply only with an image") {
 		t.Errorf("no warning: %s", e.warn.String())
 	}
-}
-
-// alive reports whether process pid exists (a zombie included).
-func alive(pid int) bool {
-	p, err := os.FindProcess(pid)
-	return err == nil && p.Signal(syscall.Signal(0)) == nil
 }
 
 // A job cancelled while its timed-out command's session is being killed

@@ -124,11 +124,12 @@ func TestSampleTournament(t *testing.T) {
 		}
 	}
 
-	// What alpha's process saw: the sandbox's home, no DAYTONA_* variables.
-	var alphaHome string
+	// What alpha's process saw: the sandbox's home (as the sandbox sees
+	// it), no DAYTONA_* variables.
+	var alphaHome, seenHome string
 	for _, sb := range boxes {
 		if sb.ID == alpha.SandboxID {
-			alphaHome = sb.Home
+			alphaHome, seenHome = sb.Home, sb.UserHome
 		}
 	}
 	b, err := os.ReadFile(filepath.Join(alphaHome, "forge", "alpha", "env.json"))
@@ -137,7 +138,7 @@ func TestSampleTournament(t *testing.T) {
 	}
 	var seenEnv map[string]string
 	json.Unmarshal(b, &seenEnv)
-	if seenEnv["HOME"] != alphaHome || seenEnv["FORGE_CANDIDATE_ID"] != "alpha" || seenEnv["FORGE_OUTPUT"] != alphaHome+"/forge/alpha/output.md" {
+	if seenEnv["HOME"] != seenHome || seenEnv["FORGE_CANDIDATE_ID"] != "alpha" || seenEnv["FORGE_OUTPUT"] != seenHome+"/forge/alpha/output.md" {
 		t.Errorf("alpha env: HOME=%q FORGE_CANDIDATE_ID=%q FORGE_OUTPUT=%q", seenEnv["HOME"], seenEnv["FORGE_CANDIDATE_ID"], seenEnv["FORGE_OUTPUT"])
 	}
 	for k := range seenEnv {

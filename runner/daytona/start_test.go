@@ -10,10 +10,10 @@ import (
 )
 
 // countingJob is a shell candidate that appends a line to a file of this
-// machine each time it runs (the emulator's sandboxes are directories
-// here), so a test counts its runs.
-func countingJob(e *env, id string) (job func() int, source string) {
-	runs := filepath.Join(e.t.TempDir(), "runs")
+// machine each time it runs, in dir, which the test shares with its
+// sandboxes (daytonatest.Options.Shared), so a test counts its runs.
+func countingJob(dir string) (job func() int, source string) {
+	runs := filepath.Join(dir, "runs")
 	return func() int {
 		b, _ := os.ReadFile(runs)
 		return strings.Count(string(b), "ran\n")
@@ -22,9 +22,10 @@ func countingJob(e *env, id string) (job func() int, source string) {
 
 // A start answered 502 before it reached the toolbox is sent again.
 func TestStartIsRetriedAfter5xx(t *testing.T) {
-	e := newEnv(t, daytonatest.Options{}, nil)
+	shared := t.TempDir()
+	e := newEnv(t, daytonatest.Options{Shared: []string{shared}}, nil)
 	e.srv.Inject(daytonatest.OpSessionExec, daytonatest.Fault{Status: 502, Times: 2})
-	runs, src := countingJob(e, "s")
+	runs, src := countingJob(shared)
 	res := e.run(e.shJob("s", src))
 	if !res.Success || res.Output != "out\n" {
 		t.Fatalf("%s %s: %q", res.ErrorKind, res.ErrorMessage, res.Output)
@@ -45,9 +46,10 @@ func TestLostStartIsFollowedNotRepeated(t *testing.T) {
 		"502 after": {Status: 502, After: true},
 	} {
 		t.Run(name, func(t *testing.T) {
-			e := newEnv(t, daytonatest.Options{}, nil)
+			shared := t.TempDir()
+			e := newEnv(t, daytonatest.Options{Shared: []string{shared}}, nil)
 			e.srv.Inject(daytonatest.OpSessionExec, f)
-			runs, src := countingJob(e, "l")
+			runs, src := countingJob(shared)
 			res := e.run(e.shJob("l", src))
 			if !res.Success || res.Output != "out\n" || res.RuntimeSeconds <= 0 {
 				t.Fatalf("%s %s: %q, runtime %v", res.ErrorKind, res.ErrorMessage, res.Output, res.RuntimeSeconds)
@@ -66,10 +68,11 @@ func TestLostStartIsFollowedNotRepeated(t *testing.T) {
 // cannot be read), it sends the start again: the second start runs nothing
 // and reports what the first did.
 func TestRepeatedStartRunsTheCandidateOnce(t *testing.T) {
-	e := newEnv(t, daytonatest.Options{}, func(o *Options) { o.Retry.Tries = 2 })
+	shared := t.TempDir()
+	e := newEnv(t, daytonatest.Options{Shared: []string{shared}}, func(o *Options) { o.Retry.Tries = 2 })
 	e.srv.Inject(daytonatest.OpSessionExec, daytonatest.Fault{Drop: true})
 	e.srv.Inject(daytonatest.OpGetSession, daytonatest.Fault{Status: 503, Times: 2})
-	runs, src := countingJob(e, "r")
+	runs, src := countingJob(shared)
 	res := e.run(e.shJob("r", src+"exit 0\n"))
 	if !res.Success || res.Output != "out\n" || res.RuntimeSeconds <= 0 {
 		t.Fatalf("%s %s: %q, runtime %v", res.ErrorKind, res.ErrorMessage, res.Output, res.RuntimeSeconds)
@@ -85,9 +88,10 @@ func TestRepeatedStartRunsTheCandidateOnce(t *testing.T) {
 // A start that always fails ends the job infra after the retries, with the
 // cause, and the sandbox is deleted.
 func TestStartThatNeverWorksIsInfra(t *testing.T) {
-	e := newEnv(t, daytonatest.Options{}, func(o *Options) { o.Retry.Tries = 3 })
+	shared := t.TempDir()
+	e := newEnv(t, daytonatest.Options{Shared: []string{shared}}, func(o *Options) { o.Retry.Tries = 3 })
 	e.srv.Inject(daytonatest.OpSessionExec, daytonatest.Fault{Status: 502, Times: 100})
-	runs, src := countingJob(e, "n")
+	runs, src := countingJob(shared)
 	res := e.run(e.shJob("n", src))
 	if res.Success || res.ErrorKind != "infra" || !strings.HasPrefix(res.ErrorMessage, "start the command: ") || !strings.Contains(res.ErrorMessage, "(HTTP 502)") {
 		t.Fatalf("%s %q", res.ErrorKind, res.ErrorMessage)
