@@ -23,7 +23,7 @@ var layers = [][]string{
 	{"report", "report/junit", "report/internal/fixture", "compare"},
 	{"view"},
 	{"cli"},
-	{""}, // main
+	{"", "runner/daytona/daytonatest/emulator"}, // main, and the emulator's command
 }
 
 // Packages that must not depend on something, even indirectly.
