@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"fmt"
 	"net"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"strconv"
@@ -254,5 +255,29 @@ func TestRootFSShared(t *testing.T) {
 	}
 	if _, err := newServer(Options{Specs: specs, Shared: []string{"relative"}}); err == nil {
 		t.Error("a relative shared directory was taken")
+	}
+}
+
+// A session whose creation reaches the emulator just after its sandbox
+// was deleted (the toolbox had let the call in) is refused, as the proxy
+// refuses calls to a deleted sandbox: made, it would outlive the sandbox,
+// and made while the emulator closes, keep Close waiting for ever.
+func TestLateSessionIsRefused(t *testing.T) {
+	s := Start(t, Options{Specs: specs})
+	sb := create(t, client(t, s), "late")
+	s.mu.Lock()
+	late := s.order[0]
+	s.mu.Unlock()
+	if err := sb.Delete(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	w := httptest.NewRecorder()
+	r := httptest.NewRequest("POST", "/process/session", strings.NewReader(`{"sessionId":"s"}`))
+	s.createSession(&handlerCtx{w: w, r: r, op: OpCreateSession, sandboxID: late.id}, late)
+	s.mu.Lock()
+	n := len(late.sessions)
+	s.mu.Unlock()
+	if w.Code != 401 || n != 0 {
+		t.Errorf("a session on a deleted sandbox: %d %s; %d sessions", w.Code, w.Body, n)
 	}
 }

@@ -291,6 +291,12 @@ func (s *Server) createSession(h *handlerCtx, sb *sandbox) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.gone(sb) {
+		// Deleted (or the emulator closing) since the call came in: a
+		// session made now would never be ended.
+		h.toolboxError(http.StatusUnauthorized, "authentication failed: sandbox %s not found", sb.id)
+		return
+	}
 	if _, ok := sb.sessions[req.SessionID]; ok {
 		h.toolboxError(http.StatusConflict, "session already exists")
 		return
