@@ -1,0 +1,189 @@
+package cli_test
+
+import (
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/forge-run/forge/runner"
+	"github.com/forge-run/forge/runner/daytona/daytonatest"
+)
+
+// copyHarbor copies examples/harbor into a fresh directory.
+func copyHarbor(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "examples", "harbor"))); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// The sample Harbor benchmark through the CLI on the emulator: 2 agents ×
+// 6 tasks × 3 trials, one snapshot per task image built once, every trial
+// judged by its task's verifier in its own sandbox (partial credit
+// included); then the oracle solves 6 of 6.
+func TestDaytonaPlaysTheHarborSample(t *testing.T) {
+	t.Parallel()
+	if !daytonatest.RootFS() {
+		t.Fatal("the Daytona emulator gives sandboxes no root file system of their own here (it needs root and overlayfs): Harbor's /app, /tests and /logs cannot be emulated")
+	}
+	srv := daytonatest.Start(t, daytonatest.Options{})
+	dir := copyHarbor(t)
+	env := []string{"DAYTONA_API_KEY=" + srv.APIKey(), "DAYTONA_API_URL=" + srv.URL()}
+	cmd, stdout, stderr := forgeCmd(dir, env, "run", "--daytona", "--no-fallback", "--run-id", "h1")
+	if code := exitCodeOf(t, cmd.Run()); code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	rec := readResults(t, filepath.Join(dir, "artifacts", "h1", "results.json"))
+	if len(rec.Results) != 36 || len(rec.Environments) != 6 {
+		t.Fatalf("%d results, %d environments; want 36 and 6\n%s", len(rec.Results), len(rec.Environments), stdout)
+	}
+	if n := srv.Calls(daytonatest.OpCreateSnapshot); n != 6 {
+		t.Errorf("%d snapshots created for 6 task images", n)
+	}
+	rewards := map[string]float64{}
+	for _, r := range rec.Results {
+		if r.Reward == nil || r.ErrorKind != runner.ErrNone || r.Phases.Verify <= 0 {
+			t.Errorf("%s/%s#%d: %s %q reward %v; verifier: %s", r.CandidateID, r.TaskID, r.Trial, r.ErrorKind, r.ErrorMessage, r.Reward, r.VerifierOutput)
+			continue
+		}
+		rewards[r.CandidateID+"/"+r.TaskID] += *r.Reward / 3
+	}
+	for _, task := range []string{"create-file", "csv-transform", "fix-bug", "git-state", "serve-port", "partial-credit"} {
+		if rewards["steady/"+task] != 1 {
+			t.Errorf("steady on %s: reward %v, want 1", task, rewards["steady/"+task])
+		}
+	}
+	if r := rewards["hasty/partial-credit"]; r != 0.5 {
+		t.Errorf("hasty's partial credit: %v, want 0.5", r)
+	}
+	// Six tasks are too few for the paired test to call a winner; the
+	// standings still put steady first.
+	if st := rec.Standings; len(st) != 2 || st[0].CandidateID != "steady" || !(st[0].Score > st[1].Score) {
+		t.Errorf("standings %+v: %s", st, rec.WinnerLine)
+	}
+	checkEmulator(t, srv, srv.APIKey())
+
+	// The oracle: each task's own solution, in the snapshots already built.
+	cmd, stdout, stderr = forgeCmd(dir, env, "run", "--daytona", "--no-fallback", "--oracle", "--run-id", "o1")
+	if code := exitCodeOf(t, cmd.Run()); code != 0 {
+		t.Fatalf("oracle: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	rec = readResults(t, filepath.Join(dir, "artifacts", "o1", "results.json"))
+	if len(rec.Results) != 6 || rec.Standings[0].Suite == nil || rec.Standings[0].Suite.Solved != 6 {
+		t.Errorf("oracle: %d results, standings %+v", len(rec.Results), rec.Standings)
+	}
+	if n := srv.Calls(daytonatest.OpCreateSnapshot); n != 6 {
+		t.Errorf("the oracle's run created snapshots again: %d in all", n)
+	}
+	checkEmulator(t, srv, srv.APIKey())
+}
+
+// A candidate that looks for the tests and the solution during its run
+// finds nothing: not in its working directory, not at /tests, /logs or
+// /solution, nowhere on its file system; the verifier then finds what it
+// left.
+func TestDaytonaHarborSnooperFindsNothing(t *testing.T) {
+	t.Parallel()
+	if !daytonatest.RootFS() {
+		t.Fatal("the Daytona emulator gives sandboxes no root file system of their own here (it needs root and overlayfs)")
+	}
+	srv := daytonatest.Start(t, daytonatest.Options{})
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"forge.yaml": "harbor: tasks\ncandidates:\n  - id: snoop\n    script: snoop.sh\nscoring:\n  - type: verifier\n",
+		"snoop.sh": `{ pwd; ls -a /tests /logs /solution 2>&1; find / -xdev \( -name 'test.sh' -o -name 'solve.sh' -o -name 'secret-answer*' \) 2>/dev/null; } > /app/snooped.txt
+echo done > /app/done.txt
+`,
+		"tasks/peek/task.toml":              "version = \"1.0\"\n[verifier]\ntimeout_sec = 30.0\n",
+		"tasks/peek/instruction.md":         "Write done into /app/done.txt.\n",
+		"tasks/peek/environment/Dockerfile": "FROM python:3.12-slim\nWORKDIR /app\n",
+		"tasks/peek/tests/test.sh": `mkdir -p /logs/verifier
+echo "snooped:"; cat /app/snooped.txt
+if grep -qx done /app/done.txt && ! grep -q 'secret-answer\|test.sh\|solve.sh' /app/snooped.txt; then echo 1; else echo 0; fi > /logs/verifier/reward.txt
+`,
+		"tasks/peek/tests/secret-answer.txt":   "42\n",
+		"tasks/peek/solution/solve.sh":         "echo done > done.txt\n",
+		"tasks/peek/solution/secret-answer.sh": "true\n",
+	})
+	env := []string{"DAYTONA_API_KEY=" + srv.APIKey(), "DAYTONA_API_URL=" + srv.URL()}
+	cmd, stdout, stderr := forgeCmd(dir, env, "run", "--daytona", "--no-fallback", "--run-id", "s1", "--quiet")
+	if code := exitCodeOf(t, cmd.Run()); code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	rec := readResults(t, filepath.Join(dir, "artifacts", "s1", "results.json"))
+	r := rec.Results[0]
+	if r.Reward == nil || *r.Reward != 1 {
+		t.Errorf("reward %v; the verifier saw:\n%s", r.Reward, r.VerifierOutput)
+	}
+	if !strings.Contains(r.VerifierOutput, "/app\n") {
+		t.Errorf("the candidate did not start in the image's WORKDIR:\n%s", r.VerifierOutput)
+	}
+	checkEmulator(t, srv, srv.APIKey())
+}
+
+// A task whose image fails to build makes that task unplayable, with the
+// build's reason; the rest of the suite plays and the run says it is
+// incomplete (exit 3, --resume plays the task again).
+func TestDaytonaBrokenTaskImageFailsThatTaskAlone(t *testing.T) {
+	t.Parallel()
+	if !daytonatest.RootFS() {
+		t.Fatal("the Daytona emulator gives sandboxes no root file system of their own here (it needs root and overlayfs)")
+	}
+	srv := daytonatest.Start(t, daytonatest.Options{})
+	dir := t.TempDir()
+	task := func(name, dockerfile string) map[string]string {
+		return map[string]string{
+			"tasks/" + name + "/task.toml":              "version = \"1.0\"\n",
+			"tasks/" + name + "/instruction.md":         "Write ok into /app/ok.txt.\n",
+			"tasks/" + name + "/environment/Dockerfile": dockerfile,
+			"tasks/" + name + "/tests/test.sh":          "mkdir -p /logs/verifier; grep -qx ok /app/ok.txt && echo 1 > /logs/verifier/reward.txt || echo 0 > /logs/verifier/reward.txt\n",
+		}
+	}
+	files := map[string]string{
+		"forge.yaml": "harbor: tasks\ncandidates:\n  - id: a\n    script: a.sh\nscoring:\n  - type: verifier\n",
+		"a.sh":       "echo ok > ok.txt\n",
+	}
+	maps.Copy(files, task("good", "FROM python:3.12-slim\nWORKDIR /app\n"))
+	maps.Copy(files, task("bad", "FROM python:3.12-slim\nRUN echo the compiler is missing >&2; exit 7\nWORKDIR /app\n"))
+	writeFiles(t, dir, files)
+	env := []string{"DAYTONA_API_KEY=" + srv.APIKey(), "DAYTONA_API_URL=" + srv.URL()}
+	cmd, stdout, stderr := forgeCmd(dir, env, "run", "--daytona", "--no-fallback", "--run-id", "b1", "--quiet")
+	if code := exitCodeOf(t, cmd.Run()); code != 3 {
+		t.Fatalf("exit %d, want 3 (incomplete)\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	rec := readResults(t, filepath.Join(dir, "artifacts", "b1", "results.json"))
+	for _, r := range rec.Results {
+		switch r.TaskID {
+		case "good":
+			if r.Reward == nil || *r.Reward != 1 {
+				t.Errorf("good: %s %q reward %v", r.ErrorKind, r.ErrorMessage, r.Reward)
+			}
+		case "bad":
+			if r.ErrorKind != runner.ErrInfra || !strings.Contains(r.ErrorMessage, "task bad's image") || !strings.Contains(r.ErrorMessage, "the compiler is missing") {
+				t.Errorf("bad: %s %q", r.ErrorKind, r.ErrorMessage)
+			}
+		}
+	}
+	if !strings.Contains(stderr.String(), "did not run") {
+		t.Errorf("stderr does not say the run is incomplete:\n%s", stderr)
+	}
+	checkEmulator(t, srv, srv.APIKey())
+}
+
+// writeFiles writes files (by slash-separated path) under dir.
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, body := range files {
+		path := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
