@@ -206,4 +206,3 @@ func pText(p *float64) string {
 	}
 	return text.P(*p, Alpha)
 }
-
