@@ -366,6 +366,9 @@ func (s *state) play(ctx context.Context, i int, job runner.Job) error {
 	}
 	// Everything that reads the whole output has: keep the excerpts.
 	res.Checks = s.checker.Check(res, s.tasks[job.TaskID])
+	if t := s.tasks[job.TaskID]; t != nil {
+		res.PassMark = t.PassMark
+	}
 	maskChecks(s.mask, res.Checks)
 	res.Excerpt()
 	res.Cost = s.o.Manifest.Pricing.Price(&res)

@@ -46,7 +46,7 @@ func validateScoring(c scoring.Config, v *validator, suite bool) {
 func (p *Plan) suite(passAtK int) scoring.Suite {
 	s := scoring.Suite{Candidates: p.Candidates, PassAtK: passAtK}
 	for _, t := range p.Tasks {
-		s.Tasks = append(s.Tasks, scoring.Task{ID: t.ID, Weight: t.Weight, Fields: t.Fields})
+		s.Tasks = append(s.Tasks, scoring.Task{ID: t.ID, Weight: t.Weight, Fields: t.Fields, PassMark: t.PassMark})
 	}
 	return s
 }

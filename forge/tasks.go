@@ -42,6 +42,9 @@ type Task struct {
 	Passing
 	// Verify is the task's verifier, over the defaults'.
 	Verify *VerifySpec
+	// PassMark is the score (a verifier's reward) at which a trial solves
+	// the task; nil for 1.
+	PassMark *float64
 
 	// A Harbor task's instruction.md, its environment (an image), and
 	// that its jobs start in the image's working directory.
@@ -580,6 +583,15 @@ func (t *Task) decode(def string, outer Passing) []error {
 			bad("weight", fmt.Sprintf("must be a positive number, not %v", v))
 		}
 		t.Weight = w
+	}
+	if v, ok := t.Fields["pass_mark"]; ok {
+		n, isNum := v.(json.Number)
+		f, err := n.Float64()
+		if !isNum || err != nil || !(f > 0 && f <= 1) {
+			bad("pass_mark", fmt.Sprintf("must be a number above 0 and at most 1 (the score that solves the task, e.g. 0.8), not %v", v))
+		} else if f < 1 {
+			t.PassMark = &f
+		}
 	}
 	return errs
 }

@@ -181,7 +181,15 @@ func (r *Result) Wrong() bool {
 			return true
 		}
 	}
-	return r.Reward != nil && *r.Reward < 1
+	return r.Reward != nil && *r.Reward < r.Mark()-1e-9
+}
+
+// Mark is the score at which the trial solves its task: PassMark, else 1.
+func (r *Result) Mark() float64 {
+	if r.PassMark != nil {
+		return *r.PassMark
+	}
+	return 1
 }
 
 // AttemptError is how an earlier attempt ended: always an infra failure.
@@ -278,6 +286,9 @@ type Result struct {
 	// "reward"); Metrics are reward.json's other numbers.
 	Reward  *float64           `json:"reward,omitempty"`
 	Metrics map[string]float64 `json:"metrics,omitempty"`
+	// PassMark is the task's pass mark, when not 1: the score (and
+	// reward) at which the trial solves its task.
+	PassMark *float64 `json:"pass_mark,omitempty"`
 	// VerifierOutput is the end of the verifier's log (stdout and stderr
 	// as they came, VerifierExcerpt bytes); the log is stored whole at
 	// VerifierLogPath (VerifierLogBytes).

@@ -19,6 +19,8 @@ type Task struct {
 	Weight float64
 	// Fields are the task's fields, which task-aware checks compare with.
 	Fields map[string]any
+	// PassMark is the score that solves the task; nil for 1.
+	PassMark *float64
 }
 
 func (t Task) weight() float64 {
@@ -78,9 +80,10 @@ type taskTally struct {
 	unverified                int       // verify_failed
 }
 
-// Passed reports whether a scored trial passed its task: success, full score.
+// Passed reports whether a scored trial passed its task: success, and a
+// score that reaches the task's pass mark (full score by default).
 func Passed(r runner.Result) bool {
-	return r.Success && r.Score != nil && *r.Score >= 1-tieEpsilon
+	return r.Success && r.Score != nil && *r.Score >= r.Mark()-tieEpsilon
 }
 
 // suiteStats completes a suite candidate's standing from its task tallies.
