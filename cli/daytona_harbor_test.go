@@ -187,3 +187,30 @@ func writeFiles(t *testing.T, dir string, files map[string]string) {
 		}
 	}
 }
+
+// A Harbor task's [verifier] user is who its tests run as.
+func TestDaytonaHarborVerifierUser(t *testing.T) {
+	t.Parallel()
+	if !daytonatest.RootFS() {
+		t.Fatal("the Daytona emulator gives sandboxes no root file system of their own here (it needs root and overlayfs)")
+	}
+	srv := daytonatest.Start(t, daytonatest.Options{})
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"forge.yaml":                       "harbor: tasks\ncandidates:\n  - id: a\n    script: a.sh\nscoring:\n  - type: verifier\n",
+		"a.sh":                             "true\n",
+		"tasks/who/task.toml":              "version = \"1.0\"\n[verifier]\nuser = \"nobody\"\n",
+		"tasks/who/instruction.md":         "Nothing to do.\n",
+		"tasks/who/environment/Dockerfile": "FROM python:3.12-slim\nWORKDIR /app\n",
+		"tasks/who/tests/test.sh":          "echo \"verifier: $(id -un)\"\n[ \"$(id -un)\" = nobody ] && echo 1 > /logs/verifier/reward.txt || echo 0 > /logs/verifier/reward.txt\n",
+	})
+	env := []string{"DAYTONA_API_KEY=" + srv.APIKey(), "DAYTONA_API_URL=" + srv.URL()}
+	cmd, stdout, stderr := forgeCmd(dir, env, "run", "--daytona", "--no-fallback", "--run-id", "u1", "--quiet")
+	if code := exitCodeOf(t, cmd.Run()); code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	r := readResults(t, filepath.Join(dir, "artifacts", "u1", "results.json")).Results[0]
+	if r.Reward == nil || *r.Reward != 1 || !strings.Contains(r.VerifierOutput, "verifier: nobody") {
+		t.Errorf("reward %v, verifier: %q (%s %s)", r.Reward, r.VerifierOutput, r.ErrorKind, r.ErrorMessage)
+	}
+}

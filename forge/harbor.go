@@ -258,7 +258,7 @@ func (ht HarborTask) task() (Task, error) {
 		where:       taskPos{file: filepath.Join(ht.Dir, "task.toml")},
 		instruction: []byte(ht.Instruction),
 		Verify: &VerifySpec{Dir: filepath.Join(ht.Dir, "tests"), Command: harborVerifyCommand,
-			Timeout: Duration(ht.VerifierTimeout), Env: ht.VerifierEnv, atRoot: true},
+			Timeout: Duration(ht.VerifierTimeout), Env: ht.VerifierEnv, atRoot: true, user: ht.VerifierUser},
 	}
 	if ht.Oracle {
 		refs, err := solutionFiles(ht.Dir)

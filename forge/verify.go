@@ -31,8 +31,10 @@ type VerifySpec struct {
 	Env     map[string]string `yaml:"env"`
 
 	files []fileRef
-	// atRoot: Harbor's paths (runner.Verify.AtRoot).
+	// atRoot: Harbor's paths (runner.Verify.AtRoot); user: who runs it
+	// (a Harbor task's [verifier] user).
 	atRoot bool
+	user   string
 }
 
 // over is spec with base's keys where spec has none.
@@ -65,7 +67,7 @@ func (spec *VerifySpec) job() *runner.Verify {
 	for i, f := range spec.files {
 		files[i] = runner.File{Src: f.src, Dst: f.dst}
 	}
-	return &runner.Verify{Files: files, Command: spec.Command, Timeout: time.Duration(spec.Timeout), Env: spec.Env, AtRoot: spec.atRoot}
+	return &runner.Verify{Files: files, Command: spec.Command, Timeout: time.Duration(spec.Timeout), Env: spec.Env, AtRoot: spec.atRoot, User: spec.user}
 }
 
 // check reports what is wrong with a verify: at path, completed by its

@@ -29,6 +29,10 @@ type Verify struct {
 	// Env are the verifier's own variables: it gets neither the
 	// candidate's env nor its secrets.
 	Env map[string]string
+	// User, when set, is who the command runs as in a sandbox made from
+	// an image (a Harbor task's [verifier] user); locally jobs run as
+	// forge's processes do.
+	User string
 	// AtRoot puts the files in TestsDir and the reward in VerifierLogsDir,
 	// the paths Harbor's tests name, in a sandbox made from an image;
 	// otherwise (and always locally) the job has directories of its own.

@@ -42,7 +42,13 @@ func (j *jobRun) verifyScript() (string, error) {
 			ensure = append(ensure, fmt.Sprintf("mkdir -p %s && : > %s", shQuote(path.Dir(dst)), shQuote(dst)))
 		}
 	}
-	return j.lay.verifyText(j.job.Verify.Command, env, ensure), nil
+	command := j.job.Verify.Command
+	if u := j.job.Verify.User; u != "" {
+		// As Harbor runs it: the tests directory and the logs the user's.
+		command = fmt.Sprintf("chown -R %[1]s %[2]s %[3]s && exec su -s /bin/sh -c %[4]s %[1]s",
+			shQuote(u), shQuote(j.lay.tests), shQuote(j.lay.logs), shQuote(command))
+	}
+	return j.lay.verifyText(command, env, ensure), nil
 }
 
 // verifyFile is where f goes in the tests directory, and its content.
