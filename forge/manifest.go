@@ -29,6 +29,9 @@ type Manifest struct {
 	// the tasks_file's (TasksFile, relative to the manifest's directory).
 	Tasks     []Task `yaml:"tasks"`
 	TasksFile string `yaml:"tasks_file"`
+	// Network "none" gives every job no network but its own loopback, on
+	// both backends; "" leaves it as the backend has it.
+	Network string `yaml:"network"`
 	// Harbor is a directory of Harbor tasks (or one task), relative to the
 	// manifest's directory: more of the suite's tasks, after Load.
 	Harbor string `yaml:"harbor"`
@@ -494,6 +497,9 @@ func (m *Manifest) validate(v *validator, blockErrs []error) {
 	d.Passing.check(v, d.Env, nil, "defaults")
 	checkStrings(v, d.Setup, "defaults", "setup")
 	d.Verify.check(func(key, msg string) { v.at(msg, "defaults", "verify", key) }, nil)
+	if m.Network != "" && m.Network != "none" {
+		v.at(fmt.Sprintf("%q: want none (no network but the job's own loopback), or leave the key out", m.Network), "network")
+	}
 	if len(m.Candidates) == 0 {
 		v.at("at least one candidate is required", "candidates")
 	}

@@ -98,6 +98,10 @@ type Job struct {
 	// Verify, when set, judges the trial in its sandbox once the candidate
 	// has ended.
 	Verify *Verify
+	// NoNetwork gives the job no network but its own loopback (the
+	// manifest's network: none): locally a network namespace per process,
+	// on Daytona a sandbox with its network blocked.
+	NoNetwork bool
 	// Hidden are paths of this machine the candidate must not read (where
 	// its verifier's files come from): a local backend that can mount
 	// shows them empty; a sandbox never has them.

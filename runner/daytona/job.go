@@ -166,7 +166,7 @@ func (j *jobRun) create(ctx context.Context) error {
 		Name: j.name, Labels: labels, EnvVars: env, NetworkBlockAll: o.NetworkBlockAll,
 		AutoStopInterval: &autoStop, AutoDeleteInterval: &autoDelete,
 	}
-	if e := j.job.Environment; e != nil && e.NoInternet {
+	if e := j.job.Environment; j.job.NoNetwork || e != nil && e.NoInternet {
 		base.NetworkBlockAll = true
 	} else if len(o.NetworkAllowList) > 0 {
 		list := strings.Join(o.NetworkAllowList, ",")

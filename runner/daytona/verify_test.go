@@ -71,3 +71,17 @@ func TestVerifierFailuresAreTheTasks(t *testing.T) {
 		t.Errorf("%d sandboxes left", n)
 	}
 }
+
+// A job with no network (network: none) gets a sandbox whose network is
+// blocked: its candidate reaches its own loopback only.
+func TestNoNetworkBlocksTheSandbox(t *testing.T) {
+	e := newEnv(t, daytonatest.Options{}, nil)
+	job := e.shJob("offline", `echo done > "$2"`)
+	job.NoNetwork = true
+	if res := e.run(job); !res.Success {
+		t.Fatalf("%s %q", res.ErrorKind, res.ErrorMessage)
+	}
+	if sbs := e.srv.Sandboxes(); len(sbs) != 1 || !sbs[0].NetworkBlockAll {
+		t.Errorf("sandboxes %+v: want one, its network blocked", sbs)
+	}
+}

@@ -62,10 +62,12 @@ type boxSpec struct {
 type view struct {
 	readOnly string
 	hidden   []string
+	// noNetwork: a network namespace of their own, loopback only.
+	noNetwork bool
 }
 
-// plain says the processes see the file system as forge does.
-func (v view) plain() bool { return v.readOnly == "" && len(v.hidden) == 0 }
+// plain says the processes see the file system and network as forge does.
+func (v view) plain() bool { return v.readOnly == "" && len(v.hidden) == 0 && !v.noNetwork }
 
 // errBoxEnded is returned by start once a box has been killed.
 var errBoxEnded = errors.New("the job's processes were already ended")

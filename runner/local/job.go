@@ -110,6 +110,11 @@ func (j *jobRun) run(ctx context.Context) error {
 	}
 	done()
 
+	if j.job.NoNetwork && !j.r.platform.readOnly() {
+		// Never run it with the network it was denied.
+		j.res.Failed(runner.ErrInfra, "network: none: this machine cannot give a job a network of its own (forge needs root and namespaces here)")
+		return nil
+	}
 	if err := j.contain(); err != nil {
 		return err
 	}
@@ -360,7 +365,7 @@ func envValue(env []string, key string) string {
 // mount (elsewhere a candidate could read them: the local backend is a
 // lifetime boundary, not a security one).
 func (j *jobRun) view() view {
-	v := view{readOnly: j.readOnly()}
+	v := view{readOnly: j.readOnly(), noNetwork: j.job.NoNetwork}
 	if j.r.platform.readOnly() {
 		v.hidden = j.job.Hidden
 	}
