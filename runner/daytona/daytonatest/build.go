@@ -152,31 +152,6 @@ func (b *builder) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// instructions splits a Dockerfile into instructions: comments and blank
-// lines dropped, lines ending in a backslash joined to the next.
-func instructions(df string) []string {
-	var out []string
-	var cur strings.Builder
-	for line := range strings.SplitSeq(df, "\n") {
-		line = strings.TrimRight(line, "\r")
-		t := strings.TrimSpace(line)
-		if cur.Len() == 0 && (t == "" || strings.HasPrefix(t, "#")) {
-			continue
-		}
-		if strings.HasSuffix(line, `\`) {
-			cur.WriteString(strings.TrimSuffix(line, `\`))
-			continue
-		}
-		cur.WriteString(line)
-		out = append(out, strings.TrimSpace(cur.String()))
-		cur.Reset()
-	}
-	if cur.Len() > 0 {
-		out = append(out, strings.TrimSpace(cur.String()))
-	}
-	return out
-}
-
 // run runs the Dockerfile's steps: FROM (the root starts empty; the
 // emulator has no images), ENV, WORKDIR, RUN, and COPY and ADD from the
 // build context the SDK pushed to the object storage. Any other instruction
@@ -309,51 +284,6 @@ func (b *builder) setEnv(arg string) error {
 	return nil
 }
 
-// shellWords splits s into words, honouring single and double quotes and
-// backslash escapes.
-func shellWords(s string) ([]string, error) {
-	var words []string
-	var cur strings.Builder
-	in, quote, esc := false, byte(0), false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case esc && c == '$':
-			cur.WriteString(literalDollar)
-			esc = false
-		case esc:
-			cur.WriteByte(c)
-			esc = false
-		case c == '\\' && quote != '\'':
-			esc, in = true, true
-		case quote != 0 && c == quote:
-			quote = 0
-		case quote == '\'' && c == '$':
-			cur.WriteString(literalDollar)
-		case quote != 0:
-			cur.WriteByte(c)
-		case c == '"' || c == '\'':
-			quote, in = c, true
-		case c == ' ' || c == '\t':
-			if in {
-				words = append(words, cur.String())
-				cur.Reset()
-				in = false
-			}
-		default:
-			cur.WriteByte(c)
-			in = true
-		}
-	}
-	if quote != 0 {
-		return nil, errors.New("unterminated quote")
-	}
-	if in {
-		words = append(words, cur.String())
-	}
-	return words, nil
-}
-
 // runStep runs a RUN step as a real process: the shell form through
 // "/bin/sh -c", the exec form (a JSON array) as is, in the mapped WORKDIR
 // with the image's environment, its output into the build log. It fails
@@ -419,25 +349,6 @@ func (b *builder) runStep(arg string) error {
 		return fmt.Errorf("process %q did not complete successfully: exit code: %d", strings.Join(argv, " "), code)
 	}
 	return nil
-}
-
-// namesPath says whether s contains p as a path: followed by nothing, a
-// slash or a character that cannot be part of a file name in a command.
-func namesPath(s, p string) bool {
-	for off := 0; ; {
-		i := strings.Index(s[off:], p)
-		if i < 0 {
-			return false
-		}
-		i += off
-		end := i + len(p)
-		before := i == 0 || strings.ContainsRune(" \t'\"=:;(", rune(s[i-1]))
-		after := end == len(s) || strings.ContainsRune("/ \t'\";:)&|>", rune(s[end]))
-		if before && after {
-			return true
-		}
-		off = i + 1
-	}
 }
 
 // copyTree makes dst a copy of src: directories made, files copied,

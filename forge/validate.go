@@ -1,0 +1,269 @@
+package forge
+
+// The manifest's validation: what decoding cannot check, each problem
+// placed at its key in the YAML tree.
+
+import (
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/forge-run/forge/internal/yamlcheck"
+	"github.com/forge-run/forge/runner"
+	"gopkg.in/yaml.v3"
+)
+
+// validator collects semantic errors located by path in the YAML tree.
+type validator struct {
+	file string
+	doc  *yaml.Node
+	errs []error
+	// quiet are the key paths of the values that did not decode, each
+	// reported already: what is wrong with the zero value left in their
+	// place (or below it) is not. Nothing is said at quietAt's paths.
+	quiet, quietAt []string
+}
+
+// meant reads the key an unknown key's message suggests.
+var meant = regexp.MustCompile(`\(did you mean "(.*)"\?\)$`)
+
+// at records msg against the node at path (mapping keys and list indexes).
+func (v *validator) at(msg string, path ...any) {
+	e := yamlcheck.Under(v.doc, "", msg, path...)
+	e.File = v.file
+	for _, p := range v.quiet {
+		if e.Field == p || strings.HasPrefix(e.Field, p+".") || strings.HasPrefix(e.Field, p+"[") {
+			return
+		}
+	}
+	if slices.Contains(v.quietAt, e.Field) {
+		return
+	}
+	v.errs = append(v.errs, e)
+}
+
+// given reports whether the manifest gives the key at path (a value the
+// zero value of its field cannot tell from none).
+func (v *validator) given(path ...any) bool {
+	n := v.doc
+	for _, k := range path {
+		var next *yaml.Node
+		switch k := k.(type) {
+		case string:
+			if n.Kind == yaml.MappingNode {
+				next = valueOf(n, k)
+			}
+		case int:
+			if n.Kind == yaml.SequenceNode && k >= 0 && k < len(n.Content) {
+				next = n.Content[k]
+			}
+		}
+		if next == nil {
+			return false
+		}
+		n = next
+	}
+	return true
+}
+
+// inRange reports val, the integer at path, when it is given and not
+// within [lo, hi]; below is what to say when it is below lo.
+func (v *validator) inRange(val, lo, hi int, below string, path ...any) {
+	switch {
+	case !v.given(path...):
+	case val < lo:
+		v.at(fmt.Sprintf("%s, not %d", below, val), path...)
+	case val > hi:
+		v.at(fmt.Sprintf("must be at most %d, not %d", hi, val), path...)
+	}
+}
+
+// validate checks what decoding could not; blockErrs, the problems of the
+// backends' blocks, come after the candidates'.
+func (m *Manifest) validate(v *validator, blockErrs []error) {
+	suite := len(m.Tasks) > 0 || m.TasksFile != "" || m.Harbor != ""
+	if !suite && strings.TrimSpace(m.Objective) == "" {
+		v.at("is required: say what the candidates must achieve", "objective")
+	}
+	if len(m.Tasks) == 0 && valueOf(v.doc, "tasks") != nil {
+		v.at("is empty: list the tasks, or remove the key", "tasks")
+	}
+	for i := range m.Tasks {
+		t, err := yamlTask(v.file, fmt.Sprintf("tasks[%d]", i), m.Tasks[i].node)
+		if err != nil {
+			v.errs = append(v.errs, err)
+			continue
+		}
+		v.errs = append(v.errs, t.decode(m.Objective, m.Defaults.Passing)...)
+		m.Tasks[i] = t
+	}
+	v.errs = append(v.errs, checkTaskIDs(m.Tasks)...)
+	for _, c := range []struct {
+		usd   *float64
+		block string
+	}{{m.Budget.MaxCostUSD, "budget"}, {m.Gates.MaxCostUSD, "gates"}} {
+		if c.usd != nil && !(*c.usd > 0 && *c.usd < 1e9) {
+			v.at(fmt.Sprintf("%v: want a number of dollars above 0", *c.usd), c.block, "max_cost_usd")
+		}
+	}
+	for _, p := range m.Pricing.Check() {
+		path := []any{"pricing"}
+		for _, k := range p.Path {
+			path = append(path, k)
+		}
+		v.at(p.Msg, path...)
+	}
+	d := m.Defaults
+	v.inRange(d.Trials, 1, maxTrials, "must be at least 1 (the runs of each candidate on each task)", "defaults", "trials")
+	v.inRange(d.Concurrency, 1, maxConcurrency, "must be at least 1 (the jobs run at once)", "defaults", "concurrency")
+	if d.Retries != nil {
+		v.inRange(*d.Retries, 0, maxRetries, "must not be negative (0 plays no trial again)", "defaults", "retries")
+	}
+	if d.OutputFile != "" {
+		m.Defaults.OutputFile = checkRelPath(v, d.OutputFile, "defaults", "output_file")
+	}
+	checkEnv(v, d.Env, "defaults", "env")
+	d.Passing.check(v, d.Env, nil, "defaults")
+	checkStrings(v, d.Setup, "defaults", "setup")
+	d.Verify.check(func(key, msg string) { v.at(msg, "defaults", "verify", key) }, nil)
+	if m.Network != "" && m.Network != "none" {
+		v.at(fmt.Sprintf("%q: want none (no network but the job's own loopback), or leave the key out", m.Network), "network")
+	}
+	if len(m.Candidates) == 0 {
+		v.at("at least one candidate is required", "candidates")
+	}
+	seen := map[string]int{}
+	for i, c := range m.Candidates {
+		switch {
+		case c.ID == "":
+			v.at("is required", "candidates", i, "id")
+		case !ValidID(c.ID):
+			v.at(fmt.Sprintf("%q is not a valid id: use letters, digits, '_', '.' and '-' only (not . or ..)", c.ID),
+				"candidates", i, "id")
+		default:
+			if j, dup := seen[c.ID]; dup {
+				v.at(fmt.Sprintf("duplicate id %q (also candidates[%d])", c.ID, j), "candidates", i, "id")
+			}
+			seen[c.ID] = i
+		}
+		switch {
+		case c.Script == "" && len(c.Command) == 0:
+			v.at("needs script: or command:", "candidates", i)
+		case c.Script != "" && len(c.Command) > 0:
+			v.at("give script: or command:, not both", "candidates", i, "command")
+		case len(c.Command) > 0 && strings.TrimSpace(c.Command[0]) == "":
+			v.at("the program (first element) is empty", "candidates", i, "command")
+		}
+		if c.OutputFile != "" {
+			m.Candidates[i].OutputFile = checkRelPath(v, c.OutputFile, "candidates", i, "output_file")
+		}
+		if c.Retries != nil {
+			v.inRange(*c.Retries, 0, maxRetries, "must not be negative (0 plays no trial again)", "candidates", i, "retries")
+		}
+		checkEnv(v, c.Env, "candidates", i, "env")
+		c.Passing.check(v, c.Env, &d.Passing, "candidates", i)
+		checkStrings(v, c.Setup, "candidates", i, "setup")
+	}
+	m.validateEnvironments(v)
+	v.errs = append(v.errs, blockErrs...)
+	validateScoring(m.Scoring, v, suite)
+	m.Gates.validate(v)
+}
+
+// checkTaskFields refuses a check that compares with a task field no task
+// has, and notes one that only some tasks have: their trials fail it.
+func (m *Manifest) checkTaskFields(v *validator) {
+	if len(m.Tasks) == 0 {
+		return
+	}
+	have := map[string]bool{}
+	for _, t := range m.Tasks {
+		for k := range t.Fields {
+			have[k] = true
+		}
+	}
+	for i, s := range m.Scoring.Scorers {
+		for j, c := range s.Checks {
+			for _, f := range []struct{ key, field string }{
+				{"equals_task", c.EqualsTask}, {"contains_task", c.ContainsTask}, {"regex_task", c.RegexTask},
+			} {
+				if f.field == "" {
+					continue
+				}
+				var lack []string
+				for _, t := range m.Tasks {
+					if _, ok := t.Fields[f.field]; !ok {
+						lack = append(lack, t.ID)
+					}
+				}
+				switch {
+				case len(lack) == len(m.Tasks):
+					fields := slices.Sorted(maps.Keys(have))
+					msg := fmt.Sprintf("no task has a field %q", f.field)
+					if near := yamlcheck.Nearest(f.field, fields); near != "" {
+						msg += fmt.Sprintf(" (did you mean %q?)", near)
+					} else {
+						msg += " (the tasks have: " + joinShort(fields) + ")"
+					}
+					v.at(msg, "scoring", i, "checks", j, f.key)
+				case len(lack) > 0:
+					m.Notes = append(m.Notes, fmt.Sprintf("scoring[%d].checks[%d].%s: %d of %d tasks have no field %q (%s): their trials fail this check",
+						i, j, f.key, len(lack), len(m.Tasks), f.field, joinShort(lack)))
+				}
+			}
+		}
+	}
+}
+
+// valueOf is the value of key in the mapping n (its last, as YAML
+// decodes it), nil when n has no such key.
+func valueOf(n *yaml.Node, key string) (v *yaml.Node) {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			v = n.Content[i+1]
+		}
+	}
+	return v
+}
+
+func (g Gates) validate(v *validator) {
+	if g.MinWinnerScore != nil && (*g.MinWinnerScore < 0 || *g.MinWinnerScore > 1) {
+		v.at("must be between 0 and 1", "gates", "min_winner_score")
+	}
+	if g.MinSuccessRate != nil && (*g.MinSuccessRate < 0 || *g.MinSuccessRate > 1) {
+		v.at("must be between 0 and 1", "gates", "min_success_rate")
+	}
+	if g.MaxInfraErrors != nil && *g.MaxInfraErrors < 0 {
+		v.at("must not be negative", "gates", "max_infra_errors")
+	}
+}
+
+func checkEnv(v *validator, env map[string]string, path ...any) {
+	for k := range env {
+		if err := runner.CheckEnvName(k); err != nil {
+			v.at(err.Error(), path...)
+		}
+	}
+}
+
+func checkStrings(v *validator, ss []string, path ...any) {
+	for i, s := range ss {
+		if strings.TrimSpace(s) == "" {
+			v.at("is empty", append(path, i)...)
+		}
+	}
+}
+
+// checkRelPath checks p, a path inside a job's working directory, by the
+// one rule for it (runner.RelPath) and returns it cleaned ("out/../x.md"
+// is "x.md"), or p unchanged after reporting why it is refused.
+func checkRelPath(v *validator, p string, path ...any) string {
+	c, err := runner.RelPath(p)
+	if err != nil {
+		v.at(err.Error(), path...)
+		return p
+	}
+	return c
+}
