@@ -253,7 +253,7 @@ func (m *Manifest) resolveEnvironments(h io.Writer, v *validator) {
 			r.env = m.envs[r.Name]
 		}
 		if r.env != nil {
-			t.environment, t.inImage = r.env, r.env.Dockerfile != ""
+			t.environment = r.env
 		}
 	}
 }

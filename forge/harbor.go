@@ -283,7 +283,7 @@ func (ht HarborTask) task() (Task, error) {
 	if env.Hash, err = runner.EnvironmentHash(env); err != nil { // with its resources
 		return Task{}, err
 	}
-	t.environment, t.inImage = env, true
+	t.environment = env
 	return t, nil
 }
 
@@ -335,7 +335,7 @@ func (m *Manifest) readHarbor(h io.Writer) ([]Task, []string, error) {
 func (p *Plan) ImageTasks() []string {
 	var ids []string
 	for _, t := range p.Tasks {
-		if t.environment != nil && t.environment.Dockerfile != "" {
+		if t.image() {
 			ids = append(ids, t.ID)
 		}
 	}
@@ -356,7 +356,7 @@ const oracleScript = `d=$(dirname "$FORGE_RESULT") && mkdir -p /solution && cp -
 func oracle(tasks []Task) (Candidate, error) {
 	var none []string
 	for _, t := range tasks {
-		if t.solution == nil || !t.inImage {
+		if t.solution == nil || !t.image() {
 			none = append(none, t.ID)
 		}
 	}

@@ -302,7 +302,7 @@ func (m *Manifest) job(c Candidate, task *Task, trial int, o Overrides, memo *jo
 		}
 		files = append(files, runner.File{Dst: runner.TaskFile, Data: data})
 	}
-	optional := last(d.ArtifactOptional, c.ArtifactOptional) || t.inImage // Harbor's verifier judges
+	optional := last(d.ArtifactOptional, c.ArtifactOptional) || t.image() // Harbor's verifier judges
 	if t.instruction != nil {
 		files = append(files, runner.File{Dst: "instruction.md", Data: t.instruction})
 	}
@@ -338,7 +338,7 @@ func (m *Manifest) job(c Candidate, task *Task, trial int, o Overrides, memo *jo
 		Setup:            append(append([]string(nil), d.Setup...), c.Setup...),
 		SetupTimeout:     cmp.Or(time.Duration(d.SetupTimeout), runner.DefaultSetupTimeout),
 		Environment:      environment,
-		InImageWorkdir:   t.inImage,
+		InImageWorkdir:   t.image(),
 		OutputFile:       cmp.Or(t.OutputFile, c.OutputFile, d.OutputFile, runner.DefaultOutputFile),
 		ArtifactOptional: optional,
 		Timeout:          cmp.Or(o.Timeout, t.Timeout, time.Duration(c.Timeout), time.Duration(d.Timeout), runner.DefaultTimeout),

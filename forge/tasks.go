@@ -38,11 +38,10 @@ type Task struct {
 	// the task; nil for 1.
 	PassMark *float64
 
-	// A Harbor task's instruction.md, its environment (an image), and
-	// that its jobs start in the image's working directory.
+	// A Harbor task's instruction.md; the task's own environment (a
+	// Harbor task's image).
 	instruction []byte
 	environment *runner.Environment
-	inImage     bool
 	// envRef is the task's environment: field (a name, or inline),
 	// resolved by Load into environment.
 	envRef *EnvironmentRef
@@ -66,6 +65,10 @@ func (t *Task) UnmarshalYAML(n *yaml.Node) error {
 	t.node = n
 	return nil
 }
+
+// image says the task runs in an image of its own (a Dockerfile): its jobs
+// start in the image's working directory, and only Daytona plays them.
+func (t Task) image() bool { return t.environment != nil && t.environment.Dockerfile != "" }
 
 // taskPos places a task's fields for error messages.
 type taskPos struct {
