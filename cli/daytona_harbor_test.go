@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/forge-run/forge/forge"
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/runner/daytona/daytonatest"
 )
@@ -27,17 +28,9 @@ func copyHarbor(t *testing.T) string {
 // included); then the oracle solves 6 of 6.
 func TestDaytonaPlaysTheHarborSample(t *testing.T) {
 	t.Parallel()
-	if !daytonatest.RootFS() {
-		t.Fatal("the Daytona emulator gives sandboxes no root file system of their own here (it needs root and overlayfs): Harbor's /app, /tests and /logs cannot be emulated")
-	}
-	srv := daytonatest.Start(t, daytonatest.Options{})
+	srv := harborEmulator(t)
 	dir := copyHarbor(t)
-	env := []string{"DAYTONA_API_KEY=" + srv.APIKey(), "DAYTONA_API_URL=" + srv.URL()}
-	cmd, stdout, stderr := forgeCmd(dir, env, "run", "--daytona", "--no-fallback", "--run-id", "h1")
-	if code := exitCodeOf(t, cmd.Run()); code != 0 {
-		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
-	}
-	rec := readResults(t, filepath.Join(dir, "artifacts", "h1", "results.json"))
+	rec, stdout, _ := playDaytona(t, srv, dir, 0, "h1")
 	if len(rec.Results) != 36 || len(rec.Environments) != 6 {
 		t.Fatalf("%d results, %d environments; want 36 and 6\n%s", len(rec.Results), len(rec.Environments), stdout)
 	}
@@ -68,11 +61,7 @@ func TestDaytonaPlaysTheHarborSample(t *testing.T) {
 	checkEmulator(t, srv, srv.APIKey())
 
 	// The oracle: each task's own solution, in the snapshots already built.
-	cmd, stdout, stderr = forgeCmd(dir, env, "run", "--daytona", "--no-fallback", "--oracle", "--run-id", "o1")
-	if code := exitCodeOf(t, cmd.Run()); code != 0 {
-		t.Fatalf("oracle: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
-	}
-	rec = readResults(t, filepath.Join(dir, "artifacts", "o1", "results.json"))
+	rec, _, _ = playDaytona(t, srv, dir, 0, "o1", "--oracle")
 	if len(rec.Results) != 6 || rec.Standings[0].Suite == nil || rec.Standings[0].Suite.Solved != 6 {
 		t.Errorf("oracle: %d results, standings %+v", len(rec.Results), rec.Standings)
 	}
@@ -88,10 +77,7 @@ func TestDaytonaPlaysTheHarborSample(t *testing.T) {
 // left.
 func TestDaytonaHarborSnooperFindsNothing(t *testing.T) {
 	t.Parallel()
-	if !daytonatest.RootFS() {
-		t.Fatal("the Daytona emulator gives sandboxes no root file system of their own here (it needs root and overlayfs)")
-	}
-	srv := daytonatest.Start(t, daytonatest.Options{})
+	srv := harborEmulator(t)
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{
 		"forge.yaml": "harbor: tasks\ncandidates:\n  - id: snoop\n    script: snoop.sh\nscoring:\n  - type: verifier\n",
@@ -109,12 +95,7 @@ if grep -qx done /app/done.txt && ! grep -q 'secret-answer\|test.sh\|solve.sh' /
 		"tasks/peek/solution/solve.sh":         "echo done > done.txt\n",
 		"tasks/peek/solution/secret-answer.sh": "true\n",
 	})
-	env := []string{"DAYTONA_API_KEY=" + srv.APIKey(), "DAYTONA_API_URL=" + srv.URL()}
-	cmd, stdout, stderr := forgeCmd(dir, env, "run", "--daytona", "--no-fallback", "--run-id", "s1", "--quiet")
-	if code := exitCodeOf(t, cmd.Run()); code != 0 {
-		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
-	}
-	rec := readResults(t, filepath.Join(dir, "artifacts", "s1", "results.json"))
+	rec, _, _ := playDaytona(t, srv, dir, 0, "s1", "--quiet")
 	r := rec.Results[0]
 	if r.Reward == nil || *r.Reward != 1 {
 		t.Errorf("reward %v; the verifier saw:\n%s", r.Reward, r.VerifierOutput)
@@ -130,10 +111,7 @@ if grep -qx done /app/done.txt && ! grep -q 'secret-answer\|test.sh\|solve.sh' /
 // incomplete (exit 3, --resume plays the task again).
 func TestDaytonaBrokenTaskImageFailsThatTaskAlone(t *testing.T) {
 	t.Parallel()
-	if !daytonatest.RootFS() {
-		t.Fatal("the Daytona emulator gives sandboxes no root file system of their own here (it needs root and overlayfs)")
-	}
-	srv := daytonatest.Start(t, daytonatest.Options{})
+	srv := harborEmulator(t)
 	dir := t.TempDir()
 	task := func(name, dockerfile string) map[string]string {
 		return map[string]string{
@@ -150,12 +128,7 @@ func TestDaytonaBrokenTaskImageFailsThatTaskAlone(t *testing.T) {
 	maps.Copy(files, task("good", "FROM python:3.12-slim\nWORKDIR /app\n"))
 	maps.Copy(files, task("bad", "FROM python:3.12-slim\nRUN echo the compiler is missing >&2; exit 7\nWORKDIR /app\n"))
 	writeFiles(t, dir, files)
-	env := []string{"DAYTONA_API_KEY=" + srv.APIKey(), "DAYTONA_API_URL=" + srv.URL()}
-	cmd, stdout, stderr := forgeCmd(dir, env, "run", "--daytona", "--no-fallback", "--run-id", "b1", "--quiet")
-	if code := exitCodeOf(t, cmd.Run()); code != 3 {
-		t.Fatalf("exit %d, want 3 (incomplete)\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
-	}
-	rec := readResults(t, filepath.Join(dir, "artifacts", "b1", "results.json"))
+	rec, _, stderr := playDaytona(t, srv, dir, 3, "b1", "--quiet")
 	for _, r := range rec.Results {
 		switch r.TaskID {
 		case "good":
@@ -168,10 +141,34 @@ func TestDaytonaBrokenTaskImageFailsThatTaskAlone(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(stderr.String(), "did not run") {
+	if !strings.Contains(stderr, "did not run") {
 		t.Errorf("stderr does not say the run is incomplete:\n%s", stderr)
 	}
 	checkEmulator(t, srv, srv.APIKey())
+}
+
+// harborEmulator starts an emulator whose sandboxes have root file systems
+// of their own (Harbor's /app, /tests and /logs are paths in them), and
+// fails the test where the emulator cannot make them.
+func harborEmulator(t *testing.T) *daytonatest.Server {
+	t.Helper()
+	if !daytonatest.RootFS() {
+		t.Fatal("the Daytona emulator gives sandboxes no root file system of their own here (it needs root and overlayfs): Harbor's /app, /tests and /logs cannot be emulated")
+	}
+	return daytonatest.Start(t, daytonatest.Options{})
+}
+
+// playDaytona plays forge run --daytona on srv in dir as run id (with
+// args), fails the test unless it exits want, and returns the run's record
+// and what forge printed.
+func playDaytona(t *testing.T, srv *daytonatest.Server, dir string, want int, id string, args ...string) (rec forge.Record, stdout, stderr string) {
+	t.Helper()
+	env := []string{"DAYTONA_API_KEY=" + srv.APIKey(), "DAYTONA_API_URL=" + srv.URL()}
+	cmd, out, errOut := forgeCmd(dir, env, append([]string{"run", "--daytona", "--no-fallback", "--run-id", id}, args...)...)
+	if code := exitCodeOf(t, cmd.Run()); code != want {
+		t.Fatalf("%s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", id, code, want, out, errOut)
+	}
+	return readResults(t, filepath.Join(dir, "artifacts", id, "results.json")), out.String(), errOut.String()
 }
 
 // writeFiles writes files (by slash-separated path) under dir.
@@ -191,10 +188,7 @@ func writeFiles(t *testing.T, dir string, files map[string]string) {
 // A Harbor task's [verifier] user is who its tests run as.
 func TestDaytonaHarborVerifierUser(t *testing.T) {
 	t.Parallel()
-	if !daytonatest.RootFS() {
-		t.Fatal("the Daytona emulator gives sandboxes no root file system of their own here (it needs root and overlayfs)")
-	}
-	srv := daytonatest.Start(t, daytonatest.Options{})
+	srv := harborEmulator(t)
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{
 		"forge.yaml":                       "harbor: tasks\ncandidates:\n  - id: a\n    script: a.sh\nscoring:\n  - type: verifier\n",
@@ -204,12 +198,8 @@ func TestDaytonaHarborVerifierUser(t *testing.T) {
 		"tasks/who/environment/Dockerfile": "FROM python:3.12-slim\nWORKDIR /app\n",
 		"tasks/who/tests/test.sh":          "echo \"verifier: $(id -un)\"\n[ \"$(id -un)\" = nobody ] && echo 1 > /logs/verifier/reward.txt || echo 0 > /logs/verifier/reward.txt\n",
 	})
-	env := []string{"DAYTONA_API_KEY=" + srv.APIKey(), "DAYTONA_API_URL=" + srv.URL()}
-	cmd, stdout, stderr := forgeCmd(dir, env, "run", "--daytona", "--no-fallback", "--run-id", "u1", "--quiet")
-	if code := exitCodeOf(t, cmd.Run()); code != 0 {
-		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
-	}
-	r := readResults(t, filepath.Join(dir, "artifacts", "u1", "results.json")).Results[0]
+	rec, _, _ := playDaytona(t, srv, dir, 0, "u1", "--quiet")
+	r := rec.Results[0]
 	if r.Reward == nil || *r.Reward != 1 || !strings.Contains(r.VerifierOutput, "verifier: nobody") {
 		t.Errorf("reward %v, verifier: %q (%s %s)", r.Reward, r.VerifierOutput, r.ErrorKind, r.ErrorMessage)
 	}
