@@ -46,7 +46,9 @@ func chooseBackend(ctx context.Context, o *runOptions, m *forge.Manifest, runID 
 	if be.runner != nil && !judges {
 		return be, nil
 	}
-	lr, err := local.New(o.localOptions())
+	opts := o.localOptions()
+	opts.User = localSpec(m).User
+	lr, err := local.New(opts)
 	if err != nil {
 		be.Release()
 		what := "local backend"
@@ -58,6 +60,9 @@ func chooseBackend(ctx context.Context, o *runOptions, m *forge.Manifest, runID 
 	be.close = append(be.close, lr.Close)
 	if be.runner == nil {
 		be.runner = lr
+		if lr.AsRoot() {
+			fmt.Fprintln(warn, "forge: warning: "+lr.JobUser())
+		}
 	}
 	if judges {
 		be.judges = lr
@@ -112,6 +117,16 @@ func (b *backend) useDaytona(ctx context.Context, o *runOptions, m *forge.Manife
 		return r.Close(ctx)
 	})
 	return nil
+}
+
+// localSpec is m's local: block, as runner/local decoded it (an empty one
+// when m is nil or has none).
+func localSpec(m *forge.Manifest) local.Spec {
+	var s local.Spec
+	if m != nil {
+		s, _ = m.Blocks["local"].(local.Spec)
+	}
+	return s
 }
 
 // daytonaOptions maps the credentials and the daytona: block of m, as

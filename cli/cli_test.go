@@ -61,14 +61,21 @@ func TestScripts(t *testing.T) {
 		Dir: "testdata/script",
 		// Under the test's own temporary directory: testscript removes its
 		// own root only when every script ran, which -run filtering prevents.
-		WorkdirRoot: t.TempDir(),
+		WorkdirRoot: localtest.TempDir(t),
 		Setup: func(env *testscript.Env) error {
+			// The jobs' users reach their working directories in $TMPDIR.
+			if err := os.Chmod(env.WorkDir, 0o711); err != nil {
+				return err
+			}
 			env.Setenv("REPO", repo)
 			// A fake secret: it must never reach a candidate, a log or a report.
 			env.Setenv("DAYTONA_API_KEY", "dtn_canary_0123456789")
 			return nil
 		},
 		Condition: func(cond string) (bool, error) {
+			if cond == "root" { // forge runs as root: its jobs get users of their own
+				return os.Geteuid() == 0, nil
+			}
 			if cond != "envreadonly" { // jobs see environments read-only here
 				return false, fmt.Errorf("unknown condition %q", cond)
 			}

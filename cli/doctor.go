@@ -63,15 +63,27 @@ func runDoctor(ctx context.Context, o *doctorOptions) error {
 		}
 		fmt.Fprintf(w, "✓ %-10s %s\n", name, ok)
 	}
-	py, err := exec.LookPath("python3")
-	check("python3", err, py)
-	lr, err := local.New(local.Options{Getenv: o.env.Getenv})
+	m, err := loadManifest(o.manifest)
+	if err != nil {
+		m = nil // no local: block; the defaults
+	}
+	lr, err := local.New(local.Options{Getenv: o.env.Getenv, User: localSpec(m).User})
 	desc := ""
 	if err == nil {
 		defer lr.Close() //nolint:errcheck // it ran no job: nothing to wait for
 		desc = lr.Describe()
 	}
+	if err == nil {
+		py, err := lr.Which("python3")
+		check("python3", err, py+" (as jobs find it)")
+	} else {
+		py, err := exec.LookPath("python3")
+		check("python3", err, py)
+	}
 	check("local", err, desc)
+	if err == nil {
+		fmt.Fprintf(w, "· %-10s %s\n", "user", lr.JobUser())
+	}
 	if root, err := local.DefaultEnvCache(); err == nil {
 		fmt.Fprintf(w, "· %-10s %s\n", "envs", describeEnvCache(root))
 	}

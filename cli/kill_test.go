@@ -13,6 +13,7 @@ import (
 
 	"github.com/forge-run/forge/forge"
 	"github.com/forge-run/forge/runner"
+	"github.com/forge-run/forge/runner/local/localtest"
 )
 
 // TestKilledRunResumes: a suite run killed with SIGKILL at a random
@@ -31,8 +32,15 @@ func TestKilledRunResumes(t *testing.T) {
 	kill := rand.New(rand.NewPCG(uint64(seed), 0)).IntN(3*tasks - conc)
 	t.Logf("seed %d: killed once %d jobs finished (FORGE_KILL_SEED=%d to replay)", seed, kill, seed)
 
-	dir := t.TempDir()
+	dir := localtest.TempDir(t)
 	plays := filepath.Join(dir, "plays.log")
+	// Every job appends to it, whichever user it runs as.
+	if err := os.WriteFile(plays, nil, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(plays, 0o666); err != nil {
+		t.Fatal(err)
+	}
 	// Each job notes that it ran; c fails every fifth task (a candidate's
 	// failure is a verdict, never played again).
 	script := `echo "$FORGE_CANDIDATE_ID $FORGE_TASK_ID" >> "$PLAYS"

@@ -8,6 +8,7 @@ import (
 	"github.com/forge-run/forge/forge"
 	"github.com/forge-run/forge/internal/dotenv"
 	"github.com/forge-run/forge/runner/daytona"
+	"github.com/forge-run/forge/runner/local"
 )
 
 // backendBlocks are the manifest's top-level blocks that belong to a
@@ -15,6 +16,7 @@ import (
 // them): a backend with a block of its own adds it here.
 var backendBlocks = []forge.Block{
 	{Name: "daytona", Decode: func(n *yaml.Node, path string) (any, []error) { return daytona.DecodeSpec(n, path) }},
+	{Name: "local", Decode: func(n *yaml.Node, path string) (any, []error) { return local.DecodeSpec(n, path) }},
 }
 
 // loadManifest loads and checks the manifest at path, the backends' blocks

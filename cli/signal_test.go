@@ -21,9 +21,12 @@ import (
 // also ignores SIGTERM and leaves a child behind.
 func sleeperTournament(t *testing.T) (dir, markers string) {
 	t.Helper()
-	dir = t.TempDir()
+	dir = localtest.TempDir(t)
 	markers = filepath.Join(dir, "markers")
 	if err := os.Mkdir(markers, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(markers, 0o777); err != nil { // for the jobs' users
 		t.Fatal(err)
 	}
 	files := map[string]string{

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -19,12 +18,8 @@ import (
 	"github.com/forge-run/forge/scoring"
 )
 
-// python is the python3 interpreter itself, not a version manager's shim
-// script: quicker to start, and it adds no variables of its own.
-var python = sync.OnceValues(func() (string, error) {
-	out, err := exec.Command("python3", "-c", "import sys; print(sys.executable)").Output()
-	return strings.TrimSpace(string(out)), err
-})
+// python is the python3 interpreter itself (localtest.Python).
+var python = sync.OnceValues(localtest.Python)
 
 // judgeScorer writes the python judge src into dir and returns its scorer,
 // whose command names the script relative to dir (the manifest's).
@@ -71,7 +66,7 @@ func newJudgeRun(t *testing.T, dir string, judges ...scoring.Scorer) *judgeRun {
 		}
 		return res, nil
 	}}
-	lr, err := local.New(local.Options{TempDir: t.TempDir()})
+	lr, err := local.New(local.Options{TempDir: localtest.TempDir(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

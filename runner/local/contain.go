@@ -52,6 +52,9 @@ type box interface {
 type boxSpec struct {
 	// marker are the FORGE_* entries that identify the job's processes.
 	marker []string
+	// user is the job's own, when it has one: every process running as it
+	// is the job's.
+	user *jobUser
 	// view is how the job's processes see the file system.
 	view view
 }

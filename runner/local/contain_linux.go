@@ -129,7 +129,7 @@ func (p *platform) newTier(t Containment, spec boxSpec) (tier, error) {
 		}
 		return &cgroupTier{cg: cg, view: spec.view}, nil
 	case ContainProcessGroup:
-		return pgroupTier{marker: spec.marker, view: spec.view}, nil
+		return pgroupTier{marker: spec.marker, user: spec.user, view: spec.view}, nil
 	}
 	return processTier{}, nil
 }

@@ -311,7 +311,7 @@ func helperForge(spec string) int {
 
 func TestRunForgeKilledLeavesNothing(t *testing.T) {
 	t.Parallel()
-	if _, err := New(Options{TempDir: t.TempDir(), Containment: ContainPIDNamespace}); err != nil {
+	if _, err := New(Options{TempDir: localtest.TempDir(t), Containment: ContainPIDNamespace}); err != nil {
 		missingTier(t, ContainPIDNamespace, fmt.Sprintf("only the pidns tier survives forge's death: %v", err))
 	}
 	fifo, f := openDaemonFifo(t)
@@ -322,7 +322,7 @@ func TestRunForgeKilledLeavesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmp := t.TempDir()
+	tmp := localtest.TempDir(t)
 	forge := exec.Command(os.Args[0])
 	forge.Env = append(os.Environ(), "LOCAL_TEST_HELPER_JOB="+string(spec), "LOCAL_TEST_HELPER_TMP="+tmp)
 	forge.Stdout, forge.Stderr = os.Stderr, os.Stderr

@@ -31,8 +31,18 @@
 //   - process (e.g. Windows): only what forge started.
 //
 // With pidns and cgroup a writable pids cgroup caps each job at
-// Options.MaxProcs tasks. None of this is a security sandbox: candidates run
-// as forge's user; it is about lifetime.
+// Options.MaxProcs tasks. The tiers are about lifetime, not security.
+//
+// # Users
+//
+// When forge is root (Linux), each job's processes run as a uid of their
+// own, locked for the job's life across forges (users_linux.go), owning the
+// working directory and nothing else; its PATH is what that uid may search.
+// Environments are built by another uid of the range, which no job is. When
+// the job ends, what its uid left at the top of /tmp, /var/tmp and /dev/shm
+// is removed, and the pgroup tier's sweep also ends every process running
+// as it. Options.User = UserRoot, or forge not being root, runs jobs as
+// forge's user. Plain jobs (judges) always run as forge's user.
 //
 // # Environments
 //

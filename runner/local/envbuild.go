@@ -37,6 +37,9 @@ func (r *Runner) build(ctx context.Context, env *runner.Environment, root, dir s
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return fmt.Errorf("environment %s: %w", env.Name, err)
 	}
+	if err := os.Chmod(dir, 0o755); err != nil { // whatever the umask: jobs read it
+		return fmt.Errorf("environment %s: %w", env.Name, err)
+	}
 	done := false
 	defer func() {
 		if !done {
@@ -67,6 +70,7 @@ func (r *Runner) build(ctx context.Context, env *runner.Environment, root, dir s
 	if err := upload(dir, env.Files); err != nil {
 		return failed(fmt.Errorf("write its files: %w", err))
 	}
+	builder := r.builder()
 	// A HOME of the build's own, so that caches such as pip's stay out of
 	// the environment. forge-<pid>-…: a later forge removes it if this one
 	// is killed first.
@@ -77,6 +81,19 @@ func (r *Runner) build(ctx context.Context, env *runner.Environment, root, dir s
 	defer removeAll(home)
 	if err := os.Mkdir(filepath.Join(home, "tmp"), 0o700); err != nil {
 		return fmt.Errorf("environment %s: %w", env.Name, err)
+	}
+	lines := env.Build
+	if builder != nil {
+		for _, d := range []string{dir, home} {
+			if err := give(d, builder); err != nil {
+				return failed(fmt.Errorf("give %s to the builder: %w", d, err))
+			}
+		}
+		// What it makes, the jobs' users read, whatever forge's umask.
+		lines = make([]string, len(env.Build))
+		for i, l := range env.Build {
+			lines[i] = "umask 022\n" + l
+		}
 	}
 	vars := r.buildEnv(env, dir, home)
 	// The pgroup tier's sweep finds the build's processes by these.
@@ -89,7 +106,7 @@ func (r *Runner) build(ctx context.Context, env *runner.Environment, root, dir s
 	}
 	timeout := cmp.Or(env.BuildTimeout, runner.DefaultBuildTimeout)
 	i, p, startErr := r.runSteps(ctx, b, shellSteps{
-		lines: env.Build, dir: dir, env: vars,
+		lines: lines, dir: dir, env: vars, user: builder,
 		timeout:  timeout,
 		echo:     bl.echo,
 		echoAll:  true,
@@ -119,12 +136,24 @@ func (r *Runner) build(ctx context.Context, env *runner.Environment, root, dir s
 		return fmt.Errorf("environment %s: %w", env.Name, err)
 	}
 	m := envMarker{Hash: env.Hash, Name: env.Name, BuiltAt: time.Now().UTC(), BuildSeconds: time.Since(begin).Seconds(), Tree: tree}
+	if builder != nil {
+		m.BuiltAs = builder.uid
+	}
 	if err := writeMarker(dir, m); err != nil {
 		return fmt.Errorf("environment %s: %w", env.Name, err)
 	}
 	_ = os.Remove(filepath.Join(root, short+failedLogSuffix)) // an earlier build's
 	done = true
 	return nil
+}
+
+// builder is who builds environments: nil, forge's user, unless jobs have
+// users of their own.
+func (r *Runner) builder() *jobUser {
+	if r.users == nil {
+		return nil
+	}
+	return r.users.builder()
 }
 
 // buildEnv is the build steps' environment, with the build's own HOME.

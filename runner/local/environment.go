@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -34,8 +35,13 @@ const readyAttempts = 5
 // errLocked is a lock file that another holder has locked.
 var errLocked = errors.New("locked by another process")
 
-// DefaultEnvCache is forge/env in os.UserCacheDir, used without Options.EnvCache.
+// DefaultEnvCache is forge/env in os.UserCacheDir, used without
+// Options.EnvCache; for root without XDG_CACHE_HOME, /var/cache/forge/env,
+// which the jobs' users can reach (root's home they cannot).
 func DefaultEnvCache() (string, error) {
+	if os.Geteuid() == 0 && os.Getenv("XDG_CACHE_HOME") == "" && runtime.GOOS == "linux" {
+		return "/var/cache/forge/env", nil
+	}
 	dir, err := os.UserCacheDir()
 	if err != nil {
 		return "", fmt.Errorf("environment cache: %w", err)
@@ -172,6 +178,11 @@ func (r *Runner) makeReady(ctx context.Context, env *runner.Environment, root, d
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return nil, false, fmt.Errorf("environment cache: %w", err)
 	}
+	if b := r.builder(); b != nil {
+		if err := searchable(root, b); err != nil {
+			return nil, false, fmt.Errorf("environment cache %s: jobs run as unprivileged users (forge is root) and cannot reach it: %v; set XDG_CACHE_HOME to a directory they can, or run them as root with local: {user: root}", root, err)
+		}
+	}
 	lockPath := dir + lockSuffix
 	for range readyAttempts {
 		// Shared first: forges running jobs in it hold it shared, and
@@ -180,8 +191,8 @@ func (r *Runner) makeReady(ctx context.Context, env *runner.Environment, root, d
 		if err != nil {
 			return nil, built, lockError(ctx, env, err)
 		}
-		ok, changed, err := isReady(dir, env.Hash)
-		if (ok && !changed) || err != nil {
+		ok, stale, err := r.isReady(dir, env.Hash)
+		if (ok && stale == "") || err != nil {
 			if err != nil {
 				f.Close()
 				return nil, built, fmt.Errorf("environment %s: %w", env.Name, err)
@@ -196,16 +207,15 @@ func (r *Runner) makeReady(ctx context.Context, env *runner.Environment, root, d
 		if err != nil {
 			return nil, built, lockError(ctx, env, err)
 		}
-		ok, changed, err = isReady(dir, env.Hash)
-		if changed && err == nil {
-			// Not what its build left: a job (or anyone) wrote into it.
+		ok, stale, err = r.isReady(dir, env.Hash)
+		if stale != "" && err == nil {
 			// What runs in it must not depend on what ran before.
 			if log != nil {
-				log("forge: environment " + env.Name + " (" + dir + ") changed since it was built: building it again")
+				log("forge: environment " + env.Name + " (" + dir + ") " + stale + ": building it again")
 			}
 			err = os.Remove(filepath.Join(dir, envMarkerFile))
 		}
-		if (!ok || changed) && err == nil {
+		if (!ok || stale != "") && err == nil {
 			err = r.build(ctx, env, root, dir, log)
 			built = err == nil
 		}
@@ -232,6 +242,8 @@ type envMarker struct {
 	BuildSeconds float64   `json:"build_seconds"`
 	// Tree is treeFingerprint after the build; absent in older markers.
 	Tree string `json:"tree,omitempty"`
+	// BuiltAs is the uid that built it, 0 (absent) for forge's user.
+	BuiltAs uint32 `json:"built_as,omitempty"`
 }
 
 // writeMarker writes the done marker by rename, so it is whole or absent.
@@ -295,21 +307,33 @@ func isFinished(dir, hash string) (bool, error) {
 	return true, nil
 }
 
-// isReady reports whether dir holds the finished environment of hash and
-// whether its files changed since the build (the done marker's fingerprint).
-func isReady(dir, hash string) (finished, changed bool, err error) {
+// isReady reports whether dir holds the finished environment of hash and,
+// when it is not as this Runner's jobs need it, why (stale): its files
+// changed since the build (the done marker's fingerprint: a job, or anyone,
+// wrote into it), or another user built it (forge's, say, which may have
+// used what the jobs' users cannot reach).
+func (r *Runner) isReady(dir, hash string) (finished bool, stale string, err error) {
 	if finished, err = isFinished(dir, hash); !finished || err != nil {
-		return finished, false, err
+		return finished, "", err
 	}
 	m, err := readMarker(dir)
-	if err != nil || m.Tree == "" {
-		return true, false, nil
+	if err != nil {
+		return true, "", nil
+	}
+	if b := r.builder(); b != nil && m.BuiltAs != b.uid {
+		return true, fmt.Sprintf("was built as uid %d, not as uid %d which builds for unprivileged jobs", m.BuiltAs, b.uid), nil
+	}
+	if m.Tree == "" {
+		return true, "", nil
 	}
 	tree, err := treeFingerprint(dir)
 	if err != nil {
-		return true, false, fmt.Errorf("check %s: %w", dir, err)
+		return true, "", fmt.Errorf("check %s: %w", dir, err)
 	}
-	return true, tree != m.Tree, nil
+	if tree != m.Tree {
+		return true, "changed since it was built", nil
+	}
+	return true, "", nil
 }
 
 // treeFingerprint digests each entry's path, type, mode, size, mtime and link

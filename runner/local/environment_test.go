@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/forge-run/forge/runner"
+	"github.com/forge-run/forge/runner/local/localtest"
 )
 
 // envRunner makes a Runner whose environment cache is a fresh
@@ -26,7 +27,7 @@ import (
 func envRunner(t *testing.T, opts Options) *Runner {
 	t.Helper()
 	if opts.EnvCache == "" {
-		opts.EnvCache = t.TempDir()
+		opts.EnvCache = localtest.TempDir(t)
 	}
 	return newRunner(t, opts)
 }
@@ -46,7 +47,7 @@ func hashed(t *testing.T, e runner.Environment) *runner.Environment {
 // line to each time they run.
 func counter(t *testing.T) string {
 	t.Helper()
-	return filepath.Join(t.TempDir(), "counter")
+	return filepath.Join(localtest.SharedDir(t), "counter")
 }
 
 // count is how many lines the counter file has.
@@ -76,7 +77,7 @@ func newGate(t *testing.T) *gate {
 	t.Helper()
 	g := &gate{counter: counter(t), fifo: mkfifo(t, "gate.fifo")}
 	g.ready, g.br, g.rf = readyFifo(t)
-	g.block = filepath.Join(t.TempDir(), "block")
+	g.block = filepath.Join(localtest.TempDir(t), "block")
 	if err := os.WriteFile(g.block, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +229,7 @@ func TestBuildEnvironmentOnceForConcurrentCallers(t *testing.T) {
 // second call on the first Runner.
 func TestBuildEnvironmentReusedByALaterRun(t *testing.T) {
 	t.Parallel()
-	cache := t.TempDir()
+	cache := localtest.TempDir(t)
 	c := counter(t)
 	env := hashed(t, runner.Environment{
 		Name: "agent",
@@ -297,7 +298,7 @@ func TestBuildEnvironmentChangedFileIsAnother(t *testing.T) {
 	t.Parallel()
 	r := envRunner(t, Options{})
 	c := counter(t)
-	req := filepath.Join(t.TempDir(), "requirements.txt")
+	req := filepath.Join(localtest.TempDir(t), "requirements.txt")
 	mk := func(content string) *runner.Environment {
 		if err := os.WriteFile(req, []byte(content), 0o644); err != nil {
 			t.Fatal(err)
@@ -500,7 +501,7 @@ func TestBuildEnvironmentStepsEnvironment(t *testing.T) {
 	t.Parallel()
 	forgeEnv := map[string]string{"PATH": "/usr/bin:/bin", "LANG": "C", "HOME": "/root/forge-home", "SECRET": "leak"}
 	r := envRunner(t, Options{Getenv: func(k string) string { return forgeEnv[k] }})
-	out := filepath.Join(t.TempDir(), "seen")
+	out := filepath.Join(localtest.SharedDir(t), "seen")
 	env := hashed(t, runner.Environment{
 		Name:  "agent",
 		Build: []string{`tr '\0' '\n' < /proc/self/environ > "$OUT"; echo "cwd=$(pwd)" >> "$OUT"; echo "tmpdir_is_dir=$([ -d "$TMPDIR" ] && echo yes)" >> "$OUT"`},

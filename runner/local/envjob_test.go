@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/forge-run/forge/runner"
+	"github.com/forge-run/forge/runner/local/localtest"
 )
 
 // TestJobRunsInItsEnvironment: a job's setup lines and candidate get
@@ -20,7 +21,7 @@ import (
 // refuses the job without running anything.
 func TestJobRunsInItsEnvironment(t *testing.T) {
 	eachTier(t, Options{}, func(t *testing.T, r *Runner) {
-		r.opts.EnvCache = t.TempDir()
+		r.opts.EnvCache = localtest.TempDir(t)
 		env := hashed(t, runner.Environment{
 			Name: "tools",
 			Build: []string{`mkdir -p bin && printf '#!/bin/sh\necho "hello from $FORGE_ENV_DIR"\n' > bin/hello-env && chmod +x bin/hello-env`,
@@ -31,7 +32,7 @@ func TestJobRunsInItsEnvironment(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := counter(t)
-		script := filepath.Join(t.TempDir(), "cand.sh")
+		script := filepath.Join(localtest.TempDir(t), "cand.sh")
 		src := `hello-env > "$2"; echo "dir=$FORGE_ENV_DIR"; echo "path=$PATH"; cat setup.txt`
 		if err := os.WriteFile(script, []byte(src), 0o644); err != nil {
 			t.Fatal(err)

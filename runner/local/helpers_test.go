@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -24,16 +23,8 @@ import (
 // runDeadline fails a test whose Run does not return: Run must never hang.
 const runDeadline = 90 * time.Second
 
-// python is the real interpreter behind python3 (not a pyenv shim, which
-// would add its own variables to the candidate's environment and slow every
-// start).
-var python = sync.OnceValues(func() (string, error) {
-	out, err := exec.Command("python3", "-c", "import sys; print(sys.executable)").Output()
-	if err != nil {
-		return "", fmt.Errorf("python3 is needed for these tests: %w", err)
-	}
-	return strings.TrimSpace(string(out)), nil
-})
+// python is the interpreter the tests' candidates run with (localtest.Python).
+var python = sync.OnceValues(localtest.Python)
 
 func pythonPath(t *testing.T) string {
 	t.Helper()
@@ -58,7 +49,7 @@ func newRunID(t *testing.T) string {
 func newRunner(t *testing.T, opts Options) *Runner {
 	t.Helper()
 	if opts.TempDir == "" {
-		opts.TempDir = t.TempDir()
+		opts.TempDir = localtest.TempDir(t)
 	}
 	r, err := New(opts)
 	if err != nil {
@@ -74,7 +65,7 @@ func newRunner(t *testing.T, opts Options) *Runner {
 func tierRunner(t *testing.T, tier Containment, opts Options) *Runner {
 	t.Helper()
 	opts.Containment = tier
-	opts.TempDir = t.TempDir()
+	opts.TempDir = localtest.TempDir(t)
 	r, err := New(opts)
 	if err != nil {
 		missingTier(t, tier, err)
@@ -191,12 +182,15 @@ func assertKind(t *testing.T, res runner.Result, kind runner.ErrorKind) {
 	}
 }
 
-// mkfifo makes a named pipe in a fresh temp dir.
+// mkfifo makes a named pipe in a fresh temp dir, for any user.
 func mkfifo(t *testing.T, name string) string {
 	t.Helper()
-	p := filepath.Join(t.TempDir(), name)
+	p := filepath.Join(localtest.SharedDir(t), name)
 	if err := syscall.Mkfifo(p, 0o600); err != nil {
 		t.Fatalf("mkfifo %s: %v", p, err)
+	}
+	if err := os.Chmod(p, 0o666); err != nil { // whoever the candidate runs as
+		t.Fatal(err)
 	}
 	return p
 }

@@ -38,7 +38,7 @@ var holders = func() []holderInit {
 		hs = append(hs, holderInit{name: "forge-init"})
 	}
 	for _, c := range holderCommands {
-		if executable(c.argv[0]) == nil {
+		if executable(c.argv[0], nil) == nil {
 			hs = append(hs, c)
 		}
 	}

@@ -51,7 +51,9 @@ type jobRun struct {
 	// candidate ended (and removed with the working directory).
 	verifyDir string
 	envDir    string
-	box       box
+	// user runs the job's processes; nil: forge's user.
+	user *jobUser
+	box  box
 	// spent are boxes whose processes were ended (the candidate's, once
 	// the verifier has its own), closed at cleanup.
 	spent []box
@@ -104,6 +106,11 @@ func (j *jobRun) run(ctx context.Context) error {
 		return nil
 	}
 	if err := upload(wd, j.job.Files); err != nil {
+		done()
+		j.res.Failed(runner.ErrInfra, err.Error())
+		return nil
+	}
+	if err := j.takeUser(); err != nil {
 		done()
 		j.res.Failed(runner.ErrInfra, err.Error())
 		return nil
@@ -184,7 +191,7 @@ func (j *jobRun) runPlain(ctx context.Context) error {
 // contain makes the job's box: this backend's "create".
 func (j *jobRun) contain() error {
 	done := j.phase(runner.PhaseCreate)
-	b, err := j.r.platform.newBox(boxSpec{marker: marker(j.job), view: j.view()})
+	b, err := j.r.platform.newBox(boxSpec{marker: marker(j.job), user: j.user, view: j.view()})
 	done()
 	if err != nil {
 		err = fmt.Errorf("contain job %s: %w", j.job.Name(), err)
@@ -200,13 +207,13 @@ func (j *jobRun) contain() error {
 func (j *jobRun) execute(ctx context.Context, argv, env []string) (o runner.Outcome, ok bool) {
 	done := j.phase(runner.PhaseExecute)
 	defer done()
-	path, err := j.r.lookPath(argv[0], envValue(env, "PATH"), j.dir)
+	path, err := j.r.lookPath(argv[0], envValue(env, "PATH"), j.dir, j.user)
 	if err != nil {
 		j.res.Failed(runner.ErrCandidateFailed, err.Error())
 		return o, false
 	}
 	p, err := j.r.runProcess(ctx, j.box, process{
-		path: path, argv: argv, dir: j.dir, env: env,
+		path: path, argv: argv, dir: j.dir, env: env, user: j.user,
 		timeout:  j.job.EffectiveTimeout(),
 		endAll:   true,
 		maxBytes: j.job.Limits.OutputCap(),
@@ -228,7 +235,7 @@ func (j *jobRun) execute(ctx context.Context, argv, env []string) (o runner.Outc
 func (j *jobRun) setup(ctx context.Context, env []string) bool {
 	timeout := cmp.Or(j.job.SetupTimeout, runner.DefaultSetupTimeout)
 	i, p, err := j.r.runSteps(ctx, j.box, shellSteps{
-		lines: j.job.Setup, dir: j.dir, env: env,
+		lines: j.job.Setup, dir: j.dir, env: env, user: j.user,
 		timeout:  timeout,
 		maxBytes: j.job.Limits.OutputCap(),
 	})
@@ -249,12 +256,38 @@ func (j *jobRun) setup(ctx context.Context, env []string) bool {
 	return false
 }
 
+// takeUser gives the job a user of its own, when jobs get one, owning the
+// working directory.
+func (j *jobRun) takeUser() error {
+	if j.r.users == nil {
+		return nil
+	}
+	u, err := j.r.users.acquire()
+	if err != nil {
+		return err
+	}
+	j.user = u
+	if err := give(j.workdir, u); err != nil {
+		return fmt.Errorf("give the working directory to the job's user: %w", err)
+	}
+	return nil
+}
+
 func (j *jobRun) cleanup() {
-	if j.workdir == "" && j.box == nil {
+	if j.workdir == "" && j.box == nil && j.user == nil {
 		return
 	}
 	done := j.phase(runner.PhaseCleanup)
 	defer done()
+	// Whatever Run started must be gone when it returns; when it may not
+	// be, the result says so rather than claim success.
+	failed := func(msg string) {
+		if j.res.ErrorKind == runner.ErrNone {
+			j.res.Failed(runner.ErrInfra, msg)
+		} else {
+			j.res.ErrorMessage += "; " + msg
+		}
+	}
 	ended := true
 	for _, b := range append(j.spent, j.box) {
 		if b == nil {
@@ -262,25 +295,31 @@ func (j *jobRun) cleanup() {
 		}
 		if err := b.close(); err != nil {
 			ended = false
-			// Whatever Run started must be gone when it returns; when it may
-			// not be, the result says so rather than claim success.
-			msg := "could not end the job's processes: " + err.Error()
-			if j.res.ErrorKind == runner.ErrNone {
-				j.res.Failed(runner.ErrInfra, msg)
-			} else {
-				j.res.ErrorMessage += "; " + msg
-			}
+			failed("could not end the job's processes: " + err.Error())
 		}
 	}
+	var dirs []string
 	for _, dir := range []string{j.workdir, j.verifyDir} {
-		switch {
-		case dir == "":
-		case ended:
-			j.r.removeWorkdir(dir)
-		default: // what could not be ended may still write there
+		if dir != "" {
+			dirs = append(dirs, dir)
+		}
+	}
+	if !ended {
+		for _, dir := range dirs { // what could not be ended may still write there
 			_ = removeAll(dir)
 		}
+		return // and its user is never another job's
 	}
+	release := func() {}
+	if u := j.user; u != nil {
+		if err := removeLeftovers(u, dirs...); err != nil {
+			failed(err.Error())
+		} else {
+			// Free once nothing of the job is left, its directories too.
+			release = func() { j.r.users.release(u) }
+		}
+	}
+	j.r.removeWorkdir(dirs, release)
 }
 
 // safeName keeps a candidate id usable in a directory name.
@@ -443,12 +482,12 @@ func (j *jobRun) download(outRel string, o *runner.Outcome) {
 	}
 }
 
-// baseEnv is what job and build processes get from forge: PATH, LANG, HOME,
-// TMPDIR under it, PYTHONUNBUFFERED.
+// baseEnv is what job and build processes get from forge: PATH (what
+// their users can reach of it), LANG, HOME, TMPDIR under it, PYTHONUNBUFFERED.
 func (r *Runner) baseEnv(home string) map[string]string {
 	getenv := r.opts.Getenv
 	return map[string]string{
-		"PATH":             cmp.Or(getenv("PATH"), defaultPath),
+		"PATH":             r.path,
 		"HOME":             home,
 		"LANG":             cmp.Or(getenv("LANG"), "C.UTF-8"),
 		"TMPDIR":           filepath.Join(home, "tmp"),

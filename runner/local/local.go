@@ -1,6 +1,7 @@
 package local
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -39,7 +40,19 @@ type Options struct {
 	MaxProcs int
 	// EnvCache is where environments are built; empty means DefaultEnvCache().
 	EnvCache string
+	// User is who jobs run as: UserUnprivileged (the default) or UserRoot.
+	User string
 }
+
+// Who jobs run as (Options.User).
+const (
+	// UserUnprivileged: when forge is root, each job's processes (setup,
+	// candidate, verifier) run as a uid of their own, and environments are
+	// built as another (Linux); when forge is not root, as forge's user.
+	UserUnprivileged = ""
+	// UserRoot: as forge's own user, root when forge is root.
+	UserRoot = "root"
+)
 
 // Validate reports options that cannot work.
 func (o Options) Validate() error {
@@ -49,6 +62,9 @@ func (o Options) Validate() error {
 	}
 	if o.MaxProcs < 0 {
 		errs = append(errs, fmt.Errorf("max procs %d is negative", o.MaxProcs))
+	}
+	if o.User != UserUnprivileged && o.User != UserRoot {
+		errs = append(errs, fmt.Errorf("unknown user %q (want root, or none for an unprivileged user per job)", o.User))
 	}
 	if !o.Containment.valid() {
 		errs = append(errs, fmt.Errorf("unknown containment %q (want pidns, cgroup, pgroup or process)", o.Containment))
@@ -76,6 +92,10 @@ func (o Options) withDefaults() Options {
 type Runner struct {
 	opts     Options
 	platform *platform
+	// users hands each job a uid of its own; nil: jobs run as forge's user.
+	users *users
+	// path is the jobs' PATH: forge's, less what their users cannot reach.
+	path string
 	// found caches lookPath's answers: every job names the same python3.
 	found sync.Map
 	// removers holds a token per working directory being removed in the
@@ -126,7 +146,21 @@ func New(opts Options) (*Runner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("local runner: %w", err)
 	}
-	return &Runner{opts: opts, platform: p, removers: make(chan struct{}, backgroundRemovers)}, nil
+	r := &Runner{opts: opts, platform: p, removers: make(chan struct{}, backgroundRemovers)}
+	r.path = cmp.Or(opts.Getenv("PATH"), defaultPath)
+	if r.users, err = newUsers(opts.User); err != nil {
+		return nil, fmt.Errorf("local runner: %w", err)
+	}
+	if r.users != nil {
+		// Every job user reaches what any does: none owns anything outside
+		// its working directory.
+		j := r.users.builder()
+		if err := searchable(opts.TempDir, j); err != nil {
+			return nil, fmt.Errorf("local runner: jobs run as unprivileged users (forge is root) and cannot reach the temp dir %s: %v; set TMPDIR to one they can (such as /tmp), or run them as root with local: {user: root}", opts.TempDir, err)
+		}
+		r.path = reachablePath(r.path, j)
+	}
+	return r, nil
 }
 
 // Close waits for the working directories of returned jobs to be removed and
@@ -145,17 +179,24 @@ func (r *Runner) Close() error {
 	return nil
 }
 
-// removeWorkdir removes a finished job's working directory, in the background
-// when a remover is free: on a slow file system the next job need not wait.
-func (r *Runner) removeWorkdir(dir string) {
+// removeWorkdir removes a finished job's directories, then calls done, in
+// the background when a remover is free: on a slow file system the next job
+// need not wait.
+func (r *Runner) removeWorkdir(dirs []string, done func()) {
+	remove := func() {
+		for _, dir := range dirs {
+			_ = removeAll(dir)
+		}
+		done()
+	}
 	select {
 	case r.removers <- struct{}{}:
 		go func() {
 			defer func() { <-r.removers }()
-			_ = removeAll(dir)
+			remove()
 		}()
 	default:
-		_ = removeAll(dir)
+		remove()
 	}
 }
 
@@ -170,6 +211,28 @@ func (r *Runner) ReadOnlyEnvironments() bool { return r.platform.readOnly() }
 
 // Describe says how jobs are contained here and why not stronger.
 func (r *Runner) Describe() string { return r.platform.describe() }
+
+// JobUser says who jobs run as.
+func (r *Runner) JobUser() string {
+	switch {
+	case r.users != nil:
+		return r.users.describe()
+	case os.Geteuid() == 0 && r.opts.User == UserRoot:
+		return "jobs run as root (local: {user: root}): a candidate can read and change anything on this machine"
+	case os.Geteuid() == 0:
+		return "jobs run as root: only on Linux does forge give each job a user of its own"
+	}
+	return fmt.Sprintf("jobs run as forge's user (uid %d)", os.Geteuid())
+}
+
+// Which is the program a job that names file runs, found on the jobs' PATH
+// as their users may.
+func (r *Runner) Which(file string) (string, error) {
+	return r.lookPath(file, r.path, "/", r.builder())
+}
+
+// AsRoot reports whether jobs run as root.
+func (r *Runner) AsRoot() bool { return r.users == nil && os.Geteuid() == 0 }
 
 // removeStale removes the forge-<pid>-* entries of dir whose forge was killed
 // before it could clean up; a cgroup still holding processes cannot be removed.

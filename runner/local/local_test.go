@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/forge-run/forge/runner"
+	"github.com/forge-run/forge/runner/local/localtest"
 )
 
 func TestRunHappyPath(t *testing.T) {
@@ -145,18 +146,25 @@ func TestRunEnvironmentIsExactlyTheProtocols(t *testing.T) {
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "aws-secret")
 	t.Setenv("LANG", "") // the candidate then gets C.UTF-8
 	r := newRunner(t, Options{})
-	job := pyJob(t, "envdump", `
+	// Which of forge's PATH the candidate may search: when forge is root it
+	// runs as a user of its own, and its PATH is what that user can reach.
+	job := pyJob(t, "envdump", fmt.Sprintf(`
 import json, os, sys
+search = [d for d in %q.split(":") if os.access(d, os.X_OK)]
 with open(sys.argv[2], "w") as f:
-    json.dump(dict(os.environ), f)
-`)
+    json.dump({"env": dict(os.environ), "search": search}, f)
+`, os.Getenv("PATH")))
 	job.Env = map[string]string{"MODE": "fast"}
 	res := mustRun(t, r, job)
 	assertKind(t, res, runner.ErrNone)
-	var env map[string]string
-	if err := json.Unmarshal(res.Artifact, &env); err != nil {
+	var seen struct {
+		Env    map[string]string
+		Search []string
+	}
+	if err := json.Unmarshal(res.Artifact, &seen); err != nil {
 		t.Fatalf("artifact %q: %v", res.Artifact, err)
 	}
+	env := seen.Env
 	if strings.Contains(string(res.Artifact), "secret") {
 		t.Errorf("a secret of forge's environment reached the candidate: %s", res.Artifact)
 	}
@@ -165,8 +173,12 @@ with open(sys.argv[2], "w") as f:
 	if got := slices.Sorted(maps.Keys(env)); !slices.Equal(got, want) {
 		t.Errorf("candidate environment has %v, want exactly %v", got, want)
 	}
-	if env["PATH"] != os.Getenv("PATH") || env["LANG"] != "C.UTF-8" {
-		t.Errorf("PATH=%q LANG=%q, want forge's PATH and C.UTF-8", env["PATH"], env["LANG"])
+	wantPath := os.Getenv("PATH")
+	if os.Geteuid() == 0 {
+		wantPath = strings.Join(seen.Search, ":")
+	}
+	if env["PATH"] != wantPath || env["LANG"] != "C.UTF-8" {
+		t.Errorf("PATH=%q LANG=%q, want %q (forge's, what the candidate may search of it) and C.UTF-8", env["PATH"], env["LANG"], wantPath)
 	}
 }
 
@@ -296,7 +308,7 @@ func TestRunCommandNotFound(t *testing.T) {
 
 func TestRunUnusableTempDirIsAnError(t *testing.T) {
 	t.Parallel()
-	dir := filepath.Join(t.TempDir(), "work")
+	dir := filepath.Join(localtest.TempDir(t), "work")
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -398,7 +410,7 @@ func TestRunAlreadyCancelledStartsNothing(t *testing.T) {
 	r := newRunner(t, Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	marker := filepath.Join(t.TempDir(), "ran")
+	marker := filepath.Join(localtest.SharedDir(t), "ran")
 	job := pyJob(t, "late", "import os\nopen(os.environ['MARKER'], 'w').write('ran')\n")
 	job.Env = map[string]string{"MARKER": marker}
 	res, err := run(t, ctx, r, job)

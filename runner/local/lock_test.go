@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/forge-run/forge/runner"
+	"github.com/forge-run/forge/runner/local/localtest"
 )
 
 // helperBuild is a forge process of TestBuildEnvironmentAcrossProcesses:
@@ -50,10 +51,10 @@ func helperBuild(spec string) int {
 // (seen in /proc/locks) while the other builds, then reuses its build.
 func TestBuildEnvironmentAcrossProcesses(t *testing.T) {
 	t.Parallel()
-	cache := t.TempDir()
+	cache := localtest.TempDir(t)
 	g := newGate(t)
 	env := g.env(t, "agent")
-	spec, err := json.Marshal(map[string]any{"Cache": cache, "Temp": t.TempDir(), "Env": env})
+	spec, err := json.Marshal(map[string]any{"Cache": cache, "Temp": localtest.TempDir(t), "Env": env})
 	if err != nil {
 		t.Fatal(err)
 	}

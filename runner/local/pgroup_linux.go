@@ -17,31 +17,40 @@ import (
 // startPlain starts cmd, seeing the file system as v says.
 func startPlain(cmd *exec.Cmd, v view) error { return spawn(cmd, -1, -1, v) }
 
-// sweep sends sig to every process carrying the job's marker (with
-// outsideGroups, not those in started's groups) and reports how many it found.
+// sweep sends sig to every process carrying the job's marker or running as
+// its user (with outsideGroups, not those in started's groups) and reports
+// how many it found.
 func (t pgroupTier) sweep(sig syscall.Signal, started []*os.Process, outsideGroups bool) int {
-	if len(t.marker) == 0 {
+	if len(t.marker) == 0 && t.user == nil {
 		return 0
 	}
 	inGroups := func(pid int) bool {
 		pg, err := syscall.Getpgid(pid)
 		return err == nil && slices.ContainsFunc(started, func(p *os.Process) bool { return p.Pid == pg })
 	}
-	match := func(pid int) bool { return !(outsideGroups && inGroups(pid)) && t.marked(pid) }
+	match := func(pid int) bool { return !(outsideGroups && inGroups(pid)) && t.ours(pid) }
 	self, n := os.Getpid(), 0
 	forEachPid(func(pid int) {
 		// A first look without a pidfd passes over the machine's other
 		// processes at the cost of reading their environment; a marked one
 		// is looked at again under a pidfd, so a reused pid is never hit.
-		if pid != self && t.marked(pid) && signalIf(pid, sig, match) {
+		if pid != self && t.ours(pid) && signalIf(pid, sig, match) {
 			n++
 		}
 	})
 	return n
 }
 
+// ours reports whether pid is the job's: its user's, or marked.
+func (t pgroupTier) ours(pid int) bool {
+	return t.user != nil && ownedBy(pid, t.user.uid) || t.marked(pid)
+}
+
 // marked reports whether pid's environment carries the whole marker.
 func (t pgroupTier) marked(pid int) bool {
+	if len(t.marker) == 0 {
+		return false
+	}
 	buf := environBuffers.Get().(*[]byte)
 	defer environBuffers.Put(buf)
 	env, ok := readEnviron(pid, buf)

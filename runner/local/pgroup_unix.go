@@ -23,6 +23,7 @@ func ownGroup(cmd *exec.Cmd) {
 // Linux, the processes carrying the job's marker; view as cgroupTier's.
 type pgroupTier struct {
 	marker []string
+	user   *jobUser
 	view   view
 }
 

@@ -24,6 +24,8 @@ type process struct {
 	argv []string
 	dir  string
 	env  []string
+	// user runs it; nil: forge's user.
+	user *jobUser
 	// timeout bounds the process; then SIGTERM, and SIGKILL after KillGrace.
 	timeout time.Duration
 	// endAll ends every process of the box once this one exits.
@@ -95,6 +97,9 @@ func (r *Runner) runProcess(ctx context.Context, b box, p process) (finished, er
 	// With *os.File outputs, Wait returns when the process exits, not when
 	// the last holder of its pipes (a daemon it left) lets go of them.
 	cmd := &exec.Cmd{Path: p.path, Args: p.argv, Dir: p.dir, Env: p.env, Stdin: null, Stdout: outW, Stderr: errW}
+	if p.user != nil {
+		runAs(cmd, p.user)
+	}
 	began := time.Now()
 	err = b.start(cmd)
 	outW.Close()
@@ -207,20 +212,26 @@ func waitGroupWithin(wg *sync.WaitGroup, d time.Duration) {
 	}
 }
 
-// lookPath resolves argv[0] as a shell would but with the candidate's PATH:
-// a name with a slash is relative to dir; relative PATH entries are skipped.
-func (r *Runner) lookPath(file, pathList, dir string) (string, error) {
+// lookPath resolves argv[0] as a shell would but with the candidate's PATH,
+// for user (nil: forge's): a name with a slash is relative to dir; relative
+// PATH entries are skipped.
+func (r *Runner) lookPath(file, pathList, dir string, user *jobUser) (string, error) {
 	if strings.ContainsRune(file, '/') || strings.ContainsRune(file, filepath.Separator) {
 		p := file
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(dir, p)
 		}
-		if err := executable(p); err != nil {
+		if err := executable(p, user); err != nil {
 			return "", fmt.Errorf("%s: %w", file, err)
 		}
 		return p, nil
 	}
+	// Job users reach the same outside their working directories, whose
+	// paths are in pathList when on it: one answer serves them all.
 	key := file + "\x00" + pathList
+	if user != nil {
+		key += "\x00job"
+	}
 	if p, ok := r.found.Load(key); ok {
 		return p.(string), nil
 	}
@@ -228,7 +239,7 @@ func (r *Runner) lookPath(file, pathList, dir string) (string, error) {
 		if !filepath.IsAbs(d) {
 			continue
 		}
-		if p := filepath.Join(d, file); executable(p) == nil {
+		if p := filepath.Join(d, file); executable(p, user) == nil {
 			r.found.Store(key, p)
 			return p, nil
 		}
@@ -236,7 +247,8 @@ func (r *Runner) lookPath(file, pathList, dir string) (string, error) {
 	return "", fmt.Errorf("%s: %w", file, exec.ErrNotFound)
 }
 
-func executable(p string) error {
+// executable says why user (nil: forge's) cannot execute p.
+func executable(p string, user *jobUser) error {
 	fi, err := os.Stat(p)
 	if err != nil {
 		return err
@@ -246,6 +258,12 @@ func executable(p string) error {
 	}
 	if runtime.GOOS != "windows" && fi.Mode()&0o111 == 0 {
 		return errors.New("is not executable")
+	}
+	if user != nil {
+		if err := searchable(filepath.Dir(p), user); err != nil {
+			return err
+		}
+		return may(p, user, 0o1)
 	}
 	return nil
 }

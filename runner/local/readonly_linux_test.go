@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/forge-run/forge/runner"
+	"github.com/forge-run/forge/runner/local/localtest"
 	"golang.org/x/sys/unix"
 )
 
@@ -53,7 +54,7 @@ func hostMounts(t *testing.T, dir string) []string {
 func TestEnvironmentIsReadOnlyToJobs(t *testing.T) {
 	eachTier(t, Options{}, func(t *testing.T, r *Runner) {
 		needReadOnly(t, r)
-		cache := t.TempDir()
+		cache := localtest.TempDir(t)
 		r.opts.EnvCache = cache
 		mntBefore, err := os.Readlink("/proc/self/ns/mnt")
 		if err != nil {
@@ -68,7 +69,7 @@ func TestEnvironmentIsReadOnlyToJobs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		script := filepath.Join(t.TempDir(), "cand.sh")
+		script := filepath.Join(localtest.TempDir(t), "cand.sh")
 		src := `d="$FORGE_ENV_DIR"
 tool > "$2"
 cat "$d/data.txt" >> "$2"
@@ -114,8 +115,8 @@ echo done`
 				t.Errorf("%s: %v, %v", p, fi, err)
 			}
 		}
-		if ok, changed, err := isReady(b.Where, env.Hash); !ok || changed || err != nil {
-			t.Errorf("after the jobs the environment is finished %v, changed %v, %v; want it as built", ok, changed, err)
+		if ok, stale, err := r.isReady(b.Where, env.Hash); !ok || stale != "" || err != nil {
+			t.Errorf("after the jobs the environment is finished %v, stale %q, %v; want it as built", ok, stale, err)
 		}
 		if m := hostMounts(t, cache); len(m) != 0 {
 			t.Errorf("mounts left in forge's namespace: %q", m)
@@ -133,7 +134,7 @@ echo done`
 // none gets no mount namespace.
 func TestReadOnlyJobKeepsItsArgvAndDirectory(t *testing.T) {
 	t.Parallel()
-	r := tierRunner(t, ContainPIDNamespace, Options{EnvCache: t.TempDir()})
+	r := tierRunner(t, ContainPIDNamespace, Options{EnvCache: localtest.TempDir(t)})
 	needReadOnly(t, r)
 	env := hashed(t, runner.Environment{Name: "empty", Build: []string{"true"}})
 	if _, err := r.BuildEnvironment(context.Background(), env, nil); err != nil {
@@ -174,7 +175,7 @@ func TestReadOnlyJobKeepsItsArgvAndDirectory(t *testing.T) {
 	bare := job
 	bare.Environment = nil
 	bare.RunID = newRunID(t)
-	other := tierRunner(t, ContainPIDNamespace, Options{EnvCache: t.TempDir()})
+	other := tierRunner(t, ContainPIDNamespace, Options{EnvCache: localtest.TempDir(t)})
 	res = mustRun(t, other, bare)
 	assertKind(t, res, runner.ErrNone)
 	if got := res.Output[strings.LastIndexByte(strings.TrimSuffix(res.Output, "\n"), '\n')+1:]; got != own+"\n" {
@@ -201,7 +202,7 @@ func TestOnLockedThreadNeverOnTheMainThread(t *testing.T) {
 // read-only, so that the job can still write its own directory.
 func TestReadOnlyWorkdirInsideTheCache(t *testing.T) {
 	t.Parallel()
-	cache := t.TempDir()
+	cache := localtest.TempDir(t)
 	work := filepath.Join(cache, "work")
 	if err := os.Mkdir(work, 0o755); err != nil {
 		t.Fatal(err)

@@ -12,12 +12,13 @@ import (
 	"time"
 
 	"github.com/forge-run/forge/runner"
+	"github.com/forge-run/forge/runner/local/localtest"
 )
 
 func TestRunSetupFailureSkipsCandidate(t *testing.T) {
 	t.Parallel()
 	r := newRunner(t, Options{})
-	marker := filepath.Join(t.TempDir(), "candidate-ran")
+	marker := filepath.Join(localtest.SharedDir(t), "candidate-ran")
 	job := pyJob(t, "needsdeps", "import os\nopen(os.environ['MARKER'], 'w').write('ran')\n")
 	job.Env = map[string]string{"MARKER": marker}
 	job.Setup = []string{"echo preparing", "echo 'ERROR: No matching distribution found for nosuchpkg' >&2; exit 3", "touch \"$MARKER\""}

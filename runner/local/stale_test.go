@@ -8,13 +8,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/forge-run/forge/runner/local/localtest"
 )
 
 // TestNewRemovesWorkdirsOfKilledForges: a forge killed before it cleaned up
 // leaves forge-<pid>-… working directories; the next New removes those whose
 // forge is gone (even read-only ones) and nothing else.
 func TestNewRemovesWorkdirsOfKilledForges(t *testing.T) {
-	dir := t.TempDir()
+	dir := localtest.TempDir(t)
 	dead, live := deadAndLivePids(t)
 	names := map[string]bool{ // name: should remain
 		fmt.Sprintf("forge-%d-alpha-123", dead):        false,

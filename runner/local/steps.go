@@ -12,6 +12,7 @@ type shellSteps struct {
 	lines []string
 	dir   string
 	env   []string
+	user  *jobUser
 	// timeout bounds all the lines together.
 	timeout time.Duration
 	// maxBytes caps what is kept of each line's stdout and stderr.
@@ -36,7 +37,7 @@ func (r *Runner) runSteps(ctx context.Context, b box, s shellSteps) (failed int,
 			s.starting(i, line)
 		}
 		f, err := r.runProcess(ctx, b, process{
-			path: "/bin/sh", argv: []string{"sh", "-c", line}, dir: s.dir, env: s.env,
+			path: "/bin/sh", argv: []string{"sh", "-c", line}, dir: s.dir, env: s.env, user: s.user,
 			timeout:  max(time.Until(deadline), time.Millisecond),
 			maxBytes: s.maxBytes,
 			echo:     s.echo, echoAll: s.echoAll,

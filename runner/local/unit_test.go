@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/forge-run/forge/runner/local/localtest"
 )
 
 func TestOptionsValidate(t *testing.T) {
@@ -36,13 +38,13 @@ func TestNewRefusesUnusableTempDir(t *testing.T) {
 			t.Errorf("New(TempDir: %s) = %v; want an error naming it", dir, err)
 		}
 	}
-	if _, err := New(Options{TempDir: t.TempDir(), Containment: "nope"}); err == nil {
+	if _, err := New(Options{TempDir: localtest.TempDir(t), Containment: "nope"}); err == nil {
 		t.Error("New accepted an unknown containment")
 	}
 }
 
 func TestNewDefaults(t *testing.T) {
-	r, err := New(Options{TempDir: t.TempDir()})
+	r, err := New(Options{TempDir: localtest.TempDir(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,20 +88,20 @@ func TestLookPath(t *testing.T) {
 		{"./sub/run", filepath.Join(work, "sub", "run")},
 		{filepath.Join(bin, "tool"), filepath.Join(bin, "tool")},
 	} {
-		if got, err := (&Runner{}).lookPath(tc.file, pathList, work); err != nil || got != tc.want {
+		if got, err := (&Runner{}).lookPath(tc.file, pathList, work, nil); err != nil || got != tc.want {
 			t.Errorf("lookPath(%q) = %q, %v; want %q", tc.file, got, err, tc.want)
 		}
 	}
-	if _, err := (&Runner{}).lookPath("plain", pathList, work); !errors.Is(err, exec.ErrNotFound) {
+	if _, err := (&Runner{}).lookPath("plain", pathList, work, nil); !errors.Is(err, exec.ErrNotFound) {
 		t.Errorf("a non-executable file in PATH: %v, want ErrNotFound", err)
 	}
-	if _, err := (&Runner{}).lookPath("missing", pathList, work); err == nil || err.Error() != "missing: executable file not found in $PATH" {
+	if _, err := (&Runner{}).lookPath("missing", pathList, work, nil); err == nil || err.Error() != "missing: executable file not found in $PATH" {
 		t.Errorf("missing: %v", err)
 	}
-	if _, err := (&Runner{}).lookPath("sub", "", work); err == nil {
+	if _, err := (&Runner{}).lookPath("sub", "", work, nil); err == nil {
 		t.Error("a bare name was found in the working directory")
 	}
-	if _, err := (&Runner{}).lookPath("./sub", "", work); err == nil || !strings.Contains(err.Error(), "directory") {
+	if _, err := (&Runner{}).lookPath("./sub", "", work, nil); err == nil || !strings.Contains(err.Error(), "directory") {
 		t.Errorf("a directory: %v", err)
 	}
 }

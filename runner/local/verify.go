@@ -37,8 +37,16 @@ func (j *jobRun) verify(ctx context.Context) {
 		j.res.Failed(runner.ErrInfra, "the verifier's files: "+err.Error())
 		return
 	}
+	// The job's user runs it (its candidate has ended): the verifier reads
+	// what the candidate left as the candidate could, never as root.
+	if j.user != nil {
+		if err := give(dir, j.user); err != nil {
+			j.res.Failed(runner.ErrInfra, "give the verifier's directory to the job's user: "+err.Error())
+			return
+		}
+	}
 	// The candidate's box cannot start more: the verifier gets its own.
-	b, err := j.r.platform.newBox(boxSpec{marker: marker(j.job), view: view{readOnly: j.readOnly()}})
+	b, err := j.r.platform.newBox(boxSpec{marker: marker(j.job), user: j.user, view: view{readOnly: j.readOnly()}})
 	if err != nil {
 		j.res.Failed(runner.ErrInfra, "contain the verifier: "+err.Error())
 		return
@@ -48,7 +56,7 @@ func (j *jobRun) verify(ctx context.Context) {
 	maps.Copy(env, j.job.VerifyEnv(tests, logs))
 	// One log, stdout and stderr as they came.
 	p, err := j.r.runProcess(ctx, j.box, process{
-		path: "/bin/sh", argv: []string{"sh", "-c", "exec 2>&1\n" + v.Command}, dir: j.dir,
+		path: "/bin/sh", argv: []string{"sh", "-c", "exec 2>&1\n" + v.Command}, dir: j.dir, user: j.user,
 		env: runner.EnvList(env), timeout: v.EffectiveTimeout(), endAll: true,
 		maxBytes: j.job.Limits.OutputCap(),
 	})

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/forge-run/forge/runner"
+	"github.com/forge-run/forge/runner/local/localtest"
 )
 
 func TestRunArtifactSymlinkIsRefused(t *testing.T) {
@@ -40,7 +41,7 @@ os.symlink("/etc/passwd", os.environ["FORGE_RESULT"])
 func TestRunArtifactEscapingThroughSymlinkedDirIsRefused(t *testing.T) {
 	t.Parallel()
 	r := newRunner(t, Options{})
-	outside := t.TempDir()
+	outside := localtest.SharedDir(t)
 	job := pyJob(t, "escape", `
 import os, sys
 os.symlink(os.environ["OUTSIDE"], "out")
