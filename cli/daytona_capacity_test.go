@@ -78,11 +78,14 @@ func oneLine(t *testing.T, stderr string, want ...string) {
 
 // Ten candidates on an account that admits 4 one-vCPU sandboxes: the
 // refused creations wait for the run's own deletions, forge says once that
-// it runs 4 at a time, and every candidate runs.
+// it runs 4 at a time, and every candidate runs. A job takes 3 s: the first
+// refusals (at 5 creations a second, within 2 s even on a loaded machine)
+// come before any of the run's deletions, which forge would otherwise take
+// for the service catching up (and retry without lowering concurrency).
 func TestAccountLimitIsBackPressure(t *testing.T) {
 	t.Parallel()
 	srv := daytonatest.Start(t, daytonatest.Options{Quota: daytonatest.Quota{CPU: 4}, DestroyDelay: 100 * time.Millisecond})
-	dir := writeTournament(t, 10, "sleep 1; echo ok > \"$2\"\n", "")
+	dir := writeTournament(t, 10, "sleep 3; echo ok > \"$2\"\n", "")
 	run := playOnEmulator(t, srv, dir, 0)
 	rec := allSucceeded(t, dir)
 	var jobs []float64
@@ -111,7 +114,7 @@ func TestAccountLimitIsBackPressure(t *testing.T) {
 	if refused > 6+10 {
 		t.Errorf("%d refused creations", refused)
 	}
-	t.Logf("wall %.2fs for 10 jobs of ~1s at 4 at a time; peak live %d; %d creations refused; job seconds %v",
+	t.Logf("wall %.2fs for 10 jobs of ~3s at 4 at a time; peak live %d; %d creations refused; job seconds %v",
 		run.took.Seconds(), srv.PeakLive(), refused, jobs)
 	checkEmulator(t, srv, srv.APIKey())
 }

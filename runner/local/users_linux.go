@@ -45,11 +45,20 @@ type users struct {
 }
 
 // newUsers returns the job users when forge is root and jobs are not to run
-// as root (mode), else nil: jobs run as forge's user.
+// as root (mode), else nil: jobs run as forge's user. Every Runner of the
+// process shares them (one lock file open, one probe).
 func newUsers(mode string) (*users, error) {
 	if mode == UserRoot || os.Geteuid() != 0 {
 		return nil, nil
 	}
+	return processUsers()
+}
+
+var processUsers = sync.OnceValues(openUsers)
+
+// openUsers finds the range, opens the lock file and checks a process can
+// start as the builder.
+func openUsers() (*users, error) {
 	u := &users{held: map[uint32]bool{}}
 	for _, r := range uidRanges {
 		if mapped("/proc/self/uid_map", r.base, r.count) && mapped("/proc/self/gid_map", r.base, r.count) {
@@ -197,14 +206,23 @@ var sharedTemps = []string{"/tmp", "/var/tmp", "/dev/shm"}
 func removeLeftovers(j *jobUser, keep ...string) error {
 	var errs []error
 	for _, dir := range sharedTemps {
-		ents, err := os.ReadDir(dir)
+		d, err := os.Open(dir)
 		if err != nil {
 			continue
 		}
-		for _, e := range ents {
-			p := filepath.Join(dir, e.Name())
+		// Unsorted names, each stat'ed from the directory: a busy /tmp has
+		// hundreds of entries, and this runs at every job's end.
+		names, _ := d.Readdirnames(-1)
+		var left []string
+		for _, name := range names {
 			var st unix.Stat_t
-			if unix.Lstat(p, &st) != nil || st.Uid != j.uid || slices.Contains(keep, p) {
+			if unix.Fstatat(int(d.Fd()), name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Uid == j.uid {
+				left = append(left, filepath.Join(dir, name))
+			}
+		}
+		d.Close()
+		for _, p := range left {
+			if slices.Contains(keep, p) {
 				continue
 			}
 			if err := removeAll(p); err != nil {

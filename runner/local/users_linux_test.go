@@ -28,7 +28,6 @@ func TestJobUsersAreApart(t *testing.T) {
 		}
 		return
 	}
-	defer u.lock.Close()
 	if root, err := newUsers(UserRoot); root != nil || err != nil {
 		t.Fatalf("user: root gave %v, %v; want jobs as forge's user", root, err)
 	}
@@ -50,11 +49,12 @@ func TestJobUsersAreApart(t *testing.T) {
 		t.Fatalf("two jobs got uid %d", a.uid)
 	}
 
-	other, err := newUsers(UserUnprivileged) // another forge on the machine
+	other, err := openUsers() // another forge on the machine
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer other.lock.Close()
+	defer u.release(b)
 	other.next = a.uid - other.base
 	c, err := other.acquire()
 	if err != nil {
@@ -194,5 +194,16 @@ func TestRootBuiltEnvironmentIsBuiltAgainForJobUsers(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(log, "\n"), "was built as uid 0, not as uid") {
 		t.Errorf("the log does not say why it was built again: %q", log)
+	}
+}
+
+// BenchmarkRemoveLeftovers is the scan a job's end makes of the shared
+// temporary directories (nothing of its user's to remove: the usual case).
+func BenchmarkRemoveLeftovers(b *testing.B) {
+	j := &jobUser{0x7000fffe, 0x7000fffe}
+	for b.Loop() {
+		if err := removeLeftovers(j); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
