@@ -483,3 +483,29 @@ func locate(n *yaml.Node, path string, line, col int, hint string) (*yaml.Node, 
 	}
 	return nil, ""
 }
+
+// Block strictly decodes n, a block of the manifest at path, into a T: null
+// is an empty one, an alias its target; anything else must be a mapping
+// (such as example) with no key T lacks. m is the mapping (nil for null),
+// where the caller places its own checks; each problem is an *Error at its
+// node.
+func Block[T any](n *yaml.Node, path, example string) (s T, m *yaml.Node, errs []error) {
+	v := n
+	if v.Kind == yaml.AliasNode && v.Alias != nil {
+		v = v.Alias
+	}
+	switch {
+	case v.Kind == yaml.ScalarNode && v.ShortTag() == "!!null":
+		return s, nil, nil
+	case v.Kind != yaml.MappingNode:
+		return s, nil, []error{At(n, path, "must be a mapping such as "+example+", not a "+KindName(v))}
+	}
+	if errs := UnknownKeys(n, reflect.TypeFor[T](), path); len(errs) > 0 {
+		return s, nil, errs
+	}
+	if err := n.Decode(&s); err != nil {
+		var zero T
+		return zero, nil, InFile(err, "", Friendly)
+	}
+	return s, v, nil
+}

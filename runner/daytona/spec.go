@@ -3,7 +3,6 @@ package daytona
 import (
 	"fmt"
 	"net"
-	"reflect"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -43,24 +42,11 @@ type Resources struct {
 // *yamlcheck.Error with its position and key path: all unknown keys, else
 // a value of the wrong type, else values out of bounds.
 func DecodeSpec(n *yaml.Node, path string) (Spec, []error) {
-	var s Spec
-	v := n
-	if v.Kind == yaml.AliasNode && v.Alias != nil {
-		v = v.Alias
+	s, m, errs := yamlcheck.Block[Spec](n, path, "{image: python:3.12, resources: {cpu: 2}}")
+	if m == nil || len(errs) > 0 {
+		return s, errs
 	}
-	switch {
-	case v.Kind == yaml.ScalarNode && v.ShortTag() == "!!null":
-		return s, nil
-	case v.Kind != yaml.MappingNode:
-		return s, []error{yamlcheck.At(n, path, "must be a mapping such as {image: python:3.12, resources: {cpu: 2}}, not a "+yamlcheck.KindName(v))}
-	}
-	if errs := yamlcheck.UnknownKeys(n, reflect.TypeFor[Spec](), path); len(errs) > 0 {
-		return Spec{}, errs
-	}
-	if err := n.Decode(&s); err != nil {
-		return Spec{}, yamlcheck.InFile(err, "", yamlcheck.Friendly)
-	}
-	if errs := s.check(v, path); len(errs) > 0 {
+	if errs := s.check(m, path); len(errs) > 0 {
 		return Spec{}, errs
 	}
 	return s, nil

@@ -67,10 +67,18 @@ type view struct {
 	hidden   []string
 	// noNetwork: a network namespace of their own, loopback only.
 	noNetwork bool
+	// etc are files bound over the system's: an /etc/passwd and /etc/group
+	// that name the job's user.
+	etc []etcFile
 }
 
+// etcFile is forge's file src, bound over path.
+type etcFile struct{ path, src string }
+
 // plain says the processes see the file system and network as forge does.
-func (v view) plain() bool { return v.readOnly == "" && len(v.hidden) == 0 && !v.noNetwork }
+func (v view) plain() bool {
+	return v.readOnly == "" && len(v.hidden) == 0 && !v.noNetwork && len(v.etc) == 0
+}
 
 // errBoxEnded is returned by start once a box has been killed.
 var errBoxEnded = errors.New("the job's processes were already ended")

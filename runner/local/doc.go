@@ -37,7 +37,9 @@
 //
 // When forge is root (Linux), each job's processes run as a uid of their
 // own, locked for the job's life across forges (users_linux.go), owning the
-// working directory and nothing else; its PATH is what that uid may search.
+// working directory and nothing else; its PATH is what that uid may search;
+// where forge may mount, an /etc/passwd and /etc/group of the job's own name
+// it.
 // Environments are built by another uid of the range, which no job is. When
 // the job ends, what its uid left at the top of /tmp, /var/tmp and /dev/shm
 // is removed, and the pgroup tier's sweep also ends every process running

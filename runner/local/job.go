@@ -51,8 +51,9 @@ type jobRun struct {
 	// candidate ended (and removed with the working directory).
 	verifyDir string
 	envDir    string
-	// user runs the job's processes; nil: forge's user.
+	// user runs the job's processes; nil: forge's user. etc name it.
 	user *jobUser
+	etc  []etcFile
 	box  box
 	// spent are boxes whose processes were ended (the candidate's, once
 	// the verifier has its own), closed at cleanup.
@@ -270,6 +271,15 @@ func (j *jobRun) takeUser() error {
 	if err := give(j.workdir, u); err != nil {
 		return fmt.Errorf("give the working directory to the job's user: %w", err)
 	}
+	if j.r.platform.readOnly() { // where forge may mount
+		dir, err := j.r.etcDirectory()
+		if err == nil {
+			j.etc, err = etcFiles(u, j.workdir, dir)
+		}
+		if err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -298,6 +308,7 @@ func (j *jobRun) cleanup() {
 			failed("could not end the job's processes: " + err.Error())
 		}
 	}
+	removeEtc(j.etc)
 	var dirs []string
 	for _, dir := range []string{j.workdir, j.verifyDir} {
 		if dir != "" {
@@ -406,7 +417,7 @@ func envValue(env []string, key string) string {
 func (j *jobRun) view() view {
 	v := view{readOnly: j.readOnly(), noNetwork: j.job.NoNetwork}
 	if j.r.platform.readOnly() {
-		v.hidden = j.job.Hidden
+		v.hidden, v.etc = j.job.Hidden, j.etc
 	}
 	return v
 }

@@ -96,6 +96,10 @@ type Runner struct {
 	users *users
 	// path is the jobs' PATH: forge's, less what their users cannot reach.
 	path string
+	// etcDir, root's alone, holds the jobs' /etc/passwd and /etc/group
+	// (etcFiles) while they run; made on first use, removed by Close.
+	etcMu  sync.Mutex
+	etcDir string
 	// found caches lookPath's answers: every job names the same python3.
 	found sync.Map
 	// removers holds a token per working directory being removed in the
@@ -170,6 +174,11 @@ func (r *Runner) Close() error {
 	r.closing.Lock()
 	defer r.closing.Unlock()
 	r.releaseEnvironments()
+	r.etcMu.Lock()
+	if r.etcDir != "" && os.Remove(r.etcDir) == nil { // empty: no job runs
+		r.etcDir = ""
+	}
+	r.etcMu.Unlock()
 	for range cap(r.removers) { // each returns once its removal is done
 		r.removers <- struct{}{}
 	}
@@ -198,6 +207,21 @@ func (r *Runner) removeWorkdir(dirs []string, done func()) {
 	default:
 		remove()
 	}
+}
+
+// etcDirectory is etcDir, made when missing: forge-<pid>-…, so that a
+// later forge removes it if this one is killed first.
+func (r *Runner) etcDirectory() (string, error) {
+	r.etcMu.Lock()
+	defer r.etcMu.Unlock()
+	if r.etcDir == "" {
+		dir, err := os.MkdirTemp(r.opts.TempDir, fmt.Sprintf("forge-%d-etc-", os.Getpid()))
+		if err != nil {
+			return "", fmt.Errorf("make a directory for the jobs' /etc/passwd: %w", err)
+		}
+		r.etcDir = dir
+	}
+	return r.etcDir, nil
 }
 
 // Containment is the tier the runner's jobs get.

@@ -36,6 +36,11 @@ func enterView(v view) (changed bool, err error) {
 			return true, fmt.Errorf("hide %s: %v", dir, err)
 		}
 	}
+	for _, f := range v.etc {
+		if err := unix.Mount(f.src, f.path, "", unix.MS_BIND, ""); err != nil {
+			return true, fmt.Errorf("bind %s: %v", f.path, err)
+		}
+	}
 	if v.noNetwork {
 		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
 			return true, fmt.Errorf("unshare the network namespace: %v", err)

@@ -172,10 +172,12 @@ func TestReadOnlyJobKeepsItsArgvAndDirectory(t *testing.T) {
 		t.Errorf("the candidate ran in forge's own mount namespace %s", own)
 	}
 
+	// Without environments, as root (no user of its own to name in an
+	// /etc/passwd of its own): forge's own namespace, nothing to mount.
 	bare := job
 	bare.Environment = nil
 	bare.RunID = newRunID(t)
-	other := tierRunner(t, ContainPIDNamespace, Options{EnvCache: localtest.TempDir(t)})
+	other := tierRunner(t, ContainPIDNamespace, Options{EnvCache: localtest.TempDir(t), User: UserRoot})
 	res = mustRun(t, other, bare)
 	assertKind(t, res, runner.ErrNone)
 	if got := res.Output[strings.LastIndexByte(strings.TrimSuffix(res.Output, "\n"), '\n')+1:]; got != own+"\n" {

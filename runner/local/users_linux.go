@@ -301,3 +301,50 @@ func reachablePath(pathList string, j *jobUser) string {
 	}
 	return strings.Join(keep, string(os.PathListSeparator))
 }
+
+// etcFiles are an /etc/passwd and /etc/group that also name j ("forge", at
+// home in its working directory), written into dir (root's alone, which no
+// job can change or move) and bound over the system's in the job's mount
+// namespace: whoami, getpass and git's default identity work as for an
+// account of the machine. (A memory file or an unlinked one cannot be
+// bound; nor, from a namespace of its own, one forge holds open.)
+func etcFiles(j *jobUser, home, dir string) ([]etcFile, error) {
+	var out []etcFile
+	for _, f := range []struct{ path, entry string }{
+		{"/etc/passwd", fmt.Sprintf("forge:x:%d:%d:forge job:%s:/bin/sh\n", j.uid, j.gid, home)},
+		{"/etc/group", fmt.Sprintf("forge:x:%d:\n", j.gid)},
+	} {
+		b, err := os.ReadFile(f.path)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		var m *os.File
+		if err == nil {
+			if len(b) > 0 && b[len(b)-1] != '\n' {
+				b = append(b, '\n')
+			}
+			m, err = os.CreateTemp(dir, filepath.Base(f.path)+"-")
+		}
+		if err == nil {
+			out = append(out, etcFile{path: f.path, src: m.Name()})
+			if _, err = m.Write(append(b, f.entry...)); err == nil {
+				err = m.Chmod(0o644)
+			}
+			if cerr := m.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			removeEtc(out)
+			return nil, fmt.Errorf("the job's %s: %w", f.path, err)
+		}
+	}
+	return out, nil
+}
+
+// removeEtc removes the files etcFiles made.
+func removeEtc(fs []etcFile) {
+	for _, f := range fs {
+		os.Remove(f.src)
+	}
+}

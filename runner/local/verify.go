@@ -46,7 +46,7 @@ func (j *jobRun) verify(ctx context.Context) {
 		}
 	}
 	// The candidate's box cannot start more: the verifier gets its own.
-	b, err := j.r.platform.newBox(boxSpec{marker: marker(j.job), user: j.user, view: view{readOnly: j.readOnly()}})
+	b, err := j.r.platform.newBox(boxSpec{marker: marker(j.job), user: j.user, view: view{readOnly: j.readOnly(), etc: j.etc}})
 	if err != nil {
 		j.res.Failed(runner.ErrInfra, "contain the verifier: "+err.Error())
 		return
