@@ -1,6 +1,7 @@
 package local
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -242,6 +243,19 @@ func (r *Runner) lookPath(file, pathList, dir string, user *jobUser) (string, er
 		if p := filepath.Join(d, file); executable(p, user) == nil {
 			r.found.Store(key, p)
 			return p, nil
+		}
+	}
+	if user != nil {
+		// Forge's own PATH may have it where the job's user cannot reach it
+		// (root's pyenv under a private /root): say where, and why.
+		for _, d := range filepath.SplitList(cmp.Or(r.opts.Getenv("PATH"), defaultPath)) {
+			p := filepath.Join(d, file)
+			if !filepath.IsAbs(d) || executable(p, nil) != nil {
+				continue
+			}
+			if err := executable(p, user); err != nil {
+				return "", fmt.Errorf("%s: %w: forge's PATH has %s, but %v; install it where every user may run it, or run jobs as root with local: {user: root}", file, exec.ErrNotFound, p, err)
+			}
 		}
 	}
 	return "", fmt.Errorf("%s: %w", file, exec.ErrNotFound)

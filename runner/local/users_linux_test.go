@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/runner/local/localtest"
@@ -204,6 +205,35 @@ func BenchmarkRemoveLeftovers(b *testing.B) {
 	for b.Loop() {
 		if err := removeLeftovers(j); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestCommandOutOfTheJobUsersReach: a command forge's PATH has only where
+// the job's user cannot reach (root's pyenv under a private /root, say) is
+// not found, and the error says where it is and why it cannot run.
+func TestCommandOutOfTheJobUsersReach(t *testing.T) {
+	closed := filepath.Join(localtest.TempDir(t), "closed")
+	if err := os.Mkdir(closed, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	tool := filepath.Join(closed, "forge-only-tool")
+	if err := os.WriteFile(tool, []byte("#!/bin/sh\necho ran > \"$2\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := closed + ":/usr/bin:/bin"
+	r := newRunner(t, Options{Getenv: func(k string) string { return map[string]string{"PATH": path}[k] }})
+	job := runner.Job{RunID: newRunID(t), CandidateID: "reach", Trial: 1, Objective: "o",
+		Command: []string{"forge-only-tool"}, Timeout: 30 * time.Second}
+	res := mustRun(t, r, job)
+	if r.users == nil { // forge's user runs it
+		assertKind(t, res, runner.ErrNone)
+		return
+	}
+	assertKind(t, res, runner.ErrCandidateFailed)
+	for _, want := range []string{"executable file not found in $PATH: forge's PATH has " + tool, "may not search " + closed, "local: {user: root}"} {
+		if !strings.Contains(res.ErrorMessage, want) {
+			t.Errorf("error %q does not say %q", res.ErrorMessage, want)
 		}
 	}
 }
