@@ -1,6 +1,6 @@
 package local
 
-// When forge is root, each job runs as a uid of its own (docs/security.md).
+// When forge is root, each job runs as a uid of its own (docs/manifest.md#local).
 
 import (
 	"bufio"
