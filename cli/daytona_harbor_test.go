@@ -204,3 +204,29 @@ func TestDaytonaHarborVerifierUser(t *testing.T) {
 		t.Errorf("reward %v, verifier: %q (%s %s)", r.Reward, r.VerifierOutput, r.ErrorKind, r.ErrorMessage)
 	}
 }
+
+// A Harbor task with a prebuilt image ([environment] docker_image, no
+// Dockerfile) plays in a snapshot of that image, and --oracle runs its
+// solve.sh with [solution] env, which the verifier checks.
+func TestDaytonaHarborPrebuiltImageAndSolutionEnv(t *testing.T) {
+	t.Parallel()
+	srv := harborEmulator(t)
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"forge.yaml":                     "harbor: tasks\ncandidates:\n  - id: a\n    script: a.sh\nscoring:\n  - type: verifier\n",
+		"a.sh":                           "true\n",
+		"tasks/seeded/task.toml":         "version = \"1.0\"\n[environment]\ndocker_image = \"ghcr.io/org/seeded:1\"\n[solution]\nenv = {SEED = \"42\"}\n",
+		"tasks/seeded/instruction.md":    "Write the seed to /tmp/seed.\n",
+		"tasks/seeded/solution/solve.sh": "echo \"$SEED\" > /tmp/seed\n",
+		"tasks/seeded/tests/test.sh":     "[ \"$(cat /tmp/seed 2>/dev/null)\" = 42 ] && echo 1 > /logs/verifier/reward.txt || echo 0 > /logs/verifier/reward.txt\n",
+	})
+	rec, _, _ := playDaytona(t, srv, dir, 0, "o1", "--quiet", "--oracle")
+	r := rec.Results[0]
+	if r.Reward == nil || *r.Reward != 1 {
+		t.Errorf("the oracle's reward %v (%s %s)", r.Reward, r.ErrorKind, r.ErrorMessage)
+	}
+	snaps := srv.Snapshots()
+	if len(snaps) != 1 || !strings.HasPrefix(snaps[0].Dockerfile, "FROM ghcr.io/org/seeded:1") {
+		t.Errorf("snapshots %+v; want one built from the task's image", snaps)
+	}
+}

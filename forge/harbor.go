@@ -40,9 +40,13 @@ type HarborTask struct {
 	// VerifierEnv and VerifierUser are how tests/test.sh runs.
 	VerifierEnv  map[string]string
 	VerifierUser string
+	// SolutionEnv is how solution/solve.sh runs ([solution] env).
+	SolutionEnv map[string]string
 	// Dockerfile is environment/Dockerfile, relative to Dir; "" when the
-	// task has none.
-	Dockerfile string
+	// task has none. DockerImage is [environment] docker_image, an image
+	// built already, which Harbor starts instead of building one.
+	Dockerfile  string
+	DockerImage string
 	// CPUs, MemoryMB and StorageMB are what the environment asks for (0:
 	// not said); AllowInternet is nil when not said.
 	CPUs                float64
@@ -70,7 +74,11 @@ type harborConfig struct {
 		Env        map[string]string `toml:"env"`
 		User       string            `toml:"user"`
 	} `toml:"verifier"`
+	Solution struct {
+		Env map[string]string `toml:"env"`
+	} `toml:"solution"`
 	Environment struct {
+		DockerImage     string   `toml:"docker_image"`
 		BuildTimeoutSec *float64 `toml:"build_timeout_sec"`
 		CPUs            *float64 `toml:"cpus"`
 		MemoryMB        *int64   `toml:"memory_mb"`
@@ -136,7 +144,11 @@ func readHarborTask(dir string) (HarborTask, []string, error) {
 		return HarborTask{}, nil, tomlError(path, err)
 	}
 	t := HarborTask{Dir: dir, ID: filepath.Base(dir), VerifierEnv: c.Verifier.Env, VerifierUser: c.Verifier.User,
+		SolutionEnv: c.Solution.Env, DockerImage: strings.TrimSpace(c.Environment.DockerImage),
 		AllowInternet: c.Environment.AllowInternet, Metadata: map[string]any{}}
+	if md.IsDefined("environment", "docker_image") && (t.DockerImage == "" || strings.ContainsAny(t.DockerImage, " \t\n")) {
+		return HarborTask{}, nil, fmt.Errorf("%s: environment.docker_image = %q: want an image such as \"python:3.12-slim\"", path, c.Environment.DockerImage)
+	}
 	instruction, err := os.ReadFile(filepath.Join(dir, "instruction.md"))
 	if err != nil {
 		return HarborTask{}, nil, fmt.Errorf("%s: a Harbor task needs instruction.md: %w", dir, err)
@@ -265,15 +277,21 @@ func (ht HarborTask) task() (Task, error) {
 		if err != nil {
 			return Task{}, err
 		}
-		t.solution, t.solutionDir = refs, filepath.Join(ht.Dir, "solution")
+		t.solution, t.solutionDir, t.solutionEnv = refs, filepath.Join(ht.Dir, "solution"), ht.SolutionEnv
 	}
 	if !ValidID(t.ID) {
 		return Task{}, fmt.Errorf("%s: the task's directory name %q is not a valid task id: use letters, digits, '_', '.' and '-' only", ht.Dir, t.ID)
 	}
-	if ht.Dockerfile == "" {
+	var env *runner.Environment
+	var err error
+	switch {
+	case ht.DockerImage != "": // built already: the snapshot only starts from it
+		env = &runner.Environment{Name: ht.ID, Dockerfile: "FROM " + ht.DockerImage + "\n", BuildTimeout: ht.BuildTimeout}
+	case ht.Dockerfile != "":
+		env, err = dockerImage(ht.ID, filepath.Join(ht.Dir, ht.Dockerfile), filepath.Join(ht.Dir, "environment"), ht.BuildTimeout)
+	default:
 		return t, nil
 	}
-	env, err := dockerImage(ht.ID, filepath.Join(ht.Dir, ht.Dockerfile), filepath.Join(ht.Dir, "environment"), ht.BuildTimeout)
 	if err != nil {
 		return Task{}, err
 	}
@@ -349,7 +367,7 @@ const OracleID = "oracle"
 // at /solution, "bash /solution/solve.sh" in the image's working
 // directory. The job brought solution/ into its own directory, beside
 // FORGE_RESULT.
-const oracleScript = `d=$(dirname "$FORGE_RESULT") && mkdir -p /solution && cp -R "$d/solution/." /solution/ && exec bash /solution/solve.sh`
+const oracleScript = `d=$(dirname "$FORGE_RESULT") && mkdir -p /solution && cp -R "$d/solution/." /solution/ && DEBIAN_FRONTEND=noninteractive exec bash /solution/solve.sh`
 
 // oracle is the candidate that plays every task's solution (Plan with
 // Overrides.Oracle); tasks says which of them cannot be played so.

@@ -47,6 +47,8 @@ build_timeout_sec = 600.0
 cpus = 2
 memory_mb = 4096
 storage_mb = 10240
+[solution]
+env = {SEED = "1"}
 `, "solution/solve.sh": "echo hi > /app/hello.txt\n"}
 	newer := map[string]string{"task.toml": `schema_version = "1.1"
 [task]
@@ -83,7 +85,7 @@ warm = true
 		t.Errorf("the newer layout: %+v", n)
 	}
 	if o.Name != "b-older" || o.VerifierTimeout != 2*time.Minute || o.BuildTimeout != 10*time.Minute || o.CPUs != 2 || o.MemoryMB != 4096 ||
-		o.StorageMB != 10240 || o.VerifierEnv["MODE"] != "strict" || !o.Oracle || o.Metadata["category"] != "files" ||
+		o.StorageMB != 10240 || o.VerifierEnv["MODE"] != "strict" || o.SolutionEnv["SEED"] != "1" || !o.Oracle || o.Metadata["category"] != "files" ||
 		!strings.Contains(o.Instruction, "hello.txt") {
 		t.Errorf("the older layout: %+v", o)
 	}
@@ -113,6 +115,7 @@ func TestHarborTaskErrors(t *testing.T) {
 		"negative":     {map[string]string{"task.toml": "[verifier]\ntimeout_sec = -1\n"}, "", "verifier.timeout_sec = -1: want a number of seconds above 0"},
 		"bad size":     {map[string]string{"task.toml": "[environment]\nmemory = \"lots\"\n"}, "", `environment.memory: "lots": want a size`},
 		"compose":      {map[string]string{"environment/docker-compose.yaml": "services: {}\n"}, "", "environment/docker-compose.yaml (several containers): not supported yet"},
+		"empty image":  {map[string]string{"task.toml": "[environment]\ndocker_image = \"\"\n"}, "", `environment.docker_image = "": want an image`},
 		"no verifier":  {nil, "tests/test.sh", "needs tests/test.sh"},
 		"no objective": {nil, "instruction.md", "needs instruction.md"},
 	} {
@@ -183,6 +186,44 @@ func TestHarborSuitePlan(t *testing.T) {
 	}
 	if p.Tasks[0].Fields["difficulty"] == nil {
 		t.Errorf("task fields %v: no difficulty from task.toml", p.Tasks[0].Fields)
+	}
+}
+
+// TestHarborImageAndSolutionEnv: a task whose [environment] docker_image
+// names an image built already starts from it (over its Dockerfile, as
+// Harbor does), in its WORKDIR; --oracle runs solve.sh with [solution] env,
+// which the candidates never get.
+func TestHarborImageAndSolutionEnv(t *testing.T) {
+	dir := t.TempDir()
+	base := map[string]string{"instruction.md": "x", "tests/test.sh": "echo 1 > /logs/verifier/reward.txt\n", "solution/solve.sh": "true\n"}
+	for name, files := range map[string]map[string]string{
+		"prebuilt": {"task.toml": "version = \"1.0\"\n[environment]\ndocker_image = \"ghcr.io/org/prebuilt:1\"\n[solution]\nenv = {SEED = \"7\"}\n"},
+		"both": {"task.toml": "version = \"1.0\"\n[environment]\ndocker_image = \"ghcr.io/org/both:2\"\n",
+			"environment/Dockerfile": "FROM python:3.12-slim\n"},
+	} {
+		writeTask(t, filepath.Join(dir, "tasks", name), base)
+		writeTask(t, filepath.Join(dir, "tasks", name), files)
+	}
+	writeTask(t, dir, map[string]string{"forge.yaml": "objective: x\nharbor: tasks\ncandidates: [{id: a, command: [\"true\"]}]\n"})
+	m, err := Load(filepath.Join(dir, "forge.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, oracle := range []bool{false, true} {
+		p, err := m.Plan(Overrides{Oracle: oracle})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, j := range p.Jobs {
+			want := map[string]string{"both": "FROM ghcr.io/org/both:2\n", "prebuilt": "FROM ghcr.io/org/prebuilt:1\n"}[j.TaskID]
+			if e := j.Environment; e == nil || e.Dockerfile != want || len(e.ContextFiles) != 0 || !j.InImageWorkdir {
+				t.Errorf("%s: environment %+v, in its WORKDIR %v; want one from %q", j.Name(), e, j.InImageWorkdir, want)
+			}
+			seed, ok := j.Env["SEED"]
+			if wantSeed := oracle && j.TaskID == "prebuilt"; ok != wantSeed || ok && seed != "7" {
+				t.Errorf("%s (oracle %v): SEED=%q (%v)", j.Name(), oracle, seed, ok)
+			}
+		}
 	}
 }
 

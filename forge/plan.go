@@ -288,6 +288,14 @@ func (m *Manifest) job(c Candidate, task *Task, trial int, o Overrides, memo *jo
 	own := c.files
 	if c.oracle {
 		own = t.solution
+		if len(t.solutionEnv) > 0 { // given's maps may be shared: a copy
+			env := maps.Clone(given.env)
+			if env == nil {
+				env = map[string]string{}
+			}
+			maps.Copy(env, t.solutionEnv)
+			given.env = env
+		}
 	}
 	files := make([]runner.File, 0, len(own)+len(t.files)+2)
 	for _, f := range append(own[:len(own):len(own)], t.files...) {

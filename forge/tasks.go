@@ -46,9 +46,10 @@ type Task struct {
 	// resolved by Load into environment.
 	envRef *EnvironmentRef
 	// solution are its solution/ files, which only the oracle gets, from
-	// solutionDir.
+	// solutionDir, and the variables it runs with.
 	solution    []fileRef
 	solutionDir string
+	solutionEnv map[string]string
 	// Fields is the task as written, every key (the known ones too), each
 	// value as JSON carries it (numbers as json.Number, in their written
 	// form): what FORGE_TASK holds and what task-aware checks read.
