@@ -207,24 +207,37 @@ func TestDaytonaHarborVerifierUser(t *testing.T) {
 
 // A Harbor task with a prebuilt image ([environment] docker_image, no
 // Dockerfile) plays in a snapshot of that image, and --oracle runs its
-// solve.sh with [solution] env, which the verifier checks.
+// solve.sh with [solution] env, which the verifier checks; the verifier's
+// "${JUDGE_KEY}" is the .env's, which no file of the run holds.
 func TestDaytonaHarborPrebuiltImageAndSolutionEnv(t *testing.T) {
 	t.Parallel()
 	srv := harborEmulator(t)
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{
-		"forge.yaml":                     "harbor: tasks\ncandidates:\n  - id: a\n    script: a.sh\nscoring:\n  - type: verifier\n",
-		"a.sh":                           "true\n",
-		"tasks/seeded/task.toml":         "version = \"1.0\"\n[environment]\ndocker_image = \"ghcr.io/org/seeded:1\"\n[solution]\nenv = {SEED = \"42\"}\n",
+		"forge.yaml": "harbor: tasks\ncandidates:\n  - id: a\n    script: a.sh\nscoring:\n  - type: verifier\n",
+		"a.sh":       "true\n",
+		".env":       "JUDGE_KEY=sk-judge-abcdef0123456789\n",
+		"tasks/seeded/task.toml": "version = \"1.0\"\n[environment]\ndocker_image = \"ghcr.io/org/seeded:1\"\n" +
+			"[solution]\nenv = {SEED = \"42\"}\n[verifier]\nenv = {KEY = \"${JUDGE_KEY}\"}\n",
 		"tasks/seeded/instruction.md":    "Write the seed to /tmp/seed.\n",
 		"tasks/seeded/solution/solve.sh": "echo \"$SEED\" > /tmp/seed\n",
-		"tasks/seeded/tests/test.sh":     "[ \"$(cat /tmp/seed 2>/dev/null)\" = 42 ] && echo 1 > /logs/verifier/reward.txt || echo 0 > /logs/verifier/reward.txt\n",
+		"tasks/seeded/tests/test.sh": "echo \"key: $KEY\"\n[ \"$KEY\" = sk-judge-abcdef0123456789 ] && [ \"$(cat /tmp/seed 2>/dev/null)\" = 42 ] && " +
+			"echo 1 > /logs/verifier/reward.txt || echo 0 > /logs/verifier/reward.txt\n",
 	})
 	rec, _, _ := playDaytona(t, srv, dir, 0, "o1", "--quiet", "--oracle")
 	r := rec.Results[0]
 	if r.Reward == nil || *r.Reward != 1 {
 		t.Errorf("the oracle's reward %v (%s %s)", r.Reward, r.ErrorKind, r.ErrorMessage)
 	}
+	if !strings.Contains(r.VerifierOutput, "key: ") || strings.Contains(r.VerifierOutput, "abcdef0123456789") {
+		t.Errorf("verifier output %q: want the key masked", r.VerifierOutput)
+	}
+	filepath.WalkDir(filepath.Join(dir, "artifacts"), func(p string, d os.DirEntry, err error) error {
+		if b, _ := os.ReadFile(p); err == nil && !d.IsDir() && strings.Contains(string(b), "abcdef0123456789") {
+			t.Errorf("%s holds the host's key", p)
+		}
+		return nil
+	})
 	snaps := srv.Snapshots()
 	if len(snaps) != 1 || !strings.HasPrefix(snaps[0].Dockerfile, "FROM ghcr.io/org/seeded:1") {
 		t.Errorf("snapshots %+v; want one built from the task's image", snaps)

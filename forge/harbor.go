@@ -266,7 +266,7 @@ func (ht HarborTask) task() (Task, error) {
 		fields[k] = v
 	}
 	fields["name"] = ht.Name
-	t := Task{ID: ht.ID, Objective: ht.Instruction, Timeout: ht.AgentTimeout, Weight: 1, Fields: fields,
+	t := Task{ID: ht.ID, Objective: ht.Instruction, Timeout: ht.AgentTimeout, Weight: 1, Fields: fields, hostVars: true,
 		where:       taskPos{file: filepath.Join(ht.Dir, "task.toml")},
 		instruction: []byte(ht.Instruction),
 		Verify: &VerifySpec{Dir: filepath.Join(ht.Dir, "tests"), Command: harborVerifyCommand,
@@ -358,6 +358,55 @@ func (p *Plan) ImageTasks() []string {
 		}
 	}
 	return ids
+}
+
+// hostTemplate is a Harbor env value that names a variable of the host
+// (the whole value): "${NAME}", or "${NAME:-default}".
+var hostTemplate = regexp.MustCompile(`^\$\{([^}:]+)(?::-(.*))?\}$`)
+
+// fromHost is a Harbor env (a [verifier] or [solution] env) with each value
+// that names a host variable replaced, as Harbor does, by that variable as
+// look finds it (forge's environment, then the .env beside the manifest),
+// else by its default (also for an empty one); missing are the names found
+// nowhere and without a default, secret the values taken from the host.
+func fromHost(look Lookup, env map[string]string) (out map[string]string, missing, secret []string) {
+	out = maps.Clone(env)
+	for k, v := range env {
+		m := hostTemplate.FindStringSubmatch(v)
+		if m == nil {
+			continue
+		}
+		val, ok := "", false
+		if look != nil {
+			val, ok = look(m[1])
+		}
+		switch {
+		case ok && (val != "" || !strings.Contains(v, ":-")):
+			out[k] = val
+			if val != "" {
+				secret = append(secret, val)
+			}
+		case strings.Contains(v, ":-"):
+			out[k] = m[2]
+		default:
+			missing = append(missing, m[1])
+		}
+	}
+	slices.Sort(missing)
+	return out, slices.Compact(missing), secret
+}
+
+// hostEnvs are the task's envs whose values may name host variables: its
+// verifier's, and with oracle its solution's.
+func (t Task) hostEnvs(oracle bool) []map[string]string {
+	var envs []map[string]string
+	if t.Verify != nil {
+		envs = append(envs, t.Verify.Env)
+	}
+	if oracle {
+		envs = append(envs, t.solutionEnv)
+	}
+	return envs
 }
 
 // OracleID is the candidate --oracle plays: each task's own solution.

@@ -1,6 +1,7 @@
 package forge
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -249,5 +250,50 @@ func TestTasksSelectByField(t *testing.T) {
 	}
 	if _, err := m.Plan(Overrides{Tasks: []string{"difficulty=impossible"}}); err == nil || !strings.Contains(err.Error(), `no task of`) {
 		t.Errorf("a selector nothing matches: %v", err)
+	}
+}
+
+// TestHarborEnvFromHost: a Harbor task's [verifier] and [solution] env
+// values "${NAME}" and "${NAME:-default}" are the host's variable (as
+// forge looks one up), else the default; one found nowhere stops the plan
+// naming it and the task (the solution's only for --oracle); what came
+// from the host is masked as a secret is.
+func TestHarborEnvFromHost(t *testing.T) {
+	dir := t.TempDir()
+	writeTask(t, filepath.Join(dir, "tasks", "judged"), map[string]string{
+		"task.toml": "version = \"1.0\"\n[verifier]\nenv = {KEY = \"${JUDGE_KEY}\", MODE = \"${JUDGE_MODE:-strict}\", PLAIN = \"x\"}\n" +
+			"[solution]\nenv = {TOKEN = \"${SOLVE_TOKEN}\"}\n",
+		"instruction.md": "x", "tests/test.sh": "true\n", "solution/solve.sh": "true\n",
+		"environment/Dockerfile": "FROM python:3.12-slim\n"})
+	writeTask(t, dir, map[string]string{"forge.yaml": "objective: x\nharbor: tasks\ncandidates: [{id: a, command: [\"true\"]}]\n"})
+	m, err := Load(filepath.Join(dir, "forge.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := map[string]string{"JUDGE_KEY": "sk-judge-0123456789"}
+	look := func(k string) (string, bool) { v, ok := host[k]; return v, ok }
+	p, err := m.Plan(Overrides{Lookup: look})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"KEY": "sk-judge-0123456789", "MODE": "strict", "PLAIN": "x"}
+	if got := p.Jobs[0].Verify.Env; !reflect.DeepEqual(got, want) {
+		t.Errorf("verifier env %v, want %v", got, want)
+	}
+	if !slices.Contains(p.SecretValues(), "sk-judge-0123456789") {
+		t.Errorf("secret values %q lack the host's key", p.SecretValues())
+	}
+	_, err = m.Plan(Overrides{Lookup: look, Oracle: true})
+	var me *MissingSecretsError
+	if !errors.As(err, &me) || !slices.Equal(me.Missing["SOLVE_TOKEN"], []string{"task judged"}) {
+		t.Errorf("--oracle without SOLVE_TOKEN: %v", err)
+	}
+	host["SOLVE_TOKEN"] = "tok-0123456789"
+	if p, err = m.Plan(Overrides{Lookup: look, Oracle: true}); err != nil || p.Jobs[0].Env["TOKEN"] != "tok-0123456789" {
+		t.Errorf("--oracle with SOLVE_TOKEN: %v, env %v", err, p.Jobs[0].Env)
+	}
+	delete(host, "JUDGE_KEY")
+	if _, err := m.Plan(Overrides{Lookup: look}); !errors.As(err, &me) || !slices.Equal(me.Missing["JUDGE_KEY"], []string{"task judged"}) {
+		t.Errorf("without JUDGE_KEY: %v", err)
 	}
 }

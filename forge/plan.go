@@ -69,6 +69,9 @@ type Plan struct {
 	// NotRun are the candidates left out for a missing secret.
 	NotRun []NotRun
 	Jobs   []runner.Job
+	// hostValues are what Harbor tasks' env took from the host
+	// (fromHost): as secret as secrets.
+	hostValues []string
 	// JudgeSecrets are each judge's secrets (scoring's secrets:), by the
 	// judge's name.
 	JudgeSecrets map[string]map[string]string
@@ -98,6 +101,11 @@ func (p *Plan) SecretValues() []string {
 	for _, j := range p.Jobs {
 		all = append(all, j.Secrets)
 	}
+	host := map[string]string{}
+	for _, v := range p.hostValues {
+		host[v] = v
+	}
+	all = append(all, host)
 	for _, secrets := range all {
 		for _, v := range secrets {
 			if !seen[v] {
@@ -181,7 +189,16 @@ func (m *Manifest) Plan(o Overrides) (*Plan, error) {
 	mustRefuse := false
 	ofDefaults := pass(o.Lookup, nil, m.Defaults.Passing).missing // the candidates' concern
 	for _, t := range tasks {
-		for _, k := range pass(o.Lookup, t.Env, m.Defaults.Passing, t.Passing).missing {
+		lack := pass(o.Lookup, t.Env, m.Defaults.Passing, t.Passing).missing
+		if t.hostVars { // what its verifier (and the oracle) take from the host
+			var secret []string
+			for _, env := range t.hostEnvs(o.Oracle) {
+				_, miss, s := fromHost(o.Lookup, env)
+				lack, secret = append(lack, miss...), append(secret, s...)
+			}
+			p.hostValues = append(p.hostValues, secret...)
+		}
+		for _, k := range lack {
 			if slices.Contains(ofDefaults, k) {
 				continue
 			}
@@ -293,7 +310,8 @@ func (m *Manifest) job(c Candidate, task *Task, trial int, o Overrides, memo *jo
 			if env == nil {
 				env = map[string]string{}
 			}
-			maps.Copy(env, t.solutionEnv)
+			solution, _, _ := fromHost(o.Lookup, t.solutionEnv)
+			maps.Copy(env, solution)
 			given.env = env
 		}
 	}
@@ -321,6 +339,9 @@ func (m *Manifest) job(c Candidate, task *Task, trial int, o Overrides, memo *jo
 	verify, ok := memo.verify[t.ID]
 	if !ok {
 		verify = t.Verify.over(d.Verify).job()
+		if verify != nil && t.hostVars && len(verify.Env) > 0 {
+			verify.Env, _, _ = fromHost(o.Lookup, verify.Env)
+		}
 		memo.verify[t.ID] = verify
 	}
 	hidden, ok := memo.hidden[t.ID]
