@@ -364,51 +364,34 @@ var quoted = regexp.MustCompile(`"((?:[^"\\]|\\.)*)"`)
 // their words become the user's (Plain).
 func Place(err error, n *yaml.Node, path string) []error {
 	var out []error
-	var visit func(error)
-	visit = func(err error) {
-		var ye *Error
-		var te *yaml.TypeError
-		joined, isJoined := err.(interface{ Unwrap() []error })
-		switch {
-		case errors.As(err, &ye) && ye == err:
-			c := *ye
-			if c.Field == "" {
-				raw := c.Msg
-				c.Msg = Plain(c.Msg)
-				hint := hintOf(raw, c.Msg)
-				if c.Line == 0 {
-					c.Line, c.Col, c.Field = n.Line, n.Column, path
-				} else if at, p := locate(n, path, c.Line, c.Col, hint); at != nil {
-					c.Col, c.Field = at.Column, p
-				}
+	flatten(err, func(c Error) {
+		if c.Field == "" {
+			raw := c.Msg
+			c.Msg = Plain(c.Msg)
+			hint := hintOf(raw, c.Msg)
+			if c.Line == 0 {
+				c.Line, c.Col, c.Field = n.Line, n.Column, path
+			} else if at, p := locate(n, path, c.Line, c.Col, hint); at != nil {
+				c.Col, c.Field = at.Column, p
 			}
-			out = append(out, &c)
-		case isJoined:
-			for _, e := range joined.Unwrap() {
-				visit(e)
-			}
-		case errors.As(err, &te):
-			for _, s := range te.Errors {
-				sub := typeLine.FindStringSubmatch(s)
-				if sub == nil {
-					out = append(out, At(n, path, Plain(s)))
-					continue
-				}
-				line, _ := strconv.Atoi(sub[1])
-				e := &Error{Line: line, Msg: Plain(sub[2])}
-				hint := hintOf(sub[2], e.Msg)
-				if at, p := locate(n, path, line, 0, hint); at != nil {
-					e.Col, e.Field = at.Column, p
-				}
-				out = append(out, e)
-			}
-		case errors.As(err, &ye):
-			visit(ye)
-		default:
-			out = append(out, At(n, path, Plain(strings.TrimPrefix(err.Error(), "yaml: "))))
 		}
-	}
-	visit(err)
+		out = append(out, &c)
+	}, func(s string) {
+		sub := typeLine.FindStringSubmatch(s)
+		if sub == nil {
+			out = append(out, At(n, path, Plain(s)))
+			return
+		}
+		line, _ := strconv.Atoi(sub[1])
+		e := &Error{Line: line, Msg: Plain(sub[2])}
+		hint := hintOf(sub[2], e.Msg)
+		if at, p := locate(n, path, line, 0, hint); at != nil {
+			e.Col, e.Field = at.Column, p
+		}
+		out = append(out, e)
+	}, func(err error) {
+		out = append(out, At(n, path, Plain(strings.TrimPrefix(err.Error(), "yaml: "))))
+	})
 	return out
 }
 

@@ -277,34 +277,42 @@ func InFile(err error, file string, rewrite func(string) string) []error {
 		rewrite = func(s string) string { return s }
 	}
 	var out []error
-	var visit func(error)
-	visit = func(err error) {
-		var ye *Error
-		var te *yaml.TypeError
-		joined, isJoined := err.(interface{ Unwrap() []error })
-		switch {
-		case errors.As(err, &ye) && ye == err:
-			c := *ye
-			if c.File == "" {
-				c.File = file
-			}
-			out = append(out, &c)
-		case isJoined:
-			for _, e := range joined.Unwrap() {
-				visit(e)
-			}
-		case errors.As(err, &te):
-			for _, line := range te.Errors {
-				out = append(out, fromYAML(file, line, rewrite))
-			}
-		case errors.As(err, &ye):
-			visit(ye)
-		default:
-			out = append(out, fromYAML(file, err.Error(), rewrite))
+	flatten(err, func(c Error) {
+		if c.File == "" {
+			c.File = file
 		}
-	}
-	visit(err)
+		out = append(out, &c)
+	}, func(line string) {
+		out = append(out, fromYAML(file, line, rewrite))
+	}, func(err error) {
+		out = append(out, fromYAML(file, err.Error(), rewrite))
+	})
 	return out
+}
+
+// flatten is the one walk Place and InFile make of a decoder's error: each
+// *Error it holds (through joins and wrapping) to onError, a copy; each
+// line of a yaml.TypeError to onLine; anything else to onOther.
+func flatten(err error, onError func(Error), onLine func(string), onOther func(error)) {
+	var ye *Error
+	var te *yaml.TypeError
+	joined, isJoined := err.(interface{ Unwrap() []error })
+	switch {
+	case errors.As(err, &ye) && ye == err:
+		onError(*ye)
+	case isJoined:
+		for _, e := range joined.Unwrap() {
+			flatten(e, onError, onLine, onOther)
+		}
+	case errors.As(err, &te):
+		for _, s := range te.Errors {
+			onLine(s)
+		}
+	case errors.As(err, &ye):
+		flatten(ye, onError, onLine, onOther)
+	default:
+		onOther(err)
+	}
 }
 
 // fromYAML places a message of yaml.v3 ("line 3: …") at its line.
