@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/internal/testfiles"
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/runner/daytona/daytonatest"
 )
@@ -79,7 +80,7 @@ func TestDaytonaHarborSnooperFindsNothing(t *testing.T) {
 	t.Parallel()
 	srv := harborEmulator(t)
 	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{
+	testfiles.Write(t, dir, map[string]string{
 		"forge.yaml": "harbor: tasks\ncandidates:\n  - id: snoop\n    script: snoop.sh\nscoring:\n  - type: verifier\n",
 		"snoop.sh": `{ pwd; ls -a /tests /logs /solution 2>&1; find / -xdev \( -name 'test.sh' -o -name 'solve.sh' -o -name 'secret-answer*' \) 2>/dev/null; } > /app/snooped.txt
 echo done > /app/done.txt
@@ -127,7 +128,7 @@ func TestDaytonaBrokenTaskImageFailsThatTaskAlone(t *testing.T) {
 	}
 	maps.Copy(files, task("good", "FROM python:3.12-slim\nWORKDIR /app\n"))
 	maps.Copy(files, task("bad", "FROM python:3.12-slim\nRUN echo the compiler is missing >&2; exit 7\nWORKDIR /app\n"))
-	writeFiles(t, dir, files)
+	testfiles.Write(t, dir, files)
 	rec, _, stderr := playDaytona(t, srv, dir, 3, "b1", "--quiet")
 	for _, r := range rec.Results {
 		switch r.TaskID {
@@ -171,28 +172,25 @@ func playDaytona(t *testing.T, srv *daytonatest.Server, dir string, want int, id
 	return readResults(t, filepath.Join(dir, "artifacts", id, "results.json")), out.String(), errOut.String()
 }
 
-// writeFiles writes files (by slash-separated path) under dir.
-func writeFiles(t *testing.T, dir string, files map[string]string) {
+// harborTasks starts an emulator and writes, in a fresh directory, a
+// manifest whose one candidate does nothing, judged by the verifiers of
+// the Harbor tasks in tasks/ (files, by path).
+func harborTasks(t *testing.T, files map[string]string) (*daytonatest.Server, string) {
 	t.Helper()
-	for name, body := range files {
-		path := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	srv := harborEmulator(t)
+	dir := t.TempDir()
+	testfiles.Write(t, dir, map[string]string{
+		"forge.yaml": "harbor: tasks\ncandidates:\n  - id: a\n    script: a.sh\nscoring:\n  - type: verifier\n",
+		"a.sh":       "true\n",
+	})
+	testfiles.Write(t, dir, files)
+	return srv, dir
 }
 
 // A Harbor task's [verifier] user is who its tests run as.
 func TestDaytonaHarborVerifierUser(t *testing.T) {
 	t.Parallel()
-	srv := harborEmulator(t)
-	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{
-		"forge.yaml":                       "harbor: tasks\ncandidates:\n  - id: a\n    script: a.sh\nscoring:\n  - type: verifier\n",
-		"a.sh":                             "true\n",
+	srv, dir := harborTasks(t, map[string]string{
 		"tasks/who/task.toml":              "version = \"1.0\"\n[verifier]\nuser = \"nobody\"\n",
 		"tasks/who/instruction.md":         "Nothing to do.\n",
 		"tasks/who/environment/Dockerfile": "FROM python:3.12-slim\nWORKDIR /app\n",
@@ -211,12 +209,8 @@ func TestDaytonaHarborVerifierUser(t *testing.T) {
 // "${JUDGE_KEY}" is the .env's, which no file of the run holds.
 func TestDaytonaHarborPrebuiltImageAndSolutionEnv(t *testing.T) {
 	t.Parallel()
-	srv := harborEmulator(t)
-	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{
-		"forge.yaml": "harbor: tasks\ncandidates:\n  - id: a\n    script: a.sh\nscoring:\n  - type: verifier\n",
-		"a.sh":       "true\n",
-		".env":       "JUDGE_KEY=sk-judge-abcdef0123456789\n",
+	srv, dir := harborTasks(t, map[string]string{
+		".env": "JUDGE_KEY=sk-judge-abcdef0123456789\n",
 		"tasks/seeded/task.toml": "version = \"1.0\"\n[environment]\ndocker_image = \"ghcr.io/org/seeded:1\"\n" +
 			"[solution]\nenv = {SEED = \"42\"}\n[verifier]\nenv = {KEY = \"${JUDGE_KEY}\"}\n",
 		"tasks/seeded/instruction.md":    "Write the seed to /tmp/seed.\n",

@@ -9,21 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-// writeTask writes a Harbor task directory: its files by path.
-func writeTask(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	for name, body := range files {
-		path := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
+	"github.com/forge-run/forge/internal/testfiles"
+)
 
 // TestReadHarborTasks: both task.toml layouts in use, a directory of
 // tasks sorted by name, sizes written as numbers or strings, unknown keys
@@ -68,10 +56,10 @@ gpus = 1
 warm = true
 `}
 	for name, files := range map[string]map[string]string{"b-older": older, "a-newer": newer, "c-newer": newer} {
-		writeTask(t, filepath.Join(dir, name), common)
-		writeTask(t, filepath.Join(dir, name), files)
+		testfiles.Write(t, filepath.Join(dir, name), common)
+		testfiles.Write(t, filepath.Join(dir, name), files)
 	}
-	writeTask(t, filepath.Join(dir, "not-a-task"), map[string]string{"README.md": "x"})
+	testfiles.Write(t, filepath.Join(dir, "not-a-task"), map[string]string{"README.md": "x"})
 	tasks, notes, err := ReadHarborTasks(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -122,8 +110,8 @@ func TestHarborTaskErrors(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "task")
-			writeTask(t, dir, base)
-			writeTask(t, dir, c.files)
+			testfiles.Write(t, dir, base)
+			testfiles.Write(t, dir, c.files)
 			if c.drop != "" {
 				os.Remove(filepath.Join(dir, filepath.FromSlash(c.drop)))
 			}
@@ -202,10 +190,10 @@ func TestHarborImageAndSolutionEnv(t *testing.T) {
 		"both": {"task.toml": "version = \"1.0\"\n[environment]\ndocker_image = \"ghcr.io/org/both:2\"\n",
 			"environment/Dockerfile": "FROM python:3.12-slim\n"},
 	} {
-		writeTask(t, filepath.Join(dir, "tasks", name), base)
-		writeTask(t, filepath.Join(dir, "tasks", name), files)
+		testfiles.Write(t, filepath.Join(dir, "tasks", name), base)
+		testfiles.Write(t, filepath.Join(dir, "tasks", name), files)
 	}
-	writeTask(t, dir, map[string]string{"forge.yaml": "objective: x\nharbor: tasks\ncandidates: [{id: a, command: [\"true\"]}]\n"})
+	testfiles.Write(t, dir, map[string]string{"forge.yaml": "objective: x\nharbor: tasks\ncandidates: [{id: a, command: [\"true\"]}]\n"})
 	m, err := Load(filepath.Join(dir, "forge.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -260,12 +248,12 @@ func TestTasksSelectByField(t *testing.T) {
 // from the host is masked as a secret is.
 func TestHarborEnvFromHost(t *testing.T) {
 	dir := t.TempDir()
-	writeTask(t, filepath.Join(dir, "tasks", "judged"), map[string]string{
+	testfiles.Write(t, filepath.Join(dir, "tasks", "judged"), map[string]string{
 		"task.toml": "version = \"1.0\"\n[verifier]\nenv = {KEY = \"${JUDGE_KEY}\", MODE = \"${JUDGE_MODE:-strict}\", PLAIN = \"x\"}\n" +
 			"[solution]\nenv = {TOKEN = \"${SOLVE_TOKEN}\"}\n",
 		"instruction.md": "x", "tests/test.sh": "true\n", "solution/solve.sh": "true\n",
 		"environment/Dockerfile": "FROM python:3.12-slim\n"})
-	writeTask(t, dir, map[string]string{"forge.yaml": "objective: x\nharbor: tasks\ncandidates: [{id: a, command: [\"true\"]}]\n"})
+	testfiles.Write(t, dir, map[string]string{"forge.yaml": "objective: x\nharbor: tasks\ncandidates: [{id: a, command: [\"true\"]}]\n"})
 	m, err := Load(filepath.Join(dir, "forge.yaml"))
 	if err != nil {
 		t.Fatal(err)
