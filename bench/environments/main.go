@@ -31,6 +31,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/forge-run/forge/bench/internal/forgebin"
 	"github.com/forge-run/forge/forge"
 	"github.com/forge-run/forge/runner/daytona/daytonatest"
 )
@@ -62,18 +63,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	tmp, err := os.MkdirTemp("", "forge-bench-env-")
+	bin, tmp, remove, err := forgebin.Build("forge-bench-env-", stderr)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
-	bin := filepath.Join(tmp, "forge")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Dir = repoRoot()
-	build.Stderr = stderr
-	if err := build.Run(); err != nil {
-		return fmt.Errorf("go build: %w", err)
-	}
+	defer remove()
 	at := "all at once"
 	if c.concurrency > 0 {
 		at = fmt.Sprintf("%d at once", c.concurrency)
@@ -192,16 +186,4 @@ func playBackend(stdout io.Writer, c config, bin, dir, backend string) error {
 	fmt.Fprintf(stdout, "%-9s target: the build round's wall %.1fs <= build %.1fs + 1.3 × one trial %.1fs = %.1fs: %s\n\n",
 		backend, buildWall, buildSecs, trial, limit, verdict)
 	return nil
-}
-
-// repoRoot is the module's root: this file's directory's grandparent when
-// run with go run from the repository, else the working directory.
-func repoRoot() string {
-	wd, _ := os.Getwd()
-	for d := wd; d != filepath.Dir(d); d = filepath.Dir(d) {
-		if b, err := os.ReadFile(filepath.Join(d, "go.mod")); err == nil && bytes.Contains(b, []byte("module github.com/forge-run/forge\n")) {
-			return d
-		}
-	}
-	return wd
 }

@@ -30,6 +30,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/forge-run/forge/bench/internal/forgebin"
 	"github.com/forge-run/forge/forge"
 	"github.com/forge-run/forge/runner/daytona/daytonatest"
 )
@@ -52,17 +53,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if !daytonatest.RootFS() {
 		return errors.New("the emulator needs root and overlayfs to give sandboxes /app, /tests and /logs")
 	}
-	tmp, err := os.MkdirTemp("", "forge-bench-harbor-")
+	bin, tmp, remove, err := forgebin.Build("forge-bench-harbor-", stderr)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
-	bin := filepath.Join(tmp, "forge")
-	gb := exec.Command("go", "build", "-o", bin, ".")
-	gb.Stderr = stderr
-	if err := gb.Run(); err != nil {
-		return fmt.Errorf("go build (run it from the repository's root): %w", err)
-	}
+	defer remove()
 	dir := filepath.Join(tmp, "suite")
 	if err := writeSuite(dir, *tasks); err != nil {
 		return err
