@@ -14,8 +14,11 @@ import (
 )
 
 // enterView moves the locked calling thread into a new private mount
-// namespace where v.readOnly is bind-mounted read-only and each of v.hidden
-// is covered by an empty read-only tmpfs. unshare(CLONE_FS) is what lets one
+// namespace where v.readOnly is bind-mounted read-only, each of v.hidden
+// is covered by an empty read-only tmpfs and each of v.etc's files is bound
+// over its path (by path: a bind from a file forge holds open, which is in
+// forge's own namespace, is refused); and, with v.noNetwork, into a network
+// namespace of its own with only lo up. unshare(CLONE_FS) is what lets one
 // thread do it, and why it can never run Go code again (changed, even on error).
 // Its errors never wrap the errno: a failed mount is forge's, not the candidate's.
 func enterView(v view) (changed bool, err error) {
