@@ -42,8 +42,10 @@ func newGCCmd(env *Env, runF func(context.Context, *gcOptions) error) *cobra.Com
 		Short: "Delete what forge left: local environments, and Daytona sandboxes and snapshots no live run uses",
 		Long: `Delete what forge left behind and no live forge uses:
 
-  local    environments in the cache ($XDG_CACHE_HOME/forge/env) last used more
-           than --older-than ago, and what interrupted or failed builds left there;
+  local    environments in the cache ($XDG_CACHE_HOME/forge/env; as root
+           /var/cache/forge/env, and the one under root's home an older forge
+           used) last used more than --older-than ago, and what interrupted or
+           failed builds left there;
   daytona  sandboxes forge labelled that no live run owns, created more than
            --older-than ago, then forge's environment snapshots (forge-env-*) that
            no remaining sandbox was created from, last used more than --older-than ago.
@@ -71,9 +73,9 @@ Both by default; Daytona only when an API key is configured (DAYTONA_API_KEY, or
 func runGC(ctx context.Context, o *gcOptions) error {
 	var errs []error
 	if !o.onlyDaytona {
-		root, err := local.DefaultEnvCache()
-		if err == nil {
-			err = local.GCEnvironments(root, local.GCOptions{OlderThan: o.OlderThan, DryRun: o.DryRun}, o.env.Stdout)
+		roots, err := local.EnvCaches()
+		for _, root := range roots {
+			err = errors.Join(err, local.GCEnvironments(root, local.GCOptions{OlderThan: o.OlderThan, DryRun: o.DryRun}, o.env.Stdout))
 		}
 		if err != nil {
 			errs = append(errs, withCode(ExitInfra, err))

@@ -49,6 +49,25 @@ func DefaultEnvCache() (string, error) {
 	return filepath.Join(dir, "forge", "env"), nil
 }
 
+// EnvCaches are the caches forge gc looks in: DefaultEnvCache, then, for
+// root, the one under its home an older forge used (os.UserCacheDir's),
+// when that is another directory and is there.
+func EnvCaches() ([]string, error) {
+	root, err := DefaultEnvCache()
+	if err != nil {
+		return nil, err
+	}
+	out := []string{root}
+	if dir, err := os.UserCacheDir(); err == nil {
+		if old := filepath.Join(dir, "forge", "env"); old != root {
+			if fi, err := os.Stat(old); err == nil && fi.IsDir() {
+				out = append(out, old)
+			}
+		}
+	}
+	return out, nil
+}
+
 var _ runner.Builder = (*Runner)(nil)
 
 // envState is what a Runner knows of one environment.
