@@ -41,9 +41,9 @@
 // where forge may mount, an /etc/passwd and /etc/group of the job's own name
 // it.
 // Environments are built by another uid of the range, which no job is. When
-// the job ends, what its uid left at the top of /tmp, /var/tmp and /dev/shm
-// is removed, and the pgroup tier's sweep also ends every process running
-// as it. Options.User = UserRoot, or forge not being root, runs jobs as
+// the job ends, what its uid left at the top of /tmp, /var/tmp, /dev/shm and
+// /run/lock is removed, and the pgroup tier's sweep also ends every process
+// running as it. Options.User = UserRoot, or forge not being root, runs jobs as
 // forge's user. Plain jobs (judges) always run as forge's user.
 //
 // # Environments

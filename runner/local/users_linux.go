@@ -198,7 +198,7 @@ func give(dir string, j *jobUser) error {
 
 // sharedTemps are the world-writable directories a job may leave files in;
 // they go with the job (end), as systemd does for its dynamic users.
-var sharedTemps = []string{"/tmp", "/var/tmp", "/dev/shm"}
+var sharedTemps = []string{"/tmp", "/var/tmp", "/dev/shm", "/run/lock"}
 
 // removeLeftovers removes what j left at the top of the shared temporary
 // directories but keep (the job's own directories, which cleanup removes);
