@@ -204,18 +204,20 @@ func TestDaytonaHarborVerifierUser(t *testing.T) {
 }
 
 // A Harbor task with a prebuilt image ([environment] docker_image, no
-// Dockerfile) plays in a snapshot of that image, and --oracle runs its
-// solve.sh with [solution] env, which the verifier checks; the verifier's
-// "${JUDGE_KEY}" is the .env's, which no file of the run holds.
+// Dockerfile) plays in a snapshot of that image, in its [environment]
+// workdir, and --oracle runs its solve.sh there with [solution] env, which
+// the verifier checks; the verifier's "${JUDGE_KEY}" is the .env's, which
+// no file of the run holds.
 func TestDaytonaHarborPrebuiltImageAndSolutionEnv(t *testing.T) {
 	t.Parallel()
 	srv, dir := harborTasks(t, map[string]string{
 		".env": "JUDGE_KEY=sk-judge-abcdef0123456789\n",
-		"tasks/seeded/task.toml": "version = \"1.0\"\n[environment]\ndocker_image = \"ghcr.io/org/seeded:1\"\n" +
+		"tasks/seeded/task.toml": "version = \"1.0\"\n[environment]\ndocker_image = \"ghcr.io/org/seeded:1\"\nworkdir = \"/srv/task\"\n" +
 			"[solution]\nenv = {SEED = \"42\"}\n[verifier]\nenv = {KEY = \"${JUDGE_KEY}\"}\n",
 		"tasks/seeded/instruction.md":    "Write the seed to /tmp/seed.\n",
-		"tasks/seeded/solution/solve.sh": "echo \"$SEED\" > /tmp/seed\n",
-		"tasks/seeded/tests/test.sh": "echo \"key: $KEY\"\n[ \"$KEY\" = sk-judge-abcdef0123456789 ] && [ \"$(cat /tmp/seed 2>/dev/null)\" = 42 ] && " +
+		"tasks/seeded/solution/solve.sh": "echo \"$SEED\" > /tmp/seed; pwd > /tmp/where\n",
+		"tasks/seeded/tests/test.sh": "echo \"key: $KEY\"; echo \"solved in $(cat /tmp/where)\"\n" +
+			"[ \"$KEY\" = sk-judge-abcdef0123456789 ] && [ \"$(cat /tmp/seed 2>/dev/null)\" = 42 ] && [ \"$(cat /tmp/where)\" = /srv/task ] && " +
 			"echo 1 > /logs/verifier/reward.txt || echo 0 > /logs/verifier/reward.txt\n",
 	})
 	rec, _, _ := playDaytona(t, srv, dir, 0, "o1", "--quiet", "--oracle")

@@ -14,6 +14,7 @@ import (
 	"maps"
 	"math"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -47,6 +48,9 @@ type HarborTask struct {
 	// built already, which Harbor starts instead of building one.
 	Dockerfile  string
 	DockerImage string
+	// Workdir is [environment] workdir: where the agent starts, over the
+	// image's WORKDIR (absolute); "" when not said.
+	Workdir string
 	// CPUs, MemoryMB and StorageMB are what the environment asks for (0:
 	// not said); AllowInternet is nil when not said.
 	CPUs                float64
@@ -79,6 +83,7 @@ type harborConfig struct {
 	} `toml:"solution"`
 	Environment struct {
 		DockerImage     string   `toml:"docker_image"`
+		Workdir         string   `toml:"workdir"`
 		BuildTimeoutSec *float64 `toml:"build_timeout_sec"`
 		CPUs            *float64 `toml:"cpus"`
 		MemoryMB        *int64   `toml:"memory_mb"`
@@ -133,21 +138,27 @@ func ReadHarborTasks(dir string) (tasks []HarborTask, notes []string, err error)
 // readHarborTask reads one task directory, and the keys of its task.toml
 // forge does not know.
 func readHarborTask(dir string) (HarborTask, []string, error) {
-	path := filepath.Join(dir, "task.toml")
-	b, err := os.ReadFile(path)
+	file := filepath.Join(dir, "task.toml")
+	b, err := os.ReadFile(file)
 	if err != nil {
 		return HarborTask{}, nil, err
 	}
 	var c harborConfig
 	md, err := toml.Decode(string(b), &c)
 	if err != nil {
-		return HarborTask{}, nil, tomlError(path, err)
+		return HarborTask{}, nil, tomlError(file, err)
 	}
 	t := HarborTask{Dir: dir, ID: filepath.Base(dir), VerifierEnv: c.Verifier.Env, VerifierUser: c.Verifier.User,
 		SolutionEnv: c.Solution.Env, DockerImage: strings.TrimSpace(c.Environment.DockerImage),
 		AllowInternet: c.Environment.AllowInternet, Metadata: map[string]any{}}
 	if md.IsDefined("environment", "docker_image") && (t.DockerImage == "" || strings.ContainsAny(t.DockerImage, " \t\n")) {
-		return HarborTask{}, nil, fmt.Errorf("%s: environment.docker_image = %q: want an image such as \"python:3.12-slim\"", path, c.Environment.DockerImage)
+		return HarborTask{}, nil, fmt.Errorf("%s: environment.docker_image = %q: want an image such as \"python:3.12-slim\"", file, c.Environment.DockerImage)
+	}
+	if md.IsDefined("environment", "workdir") {
+		var ok bool
+		if t.Workdir, ok = imageDir(c.Environment.Workdir); !ok {
+			return HarborTask{}, nil, fmt.Errorf("%s: environment.workdir = %q: want an absolute path such as \"/app\", without . or ..", file, c.Environment.Workdir)
+		}
 	}
 	instruction, err := os.ReadFile(filepath.Join(dir, "instruction.md"))
 	if err != nil {
@@ -178,7 +189,7 @@ func readHarborTask(dir string) (HarborTask, []string, error) {
 			continue
 		}
 		if *v.sec <= 0 {
-			return HarborTask{}, nil, fmt.Errorf("%s: %s = %v: want a number of seconds above 0", path, v.key, *v.sec)
+			return HarborTask{}, nil, fmt.Errorf("%s: %s = %v: want a number of seconds above 0", file, v.key, *v.sec)
 		}
 		*v.into = time.Duration(*v.sec * float64(time.Second))
 	}
@@ -186,10 +197,10 @@ func readHarborTask(dir string) (HarborTask, []string, error) {
 		t.CPUs = *c.Environment.CPUs
 	}
 	if t.MemoryMB, err = megabytes(c.Environment.MemoryMB, c.Environment.Memory); err != nil {
-		return HarborTask{}, nil, fmt.Errorf("%s: environment.memory: %w", path, err)
+		return HarborTask{}, nil, fmt.Errorf("%s: environment.memory: %w", file, err)
 	}
 	if t.StorageMB, err = megabytes(c.Environment.StorageMB, c.Environment.Storage); err != nil {
-		return HarborTask{}, nil, fmt.Errorf("%s: environment.storage: %w", path, err)
+		return HarborTask{}, nil, fmt.Errorf("%s: environment.storage: %w", file, err)
 	}
 	for k, v := range c.Metadata {
 		t.Metadata[k] = v
@@ -208,6 +219,14 @@ func readHarborTask(dir string) (HarborTask, []string, error) {
 		}
 	}
 	return t, unknown, nil
+}
+
+// imageDir is w as a directory of an image: absolute, without . or ..
+// components, nothing a Dockerfile line cannot hold.
+func imageDir(w string) (string, bool) {
+	clean := path.Clean(w)
+	ok := path.IsAbs(w) && (clean == w || clean+"/" == w) && !strings.ContainsAny(w, "\n\r\"")
+	return clean, ok
 }
 
 // tomlTypeError is how the TOML decoder says a value has the wrong type.
@@ -294,6 +313,9 @@ func (ht HarborTask) task() (Task, error) {
 	}
 	if err != nil {
 		return Task{}, err
+	}
+	if ht.Workdir != "" { // the image's own WORKDIR is then where the agent starts
+		env.Dockerfile = strings.TrimRight(env.Dockerfile, "\n") + "\nWORKDIR " + ht.Workdir + "\n"
 	}
 	gb := func(mb int64) int { return int((mb + 1023) / 1024) }
 	env.CPU, env.MemoryGB, env.DiskGB = int(math.Ceil(ht.CPUs)), gb(ht.MemoryMB), gb(ht.StorageMB)

@@ -105,6 +105,8 @@ func TestHarborTaskErrors(t *testing.T) {
 		"bad size":     {map[string]string{"task.toml": "[environment]\nmemory = \"lots\"\n"}, "", `environment.memory: "lots": want a size`},
 		"compose":      {map[string]string{"environment/docker-compose.yaml": "services: {}\n"}, "", "environment/docker-compose.yaml (several containers): not supported yet"},
 		"empty image":  {map[string]string{"task.toml": "[environment]\ndocker_image = \"\"\n"}, "", `environment.docker_image = "": want an image`},
+		"relative dir": {map[string]string{"task.toml": "[environment]\nworkdir = \"workspace\"\n"}, "", `environment.workdir = "workspace": want an absolute path`},
+		"dotdot dir":   {map[string]string{"task.toml": "[environment]\nworkdir = \"/work/../secret\"\n"}, "", `environment.workdir = "/work/../secret": want an absolute path`},
 		"no verifier":  {nil, "tests/test.sh", "needs tests/test.sh"},
 		"no objective": {nil, "instruction.md", "needs instruction.md"},
 	} {
@@ -180,14 +182,15 @@ func TestHarborSuitePlan(t *testing.T) {
 
 // TestHarborImageAndSolutionEnv: a task whose [environment] docker_image
 // names an image built already starts from it (over its Dockerfile, as
-// Harbor does), in its WORKDIR; --oracle runs solve.sh with [solution] env,
-// which the candidates never get.
+// Harbor does), in its WORKDIR, or in its [environment] workdir when it
+// gives one; --oracle runs solve.sh with [solution] env, which the
+// candidates never get.
 func TestHarborImageAndSolutionEnv(t *testing.T) {
 	dir := t.TempDir()
 	base := map[string]string{"instruction.md": "x", "tests/test.sh": "echo 1 > /logs/verifier/reward.txt\n", "solution/solve.sh": "true\n"}
 	for name, files := range map[string]map[string]string{
 		"prebuilt": {"task.toml": "version = \"1.0\"\n[environment]\ndocker_image = \"ghcr.io/org/prebuilt:1\"\n[solution]\nenv = {SEED = \"7\"}\n"},
-		"both": {"task.toml": "version = \"1.0\"\n[environment]\ndocker_image = \"ghcr.io/org/both:2\"\n",
+		"both": {"task.toml": "version = \"1.0\"\n[environment]\ndocker_image = \"ghcr.io/org/both:2\"\nworkdir = \"/home/agent/\"\n",
 			"environment/Dockerfile": "FROM python:3.12-slim\n"},
 	} {
 		testfiles.Write(t, filepath.Join(dir, "tasks", name), base)
@@ -204,7 +207,7 @@ func TestHarborImageAndSolutionEnv(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, j := range p.Jobs {
-			want := map[string]string{"both": "FROM ghcr.io/org/both:2\n", "prebuilt": "FROM ghcr.io/org/prebuilt:1\n"}[j.TaskID]
+			want := map[string]string{"both": "FROM ghcr.io/org/both:2\nWORKDIR /home/agent\n", "prebuilt": "FROM ghcr.io/org/prebuilt:1\n"}[j.TaskID]
 			if e := j.Environment; e == nil || e.Dockerfile != want || len(e.ContextFiles) != 0 || !j.InImageWorkdir {
 				t.Errorf("%s: environment %+v, in its WORKDIR %v; want one from %q", j.Name(), e, j.InImageWorkdir, want)
 			}
