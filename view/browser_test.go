@@ -83,6 +83,35 @@ func must(t *testing.T, err error) {
 	}
 }
 
+// serve serves s on a loopback port until the test ends; its base URL.
+func serve(t *testing.T, s *view.Server) string {
+	t.Helper()
+	ln, base, err := s.Listen("127.0.0.1:0")
+	must(t, err)
+	srv := &http.Server{Handler: s.Handler()}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return base
+}
+
+// chromium starts headless Chromium (bin) in a 1280×900 window with opts,
+// ended with the test, and returns a context whose actions have limit.
+func chromium(t *testing.T, bin string, limit time.Duration, opts ...chromedp.ExecAllocatorOption) context.Context {
+	t.Helper()
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.Headless, chromedp.DisableGPU, chromedp.WindowSize(1280, 900)), opts...)...)
+	t.Cleanup(cancelAlloc)
+	ctx, cancelBrowser := chromedp.NewContext(actx)
+	t.Cleanup(cancelBrowser)
+	// The browser starts on the first action, with a context that has no
+	// deadline (a deadline there would end the browser); later actions
+	// have one.
+	must(t, chromedp.Do(ctx))
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	t.Cleanup(cancel)
+	return ctx
+}
+
 // TestViewerInChromium plays the sample suite and tournament, serves them
 // and walks the viewer in headless Chromium: the runs list, the suite's
 // page and its filtered matrix, a failed trial, two runs compared, a live
@@ -109,24 +138,8 @@ func TestViewerInChromium(t *testing.T) {
 	// Through the token, as forge view serves it.
 	s, err := view.New(view.Options{Out: out, Token: browserToken})
 	must(t, err)
-	ln, base, err := s.Listen("127.0.0.1:0")
-	must(t, err)
-	srv := &http.Server{Handler: s.Handler()}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.Headless, chromedp.DisableGPU, chromedp.WindowSize(1280, 900),
-		chromedp.Flag("blink-settings", "preferredColorScheme=1"))...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	// The browser starts on the first action, with a context that has no
-	// deadline (a deadline there would end the browser); later actions
-	// have one.
-	must(t, chromedp.Do(ctx))
-	ctx, cancel = context.WithTimeout(ctx, 3*time.Minute)
-	defer cancel()
+	base := serve(t, s)
+	ctx := chromium(t, bin, 3*time.Minute, chromedp.Flag("blink-settings", "preferredColorScheme=1"))
 
 	var mu sync.Mutex
 	var console []string
@@ -428,20 +441,8 @@ func TestRunsListFitsTheWindow(t *testing.T) {
 		return "none set"
 	}})
 	must(t, err)
-	ln, base, err := s.Listen("127.0.0.1:0")
-	must(t, err)
-	srv := &http.Server{Handler: s.Handler()}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.Headless, chromedp.DisableGPU, chromedp.WindowSize(1280, 900))...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	must(t, chromedp.Do(ctx))
-	ctx, cancel = context.WithTimeout(ctx, time.Minute)
-	defer cancel()
+	base := serve(t, s)
+	ctx := chromium(t, bin, time.Minute)
 
 	// The values of the long run the list must show whole.
 	values := []string{longID, manifest, gates, "$123456790", "daytona · 1200 tasks × 10", "2026-03-14 02:00:00", rec.WinnerLine}
