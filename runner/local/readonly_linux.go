@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 
+	"github.com/forge-run/forge/internal/loopback"
 	"golang.org/x/sys/unix"
 )
 
@@ -48,7 +49,7 @@ func enterView(v view) (changed bool, err error) {
 		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
 			return true, fmt.Errorf("unshare the network namespace: %v", err)
 		}
-		if err := upLoopback(); err != nil {
+		if err := loopback.Up(); err != nil {
 			return true, err
 		}
 	}
@@ -75,28 +76,6 @@ func enterView(v view) (changed bool, err error) {
 		return true, fmt.Errorf("make %s read-only: %v", dir, err)
 	}
 	return true, nil
-}
-
-// upLoopback brings up the loopback interface of the calling thread's
-// network namespace (a new one has it down), as "ip link set lo up" does.
-func upLoopback() error {
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return fmt.Errorf("a socket for the loopback: %v", err)
-	}
-	defer unix.Close(fd)
-	ifr, err := unix.NewIfreq("lo")
-	if err != nil {
-		return err
-	}
-	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
-		return fmt.Errorf("loopback flags: %v", err)
-	}
-	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
-	if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {
-		return fmt.Errorf("bring the loopback up: %v", err)
-	}
-	return nil
 }
 
 // onLockedThread runs f on a locked OS thread, ended with its goroutine unless

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/forge-run/forge/internal/loopback"
 	"golang.org/x/sys/unix"
 )
 
@@ -190,7 +191,7 @@ func startRoot(dir, work, home string, binds []bindMount, ownNet bool, wg *sync.
 	err = r.openNamespaces(ownNet)
 	if err == nil && ownNet {
 		// A new network namespace has its loopback down.
-		err = r.inNS(upLoopback)
+		err = r.inNS(loopback.Up)
 	}
 	if err != nil {
 		stdinW.Close()
@@ -283,28 +284,6 @@ func (r *fsRoot) inNS(f func() error) error {
 		errc <- f()
 	}()
 	return <-errc
-}
-
-// upLoopback brings up the loopback interface of the calling thread's
-// network namespace, as "ip link set lo up" does.
-func upLoopback() error {
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(fd)
-	ifr, err := unix.NewIfreq("lo")
-	if err != nil {
-		return err
-	}
-	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
-		return fmt.Errorf("loopback flags: %w", err)
-	}
-	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
-	if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {
-		return fmt.Errorf("bring the loopback up: %w", err)
-	}
-	return nil
 }
 
 // stop ends the holder; its mounts go with the last process using them.
