@@ -351,40 +351,20 @@ func (b *builder) runStep(arg string) error {
 	return nil
 }
 
-// copyTree makes dst a copy of src: directories made, files copied,
-// symbolic links remade, with any target under src moved under dst.
+// copyTree makes dst a copy of the tree src: directories with their modes,
+// files copied (never linked: a sandbox writing over a file in place must
+// not change its snapshot's, nor another sandbox's), symbolic links remade,
+// with any target under src moved under dst.
 func copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
+	return walkCopy(src, func(rel string, perm os.FileMode) error {
+		return os.MkdirAll(filepath.Join(dst, rel), perm|0o700)
+	}, func(rel, target string) error {
+		if target == src || strings.HasPrefix(target, src+string(filepath.Separator)) {
+			target = dst + strings.TrimPrefix(target, src)
 		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil {
-			return err
-		}
-		to := filepath.Join(dst, rel)
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		switch {
-		case d.IsDir():
-			return os.MkdirAll(to, info.Mode().Perm()|0o700)
-		case d.Type()&os.ModeSymlink != 0:
-			target, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			if target == src || strings.HasPrefix(target, src+string(filepath.Separator)) {
-				target = dst + strings.TrimPrefix(target, src)
-			}
-			return os.Symlink(target, to)
-		case d.Type().IsRegular():
-			// Copied, never linked: a sandbox writing over a file in place
-			// must not change its snapshot's, nor another sandbox's.
-			return copyFile(p, to, info.Mode().Perm())
-		}
-		return nil // sockets, fifos: not part of an image
+		return os.Symlink(target, filepath.Join(dst, rel))
+	}, func(rel, p string, perm os.FileMode) error {
+		return copyFile(p, filepath.Join(dst, rel), perm)
 	})
 }
 
@@ -392,6 +372,35 @@ func copyTree(src, dst string) error {
 // directories made, files copied with their modes, symbolic links made as
 // they are (they name the image's paths).
 func copyIn(r *fsRoot, src, dst string) error {
+	return walkCopy(src, func(rel string, perm os.FileMode) error {
+		return r.mkdirAll(path.Join(dst, filepath.ToSlash(rel)), perm|0o700)
+	}, func(rel, target string) error {
+		return r.symlink(target, path.Join(dst, filepath.ToSlash(rel)))
+	}, func(rel, p string, perm os.FileMode) error {
+		in, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer in.Close()
+		out, err := r.create(path.Join(dst, filepath.ToSlash(rel)), perm)
+		if err != nil {
+			return err
+		}
+		_, err = io.Copy(out, in)
+		if err == nil {
+			err = out.Chmod(perm) // a file that was there keeps its mode otherwise
+		}
+		if cerr := out.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	})
+}
+
+// walkCopy is the walk copyTree and copyIn make of src: dir, link and file
+// for each directory, symbolic link (with its target) and regular file, by
+// their path relative to src; sockets and fifos are not part of an image.
+func walkCopy(src string, dir func(rel string, perm os.FileMode) error, link func(rel, target string) error, file func(rel, p string, perm os.FileMode) error) error {
 	return filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -400,38 +409,21 @@ func copyIn(r *fsRoot, src, dst string) error {
 		if err != nil {
 			return err
 		}
-		to := path.Join(dst, filepath.ToSlash(rel))
 		info, err := d.Info()
 		if err != nil {
 			return err
 		}
 		switch {
 		case d.IsDir():
-			return r.mkdirAll(to, info.Mode().Perm()|0o700)
+			return dir(rel, info.Mode().Perm())
 		case d.Type()&os.ModeSymlink != 0:
 			target, err := os.Readlink(p)
 			if err != nil {
 				return err
 			}
-			return r.symlink(target, to)
+			return link(rel, target)
 		case d.Type().IsRegular():
-			in, err := os.Open(p)
-			if err != nil {
-				return err
-			}
-			defer in.Close()
-			out, err := r.create(to, info.Mode().Perm())
-			if err != nil {
-				return err
-			}
-			_, err = io.Copy(out, in)
-			if err == nil {
-				err = out.Chmod(info.Mode().Perm()) // a file that was there keeps its mode otherwise
-			}
-			if cerr := out.Close(); err == nil {
-				err = cerr
-			}
-			return err
+			return file(rel, p, info.Mode().Perm())
 		}
 		return nil
 	})
