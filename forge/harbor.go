@@ -285,7 +285,7 @@ func (ht HarborTask) task() (Task, error) {
 		fields[k] = v
 	}
 	fields["name"] = ht.Name
-	t := Task{ID: ht.ID, Objective: ht.Instruction, Timeout: ht.AgentTimeout, Weight: 1, Fields: fields, hostVars: true,
+	t := Task{ID: ht.ID, Objective: ht.Instruction, Timeout: ht.AgentTimeout, Weight: 1, Fields: fields,
 		where:       taskPos{file: filepath.Join(ht.Dir, "task.toml")},
 		instruction: []byte(ht.Instruction),
 		Verify: &VerifySpec{Dir: filepath.Join(ht.Dir, "tests"), Command: harborVerifyCommand,
@@ -417,6 +417,11 @@ func fromHost(look Lookup, env map[string]string) (out map[string]string, missin
 	slices.Sort(missing)
 	return out, slices.Compact(missing), secret
 }
+
+// harbor reports whether t is a Harbor task's (its verifier at Harbor's
+// paths): its verifier's and solution's env values may name host
+// variables ("${NAME}": fromHost).
+func (t Task) harbor() bool { return t.Verify != nil && t.Verify.atRoot }
 
 // hostEnvs are the task's envs whose values may name host variables: its
 // verifier's, and with oracle its solution's.

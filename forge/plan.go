@@ -190,7 +190,7 @@ func (m *Manifest) Plan(o Overrides) (*Plan, error) {
 	ofDefaults := pass(o.Lookup, nil, m.Defaults.Passing).missing // the candidates' concern
 	for _, t := range tasks {
 		lack := pass(o.Lookup, t.Env, m.Defaults.Passing, t.Passing).missing
-		if t.hostVars { // what its verifier (and the oracle) take from the host
+		if t.harbor() { // what its verifier (and the oracle) take from the host
 			var secret []string
 			for _, env := range t.hostEnvs(o.Oracle) {
 				_, miss, s := fromHost(o.Lookup, env)
@@ -339,7 +339,7 @@ func (m *Manifest) job(c Candidate, task *Task, trial int, o Overrides, memo *jo
 	verify, ok := memo.verify[t.ID]
 	if !ok {
 		verify = t.Verify.over(d.Verify).job()
-		if verify != nil && t.hostVars && len(verify.Env) > 0 {
+		if verify != nil && t.harbor() && len(verify.Env) > 0 {
 			verify.Env, _, _ = fromHost(o.Lookup, verify.Env)
 		}
 		memo.verify[t.ID] = verify

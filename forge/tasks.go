@@ -50,9 +50,6 @@ type Task struct {
 	solution    []fileRef
 	solutionDir string
 	solutionEnv map[string]string
-	// hostVars: its verifier's and solution's env values may name host
-	// variables (a Harbor task's "${NAME}": fromHost).
-	hostVars bool
 	// Fields is the task as written, every key (the known ones too), each
 	// value as JSON carries it (numbers as json.Number, in their written
 	// form): what FORGE_TASK holds and what task-aware checks read.
