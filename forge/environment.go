@@ -115,20 +115,22 @@ func (m *Manifest) validateEnvironments(v *validator) {
 		case r.Name == "":
 			v.at("is empty: name one of environments:, or remove the key", append(path, "environment")...)
 		case m.Environments[r.Name] == nil:
-			known := slices.Sorted(maps.Keys(m.Environments))
-			msg := fmt.Sprintf("unknown environment %q", r.Name)
-			if len(known) > 0 {
-				msg += " (environments: " + strings.Join(known, ", ") + ")"
-			} else {
-				msg += ": the manifest has no environments:"
-			}
-			v.at(msg, append(path, "environment")...)
+			v.at(m.unknownEnvironment(r.Name), append(path, "environment")...)
 		}
 	}
 	check(m.Defaults.Environment, "defaults")
 	for i := range m.Candidates {
 		check(m.Candidates[i].Environment, "candidates", i)
 	}
+}
+
+// unknownEnvironment says that name is none of the manifest's environments.
+func (m *Manifest) unknownEnvironment(name string) string {
+	known := slices.Sorted(maps.Keys(m.Environments))
+	if len(known) == 0 {
+		return fmt.Sprintf("unknown environment %q: the manifest has no environments:", name)
+	}
+	return fmt.Sprintf("unknown environment %q (environments: %s)", name, strings.Join(known, ", "))
 }
 
 func (e *EnvironmentSpec) validate(v *validator, path ...any) {
@@ -178,18 +180,19 @@ func (e *EnvironmentSpec) check(bad func(msg string, sub ...any)) {
 // for the top-level ones, and each inline one on its reference.
 func (m *Manifest) resolveEnvironments(h io.Writer, v *validator) {
 	m.envs = map[string]*runner.Environment{}
-	resolve := func(name string, spec *EnvironmentSpec, path ...any) *runner.Environment {
+	// resolve makes spec an environment, telling bad its problems by
+	// their keys in spec.
+	resolve := func(name string, spec *EnvironmentSpec, bad func(msg string, sub ...any)) *runner.Environment {
 		if spec.Dockerfile != "" {
 			env, err := m.dockerEnvironment(h, name, spec)
 			if err != nil {
-				v.at(err.Error(), append(path, "dockerfile")...)
+				bad(err.Error(), "dockerfile")
 			}
 			return env
 		}
 		spec.files = nil
 		for j, f := range spec.Files {
-			p := append(slices.Clone(path), "files", j)
-			if ref, ok := m.addFile(h, f, func(msg string) { v.at(msg, p...) }); ok {
+			if ref, ok := m.addFile(h, f, func(msg string) { bad(msg, "files", j) }); ok {
 				spec.files = append(spec.files, ref)
 			}
 		}
@@ -205,22 +208,25 @@ func (m *Manifest) resolveEnvironments(h io.Writer, v *validator) {
 		}
 		hash, err := runner.EnvironmentHash(env)
 		if err != nil {
-			v.at(err.Error(), path...)
+			bad(err.Error())
 			return nil
 		}
 		env.Hash = hash
 		return env
 	}
+	at := func(path ...any) func(msg string, sub ...any) {
+		return func(msg string, sub ...any) { v.at(msg, append(slices.Clone(path), sub...)...) }
+	}
 	for _, name := range slices.Sorted(maps.Keys(m.Environments)) {
 		if spec := m.Environments[name]; spec != nil {
-			m.envs[name] = resolve(name, spec, "environments", name)
+			m.envs[name] = resolve(name, spec, at("environments", name))
 		}
 	}
 	ref := func(r *EnvironmentRef, name string, path ...any) {
 		switch {
 		case r == nil:
 		case r.Inline != nil:
-			r.env = resolve(name, r.Inline, append(path, "environment")...)
+			r.env = resolve(name, r.Inline, at(append(path, "environment")...))
 		default:
 			r.env = m.envs[r.Name]
 		}
@@ -236,19 +242,25 @@ func (m *Manifest) resolveEnvironments(h io.Writer, v *validator) {
 		case r == nil:
 			continue
 		case r.Inline != nil:
+			// At the task's environment key, its own keys in order before
+			// the message (a tasks file's lines place only its top keys).
 			problems := 0
-			r.Inline.check(func(msg string, sub ...any) {
+			bad := func(msg string, sub ...any) {
 				problems++
-				for _, k := range sub {
-					msg = fmt.Sprint(k) + ": " + msg
+				if len(sub) > 0 {
+					keys := make([]string, len(sub))
+					for i, k := range sub {
+						keys[i] = fmt.Sprint(k)
+					}
+					msg = strings.Join(keys, ".") + ": " + msg
 				}
 				v.errs = append(v.errs, t.where.err("environment", msg))
-			})
-			if problems == 0 {
-				r.env = resolve("task-"+t.ID, r.Inline)
+			}
+			if r.Inline.check(bad); problems == 0 {
+				r.env = resolve("task-"+t.ID, r.Inline, bad)
 			}
 		case m.envs[r.Name] == nil:
-			v.errs = append(v.errs, t.where.err("environment", fmt.Sprintf("unknown environment %q", r.Name)))
+			v.errs = append(v.errs, t.where.err("environment", m.unknownEnvironment(r.Name)))
 		default:
 			r.env = m.envs[r.Name]
 		}
@@ -261,16 +273,10 @@ func (m *Manifest) resolveEnvironments(h io.Writer, v *validator) {
 // dockerEnvironment is the environment a Dockerfile defines, its build
 // context's files (by content, into the manifest's hash h) its identity.
 func (m *Manifest) dockerEnvironment(h io.Writer, name string, spec *EnvironmentSpec) (*runner.Environment, error) {
-	abs := func(p string) string {
-		if filepath.IsAbs(p) {
-			return p
-		}
-		return filepath.Join(m.Dir, p)
-	}
-	dockerfile := abs(spec.Dockerfile)
+	dockerfile := m.abs(spec.Dockerfile)
 	context := filepath.Dir(dockerfile)
 	if spec.Context != "" {
-		context = abs(spec.Context)
+		context = m.abs(spec.Context)
 	}
 	env, err := dockerImage(name, dockerfile, context, time.Duration(spec.Timeout))
 	if err != nil {

@@ -424,11 +424,12 @@ func fromHost(look Lookup, env map[string]string) (out map[string]string, missin
 func (t Task) harbor() bool { return t.Verify != nil && t.Verify.atRoot }
 
 // hostEnvs are the task's envs whose values may name host variables: its
-// verifier's, and with oracle its solution's.
-func (t Task) hostEnvs(oracle bool) []map[string]string {
+// verifier's (over the defaults' d, as its jobs get it), and with oracle
+// its solution's.
+func (t Task) hostEnvs(d *VerifySpec, oracle bool) []map[string]string {
 	var envs []map[string]string
-	if t.Verify != nil {
-		envs = append(envs, t.Verify.Env)
+	if v := t.Verify.over(d); v != nil {
+		envs = append(envs, v.Env)
 	}
 	if oracle {
 		envs = append(envs, t.solutionEnv)

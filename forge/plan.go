@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"maps"
 	"math/rand/v2"
 	"slices"
@@ -97,22 +98,20 @@ func (p *Plan) RetriesOf(id string) int {
 func (p *Plan) SecretValues() []string {
 	seen := map[string]bool{}
 	var out []string
-	all := slices.Collect(maps.Values(p.JudgeSecrets))
-	for _, j := range p.Jobs {
-		all = append(all, j.Secrets)
-	}
-	host := map[string]string{}
-	for _, v := range p.hostValues {
-		host[v] = v
-	}
-	all = append(all, host)
-	for _, secrets := range all {
-		for _, v := range secrets {
+	add := func(secrets iter.Seq[string]) {
+		for v := range secrets {
 			if !seen[v] {
 				seen[v] = true
 				out = append(out, v)
 			}
 		}
+	}
+	add(slices.Values(p.hostValues))
+	for _, s := range p.JudgeSecrets {
+		add(maps.Values(s))
+	}
+	for _, j := range p.Jobs {
+		add(maps.Values(j.Secrets))
 	}
 	sort.Strings(out)
 	return out
@@ -192,7 +191,7 @@ func (m *Manifest) Plan(o Overrides) (*Plan, error) {
 		lack := pass(o.Lookup, t.Env, m.Defaults.Passing, t.Passing).missing
 		if t.harbor() { // what its verifier (and the oracle) take from the host
 			var secret []string
-			for _, env := range t.hostEnvs(o.Oracle) {
+			for _, env := range t.hostEnvs(m.Defaults.Verify, o.Oracle) {
 				_, miss, s := fromHost(o.Lookup, env)
 				lack, secret = append(lack, miss...), append(secret, s...)
 			}
