@@ -63,7 +63,6 @@ type budget struct {
 	all     costs            // every finished trial
 	per     map[string]costs // by candidate
 	running map[string]int   // jobs under way, by candidate
-	under   int              // jobs under way, all together
 	reached bool
 	// ended is closed, and replaced, when a job ends: what a waiting job
 	// waits for.
@@ -131,7 +130,11 @@ func (b *budget) decide(candidate string) admission {
 	if _, known := b.per[candidate]; !known && b.running[candidate] > 0 {
 		return deferred // its first trial tells what its trials cost
 	}
-	if b.all.n == 0 && b.under > 0 {
+	under := 0 // jobs under way, all together
+	for _, n := range b.running {
+		under += n
+	}
+	if b.all.n == 0 && under > 0 {
 		return deferred // no cost is known at all: the first job runs alone
 	}
 	committed := b.spent
@@ -141,7 +144,7 @@ func (b *budget) decide(candidate string) admission {
 	if committed < b.limit && committed+b.expected(candidate) <= b.limit {
 		return admitted
 	}
-	if b.under > 0 {
+	if under > 0 {
 		return deferred // a job under way may cost less than expected
 	}
 	return refused
@@ -161,7 +164,6 @@ func (b *budget) admit(ctx context.Context, job runner.Job) bool {
 		switch a {
 		case admitted:
 			b.running[job.CandidateID]++
-			b.under++
 		case refused:
 			b.reached = true
 		}
@@ -186,7 +188,6 @@ func (b *budget) done(job runner.Job, cost *runner.Cost) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.running[job.CandidateID]--
-	b.under--
 	usd := 0.0
 	if cost != nil {
 		usd = cost.USD

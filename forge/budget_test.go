@@ -14,13 +14,11 @@ func budgetWith(limit float64, seen map[string][]float64, under map[string]int) 
 	for c, usds := range seen {
 		for _, usd := range usds {
 			b.running[c]++
-			b.under++
 			b.done(runner.Job{CandidateID: c}, &runner.Cost{USD: usd})
 		}
 	}
 	for c, n := range under {
 		b.running[c] += n
-		b.under += n
 	}
 	return b
 }
@@ -70,6 +68,12 @@ func TestBudgetAdmitWaitsForCost(t *testing.T) {
 	if !b.admit(ctx, job(1)) {
 		t.Fatal("the first trial was refused")
 	}
+	// Trial 2 waits (its candidate's first trial has told no cost yet),
+	// then starts once trial 1 ends, whichever of the two comes first.
+	if b.mu.Lock(); b.decide("a") != deferred {
+		t.Fatal("trial 2 would not wait for trial 1's cost")
+	}
+	b.mu.Unlock()
 	admitted := make(chan bool)
 	go func() { admitted <- b.admit(ctx, job(2)) }()
 	b.done(job(1), &runner.Cost{USD: 0.045})
