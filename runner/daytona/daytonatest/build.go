@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/forge-run/forge/internal/text"
 )
 
 // buildSnapshot takes a new snapshot from pending to active, or to
@@ -309,7 +311,7 @@ func (b *builder) runStep(arg string) error {
 		if argv[0] != "/bin/sh" || len(argv) != 3 || argv[1] != "-c" {
 			q := make([]string, len(argv))
 			for i, a := range argv {
-				q[i] = shellQuote(a)
+				q[i] = text.ShellQuote(a)
 			}
 			sh = "exec " + strings.Join(q, " ")
 		}
@@ -428,9 +430,6 @@ func walkCopy(src string, dir func(rel string, perm os.FileMode) error, link fun
 		return nil
 	})
 }
-
-// shellQuote quotes s as one word for sh.
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 func copyFile(src, dst string, mode os.FileMode) error {
 	in, err := os.Open(src)

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/forge-run/forge/internal/text"
 )
 
 type createRequest struct {
@@ -243,7 +245,7 @@ func entrypointCommand(ep []string) string {
 	}
 	q := make([]string, len(ep))
 	for i, a := range ep {
-		q[i] = shellQuote(a)
+		q[i] = text.ShellQuote(a)
 	}
 	return "exec " + strings.Join(q, " ")
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/daytonaio/daytona/libs/sdk-go/pkg/daytona"
 	"github.com/daytonaio/daytona/libs/sdk-go/pkg/options"
 	"github.com/daytonaio/daytona/libs/sdk-go/pkg/types"
+	"github.com/forge-run/forge/internal/text"
 )
 
 // hostProcs is this machine's pids of the processes whose argv holds
@@ -122,7 +123,10 @@ func TestDeleteSessionKillsWhatItLeft(t *testing.T) {
 				t.Skipf("no cgroups here (%v); the environ fallback is what sessions use", err)
 			}
 			if tracking == "environ" {
+				// Close removes only the cgroup it still knows of.
+				dir := s.cgroups
 				s.cgroups = ""
+				t.Cleanup(func() { removeServerCgroup(dir) })
 			}
 			s.mu.Unlock()
 			sb := create(t, client(t, s), "d")
@@ -223,7 +227,7 @@ func TestRootFSNetworks(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := hostNet && !block
-			if reached := exitOf(t, sb, "bash -c "+shellQuote(dial)) == 0; reached != want {
+			if reached := exitOf(t, sb, "bash -c "+text.ShellQuote(dial)) == 0; reached != want {
 				t.Errorf("HostNetwork %v, networkBlockAll %v: reached this machine's network: %v", hostNet, block, reached)
 			}
 			if got := run(t, sb, loopback); got != "loopback\n" {

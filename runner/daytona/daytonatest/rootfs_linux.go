@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/forge-run/forge/internal/loopback"
+	"github.com/forge-run/forge/internal/text"
 	"golang.org/x/sys/unix"
 )
 
@@ -59,7 +60,6 @@ type bindMount struct{ src, dst string }
 // fsRoot is a live root: its holder, and the way in for processes and
 // for the toolbox's files.
 type fsRoot struct {
-	dir    string // the root on this machine
 	chroot string // the root as the holder sees it, what processes chroot into
 	holder *exec.Cmd
 	stdin  *os.File      // closing it ends the holder
@@ -102,13 +102,21 @@ func startRoot(dir, work, home string, binds []bindMount, ownNet bool, wg *sync.
 	if err := makeSkeleton(dir); err != nil {
 		return nil, err
 	}
+	// The work directories go on every return but the last, whose holder's
+	// waiter removes them once the holder has ended.
+	handedOff := false
+	defer func() {
+		if !handedOff {
+			os.RemoveAll(work)
+		}
+	}()
 	lay := rootFSProbe.lay
 	for _, d := range lay.overlays {
 		if err := os.MkdirAll(filepath.Join(work, d), 0o700); err != nil {
 			return nil, err
 		}
 	}
-	q := shellQuote
+	q := text.ShellQuote
 	var sc strings.Builder
 	sc.WriteString("set -e\n")
 	stage := filepath.Join(work, ".home") // not an overlay's work directory
@@ -181,11 +189,10 @@ func startRoot(dir, work, home string, binds []bindMount, ownNet bool, wg *sync.
 		stdinW.Close()
 		killGroup(cmd)
 		cmd.Wait()
-		os.RemoveAll(work)
 		return nil, fmt.Errorf("could not mount the root %s: %s", dir, strings.TrimSpace(stderr.String()))
 	}
 	r := &fsRoot{
-		dir: dir, holder: cmd, stdin: stdinW, done: make(chan struct{}),
+		holder: cmd, stdin: stdinW, done: make(chan struct{}),
 		chroot: fmt.Sprintf("/proc/%d/root%s", cmd.Process.Pid, dir),
 	}
 	err = r.openNamespaces(ownNet)
@@ -198,9 +205,9 @@ func startRoot(dir, work, home string, binds []bindMount, ownNet bool, wg *sync.
 		killGroup(cmd)
 		cmd.Wait()
 		r.closeNamespaces()
-		os.RemoveAll(work)
 		return nil, fmt.Errorf("could not start the root %s: %w", dir, err)
 	}
+	handedOff = true
 	wg.Add(1)
 	go func() {
 		defer wg.Done()

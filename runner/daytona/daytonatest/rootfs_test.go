@@ -14,6 +14,7 @@ import (
 	"github.com/daytonaio/daytona/libs/sdk-go/pkg/daytona"
 	"github.com/daytonaio/daytona/libs/sdk-go/pkg/options"
 	"github.com/daytonaio/daytona/libs/sdk-go/pkg/types"
+	"github.com/forge-run/forge/internal/text"
 )
 
 // needRootFS fails, not skips, a test of the sandboxes' own roots where the
@@ -182,7 +183,7 @@ func TestRootFSHarborTask(t *testing.T) {
 	f.Close()
 	t.Cleanup(func() { os.Remove(f.Name()) })
 	for _, p := range []string{f.Name(), "/work", aInfo.Root, s.opts.Dir} {
-		if code := exitOf(t, a, "test -e "+shellQuote(p)); code == 0 {
+		if code := exitOf(t, a, "test -e "+text.ShellQuote(p)); code == 0 {
 			t.Errorf("the sandbox sees the host's %s", p)
 		}
 	}
