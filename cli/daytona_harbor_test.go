@@ -130,7 +130,9 @@ func TestDaytonaBrokenTaskImageFailsThatTaskAlone(t *testing.T) {
 	maps.Copy(files, task("bad", "FROM python:3.12-slim\nRUN echo the compiler is missing >&2; exit 7\nWORKDIR /app\n"))
 	testfiles.Write(t, dir, files)
 	rec, _, stderr := playDaytona(t, srv, dir, 3, "b1", "--quiet")
+	seen := map[string]int{}
 	for _, r := range rec.Results {
+		seen[r.TaskID]++
 		switch r.TaskID {
 		case "good":
 			if r.Reward == nil || *r.Reward != 1 {
@@ -141,6 +143,9 @@ func TestDaytonaBrokenTaskImageFailsThatTaskAlone(t *testing.T) {
 				t.Errorf("bad: %s %q", r.ErrorKind, r.ErrorMessage)
 			}
 		}
+	}
+	if seen["good"] != 1 || seen["bad"] != 1 {
+		t.Errorf("results per task %v, want good and bad once each", seen)
 	}
 	if !strings.Contains(stderr, "did not run") {
 		t.Errorf("stderr does not say the run is incomplete:\n%s", stderr)

@@ -63,8 +63,10 @@ func TestRunView(t *testing.T) {
 	}
 	// Without the token, nothing; the URL's token sets the cookie the
 	// pages then take.
-	if resp, err := http.Get(strings.Split(url, "?")[0]); err != nil || resp.StatusCode != http.StatusUnauthorized {
-		t.Errorf("the run's page without the token: %v %v", resp.StatusCode, err)
+	if resp, err := http.Get(strings.Split(url, "?")[0]); err != nil {
+		t.Errorf("the run's page without the token: %v", err)
+	} else if resp.Body.Close(); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("the run's page without the token: %s, want 401", resp.Status)
 	}
 	jar, _ := cookiejar.New(nil)
 	resp, err := (&http.Client{Jar: jar}).Get(url)
