@@ -13,8 +13,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/forge-run/forge/internal/text"
 )
 
 // buildSnapshot takes a new snapshot from pending to active, or to
@@ -309,11 +307,7 @@ func (b *builder) runStep(arg string) error {
 		// the image's PATH, in the root.
 		sh := arg
 		if argv[0] != "/bin/sh" || len(argv) != 3 || argv[1] != "-c" {
-			q := make([]string, len(argv))
-			for i, a := range argv {
-				q[i] = text.ShellQuote(a)
-			}
-			sh = "exec " + strings.Join(q, " ")
+			sh = execLine(argv)
 		}
 		cmd = b.fs.command(sh, path.Join("/", b.workdir), envList(b.buildEnv()))
 	} else {

@@ -243,8 +243,13 @@ func entrypointCommand(ep []string) string {
 	case len(ep) == 1:
 		return ep[0] // the shell form, as the API keeps it
 	}
-	q := make([]string, len(ep))
-	for i, a := range ep {
+	return execLine(ep)
+}
+
+// execLine is the shell line that runs argv, the exec form, as it is.
+func execLine(argv []string) string {
+	q := make([]string, len(argv))
+	for i, a := range argv {
 		q[i] = text.ShellQuote(a)
 	}
 	return "exec " + strings.Join(q, " ")
