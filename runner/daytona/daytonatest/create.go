@@ -163,7 +163,7 @@ func (s *Server) createSandbox(h *handlerCtx) {
 		public: req.Public, networkBlockAll: req.NetworkBlockAll, networkAllowList: valueOr(req.NetworkAllowList, ""),
 		cpu: cpu, gpu: gpu, mem: mem, disk: disk, autoStop: valueOr(req.AutoStopInterval, 15),
 		autoArchive: cmp.Or(valueOr(req.AutoArchiveInterval, 10080), 43200), autoDel: valueOr(req.AutoDeleteInterval, -1),
-		snapshot: req.Snapshot, volumes: mounts, root: root, home: home, rooted: rooted,
+		snapshot: req.Snapshot, volumes: mounts, root: root, home: home,
 		sessions: map[string]*session{}, procs: map[*proc]struct{}{}, streams: map[chan struct{}]struct{}{},
 	}
 	if req.BuildInfo != nil {
@@ -259,7 +259,7 @@ func execLine(argv []string) string {
 // started (the fsRoot returned); else its directories under its root. A
 // volume mounted at an absolute path appears at that path in the sandbox.
 func (s *Server) makeSandboxFS(sb *sandbox, vols []*volume) (*fsRoot, error) {
-	if sb.rooted {
+	if RootFS() {
 		return s.makeSandboxRoot(sb, vols)
 	}
 	return nil, s.makeSandboxDirs(sb, vols)

@@ -119,7 +119,7 @@ func (s *Server) Alive(id string, pid int) bool {
 	switch {
 	case sb == nil:
 		return false
-	case !sb.rooted:
+	case !RootFS():
 		return processExists(pid)
 	}
 	return fs != nil && fs.alive(pid)

@@ -311,7 +311,7 @@ func (s *Server) gone(sb *sandbox) bool {
 // daemon's own environment: the create request's env over the image's.
 func (s *Server) baseEnv(sb *sandbox) map[string]string {
 	tmp := sb.root + "/tmp"
-	if sb.rooted {
+	if RootFS() {
 		tmp = "/tmp"
 	}
 	env := map[string]string{

@@ -68,14 +68,13 @@ type sandbox struct {
 	failState  string
 	volumes    []VolumeMount
 	root, home string // on this machine
-	// rooted says the sandbox has a root file system of its own (RootFS);
-	// fs is it once made (set under Server.mu, never changed after).
-	rooted bool
-	fs     *fsRoot
+	// fs is its root file system of its own (where RootFS) once made (set
+	// under Server.mu, never changed after).
+	fs *fsRoot
 	// fromRoot is the root of the emulated snapshot the sandbox was made
 	// from ("" for none): its file system starts as a copy of it.
 	// imageEnv is that image's ENV and workDir its WORKDIR ("" for none):
-	// as the image sees them when rooted, else mapped under root.
+	// as the image sees them with RootFS, else mapped under root.
 	fromRoot, workDir string
 	imageEnv          map[string]string
 
@@ -181,7 +180,7 @@ func (sb *sandbox) shutdown() {
 
 // homePath is the home directory as the sandbox's processes see it.
 func (sb *sandbox) homePath() string {
-	if sb.rooted {
+	if RootFS() {
 		return userHome(sb.user)
 	}
 	return sb.home
@@ -199,7 +198,7 @@ func userHome(user string) string {
 // with a root, the daemon's own working directory, which is the image's
 // WORKDIR or the home; else the home, as the emulator always did.
 func (sb *sandbox) defaultCwd() string {
-	if sb.rooted {
+	if RootFS() {
 		return cmp.Or(sb.workDir, sb.homePath())
 	}
 	return sb.home

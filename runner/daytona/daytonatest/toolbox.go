@@ -66,7 +66,7 @@ func (s *Server) toolboxSandbox(h *handlerCtx) *sandbox {
 		state = sb.state(now)
 		deleted = !sb.deletedAt.IsZero()
 		// A root still being made is a daemon not started yet.
-		warming = now.Before(sb.startAt.Add(s.opts.ToolboxWarmup)) || sb.rooted && sb.fs == nil
+		warming = now.Before(sb.startAt.Add(s.opts.ToolboxWarmup)) || RootFS() && sb.fs == nil
 	}
 	s.mu.Unlock()
 	if sb == nil || deleted || state == "destroyed" {
@@ -104,7 +104,7 @@ func inside(sb *sandbox, p string) (string, error) {
 // resolve is the path p names: with a root, the path in it (relative to
 // the home), which any absolute path is; else inside's.
 func resolve(sb *sandbox, p string) (string, error) {
-	if sb.rooted {
+	if RootFS() {
 		if !path.IsAbs(p) {
 			p = path.Join(sb.homePath(), p)
 		}
