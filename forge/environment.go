@@ -1,7 +1,6 @@
 package forge
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"io/fs"
@@ -356,17 +355,28 @@ func environmentFromJSON(v any, bad func(string)) *EnvironmentRef {
 	case string:
 		return &EnvironmentRef{Name: x}
 	case map[string]any:
-		b, err := yaml.Marshal(x)
-		if err == nil {
-			dec := yaml.NewDecoder(bytes.NewReader(b))
-			dec.KnownFields(true)
-			spec := &EnvironmentSpec{}
-			if err = dec.Decode(spec); err == nil {
-				return &EnvironmentRef{Inline: spec}
-			}
+		// Strictly, as the manifest's own: every problem, by its key.
+		var n yaml.Node
+		if err := n.Encode(x); err != nil {
+			bad(err.Error())
+			return nil
 		}
-		bad(strings.TrimPrefix(err.Error(), "yaml: "))
-		return nil
+		spec := &EnvironmentSpec{}
+		errs := append(yamlcheck.UnknownKeys(&n, reflect.TypeFor[EnvironmentSpec](), ""), yamlcheck.Decode(&n, spec, "")...)
+		for _, err := range errs {
+			msg := err.Error()
+			if e, ok := err.(*yamlcheck.Error); ok {
+				msg = e.Msg
+				if e.Field != "" {
+					msg = e.Field + ": " + msg
+				}
+			}
+			bad(msg)
+		}
+		if len(errs) > 0 {
+			return nil
+		}
+		return &EnvironmentRef{Inline: spec}
 	}
 	bad("want the name of one of environments:, or an environment (image:, files:, build:… or dockerfile:), not " + jsonKind(v))
 	return nil

@@ -343,14 +343,16 @@ func hashOf(p *Plan, task string) string {
 }
 
 // TestTaskEnvironmentProblemsAreTheTasks: a problem with a tasks file's own
-// environment is placed at the task's line, its keys in order, and an
-// unknown one lists the manifest's environments, as a candidate's does.
+// environment is placed at the task's line, its keys in order (every one
+// of them, a misspelt key too), and an unknown one lists the manifest's
+// environments, as a candidate's does.
 func TestTaskEnvironmentProblemsAreTheTasks(t *testing.T) {
 	_, err := Load(filepath.Join(writeTree(t, map[string]string{
 		"forge.yaml": "objective: x\nenvironments:\n  tools: {build: [make]}\ntasks_file: tasks.jsonl\ncandidates:\n  - {id: a, script: a.py}\n",
 		"tasks.jsonl": `{"id": "t1", "environment": {"pip": ["x", ""]}}` + "\n" +
 			`{"id": "t2", "environment": {"dockerfile": "nope/Dockerfile"}}` + "\n" +
-			`{"id": "t3", "environment": "tool"}` + "\n",
+			`{"id": "t3", "environment": "tool"}` + "\n" +
+			`{"id": "t4", "environment": {"imgae": "x", "timeout": 5, "build": ["make"]}}` + "\n",
 		"a.py": okScript,
 	}), "forge.yaml"))
 	if err == nil {
@@ -360,6 +362,8 @@ func TestTaskEnvironmentProblemsAreTheTasks(t *testing.T) {
 		"tasks.jsonl:1: environment: pip.1: is empty",
 		"tasks.jsonl:2: environment: dockerfile: open ",
 		`tasks.jsonl:3: environment: unknown environment "tool" (environments: tools)`,
+		`tasks.jsonl:4: environment: imgae: unknown key`,
+		`tasks.jsonl:4: environment: timeout: "5" is not a duration`,
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("%v\nlacks %q", err, want)
