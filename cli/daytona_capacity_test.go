@@ -77,15 +77,17 @@ func oneLine(t *testing.T, stderr string, want ...string) {
 }
 
 // Ten candidates on an account that admits 4 one-vCPU sandboxes: the
-// refused creations wait for the run's own deletions, forge says once that
-// it runs 4 at a time, and every candidate runs. A job takes 3 s: the first
-// refusals (at 5 creations a second, within 2 s even on a loaded machine)
-// come before any of the run's deletions, which forge would otherwise take
-// for the service catching up (and retry without lowering concurrency).
+// refused creations wait for the run's own deletions, and every candidate
+// runs, never more than 4 at once. forge says at most once that it runs 4
+// at a time: whether it says so at all depends on whether its first
+// refusals came before one of the run's deletions (after one it takes them
+// for the service catching up, and retries without lowering concurrency),
+// which a loaded machine decides (CI saw both); TestQuotaOn403IsNotAuth
+// holds the announcement itself.
 func TestAccountLimitIsBackPressure(t *testing.T) {
 	t.Parallel()
 	srv := daytonatest.Start(t, daytonatest.Options{Quota: daytonatest.Quota{CPU: 4}, DestroyDelay: 100 * time.Millisecond})
-	dir := writeTournament(t, 10, "sleep 3; echo ok > \"$2\"\n", "")
+	dir := writeTournament(t, 10, "sleep 1; echo ok > \"$2\"\n", "")
 	run := playOnEmulator(t, srv, dir, 0)
 	rec := allSucceeded(t, dir)
 	var jobs []float64
@@ -96,8 +98,8 @@ func TestAccountLimitIsBackPressure(t *testing.T) {
 		t.Fatalf("%d results, incomplete %+v\n%s", len(rec.Results), rec.Incomplete, run.stderr)
 	}
 	const said = "forge: account limit reached (4 vCPU): running 4 at a time\n"
-	if n := strings.Count(run.stderr, said); n != 1 {
-		t.Errorf("said %d times, want once:\n%s", n, run.stderr)
+	if n, about := strings.Count(run.stderr, said), strings.Count(run.stderr, "account limit reached"); n > 1 || about != n {
+		t.Errorf("said %d times (%d about the limit), want at most once, naming 4:\n%s", n, about, run.stderr)
 	}
 	if p := srv.PeakLive(); p > 4 {
 		t.Errorf("peak live %d, want at most 4", p)
@@ -114,7 +116,7 @@ func TestAccountLimitIsBackPressure(t *testing.T) {
 	if refused > 6+10 {
 		t.Errorf("%d refused creations", refused)
 	}
-	t.Logf("wall %.2fs for 10 jobs of ~3s at 4 at a time; peak live %d; %d creations refused; job seconds %v",
+	t.Logf("wall %.2fs for 10 jobs of ~1s at 4 at a time; peak live %d; %d creations refused; job seconds %v",
 		run.took.Seconds(), srv.PeakLive(), refused, jobs)
 	checkEmulator(t, srv, srv.APIKey())
 }
