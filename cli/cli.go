@@ -14,6 +14,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
+
+	"github.com/forge-run/forge/internal/text"
 )
 
 // Version, when set with -ldflags "-X github.com/forge-run/forge/cli.Version=v1.2.3",
@@ -106,7 +108,7 @@ func Run(ctx context.Context, args []string, env Env) int {
 	code := exitCode(err)
 	var silent errSilent
 	if err != nil && !errors.Is(err, errInterrupted) && !errors.As(err, &silent) {
-		fmt.Fprintln(env.Stderr, "forge: "+err.Error())
+		fmt.Fprintln(env.Stderr, "forge: "+text.Inert(err.Error())) // it may quote a candidate or a task
 		if code == ExitUsage && errors.As(err, new(flagError)) {
 			fmt.Fprintln(env.Stderr, "Run 'forge --help' for usage.")
 		}

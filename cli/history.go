@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/forge-run/forge/compare"
+	"github.com/forge-run/forge/internal/text"
 )
 
 // historyOptions are `forge history`'s flags.
@@ -64,7 +65,7 @@ func runHistory(o *historyOptions) error {
 	runs := make([]compare.Entry, 0, len(entries))
 	for _, e := range entries {
 		if e.Skipped != "" {
-			fmt.Fprintf(o.env.Stderr, "forge: history: skipped %s: %s\n", e.Dir, e.Skipped)
+			fmt.Fprintf(o.env.Stderr, "forge: history: skipped %s: %s\n", text.Inert(e.Dir), text.Inert(e.Skipped))
 			continue
 		}
 		runs = append(runs, e)

@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/internal/text"
 	"github.com/forge-run/forge/runner"
 )
 
@@ -65,7 +65,7 @@ func (w *warnWriter) Write(b []byte) (int, error) {
 		if i < 0 {
 			return len(b), nil
 		}
-		line := string(w.buf[:i+1])
+		line := text.Inert(string(w.buf[:i+1]))
 		w.buf = w.buf[i+1:]
 		w.p.mu.Lock()
 		if l := w.p.live; l != nil {
@@ -121,7 +121,7 @@ func (p *progress) environmentLine(e forge.Event) string {
 	switch b := e.Built; {
 	case e.Line != nil:
 		if p.verbose {
-			return fmt.Sprintf("%s | %s\n", name, *e.Line)
+			return fmt.Sprintf("%s | %s\n", name, text.Inert(*e.Line))
 		}
 	case b == nil:
 		return fmt.Sprintf("%s building %s\n", name, runner.ShortHash(e.Env.Hash))
@@ -144,12 +144,12 @@ func (p *progress) echo(job, stream, line string) {
 	if stream == "stderr" {
 		mark = "!"
 	}
-	text := fmt.Sprintf("[%s] %s %s\n", job, mark, line)
+	out := fmt.Sprintf("[%s] %s %s\n", job, mark, text.Inert(line))
 	if l := p.live; l != nil {
-		l.print(text)
+		l.print(out)
 		return
 	}
-	p.printf("%s", text)
+	p.printf("%s", out)
 }
 
 func (p *progress) header(m *forge.Manifest, plan *forge.Plan, backend string) {
@@ -192,11 +192,5 @@ func (p *progress) event(e forge.Event) {
 
 func seconds(d time.Duration) string { return fmt.Sprintf("%.1fs", d.Seconds()) }
 
-// oneLine flattens s to one line of at most n runes.
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(strings.ToValidUTF8(s, "\uFFFD")), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
-}
+// oneLine flattens s to one inert line of at most n runes.
+func oneLine(s string, n int) string { return text.Shorten(text.OneLine(s), n) }

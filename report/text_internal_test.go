@@ -54,7 +54,7 @@ func TestShortenAndOneLine(t *testing.T) {
 	if got := text.Shorten("short", 50); got != "short" {
 		t.Errorf("shorten = %q", got)
 	}
-	if got := text.OneLine("  a\n\tb \x1b[31mred\x1b[0m \x00\xff  "); got != "a b red \uFFFD" {
+	if got := text.OneLine("  a\n\tb \x1b[31mred\x1b[0m \x00\xff  "); got != `a b \x1b[31mred\x1b[0m \x00`+"\uFFFD" {
 		t.Errorf("oneLine = %q", got)
 	}
 }

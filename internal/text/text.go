@@ -211,23 +211,67 @@ func Percent(r float64) string {
 	return strconv.FormatFloat(math.Round(r*100), 'f', 0, 64) + "%"
 }
 
-// OneLine makes s fit one table line: invalid UTF-8 replaced, white space
-// runs made one space, control characters dropped.
+// Inert makes s safe to print on a terminal, keeping its lines: invalid
+// UTF-8 becomes U+FFFD and every control character but tab and newline (ESC,
+// BEL, CR, the rest of C0, DEL, the C1 controls) is written as its escape,
+// "\x1b" or "\u009b", as Go's %q and Python's repr write it. A candidate's
+// bytes then read as what they are, an attempt included, and none sets the
+// title, moves the cursor or clears the screen. Caret notation (cat -v, gh's
+// sanitizer) would serve too, but reads a C1 control as its C0 twin and "^["
+// as text the candidate might have printed; dropping would hide the attempt.
+func Inert(s string) string {
+	if !strings.ContainsFunc(s, unsafeRune) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
+		if r != '\t' && r != '\n' && unicode.IsControl(r) {
+			writeEscape(&b, r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// unsafeRune reports whether Inert changes r: a control character other than
+// tab and newline, or invalid UTF-8.
+func unsafeRune(r rune) bool {
+	return r == utf8.RuneError || (r != '\t' && r != '\n' && unicode.IsControl(r))
+}
+
+// writeEscape writes control character r as Inert shows it.
+func writeEscape(b *strings.Builder, r rune) {
+	if r < 0x80 {
+		fmt.Fprintf(b, `\x%02x`, r)
+		return
+	}
+	fmt.Fprintf(b, `\u%04x`, r)
+}
+
+// OneLine makes s fit one table line: white space runs made one space (tab,
+// newline, CR and the other spaces are layout there), zero-width spaces
+// dropped, and the rest as Inert writes it.
 func OneLine(s string) string {
 	var b strings.Builder
 	space := false
-	for _, r := range strings.ToValidUTF8(StripANSI(s), "\uFFFD") {
+	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
 		switch {
 		case unicode.IsSpace(r):
 			space = true
 			continue
-		case unicode.IsControl(r) || r == '\u200b':
+		case r == '\u200b':
 			continue
 		}
 		if space && b.Len() > 0 {
 			b.WriteByte(' ')
 		}
 		space = false
+		if unicode.IsControl(r) {
+			writeEscape(&b, r)
+			continue
+		}
 		b.WriteRune(r)
 	}
 	return b.String()

@@ -4,6 +4,7 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -19,6 +20,51 @@ func TestStripANSI(t *testing.T) {
 	} {
 		if got := StripANSI(in); got != want {
 			t.Errorf("StripANSI(%q) = %q; want %q", in, got, want)
+		}
+	}
+}
+
+// attack is what a candidate printed to set the terminal's title and clear
+// its screen (issue 41).
+const attack = "\033]0;TITLE\007\033[2J"
+
+func TestInert(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain text\n\tindented":    "plain text\n\tindented",
+		"failed: " + attack:         `failed: \x1b]0;TITLE\x07\x1b[2J`,
+		"50%\r100%":                 `50%\x0d100%`,
+		"nul\x00 bs\b del\x7f vt\v": `nul\x00 bs\x08 del\x7f vt\x0b`,
+		"csi\u009b2J nel\u0085":     `csi\u009b2J nel\u0085`,
+		"bad \xff\xfe utf-8":        "bad \uFFFD utf-8",
+		"é€😀 ünïcode":               "é€😀 ünïcode",
+	} {
+		if got := Inert(in); got != want {
+			t.Errorf("Inert(%q) = %q; want %q", in, got, want)
+		}
+	}
+	// Whatever the bytes, nothing a terminal acts on is left but tab and
+	// newline.
+	var all []byte
+	for c := range 256 {
+		all = append(all, byte(c))
+	}
+	for r := rune(0x80); r < 0xa0; r++ {
+		all = utf8.AppendRune(all, r)
+	}
+	got := Inert(string(all))
+	if !utf8.ValidString(got) || strings.ContainsFunc(got, func(r rune) bool { return unicode.IsControl(r) && r != '\t' && r != '\n' }) {
+		t.Errorf("Inert left a control character: %q", got)
+	}
+}
+
+func TestOneLine(t *testing.T) {
+	for in, want := range map[string]string{
+		"  a\n\tb \x1b[31mred\x1b[0m \x00\xff  ": `a b \x1b[31mred\x1b[0m \x00` + "\uFFFD",
+		attack + "\r\n":                          `\x1b]0;TITLE\x07\x1b[2J`,
+		"zero\u200bwidth\r\nCRLF\u0085NEL":       "zerowidth CRLF NEL",
+	} {
+		if got := OneLine(in); got != want {
+			t.Errorf("OneLine(%q) = %q; want %q", in, got, want)
 		}
 	}
 }
