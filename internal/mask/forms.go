@@ -2,6 +2,7 @@ package mask
 
 import (
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
@@ -57,6 +58,9 @@ func formsOf(v string) []string {
 			forms = append(forms, enc.EncodeToString(rest))
 		}
 	}
+	h := hex.EncodeToString(b)
+	forms = append(forms, h, strings.ToUpper(h), strings.ToUpper(v), strings.ToLower(v),
+		unicodeEscaped(v, "%04x"), unicodeEscaped(v, "%04X"))
 	q := strconv.Quote(v)
 	qa := strconv.QuoteToASCII(v)
 	ja := jsonASCII(v)
@@ -119,6 +123,22 @@ func jsonASCII(v string) string {
 		default:
 			b.WriteRune(r)
 		}
+	}
+	return b.String()
+}
+
+// unicodeEscaped returns v with every character a JSON \u escape, its hex
+// digits in format ("%04x" or "%04X"): "\u0073\u006b", surrogate pairs
+// beyond the BMP. JSON, JavaScript and Python read it back as v.
+func unicodeEscaped(v, format string) string {
+	var b strings.Builder
+	for _, r := range v {
+		if r > 0xffff {
+			r -= 0x10000
+			fmt.Fprintf(&b, `\u`+format+`\u`+format, 0xd800+(r>>10), 0xdc00+(r&0x3ff))
+			continue
+		}
+		fmt.Fprintf(&b, `\u`+format, r)
 	}
 	return b.String()
 }

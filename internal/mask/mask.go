@@ -6,9 +6,11 @@
 // output). Each value, trimmed, unquoted and line by line, is masked raw, in
 // base64 (both alphabets, padded or not), percent-encoded and string-escaped
 // (JSON, Python, PHP, Go, HTML), as the GitHub Actions runner's SecretMasker
-// does. Inside a longer base64 stream (a Basic auth header, a JWT) the part
-// of the encoding that does not depend on the neighbouring bytes is masked at
-// each of the three offsets: the runner's whole-encoding match misses it.
+// does; beyond it, in hex (either case), upper- and lower-cased, and with
+// every character a JSON \u escape (either case), which the runner misses.
+// Inside a longer base64 stream (a Basic auth header, a JWT) the part of the
+// encoding that does not depend on the neighbouring bytes is masked at each
+// of the three offsets: the runner's whole-encoding match misses it.
 //
 // Overlapping occurrences become one "***", so no byte of any survives
 // whatever the secrets' order; strings.Replacer resumes after each

@@ -3,6 +3,7 @@ package mask
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"html"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf16"
 )
 
 // naive masks s the slow, obvious way: every occurrence of every form, by
@@ -218,6 +220,46 @@ func TestEncodedForms(t *testing.T) {
 		check(t, m, "x["+f+"]y", "x[***]y")
 	}
 	check(t, m, "x["+sec+"]y", "x[***]y")
+}
+
+// TestHexCaseAndUnicodeEscapes: the forms a candidate gets past the
+// string escapes with (issue 41): hex in either case (xxd -p, Python's
+// .hex(), printf %X), the value upper- or lower-cased, and every character a
+// JSON \u escape.
+func TestHexCaseAndUnicodeEscapes(t *testing.T) {
+	const sec = "sk-Abc123XYZ\u00e9\U0001F511"
+	m := New(sec)
+	h := hex.EncodeToString([]byte(sec))
+	var esc strings.Builder
+	for _, u := range utf16.Encode([]rune(sec)) {
+		fmt.Fprintf(&esc, `\u%04x`, u)
+	}
+	var back string
+	if err := json.Unmarshal([]byte(`"`+esc.String()+`"`), &back); err != nil || back != sec {
+		t.Fatalf("the test's \\u form %s reads back as %q (%v)", esc.String(), back, err)
+	}
+	for name, f := range map[string]string{
+		"hex":              h,
+		"HEX":              strings.ToUpper(h),
+		"upper":            strings.ToUpper(sec),
+		"lower":            strings.ToLower(sec),
+		"\\u escapes":      esc.String(),
+		"\\u, hex in caps": strings.ReplaceAll(strings.ToUpper(esc.String()), `\U`, `\u`),
+	} {
+		if f == sec {
+			t.Errorf("%s: form equals the raw value: the test proves nothing", name)
+		}
+		check(t, m, "x["+f+"]y", "x[***]y")
+		// Inside a longer stream of the same encoding.
+		switch name {
+		case "hex":
+			pre := hex.EncodeToString([]byte("user:"))
+			check(t, m, pre+f+"0a", pre+"***0a")
+		case "HEX":
+			pre := strings.ToUpper(hex.EncodeToString([]byte("user:")))
+			check(t, m, pre+f+"0A", pre+"***0A")
+		}
+	}
 }
 
 func TestDerivedValues(t *testing.T) {
