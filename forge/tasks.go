@@ -2,7 +2,6 @@ package forge
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -216,31 +215,38 @@ func (t *Task) decode(def string, outer Passing) []error {
 	}
 	t.Weight = 1
 	if v, ok := t.Fields["weight"]; ok {
-		var w float64
-		var err error
-		switch x := v.(type) {
-		case json.Number:
-			w, err = x.Float64()
-		case string:
-			w, err = strconv.ParseFloat(strings.TrimSpace(x), 64)
-		default:
-			err = errors.New(jsonKind(v))
-		}
-		if err != nil || !(w > 0) || math.IsInf(w, 0) {
+		w, ok := fieldNumber(v)
+		if !ok || !(w > 0) {
 			bad("weight", fmt.Sprintf("must be a positive number, not %v", v))
 		}
 		t.Weight = w
 	}
 	if v, ok := t.Fields["pass_mark"]; ok {
-		n, isNum := v.(json.Number)
-		f, err := n.Float64()
-		if !isNum || err != nil || !(f > 0 && f <= 1) {
+		f, ok := fieldNumber(v)
+		if !ok || !(f > 0 && f <= 1) {
 			bad("pass_mark", fmt.Sprintf("must be a number above 0 and at most 1 (the score that solves the task, e.g. 0.8), not %v", v))
 		} else if f < 1 {
 			t.PassMark = &f
 		}
 	}
 	return errs
+}
+
+// fieldNumber reads a task's numeric field: a number, or a string holding
+// one, as every value of a CSV tasks file is; false for anything else, and
+// for infinities and NaN.
+func fieldNumber(v any) (float64, bool) {
+	var f float64
+	var err error
+	switch x := v.(type) {
+	case json.Number:
+		f, err = x.Float64()
+	case string:
+		f, err = strconv.ParseFloat(strings.TrimSpace(x), 64)
+	default:
+		return 0, false
+	}
+	return f, err == nil && !math.IsInf(f, 0) && !math.IsNaN(f)
 }
 
 // jsonKind names the kind of a JSON value for a person.

@@ -46,23 +46,25 @@ func TestTasksFromEverySource(t *testing.T) {
     expected: 391
     files: [data/q1.csv]
     weight: 2
+    pass_mark: 0.8
   - {id: q2, expected: "3.10", timeout: 5s, output_file: answer.txt}
   - {id: q3, env: {UNITS: metric}, expected: "yes"}
 `
-	jsonl := `{"id": "q1", "objective": "What is 17 * 23?", "expected": 391, "files": ["data/q1.csv"], "weight": 2}
+	jsonl := `{"id": "q1", "objective": "What is 17 * 23?", "expected": 391, "files": ["data/q1.csv"], "weight": 2, "pass_mark": 0.8}
 
 {"id": "q2", "expected": "3.10", "timeout": "5s", "output_file": "answer.txt"}
 {"id": "q3", "env": {"UNITS": "metric"}, "expected": "yes"}
 `
-	csv := "id,objective,expected,files,weight,timeout,output_file\n" +
-		"q1,What is 17 * 23?,391,data/q1.csv,2,,\n" +
-		"q2,,3.10,,,5s,answer.txt\n" +
-		"q3,,yes,,,,\n"
+	csv := "id,objective,expected,files,weight,pass_mark,timeout,output_file\n" +
+		"q1,What is 17 * 23?,391,data/q1.csv,2,0.8,,\n" +
+		"q2,,3.10,,,,5s,answer.txt\n" +
+		"q3,,yes,,,,,\n"
 	yml := `- id: q1
   objective: "What is 17 * 23?"
   expected: 391
   files: [data/q1.csv]
   weight: 2
+  pass_mark: 0.8
 - {id: q2, expected: "3.10", timeout: 5s, output_file: answer.txt}
 - {id: q3, env: {UNITS: metric}, expected: "yes"}
 `
@@ -90,6 +92,9 @@ func TestTasksFromEverySource(t *testing.T) {
 			q1, q2, q3 := m.Tasks[0], m.Tasks[1], m.Tasks[2]
 			if q1.Objective != "What is 17 * 23?" || q1.Weight != 2 || len(q1.files) != 1 || q1.files[0].dst != "data/q1.csv" {
 				t.Errorf("q1 = %+v", q1)
+			}
+			if q1.PassMark == nil || *q1.PassMark != 0.8 || q2.PassMark != nil {
+				t.Errorf("pass marks: q1 %v, q2 %v; want 0.8 and none", q1.PassMark, q2.PassMark)
 			}
 			if q2.Objective != "" || q2.Weight != 1 || q2.Timeout != 5*time.Second || q2.OutputFile != "answer.txt" {
 				t.Errorf("q2 = %+v", q2)
@@ -151,6 +156,12 @@ func TestTaskErrors(t *testing.T) {
 		{"csv bad weight", suiteHead + "tasks_file: t.csv\n",
 			map[string]string{"t.csv": "id,weight\nq1,1\nq2,-1\n"},
 			[]string{"t.csv:3: weight: must be a positive number, not -1"}},
+		{"csv bad pass_mark", suiteHead + "tasks_file: t.csv\n",
+			map[string]string{"t.csv": "id,pass_mark\nq1,0.5\nq2,80%\nq3,1.5\n"},
+			[]string{"t.csv:3: pass_mark: must be a number above 0 and at most 1 (the score that solves the task, e.g. 0.8), not 80%",
+				"t.csv:4: pass_mark: must be a number above 0 and at most 1"}},
+		{"weight not a number", suiteHead + "tasks:\n  - {id: q1, weight: [2]}\n", nil,
+			[]string{"tasks[0].weight: must be a positive number, not [2]"}},
 		{"yaml not a list", suiteHead + "tasks_file: t.yaml\n",
 			map[string]string{"t.yaml": "id: q1\n"},
 			[]string{"t.yaml:1:1: a tasks file in YAML is a list of tasks, not a mapping"}},
