@@ -72,7 +72,7 @@ func (s *Server) buildSnapshot(sn *snapshot) {
 		sn.notify()
 		return
 	}
-	sn.env, sn.workdir, sn.updatedAt = b.env, b.mapped(b.workdir), time.Now()
+	sn.env, sn.workdir, sn.account, sn.updatedAt = b.env, b.mapped(b.workdir), b.account, time.Now()
 	switch {
 	case b.workdir == "":
 		sn.workdir = ""
@@ -108,7 +108,7 @@ func (e *notEmulated) Error() string { return e.msg }
 func unsupported(op string, i, n int) error {
 	known := "FROM, ENV, WORKDIR, RUN, COPY and ADD"
 	if RootFS() {
-		known = "FROM, ENV, WORKDIR, RUN, COPY, ADD and ENTRYPOINT"
+		known = "FROM, ENV, WORKDIR, RUN, COPY, ADD, USER and ENTRYPOINT"
 	}
 	return &notEmulated{fmt.Sprintf("Dockerfile instruction %s (step %d/%d) is not supported by the Daytona emulator (%s are)", op, i+1, n, known)}
 }
@@ -128,6 +128,9 @@ type builder struct {
 	// context is the build context, the snapshot's context archives
 	// extracted, once a COPY or ADD needs it.
 	context string
+	// account is who the steps after a USER run as (nil: root), and who
+	// the image's sandboxes run as.
+	account *account
 }
 
 // mapped is the host path of an absolute image path.
@@ -190,6 +193,14 @@ func (b *builder) run(df string) error {
 			err = b.runStep(arg)
 		case "COPY", "ADD":
 			err = b.copyStep(op, arg)
+		case "USER":
+			// Resolved now, in the image's own passwd: Docker resolves it
+			// when a step (or the container) runs, and fails the same way.
+			if b.fs == nil {
+				err = unsupported(op, i, len(steps))
+				break
+			}
+			b.account, err = lookupAccount(b.expand(arg), rootFile(b.sn.root, "passwd"), rootFile(b.sn.root, "group"))
 		case "ENTRYPOINT":
 			// The API read it from the Dockerfile when the snapshot was
 			// created; a sandbox starts it. Only a root can run it as
@@ -217,6 +228,9 @@ func (b *builder) buildEnv() map[string]string {
 	if b.fs != nil {
 		// Docker's: the root's own /tmp needs no TMPDIR.
 		env = map[string]string{"PATH": hostPath(), "HOME": "/root", "LANG": "C.UTF-8"}
+		if b.account != nil {
+			env["HOME"] = b.account.home
+		}
 	}
 	maps.Copy(env, b.env)
 	return env
@@ -310,6 +324,7 @@ func (b *builder) runStep(arg string) error {
 			sh = execLine(argv)
 		}
 		cmd = b.fs.command(sh, path.Join("/", b.workdir), envList(b.buildEnv()))
+		b.account.runs(cmd)
 	} else {
 		cmd = exec.Command(argv[0], argv[1:]...)
 		cmd.Dir = b.mapped(b.workdir)

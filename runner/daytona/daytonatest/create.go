@@ -85,12 +85,13 @@ func (s *Server) createSandbox(h *handlerCtx) {
 	var snapState, snapRoot, snapWorkdir string
 	var snapEnv map[string]string
 	var snapEntrypoint []string
+	var snapAccount *account
 	gpu := valueOr(req.GPU, 0)
 	if req.BuildInfo == nil && strings.TrimSpace(req.Snapshot) != "" {
 		s.mu.Lock()
 		if snap = s.snapshotNamed(req.Snapshot, now); snap != nil {
 			snapState, snapRoot, snapWorkdir, snapEnv = snap.state, snap.root, snap.workdir, copyMap(snap.env)
-			snapEntrypoint = snap.entrypoint
+			snapEntrypoint, snapAccount = snap.entrypoint, snap.account
 			cpu, mem, disk, gpu = snap.cpu, snap.mem, snap.disk, snap.gpu
 		}
 		s.mu.Unlock()
@@ -153,6 +154,9 @@ func (s *Server) createSandbox(h *handlerCtx) {
 	rooted := RootFS()
 	if rooted {
 		home = filepath.Join(root, filepath.FromSlash(userHome(user)))
+		if snapAccount != nil {
+			home = filepath.Join(root, filepath.FromSlash(snapAccount.home))
+		}
 	}
 	// The API's defaults for what the request leaves out; an auto-archive
 	// of 0 means its maximum.
@@ -174,7 +178,7 @@ func (s *Server) createSandbox(h *handlerCtx) {
 	}
 	if snap != nil && rooted {
 		// The image's paths are the sandbox's.
-		sb.fromRoot, sb.imageEnv, sb.workDir = snapRoot, snapEnv, snapWorkdir
+		sb.fromRoot, sb.imageEnv, sb.workDir, sb.account = snapRoot, snapEnv, snapWorkdir, snapAccount
 		snap.lastUsedAt = now
 	} else if snap != nil {
 		// The image's paths were mapped under the snapshot's root; the
@@ -273,8 +277,12 @@ func (s *Server) makeSandboxRoot(sb *sandbox, vols []*volume) (*fsRoot, error) {
 			return nil, fmt.Errorf("copy the snapshot's file system: %w", err)
 		}
 	}
-	if err := os.MkdirAll(sb.home, 0o755); err != nil {
-		return nil, err
+	if sb.account == nil {
+		// The emulator's user stands for the default snapshot's, whose
+		// home that image made; an image's own user has what it made.
+		if err := os.MkdirAll(sb.home, 0o755); err != nil {
+			return nil, err
+		}
 	}
 	var binds []bindMount
 	if len(sb.volumes)+len(s.opts.Shared) > 0 {
@@ -299,7 +307,7 @@ func (s *Server) makeSandboxRoot(sb *sandbox, vols []*volume) (*fsRoot, error) {
 		}
 	}
 	home := ""
-	if strings.HasPrefix(sb.homePath(), "/home/") {
+	if fi, err := os.Stat(sb.home); err == nil && fi.IsDir() && strings.HasPrefix(sb.homePath(), "/home/") {
 		home = sb.homePath()
 	}
 	ownNet := sb.networkBlockAll || !s.opts.HostNetwork

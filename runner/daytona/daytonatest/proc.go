@@ -186,6 +186,7 @@ func (s *Server) spawn(sb *sandbox, command, cwd string, env map[string]string, 
 	var pipes [2]*outPipe
 	if sb.fs != nil {
 		cmd = sb.fs.command(command, cwd, envList(env))
+		sb.account.runs(cmd)
 		if ss != nil && ss.procs != nil {
 			ss.procs.track(cmd)
 		}
@@ -315,7 +316,7 @@ func (s *Server) baseEnv(sb *sandbox) map[string]string {
 		tmp = "/tmp"
 	}
 	env := map[string]string{
-		"PATH": hostPath(), "HOME": sb.homePath(), "USER": sb.user, "LANG": "C.UTF-8",
+		"PATH": hostPath(), "HOME": sb.homePath(), "USER": sb.processUser(), "LANG": "C.UTF-8",
 		"TMPDIR":             tmp,
 		"DAYTONA_SANDBOX_ID": sb.id, "DAYTONA_SANDBOX_USER": sb.user,
 	}

@@ -321,6 +321,37 @@ func (r *fsRoot) command(command, cwd string, env []string) *exec.Cmd {
 	return cmd
 }
 
+// runs makes cmd, made by command, run as the account; nil is root.
+func (a *account) runs(cmd *exec.Cmd) {
+	if a != nil {
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: a.uid, Gid: a.gid, Groups: []uint32{}}
+	}
+}
+
+// as runs f, a file operation of the toolbox, as the account (its file
+// system uid and gid, on a thread of its own): what the account may not
+// do fails, and what it makes is its own. A nil account (root), or a nil
+// root, runs f as it is.
+func (r *fsRoot) as(a *account, f func() error) error {
+	if a == nil || r == nil {
+		return f()
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	// setfsuid answers the previous id whatever happens: set, then check
+	// (-1 changes nothing).
+	gid, _ := unix.SetfsgidRetGid(int(a.gid))
+	uid, _ := unix.SetfsuidRetUid(int(a.uid))
+	defer func() {
+		unix.Setfsuid(uid)
+		unix.Setfsgid(gid)
+	}()
+	if got, _ := unix.SetfsuidRetUid(-1); got != int(a.uid) {
+		return fmt.Errorf("act as uid %d: setfsuid did not take", a.uid)
+	}
+	return f()
+}
+
 // start starts cmd, made by command, in the root's namespaces.
 func (r *fsRoot) start(cmd *exec.Cmd) error { return r.inNS(cmd.Start) }
 
@@ -360,7 +391,11 @@ func rel(p string) string {
 
 // at opens p in the root with flags.
 func (r *fsRoot) at(op, p string, flags int, mode uint32) (int, error) {
+	// The way in is the holder's, which only root may take: under as, the
+	// thread's file system uid is root's for that open alone.
+	uid, _ := unix.SetfsuidRetUid(0)
 	root, err := unix.Open(r.chroot, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	unix.Setfsuid(uid)
 	if err != nil {
 		return -1, &fs.PathError{Op: op, Path: p, Err: fmt.Errorf("the sandbox's root is gone: %w", err)}
 	}

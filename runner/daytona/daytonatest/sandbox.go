@@ -68,6 +68,9 @@ type sandbox struct {
 	failState  string
 	volumes    []VolumeMount
 	root, home string // on this machine
+	// account is who its processes run as, its image's USER; nil for the
+	// emulator's own user (root, at home in /home/<user>).
+	account *account
 	// fs is its root file system of its own (where RootFS) once made (set
 	// under Server.mu, never changed after).
 	fs *fsRoot
@@ -181,9 +184,20 @@ func (sb *sandbox) shutdown() {
 // homePath is the home directory as the sandbox's processes see it.
 func (sb *sandbox) homePath() string {
 	if RootFS() {
+		if sb.account != nil {
+			return sb.account.home
+		}
 		return userHome(sb.user)
 	}
 	return sb.home
+}
+
+// processUser is the name its processes run as (USER).
+func (sb *sandbox) processUser() string {
+	if sb.account != nil {
+		return sb.account.name
+	}
+	return sb.user
 }
 
 // userHome is a user's home in a root.

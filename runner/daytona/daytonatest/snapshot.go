@@ -48,6 +48,7 @@ type snapshot struct {
 	root    string
 	env     map[string]string
 	workdir string
+	account *account // the image's USER; nil for root
 
 	log     []byte
 	changed chan struct{} // closed (and replaced) whenever log or state changes

@@ -139,11 +139,14 @@ func (s *Server) uploadFile(h *handlerCtx, sb *sandbox) {
 		dir, mkdirAll = path.Dir(dst), sb.fs.mkdirAll
 		create = func(p string) (*os.File, error) { return sb.fs.create(p, 0o644) }
 	}
-	if err := mkdirAll(dir, 0o750); err != nil {
-		h.badRequest(err)
-		return
-	}
-	out, err := create(dst)
+	var out *os.File
+	err = sb.fs.as(sb.account, func() error {
+		if err := mkdirAll(dir, 0o750); err != nil {
+			return err
+		}
+		out, err = create(dst)
+		return err
+	})
 	if err != nil {
 		h.badRequest(err)
 		return
@@ -168,7 +171,8 @@ func (s *Server) downloadFile(h *handlerCtx, sb *sandbox) {
 	if sb.fs != nil {
 		open = sb.fs.open
 	}
-	f, err := open(p)
+	var f *os.File
+	err := sb.fs.as(sb.account, func() (err error) { f, err = open(p); return err })
 	var fi os.FileInfo
 	if err == nil {
 		defer f.Close()
@@ -210,7 +214,7 @@ func (s *Server) createFolder(h *handlerCtx, sb *sandbox) {
 	if sb.fs != nil {
 		mkdirAll = sb.fs.mkdirAll
 	}
-	if err := mkdirAll(p, os.FileMode(mode)); err != nil {
+	if err := sb.fs.as(sb.account, func() error { return mkdirAll(p, os.FileMode(mode)) }); err != nil {
 		h.badRequest(err)
 		return
 	}
