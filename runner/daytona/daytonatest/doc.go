@@ -32,7 +32,9 @@
 // sandbox has a network namespace of its own, loopback only, so that two
 // can serve on one port and none reaches this machine's servers, unless
 // Options.HostNetwork (and not networkBlockAll) puts it on this machine's
-// network. Its home is /home/daytona and its work dir its image's WORKDIR
+// network. Its processes run as its image's USER (else as root, at home in
+// /home/daytona, the default snapshot's user): its home is that user's, and
+// its work dir its image's WORKDIR
 // as the image sees it (else the home), where commands run unless the
 // call names another directory; the file API takes the sandbox's absolute
 // paths, resolved in its root (through its overlays; links never lead out
@@ -66,7 +68,7 @@
 //
 // Snapshots are built for real, in the background, each in its own root:
 // the Dockerfile the SDK writes (FROM, ENV, WORKDIR, RUN, COPY and ADD
-// from its build context, ENTRYPOINT with RootFS; without, the image's
+// from its build context, ENTRYPOINT and USER with RootFS; without, the image's
 // absolute paths are mapped under that root) goes pending, building, then
 // active, or error with BuildKit's message for a failed step, or
 // build_failed for what the emulator cannot build. FROM names no image:

@@ -61,12 +61,18 @@ func (p *proc) exitCode() *int {
 
 // kill ends the whole process group.
 func (p *proc) kill() {
-	p.mu.Lock()
-	p.killed = true
-	p.mu.Unlock()
+	p.markKilled()
 	if p.cmd.Process != nil {
 		killGroup(p.cmd)
 	}
+}
+
+// markKilled says the process is being killed: it gets no exit code, unless
+// it has one already.
+func (p *proc) markKilled() {
+	p.mu.Lock()
+	p.killed = true
+	p.mu.Unlock()
 }
 
 // markers are what the daemon puts before every line of a session
@@ -350,9 +356,16 @@ type session struct {
 }
 
 // close ends the session: its command, and what its commands left
-// running, are killed.
+// running, are killed. The caller holds Server.mu.
 func (ss *session) close() {
 	ss.once.Do(func() {
+		// Killed, not ended: the daemon records no exit code for what
+		// runs now, whichever kill reaches it first.
+		for _, c := range ss.cmds {
+			if c.p != nil {
+				c.p.markKilled()
+			}
+		}
 		close(ss.stop)
 		if ss.procs != nil {
 			ss.procs.kill()

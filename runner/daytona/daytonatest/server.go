@@ -167,6 +167,9 @@ type Server struct {
 	chaos      *chaos
 	latency    map[string]time.Duration
 	calls      []Call
+	// unfinished counts, per session command, the times a log stream of
+	// it looked for its exit code and found none (ExitCodeLooks).
+	unfinished map[string]int
 	peak       int // the most sandboxes alive at once
 	peakUsage  Quota
 	violations []string

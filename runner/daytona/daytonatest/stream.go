@@ -116,6 +116,12 @@ func (s *Server) serveLogStream(h *handlerCtx, f *Fault, call *Call) {
 					websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(time.Second))
 				return
 			}
+			s.mu.Lock()
+			if s.unfinished == nil {
+				s.unfinished = map[string]int{}
+			}
+			s.unfinished[c.id]++
+			s.mu.Unlock()
 		}
 		select {
 		case <-time.After(streamIdle):

@@ -221,14 +221,26 @@ func TestLogStreamOfAKilledCommandFollowsUntilTheSandboxGoes(t *testing.T) {
 	if c := <-chunks; c != "starte" {
 		t.Fatalf("first chunk %q", c)
 	}
-	// Killing the session leaves no exit code, so the stream goes on.
+	// Killing the session leaves no exit code, so the stream goes on:
+	// twice after the kill it looks for one, finds none and follows on.
+	looked := s.ExitCodeLooks(cid)
 	if err := sb.Process.DeleteSession(ctx(t), "s"); err != nil {
 		t.Fatal(err)
+	}
+	deadline := time.After(30 * time.Second)
+	for s.ExitCodeLooks(cid) < looked+2 {
+		select {
+		case r := <-res:
+			t.Fatalf("the stream of a killed command ended: %+v", r)
+		case <-deadline:
+			t.Fatalf("the stream looked for the exit code %d times after the kill in 30 s", s.ExitCodeLooks(cid)-looked)
+		case <-time.After(20 * time.Millisecond): // polling the count
+		}
 	}
 	select {
 	case r := <-res:
 		t.Fatalf("the stream of a killed command ended: %+v", r)
-	case <-time.After(1500 * time.Millisecond):
+	default:
 	}
 	if err := sb.Delete(ctx(t)); err != nil {
 		t.Fatal(err)
