@@ -138,6 +138,7 @@ const (
 	sizeLine    = "forge-size"
 	outputLine  = "forge-output"
 	doneLine    = "forge-done"
+	failedLine  = "forge-failed" // forge.sh could not do its part: the rest of the line says why
 )
 
 // outputKeys are the outputs a finished candidate reports.
@@ -203,13 +204,25 @@ forge_want='%s'; forge_end
 	return b.String()
 }
 
-// claimText: forge_claim MODE creates <ctl>.MODE.claim with noclobber
-// (O_EXCL: one start of many gets it), which writes <ctl>.MODE.done
-// ("STATUS RUNTIME_NS ok") when done; the others forge_await it.
-const claimText = `forge_claim() {
+// claimText: forge_claim MODE makes the directory forge's files live in
+// (nothing else does: a sandbox's home starts as its image left it), then
+// creates <ctl>.MODE.claim with noclobber (O_EXCL: one start of many gets
+// it), which writes <ctl>.MODE.done ("STATUS RUNTIME_NS ok") when done; the
+// others forge_await it. A claim that fails with no claim there (a missing
+// or read-only directory, a full disk) can never be made: forge_fail ends
+// the command at once with the shell's error (failedLine).
+const claimText = `forge_fail() {
+  printf '%s claim %s: %s\n' ` + failedLine + ` "$forge_ctl.$1.claim" "$(printf %s "$2" | tr '\n' ' ')"
+  printf '` + doneLine + ` 125\n.\n'
+  exit 125
+}
+forge_claim() {
+  forge_err=$(mkdir -p "${forge_ctl%/*}" 2>&1) || forge_fail "$1" "$forge_err"
   set -C
-  if { :; } 2>/dev/null >"$forge_ctl.$1.claim"; then set +C; return 0; fi
-  set +C; return 1
+  if forge_err=$( { :; } 2>&1 >"$forge_ctl.$1.claim" ); then set +C; return 0; fi
+  set +C
+  [ -e "$forge_ctl.$1.claim" ] && return 1
+  forge_fail "$1" "$forge_err"
 }
 forge_await() {
   while :; do
@@ -386,6 +399,17 @@ func parseReport(text []byte, capOf func(key string) int64) (report, error) {
 		return report{}, errors.New("no report")
 	}
 	return rep, nil
+}
+
+// scriptFailure is what forge.sh said it could not do (its failedLine), as
+// "forge.sh: …"; "" when it said nothing of the kind.
+func scriptFailure(report []byte) string {
+	for line := range strings.Lines(string(report)) {
+		if why, ok := strings.CutPrefix(strings.TrimRight(line, "\n"), failedLine+" "); ok {
+			return "forge.sh: " + why
+		}
+	}
+	return ""
 }
 
 func decodeOutput(encoding, text string) ([]byte, error) {

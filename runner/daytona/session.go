@@ -118,16 +118,23 @@ func (j *jobRun) runInSession(ctx context.Context, mode string, timeout time.Dur
 	}()
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
+	run, err := sessionRun{}, error(nil)
 	select {
 	case <-ctx.Done():
 		return sessionRun{}, ctx.Err()
-	case run := <-ended:
-		if run.exit != nil {
-			return run, nil
+	case run = <-ended:
+		if run.exit == nil {
+			run, err = j.poll(ctx, cmdID, limit)
 		}
 	case <-timer.C:
+		run, err = j.poll(ctx, cmdID, limit)
 	}
-	return j.poll(ctx, cmdID, limit)
+	if err == nil {
+		if why := scriptFailure(run.report); why != "" {
+			return sessionRun{}, errors.New(why)
+		}
+	}
+	return run, err
 }
 
 // followLogs follows a command's log stream (a WebSocket) and sends on
