@@ -109,7 +109,7 @@ if grep -qx done /app/done.txt && ! grep -q 'secret-answer\|test.sh\|solve.sh' /
 
 // A task whose image fails to build makes that task unplayable, with the
 // build's reason; the rest of the suite plays and the run says it is
-// incomplete (exit 3, --resume plays the task again).
+// incomplete (exit 3), naming the Dockerfile to fix.
 func TestDaytonaBrokenTaskImageFailsThatTaskAlone(t *testing.T) {
 	t.Parallel()
 	srv := harborEmulator(t)
@@ -147,8 +147,17 @@ func TestDaytonaBrokenTaskImageFailsThatTaskAlone(t *testing.T) {
 	if seen["good"] != 1 || seen["bad"] != 1 {
 		t.Errorf("results per task %v, want good and bad once each", seen)
 	}
-	if !strings.Contains(stderr, "did not run") {
-		t.Errorf("stderr does not say the run is incomplete:\n%s", stderr)
+	// Once, on stderr: the builder's own reason and the file to fix; no
+	// --resume, which would fail the same way.
+	reason := `process "/bin/sh -c echo the compiler is missing >&2; exit 7" did not complete successfully: exit code: 7`
+	if n := strings.Count(stderr, reason); n != 1 || !strings.Contains(stderr, "forge: no verdict: task bad's image: ") ||
+		!strings.Contains(stderr, "fix tasks/bad/environment/Dockerfile") || strings.Contains(stderr, "--resume") {
+		t.Errorf("stderr says the reason %d times, or not the file to fix, or advises --resume:\n%s", n, stderr)
+	}
+	for _, r := range rec.Results {
+		if n := strings.Count(r.ErrorMessage, "exit code: 7"); r.TaskID == "bad" && n != 1 {
+			t.Errorf("bad's message says the reason %d times: %q", n, r.ErrorMessage)
+		}
 	}
 	checkEmulator(t, srv, srv.APIKey())
 }

@@ -57,12 +57,16 @@ func (g *gateOptions) verdict(env *Env, out string, m *forge.Manifest, rec *forg
 			forge.ShardsText(rec.MissingShards))
 		return errSilent{code: ExitInfra}
 	case len(rec.Incomplete) > 0:
-		// Gates judge a verdict; an incomplete run has none.
-		ids := make([]string, len(rec.Incomplete))
-		for i, u := range rec.Incomplete {
-			ids[i] = u.CandidateID
+		// Gates judge a verdict; an incomplete run has none. An image
+		// that failed to build fails again: its file is to fix, and
+		// replaying is no advice.
+		broken, replayable := brokenImages(rec, out)
+		for _, b := range broken {
+			fmt.Fprintf(env.Stderr, "forge: no verdict: %s\n", b)
 		}
-		fmt.Fprintf(env.Stderr, "forge: no verdict: %s did not run; %s\n", strings.Join(ids, ", "), finish)
+		if len(replayable) > 0 {
+			fmt.Fprintf(env.Stderr, "forge: no verdict: %s did not run; %s\n", strings.Join(replayable, ", "), finish)
+		}
 		return errSilent{code: ExitInfra}
 	case rec.Shard != nil:
 		fmt.Fprintf(env.Stderr, "forge: shard %s: %d of %d jobs played; forge merge the %d shards for the verdict\n",

@@ -28,6 +28,9 @@ type EnvironmentBuilt struct {
 	Log string `json:"log,omitempty"`
 	// Error is why the build failed.
 	Error string `json:"error,omitempty"`
+	// Source is the file its image comes from (a Dockerfile), relative
+	// to the manifest's directory: what to fix when its build failed.
+	Source string `json:"source,omitempty"`
 }
 
 // EnvironmentsDir is where a run keeps its environments' build logs.
@@ -57,8 +60,8 @@ func taskImageFailed(job runner.Job, err error) (string, bool) {
 		return "", false
 	}
 	why := "task " + job.TaskID + "'s image: " + be.Error()
-	if n := len(be.Tail); n > 0 {
-		why += " (" + strings.Join(be.Tail[max(0, n-3):], " | ") + ")"
+	if d := be.Detail(3); len(d) > 0 {
+		why += " (" + strings.Join(d, " | ") + ")"
 	}
 	return why, true
 }
@@ -122,6 +125,12 @@ func (s *state) environment(ctx context.Context, env *runner.Environment) error 
 // by line, to the run's events.
 func (s *state) build(ctx context.Context, env *runner.Environment) (EnvironmentBuilt, error) {
 	built := EnvironmentBuilt{Name: env.Name, Hash: env.Hash}
+	if env.Source != "" {
+		built.Source = env.Source
+		if rel, err := filepath.Rel(s.o.Manifest.Dir, env.Source); err == nil && filepath.IsLocal(rel) {
+			built.Source = filepath.ToSlash(rel)
+		}
+	}
 	rel := filepath.ToSlash(filepath.Join(EnvironmentsDir, env.Name+"-"+runner.ShortHash(env.Hash)+".log"))
 	path := filepath.Join(s.dir, filepath.FromSlash(rel))
 	// The log file is made at its first line: a reused environment

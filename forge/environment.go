@@ -315,7 +315,7 @@ func dockerImage(name, path, context string, timeout time.Duration) (*runner.Env
 	if err != nil {
 		return nil, err
 	}
-	env := &runner.Environment{Name: name, Dockerfile: string(df), Context: context, ContextFiles: files, BuildTimeout: timeout}
+	env := &runner.Environment{Name: name, Dockerfile: string(df), Context: context, ContextFiles: files, BuildTimeout: timeout, Source: path}
 	if env.Hash, err = runner.EnvironmentHash(env); err != nil {
 		return nil, err
 	}

@@ -305,7 +305,8 @@ func (ht HarborTask) task() (Task, error) {
 	var err error
 	switch {
 	case ht.DockerImage != "": // built already: the snapshot only starts from it
-		env = &runner.Environment{Name: ht.ID, Dockerfile: "FROM " + ht.DockerImage + "\n", BuildTimeout: ht.BuildTimeout}
+		env = &runner.Environment{Name: ht.ID, Dockerfile: "FROM " + ht.DockerImage + "\n", BuildTimeout: ht.BuildTimeout,
+			Source: filepath.Join(ht.Dir, "task.toml")}
 	case ht.Dockerfile != "":
 		env, err = dockerImage(ht.ID, filepath.Join(ht.Dir, ht.Dockerfile), filepath.Join(ht.Dir, "environment"), ht.BuildTimeout)
 	default:

@@ -42,6 +42,9 @@ type Environment struct {
 	// then unused. Only a backend that runs images can build it.
 	Dockerfile string
 	Context    string
+	// Source is the file the Dockerfile comes from (or the file that named
+	// its image), to name when it fails to build; not its identity.
+	Source string
 	// ContextFiles are Context's files, relative to it: with Dockerfile,
 	// the environment's identity.
 	ContextFiles []string
@@ -171,6 +174,36 @@ func (e *BuildError) Error() string {
 }
 
 func (e *BuildError) Unwrap() error { return e.Err }
+
+// Detail is what the log's last lines add to Error: up to n of them, the
+// last, leaving out those Error says already (the builder's own error
+// line, repeated by the service) and the service's state lines.
+func (e *BuildError) Detail(n int) []string {
+	said := e.Error()
+	var out []string
+	for i := len(e.Tail) - 1; i >= 0 && len(out) < n; i-- {
+		l := strings.TrimSpace(e.Tail[i])
+		if l == "" || strings.Contains(said, l) || strings.Contains(l, said) || redundantBuildLine(l, said) {
+			continue
+		}
+		out = append(out, l)
+	}
+	slices.Reverse(out)
+	return out
+}
+
+// redundantBuildLine: a log line that only restates the failure, "ERROR:
+// <reason>", "Error: failed to create snapshot X, reason: <reason>", or a
+// state line ("Creating snapshot X (error)").
+func redundantBuildLine(l, said string) bool {
+	if _, reason, ok := strings.Cut(l, "reason: "); ok && strings.Contains(said, reason) {
+		return true
+	}
+	if rest, ok := strings.CutPrefix(l, "ERROR: "); ok && strings.Contains(said, rest) {
+		return true
+	}
+	return strings.HasPrefix(l, "Creating snapshot ") && strings.HasSuffix(l, ")")
+}
 
 // Builder is a backend that makes an environment ready (or finds it ready)
 // before its first job, sending the build's output to log line by line.
