@@ -144,6 +144,7 @@ func (m *Manifest) resolveTasks(name string, h io.Writer, v *validator) {
 				t.files = append(t.files, ref)
 			}
 		}
+		m.checkTaskTakes(t, func(key, msg string) { v.errs = append(v.errs, t.where.err(key, msg)) })
 		bad := func(key, msg string) { v.errs = append(v.errs, t.where.err("verify", key+": "+msg)) }
 		t.Verify.check(bad, m.Defaults.Verify)
 		if t.Verify != nil && t.Verify.Dir != "" {

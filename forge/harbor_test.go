@@ -288,3 +288,60 @@ func TestHarborEnvFromHost(t *testing.T) {
 		t.Errorf("without JUDGE_KEY: %v", err)
 	}
 }
+
+// TestTaskTakesNoKeyOfForge: a Harbor task's [verifier] and [solution] env
+// may not take forge's own variables nor a candidate's secret from the
+// host, nor may a tasks file's task by its secrets:, env_from_host: or a
+// ${NAME} of the defaults': Load refuses each, naming the task, the key
+// and why (issue 41).
+func TestTaskTakesNoKeyOfForge(t *testing.T) {
+	harborTask := func(toml string) map[string]string {
+		return map[string]string{"task.toml": "version = \"1.0\"\n" + toml, "instruction.md": "x", "tests/test.sh": "true\n",
+			"solution/solve.sh": "true\n", "environment/Dockerfile": "FROM python:3.12-slim\n"}
+	}
+	const candidates = "defaults: {secrets: [SHARED_KEY], env_from_host: [GATEWAY]}\n" +
+		"candidates:\n  - {id: a, command: [\"true\"], secrets: [OPENAI_API_KEY]}\n  - {id: b, command: [\"true\"]}\n"
+	for _, c := range []struct {
+		name  string
+		files map[string]string
+		want  []string
+	}{
+		{"daytona key to the verifier", harborTask("[verifier]\nenv = {FOO = \"${DAYTONA_API_KEY}\", OK = \"${JUDGE_KEY}\"}\n"),
+			[]string{`task.toml: verifier.env: FOO = "${DAYTONA_API_KEY}": task t1 may not take DAYTONA_API_KEY: DAYTONA_* variables are forge's own (its API key and settings)`}},
+		{"forge's own, with a default", harborTask("[verifier]\nenv = {RUN = \"${FORGE_RUN_ID:-x}\"}\n"),
+			[]string{`task.toml: verifier.env: RUN = "${FORGE_RUN_ID:-x}": task t1 may not take FORGE_RUN_ID: FORGE_* variables are forge's own`}},
+		{"a candidate's secret to the solution", harborTask("[solution]\nenv = {K = \"${OPENAI_API_KEY}\"}\n"),
+			[]string{`task.toml: solution.env: K = "${OPENAI_API_KEY}": task t1 may not take OPENAI_API_KEY: it is candidate a's secret, and what a task takes reaches every candidate`}},
+		{"the candidates' secret", harborTask("[verifier]\nenv = {K = \"${SHARED_KEY}\"}\n"),
+			[]string{`task t1 may not take SHARED_KEY: it is the candidates' secret (defaults.secrets)`}},
+		{"tasks file", map[string]string{"tasks.jsonl": `{"id": "t1", "secrets": ["OPENAI_API_KEY"]}` + "\n" +
+			`{"id": "t2", "env": {"A": "Bearer ${SHARED_KEY}", "G": "${GATEWAY}/v1"}}` + "\n" + `{"id": "t3", "env_from_host": ["OPENAI_API_KEY"]}` + "\n"},
+			[]string{`tasks.jsonl:1: secrets: "OPENAI_API_KEY": task t1 may not take OPENAI_API_KEY: it is candidate a's secret`,
+				`tasks.jsonl:2: env: A: ${SHARED_KEY}: task t2 may not take SHARED_KEY: it is the candidates' secret (defaults.secrets)`,
+				`tasks.jsonl:3: env_from_host: "OPENAI_API_KEY": task t3 may not take OPENAI_API_KEY`}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			manifest := "objective: x\ntasks_file: tasks.jsonl\n" + candidates
+			if _, ok := c.files["task.toml"]; ok {
+				testfiles.Write(t, filepath.Join(dir, "tasks", "t1"), c.files)
+				manifest = "objective: x\nharbor: tasks\n" + candidates
+			} else {
+				testfiles.Write(t, dir, c.files)
+			}
+			testfiles.Write(t, dir, map[string]string{"forge.yaml": manifest})
+			_, err := Load(filepath.Join(dir, "forge.yaml"))
+			if err == nil {
+				t.Fatal("loaded")
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q\nlacks %q", err, w)
+				}
+			}
+			if n := Problems(err); n != len(c.want) {
+				t.Errorf("%d problems, want %d: %v", n, len(c.want), err)
+			}
+		})
+	}
+}

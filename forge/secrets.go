@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/forge-run/forge/runner"
@@ -153,4 +154,68 @@ func (e *MissingSecretsError) Error() string {
 type NotRun struct {
 	CandidateID string `json:"candidate_id"`
 	Reason      string `json:"reason"`
+}
+
+// taskMayNotTake says why no task may take the variable name, or "" when it
+// may: forge's own DAYTONA_* and FORGE_*, and the candidates' secrets,
+// which a task would hand to every candidate that plays it and to its
+// verifier. It is the one rule of what a task takes (checkTaskTakes).
+func (m *Manifest) taskMayNotTake(name string) string {
+	const reach = ", and what a task takes reaches every candidate that plays it and its verifier"
+	switch up := strings.ToUpper(name); {
+	case strings.HasPrefix(up, "DAYTONA_"):
+		return "DAYTONA_* variables are forge's own (its API key and settings)"
+	case strings.HasPrefix(up, "FORGE_"):
+		return "FORGE_* variables are forge's own"
+	case slices.Contains(m.Defaults.Secrets, name):
+		return "it is the candidates' secret (defaults.secrets)" + reach
+	}
+	for _, c := range m.Candidates {
+		if slices.Contains(c.Secrets, name) {
+			return "it is candidate " + c.ID + "'s secret" + reach
+		}
+	}
+	return ""
+}
+
+// checkTaskTakes reports, at its key, every variable t would take that
+// taskMayNotTake refuses: those of its secrets: and env_from_host:, the
+// defaults' its env's ${NAME}s use (an undeclared one is decode's to
+// refuse), and a Harbor task's host variables, "${NAME}" in its verifier's
+// and solution's env (fromHost).
+func (m *Manifest) checkTaskTakes(t *Task, bad func(key, msg string)) {
+	refuse := func(key, what, name string) {
+		if why := m.taskMayNotTake(name); why != "" {
+			bad(key, fmt.Sprintf("%s: task %s may not take %s: %s", what, t.ID, name, why))
+		}
+	}
+	for _, list := range []struct {
+		key   string
+		names []string
+	}{{"secrets", t.Secrets}, {"env_from_host", t.EnvFromHost}} {
+		for _, name := range list.names {
+			refuse(list.key, strconv.Quote(name), name)
+		}
+	}
+	own, outer := t.names(), m.Defaults.names()
+	for _, k := range slices.Sorted(maps.Keys(t.Env)) {
+		for _, ref := range refPattern.FindAllStringSubmatch(t.Env[k], -1) {
+			if slices.Contains(outer, ref[1]) && !slices.Contains(own, ref[1]) {
+				refuse("env", k+": "+ref[0], ref[1])
+			}
+		}
+	}
+	if !t.harbor() {
+		return
+	}
+	for _, env := range []struct {
+		key  string
+		vars map[string]string
+	}{{"verifier.env", t.Verify.Env}, {"solution.env", t.solutionEnv}} {
+		for _, k := range slices.Sorted(maps.Keys(env.vars)) {
+			if ref := hostTemplate.FindStringSubmatch(env.vars[k]); ref != nil {
+				refuse(env.key, fmt.Sprintf("%s = %q", k, env.vars[k]), ref[1])
+			}
+		}
+	}
 }
