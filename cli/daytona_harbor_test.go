@@ -107,6 +107,29 @@ if grep -qx done /app/done.txt && ! grep -q 'secret-answer\|test.sh\|solve.sh' /
 	checkEmulator(t, srv, srv.APIKey())
 }
 
+// A Harbor suite without scoring: ranks by its verifiers' reward: the fast
+// candidate whose answer the verifier rejects (reward 0) is not first, as
+// success and runtime would have it (issue 41).
+func TestDaytonaHarborRanksByReward(t *testing.T) {
+	t.Parallel()
+	srv := harborEmulator(t)
+	dir := t.TempDir()
+	testfiles.Write(t, dir, map[string]string{
+		"forge.yaml":                          "harbor: tasks\ncandidates:\n  - id: hasty\n    script: hasty.sh\n  - id: steady\n    script: steady.sh\n",
+		"hasty.sh":                            "echo 41 > /app/answer.txt\n",
+		"steady.sh":                           "sleep 0.5; echo 42 > /app/answer.txt\n",
+		"tasks/answer/task.toml":              "version = \"1.0\"\n",
+		"tasks/answer/instruction.md":         "Write the answer into /app/answer.txt.\n",
+		"tasks/answer/environment/Dockerfile": "FROM python:3.12-slim\nWORKDIR /app\n",
+		"tasks/answer/tests/test.sh":          "mkdir -p /logs/verifier\nif grep -qx 42 /app/answer.txt; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n",
+	})
+	rec, stdout, _ := playDaytona(t, srv, dir, 0, "r1", "--quiet")
+	if st := rec.Standings; len(st) != 2 || st[0].CandidateID != "steady" || st[0].Score != 1 || st[1].Score != 0 {
+		t.Errorf("standings %+v, want steady first, 1 to 0:\n%s", st, stdout)
+	}
+	checkEmulator(t, srv, srv.APIKey())
+}
+
 // A task whose image fails to build makes that task unplayable, with the
 // build's reason; the rest of the suite plays and the run says it is
 // incomplete (exit 3), naming the Dockerfile to fix.

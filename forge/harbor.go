@@ -25,6 +25,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/forge-run/forge/runner"
+	"github.com/forge-run/forge/scoring"
 )
 
 // HarborTask is one Harbor task directory as forge reads it.
@@ -175,6 +176,9 @@ func readHarborTask(dir string) (HarborTask, []string, error) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "environment", "Dockerfile")); err == nil {
 		t.Dockerfile = filepath.Join("environment", "Dockerfile")
+	} else if t.DockerImage == "" {
+		return HarborTask{}, nil, fmt.Errorf("%s: a Harbor task needs environment/Dockerfile (or [environment] docker_image), the image its agent and verifier run in: %s",
+			dir, lookedFor(filepath.Join(dir, "environment")))
 	}
 	if _, err := os.Stat(filepath.Join(dir, "solution", "solve.sh")); err == nil {
 		t.Oracle = true
@@ -219,6 +223,27 @@ func readHarborTask(dir string) (HarborTask, []string, error) {
 		}
 	}
 	return t, unknown, nil
+}
+
+// lookedFor says what a task's environment directory holds that is not
+// its Dockerfile: a misspelt one ("environment/dockerfile: did you mean
+// Dockerfile?"), the files it holds, or that there is none.
+func lookedFor(envDir string) string {
+	entries, err := os.ReadDir(envDir)
+	if err != nil {
+		return "it has no environment/ directory"
+	}
+	var names []string
+	for _, e := range entries {
+		if name := e.Name(); strings.HasPrefix(strings.ToLower(name), "dockerfile") || strings.EqualFold(name, "Containerfile") {
+			return "environment/" + name + ": did you mean Dockerfile?"
+		}
+		names = append(names, e.Name())
+	}
+	if len(names) == 0 {
+		return "environment/ is empty"
+	}
+	return "environment/ holds " + joinShort(names) + " and no Dockerfile"
 }
 
 // imageDir is w as a directory of an image: absolute, without . or ..
@@ -328,13 +353,16 @@ func (ht HarborTask) task() (Task, error) {
 	return t, nil
 }
 
-// readHarbor reads the manifest's harbor: directory into suite tasks.
+// readHarbor reads the manifest's harbor: directory into suite tasks, and
+// gives the suite its scoring (harborScoring).
 func (m *Manifest) readHarbor(h io.Writer) ([]Task, []string, error) {
+	notes := m.harborScoring()
 	dir := m.Harbor
 	if !filepath.IsAbs(dir) {
 		dir = filepath.Join(m.Dir, dir)
 	}
-	hts, notes, err := ReadHarborTasks(dir)
+	hts, read, err := ReadHarborTasks(dir)
+	notes = append(notes, read...)
 	if err != nil {
 		return nil, notes, err
 	}
@@ -369,6 +397,36 @@ func (m *Manifest) readHarbor(h io.Writer) ([]Task, []string, error) {
 		tasks = append(tasks, t)
 	}
 	return tasks, notes, errors.Join(errs...)
+}
+
+// harborScoring makes a Harbor suite's scoring its verifiers' reward when
+// scoring: says nothing: the default, success and runtime, would rank a
+// fast wrong answer (reward 0) first. A scoring: that weighs more than the
+// reward, or leaves it out, is the manifest's to say, and noted.
+func (m *Manifest) harborScoring() []string {
+	if len(m.Scoring.Scorers) == 0 {
+		m.Scoring.Scorers = []scoring.Scorer{{Type: scoring.TypeVerifier}}
+		return nil
+	}
+	var others []string
+	reward := false
+	for _, s := range m.Scoring.Scorers {
+		if s.Type == scoring.TypeVerifier {
+			reward = true
+		} else {
+			others = append(others, s.EffectiveName())
+		}
+	}
+	const why = "a Harbor suite's verifiers judge its trials"
+	switch {
+	case !reward:
+		return []string{fmt.Sprintf("scoring: %s, and this one (%s) leaves their reward out: a trial rewarded 0 ranks as one rewarded 1; add {type: verifier}",
+			why, strings.Join(others, ", "))}
+	case len(others) > 0:
+		return []string{fmt.Sprintf("scoring: %s, and this one weighs %s besides their reward: a trial rewarded 0 may outrank one rewarded 1; [{type: verifier}] ranks by the reward alone",
+			why, strings.Join(others, ", "))}
+	}
+	return nil
 }
 
 // ImageTasks are the plan's tasks that run in their own image (a

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/forge-run/forge/internal/testfiles"
+	"github.com/forge-run/forge/runner"
 )
 
 // TestReadHarborTasks: both task.toml layouts in use, a directory of
@@ -90,10 +91,12 @@ warm = true
 }
 
 // TestHarborTaskErrors: a broken task.toml names its file and line; a task
-// of several containers, or without its instruction or verifier, is
-// refused with what it lacks.
+// of several containers, or without its instruction, verifier or image, is
+// refused with what it lacks, and what it has instead.
 func TestHarborTaskErrors(t *testing.T) {
-	base := map[string]string{"instruction.md": "x", "tests/test.sh": "true", "task.toml": "version = \"1.0\"\n"}
+	base := map[string]string{"instruction.md": "x", "tests/test.sh": "true", "task.toml": "version = \"1.0\"\n",
+		"environment/Dockerfile": "FROM python:3.12-slim\n"}
+	const noImage = "a Harbor task needs environment/Dockerfile (or [environment] docker_image), the image its agent and verifier run in: "
 	for name, c := range map[string]struct {
 		files map[string]string
 		drop  string
@@ -109,13 +112,18 @@ func TestHarborTaskErrors(t *testing.T) {
 		"dotdot dir":   {map[string]string{"task.toml": "[environment]\nworkdir = \"/work/../secret\"\n"}, "", `environment.workdir = "/work/../secret": want an absolute path`},
 		"no verifier":  {nil, "tests/test.sh", "needs tests/test.sh"},
 		"no objective": {nil, "instruction.md", "needs instruction.md"},
+		"misnamed dockerfile": {map[string]string{"environment/dockerfile": "FROM python:3.12-slim\n"}, "environment/Dockerfile",
+			noImage + "environment/dockerfile: did you mean Dockerfile?"},
+		"context only": {map[string]string{"environment/app.py": "x", "environment/data.csv": "x"}, "environment/Dockerfile",
+			noImage + "environment/ holds app.py, data.csv and no Dockerfile"},
+		"no environment": {nil, "environment", noImage + "it has no environment/ directory"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "task")
 			testfiles.Write(t, dir, base)
 			testfiles.Write(t, dir, c.files)
 			if c.drop != "" {
-				os.Remove(filepath.Join(dir, filepath.FromSlash(c.drop)))
+				os.RemoveAll(filepath.Join(dir, filepath.FromSlash(c.drop)))
 			}
 			_, _, err := ReadHarborTasks(dir)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -343,5 +351,54 @@ func TestTaskTakesNoKeyOfForge(t *testing.T) {
 				t.Errorf("%d problems, want %d: %v", n, len(c.want), err)
 			}
 		})
+	}
+}
+
+// TestHarborScoresByReward: a Harbor suite without scoring: ranks by its
+// verifiers' reward, so a fast wrong answer (reward 0) is not first; a
+// scoring: that weighs more than the reward, or leaves it out, is kept and
+// noted (issue 41).
+func TestHarborScoresByReward(t *testing.T) {
+	dir := t.TempDir()
+	testfiles.Write(t, filepath.Join(dir, "tasks", "t1"), map[string]string{"task.toml": "version = \"1.0\"\n", "instruction.md": "x",
+		"tests/test.sh": "true\n", "environment/Dockerfile": "FROM python:3.12-slim\n"})
+	load := func(scoring string) *Manifest {
+		t.Helper()
+		testfiles.Write(t, dir, map[string]string{"forge.yaml": "harbor: tasks\ncandidates: [{id: hasty, command: [\"true\"]}, {id: steady, command: [\"true\"]}]\n" + scoring})
+		m, err := Load(filepath.Join(dir, "forge.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	m := load("")
+	if len(m.Notes) != 0 {
+		t.Errorf("notes %q", m.Notes)
+	}
+	p, err := m.Plan(Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reward := func(r float64) *float64 { return &r }
+	rec := &Record{Results: []runner.Result{
+		{CandidateID: "hasty", TaskID: "t1", Trial: 1, Success: true, RuntimeSeconds: 0.1, Reward: reward(0)},
+		{CandidateID: "steady", TaskID: "t1", Trial: 1, Success: true, RuntimeSeconds: 9, Reward: reward(1)},
+	}}
+	rec.score(m.Scoring, p.suite(1))
+	if st := rec.Standings; len(st) != 2 || st[0].CandidateID != "steady" || st[0].Score != 1 || st[1].Score != 0 {
+		t.Errorf("standings %+v, want steady first, 1 to 0", st)
+	}
+
+	for scoring, want := range map[string]string{
+		"scoring: [{type: verifier}]\n": "",
+		"scoring: [{type: success}, {type: runtime, weight: 0.2}]\n": "scoring: a Harbor suite's verifiers judge its trials, and this one (success, runtime) leaves their reward out: " +
+			"a trial rewarded 0 ranks as one rewarded 1; add {type: verifier}",
+		"scoring: [{type: verifier}, {type: runtime, weight: 0.2}]\n": "scoring: a Harbor suite's verifiers judge its trials, and this one weighs runtime besides their reward: " +
+			"a trial rewarded 0 may outrank one rewarded 1; [{type: verifier}] ranks by the reward alone",
+	} {
+		m := load(scoring)
+		if got := strings.Join(m.Notes, "\n"); got != want {
+			t.Errorf("%s notes %q\nwant %q", scoring, got, want)
+		}
 	}
 }
