@@ -17,14 +17,14 @@ const module = "github.com/forge-run/forge"
 // subpackages. Packages not listed (bench tools) are not checked.
 var layers = [][]string{
 	{"internal/text", "internal/yamlcheck", "internal/golden", "internal/relaid", "internal/mask", "internal/dotenv", "internal/fakemodel", "internal/squares", "internal/browser", "internal/testfiles", "internal/loopback", "schema"},
-	{"runner/daytona/daytonatest", "runner/local/localtest"}, // test doubles and helpers, on internal/ alone
+	{"runner/daytona/daytonatest", "runner/local/localtest", "agent/agenttest"}, // test doubles and helpers, on internal/ alone
 	{"runner"},
-	{"scoring", "runner/local", "runner/daytona"},
+	{"scoring", "runner/local", "runner/daytona", "agent"},
 	{"forge"},
 	{"report", "report/junit", "report/internal/fixture", "compare"},
 	{"view"},
 	{"cli"},
-	{"", "runner/daytona/daytonatest/emulator"}, // main, and the emulator's command
+	{"", "runner/daytona/daytonatest/emulator", "agent/agenttest/fakemodel", "agent/agenttest/install"}, // main, and the test doubles' commands
 }
 
 // Packages that must not depend on something, even indirectly.

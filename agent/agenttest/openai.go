@@ -1,0 +1,263 @@
+package agenttest
+
+// The OpenAI Responses API, as codex calls it: POST /v1/responses
+// (streaming or not) and the models list, with the API's error shape.
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+)
+
+type responsesRequest struct {
+	Model        string          `json:"model"`
+	Instructions string          `json:"instructions"`
+	Input        json.RawMessage `json:"input"` // a string or items
+	Tools        []struct {
+		Type string `json:"type"`
+		Name string `json:"name"`
+	} `json:"tools"`
+	Stream bool `json:"stream"`
+}
+
+// openaiItem is an input or output item of any type, the fields a type has.
+type openaiItem struct {
+	Type      string          `json:"type"`
+	ID        string          `json:"id,omitempty"`
+	Role      string          `json:"role,omitempty"`
+	Status    string          `json:"status,omitempty"`
+	Content   json.RawMessage `json:"content,omitempty"` // a string or parts
+	Name      string          `json:"name,omitempty"`
+	Arguments string          `json:"arguments,omitempty"`
+	CallID    string          `json:"call_id,omitempty"`
+	Output    json.RawMessage `json:"output,omitempty"` // a string or parts
+}
+
+// partsText is the text of a string or a list of content parts.
+func partsText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Text string `json:"text"`
+	}
+	json.Unmarshal(raw, &parts)
+	var texts []string
+	for _, p := range parts {
+		texts = append(texts, p.Text)
+	}
+	return strings.Join(texts, "\n")
+}
+
+type openaiError struct {
+	Error openaiErrorBody `json:"error"`
+}
+
+type openaiErrorBody struct {
+	Message string  `json:"message"`
+	Type    string  `json:"type"`
+	Param   *string `json:"param"`
+	Code    *string `json:"code"`
+}
+
+func ptr(s string) *string { return &s }
+
+// openaiCheck answers the request's key and model as the API does; false
+// when it has answered an error. model "" is not checked.
+func (s *Server) openaiCheck(w http.ResponseWriter, r *http.Request, req *Request, model string) bool {
+	bearer, hasBearer := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	req.KeyOK = hasBearer && bearer == s.key
+	switch {
+	case !hasBearer || bearer == "":
+		req.Status = http.StatusUnauthorized
+		writeJSON(w, req.Status, openaiError{openaiErrorBody{Type: "invalid_request_error",
+			Message: "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY)."}})
+	case !req.KeyOK:
+		req.Status = http.StatusUnauthorized
+		writeJSON(w, req.Status, openaiError{openaiErrorBody{Type: "invalid_request_error", Code: ptr("invalid_api_key"),
+			Message: "Incorrect API key provided: " + maskKey(bearer) + ". You can find your API key at https://platform.openai.com/account/api-keys."}})
+	case model != "" && !s.known(model):
+		req.Status = http.StatusBadRequest
+		writeJSON(w, req.Status, openaiError{openaiErrorBody{Type: "invalid_request_error", Param: ptr("model"), Code: ptr("model_not_found"),
+			Message: fmt.Sprintf("The requested model '%s' does not exist.", model)}})
+	default:
+		return true
+	}
+	return false
+}
+
+// maskKey shows a key as OpenAI's errors do: its ends.
+func maskKey(k string) string {
+	if len(k) < 8 {
+		return strings.Repeat("*", len(k))
+	}
+	return k[:3] + strings.Repeat("*", len(k)-7) + k[len(k)-4:]
+}
+
+func (s *Server) responses(w http.ResponseWriter, r *http.Request, body []byte) {
+	req := Request{API: "openai", Method: r.Method, Path: r.URL.Path, Body: body}
+	defer func() { s.log(req) }()
+	var m responsesRequest
+	jsonErr := json.Unmarshal(body, &m)
+	req.Model, req.Stream = m.Model, m.Stream
+	if !s.openaiCheck(w, r, &req, "") {
+		return
+	}
+	if jsonErr != nil || m.Model == "" {
+		msg := "Missing required parameter: 'model'."
+		if jsonErr != nil {
+			msg = "We could not parse the JSON body of your request: " + jsonErr.Error()
+		}
+		req.Status = http.StatusBadRequest
+		writeJSON(w, req.Status, openaiError{openaiErrorBody{Type: "invalid_request_error", Message: msg}})
+		return
+	}
+	if !s.openaiCheck(w, r, &req, m.Model) {
+		return
+	}
+	for _, t := range m.Tools {
+		name := t.Name
+		if name == "" {
+			name = t.Type
+		}
+		req.Tools = append(req.Tools, name)
+	}
+
+	var items []openaiItem
+	var input string
+	if json.Unmarshal(m.Input, &input) == nil {
+		items = []openaiItem{{Type: "message", Role: "user", Content: m.Input}}
+	} else {
+		json.Unmarshal(m.Input, &items)
+	}
+	var user []string
+	parts := []string{m.Instructions}
+	for _, it := range items {
+		switch it.Type {
+		case "message":
+			text := partsText(it.Content)
+			parts = append(parts, text)
+			if it.Role == "user" {
+				user = append(user, text)
+			}
+		case "function_call", "custom_tool_call":
+			parts = append(parts, it.Arguments)
+		case "function_call_output", "custom_tool_call_output":
+			out := partsText(it.Output)
+			parts = append(parts, out)
+			req.ToolResults = append(req.ToolResults, out)
+		}
+	}
+	a := s.play(strings.Join(user, "\n"), len(req.ToolResults), parts, len(m.Tools) > 0)
+	req.Rule, req.Turn, req.Answer, req.Usage, req.Status = a.rule, a.index, a.said(), a.usage, http.StatusOK
+
+	n := s.seq.Add(1)
+	var output []openaiItem
+	if a.turn.Text != "" {
+		content, _ := json.Marshal([]map[string]any{{"type": "output_text", "text": a.turn.Text, "annotations": []any{}}})
+		output = append(output, openaiItem{Type: "message", ID: fmt.Sprintf("msg_fake%04d", n), Role: "assistant", Status: "completed", Content: content})
+	}
+	if a.turn.Shell != "" {
+		var args []byte
+		name := ""
+		switch {
+		case req.hasTool("exec_command"):
+			name = "exec_command"
+			args, _ = json.Marshal(map[string]string{"cmd": a.turn.Shell})
+		case req.hasTool("shell"):
+			name = "shell"
+			args, _ = json.Marshal(map[string][]string{"command": {"bash", "-lc", a.turn.Shell}})
+		}
+		if name != "" {
+			output = append(output, openaiItem{Type: "function_call", ID: fmt.Sprintf("fc_fake%04d", n), Status: "completed",
+				Name: name, Arguments: string(args), CallID: fmt.Sprintf("call_fake%04d", n)})
+		}
+	}
+	resp := map[string]any{
+		"id": fmt.Sprintf("resp_fake%04d", n), "object": "response", "created_at": time.Now().Unix(),
+		"status": "completed", "model": m.Model, "output": output, "error": nil, "incomplete_details": nil,
+		"usage": map[string]any{
+			"input_tokens":          a.usage.Input,
+			"input_tokens_details":  map[string]int{"cached_tokens": a.usage.Cached},
+			"output_tokens":         a.usage.Output,
+			"output_tokens_details": map[string]int{"reasoning_tokens": 0},
+			"total_tokens":          a.usage.Input + a.usage.Output,
+		},
+	}
+	w.Header().Set("x-request-id", fmt.Sprintf("req_fake%04d", n))
+	if !m.Stream {
+		writeJSON(w, http.StatusOK, resp)
+		return
+	}
+	e := newSSE(w)
+	seq := 0
+	event := func(typ string, fields map[string]any) {
+		fields["type"], fields["sequence_number"] = typ, seq
+		seq++
+		e.event(typ, fields)
+	}
+	started := map[string]any{}
+	for k, v := range resp {
+		started[k] = v
+	}
+	started["status"], started["output"], started["usage"] = "in_progress", []any{}, nil
+	event("response.created", map[string]any{"response": started})
+	event("response.in_progress", map[string]any{"response": started})
+	for i, it := range output {
+		added := it
+		added.Status = "in_progress"
+		switch it.Type {
+		case "message":
+			added.Content = json.RawMessage(`[]`)
+			event("response.output_item.added", map[string]any{"output_index": i, "item": added})
+			part := map[string]any{"type": "output_text", "text": "", "annotations": []any{}}
+			event("response.content_part.added", map[string]any{"item_id": it.ID, "output_index": i, "content_index": 0, "part": part})
+			for _, chunk := range chunks(a.turn.Text) {
+				event("response.output_text.delta", map[string]any{"item_id": it.ID, "output_index": i, "content_index": 0, "delta": chunk})
+			}
+			event("response.output_text.done", map[string]any{"item_id": it.ID, "output_index": i, "content_index": 0, "text": a.turn.Text})
+			part["text"] = a.turn.Text
+			event("response.content_part.done", map[string]any{"item_id": it.ID, "output_index": i, "content_index": 0, "part": part})
+		case "function_call":
+			added.Arguments = ""
+			event("response.output_item.added", map[string]any{"output_index": i, "item": added})
+			for _, chunk := range chunks(it.Arguments) {
+				event("response.function_call_arguments.delta", map[string]any{"item_id": it.ID, "output_index": i, "delta": chunk})
+			}
+			event("response.function_call_arguments.done", map[string]any{"item_id": it.ID, "output_index": i, "arguments": it.Arguments})
+		}
+		event("response.output_item.done", map[string]any{"output_index": i, "item": it})
+	}
+	event("response.completed", map[string]any{"response": resp})
+}
+
+func (s *Server) openaiModels(w http.ResponseWriter, r *http.Request) {
+	req := Request{API: "openai", Method: r.Method, Path: r.URL.Path}
+	defer func() { s.log(req) }()
+	if !s.openaiCheck(w, r, &req, "") {
+		return
+	}
+	model := func(id string) map[string]any {
+		return map[string]any{"id": id, "object": "model", "created": 1759104000, "owned_by": "fake"}
+	}
+	req.Status = http.StatusOK
+	if id, one := strings.CutPrefix(r.URL.Path, "/v1/models/"); one {
+		req.Model = id
+		if !s.known(id) {
+			req.Status = http.StatusNotFound
+			writeJSON(w, req.Status, openaiError{openaiErrorBody{Type: "invalid_request_error", Param: ptr("model"), Code: ptr("model_not_found"),
+				Message: fmt.Sprintf("The model '%s' does not exist", id)}})
+			return
+		}
+		writeJSON(w, req.Status, model(id))
+		return
+	}
+	data := []map[string]any{}
+	for _, id := range s.models {
+		data = append(data, model(id))
+	}
+	writeJSON(w, req.Status, map[string]any{"object": "list", "data": data})
+}
