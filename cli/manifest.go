@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 
 	"gopkg.in/yaml.v3"
 
@@ -26,10 +29,14 @@ func loadManifest(path string) (*forge.Manifest, error) {
 }
 
 // loadSuite is loadManifest with a directory of Harbor tasks (--harbor)
-// over the manifest's harbor:.
-func loadSuite(path, harbor string) (*forge.Manifest, error) {
+// over the manifest's harbor:. With agents (--agent) and no manifest at
+// path, the tasks and the agents are the whole tournament.
+func loadSuite(path, harbor string, agents []forge.AgentChoice) (*forge.Manifest, error) {
 	if harbor == "" {
 		return loadManifest(path)
+	}
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) && len(agents) > 0 {
+		return forge.LoadAgentsOnHarbor(path, harbor, agents, backendBlocks...)
 	}
 	return forge.LoadHarbor(path, harbor, backendBlocks...)
 }

@@ -115,6 +115,8 @@ func (o *runOptions) addFlags(cmd *cobra.Command) {
 	f.IntVar(&o.passAt, "pass-at", 1, "a suite: the k of the standings' pass@k (needs at least k trials)")
 	f.IntVar(&o.maxBuilds, "max-builds", forge.DefaultMaxBuilds, "environments (a suite's task images) built at once")
 	f.BoolVar(&o.over.Oracle, "oracle", false, "a Harbor suite: play each task's solution/solve.sh instead of the candidates; exit 1 naming the tasks it does not solve")
+	f.Var(agentFlag{&o.over.Agents}, "agent", "play this agent (claude-code, codex, or one of the manifest's agents:) instead of the manifest's candidates; repeat it for several, each followed by its --model")
+	f.Var(modelFlag{&o.over.Agents}, "model", "the model of the --agent before it, e.g. --agent claude-code --model claude-sonnet-4-5 --agent codex --model gpt-5")
 	f.BoolVar(&o.over.AllowMissingSecrets, "allow-missing-secrets", false, "run without the candidates whose secrets are not set, instead of refusing the run")
 	f.StringVar(&o.resume, "resume", "", "finish run `RUN_ID`: play again only its jobs that were cancelled or hit infrastructure errors")
 	f.Float64Var(&o.maxCost, "max-cost", 0, "stop starting jobs once what this run spent, plus what the jobs under way are expected to cost, would pass `USD` (default: the manifest's budget.max_cost_usd); --resume goes on")
@@ -147,6 +149,8 @@ func (o *runOptions) Validate() error {
 		{o.runID != "" && !forge.ValidID(o.runID), fmt.Sprintf("--run-id %q: use letters, digits, '_', '.' and '-' only", o.runID)},
 		{o.resume != "" && o.runID != "", "--resume names the run; drop --run-id"},
 		{o.over.Oracle && len(o.over.Only) > 0, "--oracle plays the tasks' solutions, no candidate: drop --only"},
+		{o.over.Oracle && len(o.over.Agents) > 0, "--oracle plays the tasks' solutions, no agent: drop --agent"},
+		{len(o.over.Agents) > 0 && len(o.over.Only) > 0, "--agent chooses the candidates: drop --only"},
 		{o.resume != "" && !forge.ValidID(o.resume), fmt.Sprintf("--resume %q: not a run id", o.resume)},
 		{o.over.Sample < 0, fmt.Sprintf("--sample %d: must be at least 1", o.over.Sample)},
 		{o.passAt < 1, fmt.Sprintf("--pass-at %d: must be at least 1", o.passAt)},

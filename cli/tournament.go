@@ -58,7 +58,7 @@ func runTournament(ctx context.Context, o *runOptions) error {
 // prepare loads the manifest and plans the run the flags ask for: a
 // resumed run's own tasks, a sample drawn with a seed, the run's id.
 func (o *runOptions) prepare() (*tournament, error) {
-	m, err := loadSuite(o.manifest, o.harbor)
+	m, err := loadSuite(o.manifest, o.harbor, o.over.Agents)
 	if err != nil {
 		return nil, withCode(ExitUsage, err)
 	}
@@ -123,10 +123,10 @@ func (t *tournament) play(ctx context.Context) error {
 			text.Plural(len(ids), "task", "tasks"), text.Shorten(strings.Join(ids, ", "), 200)))
 	}
 	for _, n := range t.m.Notes {
-		fmt.Fprintf(env.Stderr, "forge: note: %s\n", n)
+		fmt.Fprintf(env.Stderr, "forge: note: %s\n", text.Inert(n))
 	}
 	for _, n := range t.plan.NotRun { // a warning: printed with --quiet too
-		fmt.Fprintf(env.Stderr, "forge: %s does not run: %s\n", n.CandidateID, n.Reason)
+		fmt.Fprintf(env.Stderr, "forge: %s does not run: %s\n", n.CandidateID, text.Inert(n.Reason))
 	}
 	events, err := t.events(progress)
 	if err != nil {
@@ -305,7 +305,7 @@ func (t *tournament) buildLog(build *runner.BuildError, rec *forge.Record) strin
 	if len(build.Tail) > 0 {
 		fmt.Fprintf(t.o.env.Stderr, "forge: the last lines of the build of environment %s:\n", build.Name)
 		for _, l := range build.Tail {
-			fmt.Fprintf(t.o.env.Stderr, "  | %s\n", l)
+			fmt.Fprintf(t.o.env.Stderr, "  | %s\n", text.Inert(l))
 		}
 	}
 	where := ""

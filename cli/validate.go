@@ -32,7 +32,7 @@ func newValidateCmd(env *Env, runF func(*validateOptions) error) *cobra.Command 
 }
 
 func runValidate(o *validateOptions) error {
-	m, err := loadSuite(o.manifest, o.harbor)
+	m, err := loadSuite(o.manifest, o.harbor, nil)
 	if n := forge.Problems(err); n > 1 {
 		// The count says the list is whole: there is nothing more to find
 		// by fixing these and running again.

@@ -62,7 +62,7 @@ func (g *gateOptions) verdict(env *Env, out string, m *forge.Manifest, rec *forg
 		// replaying is no advice.
 		broken, replayable := brokenImages(rec, out)
 		for _, b := range broken {
-			fmt.Fprintf(env.Stderr, "forge: no verdict: %s\n", b)
+			fmt.Fprintf(env.Stderr, "forge: no verdict: %s\n", text.Inert(b))
 		}
 		if len(replayable) > 0 {
 			fmt.Fprintf(env.Stderr, "forge: no verdict: %s did not run; %s\n", strings.Join(replayable, ", "), finish)

@@ -43,7 +43,9 @@ func (m *Manifest) resolveFiles(name string, data []byte) error {
 	for i := range m.Candidates {
 		c := &m.Candidates[i]
 		c.files = nil
-		if c.Script != "" {
+		if c.Agent != "" {
+			m.resolveAgent(c)
+		} else if c.Script != "" {
 			ref, ok := addFile(c.Script, "candidates", i, "script")
 			if ok {
 				c.files = append(c.files, ref)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -45,6 +46,8 @@ type Manifest struct {
 	// Environments are built once and reused by every job that runs in
 	// one (a candidate's or the defaults' environment:).
 	Environments map[string]*EnvironmentSpec `yaml:"environments"`
+	// Agents describe agents forge has no built-in for, by name.
+	Agents map[string]*AgentSpec `yaml:"agents"`
 
 	// Blocks holds what each Block's Decode made of the manifest's block
 	// of that name, when it has one.
@@ -116,10 +119,23 @@ type Candidate struct {
 	// Retries overrides defaults.retries for this candidate.
 	Retries *int `yaml:"retries"`
 	Passing `yaml:",inline"`
+	// Agent names an agent forge installs and runs (claude-code, codex, or
+	// one of the manifest's agents:) instead of a script or command, with
+	// Model; Version pins another than the agent's tested one, Args go
+	// after its command line, MaxTurns bounds its loop and APIBase points
+	// its model API elsewhere (a gateway, a local fake).
+	Agent    string   `yaml:"agent"`
+	Model    string   `yaml:"model"`
+	Version  string   `yaml:"version"`
+	Args     []string `yaml:"args"`
+	MaxTurns int      `yaml:"max_turns"`
+	APIBase  string   `yaml:"api_base"`
 
 	// argv and files are resolved by Load.
 	argv  []string
 	files []fileRef
+	// agent is Agent resolved by Load.
+	agent *agentRun
 	// oracle: the candidate plays each task's solution (OracleID).
 	oracle bool
 }
@@ -181,6 +197,23 @@ func LoadHarbor(path, harbor string, blocks ...Block) (*Manifest, error) {
 	return load(path, abs, blocks)
 }
 
+// LoadAgentsOnHarbor is the manifest forge run --harbor DIR --agent NAME
+// --model M plays without one of its own: the Harbor tasks in harbor,
+// scored by their verifiers, and the agents as its candidates; path names
+// it (and its directory, where .env is looked for).
+func LoadAgentsOnHarbor(path, harbor string, agents []AgentChoice, blocks ...Block) (*Manifest, error) {
+	abs, err := filepath.Abs(harbor)
+	if err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	b.WriteString("scoring:\n  - type: verifier\ncandidates:\n")
+	for _, a := range agents {
+		fmt.Fprintf(&b, "  - {agent: %s, model: %s}\n", strconv.Quote(a.Agent), strconv.Quote(a.Model))
+	}
+	return loadData(path, []byte(b.String()), abs, blocks)
+}
+
 func load(path, harbor string, blocks []Block) (*Manifest, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -192,6 +225,15 @@ func load(path, harbor string, blocks []Block) (*Manifest, error) {
 		return nil, &Error{File: path, Msg: "manifest is larger than 4 MiB"}
 	case err != nil:
 		return nil, &Error{File: path, Msg: "cannot read manifest: " + unwrapPathErr(err)}
+	}
+	return loadData(path, data, harbor, blocks)
+}
+
+// loadData is load with the manifest's bytes given.
+func loadData(path string, data []byte, harbor string, blocks []Block) (*Manifest, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, &Error{File: path, Msg: err.Error()}
 	}
 	m, errs := read(path, data, harbor, blocks)
 	if m == nil {

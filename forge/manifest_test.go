@@ -151,7 +151,7 @@ func TestLoadErrors(t *testing.T) {
 		{"script and command", "objective: x\ncandidates:\n  - id: a\n    script: a.py\n    command: [python3, a.py]\n", nil,
 			[]string{"candidates[0].command", "not both"}},
 		{"neither script nor command", "objective: x\ncandidates:\n  - id: a\n", nil,
-			[]string{"candidates[0]", "needs script: or command:"}},
+			[]string{"candidates[0]", "needs script:, command: or agent:"}},
 		{"FORGE_ env", "objective: x\ncandidates:\n  - id: a\n    script: a.py\n    env: {FORGE_OUTPUT: x}\n", nil,
 			[]string{"candidates[0].env", "set by forge itself"}},
 		{"output outside workdir", "objective: x\ndefaults:\n  output_file: ../x.md\ncandidates: [{id: a, script: a.py}]\n", nil,

@@ -53,6 +53,9 @@ type Overrides struct {
 	// (OracleID), once unless Trials says otherwise: how a Harbor
 	// dataset's author checks it.
 	Oracle bool
+	// Agents play instead of the manifest's candidates, each agent and
+	// model a candidate (forge run --agent NAME --model M).
+	Agents []AgentChoice
 }
 
 // Plan is what a run will play: every job, in a stable order (candidates in
@@ -161,6 +164,18 @@ func (m *Manifest) Plan(o Overrides) (*Plan, error) {
 		}
 		candidates = []Candidate{c}
 		p.Trials = cmp.Or(o.Trials, 1)
+	} else if len(o.Agents) > 0 {
+		candidates = nil
+		for _, ch := range o.Agents {
+			c, err := m.agentCandidate(ch)
+			if err != nil {
+				return nil, err
+			}
+			if slices.ContainsFunc(candidates, func(d Candidate) bool { return d.ID == c.ID }) {
+				return nil, fmt.Errorf("--agent %s --model %s is given twice", ch.Agent, ch.Model)
+			}
+			candidates = append(candidates, c)
+		}
 	}
 	for _, c := range candidates {
 		if len(o.Only) > 0 && !slices.Contains(o.Only, c.ID) {
@@ -221,7 +236,11 @@ func (m *Manifest) Plan(o Overrides) (*Plan, error) {
 	if len(missing) > 0 && (mustRefuse || !o.AllowMissingSecrets) {
 		return nil, &MissingSecretsError{Missing: missing, Dir: m.Dir}
 	}
-	memo := &jobMemo{given: map[string]passed{}, task: map[string][]byte{}, verify: map[string]*runner.Verify{}, hidden: map[string][]string{}}
+	memo := &jobMemo{given: map[string]passed{}, task: map[string][]byte{}, verify: map[string]*runner.Verify{}, hidden: map[string][]string{},
+		layers: map[[2]string]*runner.Environment{}}
+	if err := m.agentLayers(cands, tasks, memo); err != nil {
+		return nil, err
+	}
 	if len(tasks) == 0 {
 		// Candidates in manifest order, trials ascending.
 		for _, c := range cands {
@@ -276,6 +295,50 @@ type jobMemo struct {
 	task   map[string][]byte
 	verify map[string]*runner.Verify // shared, read-only
 	hidden map[string][]string       // shared, read-only
+	// layers are the agents' environments by (the environment under it,
+	// the agent's name@version): one per image, whatever its jobs.
+	layers map[[2]string]*runner.Environment
+}
+
+// agentLayers makes, once each, the environment every agent candidate's
+// jobs run in: its agent installed over the environment the job would
+// have had (the task's image, the candidate's, the defaults').
+func (m *Manifest) agentLayers(cands []Candidate, tasks []Task, memo *jobMemo) error {
+	under := func(c Candidate, t *Task) *runner.Environment {
+		if t != nil && t.environment != nil {
+			return t.environment
+		}
+		return m.environmentOf(c)
+	}
+	for _, c := range cands {
+		if c.agent == nil {
+			continue
+		}
+		bases := []*runner.Environment{under(c, nil)}
+		for i := range tasks {
+			bases = append(bases, under(c, &tasks[i]))
+		}
+		for _, base := range bases {
+			key := layerKey(base, c.agent)
+			if memo.layers[key] != nil {
+				continue
+			}
+			env, err := c.agent.layer(base)
+			if err != nil {
+				return err
+			}
+			memo.layers[key] = env
+		}
+	}
+	return nil
+}
+
+func layerKey(base *runner.Environment, a *agentRun) [2]string {
+	k := [2]string{"", a.spec.Name + "@" + a.spec.Version}
+	if base != nil {
+		k[0] = base.Hash
+	}
+	return k
 }
 
 // job lays out candidate c's trial on task (nil without tasks): the
@@ -297,6 +360,12 @@ func (m *Manifest) job(c Candidate, task *Task, trial int, o Overrides, memo *jo
 		maps.Copy(env, c.Env)
 		maps.Copy(env, t.Env)
 		given = pass(o.Lookup, env, d.Passing, c.Passing, t.Passing)
+		if c.agent != nil { // forge's own variables, after the manifest's
+			if given.env == nil {
+				given.env = map[string]string{}
+			}
+			maps.Copy(given.env, c.agent.env(o.Lookup))
+		}
 		if !taskOwn {
 			memo.given[c.ID] = given
 		}
@@ -335,6 +404,9 @@ func (m *Manifest) job(c Candidate, task *Task, trial int, o Overrides, memo *jo
 	if t.environment != nil {
 		environment = t.environment
 	}
+	if c.agent != nil {
+		environment = memo.layers[layerKey(environment, c.agent)]
+	}
 	verify, ok := memo.verify[t.ID]
 	if !ok {
 		verify = t.Verify.over(d.Verify).job()
@@ -367,6 +439,7 @@ func (m *Manifest) job(c Candidate, task *Task, trial int, o Overrides, memo *jo
 		SetupTimeout:     cmp.Or(time.Duration(d.SetupTimeout), runner.DefaultSetupTimeout),
 		Environment:      environment,
 		InImageWorkdir:   environment != nil && environment.Dockerfile != "", // docs/manifest.md: the image's WORKDIR
+		AgentLog:         c.agentLog(),
 		OutputFile:       cmp.Or(t.OutputFile, c.OutputFile, d.OutputFile, runner.DefaultOutputFile),
 		ArtifactOptional: optional,
 		Timeout:          cmp.Or(o.Timeout, t.Timeout, time.Duration(c.Timeout), time.Duration(d.Timeout), runner.DefaultTimeout),

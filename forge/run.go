@@ -356,6 +356,9 @@ func (s *state) play(ctx context.Context, i int, job runner.Job) error {
 	if job.Environment != nil {
 		res.Environment = job.Environment.Hash
 	}
+	if job.AgentLog != "" {
+		readAgentLog(job, &res)
+	}
 	if werr := s.store(job, &res); werr != nil && err == nil {
 		err = werr
 	}

@@ -136,6 +136,10 @@ func (m *Manifest) validate(v *validator, blockErrs []error) {
 	}
 	seen := map[string]int{}
 	for i, c := range m.Candidates {
+		if c.ID == "" && c.Agent != "" {
+			m.Candidates[i].ID = agentID(c.Agent, c.Model) // a readable one
+			c = m.Candidates[i]
+		}
 		switch {
 		case c.ID == "":
 			v.at("is required", "candidates", i, "id")
@@ -149,8 +153,10 @@ func (m *Manifest) validate(v *validator, blockErrs []error) {
 			seen[c.ID] = i
 		}
 		switch {
+		case c.Agent != "":
+			// checkAgents
 		case c.Script == "" && len(c.Command) == 0:
-			v.at("needs script: or command:", "candidates", i)
+			v.at("needs script:, command: or agent:", "candidates", i)
 		case c.Script != "" && len(c.Command) > 0:
 			v.at("give script: or command:, not both", "candidates", i, "command")
 		case len(c.Command) > 0 && strings.TrimSpace(c.Command[0]) == "":
@@ -167,6 +173,7 @@ func (m *Manifest) validate(v *validator, blockErrs []error) {
 		checkStrings(v, c.Setup, "candidates", i, "setup")
 	}
 	m.validateEnvironments(v)
+	m.checkAgents(v)
 	v.errs = append(v.errs, blockErrs...)
 	validateScoring(m.Scoring, v, suite)
 	m.Gates.validate(v)

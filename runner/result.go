@@ -257,6 +257,10 @@ type Result struct {
 	// what of it was left out. Neither ever fails the trial.
 	Usage     *Usage `json:"usage,omitempty"`
 	UsageNote string `json:"usage_note,omitempty"`
+	// AgentError is how an agent candidate's agent said it ended in
+	// error, in its own words (its log); AgentTurns how many turns it took.
+	AgentError string `json:"agent_error,omitempty"`
+	AgentTurns int    `json:"agent_turns,omitempty"`
 	// Resources (Daytona's) and Cost are set when there is a price.
 	Resources *Resources `json:"resources,omitempty"`
 	Cost      *Cost      `json:"cost,omitempty"`

@@ -95,6 +95,10 @@ type Job struct {
 	// expect /app) instead of the job's own; the job's files stay in its
 	// own, and a Command word naming one of them becomes its absolute path.
 	InImageWorkdir bool
+	// AgentLog is the format of the agent's own log the candidate writes
+	// to FORGE_TRANSCRIPT (an agent candidate), which forge reads into the
+	// trial's transcript, usage and notes; the backends pass it by.
+	AgentLog string
 	// Verify, when set, judges the trial in its sandbox once the candidate
 	// has ended.
 	Verify *Verify
