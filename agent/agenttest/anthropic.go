@@ -159,7 +159,7 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request, body []byte) {
 	}
 	stop := "end_turn"
 	if a.turn.Shell != "" && req.hasTool("Bash") {
-		input, _ := json.Marshal(map[string]string{"command": a.turn.Shell})
+		input := marshal(map[string]string{"command": a.turn.Shell})
 		content = append(content, anthropicBlock{Type: "tool_use", ID: fmt.Sprintf("toolu_fake%04d", n), Name: "Bash", Input: input})
 		stop = "tool_use"
 	}

@@ -157,7 +157,7 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request, body []byte) 
 	n := s.seq.Add(1)
 	var output []openaiItem
 	if a.turn.Text != "" {
-		content, _ := json.Marshal([]map[string]any{{"type": "output_text", "text": a.turn.Text, "annotations": []any{}}})
+		content := marshal([]map[string]any{{"type": "output_text", "text": a.turn.Text, "annotations": []any{}}})
 		output = append(output, openaiItem{Type: "message", ID: fmt.Sprintf("msg_fake%04d", n), Role: "assistant", Status: "completed", Content: content})
 	}
 	if a.turn.Shell != "" {
@@ -166,10 +166,10 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request, body []byte) 
 		switch {
 		case req.hasTool("exec_command"):
 			name = "exec_command"
-			args, _ = json.Marshal(map[string]string{"cmd": a.turn.Shell})
+			args = marshal(map[string]string{"cmd": a.turn.Shell})
 		case req.hasTool("shell"):
 			name = "shell"
-			args, _ = json.Marshal(map[string][]string{"command": {"bash", "-lc", a.turn.Shell}})
+			args = marshal(map[string][]string{"command": {"bash", "-lc", a.turn.Shell}})
 		}
 		if name != "" {
 			output = append(output, openaiItem{Type: "function_call", ID: fmt.Sprintf("fc_fake%04d", n), Status: "completed",

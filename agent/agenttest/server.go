@@ -1,6 +1,7 @@
 package agenttest
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -18,10 +19,11 @@ import (
 const DefaultKey = "fake-key"
 
 // DefaultModels are the models a server knows when Options.Models is nil:
-// the ones the tests name and the ones the agents pick by themselves.
+// models the agents know by themselves (codex warns of one it has no
+// metadata for).
 var DefaultModels = []string{
 	"claude-sonnet-4-5", "claude-haiku-4-5", "claude-opus-4-5",
-	"gpt-5-codex", "gpt-5.1-codex", "gpt-5-mini",
+	"gpt-5.5", "gpt-5-codex",
 }
 
 // Options configure a server.
@@ -179,7 +181,18 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v)
+	w.Write(marshal(v))
+}
+
+// marshal is v's JSON as the vendors write it: <, > and & as they are.
+func marshal(v any) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		panic(err) // our own values
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
 // sse writes server-sent events, flushing each.
@@ -195,11 +208,7 @@ func newSSE(w http.ResponseWriter) sse {
 }
 
 func (e sse) event(name string, data any) {
-	b, err := json.Marshal(data)
-	if err != nil {
-		panic(err) // our own values
-	}
-	fmt.Fprintf(e.w, "event: %s\ndata: %s\n\n", name, b)
+	fmt.Fprintf(e.w, "event: %s\ndata: %s\n\n", name, marshal(data))
 	http.NewResponseController(e.w).Flush()
 }
 
