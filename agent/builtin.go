@@ -81,22 +81,28 @@ FORGE_INSTRUCTION_END
 // that node is at least major, naming the agent when it cannot.
 func nodeLine(agent string, major int) string {
 	return fmt.Sprintf(`if ! command -v npm >/dev/null 2>&1; then `+
-		`if command -v apt-get >/dev/null 2>&1; then { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nodejs npm ca-certificates >/dev/null; } || exit; `+
+		`if [ "${FORGE_AGENT_IMAGE:-}" != 1 ]; then echo "forge: %[1]s needs Node.js %[2]d or later and npm on this machine: install them, or play on --daytona" >&2; exit 1; `+
+		`elif command -v apt-get >/dev/null 2>&1; then { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nodejs npm ca-certificates >/dev/null; } || exit; `+
 		`elif command -v apk >/dev/null 2>&1; then apk add --no-cache nodejs npm >/dev/null || exit; `+
 		`else echo "forge: %[1]s needs Node.js %[2]d or later and npm: the image has no npm, nor apt-get or apk to install them" >&2; exit 1; fi; fi; `+
 		`node -e 'process.exit(parseInt(process.versions.node) < %[2]d ? 1 : 0)' || `+
 		`{ echo "forge: %[1]s needs Node.js %[2]d or later; the image has $(node --version)" >&2; exit 1; }`, agent, major)
 }
 
-// npmLine installs the package's FORGE_AGENT_VERSION; checkLine checks that
-// bin runs, running the package's postinstall by hand when npm did not
-// (claude-code's puts its native binary in place).
+// npmLine installs the package's FORGE_AGENT_VERSION under
+// FORGE_AGENT_PREFIX (bin/ there is on the agent's PATH), with a cache of
+// its own (the builder's home may be none of its own), trusting the
+// system's certificates besides Node's own (a registry behind a proxy the
+// system trusts); checkLine checks that bin runs, running the package's
+// postinstall by hand when npm did not (claude-code's puts its native
+// binary in place).
 func npmLine(pkg string) string {
-	return `npm install -g --no-audit --no-fund --loglevel=error "` + pkg + `@$FORGE_AGENT_VERSION"`
+	return `c=$(mktemp -d) && { [ ! -r /etc/ssl/certs/ca-certificates.crt ] || export NODE_EXTRA_CA_CERTS="${NODE_EXTRA_CA_CERTS:-/etc/ssl/certs/ca-certificates.crt}"; } && ` +
+		`npm install -g --prefix "$FORGE_AGENT_PREFIX" --cache "$c" --no-audit --no-fund --no-update-notifier --loglevel=error "` + pkg + `@$FORGE_AGENT_VERSION"; s=$?; rm -rf "$c"; exit $s`
 }
 
 func checkLine(pkg, bin string) string {
-	return bin + ` --version >/dev/null 2>&1 || { f="$(npm root -g)/` + pkg + `/install.cjs"; [ -f "$f" ] && node "$f"; }; ` + bin + ` --version`
+	return `PATH="$FORGE_AGENT_PREFIX/bin:$PATH"; ` + bin + ` --version >/dev/null 2>&1 || { f="$(npm root -g --prefix "$FORGE_AGENT_PREFIX")/` + pkg + `/install.cjs"; [ -f "$f" ] && node "$f"; }; ` + bin + ` --version`
 }
 
 // Builtin returns the built-in agent named name.

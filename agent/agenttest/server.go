@@ -20,10 +20,10 @@ const DefaultKey = "fake-key"
 
 // DefaultModels are the models a server knows when Options.Models is nil:
 // models the agents know by themselves (codex warns of one it has no
-// metadata for).
+// metadata for), their defaults (claude-opus-5-5, gpt-6.2-sol) among them.
 var DefaultModels = []string{
-	"claude-sonnet-4-5", "claude-haiku-4-5", "claude-opus-4-5",
-	"gpt-5.5", "gpt-5-codex",
+	"claude-sonnet-4-5", "claude-haiku-4-5", "claude-opus-5-5",
+	"gpt-5.5", "gpt-6.2-sol", "gpt-5-codex",
 }
 
 // Options configure a server.
@@ -70,8 +70,8 @@ type Request struct {
 	// ToolResults are the tool outputs the conversation holds, in order.
 	ToolResults []string
 	Status      int
-	// Answer is what the model said: the shell command called ("$ CMD"),
-	// then its text, one per line.
+	// Answer is what the model said: its text, then the shell command it
+	// called ("$ CMD"), one per line.
 	Answer string
 	Usage  Usage
 	Body   []byte // as received
@@ -245,11 +245,11 @@ func (s *Server) play(userText string, toolResults int, parts []string, tools bo
 // said is an answer as Request.Answer shows it.
 func (a answer) said() string {
 	var lines []string
-	if a.turn.Shell != "" {
-		lines = append(lines, "$ "+a.turn.Shell)
-	}
 	if a.turn.Text != "" {
 		lines = append(lines, a.turn.Text)
+	}
+	if a.turn.Shell != "" {
+		lines = append(lines, "$ "+a.turn.Shell)
 	}
 	return strings.Join(lines, "\n")
 }

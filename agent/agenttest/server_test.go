@@ -124,7 +124,7 @@ func TestAnthropicStream(t *testing.T) {
 	reqs := srv.Requests()
 	want1 := Request{API: "anthropic", Method: "POST", Path: "/v1/messages", Model: "claude-sonnet-4-5", KeyOK: true,
 		Stream: true, Tools: []string{"Bash"}, Rule: "make hello", Status: 200,
-		Answer: "$ echo hi > hello.txt\nOn it.", Usage: Usage{Input: 9, Output: 8}}
+		Answer: "On it.\n$ echo hi > hello.txt", Usage: Usage{Input: 9, Output: 8}}
 	if len(reqs) != 1 {
 		t.Fatalf("%d requests logged", len(reqs))
 	}
