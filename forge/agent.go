@@ -50,7 +50,14 @@ const agentPrefix = "/opt/forge-agents"
 // protocol's last two arguments, the objective and the output's path, left
 // out), its log on stdout and into FORGE_TRANSCRIPT, which forge reads as
 // the agent's own log (readAgentLog); it exits with the agent's status.
-const agentWrapper = `export FORGE_INSTRUCTION="$FORGE_OBJECTIVE"
+const agentWrapper = `FORGE_INSTRUCTION=$FORGE_OBJECTIVE
+if [ -n "${FORGE_AGENT_OUTPUT:-}" ]; then
+  FORGE_INSTRUCTION="$FORGE_INSTRUCTION
+
+Write your answer, and nothing else, into the file $FORGE_AGENT_OUTPUT in the current directory."
+fi
+export FORGE_INSTRUCTION
+unset FORGE_AGENT_OUTPUT
 forge_n=$#; forge_i=0
 for forge_a do
   forge_i=$((forge_i + 1)); [ $forge_i -eq 1 ] && set --
@@ -240,7 +247,9 @@ func (a *agentRun) layer(base *runner.Environment) (*runner.Environment, error) 
 			env.Env = map[string]string{}
 		}
 		env.Env["FORGE_AGENT_VERSION"] = s.Version
-		env.Build = append(env.Build, `export FORGE_AGENT_PREFIX="$`+runner.EnvDirVar+`"`+"\n"+strings.Join(s.Install, "\n"))
+		for _, line := range s.Install { // each a step of its own, as a RUN is
+			env.Build = append(env.Build, `FORGE_AGENT_PREFIX="$`+runner.EnvDirVar+`"; export FORGE_AGENT_PREFIX`+"\n"+line)
+		}
 	}
 	env.Hash = ""
 	h, err := runner.EnvironmentHash(&env)
@@ -311,7 +320,13 @@ func readAgentLog(job runner.Job, res *runner.Result) {
 	truncated := res.TranscriptTruncated
 	res.SetTranscript(b.Bytes(), int64(b.Len()))
 	res.TranscriptTruncated = res.TranscriptTruncated || truncated
-	if res.Usage == nil {
+	if res.Usage == nil && log.Usage != nil {
+		// The model the candidate chose, where the log names none (codex's).
+		for i := range log.Usage.Models {
+			if log.Usage.Models[i].Model == "" {
+				log.Usage.Models[i].Model = job.Env["FORGE_MODEL"]
+			}
+		}
 		res.Usage = log.Usage
 	}
 	res.AgentTurns = log.Turns

@@ -425,6 +425,13 @@ func (m *Manifest) job(c Candidate, task *Task, trial int, o Overrides, memo *jo
 		}
 		memo.hidden[t.ID] = hidden
 	}
+	outputFile := cmp.Or(t.OutputFile, c.OutputFile, d.OutputFile, runner.DefaultOutputFile)
+	if c.agent != nil && !optional {
+		// The agent is told where its answer goes: the instruction alone
+		// does not say (a Harbor task's, judged by its verifier, does).
+		given.env = maps.Clone(given.env)
+		given.env["FORGE_AGENT_OUTPUT"] = outputFile
+	}
 	return runner.Job{
 		CandidateID:      c.ID,
 		TaskID:           t.ID,
@@ -440,7 +447,7 @@ func (m *Manifest) job(c Candidate, task *Task, trial int, o Overrides, memo *jo
 		Environment:      environment,
 		InImageWorkdir:   environment != nil && environment.Dockerfile != "", // docs/manifest.md: the image's WORKDIR
 		AgentLog:         c.agentLog(),
-		OutputFile:       cmp.Or(t.OutputFile, c.OutputFile, d.OutputFile, runner.DefaultOutputFile),
+		OutputFile:       outputFile,
 		ArtifactOptional: optional,
 		Timeout:          cmp.Or(o.Timeout, t.Timeout, time.Duration(c.Timeout), time.Duration(d.Timeout), runner.DefaultTimeout),
 		Limits:           runner.Limits{MaxOutputBytes: int64(d.MaxOutput), MaxArtifactBytes: int64(d.MaxArtifact)},
