@@ -183,3 +183,49 @@ func TestDaytonaAgentsPlayHarborTasks(t *testing.T) {
 	}
 	checkEmulator(t, srv, model.Key())
 }
+
+// A key the model refuses, or a model it does not know: each agent's trial
+// fails with the agent's own words (candidate_failed), not at its timeout.
+func TestAgentsRefusedKeyAndUnknownModel(t *testing.T) {
+	t.Parallel()
+	model := agenttest.Start(t, agenttest.Options{Key: "sk-fake-agents-0123456789", Script: suiteScript})
+	dir := t.TempDir()
+	testfiles.Write(t, dir, map[string]string{"forge.yaml": `objective: What is 2+3?
+defaults: {timeout: 100s}
+candidates:
+  - {id: claude-refused, agent: claude-code, model: claude-sonnet-4-5}
+  - {id: codex-refused, agent: codex, model: gpt-5.5}
+  - {id: claude-unknown, agent: claude-code, model: claude-nonesuch-9}
+  - {id: codex-unknown, agent: codex, model: gpt-nonesuch-9}
+`})
+	cmd, stdout, stderr := forgeCmd(dir, []string{
+		"XDG_CACHE_HOME=" + agentCache(t), "DAYTONA_API_KEY=",
+		"ANTHROPIC_API_KEY=sk-wrong-key", "OPENAI_API_KEY=sk-wrong-key",
+		"ANTHROPIC_BASE_URL=" + model.URL, "OPENAI_BASE_URL=" + model.OpenAIBase(),
+	}, "run", "--run-id", "k1", "--quiet", "--only", "claude-refused,codex-refused")
+	if code := exitCodeOf(t, cmd.Run()); code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	cmd, stdout, stderr = forgeCmd(dir, []string{
+		"XDG_CACHE_HOME=" + agentCache(t), "DAYTONA_API_KEY=",
+		"ANTHROPIC_API_KEY=" + model.Key(), "OPENAI_API_KEY=" + model.Key(),
+		"ANTHROPIC_BASE_URL=" + model.URL, "OPENAI_BASE_URL=" + model.OpenAIBase(),
+	}, "run", "--run-id", "k2", "--quiet", "--only", "claude-unknown,codex-unknown")
+	if code := exitCodeOf(t, cmd.Run()); code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	var results []runner.Result
+	for _, id := range []string{"k1", "k2"} {
+		results = append(results, readResults(t, filepath.Join(dir, "artifacts", id, "results.json")).Results...)
+	}
+	// The agents' own words, as the fake (strict as the vendors) answers.
+	want := map[string]string{
+		"claude-refused": "claude-code: Invalid API key", "codex-refused": "codex: unexpected status 401 Unauthorized",
+		"claude-unknown": "claude-code: ", "codex-unknown": "codex: The requested model 'gpt-nonesuch-9'",
+	}
+	for _, r := range results {
+		if r.ErrorKind != runner.ErrCandidateFailed || !strings.HasPrefix(r.ErrorMessage, want[r.CandidateID]) || r.AgentError == "" {
+			t.Errorf("%s: %s %q (agent: %q), want candidate_failed with %q", r.CandidateID, r.ErrorKind, r.ErrorMessage, r.AgentError, want[r.CandidateID])
+		}
+	}
+}
