@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/forge-run/forge/agent/agenttest"
 	"github.com/forge-run/forge/runner/daytona/daytonatest"
 )
 
@@ -75,6 +76,14 @@ func TestReadmeCommands(t *testing.T) {
 			srv := daytonatest.Start(t, daytonatest.Options{})
 			env = append(env, "DAYTONA_API_KEY="+srv.APIKey(), "DAYTONA_API_URL="+srv.URL())
 			continue
+		case strings.Contains(c, "agent/agenttest/fakemodel") && strings.HasSuffix(c, "&"):
+			script, err := agenttest.LoadScript(filepath.Join("..", "examples", "agents", "script.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			model := agenttest.Start(t, agenttest.Options{Key: "any", Script: script})
+			env = append(env, "AGENT_MODEL_URL="+model.URL, "XDG_CACHE_HOME="+agentCache(t))
+			continue
 		case strings.Contains(c, "fake_model.py") && strings.HasSuffix(c, "&"):
 			url := startFakeModel(t, "") // any key, as the README's "any"
 			env = append(env, "FAKE_MODEL_URL="+url)
@@ -82,6 +91,7 @@ func TestReadmeCommands(t *testing.T) {
 		}
 		c = strings.ReplaceAll(c, "go run . ", "forge ")
 		c = strings.ReplaceAll(c, "http://127.0.0.1:8765/v1", "$FAKE_MODEL_URL")
+		c = strings.ReplaceAll(c, "http://127.0.0.1:8766", "$AGENT_MODEL_URL")
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		cmd := exec.CommandContext(ctx, "sh", "-c", c+" --out "+filepath.Join(dir, "artifacts"))
 		if !strings.HasPrefix(c, "forge ") && !strings.Contains(c, " forge ") {
