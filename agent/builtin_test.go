@@ -104,3 +104,87 @@ esac
 		}
 	}
 }
+
+// runScript runs spec's Run script with a stand-in for the agent that
+// prints its arguments, stdin and environment, as root or not.
+func runScript(t *testing.T, spec Spec, vars map[string]string, args ...string) string {
+	t.Helper()
+	bin := t.TempDir()
+	testfiles.Write(t, bin, map[string]string{spec.Bin: `#!/bin/sh
+for a in "$@"; do printf 'arg %s\n' "$a"; done
+printf 'stdin %s\n' "$(cat)"
+printf 'HOME %s\n' "$HOME"
+for v in IS_SANDBOX ANTHROPIC_BASE_URL CODEX_HOME; do eval "[ -n \"\${$v+set}\" ] && printf '%s %s\n' $v \"\$$v\""; done
+[ -z "$CODEX_HOME" ] || [ -d "$CODEX_HOME" ] || echo "CODEX_HOME missing"
+exit 7
+`})
+	if err := os.Chmod(filepath.Join(bin, spec.Bin), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("sh", append([]string{"-c", spec.Run, "sh"}, args...)...)
+	cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin"}
+	for k, v := range vars {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	out, err := cmd.Output()
+	if code := cmd.ProcessState.ExitCode(); code != 7 {
+		t.Fatalf("exit %d (%v), want the agent's 7; stdout:\n%s", code, err, out)
+	}
+	return string(out)
+}
+
+// The run scripts' contract, with the agent stood in for: what reaches the
+// agent for which variables.
+func TestRunScripts(t *testing.T) {
+	claude, _ := Builtin("claude-code")
+	codex, _ := Builtin("codex")
+	home := t.TempDir()
+	instruction := "-- fix it: \"$HOME\" `x` $(y)\nsecond line"
+	root := ""
+	if os.Getuid() == 0 {
+		root = "IS_SANDBOX 1\n"
+	}
+	for _, c := range []struct {
+		name string
+		spec Spec
+		vars map[string]string
+		args []string
+		want string
+	}{
+		{"claude-code, all set", claude, map[string]string{"HOME": home, "FORGE_INSTRUCTION": instruction,
+			"FORGE_MODEL": "m1", "FORGE_MAX_TURNS": "5", "FORGE_API_BASE": "http://h:1"}, []string{"--x", "y z"},
+			"arg -p\narg --dangerously-skip-permissions\narg --output-format\narg stream-json\narg --verbose\n" +
+				"arg --model\narg m1\narg --max-turns\narg 5\narg --x\narg y z\n" +
+				"stdin " + instruction + "\nHOME " + home + "\n" + root + "ANTHROPIC_BASE_URL http://h:1\n"},
+		{"claude-code, defaults", claude, map[string]string{"HOME": home, "FORGE_INSTRUCTION": "go",
+			"FORGE_MODEL": "", "FORGE_MAX_TURNS": "", "FORGE_API_BASE": ""}, nil,
+			"arg -p\narg --dangerously-skip-permissions\narg --output-format\narg stream-json\narg --verbose\n" +
+				"stdin go\nHOME " + home + "\n" + root},
+		{"codex, all set", codex, map[string]string{"HOME": home, "FORGE_INSTRUCTION": instruction,
+			"FORGE_MODEL": "m1", "FORGE_MAX_TURNS": "5", "FORGE_API_BASE": "http://h:1/v1",
+			"CODEX_HOME": home + "/codex"}, []string{"--x"},
+			"arg exec\narg --json\narg --skip-git-repo-check\narg --dangerously-bypass-approvals-and-sandbox\n" +
+				"arg -c\narg model_provider=forge\narg -c\narg model_providers.forge.name=forge\n" +
+				"arg -c\narg model_providers.forge.base_url=\"http://h:1/v1\"\n" +
+				"arg -c\narg model_providers.forge.wire_api=responses\narg -c\narg model_providers.forge.env_key=OPENAI_API_KEY\n" +
+				"arg -m\narg m1\narg --x\narg -\nstdin " + instruction + "\nHOME " + home + "\nCODEX_HOME " + home + "/codex\n"},
+		{"codex, defaults", codex, map[string]string{"HOME": home, "FORGE_INSTRUCTION": "go"}, nil,
+			"arg exec\narg --json\narg --skip-git-repo-check\narg --dangerously-bypass-approvals-and-sandbox\n" +
+				"arg -c\narg model_provider=forge\narg -c\narg model_providers.forge.name=forge\n" +
+				"arg -c\narg model_providers.forge.base_url=\"https://api.openai.com/v1\"\n" +
+				"arg -c\narg model_providers.forge.wire_api=responses\narg -c\narg model_providers.forge.env_key=OPENAI_API_KEY\n" +
+				"arg -\nstdin go\nHOME " + home + "\n"},
+	} {
+		if got := runScript(t, c.spec, c.vars, c.args...); got != c.want {
+			t.Errorf("%s:\n%s\nwant\n%s", c.name, got, c.want)
+		}
+	}
+	// A home the agent cannot write is replaced by a fresh one.
+	for _, spec := range []Spec{claude, codex} {
+		tmp := t.TempDir()
+		got := runScript(t, spec, map[string]string{"HOME": "/nonexistent", "FORGE_INSTRUCTION": "go", "TMPDIR": tmp})
+		if !strings.Contains(got, "HOME "+tmp+"/") {
+			t.Errorf("%s with an unwritable home:\n%s", spec.Name, got)
+		}
+	}
+}

@@ -111,3 +111,34 @@ func TestReadLogCapsToolResults(t *testing.T) {
 		t.Errorf("content %q…, want the first 2 KiB and the size", got[:40])
 	}
 }
+
+// FuzzReadLog: any bytes read as either format give steps forge can write
+// (content valid JSON, tool results capped) or an error, never a panic.
+func FuzzReadLog(f *testing.F) {
+	paths, _ := filepath.Glob(filepath.Join("testdata", "*", "*.jsonl"))
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte(`{"type":"assistant","message":{"content":"hi","usage":{"input_tokens":-1}}}`))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		for _, format := range []Format{FormatClaudeCode, FormatCodex} {
+			log, err := ReadLog(format, bytes.NewReader(in))
+			if err != nil {
+				continue
+			}
+			for _, st := range log.Steps {
+				b, err := json.Marshal(st)
+				if err != nil || !json.Valid(b) {
+					t.Fatalf("%s: step %+v does not write: %v", format, st, err)
+				}
+				if st.Type == "tool_result" && len(st.Text()) > maxExcerpt+40 {
+					t.Fatalf("%s: a tool result of %d bytes", format, len(st.Text()))
+				}
+			}
+		}
+	})
+}
