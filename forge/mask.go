@@ -16,6 +16,7 @@ func maskResult(m *mask.Masker, r *runner.Result) {
 	r.Stderr = m.String(r.Stderr)
 	r.ErrorMessage = m.String(r.ErrorMessage)
 	r.SubmitError = m.String(r.SubmitError)
+	r.AgentError = m.String(r.AgentError)
 	if r.Transcript != nil {
 		r.Transcript = []byte(m.String(string(r.Transcript)))
 	}

@@ -183,6 +183,10 @@ func (s *Server) newTrialPage(x *runIndex, r *runner.Result, raw []byte, q url.V
 		fact("result file", "ignored: "+s.mask.String(r.SubmitError))
 	}
 	fact("usage note", r.UsageNote)
+	if r.AgentTurns > 0 {
+		fact("agent turns", strconv.Itoa(r.AgentTurns))
+	}
+	fact("agent error", s.mask.String(r.AgentError))
 	for _, a := range r.AttemptErrors {
 		p.Attempts = append(p.Attempts, [2]string{a.SandboxID, string(a.Kind) + ": " + s.mask.String(a.Message)})
 	}
