@@ -39,29 +39,37 @@ func TestBuiltins(t *testing.T) {
 	}
 }
 
-// installLine runs one install line with PATH, as root would in an image.
-func installLine(t *testing.T, line, path string) (string, error) {
+// installLine runs one install line with PATH and vars, as root would in
+// an image.
+func installLine(t *testing.T, line, path string, vars ...string) (string, error) {
 	t.Helper()
 	cmd := exec.Command("/bin/sh", "-c", line)
-	cmd.Env = []string{"PATH=" + path, "FORGE_AGENT_VERSION=9.9.9", "HOME=" + t.TempDir()}
+	cmd.Env = append([]string{"PATH=" + path, "FORGE_AGENT_VERSION=9.9.9", "HOME=" + t.TempDir()}, vars...)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
 
-// Without npm, apt-get or apk, the first line fails saying what is missing.
+// Without npm, the first line fails saying what is missing: on this
+// machine, Node is not installed for the user; in an image without apt-get
+// or apk, it cannot be.
 func TestInstallWithoutNode(t *testing.T) {
 	for _, name := range BuiltinNames() {
 		spec, _ := Builtin(name)
 		out, err := installLine(t, spec.Install[0], t.TempDir())
-		if err == nil || !strings.Contains(out, "forge: "+name+" needs Node.js") {
-			t.Errorf("%s: %v: %s; want a failure naming Node.js", name, err, out)
+		if err == nil || !strings.Contains(out, "forge: "+name+" needs Node.js") || !strings.Contains(out, "on this machine") {
+			t.Errorf("%s: %v: %s; want a failure naming Node.js on this machine", name, err, out)
+		}
+		out, err = installLine(t, spec.Install[0], t.TempDir(), "FORGE_AGENT_IMAGE=1")
+		if err == nil || !strings.Contains(out, "the image has no npm, nor apt-get or apk") {
+			t.Errorf("%s in an image: %v: %s; want a failure naming what the image lacks", name, err, out)
 		}
 	}
 }
 
 // The install lines, with stand-ins for npm and the agent: npm installs the
-// version asked for, and the agent is checked to run; a native binary left
-// out by npm is put in place by the package's own postinstall.
+// version asked for under the prefix, and the agent is checked to run; a
+// native binary left out by npm is put in place by the package's own
+// postinstall.
 func TestInstallLines(t *testing.T) {
 	node, err := exec.LookPath("node")
 	if err != nil {
@@ -70,34 +78,35 @@ func TestInstallLines(t *testing.T) {
 	for _, name := range BuiltinNames() {
 		spec, _ := Builtin(name)
 		dir := t.TempDir()
-		bin, root := filepath.Join(dir, "bin"), filepath.Join(dir, "lib")
+		tools, prefix := filepath.Join(dir, "tools"), filepath.Join(dir, "prefix")
 		testfiles.Write(t, dir, map[string]string{
-			"bin/npm": `#!/bin/sh
+			// npm root -g --prefix P is P/lib/node_modules.
+			"tools/npm": `#!/bin/sh
 case "$1" in
-root) echo "` + root + `" ;;
+root) echo "$4/lib/node_modules" ;;
 *) echo "$@" >> "` + dir + `/npm.log" ;;
 esac
 `,
 			// The agent runs once its postinstall has run.
-			"bin/" + spec.Bin:                      "#!/bin/sh\n[ -f " + dir + "/native ] && echo 9.9.9\n",
-			"lib/" + spec.Package + "/install.cjs": "require('fs').writeFileSync('" + dir + "/native', '')\n",
+			"prefix/bin/" + spec.Bin:                                   "#!/bin/sh\n[ -f " + dir + "/native ] && echo 9.9.9\n",
+			"prefix/lib/node_modules/" + spec.Package + "/install.cjs": "require('fs').writeFileSync('" + dir + "/native', '')\n",
 		})
-		for _, f := range []string{"npm", spec.Bin} {
-			if err := os.Chmod(filepath.Join(bin, f), 0o755); err != nil {
+		for _, f := range []string{filepath.Join(tools, "npm"), filepath.Join(prefix, "bin", spec.Bin)} {
+			if err := os.Chmod(f, 0o755); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if err := os.Symlink(node, filepath.Join(bin, "node")); err != nil {
+		if err := os.Symlink(node, filepath.Join(tools, "node")); err != nil {
 			t.Fatal(err)
 		}
 		for i, line := range spec.Install {
-			if out, err := installLine(t, line, bin+":/usr/bin:/bin"); err != nil {
+			if out, err := installLine(t, line, tools+":/usr/bin:/bin", "FORGE_AGENT_PREFIX="+prefix); err != nil {
 				t.Fatalf("%s: line %d: %v: %s", name, i+1, err, out)
 			}
 		}
 		logged, _ := os.ReadFile(filepath.Join(dir, "npm.log"))
-		if want := "install -g --no-audit --no-fund --loglevel=error " + spec.Package + "@9.9.9\n"; string(logged) != want {
-			t.Errorf("%s: npm ran as %q, want %q", name, logged, want)
+		if got := string(logged); !strings.HasPrefix(got, "install -g --prefix "+prefix+" ") || !strings.HasSuffix(got, " "+spec.Package+"@9.9.9\n") {
+			t.Errorf("%s: npm ran as %q, want an install of %s@9.9.9 under the prefix", name, logged, spec.Package)
 		}
 		if _, err := os.Stat(filepath.Join(dir, "native")); err != nil {
 			t.Errorf("%s: the postinstall was not run for the agent that did not run", name)
