@@ -31,58 +31,51 @@ func agentCache(t *testing.T) string {
 	return dir
 }
 
-// suiteScript has the fake model solve "add" (one shell call writing the
-// answer) and answer "rev" without writing anything.
+// suiteScript has the fake model solve examples/suite's arithmetic-1 (one
+// shell call writing the answer) and answer string-1 without writing it.
 var suiteScript = agenttest.Script{
-	Rules: []agenttest.Rule{{When: "What is 2+3?", Turns: []agenttest.Turn{
-		{Shell: "printf 5 > output.md", Text: "Writing the answer."},
-		{Text: "Done: 5."},
+	Rules: []agenttest.Rule{{When: "49 rows of 32 bottles", Turns: []agenttest.Turn{
+		{Shell: "printf 1568 > output.md", Text: "Multiplying."},
+		{Text: "Done: 1568."},
 	}}},
 	Default: []agenttest.Turn{{Text: "I do not know."}},
 }
 
-// The real claude-code and codex (from npm, the pinned versions) play a
-// plain suite locally against the fake model, as users of their own when
-// forge is root: each installed once into an environment of its own, the
-// key a secret no file of the run holds, their logs read into transcripts,
-// tokens and cost.
+// The real claude-code and codex (from npm, the pinned versions) play
+// examples/suite locally against the fake model (--agent … --model …
+// instead of its candidates), as users of their own when forge is root:
+// each installed once into an environment of its own, the key a secret no
+// file of the run holds, their logs read into transcripts, tokens and cost.
 func TestAgentsPlayASuiteLocally(t *testing.T) {
 	t.Parallel()
 	model := agenttest.Start(t, agenttest.Options{Key: "sk-fake-agents-0123456789", Script: suiteScript})
 	dir := t.TempDir()
-	testfiles.Write(t, dir, map[string]string{"forge.yaml": `objective: Answer the task.
-defaults: {timeout: 120s}
-tasks:
-  - {id: add, objective: "What is 2+3?", expected: "5"}
-  - {id: rev, objective: "Reverse abc.", expected: "cba"}
-candidates:
-  - {agent: claude-code, model: claude-sonnet-4-5}
-  - {agent: codex, model: gpt-5.5}
-scoring:
-  - type: artifact
-    checks: [{equals_task: expected}]
-pricing:
-  models:
-    gpt-5.5: {input: 1.25, cached_input: 0.125, output: 10}
-`})
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "examples", "suite"))); err != nil {
+		t.Fatal(err)
+	}
 	cmd, stdout, stderr := forgeCmd(dir, []string{
 		"XDG_CACHE_HOME=" + agentCache(t), "DAYTONA_API_KEY=",
 		"ANTHROPIC_API_KEY=" + model.Key(), "OPENAI_API_KEY=" + model.Key(),
 		"ANTHROPIC_BASE_URL=" + model.URL, "OPENAI_BASE_URL=" + model.OpenAIBase(),
-	}, "run", "--run-id", "a1", "--quiet")
+	}, "run", "--run-id", "a1", "--quiet", "--tasks", "arithmetic-1,string-1", "--timeout", "120s",
+		"--agent", "claude-code", "--model", "claude-sonnet-4-5", "--agent", "codex", "--model", "gpt-5.5")
 	if code := exitCodeOf(t, cmd.Run()); code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	rec := readResults(t, filepath.Join(dir, "artifacts", "a1", "results.json"))
+	if len(rec.Results) != 4 {
+		t.Fatalf("%d results, want 2 agents × 2 tasks", len(rec.Results))
+	}
 	checkAgentRun(t, dir, "a1", rec, model.Key(), map[string]string{"claude-code-claude-sonnet-4-5": "Bash", "codex-gpt-5.5": "exec_command"})
 	for _, r := range rec.Results {
 		switch {
-		case r.TaskID == "add" && (!r.Success || r.ArtifactContent != "5"):
-			t.Errorf("%s/add: success %v, artifact %q (%s %s)", r.CandidateID, r.Success, r.ArtifactContent, r.ErrorKind, r.ErrorMessage)
-		case r.TaskID == "rev" && r.ErrorKind != runner.ErrArtifactMissing:
-			t.Errorf("%s/rev: %s %q, want artifact_missing", r.CandidateID, r.ErrorKind, r.ErrorMessage)
+		case r.TaskID == "arithmetic-1" && (!r.Success || r.ArtifactContent != "1568"):
+			t.Errorf("%s/arithmetic-1: success %v, artifact %q (%s %s)", r.CandidateID, r.Success, r.ArtifactContent, r.ErrorKind, r.ErrorMessage)
+		case r.TaskID == "string-1" && r.ErrorKind != runner.ErrArtifactMissing:
+			t.Errorf("%s/string-1: %s %q, want artifact_missing", r.CandidateID, r.ErrorKind, r.ErrorMessage)
 		}
-		if r.Cost == nil || r.Cost.USD <= 0 {
+		// claude-code gives its own cost; codex tokens only (no pricing here).
+		if r.CandidateID == "claude-code-claude-sonnet-4-5" && (r.Cost == nil || r.Cost.USD <= 0) {
 			t.Errorf("%s/%s: cost %+v", r.CandidateID, r.TaskID, r.Cost)
 		}
 	}
