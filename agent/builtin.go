@@ -16,10 +16,12 @@ type Spec struct {
 	Name    string // "claude-code"
 	Package string // npm package, "@anthropic-ai/claude-code"
 	Version string // the version this project tests; a manifest may pin another
-	// Install are shell lines run once per image as root (build steps), with
-	// FORGE_AGENT_VERSION set; they make Bin found on PATH. Node comes first
-	// where the image lacks it (apt-get on Debian/Ubuntu images, apk on Alpine;
-	// else fail with a clear message).
+	// Install are shell lines, each a build step of its own, run once per
+	// image (as root, FORGE_AGENT_IMAGE=1) or per local environment, with
+	// FORGE_AGENT_VERSION set: they install the agent under
+	// FORGE_AGENT_PREFIX, whose bin/ then holds Bin. Node comes first where an
+	// image lacks it (apt-get on Debian/Ubuntu images, apk on Alpine; else a
+	// clear message); locally it must be there already.
 	Install []string
 	Bin     string // "claude"
 	// Run is a POSIX sh script that runs the agent unattended, reading only
