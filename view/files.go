@@ -170,6 +170,9 @@ func trimRunes(b []byte, head, tail bool) []byte {
 // transcriptStep is one step of a candidate's transcript.
 type transcriptStep struct {
 	Role, Type, Content, Tool, Arguments, CallID, Time, Model, Usage string
+	// Exit is a tool result's exit code, where the step gives one (an
+	// agent's log read into the transcript: exit_code).
+	Exit string
 }
 
 // readTranscript reads a transcript.jsonl (runner.ReadTranscript) into the
@@ -189,6 +192,10 @@ func readTranscript(r io.Reader) ([]transcriptStep, string, error) {
 			if b, err := json.Marshal(st.Usage); err == nil {
 				step.Usage = string(b)
 			}
+		}
+		var exit json.Number
+		if json.Unmarshal(st.Extra["exit_code"], &exit) == nil {
+			step.Exit = exit.String()
 		}
 		steps = append(steps, step)
 	}

@@ -176,7 +176,7 @@ func TestTrialPage(t *testing.T) {
 	must(t, os.WriteFile(filepath.Join(dir, "beta", "transcript.jsonl"), []byte(
 		`{"role":"assistant","type":"tool_call","tool":{"name":"search","arguments":{"q":"events"}},"tool_call_id":"c1"}`+"\n"+
 			"not json\n"+
-			`{"role":"tool","type":"tool_result","content":"<script>x</script> found 3","tool_call_id":"c1"}`+"\n"), 0o644))
+			`{"role":"tool","type":"tool_result","content":"<script>x</script> found 3","tool_call_id":"c1","exit_code":2}`+"\n"), 0o644))
 	must(t, forge.WriteRecord(filepath.Join(dir, forge.ResultsFile), rec))
 	ts := serve(t, Options{Out: out, Secrets: []string{"hunter2-secret"}})
 
@@ -185,7 +185,7 @@ func TestTrialPage(t *testing.T) {
 		t.Fatalf("status %d: %s", code, body)
 	}
 	wantIn(t, body, "exit status 3: &lt;b&gt;bad&lt;/b&gt;", "candidate_failed", "Error: *** went wrong", "page 2 of 2",
-		"too short", "&#34;items&#34;: 3", "gpt-x", "1 call · 100 input tokens", "search", "&lt;script&gt;x&lt;/script&gt; found 3", `<h1>Title</h1>`,
+		"too short", "&#34;items&#34;: 3", "gpt-x", "1 call · 100 input tokens", "search", "&lt;script&gt;x&lt;/script&gt; found 3", "exit 2", `<h1>Title</h1>`,
 		"1 line is not a JSON object (the first: line 2")
 	for _, bad := range []string{"hunter2-secret", "\x1b[31m", "javascript:", "onerror", "<img"} {
 		if strings.Contains(body, bad) {
