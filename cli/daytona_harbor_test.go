@@ -276,3 +276,35 @@ func TestDaytonaHarborPrebuiltImageAndSolutionEnv(t *testing.T) {
 		t.Errorf("snapshots %+v; want one built from the task's image", snaps)
 	}
 }
+
+// A reward the candidate planted does not count: the verifier starts with
+// its reward directory empty, so a verifier that writes nothing leaves the
+// trial verify_failed, and one that writes its own reward is the one read.
+func TestDaytonaPlantedRewardDoesNotCount(t *testing.T) {
+	t.Parallel()
+	srv, dir := harborTasks(t, map[string]string{
+		"tasks/silent/task.toml":              "version = \"1.0\"\n",
+		"tasks/silent/instruction.md":         "Nothing to do.\n",
+		"tasks/silent/environment/Dockerfile": "FROM python:3.12-slim\nWORKDIR /app\n",
+		"tasks/silent/tests/test.sh":          "echo 'the verifier writes no reward'\n",
+		"tasks/judged/task.toml":              "version = \"1.0\"\n",
+		"tasks/judged/instruction.md":         "Nothing to do.\n",
+		"tasks/judged/environment/Dockerfile": "FROM python:3.12-slim\nENV TASK=judged\nWORKDIR /app\n",
+		"tasks/judged/tests/test.sh":          "[ -e /logs/verifier/reward.txt ] && echo 'planted reward seen'\necho 0.25 > /logs/verifier/reward.txt\n",
+		"a.sh":                                "mkdir -p /logs/verifier && echo 1 > /logs/verifier/reward.txt && echo '{\"reward\": 1}' > /logs/verifier/reward.json\n",
+	})
+	rec, _, _ := playDaytona(t, srv, dir, 0, "p1", "--quiet")
+	for _, r := range rec.Results {
+		switch r.TaskID {
+		case "silent":
+			if r.ErrorKind != runner.ErrVerifyFailed || r.Reward != nil {
+				t.Errorf("silent: %s, reward %v: the planted reward counted", r.ErrorKind, r.Reward)
+			}
+		case "judged":
+			if r.Reward == nil || *r.Reward != 0.25 || strings.Contains(r.VerifierOutput, "planted reward seen") {
+				t.Errorf("judged: reward %v, verifier saw %q", r.Reward, r.VerifierOutput)
+			}
+		}
+	}
+	checkEmulator(t, srv, srv.APIKey())
+}

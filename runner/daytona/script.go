@@ -212,17 +212,17 @@ forge_want='%s'; forge_end
 // or read-only directory, a full disk) can never be made: forge_fail ends
 // the command at once with the shell's error (failedLine).
 const claimText = `forge_fail() {
-  printf '%s claim %s: %s\n' ` + failedLine + ` "$forge_ctl.$1.claim" "$(printf %s "$2" | tr '\n' ' ')"
+  printf '%s %s\n' ` + failedLine + ` "$(printf %s "$1" | tr '\n' ' ')"
   printf '` + doneLine + ` 125\n.\n'
   exit 125
 }
 forge_claim() {
-  forge_err=$(mkdir -p "${forge_ctl%/*}" 2>&1) || forge_fail "$1" "$forge_err"
+  forge_err=$(mkdir -p "${forge_ctl%/*}" 2>&1) || forge_fail "claim $forge_ctl.$1.claim: $forge_err"
   set -C
   if forge_err=$( { :; } 2>&1 >"$forge_ctl.$1.claim" ); then set +C; return 0; fi
   set +C
   [ -e "$forge_ctl.$1.claim" ] && return 1
-  forge_fail "$1" "$forge_err"
+  forge_fail "claim $forge_ctl.$1.claim: $forge_err"
 }
 forge_await() {
   while :; do
@@ -257,7 +257,9 @@ const verifyKeys = "verifier reward rewardjson"
 // cannot upload (ensure).
 func (l layout) verifyText(command string, env map[string]string, ensure []string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "mkdir -p %s\n", shQuote(l.logs))
+	// The reward directory is the verifier's alone: what was there (a
+	// reward the candidate planted) goes.
+	fmt.Fprintf(&b, "rm -rf %[1]s && mkdir -p %[1]s || exit 125\n", shQuote(l.logs))
 	for _, line := range ensure {
 		b.WriteString(line + "\n")
 	}
