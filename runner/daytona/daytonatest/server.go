@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -61,7 +62,10 @@ const (
 // service.
 type Options struct {
 	APIKey string // the only bearer token accepted; default DefaultAPIKey
-	Specs  *Specs // the parsed OpenAPI documents; nil loads them (LoadSpecs)
+	// Listener is where it serves (the emulator's -port); nil: a free port
+	// of 127.0.0.1.
+	Listener net.Listener
+	Specs    *Specs // the parsed OpenAPI documents; nil loads them (LoadSpecs)
 	// StartDelay keeps new sandboxes "creating" this long (the SDK polls
 	// until "started"); zero answers "started" at once, as the real API
 	// does for snapshots that start within its 30 s wait.
@@ -262,6 +266,13 @@ func newServer(opts Options) (*Server, error) {
 	}
 	if RootFS() {
 		s.cgroups = newServerCgroup()
+	}
+	if l := s.opts.Listener; l != nil {
+		s.hs = httptest.NewUnstartedServer(s)
+		s.hs.Listener.Close()
+		s.hs.Listener = l
+		s.hs.Start()
+		return s, nil
 	}
 	s.hs = httptest.NewServer(s)
 	return s, nil

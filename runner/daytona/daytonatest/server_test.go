@@ -3,6 +3,7 @@ package daytonatest
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -401,4 +402,19 @@ func alive(pid int) bool {
 	}
 	defer p.Release()
 	return p.Signal(syscall.Signal(0)) == nil
+}
+
+// A listener given (the emulator's -port) is where the API is served.
+func TestServerOnAGivenListener(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := Start(t, Options{Specs: specs, Listener: l})
+	if want := "http://" + l.Addr().String() + "/api"; s.URL() != want {
+		t.Fatalf("URL %s, want %s", s.URL(), want)
+	}
+	if _, err := client(t, s).List(ctx(t), nil, nil, nil); err != nil {
+		t.Fatalf("list on the given listener: %v", err)
+	}
 }
