@@ -20,6 +20,7 @@ var layers = [][]string{
 	{"runner/daytona/daytonatest", "runner/local/localtest", "agent/agenttest"}, // test doubles and helpers, on internal/ alone
 	{"runner"},
 	{"scoring", "runner/local", "runner/daytona", "agent"},
+	{"record"},
 	{"forge"},
 	{"report", "report/junit", "report/internal/fixture", "compare"},
 	{"view"},

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/forge-run/forge/forge"
 	"github.com/forge-run/forge/internal/fakemodel"
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/runner/daytona/daytonatest"
 )
@@ -79,7 +79,7 @@ func holding(dir string, forms ...string) ([]string, error) {
 // in runDir kept its transcript: stored beside its logs, three steps (the
 // system prompt and the objective it sent, the model's reply with its
 // usage), each with its time.
-func checkAgentTranscripts(t *testing.T, runDir string, rec forge.Record) {
+func checkAgentTranscripts(t *testing.T, runDir string, rec record.Record) {
 	t.Helper()
 	for _, r := range rec.Results {
 		if r.TranscriptPath != r.CandidateID+"/transcript.jsonl" || r.TranscriptSteps != 3 || r.TranscriptNote != "" || r.TranscriptTruncated {

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/forge-run/forge/agent/agenttest"
-	"github.com/forge-run/forge/forge"
 	"github.com/forge-run/forge/internal/testfiles"
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/runner/daytona/daytonatest"
 )
@@ -88,7 +88,7 @@ func TestAgentsPlayASuiteLocally(t *testing.T) {
 // checkAgentRun checks what every agent trial of a run recorded: a
 // transcript with the shell call the agent made on the solved task, token
 // usage per model, and no trace of the key in any file of the run.
-func checkAgentRun(t *testing.T, dir, id string, rec forge.Record, key string, tool map[string]string) {
+func checkAgentRun(t *testing.T, dir, id string, rec record.Record, key string, tool map[string]string) {
 	t.Helper()
 	for _, r := range rec.Results {
 		if r.Usage == nil || r.Usage.Tokens() == 0 || r.Usage.Models[0].Model == "" {

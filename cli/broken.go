@@ -4,16 +4,16 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/forge-run/forge/forge"
 	"github.com/forge-run/forge/internal/text"
+	"github.com/forge-run/forge/record"
 )
 
 // brokenImages reads an incomplete run: a line per image whose failed
 // build is why some of its tasks were not played (the tasks, the reason,
 // the file to fix, the log), and the candidates that did not run for other
 // reasons, which replaying may finish.
-func brokenImages(rec *forge.Record, out string) (broken, replayable []string) {
-	failed := map[string]forge.EnvironmentBuilt{}
+func brokenImages(rec *record.Record, out string) (broken, replayable []string) {
+	failed := map[string]record.EnvironmentBuilt{}
 	for _, b := range rec.Environments {
 		if b.Error != "" {
 			failed[b.Hash] = b

@@ -19,8 +19,8 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/forge-run/forge/cli"
-	"github.com/forge-run/forge/forge"
 	"github.com/forge-run/forge/internal/relaid"
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner/local"
 	"github.com/forge-run/forge/runner/local/localtest"
 	"github.com/forge-run/forge/schema"
@@ -153,7 +153,7 @@ func cmdJSON(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: json FILE PATH [VALUE]")
 	}
 	b := []byte(ts.ReadFile(args[0]))
-	if filepath.Base(args[0]) == forge.ResultsFile {
+	if filepath.Base(args[0]) == record.ResultsFile {
 		b = recordJSON(ts, args[0]) // its trials beside it included
 	}
 	var v any
@@ -220,9 +220,9 @@ func cmdRecord(ts *testscript.TestScript, neg bool, args []string) {
 // recordJSON is the record whose results.json is file, its trials beside
 // it, as one document.
 func recordJSON(ts *testscript.TestScript, file string) []byte {
-	rec, err := forge.ReadRecord(ts.MkAbs(file))
+	rec, err := record.Read(ts.MkAbs(file))
 	ts.Check(err)
-	b, err := forge.MarshalRecord(rec)
+	b, err := record.Marshal(rec)
 	ts.Check(err)
 	return b
 }
@@ -234,8 +234,8 @@ func cmdRelaid(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 1 || neg {
 		ts.Fatalf("usage: relaid DIR")
 	}
-	ts.Check(relaid.Document(ts.MkAbs(filepath.Join(args[0], forge.ResultsFile)), "\t"))
-	ts.Check(relaid.Lines(ts.MkAbs(filepath.Join(args[0], forge.TrialsFile))))
+	ts.Check(relaid.Document(ts.MkAbs(filepath.Join(args[0], record.ResultsFile)), "\t"))
+	ts.Check(relaid.Lines(ts.MkAbs(filepath.Join(args[0], record.TrialsFile))))
 }
 
 // cmdValidJSON checks a results.json, and each line of trials.jsonl
@@ -246,7 +246,7 @@ func cmdValidJSON(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: validjson FILE")
 	}
 	err := schema.ValidateResults([]byte(ts.ReadFile(args[0])))
-	trials := filepath.Join(filepath.Dir(args[0]), forge.TrialsFile)
+	trials := filepath.Join(filepath.Dir(args[0]), record.TrialsFile)
 	if b, rerr := os.ReadFile(ts.MkAbs(trials)); rerr == nil {
 		for line := range bytes.Lines(b) {
 			err = errors.Join(err, schema.ValidateTrial(line))

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/scoring"
 )
@@ -26,8 +26,8 @@ func forgeRun(t *testing.T, args ...string) (stdout, stderr string, code int) {
 
 // testRun builds a record with per-trial scores: candidate id → scores, in
 // standings order (best mean first is up to the caller).
-func testRun(id string, started time.Time, winner string, cands ...any) *forge.Record {
-	rec := &forge.Record{SchemaVersion: 1, RunID: id, Backend: "local", Objective: "o", ManifestHash: "h",
+func testRun(id string, started time.Time, winner string, cands ...any) *record.Record {
+	rec := &record.Record{SchemaVersion: 1, RunID: id, Backend: "local", Objective: "o", ManifestHash: "h",
 		StartedAt: started, FinishedAt: started.Add(time.Second)}
 	if winner != "" {
 		rec.Winner = &winner
@@ -47,9 +47,9 @@ func testRun(id string, started time.Time, winner string, cands ...any) *forge.R
 	return rec
 }
 
-func writeTestRun(t *testing.T, out string, rec *forge.Record) {
+func writeTestRun(t *testing.T, out string, rec *record.Record) {
 	t.Helper()
-	b, err := forge.MarshalRecord(rec)
+	b, err := record.Marshal(rec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +227,7 @@ func TestHistoryCommand(t *testing.T) {
 
 func TestBaselineReport(t *testing.T) {
 	out := nightlyRuns(t)
-	head, err := forge.ReadRecord(filepath.Join(out, "tue", "results.json"))
+	head, err := record.Read(filepath.Join(out, "tue", "results.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

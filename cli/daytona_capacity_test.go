@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner/daytona/daytonatest"
 )
 
@@ -52,7 +52,7 @@ func playOnEmulator(t *testing.T, srv *daytonatest.Server, dir string, want int)
 
 // allSucceeded reads run "r" of dir and fails the test for every trial
 // that did not succeed.
-func allSucceeded(t *testing.T, dir string) forge.Record {
+func allSucceeded(t *testing.T, dir string) record.Record {
 	t.Helper()
 	rec := readResults(t, filepath.Join(dir, "artifacts", "r", "results.json"))
 	for _, r := range rec.Results {

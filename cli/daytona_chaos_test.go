@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/forge-run/forge/forge"
 	"github.com/forge-run/forge/internal/squares"
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/runner/daytona/daytonatest"
 )
@@ -28,7 +28,7 @@ type trialKey struct {
 func TestDaytonaBadNight(t *testing.T) {
 	t.Parallel()
 	type played struct {
-		rec  forge.Record
+		rec  record.Record
 		runs map[trialKey]int
 	}
 	play := func(chaos bool) played {

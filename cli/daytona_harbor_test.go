@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/forge-run/forge/forge"
 	"github.com/forge-run/forge/internal/testfiles"
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/runner/daytona/daytonatest"
 )
@@ -199,7 +199,7 @@ func harborEmulator(t *testing.T) *daytonatest.Server {
 // playDaytona plays forge run --daytona on srv in dir as run id (with
 // args), fails the test unless it exits want, and returns the run's record
 // and what forge printed.
-func playDaytona(t *testing.T, srv *daytonatest.Server, dir string, want int, id string, args ...string) (rec forge.Record, stdout, stderr string) {
+func playDaytona(t *testing.T, srv *daytonatest.Server, dir string, want int, id string, args ...string) (rec record.Record, stdout, stderr string) {
 	t.Helper()
 	env := []string{"DAYTONA_API_KEY=" + srv.APIKey(), "DAYTONA_API_URL=" + srv.URL()}
 	cmd, out, errOut := forgeCmd(dir, env, append([]string{"run", "--daytona", "--no-fallback", "--run-id", id}, args...)...)
@@ -304,6 +304,35 @@ func TestDaytonaPlantedRewardDoesNotCount(t *testing.T) {
 			if r.Reward == nil || *r.Reward != 0.25 || strings.Contains(r.VerifierOutput, "planted reward seen") {
 				t.Errorf("judged: reward %v, verifier saw %q", r.Reward, r.VerifierOutput)
 			}
+		}
+	}
+	checkEmulator(t, srv, srv.APIKey())
+}
+
+// What the candidate leaves running cannot write the reward: a setsid loop
+// writing reward.txt 1 survives the candidate, but the verifier's reward
+// directory is its own (a mount namespace and a file system of its own), so
+// a verifier that writes reward.json alone gives its partial credit, and one
+// that writes reward.txt 0 gives 0, every time.
+func TestDaytonaLingeringWriterDoesNotCount(t *testing.T) {
+	t.Parallel()
+	srv, dir := harborTasks(t, map[string]string{
+		"tasks/partial/task.toml":              "version = \"1.0\"\n",
+		"tasks/partial/instruction.md":         "Nothing to do.\n",
+		"tasks/partial/environment/Dockerfile": "FROM python:3.12-slim\nWORKDIR /app\n",
+		"tasks/partial/tests/test.sh":          "sleep 0.3; echo '{\"reward\": 0.5}' > /logs/verifier/reward.json\n",
+		"tasks/zero/task.toml":                 "version = \"1.0\"\n",
+		"tasks/zero/instruction.md":            "Nothing to do.\n",
+		"tasks/zero/environment/Dockerfile":    "FROM python:3.12-slim\nENV TASK=zero\nWORKDIR /app\n",
+		"tasks/zero/tests/test.sh":             "echo 0 > /logs/verifier/reward.txt; sleep 0.3\n",
+		"a.sh": "setsid nohup sh -c 'while :; do mkdir -p /logs/verifier; echo 1 > /logs/verifier/reward.txt; sleep 0.01; done' >/dev/null 2>&1 &\n" +
+			"sleep 0.2\n",
+	})
+	rec, _, _ := playDaytona(t, srv, dir, 0, "w1", "--quiet", "--trials", "2")
+	for _, r := range rec.Results {
+		want := map[string]float64{"partial": 0.5, "zero": 0}[r.TaskID]
+		if r.Reward == nil || *r.Reward != want {
+			t.Errorf("%s trial %d: %s reward %v, want %v: the candidate's loop wrote it", r.TaskID, r.Trial, r.ErrorKind, r.Reward, want)
 		}
 	}
 	checkEmulator(t, srv, srv.APIKey())

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/runner/daytona/daytonatest"
 )
@@ -55,9 +55,9 @@ func exitCodeOf(t *testing.T, err error) int {
 	return -1
 }
 
-func readResults(t *testing.T, path string) forge.Record {
+func readResults(t *testing.T, path string) record.Record {
 	t.Helper()
-	rec, err := forge.ReadRecord(path)
+	rec, err := record.Read(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestDaytonaPlaysTheSampleTournament(t *testing.T) {
 			t.Errorf("the API key appears on %s", name)
 		}
 	}
-	for _, name := range []string{forge.ResultsFile, forge.TrialsFile} {
+	for _, name := range []string{record.ResultsFile, record.TrialsFile} {
 		if b, _ := os.ReadFile(filepath.Join(dir, "artifacts", "d1", name)); bytes.Contains(b, []byte(key)) {
 			t.Errorf("the API key appears in %s", name)
 		}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 )
 
@@ -86,7 +87,7 @@ var mergeHints = map[forge.MergeRefusal]string{
 // that forge understands to what it adds to their message: the flag to
 // change, or how to go on. rec is the run's record, nil when the run was
 // refused (t is nil for forge merge).
-func explain(err error, t *tournament, rec *forge.Record) error {
+func explain(err error, t *tournament, rec *record.Record) error {
 	var unknownCandidate *forge.UnknownCandidateError
 	var unknownTask *forge.UnknownTaskError
 	var build *runner.BuildError
@@ -117,7 +118,7 @@ func explain(err error, t *tournament, rec *forge.Record) error {
 			err, t.resumeCommand(rec.Backend))
 	case errors.As(err, new(*runner.UnusableError)):
 		return fmt.Errorf("%w; everything started has been cleaned up, partial results in %s", err,
-			filepath.Join(t.dir(), forge.ResultsFile))
+			filepath.Join(t.dir(), record.ResultsFile))
 	}
 	return err
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 )
 
@@ -16,12 +17,12 @@ import (
 func TestExplainHintsByKind(t *testing.T) {
 	o := &runOptions{env: &Env{}, manifest: "forge.yaml", out: "artifacts", passAt: 1, reportOptions: reportOptions{format: "table"}}
 	tm := &tournament{o: o, id: "r1"}
-	ran := &forge.Record{Backend: "daytona"}
+	ran := &record.Record{Backend: "daytona"}
 	unusable := &runner.UnusableError{Kind: runner.ErrInfra, Err: errors.New("API unreachable")}
 	failing := &runner.UnusableError{Kind: runner.ErrInfra, Err: &forge.FailingInfraError{Trials: 3, Trial: "a", Attempts: 3, Last: "503"}}
 	for _, c := range []struct {
 		err  error
-		rec  *forge.Record
+		rec  *record.Record
 		want string // a prefix, then "…" and a suffix
 	}{
 		{&forge.UnknownCandidateError{ID: "x", Manifest: "m"}, nil, `--only x: no candidate "x" in m…`},

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/runner/local/localtest"
 )
@@ -68,7 +68,7 @@ scoring: [{type: artifact, checks: [{equals_task: expected}]}]
 			t.Fatal(err)
 		}
 	}
-	journal := filepath.Join(dir, "artifacts", "k1", forge.TrialsFile)
+	journal := filepath.Join(dir, "artifacts", "k1", record.TrialsFile)
 	lines := func() int {
 		b, _ := os.ReadFile(journal)
 		return bytes.Count(b, []byte("\n"))
@@ -87,7 +87,7 @@ scoring: [{type: artifact, checks: [{equals_task: expected}]}]
 		t.Fatal(err)
 	}
 	_ = cmd.Wait()
-	before, err := forge.ReadRecord(filepath.Join(dir, "artifacts", "k1", forge.ResultsFile))
+	before, err := record.Read(filepath.Join(dir, "artifacts", "k1", record.ResultsFile))
 	if err != nil {
 		t.Fatalf("the killed run cannot be read: %v", err)
 	}
@@ -103,7 +103,7 @@ scoring: [{type: artifact, checks: [{equals_task: expected}]}]
 	if code := exitCodeOf(t, resume.Run()); code != 0 {
 		t.Fatalf("resume: exit %d\n%s", code, stderr)
 	}
-	rec, err := forge.ReadRecord(filepath.Join(dir, "artifacts", "k1", forge.ResultsFile))
+	rec, err := record.Read(filepath.Join(dir, "artifacts", "k1", record.ResultsFile))
 	if err != nil {
 		t.Fatal(err)
 	}

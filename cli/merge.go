@@ -14,6 +14,7 @@ import (
 
 	"github.com/forge-run/forge/compare"
 	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/record"
 )
 
 // mergeOptions are `forge merge`'s flags and the shards' runs it merges.
@@ -120,7 +121,7 @@ func newRunID(out, id string) (string, error) {
 	if id == "" {
 		return forge.NewRunID(time.Now()), nil
 	}
-	if _, err := os.Stat(filepath.Join(out, id, forge.ResultsFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(out, id, record.ResultsFile)); err == nil {
 		return "", withCode(ExitUsage, fmt.Errorf("--run-id %s: %s already exists", id, filepath.Join(out, id)))
 	}
 	return id, nil
@@ -128,7 +129,7 @@ func newRunID(out, id string) (string, error) {
 
 // finishShards says how to finish a merged run some of whose jobs did not
 // run: resume the shards that have such jobs, then merge again.
-func finishShards(shards []*forge.Record) string {
+func finishShards(shards []*record.Record) string {
 	var cmds []string
 	for _, s := range shards {
 		if slices.ContainsFunc(s.Results, forge.Resumable) {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/report"
 )
 
@@ -45,7 +45,7 @@ func (o *reportOptions) Validate() error {
 
 // write prints the --format report on stdout and writes each --report
 // file, linking the logs in runDir relative to where each is read.
-func (o *reportOptions) write(env *Env, rec *forge.Record, runDir string, now func() time.Time) error {
+func (o *reportOptions) write(env *Env, rec *record.Record, runDir string, now func() time.Time) error {
 	f, _ := report.ParseFormat(o.format) // validated
 	color := env.StdoutTTY && env.Getenv("NO_COLOR") == "" && env.Getenv("TERM") != "dumb"
 	opts := report.Options{TTY: env.StdoutTTY, Color: color, Now: now, Matrix: o.matrix, Width: env.StdoutWidth, RunDir: runDir}
@@ -78,7 +78,7 @@ func relativeTo(dir, target string) string {
 	return rel
 }
 
-func writeReportFile(path string, f report.Format, rec *forge.Record, runDir string, now func() time.Time) error {
+func writeReportFile(path string, f report.Format, rec *record.Record, runDir string, now func() time.Time) error {
 	if dir := filepath.Dir(path); dir != "." {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return fmt.Errorf("--report %s: %w", path, err)
@@ -86,7 +86,7 @@ func writeReportFile(path string, f report.Format, rec *forge.Record, runDir str
 	}
 	// Written as it is rendered: the JUnit report of 100,000 trials is
 	// tens of MB that need not be held in memory, twice.
-	err := forge.WriteAtomic(path, func(w io.Writer) error {
+	err := record.WriteAtomic(path, func(w io.Writer) error {
 		bw := bufio.NewWriterSize(w, 64<<10)
 		if err := report.Write(f, bw, rec, report.Options{Now: now, RunDir: runDir}); err != nil {
 			return err
@@ -99,7 +99,7 @@ func writeReportFile(path string, f report.Format, rec *forge.Record, runDir str
 	return nil
 }
 
-func appendReport(path string, f report.Format, rec *forge.Record, now func() time.Time) error {
+func appendReport(path string, f report.Format, rec *record.Record, now func() time.Time) error {
 	fh, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 	if err != nil {
 		return fmt.Errorf("GITHUB_STEP_SUMMARY: %w", err)

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/runner/local/localtest"
 )
@@ -114,7 +114,7 @@ func TestInterruptCleansUpAndWritesPartialResults(t *testing.T) {
 	if pids := localtest.Survivors("sig1"); len(pids) > 0 {
 		t.Errorf("processes of the run survived forge: %v", pids)
 	}
-	rec, err := forge.ReadRecord(filepath.Join(dir, "artifacts", "sig1", "results.json"))
+	rec, err := record.Read(filepath.Join(dir, "artifacts", "sig1", "results.json"))
 	if err != nil {
 		t.Fatalf("no partial results: %v", err)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/forge-run/forge/forge"
 	"github.com/forge-run/forge/internal/text"
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/runner/daytona"
 	"github.com/forge-run/forge/scoring"
@@ -28,8 +29,8 @@ type tournament struct {
 	o      *runOptions
 	m      *forge.Manifest
 	plan   *forge.Plan
-	id     string        // the run's id
-	resume *forge.Record // the run --resume finishes
+	id     string         // the run's id
+	resume *record.Record // the run --resume finishes
 	// viewer serves page, the run's page, with --view; it outlives the run.
 	viewer *http.Server
 	page   string
@@ -81,7 +82,7 @@ func (o *runOptions) prepare() (*tournament, error) {
 	}
 	if o.resume != "" {
 		t.id = o.resume
-		if t.resume, err = forge.ReadRecord(filepath.Join(o.out, t.id, forge.ResultsFile)); err != nil {
+		if t.resume, err = record.Read(filepath.Join(o.out, t.id, record.ResultsFile)); err != nil {
 			return nil, withCode(ExitUsage, fmt.Errorf("--resume %s: %w", t.id, err))
 		}
 		over.Tasks = t.resume.TaskIDs()
@@ -193,7 +194,7 @@ func (t *tournament) options(be *backend, events func(forge.Event), p *progress)
 
 // report prints and writes the run's reports, says where its results are
 // and warns of each artifact that holds a secret's value.
-func (t *tournament) report(rec *forge.Record, p *progress) error {
+func (t *tournament) report(rec *record.Record, p *progress) error {
 	err := t.o.reportOptions.write(t.o.env, rec, t.dir(), time.Now)
 	p.printf("forge: results in %s\n", t.dir())
 	if note := unusedPrices(t.m.Pricing, rec.Results); note != "" {
@@ -241,8 +242,8 @@ func unusedPrices(p *scoring.Pricing, results []runner.Result) string {
 
 // end says how a run that ran ended: interrupted, out of budget, stopped
 // by an error, else its verdict.
-func (t *tournament) end(rec *forge.Record, runErr error, interrupted bool) error {
-	results := filepath.Join(t.dir(), forge.ResultsFile)
+func (t *tournament) end(rec *record.Record, runErr error, interrupted bool) error {
+	results := filepath.Join(t.dir(), record.ResultsFile)
 	switch {
 	case interrupted:
 		fmt.Fprintf(t.o.env.Stderr, "forge: interrupted; partial results in %s; finish the run with:\n  %s\n",
@@ -301,7 +302,7 @@ func (t *tournament) resumeCommand(backend string) string {
 
 // buildLog prints the last lines of a failed build, which say why it
 // failed, and names its log in the record.
-func (t *tournament) buildLog(build *runner.BuildError, rec *forge.Record) string {
+func (t *tournament) buildLog(build *runner.BuildError, rec *record.Record) string {
 	if len(build.Tail) > 0 {
 		fmt.Fprintf(t.o.env.Stderr, "forge: the last lines of the build of environment %s:\n", build.Name)
 		for _, l := range build.Tail {

@@ -10,6 +10,7 @@ import (
 	"github.com/forge-run/forge/compare"
 	"github.com/forge-run/forge/forge"
 	"github.com/forge-run/forge/internal/text"
+	"github.com/forge-run/forge/record"
 )
 
 // gateOptions are the gates a finished run is held to besides the
@@ -50,7 +51,7 @@ func (g *gateOptions) Validate() error {
 // verdict ends a finished, reported run (forge run, forge merge): exit 3
 // without a verdict (finish says how to finish it), 0 for a shard, else
 // the gates decide (exit 1 when one fails). out is where --baseline is.
-func (g *gateOptions) verdict(env *Env, out string, m *forge.Manifest, rec *forge.Record, finish string) error {
+func (g *gateOptions) verdict(env *Env, out string, m *forge.Manifest, rec *record.Record, finish string) error {
 	switch {
 	case len(rec.MissingShards) > 0:
 		fmt.Fprintf(env.Stderr, "forge: no verdict: %s not merged (its jobs are recorded cancelled); merge every shard for the verdict\n",
@@ -122,7 +123,7 @@ func checkBaseline(outRoot, baselineRef string) error {
 // baselineReport prints on stderr how head compares with --baseline and,
 // when maxDropSet, returns a line per candidate that dropped by more than
 // maxDrop.
-func baselineReport(env *Env, outRoot, baselineRef string, head *forge.Record, maxDrop float64, maxDropSet bool) (drops []string, err error) {
+func baselineReport(env *Env, outRoot, baselineRef string, head *record.Record, maxDrop float64, maxDropSet bool) (drops []string, err error) {
 	base, _, err := compare.Open(baselineRef, outRoot)
 	if err != nil {
 		return nil, withCode(ExitUsage, fmt.Errorf("--baseline: %w", err))

@@ -17,6 +17,7 @@ import (
 
 	"github.com/forge-run/forge/compare"
 	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner/daytona"
 	"github.com/forge-run/forge/view"
 )
@@ -139,7 +140,7 @@ func startView(env *Env, v viewSpec) (*http.Server, string, error) {
 // gatesVerdict says whether a finished run passes the gates of the
 // manifest it played, when that manifest is where the run says and
 // unchanged.
-func gatesVerdict(rec *forge.Record) string {
+func gatesVerdict(rec *record.Record) string {
 	if rec.ManifestPath == "" {
 		return ""
 	}

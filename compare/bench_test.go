@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/forge-run/forge/compare"
-	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/scoring"
 )
@@ -30,8 +30,8 @@ func nightly(dayN, n, trials int) []cand {
 // BenchmarkRuns compares two runs of 50 candidates × 20 trials and renders
 // the table.
 func BenchmarkRuns(b *testing.B) {
-	base := record("base", day(20), "", nightly(20, 50, 20)...)
-	head := record("head", day(21), "", nightly(21, 50, 20)...)
+	base := newRecord("base", day(20), "", nightly(20, 50, 20)...)
+	head := newRecord("head", day(21), "", nightly(21, 50, 20)...)
 	b.ReportAllocs()
 	for b.Loop() {
 		rep := compare.Runs(base, head)
@@ -46,7 +46,7 @@ func BenchmarkRuns(b *testing.B) {
 func BenchmarkHistory(b *testing.B) {
 	out := b.TempDir()
 	for d := range 365 {
-		rec := record(fmt.Sprintf("run-%03d", d), day(1).AddDate(0, 0, d), "cand-000", nightly(d, 5, 3)...)
+		rec := newRecord(fmt.Sprintf("run-%03d", d), day(1).AddDate(0, 0, d), "cand-000", nightly(d, 5, 3)...)
 		writeRun(b, out, rec)
 	}
 	b.ReportAllocs()
@@ -64,18 +64,18 @@ func BenchmarkHistory(b *testing.B) {
 // largeSuite is a run of a suite at real benchmark size: candidates ×
 // tasks, one trial each, judged between 0 and 1 (some trials fail, and
 // the scores drift with day), scored by scoring.ScoreSuite as a run is.
-func largeSuite(runID string, dayN, candidates, tasks int) *forge.Record {
-	rec := record(runID, day(dayN), "")
+func largeSuite(runID string, dayN, candidates, tasks int) *record.Record {
+	rec := newRecord(runID, day(dayN), "")
 	ids := make([]string, candidates)
 	for i := range ids {
 		ids[i] = fmt.Sprintf("cand-%d", i+1)
 	}
 	st := make([]scoring.Task, tasks)
-	rec.Tasks = make([]forge.TaskInfo, tasks)
+	rec.Tasks = make([]record.TaskInfo, tasks)
 	for t := range st {
 		id := fmt.Sprintf("task-%05d", t+1)
 		st[t] = scoring.Task{ID: id}
-		rec.Tasks[t] = forge.TaskInfo{ID: id, Objective: "task " + id, Weight: 1}
+		rec.Tasks[t] = record.TaskInfo{ID: id, Objective: "task " + id, Weight: 1}
 	}
 	rec.Results = make([]runner.Result, 0, candidates*tasks)
 	for ci, id := range ids {
@@ -102,10 +102,10 @@ func largeSuite(runID string, dayN, candidates, tasks int) *forge.Record {
 
 // BenchmarkRunsLarge compares two runs of 4 candidates × 25,000 tasks
 // (100,000 results each) and renders the comparison in every format; open
-// reads one such results.json (forge.ReadRecord). The target (issue 19):
+// reads one such results.json (record.Read). The target (issue 19):
 // compare of two such runs within seconds on 2 cores. Measured (commit
 // 0afbb1a): Runs 0.10 s, table and Markdown under 1 ms, JSON 20 ms
-// (7.9 MB: every changed task); open 3.1 s, which is forge.ReadRecord's.
+// (7.9 MB: every changed task); open 3.1 s, which is record.Read's.
 func BenchmarkRunsLarge(b *testing.B) {
 	base := largeSuite("base", 20, 4, 25000)
 	head := largeSuite("head", 21, 4, 25000)

@@ -8,8 +8,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/forge-run/forge/forge"
 	"github.com/forge-run/forge/internal/text"
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/scoring"
 )
@@ -188,7 +188,7 @@ func changedFiles(base, head map[string]string) []string {
 }
 
 // Runs compares head against base.
-func Runs(base, head *forge.Record) Report {
+func Runs(base, head *record.Record) Report {
 	rep := Report{
 		Base:  runOf(base),
 		Head:  runOf(head),
@@ -232,7 +232,7 @@ func Runs(base, head *forge.Record) Report {
 	}
 	for _, r := range []struct {
 		name string
-		rec  *forge.Record
+		rec  *record.Record
 	}{{"base", base}, {"head", head}} {
 		if r.rec.Interrupted {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("the %s run was interrupted: its results are partial", r.name))
@@ -241,7 +241,7 @@ func Runs(base, head *forge.Record) Report {
 	return rep
 }
 
-func runOf(rec *forge.Record) Run {
+func runOf(rec *record.Record) Run {
 	return Run{
 		RunID: rec.RunID, Objective: rec.Objective, Backend: rec.Backend, StartedAt: rec.StartedAt,
 		ManifestHash: rec.ManifestHash, Interrupted: rec.Interrupted, Winner: rec.Winner,
@@ -257,7 +257,7 @@ func str(p *string) string {
 
 // order is the record's candidates: its standings, then any candidate that
 // has results but no standing, in the order of its results.
-func order(rec *forge.Record) []string {
+func order(rec *record.Record) []string {
 	seen := map[string]bool{}
 	var ids []string
 	add := func(id string) {
@@ -277,7 +277,7 @@ func order(rec *forge.Record) []string {
 
 // sides collects each candidate's figures in rec: the standing's when there
 // is one, otherwise worked out from the results.
-func sides(rec *forge.Record) map[string]*Side {
+func sides(rec *record.Record) map[string]*Side {
 	out := map[string]*Side{}
 	_, byID := runner.ByCandidate(rec.Results)
 	for _, st := range rec.Standings {
@@ -324,7 +324,7 @@ func sides(rec *forge.Record) map[string]*Side {
 
 // commonTasks are the tasks both records played, in head's order; none
 // unless both are suites.
-func commonTasks(base, head *forge.Record) []string {
+func commonTasks(base, head *record.Record) []string {
 	inBase := map[string]bool{}
 	for _, t := range base.Tasks {
 		inBase[t.ID] = true

@@ -44,8 +44,8 @@ func TestRunsWelchSleepData(t *testing.T) {
 		}
 		return out
 	}
-	base := record("base", day(20), "", cand{id: "sleep", scores: unit(sleep2)})
-	head := record("head", day(21), "", cand{id: "sleep", scores: unit(sleep1)})
+	base := newRecord("base", day(20), "", cand{id: "sleep", scores: unit(sleep2)})
+	head := newRecord("head", day(21), "", cand{id: "sleep", scores: unit(sleep1)})
 	c := find(t, compare.Runs(base, head), "sleep")
 	if c.Test != compare.TestWelch || c.Welch == nil || c.Welch.T == nil || c.Welch.DF == nil {
 		t.Fatalf("change = %+v, want a Welch test", c)
@@ -73,11 +73,11 @@ func TestRunsSignificantChanges(t *testing.T) {
 		}
 		return out
 	}
-	base := record("base", day(20), "up",
+	base := newRecord("base", day(20), "up",
 		cand{id: "up", scores: shift(sleep1, 0.3)},
 		cand{id: "down", scores: shift(sleep1, 0.5)},
 	)
-	head := record("head", day(21), "up",
+	head := newRecord("head", day(21), "up",
 		cand{id: "up", scores: shift(sleep1, 0.6)},
 		cand{id: "down", scores: shift(sleep1, 0.2)},
 	)
@@ -105,8 +105,8 @@ func TestRunsSignificantChanges(t *testing.T) {
 
 // Deterministic candidates (no variance) that change score: p = 0.
 func TestRunsNoVariance(t *testing.T) {
-	base := record("base", day(20), "a", cand{id: "a", scores: repeat(0.9, 3)}, cand{id: "b", scores: repeat(0.5, 3)})
-	head := record("head", day(21), "a", cand{id: "a", scores: repeat(0.6, 3)}, cand{id: "b", scores: repeat(0.5, 3)})
+	base := newRecord("base", day(20), "a", cand{id: "a", scores: repeat(0.9, 3)}, cand{id: "b", scores: repeat(0.5, 3)})
+	head := newRecord("head", day(21), "a", cand{id: "a", scores: repeat(0.6, 3)}, cand{id: "b", scores: repeat(0.5, 3)})
 	rep := compare.Runs(base, head)
 	a, b := find(t, rep, "a"), find(t, rep, "b")
 	if a.Status != compare.StatusRegressed || a.Welch.PValue != 0 || a.Welch.T != nil {
@@ -136,8 +136,8 @@ func TestRunsSingleTrial(t *testing.T) {
 		{"one in head", []float64{0.9, 0.91, 0.9}, []float64{0.1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			base := record("base", day(20), "a", cand{id: "a", scores: tc.base})
-			head := record("head", day(21), "a", cand{id: "a", scores: tc.head})
+			base := newRecord("base", day(20), "a", cand{id: "a", scores: tc.base})
+			head := newRecord("head", day(21), "a", cand{id: "a", scores: tc.head})
 			rep := compare.Runs(base, head)
 			c := find(t, rep, "a")
 			if c.Test != compare.TestSingleTrial || c.Significant || c.Status != compare.StatusUnchanged || c.Welch != nil {
@@ -157,8 +157,8 @@ func TestRunsSingleTrial(t *testing.T) {
 // compare.
 func TestRunsNoScoredTrials(t *testing.T) {
 	infra := map[int]runner.ErrorKind{1: runner.ErrInfra, 2: runner.ErrInfra}
-	base := record("base", day(20), "a", cand{id: "a", scores: []float64{0.8, 0.9}})
-	head := record("head", day(21), "", cand{id: "a", scores: []float64{math.NaN(), math.NaN()}, failed: infra})
+	base := newRecord("base", day(20), "a", cand{id: "a", scores: []float64{0.8, 0.9}})
+	head := newRecord("head", day(21), "", cand{id: "a", scores: []float64{math.NaN(), math.NaN()}, failed: infra})
 	c := find(t, compare.Runs(base, head), "a")
 	if c.Test != compare.TestNoScores || c.ScoreDelta != nil || c.Significant || c.Status != compare.StatusUnchanged {
 		t.Errorf("change = %+v, want no-scored-trials, no delta, unchanged", c)
@@ -171,13 +171,13 @@ func TestRunsNoScoredTrials(t *testing.T) {
 // New and gone candidates: head's standings order, then base-only ones in
 // base's order.
 func TestRunsNewAndGone(t *testing.T) {
-	base := record("base", day(20), "alpha",
+	base := newRecord("base", day(20), "alpha",
 		cand{id: "alpha", scores: []float64{0.9}},
 		cand{id: "beta", scores: []float64{0.8}},
 		cand{id: "gamma", scores: []float64{0.7}},
 		cand{id: "delta", scores: []float64{0.6}},
 	)
-	head := record("head", day(21), "eps",
+	head := newRecord("head", day(21), "eps",
 		cand{id: "eps", scores: []float64{0.95}},
 		cand{id: "beta", scores: []float64{0.85}},
 		cand{id: "zeta", scores: []float64{0.5}},
@@ -207,8 +207,8 @@ func TestRunsNewAndGone(t *testing.T) {
 }
 
 func TestRunsRuntimeAndSuccess(t *testing.T) {
-	base := record("base", day(20), "a", cand{id: "a", scores: []float64{0.8, 0.8}, runtime: []float64{2, 4}})
-	head := record("head", day(21), "a", cand{id: "a", scores: []float64{0.8, 0}, runtime: []float64{4.5, 9},
+	base := newRecord("base", day(20), "a", cand{id: "a", scores: []float64{0.8, 0.8}, runtime: []float64{2, 4}})
+	head := newRecord("head", day(21), "a", cand{id: "a", scores: []float64{0.8, 0}, runtime: []float64{4.5, 9},
 		failed: map[int]runner.ErrorKind{2: runner.ErrTimeout}})
 	c := find(t, compare.Runs(base, head), "a")
 	near(t, "runtime delta", *c.RuntimeDeltaSeconds, 4.5-3, 1e-12)
@@ -221,8 +221,8 @@ func TestRunsRuntimeAndSuccess(t *testing.T) {
 // The cost change: head over base mean cost per trial, in the JSON, the
 // table and the Markdown; no COST column when neither run has costs.
 func TestRunsCostChange(t *testing.T) {
-	base := record("base", day(20), "a", cand{id: "a", scores: []float64{0.8, 0.8}, cost: []float64{0.02, 0.02}}, cand{id: "b", scores: []float64{0.5, 0.5}})
-	head := record("head", day(21), "a", cand{id: "a", scores: []float64{0.8, 0.8}, cost: []float64{0.004, 0.006}}, cand{id: "b", scores: []float64{0.5, 0.5}})
+	base := newRecord("base", day(20), "a", cand{id: "a", scores: []float64{0.8, 0.8}, cost: []float64{0.02, 0.02}}, cand{id: "b", scores: []float64{0.5, 0.5}})
+	head := newRecord("head", day(21), "a", cand{id: "a", scores: []float64{0.8, 0.8}, cost: []float64{0.004, 0.006}}, cand{id: "b", scores: []float64{0.5, 0.5}})
 	rep := compare.Runs(base, head)
 	c := find(t, rep, "a")
 	if c.CostRatio == nil {
@@ -245,7 +245,7 @@ func TestRunsCostChange(t *testing.T) {
 		}
 	}
 	tbl.Reset()
-	if err := compare.WriteTable(&tbl, compare.Runs(record("x", day(20), "b", cand{id: "b", scores: []float64{1}}), record("y", day(21), "b", cand{id: "b", scores: []float64{1}})), false); err != nil {
+	if err := compare.WriteTable(&tbl, compare.Runs(newRecord("x", day(20), "b", cand{id: "b", scores: []float64{1}}), newRecord("y", day(21), "b", cand{id: "b", scores: []float64{1}})), false); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(tbl.String(), "COST") {
@@ -254,8 +254,8 @@ func TestRunsCostChange(t *testing.T) {
 }
 
 func TestRunsManifestWinnerNotes(t *testing.T) {
-	base := record("base", day(20), "a", cand{id: "a", scores: []float64{0.8}})
-	head := record("head", day(21), "a", cand{id: "a", scores: []float64{0.8}})
+	base := newRecord("base", day(20), "a", cand{id: "a", scores: []float64{0.8}})
+	head := newRecord("head", day(21), "a", cand{id: "a", scores: []float64{0.8}})
 	rep := compare.Runs(base, head)
 	if rep.ManifestChanged == nil || *rep.ManifestChanged || rep.WinnerChanged || len(rep.Notes) != 0 {
 		t.Errorf("like for like: manifest changed %v, winner changed %v, notes %q", rep.ManifestChanged, rep.WinnerChanged, rep.Notes)
@@ -291,8 +291,8 @@ func TestRunsManifestWinnerNotes(t *testing.T) {
 // A record with results but no standings (a run interrupted before it was
 // scored, or a hand-written one) is compared from its results.
 func TestRunsResultsWithoutStandings(t *testing.T) {
-	base := record("base", day(20), "", cand{id: "a", scores: []float64{0.9, 0.92, 0.91}, runtime: []float64{1, 2, 3}})
-	head := record("head", day(21), "", cand{id: "a", scores: []float64{0.5, 0.52, 0.51}, runtime: []float64{2, 2, 2}})
+	base := newRecord("base", day(20), "", cand{id: "a", scores: []float64{0.9, 0.92, 0.91}, runtime: []float64{1, 2, 3}})
+	head := newRecord("head", day(21), "", cand{id: "a", scores: []float64{0.5, 0.52, 0.51}, runtime: []float64{2, 2, 2}})
 	base.Standings, head.Standings = nil, nil
 	c := find(t, compare.Runs(base, head), "a")
 	if c.Base.Rank != 0 || c.Base.Trials != 3 || c.Base.ScoredTrials != 3 || c.Base.SuccessRate != 1 {
@@ -307,8 +307,8 @@ func TestRunsResultsWithoutStandings(t *testing.T) {
 
 // The JSON field names are a contract: scripts read them.
 func TestReportJSONFields(t *testing.T) {
-	base := record("base", day(20), "a", cand{id: "a", scores: []float64{0.8, 0.9}}, cand{id: "g", scores: []float64{0.1}})
-	head := record("head", day(21), "a", cand{id: "a", scores: []float64{0.7, 0.75}}, cand{id: "n", scores: []float64{0.2}})
+	base := newRecord("base", day(20), "a", cand{id: "a", scores: []float64{0.8, 0.9}}, cand{id: "g", scores: []float64{0.1}})
+	head := newRecord("head", day(21), "a", cand{id: "a", scores: []float64{0.7, 0.75}}, cand{id: "n", scores: []float64{0.2}})
 	b, err := json.Marshal(compare.Runs(base, head))
 	if err != nil {
 		t.Fatal(err)

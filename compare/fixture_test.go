@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/scoring"
 )
@@ -24,11 +24,11 @@ type cand struct {
 	cost    []float64 // per trial, in dollars; none when empty
 }
 
-// record builds a results.json record from per-trial scores in [0, 1]: the
+// newRecord builds a results.json record from per-trial scores in [0, 1]: the
 // standings are scoring's aggregation of them, ranked by mean score.
-func record(runID string, started time.Time, winner string, cs ...cand) *forge.Record {
-	rec := &forge.Record{
-		SchemaVersion: forge.SchemaVersion,
+func newRecord(runID string, started time.Time, winner string, cs ...cand) *record.Record {
+	rec := &record.Record{
+		SchemaVersion: record.SchemaVersion,
 		RunID:         runID,
 		Objective:     "Generate weekly AI events",
 		Backend:       "local",
@@ -86,9 +86,9 @@ func repeat(x float64, n int) []float64 {
 }
 
 // writeRun writes rec as <root>/<rec.RunID>/results.json.
-func writeRun(t testing.TB, root string, rec *forge.Record) string {
+func writeRun(t testing.TB, root string, rec *record.Record) string {
 	t.Helper()
-	b, err := forge.MarshalRecord(rec)
+	b, err := record.Marshal(rec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,8 +113,8 @@ func near(t *testing.T, what string, got, want, tol float64) {
 // suiteRecord builds a suite's record: every candidate passes every task
 // (one trial each) but those failed[c] lists, scored by scoring.ScoreSuite
 // as a run is.
-func suiteRecord(runID string, started time.Time, tasks []string, failed map[string][]string) *forge.Record {
-	rec := record(runID, started, "")
+func suiteRecord(runID string, started time.Time, tasks []string, failed map[string][]string) *record.Record {
+	rec := newRecord(runID, started, "")
 	var ids []string
 	for id := range failed {
 		ids = append(ids, id)
@@ -122,7 +122,7 @@ func suiteRecord(runID string, started time.Time, tasks []string, failed map[str
 	sort.Strings(ids)
 	var st []scoring.Task
 	for _, task := range tasks {
-		rec.Tasks = append(rec.Tasks, forge.TaskInfo{ID: task, Objective: "task " + task, Weight: 1})
+		rec.Tasks = append(rec.Tasks, record.TaskInfo{ID: task, Objective: "task " + task, Weight: 1})
 		st = append(st, scoring.Task{ID: task})
 	}
 	for _, id := range ids {

@@ -24,14 +24,14 @@ func goldenReports() map[string]compare.Report {
 		}
 		return out
 	}
-	nightlyBase := record("20261120-153000-aa11", day(20), "alpha",
+	nightlyBase := newRecord("20261120-153000-aa11", day(20), "alpha",
 		cand{id: "alpha", scores: shift(0.8), runtime: repeat(3.2, 10)},
 		cand{id: "beta", scores: shift(0.75), runtime: repeat(2.0, 10)},
 		cand{id: "gamma", scores: shift(0.5), runtime: repeat(0.45, 10)},
 		cand{id: "old", scores: shift(0.3), runtime: repeat(1, 10)},
 		cand{id: "flaky", scores: []float64{0.6}, runtime: []float64{70}},
 	)
-	nightlyHead := record("20261121-153000-ab12", day(21), "beta",
+	nightlyHead := newRecord("20261121-153000-ab12", day(21), "beta",
 		cand{id: "beta", scores: shift(0.9), runtime: repeat(2.5, 10)},
 		cand{id: "alpha", scores: shift(0.6), runtime: repeat(3.0, 10)},
 		cand{id: "gamma", scores: shift(0.52), runtime: repeat(0.5, 10)},
@@ -42,22 +42,22 @@ func goldenReports() map[string]compare.Report {
 	)
 	nightlyHead.ManifestHash = "sha256:bbbb"
 	// broken was there before too, and scored.
-	nightlyBase.Results = append(nightlyBase.Results, record("x", day(20), "", cand{id: "broken", scores: []float64{0.1, 0.2}}).Results...)
-	nightlyBase.Standings = append(nightlyBase.Standings, record("x", day(20), "", cand{id: "broken", scores: []float64{0.1, 0.2}}).Standings...)
+	nightlyBase.Results = append(nightlyBase.Results, newRecord("x", day(20), "", cand{id: "broken", scores: []float64{0.1, 0.2}}).Results...)
+	nightlyBase.Standings = append(nightlyBase.Standings, newRecord("x", day(20), "", cand{id: "broken", scores: []float64{0.1, 0.2}}).Standings...)
 	nightlyBase.Standings[len(nightlyBase.Standings)-1].Rank = len(nightlyBase.Standings)
 
-	same := record("20261122-153000-cc33", day(22), "alpha", cand{id: "alpha", scores: []float64{0.9}})
-	same2 := record("20261123-153000-dd44", day(23), "alpha", cand{id: "alpha", scores: []float64{0.9}})
+	same := newRecord("20261122-153000-cc33", day(22), "alpha", cand{id: "alpha", scores: []float64{0.9}})
+	same2 := newRecord("20261123-153000-dd44", day(23), "alpha", cand{id: "alpha", scores: []float64{0.9}})
 	same2.ManifestHash = ""
 
 	evilID := "ev|l`*_[x](y)\x1b[31m\nred<b>&"
-	evilBase := record("run|`one`", day(20), evilID, cand{id: evilID, scores: []float64{0.5, 0.6}})
-	evilHead := record("run\x1b]0;title\x07two", day(21), "", cand{id: evilID, scores: []float64{0.5, 0.6}})
+	evilBase := newRecord("run|`one`", day(20), evilID, cand{id: evilID, scores: []float64{0.5, 0.6}})
+	evilHead := newRecord("run\x1b]0;title\x07two", day(21), "", cand{id: evilID, scores: []float64{0.5, 0.6}})
 	evilHead.Backend = "daytona\nlocal"
 	evilHead.Interrupted = true
 
-	empty := record("e1", day(20), "")
-	empty2 := record("e2", day(21), "")
+	empty := newRecord("e1", day(20), "")
+	empty2 := newRecord("e2", day(21), "")
 
 	// A suite: alpha fails 6 tasks it used to pass; beta is as it was; one
 	// task left the suite and one joined it.

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/forge-run/forge/forge"
 	"github.com/forge-run/forge/internal/text"
+	"github.com/forge-run/forge/record"
 )
 
 // CandidateScore is one candidate's mean score in a past run.
@@ -87,24 +87,24 @@ func History(outRoot string, last int) ([]Entry, error) {
 // entry reads the run in dir: its record's summary when that says enough
 // (fast at 100,000 trials), else all of it.
 func entry(dir string) (Entry, error) {
-	path := filepath.Join(dir, forge.ResultsFile)
+	path := filepath.Join(dir, record.ResultsFile)
 	b, err := os.ReadFile(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return Entry{}, fmt.Errorf("no %s", forge.ResultsFile)
+		return Entry{}, fmt.Errorf("no %s", record.ResultsFile)
 	case err != nil:
-		return Entry{}, fmt.Errorf("read %s: %w", forge.ResultsFile, err)
+		return Entry{}, fmt.Errorf("read %s: %w", record.ResultsFile, err)
 	}
-	rec, tasks, err := forge.DecodeRecordSummary(b)
+	rec, tasks, err := record.DecodeSummary(b)
 	if err == nil && (!rec.Finished() || len(rec.Standings) == 0 || rec.Trials == 0) {
 		// Unfinished, or older than the record's trials count: its trials
 		// say what the summary does not.
-		if rec, err = forge.ReadRecord(path); err == nil {
+		if rec, err = record.Read(path); err == nil {
 			tasks = len(rec.Tasks)
 		}
 	}
 	if err != nil {
-		return Entry{}, fmt.Errorf("%s: %w", forge.ResultsFile, err)
+		return Entry{}, fmt.Errorf("%s: %w", record.ResultsFile, err)
 	}
 	e := Entry{
 		RunID: rec.RunID, Dir: dir, StartedAt: rec.StartedAt, Backend: rec.Backend,

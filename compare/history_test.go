@@ -20,19 +20,19 @@ import (
 func historyRoot(t *testing.T) string {
 	t.Helper()
 	out := t.TempDir()
-	writeRun(t, out, record("20261121-153000-ab12", day(21), "alpha",
+	writeRun(t, out, newRecord("20261121-153000-ab12", day(21), "alpha",
 		cand{id: "alpha", scores: []float64{0.91}},
 		cand{id: "beta", scores: []float64{0.85}},
 		cand{id: "gamma", scores: []float64{0.53}},
 	))
-	old := record("20261119-090000-0001", day(19), "",
+	old := newRecord("20261119-090000-0001", day(19), "",
 		cand{id: "alpha", scores: []float64{0.5, 0.52, 0.51}},
 		cand{id: "beta", scores: []float64{math.NaN(), math.NaN(), math.NaN()},
 			failed: map[int]runner.ErrorKind{1: runner.ErrInfra, 2: runner.ErrInfra, 3: runner.ErrInfra}},
 	)
 	old.Backend = "daytona"
 	writeRun(t, out, old)
-	mid := record("20261120-153000-aa11", day(20), "beta", cand{id: "beta", scores: []float64{0.8}}, cand{id: "alpha", scores: []float64{0.7}})
+	mid := newRecord("20261120-153000-aa11", day(20), "beta", cand{id: "beta", scores: []float64{0.8}}, cand{id: "alpha", scores: []float64{0.7}})
 	mid.Interrupted = true
 	writeRun(t, out, mid)
 
@@ -113,7 +113,7 @@ func TestHistoryEmptyRoot(t *testing.T) {
 // The line format of the brief, exactly, for a lone run.
 func TestWriteHistoryLine(t *testing.T) {
 	out := t.TempDir()
-	writeRun(t, out, record("20261121-153000-ab12", day(21), "alpha",
+	writeRun(t, out, newRecord("20261121-153000-ab12", day(21), "alpha",
 		cand{id: "alpha", scores: []float64{0.91}},
 		cand{id: "beta", scores: []float64{0.85}},
 		cand{id: "gamma", scores: []float64{0.53}},

@@ -8,13 +8,13 @@ import (
 	"testing"
 
 	"github.com/forge-run/forge/compare"
-	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/record"
 )
 
 func TestResolve(t *testing.T) {
 	root := t.TempDir()
 	out := filepath.Join(root, "artifacts")
-	r1 := writeRun(t, out, record("r1", day(20), "a", cand{id: "a", scores: []float64{0.5}}))
+	r1 := writeRun(t, out, newRecord("r1", day(20), "a", cand{id: "a", scores: []float64{0.5}}))
 	if err := os.MkdirAll(filepath.Join(out, "started"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -54,8 +54,8 @@ func TestResolve(t *testing.T) {
 
 func TestLoad(t *testing.T) {
 	dir := t.TempDir()
-	good := writeRun(t, dir, record("r1", day(20), "a", cand{id: "a", scores: []float64{0.5, 0.7}}))
-	rec, err := forge.ReadRecord(good)
+	good := writeRun(t, dir, newRecord("r1", day(20), "a", cand{id: "a", scores: []float64{0.5, 0.7}}))
+	rec, err := record.Read(good)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestLoad(t *testing.T) {
 			if err := os.WriteFile(p, []byte(tc.body), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			_, err := forge.ReadRecord(p)
+			_, err := record.Read(p)
 			if err == nil || !strings.Contains(err.Error(), tc.err) || !strings.HasPrefix(err.Error(), p+": ") {
 				t.Errorf("Load = %v; want an error naming %s and containing %q", err, p, tc.err)
 			}
@@ -85,14 +85,14 @@ func TestLoad(t *testing.T) {
 	}
 
 	missing := filepath.Join(dir, "gone.json")
-	if _, err := forge.ReadRecord(missing); err == nil || err.Error() != missing+": no such file" {
+	if _, err := record.Read(missing); err == nil || err.Error() != missing+": no such file" {
 		t.Errorf("Load(missing) = %v, want %q", err, missing+": no such file")
 	}
 }
 
 func TestOpen(t *testing.T) {
 	out := t.TempDir()
-	writeRun(t, out, record("r1", day(20), "a", cand{id: "a", scores: []float64{0.5}}))
+	writeRun(t, out, newRecord("r1", day(20), "a", cand{id: "a", scores: []float64{0.5}}))
 	rec, path, err := compare.Open("r1", out)
 	if err != nil || rec.RunID != "r1" || path != filepath.Join(out, "r1", "results.json") {
 		t.Errorf("Open(r1) = %v, %q, %v", rec, path, err)
@@ -120,7 +120,7 @@ func TestOlderVersions(t *testing.T) {
              "output": "` + strings.Repeat("x", 5000) + `", "artifact_content": "# whole", "artifact_path": "a/trial-1/out.md"},
             {"candidate_id": "a", "trial": 2, "backend": "local", "success": true, "score": 0.8, "runtime_seconds": 1}],
 "standings": [{"rank": 1, "candidate_id": "a", "score": 0.75, "trials": 2, "scored_trials": 2, "successes": 2, "success_rate": 1}]}`
-	head := record("new", day(21), "a", cand{id: "a", scores: []float64{0.9, 0.95}})
+	head := newRecord("new", day(21), "a", cand{id: "a", scores: []float64{0.9, 0.95}})
 	if head.SchemaVersion != 4 {
 		t.Fatalf("a new record is version %d", head.SchemaVersion)
 	}
@@ -130,7 +130,7 @@ func TestOlderVersions(t *testing.T) {
 		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		old, err := forge.ReadRecord(p)
+		old, err := record.Read(p)
 		if err != nil || old.SchemaVersion != v || len(old.Results) != 2 {
 			t.Fatalf("v%d: %+v, %v", v, old, err)
 		}

@@ -2,11 +2,10 @@ package forge
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"sync"
 
-	"github.com/forge-run/forge/internal/text"
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 )
 
@@ -16,33 +15,6 @@ type Budget struct {
 	// MaxCostUSD stops starting jobs once what was spent, plus what the
 	// jobs under way are expected to cost, would pass it.
 	MaxCostUSD *float64 `yaml:"max_cost_usd"`
-}
-
-// BudgetStop says the run stopped starting jobs because of its budget:
-// the limit, and what its finished jobs had spent when it stopped.
-type BudgetStop struct {
-	LimitUSD float64 `json:"limit_usd"`
-	SpentUSD float64 `json:"spent_usd"`
-	// NotStarted counts the jobs it did not start.
-	NotStarted int `json:"not_started"`
-}
-
-// String is the line that says so.
-func (b *BudgetStop) String() string {
-	return fmt.Sprintf("budget reached: %s spent of %s; %d %s not started", text.USD(b.SpentUSD), text.USD(b.LimitUSD),
-		b.NotStarted, text.Plural(b.NotStarted, "job", "jobs"))
-}
-
-// TotalCostUSD is what the record's trials cost, all together (the priced
-// part: what has no price is not in it).
-func (rec *Record) TotalCostUSD() float64 {
-	total := 0.0
-	for i := range rec.Results {
-		if c := rec.Results[i].Cost; c != nil {
-			total += c.USD
-		}
-	}
-	return total
 }
 
 // budget keeps a run within Options.MaxCostUSD at any concurrency. A job
@@ -212,11 +184,11 @@ func (b *budget) wasReached() bool {
 }
 
 // stop is the BudgetStop of a budget that was reached, nil otherwise.
-func (b *budget) stop(notStarted int) *BudgetStop {
+func (b *budget) stop(notStarted int) *record.BudgetStop {
 	if !b.wasReached() {
 		return nil
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return &BudgetStop{LimitUSD: b.limit, SpentUSD: b.spent, NotStarted: notStarted}
+	return &record.BudgetStop{LimitUSD: b.limit, SpentUSD: b.spent, NotStarted: notStarted}
 }

@@ -11,27 +11,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 )
-
-// EnvironmentBuilt is how the run made one environment ready (built, or
-// reused), where, and how long it took: the run's time, not a job's.
-type EnvironmentBuilt struct {
-	Name string `json:"name"`
-	Hash string `json:"hash"`
-	// Where is the local directory, or the Daytona snapshot's name.
-	Where        string  `json:"where"`
-	Reused       bool    `json:"reused"`
-	BuildSeconds float64 `json:"build_seconds"`
-	// Log is the build's log in the run directory (relative to it), when
-	// anything was built.
-	Log string `json:"log,omitempty"`
-	// Error is why the build failed.
-	Error string `json:"error,omitempty"`
-	// Source is the file its image comes from (a Dockerfile), relative
-	// to the manifest's directory: what to fix when its build failed.
-	Source string `json:"source,omitempty"`
-}
 
 // EnvironmentsDir is where a run keeps its environments' build logs.
 const EnvironmentsDir = "environments"
@@ -68,7 +50,7 @@ func taskImageFailed(job runner.Job, err error) (string, bool) {
 
 type envBuild struct {
 	done  chan struct{}
-	built EnvironmentBuilt
+	built record.EnvironmentBuilt
 	err   error
 }
 
@@ -81,10 +63,10 @@ func (e *environments) init(o *Options) {
 }
 
 // built is what the run did to each environment, in the order it did it.
-func (e *environments) built() []EnvironmentBuilt {
+func (e *environments) built() []record.EnvironmentBuilt {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	var out []EnvironmentBuilt
+	var out []record.EnvironmentBuilt
 	for _, b := range e.order {
 		select {
 		case <-b.done:
@@ -123,8 +105,8 @@ func (s *state) environment(ctx context.Context, env *runner.Environment) error 
 
 // build builds env, its log to the run's environments/ directory and, line
 // by line, to the run's events.
-func (s *state) build(ctx context.Context, env *runner.Environment) (EnvironmentBuilt, error) {
-	built := EnvironmentBuilt{Name: env.Name, Hash: env.Hash}
+func (s *state) build(ctx context.Context, env *runner.Environment) (record.EnvironmentBuilt, error) {
+	built := record.EnvironmentBuilt{Name: env.Name, Hash: env.Hash}
 	if env.Source != "" {
 		built.Source = env.Source
 		if rel, err := filepath.Rel(s.o.Manifest.Dir, env.Source); err == nil && filepath.IsLocal(rel) {

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 )
 
@@ -194,7 +195,7 @@ func TestEnvironmentIsBuiltOnceBeforeItsJobs(t *testing.T) {
 			t.Errorf("%s#%d: environment %q, success %v", res.CandidateID, res.Trial, res.Environment, res.Success)
 		}
 	}
-	want := EnvironmentBuilt{Name: "agent", Hash: env.Hash, Where: "/cache/abababababababab", BuildSeconds: 12.5,
+	want := record.EnvironmentBuilt{Name: "agent", Hash: env.Hash, Where: "/cache/abababababababab", BuildSeconds: 12.5,
 		Log: "environments/agent-abababababababab.log"}
 	if len(rec.Environments) != 1 || rec.Environments[0] != want {
 		t.Fatalf("record's environments: %+v\nwant %+v", rec.Environments, want)
@@ -207,7 +208,7 @@ func TestEnvironmentIsBuiltOnceBeforeItsJobs(t *testing.T) {
 	if len(events) != 4 || events[0].Line != nil || events[0].Built != nil || *events[1].Line != "Collecting httpx" || events[3].Built == nil {
 		t.Errorf("environment events: %+v", events)
 	}
-	read, err := ReadRecord(filepath.Join(out, "env1", ResultsFile))
+	read, err := record.Read(filepath.Join(out, "env1", record.ResultsFile))
 	if err != nil || len(read.Environments) != 1 || read.Results[0].Environment != env.Hash {
 		t.Errorf("results.json keeps the environments: %v, %+v", err, read)
 	}

@@ -543,23 +543,3 @@ func solutionFiles(dir string) ([]fileRef, error) {
 	})
 	return refs, err
 }
-
-// Unsolved are the suite's tasks some candidate of the run did not solve
-// in every trial (an --oracle run has one candidate), in the plan's order.
-func (rec *Record) Unsolved() []string {
-	solved := map[string]bool{}
-	for _, row := range rec.TaskMatrix {
-		all := len(row.Cells) > 0
-		for _, c := range row.Cells {
-			all = all && c.Solved
-		}
-		solved[row.TaskID] = all
-	}
-	var out []string
-	for _, t := range rec.Tasks {
-		if !solved[t.ID] {
-			out = append(out, t.ID)
-		}
-	}
-	return out
-}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/forge-run/forge/internal/testfiles"
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 )
 
@@ -380,11 +381,11 @@ func TestHarborScoresByReward(t *testing.T) {
 		t.Fatal(err)
 	}
 	reward := func(r float64) *float64 { return &r }
-	rec := &Record{Results: []runner.Result{
+	rec := &record.Record{Results: []runner.Result{
 		{CandidateID: "hasty", TaskID: "t1", Trial: 1, Success: true, RuntimeSeconds: 0.1, Reward: reward(0)},
 		{CandidateID: "steady", TaskID: "t1", Trial: 1, Success: true, RuntimeSeconds: 9, Reward: reward(1)},
 	}}
-	rec.score(m.Scoring, p.suite(1))
+	score(rec, m.Scoring, p.suite(1))
 	if st := rec.Standings; len(st) != 2 || st[0].CandidateID != "steady" || st[0].Score != 1 || st[1].Score != 0 {
 		t.Errorf("standings %+v, want steady first, 1 to 0", st)
 	}

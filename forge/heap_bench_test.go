@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 )
 
@@ -90,7 +91,7 @@ func runHeap(t *testing.B, suite bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fi, err := os.Stat(filepath.Join(out, "mem", ResultsFile))
+	fi, err := os.Stat(filepath.Join(out, "mem", record.ResultsFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 )
 
@@ -24,7 +25,7 @@ type MergeOptions struct {
 	Manifest *Manifest
 	// Shards are the shards' records, Dirs their run directories (where
 	// each job's files are), in the same order.
-	Shards []*Record
+	Shards []*record.Record
 	Dirs   []string
 	// OutRoot and RunID: the merged run is written to OutRoot/RunID.
 	OutRoot, RunID string
@@ -68,7 +69,7 @@ func refuseFor(why MergeRefusal, format string, args ...any) error {
 // job's files (hard links when possible) in OutRoot/RunID. It refuses
 // (*MergeRefusedError) records that are not shards of one run of this
 // manifest, a shard given twice, and a missing shard unless AllowPartial.
-func Merge(o MergeOptions) (*Record, error) {
+func Merge(o MergeOptions) (*record.Record, error) {
 	m := o.Manifest
 	if len(o.Shards) == 0 {
 		return nil, refuse("no shards to merge")
@@ -112,10 +113,10 @@ func Merge(o MergeOptions) (*Record, error) {
 		}
 		at[r.Shard.Index] = i
 	}
-	var missing []Shard
+	var missing []record.Shard
 	for k := 1; k <= count; k++ {
 		if _, ok := at[k]; !ok {
-			missing = append(missing, Shard{Index: k, Count: count})
+			missing = append(missing, record.Shard{Index: k, Count: count})
 		}
 	}
 	if len(missing) > 0 && !o.AllowPartial {
@@ -129,7 +130,7 @@ func Merge(o MergeOptions) (*Record, error) {
 	// The whole run's plan, as the shards were cut from it.
 	trials := 0
 	for _, r := range o.Shards {
-		trials = max(trials, r.trials())
+		trials = max(trials, r.TrialsPerCandidate())
 	}
 	var tasks []string
 	if len(first.Tasks) > 0 {
@@ -176,7 +177,7 @@ func Merge(o MergeOptions) (*Record, error) {
 		if from[i] >= 0 {
 			continue
 		}
-		sh := Shard{Index: of[i], Count: count}
+		sh := record.Shard{Index: of[i], Count: count}
 		if s, ok := at[sh.Index]; ok {
 			return nil, refuse("%s (shard %s) has no result for %s", o.Dirs[s], sh, j.Name())
 		}
@@ -185,11 +186,11 @@ func Merge(o MergeOptions) (*Record, error) {
 	}
 
 	dir := filepath.Join(cmp.Or(o.OutRoot, "artifacts"), o.RunID)
-	if _, err := os.Stat(filepath.Join(dir, ResultsFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(dir, record.ResultsFile)); err == nil {
 		return nil, refuse("run %s already has results in %s", o.RunID, dir)
 	}
-	rec := &Record{
-		SchemaVersion: SchemaVersion,
+	rec := &record.Record{
+		SchemaVersion: record.SchemaVersion,
 		RunID:         o.RunID,
 		Objective:     first.Objective,
 		Backend:       backendsOf(o.Shards),
@@ -216,7 +217,7 @@ func Merge(o MergeOptions) (*Record, error) {
 		rec.Interrupted = rec.Interrupted || r.Interrupted
 		rec.UndeletedSandboxes = append(rec.UndeletedSandboxes, r.UndeletedSandboxes...)
 	}
-	rec.score(m.Scoring, plan.suite(passAtKOf(first)))
+	score(rec, m.Scoring, plan.suite(passAtKOf(first)))
 
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create run directory: %w", err)
@@ -230,7 +231,7 @@ func Merge(o MergeOptions) (*Record, error) {
 			return nil, fmt.Errorf("merge the files of %s: %w", j.Name(), err)
 		}
 	}
-	if err := WriteRecord(filepath.Join(dir, ResultsFile), rec); err != nil {
+	if err := record.Write(filepath.Join(dir, record.ResultsFile), rec); err != nil {
 		return nil, err
 	}
 	return rec, nil
@@ -238,7 +239,7 @@ func Merge(o MergeOptions) (*Record, error) {
 
 // candidatesOf lists, sorted, the candidates a record's run played: those
 // with a standing or a result.
-func candidatesOf(r *Record) []string {
+func candidatesOf(r *record.Record) []string {
 	var ids []string
 	for _, s := range r.Standings {
 		ids = append(ids, s.CandidateID)
@@ -252,7 +253,7 @@ func candidatesOf(r *Record) []string {
 
 // backendsOf is the shards' backend, or theirs joined with "+" when they
 // differ (a shard fell back to local).
-func backendsOf(shards []*Record) string {
+func backendsOf(shards []*record.Record) string {
 	var names []string
 	for _, r := range shards {
 		if r.Backend != "" {
@@ -264,7 +265,7 @@ func backendsOf(shards []*Record) string {
 }
 
 // passAtKOf is the k of a record's pass@k (1 when it has none).
-func passAtKOf(r *Record) int {
+func passAtKOf(r *record.Record) int {
 	for _, s := range r.Standings {
 		if s.Suite != nil && s.Suite.K > 0 {
 			return s.Suite.K

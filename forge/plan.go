@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 )
 
@@ -48,7 +49,7 @@ type Overrides struct {
 	Lookup              Lookup
 	AllowMissingSecrets bool
 	// Shard, when set, keeps only that shard's jobs (--shard K/N).
-	Shard *Shard
+	Shard *record.Shard
 	// Oracle plays each task's own solution instead of the candidates
 	// (OracleID), once unless Trials says otherwise: how a Harbor
 	// dataset's author checks it.
@@ -69,9 +70,9 @@ type Plan struct {
 	// Tasks are the suite's tasks taking part, in manifest order; empty
 	// for a manifest without tasks. Sample is the --sample that drew them.
 	Tasks  []Task
-	Sample *Sample
+	Sample *record.Sample
 	// NotRun are the candidates left out for a missing secret.
-	NotRun []NotRun
+	NotRun []record.NotRun
 	Jobs   []runner.Job
 	// hostValues are what Harbor tasks' env took from the host
 	// (fromHost): as secret as secrets.
@@ -84,7 +85,7 @@ type Plan struct {
 	Retries map[string]int
 	// Shard is the share of the jobs the plan keeps (Overrides.Shard), with
 	// how many jobs it has of the whole plan's; nil for all of them.
-	Shard *Shard
+	Shard *record.Shard
 }
 
 // RetriesOf is how often a trial of candidate id that ended infra is
@@ -120,13 +121,6 @@ func (p *Plan) SecretValues() []string {
 	return out
 }
 
-// Sample says how a run's tasks were drawn from the manifest's.
-type Sample struct {
-	N    int   `json:"n"`
-	Of   int   `json:"of"`
-	Seed int64 `json:"seed"`
-}
-
 // Plan applies the overrides to the manifest and lays out the jobs. RunID is
 // filled in by the run.
 func (m *Manifest) Plan(o Overrides) (*Plan, error) {
@@ -152,7 +146,7 @@ func (m *Manifest) Plan(o Overrides) (*Plan, error) {
 	}
 	p.Tasks = tasks
 	if o.Sample > 0 {
-		p.Sample = &Sample{N: len(tasks), Of: len(m.Tasks), Seed: o.Seed}
+		p.Sample = &record.Sample{N: len(tasks), Of: len(m.Tasks), Seed: o.Seed}
 	}
 	var cands []Candidate
 	missing := map[string][]string{}
@@ -188,7 +182,7 @@ func (m *Manifest) Plan(o Overrides) (*Plan, error) {
 			for _, k := range lack {
 				missing[k] = append(missing[k], c.ID)
 			}
-			p.NotRun = append(p.NotRun, NotRun{CandidateID: c.ID, Reason: "not set: " + strings.Join(lack, ", ")})
+			p.NotRun = append(p.NotRun, record.NotRun{CandidateID: c.ID, Reason: "not set: " + strings.Join(lack, ", ")})
 			continue
 		}
 		cands = append(cands, c)
@@ -261,30 +255,6 @@ func (m *Manifest) Plan(o Overrides) (*Plan, error) {
 		}
 	}
 	return p.shard(o.Shard)
-}
-
-// planKey gives each of the record's trials a number that orders them as
-// the plan has them (Plan, above): without tasks, by candidate then trial;
-// with tasks, task by task, trial by trial, the candidates rotated by the
-// task's place. TestPlanOrderIsThePlans holds the two together.
-func (rec *Record) planKey() func(r *runner.Result) int64 {
-	cands := make(map[string]int64, len(rec.Candidates))
-	for i, c := range rec.Candidates {
-		cands[c] = int64(i)
-	}
-	tasks := make(map[string]int64, len(rec.Tasks))
-	for i, t := range rec.Tasks {
-		tasks[t.ID] = int64(i)
-	}
-	n := int64(max(len(rec.Candidates), 1))
-	return func(r *runner.Result) int64 {
-		c, trial := cands[r.CandidateID], int64(r.Trial)
-		if len(tasks) == 0 {
-			return c<<24 | trial
-		}
-		t := tasks[r.TaskID]
-		return t<<44 | trial<<24 | (c-t%n+n)%n
-	}
 }
 
 // jobMemo is what the jobs of a plan share instead of each making its

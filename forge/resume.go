@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 )
 
@@ -32,7 +33,7 @@ func (o *Options) checkResume() error {
 	case !sameShare(r.Shard, o.Plan.Shard):
 		return &ShardDiffersError{RunID: r.RunID, Had: r.Shard, Want: o.Plan.Shard}
 	}
-	if trials := r.trials(); trials != o.Plan.Trials {
+	if trials := r.TrialsPerCandidate(); trials != o.Plan.Trials {
 		return &TrialsDifferError{RunID: r.RunID, Had: trials, Want: o.Plan.Trials}
 	}
 	if had, want := r.TaskIDs(), taskIDs(o.Plan.Tasks); !slices.Equal(had, want) {
@@ -44,7 +45,7 @@ func (o *Options) checkResume() error {
 // keepFinished returns the finished results of the run being resumed
 // (pointing into its record, not copied: a resumed run may have 100,000),
 // and the plan's index of each.
-func (s *state) keepFinished(prev *Record) (at []int, kept []*runner.Result) {
+func (s *state) keepFinished(prev *record.Record) (at []int, kept []*runner.Result) {
 	done := map[trialKey]int{}
 	for i := range prev.Results {
 		if r := &prev.Results[i]; !Resumable(*r) {
@@ -57,6 +58,12 @@ func (s *state) keepFinished(prev *Record) (at []int, kept []*runner.Result) {
 		}
 	}
 	return at, kept
+}
+
+// trialKey names a trial.
+type trialKey struct {
+	candidate, task string
+	trial           int
 }
 
 // TasksDifferError refuses to resume a run with other tasks (--tasks,

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 )
 
@@ -42,7 +43,7 @@ func (s *scriptedRunner) count(name string) int {
 	return s.attempts[name]
 }
 
-func retryRun(t *testing.T, p *Plan, m *Manifest, r runner.Runner, out ...string) (*Record, []Event, error) {
+func retryRun(t *testing.T, p *Plan, m *Manifest, r runner.Runner, out ...string) (*record.Record, []Event, error) {
 	t.Helper()
 	var mu sync.Mutex
 	var events []Event

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/forge-run/forge/internal/mask"
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/scoring"
 )
@@ -52,7 +53,7 @@ type Event struct {
 	// Env, Line, Built and Err are set on EventEnvironment.
 	Env   *runner.Environment
 	Line  *string
-	Built *EnvironmentBuilt
+	Built *record.EnvironmentBuilt
 	Err   error
 }
 
@@ -90,7 +91,7 @@ type Options struct {
 	// Resume, when set, is the record of an earlier run with the same RunID:
 	// only its unfinished jobs are played again. Run takes it over and sets
 	// its Results to nil once they are in the new trials.jsonl.
-	Resume *Record
+	Resume *record.Record
 }
 
 // Releaser is the backend as a run sees it at its end: it lets go of what
@@ -149,7 +150,7 @@ func (o *Options) emit(e Event) {
 // is data: Run returns an error only when ctx was cancelled, the backend
 // is unusable (*runner.UnusableError) or results could not be written; the
 // record is returned whenever results.json was written.
-func Run(ctx context.Context, o Options) (*Record, error) {
+func Run(ctx context.Context, o Options) (*record.Record, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
@@ -159,7 +160,7 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 	plan := *o.Plan
 	o.Plan = &plan
 	if o.Resume == nil {
-		if _, err := os.Stat(filepath.Join(dir, ResultsFile)); err == nil {
+		if _, err := os.Stat(filepath.Join(dir, record.ResultsFile)); err == nil {
 			return nil, fmt.Errorf("run %s already has results in %s", o.RunID, dir)
 		}
 	} else if err := o.checkResume(); err != nil {
@@ -168,8 +169,8 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create run directory: %w", err)
 	}
-	rec := &Record{
-		SchemaVersion: SchemaVersion,
+	rec := &record.Record{
+		SchemaVersion: record.SchemaVersion,
 		RunID:         o.RunID,
 		Objective:     o.Plan.Objective,
 		Backend:       o.Backend,
@@ -186,7 +187,7 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 	for _, t := range o.Plan.Tasks {
 		d, _ := t.Fields["difficulty"].(string)
 		c, _ := t.Fields["category"].(string)
-		rec.Tasks = append(rec.Tasks, TaskInfo{ID: t.ID, Objective: cmp.Or(t.Objective, o.Plan.Objective), Weight: t.Weight, Difficulty: d, Category: c})
+		rec.Tasks = append(rec.Tasks, record.TaskInfo{ID: t.ID, Objective: cmp.Or(t.Objective, o.Plan.Objective), Weight: t.Weight, Difficulty: d, Category: c})
 	}
 	suite := o.Plan.suite(o.PassAtK)
 	s := &state{o: &o, rec: rec, dir: dir, done: make([]bool, len(o.Plan.Jobs)), held: make([]runner.Result, len(o.Plan.Jobs)), mask: mask.New(append(o.Plan.SecretValues(), o.Mask...)...),
@@ -208,10 +209,10 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 	}
 	// results.json says what is under way; trials.jsonl holds every job
 	// as it ends, the resumed run's finished ones first.
-	if err := writeSummary(filepath.Join(dir, ResultsFile), rec); err != nil {
+	if err := record.WriteSummary(filepath.Join(dir, record.ResultsFile), rec); err != nil {
 		return nil, err
 	}
-	trials, err := openTrials(dir, kept)
+	trials, err := record.OpenTrials(dir, kept)
 	if err != nil {
 		return nil, err
 	}
@@ -223,10 +224,10 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 	// record of schema 3 leaves its journal behind.
 	if kept = nil; o.Resume != nil {
 		o.Resume.Results = nil
-		os.Remove(filepath.Join(dir, journalFile))
+		os.Remove(filepath.Join(dir, record.JournalFile))
 	}
 
-	s.running = startRunning(dir, o.now)
+	s.running = record.StartRunning(dir, o.now)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(o.Plan.Concurrency)
 	for i := range o.Plan.Jobs {
@@ -255,22 +256,22 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 	rec.Results = s.final()
 	rec.BudgetReached = s.budget.stop(s.unstarted())
 	rec.Interrupted = ctx.Err() != nil || rec.BudgetReached != nil
-	rec.score(o.Manifest.Scoring, suite)
+	score(rec, o.Manifest.Scoring, suite)
 	if o.Release != nil {
 		rec.UndeletedSandboxes = o.Release.Release()
 	}
 	rec.FinishedAt = o.now().UTC()
 	err = s.notStartedLines(rec.Results)
-	if cerr := trials.f.Close(); err == nil {
+	if cerr := trials.Close(); err == nil {
 		err = cerr
 	}
-	rec.Scores = rec.trialScores()
+	rec.Scores = rec.TrialScores()
 	if err == nil {
-		err = writeSummary(filepath.Join(dir, ResultsFile), rec)
+		err = record.WriteSummary(filepath.Join(dir, record.ResultsFile), rec)
 	}
 	// running.json goes once results.json is whole: a run without either
 	// is not being played (Stopped).
-	s.running.close()
+	s.running.Close()
 	if err != nil {
 		return rec, err
 	}
@@ -278,11 +279,11 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 	// the run held goes first (a third of the peak at 100,000 trials).
 	rec.Results, s.held = nil, nil
 	runtime.GC() // before the read-back's allocations, not after them
-	results, err := ReadTrials(filepath.Join(dir, TrialsFile))
+	results, err := record.ReadTrials(filepath.Join(dir, record.TrialsFile))
 	if err != nil {
 		return rec, err
 	}
-	rec.adopt(results)
+	rec.Adopt(results)
 	switch {
 	case runErr != nil:
 		return rec, runErr
@@ -295,10 +296,10 @@ func Run(ctx context.Context, o Options) (*Record, error) {
 // state is one run's shared, mutable bookkeeping.
 type state struct {
 	o   *Options
-	rec *Record
+	rec *record.Record
 	dir string
-	// running keeps RunningFile: the jobs under way and their phases.
-	running *running
+	// running keeps running.json: the jobs under way and their phases.
+	running *record.RunningWriter
 
 	// done says which jobs have their line in trials.jsonl, in plan order.
 	done []bool
@@ -310,7 +311,7 @@ type state struct {
 	// infra failures (attempts).
 	spent atomic.Int32
 
-	trials *trialsFile
+	trials *record.TrialsWriter
 	// checker makes the artifact checks as each job ends; tasks are the
 	// suite's tasks by id.
 	checker *scoring.Checker
@@ -324,10 +325,10 @@ func (s *state) play(ctx context.Context, i int, job runner.Job) error {
 	name := job.Name()
 	start := time.Now()
 	job.Progress = func(p runner.Phase) {
-		s.running.phase(name, p)
+		s.running.Phase(name, p)
 		s.o.emit(Event{Time: s.o.now(), Kind: EventPhase, Job: name, Phase: p, Elapsed: time.Since(start)})
 	}
-	defer s.running.ended(name)
+	defer s.running.Ended(name)
 	if s.o.Echo != nil {
 		job.Echo = func(stream, line string) { s.o.Echo(name, stream, s.mask.String(line)) }
 	}
@@ -377,7 +378,7 @@ func (s *state) play(ctx context.Context, i int, job runner.Job) error {
 	res.Cost = s.o.Manifest.Pricing.Price(&res)
 	s.budget.done(job, res.Cost)
 	// Once in trials.jsonl, the job is done (else --resume plays it again).
-	terr := s.trials.add(&res)
+	terr := s.trials.Add(&res)
 	if terr != nil && err == nil {
 		err = terr
 	}
@@ -412,7 +413,7 @@ func (s *state) notStartedLines(results []runner.Result) error {
 			left = append(left, &results[i])
 		}
 	}
-	return writeTrials(s.trials.f, left)
+	return s.trials.AddAll(left)
 }
 
 // notStarted is the result of a job the run never started.

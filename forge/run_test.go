@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 )
 
@@ -37,9 +38,9 @@ func testPlan(t testing.TB, ids []string, trials, concurrency int) (*Manifest, *
 	return m, p
 }
 
-func readRecord(t *testing.T, path string) Record {
+func readRecord(t *testing.T, path string) record.Record {
 	t.Helper()
-	rec, err := ReadRecord(path)
+	rec, err := record.Read(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +85,7 @@ func TestRunWritesResultsAndFiles(t *testing.T) {
 		t.Fatalf("%d results", len(rec.Results))
 	}
 	onDisk := readRecord(t, filepath.Join(out, "r1", "results.json"))
-	if onDisk.SchemaVersion != SchemaVersion || onDisk.RunID != "r1" || len(onDisk.Results) != 4 || onDisk.ManifestHash != "sha256:test" {
+	if onDisk.SchemaVersion != record.SchemaVersion || onDisk.RunID != "r1" || len(onDisk.Results) != 4 || onDisk.ManifestHash != "sha256:test" {
 		t.Fatalf("results.json = %+v", onDisk)
 	}
 	a2 := onDisk.Results[1]
@@ -207,7 +208,7 @@ func TestRunStoresTranscript(t *testing.T) {
 	if want := strings.ReplaceAll(transcript, secret, "***"); err != nil || string(b) != want {
 		t.Errorf("stored transcript %q, %v; want %q", b, err, want)
 	}
-	for _, name := range []string{"results.json", TrialsFile} {
+	for _, name := range []string{"results.json", record.TrialsFile} {
 		if rb, _ := os.ReadFile(filepath.Join(out, "r1", name)); bytes.Contains(rb, []byte("unique-reply")) || len(rb) == 0 {
 			t.Errorf("%s holds the transcript (or nothing): %s", name, rb)
 		}

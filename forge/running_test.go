@@ -4,10 +4,10 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 )
 
@@ -31,7 +31,7 @@ func TestRunningFileListsJobsUnderWay(t *testing.T) {
 	// Wait for the file to say so (the run writes it every quarter
 	// second), or for the deadline.
 	deadline := time.After(20 * time.Second)
-	var got *Running
+	var got *record.Running
 	for got == nil || len(got.Jobs) == 0 {
 		select {
 		case <-deadline:
@@ -39,7 +39,7 @@ func TestRunningFileListsJobsUnderWay(t *testing.T) {
 			t.Fatalf("running.json never listed the job: %+v", got)
 		case <-time.After(10 * time.Millisecond):
 		}
-		got = ReadRunning(dir)
+		got = record.ReadRunning(dir)
 	}
 	if j := got.Jobs[0]; len(got.Jobs) != 1 || j.Job != "alpha" || j.Phase != runner.PhaseExecute || j.StartedAt.IsZero() {
 		t.Errorf("running.json: %+v", got)
@@ -48,55 +48,7 @@ func TestRunningFileListsJobsUnderWay(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, RunningFile)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(dir, record.RunningFile)); !os.IsNotExist(err) {
 		t.Errorf("running.json left after the run: %v", err)
-	}
-}
-
-// An unfinished run is stopped when its last sign of life, running.json's
-// time or (before the run wrote one) results.json's, is over six beats
-// old; a run playing rewrites running.json at least every beat, whether
-// or not anything changed.
-func TestStoppedRunHasNoSignOfLife(t *testing.T) {
-	dir := t.TempDir()
-	now := time.Now()
-	if stopped, _ := Stopped(dir, now); stopped {
-		t.Error("a directory without a run is stopped")
-	}
-	head := filepath.Join(dir, ResultsFile)
-	if err := WriteRecord(head, &Record{SchemaVersion: SchemaVersion, RunID: "r"}); err != nil {
-		t.Fatal(err)
-	}
-	if stopped, _ := Stopped(dir, now); stopped {
-		t.Error("a run that has just written its head is stopped")
-	}
-	old := now.Add(-7 * RunningBeat)
-	if err := os.Chtimes(head, old, old); err != nil {
-		t.Fatal(err)
-	}
-	if stopped, last := Stopped(dir, now); !stopped || !last.Equal(old) {
-		t.Errorf("a run without running.json whose head is %v old: stopped %v, last sign %v", now.Sub(old), stopped, last)
-	}
-
-	var clock atomic.Int64 // the run's clock, read by its writer too
-	clock.Store(now.UnixNano())
-	r := startRunning(dir, func() time.Time { return time.Unix(0, clock.Load()) })
-	defer r.close()
-	if stopped, _ := Stopped(dir, now); stopped {
-		t.Error("a run is stopped once it has started running.json")
-	}
-	later := now.Add(time.Minute)
-	clock.Store(later.UnixNano())
-	if r.write(false) {
-		t.Error("running.json rewritten with nothing changed and no beat due")
-	}
-	if stopped, _ := Stopped(dir, later); !stopped {
-		t.Error("a run whose running.json is a minute old is not stopped")
-	}
-	if !r.write(true) {
-		t.Error("running.json not rewritten on a beat")
-	}
-	if stopped, last := Stopped(dir, later); stopped || !last.Equal(later) {
-		t.Errorf("after a beat: stopped %v, last sign %v, want %v", stopped, last, later)
 	}
 }

@@ -150,12 +150,6 @@ func (e *MissingSecretsError) Error() string {
 	return fmt.Sprintf("not set in forge's environment nor in %s/.env: %s", e.Dir, strings.Join(parts, "; "))
 }
 
-// NotRun is a candidate a run left out: a secret it needs is not set.
-type NotRun struct {
-	CandidateID string `json:"candidate_id"`
-	Reason      string `json:"reason"`
-}
-
 // taskMayNotTake says why no task may take the variable name, or "" when it
 // may: forge's own DAYTONA_* and FORGE_*, and the candidates' secrets,
 // which a task would hand to every candidate that plays it and to its

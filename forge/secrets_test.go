@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/forge-run/forge/record"
 )
 
 func lookupOf(vars map[string]string) Lookup {
@@ -76,7 +78,7 @@ candidates:
 		t.Fatal(err)
 	}
 	if strings.Join(p.Candidates, ",") != "b" || len(p.Jobs) != 1 || len(p.NotRun) != 2 ||
-		p.NotRun[0] != (NotRun{CandidateID: "a", Reason: "not set: OPENAI_API_KEY"}) {
+		p.NotRun[0] != (record.NotRun{CandidateID: "a", Reason: "not set: OPENAI_API_KEY"}) {
 		t.Errorf("candidates %v, not run %+v", p.Candidates, p.NotRun)
 	}
 }

@@ -11,30 +11,13 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/scoring"
 )
 
-// Shard is share Index of Count of a run's jobs (--shard K/N). In a record
-// Jobs and Of say how many jobs the shard played of the whole run's.
-type Shard struct {
-	Index int `json:"index"`
-	Count int `json:"count"`
-	Jobs  int `json:"jobs,omitempty"`
-	Of    int `json:"of,omitempty"`
-}
-
-func (s Shard) String() string { return fmt.Sprintf("%d/%d", s.Index, s.Count) }
-
-// Same reports whether s and t name the same share of a run.
-func (s *Shard) Same(t *Shard) bool {
-	if s == nil || t == nil {
-		return s == t
-	}
-	return s.Index == t.Index && s.Count == t.Count
-}
-
-func (s Shard) check() error {
+// checkShard checks that s is a share of a run: K in 1..N.
+func checkShard(s record.Shard) error {
 	switch {
 	case s.Count < 1:
 		return fmt.Errorf("%s: N, the number of shards, must be at least 1", s)
@@ -46,19 +29,19 @@ func (s Shard) check() error {
 
 // ParseShard reads "K/N": shard K of N, K in 1..N. Its errors start with
 // the value given.
-func ParseShard(v string) (Shard, error) {
+func ParseShard(v string) (record.Shard, error) {
 	k, n, ok := strings.Cut(strings.TrimSpace(v), "/")
 	if !ok {
-		return Shard{}, fmt.Errorf("%q: want K/N, e.g. 1/3 (shard 1 of 3)", v)
+		return record.Shard{}, fmt.Errorf("%q: want K/N, e.g. 1/3 (shard 1 of 3)", v)
 	}
 	ki, kerr := strconv.Atoi(k)
 	ni, nerr := strconv.Atoi(n)
 	if kerr != nil || nerr != nil {
-		return Shard{}, fmt.Errorf("%q: want K/N with whole numbers, e.g. 1/3", v)
+		return record.Shard{}, fmt.Errorf("%q: want K/N with whole numbers, e.g. 1/3", v)
 	}
-	s := Shard{Index: ki, Count: ni}
-	if err := s.check(); err != nil {
-		return Shard{}, err
+	s := record.Shard{Index: ki, Count: ni}
+	if err := checkShard(s); err != nil {
+		return record.Shard{}, err
 	}
 	return s, nil
 }
@@ -98,11 +81,11 @@ func ShardsOf(jobs []runner.Job, count int) []int {
 // shard keeps the plan's jobs of shard s (nil: all of them). The plan's
 // candidates and tasks stay whole: the shard is a share of the whole suite,
 // scored and merged as such.
-func (p *Plan) shard(s *Shard) (*Plan, error) {
+func (p *Plan) shard(s *record.Shard) (*Plan, error) {
 	if s == nil {
 		return p, nil
 	}
-	if err := s.check(); err != nil {
+	if err := checkShard(*s); err != nil {
 		return nil, fmt.Errorf("shard %w", err)
 	}
 	of := ShardsOf(p.Jobs, s.Count)
@@ -112,7 +95,7 @@ func (p *Plan) shard(s *Shard) (*Plan, error) {
 			jobs = append(jobs, j)
 		}
 	}
-	p.Shard = &Shard{Index: s.Index, Count: s.Count, Jobs: len(jobs), Of: len(p.Jobs)}
+	p.Shard = &record.Shard{Index: s.Index, Count: s.Count, Jobs: len(jobs), Of: len(p.Jobs)}
 	p.Jobs = jobs
 	return p, nil
 }
@@ -120,7 +103,7 @@ func (p *Plan) shard(s *Shard) (*Plan, error) {
 // partial makes the outcome of a record that is not a whole run say so,
 // after scoring: a shard or a merge missing shards has no winner, and a
 // shard's incomplete candidates are those whose own jobs did not end.
-func (rec *Record) partial() {
+func partial(rec *record.Record) {
 	switch {
 	case rec.Shard != nil:
 		rec.Winner, rec.Comparison = nil, nil
@@ -141,7 +124,7 @@ func (rec *Record) partial() {
 }
 
 // ShardsText is "shard 2/3" or "shards 1/4, 3/4".
-func ShardsText(shards []Shard) string {
+func ShardsText(shards []record.Shard) string {
 	parts := make([]string, len(shards))
 	for i, s := range shards {
 		parts[i] = s.String()
@@ -210,18 +193,18 @@ func unfinished(results []runner.Result) []scoring.Unjudged {
 // sameShare reports whether a run that played share had can be resumed
 // as want: the same shard of a plan of as many jobs (other --only or
 // --trials would cut other shares).
-func sameShare(had, want *Shard) bool {
+func sameShare(had, want *record.Shard) bool {
 	return had.Same(want) && (had == nil || had.Of == 0 || had.Of == want.Of)
 }
 
 // ShardDiffersError refuses to resume a run as another share of the jobs.
 type ShardDiffersError struct {
 	RunID     string
-	Had, Want *Shard
+	Had, Want *record.Shard
 }
 
 func (e *ShardDiffersError) Error() string {
-	what := func(s *Shard) string {
+	what := func(s *record.Shard) string {
 		switch {
 		case s == nil:
 			return "all the jobs"

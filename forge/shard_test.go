@@ -13,11 +13,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 )
 
 func TestParseShard(t *testing.T) {
-	for in, want := range map[string]Shard{"1/3": {1, 3, 0, 0}, "3/3": {3, 3, 0, 0}, "1/1": {1, 1, 0, 0}, " 2/5 ": {2, 5, 0, 0}} {
+	for in, want := range map[string]record.Shard{"1/3": {Index: 1, Count: 3}, "3/3": {Index: 3, Count: 3}, "1/1": {Index: 1, Count: 1}, " 2/5 ": {Index: 2, Count: 5}} {
 		got, err := ParseShard(in)
 		if err != nil || got != want {
 			t.Errorf("ParseShard(%q) = %v, %v; want %v", in, got, err, want)
@@ -90,7 +91,7 @@ func TestShardsAreBalancedAndOrderFree(t *testing.T) {
 		var sizes []int
 		for k := 1; k <= n; k++ {
 			for _, mm := range []*Manifest{m, rev} {
-				p, err := mm.Plan(Overrides{Trials: 2, Shard: &Shard{Index: k, Count: n}})
+				p, err := mm.Plan(Overrides{Trials: 2, Shard: &record.Shard{Index: k, Count: n}})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -117,11 +118,11 @@ func TestShardsAreBalancedAndOrderFree(t *testing.T) {
 		}
 	}
 	// A shard of one is the whole run.
-	one, _ := m.Plan(Overrides{Trials: 2, Shard: &Shard{Index: 1, Count: 1}})
+	one, _ := m.Plan(Overrides{Trials: 2, Shard: &record.Shard{Index: 1, Count: 1}})
 	if !slices.EqualFunc(one.Jobs, whole.Jobs, func(a, b runner.Job) bool { return a.Name() == b.Name() }) {
 		t.Error("shard 1/1 is not the whole plan in its order")
 	}
-	if _, err := m.Plan(Overrides{Shard: &Shard{Index: 4, Count: 3}}); err == nil {
+	if _, err := m.Plan(Overrides{Shard: &record.Shard{Index: 4, Count: 3}}); err == nil {
 		t.Error("shard 4/3 planned")
 	}
 }
@@ -149,9 +150,9 @@ const shardScoring = `scoring:
 
 // playShards plays the suite once whole and once as n shards, and returns
 // the whole run's record and the shards' (with their directories).
-func playShards(t *testing.T, m *Manifest, out string, n int) (*Record, []*Record, []string) {
+func playShards(t *testing.T, m *Manifest, out string, n int) (*record.Record, []*record.Record, []string) {
 	t.Helper()
-	run := func(id string, s *Shard) *Record {
+	run := func(id string, s *record.Shard) *record.Record {
 		p, err := m.Plan(Overrides{Trials: 2, Shard: s})
 		if err != nil {
 			t.Fatal(err)
@@ -164,11 +165,11 @@ func playShards(t *testing.T, m *Manifest, out string, n int) (*Record, []*Recor
 		return rec
 	}
 	whole := run("whole", nil)
-	var shards []*Record
+	var shards []*record.Record
 	var dirs []string
 	for k := 1; k <= n; k++ {
 		id := fmt.Sprintf("shard%d", k)
-		shards = append(shards, run(id, &Shard{Index: k, Count: n}))
+		shards = append(shards, run(id, &record.Shard{Index: k, Count: n}))
 		dirs = append(dirs, filepath.Join(out, id))
 	}
 	return whole, shards, dirs
@@ -196,8 +197,8 @@ func TestMergeIsOneRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	onDisk := readRecord(t, filepath.Join(out, "merged", ResultsFile))
-	for _, rec := range []*Record{merged, &onDisk} {
+	onDisk := readRecord(t, filepath.Join(out, "merged", record.ResultsFile))
+	for _, rec := range []*record.Record{merged, &onDisk} {
 		got, want := comparable(rec), comparable(whole)
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("merged record differs from the whole run's:\n%+v\nwant\n%+v", got, want)
@@ -225,7 +226,7 @@ func TestMergeIsOneRun(t *testing.T) {
 
 // comparable is a record without what differs between two plays of the
 // same jobs: the run's id and times.
-func comparable(rec *Record) Record {
+func comparable(rec *record.Record) record.Record {
 	c := *rec
 	c.RunID, c.StartedAt, c.FinishedAt = "", time.Time{}, time.Time{}
 	c.Results = slices.Clone(rec.Results)
@@ -241,8 +242,8 @@ func TestMergeRefuses(t *testing.T) {
 	m := shardSuite(t, shardCands, shardTasks, shardScoring)
 	out := t.TempDir()
 	_, shards, dirs := playShards(t, m, out, 3)
-	merge := func(id string, idx []int, partial bool, mm *Manifest) (*Record, error) {
-		var ss []*Record
+	merge := func(id string, idx []int, partial bool, mm *Manifest) (*record.Record, error) {
+		var ss []*record.Record
 		var ds []string
 		for _, i := range idx {
 			ss = append(ss, shards[i])
@@ -272,19 +273,19 @@ func TestMergeRefuses(t *testing.T) {
 	refused("changed manifest", err, "is not the manifest the shards played")
 	o := *shards[1]
 	o.ManifestHash = "sha256:other"
-	_, err = Merge(MergeOptions{Manifest: m, Shards: []*Record{shards[0], &o, shards[2]}, Dirs: dirs, OutRoot: out, RunID: "m1"})
+	_, err = Merge(MergeOptions{Manifest: m, Shards: []*record.Record{shards[0], &o, shards[2]}, Dirs: dirs, OutRoot: out, RunID: "m1"})
 	refused("different manifests", err, dirs[0]+" and "+dirs[1]+" played different manifests")
 	o = *shards[1]
-	o.Shard = &Shard{Index: 2, Count: 4, Jobs: 1, Of: 42}
-	_, err = Merge(MergeOptions{Manifest: m, Shards: []*Record{shards[0], &o, shards[2]}, Dirs: dirs, OutRoot: out, RunID: "m1"})
+	o.Shard = &record.Shard{Index: 2, Count: 4, Jobs: 1, Of: 42}
+	_, err = Merge(MergeOptions{Manifest: m, Shards: []*record.Record{shards[0], &o, shards[2]}, Dirs: dirs, OutRoot: out, RunID: "m1"})
 	refused("other split", err, "is shard 1/3, "+dirs[1]+" is shard 2/4")
 	o = *shards[1]
-	o.Shard = &Shard{Index: 3, Count: 3, Jobs: 14, Of: 42}
-	_, err = Merge(MergeOptions{Manifest: m, Shards: []*Record{shards[0], &o}, Dirs: dirs[:2], OutRoot: out, RunID: "m1", AllowPartial: true})
+	o.Shard = &record.Shard{Index: 3, Count: 3, Jobs: 14, Of: 42}
+	_, err = Merge(MergeOptions{Manifest: m, Shards: []*record.Record{shards[0], &o}, Dirs: dirs[:2], OutRoot: out, RunID: "m1", AllowPartial: true})
 	refused("jobs of another shard", err, "belongs to shard 2/3, not 3/3")
 	o = *shards[1]
 	o.Shard = nil
-	_, err = Merge(MergeOptions{Manifest: m, Shards: []*Record{shards[0], &o}, Dirs: dirs[:2], OutRoot: out, RunID: "m1"})
+	_, err = Merge(MergeOptions{Manifest: m, Shards: []*record.Record{shards[0], &o}, Dirs: dirs[:2], OutRoot: out, RunID: "m1"})
 	refused("not a shard", err, dirs[1]+" is not a shard")
 	if _, err := os.Stat(filepath.Join(out, "m1")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a refused merge wrote %s: %v", filepath.Join(out, "m1"), err)
@@ -296,7 +297,7 @@ func TestMergeRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	if rec.Winner != nil || rec.WinnerLine != "incomplete: shard 2/3 not merged" ||
-		!reflect.DeepEqual(rec.MissingShards, []Shard{{Index: 2, Count: 3}}) || len(rec.Results) != 42 {
+		!reflect.DeepEqual(rec.MissingShards, []record.Shard{{Index: 2, Count: 3}}) || len(rec.Results) != 42 {
 		t.Errorf("partial merge: winner %v, line %q, missing %+v, %d results", rec.Winner, rec.WinnerLine, rec.MissingShards, len(rec.Results))
 	}
 	cancelled := 0
@@ -317,7 +318,7 @@ func TestShardResume(t *testing.T) {
 	m := shardSuite(t, shardCands, shardTasks, shardScoring)
 	out := t.TempDir()
 	_, shards, _ := playShards(t, m, out, 3)
-	p, _ := m.Plan(Overrides{Trials: 2, Shard: &Shard{Index: 2, Count: 3}})
+	p, _ := m.Plan(Overrides{Trials: 2, Shard: &record.Shard{Index: 2, Count: 3}})
 	opts := Options{Manifest: m, Plan: p, Runner: fakeRunner{run: shardJob}, OutRoot: out, RunID: "shard1", Resume: shards[0]}
 	var sd *ShardDiffersError
 	if _, err := Run(context.Background(), opts); !errors.As(err, &sd) || !strings.Contains(err.Error(), "played shard 1/3, not shard 2/3") {
@@ -327,7 +328,7 @@ func TestShardResume(t *testing.T) {
 	if _, err := Run(context.Background(), opts); !errors.As(err, &sd) || !strings.Contains(err.Error(), "not all the jobs") {
 		t.Errorf("resume shard 1/3 as a whole run: %v", err)
 	}
-	opts.Plan, _ = m.Plan(Overrides{Trials: 2, Shard: &Shard{Index: 1, Count: 3}})
+	opts.Plan, _ = m.Plan(Overrides{Trials: 2, Shard: &record.Shard{Index: 1, Count: 3}})
 	if rec, err := Run(context.Background(), opts); err != nil || !rec.Shard.Same(shards[0].Shard) {
 		t.Errorf("resume shard 1/3: %v", err)
 	}
@@ -338,7 +339,7 @@ func TestShardResume(t *testing.T) {
 // shards' jobs are not its concern.
 func TestShardIncomplete(t *testing.T) {
 	m := shardSuite(t, shardCands, shardTasks, shardScoring)
-	p, _ := m.Plan(Overrides{Trials: 2, Shard: &Shard{Index: 1, Count: 3}})
+	p, _ := m.Plan(Overrides{Trials: 2, Shard: &record.Shard{Index: 1, Count: 3}})
 	victim := p.Jobs[0]
 	fr := fakeRunner{run: func(ctx context.Context, job runner.Job) (runner.Result, error) {
 		if job.Name() == victim.Name() {

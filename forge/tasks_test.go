@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 )
 
@@ -252,7 +253,7 @@ func TestSuitePlanFilters(t *testing.T) {
 	if len(s1.Tasks) != 4 || !slices.Equal(ids(s1), ids(s2)) || slices.Equal(ids(s1), ids(s3)) {
 		t.Errorf("samples: seed 7 %v, again %v, seed 8 %v", ids(s1), ids(s2), ids(s3))
 	}
-	if s1.Sample == nil || *s1.Sample != (Sample{N: 4, Of: 20, Seed: 7}) || len(s1.Jobs) != 12 {
+	if s1.Sample == nil || *s1.Sample != (record.Sample{N: 4, Of: 20, Seed: 7}) || len(s1.Jobs) != 12 {
 		t.Errorf("sample = %+v, %d jobs", s1.Sample, len(s1.Jobs))
 	}
 	num := func(t Task) int { n, _ := strconv.Atoi(t.ID[1:]); return n }
@@ -356,7 +357,7 @@ func TestSuiteRunStoresByTaskAndResumes(t *testing.T) {
 
 	fail = false
 	played = sync.Map{}
-	prev := readRecord(t, filepath.Join(out, "s1", ResultsFile))
+	prev := readRecord(t, filepath.Join(out, "s1", record.ResultsFile))
 	opts.Resume = &prev
 	rec, err = Run(context.Background(), opts)
 	if err != nil {

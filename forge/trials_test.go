@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/forge-run/forge/internal/relaid"
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/scoring"
 )
@@ -41,7 +42,7 @@ func TestRecordKeepsExcerptsAndPaths(t *testing.T) {
 	if _, err := Run(context.Background(), Options{Manifest: m, Plan: p, Runner: fakeRunner{run: chatty}, Backend: "fake", OutRoot: out, RunID: "r"}); err != nil {
 		t.Fatal(err)
 	}
-	rec, err := ReadRecord(filepath.Join(out, "r", ResultsFile))
+	rec, err := record.Read(filepath.Join(out, "r", record.ResultsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,11 +72,11 @@ func TestRecordKeepsExcerptsAndPaths(t *testing.T) {
 
 // TestKilledRunIsReadFromItsTrials: a run killed while its jobs ran left
 // results.json without finished_at and a trials.jsonl whose last line was
-// cut short (a run of schema 3: its journal.jsonl); ReadRecord reads every
+// cut short (a run of schema 3: its journal.jsonl); record.Read reads every
 // finished job (a job's last line wins), and a resume plays exactly the
 // others, into trials.jsonl.
 func TestKilledRunIsReadFromItsTrials(t *testing.T) {
-	for _, schema := range []int{3, SchemaVersion} {
+	for _, schema := range []int{3, record.SchemaVersion} {
 		t.Run(fmt.Sprint("schema ", schema), func(t *testing.T) { killedRunIsRead(t, schema) })
 	}
 }
@@ -87,13 +88,13 @@ func killedRunIsRead(t *testing.T, schema int) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	head := &Record{SchemaVersion: schema, RunID: "k", Backend: "fake", ManifestHash: m.Hash, Trials: 2}
-	if err := writeSummary(filepath.Join(dir, ResultsFile), head); err != nil {
+	head := &record.Record{SchemaVersion: schema, RunID: "k", Backend: "fake", ManifestHash: m.Hash, Trials: 2}
+	if err := record.WriteSummary(filepath.Join(dir, record.ResultsFile), head); err != nil {
 		t.Fatal(err)
 	}
-	trials := TrialsFile
+	trials := record.TrialsFile
 	if schema < 4 {
-		trials = journalFile
+		trials = record.JournalFile
 	}
 	line := func(id string, trial int, kind runner.ErrorKind) []byte {
 		r := runner.Result{CandidateID: id, Trial: trial, Success: kind == runner.ErrNone}
@@ -112,7 +113,7 @@ func killedRunIsRead(t *testing.T, schema int) {
 	if err := os.WriteFile(filepath.Join(dir, trials), j.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rec, err := ReadRecord(filepath.Join(dir, ResultsFile))
+	rec, err := record.Read(filepath.Join(dir, record.ResultsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,55 +143,12 @@ func killedRunIsRead(t *testing.T, schema int) {
 	if len(got.Results) != 6 || got.Results[3].ErrorKind != runner.ErrCandidateFailed {
 		t.Errorf("resumed record: %+v", got.Results)
 	}
-	tr, err := ReadTrials(filepath.Join(dir, TrialsFile))
+	tr, err := record.ReadTrials(filepath.Join(dir, record.TrialsFile))
 	if err != nil || len(tr) != 6 {
 		t.Errorf("trials after the resume: %d jobs, %v", len(tr), err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, journalFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(dir, record.JournalFile)); err == nil {
 		t.Errorf("the journal of schema 3 is still there after the resume")
-	}
-}
-
-// TestTrialsRejectAGarbledLine: only a last line can be cut short; any
-// other line that is not a result is reported with its number.
-func TestTrialsRejectAGarbledLine(t *testing.T) {
-	path := filepath.Join(t.TempDir(), TrialsFile)
-	if err := os.WriteFile(path, []byte("{\"candidate_id\":\"a\",\"trial\":1}\nnot json\n{}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ReadTrials(path); err == nil || !strings.Contains(err.Error(), TrialsFile+":2:") {
-		t.Errorf("err = %v, want one naming line 2", err)
-	}
-}
-
-// TestEncodeRecordRoundTrips: the record as one document (the JSON
-// report), one result per line, decodes back to the record; without
-// results it is still a record.
-func TestEncodeRecordRoundTrips(t *testing.T) {
-	one := 0.5
-	awkward := `a, "b"], {c}: \` + "\n\\\"" // what ends an element, escaped
-	rec := &Record{SchemaVersion: SchemaVersion, RunID: "x", Objective: `say "results": null` + "\n", Trials: 1,
-		Tasks:      []TaskInfo{{ID: "t1", Objective: awkward, Weight: 1}, {ID: "t2", Objective: "[", Weight: 2}},
-		Results:    []runner.Result{{CandidateID: "a", TaskID: "t1", Trial: 1, Success: true, Output: "hi\n", Score: &one}, {CandidateID: "b", TaskID: awkward, Trial: 1}},
-		Standings:  []scoring.Standing{{CandidateID: "a", Rank: 1}},
-		TaskMatrix: []scoring.TaskRow{{TaskID: awkward, Cells: []scoring.TaskCell{{CandidateID: "a", Trials: 1}}}, {TaskID: "t2"}}}
-	b, err := MarshalRecord(rec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := bytes.Count(b, []byte(`"candidate_id"`)); n != 4 || !bytes.Contains(b, []byte("\n    {\"candidate_id\":\"b\"")) {
-		t.Errorf("not one result per line:\n%s", b)
-	}
-	back, err := DecodeRecord(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(back, rec) {
-		t.Errorf("round trip:\n%+v\n%+v", back, rec)
-	}
-	rec.Results = nil
-	if b, err = MarshalRecord(rec); err != nil || !json.Valid(b) || !bytes.Contains(b, []byte(`"results": []`)) {
-		t.Errorf("empty record %v:\n%s", err, b)
 	}
 }
 
@@ -227,9 +185,9 @@ func TestPlanOrderIsThePlans(t *testing.T) {
 	}
 	_, single := testPlan(t, []string{"c", "a", "b"}, 3, 1)
 	for name, p := range map[string]*Plan{"suite": suite, "no tasks": single} {
-		rec := &Record{Candidates: p.Candidates}
+		rec := &record.Record{Candidates: p.Candidates}
 		for _, task := range p.Tasks {
-			rec.Tasks = append(rec.Tasks, TaskInfo{ID: task.ID})
+			rec.Tasks = append(rec.Tasks, record.TaskInfo{ID: task.ID})
 		}
 		var want []string
 		var results []runner.Result
@@ -263,20 +221,20 @@ func TestRecordIsReadWhateverItsLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(out, "r")
-	if err := relaid.Document(filepath.Join(dir, ResultsFile), "\t"); err != nil {
+	if err := relaid.Document(filepath.Join(dir, record.ResultsFile), "\t"); err != nil {
 		t.Fatal(err)
 	}
-	if err := relaid.Lines(filepath.Join(dir, TrialsFile)); err != nil {
+	if err := relaid.Lines(filepath.Join(dir, record.TrialsFile)); err != nil {
 		t.Fatal(err)
 	}
-	got, err := ReadRecord(filepath.Join(dir, ResultsFile))
+	got, err := record.Read(filepath.Join(dir, record.ResultsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(got, rec) {
 		t.Errorf("read back:\n%+v\nwant\n%+v", got, rec)
 	}
-	sum, tasks, err := ReadRecordSummary(filepath.Join(dir, ResultsFile))
+	sum, tasks, err := record.ReadSummary(filepath.Join(dir, record.ResultsFile))
 	if err != nil || tasks != 0 || sum.Results != nil || sum.WinnerLine != rec.WinnerLine || !reflect.DeepEqual(sum.Standings, rec.Standings) {
 		t.Errorf("summary: %d tasks, %v: %+v", tasks, err, sum)
 	}
@@ -300,35 +258,17 @@ func TestFinishedRunCountsATrialsLastLine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.OpenFile(filepath.Join(out, "r", TrialsFile), os.O_APPEND|os.O_WRONLY, 0)
+	f, err := os.OpenFile(filepath.Join(out, "r", record.TrialsFile), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.Write(append(line, '\n'))
 	f.Close()
-	rec, err := ReadRecord(filepath.Join(out, "r", ResultsFile))
+	rec, err := record.Read(filepath.Join(out, "r", record.ResultsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(rec.Results) != 4 || rec.Results[1].CandidateID != "alpha" || rec.Results[1].ErrorMessage != "played again" || rec.Results[2].CandidateID != "beta" {
 		t.Errorf("results: %+v", rec.Results)
-	}
-}
-
-// TestReorder: whatever the permutation, each element ends where order
-// says, in place.
-func TestReorder(t *testing.T) {
-	for n := range 40 {
-		order := rand.Perm(n)
-		s := make([]int, n)
-		for i := range s {
-			s[i] = i * 10
-		}
-		Reorder(s, order)
-		for i, from := range order {
-			if s[i] != from*10 {
-				t.Fatalf("n %d, order %v: got %v", n, order, s)
-			}
-		}
 	}
 }

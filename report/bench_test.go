@@ -6,8 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/forge-run/forge/forge"
-
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/report"
 	"github.com/forge-run/forge/report/internal/fixture"
 	"github.com/forge-run/forge/schema"
@@ -46,9 +45,9 @@ func BenchmarkValidateResults(b *testing.B) {
 // The suites of issue 19 (reports at real benchmark sizes), built once.
 var (
 	largeOnce  sync.Once
-	largeSuite *forge.Record // 4 candidates × 25,000 tasks × 1 trial, schema 3
-	largeLogs  *forge.Record // 2 candidates × 2,000 tasks, 20 KB of stdout each, schema 3
-	largeOld   *forge.Record // the same as largeLogs with the whole output and no paths (schema 2)
+	largeSuite *record.Record // 4 candidates × 25,000 tasks × 1 trial, schema 3
+	largeLogs  *record.Record // 2 candidates × 2,000 tasks, 20 KB of stdout each, schema 3
+	largeOld   *record.Record // the same as largeLogs with the whole output and no paths (schema 2)
 )
 
 func largeRecords() {
@@ -81,7 +80,7 @@ func BenchmarkWriteLarge(b *testing.B) {
 	largeRecords()
 	for _, rc := range []struct {
 		name string
-		rec  *forge.Record
+		rec  *record.Record
 	}{{"100k", largeSuite}, {"4k-20KB", largeLogs}, {"4k-20KB-v2", largeOld}} {
 		for _, f := range report.AllFormats() {
 			b.Run(rc.name+"/"+string(f), func(b *testing.B) {

@@ -8,8 +8,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/forge-run/forge/forge"
 	"github.com/forge-run/forge/internal/text"
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/scoring"
 )
@@ -41,7 +41,7 @@ type kindCount struct {
 }
 
 // candidates lists the standings' candidates, then those with results only.
-func candidates(rec *forge.Record) []candidate {
+func candidates(rec *record.Record) []candidate {
 	order, byID := runner.ByCandidate(rec.Results)
 	winner := ""
 	if rec.Winner != nil {

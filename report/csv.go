@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/scoring"
 )
 
@@ -26,7 +26,7 @@ func csvHeader(suite bool) []string {
 
 // CSV writes one row per result in the record's order (the long format) under
 // a header row. Empty cells mean null; invalid UTF-8 becomes U+FFFD.
-func CSV(w io.Writer, rec *forge.Record, opts Options) error {
+func CSV(w io.Writer, rec *record.Record, opts Options) error {
 	if _, err := prepare(rec, opts); err != nil {
 		return err
 	}

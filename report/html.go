@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/forge-run/forge/forge"
 	"github.com/forge-run/forge/internal/text"
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/scoring"
 )
@@ -35,7 +35,7 @@ var chartsTemplate string
 // HTML writes one self-contained page (inline CSS and SVG, no scripts, nothing
 // fetched): the standings, the charts, and each candidate's trials in
 // collapsed sections. Everything from the record is escaped by html/template.
-func HTML(w io.Writer, rec *forge.Record, opts Options) error {
+func HTML(w io.Writer, rec *record.Record, opts Options) error {
 	opts, err := prepare(rec, opts)
 	if err != nil {
 		return err
@@ -159,7 +159,7 @@ func healthClass(h health) string {
 	}
 }
 
-func newHTMLPage(rec *forge.Record, opts Options) htmlPage {
+func newHTMLPage(rec *record.Record, opts Options) htmlPage {
 	cs := candidates(rec)
 	p := htmlPage{
 		CSS:         template.CSS(htmlCSS),
@@ -216,7 +216,7 @@ func newHTMLPage(rec *forge.Record, opts Options) htmlPage {
 	return p
 }
 
-func comparisonFacts(rec *forge.Record) []htmlFact {
+func comparisonFacts(rec *record.Record) []htmlFact {
 	c := rec.Comparison
 	facts := []htmlFact{
 		{"best", fmt.Sprintf("%s (%s)", text.OneLine(c.Best), text.Score(c.BestScore))},
@@ -255,7 +255,7 @@ func anchorSafe(s string) string {
 }
 
 // tasksShown is ", and the 100 hardest of the 25000 tasks", or "".
-func tasksShown(rec *forge.Record) string {
+func tasksShown(rec *record.Record) string {
 	switch {
 	case len(rec.TaskMatrix) > htmlMaxTasks:
 		return fmt.Sprintf(", and the %d hardest of the %d tasks", htmlMaxTasks, len(rec.TaskMatrix))
@@ -320,7 +320,7 @@ func shownFailures(rs []*runner.Result, perKind, most int) []*runner.Result {
 
 // newHTMLHeat is a suite's heat map, or nil: every task, or the hardest when
 // summarised. A cell links to the candidate's first trial of the task shown.
-func newHTMLHeat(rec *forge.Record, cs []htmlCandidate, summarised bool) *htmlHeat {
+func newHTMLHeat(rec *record.Record, cs []htmlCandidate, summarised bool) *htmlHeat {
 	if len(rec.TaskMatrix) == 0 {
 		return nil
 	}

@@ -12,21 +12,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/forge-run/forge/forge"
 	"github.com/forge-run/forge/internal/browser"
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/report"
 	"github.com/forge-run/forge/report/internal/fixture"
 )
 
 // screenshot renders rec's HTML report in headless Chromium with the
 // network shut off and returns the 1200×1600 screenshot.
-func screenshot(t *testing.T, rec *forge.Record) image.Image {
+func screenshot(t *testing.T, rec *record.Record) image.Image {
 	t.Helper()
 	return screenshotSized(t, rec, 1600)
 }
 
 // screenshotSized is screenshot with a window height px tall.
-func screenshotSized(t *testing.T, rec *forge.Record, height int) image.Image {
+func screenshotSized(t *testing.T, rec *record.Record, height int) image.Image {
 	t.Helper()
 	bin := browser.Require(t)
 	dir := t.TempDir()

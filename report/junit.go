@@ -5,14 +5,14 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/report/junit"
 	"github.com/forge-run/forge/runner"
 )
 
 // JUnit writes the run as JUnit XML (package junit), with the plain
 // standings table as the suite's system-out.
-func JUnit(w io.Writer, rec *forge.Record, opts Options) error {
+func JUnit(w io.Writer, rec *record.Record, opts Options) error {
 	opts, err := prepare(rec, opts)
 	if err != nil {
 		return err

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/report"
 	"github.com/forge-run/forge/report/internal/fixture"
 )
@@ -88,7 +88,7 @@ func TestMarkdownSummarisesALargeRun(t *testing.T) {
 
 // excerptRecord is one trial of schema 3 whose stdout the record holds
 // the last KiB of, with the stored files' paths.
-func excerptRecord(stdoutPath, stderrPath, artifactPath string) *forge.Record {
+func excerptRecord(stdoutPath, stderrPath, artifactPath string) *record.Record {
 	rec := fixture.Record("one-trial-winner")
 	r := &rec.Results[2] // gamma: failed, so every section is open
 	r.Output = strings.Repeat("x", 1024)

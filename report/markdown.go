@@ -6,15 +6,15 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/forge-run/forge/forge"
 	"github.com/forge-run/forge/internal/text"
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 )
 
 // Markdown writes the standings as GitHub-flavoured Markdown, for a PR comment
 // or $GITHUB_STEP_SUMMARY. Text from candidates is escaped so it cannot break
 // the table or inject markup.
-func Markdown(w io.Writer, rec *forge.Record, opts Options) error {
+func Markdown(w io.Writer, rec *record.Record, opts Options) error {
 	opts, err := prepare(rec, opts)
 	if err != nil {
 		return err
@@ -207,7 +207,7 @@ func mdCode(s string) string {
 func mdHeader(h string) string { return h[:1] + strings.ToLower(h[1:]) }
 
 // writeMarkdownMatrix writes a suite's matrix and head-to-head, collapsed.
-func writeMarkdownMatrix(b *strings.Builder, rec *forge.Record) {
+func writeMarkdownMatrix(b *strings.Builder, rec *record.Record) {
 	if len(rec.TaskMatrix) == 0 {
 		return
 	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/record"
 )
 
 // Format is a report format, as spelled on the command line (--format).
@@ -122,7 +122,7 @@ func (o Options) withDefaults() Options {
 }
 
 // WriteFunc renders one format of rec to w.
-type WriteFunc func(w io.Writer, rec *forge.Record, opts Options) error
+type WriteFunc func(w io.Writer, rec *record.Record, opts Options) error
 
 // For returns the function that writes format f.
 func For(f Format) (WriteFunc, error) {
@@ -144,7 +144,7 @@ func For(f Format) (WriteFunc, error) {
 }
 
 // Write renders rec to w in format f.
-func Write(f Format, w io.Writer, rec *forge.Record, opts Options) error {
+func Write(f Format, w io.Writer, rec *record.Record, opts Options) error {
 	fn, err := For(f)
 	if err != nil {
 		return err
@@ -153,10 +153,10 @@ func Write(f Format, w io.Writer, rec *forge.Record, opts Options) error {
 }
 
 // errNilRecord is returned by every format for a nil record.
-var errNilRecord = errors.New("report: no record to render (nil *forge.Record)")
+var errNilRecord = errors.New("report: no record to render (nil *record.Record)")
 
 // prepare checks the arguments every format shares and fills defaults.
-func prepare(rec *forge.Record, opts Options) (Options, error) {
+func prepare(rec *record.Record, opts Options) (Options, error) {
 	if rec == nil {
 		return opts, errNilRecord
 	}

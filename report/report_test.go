@@ -15,7 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/report"
 	"github.com/forge-run/forge/report/internal/fixture"
 	"github.com/forge-run/forge/runner"
@@ -102,7 +102,7 @@ func TestWriteErrorsArePassedOn(t *testing.T) {
 	}
 }
 
-func renderString(t *testing.T, f report.Format, rec *forge.Record, opts report.Options) string {
+func renderString(t *testing.T, f report.Format, rec *record.Record, opts report.Options) string {
 	t.Helper()
 	if opts.Now == nil {
 		opts.Now = fixture.Now
@@ -121,20 +121,20 @@ func TestJSONIsResultsJSON(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			rec := fixture.Record(name)
 			got := renderString(t, report.FormatJSON, rec, report.Options{})
-			want, err := forge.MarshalRecord(rec)
+			want, err := record.Marshal(rec)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if got != string(want) {
-				t.Errorf("JSON report differs from forge.MarshalRecord:\n%s\n---\n%s", got, want)
+				t.Errorf("JSON report differs from record.Marshal:\n%s\n---\n%s", got, want)
 			}
-			if !strings.HasSuffix(got, "}\n") || !strings.HasPrefix(got, fmt.Sprintf("{\n  \"schema_version\": %d,", forge.SchemaVersion)) {
+			if !strings.HasSuffix(got, "}\n") || !strings.HasPrefix(got, fmt.Sprintf("{\n  \"schema_version\": %d,", record.SchemaVersion)) {
 				t.Errorf("JSON report is not indented with a trailing newline:\n%.80s", got)
 			}
 			if err := schema.ValidateResults([]byte(got)); err != nil {
 				t.Errorf("the JSON report does not validate against results.schema.json: %v", err)
 			}
-			var back forge.Record
+			var back record.Record
 			if err := json.Unmarshal([]byte(got), &back); err != nil {
 				t.Fatal(err)
 			}
@@ -146,7 +146,7 @@ func TestJSONIsResultsJSON(t *testing.T) {
 }
 
 func TestJSONNilResultsIsEmptyList(t *testing.T) {
-	rec := &forge.Record{SchemaVersion: 1, RunID: "r1"}
+	rec := &record.Record{SchemaVersion: 1, RunID: "r1"}
 	got := renderString(t, report.FormatJSON, rec, report.Options{})
 	if !strings.Contains(got, `"results": []`) {
 		t.Errorf("nil results not written as []:\n%s", got)
@@ -273,7 +273,7 @@ func TestTableWithoutStandings(t *testing.T) {
 			t.Errorf("table without standings lacks %q:\n%s", want, out)
 		}
 	}
-	empty := renderString(t, report.FormatTable, &forge.Record{RunID: "r"}, report.Options{})
+	empty := renderString(t, report.FormatTable, &record.Record{RunID: "r"}, report.Options{})
 	if !strings.Contains(empty, "no results") || !strings.Contains(empty, "no candidate succeeded") {
 		t.Errorf("empty record:\n%s", empty)
 	}
@@ -429,7 +429,7 @@ func TestJUnitThroughWrite(t *testing.T) {
 // TestJUnitTimestampFromClock: the suite is stamped with the run's start, or
 // by the injected clock when the record has none, never the wall clock.
 func TestJUnitTimestampFromClock(t *testing.T) {
-	stamp := func(rec *forge.Record) string {
+	stamp := func(rec *record.Record) string {
 		var doc junitDoc
 		if err := xml.Unmarshal([]byte(renderString(t, report.FormatJUnit, rec, report.Options{})), &doc); err != nil {
 			t.Fatal(err)

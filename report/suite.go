@@ -10,16 +10,16 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/forge-run/forge/forge"
 	"github.com/forge-run/forge/internal/text"
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/scoring"
 )
 
 // suite reports whether the record is of a suite.
-func suite(rec *forge.Record) bool { return len(rec.Tasks) > 0 }
+func suite(rec *record.Record) bool { return len(rec.Tasks) > 0 }
 
 // passHeader is "PASS@1", with the record's k.
-func passHeader(rec *forge.Record) string {
+func passHeader(rec *record.Record) string {
 	for _, st := range rec.Standings {
 		if st.Suite != nil {
 			return fmt.Sprintf("PASS@%d", st.Suite.K)
@@ -44,7 +44,7 @@ func cellText(c scoring.TaskCell) string {
 
 // matrixRows is the per-task matrix, hardest task first (the first most when
 // most > 0), a column per candidate, then the task's mean.
-func matrixRows(rec *forge.Record, most int) (header []string, rows [][]string, align []text.Align) {
+func matrixRows(rec *record.Record, most int) (header []string, rows [][]string, align []text.Align) {
 	header = []string{"TASK"}
 	align = []text.Align{text.Left}
 	if len(rec.TaskMatrix) > 0 {
@@ -77,7 +77,7 @@ const maxMatrixTasks = 40
 
 // writeMatrix writes the per-task matrix when asked or when it fits, else a
 // summary: the hardest tasks and those that tell the candidates apart.
-func writeMatrix(buf *bytes.Buffer, rec *forge.Record, opts Options) error {
+func writeMatrix(buf *bytes.Buffer, rec *record.Record, opts Options) error {
 	if len(rec.TaskMatrix) == 0 {
 		return nil
 	}
@@ -119,7 +119,7 @@ func MeanText(row scoring.TaskRow) string {
 
 // unscoredTasks is the line that lists the tasks no trial of which could
 // be scored (not played, or their verifier failed), "" when there are none.
-func unscoredTasks(rec *forge.Record) string {
+func unscoredTasks(rec *record.Record) string {
 	var ids []string
 	for _, row := range rec.TaskMatrix {
 		if row.Unscored {
@@ -137,7 +137,7 @@ func unscoredTasks(rec *forge.Record) string {
 }
 
 // matrixSummary says what the matrix holds when it is not printed.
-func matrixSummary(rec *forge.Record) string {
+func matrixSummary(rec *record.Record) string {
 	var hard, telling []string
 	for _, row := range rec.TaskMatrix {
 		if len(hard) < 5 && !row.Unscored {
@@ -162,15 +162,15 @@ func matrixSummary(rec *forge.Record) string {
 }
 
 // headToHeadRows is the pairwise record, "wins-losses-ties" per opponent.
-func headToHeadRows(rec *forge.Record) (header []string, rows [][]string, align []text.Align) {
+func headToHeadRows(rec *record.Record) (header []string, rows [][]string, align []text.Align) {
 	var ids []string
 	for _, c := range rec.TaskMatrix[0].Cells {
 		ids = append(ids, c.CandidateID)
 	}
-	record := map[[2]string]string{}
+	tally := map[[2]string]string{}
 	for _, h := range rec.HeadToHead {
-		record[[2]string{h.A, h.B}] = fmt.Sprintf("%d-%d-%d", h.Wins, h.Losses, h.Ties)
-		record[[2]string{h.B, h.A}] = fmt.Sprintf("%d-%d-%d", h.Losses, h.Wins, h.Ties)
+		tally[[2]string{h.A, h.B}] = fmt.Sprintf("%d-%d-%d", h.Wins, h.Losses, h.Ties)
+		tally[[2]string{h.B, h.A}] = fmt.Sprintf("%d-%d-%d", h.Losses, h.Wins, h.Ties)
 	}
 	header = []string{"HEAD TO HEAD"}
 	align = []text.Align{text.Left}
@@ -179,7 +179,7 @@ func headToHeadRows(rec *forge.Record) (header []string, rows [][]string, align 
 		align = append(align, text.Right)
 		row := []string{text.Shorten(text.OneLine(a), 24)}
 		for _, b := range ids {
-			row = append(row, record[[2]string{a, b}])
+			row = append(row, tally[[2]string{a, b}])
 		}
 		rows = append(rows, row)
 	}
@@ -187,7 +187,7 @@ func headToHeadRows(rec *forge.Record) (header []string, rows [][]string, align 
 }
 
 // writeHeadToHead writes the pairwise record beyond two candidates.
-func writeHeadToHead(buf *bytes.Buffer, rec *forge.Record, opts Options) error {
+func writeHeadToHead(buf *bytes.Buffer, rec *record.Record, opts Options) error {
 	if len(rec.HeadToHead) < 2 || len(rec.TaskMatrix) == 0 {
 		return nil
 	}

@@ -7,8 +7,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/forge-run/forge/forge"
 	"github.com/forge-run/forge/internal/text"
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/scoring"
 )
@@ -32,7 +32,7 @@ const (
 )
 
 // columns are the standings' columns, a suite's with SOLVED and PASS@k.
-func columns(rec *forge.Record) []column {
+func columns(rec *record.Record) []column {
 	cols := []column{
 		{colRank, text.Right, candidate.rankText},
 		{colCandidate, text.Left, func(c candidate) string { return text.OneLine(c.standing.CandidateID) }},
@@ -58,7 +58,7 @@ func columns(rec *forge.Record) []column {
 }
 
 // winnerLine is the record's winner sentence, or says there is none.
-func winnerLine(rec *forge.Record, cs []candidate) string {
+func winnerLine(rec *record.Record, cs []candidate) string {
 	if s := text.OneLine(rec.WinnerLine); s != "" {
 		return s
 	}
@@ -74,7 +74,7 @@ func winnerLine(rec *forge.Record, cs []candidate) string {
 }
 
 // runFacts is the line under a report's title: backend, sizes, wall time.
-func runFacts(rec *forge.Record, cs []candidate) string {
+func runFacts(rec *record.Record, cs []candidate) string {
 	parts := []string{}
 	if rec.Backend != "" {
 		parts = append(parts, "backend "+text.OneLine(rec.Backend))
@@ -101,7 +101,7 @@ func runFacts(rec *forge.Record, cs []candidate) string {
 }
 
 // retriedLine says how many trials took more than one sandbox, or "".
-func retriedLine(rec *forge.Record) string {
+func retriedLine(rec *record.Record) string {
 	var names []string
 	for _, r := range rec.Results {
 		if r.Attempts > 1 {

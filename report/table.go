@@ -6,8 +6,8 @@ import (
 	"io"
 	"strings"
 
-	"github.com/forge-run/forge/forge"
 	"github.com/forge-run/forge/internal/text"
+	"github.com/forge-run/forge/record"
 )
 
 // ANSI SGR sequences for Options.Color.
@@ -23,7 +23,7 @@ const (
 // Table writes the standings, the winner line and any sandboxes forge could
 // not delete: with borders on a terminal, else plain aligned columns for logs
 // and pipes; ANSI colour only with opts.Color.
-func Table(w io.Writer, rec *forge.Record, opts Options) error {
+func Table(w io.Writer, rec *record.Record, opts Options) error {
 	opts, err := prepare(rec, opts)
 	if err != nil {
 		return err

@@ -9,8 +9,8 @@ import (
 	"html/template"
 	"math"
 
-	"github.com/forge-run/forge/forge"
 	"github.com/forge-run/forge/internal/text"
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/scoring"
 )
 
@@ -52,7 +52,7 @@ type Grid struct {
 }
 
 // Summarise describes rec as the table report does.
-func Summarise(rec *forge.Record) Summary {
+func Summarise(rec *record.Record) Summary {
 	cs := candidates(rec)
 	cols := columns(rec)
 	s := Summary{Facts: runFacts(rec, cs), WinnerLine: winnerLine(rec, cs), Winner: rec.Winner != nil}
@@ -111,7 +111,7 @@ func MatrixCell(task string, c scoring.TaskCell) (cell, class, title string) {
 
 // Charts renders the HTML report's charts of rec as inline SVG, with no script
 // and no style attribute: StyleSheet's classes colour them.
-func Charts(rec *forge.Record) (template.HTML, error) {
+func Charts(rec *record.Record) (template.HTML, error) {
 	cs := candidates(rec)
 	if len(cs) == 0 {
 		return "", nil

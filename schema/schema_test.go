@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/schema"
 	"github.com/forge-run/forge/scoring"
@@ -21,7 +21,7 @@ func ptr[T any](v T) *T { return &v }
 
 // sampleRecord is a full record as the run writes it: every optional part
 // present, one success and one failure.
-func sampleRecord() *forge.Record {
+func sampleRecord() *record.Record {
 	t0 := time.Date(2026, 11, 21, 15, 30, 0, 0, time.UTC)
 	ok := runner.Result{
 		CandidateID: "alpha", Trial: 1, Backend: "local", Success: true, ExitCode: ptr(0),
@@ -40,8 +40,8 @@ func sampleRecord() *forge.Record {
 	}
 	bad.SetArtifact([]byte{0xff, 0x00}, 2)
 	bad.Failed(runner.ErrTimeout, "timed out after 1s")
-	return &forge.Record{
-		SchemaVersion: forge.SchemaVersion, RunID: "20261121-153000-ab12", Objective: "Generate weekly AI events",
+	return &record.Record{
+		SchemaVersion: record.SchemaVersion, RunID: "20261121-153000-ab12", Objective: "Generate weekly AI events",
 		Backend: "local", ManifestPath: "forge.yaml", ManifestHash: "sha256:00", StartedAt: t0, FinishedAt: t0.Add(4 * time.Second),
 		Results: []runner.Result{ok, bad},
 		Standings: []scoring.Standing{
@@ -59,10 +59,10 @@ func sampleRecord() *forge.Record {
 
 // suiteRecord is a suite's record as the run writes it, scored by scoring:
 // two candidates, two tasks, one of them failed by the infrastructure.
-func suiteRecord() *forge.Record {
+func suiteRecord() *record.Record {
 	rec := sampleRecord()
-	rec.Tasks = []forge.TaskInfo{{ID: "q1", Objective: "o", Weight: 1}, {ID: "q2", Objective: "p", Weight: 2}}
-	rec.Sample = &forge.Sample{N: 2, Of: 9, Seed: 7}
+	rec.Tasks = []record.TaskInfo{{ID: "q1", Objective: "o", Weight: 1}, {ID: "q2", Objective: "p", Weight: 2}}
+	rec.Sample = &record.Sample{N: 2, Of: 9, Seed: 7}
 	var results []runner.Result
 	for _, task := range []string{"q1", "q2"} {
 		for _, r := range sampleRecord().Results {
@@ -80,9 +80,9 @@ func suiteRecord() *forge.Record {
 	return rec
 }
 
-func marshal(t *testing.T, rec *forge.Record) []byte {
+func marshal(t *testing.T, rec *record.Record) []byte {
 	t.Helper()
-	b, err := forge.MarshalRecord(rec)
+	b, err := record.Marshal(rec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,10 +91,10 @@ func marshal(t *testing.T, rec *forge.Record) []byte {
 
 func TestValidRecords(t *testing.T) {
 	full := sampleRecord()
-	minimal := &forge.Record{SchemaVersion: 1, RunID: "r", Results: []runner.Result{}}
+	minimal := &record.Record{SchemaVersion: 1, RunID: "r", Results: []runner.Result{}}
 	notScored := sampleRecord()
 	notScored.Standings, notScored.Winner, notScored.Comparison, notScored.Interrupted = nil, nil, nil, true
-	for name, rec := range map[string]*forge.Record{"full": full, "minimal": minimal, "interrupted before scoring": notScored,
+	for name, rec := range map[string]*record.Record{"full": full, "minimal": minimal, "interrupted before scoring": notScored,
 		"suite": suiteRecord()} {
 		t.Run(name, func(t *testing.T) {
 			if err := schema.ValidateResults(marshal(t, rec)); err != nil {
@@ -157,8 +157,8 @@ func TestInvalidRecords(t *testing.T) {
 // each line of trials.jsonl, validate.
 func TestValidRecordOnDisk(t *testing.T) {
 	dir := t.TempDir()
-	path := filepath.Join(dir, forge.ResultsFile)
-	if err := forge.WriteRecord(path, suiteRecord()); err != nil {
+	path := filepath.Join(dir, record.ResultsFile)
+	if err := record.Write(path, suiteRecord()); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(path)
@@ -168,7 +168,7 @@ func TestValidRecordOnDisk(t *testing.T) {
 	if err := schema.ValidateResults(b); err != nil || !bytes.Contains(b, []byte(`"scores"`)) || bytes.Contains(b, []byte(`"results"`)) {
 		t.Errorf("results.json: %v\n%s", err, b)
 	}
-	b, err = os.ReadFile(filepath.Join(dir, forge.TrialsFile))
+	b, err = os.ReadFile(filepath.Join(dir, record.TrialsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +206,7 @@ func standing(m map[string]any, i int) map[string]any {
 
 // TestSchemaCoversEveryField walks the Go types behind results.json: every
 // JSON field they write must be a property of the schema, and every field
-// written without omitempty must be required. A field added to forge.Record,
+// written without omitempty must be required. A field added to record.Record,
 // runner.Result or scoring.Standing fails here until the schema says what
 // it is.
 func TestSchemaCoversEveryField(t *testing.T) {
@@ -220,7 +220,7 @@ func TestSchemaCoversEveryField(t *testing.T) {
 		typ reflect.Type
 		def map[string]any
 	}{
-		{reflect.TypeFor[forge.Record](), doc},
+		{reflect.TypeFor[record.Record](), doc},
 		{reflect.TypeFor[runner.Result](), resultDef},
 		{reflect.TypeFor[runner.Phases](), resultDef["properties"].(map[string]any)["phases"].(map[string]any)},
 		{reflect.TypeFor[runner.JudgeResult](), defs["judge"].(map[string]any)},

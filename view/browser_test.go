@@ -18,9 +18,9 @@ import (
 
 	"github.com/forge-run/forge/cli"
 	"github.com/forge-run/forge/compare"
-	"github.com/forge-run/forge/forge"
 	"github.com/forge-run/forge/internal/browser"
 	"github.com/forge-run/forge/internal/fakemodel"
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/scoring"
 	"github.com/forge-run/forge/view"
@@ -209,7 +209,7 @@ func TestViewerInChromium(t *testing.T) {
 	shot("run")
 
 	// Filter the matrix: tasks whose id holds "1".
-	rec, err := forge.ReadRecord(filepath.Join(out, suite, forge.ResultsFile))
+	rec, err := record.Read(filepath.Join(out, suite, record.ResultsFile))
 	must(t, err)
 	want := 0
 	for _, row := range rec.TaskMatrix {
@@ -300,9 +300,9 @@ func TestViewerInChromium(t *testing.T) {
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[string](`window.__stay = "still"`)); err != nil {
 		t.Fatalf("mark the page: %v", err)
 	}
-	lastSeen, err := json.Marshal(forge.Running{UpdatedAt: time.Now().UTC().Add(-time.Hour), Jobs: []forge.RunningJob{}})
+	lastSeen, err := json.Marshal(record.Running{UpdatedAt: time.Now().UTC().Add(-time.Hour), Jobs: []record.RunningJob{}})
 	must(t, err)
-	must(t, os.WriteFile(filepath.Join(halted, forge.RunningFile), lastSeen, 0o644))
+	must(t, os.WriteFile(filepath.Join(halted, record.RunningFile), lastSeen, 0o644))
 	do("see it stopped", chromedp.WaitVisible(css("#stopped")),
 		chromedp.WaitVisible(chromedp.Search(`//span[@id="livebadge" and text()="stopped"]`)))
 	if v, err := chromedp.Run(ctx, chromedp.Evaluate[string](`String(window.__stay)`)); err != nil || v != "still" {
@@ -357,24 +357,24 @@ func TestViewerInChromium(t *testing.T) {
 // one finished trial; it returns the journal's path.
 func startLive(t *testing.T, dir string) string {
 	must(t, os.MkdirAll(dir, 0o755))
-	head := &forge.Record{SchemaVersion: forge.SchemaVersion, RunID: filepath.Base(dir), Backend: "local", Objective: "in progress",
+	head := &record.Record{SchemaVersion: record.SchemaVersion, RunID: filepath.Base(dir), Backend: "local", Objective: "in progress",
 		StartedAt: time.Now().UTC(), Trials: 1}
-	must(t, forge.WriteRecord(filepath.Join(dir, forge.ResultsFile), head))
-	journal := filepath.Join(dir, forge.TrialsFile)
+	must(t, record.Write(filepath.Join(dir, record.ResultsFile), head))
+	journal := filepath.Join(dir, record.TrialsFile)
 	must(t, os.WriteFile(journal, nil, 0o644))
 	appendResult(t, journal, runner.Result{CandidateID: "alpha", Trial: 1, Success: true, RuntimeSeconds: 1})
 	// A job under way, as forge run lists it.
-	running, err := json.Marshal(forge.Running{UpdatedAt: time.Now().UTC(),
-		Jobs: []forge.RunningJob{{Job: "gamma", Phase: runner.PhaseExecute, StartedAt: time.Now().UTC().Add(-2 * time.Second)}}})
+	running, err := json.Marshal(record.Running{UpdatedAt: time.Now().UTC(),
+		Jobs: []record.RunningJob{{Job: "gamma", Phase: runner.PhaseExecute, StartedAt: time.Now().UTC().Add(-2 * time.Second)}}})
 	must(t, err)
-	must(t, os.WriteFile(filepath.Join(dir, forge.RunningFile), running, 0o644))
+	must(t, os.WriteFile(filepath.Join(dir, record.RunningFile), running, 0o644))
 	return journal
 }
 
 // finishLive ends the run startLive began as forge run ends one: its
 // record written whole, running.json removed.
 func finishLive(t *testing.T, dir string) {
-	rec, err := forge.ReadRecord(filepath.Join(dir, forge.ResultsFile))
+	rec, err := record.Read(filepath.Join(dir, record.ResultsFile))
 	must(t, err)
 	rec.FinishedAt = time.Now().UTC()
 	one, half := 1.0, 0.5
@@ -382,8 +382,8 @@ func finishLive(t *testing.T, dir string) {
 		{CandidateID: "beta", Trial: 1, Success: true, RuntimeSeconds: 2, Score: &one}}
 	rec.Standings = []scoring.Standing{{Rank: 1, CandidateID: "beta", Trials: 1, Successes: 1}, {Rank: 2, CandidateID: "alpha", Trials: 1, Successes: 1}}
 	rec.WinnerLine = "winner: beta (1.00), 2.00× alpha"
-	must(t, os.Remove(filepath.Join(dir, forge.RunningFile)))
-	must(t, forge.WriteRecord(filepath.Join(dir, forge.ResultsFile), rec))
+	must(t, os.Remove(filepath.Join(dir, record.RunningFile)))
+	must(t, record.Write(filepath.Join(dir, record.ResultsFile), rec))
 }
 
 func appendResult(t *testing.T, journal string, r runner.Result) {
@@ -412,13 +412,13 @@ func TestRunsListFitsTheWindow(t *testing.T) {
 		"gates.min_success_rate 0.95: quick-baseline-agent-without-tools succeeded in 1 of 12 trials; " +
 		"gates.max_infra_errors 0: 4 jobs failed on infrastructure; gates.max_cost_usd $5.00: the trials cost $123456790"
 	cost := 123456789.5 // "$123456790"
-	writeRun := func(id, manifest string, tasks, trials int, usd float64, start time.Time) *forge.Record {
+	writeRun := func(id, manifest string, tasks, trials int, usd float64, start time.Time) *record.Record {
 		dir := filepath.Join(out, id)
 		must(t, os.MkdirAll(dir, 0o755))
-		rec := &forge.Record{SchemaVersion: forge.SchemaVersion, RunID: id, Objective: "fit the window", Backend: "daytona",
+		rec := &record.Record{SchemaVersion: record.SchemaVersion, RunID: id, Objective: "fit the window", Backend: "daytona",
 			ManifestPath: manifest, StartedAt: start, FinishedAt: start.Add(time.Hour), Trials: trials}
 		for i := range tasks {
-			rec.Tasks = append(rec.Tasks, forge.TaskInfo{ID: fmt.Sprintf("task-%05d", i), Weight: 1})
+			rec.Tasks = append(rec.Tasks, record.TaskInfo{ID: fmt.Sprintf("task-%05d", i), Weight: 1})
 		}
 		for _, c := range candidates {
 			rec.Results = append(rec.Results, runner.Result{CandidateID: c, Trial: 1, Success: true, RuntimeSeconds: 1,
@@ -428,13 +428,13 @@ func TestRunsListFitsTheWindow(t *testing.T) {
 		winner := candidates[0]
 		rec.Winner = &winner
 		rec.WinnerLine = "winner: " + winner + " (0.83 ± 0.04 over 1200 tasks), 1.42× " + candidates[1] + ", 2.07× " + candidates[2]
-		must(t, forge.WriteRecord(filepath.Join(dir, forge.ResultsFile), rec))
+		must(t, record.Write(filepath.Join(dir, record.ResultsFile), rec))
 		return rec
 	}
 	rec := writeRun(longID, manifest, 1200, 10, cost, started)
 	writeRun("20260313-020000-ab12", "forge.yaml", 0, 1, 0.0123, started.Add(-24*time.Hour))
 
-	s, err := view.New(view.Options{Out: out, Token: browserToken, Gates: func(r *forge.Record) string {
+	s, err := view.New(view.Options{Out: out, Token: browserToken, Gates: func(r *record.Record) string {
 		if r.RunID == longID {
 			return gates
 		}

@@ -6,8 +6,8 @@ import (
 	"net/url"
 
 	"github.com/forge-run/forge/compare"
-	"github.com/forge-run/forge/forge"
 	"github.com/forge-run/forge/internal/text"
+	"github.com/forge-run/forge/record"
 )
 
 type comparePage struct {
@@ -70,7 +70,7 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
 
 // snapshot is a copy of x's record, safe to read while a live run's index
 // grows.
-func snapshot(x *runIndex) *forge.Record {
+func snapshot(x *runIndex) *record.Record {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	rec := *x.rec

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/scoring"
 )
@@ -31,13 +31,13 @@ func fail(ci, t, n int) bool { return (t*7+n*3+ci*5)%(ci+3) == 0 }
 
 // makeRun writes a finished run as forge does: results.json one result a
 // line, each job's stdout.log, stderr.log and artifact.
-func makeRun(tb testing.TB, out string, s spec) (*forge.Record, string) {
+func makeRun(tb testing.TB, out string, s spec) (*record.Record, string) {
 	tb.Helper()
 	dir := filepath.Join(out, s.id)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		tb.Fatal(err)
 	}
-	rec := &forge.Record{SchemaVersion: forge.SchemaVersion, RunID: s.id, Objective: "synthetic", Backend: "local",
+	rec := &record.Record{SchemaVersion: record.SchemaVersion, RunID: s.id, Objective: "synthetic", Backend: "local",
 		ManifestPath: "forge.yaml", StartedAt: s.start, FinishedAt: s.start.Add(time.Minute), Trials: s.trials}
 	var tasks []scoring.Task
 	taskIDs := []string{""}
@@ -47,7 +47,7 @@ func makeRun(tb testing.TB, out string, s spec) (*forge.Record, string) {
 			id := fmt.Sprintf("task-%05d", t)
 			taskIDs = append(taskIDs, id)
 			tasks = append(tasks, scoring.Task{ID: id})
-			rec.Tasks = append(rec.Tasks, forge.TaskInfo{ID: id, Weight: 1})
+			rec.Tasks = append(rec.Tasks, record.TaskInfo{ID: id, Weight: 1})
 		}
 	}
 	excerpt := strings.Repeat("output line of a busy candidate\n", 16)
@@ -88,7 +88,7 @@ func makeRun(tb testing.TB, out string, s spec) (*forge.Record, string) {
 	out2.Apply(rec.Results)
 	rec.Standings, rec.Winner, rec.WinnerLine, rec.Comparison = out2.Standings, out2.Winner, out2.WinnerLine, out2.Comparison
 	rec.Incomplete, rec.TaskMatrix, rec.HeadToHead = out2.Incomplete, out2.Tasks, out2.HeadToHead
-	must(tb, forge.WriteRecord(filepath.Join(dir, forge.ResultsFile), rec))
+	must(tb, record.Write(filepath.Join(dir, record.ResultsFile), rec))
 	return rec, dir
 }
 

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 )
 
@@ -96,7 +96,7 @@ type runIndex struct {
 	trials  string // its trials file
 	// rec is the record with slim results (rec.Results), in plan order once
 	// the run ended.
-	rec *forge.Record
+	rec *record.Record
 	// lines[i] is where rec.Results[i] is; nil when the record holds its
 	// results (then full holds them whole).
 	lines []lineRef
@@ -119,12 +119,12 @@ type runIndex struct {
 func (x *runIndex) live() bool { return !x.rec.Finished() }
 
 // stopped says when a live run forge no longer plays last gave a sign of
-// life, or "" (forge.Stopped).
+// life, or "" (record.Stopped).
 func (x *runIndex) stopped() string {
 	if !x.live() {
 		return ""
 	}
-	if stopped, last := forge.Stopped(x.dir, time.Now()); stopped {
+	if stopped, last := record.Stopped(x.dir, time.Now()); stopped {
 		return last.UTC().Format(time.DateTime)
 	}
 	return ""
@@ -137,7 +137,7 @@ func indexRun(id, path string) (*runIndex, error) {
 	if err != nil {
 		return nil, err
 	}
-	rec, err := forge.DecodeRecord(b)
+	rec, err := record.Decode(b)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -172,7 +172,7 @@ func (x *runIndex) read() error {
 	if fi, err := f.Stat(); err != nil || fi.Size() == x.trialsOff {
 		return err
 	}
-	slims, ends, err := forge.ReadLines[slim](f, x.trialsOff, x.trials, x.trialsLines)
+	slims, ends, err := record.ReadLines[slim](f, x.trialsOff, x.trials, x.trialsLines)
 	if err != nil {
 		return err
 	}
@@ -213,11 +213,11 @@ func (x *runIndex) put(r runner.Result, ref lineRef) {
 }
 
 // score gives a finished run's trials their scores and puts them in
-// order (forge.Record.Arrange), where they are.
+// order (record.Record.Arrange), where they are.
 func (x *runIndex) score() {
 	order, n := x.rec.Arrange(x.rec.Results)
-	forge.Reorder(x.rec.Results, order)
-	forge.Reorder(x.lines, order)
+	record.Reorder(x.rec.Results, order)
+	record.Reorder(x.lines, order)
 	x.rec.Results, x.lines, x.at = x.rec.Results[:n], x.lines[:n], nil
 }
 

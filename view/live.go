@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/forge-run/forge/forge"
 	"github.com/forge-run/forge/internal/text"
+	"github.com/forge-run/forge/record"
 )
 
 // liveTick is how often the events of a live run look at its trials.
@@ -108,10 +108,10 @@ type liveJob struct {
 }
 
 // runningJobs is the JSON list of the jobs under way in the run in dir
-// (its forge.RunningFile; an empty list when there is none).
+// (its record.RunningFile; an empty list when there is none).
 func runningJobs(dir string) string {
 	jobs := []liveJob{}
-	if r := forge.ReadRunning(dir); r != nil {
+	if r := record.ReadRunning(dir); r != nil {
 		for _, j := range r.Jobs {
 			jobs = append(jobs, liveJob{Job: j.Job, Phase: string(j.Phase),
 				Elapsed: r.UpdatedAt.Sub(j.StartedAt).Round(100 * time.Millisecond).String()})

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/forge-run/forge/forge"
 	"github.com/forge-run/forge/internal/text"
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/report"
 	"github.com/forge-run/forge/runner"
 )
@@ -27,7 +27,7 @@ type runPage struct {
 	ID, Objective, Started string
 	Live                   bool
 	// Stopped is the last sign of life of a live run forge no longer
-	// plays (forge.Stopped), empty otherwise.
+	// plays (record.Stopped), empty otherwise.
 	Stopped string
 	// Finished is how many trials have finished: a live page's events
 	// start after them.
@@ -165,7 +165,7 @@ func (s *Server) matrix(x *runIndex, q url.Values) *matrixView {
 	fi, fok := col[m.Failed]
 	pi, pok := col[m.Passed]
 	m.Difficulty, m.Category = q.Get("difficulty"), q.Get("category")
-	info := map[string]forge.TaskInfo{}
+	info := map[string]record.TaskInfo{}
 	for _, t := range x.rec.Tasks {
 		info[t.ID] = t
 		if t.Difficulty != "" && !slices.Contains(m.Difficulties, t.Difficulty) {

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/forge-run/forge/compare"
-	"github.com/forge-run/forge/forge"
 	"github.com/forge-run/forge/internal/text"
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/report"
 )
 
@@ -107,7 +107,7 @@ var indexForList int64 = 8 << 20
 // trials file included.
 func recordSize(path string) int64 {
 	var n int64
-	for _, p := range []string{path, filepath.Join(filepath.Dir(path), forge.TrialsFile)} {
+	for _, p := range []string{path, filepath.Join(filepath.Dir(path), record.TrialsFile)} {
 		if fi, err := os.Stat(p); err == nil {
 			n += fi.Size()
 		}
@@ -124,7 +124,7 @@ func (s *Server) fillRunRow(row *runRow, id string) {
 		return
 	}
 	if recordSize(path) > indexForList && s.cache.peek(path) == nil {
-		rec, tasks, err := forge.ReadRecordSummary(path)
+		rec, tasks, err := record.ReadSummary(path)
 		if err != nil {
 			row.Skipped = err.Error()
 			return
@@ -155,7 +155,7 @@ func (s *Server) fillRunRow(row *runRow, id string) {
 // fillFromHead fills a row from a finished run's record without its
 // results: the standings say the cost; the gates' verdict, which may
 // count trials, waits for the run to be opened.
-func (s *Server) fillFromHead(row *runRow, rec *forge.Record, tasks int) {
+func (s *Server) fillFromHead(row *runRow, rec *record.Record, tasks int) {
 	rowFacts(row, rec, tasks)
 	row.WinnerLine, row.Winner = text.OneLine(rec.WinnerLine), rec.Winner != nil
 	if s.opts.Gates != nil {
@@ -174,7 +174,7 @@ func (s *Server) fillFromHead(row *runRow, rec *forge.Record, tasks int) {
 
 // rowFacts fills what a row says of the run whatever is read of it (its
 // record's summary: tasks is how many tasks it has).
-func rowFacts(row *runRow, rec *forge.Record, tasks int) {
+func rowFacts(row *runRow, rec *record.Record, tasks int) {
 	if !rec.StartedAt.IsZero() {
 		row.Started = rec.StartedAt.UTC().Format(time.DateTime)
 	}
@@ -185,7 +185,7 @@ func rowFacts(row *runRow, rec *forge.Record, tasks int) {
 
 // backendText is the backend with a suite's task count (tasks) and the trials:
 // "local · 12 tasks × 3".
-func backendText(rec *forge.Record, tasks int) string {
+func backendText(rec *record.Record, tasks int) string {
 	s := text.OneLine(rec.Backend)
 	if tasks > 0 {
 		s += fmt.Sprintf(" · %d tasks", tasks)
@@ -197,7 +197,7 @@ func backendText(rec *forge.Record, tasks int) string {
 }
 
 // costed reports whether any trial of rec has a cost.
-func costed(rec *forge.Record) bool {
+func costed(rec *record.Record) bool {
 	for i := range rec.Results {
 		if rec.Results[i].Cost != nil {
 			return true

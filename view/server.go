@@ -16,9 +16,10 @@ import (
 	"sync"
 
 	"github.com/forge-run/forge/compare"
-	"github.com/forge-run/forge/forge"
 	"github.com/forge-run/forge/internal/mask"
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/report"
+	"github.com/forge-run/forge/runner"
 )
 
 //go:embed assets
@@ -38,7 +39,7 @@ type Options struct {
 	AnyHost bool
 	// Gates says whether a finished run passes its manifest's gates ("" when
 	// that cannot be told); nil: the runs list does not say.
-	Gates func(rec *forge.Record) string
+	Gates func(rec *record.Record) string
 	// Log receives what went wrong serving a page (nil: log.Default).
 	Log *log.Logger
 	// Token, when set, is asked of every request: in the URL once
@@ -215,11 +216,11 @@ func badPath(u interface{ EscapedPath() string }) bool {
 // runPath finds run id's results.json: a run directory under Out, or one
 // of Options.Runs. An id that is not a plain name is not found.
 func (s *Server) runPath(id string) (string, bool) {
-	if !forge.ValidID(id) {
+	if !runner.ValidID(id) {
 		return "", false
 	}
 	if dir, ok := s.opts.Runs[id]; ok {
-		return filepath.Join(dir, forge.ResultsFile), true
+		return filepath.Join(dir, record.ResultsFile), true
 	}
 	if s.opts.Out == "" {
 		return "", false

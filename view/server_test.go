@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/forge-run/forge/forge"
 	"github.com/forge-run/forge/internal/relaid"
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/report"
 	"github.com/forge-run/forge/runner"
 )
@@ -60,7 +60,7 @@ func wantIn(t *testing.T, body string, subs ...string) {
 	}
 }
 
-func twoRuns(t *testing.T) (out string, suite, plain *forge.Record) {
+func twoRuns(t *testing.T) (out string, suite, plain *record.Record) {
 	out = t.TempDir()
 	suite, _ = makeRun(t, out, spec{id: "suite-run", candidates: []string{"careful", "flaky", "quick"}, tasks: 120, trials: 1, files: true, start: t0.Add(time.Hour)})
 	plain, _ = makeRun(t, out, spec{id: "plain-run", candidates: []string{"alpha", "beta"}, trials: 3, files: true, start: t0})
@@ -69,7 +69,7 @@ func twoRuns(t *testing.T) (out string, suite, plain *forge.Record) {
 
 func TestRunsPageListsNewestFirst(t *testing.T) {
 	out, suite, plain := twoRuns(t)
-	ts := serve(t, Options{Out: out, Gates: func(*forge.Record) string { return "passed" }})
+	ts := serve(t, Options{Out: out, Gates: func(*record.Record) string { return "passed" }})
 	code, _, body := get(t, ts, "/")
 	if code != 200 {
 		t.Fatalf("status %d", code)
@@ -177,7 +177,7 @@ func TestTrialPage(t *testing.T) {
 		`{"role":"assistant","type":"tool_call","tool":{"name":"search","arguments":{"q":"events"}},"tool_call_id":"c1"}`+"\n"+
 			"not json\n"+
 			`{"role":"tool","type":"tool_result","content":"<script>x</script> found 3","tool_call_id":"c1","exit_code":2}`+"\n"), 0o644))
-	must(t, forge.WriteRecord(filepath.Join(dir, forge.ResultsFile), rec))
+	must(t, record.Write(filepath.Join(dir, record.ResultsFile), rec))
 	ts := serve(t, Options{Out: out, Secrets: []string{"hunter2-secret"}})
 
 	code, h, body := get(t, ts, "/run/r/trial/2")
@@ -317,8 +317,8 @@ func TestLiveRunGainsTrials(t *testing.T) {
 	out := t.TempDir()
 	dir := filepath.Join(out, "live")
 	must(t, os.MkdirAll(dir, 0o755))
-	head := &forge.Record{SchemaVersion: forge.SchemaVersion, RunID: "live", Backend: "local", StartedAt: t0, Trials: 1}
-	must(t, forge.WriteRecord(filepath.Join(dir, forge.ResultsFile), head))
+	head := &record.Record{SchemaVersion: record.SchemaVersion, RunID: "live", Backend: "local", StartedAt: t0, Trials: 1}
+	must(t, record.Write(filepath.Join(dir, record.ResultsFile), head))
 	line := func(c string, ok bool) []byte {
 		r := runner.Result{CandidateID: c, Trial: 1, Success: ok, RuntimeSeconds: 1}
 		if !ok {
@@ -327,13 +327,13 @@ func TestLiveRunGainsTrials(t *testing.T) {
 		b, _ := json.Marshal(&r)
 		return append(b, '\n')
 	}
-	journal := filepath.Join(dir, forge.TrialsFile)
+	journal := filepath.Join(dir, record.TrialsFile)
 	must(t, os.WriteFile(journal, line("alpha", true), 0o644))
 	// A job under way, as forge run lists it.
 	now := time.Now().UTC() // a sign of life: the run is played
-	running, _ := json.Marshal(forge.Running{UpdatedAt: now,
-		Jobs: []forge.RunningJob{{Job: "gamma", Phase: runner.PhaseExecute, StartedAt: now.Add(-3 * time.Second)}}})
-	must(t, os.WriteFile(filepath.Join(dir, forge.RunningFile), running, 0o644))
+	running, _ := json.Marshal(record.Running{UpdatedAt: now,
+		Jobs: []record.RunningJob{{Job: "gamma", Phase: runner.PhaseExecute, StartedAt: now.Add(-3 * time.Second)}}})
+	must(t, os.WriteFile(filepath.Join(dir, record.RunningFile), running, 0o644))
 	ts := serve(t, Options{Out: out})
 	_, _, body := get(t, ts, "/run/live")
 	wantIn(t, body, `data-events="/run/live/events?from=1"`, "alpha", `id="running"`)
@@ -374,7 +374,7 @@ func TestLiveRunGainsTrials(t *testing.T) {
 	head.FinishedAt = t0.Add(time.Minute)
 	head.Results = []runner.Result{{CandidateID: "alpha", Trial: 1, Success: true}, {CandidateID: "beta", Trial: 1}}
 	head.WinnerLine = "winner: alpha"
-	must(t, forge.WriteRecord(filepath.Join(dir, forge.ResultsFile), head))
+	must(t, record.Write(filepath.Join(dir, record.ResultsFile), head))
 	for sc.Scan() {
 		if sc.Text() == "event: finished" {
 			return
@@ -415,7 +415,7 @@ func TestIndentedRecordIsShown(t *testing.T) {
 	rec, dir := makeRun(t, out, spec{id: "old", candidates: []string{"alpha", "beta"}, trials: 2, files: true, start: t0})
 	b, err := json.MarshalIndent(rec, "", "  ")
 	must(t, err)
-	must(t, os.WriteFile(filepath.Join(dir, forge.ResultsFile), b, 0o644))
+	must(t, os.WriteFile(filepath.Join(dir, record.ResultsFile), b, 0o644))
 	ts := serve(t, Options{Out: out})
 	code, _, body := get(t, ts, "/run/old")
 	if code != 200 {
@@ -433,14 +433,14 @@ func TestIndentedRecordIsShown(t *testing.T) {
 func TestRelaidRecordIsShown(t *testing.T) {
 	out := t.TempDir()
 	_, dir := makeRun(t, out, spec{id: "now", candidates: []string{"alpha", "beta"}, trials: 2, files: true, start: t0})
-	must(t, relaid.Document(filepath.Join(dir, forge.ResultsFile), "\t"))
-	must(t, relaid.Lines(filepath.Join(dir, forge.TrialsFile)))
+	must(t, relaid.Document(filepath.Join(dir, record.ResultsFile), "\t"))
+	must(t, relaid.Lines(filepath.Join(dir, record.TrialsFile)))
 	old, dir := makeRun(t, out, spec{id: "old", candidates: []string{"alpha", "beta"}, trials: 2, files: true, start: t0})
 	old.SchemaVersion = 3
-	b, err := forge.MarshalRecord(old)
+	b, err := record.Marshal(old)
 	must(t, err)
-	must(t, os.WriteFile(filepath.Join(dir, forge.ResultsFile), b, 0o644))
-	must(t, relaid.Document(filepath.Join(dir, forge.ResultsFile), " "))
+	must(t, os.WriteFile(filepath.Join(dir, record.ResultsFile), b, 0o644))
+	must(t, relaid.Document(filepath.Join(dir, record.ResultsFile), " "))
 	ts := serve(t, Options{Out: out})
 	for _, id := range []string{"now", "old"} {
 		code, _, body := get(t, ts, "/run/"+id)
@@ -461,13 +461,13 @@ func TestRunsListReadsALargeRunsHead(t *testing.T) {
 	was := indexForList
 	indexForList = 0 // every run is large
 	t.Cleanup(func() { indexForList = was })
-	s, err := New(Options{Out: out, Gates: func(*forge.Record) string { return "gates hold" }})
+	s, err := New(Options{Out: out, Gates: func(*record.Record) string { return "gates hold" }})
 	must(t, err)
 	ts := httptest.NewServer(s.Handler())
 	defer ts.Close()
 	_, _, body := get(t, ts, "/")
 	wantIn(t, body, html.EscapeString(rec.WinnerLine), "open the run", "local · 3 tasks")
-	path := filepath.Join(out, "big", forge.ResultsFile)
+	path := filepath.Join(out, "big", record.ResultsFile)
 	if s.cache.peek(path) != nil {
 		t.Error("the runs list read the large run whole")
 	}
@@ -485,10 +485,10 @@ func TestStoppedRunIsMarked(t *testing.T) {
 	for id, sign := range map[string]time.Time{"gone": goneAt, "going": time.Now()} {
 		dir := filepath.Join(out, id)
 		must(t, os.MkdirAll(dir, 0o755))
-		must(t, forge.WriteRecord(filepath.Join(dir, forge.ResultsFile), &forge.Record{SchemaVersion: forge.SchemaVersion, RunID: id, Backend: "local", StartedAt: t0, Trials: 1}))
-		must(t, os.WriteFile(filepath.Join(dir, forge.TrialsFile), nil, 0o644))
-		running, _ := json.Marshal(forge.Running{UpdatedAt: sign.UTC(), Jobs: []forge.RunningJob{}})
-		must(t, os.WriteFile(filepath.Join(dir, forge.RunningFile), running, 0o644))
+		must(t, record.Write(filepath.Join(dir, record.ResultsFile), &record.Record{SchemaVersion: record.SchemaVersion, RunID: id, Backend: "local", StartedAt: t0, Trials: 1}))
+		must(t, os.WriteFile(filepath.Join(dir, record.TrialsFile), nil, 0o644))
+		running, _ := json.Marshal(record.Running{UpdatedAt: sign.UTC(), Jobs: []record.RunningJob{}})
+		must(t, os.WriteFile(filepath.Join(dir, record.RunningFile), running, 0o644))
 	}
 	ts := serve(t, Options{Out: out})
 	_, _, body := get(t, ts, "/")
@@ -535,7 +535,7 @@ func TestArtifactWithASecretShowsTheMaskedExcerpt(t *testing.T) {
 	r := &rec.Results[0]
 	must(t, os.WriteFile(filepath.Join(dir, filepath.FromSlash(r.ArtifactPath)), []byte("token: s3cr3t-value\n"), 0o644))
 	r.ArtifactContent, r.SecretInArtifact = "token: ***\n", true
-	must(t, forge.WriteRecord(filepath.Join(dir, forge.ResultsFile), rec))
+	must(t, record.Write(filepath.Join(dir, record.ResultsFile), rec))
 	ts := serve(t, Options{Out: out})
 	_, _, body := get(t, ts, "/run/r/trial/1")
 	wantIn(t, body, "token: ***", "holds a secret&#39;s value")
@@ -574,7 +574,7 @@ func TestTrialPageShowsTheVerifier(t *testing.T) {
 	jd := filepath.Join(dir, "alpha", "task-00000")
 	must(t, os.WriteFile(filepath.Join(jd, "verifier.log"), []byte("check 1 ok\n2 of 4 checks passed\n"), 0o644))
 	must(t, os.WriteFile(filepath.Join(jd, "task.json"), []byte(`{"id":"task-00000","objective":"# Fix the bug\n\nIn /app/lib.py.","difficulty":"medium","tags":["python","bug"]}`), 0o644))
-	must(t, forge.WriteRecord(filepath.Join(dir, forge.ResultsFile), rec))
+	must(t, record.Write(filepath.Join(dir, record.ResultsFile), rec))
 	ts := serve(t, Options{Out: out})
 	code, _, body := get(t, ts, "/run/v/trial/1")
 	if code != 200 {
@@ -593,7 +593,7 @@ func TestMatrixFiltersOnDifficultyAndCategory(t *testing.T) {
 		rec.Tasks[i].Difficulty = []string{"easy", "hard"}[i%2]
 		rec.Tasks[i].Category = []string{"files", "git", "web"}[i%3]
 	}
-	must(t, forge.WriteRecord(filepath.Join(dir, forge.ResultsFile), rec))
+	must(t, record.Write(filepath.Join(dir, record.ResultsFile), rec))
 	ts := serve(t, Options{Out: out})
 	rows := func(body string) int { return strings.Count(body, `<td class="task">`) }
 	_, _, body := get(t, ts, "/run/h")
@@ -616,7 +616,7 @@ func TestRunsListGatesInAWordAndWhole(t *testing.T) {
 	out := t.TempDir()
 	makeRun(t, out, spec{id: "gated", candidates: []string{"alpha", "beta"}, trials: 1, start: t0})
 	why := "failed: gates.require_winner: there is no winner; gates.max_infra_errors 0: 2 jobs failed on infrastructure"
-	ts := serve(t, Options{Out: out, Gates: func(*forge.Record) string { return why }})
+	ts := serve(t, Options{Out: out, Gates: func(*record.Record) string { return why }})
 	_, _, body := get(t, ts, "/")
 	wantIn(t, body, `<td class="gates">failed</td>`, "<span class=\"k\">gates</span> "+html.EscapeString(why),
 		"<span class=\"k\">backend</span> local", "<span class=\"k\">manifest</span> <code>forge.yaml</code>")

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 )
 
@@ -19,7 +19,7 @@ func TestWrongAnswerIsShownWithExpectedAndGot(t *testing.T) {
 	r.Success, r.ErrorKind = true, runner.ErrNone
 	r.Checks = []runner.CheckResult{{Name: "artifact", Passed: 0, Of: 1,
 		Failed: []runner.CheckFailure{{Check: "equals_task: expected", Want: "391", Got: "392"}}}}
-	must(t, forge.WriteRecord(filepath.Join(dir, forge.ResultsFile), rec))
+	must(t, record.Write(filepath.Join(dir, record.ResultsFile), rec))
 	must(t, os.MkdirAll(dir, 0o755))
 	ts := serve(t, Options{Out: out})
 	_, _, body := get(t, ts, "/run/w/trial/1")

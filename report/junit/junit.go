@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/forge-run/forge/forge"
 	"github.com/forge-run/forge/internal/text"
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/scoring"
 )
@@ -104,7 +104,7 @@ type Config struct {
 // (× task in a suite). A failed trial carries a <failure>, an <error> for
 // infra and auth, <skipped> when cancelled; a suite's trial that did not pass
 // its task is a <failure> of type not_passed.
-func New(rec *forge.Record, cfg Config) *Testsuites {
+func New(rec *record.Record, cfg Config) *Testsuites {
 	cases := make([]Testcase, 0, len(rec.Results))
 	doc := build(rec, cfg, func(tc Testcase) { cases = append(cases, tc) })
 	doc.Suites[0].Testcases = cases
@@ -112,7 +112,7 @@ func New(rec *forge.Record, cfg Config) *Testsuites {
 }
 
 // build makes the document without testcases, handing each to each.
-func build(rec *forge.Record, cfg Config, each func(Testcase)) *Testsuites {
+func build(rec *record.Record, cfg Config, each func(Testcase)) *Testsuites {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -222,7 +222,7 @@ func noted(note, s string) string {
 
 // Write encodes New(rec, cfg) to w, making each testcase as it writes it: a
 // 100,000-trial document is tens of MB, never held whole.
-func Write(w io.Writer, rec *forge.Record, cfg Config) error {
+func Write(w io.Writer, rec *record.Record, cfg Config) error {
 	if len(rec.Results) == 0 {
 		return Encode(w, New(rec, cfg))
 	}
@@ -293,7 +293,7 @@ func Encode(w io.Writer, doc *Testsuites) error {
 	return nil
 }
 
-func properties(rec *forge.Record) []Property {
+func properties(rec *record.Record) []Property {
 	ps := []Property{
 		{"run_id", rec.RunID},
 		{"objective", rec.Objective},

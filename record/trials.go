@@ -1,4 +1,4 @@
-package forge
+package record
 
 // trials.jsonl: the run's trials as a stream, one result a line, each
 // appended in a single write as its job ends, before it is scored.
@@ -20,16 +20,16 @@ import (
 	"github.com/forge-run/forge/runner"
 )
 
-// trialsFile appends results to a run's trials.jsonl, so that a run killed
-// at any moment keeps every job that had finished.
-type trialsFile struct {
+// TrialsWriter appends results to a run's trials.jsonl, so that a run
+// killed at any moment keeps every job that had finished.
+type TrialsWriter struct {
 	mu sync.Mutex
 	f  *os.File
 }
 
-// openTrials opens dir's trials.jsonl for appending; fresh, it first holds
+// OpenTrials opens dir's trials.jsonl for appending; fresh, it first holds
 // the results in keep (a resumed run's finished jobs).
-func openTrials(dir string, keep []*runner.Result) (*trialsFile, error) {
+func OpenTrials(dir string, keep []*runner.Result) (*TrialsWriter, error) {
 	path := filepath.Join(dir, TrialsFile)
 	if err := WriteAtomic(path, func(w io.Writer) error { return writeTrials(w, keep) }); err != nil {
 		return nil, err
@@ -38,11 +38,11 @@ func openTrials(dir string, keep []*runner.Result) (*trialsFile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("trials: %w", err)
 	}
-	return &trialsFile{f: f}, nil
+	return &TrialsWriter{f: f}, nil
 }
 
-// add appends r's line.
-func (t *trialsFile) add(r *runner.Result) error {
+// Add appends r's line.
+func (t *TrialsWriter) Add(r *runner.Result) error {
 	line, err := trialLine(r)
 	if err != nil {
 		return err
@@ -54,6 +54,17 @@ func (t *trialsFile) add(r *runner.Result) error {
 	}
 	return nil
 }
+
+// AddAll appends the results' lines, buffered: the lines of the jobs a run
+// never started, once every job has ended.
+func (t *TrialsWriter) AddAll(results []*runner.Result) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return writeTrials(t.f, results)
+}
+
+// Close closes the file.
+func (t *TrialsWriter) Close() error { return t.f.Close() }
 
 // trialLine is r's line: r unscored (results.json holds the scores),
 // with its newline.

@@ -1,4 +1,4 @@
-package forge
+package record
 
 import (
 	"cmp"
@@ -55,8 +55,8 @@ type RunningJob struct {
 // runningTick is how often RunningFile may be rewritten.
 const runningTick = 250 * time.Millisecond
 
-// running keeps RunningFile.
-type running struct {
+// RunningWriter keeps RunningFile while a run plays.
+type RunningWriter struct {
 	path  string
 	now   func() time.Time
 	mu    sync.Mutex
@@ -66,8 +66,11 @@ type running struct {
 	done  chan struct{}
 }
 
-func startRunning(dir string, now func() time.Time) *running {
-	r := &running{path: filepath.Join(dir, RunningFile), now: now, jobs: map[string]RunningJob{},
+// StartRunning writes dir's RunningFile, with no job yet, and keeps it:
+// rewritten when a job's phase changes (at most every quarter second) and
+// at least every RunningBeat, until Close. now is the run's clock.
+func StartRunning(dir string, now func() time.Time) *RunningWriter {
+	r := &RunningWriter{path: filepath.Join(dir, RunningFile), now: now, jobs: map[string]RunningJob{},
 		stop: make(chan struct{}), done: make(chan struct{})}
 	r.write(true)
 	go func() {
@@ -89,8 +92,8 @@ func startRunning(dir string, now func() time.Time) *running {
 	return r
 }
 
-// phase records that job is in phase p (started when first seen).
-func (r *running) phase(job string, p runner.Phase) {
+// Phase records that job is in phase p (started when first seen).
+func (r *RunningWriter) Phase(job string, p runner.Phase) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	j, ok := r.jobs[job]
@@ -101,8 +104,8 @@ func (r *running) phase(job string, p runner.Phase) {
 	r.jobs[job], r.dirty = j, true
 }
 
-// ended records that job is no longer under way.
-func (r *running) ended(job string) {
+// Ended records that job is no longer under way.
+func (r *RunningWriter) Ended(job string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.jobs, job)
@@ -112,7 +115,7 @@ func (r *running) ended(job string) {
 // write rewrites the file when something changed since the last write,
 // or when beat says it is time for a sign of life, and reports whether it
 // wrote it.
-func (r *running) write(beat bool) bool {
+func (r *RunningWriter) write(beat bool) bool {
 	r.mu.Lock()
 	if !r.dirty && !beat {
 		r.mu.Unlock()
@@ -132,8 +135,8 @@ func (r *running) write(beat bool) bool {
 	return true
 }
 
-// close stops the writes and removes the file.
-func (r *running) close() {
+// Close stops the writes and removes the file.
+func (r *RunningWriter) Close() {
 	close(r.stop)
 	<-r.done
 	os.Remove(r.path)
