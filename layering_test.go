@@ -38,6 +38,9 @@ var forbidden = []struct {
 	{"compare", "github.com/daytonaio/", "only runner/daytona knows the Daytona SDK"},
 	{"runner", "github.com/daytonaio/", "only runner/daytona knows the Daytona SDK"},
 	{"runner/local", "github.com/daytonaio/", "only runner/daytona knows the Daytona SDK"},
+	{"report", module + "/forge", "report reads a run through package record, not the engine"},
+	{"compare", module + "/forge", "compare reads a run through package record, not the engine"},
+	{"view", module + "/forge", "view reads a run through package record, not the engine"},
 }
 
 // Packages that must not import a package themselves.

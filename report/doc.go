@@ -1,4 +1,4 @@
-// Package report renders a finished run (a forge.Record) in every format
+// Package report renders a finished run (a record.Record) in every format
 // forge offers: a terminal table, results.json, Markdown, JUnit XML (package
 // junit), CSV and one self-contained HTML page. Each format is one function
 // over an io.Writer; Write picks one by Format. forge view takes its words
@@ -6,6 +6,7 @@
 //
 // It owns presentation only: it never runs, scores or ranks candidates,
 // reads manifests, decides exit codes or looks at the terminal or
-// environment itself. Its tables are drawn by internal/text, the only
+// environment itself, and reads a run through package record, never the
+// engine (forge). Its tables are drawn by internal/text, the only
 // importer of tablewriter.
 package report
