@@ -1,78 +1,115 @@
 package forge
 
 import (
+	"reflect"
+
 	"github.com/forge-run/forge/internal/mask"
 	"github.com/forge-run/forge/runner"
 )
 
-// maskResult replaces every secret in the text a job brought back with ***,
-// and flags an artifact that holds one: the artifact file itself is the
-// candidate's product and is stored as written.
+// unmasked are the text fields of a trial never masked, by type and field:
+// the ids and paths the record, the viewer and --resume find things by,
+// kinds, and the artifact, the candidate's product, stored as written
+// (SecretInArtifact flags it). Every other string, []byte and text nested
+// in a runner.Result is masked, a field added tomorrow included.
+var unmasked = map[string]bool{
+	"Result.CandidateID":      true,
+	"Result.TaskID":           true,
+	"Result.SandboxID":        true,
+	"Result.Backend":          true,
+	"Result.Environment":      true, // the environment's hash
+	"Result.ErrorKind":        true,
+	"Result.OutputPath":       true,
+	"Result.StderrPath":       true,
+	"Result.TranscriptPath":   true,
+	"Result.ArtifactPath":     true,
+	"Result.ArtifactEncoding": true,
+	"Result.VerifierLogPath":  true,
+	"Result.Artifact":         true,
+	"AttemptError.Kind":       true,
+	"AttemptError.SandboxID":  true,
+	"CheckResult.Name":        true, // the manifest's scorer, by which results are grouped
+	"JudgeResult.Name":        true,
+}
+
+// maskResult replaces every secret in the text a job brought back with ***
+// (maskText), and flags an artifact that holds one.
 func maskResult(m *mask.Masker, r *runner.Result) {
 	if m == nil {
 		return
 	}
-	r.Output = m.String(r.Output)
-	r.Stderr = m.String(r.Stderr)
-	r.ErrorMessage = m.String(r.ErrorMessage)
-	r.SubmitError = m.String(r.SubmitError)
-	r.AgentError = m.String(r.AgentError)
-	if r.Transcript != nil {
-		r.Transcript = []byte(m.String(string(r.Transcript)))
-	}
-	r.TranscriptNote = m.String(r.TranscriptNote)
-	if r.VerifierLog != nil {
-		r.VerifierLog = []byte(m.String(string(r.VerifierLog)))
-	}
-	r.VerifierOutput = m.String(r.VerifierOutput)
 	r.SecretInArtifact = m.Contains(r.Artifact) || m.Contains([]byte(r.ArtifactContent))
-	r.ArtifactContent = m.String(r.ArtifactContent)
-	r.Submitted = maskValue(m, r.Submitted).(map[string]any)
-	maskJudges(m, r.Judges)
+	maskText(m, reflect.ValueOf(r).Elem())
 }
 
-// maskChecks masks what failed checks saw and wanted (a task's field may
-// hold a secret's value as well as the artifact).
-func maskChecks(m *mask.Masker, checks []runner.CheckResult) {
-	if m == nil {
-		return
-	}
-	for i := range checks {
-		for j := range checks[i].Failed {
-			f := &checks[i].Failed[j]
-			f.Want, f.Got = m.String(f.Want), m.String(f.Got)
-		}
+// maskIn masks the text of *p (maskText): what a trial gains after its
+// job, its checks and its judges' words.
+func maskIn[T any](m *mask.Masker, p *T) {
+	if m != nil {
+		maskText(m, reflect.ValueOf(p).Elem())
 	}
 }
 
-// maskJudges masks what judges said.
-func maskJudges(m *mask.Masker, judges []runner.JudgeResult) {
-	for i := range judges {
-		judges[i].Reason = m.String(judges[i].Reason)
-		judges[i].Error = m.String(judges[i].Error)
+// maskText masks, in place, every string and []byte v holds: itself, its
+// fields (but those unmasked names), its elements, a map's keys and
+// values, what a pointer or interface holds. Slices and maps are copied,
+// never written through: a decoded value may be shared.
+func maskText(m *mask.Masker, v reflect.Value) {
+	switch v.Kind() {
+	case reflect.String:
+		if s := v.String(); s != "" {
+			v.SetString(m.String(s))
+		}
+	case reflect.Pointer:
+		if !v.IsNil() {
+			maskText(m, v.Elem())
+		}
+	case reflect.Interface:
+		if !v.IsNil() {
+			c := reflect.New(v.Elem().Type()).Elem()
+			c.Set(v.Elem())
+			maskText(m, c)
+			v.Set(c)
+		}
+	case reflect.Struct:
+		t := v.Type()
+		for i := range t.NumField() {
+			if f := t.Field(i); f.IsExported() && !unmasked[t.Name()+"."+f.Name] {
+				maskText(m, v.Field(i))
+			}
+		}
+	case reflect.Slice:
+		if v.IsNil() {
+			return
+		}
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			v.SetBytes([]byte(m.String(string(v.Bytes()))))
+			return
+		}
+		c := reflect.MakeSlice(v.Type(), v.Len(), v.Len())
+		reflect.Copy(c, v)
+		for i := range c.Len() {
+			maskText(m, c.Index(i))
+		}
+		v.Set(c)
+	case reflect.Array:
+		for i := range v.Len() {
+			maskText(m, v.Index(i))
+		}
+	case reflect.Map:
+		if v.IsNil() {
+			return
+		}
+		c := reflect.MakeMapWithSize(v.Type(), v.Len())
+		for it := v.MapRange(); it.Next(); {
+			k := reflect.New(v.Type().Key()).Elem()
+			k.Set(it.Key())
+			e := reflect.New(v.Type().Elem()).Elem()
+			e.Set(it.Value())
+			maskText(m, k)
+			maskText(m, e)
+			c.SetMapIndex(k, e)
+		}
+		v.Set(c)
 	}
-}
-
-// maskValue masks the strings of a decoded JSON value, keys included.
-func maskValue(m *mask.Masker, v any) any {
-	switch x := v.(type) {
-	case string:
-		return m.String(x)
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = maskValue(m, e)
-		}
-		return out
-	case map[string]any:
-		if x == nil {
-			return x
-		}
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[m.String(k)] = maskValue(m, e)
-		}
-		return out
-	}
-	return v
 }

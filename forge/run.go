@@ -366,14 +366,14 @@ func (s *state) play(ctx context.Context, i int, job runner.Job) error {
 	if res.Success && res.ArtifactPath != "" {
 		// The manifest's judges, if any, on the stored artifact.
 		res.Judges = s.judge(ctx, job, s.stored(job, path.Base(res.ArtifactPath)))
-		maskJudges(s.mask, res.Judges)
+		maskIn(s.mask, &res.Judges)
 	}
 	// Everything that reads the whole output has: keep the excerpts.
 	res.Checks = s.checker.Check(res, s.tasks[job.TaskID])
 	if t := s.tasks[job.TaskID]; t != nil {
 		res.PassMark = t.PassMark
 	}
-	maskChecks(s.mask, res.Checks)
+	maskIn(s.mask, &res.Checks)
 	res.Excerpt()
 	res.Cost = s.o.Manifest.Pricing.Price(&res)
 	s.budget.done(job, res.Cost)
