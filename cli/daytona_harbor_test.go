@@ -308,32 +308,3 @@ func TestDaytonaPlantedRewardDoesNotCount(t *testing.T) {
 	}
 	checkEmulator(t, srv, srv.APIKey())
 }
-
-// What the candidate leaves running cannot write the reward: a setsid loop
-// writing reward.txt 1 survives the candidate, but the verifier's reward
-// directory is its own (a mount namespace and a file system of its own), so
-// a verifier that writes reward.json alone gives its partial credit, and one
-// that writes reward.txt 0 gives 0, every time.
-func TestDaytonaLingeringWriterDoesNotCount(t *testing.T) {
-	t.Parallel()
-	srv, dir := harborTasks(t, map[string]string{
-		"tasks/partial/task.toml":              "version = \"1.0\"\n",
-		"tasks/partial/instruction.md":         "Nothing to do.\n",
-		"tasks/partial/environment/Dockerfile": "FROM python:3.12-slim\nWORKDIR /app\n",
-		"tasks/partial/tests/test.sh":          "sleep 0.3; echo '{\"reward\": 0.5}' > /logs/verifier/reward.json\n",
-		"tasks/zero/task.toml":                 "version = \"1.0\"\n",
-		"tasks/zero/instruction.md":            "Nothing to do.\n",
-		"tasks/zero/environment/Dockerfile":    "FROM python:3.12-slim\nENV TASK=zero\nWORKDIR /app\n",
-		"tasks/zero/tests/test.sh":             "echo 0 > /logs/verifier/reward.txt; sleep 0.3\n",
-		"a.sh": "setsid nohup sh -c 'while :; do mkdir -p /logs/verifier; echo 1 > /logs/verifier/reward.txt; sleep 0.01; done' >/dev/null 2>&1 &\n" +
-			"sleep 0.2\n",
-	})
-	rec, _, _ := playDaytona(t, srv, dir, 0, "w1", "--quiet", "--trials", "2")
-	for _, r := range rec.Results {
-		want := map[string]float64{"partial": 0.5, "zero": 0}[r.TaskID]
-		if r.Reward == nil || *r.Reward != want {
-			t.Errorf("%s trial %d: %s reward %v, want %v: the candidate's loop wrote it", r.TaskID, r.Trial, r.ErrorKind, r.Reward, want)
-		}
-	}
-	checkEmulator(t, srv, srv.APIKey())
-}
