@@ -21,13 +21,3 @@ func score(rec *record.Record, cfg scoring.Config, s scoring.Suite) {
 	rec.HeadToHead = out.HeadToHead
 	partial(rec)
 }
-
-// The names bench/ still reads a record by; the rest of forge's callers
-// use package record.
-type Record = record.Record
-
-// ResultsFile is record.ResultsFile, for bench/.
-const ResultsFile = record.ResultsFile
-
-// ReadRecord is record.Read, for bench/.
-func ReadRecord(path string) (*Record, error) { return record.Read(path) }

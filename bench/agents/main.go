@@ -35,8 +35,8 @@ import (
 	"github.com/forge-run/forge/agent"
 	"github.com/forge-run/forge/agent/agenttest"
 	"github.com/forge-run/forge/bench/internal/forgebin"
-	"github.com/forge-run/forge/forge"
 	"github.com/forge-run/forge/internal/text"
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner/daytona/daytonatest"
 )
 
@@ -114,7 +114,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("%s: %v\n%s", round.name, err, out.String())
 		}
-		rec, err := forge.ReadRecord(filepath.Join(tmp, "artifacts", id, forge.ResultsFile))
+		rec, err := record.Read(filepath.Join(tmp, "artifacts", id, record.ResultsFile))
 		if err != nil {
 			return err
 		}

@@ -25,8 +25,8 @@ import (
 	"time"
 
 	"github.com/forge-run/forge/cli"
-	"github.com/forge-run/forge/forge"
 	"github.com/forge-run/forge/internal/squares"
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/runner/daytona/daytonatest"
 )
@@ -42,7 +42,7 @@ type round struct {
 	name        string
 	exit        int
 	wall        time.Duration
-	rec         *forge.Record
+	rec         *record.Record
 	runs        map[string]int
 	faults      map[string]int
 	alive       int
@@ -102,8 +102,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 				r.stderrLines = append(r.stderrLines, l)
 			}
 		}
-		if b, err := os.ReadFile(filepath.Join(dir, "out", "r", forge.ResultsFile)); err == nil {
-			var rec forge.Record
+		if b, err := os.ReadFile(filepath.Join(dir, "out", "r", record.ResultsFile)); err == nil {
+			var rec record.Record
 			if err := json.Unmarshal(b, &rec); err != nil {
 				return nil, err
 			}

@@ -32,7 +32,7 @@ import (
 	"time"
 
 	"github.com/forge-run/forge/bench/internal/forgebin"
-	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner/daytona/daytonatest"
 )
 
@@ -144,7 +144,7 @@ func playBackend(stdout io.Writer, c config, bin, dir, backend string) error {
 			return fmt.Errorf("%s: %v\n%s", round.name, err, errOut.String())
 		}
 		wall := time.Since(start).Seconds()
-		rec, err := forge.ReadRecord(filepath.Join(dir, "artifacts", id, forge.ResultsFile))
+		rec, err := record.Read(filepath.Join(dir, "artifacts", id, record.ResultsFile))
 		if err != nil {
 			return err
 		}

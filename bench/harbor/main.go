@@ -31,7 +31,7 @@ import (
 	"time"
 
 	"github.com/forge-run/forge/bench/internal/forgebin"
-	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner/daytona/daytonatest"
 )
 
@@ -90,7 +90,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("%s: %v\n%s", r.name, err, errOut.String())
 		}
-		rec, err := forge.ReadRecord(filepath.Join(dir, "artifacts", id, forge.ResultsFile))
+		rec, err := record.Read(filepath.Join(dir, "artifacts", id, record.ResultsFile))
 		if err != nil {
 			return err
 		}
