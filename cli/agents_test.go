@@ -31,6 +31,15 @@ func agentCache(t *testing.T) string {
 	return dir
 }
 
+// modelEnv points both agents at the fake model, with key.
+func modelEnv(model *agenttest.Server, key string) []string {
+	return []string{"ANTHROPIC_API_KEY=" + key, "OPENAI_API_KEY=" + key,
+		"ANTHROPIC_BASE_URL=" + model.URL, "OPENAI_BASE_URL=" + model.OpenAIBase()}
+}
+
+// agentTools are the shell tools the agents call, by candidate id.
+var agentTools = map[string]string{"claude-code-claude-sonnet-4-5": "Bash", "codex-gpt-5.5": "exec_command"}
+
 // suiteScript has the fake model solve examples/suite's arithmetic-1 (one
 // shell call writing the answer) and answer string-1 without writing it.
 var suiteScript = agenttest.Script{
@@ -53,11 +62,8 @@ func TestAgentsPlayASuiteLocally(t *testing.T) {
 	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "examples", "suite"))); err != nil {
 		t.Fatal(err)
 	}
-	cmd, stdout, stderr := forgeCmd(dir, []string{
-		"XDG_CACHE_HOME=" + agentCache(t), "DAYTONA_API_KEY=",
-		"ANTHROPIC_API_KEY=" + model.Key(), "OPENAI_API_KEY=" + model.Key(),
-		"ANTHROPIC_BASE_URL=" + model.URL, "OPENAI_BASE_URL=" + model.OpenAIBase(),
-	}, "run", "--run-id", "a1", "--quiet", "--tasks", "arithmetic-1,string-1", "--timeout", "120s",
+	cmd, stdout, stderr := forgeCmd(dir, append(modelEnv(model, model.Key()), "XDG_CACHE_HOME="+agentCache(t), "DAYTONA_API_KEY="),
+		"run", "--run-id", "a1", "--quiet", "--tasks", "arithmetic-1,string-1", "--timeout", "120s",
 		"--agent", "claude-code", "--model", "claude-sonnet-4-5", "--agent", "codex", "--model", "gpt-5.5")
 	if code := exitCodeOf(t, cmd.Run()); code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
@@ -66,7 +72,7 @@ func TestAgentsPlayASuiteLocally(t *testing.T) {
 	if len(rec.Results) != 4 {
 		t.Fatalf("%d results, want 2 agents × 2 tasks", len(rec.Results))
 	}
-	checkAgentRun(t, dir, "a1", rec, model.Key(), map[string]string{"claude-code-claude-sonnet-4-5": "Bash", "codex-gpt-5.5": "exec_command"})
+	checkAgentRun(t, dir, "a1", rec, model.Key(), agentTools)
 	for _, r := range rec.Results {
 		switch {
 		case r.TaskID == "arithmetic-1" && (!r.Success || r.ArtifactContent != "1568"):
@@ -151,9 +157,7 @@ func TestDaytonaAgentsPlayHarborTasks(t *testing.T) {
 	model := agenttest.Start(t, agenttest.Options{Key: "sk-fake-agents-0123456789", Script: harborScript})
 	dir := copyHarbor(t)
 	os.Remove(filepath.Join(dir, "forge.yaml"))
-	env := []string{"DAYTONA_API_KEY=" + srv.APIKey(), "DAYTONA_API_URL=" + srv.URL(),
-		"ANTHROPIC_API_KEY=" + model.Key(), "OPENAI_API_KEY=" + model.Key(),
-		"ANTHROPIC_BASE_URL=" + model.URL, "OPENAI_BASE_URL=" + model.OpenAIBase()}
+	env := append(modelEnv(model, model.Key()), "DAYTONA_API_KEY="+srv.APIKey(), "DAYTONA_API_URL="+srv.URL())
 	cmd, stdout, stderr := forgeCmd(dir, env, "run", "--daytona", "--no-fallback", "--run-id", "h1", "--quiet",
 		"--harbor", "tasks", "--tasks", "create-file,csv-transform",
 		"--agent", "claude-code", "--model", "claude-sonnet-4-5", "--agent", "codex", "--model", "gpt-5.5")
@@ -164,7 +168,7 @@ func TestDaytonaAgentsPlayHarborTasks(t *testing.T) {
 	if len(rec.Results) != 4 {
 		t.Fatalf("%d results, want 2 agents × 2 tasks", len(rec.Results))
 	}
-	checkAgentRun(t, dir, "h1", rec, model.Key(), map[string]string{"claude-code-claude-sonnet-4-5": "Bash", "codex-gpt-5.5": "exec_command"})
+	checkAgentRun(t, dir, "h1", rec, model.Key(), agentTools)
 	for _, r := range rec.Results {
 		want := map[string]float64{"create-file": 1, "csv-transform": 0}[r.TaskID]
 		if r.Reward == nil || *r.Reward != want {
@@ -191,19 +195,13 @@ candidates:
   - {id: claude-unknown, agent: claude-code, model: claude-nonesuch-9}
   - {id: codex-unknown, agent: codex, model: gpt-nonesuch-9}
 `})
-	cmd, stdout, stderr := forgeCmd(dir, []string{
-		"XDG_CACHE_HOME=" + agentCache(t), "DAYTONA_API_KEY=",
-		"ANTHROPIC_API_KEY=sk-wrong-key", "OPENAI_API_KEY=sk-wrong-key",
-		"ANTHROPIC_BASE_URL=" + model.URL, "OPENAI_BASE_URL=" + model.OpenAIBase(),
-	}, "run", "--run-id", "k1", "--quiet", "--only", "claude-refused,codex-refused")
+	cmd, stdout, stderr := forgeCmd(dir, append(modelEnv(model, "sk-wrong-key"), "XDG_CACHE_HOME="+agentCache(t), "DAYTONA_API_KEY="),
+		"run", "--run-id", "k1", "--quiet", "--only", "claude-refused,codex-refused")
 	if code := exitCodeOf(t, cmd.Run()); code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
-	cmd, stdout, stderr = forgeCmd(dir, []string{
-		"XDG_CACHE_HOME=" + agentCache(t), "DAYTONA_API_KEY=",
-		"ANTHROPIC_API_KEY=" + model.Key(), "OPENAI_API_KEY=" + model.Key(),
-		"ANTHROPIC_BASE_URL=" + model.URL, "OPENAI_BASE_URL=" + model.OpenAIBase(),
-	}, "run", "--run-id", "k2", "--quiet", "--only", "claude-unknown,codex-unknown")
+	cmd, stdout, stderr = forgeCmd(dir, append(modelEnv(model, model.Key()), "XDG_CACHE_HOME="+agentCache(t), "DAYTONA_API_KEY="),
+		"run", "--run-id", "k2", "--quiet", "--only", "claude-unknown,codex-unknown")
 	if code := exitCodeOf(t, cmd.Run()); code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
