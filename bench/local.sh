@@ -1,45 +1,59 @@
 #!/usr/bin/env bash
-# bench/local.sh [N] [C] [RUNS]: what forge's local backend costs over plain
-# `xargs -P C`, per containment tier, in one run.
+# bench/local.sh [N] [C] [PAIRS]: what forge's local backend costs over a
+# log-keeping `xargs -P C`, with forge's default settings (as root: each job
+# runs as a uid of its own). Defaults: 300 jobs, concurrency 2, 7 pairs.
 #
-# For each tier (TIERS, default: every tier this machine has), RUNS
-# alternating pairs (so that load on the machine hits both alike) of:
-#   - N trivial Python candidates (PYTHON, default: the fastest python3 here,
-#     /usr/bin/python3 when there is one: a slow interpreter hides forge's
-#     cost) at concurrency C: forge run against xargs running the same script
-#     with the same argv. Reported: the median of the per-pair ratios of wall
-#     time and of CPU time (user + system of the whole process tree).
-#     Targets: wall <= 1.10, CPU <= 1.15 (N=500, C=2).
-#   - N trivial .sh candidates that only write their output: forge's own CPU
-#     per job (its process alone, without the candidates and the tier's
-#     init), beside that of bench/launch, a bare Go program that only starts
-#     and waits for the same processes with os/exec (the floor of any Go
-#     launcher on this machine), and forge's whole tree over xargs's, per job.
-#     Target: own <= 1 ms.
-# CPU times come from bench/cputime.py. GOMAXPROCS etc. pass through to forge.
-# Every run writes its outputs to a directory of its own, all removed only at
-# the end: on ext4 without a journal, allocating an inode skips every one
-# freed in the last minutes (recently_deleted), so removing one run's files
-# right before the next would slow whichever creates more files per job
-# (forge: 8, its working directory's and its outputs; xargs: 1) with the
-# bench's own cleanup.
+# PAIRS alternating pairs (load on the machine hits both alike) of N trivial
+# Python candidates at concurrency C: `forge run` against xargs running the
+# same script with the same argv, each job's stdout and stderr written to
+# files of its own, as forge keeps stdout.log and stderr.log. Reported: the
+# medians of the per-pair ratios of wall time and of CPU time (user + system
+# of the whole process tree, bench/cputime.py), their range in brackets.
+# Target: both <= 1.15 (N=300, C=2, as root).
+#
+# Then one more run of each forge, with FORGE_LOCAL_STEPS set
+# (runner/local/jobsteps.go), splits a job's wall time by step: the mean per
+# job of each, and what of forge's wall time per job and slot (wall × C ÷ N)
+# is spent outside the jobs.
+#
+# FORGE= a forge binary to play (default: built from this tree); BEFORE=
+# another, played in the same pairs (forge, before, xargs): a change's
+# before and after under the same load. PYTHON= the interpreter (default
+# /usr/bin/python3 when there is one: a slow interpreter hides forge's cost);
+# LOCAL= a local: block for the manifest ('{user: root}'); TIERS= tiers to
+# play one after the other ('pidns cgroup pgroup'; default: forge's choice);
+# SH=1 also plays N trivial .sh candidates: forge's own CPU per job beside
+# bench/launch's (a Go program that only starts the same processes);
+# TMPDIR= where it all goes, forge's working directories included.
+#
+# Every run writes to a directory of its own, all removed only at the end: on
+# ext4 without a journal, making a file skips every inode freed in the last
+# minutes, so removing one run's files before the next would slow whichever
+# makes more files per job. Other work on the machine that frees many files
+# in the same place (a build in /tmp) slows every file made there: see
+# docs/benchmarks.md.
 set -euo pipefail
-N=${1:-500} C=${2:-2} RUNS=${3:-3}
+N=${1:-300} C=${2:-2} PAIRS=${3:-7}
 root=$(cd "$(dirname "$0")/.." && pwd)
 PYTHON=${PYTHON:-$( [ -x /usr/bin/python3 ] && echo /usr/bin/python3 || command -v python3 )}
 tmp=$(mktemp -d)
+chmod 755 "$tmp" # as root, the jobs' users reach their files through it
 trap 'rm -rf "$tmp"' EXIT
 
-go build -o "$tmp/forge" "$root"
-go build -o "$tmp/launch" "$root/bench/launch"
-if [ -z "${TIERS:-}" ]; then
-  TIERS=
-  for t in pidns cgroup pgroup; do
-    printf 'objective: probe\ncandidates: [{id: p, command: [true]}]\n' > "$tmp/probe.yaml"
-    if "$tmp/forge" run -f "$tmp/probe.yaml" --quiet --containment "$t" --out "$tmp/probe" >/dev/null 2>&1; then
-      TIERS="$TIERS $t"
-    fi
-  done
+if [ -n "${FORGE:-}" ]; then
+  cp "$FORGE" "$tmp/forge"
+else
+  (cd "$root" && go build -o "$tmp/forge" .)
+fi
+arms=forge
+if [ -n "${BEFORE:-}" ]; then
+  cp "$BEFORE" "$tmp/before"
+  arms="forge before"
+fi
+kinds=py
+if [ "${SH:-0}" = 1 ]; then
+  (cd "$root" && go build -o "$tmp/launch" ./bench/launch)
+  kinds="py sh"
 fi
 mkdir -p "$tmp/t/c"
 cat > "$tmp/t/c/trivial.py" <<'PY'
@@ -49,19 +63,20 @@ with open(sys.argv[2], "w") as f:
 print("done")
 PY
 printf 'echo "# ok" > "$2"\necho done\n' > "$tmp/t/c/trivial.sh"
-chmod +x "$tmp/t/c/trivial.sh"
-# The candidates' PATH starts with the chosen interpreter's directory, so that
+chmod -R a+rX "$tmp/t"
+# The candidates' PATH starts with the interpreter's directory, so that
 # forge runs the same python3 as xargs does.
 export PATH="$(dirname "$PYTHON"):$PATH"
 for kind in py sh; do
   {
     echo 'objective: "bench"'
     echo "defaults: {concurrency: $C}"
+    [ -n "${LOCAL:-}" ] && echo "local: $LOCAL"
     echo "candidates:"
     for i in $(seq 1 "$N"); do echo "  - {id: c$i, script: c/trivial.$kind}"; done
   } > "$tmp/t/$kind.yaml"
 done
-interp() { [ "$1" = py ] && echo "$PYTHON" || echo bash; }  # forge runs .sh with bash
+interp() { [ "$1" = py ] && echo "$PYTHON" || echo bash; } # forge runs .sh with bash
 
 # measure OUT CMD...: runs CMD under cputime.py, appends "wall self children" to OUT.
 measure() {
@@ -70,30 +85,72 @@ measure() {
   tail -1 "$tmp/m" | sed 's/[a-z]*=//g' >> "$out"
 }
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+# ratios A X wall|cpu: the per-pair ratios of runs A over runs X.
+ratios() { paste -d' ' "$1" "$2" | awk -v col="$3" '{ if (col == "wall") print $1/$4; else print ($2+$3)/($5+$6) }'; }
+summary() { printf '%.3f (%s)' "$(ratios "$@" | median)" "$(ratios "$@" | sort -g | sed -n '1p;$p' | xargs printf '%.2f–%.2f')"; }
+perjob() { # perjob RUNS: wall per job and slot, CPU per job (ms, medians)
+  printf '%.2f ms wall, %.2f ms CPU' "$(awk -v n="$N" -v c="$C" '{print 1000*$1*c/n}' "$1" | median)" "$(awk -v n="$N" '{print 1000*($2+$3)/n}' "$1" | median)"
+}
 
-printf 'N=%d C=%d runs=%d python=%s (%s)\n' "$N" "$C" "$RUNS" "$PYTHON" "$("$PYTHON" -V 2>&1)"
-printf '%-7s %-26s %-26s %-16s %-16s %s\n' tier "python wall forge/xargs" "python CPU forge/xargs" "sh: forge's own" "sh: bare Go own" "sh: forge tree - xargs tree"
-for tier in $TIERS; do
-  for kind in py sh; do
-    : > "$tmp/f.$kind"; : > "$tmp/x.$kind"; : > "$tmp/g.$kind"
-    for r in $(seq 1 "$RUNS"); do
+printf 'N=%d C=%d pairs=%d python=%s (%s), as uid %d, TMPDIR=%s\n' "$N" "$C" "$PAIRS" "$PYTHON" "$("$PYTHON" -V 2>&1)" "$(id -u)" "${TMPDIR:-/tmp}"
+for tier in ${TIERS:-default}; do
+  flags=()
+  [ "$tier" != default ] && flags=(--containment "$tier")
+  for kind in $kinds; do
+    for a in $arms xargs launch; do : > "$tmp/$a.$kind"; done
+    for r in $(seq 1 "$PAIRS"); do
       run=$tier-$kind-$r
-      mkdir -p "$tmp/x/$run" "$tmp/g/$run"
-      (cd "$tmp/t" && measure "$tmp/f.$kind" "$tmp/forge" run -f "$kind.yaml" --quiet --containment "$tier" --out "$tmp/out" --run-id "$run")
-      (cd "$tmp/t" && seq 1 "$N" | measure "$tmp/x.$kind" xargs -P "$C" -I{} "$(interp "$kind")" "c/trivial.$kind" bench "$tmp/x/$run/{}.md")
+      for a in $arms; do
+        (cd "$tmp/t" && measure "$tmp/$a.$kind" "$tmp/$a" run -f "$kind.yaml" --quiet "${flags[@]}" --out "$tmp/out-$a" --run-id "$run")
+      done
+      # Each job's stdout and stderr to files of its own, by a shell that
+      # then execs the candidate.
+      mkdir -p "$tmp/x/$run"
+      (cd "$tmp/t" && seq 1 "$N" | measure "$tmp/xargs.$kind" xargs -P "$C" -I{} \
+        sh -c 'exec "$0" "$1" bench "$2/{}.md" >"$2/{}.out" 2>"$2/{}.err"' "$(interp "$kind")" "c/trivial.$kind" "$tmp/x/$run")
       if [ "$kind" = sh ]; then
-        (cd "$tmp/t" && measure "$tmp/g.$kind" "$tmp/launch" "$N" "$C" c/trivial.sh "$tmp/g/$run")
+        mkdir -p "$tmp/g/$run"
+        (cd "$tmp/t" && measure "$tmp/launch.$kind" "$tmp/launch" "$N" "$C" c/trivial.sh "$tmp/g/$run")
       fi
     done
   done
-  ratios() { paste -d' ' "$tmp/f.py" "$tmp/x.py" | awk -v col="$1" '{ if (col == "wall") print $1/$4; else print ($2+$3)/($5+$6) }'; }
-  wall=$(ratios wall | median) cpu=$(ratios cpu | median)
-  own=$(awk -v n="$N" '{print 1000*$2/n}' "$tmp/f.sh" | median)
-  bare=$(awk -v n="$N" '{print 1000*$2/n}' "$tmp/g.sh" | median)
-  extra=$(paste -d' ' "$tmp/f.sh" "$tmp/x.sh" | awk -v n="$N" '{print 1000*(($2+$3)-($5+$6))/n}' | median)
-  printf '%-7s %-26s %-26s %-16s %-16s %s\n' "$tier" \
-    "$(printf '%.3f (%s)' "$wall" "$(ratios wall | awk '{printf "%.2f ", $1}' | sed 's/ $//')")" \
-    "$(printf '%.3f (%s)' "$cpu" "$(ratios cpu | awk '{printf "%.2f ", $1}' | sed 's/ $//')")" \
-    "$(printf '%.2f ms/job' "$own")" "$(printf '%.2f ms/job' "$bare")" "$(printf '%.2f ms/job' "$extra")"
+  echo
+  echo "$tier: ÷ xargs, median of $PAIRS pairs (range)"
+  for a in $arms; do
+    printf '  %-6s wall %s   CPU %s\n' "$a" "$(summary "$tmp/$a.py" "$tmp/xargs.py" wall)" "$(summary "$tmp/$a.py" "$tmp/xargs.py" cpu)"
+  done
+  for a in $arms xargs; do printf '  %-6s per job: %s\n' "$a" "$(perjob "$tmp/$a.py")"; done
+  if [ "${SH:-0}" = 1 ]; then
+    for a in $arms launch; do
+      printf '  %-6s .sh jobs: own CPU %.2f ms/job\n' "$a" "$(awk -v n="$N" '{print 1000*$2/n}' "$tmp/$a.sh" | median)"
+    done
+  fi
+
+  # The split: one more run of each forge, timed step by step.
+  for a in $arms; do
+    : > "$tmp/steps-$a.jsonl"
+    : > "$tmp/s-$a"
+    (cd "$tmp/t" && FORGE_LOCAL_STEPS="$tmp/steps-$a.jsonl" measure "$tmp/s-$a" "$tmp/$a" run -f py.yaml --quiet "${flags[@]}" --out "$tmp/out-$a" --run-id "$tier-steps")
+  done
+  "$PYTHON" - "$N" "$C" $(for a in $arms; do echo "$a" "$tmp/steps-$a.jsonl" "$(cut -d' ' -f1 "$tmp/s-$a")"; done) <<'PY'
+import json, sys
+n, c, rest = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3:]
+cols = []
+for name, path, wall in zip(rest[0::3], rest[1::3], rest[2::3]):
+    rows = [json.loads(l) for l in open(path)]
+    if rows:
+        cols.append((name, rows, 1000 * float(wall) * c / n))
+if not cols:
+    sys.exit(0)
+mean = lambda rows, k: 1000 * sum(r.get(k, 0) for r in rows) / len(rows)
+steps = [k for k in cols[0][1][0] if k not in ("job", "remove_bg")]
+print("  a job's wall time by step, ms, mean of one run's jobs:")
+print("    %-10s" % "" + "".join("%10s" % name for name, _, _ in cols))
+for k in steps:
+    print("    %-10s" % k + "".join("%10.3f" % mean(rows, k) for _, rows, _ in cols))
+print("    %-10s" % "other" + "".join("%10.3f" % (mean(rows, "job") - sum(mean(rows, k) for k in steps)) for _, rows, _ in cols) + "   Run's own, between the steps")
+print("    %-10s" % "= job" + "".join("%10.3f" % mean(rows, "job") for _, rows, _ in cols))
+print("    %-10s" % "outside" + "".join("%10.3f" % (slot - mean(rows, "job")) for _, rows, slot in cols) + "   wall × C ÷ N less the job: forge between jobs")
+print("    %-10s" % "remove_bg" + "".join("%10.3f" % mean(rows, "remove_bg") for _, rows, _ in cols) + "   after the job, beside the next")
+PY
 done
-echo "targets: python wall <= 1.10, python CPU <= 1.15, sh forge's own <= 1 ms/job (medians of the pairs)"

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/forge-run/forge/runner"
+	"github.com/forge-run/forge/runner/local/localtest"
 )
 
 // BenchmarkRunTrivial measures the local backend's overhead per job (working
@@ -22,7 +23,7 @@ import (
 func BenchmarkRunTrivial(b *testing.B) {
 	for _, tier := range tiers {
 		b.Run(string(tier), func(b *testing.B) {
-			r, err := New(Options{TempDir: b.TempDir(), Containment: tier})
+			r, err := New(Options{TempDir: localtest.TempDir(b), Containment: tier})
 			if err != nil {
 				b.Skipf("%s: %v", tier, err)
 			}
@@ -44,13 +45,13 @@ func BenchmarkRunTrivial(b *testing.B) {
 func BenchmarkRunInEnvironment(b *testing.B) {
 	for _, tier := range tiers {
 		b.Run(string(tier), func(b *testing.B) {
-			cache := b.TempDir()
+			cache := localtest.TempDir(b)
 			env := &runner.Environment{Name: "bench", Hash: strings.Repeat("be", 32), Build: []string{"mkdir bin"}}
 			job := trivialJob()
 			job.Environment = env
 			var rs [2]*Runner // read-only, writable
 			for i := range rs {
-				r, err := New(Options{TempDir: b.TempDir(), Containment: tier, EnvCache: cache})
+				r, err := New(Options{TempDir: localtest.TempDir(b), Containment: tier, EnvCache: cache})
 				if err != nil {
 					b.Skipf("%s: %v", tier, err)
 				}

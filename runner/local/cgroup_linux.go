@@ -251,11 +251,13 @@ type jobCgroups struct {
 	v2fd    int
 	v1      string
 	v1Tasks int // the v1 cgroup's tasks file, open for writing
+	steps   *jobSteps
 }
 
-// newJobCgroups makes a job's cgroups (v2 whenever withV2), pids.max set.
-func (p *platform) newJobCgroups(withV2 bool) (c jobCgroups, err error) {
-	c = jobCgroups{v2fd: -1, v1Tasks: -1}
+// newJobCgroups makes a job's cgroups (v2 whenever withV2), pids.max set;
+// steps time the starts in them.
+func (p *platform) newJobCgroups(withV2 bool, steps *jobSteps) (c jobCgroups, err error) {
+	c = jobCgroups{v2fd: -1, v1Tasks: -1, steps: steps}
 	defer func() {
 		if err != nil {
 			_ = c.remove()
@@ -297,7 +299,7 @@ func (c *jobCgroups) start(cmd *exec.Cmd, nsfd int, v view) error {
 		cmd.SysProcAttr.UseCgroupFD = true
 		cmd.SysProcAttr.CgroupFD = c.v2fd
 	}
-	return spawn(cmd, nsfd, c.v1Tasks, v)
+	return spawn(cmd, nsfd, c.v1Tasks, v, c.steps)
 }
 
 // remove removes the job's cgroups. A busy v1 cgroup may still hold a thread

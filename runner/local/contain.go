@@ -57,6 +57,8 @@ type boxSpec struct {
 	user *jobUser
 	// view is how the job's processes see the file system.
 	view view
+	// steps, when set, get the time its steps take.
+	steps *jobSteps
 }
 
 // view is how a job's processes see the file system, in a mount namespace

@@ -121,15 +121,17 @@ func (p *platform) tryTier(t Containment) error {
 func (p *platform) newTier(t Containment, spec boxSpec) (tier, error) {
 	switch t {
 	case ContainPIDNamespace:
-		return p.newPidns(spec.view)
+		return p.newPidns(spec.view, spec.steps)
 	case ContainCgroup:
-		cg, err := p.newJobCgroups(true)
+		t := spec.steps.now()
+		cg, err := p.newJobCgroups(true, spec.steps)
+		spec.steps.add(stepCgroup, t)
 		if err != nil {
 			return nil, err
 		}
 		return &cgroupTier{cg: cg, view: spec.view}, nil
 	case ContainProcessGroup:
-		return pgroupTier{marker: spec.marker, user: spec.user, view: spec.view}, nil
+		return pgroupTier{marker: spec.marker, user: spec.user, view: spec.view, steps: spec.steps}, nil
 	}
 	return processTier{}, nil
 }

@@ -44,7 +44,7 @@ func (p *platform) newTier(t Containment, _ boxSpec) (tier, error) {
 }
 
 // startPlain starts cmd: there are no mount namespaces here.
-func startPlain(cmd *exec.Cmd, _ view) error { return cmd.Start() }
+func startPlain(cmd *exec.Cmd, _ view, _ *jobSteps) error { return cmd.Start() }
 
 // sweep finds nothing without /proc.
 func (pgroupTier) sweep(syscall.Signal, []*os.Process, bool) int { return 0 }

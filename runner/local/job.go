@@ -28,12 +28,13 @@ func (r *Runner) Run(ctx context.Context, job runner.Job) (runner.Result, error)
 		Backend:     Backend,
 		StartedAt:   begin.UTC(),
 	}
-	j := &jobRun{r: r, job: job, res: &res}
+	j := &jobRun{r: r, job: job, res: &res, steps: r.steps.job()}
 	err := j.run(ctx)
 	j.cleanup()
 	end := time.Now()
 	res.FinishedAt = end.UTC()
 	res.JobSeconds = end.Sub(begin).Seconds()
+	r.steps.finished(j.steps, end.Sub(begin))
 	return res, err
 }
 
@@ -58,6 +59,8 @@ type jobRun struct {
 	// spent are boxes whose processes were ended (the candidate's, once
 	// the verifier has its own), closed at cleanup.
 	spent []box
+	// steps are the step timings, nil unless StepsFileEnv is set.
+	steps *jobSteps
 }
 
 // phase announces p and returns a func that records its duration.
@@ -84,6 +87,7 @@ func (j *jobRun) run(ctx context.Context) error {
 		return j.runPlain(ctx)
 	}
 	done := j.phase(runner.PhaseUpload)
+	t := j.steps.now()
 	outRel, err := runner.RelPath(j.job.EffectiveOutputFile())
 	if err != nil {
 		done()
@@ -111,6 +115,7 @@ func (j *jobRun) run(ctx context.Context) error {
 		j.res.Failed(runner.ErrInfra, err.Error())
 		return nil
 	}
+	j.steps.add(stepWorkdir, t)
 	if err := j.takeUser(); err != nil {
 		done()
 		j.res.Failed(runner.ErrInfra, err.Error())
@@ -151,7 +156,9 @@ func (j *jobRun) run(ctx context.Context) error {
 		return nil
 	}
 	done = j.phase(runner.PhaseDownload)
+	t = j.steps.now()
 	j.download(outRel, &outcome)
+	j.steps.add(stepDownload, t)
 	done()
 	j.res.Settle(j.job, outcome)
 	if j.job.Verify != nil && runner.VerifiesAfter(j.res.ErrorKind) {
@@ -192,7 +199,7 @@ func (j *jobRun) runPlain(ctx context.Context) error {
 // contain makes the job's box: this backend's "create".
 func (j *jobRun) contain() error {
 	done := j.phase(runner.PhaseCreate)
-	b, err := j.r.platform.newBox(boxSpec{marker: marker(j.job), user: j.user, view: j.view()})
+	b, err := j.r.platform.newBox(boxSpec{marker: marker(j.job), user: j.user, view: j.view(), steps: j.steps})
 	done()
 	if err != nil {
 		err = fmt.Errorf("contain job %s: %w", j.job.Name(), err)
@@ -208,7 +215,9 @@ func (j *jobRun) contain() error {
 func (j *jobRun) execute(ctx context.Context, argv, env []string) (o runner.Outcome, ok bool) {
 	done := j.phase(runner.PhaseExecute)
 	defer done()
+	t := j.steps.now()
 	path, err := j.r.lookPath(argv[0], envValue(env, "PATH"), j.dir, j.user)
+	j.steps.add(stepLookup, t)
 	if err != nil {
 		j.res.Failed(runner.ErrCandidateFailed, err.Error())
 		return o, false
@@ -219,6 +228,7 @@ func (j *jobRun) execute(ctx context.Context, argv, env []string) (o runner.Outc
 		endAll:   true,
 		maxBytes: j.job.Limits.OutputCap(),
 		echo:     j.job.Echo,
+		steps:    j.steps,
 	})
 	if err != nil {
 		j.res.Failed(startErrorKind(err), err.Error())
@@ -263,19 +273,26 @@ func (j *jobRun) takeUser() error {
 	if j.r.users == nil {
 		return nil
 	}
+	t := j.steps.now()
 	u, err := j.r.users.acquire()
+	j.steps.add(stepUID, t)
 	if err != nil {
 		return err
 	}
 	j.user = u
-	if err := give(j.workdir, u); err != nil {
+	t = j.steps.now()
+	err = give(j.workdir, u)
+	j.steps.add(stepChown, t)
+	if err != nil {
 		return fmt.Errorf("give the working directory to the job's user: %w", err)
 	}
 	if j.r.platform.readOnly() { // where forge may mount
+		t = j.steps.now()
 		dir, err := j.r.etcDirectory()
 		if err == nil {
 			j.etc, err = etcFiles(u, j.workdir, dir)
 		}
+		j.steps.add(stepPasswd, t)
 		if err != nil {
 			return err
 		}
@@ -299,6 +316,7 @@ func (j *jobRun) cleanup() {
 		}
 	}
 	ended := true
+	t := j.steps.now()
 	for _, b := range append(j.spent, j.box) {
 		if b == nil {
 			continue
@@ -308,7 +326,10 @@ func (j *jobRun) cleanup() {
 			failed("could not end the job's processes: " + err.Error())
 		}
 	}
+	j.steps.add(stepRelease, t)
+	t = j.steps.now()
 	removeEtc(j.etc)
+	j.steps.add(stepPasswd, t)
 	var dirs []string
 	for _, dir := range []string{j.workdir, j.verifyDir} {
 		if dir != "" {
@@ -323,14 +344,17 @@ func (j *jobRun) cleanup() {
 	}
 	release := func() {}
 	if u := j.user; u != nil {
-		if err := removeLeftovers(u, dirs...); err != nil {
+		t = j.steps.now()
+		err := removeLeftovers(u, dirs...)
+		j.steps.add(stepSweep, t)
+		if err != nil {
 			failed(err.Error())
 		} else {
 			// Free once nothing of the job is left, its directories too.
 			release = func() { j.r.users.release(u) }
 		}
 	}
-	j.r.removeWorkdir(dirs, release)
+	j.r.removeWorkdir(dirs, j.steps, release)
 }
 
 // safeName keeps a candidate id usable in a directory name.

@@ -114,6 +114,8 @@ type Runner struct {
 	turns runner.Turns
 	// onEnvWait, for tests, is called when BuildEnvironment waits its turn.
 	onEnvWait func()
+	// steps, when StepsFileEnv is set, logs where each job's time goes.
+	steps *stepLog
 }
 
 // backgroundRemovers is how many working directories may be removed at once
@@ -150,7 +152,7 @@ func New(opts Options) (*Runner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("local runner: %w", err)
 	}
-	r := &Runner{opts: opts, platform: p, removers: make(chan struct{}, backgroundRemovers)}
+	r := &Runner{opts: opts, platform: p, removers: make(chan struct{}, backgroundRemovers), steps: newStepLog(opts.Getenv)}
 	r.path = cmp.Or(opts.Getenv("PATH"), defaultPath)
 	if r.users, err = newUsers(opts.User); err != nil {
 		return nil, fmt.Errorf("local runner: %w", err)
@@ -174,38 +176,42 @@ func (r *Runner) Close() error {
 	r.closing.Lock()
 	defer r.closing.Unlock()
 	r.releaseEnvironments()
-	r.etcMu.Lock()
-	if r.etcDir != "" && os.Remove(r.etcDir) == nil { // empty: no job runs
-		r.etcDir = ""
-	}
-	r.etcMu.Unlock()
 	for range cap(r.removers) { // each returns once its removal is done
 		r.removers <- struct{}{}
 	}
 	for range cap(r.removers) {
 		<-r.removers
 	}
+	r.etcMu.Lock()
+	if r.etcDir != "" && os.Remove(r.etcDir) == nil { // empty: no job runs
+		r.etcDir = ""
+	}
+	r.etcMu.Unlock()
 	return nil
 }
 
 // removeWorkdir removes a finished job's directories, then calls done, in
 // the background when a remover is free: on a slow file system the next job
 // need not wait.
-func (r *Runner) removeWorkdir(dirs []string, done func()) {
-	remove := func() {
+func (r *Runner) removeWorkdir(dirs []string, steps *jobSteps, done func()) {
+	remove := func(st jobStep) {
+		t := steps.now()
 		for _, dir := range dirs {
 			_ = removeAll(dir)
 		}
+		steps.add(st, t)
 		done()
 	}
 	select {
 	case r.removers <- struct{}{}:
+		steps.later()
 		go func() {
 			defer func() { <-r.removers }()
-			remove()
+			remove(stepRemoveBG)
+			r.steps.finished(steps, 0)
 		}()
 	default:
-		remove()
+		remove(stepRemove)
 	}
 }
 

@@ -15,7 +15,9 @@ import (
 )
 
 // startPlain starts cmd, seeing the file system as v says.
-func startPlain(cmd *exec.Cmd, v view) error { return spawn(cmd, -1, -1, v) }
+func startPlain(cmd *exec.Cmd, v view, steps *jobSteps) error {
+	return spawn(cmd, -1, -1, v, steps)
+}
 
 // sweep sends sig to every process carrying the job's marker or running as
 // its user (with outsideGroups, not those in started's groups) and reports

@@ -25,9 +25,10 @@ type pgroupTier struct {
 	marker []string
 	user   *jobUser
 	view   view
+	steps  *jobSteps
 }
 
-func (t pgroupTier) start(cmd *exec.Cmd) error { return startPlain(cmd, t.view) }
+func (t pgroupTier) start(cmd *exec.Cmd) error { return startPlain(cmd, t.view, t.steps) }
 
 func (t pgroupTier) signal(sig syscall.Signal, started []*os.Process) {
 	for _, p := range started {

@@ -27,11 +27,16 @@ type pidnsTier struct {
 
 // newPidns starts a job's PID namespace and its holder, outside the job's
 // cgroups: it never forks, so the pids cap needs only the job's processes.
-func (p *platform) newPidns(v view) (_ tier, err error) {
+func (p *platform) newPidns(v view, steps *jobSteps) (_ tier, err error) {
 	t := &pidnsTier{nsfd: -1, view: v}
-	if t.cg, err = p.newJobCgroups(false); err != nil {
+	start := steps.now()
+	t.cg, err = p.newJobCgroups(false, steps)
+	steps.add(stepCgroup, start)
+	if err != nil {
 		return nil, err
 	}
+	start = steps.now()
+	defer steps.add(stepInit, start)
 	defer func() {
 		if err != nil {
 			_ = t.end(nil)

@@ -24,7 +24,7 @@ func TestPidnsHolderReapsOrphans(t *testing.T) {
 	if !p.holderReaps {
 		t.Skipf("the init does not reap here: %s", p.describe())
 	}
-	tr, err := p.newPidns(view{})
+	tr, err := p.newPidns(view{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

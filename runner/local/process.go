@@ -36,6 +36,8 @@ type process struct {
 	// echo gets the output line by line: maxBytes of it, all with echoAll.
 	echo    func(stream, line string)
 	echoAll bool
+	// steps, when set, get the time its steps take.
+	steps *jobSteps
 }
 
 // finished is what was observed of a process.
@@ -135,6 +137,7 @@ func (r *Runner) runProcess(ctx context.Context, b box, p process) (finished, er
 		close(exited)
 	}()
 
+	t := p.steps.now()
 	timer := time.NewTimer(p.timeout)
 	select {
 	case <-exited:
@@ -152,13 +155,18 @@ func (r *Runner) runProcess(ctx context.Context, b box, p process) (finished, er
 		<-exited // closed already (terminate waits for it): ended is set
 		f.runtime = ended.Sub(began)
 	}
+	p.steps.add(stepRun, t)
 	if p.endAll || f.timedOut || f.cancelled {
+		t = p.steps.now()
 		// A failure is kept by the box and reported by its close.
 		_ = b.kill()
+		p.steps.add(stepEnd, t)
 	}
 	// Everything that held the pipes is normally gone now; whatever forge
 	// could not end gets KillGrace to let go before the pipes are cut.
+	t = p.steps.now()
 	waitGroupWithin(&drains, r.opts.KillGrace)
+	p.steps.add(stepOutput, t)
 	outR.Close()
 	errR.Close()
 	drains.Wait()

@@ -21,7 +21,9 @@ import (
 // (they apply to the calling thread's children), and back; a thread that
 // cannot go back, or has a mount namespace of its own, is never unlocked,
 // so the runtime ends it.
-func spawn(cmd *exec.Cmd, nsfd, v1Tasks int, v view) error {
+func spawn(cmd *exec.Cmd, nsfd, v1Tasks int, v view, steps *jobSteps) error {
+	start, mark := steps.now(), steps.total()
+	defer func() { steps.addRest(stepStart, start, mark) }()
 	if nsfd < 0 && v1Tasks < 0 && v.plain() {
 		return cmd.Start()
 	}
@@ -29,15 +31,17 @@ func spawn(cmd *exec.Cmd, nsfd, v1Tasks int, v view) error {
 	if err != nil {
 		return err
 	}
-	return onLockedThread(func() (bool, error) { return spawnLocked(cmd, nsfd, v1Tasks, v, h) })
+	return onLockedThread(func() (bool, error) { return spawnLocked(cmd, nsfd, v1Tasks, v, h, steps) })
 }
 
 // spawnLocked is spawn on the locked thread; clean: the thread is back home.
-func spawnLocked(cmd *exec.Cmd, nsfd, v1Tasks int, v view, h homes) (clean bool, err error) {
+func spawnLocked(cmd *exec.Cmd, nsfd, v1Tasks int, v view, h homes, steps *jobSteps) (clean bool, err error) {
 	tid := []byte(strconv.Itoa(unix.Gettid()))
 	clean = true
 	if !v.plain() {
+		t := steps.now()
 		changed, err := enterView(v)
+		steps.add(stepMounts, t)
 		if err != nil {
 			return !changed, err
 		}
@@ -47,13 +51,18 @@ func spawnLocked(cmd *exec.Cmd, nsfd, v1Tasks int, v view, h homes) (clean bool,
 		if h.tasks < 0 {
 			return clean, errors.New("join a pids cgroup: forge's own v1 pids cgroup is unknown")
 		}
-		if _, err := unix.Write(v1Tasks, tid); err != nil {
+		t := steps.now()
+		_, err := unix.Write(v1Tasks, tid)
+		steps.add(stepJoin, t)
+		if err != nil {
 			return clean, fmt.Errorf("join the job's pids cgroup: %w", err)
 		}
 		defer func() {
+			t := steps.now()
 			if _, err := unix.Write(h.tasks, tid); err != nil {
 				clean = false
 			}
+			steps.add(stepJoin, t)
 		}()
 	}
 	if nsfd >= 0 {
