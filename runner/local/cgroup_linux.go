@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -166,6 +167,22 @@ func cgroupEmpty(dir string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	return populatedZero(b, dir)
+}
+
+// eventsEmpty is cgroupEmpty on cgroup.events (path) open as fd, read
+// from its start: a poll on fd then wakes at its next change.
+func eventsEmpty(fd int, path string) (bool, error) {
+	var buf [256]byte
+	n, err := unix.Pread(fd, buf[:], 0)
+	if err != nil {
+		return false, &os.PathError{Op: "read", Path: path, Err: err}
+	}
+	return populatedZero(buf[:n], filepath.Dir(path))
+}
+
+// populatedZero reads the populated line of dir's cgroup.events, b.
+func populatedZero(b []byte, dir string) (bool, error) {
 	for _, line := range strings.Split(string(b), "\n") {
 		if v, ok := strings.CutPrefix(line, "populated "); ok {
 			return strings.TrimSpace(v) == "0", nil
@@ -251,26 +268,85 @@ type jobCgroups struct {
 	v2fd    int
 	v1      string
 	v1Tasks int // the v1 cgroup's tasks file, open for writing
-	steps   *jobSteps
+	// pidsMax is the cap, when one is set.
+	pidsMax int
+	// killed: cgroup.kill was written to v2, which is then never taken
+	// again (Linux kills whatever is cloned into it after that).
+	killed bool
+	// pool gets them back once the job ended, empty.
+	pool  *cgroupPool
+	steps *jobSteps
 }
 
-// newJobCgroups makes a job's cgroups (v2 whenever withV2), pids.max set;
-// steps time the starts in them.
+// cgroupPool keeps the cgroups of ended jobs, empty, for the next jobs:
+// making and removing cgroups cost each job more than taking them again
+// (a v1 cgroup's mkdir is a third of a millisecond). Close removes them.
+type cgroupPool struct {
+	mu   sync.Mutex
+	free []jobCgroups
+}
+
+// take returns free cgroups, with a v2 one or without, if there are any.
+func (p *cgroupPool) take(withV2 bool) (jobCgroups, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i, c := range p.free {
+		if (c.v2 != "") == withV2 {
+			p.free = slices.Delete(p.free, i, i+1)
+			return c, true
+		}
+	}
+	return jobCgroups{}, false
+}
+
+func (p *cgroupPool) put(c jobCgroups) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c.steps = nil
+	p.free = append(p.free, c)
+}
+
+// removeAll removes the free cgroups.
+func (p *cgroupPool) removeAll() error {
+	p.mu.Lock()
+	free := p.free
+	p.free = nil
+	p.mu.Unlock()
+	var errs []error
+	for _, c := range free {
+		c.pool = nil
+		errs = append(errs, c.remove())
+	}
+	return errors.Join(errs...)
+}
+
+// closeCgroups removes the cgroups kept for later jobs.
+func (p *platform) closeCgroups() error { return p.cgPool.removeAll() }
+
+// newJobCgroups gives a job cgroups (v2 whenever withV2), pids.max set:
+// an ended job's, or new ones; steps time the starts in them.
 func (p *platform) newJobCgroups(withV2 bool, steps *jobSteps) (c jobCgroups, err error) {
-	c = jobCgroups{v2fd: -1, v1Tasks: -1, steps: steps}
+	withV2 = withV2 || p.v2Pids
+	if c, ok := p.cgPool.take(withV2); ok {
+		c.steps = steps
+		// Set again: a job running as root may have changed it.
+		if err := c.setPidsMax(); err == nil {
+			return c, nil
+		}
+		_ = c.remove()
+	}
+	c = jobCgroups{v2fd: -1, v1Tasks: -1, pool: &p.cgPool, steps: steps}
+	if p.v2Pids || p.v1Pids {
+		c.pidsMax = p.maxProcs
+	}
 	defer func() {
 		if err != nil {
 			_ = c.remove()
 		}
 	}()
-	if withV2 || p.v2Pids {
+	if withV2 {
 		if c.v2, err = makeCgroup(p.cg.v2); err != nil {
 			return c, err
-		}
-		if p.v2Pids {
-			if err = setPidsMax(c.v2, p.maxProcs); err != nil {
-				return c, err
-			}
 		}
 		if c.v2fd, err = unix.Open(c.v2, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
 			c.v2fd = -1
@@ -281,16 +357,59 @@ func (p *platform) newJobCgroups(withV2 bool, steps *jobSteps) (c jobCgroups, er
 		if c.v1, err = makeCgroup(p.cg.pids); err != nil {
 			return c, err
 		}
-		if err = setPidsMax(c.v1, p.maxProcs); err != nil {
-			return c, err
-		}
 		tasks := filepath.Join(c.v1, "tasks")
 		if c.v1Tasks, err = unix.Open(tasks, unix.O_WRONLY|unix.O_CLOEXEC, 0); err != nil {
 			c.v1Tasks = -1
 			return c, fmt.Errorf("open %s: %w", tasks, err)
 		}
 	}
-	return c, nil
+	return c, c.setPidsMax()
+}
+
+// pidsDir is the cgroup whose pids.max caps the job, or "".
+func (c *jobCgroups) pidsDir() string {
+	switch {
+	case c.pidsMax == 0:
+		return ""
+	case c.v1 != "":
+		return c.v1
+	}
+	return c.v2
+}
+
+func (c *jobCgroups) setPidsMax() error {
+	if dir := c.pidsDir(); dir != "" {
+		return setPidsMax(dir, c.pidsMax)
+	}
+	return nil
+}
+
+// empty reports whether no task is in the job's cgroups, not even one
+// waiting to be reaped (pids.current counts those).
+func (c *jobCgroups) empty() bool {
+	if c.v2 != "" {
+		if empty, err := cgroupEmpty(c.v2); err != nil || !empty {
+			return false
+		}
+	}
+	if dir := c.pidsDir(); dir != "" {
+		b, err := os.ReadFile(filepath.Join(dir, "pids.current"))
+		if err != nil || strings.TrimSpace(string(b)) != "0" {
+			return false
+		}
+	}
+	return true
+}
+
+// release gives the ended job's cgroups back to the pool when they are
+// empty, else removes them.
+func (c *jobCgroups) release() error {
+	if c.pool != nil && !c.killed && (c.v2 != "" || c.v1 != "") && c.empty() {
+		c.pool.put(*c)
+		*c = jobCgroups{v2fd: -1, v1Tasks: -1}
+		return nil
+	}
+	return c.remove()
 }
 
 // start starts cmd in the job's cgroups, and in PID namespace nsfd if >= 0.
@@ -308,9 +427,11 @@ func (c *jobCgroups) remove() error {
 	var err error
 	if c.v2fd >= 0 {
 		unix.Close(c.v2fd)
+		c.v2fd = -1
 	}
 	if c.v1Tasks >= 0 {
 		unix.Close(c.v1Tasks)
+		c.v1Tasks = -1
 	}
 	if c.v2 != "" {
 		err = removeCgroup(c.v2)
@@ -338,10 +459,21 @@ func (t *cgroupTier) signal(sig syscall.Signal, _ []*os.Process) {
 }
 
 // end writes cgroup.kill (else kills the listed tasks until none are left)
-// and waits until the cgroup is empty.
+// and waits until the cgroup is empty, woken by cgroup.events; one empty
+// already is left as it is, so that a later job may have it.
 func (t *cgroupTier) end([]*os.Process) error {
 	dir := t.cg.v2
-	err := writeSmall(filepath.Join(dir, "cgroup.kill"), "1")
+	path := filepath.Join(dir, "cgroup.events")
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("watch cgroup %s: %w", dir, err)
+	}
+	defer unix.Close(fd)
+	if empty, err := eventsEmpty(fd, path); err == nil && empty {
+		return nil // and the box starts nothing more
+	}
+	t.cg.killed = true
+	err = writeSmall(filepath.Join(dir, "cgroup.kill"), "1")
 	deadline := time.Now().Add(killWait)
 	for pause := time.Millisecond; ; pause = min(2*pause, 20*time.Millisecond) {
 		if err != nil {
@@ -349,7 +481,7 @@ func (t *cgroupTier) end([]*os.Process) error {
 				signalIf(pid, syscall.SIGKILL, nil)
 			}
 		}
-		empty, eerr := cgroupEmpty(dir)
+		empty, eerr := eventsEmpty(fd, path)
 		if eerr != nil {
 			return fmt.Errorf("watch cgroup %s: %w", dir, eerr)
 		}
@@ -359,8 +491,10 @@ func (t *cgroupTier) end([]*os.Process) error {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("cgroup %s still has processes %s after SIGKILL", dir, killWait)
 		}
-		time.Sleep(pause)
+		// A change of cgroup.events since the read above ends the wait at
+		// once; pause only paces the kills when cgroup.kill failed.
+		_, _ = unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLPRI}}, int(pause/time.Millisecond))
 	}
 }
 
-func (t *cgroupTier) release() error { return t.cg.remove() }
+func (t *cgroupTier) release() error { return t.cg.release() }

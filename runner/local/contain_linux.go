@@ -22,6 +22,8 @@ type platform struct {
 	notes       []string   // why stronger tiers were not used
 	// roErr says why jobs cannot see the cache read-only (nil: they can).
 	roErr error
+	// cgPool keeps ended jobs' cgroups for later jobs.
+	cgPool cgroupPool
 }
 
 func probe(want Containment, maxProcs int, tempDir string) (*platform, error) {

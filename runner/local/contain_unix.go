@@ -33,6 +33,9 @@ func (p *platform) describe() string {
 
 func (p *platform) pidsLimit() int { return 0 }
 
+// closeCgroups does nothing: there are no cgroups here.
+func (p *platform) closeCgroups() error { return nil }
+
 // readOnly is false: there are no mount namespaces here.
 func (p *platform) readOnly() bool { return false }
 

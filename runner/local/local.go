@@ -176,7 +176,8 @@ func (r *Runner) Close() error {
 	r.closing.Lock()
 	defer r.closing.Unlock()
 	r.releaseEnvironments()
-	for range cap(r.removers) { // each returns once its removal is done
+	_ = r.platform.closeCgroups() // as removeStale would, at the next forge
+	for range cap(r.removers) {   // each returns once its removal is done
 		r.removers <- struct{}{}
 	}
 	for range cap(r.removers) {

@@ -91,11 +91,15 @@ func (t *pidnsTier) inNamespace(pid int) bool {
 }
 
 // end kills the namespace's init, so the kernel kills everything in it; the
-// init is reaped only once they are all gone.
+// init is reaped only once they are all gone. When the job's pids cgroup
+// counts no task (every process of the job is in it, the init is not),
+// nothing is left to wait for: the init is reaped in the background.
 func (t *pidnsTier) end([]*os.Process) error {
 	if t.holder == nil {
 		return nil
 	}
+	// None can start meanwhile: the box is ended, and no task is left to fork.
+	gone := t.cg.pidsDir() != "" && t.cg.empty()
 	_ = t.holder.Kill()
 	t.holderPipe.Close()
 	done := make(chan struct{})
@@ -103,6 +107,9 @@ func (t *pidnsTier) end([]*os.Process) error {
 		_, _ = t.holder.Wait()
 		close(done)
 	}()
+	if gone {
+		return nil
+	}
 	select {
 	case <-done:
 		return nil
@@ -115,7 +122,7 @@ func (t *pidnsTier) release() error {
 	if t.nsfd >= 0 {
 		unix.Close(t.nsfd)
 	}
-	return t.cg.remove()
+	return t.cg.release()
 }
 
 // holderReaps reports whether the holder reaps inherited orphans (it ignores

@@ -36,7 +36,6 @@ func spawn(cmd *exec.Cmd, nsfd, v1Tasks int, v view, steps *jobSteps) error {
 
 // spawnLocked is spawn on the locked thread; clean: the thread is back home.
 func spawnLocked(cmd *exec.Cmd, nsfd, v1Tasks int, v view, h homes, steps *jobSteps) (clean bool, err error) {
-	tid := []byte(strconv.Itoa(unix.Gettid()))
 	clean = true
 	if !v.plain() {
 		t := steps.now()
@@ -51,15 +50,18 @@ func spawnLocked(cmd *exec.Cmd, nsfd, v1Tasks int, v view, h homes, steps *jobSt
 		if h.tasks < 0 {
 			return clean, errors.New("join a pids cgroup: forge's own v1 pids cgroup is unknown")
 		}
+		// "0" is the writing thread: the kernel then moves it alone, without
+		// the write lock on every thread group (its own tid takes that lock,
+		// and waits an RCU grace period: about 10 ms a job).
 		t := steps.now()
-		_, err := unix.Write(v1Tasks, tid)
+		_, err := unix.Write(v1Tasks, []byte("0"))
 		steps.add(stepJoin, t)
 		if err != nil {
 			return clean, fmt.Errorf("join the job's pids cgroup: %w", err)
 		}
 		defer func() {
 			t := steps.now()
-			if _, err := unix.Write(h.tasks, tid); err != nil {
+			if _, err := unix.Write(h.tasks, []byte("0")); err != nil {
 				clean = false
 			}
 			steps.add(stepJoin, t)
