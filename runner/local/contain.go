@@ -72,6 +72,9 @@ type view struct {
 	// etc are files bound over the system's: an /etc/passwd and /etc/group
 	// that name the job's user.
 	etc []etcFile
+	// slot, when set, is a kept mount namespace where etc are bound: the
+	// processes start in it (nsslot.go).
+	slot *nsSlot
 }
 
 // etcFile is forge's file src, bound over path.
@@ -80,6 +83,12 @@ type etcFile struct{ path, src string }
 // plain says the processes see the file system and network as forge does.
 func (v view) plain() bool {
 	return v.readOnly == "" && len(v.hidden) == 0 && !v.noNetwork && len(v.etc) == 0
+}
+
+// endsWhole reports whether the Runner's boxes end everything their jobs
+// started (pidns, cgroup): only then may what a job had serve a later one.
+func (r *Runner) endsWhole() bool {
+	return r.platform.tier == ContainPIDNamespace || r.platform.tier == ContainCgroup
 }
 
 // errBoxEnded is returned by start once a box has been killed.

@@ -35,3 +35,9 @@ func (p *platform) newTier(Containment, boxSpec) (tier, error) { return processT
 
 // ownGroup does nothing: there are no process groups here.
 func ownGroup(*exec.Cmd) {}
+
+// closeNamespace does nothing: no namespace is kept here.
+func closeNamespace(int) {}
+
+// setnsKeepsRoot is false: there are no mount namespaces here.
+func setnsKeepsRoot() bool { return false }

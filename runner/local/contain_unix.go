@@ -51,3 +51,9 @@ func startPlain(cmd *exec.Cmd, _ view, _ *jobSteps) error { return cmd.Start() }
 
 // sweep finds nothing without /proc.
 func (pgroupTier) sweep(syscall.Signal, []*os.Process, bool) int { return 0 }
+
+// closeNamespace does nothing: no namespace is kept here.
+func closeNamespace(int) {}
+
+// setnsKeepsRoot is false: there are no mount namespaces here.
+func setnsKeepsRoot() bool { return false }

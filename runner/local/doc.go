@@ -39,7 +39,7 @@
 // own, locked for the job's life across forges (users_linux.go), owning the
 // working directory and nothing else; its PATH is what that uid may search;
 // where forge may mount, an /etc/passwd and /etc/group of the job's own name
-// it.
+// it (bound in a mount namespace kept for later jobs, where one can be).
 // Environments are built by another uid of the range, which no job is. When
 // the job ends, what its uid left at the top of /tmp, /var/tmp, /dev/shm and
 // /run/lock is removed, and the pgroup tier's sweep also ends every process

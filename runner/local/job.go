@@ -52,9 +52,11 @@ type jobRun struct {
 	// candidate ended (and removed with the working directory).
 	verifyDir string
 	envDir    string
-	// user runs the job's processes; nil: forge's user. etc name it.
+	// user runs the job's processes; nil: forge's user. etc name it, in
+	// slot's mount namespace.
 	user *jobUser
 	etc  []etcFile
+	slot *nsSlot
 	box  box
 	// spent are boxes whose processes were ended (the candidate's, once
 	// the verifier has its own), closed at cleanup.
@@ -288,14 +290,19 @@ func (j *jobRun) takeUser() error {
 	}
 	if j.r.platform.readOnly() { // where forge may mount
 		t = j.steps.now()
+		defer j.steps.add(stepPasswd, t)
+		if j.slot = j.r.takeSlot(u, j.workdir); j.slot != nil {
+			j.etc = j.slot.etc
+			return nil
+		}
 		dir, err := j.r.etcDirectory()
 		if err == nil {
-			j.etc, err = etcFiles(u, j.workdir, dir)
+			j.etc, err = j.r.systemEtc.etcFiles(u, j.workdir, dir)
 		}
-		j.steps.add(stepPasswd, t)
 		if err != nil {
 			return err
 		}
+		j.slot = &nsSlot{fd: -1, etc: j.etc}
 	}
 	return nil
 }
@@ -327,9 +334,15 @@ func (j *jobRun) cleanup() {
 		}
 	}
 	j.steps.add(stepRelease, t)
-	t = j.steps.now()
-	removeEtc(j.etc)
-	j.steps.add(stepPasswd, t)
+	if j.slot != nil {
+		t = j.steps.now()
+		if ended {
+			j.r.putSlot(j.slot)
+		} else {
+			j.r.dropSlot(j.slot)
+		}
+		j.steps.add(stepPasswd, t)
+	}
 	var dirs []string
 	for _, dir := range []string{j.workdir, j.verifyDir} {
 		if dir != "" {
@@ -443,6 +456,7 @@ func (j *jobRun) view() view {
 	if j.r.platform.readOnly() {
 		v.hidden, v.etc = j.job.Hidden, j.etc
 	}
+	v.slot = j.slotFor(v)
 	return v
 }
 

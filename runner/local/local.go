@@ -97,9 +97,12 @@ type Runner struct {
 	// path is the jobs' PATH: forge's, less what their users cannot reach.
 	path string
 	// etcDir, root's alone, holds the jobs' /etc/passwd and /etc/group
-	// (etcFiles) while they run; made on first use, removed by Close.
-	etcMu  sync.Mutex
-	etcDir string
+	// (etcFiles) while they run; made in etcParent on first use, removed
+	// by Close.
+	etcMu     sync.Mutex
+	etcParent string
+	etcDir    string
+	systemEtc systemEtc
 	// found caches lookPath's answers: every job names the same python3.
 	found sync.Map
 	// removers holds a token per working directory being removed in the
@@ -116,6 +119,9 @@ type Runner struct {
 	onEnvWait func()
 	// steps, when StepsFileEnv is set, logs where each job's time goes.
 	steps *stepLog
+	// nsFree are mount namespaces kept for later jobs (nsslot.go).
+	nsMu   sync.Mutex
+	nsFree []*nsSlot
 }
 
 // backgroundRemovers is how many working directories may be removed at once
@@ -165,6 +171,9 @@ func New(opts Options) (*Runner, error) {
 			return nil, fmt.Errorf("local runner: jobs run as unprivileged users (forge is root) and cannot reach the temp dir %s: %v; set TMPDIR to one they can (such as /tmp), or run them as root with local: {user: root}", opts.TempDir, err)
 		}
 		r.path = reachablePath(r.path, j)
+		if r.etcParent = etcParent(opts.TempDir); r.etcParent != opts.TempDir {
+			removeStale(r.etcParent, removeAll)
+		}
 	}
 	return r, nil
 }
@@ -183,6 +192,7 @@ func (r *Runner) Close() error {
 	for range cap(r.removers) {
 		<-r.removers
 	}
+	r.dropSlots()
 	r.etcMu.Lock()
 	if r.etcDir != "" && os.Remove(r.etcDir) == nil { // empty: no job runs
 		r.etcDir = ""
@@ -222,7 +232,10 @@ func (r *Runner) etcDirectory() (string, error) {
 	r.etcMu.Lock()
 	defer r.etcMu.Unlock()
 	if r.etcDir == "" {
-		dir, err := os.MkdirTemp(r.opts.TempDir, fmt.Sprintf("forge-%d-etc-", os.Getpid()))
+		dir, err := os.MkdirTemp(r.etcParent, fmt.Sprintf("forge-%d-etc-", os.Getpid()))
+		if err != nil && r.etcParent != r.opts.TempDir {
+			dir, err = os.MkdirTemp(r.opts.TempDir, fmt.Sprintf("forge-%d-etc-", os.Getpid()))
+		}
 		if err != nil {
 			return "", fmt.Errorf("make a directory for the jobs' /etc/passwd: %w", err)
 		}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync"
 
 	"github.com/forge-run/forge/internal/loopback"
 	"golang.org/x/sys/unix"
@@ -77,6 +78,65 @@ func enterView(v view) (changed bool, err error) {
 	}
 	return true, nil
 }
+
+// enterSlotView is enterView, but in v.slot's mount namespace when it has
+// one: entered, its files already written for the job; else made by
+// enterView and kept in the slot for the job's later processes and later
+// jobs.
+func enterSlotView(v view) (changed bool, err error) {
+	s := v.slot
+	switch {
+	case s == nil:
+		return enterView(v)
+	case s.fd >= 0:
+		// setns into a mount namespace needs a file system context of the
+		// thread's own.
+		if err := unix.Unshare(unix.CLONE_FS); err != nil {
+			return true, fmt.Errorf("unshare the file system context: %v", err)
+		}
+		if err := unix.Setns(s.fd, unix.CLONE_NEWNS); err != nil {
+			return true, fmt.Errorf("enter the job's mount namespace: %v", err)
+		}
+		return true, nil
+	}
+	changed, err = enterView(v)
+	if err == nil {
+		if fd, err := unix.Open("/proc/thread-self/ns/mnt", unix.O_RDONLY|unix.O_CLOEXEC, 0); err == nil {
+			s.fd = fd
+		}
+	}
+	return changed, err
+}
+
+// closeNamespace closes a kept namespace's fd, if any.
+func closeNamespace(fd int) {
+	if fd >= 0 {
+		unix.Close(fd)
+	}
+}
+
+// setnsKeepsRoot reports whether entering a mount namespace by setns keeps
+// forge's root, as making one by unshare does: it does unless forge runs
+// chrooted below its namespace's root. Found once for the process.
+var setnsKeepsRoot = sync.OnceValue(func() bool {
+	same := false
+	_ = onLockedThread(func() (bool, error) {
+		if unix.Unshare(unix.CLONE_FS) != nil {
+			return false, nil
+		}
+		fd, err := unix.Open("/proc/thread-self/ns/mnt", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return false, nil
+		}
+		defer unix.Close(fd)
+		var before, after unix.Stat_t
+		if unix.Stat("/", &before) == nil && unix.Setns(fd, unix.CLONE_NEWNS) == nil && unix.Stat("/", &after) == nil {
+			same = before.Dev == after.Dev && before.Ino == after.Ino
+		}
+		return false, nil // its root and working directory are the namespace's now
+	})
+	return same
+})
 
 // onLockedThread runs f on a locked OS thread, ended with its goroutine unless
 // f reports it clean. Never the main thread, which the runtime cannot end: a

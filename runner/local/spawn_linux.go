@@ -39,7 +39,7 @@ func spawnLocked(cmd *exec.Cmd, nsfd, v1Tasks int, v view, h homes, steps *jobSt
 	clean = true
 	if !v.plain() {
 		t := steps.now()
-		changed, err := enterView(v)
+		changed, err := enterSlotView(v)
 		steps.add(stepMounts, t)
 		if err != nil {
 			return !changed, err

@@ -308,26 +308,20 @@ func reachablePath(pathList string, j *jobUser) string {
 // namespace: whoami, getpass and git's default identity work as for an
 // account of the machine. (A memory file or an unlinked one cannot be
 // bound; nor, from a namespace of its own, one forge holds open.)
-func etcFiles(j *jobUser, home, dir string) ([]etcFile, error) {
+func (s *systemEtc) etcFiles(j *jobUser, home, dir string) ([]etcFile, error) {
 	var out []etcFile
-	for _, f := range []struct{ path, entry string }{
-		{"/etc/passwd", fmt.Sprintf("forge:x:%d:%d:forge job:%s:/bin/sh\n", j.uid, j.gid, home)},
-		{"/etc/group", fmt.Sprintf("forge:x:%d:\n", j.gid)},
-	} {
-		b, err := os.ReadFile(f.path)
+	for _, f := range etcEntries(j, home) {
+		b, err := s.content(f.path, f.entry)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		var m *os.File
 		if err == nil {
-			if len(b) > 0 && b[len(b)-1] != '\n' {
-				b = append(b, '\n')
-			}
 			m, err = os.CreateTemp(dir, filepath.Base(f.path)+"-")
 		}
 		if err == nil {
 			out = append(out, etcFile{path: f.path, src: m.Name()})
-			if _, err = m.Write(append(b, f.entry...)); err == nil {
+			if _, err = m.Write(b); err == nil {
 				err = m.Chmod(0o644)
 			}
 			if cerr := m.Close(); err == nil {
@@ -340,6 +334,91 @@ func etcFiles(j *jobUser, home, dir string) ([]etcFile, error) {
 		}
 	}
 	return out, nil
+}
+
+// rewriteEtc writes files, made by etcFiles for another job, again for j:
+// in place, where a kept mount namespace binds them.
+func (s *systemEtc) rewriteEtc(files []etcFile, j *jobUser, home string) error {
+	entries := etcEntries(j, home)
+	for _, f := range files {
+		i := slices.IndexFunc(entries, func(e etcEntry) bool { return e.path == f.path })
+		if i < 0 {
+			return fmt.Errorf("the job's %s: not one of forge's", f.path)
+		}
+		b, err := s.content(f.path, entries[i].entry)
+		if err == nil {
+			err = os.WriteFile(f.src, b, 0o644)
+		}
+		if err != nil {
+			return fmt.Errorf("the job's %s: %w", f.path, err)
+		}
+	}
+	return nil
+}
+
+// etcEntry is what a job's file path adds to the system's.
+type etcEntry struct{ path, entry string }
+
+func etcEntries(j *jobUser, home string) []etcEntry {
+	return []etcEntry{
+		{"/etc/passwd", fmt.Sprintf("forge:x:%d:%d:forge job:%s:/bin/sh\n", j.uid, j.gid, home)},
+		{"/etc/group", fmt.Sprintf("forge:x:%d:\n", j.gid)},
+	}
+}
+
+// systemEtc is the system's /etc/passwd and /etc/group as last read, read
+// again only once changed: every job's files start with them.
+type systemEtc struct {
+	mu   sync.Mutex
+	read map[string]etcRead
+}
+
+type etcRead struct {
+	dev, ino, size uint64
+	mtime, ctime   unix.Timespec
+	b              []byte // ending in a newline, when not empty
+}
+
+// content is the system's file at path with entry added.
+func (s *systemEtc) content(path, entry string) ([]byte, error) {
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		return nil, &fs.PathError{Op: "stat", Path: path, Err: err}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.read[path]
+	if !ok || r.dev != st.Dev || r.ino != st.Ino || r.size != uint64(st.Size) || r.mtime != st.Mtim || r.ctime != st.Ctim {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		if len(b) > 0 && b[len(b)-1] != '\n' {
+			b = append(b, '\n')
+		}
+		r = etcRead{dev: st.Dev, ino: st.Ino, size: uint64(st.Size), mtime: st.Mtim, ctime: st.Ctim, b: b}
+		if s.read == nil {
+			s.read = map[string]etcRead{}
+		}
+		s.read[path] = r
+	}
+	return append(append(make([]byte, 0, len(r.b)+len(entry)), r.b...), entry...), nil
+}
+
+// etcPlaces are where the jobs' /etc files go when one is a tmpfs: on disk
+// each job's pair would cost an inode made and freed, and ext4 without a
+// journal then skips every inode freed in the last seconds at each new one.
+var etcPlaces = []string{"/run", "/dev/shm"}
+
+// etcParent is the first of etcPlaces that is a tmpfs, else fallback.
+func etcParent(fallback string) string {
+	for _, p := range etcPlaces {
+		var st unix.Statfs_t
+		if unix.Statfs(p, &st) == nil && st.Type == unix.TMPFS_MAGIC {
+			return p
+		}
+	}
+	return fallback
 }
 
 // removeEtc removes the files etcFiles made.

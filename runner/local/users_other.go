@@ -17,11 +17,17 @@ func (*users) acquire() (*jobUser, error) { return nil, nil }
 func (*users) release(*jobUser)           {}
 func (*users) describe() string           { return "" }
 
-func runAs(*exec.Cmd, *jobUser)                            {}
-func give(string, *jobUser) error                          { return nil }
-func removeLeftovers(*jobUser, ...string) error            { return nil }
-func searchable(string, *jobUser) error                    { return nil }
-func may(string, *jobUser, uint32) error                   { return nil }
-func reachablePath(p string, _ *jobUser) string            { return p }
-func etcFiles(*jobUser, string, string) ([]etcFile, error) { return nil, nil }
-func removeEtc([]etcFile)                                  {}
+func runAs(*exec.Cmd, *jobUser)                 {}
+func give(string, *jobUser) error               { return nil }
+func removeLeftovers(*jobUser, ...string) error { return nil }
+func searchable(string, *jobUser) error         { return nil }
+func may(string, *jobUser, uint32) error        { return nil }
+func reachablePath(p string, _ *jobUser) string { return p }
+func removeEtc([]etcFile)                       {}
+func etcParent(fallback string) string          { return fallback }
+
+// systemEtc: jobs get no /etc/passwd of their own here.
+type systemEtc struct{}
+
+func (*systemEtc) etcFiles(*jobUser, string, string) ([]etcFile, error) { return nil, nil }
+func (*systemEtc) rewriteEtc([]etcFile, *jobUser, string) error         { return nil }

@@ -46,7 +46,9 @@ func (j *jobRun) verify(ctx context.Context) {
 		}
 	}
 	// The candidate's box cannot start more: the verifier gets its own.
-	b, err := j.r.platform.newBox(boxSpec{marker: marker(j.job), user: j.user, view: view{readOnly: j.readOnly(), etc: j.etc}})
+	vv := view{readOnly: j.readOnly(), etc: j.etc}
+	vv.slot = j.slotFor(vv)
+	b, err := j.r.platform.newBox(boxSpec{marker: marker(j.job), user: j.user, view: vv})
 	if err != nil {
 		j.res.Failed(runner.ErrInfra, "contain the verifier: "+err.Error())
 		return

@@ -1,0 +1,88 @@
+package local
+
+// Mount namespaces kept for later jobs: a job's processes see the file
+// system as forge does but for an /etc/passwd and /etc/group that name the
+// job's user. A mount namespace made for each process (a copy of every
+// mount, torn down at its exit) cost a job more than its own start; a kept
+// one costs rewriting those two files.
+
+// nsSlot is a mount namespace where forge's files etc are bound over the
+// system's; each job that takes it rewrites them in place. The first
+// process started in it makes it: fd is -1 until then.
+type nsSlot struct {
+	fd  int
+	etc []etcFile
+}
+
+// maxNsSlots bounds the mount namespaces kept.
+const maxNsSlots = 16
+
+// keepsNamespaces reports whether mount namespaces may be kept: where
+// nothing a job started outlives it, and where entering one keeps forge's
+// root (forge chrooted below its namespace's root would not).
+func (r *Runner) keepsNamespaces() bool {
+	return r.endsWhole() && setnsKeepsRoot()
+}
+
+// takeSlot gives a job whose user is u, at home in home, a kept mount
+// namespace, its files written for it; nil when none is free.
+func (r *Runner) takeSlot(u *jobUser, home string) *nsSlot {
+	if !r.keepsNamespaces() {
+		return nil
+	}
+	r.nsMu.Lock()
+	n := len(r.nsFree)
+	if n == 0 {
+		r.nsMu.Unlock()
+		return nil
+	}
+	s := r.nsFree[n-1]
+	r.nsFree = r.nsFree[:n-1]
+	r.nsMu.Unlock()
+	if err := r.systemEtc.rewriteEtc(s.etc, u, home); err != nil {
+		r.dropSlot(s)
+		return nil
+	}
+	return s
+}
+
+// putSlot keeps s, whose job's processes are all gone, for a later job.
+func (r *Runner) putSlot(s *nsSlot) {
+	if r.keepsNamespaces() {
+		r.nsMu.Lock()
+		if len(r.nsFree) < maxNsSlots {
+			r.nsFree = append(r.nsFree, s)
+			r.nsMu.Unlock()
+			return
+		}
+		r.nsMu.Unlock()
+	}
+	r.dropSlot(s)
+}
+
+// dropSlot lets go of s's namespace and removes its files.
+func (r *Runner) dropSlot(s *nsSlot) {
+	closeNamespace(s.fd)
+	s.fd = -1
+	removeEtc(s.etc)
+}
+
+// dropSlots lets go of the kept namespaces.
+func (r *Runner) dropSlots() {
+	r.nsMu.Lock()
+	free := r.nsFree
+	r.nsFree = nil
+	r.nsMu.Unlock()
+	for _, s := range free {
+		r.dropSlot(s)
+	}
+}
+
+// slotFor is the job's mount namespace to keep when v asks nothing else of
+// one (no read-only cache, hidden paths or network of its own).
+func (j *jobRun) slotFor(v view) *nsSlot {
+	if j.slot == nil || v.readOnly != "" || len(v.hidden) > 0 || v.noNetwork || !j.r.keepsNamespaces() {
+		return nil
+	}
+	return j.slot
+}
