@@ -358,7 +358,7 @@ func (j *jobRun) cleanup() {
 	release := func() {}
 	if u := j.user; u != nil {
 		t = j.steps.now()
-		err := removeLeftovers(u, dirs...)
+		err := j.r.users.removeLeftovers(u, dirs...)
 		j.steps.add(stepSweep, t)
 		if err != nil {
 			failed(err.Error())

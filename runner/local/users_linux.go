@@ -38,10 +38,16 @@ var usersLockFiles = []string{"/run/forge-users.lock", filepath.Join(os.TempDir(
 // users hands out the job uids.
 type users struct {
 	base, count uint32
-	lock        *os.File
-	mu          sync.Mutex
-	next        uint32          // the offset tried first, advancing: a uid is reused last
-	held        map[uint32]bool // by this process (its own locks never conflict)
+	// lock holds a byte per uid: locked while a job holds the uid, and 1
+	// from then until what it left in the shared temporary directories
+	// is gone (a forge killed before leaves it 1).
+	lock *os.File
+	mu   sync.Mutex
+	next uint32          // the offset tried first, advancing: a uid is reused last
+	held map[uint32]bool // by this process (its own locks never conflict)
+	// watch tells what appeared in the shared temporary directories; nil:
+	// a job's end looks at every entry there.
+	watch *tempWatch
 }
 
 // newUsers returns the job users when forge is root and jobs are not to run
@@ -86,6 +92,7 @@ func openUsers() (*users, error) {
 		u.lock.Close()
 		return nil, err
 	}
+	u.watch = newTempWatch(sharedTemps)
 	return u, nil
 }
 
@@ -118,10 +125,15 @@ func (u *users) probe() error {
 }
 
 // jobUser is a uid and gid a job's processes run as.
-type jobUser struct{ uid, gid uint32 }
+type jobUser struct {
+	uid, gid uint32
+	// mark is where the job began in users.watch; -1: its end looks at
+	// every entry of the shared temporary directories.
+	mark int64
+}
 
 // builder is who builds environments: no job is it, so none can change one.
-func (u *users) builder() *jobUser { return &jobUser{u.base, u.base} }
+func (u *users) builder() *jobUser { return &jobUser{u.base, u.base, -1} }
 
 // acquire gives a job a uid no process of any forge holds.
 func (u *users) acquire() (*jobUser, error) {
@@ -145,18 +157,29 @@ func (u *users) acquire() (*jobUser, error) {
 		}
 		u.held[off] = true
 		id := u.base + off
-		return &jobUser{id, id}, nil
+		j := &jobUser{id, id, -1}
+		// A uid whose byte is set may hold what a killed forge's job left:
+		// its end looks at everything.
+		var was [1]byte
+		if n, _ := u.lock.ReadAt(was[:], int64(off)); (n == 0 || was[0] == 0) && u.watch != nil {
+			j.mark = u.watch.mark()
+		}
+		if _, err := u.lock.WriteAt([]byte{1}, int64(off)); err != nil {
+			j.mark = -1
+		}
+		return j, nil
 	}
 	return nil, fmt.Errorf("all %d job uids are in use", u.count-1)
 }
 
 // release lets another job have j's uid: call it only once nothing of the
-// job is left (end).
+// job is left (end), in the shared temporary directories too.
 func (u *users) release(j *jobUser) {
 	off := j.uid - u.base
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.held[off] {
+		_, _ = u.lock.WriteAt([]byte{0}, int64(off))
 		_ = u.setLock(off, unix.F_UNLCK)
 		delete(u.held, off)
 	}
@@ -194,43 +217,6 @@ func give(dir string, j *jobUser) error {
 		}
 		return os.Lchown(p, int(j.uid), int(j.gid))
 	})
-}
-
-// sharedTemps are the world-writable directories a job may leave files in;
-// they go with the job (end), as systemd does for its dynamic users.
-var sharedTemps = []string{"/tmp", "/var/tmp", "/dev/shm", "/run/lock"}
-
-// removeLeftovers removes what j left at the top of the shared temporary
-// directories but keep (the job's own directories, which cleanup removes);
-// its processes are gone, so nothing adds more meanwhile.
-func removeLeftovers(j *jobUser, keep ...string) error {
-	var errs []error
-	for _, dir := range sharedTemps {
-		d, err := os.Open(dir)
-		if err != nil {
-			continue
-		}
-		// Unsorted names, each stat'ed from the directory: a busy /tmp has
-		// hundreds of entries, and this runs at every job's end.
-		names, _ := d.Readdirnames(-1)
-		var left []string
-		for _, name := range names {
-			var st unix.Stat_t
-			if unix.Fstatat(int(d.Fd()), name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Uid == j.uid {
-				left = append(left, filepath.Join(dir, name))
-			}
-		}
-		d.Close()
-		for _, p := range left {
-			if slices.Contains(keep, p) {
-				continue
-			}
-			if err := removeAll(p); err != nil {
-				errs = append(errs, fmt.Errorf("remove %s, left by the job: %w", p, err))
-			}
-		}
-	}
-	return errors.Join(errs...)
 }
 
 // ownedBy reports whether process pid runs as uid (its effective uid) and

@@ -79,8 +79,8 @@ func TestJobUsersAreApart(t *testing.T) {
 // group's or others' bits, by which of them the user is.
 func TestMayReadsModeBits(t *testing.T) {
 	dir := localtest.TempDir(t)
-	me := &jobUser{uint32(os.Getuid()), uint32(os.Getgid())}
-	stranger := &jobUser{0x7000ffff, 0x7000ffff}
+	me := &jobUser{uint32(os.Getuid()), uint32(os.Getgid()), -1}
+	stranger := &jobUser{0x7000ffff, 0x7000ffff, -1}
 	for _, tc := range []struct {
 		mode      os.FileMode
 		me, other bool
@@ -125,7 +125,7 @@ func TestReachablePathDropsWhatTheUserCannotSearch(t *testing.T) {
 	if err := os.Chmod(closed, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	stranger := &jobUser{0x7000ffff, 0x7000ffff}
+	stranger := &jobUser{0x7000ffff, 0x7000ffff, -1}
 	got := reachablePath(strings.Join([]string{open, closed, inside, "relative", filepath.Join(dir, "missing")}, ":"), stranger)
 	if want := open + ":relative"; got != want {
 		t.Errorf("PATH %q, want %q", got, want)
@@ -199,11 +199,12 @@ func TestRootBuiltEnvironmentIsBuiltAgainForJobUsers(t *testing.T) {
 }
 
 // BenchmarkRemoveLeftovers is the scan a job's end makes of the shared
-// temporary directories (nothing of its user's to remove: the usual case).
+// temporary directories (nothing of its user's to remove: the usual case)
+// when it cannot tell what appeared there since the job began.
 func BenchmarkRemoveLeftovers(b *testing.B) {
-	j := &jobUser{0x7000fffe, 0x7000fffe}
+	j := &jobUser{0x7000fffe, 0x7000fffe, -1}
 	for b.Loop() {
-		if err := removeLeftovers(j); err != nil {
+		if err := scanLeftovers(j, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -17,9 +17,10 @@ func (*users) acquire() (*jobUser, error) { return nil, nil }
 func (*users) release(*jobUser)           {}
 func (*users) describe() string           { return "" }
 
+func (*users) removeLeftovers(*jobUser, ...string) error { return nil }
+
 func runAs(*exec.Cmd, *jobUser)                 {}
 func give(string, *jobUser) error               { return nil }
-func removeLeftovers(*jobUser, ...string) error { return nil }
 func searchable(string, *jobUser) error         { return nil }
 func may(string, *jobUser, uint32) error        { return nil }
 func reachablePath(p string, _ *jobUser) string { return p }
