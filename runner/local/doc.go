@@ -4,11 +4,13 @@
 //
 // It owns the working directory (files copied in; artifact, FORGE_RESULT and
 // transcript read back without following symlinks; removed once the job's
-// processes are gone), the candidate's exact environment (nothing of forge's
-// but PATH and LANG, so no DAYTONA_* and no secrets), the process lifecycle
-// (no shell, capped output, SIGTERM then SIGKILL) and containment. It must not
-// know about manifests, scoring or reports: runner.Result.Settle decides
-// success and the error kind, as for every backend.
+// processes are gone, or, where none can outlive it, emptied and kept for a
+// later job as a new one would be), the candidate's exact environment
+// (nothing of forge's but PATH and LANG, so no DAYTONA_* and no secrets), the
+// process lifecycle (no shell, capped output, SIGTERM then SIGKILL) and
+// containment. It must not know about manifests, scoring or reports:
+// runner.Result.Settle decides success and the error kind, as for every
+// backend.
 //
 // A plain job (runner.Job.Dir set: forge's judges) runs in its existing
 // directory, which Run neither fills nor removes; nothing is read back.

@@ -46,8 +46,10 @@ type jobRun struct {
 
 	// dir is where the job's processes run: workdir, or a plain job's Dir.
 	dir string
-	// workdir is the fresh working directory Run made (and removes).
+	// workdir is the fresh working directory Run made (and removes); work
+	// is its identity.
 	workdir string
+	work    workdirID
 	// verifyDir holds the verifier's files and logs, made after the
 	// candidate ended (and removed with the working directory).
 	verifyDir string
@@ -99,18 +101,22 @@ func (j *jobRun) run(ctx context.Context) error {
 	outRel = filepath.FromSlash(outRel)
 	// forge-<pid>-…: a later forge removes it if this one is killed before
 	// it can (removeStale).
-	wd, err := os.MkdirTemp(j.r.opts.TempDir, fmt.Sprintf("forge-%d-%s-", os.Getpid(), safeName(j.job.CandidateID)))
+	w, made, err := j.r.newWorkdir(fmt.Sprintf("forge-%d-%s-", os.Getpid(), safeName(j.job.CandidateID)))
 	if err != nil {
 		done()
 		err = fmt.Errorf("make working directory in %s: %w", j.r.opts.TempDir, err)
 		j.res.Failed(runner.ErrInfra, err.Error())
 		return &runner.UnusableError{Kind: runner.ErrInfra, Err: err}
 	}
-	j.workdir, j.dir = wd, wd
-	if err := os.Mkdir(filepath.Join(wd, "tmp"), 0o700); err != nil {
-		done()
-		j.res.Failed(runner.ErrInfra, fmt.Sprintf("make %s/tmp: %v", wd, err))
-		return nil
+	wd := w.path
+	j.work, j.workdir, j.dir = w, wd, wd
+	if made {
+		if err := os.Mkdir(filepath.Join(wd, "tmp"), 0o700); err != nil {
+			done()
+			j.res.Failed(runner.ErrInfra, fmt.Sprintf("make %s/tmp: %v", wd, err))
+			return nil
+		}
+		j.r.noteNew(&j.work)
 	}
 	if err := upload(wd, j.job.Files); err != nil {
 		done()
@@ -353,7 +359,7 @@ func (j *jobRun) cleanup() {
 		for _, dir := range dirs { // what could not be ended may still write there
 			_ = removeAll(dir)
 		}
-		return // and its user is never another job's
+		return // and its user is never another job's, nor its directory
 	}
 	release := func() {}
 	if u := j.user; u != nil {
@@ -367,7 +373,7 @@ func (j *jobRun) cleanup() {
 			release = func() { j.r.users.release(u) }
 		}
 	}
-	j.r.removeWorkdir(dirs, j.steps, release)
+	j.r.removeWorkdir(j.work, j.verifyDir, j.steps, release)
 }
 
 // safeName keeps a candidate id usable in a directory name.

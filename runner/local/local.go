@@ -119,6 +119,8 @@ type Runner struct {
 	onEnvWait func()
 	// steps, when StepsFileEnv is set, logs where each job's time goes.
 	steps *stepLog
+	// spares are emptied working directories for later jobs.
+	spares spares
 	// nsFree are mount namespaces kept for later jobs (nsslot.go).
 	nsMu   sync.Mutex
 	nsFree []*nsSlot
@@ -178,20 +180,17 @@ func New(opts Options) (*Runner, error) {
 	return r, nil
 }
 
-// Close waits for the working directories of returned jobs to be removed and
-// lets go of the environments BuildEnvironment held. The Runner stays usable;
+// Close waits for the working directories of returned jobs to be removed
+// (and removes those kept for later jobs) and lets go of the environments
+// BuildEnvironment held. The Runner stays usable;
 // a job in an environment needs BuildEnvironment again.
 func (r *Runner) Close() error {
 	r.closing.Lock()
 	defer r.closing.Unlock()
 	r.releaseEnvironments()
 	_ = r.platform.closeCgroups() // as removeStale would, at the next forge
-	for range cap(r.removers) {   // each returns once its removal is done
-		r.removers <- struct{}{}
-	}
-	for range cap(r.removers) {
-		<-r.removers
-	}
+	r.waitRemovers()
+	r.removeSpares()
 	r.dropSlots()
 	r.etcMu.Lock()
 	if r.etcDir != "" && os.Remove(r.etcDir) == nil { // empty: no job runs
@@ -201,14 +200,28 @@ func (r *Runner) Close() error {
 	return nil
 }
 
-// removeWorkdir removes a finished job's directories, then calls done, in
-// the background when a remover is free: on a slow file system the next job
-// need not wait.
-func (r *Runner) removeWorkdir(dirs []string, steps *jobSteps, done func()) {
+// waitRemovers returns once the removals under way are done.
+func (r *Runner) waitRemovers() {
+	for range cap(r.removers) { // each returns once its removal is done
+		r.removers <- struct{}{}
+	}
+	for range cap(r.removers) {
+		<-r.removers
+	}
+}
+
+// removeWorkdir removes a finished job's working directory w (or keeps it
+// emptied for a later job: spare.go) and its verifier's directory, then
+// calls done, in the background when a remover is free: on a slow file
+// system the next job need not wait.
+func (r *Runner) removeWorkdir(w workdirID, verifyDir string, steps *jobSteps, done func()) {
 	remove := func(st jobStep) {
 		t := steps.now()
-		for _, dir := range dirs {
-			_ = removeAll(dir)
+		if w.path != "" {
+			r.recycleWorkdir(w)
+		}
+		if verifyDir != "" {
+			_ = removeAll(verifyDir)
 		}
 		steps.add(st, t)
 		done()
