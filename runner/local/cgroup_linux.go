@@ -274,8 +274,10 @@ type jobCgroups struct {
 	// again (Linux kills whatever is cloned into it after that).
 	killed bool
 	// pool gets them back once the job ended, empty.
-	pool  *cgroupPool
-	steps *jobSteps
+	pool *cgroupPool
+	// threads start the job's processes; steps time the starts.
+	threads *spawnThreads
+	steps   *jobSteps
 }
 
 // cgroupPool keeps the cgroups of ended jobs, empty, for the next jobs:
@@ -302,7 +304,7 @@ func (p *cgroupPool) take(withV2 bool) (jobCgroups, bool) {
 func (p *cgroupPool) put(c jobCgroups) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	c.steps = nil
+	c.threads, c.steps = nil, nil
 	p.free = append(p.free, c)
 }
 
@@ -328,14 +330,14 @@ func (p *platform) closeCgroups() error { return p.cgPool.removeAll() }
 func (p *platform) newJobCgroups(withV2 bool, steps *jobSteps) (c jobCgroups, err error) {
 	withV2 = withV2 || p.v2Pids
 	if c, ok := p.cgPool.take(withV2); ok {
-		c.steps = steps
+		c.threads, c.steps = p.threads, steps
 		// Set again: a job running as root may have changed it.
 		if err := c.setPidsMax(); err == nil {
 			return c, nil
 		}
 		_ = c.remove()
 	}
-	c = jobCgroups{v2fd: -1, v1Tasks: -1, pool: &p.cgPool, steps: steps}
+	c = jobCgroups{v2fd: -1, v1Tasks: -1, pool: &p.cgPool, threads: p.threads, steps: steps}
 	if p.v2Pids || p.v1Pids {
 		c.pidsMax = p.maxProcs
 	}
@@ -418,7 +420,7 @@ func (c *jobCgroups) start(cmd *exec.Cmd, nsfd int, v view) error {
 		cmd.SysProcAttr.UseCgroupFD = true
 		cmd.SysProcAttr.CgroupFD = c.v2fd
 	}
-	return spawn(cmd, nsfd, c.v1Tasks, v, c.steps)
+	return spawn(cmd, nsfd, c.v1Tasks, v, c.steps, c.threads)
 }
 
 // remove removes the job's cgroups. A busy v1 cgroup may still hold a thread

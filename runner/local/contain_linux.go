@@ -24,10 +24,12 @@ type platform struct {
 	roErr error
 	// cgPool keeps ended jobs' cgroups for later jobs.
 	cgPool cgroupPool
+	// threads start the jobs' processes (spawn).
+	threads *spawnThreads
 }
 
 func probe(want Containment, maxProcs int, tempDir string) (*platform, error) {
-	p := &platform{maxProcs: maxProcs, cg: findCgroups()}
+	p := &platform{maxProcs: maxProcs, cg: findCgroups(), threads: newSpawnThreads()}
 	p.probeCgroups()
 	tiers := []Containment{want}
 	if want == ContainAuto {
@@ -133,7 +135,7 @@ func (p *platform) newTier(t Containment, spec boxSpec) (tier, error) {
 		}
 		return &cgroupTier{cg: cg, view: spec.view}, nil
 	case ContainProcessGroup:
-		return pgroupTier{marker: spec.marker, user: spec.user, view: spec.view, steps: spec.steps}, nil
+		return pgroupTier{marker: spec.marker, user: spec.user, view: spec.view, steps: spec.steps, threads: p.threads}, nil
 	}
 	return processTier{}, nil
 }
@@ -172,6 +174,9 @@ func (p *platform) describe() string {
 	}
 	return b.String()
 }
+
+// closeThreads ends the threads kept to start processes from.
+func (p *platform) closeThreads() { p.threads.close() }
 
 // readOnly reports whether jobs can see a directory read-only.
 func (p *platform) readOnly() bool { return p.roErr == nil }

@@ -28,6 +28,9 @@ func (p *platform) pidsLimit() int { return 0 }
 // closeCgroups does nothing: there are no cgroups here.
 func (p *platform) closeCgroups() error { return nil }
 
+// closeThreads does nothing: no thread is kept here.
+func (p *platform) closeThreads() {}
+
 // readOnly is false: there are no mount namespaces here.
 func (p *platform) readOnly() bool { return false }
 

@@ -47,7 +47,13 @@ func (p *platform) newTier(t Containment, _ boxSpec) (tier, error) {
 }
 
 // startPlain starts cmd: there are no mount namespaces here.
-func startPlain(cmd *exec.Cmd, _ view, _ *jobSteps) error { return cmd.Start() }
+func startPlain(cmd *exec.Cmd, _ view, _ *jobSteps, _ *spawnThreads) error { return cmd.Start() }
+
+// spawnThreads: processes start from any thread here.
+type spawnThreads struct{}
+
+// closeThreads does nothing: no thread is kept here.
+func (p *platform) closeThreads() {}
 
 // sweep finds nothing without /proc.
 func (pgroupTier) sweep(syscall.Signal, []*os.Process, bool) int { return 0 }

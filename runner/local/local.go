@@ -192,6 +192,7 @@ func (r *Runner) Close() error {
 	r.waitRemovers()
 	r.removeSpares()
 	r.dropSlots()
+	r.platform.closeThreads()
 	r.etcMu.Lock()
 	if r.etcDir != "" && os.Remove(r.etcDir) == nil { // empty: no job runs
 		r.etcDir = ""

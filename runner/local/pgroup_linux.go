@@ -15,8 +15,8 @@ import (
 )
 
 // startPlain starts cmd, seeing the file system as v says.
-func startPlain(cmd *exec.Cmd, v view, steps *jobSteps) error {
-	return spawn(cmd, -1, -1, v, steps)
+func startPlain(cmd *exec.Cmd, v view, steps *jobSteps, threads *spawnThreads) error {
+	return spawn(cmd, -1, -1, v, steps, threads)
 }
 
 // sweep sends sig to every process carrying the job's marker or running as

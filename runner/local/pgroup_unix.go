@@ -22,13 +22,14 @@ func ownGroup(cmd *exec.Cmd) {
 // pgroupTier is the pgroup tier: the groups forge's processes lead and, on
 // Linux, the processes carrying the job's marker; view as cgroupTier's.
 type pgroupTier struct {
-	marker []string
-	user   *jobUser
-	view   view
-	steps  *jobSteps
+	marker  []string
+	user    *jobUser
+	view    view
+	steps   *jobSteps
+	threads *spawnThreads
 }
 
-func (t pgroupTier) start(cmd *exec.Cmd) error { return startPlain(cmd, t.view, t.steps) }
+func (t pgroupTier) start(cmd *exec.Cmd) error { return startPlain(cmd, t.view, t.steps, t.threads) }
 
 func (t pgroupTier) signal(sig syscall.Signal, started []*os.Process) {
 	for _, p := range started {

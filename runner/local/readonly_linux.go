@@ -82,17 +82,18 @@ func enterView(v view) (changed bool, err error) {
 // enterSlotView is enterView, but in v.slot's mount namespace when it has
 // one: entered, its files already written for the job; else made by
 // enterView and kept in the slot for the job's later processes and later
-// jobs.
-func enterSlotView(v view) (changed bool, err error) {
+// jobs. A kept thread (spawnThreads) has a file system context of its own
+// already, which setns into a mount namespace needs.
+func enterSlotView(v view, kept bool) (changed bool, err error) {
 	s := v.slot
 	switch {
 	case s == nil:
 		return enterView(v)
 	case s.fd >= 0:
-		// setns into a mount namespace needs a file system context of the
-		// thread's own.
-		if err := unix.Unshare(unix.CLONE_FS); err != nil {
-			return true, fmt.Errorf("unshare the file system context: %v", err)
+		if !kept {
+			if err := unix.Unshare(unix.CLONE_FS); err != nil {
+				return true, fmt.Errorf("unshare the file system context: %v", err)
+			}
 		}
 		if err := unix.Setns(s.fd, unix.CLONE_NEWNS); err != nil {
 			return true, fmt.Errorf("enter the job's mount namespace: %v", err)
