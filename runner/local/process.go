@@ -199,7 +199,9 @@ func drain(wg *sync.WaitGroup, w io.Writer, r io.Reader) {
 	defer wg.Done()
 	buf := copyBuffers.Get().(*[]byte)
 	defer copyBuffers.Put(buf)
-	_, _ = io.CopyBuffer(w, r, *buf)
+	// Only a plain Reader: io.CopyBuffer would hand an *os.File's WriteTo
+	// the copy, which makes a buffer of its own for every pipe.
+	_, _ = io.CopyBuffer(w, struct{ io.Reader }{r}, *buf)
 }
 
 // copyBuffers are drain's buffers, reused: two fresh 64 KiB buffers per job
