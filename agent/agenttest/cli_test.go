@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 func TestPin(t *testing.T) {
@@ -32,35 +31,6 @@ func TestCacheDirFromEnv(t *testing.T) {
 }
 
 // The lock holds across opens of the file, as across processes.
-func TestLockFile(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "x.lock")
-	unlock, err := lockFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := make(chan struct{})
-	go func() {
-		unlock2, err := lockFile(path)
-		if err != nil {
-			t.Error(err)
-		} else {
-			unlock2()
-		}
-		close(got)
-	}()
-	select {
-	case <-got:
-		t.Fatal("a second lock was taken while the first was held")
-	case <-time.After(100 * time.Millisecond):
-	}
-	unlock()
-	select {
-	case <-got:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the second lock was not taken once the first was let go")
-	}
-}
-
 // CLI installs (or finds) the pinned CLIs, which run and say their version.
 func TestCLI(t *testing.T) {
 	for _, p := range Pins {
