@@ -13,9 +13,11 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
 	"github.com/forge-run/forge/internal/text"
+	"github.com/forge-run/forge/internal/yamlcheck"
 )
 
 // Version, when set with -ldflags "-X github.com/forge-run/forge/cli.Version=v1.2.3",
@@ -104,13 +106,13 @@ func Run(ctx context.Context, args []string, env Env) int {
 	root.SetArgs(args)
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	code := exitCode(err)
 	var silent errSilent
 	if err != nil && !errors.Is(err, errInterrupted) && !errors.As(err, &silent) {
 		fmt.Fprintln(env.Stderr, "forge: "+text.Inert(err.Error())) // it may quote a candidate or a task
 		if code == ExitUsage && errors.As(err, new(flagError)) {
-			fmt.Fprintln(env.Stderr, "Run 'forge --help' for usage.")
+			fmt.Fprintf(env.Stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
 		}
 	}
 	return code
@@ -127,7 +129,7 @@ scores the results, ranks the candidates and reports the standings.`,
 		SilenceUsage:  true,
 		Version:       version(debug.ReadBuildInfo()),
 	}
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError{err} })
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return flagError{nearFlag(cmd, err)} })
 	root.CompletionOptions.DisableDefaultCmd = true
 	// Each command hands its options to its run function; a test may hand
 	// them to its own.
@@ -146,6 +148,47 @@ func newVersionCmd(env *Env) *cobra.Command {
 			fmt.Fprintln(env.Stdout, "forge "+version(debug.ReadBuildInfo()))
 			return nil
 		},
+	}
+}
+
+// nearFlag adds to an unknown flag's error the flag of cmd it was likely
+// meant to be: two edits away, or the one that starts with it.
+func nearFlag(cmd *cobra.Command, err error) error {
+	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
+	if !ok {
+		return err
+	}
+	var names, starting []string
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		names = append(names, f.Name)
+		if strings.HasPrefix(f.Name, name) {
+			starting = append(starting, f.Name)
+		}
+	})
+	near := yamlcheck.Nearest(name, names)
+	if near == "" && len(starting) == 1 {
+		near = starting[0]
+	}
+	if near == "" {
+		return err
+	}
+	return fmt.Errorf("%w (did you mean --%s?)", err, near)
+}
+
+// manifestArg lets a command take its manifest as its one argument, as
+// well as with -f.
+func manifestArg(path *string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		switch {
+		case len(args) == 0:
+			return nil
+		case len(args) > 1:
+			return flagError{fmt.Errorf("%s takes one manifest, got %d arguments: %s", cmd.CommandPath(), len(args), strings.Join(args, " "))}
+		case cmd.Flags().Changed("file"):
+			return flagError{fmt.Errorf("the manifest given twice: %s and -f %s", args[0], *path)}
+		}
+		*path = args[0]
+		return nil
 	}
 }
 

@@ -172,7 +172,7 @@ func TestCompareUsageErrors(t *testing.T) {
 	}{
 		{[]string{"compare", "mon", "wed", "--out", out}, "forge: run wed: no such run in " + out},
 		{[]string{"compare", "mon", filepath.Join(out, "junk.json"), "--out", out}, "junk.json: not a results.json: not JSON"},
-		{[]string{"compare", "mon", "--out", out}, "compare takes two runs (RUN_A RUN_B), got 1\nRun 'forge --help' for usage."},
+		{[]string{"compare", "mon", "--out", out}, "compare takes two runs (RUN_A RUN_B), got 1\nRun 'forge compare --help' for usage."},
 		{[]string{"compare", "mon", "tue", "--out", out, "--format", "csv"}, `--format "csv": want one of table, markdown, json`},
 		{[]string{"compare", "mon", "tue", "--out", out, "--max-drop", "5"}, "--max-drop 5: must be between 0 and 1"},
 		{[]string{"compare", "mon", "tue", "--max-drop", "x"}, `invalid argument "x" for "--max-drop"`},

@@ -35,6 +35,11 @@ func loadSuite(path, harbor string, agents []forge.AgentChoice) (*forge.Manifest
 	if harbor == "" {
 		return loadManifest(path)
 	}
+	if _, err := os.Stat(harbor); errors.Is(err, fs.ErrNotExist) {
+		return nil, flagError{fmt.Errorf("--harbor %s: no such directory (want a Harbor task directory, or a directory of them)", harbor)}
+	} else if err != nil {
+		return nil, flagError{fmt.Errorf("--harbor %s: %w", harbor, err)}
+	}
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) && len(agents) > 0 {
 		return forge.LoadAgentsOnHarbor(path, harbor, agents, backendBlocks...)
 	}

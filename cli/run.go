@@ -74,12 +74,12 @@ func (v *optionalInt) Type() string { return "int" }
 func newRunCmd(env *Env, runF func(context.Context, *runOptions) error) *cobra.Command {
 	o := &runOptions{env: env}
 	cmd := &cobra.Command{
-		Use:   "run",
+		Use:   "run [MANIFEST]",
 		Short: "Play the tournament a manifest describes",
 		Long: `Run every candidate of the manifest (× trials) in its own sandbox, score and
 rank them, print the standings on stdout and write results under
 <out>/<run-id>/. Progress goes to stderr.`,
-		Args: cobra.NoArgs,
+		Args: manifestArg(&o.manifest),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f := cmd.Flags()
 			o.seedSet, o.failUnderSet, o.maxDropSet = f.Changed("seed"), f.Changed("fail-under"), f.Changed("max-drop")

@@ -157,7 +157,7 @@ func (t *tournament) events(p *progress) (func(forge.Event), error) {
 	if !t.o.view {
 		return p.event, nil
 	}
-	srv, url, err := startView(t.o.env, viewSpec{out: t.o.out, addr: t.o.viewAddr, page: "run/" + t.id,
+	srv, url, err := startView(t.o.env, viewSpec{out: t.o.out, addr: t.o.viewAddr, flag: "--view-addr", page: "run/" + t.id,
 		secrets: t.plan.SecretValues(), noToken: t.o.noToken})
 	if err != nil {
 		return nil, err

@@ -19,9 +19,9 @@ type validateOptions struct {
 func newValidateCmd(env *Env, runF func(*validateOptions) error) *cobra.Command {
 	o := &validateOptions{env: env}
 	cmd := &cobra.Command{
-		Use:   "validate",
+		Use:   "validate [MANIFEST]",
 		Short: "Check a manifest without running anything",
-		Args:  cobra.NoArgs,
+		Args:  manifestArg(&o.manifest),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runF(o)
 		},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -64,7 +66,7 @@ binary; nothing is fetched from the network. Ctrl-C stops it.`,
 }
 
 func runView(ctx context.Context, o *viewOptions) error {
-	srv, url, err := startView(o.env, viewSpec{out: o.out, addr: o.addr, ref: o.run, noToken: o.noToken})
+	srv, url, err := startView(o.env, viewSpec{out: o.out, addr: o.addr, flag: "--addr", ref: o.run, noToken: o.noToken})
 	if err != nil {
 		return err
 	}
@@ -81,8 +83,10 @@ func runView(ctx context.Context, o *viewOptions) error {
 // without its token with noToken.
 type viewSpec struct {
 	out, addr, ref, page string
-	secrets              []string
-	noToken              bool
+	// flag is the flag that gave addr (--addr, --view-addr), for errors.
+	flag    string
+	secrets []string
+	noToken bool
 }
 
 // startView starts the viewer v says and returns the server and the URL
@@ -105,7 +109,7 @@ func startView(env *Env, v viewSpec) (*http.Server, string, error) {
 	}
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return nil, "", withCode(ExitUsage, fmt.Errorf("--addr %s: %w", addr, err))
+		return nil, "", withCode(ExitUsage, fmt.Errorf("%s %s: %w", v.flag, addr, err))
 	}
 	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
 		opts.AnyHost = true // another interface, on purpose
@@ -125,6 +129,9 @@ func startView(env *Env, v viewSpec) (*http.Server, string, error) {
 		return nil, "", err
 	}
 	ln, url, err := s.Listen(addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return nil, "", withCode(ExitInfra, fmt.Errorf("forge view: %s is taken (another viewer?): choose another with %s, e.g. %s 127.0.0.1:0 for any free port", addr, v.flag, v.flag))
+	}
 	if err != nil {
 		return nil, "", withCode(ExitInfra, fmt.Errorf("forge view: %w", err))
 	}

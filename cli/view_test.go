@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"os"
@@ -115,5 +116,35 @@ func TestViewTokenAndNoToken(t *testing.T) {
 		if got := strings.Contains(stderr.String(), "warning: --no-token on 0.0.0.0:0: anyone who can reach it sees every run"); got != c.warn {
 			t.Errorf("%v: warning %v, want %v: %q", c.args, got, c.warn, stderr.String())
 		}
+	}
+}
+
+// TestViewAddressTaken: a taken address ends forge view (exit 3) and forge
+// run --view (before any job) with the flag that chooses another.
+func TestViewAddressTaken(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	addr := ln.Addr().String()
+	root, _ := filepath.Abs("..")
+	out := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		flag string
+	}{
+		{[]string{"view", "--no-open", "--out", out, "--addr", addr}, "--addr"},
+		{[]string{"run", "-f", filepath.Join(root, "forge.yaml"), "--out", out, "--run-id", "taken", "--quiet", "--view", "--no-open", "--view-addr", addr}, "--view-addr"},
+	} {
+		var stderr bytes.Buffer
+		code := Run(context.Background(), tc.args, Env{Getenv: os.Getenv, Stderr: &stderr, Stdout: io.Discard})
+		want := "forge: forge view: " + addr + " is taken (another viewer?): choose another with " + tc.flag + ", e.g. " + tc.flag + " 127.0.0.1:0 for any free port\n"
+		if code != ExitInfra || stderr.String() != want {
+			t.Errorf("%s: exit %d, stderr %q; want exit 3 and %q", tc.args[0], code, stderr.String(), want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(out, "taken", "results.json")); err == nil {
+		t.Error("forge run --view played its jobs on a taken address")
 	}
 }
