@@ -161,16 +161,16 @@ func (p *progress) header(m *forge.Manifest, plan *forge.Plan, backend string) {
 		trials = fmt.Sprintf(" × %d trials", plan.Trials)
 	}
 	if len(plan.Tasks) > 0 {
-		tasks := fmt.Sprintf("%d tasks", len(plan.Tasks))
+		tasks := text.Count(len(plan.Tasks), "task", "tasks")
 		if s := plan.Sample; s != nil {
 			tasks = fmt.Sprintf("%d of %d tasks (--sample %d --seed %d)", s.N, s.Of, s.N, s.Seed)
 		}
-		p.printf("forge: %d candidates × %s%s on %s, concurrency %d\n",
-			len(plan.Candidates), tasks, trials, backend, plan.Concurrency)
+		p.printf("forge: %s × %s%s on %s, concurrency %d\n",
+			text.Count(len(plan.Candidates), "candidate", "candidates"), tasks, trials, backend, plan.Concurrency)
 		return
 	}
-	p.printf("forge: %d candidates%s on %s, concurrency %d: %s\n",
-		len(plan.Candidates), trials, backend, plan.Concurrency, oneLine(m.Objective, 60))
+	p.printf("forge: %s%s on %s, concurrency %d: %s\n",
+		text.Count(len(plan.Candidates), "candidate", "candidates"), trials, backend, plan.Concurrency, oneLine(m.Objective, 60))
 }
 
 func (p *progress) event(e forge.Event) {

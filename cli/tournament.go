@@ -120,8 +120,9 @@ func (t *tournament) play(ctx context.Context) error {
 	// run refused before it starts.
 	defer be.Release()
 	if ids := t.plan.ImageTasks(); len(ids) > 0 && be.name == "local" {
-		return withCode(ExitUsage, fmt.Errorf("%s %s run in their own image (environment/Dockerfile), which local processes cannot honour: play them with --daytona",
-			text.Plural(len(ids), "task", "tasks"), text.Shorten(strings.Join(ids, ", "), 200)))
+		return withCode(ExitUsage, fmt.Errorf("%s %s %s in %s own image (environment/Dockerfile), which local processes cannot honour: play %s with --daytona",
+			text.Plural(len(ids), "task", "tasks"), text.Shorten(strings.Join(ids, ", "), 200),
+			text.Plural(len(ids), "runs", "run"), text.Plural(len(ids), "its", "their"), text.Plural(len(ids), "it", "them")))
 	}
 	for _, n := range t.m.Notes {
 		fmt.Fprintf(env.Stderr, "forge: note: %s\n", text.Inert(n))

@@ -51,15 +51,17 @@ func runValidate(o *validateOptions) error {
 	}
 	tasks := ""
 	if len(plan.Tasks) > 0 {
-		tasks = fmt.Sprintf(" × %d tasks", len(plan.Tasks))
+		tasks = " × " + text.Count(len(plan.Tasks), "task", "tasks")
 	}
 	for _, n := range m.Notes {
 		fmt.Fprintf(o.env.Stderr, "forge: note: %s\n", n)
 	}
-	fmt.Fprintf(o.env.Stdout, "%s: ok: %d candidates%s, %d jobs, concurrency %d\n",
-		o.manifest, len(plan.Candidates), tasks, len(plan.Jobs), plan.Concurrency)
-	if ids := plan.ImageTasks(); len(ids) > 0 {
-		fmt.Fprintf(o.env.Stdout, "%d %s run in their own image: play them with --daytona\n", len(ids), text.Plural(len(ids), "task", "tasks"))
+	fmt.Fprintf(o.env.Stdout, "%s: ok: %s%s, %s, concurrency %d\n",
+		o.manifest, text.Count(len(plan.Candidates), "candidate", "candidates"), tasks, text.Count(len(plan.Jobs), "job", "jobs"), plan.Concurrency)
+	if ids := plan.ImageTasks(); len(ids) == 1 {
+		fmt.Fprintf(o.env.Stdout, "task %s runs in its own image: play it with --daytona\n", ids[0])
+	} else if len(ids) > 1 {
+		fmt.Fprintf(o.env.Stdout, "%d tasks run in their own image: play them with --daytona\n", len(ids))
 	}
 	return nil
 }

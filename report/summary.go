@@ -83,9 +83,9 @@ func runFacts(rec *record.Record, cs []candidate) string {
 	for _, r := range rec.Results {
 		maxTrial = max(maxTrial, r.Trial)
 	}
-	s := fmt.Sprintf("%d %s", len(cs), text.Plural(len(cs), "candidate", "candidates"))
+	s := text.Count(len(cs), "candidate", "candidates")
 	if len(rec.Tasks) > 0 {
-		s += fmt.Sprintf(" × %d tasks", len(rec.Tasks))
+		s += " × " + text.Count(len(rec.Tasks), "task", "tasks")
 	}
 	if maxTrial > 1 {
 		s += fmt.Sprintf(" × %d trials", maxTrial)

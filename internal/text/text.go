@@ -155,6 +155,11 @@ func Plural(n int, one, many string) string {
 	return many
 }
 
+// Count is n with its noun: "1 task", "3 tasks".
+func Count(n int, one, many string) string {
+	return strconv.Itoa(n) + " " + Plural(n, one, many)
+}
+
 // AndList joins names as a sentence does: "a", "a and b", "a, b and c".
 func AndList(names []string) string {
 	if len(names) <= 1 {
