@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -75,10 +78,10 @@ func runDoctor(ctx context.Context, o *doctorOptions) error {
 	}
 	if err == nil {
 		py, err := lr.Which("python3")
-		check("python3", err, py+" (as jobs find it)")
+		check("python3", err, py+" (as jobs find it)"+shimNote(py))
 	} else {
 		py, err := exec.LookPath("python3")
-		check("python3", err, py)
+		check("python3", err, py+shimNote(py))
 	}
 	check("local", err, desc)
 	if err == nil {
@@ -130,4 +133,31 @@ func describeEnvCache(root string) string {
 		s += fmt.Sprintf(", %d left by unfinished or failed builds", left)
 	}
 	return s + " (`forge gc --local` deletes old ones)"
+}
+
+// shimNote says so when the python3 jobs find is a script in front of
+// the interpreter (a pyenv or asdf shim), with what one start of it
+// costs: every candidate and verifier start pays it.
+func shimNote(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	head := make([]byte, 2)
+	_, err = io.ReadFull(f, head)
+	f.Close()
+	if err != nil || string(head) != "#!" {
+		return ""
+	}
+	best := time.Duration(0)
+	for range 3 {
+		start := time.Now()
+		if exec.Command(path, "-c", "").Run() != nil {
+			return "; a script, not the interpreter (a shim?)"
+		}
+		if d := time.Since(start); best == 0 || d < best {
+			best = d
+		}
+	}
+	return fmt.Sprintf("; a script in front of the interpreter (a shim?): each start takes %d ms — put the interpreter itself first on PATH for faster jobs", best.Milliseconds())
 }

@@ -20,6 +20,10 @@ type progress struct {
 	quiet   bool
 	verbose bool
 	live    *live
+	// envs holds the environments being made whose "building" line waits
+	// for their first log line: one found ready prints none.
+	envMu sync.Mutex
+	envs  map[string]string
 }
 
 func newProgress(w io.Writer, quiet, verbose bool) *progress {
@@ -115,24 +119,38 @@ func (p *progress) line(e forge.Event) string {
 }
 
 // environmentLine is the plain line of an environment's build event: its
-// start and end, and with --verbose every line of its log.
+// start (once it logs a line: a ready one, reused, logs none) and end, and
+// with --verbose every line of its log.
 func (p *progress) environmentLine(e forge.Event) string {
 	name := fmt.Sprintf("[environment %s]", e.Job)
+	p.envMu.Lock()
+	defer p.envMu.Unlock()
+	if p.envs == nil {
+		p.envs = map[string]string{}
+	}
+	start, waiting := p.envs[e.Job]
 	switch b := e.Built; {
 	case e.Line != nil:
+		delete(p.envs, e.Job)
 		if p.verbose {
-			return fmt.Sprintf("%s | %s\n", name, text.Inert(*e.Line))
+			return start + fmt.Sprintf("%s | %s\n", name, text.Inert(*e.Line))
 		}
+		return start
 	case b == nil:
-		return fmt.Sprintf("%s building %s\n", name, runner.ShortHash(e.Env.Hash))
-	case e.Err != nil:
-		return fmt.Sprintf("%s failed after %s\n", name, seconds(time.Duration(b.BuildSeconds*float64(time.Second))))
-	case b.Reused:
-		return fmt.Sprintf("%s ready: %s, built by an earlier run\n", name, b.Where)
-	default:
-		return fmt.Sprintf("%s built in %s: %s\n", name, seconds(time.Duration(b.BuildSeconds*float64(time.Second))), b.Where)
+		p.envs[e.Job] = fmt.Sprintf("%s building %s\n", name, runner.ShortHash(e.Env.Hash))
+		return ""
 	}
-	return ""
+	delete(p.envs, e.Job)
+	took := seconds(time.Duration(e.Built.BuildSeconds * float64(time.Second)))
+	switch {
+	case e.Err != nil && waiting:
+		return fmt.Sprintf("%s failed to build %s after %s\n", name, runner.ShortHash(e.Env.Hash), took)
+	case e.Err != nil:
+		return fmt.Sprintf("%s failed after %s\n", name, took)
+	case e.Built.Reused:
+		return fmt.Sprintf("%s ready: %s, built by an earlier run\n", name, e.Built.Where)
+	}
+	return fmt.Sprintf("%s built in %s: %s\n", name, took, e.Built.Where)
 }
 
 // echo prints one line a candidate printed (--verbose), prefixed by its job.

@@ -2,12 +2,14 @@ package cli
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
 	"unicode"
 
 	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 )
 
@@ -39,6 +41,35 @@ func TestProgressIsInert(t *testing.T) {
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("progress lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestProgressEnvironmentLines: an environment found ready says only that;
+// one that builds says "building" once its log begins, then how it ended.
+func TestProgressEnvironmentLines(t *testing.T) {
+	env := &runner.Environment{Name: "img", Hash: "0123456789abcdef0123"}
+	log := "step 1"
+	for _, tc := range []struct {
+		name   string
+		events []forge.Event
+		want   string
+	}{
+		{"reused", []forge.Event{{}, {Built: &record.EnvironmentBuilt{Reused: true, Where: "snapshot s"}}},
+			"[environment img] ready: snapshot s, built by an earlier run\n"},
+		{"built", []forge.Event{{}, {Line: &log}, {Line: &log}, {Built: &record.EnvironmentBuilt{BuildSeconds: 2, Where: "snapshot s"}}},
+			"[environment img] building " + runner.ShortHash(env.Hash) + "\n[environment img] built in 2.0s: snapshot s\n"},
+		{"silent failure", []forge.Event{{}, {Built: &record.EnvironmentBuilt{BuildSeconds: 1}, Err: errors.New("no")}},
+			"[environment img] failed to build " + runner.ShortHash(env.Hash) + " after 1.0s\n"},
+	} {
+		var buf bytes.Buffer
+		p := newProgress(&buf, false, false)
+		for _, e := range tc.events {
+			e.Kind, e.Job, e.Env = forge.EventEnvironment, "img", env
+			p.event(e)
+		}
+		if buf.String() != tc.want {
+			t.Errorf("%s: progress\n%s\nwant\n%s", tc.name, buf.String(), tc.want)
 		}
 	}
 }

@@ -56,8 +56,12 @@ func Doctor(ctx context.Context, opts Options, w io.Writer) error {
 	closeErr := r.Close(cctx)
 
 	ph, names := res.Phases, []string{"create", "upload", "execute", "download", "delete", "total"}
-	for i, s := range []float64{ph.Create, ph.Upload, ph.Execute, ph.Download, ph.Cleanup, res.RuntimeSeconds} {
-		fmt.Fprintf(w, "  %-9s %7.3fs\n", names[i], s)
+	for i, s := range []float64{ph.Create, ph.Upload, ph.Execute, ph.Download, ph.Cleanup, res.JobSeconds} {
+		fmt.Fprintf(w, "  %-9s %7.3fs", names[i], s)
+		if names[i] == "execute" && res.RuntimeSeconds > 0 {
+			fmt.Fprintf(w, " (the command itself %.3fs)", res.RuntimeSeconds)
+		}
+		fmt.Fprintln(w)
 	}
 	switch {
 	case runErr != nil:

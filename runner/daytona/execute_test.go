@@ -425,6 +425,22 @@ func TestDoctor(t *testing.T) {
 			t.Errorf("doctor output lacks %q:\n%s", want, out.String())
 		}
 	}
+	// The total is the job's: no less than its phases together.
+	var phases, total float64
+	for _, line := range strings.Split(out.String(), "\n") {
+		var name string
+		var s float64
+		if n, _ := fmt.Sscanf(line, "  %s %fs", &name, &s); n == 2 {
+			if name == "total" {
+				total = s
+			} else {
+				phases += s
+			}
+		}
+	}
+	if phases == 0 || total < phases-0.002 {
+		t.Errorf("doctor's total %.3fs is less than its phases' %.3fs:\n%s", total, phases, out.String())
+	}
 	if srv.LiveCount() != 0 || len(srv.Sandboxes()) != 1 || srv.Sandboxes()[0].Labels["forge-doctor"] != "1" {
 		t.Errorf("doctor's sandbox: %+v", srv.Sandboxes())
 	}
