@@ -135,7 +135,7 @@ scores the results, ranks the candidates and reports the standings.`,
 	// them to its own.
 	root.AddCommand(newRunCmd(env, runTournament), newMergeCmd(env, runMerge), newValidateCmd(env, runValidate),
 		newCompareCmd(env, runCompare), newHistoryCmd(env, runHistory), newGCCmd(env, runGC),
-		newDoctorCmd(env, runDoctor), newViewCmd(env, runView), newVersionCmd(env))
+		newDoctorCmd(env, runDoctor), newViewCmd(env, runView), newReportCmd(env, runReport), newVersionCmd(env))
 	return root
 }
 

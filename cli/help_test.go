@@ -16,7 +16,7 @@ import (
 func TestHelpGolden(t *testing.T) {
 	for _, args := range [][]string{
 		{"--help"}, {"run", "--help"}, {"merge", "--help"}, {"validate", "--help"}, {"compare", "--help"},
-		{"history", "--help"}, {"gc", "--help"}, {"doctor", "--help"}, {"view", "--help"}, {"version", "--help"},
+		{"history", "--help"}, {"gc", "--help"}, {"doctor", "--help"}, {"view", "--help"}, {"report", "--help"}, {"version", "--help"},
 	} {
 		name := strings.TrimSuffix(strings.Join(args, "_"), "_--help")
 		if name == "--help" {

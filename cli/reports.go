@@ -21,6 +21,9 @@ type reportOptions struct {
 	format  string
 	reports []string
 	matrix  bool
+	// noStepSummary: the run's Markdown report is not added to
+	// $GITHUB_STEP_SUMMARY (forge report: the run added it).
+	noStepSummary bool
 }
 
 func (o *reportOptions) addFlags(cmd *cobra.Command) {
@@ -59,7 +62,7 @@ func (o *reportOptions) write(env *Env, rec *record.Record, runDir string, now f
 			errs = append(errs, err)
 		}
 	}
-	if summary := env.Getenv("GITHUB_STEP_SUMMARY"); summary != "" {
+	if summary := env.Getenv("GITHUB_STEP_SUMMARY"); summary != "" && !o.noStepSummary {
 		if err := appendReport(summary, report.FormatMarkdown, rec, now); err != nil {
 			errs = append(errs, err)
 		}
