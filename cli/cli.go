@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -194,11 +195,12 @@ func manifestArg(path *string) cobra.PositionalArgs {
 
 func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
 
-// termWidth is the width of the terminal f is, or 0.
+// termWidth is the width of the terminal f is, else COLUMNS when set (a
+// pipe or a log that knows its width), else 0.
 func termWidth(f *os.File) int {
-	w, _, err := term.GetSize(int(f.Fd()))
-	if err != nil {
-		return 0
+	if w, _, err := term.GetSize(int(f.Fd())); err == nil {
+		return w
 	}
-	return w
+	w, _ := strconv.Atoi(os.Getenv("COLUMNS"))
+	return max(w, 0)
 }

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clipperhouse/displaywidth"
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/forge-run/forge/cli"
@@ -95,8 +96,26 @@ func TestScripts(t *testing.T) {
 			"record":      cmdRecord,
 			"relaid":      cmdRelaid,
 			"nosecret":    cmdNoSecret,
+			"maxwidth":    cmdMaxWidth,
 		},
 	})
+}
+
+// cmdMaxWidth fails when a line of the last command's stdout is wider
+// than N columns: maxwidth 80
+func cmdMaxWidth(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: maxwidth N")
+	}
+	n, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("maxwidth: %v", err)
+	}
+	for i, line := range strings.Split(ts.ReadFile("stdout"), "\n") {
+		if w := displaywidth.String(line); w > n {
+			ts.Fatalf("stdout line %d is %d columns wide, over %d: %s", i+1, w, n, line)
+		}
+	}
 }
 
 // cmdExitcode runs a command and checks its exact exit code:

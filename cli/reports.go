@@ -21,6 +21,7 @@ type reportOptions struct {
 	format  string
 	reports []string
 	matrix  bool
+	wide    bool
 	// noStepSummary: the run's Markdown report is not added to
 	// $GITHUB_STEP_SUMMARY (forge report: the run added it).
 	noStepSummary bool
@@ -29,6 +30,7 @@ type reportOptions struct {
 func (o *reportOptions) addFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.BoolVar(&o.matrix, "matrix", false, "a suite: print the per-task matrix in the table whatever its size")
+	f.BoolVar(&o.wide, "wide", false, "the table as wide as it comes, every note whole, whatever the terminal's width")
 	f.StringVar(&o.format, "format", "table", "stdout report: table, json, markdown, junit, csv or html")
 	f.StringArrayVar(&o.reports, "report", nil, "also write a report to `FILE` (format from .json .md .xml .csv .html); repeatable")
 }
@@ -51,7 +53,7 @@ func (o *reportOptions) Validate() error {
 func (o *reportOptions) write(env *Env, rec *record.Record, runDir string, now func() time.Time) error {
 	f, _ := report.ParseFormat(o.format) // validated
 	color := env.StdoutTTY && env.Getenv("NO_COLOR") == "" && env.Getenv("TERM") != "dumb"
-	opts := report.Options{TTY: env.StdoutTTY, Color: color, Now: now, Matrix: o.matrix, Width: env.StdoutWidth, RunDir: runDir}
+	opts := report.Options{TTY: env.StdoutTTY, Color: color, Now: now, Matrix: o.matrix, Width: env.StdoutWidth, Wide: o.wide, RunDir: runDir}
 	if err := report.Write(f, env.Stdout, rec, opts); err != nil {
 		return fmt.Errorf("print %s report: %w", f, err)
 	}

@@ -96,6 +96,9 @@ type Options struct {
 	// size; else only when it fits in Width columns (0: unknown).
 	Matrix bool
 	Width  int
+	// Wide draws the table as wide as it comes, every note whole, whatever
+	// Width.
+	Wide bool
 	// RunDir is the run's directory seen from where the report is written
 	// ("." inside it); the HTML and Markdown reports then link each trial's
 	// stored files. "" means unknown: files are named, not linked.

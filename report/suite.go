@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/forge-run/forge/internal/text"
 	"github.com/forge-run/forge/record"
@@ -91,20 +90,16 @@ func writeMatrix(buf *bytes.Buffer, rec *record.Record, opts Options) error {
 	if err := text.Table(&m, header, rows, align, opts.TTY); err != nil {
 		return fmt.Errorf("render task matrix: %w", err)
 	}
-	width := 0
-	for _, line := range strings.Split(m.String(), "\n") {
-		width = max(width, utf8.RuneCountInString(strings.TrimRight(line, " ")))
-	}
-	fits := len(rows) <= maxMatrixTasks && (opts.Width == 0 || width <= opts.Width)
+	fits := len(rows) <= maxMatrixTasks && (opts.Width == 0 || widest(m.String()) <= opts.Width)
 	buf.WriteString("\n")
 	if opts.Matrix || fits {
-		fmt.Fprintf(buf, "tasks, hardest first (✓ passed, ✗ scored 0, else the task score):\n")
+		buf.WriteString(wrap("tasks, hardest first (✓ passed, ✗ scored 0, else the task score):", opts.Width) + "\n")
 		buf.Write(m.Bytes())
 	} else {
-		buf.WriteString(matrixSummary(rec) + "\n")
+		buf.WriteString(wrap(matrixSummary(rec), opts.Width) + "\n")
 	}
 	if line := unscoredTasks(rec); line != "" {
-		buf.WriteString(line + "\n")
+		buf.WriteString(wrap(line, opts.Width) + "\n")
 	}
 	return nil
 }
@@ -192,9 +187,15 @@ func writeHeadToHead(buf *bytes.Buffer, rec *record.Record, opts Options) error 
 		return nil
 	}
 	header, rows, align := headToHeadRows(rec)
-	buf.WriteString("\ntask by task, wins-losses-ties of the row against the column:\n")
-	if err := text.Table(buf, header, rows, align, opts.TTY); err != nil {
+	var t bytes.Buffer
+	if err := text.Table(&t, header, rows, align, opts.TTY); err != nil {
 		return fmt.Errorf("render head to head: %w", err)
 	}
+	if opts.Width > 0 && widest(t.String()) > opts.Width {
+		buf.WriteString("\n" + wrap(fmt.Sprintf("head to head: too wide for %d columns; --wide shows it", opts.Width), opts.Width) + "\n")
+		return nil
+	}
+	buf.WriteString("\n" + wrap("task by task, wins-losses-ties of the row against the column:", opts.Width) + "\n")
+	buf.Write(t.Bytes())
 	return nil
 }

@@ -37,11 +37,27 @@ func Table(w io.Writer, rec *record.Record, opts Options) error {
 	}
 
 	cols := columns(rec)
-	rows := make([][]string, 0, len(cs))
-	for _, c := range cs {
-		row := make([]string, len(cols))
+	for i := range cols {
+		if cols[i].header == colNotes {
+			cols[i].cell = candidate.notes // whole: fitTable cuts them
+		}
+	}
+	cells := make([][]string, len(cs))
+	for r, c := range cs {
+		cells[r] = make([]string, len(cols))
 		for i, col := range cols {
-			cell := col.cell(c)
+			cells[r][i] = col.cell(c)
+		}
+	}
+	fit := fitTable(cols, cells, opts)
+	opts.TTY = fit.tty
+	if opts.Wide {
+		opts.Width = 0
+	}
+	rows := fit.cells
+	for r, c := range cs {
+		for i, col := range fit.cols {
+			cell := rows[r][i]
 			switch col.header {
 			case colRank:
 				if c.winner {
@@ -56,16 +72,19 @@ func Table(w io.Writer, rec *record.Record, opts Options) error {
 			case colNotes:
 				cell = paint(ansiDim, cell)
 			}
-			row[i] = cell
+			rows[r][i] = cell
 		}
-		rows = append(rows, row)
 	}
+	cols = fit.cols
 
 	var buf bytes.Buffer
 	if len(rows) == 0 {
 		buf.WriteString("no results\n")
 	} else if err := renderTable(&buf, cols, rows, opts); err != nil {
 		return fmt.Errorf("render standings table: %w", err)
+	}
+	if l := fit.footer(rec, opts.Width); l != "" {
+		buf.WriteString(paint(ansiDim, l) + "\n")
 	}
 	if err := writeMatrix(&buf, rec, opts); err != nil {
 		return err
@@ -74,7 +93,7 @@ func Table(w io.Writer, rec *record.Record, opts Options) error {
 		return err
 	}
 
-	line := winnerLine(rec, cs)
+	line := wrap(winnerLine(rec, cs), opts.Width)
 	if rec.Winner != nil {
 		line = paint(ansiBold+ansiGreen, line)
 	} else {
@@ -82,20 +101,20 @@ func Table(w io.Writer, rec *record.Record, opts Options) error {
 	}
 	buf.WriteString("\n" + line + "\n")
 	if rec.Interrupted {
-		buf.WriteString(paint(ansiYellow, "run interrupted: these are partial results") + "\n")
+		buf.WriteString(paint(ansiYellow, wrap("run interrupted: these are partial results", opts.Width)) + "\n")
 	}
 	for _, n := range rec.NotRun {
-		buf.WriteString(paint(ansiYellow, fmt.Sprintf("not run: %s (%s)", text.OneLine(n.CandidateID), text.OneLine(n.Reason))) + "\n")
+		buf.WriteString(paint(ansiYellow, wrap(fmt.Sprintf("not run: %s (%s)", text.OneLine(n.CandidateID), text.OneLine(n.Reason)), opts.Width)) + "\n")
 	}
 	if l := retriedLine(rec); l != "" {
-		buf.WriteString(paint(ansiYellow, l) + "\n")
+		buf.WriteString(paint(ansiYellow, wrap(l, opts.Width)) + "\n")
 	}
 	if len(rec.UndeletedSandboxes) > 0 {
 		ids := make([]string, len(rec.UndeletedSandboxes))
 		for i, id := range rec.UndeletedSandboxes {
 			ids[i] = text.OneLine(id)
 		}
-		buf.WriteString(paint(ansiRed, fmt.Sprintf("%d sandbox(es) could not be deleted: %s", len(ids), strings.Join(ids, ", "))) + "\n")
+		buf.WriteString(paint(ansiRed, wrap(fmt.Sprintf("%d sandbox(es) could not be deleted: %s", len(ids), strings.Join(ids, ", ")), opts.Width)) + "\n")
 		buf.WriteString("delete them with: forge gc\n")
 	}
 	if _, err := w.Write(text.TrimLines(buf.Bytes())); err != nil {
