@@ -32,7 +32,10 @@ type runOptions struct {
 	retries   optionalInt
 	shard     string
 	seedSet   bool
-	passAt    int
+	// manifestSet: the manifest was named (-f or the argument); else
+	// --resume plays the run's own.
+	manifestSet bool
+	passAt      int
 	maxBuilds int
 	maxCost   float64
 	quiet     bool
@@ -80,9 +83,10 @@ func newRunCmd(env *Env, runF func(context.Context, *runOptions) error) *cobra.C
 rank them, print the standings on stdout and write results under
 <out>/<run-id>/. Progress goes to stderr.`,
 		Args: manifestArg(&o.manifest),
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
 			f := cmd.Flags()
 			o.seedSet, o.failUnderSet, o.maxDropSet = f.Changed("seed"), f.Changed("fail-under"), f.Changed("max-drop")
+			o.manifestSet = f.Changed("file") || len(args) > 0
 			o.gateOptions.oracle = o.over.Oracle
 			if err := o.Validate(); err != nil {
 				return err

@@ -59,6 +59,14 @@ func runTournament(ctx context.Context, o *runOptions) error {
 // prepare loads the manifest and plans the run the flags ask for: a
 // resumed run's own tasks, a sample drawn with a seed, the run's id.
 func (o *runOptions) prepare() (*tournament, error) {
+	t := &tournament{o: o}
+	over := o.over
+	if o.resume != "" {
+		var err error
+		if t.resume, err = o.resumed(&over); err != nil {
+			return nil, err
+		}
+	}
 	m, err := loadSuite(o.manifest, o.harbor, o.over.Agents)
 	if err != nil {
 		return nil, withCode(ExitUsage, err)
@@ -70,8 +78,7 @@ func (o *runOptions) prepare() (*tournament, error) {
 	if err != nil {
 		return nil, withCode(ExitUsage, err)
 	}
-	t := &tournament{o: o, m: m}
-	over := o.over
+	t.m = m
 	over.Lookup = look
 	if o.retries.set {
 		over.Retries = &o.retries.n
@@ -82,9 +89,6 @@ func (o *runOptions) prepare() (*tournament, error) {
 	}
 	if o.resume != "" {
 		t.id = o.resume
-		if t.resume, err = record.Read(filepath.Join(o.out, t.id, record.ResultsFile)); err != nil {
-			return nil, withCode(ExitUsage, fmt.Errorf("--resume %s: %w", t.id, err))
-		}
 		over.Tasks = t.resume.TaskIDs()
 		// A shard is resumed as itself; another --shard is refused by the
 		// run, which says why.
@@ -99,6 +103,46 @@ func (o *runOptions) prepare() (*tournament, error) {
 		t.id, err = newRunID(o.out, o.runID)
 	}
 	return t, err
+}
+
+// resumed reads the run --resume names and takes from it what the flags
+// leave out: its manifest, trials and candidates. Candidates the run did
+// not play are refused: --resume finishes a run, it adds to none.
+func (o *runOptions) resumed(over *forge.Overrides) (*record.Record, error) {
+	rec, err := record.Read(filepath.Join(o.out, o.resume, record.ResultsFile))
+	if err != nil {
+		return nil, withCode(ExitUsage, fmt.Errorf("--resume %s: %w", o.resume, err))
+	}
+	if !o.manifestSet && rec.ManifestPath != "" {
+		o.manifest = rec.ManifestPath
+	}
+	if over.Trials == 0 {
+		over.Trials = rec.TrialsPerCandidate()
+	}
+	if len(over.Agents) > 0 {
+		return rec, nil
+	}
+	if len(over.Only) == 0 {
+		over.Only = rec.Candidates
+	} else if extra := slices.DeleteFunc(slices.Clone(over.Only), func(id string) bool { return slices.Contains(rec.Candidates, id) }); len(extra) > 0 && len(rec.Candidates) > 0 {
+		return nil, withCode(ExitUsage, fmt.Errorf("--resume %s: --only names %s, which the run did not play (it played %s): --resume finishes a run and adds to none; start a new run for them",
+			o.resume, text.AndList(extra), text.AndList(rec.Candidates)))
+	}
+	return rec, nil
+}
+
+// resumeLine says what a resumed run keeps and plays again.
+func resumeLine(id string, rec *record.Record, jobs int) string {
+	kept := 0
+	for i := range rec.Results {
+		if !forge.Resumable(rec.Results[i]) {
+			kept++
+		}
+	}
+	if kept >= jobs {
+		return fmt.Sprintf("forge: run %s is finished: its %s are kept, nothing to play", id, text.Count(kept, "trial", "trials"))
+	}
+	return fmt.Sprintf("forge: resuming %s: %s kept, %d to play", id, text.Count(kept, "trial", "trials"), jobs-kept)
 }
 
 // play plays the planned jobs on the backend the flags choose (a first
@@ -135,6 +179,9 @@ func (t *tournament) play(ctx context.Context) error {
 		return err
 	}
 	progress.header(t.m, t.plan, be.name)
+	if t.resume != nil {
+		progress.printf("%s\n", resumeLine(t.id, t.resume, len(t.plan.Jobs)))
+	}
 	if env.StderrTTY && env.Getenv("TERM") != "dumb" {
 		progress.startLive(len(t.plan.Jobs))
 	}
