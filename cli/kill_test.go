@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/forge-run/forge/internal/testkit/wait"
 	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/runner/local/localtest"
@@ -79,7 +80,7 @@ scoring: [{type: artifact, checks: [{equals_task: expected}]}]
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, fmt.Sprintf("%d jobs to finish", kill), 60*time.Second, func() bool {
+	wait.For(t, fmt.Sprintf("%d jobs to finish", kill), 60*time.Second, func() bool {
 		_, err := os.Stat(journal)
 		return err == nil && lines() >= kill
 	})

@@ -207,19 +207,6 @@ func Start(t testing.TB, opts Options) *Server {
 	return s
 }
 
-// WaitFor checks cond every 10 ms until it holds, and fails the test if it
-// still does not after 20 s.
-func WaitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func newServer(opts Options) (*Server, error) {
 	opts.APIKey = cmp.Or(opts.APIKey, DefaultAPIKey)
 	if opts.MaxLog <= 0 {
