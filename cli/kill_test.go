@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/forge-run/forge/internal/testkit/testfiles"
 	"github.com/forge-run/forge/internal/testkit/wait"
 	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
@@ -64,11 +65,7 @@ candidates: [{id: a, script: a.sh}, {id: b, script: b.sh}, {id: c, script: c.sh}
 scoring: [{type: artifact, checks: [{equals_task: expected}]}]
 `, conc, plays),
 	}
-	for name, body := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testfiles.Write(t, dir, files)
 	journal := filepath.Join(dir, "artifacts", "k1", record.TrialsFile)
 	lines := func() int {
 		b, _ := os.ReadFile(journal)
