@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/forge-run/forge/agent/agenttest"
-	"github.com/forge-run/forge/internal/testfiles"
+	"github.com/forge-run/forge/internal/testkit/testfiles"
 )
 
 func TestBuiltins(t *testing.T) {

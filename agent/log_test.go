@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/forge-run/forge/internal/golden"
+	"github.com/forge-run/forge/internal/testkit/golden"
 )
 
 // The fixtures are the real CLIs' logs, recorded against the fake model

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/forge-run/forge/internal/fakemodel"
+	"github.com/forge-run/forge/internal/testkit/fakemodel"
 	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/runner/daytona/daytonatest"

@@ -20,7 +20,8 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/forge-run/forge/cli"
-	"github.com/forge-run/forge/internal/relaid"
+	"github.com/forge-run/forge/internal/testkit/relaid"
+	"github.com/forge-run/forge/internal/testkit/wait"
 	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner/local"
 	"github.com/forge-run/forge/runner/local/localtest"
@@ -292,17 +293,9 @@ func cmdNoSurvivors(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 1 {
 		ts.Fatalf("usage: nosurvivors RUN_ID")
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		pids := localtest.Survivors(args[0])
-		if len(pids) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			ts.Fatalf("processes of run %s still alive: %v", args[0], pids)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	wait.For(ts, "the processes of run "+args[0]+" to end", 5*time.Second, func() bool {
+		return len(localtest.Survivors(args[0])) == 0
+	})
 }
 
 // cmdNoSecret fails when any file below DIR holds VALUE, raw or base64

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/forge-run/forge/internal/squares"
+	"github.com/forge-run/forge/internal/testkit/squares"
 	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/runner/daytona/daytonatest"

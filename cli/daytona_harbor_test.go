@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/forge-run/forge/internal/testfiles"
+	"github.com/forge-run/forge/internal/testkit/testfiles"
 	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/runner/daytona/daytonatest"

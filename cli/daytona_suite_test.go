@@ -2,11 +2,11 @@ package cli_test
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/forge-run/forge/internal/testkit/testfiles"
 	"github.com/forge-run/forge/runner/daytona"
 	"github.com/forge-run/forge/runner/daytona/daytonatest"
 )
@@ -51,11 +51,7 @@ echo "task $FORGE_TASK_ID key $SUITE_KEY"
 if ls -a "$HOME"/forge | grep -q secrets; then echo "secrets file: left"; else echo "secrets file: gone"; fi
 `,
 	}
-	for name, content := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testfiles.Write(t, dir, files)
 	cmd, stdout, stderr := forgeCmd(dir, append(daytonaEnv(srv), "SUITE_KEY="+secret),
 		"run", "--daytona", "--no-fallback", "--run-id", "s1", "--verbose")
 	if code := exitCodeOf(t, cmd.Run()); code != 0 {

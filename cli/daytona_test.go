@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/forge-run/forge/internal/testkit/wait"
 	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/runner/daytona/daytonatest"
@@ -173,7 +174,7 @@ func TestDaytonaInterruptDeletesEverySandbox(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "both sandboxed candidates to start", 60*time.Second, func() bool { return startedCount(markers) == 2 })
+	wait.For(t, "both sandboxed candidates to start", 60*time.Second, func() bool { return startedCount(markers) == 2 })
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
@@ -190,5 +191,5 @@ func TestDaytonaInterruptDeletesEverySandbox(t *testing.T) {
 	checkEmulator(t, srv, srv.APIKey())
 	// The deleted sandboxes' processes end as the emulator tears them down,
 	// just after it answered the deletes.
-	waitFor(t, "the emulator's sandbox processes to end", 30*time.Second, func() bool { return srv.Running() == 0 })
+	wait.For(t, "the emulator's sandbox processes to end", 30*time.Second, func() bool { return srv.Running() == 0 })
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/forge-run/forge/cli"
-	"github.com/forge-run/forge/internal/golden"
+	"github.com/forge-run/forge/internal/testkit/golden"
 )
 
 // TestHelpGolden pins every command's help text: a changed flag or wording

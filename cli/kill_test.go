@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/forge-run/forge/internal/testkit/testfiles"
+	"github.com/forge-run/forge/internal/testkit/wait"
 	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/runner/local/localtest"
@@ -63,11 +65,7 @@ candidates: [{id: a, script: a.sh}, {id: b, script: b.sh}, {id: c, script: c.sh}
 scoring: [{type: artifact, checks: [{equals_task: expected}]}]
 `, conc, plays),
 	}
-	for name, body := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testfiles.Write(t, dir, files)
 	journal := filepath.Join(dir, "artifacts", "k1", record.TrialsFile)
 	lines := func() int {
 		b, _ := os.ReadFile(journal)
@@ -79,7 +77,7 @@ scoring: [{type: artifact, checks: [{equals_task: expected}]}]
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, fmt.Sprintf("%d jobs to finish", kill), 60*time.Second, func() bool {
+	wait.For(t, fmt.Sprintf("%d jobs to finish", kill), 60*time.Second, func() bool {
 		_, err := os.Stat(journal)
 		return err == nil && lines() >= kill
 	})

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/forge-run/forge/internal/testkit/testfiles"
+	"github.com/forge-run/forge/internal/testkit/wait"
 	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/runner/local/localtest"
@@ -52,24 +54,8 @@ candidates:
   - {id: never, script: sleeper.py}
 `, markers),
 	}
-	for name, body := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testfiles.Write(t, dir, files)
 	return dir, markers
-}
-
-// waitFor polls cond until it holds, failing the test after limit.
-func waitFor(t *testing.T, what string, limit time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 func startedCount(markers string) int {
@@ -103,7 +89,7 @@ func TestInterruptCleansUpAndWritesPartialResults(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "both running candidates to start", 60*time.Second, func() bool { return startedCount(markers) == 2 })
+	wait.For(t, "both running candidates to start", 60*time.Second, func() bool { return startedCount(markers) == 2 })
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +140,7 @@ func TestSecondInterruptExitsAtOnce(t *testing.T) {
 		}
 		close(lines)
 	}()
-	waitFor(t, "both running candidates to start", 60*time.Second, func() bool { return startedCount(markers) == 2 })
+	wait.For(t, "both running candidates to start", 60*time.Second, func() bool { return startedCount(markers) == 2 })
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +164,7 @@ func TestSecondInterruptExitsAtOnce(t *testing.T) {
 	}
 	// Even a forge that quit at once leaves nothing behind: each job's
 	// processes die with it.
-	waitFor(t, "the run's processes to die with forge", 30*time.Second, func() bool {
+	wait.For(t, "the run's processes to die with forge", 30*time.Second, func() bool {
 		return len(localtest.Survivors("sig2")) == 0
 	})
 }

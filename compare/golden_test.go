@@ -11,7 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/forge-run/forge/compare"
-	"github.com/forge-run/forge/internal/golden"
+	"github.com/forge-run/forge/internal/testkit/golden"
 	"github.com/forge-run/forge/runner"
 )
 

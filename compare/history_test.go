@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/forge-run/forge/compare"
-	"github.com/forge-run/forge/internal/golden"
+	"github.com/forge-run/forge/internal/testkit/golden"
 	"github.com/forge-run/forge/runner"
 )
 

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/forge-run/forge/internal/testfiles"
+	"github.com/forge-run/forge/internal/testkit/testfiles"
 	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 )

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/forge-run/forge/internal/testkit/wait"
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/runner/local"
 	"github.com/forge-run/forge/runner/local/localtest"
@@ -309,16 +310,10 @@ import time; time.sleep(300)
 	defer cancel()
 	done := make(chan []runner.JudgeResult, 1)
 	go func() { done <- jr.run(t, ctx) }()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "started")); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("judge never started")
-		}
-		time.Sleep(10 * time.Millisecond) // polling a condition, with a deadline
-	}
+	wait.For(t, "the judge to start", 20*time.Second, func() bool {
+		_, err := os.Stat(filepath.Join(dir, "started"))
+		return err == nil
+	})
 	cancel()
 	select {
 	case got := <-done:

@@ -4,9 +4,11 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/forge-run/forge/internal/testkit/wait"
 	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 )
@@ -18,6 +20,8 @@ func TestRunningFileListsJobsUnderWay(t *testing.T) {
 	out := t.TempDir()
 	dir := filepath.Join(out, "r")
 	release := make(chan struct{})
+	free := sync.OnceFunc(func() { close(release) })
+	defer free() // should the wait fail
 	fr := fakeRunner{run: func(ctx context.Context, job runner.Job) (runner.Result, error) {
 		job.Progress(runner.PhaseExecute)
 		<-release
@@ -29,22 +33,16 @@ func TestRunningFileListsJobsUnderWay(t *testing.T) {
 		done <- err
 	}()
 	// Wait for the file to say so (the run writes it every quarter
-	// second), or for the deadline.
-	deadline := time.After(20 * time.Second)
+	// second).
 	var got *record.Running
-	for got == nil || len(got.Jobs) == 0 {
-		select {
-		case <-deadline:
-			close(release)
-			t.Fatalf("running.json never listed the job: %+v", got)
-		case <-time.After(10 * time.Millisecond):
-		}
+	wait.For(t, "running.json to list the job", 20*time.Second, func() bool {
 		got = record.ReadRunning(dir)
-	}
+		return got != nil && len(got.Jobs) > 0
+	})
 	if j := got.Jobs[0]; len(got.Jobs) != 1 || j.Job != "alpha" || j.Phase != runner.PhaseExecute || j.StartedAt.IsZero() {
 		t.Errorf("running.json: %+v", got)
 	}
-	close(release)
+	free()
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/forge-run/forge/internal/relaid"
+	"github.com/forge-run/forge/internal/testkit/relaid"
 	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/scoring"

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/forge-run/forge/internal/golden"
+	"github.com/forge-run/forge/internal/testkit/golden"
 	"github.com/forge-run/forge/report"
 	"github.com/forge-run/forge/report/internal/fixture"
 )

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/forge-run/forge/internal/browser"
+	"github.com/forge-run/forge/internal/testkit/browser"
 	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/report"
 	"github.com/forge-run/forge/report/internal/fixture"

@@ -18,8 +18,8 @@ import (
 
 	"github.com/forge-run/forge/cli"
 	"github.com/forge-run/forge/compare"
-	"github.com/forge-run/forge/internal/browser"
-	"github.com/forge-run/forge/internal/fakemodel"
+	"github.com/forge-run/forge/internal/testkit/browser"
+	"github.com/forge-run/forge/internal/testkit/fakemodel"
 	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/scoring"

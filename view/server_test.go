@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/forge-run/forge/internal/relaid"
+	"github.com/forge-run/forge/internal/testkit/relaid"
 	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/report"
 	"github.com/forge-run/forge/runner"

@@ -7,7 +7,9 @@ package agenttest
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 )
 
@@ -71,14 +73,20 @@ func anthropicError(w http.ResponseWriter, status int, typ, msg string) {
 	})
 }
 
+// anthropicKey answers 401 unless the request bears the server's key.
+func (s *Server) anthropicKey(w http.ResponseWriter, r *http.Request, req *Request) bool {
+	if req.KeyOK = r.Header.Get("x-api-key") == s.key; !req.KeyOK {
+		req.Status = http.StatusUnauthorized
+		anthropicError(w, req.Status, "authentication_error", "invalid x-api-key")
+	}
+	return req.KeyOK
+}
+
 // anthropicCheck answers the request's key, version header and model as
 // the API does; false when it has answered an error. model "" is not checked.
 func (s *Server) anthropicCheck(w http.ResponseWriter, r *http.Request, req *Request, model string) bool {
-	req.KeyOK = r.Header.Get("x-api-key") == s.key
 	switch {
-	case !req.KeyOK:
-		req.Status = http.StatusUnauthorized
-		anthropicError(w, req.Status, "authentication_error", "invalid x-api-key")
+	case !s.anthropicKey(w, r, req):
 	case r.Header.Get("anthropic-version") == "":
 		req.Status = http.StatusBadRequest
 		anthropicError(w, req.Status, "invalid_request_error", "anthropic-version: header is required")
@@ -95,10 +103,7 @@ func (s *Server) anthropicCheck(w http.ResponseWriter, r *http.Request, req *Req
 func (s *Server) parseMessages(w http.ResponseWriter, r *http.Request, body []byte, req *Request) (messagesRequest, bool) {
 	var m messagesRequest
 	bad := func(msg string) (messagesRequest, bool) {
-		if req.KeyOK = r.Header.Get("x-api-key") == s.key; !req.KeyOK {
-			req.Status = http.StatusUnauthorized
-			anthropicError(w, req.Status, "authentication_error", "invalid x-api-key")
-		} else {
+		if s.anthropicKey(w, r, req) {
 			req.Status = http.StatusBadRequest
 			anthropicError(w, req.Status, "invalid_request_error", msg)
 		}
@@ -124,6 +129,24 @@ func (s *Server) parseMessages(w http.ResponseWriter, r *http.Request, body []by
 	return m, true
 }
 
+// conversation reads the request's messages: the user's texts, the parts
+// whose tokens count, and (into req) the tool results.
+func (m messagesRequest) conversation(req *Request) (user, parts []string) {
+	parts = []string{blockText(m.System)}
+	for _, msg := range m.Messages {
+		parts = append(parts, blockText(msg.Content))
+		for _, b := range blocks(msg.Content) {
+			switch {
+			case b.Type == "tool_result":
+				req.ToolResults = append(req.ToolResults, blockText(b.Content))
+			case b.Type == "text" && msg.Role == "user":
+				user = append(user, b.Text)
+			}
+		}
+	}
+	return user, parts
+}
+
 func (s *Server) messages(w http.ResponseWriter, r *http.Request, body []byte) {
 	req := Request{API: "anthropic", Method: r.Method, Path: r.URL.Path, Body: body}
 	defer func() { s.log(req) }()
@@ -136,58 +159,53 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request, body []byte) {
 		anthropicError(w, req.Status, "invalid_request_error", "max_tokens: Field required")
 		return
 	}
-	var user []string
-	parts := []string{blockText(m.System)}
-	for _, msg := range m.Messages {
-		parts = append(parts, blockText(msg.Content))
-		for _, b := range blocks(msg.Content) {
-			switch {
-			case b.Type == "tool_result":
-				req.ToolResults = append(req.ToolResults, blockText(b.Content))
-			case b.Type == "text" && msg.Role == "user":
-				user = append(user, b.Text)
-			}
-		}
-	}
-	a := s.play(strings.Join(user, "\n"), len(req.ToolResults), parts, len(m.Tools) > 0)
-	req.Rule, req.Turn, req.Answer, req.Usage, req.Status = a.rule, a.index, a.said(), a.usage, http.StatusOK
-
+	user, parts := m.conversation(&req)
+	a := s.play(&req, user, parts, len(m.Tools) > 0)
 	n := s.seq.Add(1)
-	content := []anthropicBlock{}
-	if a.turn.Text != "" {
-		content = append(content, anthropicBlock{Type: "text", Text: a.turn.Text})
-	}
-	stop := "end_turn"
-	if a.turn.Shell != "" && req.hasTool("Bash") {
-		input := marshal(map[string]string{"command": a.turn.Shell})
-		content = append(content, anthropicBlock{Type: "tool_use", ID: fmt.Sprintf("toolu_fake%04d", n), Name: "Bash", Input: input})
-		stop = "tool_use"
-	}
-	usage := map[string]any{
-		"input_tokens":                a.usage.Input - a.usage.Cached,
-		"cache_creation_input_tokens": 0,
-		"cache_read_input_tokens":     a.usage.Cached,
-		"output_tokens":               a.usage.Output,
-	}
+	content, stop := messageContent(a.turn, n, slices.Contains(req.Tools, "Bash"))
 	msg := map[string]any{
 		"id": fmt.Sprintf("msg_fake%04d", n), "type": "message", "role": "assistant", "model": m.Model,
-		"content": content, "stop_reason": stop, "stop_sequence": nil, "usage": usage,
+		"content": content, "stop_reason": stop, "stop_sequence": nil, "usage": messageUsage(a.usage, a.usage.Output),
 	}
 	w.Header().Set("request-id", fmt.Sprintf("req_fake%04d", n))
 	if !m.Stream {
 		writeJSON(w, http.StatusOK, msg)
 		return
 	}
-	e := newSSE(w)
-	start := map[string]any{}
-	for k, v := range msg {
-		start[k] = v
+	streamMessage(newSSE(w), msg, content, a.usage)
+}
+
+// messageContent is what turn says as content blocks, and why it stops:
+// its shell command is a Bash call when the request offers Bash.
+func messageContent(turn Turn, n int64, bash bool) (content []anthropicBlock, stop string) {
+	content = []anthropicBlock{}
+	if turn.Text != "" {
+		content = append(content, anthropicBlock{Type: "text", Text: turn.Text})
 	}
-	start["content"], start["stop_reason"] = []any{}, nil
-	start["usage"] = map[string]any{
-		"input_tokens": usage["input_tokens"], "cache_creation_input_tokens": 0,
-		"cache_read_input_tokens": a.usage.Cached, "output_tokens": 1,
+	if turn.Shell == "" || !bash {
+		return content, "end_turn"
 	}
+	input := marshal(map[string]string{"command": turn.Shell})
+	content = append(content, anthropicBlock{Type: "tool_use", ID: fmt.Sprintf("toolu_fake%04d", n), Name: "Bash", Input: input})
+	return content, "tool_use"
+}
+
+// messageUsage is a message's usage field, reporting output tokens.
+func messageUsage(u Usage, output int) map[string]any {
+	return map[string]any{
+		"input_tokens":                u.Input - u.Cached,
+		"cache_creation_input_tokens": 0,
+		"cache_read_input_tokens":     u.Cached,
+		"output_tokens":               output,
+	}
+}
+
+// streamMessage sends msg as the API streams it: message_start (no content
+// yet, one output token), each block's start, deltas and stop, then
+// message_delta with the stop reason and usage, and message_stop.
+func streamMessage(e sse, msg map[string]any, content []anthropicBlock, usage Usage) {
+	start := maps.Clone(msg)
+	start["content"], start["stop_reason"], start["usage"] = []any{}, nil, messageUsage(usage, 1)
 	e.event("message_start", map[string]any{"type": "message_start", "message": start})
 	e.event("ping", map[string]any{"type": "ping"})
 	for i, b := range content {
@@ -210,18 +228,9 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request, body []byte) {
 		e.event("content_block_stop", map[string]any{"type": "content_block_stop", "index": i})
 	}
 	e.event("message_delta", map[string]any{"type": "message_delta",
-		"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil},
-		"usage": map[string]any{"output_tokens": a.usage.Output}})
+		"delta": map[string]any{"stop_reason": msg["stop_reason"], "stop_sequence": nil},
+		"usage": map[string]any{"output_tokens": usage.Output}})
 	e.event("message_stop", map[string]any{"type": "message_stop"})
-}
-
-func (r *Request) hasTool(name string) bool {
-	for _, t := range r.Tools {
-		if t == name {
-			return true
-		}
-	}
-	return false
 }
 
 // chunks cuts s in pieces of about 16 bytes, as a stream delivers it.

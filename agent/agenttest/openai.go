@@ -6,7 +6,9 @@ package agenttest
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 )
@@ -97,14 +99,14 @@ func maskKey(k string) string {
 	return k[:3] + strings.Repeat("*", len(k)-7) + k[len(k)-4:]
 }
 
-func (s *Server) responses(w http.ResponseWriter, r *http.Request, body []byte) {
-	req := Request{API: "openai", Method: r.Method, Path: r.URL.Path, Body: body}
-	defer func() { s.log(req) }()
+// parseResponses reads a responses request and checks its key and model;
+// false when it has answered an error.
+func (s *Server) parseResponses(w http.ResponseWriter, r *http.Request, body []byte, req *Request) (responsesRequest, bool) {
 	var m responsesRequest
 	jsonErr := json.Unmarshal(body, &m)
 	req.Model, req.Stream = m.Model, m.Stream
-	if !s.openaiCheck(w, r, &req, "") {
-		return
+	if !s.openaiCheck(w, r, req, "") {
+		return m, false
 	}
 	if jsonErr != nil || m.Model == "" {
 		msg := "Missing required parameter: 'model'."
@@ -113,10 +115,10 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request, body []byte) 
 		}
 		req.Status = http.StatusBadRequest
 		writeJSON(w, req.Status, openaiError{openaiErrorBody{Type: "invalid_request_error", Message: msg}})
-		return
+		return m, false
 	}
-	if !s.openaiCheck(w, r, &req, m.Model) {
-		return
+	if !s.openaiCheck(w, r, req, m.Model) {
+		return m, false
 	}
 	for _, t := range m.Tools {
 		name := t.Name
@@ -125,7 +127,12 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request, body []byte) 
 		}
 		req.Tools = append(req.Tools, name)
 	}
+	return m, true
+}
 
+// conversation reads the request's input: the user's texts, the parts
+// whose tokens count, and (into req) the tool results.
+func (m responsesRequest) conversation(req *Request) (user, parts []string) {
 	var items []openaiItem
 	var input string
 	if json.Unmarshal(m.Input, &input) == nil {
@@ -133,8 +140,7 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request, body []byte) 
 	} else {
 		json.Unmarshal(m.Input, &items)
 	}
-	var user []string
-	parts := []string{m.Instructions}
+	parts = []string{m.Instructions}
 	for _, it := range items {
 		switch it.Type {
 		case "message":
@@ -151,31 +157,20 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request, body []byte) 
 			req.ToolResults = append(req.ToolResults, out)
 		}
 	}
-	a := s.play(strings.Join(user, "\n"), len(req.ToolResults), parts, len(m.Tools) > 0)
-	req.Rule, req.Turn, req.Answer, req.Usage, req.Status = a.rule, a.index, a.said(), a.usage, http.StatusOK
+	return user, parts
+}
 
+func (s *Server) responses(w http.ResponseWriter, r *http.Request, body []byte) {
+	req := Request{API: "openai", Method: r.Method, Path: r.URL.Path, Body: body}
+	defer func() { s.log(req) }()
+	m, ok := s.parseResponses(w, r, body, &req)
+	if !ok {
+		return
+	}
+	user, parts := m.conversation(&req)
+	a := s.play(&req, user, parts, len(m.Tools) > 0)
 	n := s.seq.Add(1)
-	var output []openaiItem
-	if a.turn.Text != "" {
-		content := marshal([]map[string]any{{"type": "output_text", "text": a.turn.Text, "annotations": []any{}}})
-		output = append(output, openaiItem{Type: "message", ID: fmt.Sprintf("msg_fake%04d", n), Role: "assistant", Status: "completed", Content: content})
-	}
-	if a.turn.Shell != "" {
-		var args []byte
-		name := ""
-		switch {
-		case req.hasTool("exec_command"):
-			name = "exec_command"
-			args = marshal(map[string]string{"cmd": a.turn.Shell})
-		case req.hasTool("shell"):
-			name = "shell"
-			args = marshal(map[string][]string{"command": {"bash", "-lc", a.turn.Shell}})
-		}
-		if name != "" {
-			output = append(output, openaiItem{Type: "function_call", ID: fmt.Sprintf("fc_fake%04d", n), Status: "completed",
-				Name: name, Arguments: string(args), CallID: fmt.Sprintf("call_fake%04d", n)})
-		}
-	}
+	output := responseOutput(a.turn, n, req.Tools)
 	resp := map[string]any{
 		"id": fmt.Sprintf("resp_fake%04d", n), "object": "response", "created_at": time.Now().Unix(),
 		"status": "completed", "model": m.Model, "output": output, "error": nil, "incomplete_details": nil,
@@ -192,17 +187,47 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request, body []byte) 
 		writeJSON(w, http.StatusOK, resp)
 		return
 	}
-	e := newSSE(w)
+	streamResponse(newSSE(w), resp, output, a.turn.Text)
+}
+
+// responseOutput is what turn says as output items: its shell command is a
+// call of the shell tool the request offers (exec_command, else shell).
+func responseOutput(turn Turn, n int64, tools []string) []openaiItem {
+	var output []openaiItem
+	if turn.Text != "" {
+		content := marshal([]map[string]any{{"type": "output_text", "text": turn.Text, "annotations": []any{}}})
+		output = append(output, openaiItem{Type: "message", ID: fmt.Sprintf("msg_fake%04d", n), Role: "assistant", Status: "completed", Content: content})
+	}
+	if turn.Shell == "" {
+		return output
+	}
+	var args []byte
+	name := ""
+	switch {
+	case slices.Contains(tools, "exec_command"):
+		name = "exec_command"
+		args = marshal(map[string]string{"cmd": turn.Shell})
+	case slices.Contains(tools, "shell"):
+		name = "shell"
+		args = marshal(map[string][]string{"command": {"bash", "-lc", turn.Shell}})
+	default:
+		return output
+	}
+	return append(output, openaiItem{Type: "function_call", ID: fmt.Sprintf("fc_fake%04d", n), Status: "completed",
+		Name: name, Arguments: string(args), CallID: fmt.Sprintf("call_fake%04d", n)})
+}
+
+// streamResponse sends resp as the API streams it: response.created and
+// in_progress (no output yet), each output item's events, then
+// response.completed. text is the message item's text.
+func streamResponse(e sse, resp map[string]any, output []openaiItem, text string) {
 	seq := 0
 	event := func(typ string, fields map[string]any) {
 		fields["type"], fields["sequence_number"] = typ, seq
 		seq++
 		e.event(typ, fields)
 	}
-	started := map[string]any{}
-	for k, v := range resp {
-		started[k] = v
-	}
+	started := maps.Clone(resp)
 	started["status"], started["output"], started["usage"] = "in_progress", []any{}, nil
 	event("response.created", map[string]any{"response": started})
 	event("response.in_progress", map[string]any{"response": started})
@@ -215,11 +240,11 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request, body []byte) 
 			event("response.output_item.added", map[string]any{"output_index": i, "item": added})
 			part := map[string]any{"type": "output_text", "text": "", "annotations": []any{}}
 			event("response.content_part.added", map[string]any{"item_id": it.ID, "output_index": i, "content_index": 0, "part": part})
-			for _, chunk := range chunks(a.turn.Text) {
+			for _, chunk := range chunks(text) {
 				event("response.output_text.delta", map[string]any{"item_id": it.ID, "output_index": i, "content_index": 0, "delta": chunk})
 			}
-			event("response.output_text.done", map[string]any{"item_id": it.ID, "output_index": i, "content_index": 0, "text": a.turn.Text})
-			part["text"] = a.turn.Text
+			event("response.output_text.done", map[string]any{"item_id": it.ID, "output_index": i, "content_index": 0, "text": text})
+			part["text"] = text
 			event("response.content_part.done", map[string]any{"item_id": it.ID, "output_index": i, "content_index": 0, "part": part})
 		case "function_call":
 			added.Arguments = ""

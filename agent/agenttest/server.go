@@ -220,13 +220,15 @@ type answer struct {
 	usage Usage
 }
 
-// play picks the turn for a conversation and counts its tokens: input is
-// the conversation's parts; on a later call (after a tool result) all but
-// the last part are read from the cache.
-func (s *Server) play(userText string, toolResults int, parts []string, tools bool) answer {
+// play picks the turn for a conversation (the user's texts, the tool
+// results in req) and counts its tokens, noting both in req: input is the
+// conversation's parts; on a later call (after a tool result) all but the
+// last part are read from the cache.
+func (s *Server) play(req *Request, user, parts []string, tools bool) answer {
 	var a answer
+	toolResults := len(req.ToolResults)
 	if tools {
-		a.turn, a.rule = s.script.turnFor(userText, toolResults)
+		a.turn, a.rule = s.script.turnFor(strings.Join(user, "\n"), toolResults)
 		a.index = toolResults
 	} else {
 		a.turn = Turn{Text: s.script.plain()}
@@ -239,6 +241,7 @@ func (s *Server) play(userText string, toolResults int, parts []string, tools bo
 		}
 	}
 	a.usage.Output = max(1, Tokens(a.turn.Text)+Tokens(a.turn.Shell))
+	req.Rule, req.Turn, req.Answer, req.Usage, req.Status = a.rule, a.index, a.said(), a.usage, http.StatusOK
 	return a
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/daytonaio/daytona/libs/sdk-go/pkg/types"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/forge-run/forge/internal/testkit/wait"
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/runner/daytona/daytonatest"
 )
@@ -353,7 +354,7 @@ func TestEnvironmentCreateRetried(t *testing.T) {
 			done <- built{b, err}
 		}()
 		// Looked up before the create, then found after its retry.
-		daytonatest.WaitFor(t, "the snapshot to be found", func() bool { return e.srv.Calls(daytonatest.OpGetSnapshot) >= 2 })
+		wait.For(t, "the snapshot to be found", 20*time.Second, func() bool { return e.srv.Calls(daytonatest.OpGetSnapshot) >= 2 })
 		close(hold)
 		r := <-done
 		check(t, e, r.b, r.err, true)
@@ -370,7 +371,7 @@ func TestEnvironmentCreateRetried(t *testing.T) {
 		if created, _, err = c.Snapshot.Create(context.Background(), &types.CreateSnapshotParams{Name: runner.SnapshotName(env.Hash), Image: sdk.Base("python:3.12-slim")}); err == nil {
 			t.Fatalf("the create was answered: %+v", created)
 		}
-		daytonatest.WaitFor(t, "the snapshot to be active", func() bool {
+		wait.For(t, "the snapshot to be active", 20*time.Second, func() bool {
 			sn := e.srv.Snapshots()
 			return len(sn) == 1 && sn[0].State == "active"
 		})

@@ -16,6 +16,7 @@ import (
 	sdk "github.com/daytonaio/daytona/libs/sdk-go/pkg/daytona"
 	"github.com/daytonaio/daytona/libs/sdk-go/pkg/types"
 
+	"github.com/forge-run/forge/internal/testkit/wait"
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/runner/daytona/daytonatest"
 )
@@ -56,7 +57,7 @@ func TestExecuteOutlivesTheHTTPTimeout(t *testing.T) {
 	// One stream carried the end and the exit status, over one connection
 	// that outlived the HTTP timeout; nothing was polled.
 	var streams []daytonatest.Call
-	daytonatest.WaitFor(t, "the stream to be logged", func() bool {
+	wait.For(t, "the stream to be logged", 20*time.Second, func() bool {
 		streams = nil
 		for _, c := range e.srv.CallLog() {
 			if c.Op == daytonatest.OpSessionLogsStream {
@@ -79,7 +80,7 @@ func TestExecuteOutlivesTheHTTPTimeout(t *testing.T) {
 func streamCalls(t *testing.T, srv *daytonatest.Server, n int) []string {
 	t.Helper()
 	var out []string
-	daytonatest.WaitFor(t, "the streams to be logged", func() bool {
+	wait.For(t, "the streams to be logged", 20*time.Second, func() bool {
 		out = nil
 		for _, c := range srv.CallLog() {
 			if c.Op == daytonatest.OpSessionLogsStream {
@@ -224,8 +225,8 @@ func TestExecuteTimeoutKillsTheCandidate(t *testing.T) {
 	}
 	// The pid as the sandbox numbers it.
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	daytonatest.WaitFor(t, "the candidate to be gone", func() bool { return !e.srv.Alive(e.srv.Sandboxes()[0].ID, pid) })
-	daytonatest.WaitFor(t, "the emulator to see no process running", func() bool { return e.srv.Running() == 0 })
+	wait.For(t, "the candidate to be gone", 20*time.Second, func() bool { return !e.srv.Alive(e.srv.Sandboxes()[0].ID, pid) })
+	wait.For(t, "the emulator to see no process running", 20*time.Second, func() bool { return e.srv.Running() == 0 })
 }
 
 func TestCancelMidRunDeletesEverySandbox(t *testing.T) {
@@ -239,7 +240,7 @@ func TestCancelMidRunDeletesEverySandbox(t *testing.T) {
 		res, errs = e.runAll(ctx, 3, jobs)
 		close(done)
 	}()
-	daytonatest.WaitFor(t, "three candidates to run", func() bool { return e.srv.Running() == 3 })
+	wait.For(t, "three candidates to run", 20*time.Second, func() bool { return e.srv.Running() == 3 })
 	cancel()
 	<-done
 	for i := range jobs {
@@ -252,7 +253,7 @@ func TestCancelMidRunDeletesEverySandbox(t *testing.T) {
 	}
 	// Like the real service, the emulator kills a deleted sandbox's
 	// processes as it tears it down, just after answering the delete.
-	daytonatest.WaitFor(t, "the deleted sandboxes' processes to end", func() bool { return e.srv.Running() == 0 })
+	wait.For(t, "the deleted sandboxes' processes to end", 20*time.Second, func() bool { return e.srv.Running() == 0 })
 }
 
 func TestFiftyCandidatesStayWithinConcurrency(t *testing.T) {
@@ -498,7 +499,7 @@ func TestCancelDuringKillStopsIt(t *testing.T) {
 		res, _ := e.r.Run(ctx, job)
 		done <- res
 	}()
-	daytonatest.WaitFor(t, "the timed-out command to be polled", func() bool { return e.srv.Calls(daytonatest.OpSessionCommand) > 0 })
+	wait.For(t, "the timed-out command to be polled", 20*time.Second, func() bool { return e.srv.Calls(daytonatest.OpSessionCommand) > 0 })
 	cancel()
 	res := <-done
 	if res.ErrorKind != runner.ErrCancelled {

@@ -17,6 +17,7 @@ import (
 	sdk "github.com/daytonaio/daytona/libs/sdk-go/pkg/daytona"
 	"github.com/daytonaio/daytona/libs/sdk-go/pkg/types"
 
+	"github.com/forge-run/forge/internal/testkit/wait"
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/runner/daytona/daytonatest"
 )
@@ -236,7 +237,7 @@ func TestAuthFailureStopsTheRunAndCleansUp(t *testing.T) {
 		res, err := e.r.Run(ctx, slow)
 		done <- out{res, err}
 	}()
-	daytonatest.WaitFor(t, "the slow candidate to run", func() bool { return e.srv.Running() > 0 })
+	wait.For(t, "the slow candidate to run", 20*time.Second, func() bool { return e.srv.Running() > 0 })
 
 	e.srv.Inject(daytonatest.OpCreateSandbox, daytonatest.Fault{Status: 401, Times: 100})
 	jobs := []runner.Job{e.shJob("a", "echo a > \"$2\"\n"), e.shJob("b", "echo b > \"$2\"\n"), e.shJob("c", "echo c > \"$2\"\n")}
@@ -416,7 +417,7 @@ func TestCancelDuringCreateLeavesNoOrphan(t *testing.T) {
 		res, _ := e.r.Run(ctx, e.shJob("c", "true\n"))
 		done <- res
 	}()
-	daytonatest.WaitFor(t, "the sandbox to be created", func() bool { return e.srv.LiveCount() == 1 })
+	wait.For(t, "the sandbox to be created", 20*time.Second, func() bool { return e.srv.LiveCount() == 1 })
 	cancel()
 	res := <-done
 	if res.ErrorKind != runner.ErrCancelled {

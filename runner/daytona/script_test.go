@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/forge-run/forge/runner/daytona/daytonatest"
+	"github.com/forge-run/forge/internal/testkit/wait"
 )
 
 func capsOf(out, art int64) func(string) int64 {
@@ -309,7 +309,7 @@ func TestForgeShStartsOnce(t *testing.T) {
 					if concurrent && mode.name == "run" {
 						first := start(mode.name)
 						// The first start has its claim once the candidate counted.
-						daytonatest.WaitFor(t, "the candidate to count", func() bool {
+						wait.For(t, "the candidate to count", 20*time.Second, func() bool {
 							b, _ := os.ReadFile(count)
 							return len(b) > 0
 						})

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/forge-run/forge/internal/testkit/wait"
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/runner/local/localtest"
 )
@@ -339,9 +340,8 @@ func TestRunForgeKilledLeavesNothing(t *testing.T) {
 	// forge is gone without cleaning up; the namespace's init sees EOF and
 	// the kernel ends the rest.
 	assertDaemonGone(t, f)
-	deadline := time.Now().Add(10 * time.Second)
-	for len(localtest.Survivors(job.RunID)) > 0 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	assertNoSurvivors(t, job.RunID)
+	defer assertNoSurvivors(t, job.RunID) // and kill them, should the wait fail
+	wait.For(t, "the run's processes to end", 10*time.Second, func() bool {
+		return len(localtest.Survivors(job.RunID)) == 0
+	})
 }

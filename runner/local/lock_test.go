@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/forge-run/forge/internal/testkit/wait"
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/runner/local/localtest"
 )
@@ -106,8 +107,7 @@ func waitForBlockedFlock(t *testing.T, path string, pids ...int) {
 		t.Fatal(err)
 	}
 	ino := ":" + strconv.FormatUint(fi.Sys().(*syscall.Stat_t).Ino, 10)
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	wait.For(t, "either forge to wait for the lock on "+path, 60*time.Second, func() bool {
 		b, err := os.ReadFile("/proc/locks")
 		if err != nil {
 			t.Skipf("cannot see who waits for the lock: %v", err)
@@ -119,13 +119,10 @@ func waitForBlockedFlock(t *testing.T, path string, pids ...int) {
 			}
 			for _, pid := range pids {
 				if f[5] == strconv.Itoa(pid) {
-					return
+					return true
 				}
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("neither forge waits for the lock on %s:\n%s", path, b)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return false
+	})
 }

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/forge-run/forge/internal/testkit/wait"
 )
 
 // TestPidnsHolderReapsOrphans: the namespace's init reaps the orphans it
@@ -49,8 +51,7 @@ func TestPidnsHolderReapsOrphans(t *testing.T) {
 	}
 	pid := strconv.Itoa(ns.holder.Pid)
 	children := "/proc/" + pid + "/task/" + pid + "/children"
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	wait.For(t, "the init to reap its children (zombies)", 5*time.Second, func() bool {
 		if st, err := os.ReadFile("/proc/" + pid + "/stat"); err != nil || strings.Contains(string(st), ") Z ") {
 			t.Fatalf("the init ended while forge holds its pipe: %q %v", st, err)
 		}
@@ -58,14 +59,8 @@ func TestPidnsHolderReapsOrphans(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if strings.TrimSpace(string(b)) == "" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the init still has children (zombies) %s", b)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return strings.TrimSpace(string(b)) == ""
+	})
 	// Its read went on through the SIGCHLDs: it is blocked reading its
 	// stdin (read is syscall 0 on fd 0), not exiting; and it ends as the
 	// tier ends it.
@@ -112,20 +107,13 @@ func TestBuiltinInit(t *testing.T) {
 		missingTier(t, ContainPIDNamespace, err) // not root, no CAP_SYS_ADMIN
 	}
 	proc := "/proc/" + strconv.Itoa(p.Pid)
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	wait.For(t, "the init to block in read(0)", 5*time.Second, func() bool {
 		b, err := os.ReadFile(proc + "/syscall")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if strings.HasPrefix(string(b), "0 0x0 ") {
-			break // read(0, …): it got there
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the init is not blocked in read(0): %q", b)
-		}
-		runtime.Gosched()
-	}
+		return strings.HasPrefix(string(b), "0 0x0 ") // read(0, …)
+	})
 	status, err := os.ReadFile(proc + "/status")
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,8 @@ import (
 
 	"github.com/daytonaio/daytona/libs/sdk-go/pkg/types"
 	toolbox "github.com/daytonaio/daytona/libs/toolbox-api-client-go"
+
+	"github.com/forge-run/forge/internal/testkit/wait"
 )
 
 // chaosCalls sends one lookup per name (each a 404 unless chaos answers),
@@ -110,7 +112,7 @@ func TestChaosAfterAndDelay(t *testing.T) {
 	if _, err := sb.Process.ExecuteSessionCommand(ctx(t), "s", "echo ran", true, false); statusOf(err) != 502 {
 		t.Fatalf("exec: %v, want a 502", err)
 	}
-	WaitFor(t, "the command to end", func() bool {
+	wait.For(t, "the command to end", 20*time.Second, func() bool {
 		got, err := sb.Process.GetSession(ctx(t), "s")
 		if err != nil {
 			t.Fatal(err)

@@ -81,18 +81,14 @@ func (s *Server) createSandbox(h *handlerCtx) {
 	// ID; it must be active, and the sandbox gets its resources, a copy of
 	// its file system and its image's environment.
 	now := time.Now()
-	var snap *snapshot
-	var snapState, snapRoot, snapWorkdir string
-	var snapEnv map[string]string
-	var snapEntrypoint []string
-	var snapAccount *account
+	var snap, from *snapshot // from: a copy of snap, read under s.mu
 	gpu := valueOr(req.GPU, 0)
 	if req.BuildInfo == nil && strings.TrimSpace(req.Snapshot) != "" {
 		s.mu.Lock()
 		if snap = s.snapshotNamed(req.Snapshot, now); snap != nil {
-			snapState, snapRoot, snapWorkdir, snapEnv = snap.state, snap.root, snap.workdir, copyMap(snap.env)
-			snapEntrypoint, snapAccount = snap.entrypoint, snap.account
-			cpu, mem, disk, gpu = snap.cpu, snap.mem, snap.disk, snap.gpu
+			c := *snap
+			c.env = copyMap(snap.env)
+			from, cpu, mem, disk, gpu = &c, c.cpu, c.mem, c.disk, c.gpu
 		}
 		s.mu.Unlock()
 	}
@@ -100,9 +96,9 @@ func (s *Server) createSandbox(h *handlerCtx) {
 		h.apiError(http.StatusBadRequest, "Snapshot %s not found. Did you add it through the Daytona Dashboard?", req.Snapshot)
 		return
 	}
-	if snap != nil && snapState != snapActive {
+	if from != nil && from.state != snapActive {
 		// sandbox.service.ts createFromSnapshot.
-		h.apiError(http.StatusBadRequest, "Snapshot %s is %s", req.Snapshot, snapState)
+		h.apiError(http.StatusBadRequest, "Snapshot %s is %s", req.Snapshot, from.state)
 		return
 	}
 	if msg := s.perSandboxRefusal(cpu, mem, disk); msg != "" {
@@ -147,77 +143,23 @@ func (s *Server) createSandbox(h *handlerCtx) {
 		vols = append(vols, v)
 	}
 
-	s.seq++
-	id := fmt.Sprintf("sbx-%04d-%x", s.seq, now.UnixNano()&0xffffff)
-	name, user, root := cmp.Or(req.Name, id), cmp.Or(req.User, "daytona"), filepath.Join(s.opts.Dir, id)
-	home := filepath.Join(root, "home", user)
-	rooted := RootFS()
-	if rooted {
-		home = filepath.Join(root, filepath.FromSlash(userHome(user)))
-		if snapAccount != nil {
-			home = filepath.Join(root, filepath.FromSlash(snapAccount.home))
-		}
-	}
-	// The API's defaults for what the request leaves out; an auto-archive
-	// of 0 means its maximum.
-	sb := &sandbox{
-		id: id, name: name, origName: name, user: user, target: cmp.Or(req.Target, "us"),
-		labels: copyMap(req.Labels), env: copyMap(req.Env),
-		createdAt: now, startAt: now.Add(s.opts.StartDelay),
-		public: req.Public, networkBlockAll: req.NetworkBlockAll, networkAllowList: valueOr(req.NetworkAllowList, ""),
-		cpu: cpu, gpu: gpu, mem: mem, disk: disk, autoStop: valueOr(req.AutoStopInterval, 15),
-		autoArchive: cmp.Or(valueOr(req.AutoArchiveInterval, 10080), 43200), autoDel: valueOr(req.AutoDeleteInterval, -1),
-		snapshot: req.Snapshot, volumes: mounts, root: root, home: home,
-		sessions: map[string]*session{}, procs: map[*proc]struct{}{}, streams: map[chan struct{}]struct{}{},
-	}
-	if req.BuildInfo != nil {
-		sb.image = strings.TrimSpace(strings.TrimPrefix(req.BuildInfo.DockerfileContent, "FROM "))
-		sb.failState = s.opts.FailStart[sb.image]
-	} else if req.Snapshot != "" {
-		sb.failState = s.opts.FailStart[req.Snapshot]
-	}
-	if snap != nil && rooted {
-		// The image's paths are the sandbox's.
-		sb.fromRoot, sb.imageEnv, sb.workDir, sb.account = snapRoot, snapEnv, snapWorkdir, snapAccount
-		snap.lastUsedAt = now
-	} else if snap != nil {
-		// The image's paths were mapped under the snapshot's root; the
-		// sandbox's copy is under its own.
-		sb.fromRoot, sb.imageEnv = snapRoot, map[string]string{}
-		for k, v := range snapEnv {
-			sb.imageEnv[k] = strings.ReplaceAll(v, snapRoot, root)
-		}
-		if snapWorkdir != "" {
-			sb.workDir = root + strings.TrimPrefix(snapWorkdir, snapRoot)
-		}
+	sb := s.newSandbox(req, now, from, mounts)
+	sb.cpu, sb.gpu, sb.mem, sb.disk = cpu, gpu, mem, disk
+	if snap != nil {
 		snap.lastUsedAt = now
 	}
-	s.sandboxes[id] = sb
+	s.sandboxes[sb.id] = sb
 	s.order = append(s.order, sb)
 	s.peak = max(s.peak, s.liveCount())
 	s.notePeakUsage(now)
-
-	// The file system work happens without the lock: it is slow, and other
-	// sandboxes must not wait for it.
-	s.mu.Unlock()
-	fs, err := s.makeSandboxFS(sb, vols)
-	s.mu.Lock()
-	if err != nil {
+	entrypoint := ""
+	if from != nil {
+		entrypoint = entrypointCommand(from.entrypoint)
+	}
+	if err := s.startSandbox(sb, vols, entrypoint); err != nil {
 		sb.deletedAt, sb.destroyedAt = now, now
 		h.apiError(http.StatusInternalServerError, "make sandbox: %v", err)
 		return
-	}
-	if fs != nil {
-		sb.fs = fs
-		if s.gone(sb) {
-			fs.stop() // deleted, or the emulator closing, while it was made
-		} else if ep := entrypointCommand(snapEntrypoint); ep != "" && sb.failState == "" {
-			// The image's service starts with the sandbox, as the
-			// daemon starts it; nothing waits for it.
-			s.mu.Unlock()
-			s.spawn(sb, ep, cmp.Or(sb.workDir, "/"), s.baseEnv(sb), false, nil)
-			s.mu.Lock()
-		}
 	}
 	if st := sb.state(now); req.BuildInfo == nil && (st == "error" || st == "build_failed") {
 		// The API waits up to 30 s for a snapshot's sandbox to start and
@@ -227,6 +169,75 @@ func (s *Server) createSandbox(h *handlerCtx) {
 		return
 	}
 	h.json(http.StatusOK, sb.dto(s, now))
+}
+
+// newSandbox is the sandbox req makes, from a copy of its snapshot (nil
+// for an image's), with the API's defaults for what the request leaves
+// out; an auto-archive of 0 means its maximum. The caller holds s.mu.
+func (s *Server) newSandbox(req createRequest, now time.Time, from *snapshot, mounts []VolumeMount) *sandbox {
+	s.seq++
+	id := fmt.Sprintf("sbx-%04d-%x", s.seq, now.UnixNano()&0xffffff)
+	name, user, root := cmp.Or(req.Name, id), cmp.Or(req.User, "daytona"), filepath.Join(s.opts.Dir, id)
+	home := filepath.Join(root, "home", user)
+	rooted := RootFS()
+	if rooted {
+		home = filepath.Join(root, filepath.FromSlash(userHome(user)))
+		if from != nil && from.account != nil {
+			home = filepath.Join(root, filepath.FromSlash(from.account.home))
+		}
+	}
+	sb := &sandbox{
+		id: id, name: name, origName: name, user: user, target: cmp.Or(req.Target, "us"),
+		labels: copyMap(req.Labels), env: copyMap(req.Env),
+		createdAt: now, startAt: now.Add(s.opts.StartDelay),
+		public: req.Public, networkBlockAll: req.NetworkBlockAll, networkAllowList: valueOr(req.NetworkAllowList, ""),
+		autoStop: valueOr(req.AutoStopInterval, 15), autoArchive: cmp.Or(valueOr(req.AutoArchiveInterval, 10080), 43200),
+		autoDel: valueOr(req.AutoDeleteInterval, -1), snapshot: req.Snapshot, volumes: mounts, root: root, home: home,
+		sessions: map[string]*session{}, procs: map[*proc]struct{}{}, streams: map[chan struct{}]struct{}{},
+	}
+	if req.BuildInfo != nil {
+		sb.image = strings.TrimSpace(strings.TrimPrefix(req.BuildInfo.DockerfileContent, "FROM "))
+		sb.failState = s.opts.FailStart[sb.image]
+	} else if req.Snapshot != "" {
+		sb.failState = s.opts.FailStart[req.Snapshot]
+	}
+	if from != nil && rooted {
+		// The image's paths are the sandbox's.
+		sb.fromRoot, sb.imageEnv, sb.workDir, sb.account = from.root, from.env, from.workdir, from.account
+	} else if from != nil {
+		// The image's paths were mapped under the snapshot's root; the
+		// sandbox's copy is under its own.
+		sb.fromRoot, sb.imageEnv = from.root, map[string]string{}
+		for k, v := range from.env {
+			sb.imageEnv[k] = strings.ReplaceAll(v, from.root, root)
+		}
+		if from.workdir != "" {
+			sb.workDir = root + strings.TrimPrefix(from.workdir, from.root)
+		}
+	}
+	return sb
+}
+
+// startSandbox makes sb's file system, without the lock (it is slow, and
+// other sandboxes must not wait for it), then starts entrypoint, the
+// image's service, as the daemon starts it: nothing waits for it. The
+// caller holds s.mu.
+func (s *Server) startSandbox(sb *sandbox, vols []*volume, entrypoint string) error {
+	s.mu.Unlock()
+	fs, err := s.makeSandboxFS(sb, vols)
+	s.mu.Lock()
+	if err != nil || fs == nil {
+		return err
+	}
+	sb.fs = fs
+	if s.gone(sb) {
+		fs.stop() // deleted, or the emulator closing, while it was made
+	} else if entrypoint != "" && sb.failState == "" {
+		s.mu.Unlock()
+		s.spawn(sb, entrypoint, cmp.Or(sb.workDir, "/"), s.baseEnv(sb), false, nil)
+		s.mu.Lock()
+	}
+	return nil
 }
 
 // valueOr is *p, or d when p is nil.

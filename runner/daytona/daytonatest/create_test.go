@@ -10,6 +10,8 @@ import (
 
 	"github.com/daytonaio/daytona/libs/sdk-go/pkg/daytona"
 	"github.com/daytonaio/daytona/libs/sdk-go/pkg/types"
+
+	"github.com/forge-run/forge/internal/testkit/wait"
 )
 
 // deleteAll deletes every sandbox the API lists and checks that none is
@@ -69,7 +71,7 @@ func TestQuotaRefusesOverTheTotalUntilADeletedSandboxIsGone(t *testing.T) {
 	} else {
 		t.Logf("the machine is slow: %v passed before the create; not checking the destroying case", time.Since(deleted))
 	}
-	WaitFor(t, "the deleted sandbox is gone", func() bool {
+	wait.For(t, "the deleted sandbox is gone", 20*time.Second, func() bool {
 		_, err := c.Get(ctx(t), sbs[0].ID)
 		return isNotFound(err)
 	})
@@ -290,7 +292,7 @@ func TestToolboxWarmupAnswers502(t *testing.T) {
 	} else {
 		t.Logf("the machine is slow: %v passed; not checking the warm-up", time.Since(started))
 	}
-	WaitFor(t, "the toolbox answers", func() bool {
+	wait.For(t, "the toolbox answers", 20*time.Second, func() bool {
 		_, err := sb.GetUserHomeDir(ctx(t))
 		return err == nil
 	})

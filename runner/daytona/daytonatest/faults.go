@@ -1,6 +1,7 @@
 package daytonatest
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"time"
@@ -100,4 +101,70 @@ func (s *Server) writeFault(w http.ResponseWriter, r *http.Request, f *Fault, to
 	} else {
 		writeAPIError(w, r, f.Status, msg)
 	}
+}
+
+// fault is the fault to play on a call: a test's, else chaos's; by says
+// which ("" or "chaos "), as Call.Fault names it.
+func (s *Server) fault(r *http.Request, op string, toolbox bool, sandboxID string, params map[string]string, body []byte) (f *Fault, by string) {
+	if f := s.takeFault(op); f != nil {
+		return f, ""
+	}
+	if f := s.chaosFault(r, op, toolbox, sandboxID, params, body); f != nil {
+		return f, "chaos "
+	}
+	return nil, ""
+}
+
+// faultBefore plays what f does before the call is handled: a delay, a
+// hang, or a status in place of the answer. It says whether the call is
+// over.
+func (s *Server) faultBefore(w http.ResponseWriter, r *http.Request, f *Fault, by string, toolbox bool, call *Call) bool {
+	if f == nil {
+		return false
+	}
+	if f.Delay > 0 {
+		call.Fault = by + "delay"
+		if !s.wait(r, f.Delay) {
+			panic(http.ErrAbortHandler)
+		}
+	}
+	switch {
+	case f.Hang:
+		call.Fault = by + "hang"
+		select {
+		case <-r.Context().Done():
+		case <-s.closing:
+		}
+		panic(http.ErrAbortHandler) // never answer
+	case f.Status != 0 && !f.Drop && !f.Stall && !f.After:
+		call.Fault = by + fmt.Sprint(f.Status)
+		call.Status = f.Status
+		s.writeFault(w, r, f, toolbox)
+		return true
+	}
+	return false
+}
+
+// faultAfter plays what f does once the call is handled: a status in place
+// of the answer, or a dropped connection. It says whether the call is over.
+func (s *Server) faultAfter(w http.ResponseWriter, r *http.Request, f *Fault, by string, toolbox bool, call *Call) bool {
+	switch {
+	case f == nil:
+		return false
+	case f.After && f.Status != 0:
+		call.Fault = by + "after " + fmt.Sprint(f.Status)
+		call.Status = f.Status
+		s.writeFault(w, r, f, toolbox)
+		return true
+	case f.Drop:
+		call.Fault = by + "drop"
+		if hj, ok := w.(http.Hijacker); ok {
+			if conn, _, err := hj.Hijack(); err == nil {
+				conn.Close()
+				return true
+			}
+		}
+		panic(http.ErrAbortHandler)
+	}
+	return false
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/daytonaio/daytona/libs/sdk-go/pkg/daytona"
 	"github.com/daytonaio/daytona/libs/sdk-go/pkg/options"
 	"github.com/daytonaio/daytona/libs/sdk-go/pkg/types"
+	"github.com/forge-run/forge/internal/testkit/wait"
 	"github.com/forge-run/forge/internal/text"
 )
 
@@ -100,7 +101,7 @@ if os.fork() == 0:
 		if got := run(t, sb, fetch); got != name+"\n" {
 			t.Errorf("sandbox %s reached the server of %q", name, got)
 		}
-		WaitFor(t, "the request's log line in the command's log", func() bool {
+		wait.For(t, "the request's log line in the command's log", 20*time.Second, func() bool {
 			logs, err := sb.Process.GetSessionCommandLogs(ctx(t), "agent", cids[name])
 			return err == nil && strings.Contains(logs.Stderr, `"GET /who HTTP/1.1" 200`)
 		})
@@ -139,14 +140,14 @@ func TestDeleteSessionKillsWhatItLeft(t *testing.T) {
 			if err := sb.Process.DeleteSession(ctx(t), "a"); err != nil {
 				t.Fatal(err)
 			}
-			WaitFor(t, "session a's daemon to end", func() bool { return len(hostProcs(a)) == 0 })
+			wait.For(t, "session a's daemon to end", 20*time.Second, func() bool { return len(hostProcs(a)) == 0 })
 			if len(hostProcs(b)) != 1 {
 				t.Fatal("deleting session a killed session b's daemon")
 			}
 			if err := sb.Delete(ctx(t)); err != nil {
 				t.Fatal(err)
 			}
-			WaitFor(t, "session b's daemon to end with the sandbox", func() bool { return len(hostProcs(b)) == 0 })
+			wait.For(t, "session b's daemon to end with the sandbox", 20*time.Second, func() bool { return len(hostProcs(b)) == 0 })
 		})
 	}
 }
@@ -159,15 +160,15 @@ func TestDeleteSessionKillsARunningCommandsTree(t *testing.T) {
 	sb := create(t, client(t, s), "t")
 	m := marker(t, "child")
 	cid := startCommand(t, sb, "s", daemon(m)+"; echo started; exec sleep 1000")
-	WaitFor(t, "the command to start its daemon", func() bool {
+	wait.For(t, "the command to start its daemon", 20*time.Second, func() bool {
 		logs, err := sb.Process.GetSessionCommandLogs(ctx(t), "s", cid)
 		return err == nil && logs.Stdout == "started\n"
 	})
 	if err := sb.Process.DeleteSession(ctx(t), "s"); err != nil {
 		t.Fatal(err)
 	}
-	WaitFor(t, "the command's daemon to end", func() bool { return len(hostProcs(m)) == 0 })
-	WaitFor(t, "the command to end", func() bool { return s.Running() == 0 })
+	wait.For(t, "the command's daemon to end", 20*time.Second, func() bool { return len(hostProcs(m)) == 0 })
+	wait.For(t, "the command to end", 20*time.Second, func() bool { return s.Running() == 0 })
 }
 
 // Once Close has returned, nothing any sandbox started is left on this
@@ -204,7 +205,7 @@ func TestExecuteWaitsForItsOutputToClose(t *testing.T) {
 	if statusOf(err) != 408 || time.Since(start) < time.Second {
 		t.Fatalf("after %v: %v, want 408 after the timeout", time.Since(start), err)
 	}
-	WaitFor(t, "the timeout to kill the process group", func() bool { return len(hostProcs(m)) == 0 })
+	wait.For(t, "the timeout to kill the process group", 20*time.Second, func() bool { return len(hostProcs(m)) == 0 })
 }
 
 // With RootFS each sandbox has a network of its own, loopback only, unless

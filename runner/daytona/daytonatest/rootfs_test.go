@@ -10,10 +10,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/daytonaio/daytona/libs/sdk-go/pkg/daytona"
 	"github.com/daytonaio/daytona/libs/sdk-go/pkg/options"
 	"github.com/daytonaio/daytona/libs/sdk-go/pkg/types"
+	"github.com/forge-run/forge/internal/testkit/wait"
 	"github.com/forge-run/forge/internal/text"
 )
 
@@ -225,7 +227,7 @@ func TestRootFSEntrypoint(t *testing.T) {
 	}
 	root := s.Sandboxes()[0].Root
 	started := filepath.Join(root, "srv", "app", "started")
-	WaitFor(t, "the entrypoint to start", func() bool {
+	wait.For(t, "the entrypoint to start", 20*time.Second, func() bool {
 		b, _ := os.ReadFile(started)
 		return string(b) == "/srv/app\n"
 	})

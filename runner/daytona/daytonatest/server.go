@@ -2,6 +2,7 @@ package daytonatest
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -207,19 +208,6 @@ func Start(t testing.TB, opts Options) *Server {
 	return s
 }
 
-// WaitFor checks cond every 10 ms until it holds, and fails the test if it
-// still does not after 20 s.
-func WaitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func newServer(opts Options) (*Server, error) {
 	opts.APIKey = cmp.Or(opts.APIKey, DefaultAPIKey)
 	if opts.MaxLog <= 0 {
@@ -327,13 +315,7 @@ var emptyBodyOK = map[string]bool{
 // and the answer against the specs.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	call := Call{Method: r.Method, Path: r.URL.Path, Start: time.Now()}
-	defer func() {
-		call.End = time.Now()
-		s.mu.Lock()
-		s.calls = append(s.calls, call)
-		s.mu.Unlock()
-	}()
-
+	defer s.record(&call)
 	body, err := io.ReadAll(io.LimitReader(r.Body, 512<<20))
 	if err != nil {
 		http.Error(w, "read body", http.StatusBadRequest)
@@ -355,24 +337,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		call.Op, call.Status = OpStorage, sw.status
 		return
 	}
-	var toolbox bool
-	var sandboxID, specPath string
-	switch {
-	case strings.HasPrefix(r.URL.Path, apiPrefix+"/"):
-		specPath = r.URL.Path
-	case strings.HasPrefix(r.URL.Path, toolboxPrefix):
-		rest := r.URL.Path[len(toolboxPrefix):]
-		i := strings.IndexByte(rest, '/')
-		if i <= 0 {
-			notFound("%s %s: no toolbox route", r.Method, r.URL.Path)
-			return
-		}
-		toolbox, sandboxID, specPath = true, rest[:i], rest[i:]
-	default:
-		notFound("%s %s: neither the API (%s) nor the toolbox (%s)", r.Method, r.URL.Path, apiPrefix, toolboxPrefix)
+	toolbox, sandboxID, specPath, err := route(r.URL.Path)
+	if err != nil {
+		notFound("%s %s: %v", r.Method, r.URL.Path, err)
 		return
 	}
-
 	v, op, err := s.opts.Specs.findRoute(toolbox, r, specPath, body)
 	if err != nil {
 		notFound("%s %s: not in the spec: %v", r.Method, specPath, err)
@@ -390,47 +359,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.violation("%s request: %v", op, err)
 	}
 
-	s.mu.Lock()
-	delay := s.latency[op]
-	s.mu.Unlock()
-	if delay > 0 && !s.wait(r, delay) {
-		panic(http.ErrAbortHandler) // the client left or the server is closing
-	}
-
-	f, by := s.takeFault(op), ""
-	if f == nil {
-		if f = s.chaosFault(r, op, toolbox, sandboxID, v.input.PathParams, body); f != nil {
-			by = "chaos "
-		}
-	}
+	s.delay(r, op)
+	f, by := s.fault(r, op, toolbox, sandboxID, v.input.PathParams, body)
 	if f != nil && stream && f.After {
 		f = nil // a stream has no answer to replace after the fact
 	}
-	if f != nil && f.Delay > 0 {
-		call.Fault = by + "delay"
-		if !s.wait(r, f.Delay) {
-			panic(http.ErrAbortHandler)
-		}
-	}
-	if f != nil {
-		switch {
-		case f.Hang:
-			call.Fault = by + "hang"
-			select {
-			case <-r.Context().Done():
-			case <-s.closing:
-			}
-			panic(http.ErrAbortHandler) // never answer
-		case f.Status != 0 && !f.Drop && !f.Stall && !f.After:
-			call.Fault = by + fmt.Sprint(f.Status)
-			call.Status = f.Status
-			s.writeFault(w, r, f, toolbox)
-			return
-		}
+	if s.faultBefore(w, r, f, by, toolbox, &call) {
+		return
 	}
 
 	h := &handlerCtx{r: r, op: op, params: v.input.PathParams, sandboxID: sandboxID}
-	if op == OpSnapshotBuildLogs && !toolbox {
+	switch {
+	case op == OpSnapshotBuildLogs && !toolbox:
 		// A plain-text stream, written as it comes: the spec describes no
 		// body to check.
 		if f != nil && f.Drop {
@@ -439,18 +379,56 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		h.w = w
 		call.Status = s.serveBuildLogs(h)
-		return
-	}
-	if stream {
+	case stream:
 		sw := &statusWriter{ResponseWriter: w}
 		h.w = sw
 		s.serveLogStream(h, f, &call)
 		if call.Status == 0 {
 			call.Status = sw.status
 		}
-		return
+	default:
+		s.answer(w, h, v, f, by, toolbox, &call)
 	}
+}
 
+// record notes a call once answered.
+func (s *Server) record(call *Call) {
+	call.End = time.Now()
+	s.mu.Lock()
+	s.calls = append(s.calls, *call)
+	s.mu.Unlock()
+}
+
+// delay waits out the latency set for op (SetLatency).
+func (s *Server) delay(r *http.Request, op string) {
+	s.mu.Lock()
+	d := s.latency[op]
+	s.mu.Unlock()
+	if d > 0 && !s.wait(r, d) {
+		panic(http.ErrAbortHandler) // the client left or the server is closing
+	}
+}
+
+// route splits a request's path into the surface it calls (the API, or a
+// sandbox's toolbox) and the path as that surface's spec sees it.
+func route(path string) (toolbox bool, sandboxID, specPath string, err error) {
+	switch {
+	case strings.HasPrefix(path, apiPrefix+"/"):
+		return false, "", path, nil
+	case strings.HasPrefix(path, toolboxPrefix):
+		rest := path[len(toolboxPrefix):]
+		i := strings.IndexByte(rest, '/')
+		if i <= 0 {
+			return false, "", "", errors.New("no toolbox route")
+		}
+		return true, rest[:i], rest[i:], nil
+	}
+	return false, "", "", fmt.Errorf("neither the API (%s) nor the toolbox (%s)", apiPrefix, toolboxPrefix)
+}
+
+// answer handles a call into a recorder, checks a successful answer
+// against the spec, and sends it unless fault f replaces it.
+func (s *Server) answer(w http.ResponseWriter, h *handlerCtx, v *validation, f *Fault, by string, toolbox bool, call *Call) {
 	rec := httptest.NewRecorder()
 	h.w = rec
 	if toolbox {
@@ -461,30 +439,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	res := rec.Result()
 	resBody := rec.Body.Bytes()
 	if res.StatusCode >= 200 && res.StatusCode < 300 {
-		if len(resBody) == 0 && !emptyBodyOK[op] {
-			s.violation("%s response %d: empty body", op, res.StatusCode)
+		if len(resBody) == 0 && !emptyBodyOK[h.op] {
+			s.violation("%s response %d: empty body", h.op, res.StatusCode)
 		} else if len(resBody) > 0 {
-			if err := v.response(r.Context(), res.StatusCode, res.Header, resBody); err != nil {
-				s.violation("%s response %d: %v", op, res.StatusCode, err)
+			if err := v.response(h.r.Context(), res.StatusCode, res.Header, resBody); err != nil {
+				s.violation("%s response %d: %v", h.op, res.StatusCode, err)
 			}
 		}
 	}
-
-	if f != nil && f.After && f.Status != 0 {
-		call.Fault = by + "after " + fmt.Sprint(f.Status)
-		call.Status = f.Status
-		s.writeFault(w, r, f, toolbox)
+	if s.faultAfter(w, h.r, f, by, toolbox, call) {
 		return
-	}
-	if f != nil && f.Drop {
-		call.Fault = by + "drop"
-		if hj, ok := w.(http.Hijacker); ok {
-			if conn, _, err := hj.Hijack(); err == nil {
-				conn.Close()
-				return
-			}
-		}
-		panic(http.ErrAbortHandler)
 	}
 	for k, vs := range res.Header {
 		w.Header()[k] = vs

@@ -17,6 +17,8 @@ import (
 	sdkerrors "github.com/daytonaio/daytona/libs/sdk-go/pkg/errors"
 	"github.com/daytonaio/daytona/libs/sdk-go/pkg/options"
 	"github.com/daytonaio/daytona/libs/sdk-go/pkg/types"
+
+	"github.com/forge-run/forge/internal/testkit/wait"
 )
 
 // specs are loaded once for the whole package's tests.
@@ -109,7 +111,7 @@ func TestSandboxLifecycleThroughTheSDK(t *testing.T) {
 	}
 	cmdID := r["id"].(string)
 	var code any
-	WaitFor(t, "the session command to finish", func() bool {
+	wait.For(t, "the session command to finish", 20*time.Second, func() bool {
 		st, err := sb.Process.GetSessionCommand(ctx(t), "s", cmdID)
 		if err != nil {
 			t.Fatal(err)
@@ -270,7 +272,7 @@ func TestFaults(t *testing.T) {
 		t.Fatal("hung create returned")
 	}
 	// The hung call is logged once the server notices the client left.
-	WaitFor(t, "7 create calls", func() bool { return s.Calls(OpCreateSandbox) == 7 })
+	wait.For(t, "7 create calls", 20*time.Second, func() bool { return s.Calls(OpCreateSandbox) == 7 })
 	calls := 0
 	for _, call := range s.CallLog() {
 		if call.Op == OpCreateSandbox {
@@ -308,7 +310,7 @@ func assertGone(t *testing.T, s *Server, id, file string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	WaitFor(t, fmt.Sprintf("process %d to end", pid), func() bool { return !s.Alive(id, pid) })
+	wait.For(t, fmt.Sprintf("process %d to end", pid), 20*time.Second, func() bool { return !s.Alive(id, pid) })
 }
 
 func TestCloseKillsEverythingItStarted(t *testing.T) {
@@ -321,7 +323,7 @@ func TestCloseKillsEverythingItStarted(t *testing.T) {
 		t.Fatal(err)
 	}
 	pid := filepath.Join(s.Sandboxes()[0].Home, "pid")
-	WaitFor(t, "the session command to start", func() bool { return s.Running() > 0 && !fileMissing(pid) })
+	wait.For(t, "the session command to start", 20*time.Second, func() bool { return s.Running() > 0 && !fileMissing(pid) })
 	s.Close()
 	if s.Running() != 0 {
 		t.Fatalf("%d processes outlived Close", s.Running())

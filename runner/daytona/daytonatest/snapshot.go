@@ -174,54 +174,33 @@ func (s *Server) snapshotNamed(key string, now time.Time) *snapshot {
 	return nil
 }
 
+// snapshotRequest is the body of POST /snapshots.
+type snapshotRequest struct {
+	Name       string   `json:"name"`
+	ImageName  *string  `json:"imageName"`
+	Entrypoint []string `json:"entrypoint"`
+	CPU        *int     `json:"cpu"`
+	GPU        *int     `json:"gpu"`
+	Memory     *int     `json:"memory"`
+	Disk       *int     `json:"disk"`
+	BuildInfo  *struct {
+		DockerfileContent string   `json:"dockerfileContent"`
+		ContextHashes     []string `json:"contextHashes"`
+	} `json:"buildInfo"`
+}
+
 func (s *Server) createSnapshot(h *handlerCtx) {
-	var req struct {
-		Name       string   `json:"name"`
-		ImageName  *string  `json:"imageName"`
-		Entrypoint []string `json:"entrypoint"`
-		CPU        *int     `json:"cpu"`
-		GPU        *int     `json:"gpu"`
-		Memory     *int     `json:"memory"`
-		Disk       *int     `json:"disk"`
-		BuildInfo  *struct {
-			DockerfileContent string   `json:"dockerfileContent"`
-			ContextHashes     []string `json:"contextHashes"`
-		} `json:"buildInfo"`
-	}
+	var req snapshotRequest
 	if err := json.NewDecoder(h.r.Body).Decode(&req); err != nil {
 		h.apiError(http.StatusBadRequest, "bad request body: %v", err)
 		return
 	}
 	// The real API's order (v0.170.0 snapshot.controller.ts createSnapshot,
 	// then snapshot.service.ts createFromPull or createFromBuildInfo): the
-	// controller's checks of buildInfo against imageName and entrypoint,
-	// the snapshot name, the image name, the per-sandbox limits, the
-	// snapshot quota (both BadRequestError: 400), and the unique name only
-	// when the row is inserted (409).
-	image := valueOr(req.ImageName, "")
-	switch {
-	case req.BuildInfo != nil && image != "":
-		h.apiError(http.StatusBadRequest, "Cannot specify an image name when using a build info entry")
-		return
-	case req.BuildInfo != nil && req.Entrypoint != nil:
-		h.apiError(http.StatusBadRequest, "Cannot specify an entrypoint when using a build info entry")
-		return
-	case req.BuildInfo == nil && image == "":
-		h.apiError(http.StatusBadRequest, "Must specify an image name when not using a build info entry")
-		return
-	}
-	if !imageNameRE.MatchString(req.Name) {
-		h.apiError(http.StatusBadRequest, "Invalid snapshot name format. May contain letters, digits, dots, colons, and dashes")
-		return
-	}
-	if req.BuildInfo == nil {
-		if msg := imageNameProblem(*req.ImageName); msg != "" {
-			h.apiError(http.StatusBadRequest, "%s", msg)
-			return
-		}
-	}
-	cpu, mem, disk := valueOr(req.CPU, 0), valueOr(req.Memory, 0), valueOr(req.Disk, 0)
-	if msg := s.perSandboxRefusal(cpu, mem, disk); msg != "" {
+	// request's own checks (snapshotRefusal), the snapshot quota (both
+	// BadRequestError: 400), and the unique name only when the row is
+	// inserted (409).
+	if msg := s.snapshotRefusal(req); msg != "" {
 		h.apiError(http.StatusBadRequest, "%s", msg)
 		return
 	}
@@ -236,11 +215,44 @@ func (s *Server) createSnapshot(h *handlerCtx) {
 		h.apiError(http.StatusConflict, "Snapshot with name %q already exists for this organization", req.Name)
 		return
 	}
-	// The entity's defaults for what the request leaves out (1 vCPU,
-	// 1 GiB, 3 GiB, no GPU), as for an image's sandbox.
+	sn := s.newSnapshot(req, now)
+	s.snapOrder = append(s.snapOrder, sn)
+	s.workers.Add(1)
+	go s.buildSnapshot(sn)
+	h.json(http.StatusOK, sn.dto())
+}
+
+// snapshotRefusal is why the API refuses req by itself, in its order: the
+// controller's checks of buildInfo against imageName and entrypoint, the
+// snapshot name, the image name, the per-sandbox limits; "" if none.
+func (s *Server) snapshotRefusal(req snapshotRequest) string {
+	image := valueOr(req.ImageName, "")
+	switch {
+	case req.BuildInfo != nil && image != "":
+		return "Cannot specify an image name when using a build info entry"
+	case req.BuildInfo != nil && req.Entrypoint != nil:
+		return "Cannot specify an entrypoint when using a build info entry"
+	case req.BuildInfo == nil && image == "":
+		return "Must specify an image name when not using a build info entry"
+	case !imageNameRE.MatchString(req.Name):
+		return "Invalid snapshot name format. May contain letters, digits, dots, colons, and dashes"
+	}
+	if req.BuildInfo == nil {
+		if msg := imageNameProblem(*req.ImageName); msg != "" {
+			return msg
+		}
+	}
+	return s.perSandboxRefusal(valueOr(req.CPU, 0), valueOr(req.Memory, 0), valueOr(req.Disk, 0))
+}
+
+// newSnapshot is the pending snapshot req makes, with the entity's
+// defaults for what it leaves out (1 vCPU, 1 GiB, 3 GiB, no GPU), as for an
+// image's sandbox.
+func (s *Server) newSnapshot(req snapshotRequest, now time.Time) *snapshot {
 	sn := &snapshot{
 		id: newUUID(), name: req.Name, createdAt: now, updatedAt: now, state: snapPending,
-		cpu: cmp.Or(cpu, defaultCPU), gpu: valueOr(req.GPU, 0), mem: cmp.Or(mem, defaultMemory), disk: cmp.Or(disk, defaultDisk),
+		cpu: cmp.Or(valueOr(req.CPU, 0), defaultCPU), gpu: valueOr(req.GPU, 0),
+		mem: cmp.Or(valueOr(req.Memory, 0), defaultMemory), disk: cmp.Or(valueOr(req.Disk, 0), defaultDisk),
 		entrypoint: req.Entrypoint, changed: make(chan struct{}),
 	}
 	if req.BuildInfo != nil {
@@ -255,10 +267,7 @@ func (s *Server) createSnapshot(h *handlerCtx) {
 		sn.entrypoint = []string{"sleep", "infinity"}
 	}
 	sn.root = filepath.Join(s.opts.Dir, "snapshots", sn.id)
-	s.snapOrder = append(s.snapOrder, sn)
-	s.workers.Add(1)
-	go s.buildSnapshot(sn)
-	h.json(http.StatusOK, sn.dto())
+	return sn
 }
 
 // dockerfileEntrypoint is the API's getEntrypointFromDockerfile.

@@ -38,24 +38,12 @@ func (s *Server) serveLogStream(h *handlerCtx, f *Fault, call *Call) {
 	if c == nil {
 		return
 	}
-	cut := make(chan struct{})
-	s.mu.Lock()
-	gone := s.gone(sb)
-	if !gone {
-		sb.streams[cut] = struct{}{}
-		s.workers.Add(1)
-	}
-	s.mu.Unlock()
-	if gone {
+	cut, release := s.openStream(sb)
+	if cut == nil {
 		h.toolboxError(http.StatusUnauthorized, "authentication failed: sandbox %s not found", sb.id)
 		return
 	}
-	defer func() {
-		s.mu.Lock()
-		delete(sb.streams, cut)
-		s.mu.Unlock()
-		s.workers.Done()
-	}()
+	defer release()
 
 	conn, err := upgrader.Upgrade(h.w, h.r, nil)
 	if err != nil {
@@ -86,7 +74,35 @@ func (s *Server) serveLogStream(h *handlerCtx, f *Fault, call *Call) {
 		}
 		return
 	}
+	if s.followLog(conn, c, f != nil && f.Drop, left, cut) {
+		call.Fault = "drop"
+	}
+}
 
+// openStream registers a log stream of sb's, which deleting sb cuts (it
+// closes cut), and release unregisters it; cut is nil when sb is gone.
+func (s *Server) openStream(sb *sandbox) (cut chan struct{}, release func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.gone(sb) {
+		return nil, nil
+	}
+	cut = make(chan struct{})
+	sb.streams[cut] = struct{}{}
+	s.workers.Add(1)
+	return cut, func() {
+		s.mu.Lock()
+		delete(sb.streams, cut)
+		s.mu.Unlock()
+		s.workers.Done()
+	}
+}
+
+// followLog sends c's log on conn as the daemon follows it (the constants
+// above) until its exit code exists (then a close frame), the client
+// leaves or the stream is cut. With drop it ends without a close frame
+// once the log holds nothing new, and says so.
+func (s *Server) followLog(conn *websocket.Conn, c *sessCmd, drop bool, left, cut <-chan struct{}) (dropped bool) {
 	off, idle := 0, 0
 	for {
 		p := s.procOf(c)
@@ -96,15 +112,14 @@ func (s *Server) serveLogStream(h *handlerCtx, f *Fault, call *Call) {
 		}
 		if len(chunk) > 0 {
 			if err := conn.WriteMessage(websocket.BinaryMessage, chunk); err != nil {
-				return
+				return false
 			}
 			off += len(chunk)
 			idle = 0
 			continue
 		}
-		if f != nil && f.Drop {
-			call.Fault = "drop"
-			return // conn.Close: no close frame
+		if drop {
+			return true // conn.Close: no close frame
 		}
 		if idle++; idle >= streamIdleRuns {
 			idle = 0
@@ -114,23 +129,29 @@ func (s *Server) serveLogStream(h *handlerCtx, f *Fault, call *Call) {
 				}
 				conn.WriteControl(websocket.CloseMessage,
 					websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(time.Second))
-				return
+				return false
 			}
-			s.mu.Lock()
-			if s.unfinished == nil {
-				s.unfinished = map[string]int{}
-			}
-			s.unfinished[c.id]++
-			s.mu.Unlock()
+			s.lookedForExitCode(c)
 		}
 		select {
 		case <-time.After(streamIdle):
 		case <-left:
-			return
+			return false
 		case <-cut:
-			return
+			return false
 		}
 	}
+}
+
+// lookedForExitCode counts a look of a stream for c's exit code that
+// found none (ExitCodeLooks).
+func (s *Server) lookedForExitCode(c *sessCmd) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.unfinished == nil {
+		s.unfinished = map[string]int{}
+	}
+	s.unfinished[c.id]++
 }
 
 // exited says whether the command's exit code exists: it ran to its end

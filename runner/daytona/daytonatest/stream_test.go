@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/daytonaio/daytona/libs/sdk-go/pkg/daytona"
+
+	"github.com/forge-run/forge/internal/testkit/wait"
 )
 
 // streamed is what GetSessionCommandLogsStream delivered.
@@ -60,7 +62,7 @@ func follow(ctx context.Context, sb *daytona.Sandbox, sid, cid string, chunks ch
 func streamCallsOf(t *testing.T, s *Server, n int) []Call {
 	t.Helper()
 	var calls []Call
-	WaitFor(t, fmt.Sprintf("%d log streams logged", n), func() bool {
+	wait.For(t, fmt.Sprintf("%d log streams logged", n), 20*time.Second, func() bool {
 		calls = nil
 		for _, c := range s.CallLog() {
 			if c.Op == OpSessionLogsStream {
@@ -148,7 +150,7 @@ func TestLogStreamOfAFinishedCommandReplaysAndCloses(t *testing.T) {
 	s := Start(t, Options{Specs: specs})
 	sb := create(t, client(t, s), "replay")
 	cid := startCommand(t, sb, "s", "for i in 1 2 3; do echo line-$i-$(head -c 600 /dev/zero | tr '\\000' x); done")
-	WaitFor(t, "the command to end", func() bool {
+	wait.For(t, "the command to end", 20*time.Second, func() bool {
 		st, err := sb.Process.GetSessionCommand(ctx(t), "s", cid)
 		if err != nil {
 			t.Fatal(err)
@@ -227,21 +229,18 @@ func TestLogStreamOfAKilledCommandFollowsUntilTheSandboxGoes(t *testing.T) {
 	if err := sb.Process.DeleteSession(ctx(t), "s"); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.After(30 * time.Second)
-	for s.ExitCodeLooks(cid) < looked+2 {
+	mustNotHaveEnded := func() {
 		select {
 		case r := <-res:
 			t.Fatalf("the stream of a killed command ended: %+v", r)
-		case <-deadline:
-			t.Fatalf("the stream looked for the exit code %d times after the kill in 30 s", s.ExitCodeLooks(cid)-looked)
-		case <-time.After(20 * time.Millisecond): // polling the count
+		default:
 		}
 	}
-	select {
-	case r := <-res:
-		t.Fatalf("the stream of a killed command ended: %+v", r)
-	default:
-	}
+	wait.For(t, "the stream to look for the exit code twice after the kill", 30*time.Second, func() bool {
+		mustNotHaveEnded()
+		return s.ExitCodeLooks(cid) >= looked+2
+	})
+	mustNotHaveEnded()
 	if err := sb.Delete(ctx(t)); err != nil {
 		t.Fatal(err)
 	}
