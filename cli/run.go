@@ -28,18 +28,18 @@ type runOptions struct {
 	containment string
 	// over are the flags that shape the plan, as forge.Plan takes them;
 	// --retries and --shard join them once parsed.
-	over      forge.Overrides
-	retries   optionalInt
-	shard     string
-	seedSet   bool
+	over    forge.Overrides
+	retries optionalInt
+	shard   string
+	seedSet bool
 	// manifestSet: the manifest was named (-f or the argument); else
 	// --resume plays the run's own.
 	manifestSet bool
 	passAt      int
-	maxBuilds int
-	maxCost   float64
-	quiet     bool
-	verbose   bool
+	maxBuilds   int
+	maxCost     float64
+	quiet       bool
+	verbose     bool
 	// view serves the viewer beside the run on viewAddr (--view).
 	view     bool
 	viewAddr string
