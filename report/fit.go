@@ -12,6 +12,7 @@ import (
 
 	"github.com/forge-run/forge/internal/text"
 	"github.com/forge-run/forge/record"
+	"github.com/forge-run/forge/scoring"
 )
 
 // minNotes is the fewest columns of a note worth showing before the table
@@ -102,10 +103,11 @@ func (f *fitted) narrower() bool {
 }
 
 // compactCell is a cell without its aside: "100% (8/8)" → "100%",
-// "85ms ± 24ms" → "85ms".
+// "85ms ± 24ms" → "85ms", "1.00 [0.59–1.00]" → "1.00".
 func compactCell(s string) string {
-	s, _, _ = strings.Cut(s, " (")
-	s, _, _ = strings.Cut(s, " ± ")
+	for _, sep := range []string{" (", " ± ", " ["} {
+		s, _, _ = strings.Cut(s, sep)
+	}
 	return s
 }
 
@@ -222,4 +224,17 @@ func widest(s string) int {
 		w = max(w, displaywidth.String(strings.TrimRight(line, " ")))
 	}
 	return w
+}
+
+// tieLine says why the table's "=" ranks tie: for the first ones, the
+// comparison's reason; else within the noise. "" without a tie.
+func tieLine(rec *record.Record, width int) string {
+	if !slices.ContainsFunc(rec.Standings, func(st scoring.Standing) bool { return st.Tied }) {
+		return ""
+	}
+	why := "their scores differ by less than the noise"
+	if c := rec.Comparison; c != nil && !c.Clear {
+		why = scoring.TieReason(c)
+	}
+	return wrap("= marks a tie: "+why, width)
 }

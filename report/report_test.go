@@ -215,7 +215,7 @@ func TestTableSummaries(t *testing.T) {
 	tie := renderString(t, report.FormatTable, fixture.Record("five-trials-tie-timeout"), report.Options{})
 	for _, want := range []string{
 		"=1  alpha", "=1  beta", "timeout 1/5", "no artifact 2/5", "80% (4/5)", "0.81 ± 0.02", "3.2s ± 0.3s",
-		"#4: timed out after 10s", "no clear winner: alpha and beta overlap (0.81 ± 0.02 vs 0.66 ± 0.34, p = 0.4)", "sb-beta-4",
+		"#4: timed out after 10s", "no clear winner: alpha and beta overlap (0.81 ± 0.02 vs 0.66 [0.24–0.92], p = 0.4)", "sb-beta-4",
 	} {
 		if !strings.Contains(tie, want) {
 			t.Errorf("five-trial table lacks %q:\n%s", want, tie)
@@ -231,7 +231,7 @@ func TestTableSummaries(t *testing.T) {
 		t.Errorf("one-trial table shows an interval:\n%s", one)
 	}
 	// The table's SCORE column and scoring's winner line write a score alike.
-	for id, score := range map[string]string{"alpha": "0.81 ± 0.02", "beta": "0.66 ± 0.34"} {
+	for id, score := range map[string]string{"alpha": "0.81 ± 0.02", "beta": "0.66 [0.24–0.92]"} {
 		row, line := "", ""
 		for _, l := range strings.Split(tie, "\n") {
 			switch {

@@ -83,8 +83,10 @@ func Table(w io.Writer, rec *record.Record, opts Options) error {
 	} else if err := renderTable(&buf, cols, rows, opts); err != nil {
 		return fmt.Errorf("render standings table: %w", err)
 	}
-	if l := fit.footer(rec, opts.Width); l != "" {
-		buf.WriteString(paint(ansiDim, l) + "\n")
+	for _, l := range []string{tieLine(rec, opts.Width), fit.footer(rec, opts.Width)} {
+		if l != "" {
+			buf.WriteString(paint(ansiDim, l) + "\n")
+		}
 	}
 	if err := writeMatrix(&buf, rec, opts); err != nil {
 		return err

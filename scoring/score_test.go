@@ -234,7 +234,7 @@ func TestTieGroupsAndCompetitionRanks(t *testing.T) {
 
 func TestOnlyCandidate(t *testing.T) {
 	o := Score(Config{}, []string{"solo"}, []runner.Result{ok("solo", 1, 1), ok("solo", 2, 1)})
-	if o.Winner == nil || *o.Winner != "solo" || o.Comparison != nil || o.WinnerLine != "winner: solo (1.00 ± 0.49), the only candidate" {
+	if o.Winner == nil || *o.Winner != "solo" || o.Comparison != nil || o.WinnerLine != "winner: solo (1.00 [0.01–1.00]), the only candidate" {
 		t.Errorf("winner %v line %q cmp %+v", o.Winner, o.WinnerLine, o.Comparison)
 	}
 }

@@ -120,10 +120,24 @@ func decideSuite(es []*tally, tasks []Task) (*string, string, *Comparison) {
 		return nil, fmt.Sprintf("no winner: %s ranks first but never succeeded", top.id), c
 	}
 	if top.st.Tied {
-		return nil, fmt.Sprintf("no clear winner: %s tie over %d tasks (%s vs %s); %s %s", text.AndList(rankOne(withResults)), pt.N,
-			top.st.ScoreText(), second.st.ScoreText(), top.id, record), c
+		return nil, fmt.Sprintf("no clear winner: %s tie over %s (%s vs %s): %s; %s %s", text.AndList(rankOne(withResults)),
+			text.Count(pt.N, "task", "tasks"), top.st.ScoreText(), second.st.ScoreText(), TieReason(c), top.id, record), c
 	}
 	return &top.id, "winner: " + over + "; " + record, c
+}
+
+// minSignedRank is the fewest tasks on which two candidates differ that a
+// two-sided Wilcoxon signed-rank test at Alpha can ever tell apart.
+const minSignedRank = 6
+
+// TieReason says why c's two candidates tie: too few tasks differ between
+// them for any result to tell them apart, or the difference is within
+// the noise.
+func TieReason(c *Comparison) string {
+	if c.Method == MethodWilcoxon && c.Wins+c.Losses < minSignedRank {
+		return fmt.Sprintf("too few tasks to tell them apart (they differ on %d; it takes %d)", c.Wins+c.Losses, minSignedRank)
+	}
+	return "a difference within the noise"
 }
 
 // testText is "paired t, p = 0.003".
@@ -184,7 +198,8 @@ func incompleteLine(us []Unjudged) string {
 func scoreText(st Standing) string { return "(" + st.ScoreText() + ")" }
 
 // ScoreText is the mean score as forge prints it: "0.92 ± 0.01" with at least
-// two scored trials (tasks, in a suite), else "0.87".
+// two scored trials (tasks, in a suite), a range when a bound clipped its
+// interval ("0.00 (0.00–0.43)"), else "0.87".
 func (st Standing) ScoreText() string {
 	units := st.ScoredTrials
 	if st.Suite != nil {
@@ -193,7 +208,7 @@ func (st Standing) ScoreText() string {
 	if units < 2 {
 		return text.Score(st.Score)
 	}
-	return text.PM(st.Score, st.HalfWidth())
+	return text.Interval(st.Score, st.ScoreCI95[0], st.ScoreCI95[1])
 }
 
 // HalfWidth is the half-width of the 95% score interval; 0 without one.

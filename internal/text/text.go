@@ -182,6 +182,21 @@ func PM(x, halfWidth float64) string {
 	return strconv.FormatFloat(x, 'f', d, 64) + " ± " + strconv.FormatFloat(halfWidth, 'f', d, 64)
 }
 
+// Interval is x with its interval [lo, hi]: "0.62 ± 0.33" when the
+// interval is about even around x (the shorter side at least two thirds
+// of the longer), else the range, "0.00 [0.00–0.43]", as for an interval
+// a bound clipped.
+func Interval(x, lo, hi float64) string {
+	pm := PM(x, (hi-lo)/2)
+	below, above := x-lo, hi-x
+	if min(below, above) >= 2*max(below, above)/3 {
+		return pm
+	}
+	d := len(pm) - strings.LastIndexByte(pm, '.') - 1
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', d, 64) }
+	return f(x) + " [" + f(lo) + "–" + f(hi) + "]"
+}
+
 // P formats a p-value tested at level alpha with two significant digits,
 // more when two would round it across alpha ("p = 0.0496", never "p = 0.05"
 // for a significant result).

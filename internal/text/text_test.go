@@ -206,3 +206,22 @@ func TestUSD(t *testing.T) {
 		}
 	}
 }
+
+func TestInterval(t *testing.T) {
+	for _, tc := range []struct {
+		x, lo, hi float64
+		want      string
+	}{
+		{0.62, 0.29, 0.95, "0.62 ± 0.33"},
+		{0.62, 0.24, 0.90, "0.62 ± 0.33"},
+		{0.81, 0.7894, 0.8288, "0.81 ± 0.02"},
+		{0, 0, 0.43, "0.00 [0.00–0.43]"},
+		{1, 0.79, 1, "1.00 [0.79–1.00]"},
+		{0.5, 0.4991, 0.5009, "0.5000 ± 0.0009"},
+		{0.5, 0.499, 0.503, "0.500 [0.499–0.503]"},
+	} {
+		if got := Interval(tc.x, tc.lo, tc.hi); got != tc.want {
+			t.Errorf("Interval(%v, %v, %v) = %q, want %q", tc.x, tc.lo, tc.hi, got, tc.want)
+		}
+	}
+}
