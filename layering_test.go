@@ -19,8 +19,8 @@ var layers = [][]string{
 	{"internal/text", "internal/yamlcheck", "internal/golden", "internal/relaid", "internal/mask", "internal/dotenv", "internal/fakemodel", "internal/squares", "internal/browser", "internal/testfiles", "internal/loopback", "schema"},
 	{"runner/daytona/daytonatest", "runner/local/localtest", "agent/agenttest"}, // test doubles and helpers, on internal/ alone
 	{"runner"},
-	{"scoring", "runner/local", "runner/daytona", "agent"},
 	{"record"},
+	{"scoring", "runner/local", "runner/daytona", "agent"},
 	{"forge"},
 	{"report", "report/junit", "report/internal/fixture", "compare"},
 	{"view"},

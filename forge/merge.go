@@ -152,7 +152,7 @@ func Merge(o MergeOptions) (*record.Record, error) {
 	for i, j := range plan.Jobs {
 		pos[jobKey(j.CandidateID, j.TaskID, j.Trial)] = i
 	}
-	results := make([]runner.Result, len(plan.Jobs))
+	results := make([]record.Trial, len(plan.Jobs))
 	from := make([]int, len(plan.Jobs)) // the shard a result comes from, -1: none
 	for i := range from {
 		from[i] = -1
@@ -181,8 +181,7 @@ func Merge(o MergeOptions) (*record.Record, error) {
 		if s, ok := at[sh.Index]; ok {
 			return nil, refuse("%s (shard %s) has no result for %s", o.Dirs[s], sh, j.Name())
 		}
-		results[i] = runner.Result{CandidateID: j.CandidateID, TaskID: j.TaskID, Trial: j.Trial, Backend: first.Backend}
-		results[i].Failed(runner.ErrCancelled, "shard "+sh.String()+" not merged")
+		results[i] = failedTrial(j, first.Backend, runner.ErrCancelled, "shard "+sh.String()+" not merged")
 	}
 
 	dir := filepath.Join(cmp.Or(o.OutRoot, "artifacts"), o.RunID)

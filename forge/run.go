@@ -47,7 +47,7 @@ type Event struct {
 	Phase   runner.Phase
 	Elapsed time.Duration
 	// Result is set on EventDone and EventRetry.
-	Result *runner.Result
+	Result *record.Trial
 	// Attempt and Attempts are set on EventRetry.
 	Attempt, Attempts int
 	// Env, Line, Built and Err are set on EventEnvironment.
@@ -190,10 +190,10 @@ func Run(ctx context.Context, o Options) (*record.Record, error) {
 		rec.Tasks = append(rec.Tasks, record.TaskInfo{ID: t.ID, Objective: cmp.Or(t.Objective, o.Plan.Objective), Weight: t.Weight, Difficulty: d, Category: c})
 	}
 	suite := o.Plan.suite(o.PassAtK)
-	s := &state{o: &o, rec: rec, dir: dir, done: make([]bool, len(o.Plan.Jobs)), held: make([]runner.Result, len(o.Plan.Jobs)), mask: mask.New(append(o.Plan.SecretValues(), o.Mask...)...),
+	s := &state{o: &o, rec: rec, dir: dir, done: make([]bool, len(o.Plan.Jobs)), held: make([]record.Trial, len(o.Plan.Jobs)), mask: mask.New(append(o.Plan.SecretValues(), o.Mask...)...),
 		checker: scoring.NewChecker(o.Manifest.Scoring), tasks: map[string]*scoring.Task{}}
 	for i, job := range o.Plan.Jobs {
-		s.held[i] = runner.Result{CandidateID: job.CandidateID, TaskID: job.TaskID, Trial: job.Trial}
+		s.held[i] = record.Trial{Result: runner.Result{CandidateID: job.CandidateID, TaskID: job.TaskID, Trial: job.Trial}}
 	}
 	for i := range suite.Tasks {
 		s.tasks[suite.Tasks[i].ID] = &suite.Tasks[i]
@@ -201,7 +201,7 @@ func Run(ctx context.Context, o Options) (*record.Record, error) {
 	s.envs.init(&o)
 	s.budget = newBudget(o.MaxCostUSD)
 	var keptAt []int
-	var kept []*runner.Result
+	var kept []*record.Trial
 	if o.Resume != nil {
 		rec.StartedAt = o.Resume.StartedAt
 		rec.Sample = cmp.Or(rec.Sample, o.Resume.Sample)
@@ -305,7 +305,7 @@ type state struct {
 	done []bool
 	// held are the finished jobs' results as scoring reads them
 	// (forScoring), in plan order; until a job finishes, only its name.
-	held []runner.Result
+	held []record.Trial
 	mask *mask.Masker
 	// spent counts the trials in a row that spent all their attempts on
 	// infra failures (attempts).
@@ -332,7 +332,7 @@ func (s *state) play(ctx context.Context, i int, job runner.Job) error {
 	if s.o.Echo != nil {
 		job.Echo = func(stream, line string) { s.o.Echo(name, stream, s.mask.String(line)) }
 	}
-	var res runner.Result
+	var res record.Trial
 	var err error
 	if job.Environment != nil {
 		// Built once, before the first job that needs it; its build is
@@ -346,8 +346,7 @@ func (s *state) play(ctx context.Context, i int, job runner.Job) error {
 		if ctx.Err() != nil {
 			res, err = s.notStarted(job), nil
 		} else {
-			res = runner.Result{CandidateID: job.CandidateID, TaskID: job.TaskID, Trial: job.Trial, Backend: s.o.Backend}
-			res.Failed(runner.ErrInfra, err.Error())
+			res = failedTrial(job, s.o.Backend, runner.ErrInfra, err.Error())
 			if why, ok := taskImageFailed(job, err); ok {
 				// That task cannot be played; the rest of the suite can.
 				res.ErrorMessage, err = why, nil
@@ -358,9 +357,9 @@ func (s *state) play(ctx context.Context, i int, job runner.Job) error {
 		res.Environment = job.Environment.Hash
 	}
 	if job.AgentLog != "" {
-		readAgentLog(job, &res)
+		readAgentLog(job, &res.Result)
 	}
-	if werr := s.store(job, &res); werr != nil && err == nil {
+	if werr := s.store(job, &res.Result); werr != nil && err == nil {
 		err = werr
 	}
 	if res.Success && res.ArtifactPath != "" {
@@ -389,7 +388,7 @@ func (s *state) play(ctx context.Context, i int, job runner.Job) error {
 
 // final returns every job's result in plan order as scoring reads it;
 // jobs that never finished are marked cancelled.
-func (s *state) final() []runner.Result {
+func (s *state) final() []record.Trial {
 	for i, done := range s.done {
 		if h := s.held[i]; !done {
 			s.held[i] = s.notStarted(runner.Job{CandidateID: h.CandidateID, TaskID: h.TaskID, Trial: h.Trial})
@@ -400,14 +399,14 @@ func (s *state) final() []runner.Result {
 
 // forScoring is what a run holds of a finished result: all but its
 // excerpts (most of a chatty trial's; trials.jsonl has them).
-func forScoring(r runner.Result) runner.Result {
+func forScoring(r record.Trial) record.Trial {
 	r.Output, r.Stderr, r.ArtifactContent = "", "", ""
 	return r
 }
 
 // notStartedLines appends each unfinished job's line to trials.jsonl.
-func (s *state) notStartedLines(results []runner.Result) error {
-	var left []*runner.Result
+func (s *state) notStartedLines(results []record.Trial) error {
+	var left []*record.Trial
 	for i, done := range s.done {
 		if !done {
 			left = append(left, &results[i])
@@ -417,14 +416,20 @@ func (s *state) notStartedLines(results []runner.Result) error {
 }
 
 // notStarted is the result of a job the run never started.
-func (s *state) notStarted(job runner.Job) runner.Result {
-	r := runner.Result{CandidateID: job.CandidateID, TaskID: job.TaskID, Trial: job.Trial, Backend: s.o.Backend}
+func (s *state) notStarted(job runner.Job) record.Trial {
 	why := "not started: the run was interrupted"
 	if s.budget.wasReached() {
 		why = "not started: the run's budget was reached"
 	}
-	r.Failed(runner.ErrCancelled, why)
-	return r
+	return failedTrial(job, s.o.Backend, runner.ErrCancelled, why)
+}
+
+// failedTrial is the record of job ended as kind before its candidate ran,
+// or never started.
+func failedTrial(job runner.Job, backend string, kind runner.ErrorKind, msg string) record.Trial {
+	t := record.Trial{Result: runner.Result{CandidateID: job.CandidateID, TaskID: job.TaskID, Trial: job.Trial, Backend: backend}}
+	t.Failed(kind, msg)
+	return t
 }
 
 // unstarted counts the jobs that have no line in trials.jsonl.

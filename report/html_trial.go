@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/forge-run/forge/internal/text"
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 )
 
@@ -44,7 +45,7 @@ func newHTMLLog(f logFile, opts Options) htmlLog {
 	return htmlLog{Note: f.Note, Path: f.Path, Href: logHref(opts.RunDir, f.Path)}
 }
 
-func newHTMLTrial(c candidate, r runner.Result, opts Options) htmlTrial {
+func newHTMLTrial(c candidate, r record.Trial, opts Options) htmlTrial {
 	name := fmt.Sprintf("trial %d", r.Trial)
 	if r.TaskID != "" {
 		name = "task " + r.TaskID
@@ -144,7 +145,7 @@ func phases(p runner.Phases) string {
 
 // imageDataURL is a data: URL for a base64 artifact whose first bytes say it
 // is a PNG, JPEG, GIF or WebP image, or "".
-func imageDataURL(r runner.Result) template.URL {
+func imageDataURL(r record.Trial) template.URL {
 	if r.ArtifactTruncated {
 		return ""
 	}

@@ -8,7 +8,7 @@ import (
 	"strconv"
 
 	"github.com/forge-run/forge/internal/text"
-	"github.com/forge-run/forge/runner"
+	"github.com/forge-run/forge/record"
 )
 
 // Outcome is what Score makes of a run's results.
@@ -18,29 +18,20 @@ type Outcome struct {
 	// that would be tens of megabytes for one field.
 	Scores []*float64
 	// Standings are in rank order, exact ties by id.
-	Standings []Standing
+	Standings []record.Standing
 	// Winner is nil when nobody succeeded or no candidate is clearly best.
 	Winner *string
 	// WinnerLine says so in words (docs/results.md).
 	WinnerLine string
 	// Comparison is the test of rank 1 against rank 2, if there are two.
-	Comparison *Comparison
+	Comparison *record.Comparison
 	// Incomplete lists the candidates none of whose trials ran to an end
 	// they are answerable for; while there are any there is no winner.
-	Incomplete []Unjudged
+	Incomplete []record.Unjudged
 	// Tasks is a suite's per-task matrix, hardest first; HeadToHead compares
 	// every pair of candidates task by task.
-	Tasks      []TaskRow
-	HeadToHead []HeadToHead
-}
-
-// Unjudged is a candidate none of whose trials says anything about it.
-type Unjudged struct {
-	CandidateID string `json:"candidate_id"`
-	// TaskIDs, in a suite, are the tasks none of its trials ran to an end.
-	TaskIDs []string `json:"task_ids,omitempty"`
-	// Reason is how its first unscored trial ended, or "no results".
-	Reason string `json:"reason"`
+	Tasks      []record.TaskRow
+	HeadToHead []record.HeadToHead
 }
 
 // valueState says what a scorer made of one trial.
@@ -75,12 +66,12 @@ type prepared struct {
 // Score scores every trial with cfg, aggregates each candidate's trials, ranks
 // the candidates and names the winner. A candidate without results still gets
 // a standing. It is deterministic; exact ties are listed by id.
-func Score(cfg Config, candidates []string, results []runner.Result) Outcome {
+func Score(cfg Config, candidates []string, results []record.Trial) Outcome {
 	return ScoreSuite(cfg, Suite{Candidates: candidates}, results)
 }
 
 // Apply sets each result's Score from o.
-func (o Outcome) Apply(results []runner.Result) {
+func (o Outcome) Apply(results []record.Trial) {
 	for i := range results {
 		results[i].Score = o.Scores[i]
 	}
@@ -88,7 +79,7 @@ func (o Outcome) Apply(results []runner.Result) {
 
 // ScoreSuite is Score for a suite's tasks: each trial is scored within its
 // task, candidates rank by suite score and are compared task by task.
-func ScoreSuite(cfg Config, s Suite, results []runner.Result) Outcome {
+func ScoreSuite(cfg Config, s Suite, results []record.Trial) Outcome {
 	scorers := prepare(cfg.effective())
 	tasks := make(map[string]*Task, len(s.Tasks))
 	for i := range s.Tasks {
@@ -207,7 +198,7 @@ func ScoreSuite(cfg Config, s Suite, results []runner.Result) Outcome {
 		tied = func(a, b *tally) bool { return pairedTied(a, b, s.Tasks) }
 	}
 	rankEntries(entries, tied)
-	out.Standings = make([]Standing, len(entries))
+	out.Standings = make([]record.Standing, len(entries))
 	for i, e := range entries {
 		out.Standings[i] = e.st
 	}
@@ -259,12 +250,12 @@ func prepare(cfg Config) []prepared {
 
 // endedByNoFault reports whether r failed because the backend did (infra,
 // auth) or the run was interrupted: such trials are not scored.
-func endedByNoFault(r runner.Result) bool {
+func endedByNoFault(r record.Trial) bool {
 	return !r.Success && !r.ErrorKind.Scored()
 }
 
 // value is what the scorer makes of one trial before normalisation.
-func (s prepared) value(r runner.Result, task *Task) trialValue {
+func (s prepared) value(r record.Trial, task *Task) trialValue {
 	if endedByNoFault(r) {
 		return trialValue{state: stateNone}
 	}
@@ -315,7 +306,7 @@ func (s prepared) value(r runner.Result, task *Task) trialValue {
 }
 
 // submittedNumber reads a finite number from FORGE_RESULT, or says why not.
-func submittedNumber(r runner.Result, field string) (float64, string) {
+func submittedNumber(r record.Trial, field string) (float64, string) {
 	v, ok := r.Submitted[field]
 	if !ok {
 		if r.SubmitError != "" {

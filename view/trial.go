@@ -21,6 +21,7 @@ import (
 	"github.com/yuin/goldmark/extension"
 
 	"github.com/forge-run/forge/internal/text"
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/report"
 	"github.com/forge-run/forge/runner"
 )
@@ -141,7 +142,7 @@ func (s *Server) trialPage(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, "trial.tmpl", p)
 }
 
-func (s *Server) newTrialPage(x *runIndex, r *runner.Result, raw []byte, q url.Values) trialPage {
+func (s *Server) newTrialPage(x *runIndex, r *record.Trial, raw []byte, q url.Values) trialPage {
 	p := trialPage{RunID: x.id, RunHref: "/run/" + url.PathEscape(x.id),
 		Name: runner.TrialName(r.CandidateID, r.TaskID, r.Trial, true)}
 	p.Status, p.Health = report.TrialStatus(r)
@@ -257,7 +258,7 @@ func newTimeline(ph runner.Phases) *timeline {
 }
 
 // usageFacts are a trial's model usage and cost as name and value.
-func usageFacts(r *runner.Result) (usage, cost [][2]string) {
+func usageFacts(r *record.Trial) (usage, cost [][2]string) {
 	if u := r.Usage; u != nil {
 		for _, m := range u.Models {
 			usage = append(usage, [2]string{text.OneLine(cmp.Or(m.Model, "(unnamed model)")),
@@ -280,7 +281,7 @@ func usageFacts(r *runner.Result) (usage, cost [][2]string) {
 // artifact reads the trial's artifact: Markdown rendered safely (no raw
 // HTML, no javascript: links), JSON indented, other text as it is, and
 // anything else offered as a download.
-func (s *Server) artifact(x *runIndex, r *runner.Result) *artifactView {
+func (s *Server) artifact(x *runIndex, r *record.Trial) *artifactView {
 	if r.ArtifactPath == "" && r.ArtifactContent == "" {
 		return nil
 	}
@@ -334,7 +335,7 @@ func (s *Server) artifact(x *runIndex, r *runner.Result) *artifactView {
 
 // task reads the task the trial played (task.json beside its logs): its
 // objective (a Harbor task's instruction) as Markdown, its other fields.
-func (s *Server) task(x *runIndex, r *runner.Result) *taskView {
+func (s *Server) task(x *runIndex, r *record.Trial) *taskView {
 	if r.TaskID == "" || r.OutputPath == "" {
 		return nil
 	}
@@ -387,7 +388,7 @@ func markdown(src string) template.HTML {
 
 // transcript reads the trial's transcript.jsonl: the result's
 // transcript_path, else the file beside its stdout.log.
-func (s *Server) transcript(x *runIndex, r *runner.Result, raw []byte, q url.Values) *transcriptView {
+func (s *Server) transcript(x *runIndex, r *record.Trial, raw []byte, q url.Values) *transcriptView {
 	var named struct {
 		TranscriptPath string `json:"transcript_path"`
 	}

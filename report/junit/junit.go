@@ -97,7 +97,7 @@ type Config struct {
 	// Summary, when set, becomes the suite's system-out.
 	Summary string
 	// Notes gives a line to put before a testcase's system-out and -err.
-	Notes func(r *runner.Result) (stdout, stderr string)
+	Notes func(r *record.Trial) (stdout, stderr string)
 }
 
 // New builds the JUnit document of a run: one testcase per candidate × trial
@@ -124,7 +124,7 @@ func build(rec *record.Record, cfg Config, each func(Testcase)) *Testsuites {
 		numbered[r.CandidateID] = numbered[r.CandidateID] || r.Trial > 1
 	}
 	// Pointers, not copies: candidates as they first appear, then trials.
-	results := make([]*runner.Result, len(rec.Results))
+	results := make([]*record.Trial, len(rec.Results))
 	first := map[string]int{}
 	for i := range rec.Results {
 		results[i] = &rec.Results[i]
@@ -136,7 +136,7 @@ func build(rec *record.Record, cfg Config, each func(Testcase)) *Testsuites {
 	for i, t := range rec.Tasks {
 		task[t.ID] = i
 	}
-	slices.SortStableFunc(results, func(a, b *runner.Result) int {
+	slices.SortStableFunc(results, func(a, b *record.Trial) int {
 		return cmp.Or(cmp.Compare(first[a.CandidateID], first[b.CandidateID]), cmp.Compare(task[a.TaskID], task[b.TaskID]),
 			cmp.Compare(a.Trial, b.Trial))
 	})
@@ -353,7 +353,7 @@ func properties(rec *record.Record) []Property {
 }
 
 // problem describes a failed trial: one-line message, facts in the body.
-func problem(r runner.Result) *Problem {
+func problem(r record.Trial) *Problem {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s", kindOrFailed(r.ErrorKind))
 	if r.ErrorMessage != "" {
@@ -372,7 +372,7 @@ func problem(r runner.Result) *Problem {
 	return &Problem{Message: message(r), Type: kindOrFailed(r.ErrorKind), Contents: capText(b.String(), 4*maxMessageBytes)}
 }
 
-func message(r runner.Result) string {
+func message(r record.Trial) string {
 	m, _ := text.Cap(text.XML(cmp.Or(r.ErrorMessage, kindOrFailed(r.ErrorKind))), maxMessageBytes)
 	return m
 }
