@@ -87,21 +87,7 @@ func newHTMLTrial(c candidate, r record.Trial, opts Options) htmlTrial {
 	}
 
 	if r.ArtifactContent != "" || r.ArtifactBytes > 0 {
-		size := text.Bytes(float64(artifactSize(r)))
-		name := cmp.Or(artifactFile(&r).Path, "artifact") // a path safeRunPath refuses is not named
-		t.ArtifactNote = name + " · " + size
-		if r.ArtifactTruncated {
-			t.ArtifactNote += " · cut by forge"
-		}
-		if r.ArtifactEncoding == "base64" {
-			t.ArtifactNote += " · binary, shown as base64"
-			t.ArtifactImage = imageDataURL(r)
-		}
-		t.Artifact = text.Output(r.ArtifactContent, opts.MaxOutputBytes)
-		t.ArtifactFile = newHTMLLog(artifactFile(&r), opts)
-		if t.ArtifactFile.Href == "" {
-			t.ArtifactFile.Path = "" // the note above names it
-		}
+		t.setArtifact(&r, opts)
 	}
 	t.OutputFile, t.StderrFile = newHTMLLog(stdoutFile(&r), opts), newHTMLLog(stderrFile(&r), opts)
 	t.Output = text.Output(r.Output, opts.MaxOutputBytes)
@@ -113,7 +99,38 @@ func newHTMLTrial(c candidate, r record.Trial, opts Options) htmlTrial {
 	for _, k := range slices.Sorted(maps.Keys(r.Submitted)) {
 		t.Submitted = append(t.Submitted, htmlFact{text.OneLine(k), text.Shorten(text.OneLine(fmt.Sprint(r.Submitted[k])), 200)})
 	}
-	for _, j := range r.Judges {
+	t.Judges = htmlJudges(r.Judges)
+	if c.trials() == 1 {
+		t.Open = true
+	}
+	return t
+}
+
+// setArtifact shows the trial's artifact: its start, what of it the
+// record holds and where it is.
+func (t *htmlTrial) setArtifact(r *record.Trial, opts Options) {
+	size := text.Bytes(float64(artifactSize(*r)))
+	name := cmp.Or(artifactFile(r).Path, "artifact") // a path safeRunPath refuses is not named
+	t.ArtifactNote = name + " · " + size
+	if r.ArtifactTruncated {
+		t.ArtifactNote += " · cut by forge"
+	}
+	if r.ArtifactEncoding == "base64" {
+		t.ArtifactNote += " · binary, shown as base64"
+		t.ArtifactImage = imageDataURL(*r)
+	}
+	t.Artifact = text.Output(r.ArtifactContent, opts.MaxOutputBytes)
+	t.ArtifactFile = newHTMLLog(artifactFile(r), opts)
+	if t.ArtifactFile.Href == "" {
+		t.ArtifactFile.Path = "" // the note above names it
+	}
+}
+
+// htmlJudges are what each judge said: its score, its reason, or why it
+// failed.
+func htmlJudges(judges []record.JudgeResult) []htmlFact {
+	var out []htmlFact
+	for _, j := range judges {
 		v := "—"
 		if j.Score != nil {
 			v = text.Num(*j.Score)
@@ -124,12 +141,9 @@ func newHTMLTrial(c candidate, r record.Trial, opts Options) htmlTrial {
 		if j.Error != "" {
 			v += " · failed: " + text.OneLine(j.Error)
 		}
-		t.Judges = append(t.Judges, htmlFact{text.OneLine(j.Name), text.Shorten(v, 300)})
+		out = append(out, htmlFact{text.OneLine(j.Name), text.Shorten(v, 300)})
 	}
-	if c.trials() == 1 {
-		t.Open = true
-	}
-	return t
+	return out
 }
 
 // phases lists the non-zero phases: "create 0.8s · execute 1.9s".

@@ -152,42 +152,7 @@ func (s *Server) newTrialPage(x *runIndex, r *record.Trial, raw []byte, q url.Va
 	case r.Wrong():
 		p.ErrorKind, p.Error = "wrong", s.mask.String(report.WrongText(r))
 	}
-	exit := "none"
-	if r.ExitCode != nil {
-		exit = strconv.Itoa(*r.ExitCode)
-	}
-	fact := func(k, v string) { // an empty value is not shown
-		if v != "" {
-			p.Facts = append(p.Facts, [2]string{k, v})
-		}
-	}
-	fact("candidate", r.CandidateID)
-	fact("task", r.TaskID)
-	fact("trial", strconv.Itoa(r.Trial))
-	fact("exit code", exit)
-	fact("runtime", text.Seconds(r.RuntimeSeconds))
-	fact("job", text.Seconds(r.JobSeconds))
-	if r.Score != nil {
-		fact("score", text.Score(*r.Score))
-	}
-	fact("backend", r.Backend)
-	fact("sandbox", r.SandboxID)
-	fact("environment", r.Environment)
-	if !r.StartedAt.IsZero() {
-		fact("started", r.StartedAt.UTC().Format(time.RFC3339Nano))
-		fact("finished", r.FinishedAt.UTC().Format(time.RFC3339Nano))
-	}
-	if r.Attempts > 1 {
-		fact("attempts", strconv.Itoa(r.Attempts))
-	}
-	if r.SubmitError != "" {
-		fact("result file", "ignored: "+s.mask.String(r.SubmitError))
-	}
-	fact("usage note", r.UsageNote)
-	if r.AgentTurns > 0 {
-		fact("agent turns", strconv.Itoa(r.AgentTurns))
-	}
-	fact("agent error", s.mask.String(r.AgentError))
+	p.Facts = s.trialFacts(r)
 	for _, a := range r.AttemptErrors {
 		p.Attempts = append(p.Attempts, [2]string{a.SandboxID, string(a.Kind) + ": " + s.mask.String(a.Message)})
 	}
@@ -225,12 +190,55 @@ func (s *Server) newTrialPage(x *runIndex, r *record.Trial, raw []byte, q url.Va
 			v.Metrics = append(v.Metrics, [2]string{k, strconv.FormatFloat(r.Metrics[k], 'g', -1, 64)})
 		}
 		p.Verifier = v
-		fact("reward", v.Reward)
+		p.Facts = append(p.Facts, [2]string{"reward", v.Reward})
 	}
 	p.Task = s.task(x, r)
 	p.Artifact = s.artifact(x, r)
 	p.Transcript = s.transcript(x, r, raw, q)
 	return p
+}
+
+// trialFacts are the facts the trial page lists first: who, where, when
+// and how it ended; an empty value is not shown.
+func (s *Server) trialFacts(r *record.Trial) [][2]string {
+	var facts [][2]string
+	fact := func(k, v string) {
+		if v != "" {
+			facts = append(facts, [2]string{k, v})
+		}
+	}
+	exit := "none"
+	if r.ExitCode != nil {
+		exit = strconv.Itoa(*r.ExitCode)
+	}
+	fact("candidate", r.CandidateID)
+	fact("task", r.TaskID)
+	fact("trial", strconv.Itoa(r.Trial))
+	fact("exit code", exit)
+	fact("runtime", text.Seconds(r.RuntimeSeconds))
+	fact("job", text.Seconds(r.JobSeconds))
+	if r.Score != nil {
+		fact("score", text.Score(*r.Score))
+	}
+	fact("backend", r.Backend)
+	fact("sandbox", r.SandboxID)
+	fact("environment", r.Environment)
+	if !r.StartedAt.IsZero() {
+		fact("started", r.StartedAt.UTC().Format(time.RFC3339Nano))
+		fact("finished", r.FinishedAt.UTC().Format(time.RFC3339Nano))
+	}
+	if r.Attempts > 1 {
+		fact("attempts", strconv.Itoa(r.Attempts))
+	}
+	if r.SubmitError != "" {
+		fact("result file", "ignored: "+s.mask.String(r.SubmitError))
+	}
+	fact("usage note", r.UsageNote)
+	if r.AgentTurns > 0 {
+		fact("agent turns", strconv.Itoa(r.AgentTurns))
+	}
+	fact("agent error", s.mask.String(r.AgentError))
+	return facts
 }
 
 // newTimeline lays the non-zero phases out along the job's wall time.
