@@ -21,8 +21,8 @@ var layers = [][]string{
 		"internal/testkit/browser", "internal/testkit/testfiles", "internal/testkit/wait"}, // testkit: for forge's own tests and benches
 	{"runner/daytona/daytonatest", "runner/local/localtest", "agent/agenttest"}, // test doubles and helpers, on internal/ alone
 	{"runner"},
-	{"scoring", "runner/local", "runner/daytona", "agent"},
 	{"record"},
+	{"scoring", "runner/local", "runner/daytona", "agent"},
 	{"forge"},
 	{"report", "report/junit", "report/internal/fixture", "compare"},
 	{"view"},

@@ -205,7 +205,7 @@ candidates:
 	if code := exitCodeOf(t, cmd.Run()); code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
-	var results []runner.Result
+	var results []record.Trial
 	for _, id := range []string{"k1", "k2"} {
 		results = append(results, readResults(t, filepath.Join(dir, "artifacts", id, "results.json")).Results...)
 	}

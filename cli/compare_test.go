@@ -12,7 +12,6 @@ import (
 
 	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
-	"github.com/forge-run/forge/scoring"
 )
 
 // forgeRun runs the forge command line in-process and returns its stdout,
@@ -34,12 +33,12 @@ func testRun(id string, started time.Time, winner string, cands ...any) *record.
 	}
 	for i := 0; i+1 < len(cands); i += 2 {
 		cid, scores := cands[i].(string), cands[i+1].([]float64)
-		st := scoring.Standing{Rank: len(rec.Standings) + 1, CandidateID: cid, Trials: len(scores),
+		st := record.Standing{Rank: len(rec.Standings) + 1, CandidateID: cid, Trials: len(scores),
 			ScoredTrials: len(scores), Successes: len(scores), SuccessRate: 1, RuntimeMeanSeconds: 1}
 		for n, s := range scores {
 			v := s
-			rec.Results = append(rec.Results, runner.Result{CandidateID: cid, Trial: n + 1, Success: true,
-				RuntimeSeconds: 1, Score: &v})
+			rec.Results = append(rec.Results, record.Trial{Result: runner.Result{CandidateID: cid, Trial: n + 1, Success: true,
+				RuntimeSeconds: 1}, Score: &v})
 			st.Score += s / float64(len(scores))
 		}
 		rec.Standings = append(rec.Standings, st)

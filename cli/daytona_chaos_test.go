@@ -89,7 +89,7 @@ func TestDaytonaBadNight(t *testing.T) {
 	if len(night.rec.Results) != 120 || len(clean.rec.Results) != 120 {
 		t.Fatalf("%d and %d results, want 120", len(clean.rec.Results), len(night.rec.Results))
 	}
-	want := map[trialKey]runner.Result{}
+	want := map[trialKey]record.Trial{}
 	for _, r := range clean.rec.Results {
 		want[trialKey{r.CandidateID, r.TaskID, r.Trial}] = r
 	}

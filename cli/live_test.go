@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 )
 
@@ -15,8 +16,8 @@ func TestLiveViewPrintsFinishedJobsAndStops(t *testing.T) {
 	var buf bytes.Buffer
 	p := newProgress(&buf, false, false)
 	p.startLive(3)
-	ok := &runner.Result{Success: true}
-	failed := &runner.Result{ErrorKind: runner.ErrTimeout, ErrorMessage: "timed out after 1s"}
+	ok := &record.Trial{Result: runner.Result{Success: true}}
+	failed := &record.Trial{Result: runner.Result{ErrorKind: runner.ErrTimeout, ErrorMessage: "timed out after 1s"}}
 	for _, job := range []string{"alpha", "beta"} {
 		p.event(forge.Event{Kind: forge.EventStarted, Job: job})
 		p.event(forge.Event{Kind: forge.EventPhase, Job: job, Phase: runner.PhaseExecute})
@@ -44,7 +45,7 @@ func TestQuietPrintsNothing(t *testing.T) {
 	p := newProgress(&buf, true, false)
 	p.startLive(1)
 	p.event(forge.Event{Kind: forge.EventStarted, Job: "a"})
-	p.event(forge.Event{Kind: forge.EventDone, Job: "a", Result: &runner.Result{Success: true}})
+	p.event(forge.Event{Kind: forge.EventDone, Job: "a", Result: &record.Trial{Result: runner.Result{Success: true}}})
 	p.stopLive()
 	if buf.Len() != 0 {
 		t.Errorf("--quiet printed %q", buf.String())

@@ -21,7 +21,7 @@ const attack = "\033]0;TITLE\007\033[2J"
 func TestProgressIsInert(t *testing.T) {
 	var buf bytes.Buffer
 	p := newProgress(&buf, false, true)
-	failed := &runner.Result{ErrorKind: runner.ErrCandidateFailed, ErrorMessage: attack}
+	failed := &record.Trial{Result: runner.Result{ErrorKind: runner.ErrCandidateFailed, ErrorMessage: attack}}
 	line := attack + "\r"
 	p.event(forge.Event{Kind: forge.EventDone, Job: "a", Result: failed})
 	p.event(forge.Event{Kind: forge.EventRetry, Job: "a", Result: failed, Attempt: 1, Attempts: 2})

@@ -259,7 +259,7 @@ func (t *tournament) report(rec *record.Record, p *progress) error {
 
 // unusedPrices notes the models pricing: prices that no trial reported
 // (a misspelt name prices nothing), with the names the trials did report.
-func unusedPrices(p *scoring.Pricing, results []runner.Result) string {
+func unusedPrices(p *scoring.Pricing, results []record.Trial) string {
 	if p == nil || len(p.Models) == 0 {
 		return ""
 	}

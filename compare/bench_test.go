@@ -77,17 +77,17 @@ func largeSuite(runID string, dayN, candidates, tasks int) *record.Record {
 		st[t] = scoring.Task{ID: id}
 		rec.Tasks[t] = record.TaskInfo{ID: id, Objective: "task " + id, Weight: 1}
 	}
-	rec.Results = make([]runner.Result, 0, candidates*tasks)
+	rec.Results = make([]record.Trial, 0, candidates*tasks)
 	for ci, id := range ids {
 		for t := range st {
 			h := (t*7919 + ci*104729 + dayN*31) % 1000
-			r := runner.Result{CandidateID: id, TaskID: st[t].ID, Trial: 1, Backend: "local", Success: true,
-				RuntimeSeconds: 0.5 + float64(h%40)/10}
+			r := record.Trial{Result: runner.Result{CandidateID: id, TaskID: st[t].ID, Trial: 1, Backend: "local", Success: true,
+				RuntimeSeconds: 0.5 + float64(h%40)/10}}
 			if h < 80+40*ci {
 				r.Failed(runner.ErrCandidateFailed, "KeyError: 'answer'")
 			} else {
 				s := float64(h%101) / 100
-				r.Judges = []runner.JudgeResult{{Name: "quality", Score: &s}}
+				r.Judges = []record.JudgeResult{{Name: "quality", Score: &s}}
 			}
 			rec.Results = append(rec.Results, r)
 		}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/forge-run/forge/internal/text"
 	"github.com/forge-run/forge/record"
-	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/scoring"
 )
 
@@ -279,7 +278,7 @@ func order(rec *record.Record) []string {
 // is one, otherwise worked out from the results.
 func sides(rec *record.Record) map[string]*Side {
 	out := map[string]*Side{}
-	_, byID := runner.ByCandidate(rec.Results)
+	_, byID := record.ByCandidate(rec.Results)
 	for _, st := range rec.Standings {
 		if _, dup := out[st.CandidateID]; dup {
 			continue
@@ -380,7 +379,7 @@ func suiteChange(c *Change, base, head *Side, common []string) {
 }
 
 // trialScores are the scores of the trials that have one.
-func trialScores(rs []*runner.Result) []float64 {
+func trialScores(rs []*record.Trial) []float64 {
 	var xs []float64
 	for _, r := range rs {
 		if r.Score != nil {
@@ -392,8 +391,8 @@ func trialScores(rs []*runner.Result) []float64 {
 
 // fromResults fills s's counts from rs; with all, also the score, success
 // rate and runtime, as scoring aggregates them.
-func fromResults(s *Side, rs []*runner.Result, all bool) {
-	vs := make([]runner.Result, len(rs))
+func fromResults(s *Side, rs []*record.Trial, all bool) {
+	vs := make([]record.Trial, len(rs))
 	for i, r := range rs {
 		vs[i] = *r
 	}
@@ -408,7 +407,7 @@ func fromResults(s *Side, rs []*runner.Result, all bool) {
 
 // ended counts the results that ran to an end: all but infra, auth and
 // cancelled ones, which say nothing about the candidate.
-func ended(rs []*runner.Result) int {
+func ended(rs []*record.Trial) int {
 	n := 0
 	for _, r := range rs {
 		if r.ErrorKind.Scored() {

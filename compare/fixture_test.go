@@ -36,20 +36,20 @@ func newRecord(runID string, started time.Time, winner string, cs ...cand) *reco
 		ManifestHash:  "sha256:aaaa",
 		StartedAt:     started,
 		FinishedAt:    started.Add(4 * time.Second),
-		Results:       []runner.Result{},
-		Standings:     []scoring.Standing{},
+		Results:       []record.Trial{},
+		Standings:     []record.Standing{},
 	}
 	if winner != "" {
 		rec.Winner = &winner
 	}
 	for _, c := range cs {
-		var rs []runner.Result
+		var rs []record.Trial
 		for i, s := range c.scores {
 			rt := 1.0
 			if i < len(c.runtime) {
 				rt = c.runtime[i]
 			}
-			r := runner.Result{CandidateID: c.id, Trial: i + 1, Backend: "local", Success: true, RuntimeSeconds: rt}
+			r := record.Trial{Result: runner.Result{CandidateID: c.id, Trial: i + 1, Backend: "local", Success: true, RuntimeSeconds: rt}}
 			if k, bad := c.failed[i+1]; bad {
 				r.Failed(k, "failed: "+string(k))
 			}
@@ -58,7 +58,7 @@ func newRecord(runID string, started time.Time, winner string, cs ...cand) *reco
 				r.Score = &v
 			}
 			if i < len(c.cost) {
-				r.Cost = &runner.Cost{USD: c.cost[i], ModelUSD: c.cost[i]}
+				r.Cost = &record.Cost{USD: c.cost[i], ModelUSD: c.cost[i]}
 			}
 			rs = append(rs, r)
 		}
@@ -127,7 +127,7 @@ func suiteRecord(runID string, started time.Time, tasks []string, failed map[str
 	}
 	for _, id := range ids {
 		for _, task := range tasks {
-			r := runner.Result{CandidateID: id, TaskID: task, Trial: 1, Backend: "local", Success: true, RuntimeSeconds: 1}
+			r := record.Trial{Result: runner.Result{CandidateID: id, TaskID: task, Trial: 1, Backend: "local", Success: true, RuntimeSeconds: 1}}
 			if slices.Contains(failed[id], task) {
 				r.Failed(runner.ErrCandidateFailed, "wrong")
 			}

@@ -153,7 +153,7 @@ func (b *budget) admit(ctx context.Context, job runner.Job) bool {
 }
 
 // done counts job's cost, once it ended, and wakes the jobs waiting.
-func (b *budget) done(job runner.Job, cost *runner.Cost) {
+func (b *budget) done(job runner.Job, cost *record.Cost) {
 	if b == nil {
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 )
 
@@ -14,7 +15,7 @@ func budgetWith(limit float64, seen map[string][]float64, under map[string]int) 
 	for c, usds := range seen {
 		for _, usd := range usds {
 			b.running[c]++
-			b.done(runner.Job{CandidateID: c}, &runner.Cost{USD: usd})
+			b.done(runner.Job{CandidateID: c}, &record.Cost{USD: usd})
 		}
 	}
 	for c, n := range under {
@@ -76,7 +77,7 @@ func TestBudgetAdmitWaitsForCost(t *testing.T) {
 	b.mu.Unlock()
 	admitted := make(chan bool)
 	go func() { admitted <- b.admit(ctx, job(2)) }()
-	b.done(job(1), &runner.Cost{USD: 0.045})
+	b.done(job(1), &record.Cost{USD: 0.045})
 	if !<-admitted {
 		t.Fatal("trial 2 was refused once trial 1 cost $0.045")
 	}
@@ -92,7 +93,7 @@ func TestBudgetAdmitWaitsForCost(t *testing.T) {
 		t.Fatal("trial 5 did not wait for the trials under way")
 	}
 	for tr := 2; tr <= 4; tr++ {
-		b.done(job(tr), &runner.Cost{USD: 0.045})
+		b.done(job(tr), &record.Cost{USD: 0.045})
 	}
 	if b.admit(ctx, job(5)) || !b.wasReached() {
 		t.Fatal("trial 5 started past the budget")

@@ -381,9 +381,9 @@ func TestHarborScoresByReward(t *testing.T) {
 		t.Fatal(err)
 	}
 	reward := func(r float64) *float64 { return &r }
-	rec := &record.Record{Results: []runner.Result{
-		{CandidateID: "hasty", TaskID: "t1", Trial: 1, Success: true, RuntimeSeconds: 0.1, Reward: reward(0)},
-		{CandidateID: "steady", TaskID: "t1", Trial: 1, Success: true, RuntimeSeconds: 9, Reward: reward(1)},
+	rec := &record.Record{Results: []record.Trial{
+		{Result: runner.Result{CandidateID: "hasty", TaskID: "t1", Trial: 1, Success: true, RuntimeSeconds: 0.1, Reward: reward(0)}},
+		{Result: runner.Result{CandidateID: "steady", TaskID: "t1", Trial: 1, Success: true, RuntimeSeconds: 9, Reward: reward(1)}},
 	}}
 	score(rec, m.Scoring, p.suite(1))
 	if st := rec.Standings; len(st) != 2 || st[0].CandidateID != "steady" || st[0].Score != 1 || st[1].Score != 0 {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/scoring"
 )
@@ -18,16 +19,16 @@ const JudgeMaxOutput = 64 << 10
 // successful trial, each as a plain job of Options.Judges (docs/manifest.md,
 // "scoring": its command, environment and limits). Any failure is the
 // JudgeResult's Error, with a nil Score.
-func (s *state) judge(ctx context.Context, job runner.Job, artifact string) []runner.JudgeResult {
-	var out []runner.JudgeResult
+func (s *state) judge(ctx context.Context, job runner.Job, artifact string) []record.JudgeResult {
+	var out []record.JudgeResult
 	for _, sc := range s.o.Manifest.Scoring.Judges() {
 		out = append(out, s.runJudge(ctx, sc, job, artifact))
 	}
 	return out
 }
 
-func (s *state) runJudge(ctx context.Context, sc scoring.Scorer, job runner.Job, artifact string) runner.JudgeResult {
-	res := runner.JudgeResult{Name: sc.EffectiveName()}
+func (s *state) runJudge(ctx context.Context, sc scoring.Scorer, job runner.Job, artifact string) record.JudgeResult {
+	res := record.JudgeResult{Name: sc.EffectiveName()}
 	switch {
 	case len(sc.Command) == 0 || sc.Command[0] == "":
 		res.Error = "judge has no command"

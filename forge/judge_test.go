@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/forge-run/forge/internal/testkit/wait"
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/runner/local"
 	"github.com/forge-run/forge/runner/local/localtest"
@@ -79,7 +80,7 @@ func newJudgeRun(t *testing.T, dir string, judges ...scoring.Scorer) *judgeRun {
 
 // run plays the run and returns alpha's judges; beta, which failed, must
 // have none. No process of the run may outlive it.
-func (jr *judgeRun) run(t *testing.T, ctx context.Context) []runner.JudgeResult {
+func (jr *judgeRun) run(t *testing.T, ctx context.Context) []record.JudgeResult {
 	t.Helper()
 	rec, err := Run(ctx, jr.opts)
 	if rec == nil {
@@ -252,7 +253,7 @@ open("ready", "w").write("1")
 time.sleep(300)
 `, 2*time.Second)
 	jr := newJudgeRun(t, dir, s)
-	done := make(chan []runner.JudgeResult, 1)
+	done := make(chan []record.JudgeResult, 1)
 	start := time.Now()
 	go func() { done <- jr.run(t, context.Background()) }()
 	select {
@@ -308,7 +309,7 @@ import time; time.sleep(300)
 	jr := newJudgeRun(t, dir, s)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	done := make(chan []runner.JudgeResult, 1)
+	done := make(chan []record.JudgeResult, 1)
 	go func() { done <- jr.run(t, ctx) }()
 	wait.For(t, "the judge to start", 20*time.Second, func() bool {
 		_, err := os.Stat(filepath.Join(dir, "started"))

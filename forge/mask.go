@@ -4,20 +4,19 @@ import (
 	"reflect"
 
 	"github.com/forge-run/forge/internal/mask"
-	"github.com/forge-run/forge/runner"
+	"github.com/forge-run/forge/record"
 )
 
 // unmasked are the text fields of a trial never masked, by type and field:
 // the ids and paths the record, the viewer and --resume find things by,
 // kinds, and the artifact, the candidate's product, stored as written
 // (SecretInArtifact flags it). Every other string, []byte and text nested
-// in a runner.Result is masked, a field added tomorrow included.
+// in a record.Trial is masked, a field added tomorrow included.
 var unmasked = map[string]bool{
 	"Result.CandidateID":      true,
 	"Result.TaskID":           true,
 	"Result.SandboxID":        true,
 	"Result.Backend":          true,
-	"Result.Environment":      true, // the environment's hash
 	"Result.ErrorKind":        true,
 	"Result.OutputPath":       true,
 	"Result.StderrPath":       true,
@@ -26,6 +25,7 @@ var unmasked = map[string]bool{
 	"Result.ArtifactEncoding": true,
 	"Result.VerifierLogPath":  true,
 	"Result.Artifact":         true,
+	"Trial.Environment":       true, // the environment's hash
 	"AttemptError.Kind":       true,
 	"AttemptError.SandboxID":  true,
 	"CheckResult.Name":        true, // the manifest's scorer, by which results are grouped
@@ -34,7 +34,7 @@ var unmasked = map[string]bool{
 
 // maskResult replaces every secret in the text a job brought back with ***
 // (maskText), and flags an artifact that holds one.
-func maskResult(m *mask.Masker, r *runner.Result) {
+func maskResult(m *mask.Masker, r *record.Trial) {
 	if m == nil {
 		return
 	}

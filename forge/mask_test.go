@@ -9,16 +9,16 @@ import (
 	"testing"
 
 	"github.com/forge-run/forge/internal/mask"
-	"github.com/forge-run/forge/runner"
+	"github.com/forge-run/forge/record"
 )
 
 // TestMaskResultMasksEveryText: with every string and []byte of a
-// runner.Result holding a secret (found by reflection, nested ones and
+// record.Trial holding a secret (found by reflection, nested ones and
 // map keys included: no field named here), masking leaves the secret in
 // the unmasked fields alone, and nowhere in the trial's JSON but there.
 func TestMaskResultMasksEveryText(t *testing.T) {
 	const secret = "sk-test-0123456789"
-	var r runner.Result
+	var r record.Trial
 	fill(reflect.ValueOf(&r).Elem(), secret)
 	maskResult(mask.New(secret), &r)
 

@@ -70,50 +70,83 @@ func refuseFor(why MergeRefusal, format string, args ...any) error {
 // (*MergeRefusedError) records that are not shards of one run of this
 // manifest, a shard given twice, and a missing shard unless AllowPartial.
 func Merge(o MergeOptions) (*record.Record, error) {
-	m := o.Manifest
+	if err := o.checkShards(); err != nil {
+		return nil, err
+	}
+	at, missing, err := o.shardsAt()
+	if err != nil {
+		return nil, err
+	}
+	plan, err := o.wholePlan()
+	if err != nil {
+		return nil, err
+	}
+	results, from, err := o.gather(plan, at)
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(cmp.Or(o.OutRoot, "artifacts"), o.RunID)
+	if _, err := os.Stat(filepath.Join(dir, record.ResultsFile)); err == nil {
+		return nil, refuse("run %s already has results in %s", o.RunID, dir)
+	}
+	rec := o.mergedRecord(plan, results, missing)
+	if err := o.write(dir, plan, from, rec); err != nil {
+		return nil, err
+	}
+	return rec, nil
+}
+
+// checkShards refuses records that are not shards of one run of the
+// manifest.
+func (o *MergeOptions) checkShards() error {
 	if len(o.Shards) == 0 {
-		return nil, refuse("no shards to merge")
+		return refuse("no shards to merge")
 	}
 	if len(o.Dirs) != len(o.Shards) {
-		return nil, errors.New("merge: a directory for each shard is needed")
+		return errors.New("merge: a directory for each shard is needed")
 	}
 	if !ValidID(o.RunID) {
-		return nil, refuse("run id %q: use letters, digits, '_', '.' and '-' only", o.RunID)
+		return refuse("run id %q: use letters, digits, '_', '.' and '-' only", o.RunID)
 	}
 	first, firstDir := o.Shards[0], o.Dirs[0]
 	for i, r := range o.Shards {
 		dir := o.Dirs[i]
 		switch {
 		case r.Shard == nil:
-			return nil, refuseFor(NotAShard, "%s is not a shard: it played the whole run", dir)
+			return refuseFor(NotAShard, "%s is not a shard: it played the whole run", dir)
 		case r.ManifestHash != first.ManifestHash:
-			return nil, refuse("%s and %s played different manifests (hash %s and %s)", firstDir, dir, first.ManifestHash, r.ManifestHash)
+			return refuse("%s and %s played different manifests (hash %s and %s)", firstDir, dir, first.ManifestHash, r.ManifestHash)
 		case r.Shard.Count != first.Shard.Count:
-			return nil, refuse("%s is shard %s, %s is shard %s: not shares of the same split", firstDir, first.Shard, dir, r.Shard)
+			return refuse("%s is shard %s, %s is shard %s: not shares of the same split", firstDir, first.Shard, dir, r.Shard)
 		case !slices.Equal(r.TaskIDs(), first.TaskIDs()):
-			return nil, refuseFor(OtherTasks, "%s and %s played different tasks (%d and %d)",
+			return refuseFor(OtherTasks, "%s and %s played different tasks (%d and %d)",
 				firstDir, dir, len(first.Tasks), len(r.Tasks))
 		case r.Shard.Of != first.Shard.Of:
-			return nil, refuseFor(OtherJobs, "%s and %s are shards of different runs (%d and %d jobs)",
+			return refuseFor(OtherJobs, "%s and %s are shards of different runs (%d and %d jobs)",
 				firstDir, dir, first.Shard.Of, r.Shard.Of)
 		case !slices.Equal(candidatesOf(r), candidatesOf(first)):
-			return nil, refuse("%s and %s played different candidates (%s and %s)", firstDir, dir,
+			return refuse("%s and %s played different candidates (%s and %s)", firstDir, dir,
 				strings.Join(candidatesOf(first), ", "), strings.Join(candidatesOf(r), ", "))
 		}
 	}
-	if m.Hash != first.ManifestHash {
-		return nil, refuse("%s is not the manifest the shards played: it or a file it names changed (hash %s, the shards played %s)",
+	if m := o.Manifest; m.Hash != first.ManifestHash {
+		return refuse("%s is not the manifest the shards played: it or a file it names changed (hash %s, the shards played %s)",
 			m.Path, m.Hash, first.ManifestHash)
 	}
-	count := first.Shard.Count
-	at := map[int]int{} // shard index → position in o.Shards
+	return nil
+}
+
+// shardsAt places each shard by its index (at: index → position in
+// Shards) and lists the missing ones, refused unless AllowPartial.
+func (o *MergeOptions) shardsAt() (at map[int]int, missing []record.Shard, err error) {
+	count := o.Shards[0].Shard.Count
+	at = map[int]int{}
 	for i, r := range o.Shards {
 		if j, twice := at[r.Shard.Index]; twice {
-			return nil, refuse("shard %s is given twice: %s and %s", r.Shard, o.Dirs[j], o.Dirs[i])
+			return nil, nil, refuse("shard %s is given twice: %s and %s", r.Shard, o.Dirs[j], o.Dirs[i])
 		}
 		at[r.Shard.Index] = i
 	}
-	var missing []record.Shard
 	for k := 1; k <= count; k++ {
 		if _, ok := at[k]; !ok {
 			missing = append(missing, record.Shard{Index: k, Count: count})
@@ -124,10 +157,14 @@ func Merge(o MergeOptions) (*record.Record, error) {
 		if len(missing) > 1 {
 			verb = "are"
 		}
-		return nil, refuseFor(ShardsMissing, "%s %s missing", ShardsText(missing), verb)
+		return nil, nil, refuseFor(ShardsMissing, "%s %s missing", ShardsText(missing), verb)
 	}
+	return at, missing, nil
+}
 
-	// The whole run's plan, as the shards were cut from it.
+// wholePlan is the whole run's plan, as the shards were cut from it.
+func (o *MergeOptions) wholePlan() (*Plan, error) {
+	m, first := o.Manifest, o.Shards[0]
 	trials := 0
 	for _, r := range o.Shards {
 		trials = max(trials, r.TrialsPerCandidate())
@@ -147,13 +184,21 @@ func Merge(o MergeOptions) (*record.Record, error) {
 		return nil, refuseFor(OtherTrials, "the shards are shares of a run of %d jobs, %s plans %d (%d trials)",
 			first.Shard.Of, m.Path, len(plan.Jobs), trials)
 	}
+	return plan, nil
+}
+
+// gather puts every shard's trials in the whole plan's order, unscored
+// (they are scored again with the rest), and from says which shard each
+// came from (-1: none, a missing shard's job, recorded cancelled).
+func (o *MergeOptions) gather(plan *Plan, at map[int]int) (results []record.Trial, from []int, err error) {
+	count := o.Shards[0].Shard.Count
 	of := ShardsOf(plan.Jobs, count)
 	pos := make(map[string]int, len(plan.Jobs))
 	for i, j := range plan.Jobs {
 		pos[jobKey(j.CandidateID, j.TaskID, j.Trial)] = i
 	}
-	results := make([]runner.Result, len(plan.Jobs))
-	from := make([]int, len(plan.Jobs)) // the shard a result comes from, -1: none
+	results = make([]record.Trial, len(plan.Jobs))
+	from = make([]int, len(plan.Jobs))
 	for i := range from {
 		from[i] = -1
 	}
@@ -163,11 +208,11 @@ func Merge(o MergeOptions) (*record.Record, error) {
 			i, ok := pos[jobKey(res.CandidateID, res.TaskID, res.Trial)]
 			switch {
 			case !ok:
-				return nil, refuse("%s: %s is not a job of the run the shards are shares of", o.Dirs[s], name)
+				return nil, nil, refuse("%s: %s is not a job of the run the shards are shares of", o.Dirs[s], name)
 			case of[i] != r.Shard.Index:
-				return nil, refuse("%s: %s belongs to shard %d/%d, not %s", o.Dirs[s], name, of[i], count, r.Shard)
+				return nil, nil, refuse("%s: %s belongs to shard %d/%d, not %s", o.Dirs[s], name, of[i], count, r.Shard)
 			case from[i] >= 0:
-				return nil, refuse("%s: %s is there twice", o.Dirs[s], name)
+				return nil, nil, refuse("%s: %s is there twice", o.Dirs[s], name)
 			}
 			results[i], from[i] = res, s
 			results[i].Score = nil // scored again with the rest
@@ -179,34 +224,22 @@ func Merge(o MergeOptions) (*record.Record, error) {
 		}
 		sh := record.Shard{Index: of[i], Count: count}
 		if s, ok := at[sh.Index]; ok {
-			return nil, refuse("%s (shard %s) has no result for %s", o.Dirs[s], sh, j.Name())
+			return nil, nil, refuse("%s (shard %s) has no result for %s", o.Dirs[s], sh, j.Name())
 		}
-		results[i] = runner.Result{CandidateID: j.CandidateID, TaskID: j.TaskID, Trial: j.Trial, Backend: first.Backend}
-		results[i].Failed(runner.ErrCancelled, "shard "+sh.String()+" not merged")
+		results[i] = failedTrial(j, o.Shards[0].Backend, runner.ErrCancelled, "shard "+sh.String()+" not merged")
 	}
+	return results, from, nil
+}
 
-	dir := filepath.Join(cmp.Or(o.OutRoot, "artifacts"), o.RunID)
-	if _, err := os.Stat(filepath.Join(dir, record.ResultsFile)); err == nil {
-		return nil, refuse("run %s already has results in %s", o.RunID, dir)
-	}
-	rec := &record.Record{
-		SchemaVersion: record.SchemaVersion,
-		RunID:         o.RunID,
-		Objective:     first.Objective,
-		Backend:       backendsOf(o.Shards),
-		ManifestPath:  m.Path,
-		ManifestHash:  m.Hash,
-		Files:         m.Files,
-		StartedAt:     first.StartedAt,
-		FinishedAt:    first.FinishedAt,
-		Candidates:    plan.Candidates,
-		Tasks:         first.Tasks,
-		Sample:        first.Sample,
-		Trials:        plan.Trials,
-		MissingShards: missing,
-		NotRun:        first.NotRun,
-		Results:       results,
-	}
+// mergedRecord is the whole run's record, scored: from its first shard
+// start to its last one's end, interrupted if any shard was.
+func (o *MergeOptions) mergedRecord(plan *Plan, results []record.Trial, missing []record.Shard) *record.Record {
+	first := o.Shards[0]
+	rec := newRecord(o.Manifest, plan, o.RunID, backendsOf(o.Shards))
+	// The tasks and their sample as the shards drew them.
+	rec.Tasks, rec.Sample = first.Tasks, first.Sample
+	rec.StartedAt, rec.FinishedAt = first.StartedAt, first.FinishedAt
+	rec.MissingShards, rec.Results = missing, results
 	for _, r := range o.Shards {
 		if r.StartedAt.Before(rec.StartedAt) {
 			rec.StartedAt = r.StartedAt
@@ -217,10 +250,15 @@ func Merge(o MergeOptions) (*record.Record, error) {
 		rec.Interrupted = rec.Interrupted || r.Interrupted
 		rec.UndeletedSandboxes = append(rec.UndeletedSandboxes, r.UndeletedSandboxes...)
 	}
-	score(rec, m.Scoring, plan.suite(passAtKOf(first)))
+	score(rec, o.Manifest.Scoring, plan.suite(passAtKOf(first)))
+	return rec
+}
 
+// write writes the merged run in dir: each merged job's files, linked
+// from its shard's, then its record.
+func (o *MergeOptions) write(dir string, plan *Plan, from []int, rec *record.Record) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("create run directory: %w", err)
+		return fmt.Errorf("create run directory: %w", err)
 	}
 	for i, j := range plan.Jobs {
 		if from[i] < 0 {
@@ -228,13 +266,10 @@ func Merge(o MergeOptions) (*record.Record, error) {
 		}
 		rel := jobRelDir(j.CandidateID, j.TaskID, j.Trial, plan.Trials)
 		if err := linkTree(filepath.Join(o.Dirs[from[i]], rel), filepath.Join(dir, rel)); err != nil {
-			return nil, fmt.Errorf("merge the files of %s: %w", j.Name(), err)
+			return fmt.Errorf("merge the files of %s: %w", j.Name(), err)
 		}
 	}
-	if err := record.Write(filepath.Join(dir, record.ResultsFile), rec); err != nil {
-		return nil, err
-	}
-	return rec, nil
+	return record.Write(filepath.Join(dir, record.ResultsFile), rec)
 }
 
 // candidatesOf lists, sorted, the candidates a record's run played: those

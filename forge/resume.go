@@ -14,7 +14,7 @@ import (
 // Resumable reports whether a job's earlier result must be played again on
 // resume: it says nothing about the candidate (cancelled, or the
 // infrastructure failed it). A task whose verifier failed would fail again.
-func Resumable(r runner.Result) bool {
+func Resumable(r record.Trial) bool {
 	f := r.ErrorKind.Fault()
 	return !r.Success && (f == runner.FaultInfra || f == runner.FaultInterrupted)
 }
@@ -45,7 +45,7 @@ func (o *Options) checkResume() error {
 // keepFinished returns the finished results of the run being resumed
 // (pointing into its record, not copied: a resumed run may have 100,000),
 // and the plan's index of each.
-func (s *state) keepFinished(prev *record.Record) (at []int, kept []*runner.Result) {
+func (s *state) keepFinished(prev *record.Record) (at []int, kept []*record.Trial) {
 	done := map[trialKey]int{}
 	for i := range prev.Results {
 		if r := &prev.Results[i]; !Resumable(*r) {

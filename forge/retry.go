@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/forge-run/forge/internal/text"
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 )
 
@@ -17,11 +18,12 @@ import (
 // the run is stopping. When breakAfter trials in a row spent all their
 // attempts, the infrastructure is failing: the run stops
 // (*runner.UnusableError) rather than spend every other trial's attempts.
-func (s *state) attempts(ctx context.Context, job runner.Job, start time.Time) (runner.Result, error) {
+func (s *state) attempts(ctx context.Context, job runner.Job, start time.Time) (record.Trial, error) {
 	retries := s.o.Plan.RetriesOf(job.CandidateID)
-	var failed []runner.AttemptError
+	var failed []record.AttemptError
 	for attempt := 1; ; attempt++ {
-		res, err := s.o.Runner.Run(ctx, job)
+		out, err := s.o.Runner.Run(ctx, job)
+		res := record.Trial{Result: out}
 		res.CandidateID, res.TaskID, res.Trial = job.CandidateID, job.TaskID, job.Trial
 		maskResult(s.mask, &res)
 		if res.Backend == "" {
@@ -40,7 +42,7 @@ func (s *state) attempts(ctx context.Context, job runner.Job, start time.Time) (
 			}
 			return res, err
 		}
-		failed = append(failed, runner.AttemptError{Kind: res.ErrorKind, Message: res.ErrorMessage, SandboxID: res.SandboxID})
+		failed = append(failed, record.AttemptError{Kind: res.ErrorKind, Message: res.ErrorMessage, SandboxID: res.SandboxID})
 		s.o.emit(Event{Time: s.o.now(), Kind: EventRetry, Job: job.Name(), Elapsed: time.Since(start),
 			Result: &res, Attempt: attempt + 1, Attempts: retries + 1})
 	}

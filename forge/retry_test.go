@@ -85,13 +85,13 @@ func TestInfraTrialsArePlayedAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	byID := map[string]runner.Result{}
+	byID := map[string]record.Trial{}
 	for _, r := range rec.Results {
 		byID[r.CandidateID] = r
 	}
 	flaky := byID["flaky"]
 	if !flaky.Success || flaky.Attempts != 3 || flaky.SandboxID != "sb-flaky-3" || len(flaky.AttemptErrors) != 2 ||
-		flaky.AttemptErrors[0] != (runner.AttemptError{Kind: runner.ErrInfra, Message: "attempt 1: infra", SandboxID: "sb-flaky-1"}) ||
+		flaky.AttemptErrors[0] != (record.AttemptError{Kind: runner.ErrInfra, Message: "attempt 1: infra", SandboxID: "sb-flaky-1"}) ||
 		flaky.AttemptErrors[1].SandboxID != "sb-flaky-2" {
 		t.Errorf("flaky: %+v", flaky)
 	}

@@ -47,7 +47,7 @@ type Event struct {
 	Phase   runner.Phase
 	Elapsed time.Duration
 	// Result is set on EventDone and EventRetry.
-	Result *runner.Result
+	Result *record.Trial
 	// Attempt and Attempts are set on EventRetry.
 	Attempt, Attempts int
 	// Env, Line, Built and Err are set on EventEnvironment.
@@ -154,67 +154,119 @@ func Run(ctx context.Context, o Options) (*record.Record, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	dir := o.Dir()
 	// Run's own copy of the plan, whose jobs it lets go of once started:
 	// at 100,000 jobs they are tens of MB.
 	plan := *o.Plan
 	o.Plan = &plan
-	if o.Resume == nil {
-		if _, err := os.Stat(filepath.Join(dir, record.ResultsFile)); err == nil {
-			return nil, fmt.Errorf("run %s already has results in %s", o.RunID, dir)
-		}
-	} else if err := o.checkResume(); err != nil {
+	dir, err := o.makeDir()
+	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("create run directory: %w", err)
+	rec := newRecord(o.Manifest, o.Plan, o.RunID, o.Backend)
+	rec.StartedAt = o.now().UTC()
+	suite := o.Plan.suite(o.PassAtK)
+	s := newState(&o, rec, dir, suite)
+	if err := s.open(); err != nil {
+		return nil, err
 	}
+	runErr := s.playAll(ctx)
+	if err := s.finish(ctx, suite); err != nil {
+		return rec, err
+	}
+	// The caller's reports read the excerpts too, from trials.jsonl; what
+	// the run held goes first (a third of the peak at 100,000 trials).
+	rec.Results, s.held = nil, nil
+	runtime.GC() // before the read-back's allocations, not after them
+	results, err := record.ReadTrials(filepath.Join(dir, record.TrialsFile))
+	if err != nil {
+		return rec, err
+	}
+	rec.Adopt(results)
+	switch {
+	case runErr != nil:
+		return rec, runErr
+	case ctx.Err() != nil:
+		return rec, ctx.Err()
+	}
+	return rec, nil
+}
+
+// makeDir makes the run's directory, refusing one that already has a
+// record unless the run resumes it.
+func (o *Options) makeDir() (string, error) {
+	dir := o.Dir()
+	if o.Resume == nil {
+		if _, err := os.Stat(filepath.Join(dir, record.ResultsFile)); err == nil {
+			return "", fmt.Errorf("run %s already has results in %s", o.RunID, dir)
+		}
+	} else if err := o.checkResume(); err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("create run directory: %w", err)
+	}
+	return dir, nil
+}
+
+// newRecord is the record of run runID of plan, drawn from m, before any
+// trial: what Run and Merge both start from.
+func newRecord(m *Manifest, plan *Plan, runID, backend string) *record.Record {
 	rec := &record.Record{
 		SchemaVersion: record.SchemaVersion,
-		RunID:         o.RunID,
-		Objective:     o.Plan.Objective,
-		Backend:       o.Backend,
-		ManifestPath:  o.Manifest.Path,
-		ManifestHash:  o.Manifest.Hash,
-		Files:         o.Manifest.Files,
-		StartedAt:     o.now().UTC(),
-		Sample:        o.Plan.Sample,
-		Trials:        o.Plan.Trials,
-		Shard:         o.Plan.Shard,
-		NotRun:        o.Plan.NotRun,
-		Candidates:    o.Plan.Candidates,
+		RunID:         runID,
+		Objective:     plan.Objective,
+		Backend:       backend,
+		ManifestPath:  m.Path,
+		ManifestHash:  m.Hash,
+		Files:         m.Files,
+		Sample:        plan.Sample,
+		Trials:        plan.Trials,
+		Shard:         plan.Shard,
+		NotRun:        plan.NotRun,
+		Candidates:    plan.Candidates,
 	}
-	for _, t := range o.Plan.Tasks {
+	for _, t := range plan.Tasks {
 		d, _ := t.Fields["difficulty"].(string)
 		c, _ := t.Fields["category"].(string)
-		rec.Tasks = append(rec.Tasks, record.TaskInfo{ID: t.ID, Objective: cmp.Or(t.Objective, o.Plan.Objective), Weight: t.Weight, Difficulty: d, Category: c})
+		rec.Tasks = append(rec.Tasks, record.TaskInfo{ID: t.ID, Objective: cmp.Or(t.Objective, plan.Objective), Weight: t.Weight, Difficulty: d, Category: c})
 	}
-	suite := o.Plan.suite(o.PassAtK)
-	s := &state{o: &o, rec: rec, dir: dir, done: make([]bool, len(o.Plan.Jobs)), held: make([]runner.Result, len(o.Plan.Jobs)), mask: mask.New(append(o.Plan.SecretValues(), o.Mask...)...),
+	return rec
+}
+
+// newState is the bookkeeping of a run of o's plan: every job held by its
+// name until it ends.
+func newState(o *Options, rec *record.Record, dir string, suite scoring.Suite) *state {
+	s := &state{o: o, rec: rec, dir: dir, done: make([]bool, len(o.Plan.Jobs)), held: make([]record.Trial, len(o.Plan.Jobs)), mask: mask.New(append(o.Plan.SecretValues(), o.Mask...)...),
 		checker: scoring.NewChecker(o.Manifest.Scoring), tasks: map[string]*scoring.Task{}}
 	for i, job := range o.Plan.Jobs {
-		s.held[i] = runner.Result{CandidateID: job.CandidateID, TaskID: job.TaskID, Trial: job.Trial}
+		s.held[i] = record.Trial{Result: runner.Result{CandidateID: job.CandidateID, TaskID: job.TaskID, Trial: job.Trial}}
 	}
 	for i := range suite.Tasks {
 		s.tasks[suite.Tasks[i].ID] = &suite.Tasks[i]
 	}
-	s.envs.init(&o)
+	s.envs.init(o)
 	s.budget = newBudget(o.MaxCostUSD)
+	return s
+}
+
+// open writes the record as the run starts: results.json says what is
+// under way, trials.jsonl holds the resumed run's finished jobs, and
+// running.json the jobs under way.
+func (s *state) open() error {
+	o, rec := s.o, s.rec
 	var keptAt []int
-	var kept []*runner.Result
+	var kept []*record.Trial
 	if o.Resume != nil {
 		rec.StartedAt = o.Resume.StartedAt
 		rec.Sample = cmp.Or(rec.Sample, o.Resume.Sample)
 		keptAt, kept = s.keepFinished(o.Resume)
 	}
-	// results.json says what is under way; trials.jsonl holds every job
-	// as it ends, the resumed run's finished ones first.
-	if err := record.WriteSummary(filepath.Join(dir, record.ResultsFile), rec); err != nil {
-		return nil, err
+	if err := record.WriteSummary(filepath.Join(s.dir, record.ResultsFile), rec); err != nil {
+		return err
 	}
-	trials, err := record.OpenTrials(dir, kept)
+	trials, err := record.OpenTrials(s.dir, kept)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for k, i := range keptAt {
 		s.done[i], s.held[i] = true, forScoring(*kept[k])
@@ -222,12 +274,18 @@ func Run(ctx context.Context, o Options) (*record.Record, error) {
 	s.trials = trials
 	// The resumed record is in trials.jsonl now (Options.Resume); a
 	// record of schema 3 leaves its journal behind.
-	if kept = nil; o.Resume != nil {
+	if o.Resume != nil {
 		o.Resume.Results = nil
-		os.Remove(filepath.Join(dir, record.JournalFile))
+		os.Remove(filepath.Join(s.dir, record.JournalFile))
 	}
+	s.running = record.StartRunning(s.dir, o.now)
+	return nil
+}
 
-	s.running = record.StartRunning(dir, o.now)
+// playAll plays every job not yet done, Plan.Concurrency at a time, until
+// ctx is cancelled, a job fails the run or the budget is reached.
+func (s *state) playAll(ctx context.Context) error {
+	o := s.o
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(o.Plan.Concurrency)
 	for i := range o.Plan.Jobs {
@@ -250,8 +308,14 @@ func Run(ctx context.Context, o Options) (*record.Record, error) {
 		})
 	}
 	o.Plan.Jobs = nil // each job is under way or done, or never starts
-	runErr := g.Wait()
+	return g.Wait()
+}
 
+// finish completes the record once every job has ended: the unfinished
+// jobs' lines, the scores and the whole results.json, then running.json
+// goes (a run without either is not being played: Stopped).
+func (s *state) finish(ctx context.Context, suite scoring.Suite) error {
+	o, rec := s.o, s.rec
 	rec.Environments = s.envs.built()
 	rec.Results = s.final()
 	rec.BudgetReached = s.budget.stop(s.unstarted())
@@ -261,36 +325,16 @@ func Run(ctx context.Context, o Options) (*record.Record, error) {
 		rec.UndeletedSandboxes = o.Release.Release()
 	}
 	rec.FinishedAt = o.now().UTC()
-	err = s.notStartedLines(rec.Results)
-	if cerr := trials.Close(); err == nil {
+	err := s.notStartedLines(rec.Results)
+	if cerr := s.trials.Close(); err == nil {
 		err = cerr
 	}
 	rec.Scores = rec.TrialScores()
 	if err == nil {
-		err = record.WriteSummary(filepath.Join(dir, record.ResultsFile), rec)
+		err = record.WriteSummary(filepath.Join(s.dir, record.ResultsFile), rec)
 	}
-	// running.json goes once results.json is whole: a run without either
-	// is not being played (Stopped).
 	s.running.Close()
-	if err != nil {
-		return rec, err
-	}
-	// The caller's reports read the excerpts too, from trials.jsonl; what
-	// the run held goes first (a third of the peak at 100,000 trials).
-	rec.Results, s.held = nil, nil
-	runtime.GC() // before the read-back's allocations, not after them
-	results, err := record.ReadTrials(filepath.Join(dir, record.TrialsFile))
-	if err != nil {
-		return rec, err
-	}
-	rec.Adopt(results)
-	switch {
-	case runErr != nil:
-		return rec, runErr
-	case ctx.Err() != nil:
-		return rec, ctx.Err()
-	}
-	return rec, nil
+	return err
 }
 
 // state is one run's shared, mutable bookkeeping.
@@ -305,7 +349,7 @@ type state struct {
 	done []bool
 	// held are the finished jobs' results as scoring reads them
 	// (forScoring), in plan order; until a job finishes, only its name.
-	held []runner.Result
+	held []record.Trial
 	mask *mask.Masker
 	// spent counts the trials in a row that spent all their attempts on
 	// infra failures (attempts).
@@ -332,7 +376,7 @@ func (s *state) play(ctx context.Context, i int, job runner.Job) error {
 	if s.o.Echo != nil {
 		job.Echo = func(stream, line string) { s.o.Echo(name, stream, s.mask.String(line)) }
 	}
-	var res runner.Result
+	var res record.Trial
 	var err error
 	if job.Environment != nil {
 		// Built once, before the first job that needs it; its build is
@@ -346,8 +390,7 @@ func (s *state) play(ctx context.Context, i int, job runner.Job) error {
 		if ctx.Err() != nil {
 			res, err = s.notStarted(job), nil
 		} else {
-			res = runner.Result{CandidateID: job.CandidateID, TaskID: job.TaskID, Trial: job.Trial, Backend: s.o.Backend}
-			res.Failed(runner.ErrInfra, err.Error())
+			res = failedTrial(job, s.o.Backend, runner.ErrInfra, err.Error())
 			if why, ok := taskImageFailed(job, err); ok {
 				// That task cannot be played; the rest of the suite can.
 				res.ErrorMessage, err = why, nil
@@ -358,9 +401,9 @@ func (s *state) play(ctx context.Context, i int, job runner.Job) error {
 		res.Environment = job.Environment.Hash
 	}
 	if job.AgentLog != "" {
-		readAgentLog(job, &res)
+		readAgentLog(job, &res.Result)
 	}
-	if werr := s.store(job, &res); werr != nil && err == nil {
+	if werr := s.store(job, &res.Result); werr != nil && err == nil {
 		err = werr
 	}
 	if res.Success && res.ArtifactPath != "" {
@@ -389,7 +432,7 @@ func (s *state) play(ctx context.Context, i int, job runner.Job) error {
 
 // final returns every job's result in plan order as scoring reads it;
 // jobs that never finished are marked cancelled.
-func (s *state) final() []runner.Result {
+func (s *state) final() []record.Trial {
 	for i, done := range s.done {
 		if h := s.held[i]; !done {
 			s.held[i] = s.notStarted(runner.Job{CandidateID: h.CandidateID, TaskID: h.TaskID, Trial: h.Trial})
@@ -400,14 +443,14 @@ func (s *state) final() []runner.Result {
 
 // forScoring is what a run holds of a finished result: all but its
 // excerpts (most of a chatty trial's; trials.jsonl has them).
-func forScoring(r runner.Result) runner.Result {
+func forScoring(r record.Trial) record.Trial {
 	r.Output, r.Stderr, r.ArtifactContent = "", "", ""
 	return r
 }
 
 // notStartedLines appends each unfinished job's line to trials.jsonl.
-func (s *state) notStartedLines(results []runner.Result) error {
-	var left []*runner.Result
+func (s *state) notStartedLines(results []record.Trial) error {
+	var left []*record.Trial
 	for i, done := range s.done {
 		if !done {
 			left = append(left, &results[i])
@@ -417,14 +460,20 @@ func (s *state) notStartedLines(results []runner.Result) error {
 }
 
 // notStarted is the result of a job the run never started.
-func (s *state) notStarted(job runner.Job) runner.Result {
-	r := runner.Result{CandidateID: job.CandidateID, TaskID: job.TaskID, Trial: job.Trial, Backend: s.o.Backend}
+func (s *state) notStarted(job runner.Job) record.Trial {
 	why := "not started: the run was interrupted"
 	if s.budget.wasReached() {
 		why = "not started: the run's budget was reached"
 	}
-	r.Failed(runner.ErrCancelled, why)
-	return r
+	return failedTrial(job, s.o.Backend, runner.ErrCancelled, why)
+}
+
+// failedTrial is the record of job ended as kind before its candidate ran,
+// or never started.
+func failedTrial(job runner.Job, backend string, kind runner.ErrorKind, msg string) record.Trial {
+	t := record.Trial{Result: runner.Result{CandidateID: job.CandidateID, TaskID: job.TaskID, Trial: job.Trial, Backend: backend}}
+	t.Failed(kind, msg)
+	return t
 }
 
 // unstarted counts the jobs that have no line in trials.jsonl.

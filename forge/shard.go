@@ -13,7 +13,6 @@ import (
 
 	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
-	"github.com/forge-run/forge/scoring"
 )
 
 // checkShard checks that s is a share of a run: K in 1..N.
@@ -138,10 +137,10 @@ func ShardsText(shards []record.Shard) string {
 // unfinished lists, by candidate, the tasks of a shard's jobs on which no
 // trial ran to an end the candidate answers for (as scoring's incomplete
 // does for a whole run, but only over the jobs the shard played).
-func unfinished(results []runner.Result) []scoring.Unjudged {
+func unfinished(results []record.Trial) []record.Unjudged {
 	type group struct {
 		scored bool
-		first  *runner.Result
+		first  *record.Trial
 	}
 	var ids []string
 	groups := map[string]map[string]*group{}
@@ -167,10 +166,10 @@ func unfinished(results []runner.Result) []scoring.Unjudged {
 		}
 	}
 	slices.Sort(ids)
-	var out []scoring.Unjudged
+	var out []record.Unjudged
 	for _, id := range ids {
 		var tasks []string
-		var first *runner.Result
+		var first *record.Trial
 		for _, t := range order[id] {
 			if g := groups[id][t]; !g.scored {
 				tasks = append(tasks, t)
@@ -180,7 +179,7 @@ func unfinished(results []runner.Result) []scoring.Unjudged {
 		if len(tasks) == 0 {
 			continue
 		}
-		u := scoring.Unjudged{CandidateID: id, Reason: fmt.Sprintf("%s: %s", first.ErrorKind, first.ErrorMessage)}
+		u := record.Unjudged{CandidateID: id, Reason: fmt.Sprintf("%s: %s", first.ErrorKind, first.ErrorMessage)}
 		if tasks[0] != "" {
 			u.TaskIDs = tasks
 			u.Reason = strings.Join(tasks, ", ") + ": " + u.Reason

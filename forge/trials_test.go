@@ -190,10 +190,10 @@ func TestPlanOrderIsThePlans(t *testing.T) {
 			rec.Tasks = append(rec.Tasks, record.TaskInfo{ID: task.ID})
 		}
 		var want []string
-		var results []runner.Result
+		var results []record.Trial
 		for _, j := range p.Jobs {
 			want = append(want, fmt.Sprintf("%s/%s#%d", j.CandidateID, j.TaskID, j.Trial))
-			results = append(results, runner.Result{CandidateID: j.CandidateID, TaskID: j.TaskID, Trial: j.Trial})
+			results = append(results, record.Trial{Result: runner.Result{CandidateID: j.CandidateID, TaskID: j.TaskID, Trial: j.Trial}})
 		}
 		rand.Shuffle(len(results), func(i, j int) { results[i], results[j] = results[j], results[i] })
 		rec.FinishedAt = time.Now()

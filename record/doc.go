@@ -1,7 +1,8 @@
 // Package record is a run's record, the contract between forge run and
 // everything that reads a run (docs/results.md): the Record type and what
-// it holds, results.json (Read, ReadSummary, Decode, Write, Encode) and
-// its schema versions, the trials file trials.jsonl (TrialsWriter,
+// it holds (its trials, each a sandbox's runner.Result with what judging
+// added, and the standings scoring made of them), results.json (Read,
+// ReadSummary, Decode, Write, Encode) and its schema versions, the trials file trials.jsonl (TrialsWriter,
 // ReadTrials, ReadLines) and the state of a run under way, running.json
 // (RunningWriter, ReadRunning, Stopped). Every reader goes through it:
 // JSON, never a layout.

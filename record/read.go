@@ -13,8 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-
-	"github.com/forge-run/forge/runner"
 )
 
 // Read reads the run whose results.json is path, with its trials
@@ -57,7 +55,7 @@ func (rec *Record) TrialsPath(path string) string {
 
 // Adopt makes results, read from the run's trials, the record's
 // (Arrange), put in order where they are.
-func (rec *Record) Adopt(results []runner.Result) {
+func (rec *Record) Adopt(results []Trial) {
 	order, n := rec.Arrange(results)
 	Reorder(results, order)
 	rec.Results = results[:n]
@@ -87,7 +85,7 @@ func Reorder[T any](s []T, order []int) {
 
 // takeScores gives results the scores results.json keeps for them
 // (Scores), and leaves Scores empty.
-func (rec *Record) takeScores(results []runner.Result) {
+func (rec *Record) takeScores(results []Trial) {
 	if len(rec.Scores) == 0 {
 		return
 	}
@@ -114,7 +112,7 @@ type trialKey struct {
 // (takeScores) and orders them (Reorder): first the n the record holds, a
 // trial's last line only (--resume played it again), in plan order once
 // the run ended, else in the file's; then the lines it drops.
-func (rec *Record) Arrange(results []runner.Result) (order []int, n int) {
+func (rec *Record) Arrange(results []Trial) (order []int, n int) {
 	rec.takeScores(results)
 	at := make(map[trialKey]int, len(results))
 	order = make([]int, 0, len(results))
@@ -144,7 +142,7 @@ func (rec *Record) Arrange(results []runner.Result) (order []int, n int) {
 // candidate then trial; with tasks, task by task, trial by trial, the
 // candidates rotated by the task's place. forge's TestPlanOrderIsThePlans
 // holds the two together.
-func (rec *Record) planKey() func(r *runner.Result) int64 {
+func (rec *Record) planKey() func(r *Trial) int64 {
 	cands := make(map[string]int64, len(rec.Candidates))
 	for i, c := range rec.Candidates {
 		cands[c] = int64(i)
@@ -154,7 +152,7 @@ func (rec *Record) planKey() func(r *runner.Result) int64 {
 		tasks[t.ID] = int64(i)
 	}
 	n := int64(max(len(rec.Candidates), 1))
-	return func(r *runner.Result) int64 {
+	return func(r *Trial) int64 {
 		c, trial := cands[r.CandidateID], int64(r.Trial)
 		if len(tasks) == 0 {
 			return c<<24 | trial

@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/forge-run/forge/internal/text"
-	"github.com/forge-run/forge/runner"
-	"github.com/forge-run/forge/scoring"
 )
 
 // SchemaVersion is results.json's schema_version: 4 since trials.jsonl,
@@ -62,21 +60,21 @@ type Record struct {
 	BudgetReached *BudgetStop `json:"budget_reached,omitempty"`
 	// Results are the trials, in plan order once the run ended (in
 	// trials.jsonl since schema 4).
-	Results   []runner.Result    `json:"results,omitempty"`
-	Standings []scoring.Standing `json:"standings"`
+	Results   []Trial    `json:"results,omitempty"`
+	Standings []Standing `json:"standings"`
 	// Winner is null unless one candidate is clearly best.
 	Winner *string `json:"winner"`
 	// WinnerLine is the human sentence behind Winner
 	// ("winner: beta (0.81 ± 0.04), 1.24× alpha, p = 0.003").
 	WinnerLine string `json:"winner_line"`
 	// Comparison is the statistical comparison of rank 1 with rank 2.
-	Comparison *scoring.Comparison `json:"comparison,omitempty"`
+	Comparison *Comparison `json:"comparison,omitempty"`
 	// Incomplete lists the candidates the run could not judge (no winner).
-	Incomplete []scoring.Unjudged `json:"incomplete,omitempty"`
+	Incomplete []Unjudged `json:"incomplete,omitempty"`
 	// TaskMatrix is a suite's per-task matrix (hardest tasks first) and
 	// HeadToHead its pairwise task-by-task record; absent without tasks.
-	TaskMatrix []scoring.TaskRow    `json:"task_matrix,omitempty"`
-	HeadToHead []scoring.HeadToHead `json:"head_to_head,omitempty"`
+	TaskMatrix []TaskRow    `json:"task_matrix,omitempty"`
+	HeadToHead []HeadToHead `json:"head_to_head,omitempty"`
 	// NotRun are the candidates left out for a missing secret.
 	NotRun []NotRun `json:"not_run,omitempty"`
 	// UndeletedSandboxes names sandboxes forge could not delete.

@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/forge-run/forge/runner"
-	"github.com/forge-run/forge/scoring"
 )
 
 // TestTrialsRejectAGarbledLine: only a last line can be cut short; any
@@ -34,9 +33,9 @@ func TestEncodeRecordRoundTrips(t *testing.T) {
 	awkward := `a, "b"], {c}: \` + "\n\\\"" // what ends an element, escaped
 	rec := &Record{SchemaVersion: SchemaVersion, RunID: "x", Objective: `say "results": null` + "\n", Trials: 1,
 		Tasks:      []TaskInfo{{ID: "t1", Objective: awkward, Weight: 1}, {ID: "t2", Objective: "[", Weight: 2}},
-		Results:    []runner.Result{{CandidateID: "a", TaskID: "t1", Trial: 1, Success: true, Output: "hi\n", Score: &one}, {CandidateID: "b", TaskID: awkward, Trial: 1}},
-		Standings:  []scoring.Standing{{CandidateID: "a", Rank: 1}},
-		TaskMatrix: []scoring.TaskRow{{TaskID: awkward, Cells: []scoring.TaskCell{{CandidateID: "a", Trials: 1}}}, {TaskID: "t2"}}}
+		Results:    []Trial{{Result: runner.Result{CandidateID: "a", TaskID: "t1", Trial: 1, Success: true, Output: "hi\n"}, Score: &one}, {Result: runner.Result{CandidateID: "b", TaskID: awkward, Trial: 1}}},
+		Standings:  []Standing{{CandidateID: "a", Rank: 1}},
+		TaskMatrix: []TaskRow{{TaskID: awkward, Cells: []TaskCell{{CandidateID: "a", Trials: 1}}}, {TaskID: "t2"}}}
 	b, err := Marshal(rec)
 	if err != nil {
 		t.Fatal(err)

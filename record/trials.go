@@ -16,8 +16,6 @@ import (
 	"sync"
 
 	"golang.org/x/sync/errgroup"
-
-	"github.com/forge-run/forge/runner"
 )
 
 // TrialsWriter appends results to a run's trials.jsonl, so that a run
@@ -29,7 +27,7 @@ type TrialsWriter struct {
 
 // OpenTrials opens dir's trials.jsonl for appending; fresh, it first holds
 // the results in keep (a resumed run's finished jobs).
-func OpenTrials(dir string, keep []*runner.Result) (*TrialsWriter, error) {
+func OpenTrials(dir string, keep []*Trial) (*TrialsWriter, error) {
 	path := filepath.Join(dir, TrialsFile)
 	if err := WriteAtomic(path, func(w io.Writer) error { return writeTrials(w, keep) }); err != nil {
 		return nil, err
@@ -42,7 +40,7 @@ func OpenTrials(dir string, keep []*runner.Result) (*TrialsWriter, error) {
 }
 
 // Add appends r's line.
-func (t *TrialsWriter) Add(r *runner.Result) error {
+func (t *TrialsWriter) Add(r *Trial) error {
 	line, err := trialLine(r)
 	if err != nil {
 		return err
@@ -57,7 +55,7 @@ func (t *TrialsWriter) Add(r *runner.Result) error {
 
 // AddAll appends the results' lines, buffered: the lines of the jobs a run
 // never started, once every job has ended.
-func (t *TrialsWriter) AddAll(results []*runner.Result) error {
+func (t *TrialsWriter) AddAll(results []*Trial) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return writeTrials(t.f, results)
@@ -68,7 +66,7 @@ func (t *TrialsWriter) Close() error { return t.f.Close() }
 
 // trialLine is r's line: r unscored (results.json holds the scores),
 // with its newline.
-func trialLine(r *runner.Result) ([]byte, error) {
+func trialLine(r *Trial) ([]byte, error) {
 	unscored := *r
 	unscored.Score = nil
 	line, err := json.Marshal(&unscored)
@@ -78,7 +76,7 @@ func trialLine(r *runner.Result) ([]byte, error) {
 	return append(line, '\n'), nil
 }
 
-func writeTrial(w io.Writer, r *runner.Result) error {
+func writeTrial(w io.Writer, r *Trial) error {
 	line, err := trialLine(r)
 	if err == nil {
 		_, err = w.Write(line)
@@ -87,7 +85,7 @@ func writeTrial(w io.Writer, r *runner.Result) error {
 }
 
 // writeTrials writes the results' lines to w.
-func writeTrials(w io.Writer, results []*runner.Result) error {
+func writeTrials(w io.Writer, results []*Trial) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	for _, r := range results {
 		if err := writeTrial(bw, r); err != nil {
@@ -101,13 +99,13 @@ func writeTrials(w io.Writer, results []*runner.Result) error {
 const trialBatch = 1024
 
 // ReadTrials reads a trials.jsonl (ReadLines).
-func ReadTrials(path string) ([]runner.Result, error) {
+func ReadTrials(path string) ([]Trial, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	results, _, err := ReadLines[runner.Result](f, 0, path, 0)
+	results, _, err := ReadLines[Trial](f, 0, path, 0)
 	return results, err
 }
 

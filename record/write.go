@@ -11,14 +11,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-
-	"github.com/forge-run/forge/runner"
 )
 
 // Write writes rec as a run's record: its results to trials.jsonl
 // beside path, then the rest to path, each atomically.
 func Write(path string, rec *Record) error {
-	all := make([]*runner.Result, len(rec.Results))
+	all := make([]*Trial, len(rec.Results))
 	for i := range rec.Results {
 		all[i] = &rec.Results[i]
 	}
@@ -68,7 +66,7 @@ func Encode(w io.Writer, rec *Record) error {
 	doc := *rec
 	doc.Scores = nil
 	if doc.Results == nil {
-		doc.Results = []runner.Result{}
+		doc.Results = []Trial{}
 	}
 	return encode(w, &doc)
 }

@@ -16,12 +16,12 @@ import (
 
 // candidate is one candidate's line in the standings, with its trials.
 type candidate struct {
-	standing scoring.Standing
+	standing record.Standing
 	// ranked is false when the record has no standing for the candidate;
 	// standing is then scoring's Aggregate, without a rank.
 	ranked  bool
 	winner  bool
-	results []*runner.Result // in trial order; the record's own
+	results []*record.Trial // in trial order; the record's own
 	scored  bool
 	// artifactMean is the mean artifact size over the trials that wrote one.
 	artifactMean float64
@@ -42,7 +42,7 @@ type kindCount struct {
 
 // candidates lists the standings' candidates, then those with results only.
 func candidates(rec *record.Record) []candidate {
-	order, byID := runner.ByCandidate(rec.Results)
+	order, byID := record.ByCandidate(rec.Results)
 	winner := ""
 	if rec.Winner != nil {
 		winner = *rec.Winner
@@ -61,7 +61,7 @@ func candidates(rec *record.Record) []candidate {
 			continue
 		}
 		rs := byID[id]
-		vs := make([]runner.Result, len(rs))
+		vs := make([]record.Trial, len(rs))
 		for i, r := range rs {
 			vs[i] = *r
 		}
@@ -70,9 +70,9 @@ func candidates(rec *record.Record) []candidate {
 	return out
 }
 
-func newCandidate(st scoring.Standing, ranked bool, rs []*runner.Result, winner string) candidate {
+func newCandidate(st record.Standing, ranked bool, rs []*record.Trial, winner string) candidate {
 	// rs is the candidate's own slice (candidates), of the record's results.
-	byTrial := func(a, b *runner.Result) int { return cmp.Compare(a.Trial, b.Trial) }
+	byTrial := func(a, b *record.Trial) int { return cmp.Compare(a.Trial, b.Trial) }
 	if !slices.IsSortedFunc(rs, byTrial) {
 		slices.SortStableFunc(rs, byTrial)
 	}
@@ -117,7 +117,7 @@ func newCandidate(st scoring.Standing, ranked bool, rs []*runner.Result, winner 
 }
 
 // artifactSize is the artifact's size on disk, else the size the record holds.
-func artifactSize(r runner.Result) int64 {
+func artifactSize(r record.Trial) int64 {
 	if r.ArtifactBytes > 0 {
 		return r.ArtifactBytes
 	}
@@ -125,7 +125,7 @@ func artifactSize(r runner.Result) int64 {
 }
 
 // artifactHeld is how many bytes of the artifact the record holds.
-func artifactHeld(r *runner.Result) int {
+func artifactHeld(r *record.Trial) int {
 	if r.ArtifactEncoding == "base64" {
 		return len(r.ArtifactContent) * 3 / 4
 	}
@@ -294,7 +294,7 @@ func (c candidate) artifactText() string {
 }
 
 // firstFailure is the first failed trial, or nil.
-func (c candidate) firstFailure() *runner.Result {
+func (c candidate) firstFailure() *record.Trial {
 	for i := range c.results {
 		if !c.results[i].Success {
 			return c.results[i]
@@ -306,7 +306,7 @@ func (c candidate) firstFailure() *runner.Result {
 // notes is the first failure's message on one line, naming the trial when
 // there are several, or the first thing worth knowing about a successful one.
 func (c candidate) notes() string {
-	prefix := func(r *runner.Result) string {
+	prefix := func(r *record.Trial) string {
 		if name := runner.TrialName("", r.TaskID, r.Trial, c.multi); name != "" {
 			return name + ": "
 		}
@@ -405,7 +405,7 @@ func (c candidate) passText() string {
 }
 
 // totalText is "$1.20", "$1.20+unpriced" or "unpriced".
-func totalText(k *scoring.CostStanding) string {
+func totalText(k *record.CostStanding) string {
 	if k.Unpriced() {
 		return "unpriced"
 	}

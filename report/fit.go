@@ -229,7 +229,7 @@ func widest(s string) int {
 // tieLine says why the table's "=" ranks tie: for the first ones, the
 // comparison's reason; else within the noise. "" without a tie.
 func tieLine(rec *record.Record, width int) string {
-	if !slices.ContainsFunc(rec.Standings, func(st scoring.Standing) bool { return st.Tied }) {
+	if !slices.ContainsFunc(rec.Standings, func(st record.Standing) bool { return st.Tied }) {
 		return ""
 	}
 	why := "their scores differ by less than the noise"

@@ -302,8 +302,8 @@ func newHTMLCandidate(c candidate, anchor string, summarised bool, opts Options)
 
 // shownFailures picks at most perKind failed trials of each error kind and
 // most in all, so every kind of failure is seen.
-func shownFailures(rs []*runner.Result, perKind, most int) []*runner.Result {
-	var out []*runner.Result
+func shownFailures(rs []*record.Trial, perKind, most int) []*record.Trial {
+	var out []*record.Trial
 	n := map[runner.ErrorKind]int{}
 	for _, r := range rs {
 		if r.Success || n[r.ErrorKind] >= perKind {

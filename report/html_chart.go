@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/forge-run/forge/internal/text"
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 )
 
@@ -163,7 +164,7 @@ type runtimeBox struct {
 }
 
 // newRuntimeBox summarises the runtimes of rs on ax.
-func newRuntimeBox(id string, rs []*runner.Result, ax axis, mid float64) *runtimeBox {
+func newRuntimeBox(id string, rs []*record.Trial, ax axis, mid float64) *runtimeBox {
 	xs := make([]float64, len(rs))
 	for i, r := range rs {
 		xs[i] = r.RuntimeSeconds

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/forge-run/forge/internal/text"
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 )
 
@@ -44,7 +45,7 @@ func newHTMLLog(f logFile, opts Options) htmlLog {
 	return htmlLog{Note: f.Note, Path: f.Path, Href: logHref(opts.RunDir, f.Path)}
 }
 
-func newHTMLTrial(c candidate, r runner.Result, opts Options) htmlTrial {
+func newHTMLTrial(c candidate, r record.Trial, opts Options) htmlTrial {
 	name := fmt.Sprintf("trial %d", r.Trial)
 	if r.TaskID != "" {
 		name = "task " + r.TaskID
@@ -86,21 +87,7 @@ func newHTMLTrial(c candidate, r runner.Result, opts Options) htmlTrial {
 	}
 
 	if r.ArtifactContent != "" || r.ArtifactBytes > 0 {
-		size := text.Bytes(float64(artifactSize(r)))
-		name := cmp.Or(artifactFile(&r).Path, "artifact") // a path safeRunPath refuses is not named
-		t.ArtifactNote = name + " · " + size
-		if r.ArtifactTruncated {
-			t.ArtifactNote += " · cut by forge"
-		}
-		if r.ArtifactEncoding == "base64" {
-			t.ArtifactNote += " · binary, shown as base64"
-			t.ArtifactImage = imageDataURL(r)
-		}
-		t.Artifact = text.Output(r.ArtifactContent, opts.MaxOutputBytes)
-		t.ArtifactFile = newHTMLLog(artifactFile(&r), opts)
-		if t.ArtifactFile.Href == "" {
-			t.ArtifactFile.Path = "" // the note above names it
-		}
+		t.setArtifact(&r, opts)
 	}
 	t.OutputFile, t.StderrFile = newHTMLLog(stdoutFile(&r), opts), newHTMLLog(stderrFile(&r), opts)
 	t.Output = text.Output(r.Output, opts.MaxOutputBytes)
@@ -112,7 +99,38 @@ func newHTMLTrial(c candidate, r runner.Result, opts Options) htmlTrial {
 	for _, k := range slices.Sorted(maps.Keys(r.Submitted)) {
 		t.Submitted = append(t.Submitted, htmlFact{text.OneLine(k), text.Shorten(text.OneLine(fmt.Sprint(r.Submitted[k])), 200)})
 	}
-	for _, j := range r.Judges {
+	t.Judges = htmlJudges(r.Judges)
+	if c.trials() == 1 {
+		t.Open = true
+	}
+	return t
+}
+
+// setArtifact shows the trial's artifact: its start, what of it the
+// record holds and where it is.
+func (t *htmlTrial) setArtifact(r *record.Trial, opts Options) {
+	size := text.Bytes(float64(artifactSize(*r)))
+	name := cmp.Or(artifactFile(r).Path, "artifact") // a path safeRunPath refuses is not named
+	t.ArtifactNote = name + " · " + size
+	if r.ArtifactTruncated {
+		t.ArtifactNote += " · cut by forge"
+	}
+	if r.ArtifactEncoding == "base64" {
+		t.ArtifactNote += " · binary, shown as base64"
+		t.ArtifactImage = imageDataURL(*r)
+	}
+	t.Artifact = text.Output(r.ArtifactContent, opts.MaxOutputBytes)
+	t.ArtifactFile = newHTMLLog(artifactFile(r), opts)
+	if t.ArtifactFile.Href == "" {
+		t.ArtifactFile.Path = "" // the note above names it
+	}
+}
+
+// htmlJudges are what each judge said: its score, its reason, or why it
+// failed.
+func htmlJudges(judges []record.JudgeResult) []htmlFact {
+	var out []htmlFact
+	for _, j := range judges {
 		v := "—"
 		if j.Score != nil {
 			v = text.Num(*j.Score)
@@ -123,12 +141,9 @@ func newHTMLTrial(c candidate, r runner.Result, opts Options) htmlTrial {
 		if j.Error != "" {
 			v += " · failed: " + text.OneLine(j.Error)
 		}
-		t.Judges = append(t.Judges, htmlFact{text.OneLine(j.Name), text.Shorten(v, 300)})
+		out = append(out, htmlFact{text.OneLine(j.Name), text.Shorten(v, 300)})
 	}
-	if c.trials() == 1 {
-		t.Open = true
-	}
-	return t
+	return out
 }
 
 // phases lists the non-zero phases: "create 0.8s · execute 1.9s".
@@ -144,7 +159,7 @@ func phases(p runner.Phases) string {
 
 // imageDataURL is a data: URL for a base64 artifact whose first bytes say it
 // is a PNG, JPEG, GIF or WebP image, or "".
-func imageDataURL(r runner.Result) template.URL {
+func imageDataURL(r record.Trial) template.URL {
 	if r.ArtifactTruncated {
 		return ""
 	}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/report/junit"
-	"github.com/forge-run/forge/runner"
 )
 
 // JUnit writes the run as JUnit XML (package junit), with the plain
@@ -25,7 +24,7 @@ func JUnit(w io.Writer, rec *record.Record, opts Options) error {
 		Now:            opts.Now,
 		MaxOutputBytes: opts.MaxOutputBytes,
 		Summary:        summary.String(),
-		Notes: func(r *runner.Result) (string, string) {
+		Notes: func(r *record.Trial) (string, string) {
 			return stdoutFile(r).Sentence(), stderrFile(r).Sentence()
 		},
 	})

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/forge-run/forge/internal/text"
-	"github.com/forge-run/forge/runner"
+	"github.com/forge-run/forge/record"
 )
 
 // logFile is one of a trial's stored files as a report names it.
@@ -22,11 +22,11 @@ type logFile struct {
 }
 
 // stdoutFile and stderrFile describe r's output; the record holds its end.
-func stdoutFile(r *runner.Result) logFile {
+func stdoutFile(r *record.Trial) logFile {
 	return outputFile("stdout", r.OutputPath, r.OutputCut, len(r.Output), r.OutputBytes)
 }
 
-func stderrFile(r *runner.Result) logFile {
+func stderrFile(r *record.Trial) logFile {
 	return outputFile("stderr", r.StderrPath, r.StderrCut, len(r.Stderr), r.StderrBytes)
 }
 
@@ -39,7 +39,7 @@ func outputFile(name, path string, cut bool, kept int, whole int64) logFile {
 }
 
 // artifactFile describes r's artifact and how much of its start is held.
-func artifactFile(r *runner.Result) logFile {
+func artifactFile(r *record.Trial) logFile {
 	f := logFile{Name: "artifact", Path: safe(r.ArtifactPath)}
 	if r.ArtifactCut {
 		f.Note = "first " + part(artifactHeld(r), r.ArtifactBytes)

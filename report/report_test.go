@@ -559,7 +559,7 @@ func TestRetriedTrialsAreReported(t *testing.T) {
 		}
 	}
 	rec.Results[1].Attempts = 3
-	rec.Results[1].AttemptErrors = []runner.AttemptError{{Kind: runner.ErrInfra, Message: "create sandbox: 503"}, {Kind: runner.ErrInfra, Message: "x"}}
+	rec.Results[1].AttemptErrors = []record.AttemptError{{Kind: runner.ErrInfra, Message: "create sandbox: 503"}, {Kind: runner.ErrInfra, Message: "x"}}
 	rec.Results[3].Attempts = 2
 	name := func(i int) string {
 		r := rec.Results[i]

@@ -10,12 +10,12 @@ import (
 	"strings"
 
 	"github.com/forge-run/forge/internal/text"
-	"github.com/forge-run/forge/runner"
+	"github.com/forge-run/forge/record"
 )
 
 // TrialStatus is the word for r's end and its health (the CSS class):
 // "ok"/ok, "wrong"/partial, or KindLabel/failed.
-func TrialStatus(r *runner.Result) (status, health string) {
+func TrialStatus(r *record.Trial) (status, health string) {
 	switch {
 	case !r.Success:
 		return KindLabel(r.ErrorKind), "failed"
@@ -27,7 +27,7 @@ func TrialStatus(r *runner.Result) (status, health string) {
 
 // WrongText says why a wrong trial is wrong: its first failed check's
 // wanted and got (and which check), or its reward; with its score.
-func WrongText(r *runner.Result) string {
+func WrongText(r *record.Trial) string {
 	why := ""
 	for _, c := range r.Checks {
 		if len(c.Failed) > 0 {

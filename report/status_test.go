@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/report"
 	"github.com/forge-run/forge/report/internal/fixture"
-	"github.com/forge-run/forge/runner"
 )
 
 // TestWrongAnswersAreCalledWrong: a trial that ran to its end with a
@@ -22,7 +22,7 @@ func TestWrongAnswersAreCalledWrong(t *testing.T) {
 	}
 	score := 0.0
 	r.Score = &score
-	r.Checks = []runner.CheckResult{{Name: "artifact", Of: 2, Failed: []runner.CheckFailure{
+	r.Checks = []record.CheckResult{{Name: "artifact", Of: 2, Failed: []record.CheckFailure{
 		{Check: "equals_task: expected", Want: "391", Got: "392"}, {Check: `contains: "total"`, Want: `contains "total"`, Got: "392"}}}}
 	if s, h := report.TrialStatus(r); s != "wrong" || h != "partial" {
 		t.Errorf("status %q %q", s, h)

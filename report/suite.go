@@ -11,7 +11,6 @@ import (
 
 	"github.com/forge-run/forge/internal/text"
 	"github.com/forge-run/forge/record"
-	"github.com/forge-run/forge/scoring"
 )
 
 // suite reports whether the record is of a suite.
@@ -29,7 +28,7 @@ func passHeader(rec *record.Record) string {
 
 // cellText is a candidate's result on a task: "✓" all passed, "✗" scored 0,
 // else its score ("0.67"); "·" without a score.
-func cellText(c scoring.TaskCell) string {
+func cellText(c record.TaskCell) string {
 	switch {
 	case c.Score == nil:
 		return "·"
@@ -105,7 +104,7 @@ func writeMatrix(buf *bytes.Buffer, rec *record.Record, opts Options) error {
 }
 
 // MeanText is a task's mean score, "—" for one without a scored trial.
-func MeanText(row scoring.TaskRow) string {
+func MeanText(row record.TaskRow) string {
 	if row.Unscored {
 		return "—"
 	}
@@ -140,7 +139,7 @@ func matrixSummary(rec *record.Record) string {
 		}
 	}
 	best := slices.Clone(rec.TaskMatrix)
-	slices.SortStableFunc(best, func(a, b scoring.TaskRow) int {
+	slices.SortStableFunc(best, func(a, b record.TaskRow) int {
 		return cmp.Or(cmp.Compare(b.Spread, a.Spread), strings.Compare(a.TaskID, b.TaskID))
 	})
 	for _, row := range best {

@@ -10,7 +10,6 @@ import (
 	"github.com/forge-run/forge/internal/text"
 	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
-	"github.com/forge-run/forge/scoring"
 )
 
 // notesWidth is how many runes of an error the table and Markdown show.
@@ -51,7 +50,7 @@ func columns(rec *record.Record) []column {
 	if !suite(rec) {
 		cols = append(cols, column{"ARTIFACT", text.Right, candidate.artifactText})
 	}
-	if slices.ContainsFunc(rec.Standings, func(st scoring.Standing) bool { return st.Cost != nil }) {
+	if slices.ContainsFunc(rec.Standings, func(st record.Standing) bool { return st.Cost != nil }) {
 		cols = append(cols, column{"COST", text.Right, candidate.costText})
 	}
 	return append(cols, column{colNotes, text.Left, func(c candidate) string { return text.Shorten(c.notes(), notesWidth) }})

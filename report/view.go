@@ -11,7 +11,6 @@ import (
 
 	"github.com/forge-run/forge/internal/text"
 	"github.com/forge-run/forge/record"
-	"github.com/forge-run/forge/scoring"
 )
 
 // Summary is a run as the reports describe it.
@@ -99,7 +98,7 @@ func Summarise(rec *record.Record) Summary {
 
 // MatrixCell is a candidate's result on a task: its text, the heat map's CSS
 // class and a title in words.
-func MatrixCell(task string, c scoring.TaskCell) (cell, class, title string) {
+func MatrixCell(task string, c record.TaskCell) (cell, class, title string) {
 	class, score := "heatnone", "no score"
 	if c.Score != nil {
 		class = fmt.Sprintf("heat%d", int(math.Round(*c.Score*10)))

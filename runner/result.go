@@ -139,71 +139,11 @@ func (ph Phases) List() []PhaseTime {
 		{PhaseDownload, ph.Download}, {PhaseVerify, ph.Verify}, {PhaseCleanup, ph.Cleanup}}
 }
 
-// JudgeResult is what one judge scorer said of one trial's artifact.
-type JudgeResult struct {
-	Name   string   `json:"name"`
-	Score  *float64 `json:"score"`
-	Reason string   `json:"reason,omitempty"`
-	// Error is set when the judge itself failed: reported, never scored 0.
-	Error string `json:"error,omitempty"`
-}
-
-// CheckResult is how a trial fared on one artifact scorer's checks.
-type CheckResult struct {
-	// Name is the scorer's name.
-	Name   string `json:"name"`
-	Passed int    `json:"passed"`
-	Of     int    `json:"of"`
-	// Note is the first reason a check could not be made.
-	Note string `json:"note,omitempty"`
-	// Failed are the first checks that failed: what each wanted and what
-	// it saw (cut short, masked).
-	Failed []CheckFailure `json:"failed,omitempty"`
-}
-
-// CheckFailure is one failed check: the check as the manifest writes it,
-// what it wanted and what the trial gave.
-type CheckFailure struct {
-	Check string `json:"check"`
-	Want  string `json:"want"`
-	Got   string `json:"got"`
-}
-
-// Wrong reports whether a trial that ran to its end gave a wrong answer:
-// a check failed, or its task's verifier gave less than full reward. The
-// one rule for "wrong", never "ok".
-func (r *Result) Wrong() bool {
-	if !r.Success {
-		return false
-	}
-	for _, c := range r.Checks {
-		if c.Passed < c.Of {
-			return true
-		}
-	}
-	return r.Reward != nil && *r.Reward < r.Mark()-1e-9
-}
-
-// Mark is the score at which the trial solves its task: PassMark, else 1.
-func (r *Result) Mark() float64 {
-	if r.PassMark != nil {
-		return *r.PassMark
-	}
-	return 1
-}
-
-// AttemptError is how an earlier attempt ended: always an infra failure.
-type AttemptError struct {
-	Kind    ErrorKind `json:"kind"`
-	Message string    `json:"message"`
-	// SandboxID is the sandbox the attempt ran in, when it got one.
-	SandboxID string `json:"sandbox_id,omitempty"`
-}
-
-// Result is the record of one job (docs/results.md). Output and Stderr may
-// hold any bytes; encoding/json replaces invalid UTF-8. A runner returns all
-// it captured; the run then keeps only excerpts (Excerpt) and the paths of
-// the stored files. Records of schemas 1 and 2 hold the whole output.
+// Result is what one job's sandbox gave back (docs/results.md); a run's
+// record keeps it with what judging adds. Output and Stderr may hold any
+// bytes; encoding/json replaces invalid UTF-8. A runner returns all it
+// captured; the run then keeps only excerpts (Excerpt) and the paths of the
+// stored files. Records of schemas 1 and 2 hold the whole output.
 type Result struct {
 	CandidateID string `json:"candidate_id"`
 	// TaskID is the suite's task the trial played; absent without tasks.
@@ -244,11 +184,6 @@ type Result struct {
 	ArtifactBytes     int64  `json:"artifact_bytes"`
 	ArtifactTruncated bool   `json:"artifact_truncated"`
 	ArtifactCut       bool   `json:"artifact_cut,omitempty"`
-	// Checks were made on the whole artifact as the job finished.
-	Checks []CheckResult `json:"checks,omitempty"`
-	// SecretInArtifact: the artifact, stored as written, holds a secret's
-	// value (everything else forge writes masks it); forge warns.
-	SecretInArtifact bool `json:"secret_in_artifact,omitempty"`
 
 	Submitted map[string]any `json:"submitted"`
 	// SubmitError says why the FORGE_RESULT file was ignored.
@@ -261,9 +196,8 @@ type Result struct {
 	// error, in its own words (its log); AgentTurns how many turns it took.
 	AgentError string `json:"agent_error,omitempty"`
 	AgentTurns int    `json:"agent_turns,omitempty"`
-	// Resources (Daytona's) and Cost are set when there is a price.
+	// Resources are the Daytona sandbox's, for its price.
 	Resources *Resources `json:"resources,omitempty"`
-	Cost      *Cost      `json:"cost,omitempty"`
 
 	// RuntimeSeconds is the candidate's process alone, start to exit,
 	// measured as close to it as the backend can (on Daytona, inside).
@@ -277,29 +211,16 @@ type Result struct {
 	ErrorKind    ErrorKind `json:"error_kind"`
 	ErrorMessage string    `json:"error_message"`
 
-	// Attempts is how many sandboxes the trial took (retries after infra
-	// errors; 0 in old records means 1); AttemptErrors say how the
-	// earlier ones ended. This result is the last attempt's.
-	Attempts int `json:"attempts,omitempty"`
-	// Environment is the hash of the environment the trial ran in.
-	Environment   string         `json:"environment,omitempty"`
-	AttemptErrors []AttemptError `json:"attempt_errors,omitempty"`
-
-	Judges []JudgeResult `json:"judges,omitempty"`
 	// Reward is what the task's verifier gave (reward.txt, or reward.json's
 	// "reward"); Metrics are reward.json's other numbers.
 	Reward  *float64           `json:"reward,omitempty"`
 	Metrics map[string]float64 `json:"metrics,omitempty"`
-	// PassMark is the task's pass mark, when not 1: the score (and
-	// reward) at which the trial solves its task.
-	PassMark *float64 `json:"pass_mark,omitempty"`
 	// VerifierOutput is the end of the verifier's log (stdout and stderr
 	// as they came, VerifierExcerpt bytes); the log is stored whole at
 	// VerifierLogPath (VerifierLogBytes).
-	VerifierOutput   string   `json:"verifier_output,omitempty"`
-	VerifierLogPath  string   `json:"verifier_log_path,omitempty"`
-	VerifierLogBytes int64    `json:"verifier_log_bytes,omitempty"`
-	Score            *float64 `json:"score"`
+	VerifierOutput   string `json:"verifier_output,omitempty"`
+	VerifierLogPath  string `json:"verifier_log_path,omitempty"`
+	VerifierLogBytes int64  `json:"verifier_log_bytes,omitempty"`
 
 	// Artifact holds the raw artifact bytes (capped) for the run to store.
 	Artifact []byte `json:"-"`
@@ -339,28 +260,6 @@ func (r *Result) SetArtifact(b []byte, size int64) {
 	}
 	r.ArtifactContent = base64.StdEncoding.EncodeToString(b)
 	r.ArtifactEncoding = "base64"
-}
-
-// ByCandidate groups results by candidate in order of first appearance,
-// pointing into results rather than copying them.
-func ByCandidate(results []Result) (order []string, byID map[string][]*Result) {
-	count := map[string]int{}
-	for i := range results {
-		id := results[i].CandidateID
-		if _, ok := count[id]; !ok {
-			order = append(order, id)
-		}
-		count[id]++
-	}
-	byID = make(map[string][]*Result, len(order))
-	for i := range results {
-		id := results[i].CandidateID
-		if byID[id] == nil {
-			byID[id] = make([]*Result, 0, count[id])
-		}
-		byID[id] = append(byID[id], &results[i])
-	}
-	return order, byID
 }
 
 // Failed records that the job did not succeed, and why.

@@ -211,7 +211,7 @@ func TestResultJSON(t *testing.T) {
 	if err != nil || !json.Valid(b) {
 		t.Fatalf("Marshal: %v %s", err, b)
 	}
-	for _, want := range []string{`"sandbox_id":null`, `"error_kind":null`, `"error_message":null`, `"score":null`, `"exit_code":0`} {
+	for _, want := range []string{`"sandbox_id":null`, `"error_kind":null`, `"error_message":null`, `"exit_code":0`} {
 		if !bytes.Contains(b, []byte(want)) {
 			t.Errorf("%s lacks %s", b, want)
 		}

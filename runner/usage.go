@@ -233,16 +233,6 @@ func shown(v any) string {
 	return text.Shorten(string(b), 40)
 }
 
-// Cost is what one trial cost in US dollars (scoring.Pricing.Price); Unpriced
-// says what had no price and is not in USD.
-type Cost struct {
-	USD        float64 `json:"usd"`
-	ModelUSD   float64 `json:"model_usd"`
-	SandboxUSD float64 `json:"sandbox_usd"`
-	Tokens     int64   `json:"tokens,omitempty"`
-	Unpriced   string  `json:"unpriced,omitempty"`
-}
-
 // Resources are a Daytona sandbox's vCPUs and GiB of memory and disk.
 type Resources struct {
 	CPU       float64 `json:"cpu"`

@@ -23,35 +23,35 @@ func ptr[T any](v T) *T { return &v }
 // present, one success and one failure.
 func sampleRecord() *record.Record {
 	t0 := time.Date(2026, 11, 21, 15, 30, 0, 0, time.UTC)
-	ok := runner.Result{
+	ok := record.Trial{Result: runner.Result{
 		CandidateID: "alpha", Trial: 1, Backend: "local", Success: true, ExitCode: ptr(0),
 		Output: "[Alpha] Found 10 events\n", ArtifactPath: "alpha/discord_post.md",
 		Submitted: map[string]any{"items": 10}, RuntimeSeconds: 3.2,
 		Phases:    runner.Phases{Execute: 3.1, Cleanup: 0.1},
-		StartedAt: t0, FinishedAt: t0.Add(3200 * time.Millisecond), Score: ptr(0.87),
-		Judges: []runner.JudgeResult{{Name: "quality", Score: ptr(0.9), Reason: "good"}, {Name: "style", Error: "timed out"}},
+		StartedAt: t0, FinishedAt: t0.Add(3200 * time.Millisecond)}, Score: ptr(0.87),
+		Judges: []record.JudgeResult{{Name: "quality", Score: ptr(0.9), Reason: "good"}, {Name: "style", Error: "timed out"}},
 	}
 	ok.SetArtifact([]byte("# AI Events\n"), 12)
 	ok.SetTranscript([]byte("{\"role\": \"user\", \"content\": \"hi\"}\nnot json\n"), 1<<30)
 	ok.TranscriptPath = "alpha/transcript.jsonl"
-	bad := runner.Result{
+	bad := record.Trial{Result: runner.Result{
 		CandidateID: "beta", Trial: 1, SandboxID: "sb-1", Backend: "local", Output: "\xff\xfe",
-		SubmitError: "not a JSON object", StartedAt: t0, FinishedAt: t0.Add(time.Second),
+		SubmitError: "not a JSON object", StartedAt: t0, FinishedAt: t0.Add(time.Second)},
 	}
 	bad.SetArtifact([]byte{0xff, 0x00}, 2)
 	bad.Failed(runner.ErrTimeout, "timed out after 1s")
 	return &record.Record{
 		SchemaVersion: record.SchemaVersion, RunID: "20261121-153000-ab12", Objective: "Generate weekly AI events",
 		Backend: "local", ManifestPath: "forge.yaml", ManifestHash: "sha256:00", StartedAt: t0, FinishedAt: t0.Add(4 * time.Second),
-		Results: []runner.Result{ok, bad},
-		Standings: []scoring.Standing{
+		Results: []record.Trial{ok, bad},
+		Standings: []record.Standing{
 			{Rank: 1, CandidateID: "alpha", Score: 0.87, ScoreCI95: [2]float64{0.87, 0.87}, SuccessRate: 1,
 				SuccessCI95: [2]float64{0.2, 1}, Successes: 1, RuntimeMeanSeconds: 3.2, Trials: 1, ScoredTrials: 1,
 				Breakdown: map[string]float64{"quality": 0.9}, JudgeErrors: 1, Notes: []string{"judge style failed"}},
 			{Rank: 2, CandidateID: "beta", SuccessCI95: [2]float64{0, 0.8}, Trials: 1, Errors: map[string]int{"timeout": 1}},
 		},
 		Winner: ptr("alpha"), WinnerLine: "winner: alpha (0.87)",
-		Comparison: &scoring.Comparison{Best: "alpha", Second: "beta", Method: "exact", BestScore: 0.87, Ratio: 0,
+		Comparison: &record.Comparison{Best: "alpha", Second: "beta", Method: "exact", BestScore: 0.87, Ratio: 0,
 			Difference: 0.87, Alpha: 0.05, Clear: true},
 		UndeletedSandboxes: []string{"sb-1"},
 	}
@@ -63,7 +63,7 @@ func suiteRecord() *record.Record {
 	rec := sampleRecord()
 	rec.Tasks = []record.TaskInfo{{ID: "q1", Objective: "o", Weight: 1}, {ID: "q2", Objective: "p", Weight: 2}}
 	rec.Sample = &record.Sample{N: 2, Of: 9, Seed: 7}
-	var results []runner.Result
+	var results []record.Trial
 	for _, task := range []string{"q1", "q2"} {
 		for _, r := range sampleRecord().Results {
 			r.TaskID = task
@@ -91,7 +91,7 @@ func marshal(t *testing.T, rec *record.Record) []byte {
 
 func TestValidRecords(t *testing.T) {
 	full := sampleRecord()
-	minimal := &record.Record{SchemaVersion: 1, RunID: "r", Results: []runner.Result{}}
+	minimal := &record.Record{SchemaVersion: 1, RunID: "r", Results: []record.Trial{}}
 	notScored := sampleRecord()
 	notScored.Standings, notScored.Winner, notScored.Comparison, notScored.Interrupted = nil, nil, nil, true
 	for name, rec := range map[string]*record.Record{"full": full, "minimal": minimal, "interrupted before scoring": notScored,
@@ -207,8 +207,8 @@ func standing(m map[string]any, i int) map[string]any {
 // TestSchemaCoversEveryField walks the Go types behind results.json: every
 // JSON field they write must be a property of the schema, and every field
 // written without omitempty must be required. A field added to record.Record,
-// runner.Result or scoring.Standing fails here until the schema says what
-// it is.
+// record.Trial, runner.Result or record.Standing fails here until the schema
+// says what it is.
 func TestSchemaCoversEveryField(t *testing.T) {
 	var doc map[string]any
 	if err := json.Unmarshal(schema.Results(), &doc); err != nil {
@@ -221,11 +221,12 @@ func TestSchemaCoversEveryField(t *testing.T) {
 		def map[string]any
 	}{
 		{reflect.TypeFor[record.Record](), doc},
+		{reflect.TypeFor[record.Trial](), resultDef},
 		{reflect.TypeFor[runner.Result](), resultDef},
 		{reflect.TypeFor[runner.Phases](), resultDef["properties"].(map[string]any)["phases"].(map[string]any)},
-		{reflect.TypeFor[runner.JudgeResult](), defs["judge"].(map[string]any)},
-		{reflect.TypeFor[scoring.Standing](), defs["standing"].(map[string]any)},
-		{reflect.TypeFor[scoring.Comparison](), defs["comparison"].(map[string]any)},
+		{reflect.TypeFor[record.JudgeResult](), defs["judge"].(map[string]any)},
+		{reflect.TypeFor[record.Standing](), defs["standing"].(map[string]any)},
+		{reflect.TypeFor[record.Comparison](), defs["comparison"].(map[string]any)},
 	}
 	for _, tc := range types {
 		props, _ := tc.def["properties"].(map[string]any)
@@ -236,8 +237,8 @@ func TestSchemaCoversEveryField(t *testing.T) {
 		for f := range tc.typ.Fields() {
 			tag := f.Tag.Get("json")
 			name, opts, _ := strings.Cut(tag, ",")
-			if !f.IsExported() || name == "-" {
-				continue
+			if !f.IsExported() || name == "-" || f.Anonymous {
+				continue // an embedded struct's fields are its type's, listed apart
 			}
 			if name == "" {
 				name = f.Name

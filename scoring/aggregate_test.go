@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 )
 
@@ -12,14 +13,14 @@ import (
 // scorers).
 func TestAggregateIsScoresStanding(t *testing.T) {
 	f := func(x float64) *float64 { return &x }
-	var rs []runner.Result
+	var rs []record.Trial
 	for i, s := range []float64{0.9, 0.7, 0.8} {
-		rs = append(rs, runner.Result{CandidateID: "a", Trial: i + 1, Success: true, RuntimeSeconds: float64(i + 1),
-			Judges: []runner.JudgeResult{{Name: "q", Score: f(s)}}})
+		rs = append(rs, record.Trial{Result: runner.Result{CandidateID: "a", Trial: i + 1, Success: true, RuntimeSeconds: float64(i + 1)},
+			Judges: []record.JudgeResult{{Name: "q", Score: f(s)}}})
 	}
-	bad := runner.Result{CandidateID: "a", Trial: 4}
+	bad := record.Trial{Result: runner.Result{CandidateID: "a", Trial: 4}}
 	bad.Failed(runner.ErrTimeout, "timed out")
-	infra := runner.Result{CandidateID: "a", Trial: 5}
+	infra := record.Trial{Result: runner.Result{CandidateID: "a", Trial: 5}}
 	infra.Failed(runner.ErrInfra, "sandbox vanished")
 	rs = append(rs, bad, infra)
 	out := Score(Config{Scorers: []Scorer{{Type: TypeJudge, Name: "q", Command: []string{"q"}}}}, []string{"a"}, rs)

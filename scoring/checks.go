@@ -13,11 +13,11 @@ import (
 	"strings"
 
 	"github.com/forge-run/forge/internal/text"
-	"github.com/forge-run/forge/runner"
+	"github.com/forge-run/forge/record"
 )
 
 // artifactOf returns r's kept artifact bytes (else its recorded content) and full size.
-func artifactOf(r runner.Result) (b []byte, size int64, present bool) {
+func artifactOf(r record.Trial) (b []byte, size int64, present bool) {
 	switch {
 	case r.Artifact != nil:
 		b = r.Artifact
@@ -65,7 +65,7 @@ type verdict struct {
 
 // judge makes the check on the trial. Text checks see the kept (capped)
 // bytes; byte bounds the full size.
-func (c compiledCheck) judge(b []byte, size int64, r runner.Result, task *Task) verdict {
+func (c compiledCheck) judge(b []byte, size int64, r record.Trial, task *Task) verdict {
 	content := func() string { return string(b) }
 	switch {
 	case c.Contains != "":
@@ -179,7 +179,7 @@ func valueText(v any) string {
 
 // Checker makes the artifact checks on a trial as it finishes, while its
 // whole artifact is at hand: the record keeps only the artifact's start and
-// the checks' outcome (runner.Result.Checks), which scoring reads.
+// the checks' outcome (record.Trial.Checks), which scoring reads.
 type Checker struct {
 	scorers []prepared
 }
@@ -196,14 +196,14 @@ func NewChecker(cfg Config) *Checker {
 }
 
 // Check returns how r fares on each artifact scorer's checks; nil when none or r failed.
-func (c *Checker) Check(r runner.Result, task *Task) []runner.CheckResult {
+func (c *Checker) Check(r record.Trial, task *Task) []record.CheckResult {
 	if !r.Success || len(c.scorers) == 0 {
 		return nil
 	}
-	out := make([]runner.CheckResult, len(c.scorers))
+	out := make([]record.CheckResult, len(c.scorers))
 	for i, s := range c.scorers {
 		n, note, failed := passedChecks(s.checks, r, task)
-		out[i] = runner.CheckResult{Name: s.name, Passed: n, Of: len(s.checks), Note: note, Failed: failed}
+		out[i] = record.CheckResult{Name: s.name, Passed: n, Of: len(s.checks), Note: note, Failed: failed}
 	}
 	return out
 }
@@ -215,9 +215,9 @@ const (
 )
 
 // checkFraction is the fraction of checks the trial passes and the first
-// reason one could not be made: from Result.Checks, or made now for records
+// reason one could not be made: from Trial.Checks, or made now for records
 // without them (schemas 1 and 2 hold the whole artifact).
-func checkFraction(name string, checks []compiledCheck, r runner.Result, task *Task) (float64, string) {
+func checkFraction(name string, checks []compiledCheck, r record.Trial, task *Task) (float64, string) {
 	if len(checks) == 0 {
 		return 0, ""
 	}
@@ -232,14 +232,14 @@ func checkFraction(name string, checks []compiledCheck, r runner.Result, task *T
 
 // passedChecks counts the checks the trial passes, with the first reason one
 // could not be made and what the first few that failed wanted and saw.
-func passedChecks(checks []compiledCheck, r runner.Result, task *Task) (int, string, []runner.CheckFailure) {
+func passedChecks(checks []compiledCheck, r record.Trial, task *Task) (int, string, []record.CheckFailure) {
 	b, size, present := artifactOf(r)
 	n, note := 0, ""
-	var failed []runner.CheckFailure
+	var failed []record.CheckFailure
 	for _, c := range checks {
 		if !present && c.Result == nil {
 			if len(failed) < maxFailedChecks {
-				failed = append(failed, runner.CheckFailure{Check: c.Label(), Want: "an artifact", Got: "none"})
+				failed = append(failed, record.CheckFailure{Check: c.Label(), Want: "an artifact", Got: "none"})
 			}
 			continue // no artifact: only FORGE_RESULT can be checked
 		}
@@ -250,7 +250,7 @@ func passedChecks(checks []compiledCheck, r runner.Result, task *Task) (int, str
 		}
 		note = cmp.Or(note, v.note)
 		if len(failed) < maxFailedChecks && v.note == "" {
-			failed = append(failed, runner.CheckFailure{Check: c.Label(), Want: capValue(v.want), Got: capValue(v.got)})
+			failed = append(failed, record.CheckFailure{Check: c.Label(), Want: capValue(v.want), Got: capValue(v.got)})
 		}
 	}
 	return n, note, failed

@@ -6,11 +6,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 )
 
-func artifactResult(content string) runner.Result {
-	r := runner.Result{Success: true, ArtifactPath: "a/output.md"}
+func artifactResult(content string) record.Trial {
+	r := record.Trial{Result: runner.Result{Success: true, ArtifactPath: "a/output.md"}}
 	r.SetArtifact([]byte(content), int64(len(content)))
 	return r
 }
@@ -52,7 +53,7 @@ func TestChecks(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			cc := compileChecks([]Check{c.check})[0]
 			b, size, _ := artifactOf(artifactResult(c.content))
-			v := cc.judge(b, size, runner.Result{}, nil)
+			v := cc.judge(b, size, record.Trial{}, nil)
 			if v.ok != c.want {
 				t.Errorf("passed = %v, want %v", v.ok, c.want)
 			}
@@ -70,7 +71,7 @@ func TestCheckFraction(t *testing.T) {
 	}
 	// No artifact at all (optional artifact not written): every check fails,
 	// even max_bytes.
-	if got, _ := checkFraction("artifact", checks, runner.Result{Success: true}, nil); got != 0 {
+	if got, _ := checkFraction("artifact", checks, record.Trial{Result: runner.Result{Success: true}}, nil); got != 0 {
 		t.Errorf("absent artifact fraction = %v, want 0", got)
 	}
 }
@@ -78,14 +79,14 @@ func TestCheckFraction(t *testing.T) {
 func TestArtifactOf(t *testing.T) {
 	t.Run("base64 content read back from results.json", func(t *testing.T) {
 		raw := []byte{0xff, 'h', 'i'}
-		r := runner.Result{ArtifactContent: base64.StdEncoding.EncodeToString(raw), ArtifactEncoding: "base64", ArtifactBytes: 3}
+		r := record.Trial{Result: runner.Result{ArtifactContent: base64.StdEncoding.EncodeToString(raw), ArtifactEncoding: "base64", ArtifactBytes: 3}}
 		b, size, present := artifactOf(r)
 		if string(b) != string(raw) || size != 3 || !present {
 			t.Errorf("got %q %d %v", b, size, present)
 		}
 	})
 	t.Run("truncated: sizes use the full size", func(t *testing.T) {
-		r := runner.Result{ArtifactPath: "x"}
+		r := record.Trial{Result: runner.Result{ArtifactPath: "x"}}
 		r.SetArtifact([]byte("abc"), 5000)
 		cc := compileChecks([]Check{{MinBytes: i64(4000)}, {Contains: "abc"}})
 		if got, _ := checkFraction("artifact", cc, r, nil); got != 1 {
@@ -136,7 +137,7 @@ func TestTaskChecks(t *testing.T) {
 		})
 	}
 	// FORGE_RESULT is checked without an artifact; the artifact's checks fail.
-	noArtifact := runner.Result{Success: true, Submitted: submitted}
+	noArtifact := record.Trial{Result: runner.Result{Success: true, Submitted: submitted}}
 	if got, _ := checkFraction("artifact", compileChecks([]Check{{Result: str("/answer"), EqualsTask: "expected"}, {EqualsTask: "expected"}}), noArtifact, task); got != 0.5 {
 		t.Errorf("no artifact: fraction %v, want 0.5", got)
 	}
@@ -153,7 +154,7 @@ func TestTaskChecks(t *testing.T) {
 func TestChecksMadeAtFinishOutliveTheExcerpt(t *testing.T) {
 	cfg := Config{Scorers: []Scorer{{Type: TypeArtifact, Checks: []Check{{Contains: "needle"}, {Contains: "absent"}}}}}
 	art := []byte(strings.Repeat("hay ", runner.ArtifactExcerpt) + "needle")
-	r := runner.Result{CandidateID: "a", Success: true}
+	r := record.Trial{Result: runner.Result{CandidateID: "a", Success: true}}
 	r.SetArtifact(art, int64(len(art)))
 	r.Checks = NewChecker(cfg).Check(r, nil)
 	if len(r.Checks) != 1 || r.Checks[0].Passed != 1 || r.Checks[0].Of != 2 {
@@ -163,14 +164,14 @@ func TestChecksMadeAtFinishOutliveTheExcerpt(t *testing.T) {
 	if !r.ArtifactCut || strings.Contains(r.ArtifactContent, "needle") {
 		t.Fatalf("excerpt kept the needle or is not marked cut (cut=%v)", r.ArtifactCut)
 	}
-	if got := Score(cfg, []string{"a"}, []runner.Result{r}).Scores[0]; got == nil || *got != 0.5 {
+	if got := Score(cfg, []string{"a"}, []record.Trial{r}).Scores[0]; got == nil || *got != 0.5 {
 		t.Errorf("score from the checks = %v, want 0.5", got)
 	}
 	r.Checks = nil // what scoring would make of the excerpt alone
-	if got := Score(cfg, []string{"a"}, []runner.Result{r}).Scores[0]; got == nil || *got != 0 {
+	if got := Score(cfg, []string{"a"}, []record.Trial{r}).Scores[0]; got == nil || *got != 0 {
 		t.Errorf("score from the excerpt = %v, want 0", got)
 	}
-	if NewChecker(cfg).Check(runner.Result{Success: false}, nil) != nil {
+	if NewChecker(cfg).Check(record.Trial{Result: runner.Result{Success: false}}, nil) != nil {
 		t.Error("a failed trial was checked")
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/forge-run/forge/internal/text"
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 )
 
@@ -81,11 +82,11 @@ type PricingProblem struct {
 
 // Price is what r cost: its model usage (or its own cost_usd) plus its
 // sandbox's lifetime; nil when nothing about it has a cost.
-func (p *Pricing) Price(r *runner.Result) *runner.Cost {
+func (p *Pricing) Price(r *record.Trial) *record.Cost {
 	if r.Usage == nil && (p == nil || p.Sandbox == (SandboxPrice{})) {
 		return nil
 	}
-	c := &runner.Cost{}
+	c := &record.Cost{}
 	var unpriced []string
 	if u := r.Usage; u != nil {
 		c.Tokens = u.Tokens()
@@ -151,7 +152,7 @@ func (p *Pricing) modelCost(m runner.ModelUsage) (float64, string) {
 }
 
 // sandboxCost prices r's sandbox lifetime, or says why it cannot.
-func (p *Pricing) sandboxCost(r *runner.Result) (float64, string) {
+func (p *Pricing) sandboxCost(r *record.Trial) (float64, string) {
 	s := p.Sandbox
 	hours := r.JobSeconds / 3600
 	switch {
@@ -172,26 +173,6 @@ func (p *Pricing) sandboxCost(r *runner.Result) (float64, string) {
 	return usd, ""
 }
 
-// CostStanding is what a candidate's trials cost, all together.
-type CostStanding struct {
-	// USD is the total; MeanUSD is per costed trial.
-	USD          float64 `json:"usd"`
-	MeanUSD      float64 `json:"mean_usd"`
-	ModelUSD     float64 `json:"model_usd"`
-	SandboxUSD   float64 `json:"sandbox_usd"`
-	Tokens       int64   `json:"tokens"`
-	CostedTrials int     `json:"costed_trials"`
-	// PerSuccessUSD and PerSolvedUSD are what a win costs; null without
-	// one, or when no trial's cost had a price (Unpriced).
-	PerSuccessUSD *float64 `json:"per_success_usd"`
-	PerSolvedUSD  *float64 `json:"per_solved_usd,omitempty"`
-	// UnpricedTrials had something without a price, left out of USD.
-	UnpricedTrials int `json:"unpriced_trials,omitempty"`
-}
-
-// Unpriced says that none of k's costed trials had a price.
-func (k *CostStanding) Unpriced() bool { return k.UnpricedTrials == k.CostedTrials && k.USD == 0 }
-
 // costTally adds up a candidate's trial costs.
 type costTally struct {
 	n, unpriced         int
@@ -199,7 +180,7 @@ type costTally struct {
 	tokens              int64
 }
 
-func (c *costTally) add(r runner.Result) {
+func (c *costTally) add(r record.Trial) {
 	if r.Cost == nil {
 		return
 	}
@@ -214,11 +195,11 @@ func (c *costTally) add(r runner.Result) {
 }
 
 // standing is the tally as a standing; nil when no trial had a cost.
-func (c *costTally) standing(successes int) *CostStanding {
+func (c *costTally) standing(successes int) *record.CostStanding {
 	if c.n == 0 {
 		return nil
 	}
-	st := &CostStanding{USD: c.usd, MeanUSD: c.usd / float64(c.n), ModelUSD: c.model, SandboxUSD: c.sandbox,
+	st := &record.CostStanding{USD: c.usd, MeanUSD: c.usd / float64(c.n), ModelUSD: c.model, SandboxUSD: c.sandbox,
 		Tokens: c.tokens, CostedTrials: c.n, UnpricedTrials: c.unpriced}
 	// No price for a win when no trial had one: it is not free.
 	if successes > 0 && c.unpriced < c.n {

@@ -1,13 +1,13 @@
-// Package scoring turns results into standings: it scores each trial with the
-// manifest's scorers, normalises across candidates, aggregates trials with
-// their uncertainty, ranks candidates (ties kept as ties) and names a winner
-// only when one is clearly better.
+// Package scoring turns a run's trials (record.Trial) into standings: it
+// scores each trial with the manifest's scorers, normalises across
+// candidates, aggregates trials with their uncertainty, ranks candidates
+// (ties kept as ties) and names a winner only when one is clearly better.
 //
-// It is pure: results in, standings out (Score, ScoreSuite). It does not run
+// It is pure: trials in, standings out (Score, ScoreSuite). It does not run
 // candidates or judges, read manifests from disk or print anything. Judges are
 // user commands that forge runs after a successful trial; scoring only names
 // them (Config.Judges), reads what one printed (ParseVerdict) and scores the
-// verdicts the run stored in Result.Judges. These are the only statistics
+// verdicts the run stored in Trial.Judges. These are the only statistics
 // forge computes: report and compare format them.
 //
 // # Scorers

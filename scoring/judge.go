@@ -15,7 +15,7 @@ import (
 const maxReason = 2000
 
 // Judges are c's judge scorers, in order. forge runs each after every
-// successful trial and stores its verdict in Result.Judges under the scorer's
+// successful trial and stores its verdict in Trial.Judges under the scorer's
 // EffectiveName, for Score to read.
 func (c Config) Judges() []Scorer {
 	var out []Scorer

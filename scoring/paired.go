@@ -6,6 +6,8 @@ import (
 	"sort"
 
 	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/forge-run/forge/record"
 )
 
 // The methods of a paired comparison (PairedResult.Method).
@@ -20,15 +22,9 @@ const pairedTMinPairs = 30
 // wilcoxonExactMax is the most non-zero differences with an exact Wilcoxon p.
 const wilcoxonExactMax = 50
 
-// WinLoss counts task scores won, lost and tied (within 1e-9).
-type WinLoss struct {
-	Wins   int `json:"wins"`
-	Losses int `json:"losses"`
-	Ties   int `json:"ties"`
-}
-
-// add counts the difference d = a - b of one task, from a's side.
-func (w *WinLoss) add(d float64) {
+// countDifference counts the difference d = a - b of one task in w, from
+// a's side.
+func countDifference(w *record.WinLoss, d float64) {
 	switch {
 	case math.Abs(d) <= tieEpsilon:
 		w.Ties++
@@ -45,7 +41,7 @@ type PairedResult struct {
 	Method string `json:"method"`
 	// N is the number of pairs (tasks).
 	N int `json:"n"`
-	WinLoss
+	record.WinLoss
 	// DifferenceCI95 is the paired-t interval whatever the method; nil
 	// with fewer than two pairs.
 	MeanDifference float64     `json:"mean_difference"`
@@ -79,7 +75,7 @@ func ComparePaired(a, b []float64) (PairedResult, error) {
 			return PairedResult{}, fmt.Errorf("pair %d: score %v against %v is not finite", i, a[i], b[i])
 		}
 		d[i] = a[i] - b[i]
-		r.add(d[i])
+		countDifference(&r.WinLoss, d[i])
 	}
 	s := summarize(d)
 	r.MeanDifference = s.mean

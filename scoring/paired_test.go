@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/forge-run/forge/record"
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
@@ -39,7 +40,7 @@ func TestPairedTSleepData(t *testing.T) {
 	}
 	near(t, "t", *st, -4.0621, 5e-5)
 	near(t, "p", p, 0.002833, 5e-7)
-	if r.N != 10 || r.WinLoss != (WinLoss{Wins: 0, Losses: 9, Ties: 1}) {
+	if r.N != 10 || r.WinLoss != (record.WinLoss{Wins: 0, Losses: 9, Ties: 1}) {
 		t.Errorf("n %d, %+v; want 10 pairs, 0 wins, 9 losses, 1 tie", r.N, r.WinLoss)
 	}
 }
@@ -87,7 +88,7 @@ func TestWilcoxonDepressionData(t *testing.T) {
 		t.Fatalf("got %+v, want Wilcoxon with W+ = 40", r)
 	}
 	near(t, "p", r.PValue, 20.0/512, 1e-15)
-	if !r.Significant || r.WinLoss != (WinLoss{Wins: 7, Losses: 2}) {
+	if !r.Significant || r.WinLoss != (record.WinLoss{Wins: 7, Losses: 2}) {
 		t.Errorf("got %+v, want significant, 7 wins and 2 losses", r)
 	}
 }
@@ -173,7 +174,7 @@ func TestWilcoxonAllTiedWins(t *testing.T) {
 	if r.Method != MethodWilcoxon || r.PValue != 0.0625 || r.Significant {
 		t.Errorf("got %+v, want Wilcoxon p = 0.0625, not significant", r)
 	}
-	if r.WinLoss != (WinLoss{Wins: 5, Ties: 3}) || *r.Statistic != 15 {
+	if r.WinLoss != (record.WinLoss{Wins: 5, Ties: 3}) || *r.Statistic != 15 {
 		t.Errorf("got %+v, want 5 wins, 3 ties, W+ = 15", r)
 	}
 	near(t, "normal approximation", wilcoxonNormalP(5, []int{5}, 15), 0.036888425707049866, 1e-12)

@@ -7,13 +7,14 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 )
 
 // randomRun makes a run of 1-6 candidates with 1-6 trials each, drawing
 // values from small sets so that exact ties, all-fail candidates, judge
 // failures and missing metrics all occur.
-func randomRun(rng *rand.Rand) (ids []string, res []runner.Result) {
+func randomRun(rng *rand.Rand) (ids []string, res []record.Trial) {
 	nc := 1 + rng.IntN(6)
 	trials := 1 + rng.IntN(6)
 	for c := 0; c < nc; c++ {
@@ -35,14 +36,14 @@ func randomRun(rng *rand.Rand) (ids []string, res []runner.Result) {
 			default:
 				r.Submitted = map[string]any{"acc": float64(rng.IntN(5)) / 4}
 			}
-			j := runner.JudgeResult{Name: "q"}
+			j := record.JudgeResult{Name: "q"}
 			if rng.IntN(6) == 0 {
 				j.Error = fmt.Sprintf("judge timed out (%d)", rng.IntN(3))
 			} else {
 				s := float64(rng.IntN(5)) / 4
 				j.Score = &s
 			}
-			r.Judges = []runner.JudgeResult{j}
+			r.Judges = []record.JudgeResult{j}
 			if rng.IntN(2) == 0 {
 				r.SetArtifact([]byte(`{"n": 3}`), 8)
 			}
@@ -71,13 +72,13 @@ type keyed struct {
 }
 
 // scored is rs with o's scores set, on a copy.
-func scored(rs []runner.Result, o Outcome) []runner.Result {
-	rs = append([]runner.Result(nil), rs...)
+func scored(rs []record.Trial, o Outcome) []record.Trial {
+	rs = append([]record.Trial(nil), rs...)
 	o.Apply(rs)
 	return rs
 }
 
-func resultKeys(rs []runner.Result) []keyed {
+func resultKeys(rs []record.Trial) []keyed {
 	out := make([]keyed, len(rs))
 	for i, r := range rs {
 		s := "nil"
@@ -106,7 +107,7 @@ func TestScoreInvariantToOrder(t *testing.T) {
 		mustJSON(t, want)
 		for shuffle := 0; shuffle < 4; shuffle++ {
 			ids2 := append([]string(nil), ids...)
-			res2 := append([]runner.Result(nil), res...)
+			res2 := append([]record.Trial(nil), res...)
 			rng.Shuffle(len(ids2), func(i, j int) { ids2[i], ids2[j] = ids2[j], ids2[i] })
 			rng.Shuffle(len(res2), func(i, j int) { res2[i], res2[j] = res2[j], res2[i] })
 			got := Score(cfg, ids2, res2)

@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/forge-run/forge/internal/text"
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 )
 
@@ -36,7 +37,7 @@ type tally struct {
 	tasks             map[string]*taskTally
 
 	sum summary
-	st  Standing
+	st  record.Standing
 }
 
 // task is the candidate's tally of task id.
@@ -59,7 +60,7 @@ func newTally(id string, n int) *tally {
 
 // count adds trial r to the candidate's counts and reports whether it is to
 // be scored: a trial that ended by no fault of the candidate is set aside.
-func (t *tally) count(r runner.Result) (unscored noteHit, scored bool) {
+func (t *tally) count(r record.Trial) (unscored noteHit, scored bool) {
 	t.trials++
 	t.cost.add(r)
 	if r.Success {
@@ -88,7 +89,7 @@ func (t *tally) count(r runner.Result) (unscored noteHit, scored bool) {
 
 // Aggregate is one candidate's standing, without a rank, from results scored
 // already: for a record that has results but no standings.
-func Aggregate(id string, results []runner.Result) Standing {
+func Aggregate(id string, results []record.Trial) record.Standing {
 	t := newTally(id, 0)
 	for _, r := range results {
 		if _, scored := t.count(r); scored && r.Score != nil {
@@ -105,7 +106,7 @@ func (t *tally) finish(scorers []prepared) {
 	if math.IsInf(rt.sd, 0) || math.IsInf(rt.mean, 0) { // absurd runtimes overflow; keep the JSON valid
 		rt = summary{}
 	}
-	st := Standing{
+	st := record.Standing{
 		CandidateID:          t.id,
 		Score:                clamp01(t.sum.mean),
 		ScoreStddev:          t.sum.sd,
@@ -219,8 +220,8 @@ func rankEntries(es []*tally, tied func(a, b *tally) bool) {
 func tiedTrials(a, b *tally) bool { return !compareMeans(a.sum, b.sum).clear }
 
 // unjudged lists the candidates without a trial they are answerable for.
-func unjudged(es []*tally) []Unjudged {
-	var out []Unjudged
+func unjudged(es []*tally) []record.Unjudged {
+	var out []record.Unjudged
 	for _, e := range es {
 		if e.trials > len(e.unscored) {
 			continue // verify_failed trials ended: the candidate is judged
@@ -229,7 +230,7 @@ func unjudged(es []*tally) []Unjudged {
 		if len(e.unscored) > 0 {
 			reason = text.Shorten(text.OneLine(firstHit(e.unscored).msg), 100)
 		}
-		out = append(out, Unjudged{CandidateID: e.id, Reason: reason})
+		out = append(out, record.Unjudged{CandidateID: e.id, Reason: reason})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].CandidateID < out[j].CandidateID })
 	return out

@@ -8,7 +8,7 @@ import (
 	"strconv"
 
 	"github.com/forge-run/forge/internal/text"
-	"github.com/forge-run/forge/runner"
+	"github.com/forge-run/forge/record"
 )
 
 // Outcome is what Score makes of a run's results.
@@ -18,29 +18,20 @@ type Outcome struct {
 	// that would be tens of megabytes for one field.
 	Scores []*float64
 	// Standings are in rank order, exact ties by id.
-	Standings []Standing
+	Standings []record.Standing
 	// Winner is nil when nobody succeeded or no candidate is clearly best.
 	Winner *string
 	// WinnerLine says so in words (docs/results.md).
 	WinnerLine string
 	// Comparison is the test of rank 1 against rank 2, if there are two.
-	Comparison *Comparison
+	Comparison *record.Comparison
 	// Incomplete lists the candidates none of whose trials ran to an end
 	// they are answerable for; while there are any there is no winner.
-	Incomplete []Unjudged
+	Incomplete []record.Unjudged
 	// Tasks is a suite's per-task matrix, hardest first; HeadToHead compares
 	// every pair of candidates task by task.
-	Tasks      []TaskRow
-	HeadToHead []HeadToHead
-}
-
-// Unjudged is a candidate none of whose trials says anything about it.
-type Unjudged struct {
-	CandidateID string `json:"candidate_id"`
-	// TaskIDs, in a suite, are the tasks none of its trials ran to an end.
-	TaskIDs []string `json:"task_ids,omitempty"`
-	// Reason is how its first unscored trial ended, or "no results".
-	Reason string `json:"reason"`
+	Tasks      []record.TaskRow
+	HeadToHead []record.HeadToHead
 }
 
 // valueState says what a scorer made of one trial.
@@ -75,12 +66,12 @@ type prepared struct {
 // Score scores every trial with cfg, aggregates each candidate's trials, ranks
 // the candidates and names the winner. A candidate without results still gets
 // a standing. It is deterministic; exact ties are listed by id.
-func Score(cfg Config, candidates []string, results []runner.Result) Outcome {
+func Score(cfg Config, candidates []string, results []record.Trial) Outcome {
 	return ScoreSuite(cfg, Suite{Candidates: candidates}, results)
 }
 
 // Apply sets each result's Score from o.
-func (o Outcome) Apply(results []runner.Result) {
+func (o Outcome) Apply(results []record.Trial) {
 	for i := range results {
 		results[i].Score = o.Scores[i]
 	}
@@ -88,26 +79,48 @@ func (o Outcome) Apply(results []runner.Result) {
 
 // ScoreSuite is Score for a suite's tasks: each trial is scored within its
 // task, candidates rank by suite score and are compared task by task.
-func ScoreSuite(cfg Config, s Suite, results []runner.Result) Outcome {
+func ScoreSuite(cfg Config, s Suite, results []record.Trial) Outcome {
 	scorers := prepare(cfg.effective())
 	tasks := make(map[string]*Task, len(s.Tasks))
 	for i := range s.Tasks {
 		tasks[s.Tasks[i].ID] = &s.Tasks[i]
 	}
-	k := max(s.PassAtK, 1)
+	v := scoreTrials(scorers, tasks, results)
+	out := Outcome{Scores: v.composites(scorers, results)}
+	entries := tallies(s, scorers, v, out.Scores, results)
+	tied := tiedTrials
+	if len(s.Tasks) > 0 {
+		tied = func(a, b *tally) bool { return pairedTied(a, b, s.Tasks) }
+	}
+	rankEntries(entries, tied)
+	out.Standings = make([]record.Standing, len(entries))
+	for i, e := range entries {
+		out.Standings[i] = e.st
+	}
+	out.decide(entries, s.Tasks)
+	return out
+}
 
-	// Raw values, then scores, per scorer and trial, normalised per task.
+// trialValues are each scorer's raw value, score and whether it was
+// clamped, per trial: [scorer][trial].
+type trialValues struct {
+	values  [][]trialValue
+	scores  [][]float64
+	clamped [][]bool
+}
+
+// scoreTrials gives every trial each scorer's raw value, then its score,
+// normalised within the trial's task.
+func scoreTrials(scorers []prepared, tasks map[string]*Task, results []record.Trial) trialValues {
 	byTask := map[string][]int{}
 	for i, r := range results {
 		byTask[r.TaskID] = append(byTask[r.TaskID], i)
 	}
-	values := make([][]trialValue, len(scorers))
-	scores := make([][]float64, len(scorers))
-	clamped := make([][]bool, len(scorers))
+	v := trialValues{make([][]trialValue, len(scorers)), make([][]float64, len(scorers)), make([][]bool, len(scorers))}
 	for j, sc := range scorers {
-		values[j] = make([]trialValue, len(results))
-		scores[j] = make([]float64, len(results))
-		clamped[j] = make([]bool, len(results))
+		v.values[j] = make([]trialValue, len(results))
+		v.scores[j] = make([]float64, len(results))
+		v.clamped[j] = make([]bool, len(results))
 		for _, idx := range byTask {
 			vals := make([]trialValue, len(idx))
 			for n, i := range idx {
@@ -118,22 +131,27 @@ func ScoreSuite(cfg Config, s Suite, results []runner.Result) Outcome {
 			}
 			sco, cl := sc.normalize(vals)
 			for n, i := range idx {
-				values[j][i], scores[j][i], clamped[j][i] = vals[n], sco[n], cl[n]
+				v.values[j][i], v.scores[j][i], v.clamped[j][i] = vals[n], sco[n], cl[n]
 			}
 		}
 	}
+	return v
+}
+
+// composites are the trials' composite scores: the weighted mean of
+// their scorers' scores; nil for a trial not scored.
+func (v trialValues) composites(scorers []prepared, results []record.Trial) []*float64 {
 	composite := make([]*float64, len(results))
-	out := Outcome{Scores: composite}
 	for i, r := range results {
 		if endedByNoFault(r) {
 			continue
 		}
 		var sum, wsum float64
 		for j, s := range scorers {
-			if values[j][i].state == stateNone || s.weight == 0 {
+			if v.values[j][i].state == stateNone || s.weight == 0 {
 				continue
 			}
-			sum += s.weight * scores[j][i]
+			sum += s.weight * v.scores[j][i]
 			wsum += s.weight
 		}
 		if wsum > 0 {
@@ -141,7 +159,12 @@ func ScoreSuite(cfg Config, s Suite, results []runner.Result) Outcome {
 			composite[i] = &c
 		}
 	}
+	return composite
+}
 
+// tallies adds up each candidate's trials, every candidate of s included,
+// and finishes their figures.
+func tallies(s Suite, scorers []prepared, v trialValues, composite []*float64, results []record.Trial) []*tally {
 	byID := map[string]*tally{}
 	get := func(id string) *tally {
 		t := byID[id]
@@ -155,83 +178,82 @@ func ScoreSuite(cfg Config, s Suite, results []runner.Result) Outcome {
 		get(id)
 	}
 	for i, r := range results {
-		t := get(r.CandidateID)
-		tt := t.task(r.TaskID)
-		tt.trials++
-		if r.Success {
-			tt.successes++
-		}
-		if unscored, scored := t.count(r); !scored {
-			if unscored.msg == "" {
-				tt.unverified++
-			} else {
-				tt.unscored = append(tt.unscored, unscored)
-			}
-			continue
-		}
-		if composite[i] != nil {
-			t.scores = append(t.scores, *composite[i])
-			tt.scores = append(tt.scores, *composite[i])
-		}
 		r.Score = composite[i]
-		if Passed(r) {
-			tt.passes++
-		}
-		for j, s := range scorers {
-			v := values[j][i]
-			if v.state != stateNone {
-				t.perScorer[j] = append(t.perScorer[j], scores[j][i])
-			}
-			if s.Type == TypeJudge && v.state == stateNone {
-				t.judgeErrors++
-			}
-			if v.note != "" {
-				t.notes[j] = append(t.notes[j], noteHit{trial: r.Trial, msg: v.note})
-			}
-			if clamped[j][i] {
-				t.clamped[j]++
-			}
-		}
+		get(r.CandidateID).add(r, i, scorers, v)
 	}
-
 	entries := make([]*tally, 0, len(byID))
 	for _, t := range byID {
 		t.finish(scorers)
 		if len(s.Tasks) > 0 {
-			t.suiteStats(s.Tasks, k)
+			t.suiteStats(s.Tasks, max(s.PassAtK, 1))
 		}
 		entries = append(entries, t)
 	}
-	tied := tiedTrials
-	if len(s.Tasks) > 0 {
-		tied = func(a, b *tally) bool { return pairedTied(a, b, s.Tasks) }
+	return entries
+}
+
+// add counts trial r, the i-th of the results, scored.
+func (t *tally) add(r record.Trial, i int, scorers []prepared, v trialValues) {
+	tt := t.task(r.TaskID)
+	tt.trials++
+	if r.Success {
+		tt.successes++
 	}
-	rankEntries(entries, tied)
-	out.Standings = make([]Standing, len(entries))
-	for i, e := range entries {
-		out.Standings[i] = e.st
+	if unscored, scored := t.count(r); !scored {
+		if unscored.msg == "" {
+			tt.unverified++
+		} else {
+			tt.unscored = append(tt.unscored, unscored)
+		}
+		return
 	}
-	if len(s.Tasks) > 0 {
-		out.Winner, out.WinnerLine, out.Comparison = decideSuite(entries, s.Tasks)
-		out.Incomplete = unjudgedTasks(entries, s.Tasks)
-		out.Tasks = taskRows(entries, s.Tasks)
-		out.HeadToHead = headToHead(entries, s.Tasks)
+	if r.Score != nil {
+		t.scores = append(t.scores, *r.Score)
+		tt.scores = append(tt.scores, *r.Score)
+	}
+	if Passed(r) {
+		tt.passes++
+	}
+	for j, s := range scorers {
+		val := v.values[j][i]
+		if val.state != stateNone {
+			t.perScorer[j] = append(t.perScorer[j], v.scores[j][i])
+		}
+		if s.Type == TypeJudge && val.state == stateNone {
+			t.judgeErrors++
+		}
+		if val.note != "" {
+			t.notes[j] = append(t.notes[j], noteHit{trial: r.Trial, msg: val.note})
+		}
+		if v.clamped[j][i] {
+			t.clamped[j]++
+		}
+	}
+}
+
+// decide names the winner of the ranked entries, or says why there is
+// none, and a suite's task matrix and head-to-head.
+func (out *Outcome) decide(entries []*tally, tasks []Task) {
+	if len(tasks) > 0 {
+		out.Winner, out.WinnerLine, out.Comparison = decideSuite(entries, tasks)
+		out.Incomplete = unjudgedTasks(entries, tasks)
+		out.Tasks = taskRows(entries, tasks)
+		out.HeadToHead = headToHead(entries, tasks)
 	} else {
 		out.Winner, out.WinnerLine, out.Comparison = decide(entries)
 		out.Incomplete = unjudged(entries)
 	}
 	if len(out.Incomplete) > 0 {
 		out.Winner, out.WinnerLine = nil, incompleteLine(out.Incomplete)
-	} else {
-		if n, first := unscoredTrials(entries); n > 0 {
-			out.WinnerLine += fmt.Sprintf("; %d %s not scored (%s)", n, text.Plural(n, "trial", "trials"), first)
-		}
-		if n := unverifiedTrials(entries); n > 0 {
-			out.WinnerLine += fmt.Sprintf("; %d %s not verified (the task's verifier failed)", n, text.Plural(n, "trial", "trials"))
-		}
-		out.WinnerLine += costLine(entries)
+		return
 	}
-	return out
+	if n, first := unscoredTrials(entries); n > 0 {
+		out.WinnerLine += fmt.Sprintf("; %d %s not scored (%s)", n, text.Plural(n, "trial", "trials"), first)
+	}
+	if n := unverifiedTrials(entries); n > 0 {
+		out.WinnerLine += fmt.Sprintf("; %d %s not verified (the task's verifier failed)", n, text.Plural(n, "trial", "trials"))
+	}
+	out.WinnerLine += costLine(entries)
 }
 
 func prepare(cfg Config) []prepared {
@@ -259,12 +281,12 @@ func prepare(cfg Config) []prepared {
 
 // endedByNoFault reports whether r failed because the backend did (infra,
 // auth) or the run was interrupted: such trials are not scored.
-func endedByNoFault(r runner.Result) bool {
+func endedByNoFault(r record.Trial) bool {
 	return !r.Success && !r.ErrorKind.Scored()
 }
 
 // value is what the scorer makes of one trial before normalisation.
-func (s prepared) value(r runner.Result, task *Task) trialValue {
+func (s prepared) value(r record.Trial, task *Task) trialValue {
 	if endedByNoFault(r) {
 		return trialValue{state: stateNone}
 	}
@@ -315,7 +337,7 @@ func (s prepared) value(r runner.Result, task *Task) trialValue {
 }
 
 // submittedNumber reads a finite number from FORGE_RESULT, or says why not.
-func submittedNumber(r runner.Result, field string) (float64, string) {
+func submittedNumber(r record.Trial, field string) (float64, string) {
 	v, ok := r.Submitted[field]
 	if !ok {
 		if r.SubmitError != "" {

@@ -7,29 +7,30 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 )
 
-func ok(id string, trial int, runtime float64) runner.Result {
-	r := runner.Result{CandidateID: id, Trial: trial, Success: true, RuntimeSeconds: runtime, ArtifactPath: id + "/output.md"}
+func ok(id string, trial int, runtime float64) record.Trial {
+	r := record.Trial{Result: runner.Result{CandidateID: id, Trial: trial, Success: true, RuntimeSeconds: runtime, ArtifactPath: id + "/output.md"}}
 	r.SetArtifact([]byte("# out"), 5)
 	return r
 }
 
-func failed(id string, trial int, kind runner.ErrorKind) runner.Result {
-	r := runner.Result{CandidateID: id, Trial: trial, RuntimeSeconds: 1}
+func failed(id string, trial int, kind runner.ErrorKind) record.Trial {
+	r := record.Trial{Result: runner.Result{CandidateID: id, Trial: trial, RuntimeSeconds: 1}}
 	r.Failed(kind, "boom")
 	return r
 }
 
 // judged is a successful trial whose judge "q" said score (or failed).
-func judged(id string, trial int, score float64, errMsg string) runner.Result {
+func judged(id string, trial int, score float64, errMsg string) record.Trial {
 	r := ok(id, trial, 1)
-	j := runner.JudgeResult{Name: "q", Error: errMsg}
+	j := record.JudgeResult{Name: "q", Error: errMsg}
 	if errMsg == "" {
 		j.Score = &score
 	}
-	r.Judges = []runner.JudgeResult{j}
+	r.Judges = []record.JudgeResult{j}
 	return r
 }
 
@@ -37,7 +38,7 @@ func judged(id string, trial int, score float64, errMsg string) runner.Result {
 // judge's score, so tests control trial scores exactly.
 var judgeOnly = Config{Scorers: []Scorer{{Type: TypeJudge, Name: "q", Command: []string{"q"}}}}
 
-func standing(t *testing.T, o Outcome, id string) Standing {
+func standing(t *testing.T, o Outcome, id string) record.Standing {
 	t.Helper()
 	for _, s := range o.Standings {
 		if s.CandidateID == id {
@@ -45,14 +46,14 @@ func standing(t *testing.T, o Outcome, id string) Standing {
 		}
 	}
 	t.Fatalf("no standing for %q in %+v", id, o.Standings)
-	return Standing{}
+	return record.Standing{}
 }
 
 func mustJSON(t *testing.T, o Outcome) {
 	t.Helper()
 	if _, err := json.Marshal(struct {
-		S []Standing
-		C *Comparison
+		S []record.Standing
+		C *record.Comparison
 		F []*float64
 	}{o.Standings, o.Comparison, scoresOf(o)}); err != nil {
 		t.Fatalf("outcome does not encode as JSON: %v", err)
@@ -75,7 +76,7 @@ func ranks(o Outcome) string {
 }
 
 func TestDefaultSingleTrial(t *testing.T) {
-	res := []runner.Result{ok("alpha", 1, 2), ok("beta", 1, 4), failed("gamma", 1, runner.ErrTimeout)}
+	res := []record.Trial{ok("alpha", 1, 2), ok("beta", 1, 4), failed("gamma", 1, runner.ErrTimeout)}
 	o := Score(Config{}, []string{"alpha", "beta", "gamma"}, res)
 	mustJSON(t, o)
 	if got := ranks(o); got != "1:alpha 2:beta 3:gamma" {
@@ -106,7 +107,7 @@ func TestDefaultSingleTrial(t *testing.T) {
 }
 
 func TestAllFail(t *testing.T) {
-	res := []runner.Result{failed("a", 1, runner.ErrCandidateFailed), failed("b", 1, runner.ErrTimeout),
+	res := []record.Trial{failed("a", 1, runner.ErrCandidateFailed), failed("b", 1, runner.ErrTimeout),
 		failed("a", 2, runner.ErrArtifactMissing), failed("b", 2, runner.ErrCandidateFailed)}
 	o := Score(Config{}, []string{"a", "b"}, res)
 	mustJSON(t, o)
@@ -132,7 +133,7 @@ func TestNoResults(t *testing.T) {
 
 func TestIdenticalScoresTie(t *testing.T) {
 	t.Run("single trial", func(t *testing.T) {
-		o := Score(Config{}, []string{"b", "a", "c"}, []runner.Result{ok("b", 1, 3), ok("a", 1, 3), failed("c", 1, runner.ErrTimeout)})
+		o := Score(Config{}, []string{"b", "a", "c"}, []record.Trial{ok("b", 1, 3), ok("a", 1, 3), failed("c", 1, runner.ErrTimeout)})
 		if got := ranks(o); got != "=1:a =1:b 3:c" {
 			t.Errorf("ranks = %s", got)
 		}
@@ -141,7 +142,7 @@ func TestIdenticalScoresTie(t *testing.T) {
 		}
 	})
 	t.Run("several trials", func(t *testing.T) {
-		var res []runner.Result
+		var res []record.Trial
 		for i := 1; i <= 3; i++ {
 			res = append(res, judged("a", i, 0.7, ""), judged("b", i, 0.7, ""), judged("c", i, 0.7, ""))
 		}
@@ -157,7 +158,7 @@ func TestIdenticalScoresTie(t *testing.T) {
 }
 
 func TestClearWinnerWithTrials(t *testing.T) {
-	var res []runner.Result
+	var res []record.Trial
 	for i, s := range []float64{0.80, 0.82, 0.79, 0.81, 0.83} {
 		res = append(res, judged("beta", i+1, s, ""))
 	}
@@ -198,7 +199,7 @@ func TestClearWinnerWithTrials(t *testing.T) {
 func TestOverlapIsATie(t *testing.T) {
 	g1 := []float64{0.7, -1.6, -0.2, -1.2, -0.1, 3.4, 3.7, 0.8, 0.0, 2.0}
 	g2 := []float64{1.9, 0.8, 1.1, 0.1, -0.1, 4.4, 5.5, 1.6, 4.6, 3.4}
-	var res []runner.Result
+	var res []record.Trial
 	for i := range g1 {
 		res = append(res, judged("one", i+1, (g1[i]+2)/10, ""), judged("two", i+1, (g2[i]+2)/10, ""))
 	}
@@ -216,7 +217,7 @@ func TestOverlapIsATie(t *testing.T) {
 
 func TestTieGroupsAndCompetitionRanks(t *testing.T) {
 	// a and b are indistinguishable, c is far below both, d below c.
-	var res []runner.Result
+	var res []record.Trial
 	for i, s := range []float64{0.90, 0.80, 0.85} {
 		res = append(res, judged("a", i+1, s, ""))
 	}
@@ -233,7 +234,7 @@ func TestTieGroupsAndCompetitionRanks(t *testing.T) {
 }
 
 func TestOnlyCandidate(t *testing.T) {
-	o := Score(Config{}, []string{"solo"}, []runner.Result{ok("solo", 1, 1), ok("solo", 2, 1)})
+	o := Score(Config{}, []string{"solo"}, []record.Trial{ok("solo", 1, 1), ok("solo", 2, 1)})
 	if o.Winner == nil || *o.Winner != "solo" || o.Comparison != nil || o.WinnerLine != "winner: solo (1.00 [0.01–1.00]), the only candidate" {
 		t.Errorf("winner %v line %q cmp %+v", o.Winner, o.WinnerLine, o.Comparison)
 	}
@@ -241,7 +242,7 @@ func TestOnlyCandidate(t *testing.T) {
 
 func TestRuntimeScorer(t *testing.T) {
 	cfg := Config{Scorers: []Scorer{{Type: TypeRuntime}}}
-	res := []runner.Result{ok("a", 1, 1), ok("b", 1, 3), ok("c", 1, 2), failed("d", 1, runner.ErrTimeout)}
+	res := []record.Trial{ok("a", 1, 1), ok("b", 1, 3), ok("c", 1, 2), failed("d", 1, runner.ErrTimeout)}
 	o := Score(cfg, nil, res)
 	for i, want := range []float64{1, 0, 0.5, 0} {
 		near(t, res[i].CandidateID, *o.Scores[i], want, 1e-12)
@@ -252,21 +253,21 @@ func TestRuntimeScorer(t *testing.T) {
 		t.Errorf("d runtime = %v, want 0 (no successes)", s.RuntimeMeanSeconds)
 	}
 	t.Run("all equal scores 1", func(t *testing.T) {
-		o := Score(cfg, nil, []runner.Result{ok("a", 1, 2), ok("b", 1, 2)})
+		o := Score(cfg, nil, []record.Trial{ok("a", 1, 2), ok("b", 1, 2)})
 		if *o.Scores[0] != 1 || *o.Scores[1] != 1 {
 			t.Errorf("scores %v %v", *o.Scores[0], *o.Scores[1])
 		}
 	})
 	t.Run("rank", func(t *testing.T) {
 		cfg := Config{Scorers: []Scorer{{Type: TypeRuntime, Normalize: NormRank}}}
-		res := []runner.Result{ok("a", 1, 1), ok("b", 1, 5), ok("c", 1, 5), ok("d", 1, 9), ok("e", 1, 100)}
+		res := []record.Trial{ok("a", 1, 1), ok("b", 1, 5), ok("c", 1, 5), ok("d", 1, 9), ok("e", 1, 100)}
 		o := Score(cfg, nil, res)
 		for i, want := range []float64{1, 0.75, 0.75, 0.25, 0} {
 			near(t, res[i].CandidateID, *o.Scores[i], want, 1e-12)
 		}
 	})
 	t.Run("runtime median and sd", func(t *testing.T) {
-		o := Score(cfg, nil, []runner.Result{ok("a", 1, 1), ok("a", 2, 2), ok("a", 3, 6), failed("a", 4, runner.ErrTimeout)})
+		o := Score(cfg, nil, []record.Trial{ok("a", 1, 1), ok("a", 2, 2), ok("a", 3, 6), failed("a", 4, runner.ErrTimeout)})
 		s := o.Standings[0]
 		if s.RuntimeMeanSeconds != 3 || s.RuntimeMedianSeconds != 2 || s.SuccessRate != 0.75 {
 			t.Errorf("%+v", s)
@@ -275,7 +276,7 @@ func TestRuntimeScorer(t *testing.T) {
 	})
 }
 
-func submittedResult(id string, trial int, v any) runner.Result {
+func submittedResult(id string, trial int, v any) record.Trial {
 	r := ok(id, trial, 1)
 	if v != nil {
 		r.Submitted = map[string]any{"acc": v}
@@ -287,7 +288,7 @@ func TestSubmittedScorer(t *testing.T) {
 	max := Config{Scorers: []Scorer{{Type: TypeSubmitted, Field: "acc"}}}
 	min := Config{Scorers: []Scorer{{Type: TypeSubmitted, Field: "acc", Goal: GoalMinimize}}}
 	raw := Config{Scorers: []Scorer{{Type: TypeSubmitted, Field: "acc", Normalize: NormRaw}}}
-	res := []runner.Result{submittedResult("a", 1, 10.0), submittedResult("b", 1, 20.0), submittedResult("c", 1, json.Number("15"))}
+	res := []record.Trial{submittedResult("a", 1, 10.0), submittedResult("b", 1, 20.0), submittedResult("c", 1, json.Number("15"))}
 	for _, c := range []struct {
 		name string
 		cfg  Config
@@ -303,7 +304,7 @@ func TestSubmittedScorer(t *testing.T) {
 	}
 
 	t.Run("raw clamps and notes it", func(t *testing.T) {
-		res := []runner.Result{submittedResult("a", 1, 0.9), submittedResult("a", 2, 1.5), submittedResult("b", 1, -2.0)}
+		res := []record.Trial{submittedResult("a", 1, 0.9), submittedResult("a", 2, 1.5), submittedResult("b", 1, -2.0)}
 		o := Score(raw, nil, res)
 		for i, w := range []float64{0.9, 1, 0} {
 			near(t, "raw", *o.Scores[i], w, 1e-12)
@@ -316,7 +317,7 @@ func TestSubmittedScorer(t *testing.T) {
 
 	t.Run("NaN, Inf, text and missing score on_failure with a note", func(t *testing.T) {
 		// ParseSubmitted keeps non-finite numbers as text ("NaN", "+Inf").
-		res := []runner.Result{
+		res := []record.Trial{
 			submittedResult("a", 1, 0.5), submittedResult("a", 2, "NaN"),
 			submittedResult("b", 1, math.Inf(1)), submittedResult("b", 2, nil),
 			submittedResult("c", 1, 0.7), submittedResult("c", 2, math.NaN()),
@@ -341,7 +342,7 @@ func TestSubmittedScorer(t *testing.T) {
 	t.Run("failed trials take no part in minmax", func(t *testing.T) {
 		bad := failed("c", 1, runner.ErrCandidateFailed)
 		bad.Submitted = map[string]any{"acc": 1000.0}
-		o := Score(max, nil, []runner.Result{submittedResult("a", 1, 10.0), submittedResult("b", 1, 20.0), bad})
+		o := Score(max, nil, []record.Trial{submittedResult("a", 1, 10.0), submittedResult("b", 1, 20.0), bad})
 		near(t, "b", *o.Scores[1], 1, 0)
 		near(t, "c", *o.Scores[2], 0, 0)
 	})
@@ -349,7 +350,7 @@ func TestSubmittedScorer(t *testing.T) {
 
 func TestArtifactScorer(t *testing.T) {
 	cfg := Config{Scorers: []Scorer{{Type: TypeArtifact, Checks: []Check{{Contains: "# "}, {MinBytes: i64(100)}}}}}
-	o := Score(cfg, nil, []runner.Result{ok("a", 1, 1), failed("b", 1, runner.ErrTimeout)})
+	o := Score(cfg, nil, []record.Trial{ok("a", 1, 1), failed("b", 1, runner.ErrTimeout)})
 	near(t, "a", *o.Scores[0], 0.5, 0)
 	near(t, "b", *o.Scores[1], 0, 0)
 }
@@ -359,7 +360,7 @@ func TestJudgeFailuresAreNotZero(t *testing.T) {
 		{Type: TypeSuccess, Weight: f64(1)},
 		{Type: TypeJudge, Name: "q", Command: []string{"q"}, Weight: f64(3)},
 	}}
-	res := []runner.Result{
+	res := []record.Trial{
 		judged("a", 1, 0.6, ""),
 		judged("a", 2, 0, "judge timed out after 60s"),
 		judged("a", 3, 0, "judge printed no score: \"lol\""),
@@ -384,7 +385,7 @@ func TestJudgeFailuresAreNotZero(t *testing.T) {
 	near(t, "breakdown q", a.Breakdown["q"], 0.3, 1e-12) // trials 1 and 5 (on_failure 0)
 
 	t.Run("judge only: no score at all", func(t *testing.T) {
-		o := Score(judgeOnly, nil, []runner.Result{judged("a", 1, 0, "boom"), judged("b", 1, 0.4, "")})
+		o := Score(judgeOnly, nil, []record.Trial{judged("a", 1, 0, "boom"), judged("b", 1, 0.4, "")})
 		if o.Scores[0] != nil {
 			t.Errorf("score = %v, want nil (nothing to score with)", *o.Scores[0])
 		}
@@ -400,7 +401,7 @@ func TestJudgeFailuresAreNotZero(t *testing.T) {
 
 func TestOnFailureOverride(t *testing.T) {
 	cfg := Config{Scorers: []Scorer{{Type: TypeSuccess, OnFailure: f64(0.25)}}}
-	o := Score(cfg, nil, []runner.Result{failed("a", 1, runner.ErrTimeout)})
+	o := Score(cfg, nil, []record.Trial{failed("a", 1, runner.ErrTimeout)})
 	near(t, "failed", *o.Scores[0], 0.25, 0)
 	if o.Winner != nil {
 		t.Error("a candidate that never succeeded cannot win")
@@ -409,7 +410,7 @@ func TestOnFailureOverride(t *testing.T) {
 
 func TestZeroWeightScorerIsReportedNotCounted(t *testing.T) {
 	cfg := Config{Scorers: []Scorer{{Type: TypeSuccess}, {Type: TypeRuntime, Weight: f64(0)}}}
-	o := Score(cfg, nil, []runner.Result{ok("a", 1, 1), ok("b", 1, 2)})
+	o := Score(cfg, nil, []record.Trial{ok("a", 1, 1), ok("b", 1, 2)})
 	if *o.Scores[0] != 1 || *o.Scores[1] != 1 {
 		t.Errorf("scores %v %v", *o.Scores[0], *o.Scores[1])
 	}
@@ -419,7 +420,7 @@ func TestZeroWeightScorerIsReportedNotCounted(t *testing.T) {
 }
 
 func TestWinnerOverZeroScore(t *testing.T) {
-	o := Score(Config{}, nil, []runner.Result{ok("a", 1, 1), failed("b", 1, runner.ErrTimeout)})
+	o := Score(Config{}, nil, []record.Trial{ok("a", 1, 1), failed("b", 1, runner.ErrTimeout)})
 	if o.WinnerLine != "winner: a (1.00), over b (0.00) (single trial; use --trials N for confidence)" {
 		t.Errorf("line = %q", o.WinnerLine)
 	}
@@ -431,7 +432,7 @@ func TestWinnerOverZeroScore(t *testing.T) {
 func BenchmarkScore(b *testing.B) {
 	cfg := propertyConfigs[1]
 	var ids []string
-	var res []runner.Result
+	var res []record.Trial
 	for c := 0; c < 50; c++ {
 		id := "c" + strconv.Itoa(c)
 		ids = append(ids, id)
@@ -449,7 +450,7 @@ func BenchmarkScore(b *testing.B) {
 }
 
 func TestInfraAndCancelledTrialsAreNotScored(t *testing.T) {
-	res := []runner.Result{
+	res := []record.Trial{
 		ok("a", 1, 1), failed("a", 2, runner.ErrInfra), failed("a", 3, runner.ErrCancelled),
 		ok("b", 1, 1), failed("b", 2, runner.ErrTimeout),
 	}
@@ -484,7 +485,7 @@ func TestRuntimesWithinNoiseTie(t *testing.T) {
 	ids := []string{"c1", "c2", "c3", "c4", "c5"}
 	jitter := []float64{0.0513, 0.0502, 0.0541, 0.0528, 0.0507, 0.0519, 0.0533, 0.0524, 0.0511, 0.0536}
 	for _, trials := range []int{1, 3} {
-		var res []runner.Result
+		var res []record.Trial
 		k := 0
 		for _, id := range ids {
 			for tr := 1; tr <= trials; tr++ {
@@ -503,7 +504,7 @@ func TestRuntimesWithinNoiseTie(t *testing.T) {
 		}
 	}
 	// 0.5 s against 0.3 s is not noise.
-	o := Score(Config{}, []string{"fast", "slow"}, []runner.Result{ok("fast", 1, 0.3), ok("slow", 1, 0.5)})
+	o := Score(Config{}, []string{"fast", "slow"}, []record.Trial{ok("fast", 1, 0.3), ok("slow", 1, 0.5)})
 	if o.Winner == nil || *o.Winner != "fast" {
 		t.Errorf("winner %v (%s), want fast", o.Winner, o.WinnerLine)
 	}
@@ -524,13 +525,13 @@ func TestWithinNoiseGroupsFromTheFastest(t *testing.T) {
 // standings incomplete: no winner, whoever leads, and the line says who did
 // not run and why (candidates with the same reason together).
 func TestIncompleteStandingsNameNoWinner(t *testing.T) {
-	infra := func(id string, trial int, msg string) runner.Result {
+	infra := func(id string, trial int, msg string) record.Trial {
 		r := failed(id, trial, runner.ErrInfra)
 		r.ErrorMessage = msg
 		return r
 	}
 	quota := "Total CPU limit exceeded. Maximum allowed: 4.\nTo increase concurrency limits, upgrade"
-	res := []runner.Result{
+	res := []record.Trial{
 		ok("c1", 1, 1), ok("c1", 2, 1), ok("c2", 1, 3), ok("c2", 2, 3),
 		infra("c3", 1, quota), infra("c3", 2, quota),
 		infra("c4", 1, quota), failed("c4", 2, runner.ErrCancelled),
@@ -575,7 +576,7 @@ func TestIncompleteStandingsNameNoWinner(t *testing.T) {
 // Ties do not chain down the list: b cannot be told from a, c cannot be
 // told from b, but c is clearly below a, so c does not share a's rank.
 func TestTiesDoNotChain(t *testing.T) {
-	var res []runner.Result
+	var res []record.Trial
 	for i, s := range []float64{0.90, 0.91, 0.89, 0.90} {
 		res = append(res, judged("a", i+1, s, ""))
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/forge-run/forge/internal/text"
-	"github.com/forge-run/forge/runner"
+	"github.com/forge-run/forge/record"
 )
 
 // Task is a suite's task as scoring sees it.
@@ -38,40 +38,6 @@ type Suite struct {
 	PassAtK    int
 }
 
-// TaskRow is one task of the matrix: every candidate's result and its spread.
-type TaskRow struct {
-	TaskID string  `json:"task_id"`
-	Weight float64 `json:"weight"`
-	// Cells are by candidate, in the standings' order.
-	Cells []TaskCell `json:"cells"`
-	// Mean low: a hard task; Spread high: one that tells them apart.
-	Mean   float64 `json:"mean"`
-	Spread float64 `json:"spread"`
-	// Unscored: no trial of the task has a score (none played, or none
-	// could be scored): not a hard task, listed after the others.
-	Unscored bool `json:"unscored,omitempty"`
-}
-
-// TaskCell is one candidate's result on one task.
-type TaskCell struct {
-	CandidateID string `json:"candidate_id"`
-	// Score is the mean of the scored trials; null when none was scored.
-	Score     *float64 `json:"score"`
-	Trials    int      `json:"trials"`
-	Successes int      `json:"successes"`
-	// Passes counts the trials that passed; Solved: every one did.
-	Passes int  `json:"passes"`
-	Solved bool `json:"solved"`
-}
-
-// HeadToHead counts the common tasks on which A scored higher than B, lower,
-// or the same within 1e-9.
-type HeadToHead struct {
-	A string `json:"a"`
-	B string `json:"b"`
-	WinLoss
-}
-
 // taskTally is one candidate's trials on one task.
 type taskTally struct {
 	scores                    []float64
@@ -82,14 +48,14 @@ type taskTally struct {
 
 // Passed reports whether a scored trial passed its task: success, and a
 // score that reaches the task's pass mark (full score by default).
-func Passed(r runner.Result) bool {
+func Passed(r record.Trial) bool {
 	return r.Success && r.Score != nil && *r.Score >= r.Mark()-tieEpsilon
 }
 
 // suiteStats completes a suite candidate's standing from its task tallies.
 func (t *tally) suiteStats(tasks []Task, k int) {
 	var means, weights []float64
-	su := &SuiteStanding{K: k}
+	su := &record.SuiteStanding{K: k}
 	var pass, passW float64
 	for _, task := range tasks {
 		tt := t.tasks[task.ID]
@@ -154,13 +120,13 @@ func pairedTasks(a, b *tally, tasks []Task) (xa, xb []float64) {
 
 // taskRows is the per-task matrix, hardest first (lowest mean, widest
 // spread, id), the tasks without a scored trial last.
-func taskRows(es []*tally, tasks []Task) []TaskRow {
-	rows := make([]TaskRow, 0, len(tasks))
+func taskRows(es []*tally, tasks []Task) []record.TaskRow {
+	rows := make([]record.TaskRow, 0, len(tasks))
 	for _, task := range tasks {
-		row := TaskRow{TaskID: task.ID, Weight: task.weight()}
+		row := record.TaskRow{TaskID: task.ID, Weight: task.weight()}
 		var scores []float64
 		for _, e := range es {
-			c := TaskCell{CandidateID: e.id}
+			c := record.TaskCell{CandidateID: e.id}
 			if tt := e.tasks[task.ID]; tt != nil {
 				c.Trials, c.Successes, c.Passes = tt.trials, tt.successes, tt.passes
 				c.Solved = tt.trials > 0 && tt.passes == tt.trials
@@ -193,14 +159,14 @@ func taskRows(es []*tally, tasks []Task) []TaskRow {
 }
 
 // headToHead compares every pair of candidates with results over common tasks.
-func headToHead(es []*tally, tasks []Task) []HeadToHead {
-	var out []HeadToHead
+func headToHead(es []*tally, tasks []Task) []record.HeadToHead {
+	var out []record.HeadToHead
 	for i, a := range es {
 		for _, b := range es[i+1:] {
 			if a.trials == 0 || b.trials == 0 {
 				continue
 			}
-			h := HeadToHead{A: a.id, B: b.id}
+			h := record.HeadToHead{A: a.id, B: b.id}
 			if xa, xb := pairedTasks(a, b, tasks); len(xa) > 0 {
 				p, _ := ComparePaired(xa, xb)
 				h.WinLoss = p.WinLoss
@@ -213,8 +179,8 @@ func headToHead(es []*tally, tasks []Task) []HeadToHead {
 
 // unjudgedTasks lists the candidates with a task on which no trial ran to an
 // end they are answerable for, and how the first ended.
-func unjudgedTasks(es []*tally, tasks []Task) []Unjudged {
-	var out []Unjudged
+func unjudgedTasks(es []*tally, tasks []Task) []record.Unjudged {
+	var out []record.Unjudged
 	for _, e := range es {
 		var missing []string
 		reason := ""
@@ -238,7 +204,7 @@ func unjudgedTasks(es []*tally, tasks []Task) []Unjudged {
 		if len(missing) <= 3 {
 			what = strings.Join(missing, ", ")
 		}
-		out = append(out, Unjudged{CandidateID: e.id, TaskIDs: missing,
+		out = append(out, record.Unjudged{CandidateID: e.id, TaskIDs: missing,
 			Reason: what + ": " + text.Shorten(text.OneLine(reason), 100)})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].CandidateID < out[j].CandidateID })

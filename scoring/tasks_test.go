@@ -7,11 +7,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 )
 
 // onTask is r played on task.
-func onTask(r runner.Result, task string) runner.Result {
+func onTask(r record.Trial, task string) record.Trial {
 	r.TaskID = task
 	return r
 }
@@ -28,7 +29,7 @@ func suiteOf(candidates []string, n int) Suite {
 // trials only, so a task that is slow for everyone costs nobody.
 func TestSuiteNormalisesWithinTasks(t *testing.T) {
 	s := suiteOf([]string{"a", "b"}, 2)
-	results := []runner.Result{
+	results := []record.Trial{
 		onTask(ok("a", 1, 1), "t01"), onTask(ok("b", 1, 2), "t01"),
 		onTask(ok("a", 1, 100), "t02"), onTask(ok("b", 1, 50), "t02"),
 	}
@@ -54,7 +55,7 @@ func TestSuiteNormalisesWithinTasks(t *testing.T) {
 // tasks, pass@k and the per-task matrix.
 func TestSuiteScoreIsWeightedMeanOfTasks(t *testing.T) {
 	s := Suite{Candidates: []string{"a"}, Tasks: []Task{{ID: "easy", Weight: 3}, {ID: "hard"}}, PassAtK: 2}
-	results := []runner.Result{
+	results := []record.Trial{
 		onTask(ok("a", 1, 1), "easy"), onTask(ok("a", 2, 1), "easy"), onTask(ok("a", 3, 1), "easy"),
 		onTask(ok("a", 1, 1), "hard"), onTask(failed("a", 2, runner.ErrCandidateFailed), "hard"),
 		onTask(failed("a", 3, runner.ErrTimeout), "hard"),
@@ -87,7 +88,7 @@ func TestSuiteScoreIsWeightedMeanOfTasks(t *testing.T) {
 // a wins every one.
 func TestSuiteWinnerIsPaired(t *testing.T) {
 	s := suiteOf([]string{"a", "b"}, 12)
-	var results []runner.Result
+	var results []record.Trial
 	for i, task := range s.Tasks {
 		base := 0.1 + 0.07*float64(i)
 		results = append(results,
@@ -109,7 +110,7 @@ func TestSuiteWinnerIsPaired(t *testing.T) {
 	if welch := compareMeans(summarize(standingTaskMeans(o, "a")), summarize(standingTaskMeans(o, "b"))); welch.clear {
 		t.Errorf("the unpaired test should not tell them apart here (p = %v): the test would not show pairing", *welch.p)
 	}
-	if h := o.HeadToHead; len(h) != 1 || h[0] != (HeadToHead{A: "a", B: "b", WinLoss: WinLoss{Wins: 12}}) {
+	if h := o.HeadToHead; len(h) != 1 || h[0] != (record.HeadToHead{A: "a", B: "b", WinLoss: record.WinLoss{Wins: 12}}) {
 		t.Errorf("head to head %+v", h)
 	}
 }
@@ -129,7 +130,7 @@ func standingTaskMeans(o Outcome, id string) []float64 {
 // TestSuiteTieStaysTie: a and b trade wins task by task; no winner.
 func TestSuiteTieStaysTie(t *testing.T) {
 	s := suiteOf([]string{"a", "b"}, 10)
-	var results []runner.Result
+	var results []record.Trial
 	for i, task := range s.Tasks {
 		hi, lo := 0.8, 0.6
 		if i%2 == 1 {
@@ -148,7 +149,7 @@ func TestSuiteTieStaysTie(t *testing.T) {
 // leaves the standings incomplete.
 func TestSuiteIncomplete(t *testing.T) {
 	s := suiteOf([]string{"a", "b"}, 2)
-	results := []runner.Result{
+	results := []record.Trial{
 		onTask(ok("a", 1, 1), "t01"), onTask(ok("b", 1, 1), "t01"),
 		onTask(ok("a", 1, 1), "t02"), onTask(failed("b", 1, runner.ErrInfra), "t02"),
 	}
@@ -164,15 +165,15 @@ func TestSuiteIncomplete(t *testing.T) {
 // interrupted suite's) is listed after the played ones, marked, never as
 // the hardest with a mean of 0.
 func TestUnplayedTasksAreNotTheHardest(t *testing.T) {
-	ok := func(c, task string, score float64) runner.Result {
-		return runner.Result{CandidateID: c, TaskID: task, Trial: 1, Success: true, ExitCode: new(0), Submitted: map[string]any{"v": score}}
+	ok := func(c, task string, score float64) record.Trial {
+		return record.Trial{Result: runner.Result{CandidateID: c, TaskID: task, Trial: 1, Success: true, ExitCode: new(0), Submitted: map[string]any{"v": score}}}
 	}
-	cancelled := func(c, task string) runner.Result {
-		return runner.Result{CandidateID: c, TaskID: task, Trial: 1, ErrorKind: runner.ErrCancelled}
+	cancelled := func(c, task string) record.Trial {
+		return record.Trial{Result: runner.Result{CandidateID: c, TaskID: task, Trial: 1, ErrorKind: runner.ErrCancelled}}
 	}
 	cfg := Config{Scorers: []Scorer{{Type: TypeSubmitted, Field: "v", Normalize: NormRaw}}}
 	suite := Suite{Candidates: []string{"a", "b"}, Tasks: []Task{{ID: "zz-unplayed"}, {ID: "easy"}, {ID: "hard"}}}
-	out := ScoreSuite(cfg, suite, []runner.Result{
+	out := ScoreSuite(cfg, suite, []record.Trial{
 		ok("a", "easy", 1), ok("b", "easy", 1), ok("a", "hard", 0.2), ok("b", "hard", 0.4), cancelled("a", "zz-unplayed"), cancelled("b", "zz-unplayed"),
 	})
 	var ids []string

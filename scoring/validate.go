@@ -121,9 +121,15 @@ func (s Scorer) validate(ps *problems) {
 	}
 }
 
+// validate checks the i-th check: a subject (the artifact's text, or the
+// JSON value at json: or result:) and one test of it, each value sound.
 func (c Check) validate(ps *problems, i int) {
-	// A check has a subject (the artifact's text, or the JSON value at json:
-	// or result:) and one test of it.
+	c.validateValues(ps, i)
+	c.validateShape(ps, i, c.tests())
+}
+
+// tests names the tests the check makes.
+func (c Check) tests() []string {
 	var tests []string
 	add := func(set bool, key string) {
 		if set {
@@ -138,6 +144,11 @@ func (c Check) validate(ps *problems, i int) {
 	add(c.EqualsTask != "", "equals_task")
 	add(c.ContainsTask != "", "contains_task")
 	add(c.RegexTask != "", "regex_task")
+	return tests
+}
+
+// validateValues checks each of the check's values on its own.
+func (c Check) validateValues(ps *problems, i int) {
 	if c.Regex != "" {
 		if _, err := regexp.Compile(c.Regex); err != nil {
 			ps.add("invalid regular expression: "+strings.TrimPrefix(err.Error(), "error parsing regexp: "),
@@ -177,6 +188,11 @@ func (c Check) validate(ps *problems, i int) {
 			ps.add(p.key+` must be a JSON pointer: "" or starting with "/"`, "checks", i, p.key)
 		}
 	}
+}
+
+// validateShape checks that the check has one subject and one test that
+// tests it.
+func (c Check) validateShape(ps *problems, i int, tests []string) {
 	const all = "contains, regex, min_bytes/max_bytes, json, result, equals_task, contains_task or regex_task"
 	switch {
 	case c.JSON != nil && c.Result != nil:

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/forge-run/forge/internal/text"
+	"github.com/forge-run/forge/record"
 )
 
 // contenders are the candidates with results, by rank, or why none can win.
@@ -41,13 +42,13 @@ func rankOne(es []*tally) []string {
 }
 
 // decide names the winner, if any, and says why.
-func decide(es []*tally) (*string, string, *Comparison) {
+func decide(es []*tally) (*string, string, *record.Comparison) {
 	withResults, noWinner := contenders(es)
 	if noWinner != "" {
 		return nil, noWinner, nil
 	}
 	top := withResults[0]
-	var c *Comparison
+	var c *record.Comparison
 	if len(withResults) > 1 {
 		c = comparison(top, withResults[1])
 	}
@@ -85,7 +86,7 @@ func decide(es []*tally) (*string, string, *Comparison) {
 }
 
 // decideSuite names a suite's winner by the paired test of rank 1 and rank 2.
-func decideSuite(es []*tally, tasks []Task) (*string, string, *Comparison) {
+func decideSuite(es []*tally, tasks []Task) (*string, string, *record.Comparison) {
 	withResults, noWinner := contenders(es)
 	if noWinner != "" {
 		return nil, noWinner, nil
@@ -98,7 +99,7 @@ func decideSuite(es []*tally, tasks []Task) (*string, string, *Comparison) {
 	second := withResults[1]
 	xa, xb := pairedTasks(top, second, tasks)
 	pt, err := ComparePaired(xa, xb)
-	c := &Comparison{
+	c := &record.Comparison{
 		Best: top.id, Second: second.id, Method: pt.Method,
 		BestScore: top.st.Score, SecondScore: second.st.Score,
 		Difference: pt.MeanDifference, DifferenceCI95: pt.DifferenceCI95, Alpha: Alpha, Clear: !top.st.Tied,
@@ -133,7 +134,7 @@ const minSignedRank = 6
 // TieReason says why c's two candidates tie: too few tasks differ between
 // them for any result to tell them apart, or the difference is within
 // the noise.
-func TieReason(c *Comparison) string {
+func TieReason(c *record.Comparison) string {
 	if c.Method == MethodWilcoxon && c.Wins+c.Losses < minSignedRank {
 		return fmt.Sprintf("too few tasks to tell them apart (they differ on %d; it takes %d)", c.Wins+c.Losses, minSignedRank)
 	}
@@ -141,7 +142,7 @@ func TieReason(c *Comparison) string {
 }
 
 // testText is "paired t, p = 0.003".
-func testText(c *Comparison) string { return MethodName(c.Method) + ", " + pText(c.PValue) }
+func testText(c *record.Comparison) string { return MethodName(c.Method) + ", " + pText(c.PValue) }
 
 // MethodName names a comparison method for people: "paired t".
 func MethodName(method string) string {
@@ -151,9 +152,9 @@ func MethodName(method string) string {
 
 const singleTrial = " (single trial; use --trials N for confidence)"
 
-func comparison(best, second *tally) *Comparison {
+func comparison(best, second *tally) *record.Comparison {
 	r := compareMeans(best.sum, second.sum)
-	c := &Comparison{
+	c := &record.Comparison{
 		Best:           best.id,
 		Second:         second.id,
 		Method:         r.method,
@@ -177,7 +178,7 @@ func comparison(best, second *tally) *Comparison {
 
 // incompleteLine is the winner line of a run that could not judge every
 // candidate, those with the same reason together.
-func incompleteLine(us []Unjudged) string {
+func incompleteLine(us []record.Unjudged) string {
 	var reasons []string
 	byReason := map[string][]string{}
 	for _, u := range us {
@@ -195,24 +196,7 @@ func incompleteLine(us []Unjudged) string {
 }
 
 // scoreText is "(0.81 ± 0.04)" with an interval, "(0.81)" without.
-func scoreText(st Standing) string { return "(" + st.ScoreText() + ")" }
-
-// ScoreText is the mean score as forge prints it: "0.92 ± 0.01" with at least
-// two scored trials (tasks, in a suite), a range when a bound clipped its
-// interval ("0.00 (0.00–0.43)"), else "0.87".
-func (st Standing) ScoreText() string {
-	units := st.ScoredTrials
-	if st.Suite != nil {
-		units = st.Suite.Tasks
-	}
-	if units < 2 {
-		return text.Score(st.Score)
-	}
-	return text.Interval(st.Score, st.ScoreCI95[0], st.ScoreCI95[1])
-}
-
-// HalfWidth is the half-width of the 95% score interval; 0 without one.
-func (st Standing) HalfWidth() float64 { return (st.ScoreCI95[1] - st.ScoreCI95[0]) / 2 }
+func scoreText(st record.Standing) string { return "(" + st.ScoreText() + ")" }
 
 // pText formats a p-value as text.P does, or "no test".
 func pText(p *float64) string {

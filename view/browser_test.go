@@ -22,7 +22,6 @@ import (
 	"github.com/forge-run/forge/internal/testkit/fakemodel"
 	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
-	"github.com/forge-run/forge/scoring"
 	"github.com/forge-run/forge/view"
 )
 
@@ -273,7 +272,7 @@ func TestViewerInChromium(t *testing.T) {
 	// A live run gains a trial while its page is open.
 	do("open the live run", chromedp.Navigate(base+"run/live"), chromedp.WaitVisible(css("#trialtable")),
 		chromedp.WaitVisible(chromedp.Search(`//ul[@id="running"]/li[contains(., "gamma") and contains(., "execute")]`)))
-	appendResult(t, journal, runner.Result{CandidateID: "beta", Trial: 1, Success: true, RuntimeSeconds: 2})
+	appendResult(t, journal, record.Trial{Result: runner.Result{CandidateID: "beta", Trial: 1, Success: true, RuntimeSeconds: 2}})
 	do("see the new trial", chromedp.WaitVisible(chromedp.Search(`//table[@id="trialtable"]//a[text()="beta#1"]`)))
 	shot("live")
 	// The run ends: the page draws its standings without a reload (a
@@ -362,7 +361,7 @@ func startLive(t *testing.T, dir string) string {
 	must(t, record.Write(filepath.Join(dir, record.ResultsFile), head))
 	journal := filepath.Join(dir, record.TrialsFile)
 	must(t, os.WriteFile(journal, nil, 0o644))
-	appendResult(t, journal, runner.Result{CandidateID: "alpha", Trial: 1, Success: true, RuntimeSeconds: 1})
+	appendResult(t, journal, record.Trial{Result: runner.Result{CandidateID: "alpha", Trial: 1, Success: true, RuntimeSeconds: 1}})
 	// A job under way, as forge run lists it.
 	running, err := json.Marshal(record.Running{UpdatedAt: time.Now().UTC(),
 		Jobs: []record.RunningJob{{Job: "gamma", Phase: runner.PhaseExecute, StartedAt: time.Now().UTC().Add(-2 * time.Second)}}})
@@ -378,15 +377,15 @@ func finishLive(t *testing.T, dir string) {
 	must(t, err)
 	rec.FinishedAt = time.Now().UTC()
 	one, half := 1.0, 0.5
-	rec.Results = []runner.Result{{CandidateID: "alpha", Trial: 1, Success: true, RuntimeSeconds: 1, Score: &half},
-		{CandidateID: "beta", Trial: 1, Success: true, RuntimeSeconds: 2, Score: &one}}
-	rec.Standings = []scoring.Standing{{Rank: 1, CandidateID: "beta", Trials: 1, Successes: 1}, {Rank: 2, CandidateID: "alpha", Trials: 1, Successes: 1}}
+	rec.Results = []record.Trial{{Result: runner.Result{CandidateID: "alpha", Trial: 1, Success: true, RuntimeSeconds: 1}, Score: &half},
+		{Result: runner.Result{CandidateID: "beta", Trial: 1, Success: true, RuntimeSeconds: 2}, Score: &one}}
+	rec.Standings = []record.Standing{{Rank: 1, CandidateID: "beta", Trials: 1, Successes: 1}, {Rank: 2, CandidateID: "alpha", Trials: 1, Successes: 1}}
 	rec.WinnerLine = "winner: beta (1.00), 2.00× alpha"
 	must(t, os.Remove(filepath.Join(dir, record.RunningFile)))
 	must(t, record.Write(filepath.Join(dir, record.ResultsFile), rec))
 }
 
-func appendResult(t *testing.T, journal string, r runner.Result) {
+func appendResult(t *testing.T, journal string, r record.Trial) {
 	b, err := json.Marshal(&r)
 	must(t, err)
 	f, err := os.OpenFile(journal, os.O_APPEND|os.O_WRONLY, 0)
@@ -421,9 +420,9 @@ func TestRunsListFitsTheWindow(t *testing.T) {
 			rec.Tasks = append(rec.Tasks, record.TaskInfo{ID: fmt.Sprintf("task-%05d", i), Weight: 1})
 		}
 		for _, c := range candidates {
-			rec.Results = append(rec.Results, runner.Result{CandidateID: c, Trial: 1, Success: true, RuntimeSeconds: 1,
-				Cost: &runner.Cost{USD: usd / float64(len(candidates))}})
-			rec.Standings = append(rec.Standings, scoring.Standing{Rank: len(rec.Standings) + 1, CandidateID: c, Trials: 1, Successes: 1})
+			rec.Results = append(rec.Results, record.Trial{Result: runner.Result{CandidateID: c, Trial: 1, Success: true, RuntimeSeconds: 1},
+				Cost: &record.Cost{USD: usd / float64(len(candidates))}})
+			rec.Standings = append(rec.Standings, record.Standing{Rank: len(rec.Standings) + 1, CandidateID: c, Trials: 1, Successes: 1})
 		}
 		winner := candidates[0]
 		rec.Winner = &winner

@@ -78,7 +78,7 @@ func (s *Server) file(w http.ResponseWriter, r *http.Request) {
 }
 
 // secretArtifact reports whether fi is the artifact of a trial flagged as
-// holding a secret's value (runner.Result.SecretInArtifact), and which
+// holding a secret's value (record.Trial.SecretInArtifact), and which
 // (1-based, as the trial's page): the same file, whatever path named it.
 func (x *runIndex) secretArtifact(fi os.FileInfo) (int, bool) {
 	x.mu.Lock()

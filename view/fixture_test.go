@@ -62,12 +62,12 @@ func makeRun(tb testing.TB, out string, s spec) (*record.Record, string) {
 					rel += fmt.Sprintf("/trial-%d", n)
 				}
 				exit := 0
-				r := runner.Result{CandidateID: c, TaskID: task, Trial: n, Backend: "local", Success: true, ExitCode: &exit,
+				r := record.Trial{Result: runner.Result{CandidateID: c, TaskID: task, Trial: n, Backend: "local", Success: true, ExitCode: &exit,
 					Output: excerpt, OutputBytes: int64(len(excerpt)), OutputPath: rel + "/stdout.log", StderrPath: rel + "/stderr.log",
 					ArtifactContent: "# done\n", ArtifactPath: rel + "/out.md", ArtifactBytes: 7,
 					RuntimeSeconds: 1 + float64((t+n+ci)%7)/10, JobSeconds: 2,
 					Phases:    runner.Phases{Create: 0.1, Execute: 1.5, Cleanup: 0.2},
-					StartedAt: s.start, FinishedAt: s.start.Add(2 * time.Second), Attempts: 1}
+					StartedAt: s.start, FinishedAt: s.start.Add(2 * time.Second)}, Attempts: 1}
 				if fail(ci, t, n) {
 					exit = 1
 					r.Success, r.ErrorKind, r.ErrorMessage = false, runner.ErrCandidateFailed, fmt.Sprintf("%s broke on %s", c, task)

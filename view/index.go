@@ -44,15 +44,15 @@ type slim struct {
 	SecretInArtifact  bool             `json:"secret_in_artifact"`
 	OutputTruncated   bool             `json:"output_truncated"`
 	SubmitError       string           `json:"submit_error"`
-	Cost              *runner.Cost     `json:"cost"`
+	Cost              *record.Cost     `json:"cost"`
 	Judges            []struct {
 		Name  string `json:"name"`
 		Error string `json:"error"`
 	} `json:"judges"`
-	// What says a trial is wrong (runner.Result.Wrong): its reward, and its
+	// What says a trial is wrong (record.Trial.Wrong): its reward, and its
 	// checks' counts and first failure.
 	Reward *float64             `json:"reward"`
-	Checks []runner.CheckResult `json:"checks"`
+	Checks []record.CheckResult `json:"checks"`
 }
 
 // maxIndexedMessage is how much of an error message the index keeps (the
@@ -60,7 +60,7 @@ type slim struct {
 const maxIndexedMessage = 300
 
 // fill sets r, a zero result, to what s holds.
-func (s *slim) fill(r *runner.Result) {
+func (s *slim) fill(r *record.Trial) {
 	r.CandidateID, r.TaskID, r.Trial, r.Success, r.ExitCode = s.CandidateID, s.TaskID, s.Trial, s.Success, s.ExitCode
 	r.ErrorKind, r.ErrorMessage, r.RuntimeSeconds, r.Score = s.ErrorKind, s.ErrorMessage, s.RuntimeSeconds, s.Score
 	r.Attempts, r.ArtifactBytes, r.ArtifactTruncated = s.Attempts, s.ArtifactBytes, s.ArtifactTruncated
@@ -78,7 +78,7 @@ func (s *slim) fill(r *runner.Result) {
 	}
 	for _, j := range s.Judges {
 		if j.Error != "" {
-			r.Judges = append(r.Judges, runner.JudgeResult{Name: j.Name, Error: j.Error})
+			r.Judges = append(r.Judges, record.JudgeResult{Name: j.Name, Error: j.Error})
 		}
 	}
 }
@@ -100,7 +100,7 @@ type runIndex struct {
 	// lines[i] is where rec.Results[i] is; nil when the record holds its
 	// results (then full holds them whole).
 	lines []lineRef
-	full  []runner.Result
+	full  []record.Trial
 	// While the run goes on: how far the trials file was read (bytes and
 	// lines), and each job's place in rec.Results (a job played again
 	// replaces its line).
@@ -178,10 +178,10 @@ func (x *runIndex) read() error {
 	}
 	finished := x.rec.Finished() && len(x.rec.Results) == 0 // score arranges them
 	if finished {
-		x.rec.Results, x.lines = make([]runner.Result, 0, len(slims)), make([]lineRef, 0, len(slims))
+		x.rec.Results, x.lines = make([]record.Trial, 0, len(slims)), make([]lineRef, 0, len(slims))
 	}
 	for i := range slims {
-		var r runner.Result
+		var r record.Trial
 		slims[i].fill(&r)
 		ref := lineRef{off: x.trialsOff, n: int32(ends[i] - x.trialsOff - 1)}
 		if finished {
@@ -201,7 +201,7 @@ func (x *runIndex) read() error {
 
 // put records a trial read from its line: a new one, or a job played
 // again (--resume), whose later line replaces its first.
-func (x *runIndex) put(r runner.Result, ref lineRef) {
+func (x *runIndex) put(r record.Trial, ref lineRef) {
 	k := trialKey{r.CandidateID, r.TaskID, r.Trial}
 	if i, ok := x.at[k]; ok {
 		x.rec.Results[i], x.lines[i] = r, ref
@@ -232,7 +232,7 @@ func (x *runIndex) cells() {
 }
 
 // result reads trial i whole: its line, decoded, and the line.
-func (x *runIndex) result(i int) (*runner.Result, []byte, error) {
+func (x *runIndex) result(i int) (*record.Trial, []byte, error) {
 	if i < 0 || i >= len(x.rec.Results) {
 		return nil, nil, fs.ErrNotExist
 	}
@@ -251,7 +251,7 @@ func (x *runIndex) result(i int) (*runner.Result, []byte, error) {
 	if _, err := f.ReadAt(buf, ref.off); err != nil {
 		return nil, nil, fmt.Errorf("%s: read the line at %d: %w", path, ref.off, err)
 	}
-	var r runner.Result
+	var r record.Trial
 	if err := json.Unmarshal(buf, &r); err != nil {
 		return nil, nil, fmt.Errorf("%s: the line at %d: %w", path, ref.off, err)
 	}

@@ -234,7 +234,7 @@ func (s *Server) trials(x *runIndex, q url.Values) trialsView {
 	return t
 }
 
-func newTrialRow(id string, i int, r *runner.Result) trialRow {
+func newTrialRow(id string, i int, r *record.Trial) trialRow {
 	row := trialRow{Href: trialURL(id, i), Name: runner.TrialName(r.CandidateID, r.TaskID, r.Trial, true),
 		Candidate: r.CandidateID, Task: r.TaskID, Score: "—", Runtime: text.Seconds(r.RuntimeSeconds)}
 	row.Status, row.Health = report.TrialStatus(r)

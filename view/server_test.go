@@ -167,7 +167,7 @@ func TestTrialPage(t *testing.T) {
 	r := &rec.Results[i]
 	r.Success, r.ErrorKind, r.ErrorMessage = false, runner.ErrCandidateFailed, "exit status 3: <b>bad</b>"
 	score := 0.25
-	r.Judges = []runner.JudgeResult{{Name: "quality", Score: &score, Reason: "too short"}}
+	r.Judges = []record.JudgeResult{{Name: "quality", Score: &score, Reason: "too short"}}
 	r.Submitted = map[string]any{"items": 3}
 	r.Usage = &runner.Usage{Models: []runner.ModelUsage{{Model: "gpt-x", Calls: 1, InputTokens: 100, OutputTokens: 20, TotalTokens: 120}}}
 	stderr := strings.Repeat("x", 100<<10) + "\n\x1b[31mError: hunter2-secret went wrong\x1b[0m\n"
@@ -320,7 +320,7 @@ func TestLiveRunGainsTrials(t *testing.T) {
 	head := &record.Record{SchemaVersion: record.SchemaVersion, RunID: "live", Backend: "local", StartedAt: t0, Trials: 1}
 	must(t, record.Write(filepath.Join(dir, record.ResultsFile), head))
 	line := func(c string, ok bool) []byte {
-		r := runner.Result{CandidateID: c, Trial: 1, Success: ok, RuntimeSeconds: 1}
+		r := record.Trial{Result: runner.Result{CandidateID: c, Trial: 1, Success: ok, RuntimeSeconds: 1}}
 		if !ok {
 			r.ErrorKind, r.ErrorMessage = runner.ErrTimeout, "timed out"
 		}
@@ -372,7 +372,7 @@ func TestLiveRunGainsTrials(t *testing.T) {
 	}
 	// The run ends: results.json written whole; the stream says so.
 	head.FinishedAt = t0.Add(time.Minute)
-	head.Results = []runner.Result{{CandidateID: "alpha", Trial: 1, Success: true}, {CandidateID: "beta", Trial: 1}}
+	head.Results = []record.Trial{{Result: runner.Result{CandidateID: "alpha", Trial: 1, Success: true}}, {Result: runner.Result{CandidateID: "beta", Trial: 1}}}
 	head.WinnerLine = "winner: alpha"
 	must(t, record.Write(filepath.Join(dir, record.ResultsFile), head))
 	for sc.Scan() {

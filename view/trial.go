@@ -21,6 +21,7 @@ import (
 	"github.com/yuin/goldmark/extension"
 
 	"github.com/forge-run/forge/internal/text"
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/report"
 	"github.com/forge-run/forge/runner"
 )
@@ -141,7 +142,7 @@ func (s *Server) trialPage(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, "trial.tmpl", p)
 }
 
-func (s *Server) newTrialPage(x *runIndex, r *runner.Result, raw []byte, q url.Values) trialPage {
+func (s *Server) newTrialPage(x *runIndex, r *record.Trial, raw []byte, q url.Values) trialPage {
 	p := trialPage{RunID: x.id, RunHref: "/run/" + url.PathEscape(x.id),
 		Name: runner.TrialName(r.CandidateID, r.TaskID, r.Trial, true)}
 	p.Status, p.Health = report.TrialStatus(r)
@@ -151,42 +152,7 @@ func (s *Server) newTrialPage(x *runIndex, r *runner.Result, raw []byte, q url.V
 	case r.Wrong():
 		p.ErrorKind, p.Error = "wrong", s.mask.String(report.WrongText(r))
 	}
-	exit := "none"
-	if r.ExitCode != nil {
-		exit = strconv.Itoa(*r.ExitCode)
-	}
-	fact := func(k, v string) { // an empty value is not shown
-		if v != "" {
-			p.Facts = append(p.Facts, [2]string{k, v})
-		}
-	}
-	fact("candidate", r.CandidateID)
-	fact("task", r.TaskID)
-	fact("trial", strconv.Itoa(r.Trial))
-	fact("exit code", exit)
-	fact("runtime", text.Seconds(r.RuntimeSeconds))
-	fact("job", text.Seconds(r.JobSeconds))
-	if r.Score != nil {
-		fact("score", text.Score(*r.Score))
-	}
-	fact("backend", r.Backend)
-	fact("sandbox", r.SandboxID)
-	fact("environment", r.Environment)
-	if !r.StartedAt.IsZero() {
-		fact("started", r.StartedAt.UTC().Format(time.RFC3339Nano))
-		fact("finished", r.FinishedAt.UTC().Format(time.RFC3339Nano))
-	}
-	if r.Attempts > 1 {
-		fact("attempts", strconv.Itoa(r.Attempts))
-	}
-	if r.SubmitError != "" {
-		fact("result file", "ignored: "+s.mask.String(r.SubmitError))
-	}
-	fact("usage note", r.UsageNote)
-	if r.AgentTurns > 0 {
-		fact("agent turns", strconv.Itoa(r.AgentTurns))
-	}
-	fact("agent error", s.mask.String(r.AgentError))
+	p.Facts = s.trialFacts(r)
 	for _, a := range r.AttemptErrors {
 		p.Attempts = append(p.Attempts, [2]string{a.SandboxID, string(a.Kind) + ": " + s.mask.String(a.Message)})
 	}
@@ -224,12 +190,55 @@ func (s *Server) newTrialPage(x *runIndex, r *runner.Result, raw []byte, q url.V
 			v.Metrics = append(v.Metrics, [2]string{k, strconv.FormatFloat(r.Metrics[k], 'g', -1, 64)})
 		}
 		p.Verifier = v
-		fact("reward", v.Reward)
+		p.Facts = append(p.Facts, [2]string{"reward", v.Reward})
 	}
 	p.Task = s.task(x, r)
 	p.Artifact = s.artifact(x, r)
 	p.Transcript = s.transcript(x, r, raw, q)
 	return p
+}
+
+// trialFacts are the facts the trial page lists first: who, where, when
+// and how it ended; an empty value is not shown.
+func (s *Server) trialFacts(r *record.Trial) [][2]string {
+	var facts [][2]string
+	fact := func(k, v string) {
+		if v != "" {
+			facts = append(facts, [2]string{k, v})
+		}
+	}
+	exit := "none"
+	if r.ExitCode != nil {
+		exit = strconv.Itoa(*r.ExitCode)
+	}
+	fact("candidate", r.CandidateID)
+	fact("task", r.TaskID)
+	fact("trial", strconv.Itoa(r.Trial))
+	fact("exit code", exit)
+	fact("runtime", text.Seconds(r.RuntimeSeconds))
+	fact("job", text.Seconds(r.JobSeconds))
+	if r.Score != nil {
+		fact("score", text.Score(*r.Score))
+	}
+	fact("backend", r.Backend)
+	fact("sandbox", r.SandboxID)
+	fact("environment", r.Environment)
+	if !r.StartedAt.IsZero() {
+		fact("started", r.StartedAt.UTC().Format(time.RFC3339Nano))
+		fact("finished", r.FinishedAt.UTC().Format(time.RFC3339Nano))
+	}
+	if r.Attempts > 1 {
+		fact("attempts", strconv.Itoa(r.Attempts))
+	}
+	if r.SubmitError != "" {
+		fact("result file", "ignored: "+s.mask.String(r.SubmitError))
+	}
+	fact("usage note", r.UsageNote)
+	if r.AgentTurns > 0 {
+		fact("agent turns", strconv.Itoa(r.AgentTurns))
+	}
+	fact("agent error", s.mask.String(r.AgentError))
+	return facts
 }
 
 // newTimeline lays the non-zero phases out along the job's wall time.
@@ -257,7 +266,7 @@ func newTimeline(ph runner.Phases) *timeline {
 }
 
 // usageFacts are a trial's model usage and cost as name and value.
-func usageFacts(r *runner.Result) (usage, cost [][2]string) {
+func usageFacts(r *record.Trial) (usage, cost [][2]string) {
 	if u := r.Usage; u != nil {
 		for _, m := range u.Models {
 			usage = append(usage, [2]string{text.OneLine(cmp.Or(m.Model, "(unnamed model)")),
@@ -280,7 +289,7 @@ func usageFacts(r *runner.Result) (usage, cost [][2]string) {
 // artifact reads the trial's artifact: Markdown rendered safely (no raw
 // HTML, no javascript: links), JSON indented, other text as it is, and
 // anything else offered as a download.
-func (s *Server) artifact(x *runIndex, r *runner.Result) *artifactView {
+func (s *Server) artifact(x *runIndex, r *record.Trial) *artifactView {
 	if r.ArtifactPath == "" && r.ArtifactContent == "" {
 		return nil
 	}
@@ -334,7 +343,7 @@ func (s *Server) artifact(x *runIndex, r *runner.Result) *artifactView {
 
 // task reads the task the trial played (task.json beside its logs): its
 // objective (a Harbor task's instruction) as Markdown, its other fields.
-func (s *Server) task(x *runIndex, r *runner.Result) *taskView {
+func (s *Server) task(x *runIndex, r *record.Trial) *taskView {
 	if r.TaskID == "" || r.OutputPath == "" {
 		return nil
 	}
@@ -387,7 +396,7 @@ func markdown(src string) template.HTML {
 
 // transcript reads the trial's transcript.jsonl: the result's
 // transcript_path, else the file beside its stdout.log.
-func (s *Server) transcript(x *runIndex, r *runner.Result, raw []byte, q url.Values) *transcriptView {
+func (s *Server) transcript(x *runIndex, r *record.Trial, raw []byte, q url.Values) *transcriptView {
 	var named struct {
 		TranscriptPath string `json:"transcript_path"`
 	}

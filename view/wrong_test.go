@@ -17,8 +17,8 @@ func TestWrongAnswerIsShownWithExpectedAndGot(t *testing.T) {
 	rec, dir := makeRun(t, out, spec{id: "w", candidates: []string{"alpha"}, tasks: 2, trials: 1, files: true, start: t0})
 	r := &rec.Results[0]
 	r.Success, r.ErrorKind = true, runner.ErrNone
-	r.Checks = []runner.CheckResult{{Name: "artifact", Passed: 0, Of: 1,
-		Failed: []runner.CheckFailure{{Check: "equals_task: expected", Want: "391", Got: "392"}}}}
+	r.Checks = []record.CheckResult{{Name: "artifact", Passed: 0, Of: 1,
+		Failed: []record.CheckFailure{{Check: "equals_task: expected", Want: "391", Got: "392"}}}}
 	must(t, record.Write(filepath.Join(dir, record.ResultsFile), rec))
 	must(t, os.MkdirAll(dir, 0o755))
 	ts := serve(t, Options{Out: out})

@@ -185,7 +185,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 			c, t string
 			n    int
 		}
-		want := map[key]runner.Result{}
+		want := map[key]record.Trial{}
 		for _, r := range clean.rec.Results {
 			want[key{r.CandidateID, r.TaskID, r.Trial}] = r
 		}

@@ -97,7 +97,7 @@ type Config struct {
 	// Summary, when set, becomes the suite's system-out.
 	Summary string
 	// Notes gives a line to put before a testcase's system-out and -err.
-	Notes func(r *runner.Result) (stdout, stderr string)
+	Notes func(r *record.Trial) (stdout, stderr string)
 }
 
 // New builds the JUnit document of a run: one testcase per candidate × trial
@@ -119,28 +119,7 @@ func build(rec *record.Record, cfg Config, each func(Testcase)) *Testsuites {
 	if cfg.MaxOutputBytes <= 0 {
 		cfg.MaxOutputBytes = DefaultMaxOutputBytes
 	}
-	numbered := map[string]bool{}
-	for _, r := range rec.Results {
-		numbered[r.CandidateID] = numbered[r.CandidateID] || r.Trial > 1
-	}
-	// Pointers, not copies: candidates as they first appear, then trials.
-	results := make([]*runner.Result, len(rec.Results))
-	first := map[string]int{}
-	for i := range rec.Results {
-		results[i] = &rec.Results[i]
-		if _, ok := first[rec.Results[i].CandidateID]; !ok {
-			first[rec.Results[i].CandidateID] = i
-		}
-	}
-	task := map[string]int{}
-	for i, t := range rec.Tasks {
-		task[t.ID] = i
-	}
-	slices.SortStableFunc(results, func(a, b *runner.Result) int {
-		return cmp.Or(cmp.Compare(first[a.CandidateID], first[b.CandidateID]), cmp.Compare(task[a.TaskID], task[b.TaskID]),
-			cmp.Compare(a.Trial, b.Trial))
-	})
-
+	results, numbered := ordered(rec)
 	suite := Testsuite{Name: "forge", ID: text.XML(rec.RunID)}
 	started := rec.StartedAt
 	if started.IsZero() {
@@ -149,48 +128,9 @@ func build(rec *record.Record, cfg Config, each func(Testcase)) *Testsuites {
 	suite.Timestamp = started.UTC().Format(time.RFC3339)
 	var total float64
 	for _, r := range results {
-		candidate := r.CandidateID // in a suite the classname says it
-		if r.TaskID != "" {
-			candidate = ""
-		}
-		name := runner.TrialName(candidate, r.TaskID, r.Trial, numbered[r.CandidateID])
-		tc := Testcase{Classname: text.XML(r.CandidateID), Name: text.XML(name), Time: secs(r.RuntimeSeconds)}
 		total += r.RuntimeSeconds
-		switch {
-		case r.Success && r.TaskID != "" && !scoring.Passed(*r):
-			// A suite's task is passed with a full score, not merely run.
-			suite.Failures++
-			score := "no score"
-			if r.Score != nil {
-				score = "scored " + strconv.FormatFloat(*r.Score, 'f', 2, 64)
-			}
-			tc.Failure = &Problem{Message: text.XML(score + " of 1 on task " + r.TaskID), Type: "not_passed",
-				Contents: text.XML(fmt.Sprintf("the candidate ran and %s of 1\nruntime: %ss\n", score, secs(r.RuntimeSeconds)))}
-		case !r.Success:
-			switch r.ErrorKind.Fault() {
-			case runner.FaultInterrupted:
-				suite.Skipped++
-				tc.Skipped = &Skipped{Message: message(*r)}
-			case runner.FaultInfra, runner.FaultTask: // not the candidate's failure
-				suite.Errors++
-				tc.Error = problem(*r)
-			default:
-				suite.Failures++
-				tc.Failure = problem(*r)
-			}
-		}
-		var outNote, errNote string
-		if cfg.Notes != nil {
-			outNote, errNote = cfg.Notes(r)
-		}
-		if r.Output != "" || outNote != "" {
-			tc.SystemOut = &Output{Contents: noted(outNote, capText(r.Output, cfg.MaxOutputBytes))}
-		}
-		if r.Stderr != "" || errNote != "" {
-			tc.SystemErr = &Output{Contents: noted(errNote, capText(r.Stderr, cfg.MaxOutputBytes))}
-		}
 		suite.Tests++
-		each(tc)
+		each(suite.testcase(r, numbered[r.CandidateID], cfg))
 	}
 	wall := total
 	if !rec.StartedAt.IsZero() && rec.FinishedAt.After(rec.StartedAt) {
@@ -210,6 +150,78 @@ func build(rec *record.Record, cfg Config, each func(Testcase)) *Testsuites {
 		Time:     suite.Time,
 		Suites:   []Testsuite{suite},
 	}
+}
+
+// ordered lists the record's trials, pointers not copies, candidates as
+// they first appear, then tasks and trials; numbered says which
+// candidates have several trials.
+func ordered(rec *record.Record) (results []*record.Trial, numbered map[string]bool) {
+	numbered = map[string]bool{}
+	for _, r := range rec.Results {
+		numbered[r.CandidateID] = numbered[r.CandidateID] || r.Trial > 1
+	}
+	results = make([]*record.Trial, len(rec.Results))
+	first := map[string]int{}
+	for i := range rec.Results {
+		results[i] = &rec.Results[i]
+		if _, ok := first[rec.Results[i].CandidateID]; !ok {
+			first[rec.Results[i].CandidateID] = i
+		}
+	}
+	task := map[string]int{}
+	for i, t := range rec.Tasks {
+		task[t.ID] = i
+	}
+	slices.SortStableFunc(results, func(a, b *record.Trial) int {
+		return cmp.Or(cmp.Compare(first[a.CandidateID], first[b.CandidateID]), cmp.Compare(task[a.TaskID], task[b.TaskID]),
+			cmp.Compare(a.Trial, b.Trial))
+	})
+	return results, numbered
+}
+
+// testcase is trial r's testcase, counted in the suite's failures, errors
+// or skips.
+func (suite *Testsuite) testcase(r *record.Trial, numbered bool, cfg Config) Testcase {
+	candidate := r.CandidateID // in a suite the classname says it
+	if r.TaskID != "" {
+		candidate = ""
+	}
+	name := runner.TrialName(candidate, r.TaskID, r.Trial, numbered)
+	tc := Testcase{Classname: text.XML(r.CandidateID), Name: text.XML(name), Time: secs(r.RuntimeSeconds)}
+	switch {
+	case r.Success && r.TaskID != "" && !scoring.Passed(*r):
+		// A suite's task is passed with a full score, not merely run.
+		suite.Failures++
+		score := "no score"
+		if r.Score != nil {
+			score = "scored " + strconv.FormatFloat(*r.Score, 'f', 2, 64)
+		}
+		tc.Failure = &Problem{Message: text.XML(score + " of 1 on task " + r.TaskID), Type: "not_passed",
+			Contents: text.XML(fmt.Sprintf("the candidate ran and %s of 1\nruntime: %ss\n", score, secs(r.RuntimeSeconds)))}
+	case !r.Success:
+		switch r.ErrorKind.Fault() {
+		case runner.FaultInterrupted:
+			suite.Skipped++
+			tc.Skipped = &Skipped{Message: message(*r)}
+		case runner.FaultInfra, runner.FaultTask: // not the candidate's failure
+			suite.Errors++
+			tc.Error = problem(*r)
+		default:
+			suite.Failures++
+			tc.Failure = problem(*r)
+		}
+	}
+	var outNote, errNote string
+	if cfg.Notes != nil {
+		outNote, errNote = cfg.Notes(r)
+	}
+	if r.Output != "" || outNote != "" {
+		tc.SystemOut = &Output{Contents: noted(outNote, capText(r.Output, cfg.MaxOutputBytes))}
+	}
+	if r.Stderr != "" || errNote != "" {
+		tc.SystemErr = &Output{Contents: noted(errNote, capText(r.Stderr, cfg.MaxOutputBytes))}
+	}
+	return tc
 }
 
 // noted puts note, in brackets on a line of its own, before s.
@@ -353,7 +365,7 @@ func properties(rec *record.Record) []Property {
 }
 
 // problem describes a failed trial: one-line message, facts in the body.
-func problem(r runner.Result) *Problem {
+func problem(r record.Trial) *Problem {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s", kindOrFailed(r.ErrorKind))
 	if r.ErrorMessage != "" {
@@ -372,7 +384,7 @@ func problem(r runner.Result) *Problem {
 	return &Problem{Message: message(r), Type: kindOrFailed(r.ErrorKind), Contents: capText(b.String(), 4*maxMessageBytes)}
 }
 
-func message(r runner.Result) string {
+func message(r record.Trial) string {
 	m, _ := text.Cap(text.XML(cmp.Or(r.ErrorMessage, kindOrFailed(r.ErrorKind))), maxMessageBytes)
 	return m
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/report/internal/fixture"
 	"github.com/forge-run/forge/report/junit"
 	"github.com/forge-run/forge/runner"
@@ -197,7 +198,7 @@ func TestDefaultsAndCaps(t *testing.T) {
 // fixture, with notes and a summary holding what looks like a testcase.
 func TestWriteIsEncodeOfNew(t *testing.T) {
 	cfg := junit.Config{Now: fixture.Now, Summary: "standings\n<testcase name=\"forge:testcases\">\n",
-		Notes: func(r *runner.Result) (string, string) { return "out of " + r.CandidateID, "" }}
+		Notes: func(r *record.Trial) (string, string) { return "out of " + r.CandidateID, "" }}
 	for _, name := range fixture.Names() {
 		t.Run(name, func(t *testing.T) {
 			var whole bytes.Buffer

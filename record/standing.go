@@ -1,4 +1,8 @@
-package scoring
+package record
+
+// What scoring makes of a run's trials, as the record keeps it.
+
+import "github.com/forge-run/forge/internal/text"
 
 // Standing is one candidate's line in the standings (docs/results.md). Every
 // float in it is finite, so results.json always encodes.
@@ -42,6 +46,22 @@ type Standing struct {
 	Suite *SuiteStanding `json:"suite,omitempty"`
 }
 
+// ScoreText is the mean score as forge prints it: "0.92 ± 0.01" with at least
+// two scored trials (tasks, in a suite), else "0.87".
+func (st Standing) ScoreText() string {
+	units := st.ScoredTrials
+	if st.Suite != nil {
+		units = st.Suite.Tasks
+	}
+	if units < 2 {
+		return text.Score(st.Score)
+	}
+	return text.Interval(st.Score, st.ScoreCI95[0], st.ScoreCI95[1])
+}
+
+// HalfWidth is the half-width of the 95% score interval; 0 without one.
+func (st Standing) HalfWidth() float64 { return (st.ScoreCI95[1] - st.ScoreCI95[0]) / 2 }
+
 // SuiteStanding is what a candidate did over a suite's tasks.
 type SuiteStanding struct {
 	// Tasks have a task score; Solved were passed in every trial.
@@ -82,4 +102,74 @@ type Comparison struct {
 	Ties   int `json:"ties,omitempty"`
 	// Clear: p < Alpha, or single trials more than 1e-9 apart.
 	Clear bool `json:"clear"`
+}
+
+// CostStanding is what a candidate's trials cost, all together.
+type CostStanding struct {
+	// USD is the total; MeanUSD is per costed trial.
+	USD          float64 `json:"usd"`
+	MeanUSD      float64 `json:"mean_usd"`
+	ModelUSD     float64 `json:"model_usd"`
+	SandboxUSD   float64 `json:"sandbox_usd"`
+	Tokens       int64   `json:"tokens"`
+	CostedTrials int     `json:"costed_trials"`
+	// PerSuccessUSD and PerSolvedUSD are what a win costs; null without
+	// one, or when no trial's cost had a price (Unpriced).
+	PerSuccessUSD *float64 `json:"per_success_usd"`
+	PerSolvedUSD  *float64 `json:"per_solved_usd,omitempty"`
+	// UnpricedTrials had something without a price, left out of USD.
+	UnpricedTrials int `json:"unpriced_trials,omitempty"`
+}
+
+// Unpriced says that none of k's costed trials had a price.
+func (k *CostStanding) Unpriced() bool { return k.UnpricedTrials == k.CostedTrials && k.USD == 0 }
+
+// Unjudged is a candidate none of whose trials says anything about it.
+type Unjudged struct {
+	CandidateID string `json:"candidate_id"`
+	// TaskIDs, in a suite, are the tasks none of its trials ran to an end.
+	TaskIDs []string `json:"task_ids,omitempty"`
+	// Reason is how its first unscored trial ended, or "no results".
+	Reason string `json:"reason"`
+}
+
+// TaskRow is one task of the matrix: every candidate's result and its spread.
+type TaskRow struct {
+	TaskID string  `json:"task_id"`
+	Weight float64 `json:"weight"`
+	// Cells are by candidate, in the standings' order.
+	Cells []TaskCell `json:"cells"`
+	// Mean low: a hard task; Spread high: one that tells them apart.
+	Mean   float64 `json:"mean"`
+	Spread float64 `json:"spread"`
+	// Unscored: no trial of the task has a score (none played, or none
+	// could be scored): not a hard task, listed after the others.
+	Unscored bool `json:"unscored,omitempty"`
+}
+
+// TaskCell is one candidate's result on one task.
+type TaskCell struct {
+	CandidateID string `json:"candidate_id"`
+	// Score is the mean of the scored trials; null when none was scored.
+	Score     *float64 `json:"score"`
+	Trials    int      `json:"trials"`
+	Successes int      `json:"successes"`
+	// Passes counts the trials that passed; Solved: every one did.
+	Passes int  `json:"passes"`
+	Solved bool `json:"solved"`
+}
+
+// HeadToHead counts the common tasks on which A scored higher than B, lower,
+// or the same within 1e-9.
+type HeadToHead struct {
+	A string `json:"a"`
+	B string `json:"b"`
+	WinLoss
+}
+
+// WinLoss counts task scores won, lost and tied (within 1e-9).
+type WinLoss struct {
+	Wins   int `json:"wins"`
+	Losses int `json:"losses"`
+	Ties   int `json:"ties"`
 }
