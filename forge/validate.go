@@ -4,6 +4,7 @@ package forge
 // placed at its key in the YAML tree.
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"regexp"
@@ -19,6 +20,9 @@ import (
 type validator struct {
 	file string
 	doc  *yaml.Node
+	// path is doc's key path ("tasks[3]"), which every problem's starts
+	// with.
+	path string
 	errs []error
 	// quiet are the key paths of the values that did not decode, each
 	// reported already: what is wrong with the zero value left in their
@@ -29,10 +33,17 @@ type validator struct {
 // meant reads the key an unknown key's message suggests.
 var meant = regexp.MustCompile(`\(did you mean "(.*)"\?\)$`)
 
+// place is msg as an *Error of v's file, at the node path (mapping keys
+// and list indexes) leads to from doc.
+func (v *validator) place(msg string, path ...any) *Error {
+	e := yamlcheck.Under(v.doc, v.path, msg, path...)
+	e.File = v.file
+	return e
+}
+
 // at records msg against the node at path (mapping keys and list indexes).
 func (v *validator) at(msg string, path ...any) {
-	e := yamlcheck.Under(v.doc, "", msg, path...)
-	e.File = v.file
+	e := v.place(msg, path...)
 	for _, p := range v.quiet {
 		if e.Field == p || strings.HasPrefix(e.Field, p+".") || strings.HasPrefix(e.Field, p+"[") {
 			return
@@ -42,6 +53,33 @@ func (v *validator) at(msg string, path ...any) {
 		return
 	}
 	v.errs = append(v.errs, e)
+}
+
+// below is at for the keys below path.
+func (v *validator) below(path ...any) func(msg string, sub ...any) {
+	return func(msg string, sub ...any) { v.at(msg, append(slices.Clone(path), sub...)...) }
+}
+
+// decoded records the problems of strictly decoding doc, its unknown keys
+// and the values that did not decode, and quiets what would be said again
+// at their keys: what is wrong with the zero value left in a value's
+// place, and what the mapping with an unknown key lacks, or lacks of the
+// key it was meant to be (the same mistake).
+func (v *validator) decoded(unknown, undecoded []error) {
+	v.errs = append(v.errs, yamlcheck.InFile(errors.Join(append(slices.Clone(unknown), undecoded...)...), v.file, nil)...)
+	for _, e := range undecoded {
+		if e, ok := e.(*Error); ok && e.Field != "" {
+			v.quiet = append(v.quiet, e.Field)
+		}
+	}
+	for _, e := range unknown {
+		e := e.(*Error)
+		parent := e.Field[:max(strings.LastIndexAny(e.Field, ".["), 0)]
+		v.quietAt = append(v.quietAt, parent)
+		if m := meant.FindStringSubmatch(e.Msg); m != nil {
+			v.quietAt = append(v.quietAt, yamlcheck.Join(parent, m[1]))
+		}
+	}
 }
 
 // given reports whether the manifest gives the key at path (a value the
@@ -91,12 +129,12 @@ func (m *Manifest) validate(v *validator, blockErrs []error) {
 		v.at("is empty: list the tasks, or remove the key", "tasks")
 	}
 	for i := range m.Tasks {
-		t, err := yamlTask(v.file, fmt.Sprintf("tasks[%d]", i), m.Tasks[i].node)
+		t, err := yamlTask(v.file, fmt.Sprintf("tasks[%d]", i), m.Tasks[i].where.node)
 		if err != nil {
 			v.errs = append(v.errs, err)
 			continue
 		}
-		v.errs = append(v.errs, t.decode(m.Objective, m.Defaults.Passing)...)
+		v.errs = append(v.errs, t.decode(m)...)
 		m.Tasks[i] = t
 	}
 	v.errs = append(v.errs, checkTaskIDs(m.Tasks)...)

@@ -324,3 +324,16 @@ func fromYAML(file, msg string, rewrite func(string) string) error {
 	}
 	return &Error{File: file, Msg: rewrite(msg)}
 }
+
+// UnknownKeysBelow is UnknownKeys for an open mapping n, whose own keys may
+// be any (a task's fields): only the values of the keys t has are walked.
+func UnknownKeysBelow(n *yaml.Node, t reflect.Type, path string) []error {
+	var errs []error
+	fields := yamlFields(t)
+	for i := 0; n.Kind == yaml.MappingNode && i+1 < len(n.Content); i += 2 {
+		if ft, ok := fields[n.Content[i].Value]; ok {
+			walk(n.Content[i+1], ft, Join(path, n.Content[i].Value), nil, &errs)
+		}
+	}
+	return errs
+}
