@@ -25,9 +25,11 @@ func checkName(k string) error {
 	return runner.CheckEnvName(k)
 }
 
-// check validates p's names and the ${NAME} references of env, which may
-// use p's names and those of outer (the defaults, for a candidate).
+// check validates p's names, env's (at the env: below path) and the
+// ${NAME} references of env, which may use p's names and those of outer
+// (the defaults, for a candidate or a task).
 func (p Passing) check(v *validator, env map[string]string, outer *Passing, path ...any) {
+	checkEnv(v, env, append(path, "env")...)
 	for _, list := range []struct {
 		key   string
 		names []string

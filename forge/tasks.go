@@ -108,12 +108,7 @@ func (t *Task) decode(m *Manifest) []error {
 	v := t.where.validator()
 	var f taskFields
 	v.decoded(yamlcheck.UnknownKeysBelow(v.doc, reflect.TypeFor[taskFields](), v.path), yamlcheck.Decode(v.doc, &f, v.path))
-	switch {
-	case f.ID == "":
-		v.at("is required", "id")
-	case !ValidID(f.ID):
-		v.at(fmt.Sprintf("%q is not a valid id: use letters, digits, '_', '.' and '-' only (not . or ..)", f.ID), "id")
-	default:
+	if checkID(v, f.ID, "id") {
 		t.ID = f.ID
 	}
 	t.Objective, t.Timeout, t.Verify = f.Objective, time.Duration(f.Timeout), f.Verify
@@ -123,7 +118,6 @@ func (t *Task) decode(m *Manifest) []error {
 	checkStrings(v, f.Files, "files")
 	t.Files = slices.DeleteFunc(f.Files, func(s string) bool { return strings.TrimSpace(s) == "" })
 	t.Env, t.Secrets, t.EnvFromHost = f.Env, f.Secrets, f.EnvFromHost
-	checkEnv(v, t.Env, "env")
 	t.Passing.check(v, t.Env, &m.Defaults.Passing)
 	bad := func(k string) bool { return checkName(k) != nil } // told just now
 	t.Secrets, t.EnvFromHost = slices.DeleteFunc(t.Secrets, bad), slices.DeleteFunc(t.EnvFromHost, bad)
