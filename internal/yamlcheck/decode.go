@@ -66,48 +66,27 @@ func prune(n *yaml.Node, t reflect.Type, path string, errs *[]error) *yaml.Node 
 			return bad()
 		}
 		fields := yamlFields(t)
-		c := *n
-		c.Content = nil
-		last := lastOfKeys(n, path, errs)
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
-			if !last[i] {
-				continue
-			}
+		return pruneMapping(n, path, errs, func(k, v *yaml.Node) (*yaml.Node, *yaml.Node) {
 			if k.Value == "<<" {
-				c.Content = append(c.Content, k, v) // yaml.v3 merges it, and says what is wrong
-				continue
+				return k, v // yaml.v3 merges it, and says what is wrong
 			}
 			ft, known := fields[k.Value]
 			if !known {
-				continue
+				return nil, nil
 			}
-			if v = prune(v, ft, Join(path, k.Value), errs); v != nil {
-				c.Content = append(c.Content, k, v)
-			}
-		}
-		return &c
+			return k, prune(v, ft, Join(path, k.Value), errs)
+		})
 	case reflect.Map:
 		if n.Kind != yaml.MappingNode {
 			return bad()
 		}
-		c := *n
-		c.Content = nil
-		last := lastOfKeys(n, path, errs)
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
-			if !last[i] {
-				continue
-			}
+		return pruneMapping(n, path, errs, func(k, v *yaml.Node) (*yaml.Node, *yaml.Node) {
 			p := Join(path, k.Value)
 			if k = prune(k, t.Key(), p, errs); k == nil {
-				continue
+				return nil, nil
 			}
-			if v = prune(v, t.Elem(), p, errs); v != nil {
-				c.Content = append(c.Content, k, v)
-			}
-		}
-		return &c
+			return k, prune(v, t.Elem(), p, errs)
+		})
 	case reflect.Slice, reflect.Array:
 		if n.Kind != yaml.SequenceNode {
 			return bad()
@@ -126,6 +105,24 @@ func prune(n *yaml.Node, t reflect.Type, path string, errs *[]error) *yaml.Node 
 		return n
 	}
 	return probe(n, t, path, errs)
+}
+
+// pruneMapping returns a copy of the mapping n (at path) with the pairs
+// keep makes of its pairs, the last of a key given twice only; a pair
+// with a nil node is left out.
+func pruneMapping(n *yaml.Node, path string, errs *[]error, keep func(k, v *yaml.Node) (*yaml.Node, *yaml.Node)) *yaml.Node {
+	c := *n
+	c.Content = nil
+	last := lastOfKeys(n, path, errs)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if !last[i] {
+			continue
+		}
+		if k, v := keep(n.Content[i], n.Content[i+1]); k != nil && v != nil {
+			c.Content = append(c.Content, k, v)
+		}
+	}
+	return &c
 }
 
 // zero is a node that decodes into t's zero value, placed at n: yaml.v3

@@ -115,6 +115,19 @@ func UnknownKeys(n *yaml.Node, t reflect.Type, path string, also ...string) []er
 	return errs
 }
 
+// UnknownKeysBelow is UnknownKeys for an open mapping n, whose own keys may
+// be any (a task's fields): only the values of the keys t has are walked.
+func UnknownKeysBelow(n *yaml.Node, t reflect.Type, path string) []error {
+	var errs []error
+	fields := yamlFields(t)
+	for i := 0; n.Kind == yaml.MappingNode && i+1 < len(n.Content); i += 2 {
+		if ft, ok := fields[n.Content[i].Value]; ok {
+			walk(n.Content[i+1], ft, Join(path, n.Content[i].Value), nil, &errs)
+		}
+	}
+	return errs
+}
+
 func walk(n *yaml.Node, t reflect.Type, path string, also []string, errs *[]error) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
@@ -323,17 +336,4 @@ func fromYAML(file, msg string, rewrite func(string) string) error {
 		return &Error{File: file, Line: line, Col: 1, Msg: rewrite(sub[2])}
 	}
 	return &Error{File: file, Msg: rewrite(msg)}
-}
-
-// UnknownKeysBelow is UnknownKeys for an open mapping n, whose own keys may
-// be any (a task's fields): only the values of the keys t has are walked.
-func UnknownKeysBelow(n *yaml.Node, t reflect.Type, path string) []error {
-	var errs []error
-	fields := yamlFields(t)
-	for i := 0; n.Kind == yaml.MappingNode && i+1 < len(n.Content); i += 2 {
-		if ft, ok := fields[n.Content[i].Value]; ok {
-			walk(n.Content[i+1], ft, Join(path, n.Content[i].Value), nil, &errs)
-		}
-	}
-	return errs
 }
