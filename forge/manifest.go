@@ -248,6 +248,9 @@ func loadData(path string, data []byte, harbor string, blocks []Block) (*Manifes
 	v := validator{file: path, doc: m.doc}
 	m.checkTaskFields(&v)
 	errs = append(errs, v.errs...)
+	for i := range m.Tasks {
+		m.Tasks[i].where.node = nil // it placed the task's problems; a run keeps none
+	}
 	if len(errs) > 0 {
 		return nil, errors.Join(tidy(path, errs)...)
 	}

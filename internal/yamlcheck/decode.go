@@ -31,7 +31,10 @@ func Decode(n *yaml.Node, out any, path string) []error {
 	return errs
 }
 
-var typeOfDuration = reflect.TypeFor[time.Duration]()
+var (
+	typeOfDuration = reflect.TypeFor[time.Duration]()
+	typeOfString   = reflect.TypeFor[string]()
+)
 
 // prune returns a copy of n without the values that would not decode into
 // t, reporting each, or nil when n itself would not.
@@ -103,6 +106,10 @@ func prune(n *yaml.Node, t reflect.Type, path string, errs *[]error) *yaml.Node 
 		return &c
 	case reflect.Interface:
 		return n
+	case reflect.String:
+		if t == typeOfString && n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str" {
+			return n // text is a string: no need to try it
+		}
 	}
 	return probe(n, t, path, errs)
 }
@@ -113,9 +120,9 @@ func prune(n *yaml.Node, t reflect.Type, path string, errs *[]error) *yaml.Node 
 func pruneMapping(n *yaml.Node, path string, errs *[]error, keep func(k, v *yaml.Node) (*yaml.Node, *yaml.Node)) *yaml.Node {
 	c := *n
 	c.Content = nil
-	last := lastOfKeys(n, path, errs)
+	over := overridden(n, path, errs)
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		if !last[i] {
+		if over[i] {
 			continue
 		}
 		if k, v := keep(n.Content[i], n.Content[i+1]); k != nil && v != nil {
@@ -145,26 +152,34 @@ func zero(t reflect.Type, n *yaml.Node) *yaml.Node {
 	return z
 }
 
-// lastOfKeys reports each key the mapping n gives more than once, at its
-// second place, and marks the last place of each key: yaml.v3 refuses the
-// whole mapping for one repeated key, and the last is what YAML means.
-func lastOfKeys(n *yaml.Node, path string, errs *[]error) map[int]bool {
-	last := map[int]bool{}
-	first := map[string]*yaml.Node{}
-	at := map[string]int{}
+// overridden reports each key the mapping n gives more than once, at its
+// second place, and returns the places of those given again later (nil
+// when none is): yaml.v3 refuses the whole mapping for one repeated key,
+// and the last is what YAML means.
+func overridden(n *yaml.Node, path string, errs *[]error) map[int]bool {
+	type place struct {
+		first *yaml.Node
+		at    int
+	}
+	var over map[int]bool
+	seen := make(map[string]place, len(n.Content)/2)
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k := n.Content[i]
-		id := fmt.Sprint(k.Kind) + "\x00" + k.Value
-		if f, dup := first[id]; dup {
-			*errs = append(*errs, At(k, Join(path, k.Value), fmt.Sprintf("is given twice (also at line %d): keep one", f.Line)))
-			delete(last, at[id])
+		id := strconv.Itoa(int(k.Kind)) + "\x00" + k.Value
+		p, dup := seen[id]
+		if dup {
+			*errs = append(*errs, At(k, Join(path, k.Value), fmt.Sprintf("is given twice (also at line %d): keep one", p.first.Line)))
+			if over == nil {
+				over = map[int]bool{}
+			}
+			over[p.at] = true
 		} else {
-			first[id] = k
+			p.first = k
 		}
-		at[id] = i
-		last[i] = true
+		p.at = i
+		seen[id] = p
 	}
-	return last
+	return over
 }
 
 // probe decodes n into a t, returning n when it decodes, or nil after
