@@ -93,8 +93,8 @@ func pipSteps(reqs []string) []string {
 	}
 }
 
-// validateEnvironments checks the top-level environments and every
-// reference to one.
+// validateEnvironments checks the top-level environments and the
+// defaults' and candidates' references to one (a task's are its own).
 func (m *Manifest) validateEnvironments(v *validator) {
 	for _, name := range slices.Sorted(maps.Keys(m.Environments)) {
 		if !ValidID(name) {
@@ -104,23 +104,29 @@ func (m *Manifest) validateEnvironments(v *validator) {
 			v.at("is empty: give image:, files:, env:, pip: or build:", "environments", name)
 			continue
 		}
-		m.Environments[name].validate(v, "environments", name)
+		m.Environments[name].check(v.below("environments", name))
 	}
-	check := func(r *EnvironmentRef, path ...any) {
-		switch {
-		case r == nil:
-		case r.Inline != nil:
-			r.Inline.validate(v, append(path, "environment")...)
-		case r.Name == "":
-			v.at("is empty: name one of environments:, or remove the key", append(path, "environment")...)
-		case m.Environments[r.Name] == nil:
-			v.at(m.unknownEnvironment(r.Name), append(path, "environment")...)
-		}
-	}
-	check(m.Defaults.Environment, "defaults")
+	m.checkEnvironmentRef(v, m.Defaults.Environment, "defaults")
 	for i := range m.Candidates {
-		check(m.Candidates[i].Environment, "candidates", i)
+		m.checkEnvironmentRef(v, m.Candidates[i].Environment, "candidates", i)
 	}
+}
+
+// checkEnvironmentRef checks r, the environment: key below path, and says
+// whether it is sound.
+func (m *Manifest) checkEnvironmentRef(v *validator, r *EnvironmentRef, path ...any) bool {
+	problems := len(v.errs)
+	path = append(path, "environment")
+	switch {
+	case r == nil:
+	case r.Inline != nil:
+		r.Inline.check(v.below(path...))
+	case r.Name == "":
+		v.at("is empty: name one of environments:, or remove the key", path...)
+	case m.Environments[r.Name] == nil:
+		v.at(m.unknownEnvironment(r.Name), path...)
+	}
+	return len(v.errs) == problems
 }
 
 // unknownEnvironment says that name is none of the manifest's environments.
@@ -130,10 +136,6 @@ func (m *Manifest) unknownEnvironment(name string) string {
 		return fmt.Sprintf("unknown environment %q: the manifest has no environments:", name)
 	}
 	return fmt.Sprintf("unknown environment %q (environments: %s)", name, strings.Join(known, ", "))
-}
-
-func (e *EnvironmentSpec) validate(v *validator, path ...any) {
-	e.check(func(msg string, sub ...any) { v.at(msg, append(slices.Clone(path), sub...)...) })
 }
 
 // check reports what is wrong with e, each problem at its key path below
@@ -179,94 +181,70 @@ func (e *EnvironmentSpec) check(bad func(msg string, sub ...any)) {
 // for the top-level ones, and each inline one on its reference.
 func (m *Manifest) resolveEnvironments(h io.Writer, v *validator) {
 	m.envs = map[string]*runner.Environment{}
-	// resolve makes spec an environment, telling bad its problems by
-	// their keys in spec.
-	resolve := func(name string, spec *EnvironmentSpec, bad func(msg string, sub ...any)) *runner.Environment {
-		if spec.Dockerfile != "" {
-			env, err := m.dockerEnvironment(h, name, spec)
-			if err != nil {
-				bad(err.Error(), "dockerfile")
-			}
-			return env
-		}
-		spec.files = nil
-		for j, f := range spec.Files {
-			if ref, ok := m.addFile(h, f, func(msg string) { bad(msg, "files", j) }); ok {
-				spec.files = append(spec.files, ref)
-			}
-		}
-		env := &runner.Environment{
-			Name:         name,
-			Image:        spec.Image,
-			Build:        append(pipSteps(spec.Pip), spec.Build...),
-			Env:          spec.Env,
-			BuildTimeout: time.Duration(spec.Timeout),
-		}
-		for _, f := range spec.files {
-			env.Files = append(env.Files, runner.File{Src: f.src, Dst: f.dst})
-		}
-		hash, err := runner.EnvironmentHash(env)
-		if err != nil {
-			bad(err.Error())
-			return nil
-		}
-		env.Hash = hash
-		return env
-	}
-	at := func(path ...any) func(msg string, sub ...any) {
-		return func(msg string, sub ...any) { v.at(msg, append(slices.Clone(path), sub...)...) }
-	}
 	for _, name := range slices.Sorted(maps.Keys(m.Environments)) {
 		if spec := m.Environments[name]; spec != nil {
-			m.envs[name] = resolve(name, spec, at("environments", name))
+			m.envs[name] = m.resolveEnvironment(h, name, spec, v.below("environments", name))
 		}
 	}
-	ref := func(r *EnvironmentRef, name string, path ...any) {
-		switch {
-		case r == nil:
-		case r.Inline != nil:
-			r.env = resolve(name, r.Inline, at(append(path, "environment")...))
-		default:
-			r.env = m.envs[r.Name]
-		}
-	}
-	ref(m.Defaults.Environment, "defaults", "defaults")
+	m.resolveRef(h, m.Defaults.Environment, "defaults", v.below("defaults", "environment"))
 	for i := range m.Candidates {
-		ref(m.Candidates[i].Environment, m.Candidates[i].ID, "candidates", i)
+		m.resolveRef(h, m.Candidates[i].Environment, m.Candidates[i].ID, v.below("candidates", i, "environment"))
 	}
 	for i := range m.Tasks {
 		t := &m.Tasks[i]
-		r := t.envRef
-		switch {
-		case r == nil:
-			continue
-		case r.Inline != nil:
-			// At the task's environment key, its own keys in order before
-			// the message (a tasks file's lines place only its top keys).
-			problems := 0
-			bad := func(msg string, sub ...any) {
-				problems++
-				if len(sub) > 0 {
-					keys := make([]string, len(sub))
-					for i, k := range sub {
-						keys[i] = fmt.Sprint(k)
-					}
-					msg = strings.Join(keys, ".") + ": " + msg
-				}
-				v.errs = append(v.errs, t.where.err("environment", msg))
-			}
-			if r.Inline.check(bad); problems == 0 {
-				r.env = resolve("task-"+t.ID, r.Inline, bad)
-			}
-		case m.envs[r.Name] == nil:
-			v.errs = append(v.errs, t.where.err("environment", m.unknownEnvironment(r.Name)))
-		default:
-			r.env = m.envs[r.Name]
+		tv := t.where.validator()
+		if m.resolveRef(h, t.envRef, "task-"+t.ID, tv.below("environment")); t.envRef != nil && t.envRef.env != nil {
+			t.environment = t.envRef.env
 		}
-		if r.env != nil {
-			t.environment = r.env
+		v.errs = append(v.errs, tv.errs...)
+	}
+}
+
+// resolveRef makes r's environment: its own, named name, or the top-level
+// one it names; bad is told the problems, by their keys in r.
+func (m *Manifest) resolveRef(h io.Writer, r *EnvironmentRef, name string, bad func(msg string, sub ...any)) {
+	switch {
+	case r == nil:
+	case r.Inline != nil:
+		r.env = m.resolveEnvironment(h, name, r.Inline, bad)
+	default:
+		r.env = m.envs[r.Name]
+	}
+}
+
+// resolveEnvironment makes spec the environment named name, telling bad
+// its problems by their keys in spec.
+func (m *Manifest) resolveEnvironment(h io.Writer, name string, spec *EnvironmentSpec, bad func(msg string, sub ...any)) *runner.Environment {
+	if spec.Dockerfile != "" {
+		env, err := m.dockerEnvironment(h, name, spec)
+		if err != nil {
+			bad(err.Error(), "dockerfile")
+		}
+		return env
+	}
+	spec.files = nil
+	for j, f := range spec.Files {
+		if ref, ok := m.addFile(h, f, func(msg string) { bad(msg, "files", j) }); ok {
+			spec.files = append(spec.files, ref)
 		}
 	}
+	env := &runner.Environment{
+		Name:         name,
+		Image:        spec.Image,
+		Build:        append(pipSteps(spec.Pip), spec.Build...),
+		Env:          spec.Env,
+		BuildTimeout: time.Duration(spec.Timeout),
+	}
+	for _, f := range spec.files {
+		env.Files = append(env.Files, runner.File{Src: f.src, Dst: f.dst})
+	}
+	hash, err := runner.EnvironmentHash(env)
+	if err != nil {
+		bad(err.Error())
+		return nil
+	}
+	env.Hash = hash
+	return env
 }
 
 // dockerEnvironment is the environment a Dockerfile defines, its build
@@ -346,38 +324,4 @@ func (p *Plan) Environments() []*runner.Environment {
 		}
 	}
 	return out
-}
-
-// environmentFromJSON reads a task's environment field (in any tasks
-// file): a name, or an environment as the manifest writes one.
-func environmentFromJSON(v any, bad func(string)) *EnvironmentRef {
-	switch x := v.(type) {
-	case string:
-		return &EnvironmentRef{Name: x}
-	case map[string]any:
-		// Strictly, as the manifest's own: every problem, by its key.
-		var n yaml.Node
-		if err := n.Encode(x); err != nil {
-			bad(err.Error())
-			return nil
-		}
-		spec := &EnvironmentSpec{}
-		errs := append(yamlcheck.UnknownKeys(&n, reflect.TypeFor[EnvironmentSpec](), ""), yamlcheck.Decode(&n, spec, "")...)
-		for _, err := range errs {
-			msg := err.Error()
-			if e, ok := err.(*yamlcheck.Error); ok {
-				msg = e.Msg
-				if e.Field != "" {
-					msg = e.Field + ": " + msg
-				}
-			}
-			bad(msg)
-		}
-		if len(errs) > 0 {
-			return nil
-		}
-		return &EnvironmentRef{Inline: spec}
-	}
-	bad("want the name of one of environments:, or an environment (image:, files:, build:… or dockerfile:), not " + jsonKind(v))
-	return nil
 }

@@ -327,7 +327,7 @@ candidates:
 
 	files["tasks.jsonl"] = `{"id": "bad", "environment": {"dockerfile": "img/Dockerfile", "build": ["x"]}}` + "\n" + `{"id": "worse", "environment": {"imgae": "x"}}` + "\n"
 	_, err := Load(filepath.Join(writeTree(t, files), "forge.yaml"))
-	for _, want := range []string{"tasks.jsonl:1: environment: a Dockerfile is the whole environment", "tasks.jsonl:2: environment: ", "imgae"} {
+	for _, want := range []string{"tasks.jsonl:1: environment: a Dockerfile is the whole environment", "tasks.jsonl:2: environment.imgae: unknown key"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v, want %q", err, want)
 		}
@@ -344,8 +344,8 @@ func hashOf(p *Plan, task string) string {
 }
 
 // TestTaskEnvironmentProblemsAreTheTasks: a problem with a tasks file's own
-// environment is placed at the task's line, its keys in order (every one
-// of them, a misspelt key too), and an unknown one lists the manifest's
+// environment is placed at the task's line, by its key path (a misspelt
+// key too), and an unknown one lists the manifest's
 // environments, as a candidate's does.
 func TestTaskEnvironmentProblemsAreTheTasks(t *testing.T) {
 	_, err := Load(filepath.Join(writeTree(t, map[string]string{
@@ -360,11 +360,11 @@ func TestTaskEnvironmentProblemsAreTheTasks(t *testing.T) {
 		t.Fatal("loaded")
 	}
 	for _, want := range []string{
-		"tasks.jsonl:1: environment: pip.1: is empty",
-		"tasks.jsonl:2: environment: dockerfile: open ",
+		"tasks.jsonl:1: environment.pip[1]: is empty",
+		"tasks.jsonl:2: environment.dockerfile: open ",
 		`tasks.jsonl:3: environment: unknown environment "tool" (environments: tools)`,
-		`tasks.jsonl:4: environment: imgae: unknown key`,
-		`tasks.jsonl:4: environment: timeout: "5" is not a duration`,
+		`tasks.jsonl:4: environment.imgae: unknown key`,
+		`tasks.jsonl:4: environment.timeout: "5" is not a duration`,
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("%v\nlacks %q", err, want)

@@ -118,7 +118,7 @@ func (m *Manifest) resolveTasks(name string, h io.Writer, v *validator) {
 			v.at(m.TasksFile+" has no tasks", "tasks_file")
 		}
 		for i := range tasks {
-			errs = append(errs, tasks[i].decode(m.Objective, m.Defaults.Passing)...)
+			errs = append(errs, tasks[i].decode(m)...)
 		}
 		v.errs = append(v.errs, errs...)
 		v.errs = append(v.errs, checkTaskIDs(append(m.Tasks[:len(m.Tasks):len(m.Tasks)], tasks...))...)
@@ -140,14 +140,15 @@ func (m *Manifest) resolveTasks(name string, h io.Writer, v *validator) {
 	}
 	for i := range m.Tasks {
 		t := &m.Tasks[i]
+		tv := t.where.validator()
 		t.files = nil
 		for _, f := range t.Files {
-			if ref, ok := m.addFile(h, f, func(msg string) { v.errs = append(v.errs, t.where.err("files", msg)) }); ok {
+			if ref, ok := m.addFile(h, f, func(msg string) { tv.at(msg, "files") }); ok {
 				t.files = append(t.files, ref)
 			}
 		}
-		m.checkTaskTakes(t, func(key, msg string) { v.errs = append(v.errs, t.where.err(key, msg)) })
-		bad := func(key, msg string) { v.errs = append(v.errs, t.where.err("verify", key+": "+msg)) }
+		m.checkTaskTakes(t, func(key, msg string) { tv.at(msg, key) })
+		bad := func(key, msg string) { tv.at(msg, "verify", key) }
 		t.Verify.check(bad, m.Defaults.Verify)
 		if t.Verify != nil && t.Verify.Dir != "" {
 			t.Verify.files, _ = m.addDir(h, t.Verify.Dir, func(msg string) { bad("dir", msg) })
@@ -157,6 +158,7 @@ func (m *Manifest) resolveTasks(name string, h io.Writer, v *validator) {
 				bad("command", msg)
 			}
 		}
+		v.errs = append(v.errs, tv.errs...)
 	}
 }
 

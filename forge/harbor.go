@@ -161,50 +161,11 @@ func readHarborTask(dir string) (HarborTask, []string, error) {
 			return HarborTask{}, nil, fmt.Errorf("%s: environment.workdir = %q: want an absolute path such as \"/app\", without . or ..", file, c.Environment.Workdir)
 		}
 	}
-	instruction, err := os.ReadFile(filepath.Join(dir, "instruction.md"))
-	if err != nil {
-		return HarborTask{}, nil, fmt.Errorf("%s: a Harbor task needs instruction.md: %w", dir, err)
+	if err := t.readDir(); err != nil {
+		return HarborTask{}, nil, err
 	}
-	t.Instruction = string(instruction)
-	if _, err := os.Stat(filepath.Join(dir, "tests", "test.sh")); err != nil {
-		return HarborTask{}, nil, fmt.Errorf("%s: a Harbor task needs tests/test.sh, its verifier", dir)
-	}
-	for _, compose := range []string{"docker-compose.yaml", "docker-compose.yml", "compose.yaml"} {
-		if _, err := os.Stat(filepath.Join(dir, "environment", compose)); err == nil {
-			return HarborTask{}, nil, fmt.Errorf("%s: its environment is environment/%s (several containers): not supported yet", dir, compose)
-		}
-	}
-	if _, err := os.Stat(filepath.Join(dir, "environment", "Dockerfile")); err == nil {
-		t.Dockerfile = filepath.Join("environment", "Dockerfile")
-	} else if t.DockerImage == "" {
-		return HarborTask{}, nil, fmt.Errorf("%s: a Harbor task needs environment/Dockerfile (or [environment] docker_image), the image its agent and verifier run in: %s",
-			dir, lookedFor(filepath.Join(dir, "environment")))
-	}
-	if _, err := os.Stat(filepath.Join(dir, "solution", "solve.sh")); err == nil {
-		t.Oracle = true
-	}
-	for _, v := range []struct {
-		into *time.Duration
-		sec  *float64
-		key  string
-	}{{&t.AgentTimeout, c.Agent.TimeoutSec, "agent.timeout_sec"}, {&t.VerifierTimeout, c.Verifier.TimeoutSec, "verifier.timeout_sec"},
-		{&t.BuildTimeout, c.Environment.BuildTimeoutSec, "environment.build_timeout_sec"}} {
-		if v.sec == nil {
-			continue
-		}
-		if *v.sec <= 0 {
-			return HarborTask{}, nil, fmt.Errorf("%s: %s = %v: want a number of seconds above 0", file, v.key, *v.sec)
-		}
-		*v.into = time.Duration(*v.sec * float64(time.Second))
-	}
-	if c.Environment.CPUs != nil {
-		t.CPUs = *c.Environment.CPUs
-	}
-	if t.MemoryMB, err = megabytes(c.Environment.MemoryMB, c.Environment.Memory); err != nil {
-		return HarborTask{}, nil, fmt.Errorf("%s: environment.memory: %w", file, err)
-	}
-	if t.StorageMB, err = megabytes(c.Environment.StorageMB, c.Environment.Storage); err != nil {
-		return HarborTask{}, nil, fmt.Errorf("%s: environment.storage: %w", file, err)
+	if err := c.limits(&t, file); err != nil {
+		return HarborTask{}, nil, err
 	}
 	for k, v := range c.Metadata {
 		t.Metadata[k] = v
@@ -223,6 +184,64 @@ func readHarborTask(dir string) (HarborTask, []string, error) {
 		}
 	}
 	return t, unknown, nil
+}
+
+// readDir reads what the task's directory holds beside task.toml: its
+// instruction, its verifier, its image and its solution.
+func (t *HarborTask) readDir() error {
+	dir := t.Dir
+	instruction, err := os.ReadFile(filepath.Join(dir, "instruction.md"))
+	if err != nil {
+		return fmt.Errorf("%s: a Harbor task needs instruction.md: %w", dir, err)
+	}
+	t.Instruction = string(instruction)
+	if _, err := os.Stat(filepath.Join(dir, "tests", "test.sh")); err != nil {
+		return fmt.Errorf("%s: a Harbor task needs tests/test.sh, its verifier", dir)
+	}
+	for _, compose := range []string{"docker-compose.yaml", "docker-compose.yml", "compose.yaml"} {
+		if _, err := os.Stat(filepath.Join(dir, "environment", compose)); err == nil {
+			return fmt.Errorf("%s: its environment is environment/%s (several containers): not supported yet", dir, compose)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "environment", "Dockerfile")); err == nil {
+		t.Dockerfile = filepath.Join("environment", "Dockerfile")
+	} else if t.DockerImage == "" {
+		return fmt.Errorf("%s: a Harbor task needs environment/Dockerfile (or [environment] docker_image), the image its agent and verifier run in: %s",
+			dir, lookedFor(filepath.Join(dir, "environment")))
+	}
+	if _, err := os.Stat(filepath.Join(dir, "solution", "solve.sh")); err == nil {
+		t.Oracle = true
+	}
+	return nil
+}
+
+// limits reads c's timeouts and sizes into t; file is c's task.toml.
+func (c harborConfig) limits(t *HarborTask, file string) error {
+	for _, v := range []struct {
+		into *time.Duration
+		sec  *float64
+		key  string
+	}{{&t.AgentTimeout, c.Agent.TimeoutSec, "agent.timeout_sec"}, {&t.VerifierTimeout, c.Verifier.TimeoutSec, "verifier.timeout_sec"},
+		{&t.BuildTimeout, c.Environment.BuildTimeoutSec, "environment.build_timeout_sec"}} {
+		if v.sec == nil {
+			continue
+		}
+		if *v.sec <= 0 {
+			return fmt.Errorf("%s: %s = %v: want a number of seconds above 0", file, v.key, *v.sec)
+		}
+		*v.into = time.Duration(*v.sec * float64(time.Second))
+	}
+	if c.Environment.CPUs != nil {
+		t.CPUs = *c.Environment.CPUs
+	}
+	var err error
+	if t.MemoryMB, err = megabytes(c.Environment.MemoryMB, c.Environment.Memory); err != nil {
+		return fmt.Errorf("%s: environment.memory: %w", file, err)
+	}
+	if t.StorageMB, err = megabytes(c.Environment.StorageMB, c.Environment.Storage); err != nil {
+		return fmt.Errorf("%s: environment.storage: %w", file, err)
+	}
+	return nil
 }
 
 // lookedFor says what a task's environment directory holds that is not

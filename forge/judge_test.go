@@ -380,7 +380,7 @@ candidates:
   - {id: a, script: a.py}
 `, "a.py": okScript, "checks/check.sh": "echo 1 > \"$FORGE_VERIFIER_LOGS/reward.txt\"\n"})
 	_, err := Load(filepath.Join(dir, "forge.yaml"))
-	if err == nil || !strings.Contains(err.Error(), "tasks[1].verify: command: names $FORGE_TESTS_DIR/chekc.sh, but checks does not hold it") ||
+	if err == nil || !strings.Contains(err.Error(), "tasks[1].verify.command: names $FORGE_TESTS_DIR/chekc.sh, but checks does not hold it") ||
 		strings.Contains(err.Error(), "tasks[0]") {
 		t.Errorf("error %v", err)
 	}

@@ -248,6 +248,9 @@ func loadData(path string, data []byte, harbor string, blocks []Block) (*Manifes
 	v := validator{file: path, doc: m.doc}
 	m.checkTaskFields(&v)
 	errs = append(errs, v.errs...)
+	for i := range m.Tasks {
+		m.Tasks[i].where.node = nil // it placed the task's problems; a run keeps none
+	}
 	if len(errs) > 0 {
 		return nil, errors.Join(tidy(path, errs)...)
 	}
@@ -292,28 +295,11 @@ func read(name string, data []byte, harbor string, blocks []Block) (*Manifest, [
 	}
 	m := &Manifest{doc: doc}
 	blockErrs := m.decodeBlocks(name, blocks)
-	unknown := yamlcheck.UnknownKeys(doc, reflect.TypeFor[Manifest](), "", names...)
-	decodeErrs := yamlcheck.Decode(doc, m, "")
-	errs := yamlcheck.InFile(errors.Join(append(slices.Clone(unknown), decodeErrs...)...), name, nil)
-	m.Harbor = cmp.Or(harbor, m.Harbor)
 	v := validator{file: name, doc: doc}
-	for _, e := range decodeErrs {
-		if e, ok := e.(*Error); ok && e.Field != "" {
-			v.quiet = append(v.quiet, e.Field)
-		}
-	}
-	for _, e := range unknown {
-		// What the mapping with an unknown key lacks, or lacks of the
-		// key it was meant to be, is the same mistake.
-		e := e.(*Error)
-		parent := e.Field[:max(strings.LastIndexAny(e.Field, ".["), 0)]
-		v.quietAt = append(v.quietAt, parent)
-		if m := meant.FindStringSubmatch(e.Msg); m != nil {
-			v.quietAt = append(v.quietAt, yamlcheck.Join(parent, m[1]))
-		}
-	}
+	v.decoded(yamlcheck.UnknownKeys(doc, reflect.TypeFor[Manifest](), "", names...), yamlcheck.Decode(doc, m, ""))
+	m.Harbor = cmp.Or(harbor, m.Harbor)
 	m.validate(&v, blockErrs)
-	return m, append(errs, v.errs...)
+	return m, v.errs
 }
 
 // unjoin is the errors err joins, or err.

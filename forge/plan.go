@@ -148,29 +148,77 @@ func (m *Manifest) Plan(o Overrides) (*Plan, error) {
 	if o.Sample > 0 {
 		p.Sample = &record.Sample{N: len(tasks), Of: len(m.Tasks), Seed: o.Seed}
 	}
-	var cands []Candidate
-	missing := map[string][]string{}
-	candidates := m.Candidates
+	candidates, err := m.candidatesOf(o, tasks)
+	if err != nil {
+		return nil, err
+	}
 	if o.Oracle {
+		p.Trials = cmp.Or(o.Trials, 1)
+	}
+	missing := map[string][]string{}
+	cands := p.passCandidates(m, o, candidates, missing)
+	if err := p.passTasksAndJudges(m, o, missing); err != nil {
+		return nil, err
+	}
+	memo := &jobMemo{given: map[string]passed{}, task: map[string][]byte{}, verify: map[string]*runner.Verify{}, hidden: map[string][]string{},
+		layers: map[[2]string]*runner.Environment{}}
+	if err := m.agentLayers(cands, tasks, memo); err != nil {
+		return nil, err
+	}
+	if len(tasks) == 0 {
+		// Candidates in manifest order, trials ascending.
+		for _, c := range cands {
+			for t := 1; t <= p.Trials; t++ {
+				p.Jobs = append(p.Jobs, m.job(c, nil, t, o, memo))
+			}
+		}
+		return p.shard(o.Shard)
+	}
+	// Task by task, so that every candidate gets tasks early and a run cut
+	// short has whole tasks to compare; the candidates' order rotates from
+	// task to task, so none is always first to start.
+	for k := range tasks {
+		for t := 1; t <= p.Trials; t++ {
+			for i := range cands {
+				p.Jobs = append(p.Jobs, m.job(cands[(i+k)%len(cands)], &tasks[k], t, o, memo))
+			}
+		}
+	}
+	return p.shard(o.Shard)
+}
+
+// candidatesOf are the candidates the plan plays: the oracle's, or the
+// agents the command line names, or the manifest's.
+func (m *Manifest) candidatesOf(o Overrides, tasks []Task) ([]Candidate, error) {
+	switch {
+	case o.Oracle:
 		c, err := oracle(tasks)
 		if err != nil {
 			return nil, err
 		}
-		candidates = []Candidate{c}
-		p.Trials = cmp.Or(o.Trials, 1)
-	} else if len(o.Agents) > 0 {
-		candidates = nil
-		for _, ch := range o.Agents {
-			c, err := m.agentCandidate(ch)
-			if err != nil {
-				return nil, err
-			}
-			if slices.ContainsFunc(candidates, func(d Candidate) bool { return d.ID == c.ID }) {
-				return nil, fmt.Errorf("--agent %s --model %s is given twice", ch.Agent, ch.Model)
-			}
-			candidates = append(candidates, c)
-		}
+		return []Candidate{c}, nil
+	case len(o.Agents) == 0:
+		return m.Candidates, nil
 	}
+	var candidates []Candidate
+	for _, ch := range o.Agents {
+		c, err := m.agentCandidate(ch)
+		if err != nil {
+			return nil, err
+		}
+		if slices.ContainsFunc(candidates, func(d Candidate) bool { return d.ID == c.ID }) {
+			return nil, fmt.Errorf("--agent %s --model %s is given twice", ch.Agent, ch.Model)
+		}
+		candidates = append(candidates, c)
+	}
+	return candidates, nil
+}
+
+// passCandidates returns the candidates (of --only) that have every variable they
+// name, each with its retries; the others it leaves out (NotRun), adding
+// what they lack to missing.
+func (p *Plan) passCandidates(m *Manifest, o Overrides, candidates []Candidate, missing map[string][]string) []Candidate {
+	var cands []Candidate
 	for _, c := range candidates {
 		if len(o.Only) > 0 && !slices.Contains(o.Only, c.ID) {
 			continue
@@ -192,11 +240,17 @@ func (m *Manifest) Plan(o Overrides) (*Plan, error) {
 		}
 		p.Retries[c.ID] = *cmp.Or(o.Retries, c.Retries, m.Defaults.Retries, new(DefaultRetries))
 	}
-	// Only candidates can be left out: a task cannot (the suite would
-	// change), nor a judge (scoring needs every one).
+	return cands
+}
+
+// passTasksAndJudges finds the variables of the plan's tasks and judges, adding
+// what they lack to missing, and refuses the plan when anything is: only
+// candidates can be left out, not a task (the suite would change) nor a
+// judge (scoring needs every one); nor are they with AllowMissingSecrets.
+func (p *Plan) passTasksAndJudges(m *Manifest, o Overrides, missing map[string][]string) error {
 	mustRefuse := false
 	ofDefaults := pass(o.Lookup, nil, m.Defaults.Passing).missing // the candidates' concern
-	for _, t := range tasks {
+	for _, t := range p.Tasks {
 		lack := pass(o.Lookup, t.Env, m.Defaults.Passing, t.Passing).missing
 		if t.harbor() { // what its verifier (and the oracle) take from the host
 			var secret []string
@@ -228,33 +282,9 @@ func (m *Manifest) Plan(o Overrides) (*Plan, error) {
 		}
 	}
 	if len(missing) > 0 && (mustRefuse || !o.AllowMissingSecrets) {
-		return nil, &MissingSecretsError{Missing: missing, Dir: m.Dir}
+		return &MissingSecretsError{Missing: missing, Dir: m.Dir}
 	}
-	memo := &jobMemo{given: map[string]passed{}, task: map[string][]byte{}, verify: map[string]*runner.Verify{}, hidden: map[string][]string{},
-		layers: map[[2]string]*runner.Environment{}}
-	if err := m.agentLayers(cands, tasks, memo); err != nil {
-		return nil, err
-	}
-	if len(tasks) == 0 {
-		// Candidates in manifest order, trials ascending.
-		for _, c := range cands {
-			for t := 1; t <= p.Trials; t++ {
-				p.Jobs = append(p.Jobs, m.job(c, nil, t, o, memo))
-			}
-		}
-		return p.shard(o.Shard)
-	}
-	// Task by task, so that every candidate gets tasks early and a run cut
-	// short has whole tasks to compare; the candidates' order rotates from
-	// task to task, so none is always first to start.
-	for k := range tasks {
-		for t := 1; t <= p.Trials; t++ {
-			for i := range cands {
-				p.Jobs = append(p.Jobs, m.job(cands[(i+k)%len(cands)], &tasks[k], t, o, memo))
-			}
-		}
-	}
-	return p.shard(o.Shard)
+	return nil
 }
 
 // jobMemo is what the jobs of a plan share instead of each making its
@@ -319,57 +349,9 @@ func (m *Manifest) job(c Candidate, task *Task, trial int, o Overrides, memo *jo
 	if task != nil {
 		t = *task
 	}
-	// What a job is given depends on its task only when the task has its
-	// own env or passes its own variables: otherwise the candidate's jobs
-	// share one (read-only) set of maps.
-	given, shared := memo.given[c.ID]
-	taskOwn := len(t.Env) > 0 || len(t.Secrets) > 0 || len(t.EnvFromHost) > 0
-	if !shared || taskOwn {
-		env := map[string]string{}
-		maps.Copy(env, d.Env)
-		maps.Copy(env, c.Env)
-		maps.Copy(env, t.Env)
-		given = pass(o.Lookup, env, d.Passing, c.Passing, t.Passing)
-		if c.agent != nil { // forge's own variables, after the manifest's
-			if given.env == nil {
-				given.env = map[string]string{}
-			}
-			maps.Copy(given.env, c.agent.env(o.Lookup))
-		}
-		if !taskOwn {
-			memo.given[c.ID] = given
-		}
-	}
-	own := c.files
-	if c.oracle {
-		own = t.solution
-		if len(t.solutionEnv) > 0 { // given's maps may be shared: a copy
-			env := maps.Clone(given.env)
-			if env == nil {
-				env = map[string]string{}
-			}
-			solution, _, _ := fromHost(o.Lookup, t.solutionEnv)
-			maps.Copy(env, solution)
-			given.env = env
-		}
-	}
-	files := make([]runner.File, 0, len(own)+len(t.files)+2)
-	for _, f := range append(own[:len(own):len(own)], t.files...) {
-		files = append(files, runner.File{Src: f.src, Dst: f.dst})
-	}
+	given := m.given(c, t, o, memo)
 	objective := cmp.Or(t.Objective, m.Objective)
-	if task != nil {
-		data, ok := memo.task[t.ID]
-		if !ok {
-			data = t.JSON(objective) // once per task, whatever its jobs
-			memo.task[t.ID] = data
-		}
-		files = append(files, runner.File{Dst: runner.TaskFile, Data: data})
-	}
 	optional := last(d.ArtifactOptional, c.ArtifactOptional) || t.image() // Harbor's verifier judges
-	if t.instruction != nil {
-		files = append(files, runner.File{Dst: "instruction.md", Data: t.instruction})
-	}
 	environment := m.environmentOf(c)
 	if t.environment != nil {
 		environment = t.environment
@@ -377,24 +359,7 @@ func (m *Manifest) job(c Candidate, task *Task, trial int, o Overrides, memo *jo
 	if c.agent != nil {
 		environment = memo.layers[layerKey(environment, c.agent)]
 	}
-	verify, ok := memo.verify[t.ID]
-	if !ok {
-		verify = t.Verify.over(d.Verify).job()
-		if verify != nil && t.harbor() && len(verify.Env) > 0 {
-			verify.Env, _, _ = fromHost(o.Lookup, verify.Env)
-		}
-		memo.verify[t.ID] = verify
-	}
-	hidden, ok := memo.hidden[t.ID]
-	if !ok { // where the verifier's files and the solution come from
-		if v := t.Verify.over(d.Verify); v != nil && v.Dir != "" && verify != nil {
-			hidden = append(hidden, m.abs(v.Dir))
-		}
-		if t.solutionDir != "" {
-			hidden = append(hidden, t.solutionDir)
-		}
-		memo.hidden[t.ID] = hidden
-	}
+	verify, hidden := m.verifyOf(t, o, memo)
 	outputFile := cmp.Or(t.OutputFile, c.OutputFile, d.OutputFile, runner.DefaultOutputFile)
 	if c.agent != nil && !optional {
 		// The agent is told where its answer goes: the instruction alone
@@ -408,7 +373,7 @@ func (m *Manifest) job(c Candidate, task *Task, trial int, o Overrides, memo *jo
 		Trial:            trial,
 		Objective:        objective,
 		Command:          slices.Clip(c.argv), // shared; appending copies
-		Files:            files,
+		Files:            jobFiles(c, task, objective, memo),
 		Env:              given.env,
 		Secrets:          given.secrets,
 		SetupSecrets:     last(d.SetupSecrets, c.SetupSecrets),
@@ -425,6 +390,97 @@ func (m *Manifest) job(c Candidate, task *Task, trial int, o Overrides, memo *jo
 		NoNetwork:        m.Network == "none",
 		Hidden:           hidden,
 	}
+}
+
+// given is what candidate c's job on task t is given of the variables
+// (the oracle's the solution's too).
+func (m *Manifest) given(c Candidate, t Task, o Overrides, memo *jobMemo) passed {
+	// What a job is given depends on its task only when the task has its
+	// own env or passes its own variables: otherwise the candidate's jobs
+	// share one (read-only) set of maps.
+	given, shared := memo.given[c.ID]
+	taskOwn := len(t.Env) > 0 || len(t.Secrets) > 0 || len(t.EnvFromHost) > 0
+	if !shared || taskOwn {
+		env := map[string]string{}
+		maps.Copy(env, m.Defaults.Env)
+		maps.Copy(env, c.Env)
+		maps.Copy(env, t.Env)
+		given = pass(o.Lookup, env, m.Defaults.Passing, c.Passing, t.Passing)
+		if c.agent != nil { // forge's own variables, after the manifest's
+			if given.env == nil {
+				given.env = map[string]string{}
+			}
+			maps.Copy(given.env, c.agent.env(o.Lookup))
+		}
+		if !taskOwn {
+			memo.given[c.ID] = given
+		}
+	}
+	if c.oracle && len(t.solutionEnv) > 0 { // given's maps may be shared: a copy
+		env := maps.Clone(given.env)
+		if env == nil {
+			env = map[string]string{}
+		}
+		solution, _, _ := fromHost(o.Lookup, t.solutionEnv)
+		maps.Copy(env, solution)
+		given.env = env
+	}
+	return given
+}
+
+// jobFiles are the files candidate c's job on task (nil without tasks)
+// takes: its own (the oracle's, the solution), the task's, the task file
+// (FORGE_TASK) and a Harbor task's instruction.
+func jobFiles(c Candidate, task *Task, objective string, memo *jobMemo) []runner.File {
+	var t Task
+	if task != nil {
+		t = *task
+	}
+	own := c.files
+	if c.oracle {
+		own = t.solution
+	}
+	files := make([]runner.File, 0, len(own)+len(t.files)+2)
+	for _, f := range append(own[:len(own):len(own)], t.files...) {
+		files = append(files, runner.File{Src: f.src, Dst: f.dst})
+	}
+	if task != nil {
+		data, ok := memo.task[t.ID]
+		if !ok {
+			data = t.JSON(objective) // once per task, whatever its jobs
+			memo.task[t.ID] = data
+		}
+		files = append(files, runner.File{Dst: runner.TaskFile, Data: data})
+	}
+	if t.instruction != nil {
+		files = append(files, runner.File{Dst: "instruction.md", Data: t.instruction})
+	}
+	return files
+}
+
+// verifyOf is task t's verifier, once per task, and what its jobs hide
+// from the candidate: where the verifier's files and the solution come
+// from.
+func (m *Manifest) verifyOf(t Task, o Overrides, memo *jobMemo) (*runner.Verify, []string) {
+	verify, ok := memo.verify[t.ID]
+	if !ok {
+		verify = t.Verify.over(m.Defaults.Verify).job()
+		if verify != nil && t.harbor() && len(verify.Env) > 0 {
+			verify.Env, _, _ = fromHost(o.Lookup, verify.Env)
+		}
+		memo.verify[t.ID] = verify
+	}
+	hidden, ok := memo.hidden[t.ID]
+	if !ok {
+		if v := t.Verify.over(m.Defaults.Verify); v != nil && v.Dir != "" && verify != nil {
+			hidden = append(hidden, m.abs(v.Dir))
+		}
+		if t.solutionDir != "" {
+			hidden = append(hidden, t.solutionDir)
+		}
+		memo.hidden[t.ID] = hidden
+	}
+	return verify, hidden
 }
 
 // fieldHas reports whether a task's field is value (as written: a number

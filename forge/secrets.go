@@ -25,9 +25,11 @@ func checkName(k string) error {
 	return runner.CheckEnvName(k)
 }
 
-// check validates p's names and the ${NAME} references of env, which may
-// use p's names and those of outer (the defaults, for a candidate).
+// check validates p's names, env's (at the env: below path) and the
+// ${NAME} references of env, which may use p's names and those of outer
+// (the defaults, for a candidate or a task).
 func (p Passing) check(v *validator, env map[string]string, outer *Passing, path ...any) {
+	checkEnv(v, env, append(path, "env")...)
 	for _, list := range []struct {
 		key   string
 		names []string
@@ -191,14 +193,12 @@ func (m *Manifest) checkTaskTakes(t *Task, bad func(key, msg string)) {
 			refuse(list.key, strconv.Quote(name), name)
 		}
 	}
-	own, outer := t.names(), m.Defaults.names()
-	for _, k := range slices.Sorted(maps.Keys(t.Env)) {
-		for _, ref := range refPattern.FindAllStringSubmatch(t.Env[k], -1) {
-			if slices.Contains(outer, ref[1]) && !slices.Contains(own, ref[1]) {
-				refuse("env", k+": "+ref[0], ref[1])
-			}
+	outer := m.Defaults.names()
+	undeclaredRefs(t.Env, t.names(), func(k, name string) {
+		if slices.Contains(outer, name) {
+			refuse("env", k+": ${"+name+"}", name)
 		}
-	}
+	})
 	if !t.harbor() {
 		return
 	}

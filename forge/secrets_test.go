@@ -96,9 +96,9 @@ func TestSecretNamesAreChecked(t *testing.T) {
 		{"another candidate's secret", "objective: o\ncandidates:\n  - {id: a, script: a.py, secrets: [K]}\n  - {id: b, script: b.py, env: {X: \"${K}\"}}\n",
 			`candidates[1].env.X: ${K} is neither`},
 		{"task ref", "objective: o\ncandidates:\n  - {id: a, script: a.py}\ntasks:\n  - {id: t1, env: {X: \"${K}\"}}\n",
-			`tasks[0].env: X: ${K} is neither`},
+			`tasks[0].env.X: ${K} is neither`},
 		{"task daytona", "objective: o\ncandidates:\n  - {id: a, script: a.py}\ntasks:\n  - {id: t1, secrets: [DAYTONA_API_KEY]}\n",
-			`tasks[0].secrets: "DAYTONA_API_KEY": DAYTONA_* variables are forge's own`},
+			`tasks[0].secrets[0]: "DAYTONA_API_KEY": DAYTONA_* variables are forge's own`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := loadSuite(t, c.manifest, nil)

@@ -11,8 +11,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -52,16 +54,15 @@ func readJSONL(name string, data []byte) ([]Task, []error) {
 		if len(text) == 0 {
 			continue
 		}
-		pos := taskPos{file: name, line: line}
 		dec := json.NewDecoder(bytes.NewReader(text))
 		dec.UseNumber()
 		var fields map[string]any
 		if err := dec.Decode(&fields); err != nil || fields == nil || dec.More() {
 			lead := len(raw) - len(bytes.TrimLeft(raw, " \t"))
-			errs = append(errs, jsonLineError(pos, text, lead, dec, err))
+			errs = append(errs, &Error{File: name, Line: line, Msg: "not a JSON object: " + jsonLineError(text, lead, dec, err)})
 			continue
 		}
-		tasks = append(tasks, Task{Fields: fields, where: pos})
+		tasks = append(tasks, lineTask(name, line, fields))
 	}
 	if err := sc.Err(); err != nil {
 		errs = append(errs, &Error{File: name, Msg: err.Error()})
@@ -69,11 +70,44 @@ func readJSONL(name string, data []byte) ([]Task, []error) {
 	return tasks, errs
 }
 
+// lineTask is the task of a JSONL or CSV file's line: its fields, and a
+// node of them at the line, which the tasks' one decoder reads.
+func lineTask(file string, line int, fields map[string]any) Task {
+	return Task{Fields: fields, where: taskPos{file: file, node: valueNode(fields, line)}}
+}
+
+// valueNode is a JSON value (a JSONL or CSV task's) as a YAML node, every
+// node of it at line: numbers as they are written, keys in order.
+func valueNode(v any, line int) *yaml.Node {
+	n := &yaml.Node{Kind: yaml.ScalarNode, Line: line}
+	switch v := v.(type) {
+	case map[string]any:
+		n.Kind, n.Tag = yaml.MappingNode, "!!map"
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			n.Content = append(n.Content, valueNode(k, line), valueNode(v[k], line))
+		}
+	case []any:
+		n.Kind, n.Tag = yaml.SequenceNode, "!!seq"
+		for _, e := range v {
+			n.Content = append(n.Content, valueNode(e, line))
+		}
+	case string:
+		n.Tag, n.Value = "!!str", v
+	case json.Number:
+		n.Value = v.String() // its tag is what YAML reads it as
+	case bool:
+		n.Tag, n.Value = "!!bool", strconv.FormatBool(v)
+	default:
+		n.Tag, n.Value = "!!null", "null"
+	}
+	return n
+}
+
 // jsonLineError says why text, a line of a JSONL file after lead blanks,
 // is not a task: err is dec's, nil when the object decoded but was null or
 // had more after it. The column is in the words, after the line: scripts
 // read "file:line: not a JSON object".
-func jsonLineError(pos taskPos, text []byte, lead int, dec *json.Decoder, err error) *Error {
+func jsonLineError(text []byte, lead int, dec *json.Decoder, err error) string {
 	col := func(off int64) int { return lead + utf8.RuneCount(text[:min(int(off), len(text))]) + 1 }
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
@@ -82,7 +116,7 @@ func jsonLineError(pos taskPos, text []byte, lead int, dec *json.Decoder, err er
 	case err == nil && dec.More():
 		msg = fmt.Sprintf("column %d: more after the object: one task a line", col(dec.InputOffset()))
 	case err == nil, errors.As(err, &typ) && typ.Field == "":
-		msg = jsonKind(firstJSON(text)) + `: a task is {"id": ...}`
+		msg = yamlcheck.Got(valueNode(firstJSON(text), 0)) + `: a task is {"id": ...}`
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		msg = fmt.Sprintf("column %d: the object is not closed: a task is one line, closed with }", col(int64(len(text))))
 	case errors.As(err, &syn):
@@ -91,7 +125,7 @@ func jsonLineError(pos taskPos, text []byte, lead int, dec *json.Decoder, err er
 	default:
 		msg = strings.TrimPrefix(err.Error(), "json: ")
 	}
-	return pos.err("", "not a JSON object: "+msg)
+	return msg
 }
 
 // jsonWants says what encoding/json looked for, by the end of its syntax
@@ -196,7 +230,7 @@ func readCSV(name string, data []byte) ([]Task, []error) {
 			}
 			fields[header[i]] = v
 		}
-		tasks = append(tasks, Task{Fields: fields, where: taskPos{file: name, line: line}})
+		tasks = append(tasks, lineTask(name, line, fields))
 	}
 }
 
@@ -289,20 +323,15 @@ func yamlTask(file, path string, n *yaml.Node) (Task, error) {
 	if n.Kind == yaml.AliasNode && n.Alias != nil {
 		n = n.Alias
 	}
-	pos := taskPos{file: file, line: n.Line, path: path, keys: map[string][2]int{}}
+	where := taskPos{file: file, node: n, path: path}
 	if n.Kind != yaml.MappingNode {
-		e := pos.err("", "a task is a mapping with id: and its fields, not a "+yamlcheck.KindName(n))
-		e.Col = n.Column
-		return Task{}, e
+		return Task{}, where.validator().place("a task is a mapping with id: and its fields, not a " + yamlcheck.KindName(n))
 	}
 	v, err := nodeValue(n)
 	if err != nil {
-		return Task{}, &Error{File: file, Line: n.Line, Col: n.Column, Field: path, Msg: err.Error()}
+		return Task{}, where.validator().place(err.Error())
 	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		pos.keys[n.Content[i].Value] = [2]int{n.Content[i+1].Line, n.Content[i+1].Column}
-	}
-	return Task{Fields: v.(map[string]any), where: pos}, nil
+	return Task{Fields: v.(map[string]any), where: where}, nil
 }
 
 // maxTaskValues bounds the values of one YAML task, aliases expanded: a

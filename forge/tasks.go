@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -55,14 +57,13 @@ type Task struct {
 	Fields map[string]any
 
 	files []fileRef
-	node  *yaml.Node // inline tasks: the task as written
-	where taskPos    // where the task was written, for errors
+	where taskPos // where the task was written, for errors
 }
 
-// UnmarshalYAML keeps an inline task's node: Parse reads it, reporting
-// every problem with its position, after decoding.
+// UnmarshalYAML keeps an inline task's node: the manifest's validation
+// decodes it, as a tasks file's, reporting every problem at its key.
 func (t *Task) UnmarshalYAML(n *yaml.Node) error {
-	t.node = n
+	t.where.node = n
 	return nil
 }
 
@@ -70,166 +71,79 @@ func (t *Task) UnmarshalYAML(n *yaml.Node) error {
 // start in the image's working directory, and only Daytona plays them.
 func (t Task) image() bool { return t.environment != nil && t.environment.Dockerfile != "" }
 
-// taskPos places a task's fields for error messages.
+// taskPos places a task's problems: the file it was written in, its node
+// (a JSONL or CSV task's made from its line; nil for a Harbor task) and
+// its key path there ("tasks[3]" in the manifest, "[3]" in a YAML tasks
+// file, empty in JSONL and CSV, whose errors name the line).
 type taskPos struct {
 	file string
-	line int
-	// path is the task's key path in a YAML file ("tasks[3]"); empty in
-	// JSONL and CSV, whose errors name the line.
+	node *yaml.Node
 	path string
-	// keys places each key of a YAML task (line, column).
-	keys map[string][2]int
 }
 
-func (p taskPos) err(key, msg string) *Error {
-	e := &Error{File: p.file, Line: p.line, Field: key, Msg: msg}
-	if pos, ok := p.keys[key]; ok {
-		e.Line, e.Col = pos[0], pos[1]
-	}
-	if p.path != "" {
-		e.Field = yamlcheck.Join(p.path, key)
-	}
-	return e
+// validator is where the task's problems are told, each at its key.
+func (p taskPos) validator() *validator {
+	return &validator{file: p.file, doc: p.node, path: p.path}
 }
 
-// decode reads the known fields of t.Fields into t, reporting each problem
-// at its field. A task without an objective gets def; its env may use the
-// secrets and host variables of outer (the defaults) and its own.
-func (t *Task) decode(def string, outer Passing) []error {
-	var errs []error
-	bad := func(key, msg string) { errs = append(errs, t.where.err(key, msg)) }
-	str := func(key string) (string, bool) {
-		v, ok := t.Fields[key]
-		if !ok || v == nil {
-			return "", false
-		}
-		switch s := v.(type) {
-		case string:
-			return s, true
-		case json.Number:
-			if key == "id" {
-				return s.String(), true
-			}
-		}
-		bad(key, "must be a string, not "+jsonKind(v))
-		return "", false
+// taskFields are the fields forge reads of a task, as every form of tasks
+// writes them; the others are the task's own, in Fields.
+type taskFields struct {
+	ID          string            `yaml:"id"`
+	Objective   string            `yaml:"objective"`
+	Files       []string          `yaml:"files"`
+	Env         map[string]string `yaml:"env"`
+	Secrets     []string          `yaml:"secrets"`
+	EnvFromHost []string          `yaml:"env_from_host"`
+	Timeout     Duration          `yaml:"timeout"`
+	OutputFile  string            `yaml:"output_file"`
+	Verify      *VerifySpec       `yaml:"verify"`
+	Environment *EnvironmentRef   `yaml:"environment"`
+}
+
+// decode reads t's fields from its node as the manifest reads its own
+// (yamlcheck: strictly, every problem at its key) and checks them by the
+// manifest's rules; a task without an objective gets the manifest's.
+func (t *Task) decode(m *Manifest) []error {
+	v := t.where.validator()
+	var f taskFields
+	v.decoded(yamlcheck.UnknownKeysBelow(v.doc, reflect.TypeFor[taskFields](), v.path), yamlcheck.Decode(v.doc, &f, v.path))
+	if checkID(v, f.ID, "id") {
+		t.ID = f.ID
 	}
-	if id, ok := str("id"); !ok {
-		if _, has := t.Fields["id"]; !has {
-			bad("id", "is required")
-		}
-	} else if !ValidID(id) {
-		bad("id", fmt.Sprintf("%q is not a valid id: use letters, digits, '_', '.' and '-' only (not . or ..)", id))
-	} else {
-		t.ID = id
+	t.Objective, t.Timeout, t.Verify = f.Objective, time.Duration(f.Timeout), f.Verify
+	if strings.TrimSpace(t.Objective) == "" && strings.TrimSpace(m.Objective) == "" {
+		v.at("is required: the manifest has no default objective:", "objective")
 	}
-	t.Objective, _ = str("objective")
-	if strings.TrimSpace(t.Objective) == "" && strings.TrimSpace(def) == "" {
-		bad("objective", "is required: the manifest has no default objective:")
+	checkStrings(v, f.Files, "files")
+	t.Files = slices.DeleteFunc(f.Files, func(s string) bool { return strings.TrimSpace(s) == "" })
+	t.Env, t.Secrets, t.EnvFromHost = f.Env, f.Secrets, f.EnvFromHost
+	t.Passing.check(v, t.Env, &m.Defaults.Passing)
+	bad := func(k string) bool { return checkName(k) != nil } // told just now
+	t.Secrets, t.EnvFromHost = slices.DeleteFunc(t.Secrets, bad), slices.DeleteFunc(t.EnvFromHost, bad)
+	if f.OutputFile != "" {
+		t.OutputFile = checkRelPath(v, f.OutputFile, "output_file")
 	}
-	if v, ok := t.Fields["files"]; ok {
-		l, isList := v.([]any)
-		if !isList {
-			bad("files", "must be a list of paths, not "+jsonKind(v))
-		}
-		for _, f := range l {
-			s, isStr := f.(string)
-			if !isStr || strings.TrimSpace(s) == "" {
-				bad("files", fmt.Sprintf("%v is not a path", f))
-				continue
-			}
-			t.Files = append(t.Files, s)
-		}
-	}
-	if v, ok := t.Fields["env"]; ok {
-		m, isMap := v.(map[string]any)
-		if !isMap {
-			bad("env", "must be a mapping of strings, not "+jsonKind(v))
-		}
-		for k, val := range m {
-			s, isStr := val.(string)
-			if json, isNum := val.(json.Number); isNum {
-				s, isStr = json.String(), true
-			}
-			switch {
-			case !isStr:
-				bad("env", fmt.Sprintf("%s: must be a string, not %s", k, jsonKind(val)))
-			case runner.CheckEnvName(k) != nil:
-				bad("env", runner.CheckEnvName(k).Error())
-			default:
-				if t.Env == nil {
-					t.Env = map[string]string{}
-				}
-				t.Env[k] = s
-			}
-		}
-	}
-	names := func(key string) []string {
-		v, ok := t.Fields[key]
-		if !ok {
-			return nil
-		}
-		l, isList := v.([]any)
-		if !isList {
-			bad(key, "must be a list of variable names, not "+jsonKind(v))
-		}
-		var out []string
-		for _, x := range l {
-			s, _ := x.(string)
-			if err := checkName(s); err != nil {
-				bad(key, err.Error())
-				continue
-			}
-			out = append(out, s)
-		}
-		return out
-	}
-	t.Secrets, t.EnvFromHost = names("secrets"), names("env_from_host")
-	undeclaredRefs(t.Env, append(t.names(), outer.names()...), func(k, name string) {
-		bad("env", fmt.Sprintf("%s: ${%s} is neither a secret nor an env_from_host variable here", k, name))
-	})
-	if s, ok := str("timeout"); ok {
-		d, err := time.ParseDuration(s)
-		if err != nil || d <= 0 {
-			bad("timeout", fmt.Sprintf("%q is not a positive duration (want e.g. 90s, 2m)", s))
-		}
-		t.Timeout = d
-	}
-	if s, ok := str("output_file"); ok {
-		c, err := runner.RelPath(s)
-		if err != nil {
-			bad("output_file", err.Error())
-		}
-		t.OutputFile = c
-	}
-	if v, ok := t.Fields["verify"]; ok && v != nil {
-		t.Verify = verifyFromJSON(v, func(k, msg string) {
-			if k != "" {
-				msg = k + ": " + msg
-			}
-			bad("verify", msg)
-		})
-	}
-	if v, ok := t.Fields["environment"]; ok && v != nil {
-		t.envRef = environmentFromJSON(v, func(msg string) { bad("environment", msg) })
+	if m.checkEnvironmentRef(v, f.Environment) {
+		t.envRef = f.Environment
 	}
 	t.Weight = 1
-	if v, ok := t.Fields["weight"]; ok {
-		w, ok := fieldNumber(v)
-		if !ok || !(w > 0) {
-			bad("weight", fmt.Sprintf("must be a positive number, not %v", v))
+	if w, ok := t.Fields["weight"]; ok {
+		n, isNum := fieldNumber(w)
+		if !isNum || !(n > 0) {
+			v.at(fmt.Sprintf("must be a positive number, not %v", w), "weight")
 		}
-		t.Weight = w
+		t.Weight = n
 	}
-	if v, ok := t.Fields["pass_mark"]; ok {
-		f, ok := fieldNumber(v)
-		if !ok || !(f > 0 && f <= 1) {
-			bad("pass_mark", fmt.Sprintf("must be a number above 0 and at most 1 (the score that solves the task, e.g. 0.8), not %v", v))
-		} else if f < 1 {
-			t.PassMark = &f
+	if pm, ok := t.Fields["pass_mark"]; ok {
+		n, isNum := fieldNumber(pm)
+		if !isNum || !(n > 0 && n <= 1) {
+			v.at(fmt.Sprintf("must be a number above 0 and at most 1 (the score that solves the task, e.g. 0.8), not %v", pm), "pass_mark")
+		} else if n < 1 {
+			t.PassMark = &n
 		}
 	}
-	return errs
+	return v.errs
 }
 
 // fieldNumber reads a task's numeric field: a number, or a string holding
@@ -249,25 +163,6 @@ func fieldNumber(v any) (float64, bool) {
 	return f, err == nil && !math.IsInf(f, 0) && !math.IsNaN(f)
 }
 
-// jsonKind names the kind of a JSON value for a person.
-func jsonKind(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case string:
-		return "a string"
-	case json.Number, float64:
-		return "a number"
-	case bool:
-		return "true/false"
-	case []any:
-		return "a list"
-	case map[string]any:
-		return "a mapping"
-	}
-	return fmt.Sprintf("%T", v)
-}
-
 // checkTaskIDs reports tasks that repeat an id, naming where it was first
 // given.
 func checkTaskIDs(tasks []Task) []error {
@@ -278,11 +173,10 @@ func checkTaskIDs(tasks []Task) []error {
 			continue
 		}
 		if p, dup := first[t.ID]; dup {
-			where := p.file + ":" + strconv.Itoa(p.line)
-			if pos, ok := p.keys["id"]; ok {
-				where = p.file + ":" + strconv.Itoa(pos[0])
-			}
-			errs = append(errs, t.where.err("id", fmt.Sprintf("duplicate task id %q (also at %s)", t.ID, where)))
+			at := p.validator().place("", "id")
+			v := t.where.validator()
+			v.at(fmt.Sprintf("duplicate task id %q (also at %s:%d)", t.ID, at.File, at.Line), "id")
+			errs = append(errs, v.errs...)
 			continue
 		}
 		first[t.ID] = t.where

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -170,10 +171,10 @@ func TestTaskErrors(t *testing.T) {
 			map[string]string{"t.yml": "- id: q1\n- id: 'q 2'\n"},
 			[]string{"t.yml:2:7: [1].id: \"q 2\" is not a valid id"}},
 		{"bad timeout", suiteHead + "tasks:\n  - {id: q1, timeout: soon}\n", nil,
-			[]string{"forge.yaml:10:23: tasks[0].timeout: \"soon\" is not a positive duration"}},
+			[]string{"forge.yaml:10:23: tasks[0].timeout: \"soon\" is not a duration"}},
 		{"env not strings", suiteHead + "tasks_file: t.jsonl\n",
 			map[string]string{"t.jsonl": "{\"id\": \"q1\", \"env\": {\"A\": [1]}}\n"},
-			[]string{"t.jsonl:1: env: A: must be a string, not a list"}},
+			[]string{"t.jsonl:1: env.A: want text, not a list"}},
 		{"unknown extension", suiteHead + "tasks_file: t.txt\n", map[string]string{"t.txt": "q1\n"},
 			[]string{"t.txt: tasks_file must be .jsonl, .csv, .yaml or .yml"}},
 		{"empty file", suiteHead + "tasks_file: t.jsonl\n", map[string]string{"t.jsonl": "\n"},
@@ -460,5 +461,47 @@ func TestTasksFileProblemsAreCapped(t *testing.T) {
 	}
 	if n := Problems(err); n != 31 {
 		t.Errorf("Problems = %d, want 31", n)
+	}
+}
+
+// TestTaskErrorsAreOneForm: the same bad task says the same problems,
+// each at its key path, inline, in a YAML, a JSONL or a CSV tasks file.
+func TestTaskErrorsAreOneForm(t *testing.T) {
+	// file:line[:col]: [tasks[0]. or [0].]key: message
+	form := regexp.MustCompile(`^.*\.(?:yaml|jsonl|csv):\d+(?::\d+)?: (?:tasks\[0\]\.|\[0\]\.)?(.*)$`)
+	problems := func(manifest string, files map[string]string) string {
+		t.Helper()
+		_, err := loadSuite(t, manifest, files)
+		if err == nil {
+			t.Fatal("loaded")
+		}
+		var out []string
+		for _, line := range strings.Split(err.Error(), "\n") {
+			m := form.FindStringSubmatch(line)
+			if m == nil {
+				t.Fatalf("%q is not file:line: field: message", line)
+			}
+			out = append(out, m[1])
+		}
+		slices.Sort(out)
+		return strings.Join(out, "\n")
+	}
+	yml := `{id: q1, env: {A: [1]}, timeout: soon, weight: x, verify: {comand: x}, environment: {pip: [""]}}`
+	want := problems(suiteHead+"tasks:\n  - "+yml+"\n", nil)
+	for name, c := range map[string]struct{ manifest, file, data string }{
+		"yaml":  {suiteHead + "tasks_file: t.yaml\n", "t.yaml", "- " + yml + "\n"},
+		"jsonl": {suiteHead + "tasks_file: t.jsonl\n", "t.jsonl", `{"id": "q1", "env": {"A": [1]}, "timeout": "soon", "weight": "x", "verify": {"comand": "x"}, "environment": {"pip": [""]}}` + "\n"},
+	} {
+		if got := problems(c.manifest, map[string]string{c.file: c.data}); got != want {
+			t.Errorf("%s:\n%s\ninline:\n%s", name, got, want)
+		}
+	}
+	csv := problems(suiteHead+"tasks_file: t.csv\n", map[string]string{"t.csv": "id,timeout,weight,verify\nq1,soon,x,y\n"})
+	inline := problems(suiteHead+"tasks:\n  - {id: q1, timeout: soon, weight: x, verify: y}\n", nil)
+	if csv != inline {
+		t.Errorf("csv:\n%s\ninline:\n%s", csv, inline)
+	}
+	if !strings.Contains(want, "env.A: want text, not a list") || !strings.Contains(want, `verify.comand: unknown key "comand"`) {
+		t.Errorf("inline:\n%s", want)
 	}
 }

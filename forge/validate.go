@@ -4,6 +4,7 @@ package forge
 // placed at its key in the YAML tree.
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"regexp"
@@ -19,6 +20,9 @@ import (
 type validator struct {
 	file string
 	doc  *yaml.Node
+	// path is doc's key path ("tasks[3]"), which every problem's starts
+	// with.
+	path string
 	errs []error
 	// quiet are the key paths of the values that did not decode, each
 	// reported already: what is wrong with the zero value left in their
@@ -29,10 +33,17 @@ type validator struct {
 // meant reads the key an unknown key's message suggests.
 var meant = regexp.MustCompile(`\(did you mean "(.*)"\?\)$`)
 
+// place is msg as an *Error of v's file, at the node path (mapping keys
+// and list indexes) leads to from doc.
+func (v *validator) place(msg string, path ...any) *Error {
+	e := yamlcheck.Under(v.doc, v.path, msg, path...)
+	e.File = v.file
+	return e
+}
+
 // at records msg against the node at path (mapping keys and list indexes).
 func (v *validator) at(msg string, path ...any) {
-	e := yamlcheck.Under(v.doc, "", msg, path...)
-	e.File = v.file
+	e := v.place(msg, path...)
 	for _, p := range v.quiet {
 		if e.Field == p || strings.HasPrefix(e.Field, p+".") || strings.HasPrefix(e.Field, p+"[") {
 			return
@@ -42,6 +53,33 @@ func (v *validator) at(msg string, path ...any) {
 		return
 	}
 	v.errs = append(v.errs, e)
+}
+
+// below is at for the keys below path.
+func (v *validator) below(path ...any) func(msg string, sub ...any) {
+	return func(msg string, sub ...any) { v.at(msg, append(slices.Clone(path), sub...)...) }
+}
+
+// decoded records the problems of strictly decoding doc, its unknown keys
+// and the values that did not decode, and quiets what would be said again
+// at their keys: what is wrong with the zero value left in a value's
+// place, and what the mapping with an unknown key lacks, or lacks of the
+// key it was meant to be (the same mistake).
+func (v *validator) decoded(unknown, undecoded []error) {
+	v.errs = append(v.errs, yamlcheck.InFile(errors.Join(append(slices.Clone(unknown), undecoded...)...), v.file, nil)...)
+	for _, e := range undecoded {
+		if e, ok := e.(*Error); ok && e.Field != "" {
+			v.quiet = append(v.quiet, e.Field)
+		}
+	}
+	for _, e := range unknown {
+		e := e.(*Error)
+		parent := e.Field[:max(strings.LastIndexAny(e.Field, ".["), 0)]
+		v.quietAt = append(v.quietAt, parent)
+		if m := meant.FindStringSubmatch(e.Msg); m != nil {
+			v.quietAt = append(v.quietAt, yamlcheck.Join(parent, m[1]))
+		}
+	}
 }
 
 // given reports whether the manifest gives the key at path (a value the
@@ -87,19 +125,7 @@ func (m *Manifest) validate(v *validator, blockErrs []error) {
 	if !suite && strings.TrimSpace(m.Objective) == "" {
 		v.at("is required: say what the candidates must achieve", "objective")
 	}
-	if len(m.Tasks) == 0 && valueOf(v.doc, "tasks") != nil {
-		v.at("is empty: list the tasks, or remove the key", "tasks")
-	}
-	for i := range m.Tasks {
-		t, err := yamlTask(v.file, fmt.Sprintf("tasks[%d]", i), m.Tasks[i].node)
-		if err != nil {
-			v.errs = append(v.errs, err)
-			continue
-		}
-		v.errs = append(v.errs, t.decode(m.Objective, m.Defaults.Passing)...)
-		m.Tasks[i] = t
-	}
-	v.errs = append(v.errs, checkTaskIDs(m.Tasks)...)
+	m.decodeTasks(v)
 	for _, c := range []struct {
 		usd   *float64
 		block string
@@ -115,19 +141,7 @@ func (m *Manifest) validate(v *validator, blockErrs []error) {
 		}
 		v.at(p.Msg, path...)
 	}
-	d := m.Defaults
-	v.inRange(d.Trials, 1, maxTrials, "must be at least 1 (the runs of each candidate on each task)", "defaults", "trials")
-	v.inRange(d.Concurrency, 1, maxConcurrency, "must be at least 1 (the jobs run at once)", "defaults", "concurrency")
-	if d.Retries != nil {
-		v.inRange(*d.Retries, 0, maxRetries, "must not be negative (0 plays no trial again)", "defaults", "retries")
-	}
-	if d.OutputFile != "" {
-		m.Defaults.OutputFile = checkRelPath(v, d.OutputFile, "defaults", "output_file")
-	}
-	checkEnv(v, d.Env, "defaults", "env")
-	d.Passing.check(v, d.Env, nil, "defaults")
-	checkStrings(v, d.Setup, "defaults", "setup")
-	d.Verify.check(func(key, msg string) { v.at(msg, "defaults", "verify", key) }, nil)
+	m.checkDefaults(v)
 	if m.Network != "" && m.Network != "none" {
 		v.at(fmt.Sprintf("%q: want none (no network but the job's own loopback), or leave the key out", m.Network), "network")
 	}
@@ -135,48 +149,98 @@ func (m *Manifest) validate(v *validator, blockErrs []error) {
 		v.at("at least one candidate is required", "candidates")
 	}
 	seen := map[string]int{}
-	for i, c := range m.Candidates {
-		if c.ID == "" && c.Agent != "" {
-			m.Candidates[i].ID = agentID(c.Agent, c.Model) // a readable one
-			c = m.Candidates[i]
-		}
-		switch {
-		case c.ID == "":
-			v.at("is required", "candidates", i, "id")
-		case !ValidID(c.ID):
-			v.at(fmt.Sprintf("%q is not a valid id: use letters, digits, '_', '.' and '-' only (not . or ..)", c.ID),
-				"candidates", i, "id")
-		default:
-			if j, dup := seen[c.ID]; dup {
-				v.at(fmt.Sprintf("duplicate id %q (also candidates[%d])", c.ID, j), "candidates", i, "id")
-			}
-			seen[c.ID] = i
-		}
-		switch {
-		case c.Agent != "":
-			// checkAgents
-		case c.Script == "" && len(c.Command) == 0:
-			v.at("needs script:, command: or agent:", "candidates", i)
-		case c.Script != "" && len(c.Command) > 0:
-			v.at("give script: or command:, not both", "candidates", i, "command")
-		case len(c.Command) > 0 && strings.TrimSpace(c.Command[0]) == "":
-			v.at("the program (first element) is empty", "candidates", i, "command")
-		}
-		if c.OutputFile != "" {
-			m.Candidates[i].OutputFile = checkRelPath(v, c.OutputFile, "candidates", i, "output_file")
-		}
-		if c.Retries != nil {
-			v.inRange(*c.Retries, 0, maxRetries, "must not be negative (0 plays no trial again)", "candidates", i, "retries")
-		}
-		checkEnv(v, c.Env, "candidates", i, "env")
-		c.Passing.check(v, c.Env, &d.Passing, "candidates", i)
-		checkStrings(v, c.Setup, "candidates", i, "setup")
+	for i := range m.Candidates {
+		m.checkCandidate(v, i, seen)
 	}
 	m.validateEnvironments(v)
 	m.checkAgents(v)
 	v.errs = append(v.errs, blockErrs...)
 	validateScoring(m.Scoring, v, suite)
 	m.Gates.validate(v)
+}
+
+// decodeTasks decodes the manifest's inline tasks (decode).
+func (m *Manifest) decodeTasks(v *validator) {
+	if len(m.Tasks) == 0 && valueOf(v.doc, "tasks") != nil {
+		v.at("is empty: list the tasks, or remove the key", "tasks")
+	}
+	for i := range m.Tasks {
+		t, err := yamlTask(v.file, fmt.Sprintf("tasks[%d]", i), m.Tasks[i].where.node)
+		if err != nil {
+			v.errs = append(v.errs, err)
+			continue
+		}
+		v.errs = append(v.errs, t.decode(m)...)
+		m.Tasks[i] = t
+	}
+	v.errs = append(v.errs, checkTaskIDs(m.Tasks)...)
+}
+
+// checkDefaults checks defaults:, and cleans its output_file.
+func (m *Manifest) checkDefaults(v *validator) {
+	d := m.Defaults
+	v.inRange(d.Trials, 1, maxTrials, "must be at least 1 (the runs of each candidate on each task)", "defaults", "trials")
+	v.inRange(d.Concurrency, 1, maxConcurrency, "must be at least 1 (the jobs run at once)", "defaults", "concurrency")
+	checkRetries(v, d.Retries, "defaults")
+	if d.OutputFile != "" {
+		m.Defaults.OutputFile = checkRelPath(v, d.OutputFile, "defaults", "output_file")
+	}
+	d.Passing.check(v, d.Env, nil, "defaults")
+	checkStrings(v, d.Setup, "defaults", "setup")
+	d.Verify.check(func(key, msg string) { v.at(msg, "defaults", "verify", key) }, nil)
+}
+
+// checkCandidate checks candidate i, whose id must not be one of seen's
+// (the earlier candidates', by index), and gives an agent without one an
+// id; it cleans its output_file.
+func (m *Manifest) checkCandidate(v *validator, i int, seen map[string]int) {
+	c := &m.Candidates[i]
+	if c.ID == "" && c.Agent != "" {
+		c.ID = agentID(c.Agent, c.Model) // a readable one
+	}
+	if checkID(v, c.ID, "candidates", i, "id") {
+		if j, dup := seen[c.ID]; dup {
+			v.at(fmt.Sprintf("duplicate id %q (also candidates[%d])", c.ID, j), "candidates", i, "id")
+		}
+		seen[c.ID] = i
+	}
+	switch {
+	case c.Agent != "":
+		// checkAgents
+	case c.Script == "" && len(c.Command) == 0:
+		v.at("needs script:, command: or agent:", "candidates", i)
+	case c.Script != "" && len(c.Command) > 0:
+		v.at("give script: or command:, not both", "candidates", i, "command")
+	case len(c.Command) > 0 && strings.TrimSpace(c.Command[0]) == "":
+		v.at("the program (first element) is empty", "candidates", i, "command")
+	}
+	if c.OutputFile != "" {
+		c.OutputFile = checkRelPath(v, c.OutputFile, "candidates", i, "output_file")
+	}
+	checkRetries(v, c.Retries, "candidates", i)
+	c.Passing.check(v, c.Env, &m.Defaults.Passing, "candidates", i)
+	checkStrings(v, c.Setup, "candidates", i, "setup")
+}
+
+// checkID reports id, at path, when it is missing or not a valid id, and
+// says whether it is sound.
+func checkID(v *validator, id string, path ...any) bool {
+	switch {
+	case id == "":
+		v.at("is required", path...)
+	case !ValidID(id):
+		v.at(fmt.Sprintf("%q is not a valid id: use letters, digits, '_', '.' and '-' only (not . or ..)", id), path...)
+	default:
+		return true
+	}
+	return false
+}
+
+// checkRetries reports the retries: below path when it is out of range.
+func checkRetries(v *validator, retries *int, path ...any) {
+	if retries != nil {
+		v.inRange(*retries, 0, maxRetries, "must not be negative (0 plays no trial again)", append(path, "retries")...)
+	}
 }
 
 // checkTaskFields refuses a check that compares with a task field no task

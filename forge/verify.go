@@ -5,7 +5,6 @@ package forge
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"io"
 	"io/fs"
@@ -84,57 +83,6 @@ func (spec *VerifySpec) check(bad func(key, msg string), base *VerifySpec) {
 			bad("env", err.Error())
 		}
 	}
-}
-
-// verifyFromJSON reads a task's verify field (a mapping in any tasks file).
-func verifyFromJSON(v any, bad func(key, msg string)) *VerifySpec {
-	m, ok := v.(map[string]any)
-	if !ok {
-		bad("", "must be a mapping (dir, command, timeout, env), not "+jsonKind(v))
-		return nil
-	}
-	spec := &VerifySpec{}
-	for k, val := range m {
-		s, isStr := val.(string)
-		switch k {
-		case "dir", "command":
-			if !isStr {
-				bad(k, "must be a string, not "+jsonKind(val))
-			} else if k == "dir" {
-				spec.Dir = s
-			} else {
-				spec.Command = s
-			}
-		case "timeout":
-			d, err := time.ParseDuration(s)
-			if !isStr || err != nil || d <= 0 {
-				bad(k, fmt.Sprintf("%v is not a positive duration (want e.g. 90s, 2m)", val))
-			}
-			spec.Timeout = Duration(d)
-		case "env":
-			env, isMap := val.(map[string]any)
-			if !isMap {
-				bad(k, "must be a mapping of strings, not "+jsonKind(val))
-			}
-			for name, x := range env {
-				s, isStr := x.(string)
-				if n, isNum := x.(json.Number); isNum {
-					s, isStr = n.String(), true
-				}
-				if !isStr {
-					bad(k, fmt.Sprintf("%s: must be a string, not %s", name, jsonKind(x)))
-					continue
-				}
-				if spec.Env == nil {
-					spec.Env = map[string]string{}
-				}
-				spec.Env[name] = s
-			}
-		default:
-			bad(k, "unknown key (want dir, command, timeout or env)")
-		}
-	}
-	return spec
 }
 
 // addDir finds the files under dir (relative to the manifest's directory),

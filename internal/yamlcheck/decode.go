@@ -31,7 +31,10 @@ func Decode(n *yaml.Node, out any, path string) []error {
 	return errs
 }
 
-var typeOfDuration = reflect.TypeFor[time.Duration]()
+var (
+	typeOfDuration = reflect.TypeFor[time.Duration]()
+	typeOfString   = reflect.TypeFor[string]()
+)
 
 // prune returns a copy of n without the values that would not decode into
 // t, reporting each, or nil when n itself would not.
@@ -66,48 +69,27 @@ func prune(n *yaml.Node, t reflect.Type, path string, errs *[]error) *yaml.Node 
 			return bad()
 		}
 		fields := yamlFields(t)
-		c := *n
-		c.Content = nil
-		last := lastOfKeys(n, path, errs)
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
-			if !last[i] {
-				continue
-			}
+		return pruneMapping(n, path, errs, func(k, v *yaml.Node) (*yaml.Node, *yaml.Node) {
 			if k.Value == "<<" {
-				c.Content = append(c.Content, k, v) // yaml.v3 merges it, and says what is wrong
-				continue
+				return k, v // yaml.v3 merges it, and says what is wrong
 			}
 			ft, known := fields[k.Value]
 			if !known {
-				continue
+				return nil, nil
 			}
-			if v = prune(v, ft, Join(path, k.Value), errs); v != nil {
-				c.Content = append(c.Content, k, v)
-			}
-		}
-		return &c
+			return k, prune(v, ft, Join(path, k.Value), errs)
+		})
 	case reflect.Map:
 		if n.Kind != yaml.MappingNode {
 			return bad()
 		}
-		c := *n
-		c.Content = nil
-		last := lastOfKeys(n, path, errs)
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
-			if !last[i] {
-				continue
-			}
+		return pruneMapping(n, path, errs, func(k, v *yaml.Node) (*yaml.Node, *yaml.Node) {
 			p := Join(path, k.Value)
 			if k = prune(k, t.Key(), p, errs); k == nil {
-				continue
+				return nil, nil
 			}
-			if v = prune(v, t.Elem(), p, errs); v != nil {
-				c.Content = append(c.Content, k, v)
-			}
-		}
-		return &c
+			return k, prune(v, t.Elem(), p, errs)
+		})
 	case reflect.Slice, reflect.Array:
 		if n.Kind != yaml.SequenceNode {
 			return bad()
@@ -124,8 +106,30 @@ func prune(n *yaml.Node, t reflect.Type, path string, errs *[]error) *yaml.Node 
 		return &c
 	case reflect.Interface:
 		return n
+	case reflect.String:
+		if t == typeOfString && n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str" {
+			return n // text is a string: no need to try it
+		}
 	}
 	return probe(n, t, path, errs)
+}
+
+// pruneMapping returns a copy of the mapping n (at path) with the pairs
+// keep makes of its pairs, the last of a key given twice only; a pair
+// with a nil node is left out.
+func pruneMapping(n *yaml.Node, path string, errs *[]error, keep func(k, v *yaml.Node) (*yaml.Node, *yaml.Node)) *yaml.Node {
+	c := *n
+	c.Content = nil
+	over := overridden(n, path, errs)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if over[i] {
+			continue
+		}
+		if k, v := keep(n.Content[i], n.Content[i+1]); k != nil && v != nil {
+			c.Content = append(c.Content, k, v)
+		}
+	}
+	return &c
 }
 
 // zero is a node that decodes into t's zero value, placed at n: yaml.v3
@@ -148,26 +152,34 @@ func zero(t reflect.Type, n *yaml.Node) *yaml.Node {
 	return z
 }
 
-// lastOfKeys reports each key the mapping n gives more than once, at its
-// second place, and marks the last place of each key: yaml.v3 refuses the
-// whole mapping for one repeated key, and the last is what YAML means.
-func lastOfKeys(n *yaml.Node, path string, errs *[]error) map[int]bool {
-	last := map[int]bool{}
-	first := map[string]*yaml.Node{}
-	at := map[string]int{}
+// overridden reports each key the mapping n gives more than once, at its
+// second place, and returns the places of those given again later (nil
+// when none is): yaml.v3 refuses the whole mapping for one repeated key,
+// and the last is what YAML means.
+func overridden(n *yaml.Node, path string, errs *[]error) map[int]bool {
+	type place struct {
+		first *yaml.Node
+		at    int
+	}
+	var over map[int]bool
+	seen := make(map[string]place, len(n.Content)/2)
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k := n.Content[i]
-		id := fmt.Sprint(k.Kind) + "\x00" + k.Value
-		if f, dup := first[id]; dup {
-			*errs = append(*errs, At(k, Join(path, k.Value), fmt.Sprintf("is given twice (also at line %d): keep one", f.Line)))
-			delete(last, at[id])
+		id := strconv.Itoa(int(k.Kind)) + "\x00" + k.Value
+		p, dup := seen[id]
+		if dup {
+			*errs = append(*errs, At(k, Join(path, k.Value), fmt.Sprintf("is given twice (also at line %d): keep one", p.first.Line)))
+			if over == nil {
+				over = map[int]bool{}
+			}
+			over[p.at] = true
 		} else {
-			first[id] = k
+			p.first = k
 		}
-		at[id] = i
-		last[i] = true
+		p.at = i
+		seen[id] = p
 	}
-	return last
+	return over
 }
 
 // probe decodes n into a t, returning n when it decodes, or nil after

@@ -173,12 +173,39 @@ func unclosed(data []byte, lines []string, line int) (int, string) {
 		start += len(l) + 1
 	}
 	rest := data[start:]
-	type open struct {
-		at int // offset in rest
-		ch byte
+	quote, flow := scanOpen(rest)
+	onLine := func(at int) int {
+		if at >= len(lines[line-1]) {
+			return 0
+		}
+		return utf8.RuneCount(rest[:at]) + 1
 	}
-	var flow []open
-	var quote *open
+	if quote != nil {
+		if col := onLine(quote.at); col > 0 {
+			return col, "this quote opens a value that is never closed: end it with " + string(quote.ch)
+		}
+	}
+	if len(flow) > 0 {
+		if col := onLine(flow[0].at); col > 0 {
+			closer := map[byte]string{'[': "]", '{': "}"}[flow[0].ch]
+			return col, "this " + string(flow[0].ch) + " opens a " + map[byte]string{'[': "list", '{': "mapping"}[flow[0].ch] +
+				" that is never closed: end it with " + closer
+		}
+	}
+	return 0, ""
+}
+
+// opening is a quote, [ or { at an offset.
+type opening struct {
+	at int
+	ch byte
+}
+
+// scanOpen reads rest, YAML, and returns the quote it leaves open, if any,
+// and the [ and { it leaves open, outermost first.
+func scanOpen(rest []byte) (*opening, []opening) {
+	var flow []opening
+	var quote *opening
 	valueStart := true // a quote or bracket here opens a value
 	indicator := false // the last character was a "- " or "? " at a value's start
 	for i := 0; i < len(rest); i++ {
@@ -213,12 +240,12 @@ func unclosed(data []byte, lines []string, line int) (int, string) {
 			}
 		case '"', '\'':
 			if valueStart {
-				quote = &open{i, c}
+				quote = &opening{i, c}
 				continue
 			}
 		case '[', '{':
 			if valueStart {
-				flow = append(flow, open{i, c})
+				flow = append(flow, opening{i, c})
 				continue
 			}
 		case ']', '}':
@@ -234,23 +261,5 @@ func unclosed(data []byte, lines []string, line int) (int, string) {
 		indicator = (c == '-' || c == '?') && valueStart
 		valueStart = false
 	}
-	onLine := func(at int) int {
-		if at >= len(lines[line-1]) {
-			return 0
-		}
-		return utf8.RuneCount(rest[:at]) + 1
-	}
-	if quote != nil {
-		if col := onLine(quote.at); col > 0 {
-			return col, "this quote opens a value that is never closed: end it with " + string(quote.ch)
-		}
-	}
-	if len(flow) > 0 {
-		if col := onLine(flow[0].at); col > 0 {
-			closer := map[byte]string{'[': "]", '{': "}"}[flow[0].ch]
-			return col, "this " + string(flow[0].ch) + " opens a " + map[byte]string{'[': "list", '{': "mapping"}[flow[0].ch] +
-				" that is never closed: end it with " + closer
-		}
-	}
-	return 0, ""
+	return quote, flow
 }

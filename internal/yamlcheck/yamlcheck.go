@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 )
@@ -115,6 +116,19 @@ func UnknownKeys(n *yaml.Node, t reflect.Type, path string, also ...string) []er
 	return errs
 }
 
+// UnknownKeysBelow is UnknownKeys for an open mapping n, whose own keys may
+// be any (a task's fields): only the values of the keys t has are walked.
+func UnknownKeysBelow(n *yaml.Node, t reflect.Type, path string) []error {
+	var errs []error
+	fields := yamlFields(t)
+	for i := 0; n.Kind == yaml.MappingNode && i+1 < len(n.Content); i += 2 {
+		if ft, ok := fields[n.Content[i].Value]; ok {
+			walk(n.Content[i+1], ft, Join(path, n.Content[i].Value), nil, &errs)
+		}
+	}
+	return errs
+}
+
 func walk(n *yaml.Node, t reflect.Type, path string, also []string, errs *[]error) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
@@ -131,8 +145,11 @@ func walk(n *yaml.Node, t reflect.Type, path string, also []string, errs *[]erro
 	switch {
 	case t.Kind() == reflect.Struct && n.Kind == yaml.MappingNode:
 		fields := yamlFields(t)
-		for _, k := range also {
-			fields[k] = nil
+		if len(also) > 0 {
+			fields = maps.Clone(fields)
+			for _, k := range also {
+				fields[k] = nil
+			}
 		}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, val := n.Content[i], n.Content[i+1]
@@ -167,7 +184,16 @@ func Join(path, key string) string {
 	return path + "." + key
 }
 
+// fieldsOf holds yamlFields' answer by type: a tasks file asks it for
+// every task.
+var fieldsOf sync.Map // reflect.Type → map[string]reflect.Type
+
+// yamlFields are the YAML keys of the struct type t, each with its field's
+// type; the map is shared: not to be changed.
 func yamlFields(t reflect.Type) map[string]reflect.Type {
+	if f, ok := fieldsOf.Load(t); ok {
+		return f.(map[string]reflect.Type)
+	}
 	out := map[string]reflect.Type{}
 	for f := range t.Fields() {
 		if !f.IsExported() {
@@ -186,6 +212,7 @@ func yamlFields(t reflect.Type) map[string]reflect.Type {
 		}
 		out[name] = f.Type
 	}
+	fieldsOf.Store(t, out)
 	return out
 }
 

@@ -50,6 +50,19 @@ func TestUnknownKeysAreFoundEverywhereWithTheirPlace(t *testing.T) {
 	}
 }
 
+// An open mapping's own keys may be any; below its known keys, unknown
+// ones are found as UnknownKeys finds them.
+func TestUnknownKeysBelowLeaveTheOpenMappingsOwn(t *testing.T) {
+	var root yaml.Node
+	if err := yaml.Unmarshal([]byte("whatever: 1\nitems:\n  - nmae: b\ntimeout: 2\n"), &root); err != nil {
+		t.Fatal(err)
+	}
+	errs := InFile(errors.Join(UnknownKeysBelow(root.Content[0], reflect.TypeFor[outer](), "[3]")...), "f.yaml", nil)
+	if len(errs) != 1 || errs[0].Error() != `f.yaml:3:5: [3].items[0].nmae: unknown key "nmae" (did you mean "name"?)` {
+		t.Errorf("got %v", errs)
+	}
+}
+
 // yaml.v3's own errors come back placed at their line, with the message
 // reworded when asked.
 func TestInFilePlacesYAMLsOwnErrors(t *testing.T) {
