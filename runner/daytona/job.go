@@ -207,8 +207,31 @@ func (j *jobRun) upload(ctx context.Context) error {
 	return err
 }
 
-// uploadFiles learns the sandbox's home and starts the uploads in g.
+// uploadFiles learns the sandbox's layout, makes forge.sh and starts the
+// uploads in g.
 func (j *jobRun) uploadFiles(ctx context.Context, g *errgroup.Group) error {
+	if err := j.locate(ctx); err != nil {
+		return err
+	}
+	uploads, ensure, err := j.stage()
+	if err != nil {
+		return err
+	}
+	if err := j.makeScript(ensure); err != nil {
+		return err
+	}
+	if len(j.job.Secrets) > 0 && j.secretsAtSetup() {
+		uploads = append(uploads, upload{[]byte(secretsText(j.job.Secrets)), j.lay.secrets()})
+	}
+	for _, u := range uploads {
+		g.Go(func() error { return j.uploadRetried(ctx, u.data, u.dst) })
+	}
+	return nil
+}
+
+// locate asks the sandbox for its home (and working) directory: the job's
+// layout.
+func (j *jobRun) locate(ctx context.Context) error {
 	home, err := retried(ctx, &j.r.opts, "ask "+j.name+" for its home directory", j.r.opts.calls(), j.sb.GetUserHomeDir)
 	if err != nil {
 		return j.r.callError(ctx, "ask the sandbox for its home directory", err)
@@ -230,25 +253,23 @@ func (j *jobRun) uploadFiles(ctx context.Context, g *errgroup.Group) error {
 		}
 		j.lay.start = wd
 	}
+	return nil
+}
 
-	type upload struct {
-		data []byte
-		dst  string
-	}
-	var uploads []upload
-	var ensure []string
+// upload is a file to upload.
+type upload struct {
+	data []byte
+	dst  string
+}
+
+// stage sorts the job's files into those uploaded and those forge.sh
+// writes (ensure), with the volume's link.
+func (j *jobRun) stage() (uploads []upload, ensure []string, err error) {
 	for _, f := range j.job.Files {
-		rel, err := runner.RelPath(f.Dst)
+		dst, data, err := fileData(f, j.lay.path, "copy")
 		if err != nil {
-			return fmt.Errorf("copy %s: destination %w", f.Src, err)
+			return nil, nil, err
 		}
-		data := f.Data
-		if data == nil {
-			if data, err = os.ReadFile(f.Src); err != nil {
-				return fmt.Errorf("read %s: %w", f.Src, err)
-			}
-		}
-		dst := j.lay.path(rel)
 		// forge.sh writes the files the SDK cannot upload (empty ones) and
 		// forge's own (the task), as it exports the protocol's variables.
 		if len(data) == 0 || f.Data != nil && !bytes.ContainsRune(data, 0) {
@@ -264,6 +285,28 @@ func (j *jobRun) uploadFiles(ctx context.Context, g *errgroup.Group) error {
 				shQuote(link), shQuote(path.Dir(link)), shQuote(j.r.mountPath)))
 		}
 	}
+	return uploads, ensure, nil
+}
+
+// fileData is where f goes (at maps its destination, relative) and its
+// content; what names the file in an error.
+func fileData(f runner.File, at func(rel string) string, what string) (dst string, data []byte, err error) {
+	rel, err := runner.RelPath(f.Dst)
+	if err != nil {
+		return "", nil, fmt.Errorf("%s %s: destination %w", what, f.Src, err)
+	}
+	data = f.Data
+	if data == nil {
+		if data, err = os.ReadFile(f.Src); err != nil {
+			return "", nil, fmt.Errorf("read %s: %w", f.Src, err)
+		}
+	}
+	return at(rel), data, nil
+}
+
+// makeScript makes forge.sh (scriptText): the candidate's command line and
+// environment, its outputs and the verifier's part.
+func (j *jobRun) makeScript(ensure []string) error {
 	outputFile, err := runner.RelPath(j.job.EffectiveOutputFile())
 	if err != nil {
 		return fmt.Errorf("output file %w", err)
@@ -289,12 +332,6 @@ func (j *jobRun) uploadFiles(ctx context.Context, g *errgroup.Group) error {
 		return err
 	}
 	j.script = j.lay.scriptText(argv, env, ensure, j.job.Setup, j.secretsAtSetup(), verify, j.out)
-	if len(j.job.Secrets) > 0 && j.secretsAtSetup() {
-		uploads = append(uploads, upload{[]byte(secretsText(j.job.Secrets)), j.lay.secrets()})
-	}
-	for _, u := range uploads {
-		g.Go(func() error { return j.uploadRetried(ctx, u.data, u.dst) })
-	}
 	return nil
 }
 

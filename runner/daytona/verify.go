@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"os"
 	"path"
 	"strings"
 
@@ -53,17 +52,7 @@ func (j *jobRun) verifyScript() (string, error) {
 
 // verifyFile is where f goes in the tests directory, and its content.
 func (j *jobRun) verifyFile(f runner.File) (dst string, data []byte, err error) {
-	rel, err := runner.RelPath(f.Dst)
-	if err != nil {
-		return "", nil, fmt.Errorf("verifier file %s: destination %w", f.Src, err)
-	}
-	data = f.Data
-	if data == nil {
-		if data, err = os.ReadFile(f.Src); err != nil {
-			return "", nil, fmt.Errorf("read %s: %w", f.Src, err)
-		}
-	}
-	return j.lay.tests + "/" + rel, data, nil
+	return fileData(f, func(rel string) string { return j.lay.tests + "/" + rel }, "verifier file")
 }
 
 // verify uploads the verifier's files, runs it and records its reward.
