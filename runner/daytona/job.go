@@ -378,15 +378,21 @@ func (j *jobRun) env() (map[string]string, error) {
 			return nil, fmt.Errorf("secret %q cannot be exported in the sandbox", k)
 		}
 	}
+	return env, exportable("env", env)
+}
+
+// exportable says why env cannot be exported in the sandbox, if it cannot;
+// what names it in the error.
+func exportable(what string, env map[string]string) error {
 	for k, v := range env {
 		if !runner.ValidEnvName(k) {
-			return nil, fmt.Errorf("env name %q cannot be exported in the sandbox", k)
+			return fmt.Errorf("%s name %q cannot be exported in the sandbox", what, k)
 		}
 		if strings.ContainsRune(v, 0) {
-			return nil, fmt.Errorf("env %s holds a NUL byte", k)
+			return fmt.Errorf("%s %s holds a NUL byte", what, k)
 		}
 	}
-	return env, nil
+	return nil
 }
 
 // settle reads the outputs, the artifact, the FORGE_RESULT file and the

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"maps"
 	"path"
-	"strings"
 
 	"golang.org/x/sync/errgroup"
 
@@ -23,13 +22,8 @@ func (j *jobRun) verifyScript() (string, error) {
 	}
 	env := map[string]string{"HOME": j.lay.home}
 	maps.Copy(env, j.job.VerifyEnv(j.lay.tests, j.lay.logs))
-	for k, v := range env {
-		if !runner.ValidEnvName(k) {
-			return "", fmt.Errorf("verifier env name %q cannot be exported in the sandbox", k)
-		}
-		if strings.ContainsRune(v, 0) {
-			return "", fmt.Errorf("verifier env %s holds a NUL byte", k)
-		}
+	if err := exportable("verifier env", env); err != nil {
+		return "", err
 	}
 	var ensure []string
 	for _, f := range j.job.VerifyFiles() {
