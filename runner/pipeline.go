@@ -5,6 +5,7 @@ package runner
 // mapped to the Result once, and the cleanup after whatever happened.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"time"
@@ -128,10 +129,7 @@ func (p *Pipeline[J]) fail(ctx context.Context, j J, job *Job, res *Result, err 
 	case ctx.Err() != nil:
 		res.Settle(*job, Outcome{Cancelled: true})
 	case errors.As(err, &se):
-		if se.Kind == ErrNone {
-			se.Kind = ErrInfra
-		}
-		res.Failed(se.Kind, se.Err.Error())
+		res.Failed(cmp.Or(se.Kind, ErrInfra), se.Err.Error())
 		if se.Stop != nil {
 			return se.Stop
 		}
