@@ -55,23 +55,7 @@ func GC(ctx context.Context, opts Options, g GCOptions, w io.Writer) error {
 	api := newAPIClient(opts)
 	actx := context.WithValue(ctx, apiclient.ContextAccessToken, opts.APIKey)
 
-	labels, _ := json.Marshal(map[string]string{LabelApp: LabelAppValue})
-	all, err := allPages(actx, &opts, "list forge sandboxes", func(ctx context.Context, page, limit int) ([]gcSandbox, int, error) {
-		res, resp, err := api.SandboxAPI.ListSandboxesPaginated(ctx).Labels(string(labels)).
-			Page(float32(page)).Limit(float32(limit)).Execute()
-		if err != nil {
-			return nil, 0, sdkerrors.ConvertAPIError(err, resp)
-		}
-		var items []gcSandbox
-		for _, sb := range res.Items {
-			c, _ := time.Parse(time.RFC3339Nano, sb.GetCreatedAt())
-			items = append(items, gcSandbox{
-				id: sb.GetId(), name: sb.GetName(), state: string(sb.GetState()),
-				run: sb.GetLabels()[LabelRun], snapshot: sb.GetSnapshot(), created: c,
-			})
-		}
-		return items, int(res.GetTotalPages()), nil
-	})
+	all, err := listSandboxes(actx, &opts, api)
 	if err != nil {
 		return gcError(actx, "list forge's sandboxes", err)
 	}
@@ -87,14 +71,7 @@ func GC(ctx context.Context, opts Options, g GCOptions, w io.Writer) error {
 			continue
 		}
 		age := now().Sub(sb.created)
-		desc, of := fmt.Sprintf("%s (%s", sb.name, sb.id), ""
-		if sb.run != "" {
-			desc, of = desc+", run "+sb.run, " of run "+sb.run
-		}
-		if !sb.created.IsZero() {
-			desc += ", created " + age.Round(time.Second).String() + " ago"
-		}
-		desc += ")"
+		desc, of := sb.describe(age)
 		why, seen := "", false
 		switch {
 		case g.OlderThan > 0 && (sb.created.IsZero() || age < g.OlderThan):
@@ -129,6 +106,40 @@ func GC(ctx context.Context, opts Options, g GCOptions, w io.Writer) error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// listSandboxes lists the sandboxes labelled app=forge.
+func listSandboxes(ctx context.Context, opts *Options, api *apiclient.APIClient) ([]gcSandbox, error) {
+	labels, _ := json.Marshal(map[string]string{LabelApp: LabelAppValue})
+	return allPages(ctx, opts, "list forge sandboxes", func(ctx context.Context, page, limit int) ([]gcSandbox, int, error) {
+		res, resp, err := api.SandboxAPI.ListSandboxesPaginated(ctx).Labels(string(labels)).
+			Page(float32(page)).Limit(float32(limit)).Execute()
+		if err != nil {
+			return nil, 0, sdkerrors.ConvertAPIError(err, resp)
+		}
+		var items []gcSandbox
+		for _, sb := range res.Items {
+			c, _ := time.Parse(time.RFC3339Nano, sb.GetCreatedAt())
+			items = append(items, gcSandbox{
+				id: sb.GetId(), name: sb.GetName(), state: string(sb.GetState()),
+				run: sb.GetLabels()[LabelRun], snapshot: sb.GetSnapshot(), created: c,
+			})
+		}
+		return items, int(res.GetTotalPages()), nil
+	})
+}
+
+// describe names sb for GC's lines, with its run and age; of is " of run
+// <id>" when it has one.
+func (sb gcSandbox) describe(age time.Duration) (desc, of string) {
+	desc = fmt.Sprintf("%s (%s", sb.name, sb.id)
+	if sb.run != "" {
+		desc, of = desc+", run "+sb.run, " of run "+sb.run
+	}
+	if !sb.created.IsZero() {
+		desc += ", created " + age.Round(time.Second).String() + " ago"
+	}
+	return desc + ")", of
 }
 
 // gcSnapshots deletes forge's environment snapshots that no sandbox in

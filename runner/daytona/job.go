@@ -36,17 +36,11 @@ type jobRun struct {
 	script  string // forge.sh (scriptText)
 	session bool
 	streams sync.WaitGroup // the goroutines following log streams
+	ran     sessionRun     // how the candidate's command ended
+	deleted bool           // cleanup deleted the sandbox, or found none
 }
 
-// stepError is an infra failure of the job that also stops the whole run;
-// a step's other errors, but UnusableErrors, fail the job alone.
-type stepError struct {
-	msg      string
-	unusable error
-}
-
-func (e *stepError) Error() string { return e.msg }
-
+// run runs the job through jobPipeline, stopped with the run (dead).
 func (j *jobRun) run(parent context.Context) error {
 	if err := j.r.unusable(); err != nil {
 		j.res.Failed(runner.ErrAuth, err.Error())
@@ -63,83 +57,41 @@ func (j *jobRun) run(parent context.Context) error {
 	defer cancel(nil)
 	stop := context.AfterFunc(j.r.dead, func() { cancel(context.Cause(j.r.dead)) })
 	defer stop()
-	defer func() {
-		// A deletion ends every log stream still open; a sandbox that
-		// could not be deleted may hold its stream until forge exits.
-		if j.cleanup(parent) == nil {
-			j.streams.Wait()
-		}
-	}()
-
-	err := j.steps(ctx)
-	if err == nil {
-		return nil
+	err := jobPipeline.Run(ctx, j, &j.job, j.res)
+	// A deletion ends every log stream still open; a sandbox that could not
+	// be deleted may hold its stream until forge exits.
+	if j.deleted {
+		j.streams.Wait()
 	}
-	// The run is stopped (unusable says why before dead is cancelled), the
-	// job cancelled, or the job failed.
-	var se *stepError
-	var ue *runner.UnusableError
-	switch uerr := j.r.unusable(); {
-	case uerr != nil:
-		errors.As(uerr, &ue)
-		j.res.Failed(ue.Kind, "stopped: "+uerr.Error())
-		return uerr
-	case parent.Err() != nil:
-		j.res.Settle(j.job, runner.Outcome{Cancelled: true})
-	case errors.As(err, &se):
-		j.res.Failed(runner.ErrInfra, se.msg)
-		return se.unusable
-	case errors.As(err, &ue):
-		j.res.Failed(ue.Kind, ue.Error())
-		return ue
-	default:
-		j.res.Failed(runner.ErrInfra, err.Error())
-	}
-	return nil
-}
-
-func (j *jobRun) step(p runner.Phase, f func() error) error {
-	j.job.Enter(p)
-	t := time.Now()
-	err := f()
-	j.res.Phases.Add(p, time.Since(t))
 	return err
 }
 
-func (j *jobRun) steps(ctx context.Context) error {
-	if err := j.step(runner.PhaseCreate, func() error { return j.create(ctx) }); err != nil {
-		return err
-	}
-	if err := j.step(runner.PhaseUpload, func() error { return j.upload(ctx) }); err != nil {
-		return err
-	}
-	if len(j.job.Setup) > 0 {
-		var failed bool
-		if err := j.step(runner.PhaseSetup, func() (err error) { failed, err = j.setup(ctx); return err }); err != nil || failed {
+// jobPipeline is a job's way through its sandbox.
+var jobPipeline = runner.Pipeline[*jobRun]{
+	Steps: []runner.PipelineStep[*jobRun]{
+		{Phase: runner.PhaseCreate, Do: (*jobRun).create},
+		{Phase: runner.PhaseUpload, Do: (*jobRun).upload},
+		{Phase: runner.PhaseSetup, Do: (*jobRun).setup},
+		{Phase: runner.PhaseExecute, Do: (*jobRun).execute},
+		{Phase: runner.PhaseDownload, Do: (*jobRun).settle},
+		{Phase: runner.PhaseVerify, Do: (*jobRun).verify},
+	},
+	Cleanup: (*jobRun).cleanup,
+	// The run is stopped: unusable says why before dead is cancelled.
+	Stopped: func(j *jobRun) error { return j.r.unusable() },
+}
+
+// execute runs the candidate in the job's session; the secrets go up just
+// before, unless setup had them.
+func (j *jobRun) execute(ctx context.Context) error {
+	if len(j.job.Secrets) > 0 && !j.secretsAtSetup() {
+		if err := j.uploadRetried(ctx, []byte(secretsText(j.job.Secrets)), j.lay.secrets()); err != nil {
 			return err
 		}
 	}
-	var run sessionRun
-	err := j.step(runner.PhaseExecute, func() error {
-		if len(j.job.Secrets) > 0 && !j.secretsAtSetup() { // else setup had them
-			if err := j.uploadRetried(ctx, []byte(secretsText(j.job.Secrets)), j.lay.secrets()); err != nil {
-				return err
-			}
-		}
-		var err error
-		run, err = j.runInSession(ctx, "run", j.job.EffectiveTimeout())
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	if err := j.step(runner.PhaseDownload, func() error { return j.settle(ctx, run) }); err != nil {
-		return err
-	}
-	if j.job.Verify == nil || !runner.VerifiesAfter(j.res.ErrorKind) {
-		return nil
-	}
-	return j.step(runner.PhaseVerify, func() error { return j.verify(ctx) })
+	var err error
+	j.ran, err = j.runInSession(ctx, "run", j.job.EffectiveTimeout())
+	return err
 }
 
 func (j *jobRun) create(ctx context.Context) error {
@@ -209,7 +161,7 @@ func (j *jobRun) create(ctx context.Context) error {
 	}
 	if err != nil && sb == nil && statusOf(err) == 0 && classify(ctx, err).class == classTransient {
 		// No answer from the API at all, retries spent: unreachable.
-		return &stepError{msg: "create sandbox " + j.name + ": " + describe(err), unusable: &runner.UnusableError{Kind: runner.ErrInfra,
+		return &runner.StepError{Err: errors.New("create sandbox " + j.name + ": " + describe(err)), Stop: &runner.UnusableError{Kind: runner.ErrInfra,
 			Err: fmt.Errorf("cannot reach the Daytona API at %s: %w", o.APIURL, described(err))}}
 	}
 	if err != nil {
@@ -228,19 +180,17 @@ func (j *jobRun) setupTimeout() time.Duration {
 // cleanup deletes the sandbox on a fresh context with its own deadline,
 // whatever happened; a creation whose outcome is unknown is found by name.
 // After an error (the deletion's, or the ledger's) the sandbox may still
-// exist.
+// exist: the Runner reports it (Undeleted), not the job.
 func (j *jobRun) cleanup(ctx context.Context) error {
-	j.job.Enter(runner.PhaseCleanup)
-	t := time.Now()
-	defer func() { j.res.Phases.Add(runner.PhaseCleanup, time.Since(t)) }()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), j.r.opts.DeleteTimeout)
 	defer cancel()
+	var err error
 	if j.sb != nil {
-		return j.r.deleteSandbox(ctx, j.name, j.sb)
+		err = j.r.deleteSandbox(ctx, j.name, j.sb)
+	} else if j.r.capacity.mayExist(j.name) {
+		err = j.r.reconcile(ctx, j.name)
 	}
-	if j.r.capacity.mayExist(j.name) {
-		return j.r.reconcile(ctx, j.name)
-	}
+	j.deleted = err == nil
 	return nil
 }
 
@@ -257,8 +207,31 @@ func (j *jobRun) upload(ctx context.Context) error {
 	return err
 }
 
-// uploadFiles learns the sandbox's home and starts the uploads in g.
+// uploadFiles learns the sandbox's layout, makes forge.sh and starts the
+// uploads in g.
 func (j *jobRun) uploadFiles(ctx context.Context, g *errgroup.Group) error {
+	if err := j.locate(ctx); err != nil {
+		return err
+	}
+	uploads, ensure, err := j.stage()
+	if err != nil {
+		return err
+	}
+	if err := j.makeScript(ensure); err != nil {
+		return err
+	}
+	if len(j.job.Secrets) > 0 && j.secretsAtSetup() {
+		uploads = append(uploads, upload{[]byte(secretsText(j.job.Secrets)), j.lay.secrets()})
+	}
+	for _, u := range uploads {
+		g.Go(func() error { return j.uploadRetried(ctx, u.data, u.dst) })
+	}
+	return nil
+}
+
+// locate asks the sandbox for its home (and working) directory: the job's
+// layout.
+func (j *jobRun) locate(ctx context.Context) error {
 	home, err := retried(ctx, &j.r.opts, "ask "+j.name+" for its home directory", j.r.opts.calls(), j.sb.GetUserHomeDir)
 	if err != nil {
 		return j.r.callError(ctx, "ask the sandbox for its home directory", err)
@@ -280,25 +253,23 @@ func (j *jobRun) uploadFiles(ctx context.Context, g *errgroup.Group) error {
 		}
 		j.lay.start = wd
 	}
+	return nil
+}
 
-	type upload struct {
-		data []byte
-		dst  string
-	}
-	var uploads []upload
-	var ensure []string
+// upload is a file to upload.
+type upload struct {
+	data []byte
+	dst  string
+}
+
+// stage sorts the job's files into those uploaded and those forge.sh
+// writes (ensure), with the volume's link.
+func (j *jobRun) stage() (uploads []upload, ensure []string, err error) {
 	for _, f := range j.job.Files {
-		rel, err := runner.RelPath(f.Dst)
+		dst, data, err := fileData(f, j.lay.path, "copy")
 		if err != nil {
-			return fmt.Errorf("copy %s: destination %w", f.Src, err)
+			return nil, nil, err
 		}
-		data := f.Data
-		if data == nil {
-			if data, err = os.ReadFile(f.Src); err != nil {
-				return fmt.Errorf("read %s: %w", f.Src, err)
-			}
-		}
-		dst := j.lay.path(rel)
 		// forge.sh writes the files the SDK cannot upload (empty ones) and
 		// forge's own (the task), as it exports the protocol's variables.
 		if len(data) == 0 || f.Data != nil && !bytes.ContainsRune(data, 0) {
@@ -314,6 +285,28 @@ func (j *jobRun) uploadFiles(ctx context.Context, g *errgroup.Group) error {
 				shQuote(link), shQuote(path.Dir(link)), shQuote(j.r.mountPath)))
 		}
 	}
+	return uploads, ensure, nil
+}
+
+// fileData is where f goes (at maps its destination, relative) and its
+// content; what names the file in an error.
+func fileData(f runner.File, at func(rel string) string, what string) (dst string, data []byte, err error) {
+	rel, err := runner.RelPath(f.Dst)
+	if err != nil {
+		return "", nil, fmt.Errorf("%s %s: destination %w", what, f.Src, err)
+	}
+	data = f.Data
+	if data == nil {
+		if data, err = os.ReadFile(f.Src); err != nil {
+			return "", nil, fmt.Errorf("read %s: %w", f.Src, err)
+		}
+	}
+	return at(rel), data, nil
+}
+
+// makeScript makes forge.sh (scriptText): the candidate's command line and
+// environment, its outputs and the verifier's part.
+func (j *jobRun) makeScript(ensure []string) error {
 	outputFile, err := runner.RelPath(j.job.EffectiveOutputFile())
 	if err != nil {
 		return fmt.Errorf("output file %w", err)
@@ -339,12 +332,6 @@ func (j *jobRun) uploadFiles(ctx context.Context, g *errgroup.Group) error {
 		return err
 	}
 	j.script = j.lay.scriptText(argv, env, ensure, j.job.Setup, j.secretsAtSetup(), verify, j.out)
-	if len(j.job.Secrets) > 0 && j.secretsAtSetup() {
-		uploads = append(uploads, upload{[]byte(secretsText(j.job.Secrets)), j.lay.secrets()})
-	}
-	for _, u := range uploads {
-		g.Go(func() error { return j.uploadRetried(ctx, u.data, u.dst) })
-	}
 	return nil
 }
 
@@ -391,20 +378,27 @@ func (j *jobRun) env() (map[string]string, error) {
 			return nil, fmt.Errorf("secret %q cannot be exported in the sandbox", k)
 		}
 	}
+	return env, exportable("env", env)
+}
+
+// exportable says why env cannot be exported in the sandbox, if it cannot;
+// what names it in the error.
+func exportable(what string, env map[string]string) error {
 	for k, v := range env {
 		if !runner.ValidEnvName(k) {
-			return nil, fmt.Errorf("env name %q cannot be exported in the sandbox", k)
+			return fmt.Errorf("%s name %q cannot be exported in the sandbox", what, k)
 		}
 		if strings.ContainsRune(v, 0) {
-			return nil, fmt.Errorf("env %s holds a NUL byte", k)
+			return fmt.Errorf("%s %s holds a NUL byte", what, k)
 		}
 	}
-	return env, nil
+	return nil
 }
 
 // settle reads the outputs, the artifact, the FORGE_RESULT file and the
 // transcript from forge.sh's report, and settles the job.
-func (j *jobRun) settle(ctx context.Context, run sessionRun) error {
+func (j *jobRun) settle(ctx context.Context) error {
+	run := j.ran
 	rep, err := j.report(ctx, run, strings.Fields(outputKeys)...)
 	if err != nil {
 		return err

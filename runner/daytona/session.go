@@ -24,16 +24,16 @@ const (
 	firstPoll = 50 * time.Millisecond
 )
 
-// setup runs the setup lines with their own timeout; failed: they failed,
-// and the Result says how.
-func (j *jobRun) setup(ctx context.Context) (failed bool, err error) {
+// setup runs the setup lines with their own timeout; when they fail, the
+// Result says how.
+func (j *jobRun) setup(ctx context.Context) error {
 	timeout := j.setupTimeout()
 	run, err := j.runInSession(ctx, "setup", timeout)
 	if err != nil {
-		return false, err
+		return err
 	}
 	if !run.timedOut && run.exit != nil && *run.exit == 0 {
-		return false, nil
+		return nil
 	}
 	if rep, err := j.report(ctx, run, "setup"); err == nil && rep.size("setup") > 0 {
 		buf := &runner.CappedBuffer{Max: j.out.outCap}
@@ -43,7 +43,7 @@ func (j *jobRun) setup(ctx context.Context) (failed bool, err error) {
 	}
 	j.res.SetupFailed(runner.Outcome{ExitCode: run.exit, TimedOut: run.timedOut}, timeout,
 		"", failingSetupOutput(j.res.Stderr, j.job.Setup))
-	return true, nil
+	return runner.ErrEnded
 }
 
 // failingSetupOutput is what the failing setup line printed: the log after

@@ -7,9 +7,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"os"
 	"path"
-	"strings"
 
 	"golang.org/x/sync/errgroup"
 
@@ -24,13 +22,8 @@ func (j *jobRun) verifyScript() (string, error) {
 	}
 	env := map[string]string{"HOME": j.lay.home}
 	maps.Copy(env, j.job.VerifyEnv(j.lay.tests, j.lay.logs))
-	for k, v := range env {
-		if !runner.ValidEnvName(k) {
-			return "", fmt.Errorf("verifier env name %q cannot be exported in the sandbox", k)
-		}
-		if strings.ContainsRune(v, 0) {
-			return "", fmt.Errorf("verifier env %s holds a NUL byte", k)
-		}
+	if err := exportable("verifier env", env); err != nil {
+		return "", err
 	}
 	var ensure []string
 	for _, f := range j.job.VerifyFiles() {
@@ -53,17 +46,7 @@ func (j *jobRun) verifyScript() (string, error) {
 
 // verifyFile is where f goes in the tests directory, and its content.
 func (j *jobRun) verifyFile(f runner.File) (dst string, data []byte, err error) {
-	rel, err := runner.RelPath(f.Dst)
-	if err != nil {
-		return "", nil, fmt.Errorf("verifier file %s: destination %w", f.Src, err)
-	}
-	data = f.Data
-	if data == nil {
-		if data, err = os.ReadFile(f.Src); err != nil {
-			return "", nil, fmt.Errorf("read %s: %w", f.Src, err)
-		}
-	}
-	return j.lay.tests + "/" + rel, data, nil
+	return fileData(f, func(rel string) string { return j.lay.tests + "/" + rel }, "verifier file")
 }
 
 // verify uploads the verifier's files, runs it and records its reward.

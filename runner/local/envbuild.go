@@ -30,7 +30,6 @@ const (
 // virtualenv writes its own absolute path into its scripts.
 func (r *Runner) build(ctx context.Context, env *runner.Environment, root, dir string, log func(string)) error {
 	begin := time.Now()
-	short := runner.ShortHash(env.Hash)
 	if err := removeAll(dir); err != nil {
 		return fmt.Errorf("environment %s: remove the unfinished build in %s: %w", env.Name, dir, err)
 	}
@@ -46,35 +45,73 @@ func (r *Runner) build(ctx context.Context, env *runner.Environment, root, dir s
 			_ = removeAll(dir)
 		}
 	}()
-	logPath := filepath.Join(root, short+buildingLogSuffix)
-	logFile, err := os.Create(logPath)
+	bd := &building{env: env, root: root, dir: dir, short: runner.ShortHash(env.Hash)}
+	bd.logPath = filepath.Join(root, bd.short+buildingLogSuffix)
+	logFile, err := os.Create(bd.logPath)
 	if err != nil {
 		return fmt.Errorf("environment %s: %w", env.Name, err)
 	}
 	defer logFile.Close()
-	defer os.Remove(logPath) // when it was not moved: a cancelled build
-	bl := &buildLog{file: logFile, log: log}
-	// failed keeps the failed build's log and makes the BuildError.
-	failed := func(why error) error {
-		bl.note("forge: " + why.Error())
-		logFile.Close()
-		kept := filepath.Join(root, short+failedLogSuffix)
-		if err := os.Rename(logPath, kept); err != nil {
-			why = fmt.Errorf("%w (its log could not be kept: %w)", why, err)
-		} else {
-			why = fmt.Errorf("%w; the build log is %s", why, kept)
-		}
-		return &runner.BuildError{Name: env.Name, Hash: env.Hash, Tail: bl.tail(), Err: why}
-	}
-
-	if err := upload(dir, env.Files); err != nil {
-		return failed(fmt.Errorf("write its files: %w", err))
-	}
+	defer os.Remove(bd.logPath) // when it was not moved: a cancelled build
+	bd.log = &buildLog{file: logFile, log: log}
 	builder := r.builder()
+	if err := r.runBuild(ctx, bd, builder); err != nil {
+		return err
+	}
+	if err := logFile.Close(); err != nil {
+		return fmt.Errorf("environment %s: %w", env.Name, err)
+	}
+	if err := os.Rename(bd.logPath, filepath.Join(dir, envLogFile)); err != nil {
+		return fmt.Errorf("environment %s: %w", env.Name, err)
+	}
+	tree, err := treeFingerprint(dir)
+	if err != nil {
+		return fmt.Errorf("environment %s: %w", env.Name, err)
+	}
+	m := envMarker{Hash: env.Hash, Name: env.Name, BuiltAt: time.Now().UTC(), BuildSeconds: time.Since(begin).Seconds(), Tree: tree}
+	if builder != nil {
+		m.BuiltAs = builder.uid
+	}
+	if err := writeMarker(dir, m); err != nil {
+		return fmt.Errorf("environment %s: %w", env.Name, err)
+	}
+	_ = os.Remove(filepath.Join(root, bd.short+failedLogSuffix)) // an earlier build's
+	done = true
+	return nil
+}
+
+// building is one build of an environment in dir, its log at logPath.
+type building struct {
+	env              *runner.Environment
+	root, dir, short string
+	logPath          string
+	log              *buildLog
+}
+
+// failed keeps the failed build's log and makes the BuildError.
+func (bd *building) failed(why error) error {
+	bd.log.note("forge: " + why.Error())
+	bd.log.file.Close()
+	kept := filepath.Join(bd.root, bd.short+failedLogSuffix)
+	if err := os.Rename(bd.logPath, kept); err != nil {
+		why = fmt.Errorf("%w (its log could not be kept: %w)", why, err)
+	} else {
+		why = fmt.Errorf("%w; the build log is %s", why, kept)
+	}
+	return &runner.BuildError{Name: bd.env.Name, Hash: bd.env.Hash, Tail: bd.log.tail(), Err: why}
+}
+
+// runBuild writes the environment's files and runs its steps as builder,
+// in a box of their own with a HOME of their own.
+func (r *Runner) runBuild(ctx context.Context, bd *building, builder *jobUser) error {
+	env, dir := bd.env, bd.dir
+	if err := upload(dir, env.Files); err != nil {
+		return bd.failed(fmt.Errorf("write its files: %w", err))
+	}
 	// A HOME of the build's own, so that caches such as pip's stay out of
 	// the environment. forge-<pid>-…: a later forge removes it if this one
 	// is killed first.
-	home, err := os.MkdirTemp(r.opts.TempDir, fmt.Sprintf("forge-%d-env-%s-", os.Getpid(), short))
+	home, err := os.MkdirTemp(r.opts.TempDir, fmt.Sprintf("forge-%d-env-%s-", os.Getpid(), bd.short))
 	if err != nil {
 		return fmt.Errorf("environment %s: make the build's home directory: %w", env.Name, err)
 	}
@@ -86,7 +123,7 @@ func (r *Runner) build(ctx context.Context, env *runner.Environment, root, dir s
 	if builder != nil {
 		for _, d := range []string{dir, home} {
 			if err := give(d, builder); err != nil {
-				return failed(fmt.Errorf("give %s to the builder: %w", d, err))
+				return bd.failed(fmt.Errorf("give %s to the builder: %w", d, err))
 			}
 		}
 		// What it makes, the jobs' users read, whatever forge's umask.
@@ -108,9 +145,9 @@ func (r *Runner) build(ctx context.Context, env *runner.Environment, root, dir s
 	i, p, startErr := r.runSteps(ctx, b, shellSteps{
 		lines: lines, dir: dir, env: vars, user: builder,
 		timeout:  timeout,
-		echo:     bl.echo,
+		echo:     bd.log.echo,
 		echoAll:  true,
-		starting: bl.step,
+		starting: bd.log.step,
 	})
 	endErr := b.close()
 	switch {
@@ -121,29 +158,10 @@ func (r *Runner) build(ctx context.Context, env *runner.Environment, root, dir s
 		if endErr != nil {
 			why = fmt.Errorf("%w; and the build's processes could not all be ended: %w", why, endErr)
 		}
-		return failed(why)
+		return bd.failed(why)
 	case endErr != nil:
 		return fmt.Errorf("environment %s: could not end the build's processes: %w", env.Name, endErr)
 	}
-	if err := logFile.Close(); err != nil {
-		return fmt.Errorf("environment %s: %w", env.Name, err)
-	}
-	if err := os.Rename(logPath, filepath.Join(dir, envLogFile)); err != nil {
-		return fmt.Errorf("environment %s: %w", env.Name, err)
-	}
-	tree, err := treeFingerprint(dir)
-	if err != nil {
-		return fmt.Errorf("environment %s: %w", env.Name, err)
-	}
-	m := envMarker{Hash: env.Hash, Name: env.Name, BuiltAt: time.Now().UTC(), BuildSeconds: time.Since(begin).Seconds(), Tree: tree}
-	if builder != nil {
-		m.BuiltAs = builder.uid
-	}
-	if err := writeMarker(dir, m); err != nil {
-		return fmt.Errorf("environment %s: %w", env.Name, err)
-	}
-	_ = os.Remove(filepath.Join(root, short+failedLogSuffix)) // an earlier build's
-	done = true
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package local
 
-// One Run: a job from its working directory to its cleanup.
+// One Run: a job from its working directory to its cleanup, as the steps of
+// a runner.Pipeline.
 
 import (
 	"cmp"
@@ -28,14 +29,42 @@ func (r *Runner) Run(ctx context.Context, job runner.Job) (runner.Result, error)
 		Backend:     Backend,
 		StartedAt:   begin.UTC(),
 	}
+	p := &jobPipeline
+	if job.Dir != "" {
+		p = &plainPipeline
+		job.ArtifactOptional = true // nothing is read back: exit 0 is success
+	}
 	j := &jobRun{r: r, job: job, res: &res, steps: r.steps.job()}
-	err := j.run(ctx)
-	j.cleanup()
+	err := p.Run(ctx, j, &j.job, &res)
 	end := time.Now()
 	res.FinishedAt = end.UTC()
 	res.JobSeconds = end.Sub(begin).Seconds()
 	r.steps.finished(j.steps, end.Sub(begin))
 	return res, err
+}
+
+// jobPipeline is a job's way through its working directory. Making its box
+// (its PID namespace or cgroup) is "create", once its files are in.
+var jobPipeline = runner.Pipeline[*jobRun]{
+	Steps: []runner.PipelineStep[*jobRun]{
+		{Phase: runner.PhaseUpload, Do: (*jobRun).upload},
+		{Phase: runner.PhaseCreate, Do: (*jobRun).create},
+		{Phase: runner.PhaseSetup, Do: (*jobRun).setup},
+		{Phase: runner.PhaseExecute, Do: (*jobRun).execute},
+		{Phase: runner.PhaseDownload, Do: (*jobRun).download},
+		{Phase: runner.PhaseVerify, Do: (*jobRun).verify},
+	},
+	Cleanup: (*jobRun).cleanup,
+}
+
+// plainPipeline is a plain job's: in its own directory, nothing copied in or
+// read back.
+var plainPipeline = runner.Pipeline[*jobRun]{
+	Steps: []runner.PipelineStep[*jobRun]{
+		{Phase: runner.PhaseCreate, Do: (*jobRun).createPlain},
+		{Phase: runner.PhaseExecute, Do: (*jobRun).executePlain},
+	},
+	Cleanup: (*jobRun).cleanup,
 }
 
 // jobRun is the state of one Run.
@@ -50,6 +79,8 @@ type jobRun struct {
 	// is its identity.
 	workdir string
 	work    workdirID
+	// outRel is the artifact's path in workdir.
+	outRel string
 	// verifyDir holds the verifier's files and logs, made after the
 	// candidate ended (and removed with the working directory).
 	verifyDir string
@@ -63,172 +94,121 @@ type jobRun struct {
 	// spent are boxes whose processes were ended (the candidate's, once
 	// the verifier has its own), closed at cleanup.
 	spent []box
+	// outcome is how the candidate's process ended, for download.
+	outcome runner.Outcome
 	// steps are the step timings, nil unless StepsFileEnv is set.
 	steps *jobSteps
 }
 
-// phase announces p and returns a func that records its duration.
-func (j *jobRun) phase(p runner.Phase) func() {
-	j.job.Enter(p)
-	start := time.Now()
-	return func() { j.res.Phases.Add(p, time.Since(start)) }
-}
-
-func (j *jobRun) run(ctx context.Context) error {
-	if ctx.Err() != nil {
-		j.res.Settle(j.job, runner.Outcome{Cancelled: true})
-		return nil
-	}
+// environment finds the directory of the job's environment, if it has one.
+func (j *jobRun) environment() error {
 	if e := j.job.Environment; e != nil {
 		dir, err := j.r.environmentDir(e)
 		if err != nil {
-			j.res.Failed(runner.ErrInfra, err.Error())
-			return nil
+			return err
 		}
 		j.envDir = dir
 	}
-	if j.job.Dir != "" {
-		return j.runPlain(ctx)
+	return nil
+}
+
+// upload makes the job's working directory, copies its files in and gives
+// it to the job's user.
+func (j *jobRun) upload(context.Context) error {
+	if err := j.environment(); err != nil {
+		return err
 	}
-	done := j.phase(runner.PhaseUpload)
 	t := j.steps.now()
 	outRel, err := runner.RelPath(j.job.EffectiveOutputFile())
 	if err != nil {
-		done()
-		j.res.Failed(runner.ErrInfra, "output file "+err.Error())
-		return nil
+		return errors.New("output file " + err.Error())
 	}
-	outRel = filepath.FromSlash(outRel)
+	j.outRel = filepath.FromSlash(outRel)
 	// forge-<pid>-…: a later forge removes it if this one is killed before
 	// it can (removeStale).
 	w, made, err := j.r.newWorkdir(fmt.Sprintf("forge-%d-%s-", os.Getpid(), safeName(j.job.CandidateID)))
 	if err != nil {
-		done()
-		err = fmt.Errorf("make working directory in %s: %w", j.r.opts.TempDir, err)
-		j.res.Failed(runner.ErrInfra, err.Error())
-		return &runner.UnusableError{Kind: runner.ErrInfra, Err: err}
+		return runner.StopRun(fmt.Errorf("make working directory in %s: %w", j.r.opts.TempDir, err))
 	}
 	wd := w.path
 	j.work, j.workdir, j.dir = w, wd, wd
 	if made {
 		if err := os.Mkdir(filepath.Join(wd, "tmp"), 0o700); err != nil {
-			done()
-			j.res.Failed(runner.ErrInfra, fmt.Sprintf("make %s/tmp: %v", wd, err))
-			return nil
+			return fmt.Errorf("make %s/tmp: %v", wd, err)
 		}
 		j.r.noteNew(&j.work)
 	}
 	if err := upload(wd, j.job.Files); err != nil {
-		done()
-		j.res.Failed(runner.ErrInfra, err.Error())
-		return nil
+		return err
 	}
 	j.steps.add(stepWorkdir, t)
-	if err := j.takeUser(); err != nil {
-		done()
-		j.res.Failed(runner.ErrInfra, err.Error())
-		return nil
-	}
-	done()
-
-	if j.job.NoNetwork && !j.r.platform.readOnly() {
-		// Never run it with the network it was denied.
-		j.res.Failed(runner.ErrInfra, "network: none: this machine cannot give a job a network of its own (forge needs root and namespaces here)")
-		return nil
-	}
-	if err := j.contain(); err != nil {
-		return err
-	}
-
-	outAbs := filepath.Join(wd, outRel)
-	env := j.env(true)
-	if len(j.job.Setup) > 0 {
-		done := j.phase(runner.PhaseSetup)
-		ok := j.setup(ctx, j.env(j.job.SetupSecrets))
-		done()
-		if !ok {
-			return nil
-		}
-	}
-
-	if ctx.Err() != nil {
-		j.res.Settle(j.job, runner.Outcome{Cancelled: true})
-		return nil
-	}
-	if len(j.job.Command) == 0 {
-		j.res.Failed(runner.ErrInfra, "the job has no command")
-		return nil
-	}
-	outcome, ok := j.execute(ctx, j.job.Argv(outAbs), env)
-	if !ok {
-		return nil
-	}
-	done = j.phase(runner.PhaseDownload)
-	t = j.steps.now()
-	j.download(outRel, &outcome)
-	j.steps.add(stepDownload, t)
-	done()
-	j.res.Settle(j.job, outcome)
-	if j.job.Verify != nil && runner.VerifiesAfter(j.res.ErrorKind) {
-		j.verify(ctx)
-	}
-	return nil
+	return j.takeUser()
 }
 
-// runPlain runs a plain job in its own directory, nothing copied or read back.
-func (j *jobRun) runPlain(ctx context.Context) error {
+// create makes the job's box; never one with the network it was denied.
+func (j *jobRun) create(context.Context) error {
+	if j.job.NoNetwork && !j.r.platform.readOnly() {
+		return errors.New("network: none: this machine cannot give a job a network of its own (forge needs root and namespaces here)")
+	}
+	return j.contain()
+}
+
+// createPlain makes a plain job's box, in its own directory.
+func (j *jobRun) createPlain(context.Context) error {
+	if err := j.environment(); err != nil {
+		return err
+	}
 	switch {
 	case !filepath.IsAbs(j.job.Dir):
-		j.res.Failed(runner.ErrInfra, fmt.Sprintf("the job's directory %q is not absolute", j.job.Dir))
-		return nil
+		return fmt.Errorf("the job's directory %q is not absolute", j.job.Dir)
 	case len(j.job.Files) > 0 || len(j.job.Setup) > 0:
-		j.res.Failed(runner.ErrInfra, "a job with its own directory takes no files and no setup")
-		return nil
+		return errors.New("a job with its own directory takes no files and no setup")
 	case len(j.job.Command) == 0:
-		j.res.Failed(runner.ErrInfra, "the job has no command")
-		return nil
+		return errors.New("the job has no command")
 	}
 	if fi, err := os.Stat(j.job.Dir); err != nil || !fi.IsDir() {
-		j.res.Failed(runner.ErrInfra, fmt.Sprintf("the job's directory %s is not a directory", j.job.Dir))
-		return nil
+		return fmt.Errorf("the job's directory %s is not a directory", j.job.Dir)
 	}
 	j.dir = j.job.Dir
-	j.job.ArtifactOptional = true // nothing is read back: exit 0 is success
-	if err := j.contain(); err != nil {
-		return err
-	}
-	outcome, ok := j.execute(ctx, j.job.Command, j.plainEnv())
-	if ok {
-		j.res.Settle(j.job, outcome)
-	}
-	return nil
+	return j.contain()
 }
 
-// contain makes the job's box: this backend's "create".
+// contain makes the job's box; a machine that cannot stops the run.
 func (j *jobRun) contain() error {
-	done := j.phase(runner.PhaseCreate)
 	b, err := j.r.platform.newBox(boxSpec{marker: marker(j.job), user: j.user, view: j.view(), steps: j.steps})
-	done()
 	if err != nil {
-		err = fmt.Errorf("contain job %s: %w", j.job.Name(), err)
-		j.res.Failed(runner.ErrInfra, err.Error())
-		return &runner.UnusableError{Kind: runner.ErrInfra, Err: err}
+		return runner.StopRun(fmt.Errorf("contain job %s: %w", j.job.Name(), err))
 	}
 	j.box = b
 	return nil
 }
 
-// execute runs argv in j.dir and records its output and runtime; when it
-// could not be started the Result says why and ok is false.
-func (j *jobRun) execute(ctx context.Context, argv, env []string) (o runner.Outcome, ok bool) {
-	done := j.phase(runner.PhaseExecute)
-	defer done()
+// execute runs the candidate in its working directory.
+func (j *jobRun) execute(ctx context.Context) error {
+	if len(j.job.Command) == 0 {
+		return errors.New("the job has no command")
+	}
+	return j.runCandidate(ctx, j.job.Argv(filepath.Join(j.workdir, j.outRel)), j.env(true))
+}
+
+// executePlain runs a plain job's command and settles it: nothing is read
+// back.
+func (j *jobRun) executePlain(ctx context.Context) error {
+	if err := j.runCandidate(ctx, j.job.Command, j.plainEnv()); err != nil {
+		return err
+	}
+	j.res.Settle(j.job, j.outcome)
+	return nil
+}
+
+// runCandidate runs argv in j.dir and records its output, runtime and
+// outcome.
+func (j *jobRun) runCandidate(ctx context.Context, argv, env []string) error {
 	t := j.steps.now()
 	path, err := j.r.lookPath(argv[0], envValue(env, "PATH"), j.dir, j.user)
 	j.steps.add(stepLookup, t)
 	if err != nil {
-		j.res.Failed(runner.ErrCandidateFailed, err.Error())
-		return o, false
+		return &runner.StepError{Kind: runner.ErrCandidateFailed, Err: err}
 	}
 	p, err := j.r.runProcess(ctx, j.box, process{
 		path: path, argv: argv, dir: j.dir, env: env, user: j.user,
@@ -239,40 +219,37 @@ func (j *jobRun) execute(ctx context.Context, argv, env []string) (o runner.Outc
 		steps:    j.steps,
 	})
 	if err != nil {
-		j.res.Failed(startErrorKind(err), err.Error())
-		return o, false
+		return &runner.StepError{Kind: startErrorKind(err), Err: err}
 	}
 	j.res.RuntimeSeconds = p.runtime.Seconds()
 	j.res.Output = p.stdout.String()
 	j.res.Stderr = p.stderr.String()
 	j.res.OutputTruncated = p.stdout.Truncated() || p.stderr.Truncated()
-	return runner.Outcome{ExitCode: p.exitCode, TimedOut: p.timedOut, Cancelled: p.cancelled}, true
+	j.outcome = runner.Outcome{ExitCode: p.exitCode, TimedOut: p.timedOut, Cancelled: p.cancelled}
+	return nil
 }
 
-// setup runs the setup commands and reports whether all succeeded; when one
-// did not, the Result says why.
-func (j *jobRun) setup(ctx context.Context, env []string) bool {
+// setup runs the setup commands; when one fails, the Result says why.
+func (j *jobRun) setup(ctx context.Context) error {
 	timeout := cmp.Or(j.job.SetupTimeout, runner.DefaultSetupTimeout)
 	i, p, err := j.r.runSteps(ctx, j.box, shellSteps{
-		lines: j.job.Setup, dir: j.dir, env: env, user: j.user,
+		lines: j.job.Setup, dir: j.dir, env: j.env(j.job.SetupSecrets), user: j.user,
 		timeout:  timeout,
 		maxBytes: j.job.Limits.OutputCap(),
 	})
 	switch {
 	case i < 0:
-		return true
+		return nil
 	case err != nil:
-		j.res.Failed(startErrorKind(err), fmt.Sprintf("setup %q: %v", j.job.Setup[i], err))
-		return false
+		return &runner.StepError{Kind: startErrorKind(err), Err: fmt.Errorf("setup %q: %v", j.job.Setup[i], err)}
 	}
 	j.res.Output, j.res.Stderr = p.stdout.String(), p.stderr.String()
 	j.res.OutputTruncated = p.stdout.Truncated() || p.stderr.Truncated()
 	if p.cancelled {
-		j.res.Settle(j.job, runner.Outcome{Cancelled: true})
-	} else {
-		j.res.SetupFailed(runner.Outcome{ExitCode: p.exitCode, TimedOut: p.timedOut}, timeout, j.res.Output, j.res.Stderr)
+		return cmp.Or(ctx.Err(), context.Canceled)
 	}
-	return false
+	j.res.SetupFailed(runner.Outcome{ExitCode: p.exitCode, TimedOut: p.timedOut}, timeout, j.res.Output, j.res.Stderr)
+	return runner.ErrEnded
 }
 
 // takeUser gives the job a user of its own, when jobs get one, owning the
@@ -313,21 +290,13 @@ func (j *jobRun) takeUser() error {
 	return nil
 }
 
-func (j *jobRun) cleanup() {
+// cleanup ends the job's boxes and removes its directories, and frees its
+// user once nothing of the job is left.
+func (j *jobRun) cleanup(context.Context) error {
 	if j.workdir == "" && j.box == nil && j.user == nil {
-		return
+		return nil
 	}
-	done := j.phase(runner.PhaseCleanup)
-	defer done()
-	// Whatever Run started must be gone when it returns; when it may not
-	// be, the result says so rather than claim success.
-	failed := func(msg string) {
-		if j.res.ErrorKind == runner.ErrNone {
-			j.res.Failed(runner.ErrInfra, msg)
-		} else {
-			j.res.ErrorMessage += "; " + msg
-		}
-	}
+	var failed []string
 	ended := true
 	t := j.steps.now()
 	for _, b := range append(j.spent, j.box) {
@@ -336,7 +305,7 @@ func (j *jobRun) cleanup() {
 		}
 		if err := b.close(); err != nil {
 			ended = false
-			failed("could not end the job's processes: " + err.Error())
+			failed = append(failed, "could not end the job's processes: "+err.Error())
 		}
 	}
 	j.steps.add(stepRelease, t)
@@ -359,7 +328,8 @@ func (j *jobRun) cleanup() {
 		for _, dir := range dirs { // what could not be ended may still write there
 			_ = removeAll(dir)
 		}
-		return // and its user is never another job's, nor its directory
+		// and its user is never another job's, nor its directory
+		return errors.New(strings.Join(failed, "; "))
 	}
 	release := func() {}
 	if u := j.user; u != nil {
@@ -367,13 +337,17 @@ func (j *jobRun) cleanup() {
 		err := j.r.users.removeLeftovers(u, dirs...)
 		j.steps.add(stepSweep, t)
 		if err != nil {
-			failed(err.Error())
+			failed = append(failed, err.Error())
 		} else {
 			// Free once nothing of the job is left, its directories too.
 			release = func() { j.r.users.release(u) }
 		}
 	}
 	j.r.removeWorkdir(j.work, j.verifyDir, j.steps, release)
+	if len(failed) > 0 {
+		return errors.New(strings.Join(failed, "; "))
+	}
+	return nil
 }
 
 // safeName keeps a candidate id usable in a directory name.
@@ -496,8 +470,18 @@ func within(path, dir string) bool {
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
-// download reads the artifact, FORGE_RESULT and transcript into the result.
-func (j *jobRun) download(outRel string, o *runner.Outcome) {
+// download reads the artifact, FORGE_RESULT and transcript into the result
+// and settles the job.
+func (j *jobRun) download(context.Context) error {
+	t := j.steps.now()
+	j.readOutputs(j.outRel, &j.outcome)
+	j.steps.add(stepDownload, t)
+	j.res.Settle(j.job, j.outcome)
+	return nil
+}
+
+// readOutputs reads the artifact, FORGE_RESULT and transcript into the result.
+func (j *jobRun) readOutputs(outRel string, o *runner.Outcome) {
 	root, err := os.OpenRoot(j.workdir)
 	if err != nil {
 		o.ArtifactProblem = "cannot open the working directory: " + err.Error()

@@ -83,34 +83,9 @@ func (r *Runner) runProcess(ctx context.Context, b box, p process) (finished, er
 		stdout: &runner.CappedBuffer{Max: p.maxBytes},
 		stderr: &runner.CappedBuffer{Max: p.maxBytes},
 	}
-	null, err := devNull()
+	st, err := startIn(b, p)
 	if err != nil {
 		return f, err
-	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		return f, fmt.Errorf("pipe for stdout: %w", err)
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		outR.Close()
-		outW.Close()
-		return f, fmt.Errorf("pipe for stderr: %w", err)
-	}
-	// With *os.File outputs, Wait returns when the process exits, not when
-	// the last holder of its pipes (a daemon it left) lets go of them.
-	cmd := &exec.Cmd{Path: p.path, Args: p.argv, Dir: p.dir, Env: p.env, Stdin: null, Stdout: outW, Stderr: errW}
-	if p.user != nil {
-		runAs(cmd, p.user)
-	}
-	began := time.Now()
-	err = b.start(cmd)
-	outW.Close()
-	errW.Close()
-	if err != nil {
-		outR.Close()
-		errR.Close()
-		return f, &startError{name: p.argv[0], err: err}
 	}
 
 	var drains sync.WaitGroup
@@ -127,12 +102,73 @@ func (r *Runner) runProcess(ctx context.Context, b box, p process) (finished, er
 		defer errEcho.Close()
 		outTo, errTo = io.MultiWriter(f.stdout, outEcho), io.MultiWriter(f.stderr, errEcho)
 	}
-	go drain(&drains, outTo, outR)
-	go drain(&drains, errTo, errR)
+	go drain(&drains, outTo, st.outR)
+	go drain(&drains, errTo, st.errR)
+	r.wait(ctx, b, st, p, &f)
+	// Everything that held the pipes is normally gone now; whatever forge
+	// could not end gets KillGrace to let go before the pipes are cut.
+	t := p.steps.now()
+	waitGroupWithin(&drains, r.opts.KillGrace)
+	p.steps.add(stepOutput, t)
+	st.outR.Close()
+	st.errR.Close()
+	drains.Wait()
+	if ps := st.cmd.ProcessState; ps != nil && ps.Exited() {
+		code := ps.ExitCode()
+		f.exitCode = &code
+	}
+	return f, nil
+}
+
+// started is a process started, and the reading ends of its stdout and
+// stderr.
+type started struct {
+	cmd        *exec.Cmd
+	outR, errR *os.File
+	began      time.Time // just before the start
+}
+
+// startIn starts p in b, its stdout and stderr on pipes.
+func startIn(b box, p process) (started, error) {
+	null, err := devNull()
+	if err != nil {
+		return started{}, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return started{}, fmt.Errorf("pipe for stdout: %w", err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return started{}, fmt.Errorf("pipe for stderr: %w", err)
+	}
+	// With *os.File outputs, Wait returns when the process exits, not when
+	// the last holder of its pipes (a daemon it left) lets go of them.
+	cmd := &exec.Cmd{Path: p.path, Args: p.argv, Dir: p.dir, Env: p.env, Stdin: null, Stdout: outW, Stderr: errW}
+	if p.user != nil {
+		runAs(cmd, p.user)
+	}
+	began := time.Now()
+	err = b.start(cmd)
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		outR.Close()
+		errR.Close()
+		return started{}, &startError{name: p.argv[0], err: err}
+	}
+	return started{cmd: cmd, outR: outR, errR: errR, began: began}, nil
+}
+
+// wait waits for st to exit, for p's timeout or for ctx, and ends what is
+// left in b as p asks; into f go the timeout, the cancel and the runtime.
+func (r *Runner) wait(ctx context.Context, b box, st started, p process, f *finished) {
 	exited := make(chan struct{})
 	var ended time.Time // written before exited is closed
 	go func() {
-		_ = cmd.Wait()
+		_ = st.cmd.Wait()
 		ended = time.Now()
 		close(exited)
 	}()
@@ -153,7 +189,7 @@ func (r *Runner) runProcess(ctx context.Context, b box, p process) (finished, er
 		f.runtime = p.timeout
 	} else {
 		<-exited // closed already (terminate waits for it): ended is set
-		f.runtime = ended.Sub(began)
+		f.runtime = ended.Sub(st.began)
 	}
 	p.steps.add(stepRun, t)
 	if p.endAll || f.timedOut || f.cancelled {
@@ -162,19 +198,6 @@ func (r *Runner) runProcess(ctx context.Context, b box, p process) (finished, er
 		_ = b.kill()
 		p.steps.add(stepEnd, t)
 	}
-	// Everything that held the pipes is normally gone now; whatever forge
-	// could not end gets KillGrace to let go before the pipes are cut.
-	t = p.steps.now()
-	waitGroupWithin(&drains, r.opts.KillGrace)
-	p.steps.add(stepOutput, t)
-	outR.Close()
-	errR.Close()
-	drains.Wait()
-	if ps := cmd.ProcessState; ps != nil && ps.Exited() {
-		code := ps.ExitCode()
-		f.exitCode = &code
-	}
-	return f, nil
 }
 
 // devNull is /dev/null, open for the process's life.

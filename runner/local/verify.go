@@ -3,6 +3,7 @@ package local
 // The verifier: after the candidate, in the job's box and working directory.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -16,42 +17,18 @@ import (
 // verify runs the job's verifier once the candidate has ended: its files
 // in a directory made only now (the candidate never saw them), its reward
 // read from another.
-func (j *jobRun) verify(ctx context.Context) {
+func (j *jobRun) verify(ctx context.Context) error {
 	v := j.job.Verify
-	done := j.phase(runner.PhaseVerify)
-	defer done()
-	dir, err := os.MkdirTemp(j.r.opts.TempDir, fmt.Sprintf("forge-%d-verify-", os.Getpid()))
+	tests, logs, err := j.verifyFiles()
 	if err != nil {
-		j.res.Failed(runner.ErrInfra, "make the verifier's directory: "+err.Error())
-		return
-	}
-	j.verifyDir = dir
-	tests, logs := filepath.Join(dir, "tests"), filepath.Join(dir, "logs", "verifier")
-	for _, d := range []string{tests, logs} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			j.res.Failed(runner.ErrInfra, "make the verifier's directory: "+err.Error())
-			return
-		}
-	}
-	if err := upload(tests, j.job.VerifyFiles()); err != nil {
-		j.res.Failed(runner.ErrInfra, "the verifier's files: "+err.Error())
-		return
-	}
-	// The job's user runs it (its candidate has ended): the verifier reads
-	// what the candidate left as the candidate could, never as root.
-	if j.user != nil {
-		if err := give(dir, j.user); err != nil {
-			j.res.Failed(runner.ErrInfra, "give the verifier's directory to the job's user: "+err.Error())
-			return
-		}
+		return err
 	}
 	// The candidate's box cannot start more: the verifier gets its own.
 	vv := view{readOnly: j.readOnly(), etc: j.etc}
 	vv.slot = j.slotFor(vv)
 	b, err := j.r.platform.newBox(boxSpec{marker: marker(j.job), user: j.user, view: vv})
 	if err != nil {
-		j.res.Failed(runner.ErrInfra, "contain the verifier: "+err.Error())
-		return
+		return fmt.Errorf("contain the verifier: %w", err)
 	}
 	j.spent, j.box = append(j.spent, j.box), b
 	env := j.r.baseEnv(j.workdir)
@@ -64,17 +41,14 @@ func (j *jobRun) verify(ctx context.Context) {
 	})
 	switch {
 	case err != nil:
-		j.res.Failed(runner.ErrInfra, "start the verifier: "+err.Error())
-		return
+		return fmt.Errorf("start the verifier: %w", err)
 	case p.cancelled:
-		j.res.Settle(j.job, runner.Outcome{Cancelled: true})
-		return
+		return cmp.Or(ctx.Err(), context.Canceled)
 	}
 	o := runner.VerifyOutcome{ExitCode: p.exitCode, TimedOut: p.timedOut, Log: p.stdout.Bytes(), LogBytes: p.stdout.Total(), LogsDir: "$" + runner.VerifierLogsVar}
 	root, err := os.OpenRoot(logs)
 	if err != nil {
-		j.res.Failed(runner.ErrInfra, "open the verifier's logs: "+err.Error())
-		return
+		return fmt.Errorf("open the verifier's logs: %w", err)
 	}
 	defer root.Close()
 	for _, f := range []struct {
@@ -91,4 +65,32 @@ func (j *jobRun) verify(ctx context.Context) {
 		}
 	}
 	j.res.Verified(v, o)
+	return nil
+}
+
+// verifyFiles makes the verifier's directory, owned by the job's user, with
+// its files in tests and an empty logs.
+func (j *jobRun) verifyFiles() (tests, logs string, err error) {
+	dir, err := os.MkdirTemp(j.r.opts.TempDir, fmt.Sprintf("forge-%d-verify-", os.Getpid()))
+	if err != nil {
+		return "", "", fmt.Errorf("make the verifier's directory: %w", err)
+	}
+	j.verifyDir = dir
+	tests, logs = filepath.Join(dir, "tests"), filepath.Join(dir, "logs", "verifier")
+	for _, d := range []string{tests, logs} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return "", "", fmt.Errorf("make the verifier's directory: %w", err)
+		}
+	}
+	if err := upload(tests, j.job.VerifyFiles()); err != nil {
+		return "", "", fmt.Errorf("the verifier's files: %w", err)
+	}
+	// The job's user runs it (its candidate has ended): the verifier reads
+	// what the candidate left as the candidate could, never as root.
+	if j.user != nil {
+		if err := give(dir, j.user); err != nil {
+			return "", "", fmt.Errorf("give the verifier's directory to the job's user: %w", err)
+		}
+	}
+	return tests, logs, nil
 }
