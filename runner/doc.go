@@ -5,6 +5,10 @@
 // local backend runs those). Environments (Environment, Builder) are built
 // once and reused by the jobs that name them.
 //
+// Both backends run a job through one pipeline (Pipeline): named steps
+// timed as phases, cancellation, and a step's error made the Result's
+// failure in one place.
+//
 // It also holds the pieces of the candidate protocol that every backend must
 // apply the same way (argv, FORGE_* variables, how a finished process becomes
 // a success or an error kind, the FORGE_RESULT file, its usage and the
