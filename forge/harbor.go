@@ -16,6 +16,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -24,6 +25,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/forge-run/forge/internal/yamlcheck"
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/scoring"
 )
@@ -131,7 +133,7 @@ func ReadHarborTasks(dir string) (tasks []HarborTask, notes []string, err error)
 		tasks = append(tasks, t)
 	}
 	for _, k := range slices.Sorted(maps.Keys(unknown)) {
-		notes = append(notes, fmt.Sprintf("task.toml: %s is not a key forge knows; ignored (%d of %d tasks)", k, unknown[k], len(dirs)))
+		notes = append(notes, fmt.Sprintf("task.toml: %s is not a key forge knows%s; ignored (%d of %d tasks)", k, tomlNearest(strings.Split(k, ".")), unknown[k], len(dirs)))
 	}
 	return tasks, notes, errors.Join(errs...)
 }
@@ -147,7 +149,7 @@ func readHarborTask(dir string) (HarborTask, []string, error) {
 	var c harborConfig
 	md, err := toml.Decode(string(b), &c)
 	if err != nil {
-		return HarborTask{}, nil, tomlError(file, err)
+		return HarborTask{}, nil, tomlError(file, b, err)
 	}
 	t := HarborTask{Dir: dir, ID: filepath.Base(dir), VerifierEnv: c.Verifier.Env, VerifierUser: c.Verifier.User,
 		SolutionEnv: c.Solution.Env, DockerImage: strings.TrimSpace(c.Environment.DockerImage),
@@ -184,6 +186,38 @@ func readHarborTask(dir string) (HarborTask, []string, error) {
 		}
 	}
 	return t, unknown, nil
+}
+
+// tomlNearest is " (did you mean verifier.timeout_sec?)" for a misspelt
+// key of task.toml, "" for one forge knows nothing like.
+func tomlNearest(k toml.Key) string {
+	t := reflect.TypeFor[harborConfig]()
+	for _, name := range k[:len(k)-1] {
+		f, ok := tomlField(t, name)
+		if !ok || f.Kind() != reflect.Struct {
+			return ""
+		}
+		t = f
+	}
+	var names []string
+	for f := range t.Fields() {
+		names = append(names, strings.Split(f.Tag.Get("toml"), ",")[0])
+	}
+	near := yamlcheck.Nearest(k[len(k)-1], names)
+	if near == "" {
+		return ""
+	}
+	return " (did you mean " + append(slices.Clone(k[:len(k)-1]), near).String() + "?)"
+}
+
+// tomlField is the type of t's field whose TOML name is name.
+func tomlField(t reflect.Type, name string) (reflect.Type, bool) {
+	for f := range t.Fields() {
+		if strings.Split(f.Tag.Get("toml"), ",")[0] == name {
+			return f.Type, true
+		}
+	}
+	return nil, false
 }
 
 // readDir reads what the task's directory holds beside task.toml: its
@@ -278,8 +312,17 @@ var tomlTypeError = regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]*)"\)
 
 // tomlError says what is wrong with the task.toml at path, at its line,
 // in the user's words.
-func tomlError(path string, err error) error {
+func tomlError(path string, b []byte, err error) error {
 	if perr := (toml.ParseError{}); errors.As(err, &perr) {
+		if strings.Contains(perr.Message, "to end table name") {
+			// Noticed at the next line: name the one that opened it.
+			lines := strings.Split(string(b), "\n")
+			for i := min(perr.Position.Line, len(lines)) - 1; i >= 0; i-- {
+				if l := strings.TrimSpace(lines[i]); strings.HasPrefix(l, "[") && !strings.Contains(l, "]") {
+					return fmt.Errorf("%s:%d: %s: the table name needs its closing ']'", path, i+1, l)
+				}
+			}
+		}
 		return fmt.Errorf("%s:%d: %s", path, perr.Position.Line, perr.Message)
 	}
 	if m := tomlTypeError.FindStringSubmatch(err.Error()); m != nil {
