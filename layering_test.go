@@ -16,7 +16,7 @@ const module = "github.com/forge-run/forge"
 // package imports only forge packages of lower layers, or its own
 // subpackages. Packages not listed (bench tools) are not checked.
 var layers = [][]string{
-	{"internal/text", "internal/yamlcheck", "internal/golden", "internal/relaid", "internal/mask", "internal/dotenv", "internal/fakemodel", "internal/squares", "internal/browser", "internal/testfiles", "internal/loopback", "schema"},
+	{"internal/text", "internal/yamlcheck", "internal/golden", "internal/relaid", "internal/mask", "internal/dotenv", "internal/fakemodel", "internal/squares", "internal/browser", "internal/testfiles", "internal/loopback", "internal/linux", "schema"},
 	{"runner/daytona/daytonatest", "runner/local/localtest", "agent/agenttest"}, // test doubles and helpers, on internal/ alone
 	{"runner"},
 	{"scoring", "runner/local", "runner/daytona", "agent"},

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/forge-run/forge/internal/linux"
 	"golang.org/x/sys/unix"
 )
 
@@ -32,11 +33,11 @@ func (t pgroupTier) sweep(sig syscall.Signal, started []*os.Process, outsideGrou
 	}
 	match := func(pid int) bool { return !(outsideGroups && inGroups(pid)) && t.ours(pid) }
 	self, n := os.Getpid(), 0
-	forEachPid(func(pid int) {
+	linux.ForEachPid(func(pid int) {
 		// A first look without a pidfd passes over the machine's other
 		// processes at the cost of reading their environment; a marked one
 		// is looked at again under a pidfd, so a reused pid is never hit.
-		if pid != self && t.ours(pid) && signalIf(pid, sig, match) {
+		if pid != self && t.ours(pid) && linux.SignalIf(pid, sig, match) {
 			n++
 		}
 	})

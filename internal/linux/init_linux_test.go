@@ -1,0 +1,119 @@
+package linux
+
+import (
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// pipe is a pipe for an init's stdin, closed at the test's end.
+func pipe(t testing.TB) (r, w *os.File) {
+	t.Helper()
+	var fds [2]int
+	if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	r, w = os.NewFile(uintptr(fds[0]), "r"), os.NewFile(uintptr(fds[1]), "w")
+	t.Cleanup(func() { r.Close(); w.Close() })
+	return r, w
+}
+
+// TestBuiltinInit: the built-in init holds nothing of this process's but
+// its pipe (fd 0), is in a process group of its own, named forge-init,
+// ignores SIGCHLD, catches nothing, blocks nothing, waits in read(0), and
+// exits 0 when the pipe closes, while this process goes on.
+func TestBuiltinInit(t *testing.T) {
+	if runtime.GOARCH != "amd64" {
+		t.Skip("no built-in init for " + runtime.GOARCH)
+	}
+	if !HaveBuiltinInit() {
+		t.Skip("close_range is refused here: the built-in init cannot work")
+	}
+	r, w := pipe(t)
+	p, err := Init{Name: BuiltinName}.Start(r, 0)
+	r.Close()
+	if err != nil {
+		t.Skipf("no PID namespace can be made here (root, CAP_SYS_ADMIN): %v", err)
+	}
+	proc := "/proc/" + strconv.Itoa(p.Pid)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		b, err := os.ReadFile(proc + "/syscall")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(string(b), "0 0x0 ") {
+			break // read(0, …): it got there
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the init is not blocked in read(0): %q", b)
+		}
+		runtime.Gosched()
+	}
+	status, err := os.ReadFile(proc + "/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	field := func(name string) string {
+		for line := range strings.Lines(string(status)) {
+			if v, ok := strings.CutPrefix(line, name+":"); ok {
+				return strings.TrimSpace(v)
+			}
+		}
+		t.Fatalf("no %s in %s", name, status)
+		return ""
+	}
+	want := map[string]string{
+		"Name": BuiltinName, "SigIgn": "0000000000010000", "SigCgt": "0000000000000000",
+		"SigBlk": "0000000000000000", "NSpid": strconv.Itoa(p.Pid) + "\t1",
+	}
+	for k, v := range want {
+		if got := field(k); got != v {
+			t.Errorf("%s: %q, want %q", k, got, v)
+		}
+	}
+	fds0, err := os.ReadDir(proc + "/fd")
+	if err != nil || len(fds0) != 1 || fds0[0].Name() != "0" {
+		t.Errorf("its descriptors: %v %v, want only 0", fds0, err)
+	}
+	if pgid, err := syscall.Getpgid(p.Pid); err != nil || pgid != p.Pid {
+		t.Errorf("its process group %d %v, want its own", pgid, err)
+	}
+	w.Close()
+	st, err := p.Wait()
+	if err != nil || !st.Exited() || st.ExitCode() != 0 {
+		t.Fatalf("after its pipe closed: %v %v, want exit 0", st, err)
+	}
+}
+
+// BenchmarkInit is what each init costs to start, hold its namespace and
+// end once its pipe closes: the built-in one against bash's and cat's,
+// which a local job's PID namespace would otherwise start.
+func BenchmarkInit(b *testing.B) {
+	for _, in := range Inits() {
+		name := in.Name
+		if in.Argv != nil {
+			name += ":" + in.Argv[0]
+		}
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				r, w := pipe(b)
+				p, err := in.Start(r, 0)
+				r.Close()
+				if err != nil {
+					b.Skipf("no PID namespace can be made here: %v", err)
+				}
+				w.Close()
+				if _, err := p.Wait(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
