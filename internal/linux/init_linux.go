@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Init is a PID namespace's init: a command (Argv[0] its path, the rest
@@ -53,10 +55,29 @@ func Inits() []Init {
 	return hs
 }
 
-// Start starts the init of a new PID namespace, reading r (its stdin), in a
-// process group of its own; flags are more namespaces it makes
-// (CLONE_NEWNS, CLONE_NEWNET), which it holds too.
-func (in Init) Start(r *os.File, flags uintptr) (*os.Process, error) {
+// Hold starts the init of a new PID namespace, in a process group of its
+// own, reading a pipe whose other end, held, only the caller holds: closing
+// it ends the init. flags are more namespaces it makes (CLONE_NEWNS,
+// CLONE_NEWNET), which it holds too.
+func (in Init) Hold(flags uintptr) (p *os.Process, held *os.File, err error) {
+	// A blocking pipe: nothing reads it here, so it need not be polled (and
+	// the init's read must block).
+	var fds [2]int
+	if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
+		return nil, nil, fmt.Errorf("pipe for the PID namespace's init: %w", err)
+	}
+	r, w := os.NewFile(uintptr(fds[0]), "init-r"), os.NewFile(uintptr(fds[1]), "init-w")
+	p, err = in.start(r, flags)
+	r.Close()
+	if err != nil {
+		w.Close()
+		return nil, nil, err
+	}
+	return p, w, nil
+}
+
+// start starts the init reading r.
+func (in Init) start(r *os.File, flags uintptr) (*os.Process, error) {
 	if in.Argv == nil {
 		return startBuiltinInit(r, flags)
 	}

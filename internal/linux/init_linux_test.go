@@ -8,21 +8,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
-
-// pipe is a pipe for an init's stdin, closed at the test's end.
-func pipe(t testing.TB) (r, w *os.File) {
-	t.Helper()
-	var fds [2]int
-	if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
-		t.Fatal(err)
-	}
-	r, w = os.NewFile(uintptr(fds[0]), "r"), os.NewFile(uintptr(fds[1]), "w")
-	t.Cleanup(func() { r.Close(); w.Close() })
-	return r, w
-}
 
 // TestBuiltinInit: the built-in init holds nothing of this process's but
 // its pipe (fd 0), is in a process group of its own, named forge-init,
@@ -35,12 +21,11 @@ func TestBuiltinInit(t *testing.T) {
 	if !HaveBuiltinInit() {
 		t.Skip("close_range is refused here: the built-in init cannot work")
 	}
-	r, w := pipe(t)
-	p, err := Init{Name: BuiltinName}.Start(r, 0)
-	r.Close()
+	p, w, err := Init{Name: BuiltinName}.Hold(0)
 	if err != nil {
 		t.Skipf("no PID namespace can be made here (root, CAP_SYS_ADMIN): %v", err)
 	}
+	defer w.Close() // on failure: ends the init
 	proc := "/proc/" + strconv.Itoa(p.Pid)
 	deadline := time.Now().Add(5 * time.Second)
 	for {
@@ -103,9 +88,7 @@ func BenchmarkInit(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			for b.Loop() {
-				r, w := pipe(b)
-				p, err := in.Start(r, 0)
-				r.Close()
+				p, w, err := in.Hold(0)
 				if err != nil {
 					b.Skipf("no PID namespace can be made here: %v", err)
 				}

@@ -43,16 +43,8 @@ func (p *platform) newPidns(v view, steps *jobSteps) (_ tier, err error) {
 			_ = t.release()
 		}
 	}()
-	// A blocking pipe: nothing reads it in forge, so it need not be polled.
-	var fds [2]int
-	if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
-		return nil, fmt.Errorf("pipe for the PID namespace holder: %w", err)
-	}
-	r, w := os.NewFile(uintptr(fds[0]), "holder-r"), os.NewFile(uintptr(fds[1]), "holder-w")
-	holder, err := p.holder.Start(r, 0)
-	r.Close()
+	holder, w, err := p.holder.Hold(0)
 	if err != nil {
-		w.Close()
 		return nil, err
 	}
 	t.holder, t.holderPipe = holder, w
