@@ -16,7 +16,7 @@ const module = "github.com/forge-run/forge"
 // package imports only forge packages of lower layers, or its own
 // subpackages. Packages not listed (bench tools) are not checked.
 var layers = [][]string{
-	{"internal/text", "internal/yamlcheck", "internal/mask", "internal/dotenv", "internal/loopback", "schema",
+	{"internal/text", "internal/yamlcheck", "internal/mask", "internal/dotenv", "internal/loopback", "internal/linux", "schema",
 		"internal/testkit/golden", "internal/testkit/relaid", "internal/testkit/fakemodel", "internal/testkit/squares",
 		"internal/testkit/browser", "internal/testkit/testfiles", "internal/testkit/wait"}, // testkit: for forge's own tests and benches
 	{"runner/daytona/daytonatest", "runner/local/localtest", "agent/agenttest"}, // test doubles and helpers, on internal/ alone

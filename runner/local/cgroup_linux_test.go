@@ -6,47 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"testing"
+
+	"github.com/forge-run/forge/internal/linux"
 )
-
-func TestParseMountinfo(t *testing.T) {
-	mi := []byte(`24 30 0:22 / /sys rw,nosuid shared:7 - sysfs sysfs rw
-33 24 0:28 / /sys/fs/cgroup ro,nosuid shared:9 - tmpfs tmpfs ro,mode=755
-35 33 0:30 / /sys/fs/cgroup/unified rw,nosuid shared:10 - cgroup2 cgroup2 rw,nsdelegate
-41 33 0:36 / /sys/fs/cgroup/pids rw,nosuid shared:20 - cgroup cgroup rw,pids
-42 33 0:37 /sub /sys/fs/cgroup/cpu\040set rw - cgroup cgroup rw,cpuset
-bad line
-`)
-	got := parseMountinfo(mi)
-	want := []mount{
-		{"/", "/sys", "sysfs", "rw"},
-		{"/", "/sys/fs/cgroup", "tmpfs", "ro,mode=755"},
-		{"/", "/sys/fs/cgroup/unified", "cgroup2", "rw,nsdelegate"},
-		{"/", "/sys/fs/cgroup/pids", "cgroup", "rw,pids"},
-		{"/sub", "/sys/fs/cgroup/cpu set", "cgroup", "rw,cpuset"},
-	}
-	if !slices.Equal(got, want) {
-		t.Errorf("parseMountinfo =\n%+v\nwant\n%+v", got, want)
-	}
-	if !hasOption("rw,pids", "pids") || hasOption("rw,pidsx", "pids") {
-		t.Error("hasOption")
-	}
-}
-
-func TestMountPlace(t *testing.T) {
-	root := mount{root: "/", point: "/sys/fs/cgroup"}
-	if got := root.place("/user.slice/a"); got != "/sys/fs/cgroup/user.slice/a" {
-		t.Errorf("place = %q", got)
-	}
-	sub := mount{root: "/docker/abc", point: "/sys/fs/cgroup"}
-	if got := sub.place("/docker/abc/x"); got != "/sys/fs/cgroup/x" {
-		t.Errorf("place under a sub-root = %q", got)
-	}
-	if got := sub.place("/docker/abcdef"); got != "" {
-		t.Errorf("place outside the mount's root = %q, want empty", got)
-	}
-}
 
 func TestRemoveStaleCgroups(t *testing.T) {
 	parent := t.TempDir()
@@ -79,7 +42,7 @@ func TestRemoveStaleCgroups(t *testing.T) {
 	if err := os.WriteFile(busyChild, []byte("1"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	removeStale(parent, removeCgroupTree)
+	removeStale(parent, linux.RemoveCgroupTree)
 	for n, remain := range names {
 		_, err := os.Stat(filepath.Join(parent, n))
 		if remain != (err == nil) {

@@ -7,17 +7,19 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/forge-run/forge/internal/linux"
 )
 
 // platform is what this machine allows, found once by New.
 type platform struct {
 	tier        Containment
 	maxProcs    int
-	cg          cgroupPlaces
+	cg          linux.CgroupPlaces
 	cgKill      bool       // job cgroups v2 can be made and have cgroup.kill
 	v2Pids      bool       // job cgroups v2 have pids.max
 	v1Pids      bool       // job cgroups can be made in the v1 pids hierarchy
-	holder      holderInit // how the PID namespace's init starts
+	holder      linux.Init // how the PID namespace's init starts
 	holderReaps bool       // the init reaps orphans at once (it ignores SIGCHLD, or bash handles it)
 	notes       []string   // why stronger tiers were not used
 	// roErr says why jobs cannot see the cache read-only (nil: they can).
@@ -29,7 +31,7 @@ type platform struct {
 }
 
 func probe(want Containment, maxProcs int, tempDir string) (*platform, error) {
-	p := &platform{maxProcs: maxProcs, cg: findCgroups(), threads: newSpawnThreads()}
+	p := &platform{maxProcs: maxProcs, cg: linux.FindCgroups(), threads: newSpawnThreads()}
 	p.probeCgroups()
 	tiers := []Containment{want}
 	if want == ContainAuto {
@@ -54,23 +56,23 @@ func probe(want Containment, maxProcs int, tempDir string) (*platform, error) {
 }
 
 func (p *platform) probeCgroups() {
-	for _, dir := range []string{p.cg.v2, p.cg.pids} {
+	for _, dir := range []string{p.cg.V2, p.cg.Pids} {
 		if dir != "" {
-			removeStale(dir, removeCgroupTree)
+			removeStale(dir, linux.RemoveCgroupTree)
 		}
 	}
-	if p.cg.v2 != "" {
-		if dir, err := makeCgroup(p.cg.v2); err == nil {
+	if p.cg.V2 != "" {
+		if dir, err := makeCgroup(p.cg.V2); err == nil {
 			_, errKill := os.Stat(filepath.Join(dir, "cgroup.kill"))
 			p.cgKill = errKill == nil
-			p.v2Pids = setPidsMax(dir, p.maxProcs) == nil
-			_ = removeCgroup(dir)
+			p.v2Pids = linux.SetPidsMax(dir, p.maxProcs) == nil
+			_ = linux.RemoveCgroup(dir)
 		}
 	}
-	if !p.v2Pids && p.cg.pids != "" {
-		if dir, err := makeCgroup(p.cg.pids); err == nil {
-			p.v1Pids = setPidsMax(dir, p.maxProcs) == nil
-			_ = removeCgroup(dir)
+	if !p.v2Pids && p.cg.Pids != "" {
+		if dir, err := makeCgroup(p.cg.Pids); err == nil {
+			p.v1Pids = linux.SetPidsMax(dir, p.maxProcs) == nil
+			_ = linux.RemoveCgroup(dir)
 		}
 	}
 }
@@ -96,7 +98,7 @@ func (p *platform) try(t Containment) error {
 			if err == nil {
 				return nil
 			}
-			errs = append(errs, fmt.Errorf("with %s as its init: %w", h.name, err))
+			errs = append(errs, fmt.Errorf("with %s as its init: %w", h.Name, err))
 		}
 		return errors.Join(errs...)
 	default:
@@ -111,7 +113,7 @@ func (p *platform) tryTier(t Containment) error {
 		return err
 	}
 	if ns, ok := tr.(*pidnsTier); ok {
-		p.holderReaps = holderReaps(ns.holder.Pid)
+		p.holderReaps = linux.Reaps(ns.holder.Pid)
 	}
 	b := &tierBox{t: tr}
 	cmd := &exec.Cmd{Path: "/bin/sh", Args: []string{"sh", "-c", "exit 0"}, Dir: "/"}
@@ -146,7 +148,7 @@ func (p *platform) describe() string {
 	case ContainPIDNamespace:
 		b.WriteString("pidns: each job runs in its own PID namespace, ended as a whole")
 		if !p.holderReaps {
-			b.WriteString(" (orphans are reaped only when the job ends: the init is " + p.holder.name + ")")
+			b.WriteString(" (orphans are reaped only when the job ends: the init is " + p.holder.Name + ")")
 		}
 	case ContainCgroup:
 		b.WriteString("cgroup: each job runs in its own cgroup v2, ended with cgroup.kill")

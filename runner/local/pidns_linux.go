@@ -7,10 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
+	"github.com/forge-run/forge/internal/linux"
 	"golang.org/x/sys/unix"
 )
 
@@ -21,8 +21,8 @@ type pidnsTier struct {
 	holder     *os.Process
 	holderPipe *os.File // closing it ends the holder
 	nsfd       int
-	ns         unix.Stat_t // the namespace's, to recognise it by
-	view       view        // how the job's processes see the file system
+	ns         linux.Namespace // the namespace's, to recognise it by
+	view       view            // how the job's processes see the file system
 }
 
 // newPidns starts a job's PID namespace and its holder, outside the job's
@@ -43,16 +43,8 @@ func (p *platform) newPidns(v view, steps *jobSteps) (_ tier, err error) {
 			_ = t.release()
 		}
 	}()
-	// A blocking pipe: nothing reads it in forge, so it need not be polled.
-	var fds [2]int
-	if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
-		return nil, fmt.Errorf("pipe for the PID namespace holder: %w", err)
-	}
-	r, w := os.NewFile(uintptr(fds[0]), "holder-r"), os.NewFile(uintptr(fds[1]), "holder-w")
-	holder, err := p.holder.start(r)
-	r.Close()
+	holder, w, err := p.holder.Hold(0)
 	if err != nil {
-		w.Close()
 		return nil, err
 	}
 	t.holder, t.holderPipe = holder, w
@@ -63,7 +55,7 @@ func (p *platform) newPidns(v view, steps *jobSteps) (_ tier, err error) {
 		return nil, fmt.Errorf("open %s: %w", ns, err)
 	}
 	t.nsfd = fd
-	if err := unix.Fstat(fd, &t.ns); err != nil {
+	if t.ns, err = linux.NamespaceOf(fd); err != nil {
 		return nil, fmt.Errorf("stat %s: %w", ns, err)
 	}
 	return t, nil
@@ -74,20 +66,11 @@ func (t *pidnsTier) start(cmd *exec.Cmd) error { return t.cg.start(cmd, t.nsfd, 
 // signal signals every process of the namespace but its init.
 func (t *pidnsTier) signal(sig syscall.Signal, _ []*os.Process) {
 	holder := t.holder.Pid
-	forEachPid(func(pid int) {
+	linux.ForEachPid(func(pid int) {
 		if pid != holder {
-			signalIf(pid, sig, t.inNamespace)
+			linux.SignalIf(pid, sig, t.ns.HoldsPid)
 		}
 	})
-}
-
-// inNamespace reports whether pid lives in the job's PID namespace.
-func (t *pidnsTier) inNamespace(pid int) bool {
-	var st unix.Stat_t
-	if unix.Stat("/proc/"+strconv.Itoa(pid)+"/ns/pid", &st) != nil {
-		return false
-	}
-	return st.Dev == t.ns.Dev && st.Ino == t.ns.Ino
 }
 
 // end kills the namespace's init, so the kernel kills everything in it; the
@@ -125,35 +108,5 @@ func (t *pidnsTier) release() error {
 	return t.cg.release()
 }
 
-// holderReaps reports whether the holder reaps inherited orphans (it ignores
-// SIGCHLD, or is bash handling it), waiting briefly for it to get that far.
-func holderReaps(pid int) bool {
-	status := "/proc/" + strconv.Itoa(pid) + "/status"
-	chld := uint64(1) << (uint(syscall.SIGCHLD) - 1)
-	deadline := time.Now().Add(2 * time.Second)
-	for {
-		b, err := os.ReadFile(status)
-		if err != nil {
-			return false
-		}
-		name, ignored, caught := "", uint64(0), uint64(0)
-		for _, line := range strings.Split(string(b), "\n") {
-			if v, ok := strings.CutPrefix(line, "Name:"); ok {
-				name = strings.TrimSpace(v)
-			}
-			if v, ok := strings.CutPrefix(line, "SigIgn:"); ok {
-				ignored, _ = strconv.ParseUint(strings.TrimSpace(v), 16, 64)
-			}
-			if v, ok := strings.CutPrefix(line, "SigCgt:"); ok {
-				caught, _ = strconv.ParseUint(strings.TrimSpace(v), 16, 64)
-			}
-		}
-		if ignored&chld != 0 || name == "bash" && caught&chld != 0 {
-			return true
-		}
-		if name == "cat" || time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
+// holders lists the inits this machine has, best first. A variable for tests.
+var holders = linux.Inits

@@ -11,8 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/forge-run/forge/internal/linux"
 	"github.com/forge-run/forge/internal/testkit/wait"
 )
 
@@ -70,83 +69,16 @@ func TestPidnsHolderReapsOrphans(t *testing.T) {
 			t.Fatalf("the init is not blocked in read(0): %q %v", b, err)
 		}
 		// and it is the one the probe chose: the built-in one where it works
-		if haveBuiltinInit() && p.holder.name != "forge-init" {
-			t.Fatalf("the probe chose %s although the built-in init works here", p.holder.name)
+		if linux.HaveBuiltinInit() && p.holder.Name != linux.BuiltinName {
+			t.Fatalf("the probe chose %s although the built-in init works here", p.holder.Name)
 		}
-		if b, err := os.ReadFile("/proc/" + pid + "/comm"); err != nil || string(b) != p.holder.name+"\n" {
-			t.Fatalf("the init is %q %v, want %s", b, err, p.holder.name)
+		if b, err := os.ReadFile("/proc/" + pid + "/comm"); err != nil || string(b) != p.holder.Name+"\n" {
+			t.Fatalf("the init is %q %v, want %s", b, err, p.holder.Name)
 		}
 	}
 	ended = true
 	if err := ns.end(nil); err != nil {
 		t.Fatal(err)
-	}
-}
-
-// TestBuiltinInit: the built-in init, started as the pidns tier starts it,
-// holds nothing of forge's but its pipe (fd 0), is in a process group of
-// its own, named forge-init, ignores SIGCHLD, catches nothing, blocks
-// nothing, waits in read(0), and exits 0 when the pipe closes, while forge
-// goes on.
-func TestBuiltinInit(t *testing.T) {
-	if runtime.GOARCH != "amd64" {
-		t.Skip("no built-in init for " + runtime.GOARCH)
-	}
-	if !haveBuiltinInit() {
-		t.Skip("close_range is refused here: the built-in init cannot work (pidns uses bash)")
-	}
-	var fds [2]int
-	if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
-		t.Fatal(err)
-	}
-	r, w := os.NewFile(uintptr(fds[0]), "r"), os.NewFile(uintptr(fds[1]), "w")
-	p, err := holderInit{name: "forge-init"}.start(r)
-	r.Close()
-	defer w.Close() // on failure: ends the init
-	if err != nil {
-		missingTier(t, ContainPIDNamespace, err) // not root, no CAP_SYS_ADMIN
-	}
-	proc := "/proc/" + strconv.Itoa(p.Pid)
-	wait.For(t, "the init to block in read(0)", 5*time.Second, func() bool {
-		b, err := os.ReadFile(proc + "/syscall")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return strings.HasPrefix(string(b), "0 0x0 ") // read(0, …)
-	})
-	status, err := os.ReadFile(proc + "/status")
-	if err != nil {
-		t.Fatal(err)
-	}
-	field := func(name string) string {
-		for line := range strings.Lines(string(status)) {
-			if v, ok := strings.CutPrefix(line, name+":"); ok {
-				return strings.TrimSpace(v)
-			}
-		}
-		t.Fatalf("no %s in %s", name, status)
-		return ""
-	}
-	want := map[string]string{
-		"Name": "forge-init", "SigIgn": "0000000000010000", "SigCgt": "0000000000000000",
-		"SigBlk": "0000000000000000", "NSpid": strconv.Itoa(p.Pid) + "\t1",
-	}
-	for k, v := range want {
-		if got := field(k); got != v {
-			t.Errorf("%s: %q, want %q", k, got, v)
-		}
-	}
-	fds0, err := os.ReadDir(proc + "/fd")
-	if err != nil || len(fds0) != 1 || fds0[0].Name() != "0" {
-		t.Errorf("its descriptors: %v %v, want only 0", fds0, err)
-	}
-	if pgid, err := syscall.Getpgid(p.Pid); err != nil || pgid != p.Pid {
-		t.Errorf("its process group %d %v, want its own", pgid, err)
-	}
-	w.Close()
-	st, err := p.Wait()
-	if err != nil || !st.Exited() || st.ExitCode() != 0 {
-		t.Fatalf("after its pipe closed: %v %v, want exit 0", st, err)
 	}
 }
 
@@ -166,15 +98,15 @@ func TestPidnsFallsBackFromAnInitThatCannotRun(t *testing.T) {
 		missingTier(t, ContainPIDNamespace, err) // without the broken init
 	}
 	saved := holders
-	holders = func() []holderInit {
-		return append([]holderInit{{"broken-init", []string{notExecutable, "broken-init"}}}, all...)
+	holders = func() []linux.Init {
+		return append([]linux.Init{{Name: "broken-init", Argv: []string{notExecutable, "broken-init"}}}, all...)
 	}
 	defer func() { holders = saved }()
 	p, err := probe(ContainPIDNamespace, DefaultMaxProcs, t.TempDir())
 	if err != nil {
 		t.Fatalf("pidns works with %v but not with a broken init before it: %v", all[0], err)
 	}
-	if p.tier != ContainPIDNamespace || p.holder.name != all[0].name {
+	if p.tier != ContainPIDNamespace || p.holder.Name != all[0].Name {
 		t.Fatalf("tier %s with init %v, want pidns with %v", p.tier, p.holder, all[0])
 	}
 }

@@ -8,9 +8,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sync"
 
+	"github.com/forge-run/forge/internal/linux"
 	"github.com/forge-run/forge/internal/loopback"
 	"golang.org/x/sys/unix"
 )
@@ -121,7 +121,7 @@ func closeNamespace(fd int) {
 // chrooted below its namespace's root. Found once for the process.
 var setnsKeepsRoot = sync.OnceValue(func() bool {
 	same := false
-	_ = onLockedThread(func() (bool, error) {
+	_ = linux.OnLockedThread(func() (bool, error) {
 		if unix.Unshare(unix.CLONE_FS) != nil {
 			return false, nil
 		}
@@ -139,28 +139,6 @@ var setnsKeepsRoot = sync.OnceValue(func() bool {
 	return same
 })
 
-// onLockedThread runs f on a locked OS thread, ended with its goroutine unless
-// f reports it clean. Never the main thread, which the runtime cannot end: a
-// goroutine holds the main thread while another one calls f.
-func onLockedThread(f func() (clean bool, err error)) error {
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		if unix.Gettid() == unix.Getpid() {
-			err := onLockedThread(f)
-			runtime.UnlockOSThread()
-			errc <- err
-			return
-		}
-		clean, err := f()
-		if clean {
-			runtime.UnlockOSThread()
-		}
-		errc <- err
-	}()
-	return <-errc
-}
-
 // probeReadOnly checks that a read-only bind mount works here.
 func probeReadOnly(tempDir string) error {
 	dir, err := os.MkdirTemp(tempDir, fmt.Sprintf("forge-%d-probe-", os.Getpid()))
@@ -168,7 +146,7 @@ func probeReadOnly(tempDir string) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	return onLockedThread(func() (bool, error) {
+	return linux.OnLockedThread(func() (bool, error) {
 		changed, err := enterView(view{readOnly: dir})
 		if err == nil {
 			f, werr := os.Create(filepath.Join(dir, "w"))

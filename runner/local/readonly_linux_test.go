@@ -10,7 +10,6 @@ import (
 
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/runner/local/localtest"
-	"golang.org/x/sys/unix"
 )
 
 // needReadOnly fails the test when jobs cannot see the environment
@@ -182,20 +181,6 @@ func TestReadOnlyJobKeepsItsArgvAndDirectory(t *testing.T) {
 	assertKind(t, res, runner.ErrNone)
 	if got := res.Output[strings.LastIndexByte(strings.TrimSuffix(res.Output, "\n"), '\n')+1:]; got != own+"\n" {
 		t.Errorf("a job without environments ran in mount namespace %q; want forge's own %s", got, own)
-	}
-}
-
-// TestOnLockedThreadNeverOnTheMainThread: the function onLockedThread runs
-// is never run on the main thread, which the runtime cannot end.
-func TestOnLockedThreadNeverOnTheMainThread(t *testing.T) {
-	for range 200 {
-		var tid int
-		if err := onLockedThread(func() (bool, error) { tid = unix.Gettid(); return true, nil }); err != nil {
-			t.Fatal(err)
-		}
-		if tid == unix.Getpid() {
-			t.Fatal("f ran on the main thread")
-		}
 	}
 }
 

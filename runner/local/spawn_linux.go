@@ -5,14 +5,12 @@ package local
 import (
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"sync"
-	"syscall"
 
+	"github.com/forge-run/forge/internal/linux"
 	"golang.org/x/sys/unix"
 )
 
@@ -106,48 +104,13 @@ var home = sync.OnceValues(func() (homes, error) {
 	if fd, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0); err == nil {
 		h.net = fd
 	}
-	if dir := findCgroups().pids; dir != "" {
+	if dir := linux.FindCgroups().Pids; dir != "" {
 		if fd, err := unix.Open(filepath.Join(dir, "tasks"), unix.O_WRONLY|unix.O_CLOEXEC, 0); err == nil {
 			h.tasks = fd
 		}
 	}
 	return h, nil
 })
-
-// forEachPid calls f for every process in /proc.
-func forEachPid(f func(pid int)) {
-	d, err := os.Open("/proc")
-	if err != nil {
-		return
-	}
-	names, _ := d.Readdirnames(-1)
-	d.Close()
-	for _, n := range names {
-		if pid, err := strconv.Atoi(n); err == nil && pid > 0 {
-			f(pid)
-		}
-	}
-}
-
-// signalIf sends sig to pid when match holds, holding a pidfd across the check
-// so a reused pid is never hit; it reports whether the signal was delivered.
-func signalIf(pid int, sig syscall.Signal, match func(int) bool) bool {
-	fd, err := unix.PidfdOpen(pid, 0)
-	if err != nil {
-		if !errors.Is(err, unix.ENOSYS) {
-			return false
-		}
-		if match != nil && !match(pid) {
-			return false
-		}
-		return syscall.Kill(pid, sig) == nil
-	}
-	defer unix.Close(fd)
-	if match != nil && !match(pid) {
-		return false
-	}
-	return unix.PidfdSendSignal(fd, sig, nil, 0) == nil
-}
 
 // rescueThreads moves forge's threads in the v1 cgroup dir back home, a safety
 // net (only the spawning thread is moved in, and out again): one left there
@@ -157,7 +120,7 @@ func rescueThreads(dir string) {
 	if err != nil || h.tasks < 0 {
 		return
 	}
-	own, _ := ownThreads(dir)
+	own, _ := linux.OwnThreads(dir)
 	for _, tid := range own {
 		_, _ = unix.Write(h.tasks, []byte(tid))
 	}
@@ -196,7 +159,7 @@ func (p *spawnThreads) run(f func(kept bool) (home bool, err error)) error {
 		}
 	}
 	if t == nil {
-		return onLockedThread(func() (bool, error) { return f(false) })
+		return linux.OnLockedThread(func() (bool, error) { return f(false) })
 	}
 	var err error
 	done := make(chan bool, 1)

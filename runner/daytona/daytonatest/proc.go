@@ -188,60 +188,87 @@ func (s *Server) spawn(sb *sandbox, command, cwd string, env map[string]string, 
 		io.MultiWriter(p.stdout, p.output, p.log.stream(0)),
 		io.MultiWriter(p.stderr, p.output, p.log.stream(1)),
 	}
-	var cmd *exec.Cmd
-	var pipes [2]*outPipe
+	var pipes [2]*outPipe // nil without a root
+	var err error
 	if sb.fs != nil {
-		cmd = sb.fs.command(command, cwd, envList(env))
-		sb.account.runs(cmd)
-		if ss != nil && ss.procs != nil {
-			ss.procs.track(cmd)
-		}
-		var w [2]*os.File
-		for i := range pipes {
-			var err error
-			if pipes[i], w[i], err = newOutPipe(outs[i]); err != nil {
-				for j := range i {
-					pipes[j].r.Close()
-					w[j].Close()
-				}
-				return nil, err
-			}
-		}
-		cmd.Stdout, cmd.Stderr = w[0], w[1]
-		err := sb.fs.start(cmd)
-		w[0].Close()
-		w[1].Close()
-		if err != nil {
-			pipes[0].r.Close()
-			pipes[1].r.Close()
-			return nil, err
-		}
+		p.cmd, pipes, err = startInRoot(sb, ss, command, cwd, env, outs)
 	} else {
-		cmd = exec.Command("sh", "-c", command)
-		cmd.Dir = cwd
-		cmd.Env = envList(env)
-		ownGroup(cmd)
-		cmd.Stdout, cmd.Stderr = outs[0], outs[1]
-		// A grandchild that escaped the group kill must not keep Wait
-		// waiting for its pipes.
-		cmd.WaitDelay = 2 * time.Second
-		if err := cmd.Start(); err != nil {
-			return nil, err
+		p.cmd, err = startOnHost(command, cwd, env, outs)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !s.register(sb, p, pipes, record, command, env) {
+		return nil, errors.New("the sandbox is gone")
+	}
+	if pipes[0] != nil {
+		s.copyOutput(p, pipes)
+	}
+	go s.waitProc(sb, p, pipes)
+	return p, nil
+}
+
+// startInRoot starts command in sb's root, as its account, one of ss's
+// commands if ss has processes to track; its output goes through pipes of
+// its own, which what it leaves running may keep open.
+func startInRoot(sb *sandbox, ss *session, command, cwd string, env map[string]string, outs [2]io.Writer) (*exec.Cmd, [2]*outPipe, error) {
+	var pipes [2]*outPipe
+	cmd := sb.fs.command(command, cwd, envList(env))
+	sb.account.runs(cmd)
+	if ss != nil && ss.procs != nil {
+		ss.procs.track(cmd)
+	}
+	var w [2]*os.File
+	for i := range pipes {
+		var err error
+		if pipes[i], w[i], err = newOutPipe(outs[i]); err != nil {
+			for j := range i {
+				pipes[j].r.Close()
+				w[j].Close()
+			}
+			return nil, pipes, err
 		}
 	}
-	p.cmd = cmd
+	cmd.Stdout, cmd.Stderr = w[0], w[1]
+	err := sb.fs.start(cmd)
+	w[0].Close()
+	w[1].Close()
+	if err != nil {
+		pipes[0].r.Close()
+		pipes[1].r.Close()
+		return nil, pipes, err
+	}
+	return cmd, pipes, nil
+}
+
+// startOnHost starts command on this machine, in its own process group.
+func startOnHost(command, cwd string, env map[string]string, outs [2]io.Writer) (*exec.Cmd, error) {
+	cmd := exec.Command("sh", "-c", command)
+	cmd.Dir = cwd
+	cmd.Env = envList(env)
+	ownGroup(cmd)
+	cmd.Stdout, cmd.Stderr = outs[0], outs[1]
+	// A grandchild that escaped the group kill must not keep Wait
+	// waiting for its pipes.
+	cmd.WaitDelay = 2 * time.Second
+	return cmd, cmd.Start()
+}
+
+// register records p, started, among sb's processes (and its command
+// among sb's commands if record), and counts its workers; false, p killed
+// and ended, if sb or the emulator went away while it started.
+func (s *Server) register(sb *sandbox, p *proc, pipes [2]*outPipe, record bool, command string, env map[string]string) bool {
 	s.mu.Lock()
 	if s.gone(sb) {
-		// The sandbox (or the emulator) went away while it started.
 		s.mu.Unlock()
 		p.kill()
-		cmd.Wait()
+		p.cmd.Wait()
 		if pipes[0] != nil {
 			pipes[0].r.Close()
 			pipes[1].r.Close()
 		}
 		close(p.done)
-		return nil, errors.New("the sandbox is gone")
+		return false
 	}
 	sb.procs[p] = struct{}{}
 	if record {
@@ -253,54 +280,61 @@ func (s *Server) spawn(sb *sandbox, command, cwd string, env map[string]string, 
 		s.workers.Add(2)
 	}
 	s.mu.Unlock()
-	if pipes[0] != nil {
-		var left sync.WaitGroup
-		left.Add(2)
-		for _, o := range pipes {
-			go func() {
-				defer s.workers.Done()
-				o.copy()
-				if left.Done(); o == pipes[0] {
-					left.Wait()
-					p.log.flush()
-					close(p.drained)
-				}
-			}()
+	return true
+}
+
+// copyOutput copies a root's command's output pipes into p until every
+// writer has closed them; then p's output has drained.
+func (s *Server) copyOutput(p *proc, pipes [2]*outPipe) {
+	var left sync.WaitGroup
+	left.Add(2)
+	for _, o := range pipes {
+		go func() {
+			defer s.workers.Done()
+			o.copy()
+			if left.Done(); o == pipes[0] {
+				left.Wait()
+				p.log.flush()
+				close(p.drained)
+			}
+		}()
+	}
+}
+
+// waitProc waits for p's command to end, records its exit code (unless
+// it was killed) and takes it off sb's processes.
+func (s *Server) waitProc(sb *sandbox, p *proc, pipes [2]*outPipe) {
+	defer s.workers.Done()
+	cmd := p.cmd
+	err := cmd.Wait()
+	p.mu.Lock()
+	if !p.killed {
+		code := cmd.ProcessState.ExitCode()
+		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			code = 128 + int(ws.Signal())
+		}
+		if code >= 0 || err == nil {
+			p.exit = &code
 		}
 	}
-	go func() {
-		defer s.workers.Done()
-		err := cmd.Wait()
-		p.mu.Lock()
-		if !p.killed {
-			code := cmd.ProcessState.ExitCode()
-			if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-				code = 128 + int(ws.Signal())
-			}
-			if code >= 0 || err == nil {
-				p.exit = &code
-			}
-		}
-		p.mu.Unlock()
-		if pipes[0] != nil {
-			// What the command wrote before it ended is its log's
-			// before it is seen to have ended; when nothing it left
-			// holds its output, that is all, unfinished lines included.
-			if pipes[0].catchUp() && pipes[1].catchUp() {
-				p.log.flush()
-			}
-		} else {
-			// Kill what the command left behind in its group.
-			killGroup(cmd)
+	p.mu.Unlock()
+	if pipes[0] != nil {
+		// What the command wrote before it ended is its log's
+		// before it is seen to have ended; when nothing it left
+		// holds its output, that is all, unfinished lines included.
+		if pipes[0].catchUp() && pipes[1].catchUp() {
 			p.log.flush()
-			close(p.drained)
 		}
-		s.mu.Lock()
-		delete(sb.procs, p)
-		s.mu.Unlock()
-		close(p.done)
-	}()
-	return p, nil
+	} else {
+		// Kill what the command left behind in its group.
+		killGroup(cmd)
+		p.log.flush()
+		close(p.drained)
+	}
+	s.mu.Lock()
+	delete(sb.procs, p)
+	s.mu.Unlock()
+	close(p.done)
 }
 
 // gone says whether sb was deleted or the emulator is closing, so nothing

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/forge-run/forge/internal/linux"
 	"golang.org/x/sys/unix"
 )
 
@@ -24,9 +25,10 @@ var rootFSProbe struct {
 	once sync.Once
 	err  error
 	lay  layout
-	// tools found on the host; shell runs the holder, which as the init
-	// of its PID namespace must reap orphans (bash does, dash does not).
-	unshare, cp, shell string
+	// init is the roots' holder, the first of the toolkit's inits that
+	// works here; cp and mount are the host's.
+	init      linux.Init
+	cp, mount string
 }
 
 // RootFS says whether this emulator gives every sandbox and snapshot build
@@ -53,37 +55,19 @@ func probeRootFS() error {
 	for _, t := range []struct {
 		name string
 		dst  *string
-	}{{"unshare", &p.unshare}, {"cp", &p.cp}} {
+	}{{"cp", &p.cp}, {"mount", &p.mount}} {
 		var err error
 		if *t.dst, err = exec.LookPath(t.name); err != nil {
 			return err
 		}
-	}
-	p.shell = "/bin/sh"
-	if bash, err := exec.LookPath("bash"); err == nil {
-		p.shell = bash
 	}
 	dir, err := os.MkdirTemp("", "daytonatest-probe-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	for _, d := range []string{"lower", "upper", "work", "merged"} {
-		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
-			return err
-		}
-	}
-	if err := os.WriteFile(filepath.Join(dir, "lower", "f"), nil, 0o644); err != nil {
+	if err := probeOverlay(dir); err != nil {
 		return err
-	}
-	out, err := exec.Command(p.unshare, "--mount", "--pid", "--fork", "/bin/sh", "-c",
-		`mount -t overlay overlay -o "lowerdir=$1/lower,upperdir=$1/upper,workdir=$1/work" "$1/merged" && test -e "$1/merged/f" && : > "$1/merged/g"`,
-		"sh", dir).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("cannot mount an overlay in new mount and PID namespaces: %v: %s", err, strings.TrimSpace(string(out)))
-	}
-	if _, err := os.Stat(filepath.Join(dir, "upper", "g")); err != nil {
-		return fmt.Errorf("an overlay's write did not reach its upper layer: %v", err)
 	}
 	dfd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -97,6 +81,63 @@ func probeRootFS() error {
 	unix.Close(fd)
 	p.lay, err = hostLayout()
 	return err
+}
+
+// probeOverlay finds an init that holds new mount and PID namespaces
+// where an overlay can be mounted, under dir, and written through.
+func probeOverlay(dir string) error {
+	for _, d := range []string{"lower", "upper", "work", "merged"} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+			return err
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "lower", "f"), nil, 0o644); err != nil {
+		return err
+	}
+	inits := linux.Inits()
+	if len(inits) == 0 {
+		return errors.New("found neither bash nor cat for the PID namespace's init")
+	}
+	var errs []error
+	for _, in := range inits {
+		err := tryOverlay(in, dir)
+		if err == nil {
+			rootFSProbe.init = in
+			return nil
+		}
+		errs = append(errs, fmt.Errorf("with %s as its init: %w", in.Name, err))
+	}
+	return fmt.Errorf("cannot mount an overlay in new mount and PID namespaces: %w", errors.Join(errs...))
+}
+
+// tryOverlay mounts dir's overlay in the namespaces of in, writes through
+// it, and checks the write reached the upper layer.
+func tryOverlay(in linux.Init, dir string) error {
+	holder, pipe, err := in.Hold(unix.CLONE_NEWNS)
+	if err != nil {
+		return err
+	}
+	err = inMountNS(holder.Pid, func() error {
+		merged := filepath.Join(dir, "merged")
+		opts := "lowerdir=" + dir + "/lower,upperdir=" + dir + "/upper,workdir=" + dir + "/work"
+		if err := mount("overlay", merged, "overlay", 0, opts); err != nil {
+			return err
+		}
+		if _, err := os.Stat(filepath.Join(merged, "f")); err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(merged, "g"), nil, 0o644)
+	})
+	pipe.Close()
+	holder.Kill()
+	holder.Wait()
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(filepath.Join(dir, "upper", "g")); err != nil {
+		return fmt.Errorf("an overlay's write did not reach its upper layer: %v", err)
+	}
+	return os.Remove(filepath.Join(dir, "upper", "g"))
 }
 
 // toolDirs are the host's top-level entries a root reproduces: overlaid

@@ -3,7 +3,6 @@
 package daytonatest
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -15,16 +14,16 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"time"
 
+	"github.com/forge-run/forge/internal/linux"
 	"github.com/forge-run/forge/internal/loopback"
-	"github.com/forge-run/forge/internal/text"
 	"golang.org/x/sys/unix"
 )
 
 // The root file systems: every sandbox, and every snapshot build, has its
 // own root directory on this machine, which its processes are chrooted
-// into. A holder process per root keeps a mount namespace where:
+// into. A holder per root (the toolkit's init, internal/linux) keeps a
+// mount namespace, made private, where:
 //   - each of the host's top-level directories that carry its tools (usr,
 //     etc, opt, var, root, home, srv, and bin, lib… when they are
 //     directories) is an overlay: the host's directory below, the root's
@@ -44,15 +43,16 @@ import (
 // mounts over one upper directory undefined, and processes of one sandbox
 // must see each other's writes. A process is chrooted into the root as
 // the holder sees it (/proc/<holder>/root/<root>), which costs nothing
-// beyond the fork and exec it always had. The holder's shell is the init
-// of a PID namespace of the root's own, which every process of the root
-// joins (the emulator forks it from a thread that entered the namespace):
+// beyond the fork and exec it always had. The holder is the init of a PID
+// namespace of the root's own, which every process of the root joins (the
+// emulator forks it from a thread that entered the namespace):
 // what a command leaves running, daemons that called setsid included,
 // lives on until the holder ends, and then the kernel kills it all. Unless
 // it shares this machine's network, a root has a network namespace of its
-// own too, loopback only, joined the same way. The mounts live only in the
-// holder's namespace: nothing is mounted on the host, and they go when the
-// holder and the processes using them end.
+// own too, loopback only, joined the same way. The mounts are made from a
+// thread that joined the holder's mount namespace, and live only there:
+// nothing is mounted on the host, and they go when the holder and the
+// processes using them end.
 
 // bindMount is a host directory bound at a path of a root.
 type bindMount struct{ src, dst string }
@@ -61,21 +61,22 @@ type bindMount struct{ src, dst string }
 // for the toolbox's files.
 type fsRoot struct {
 	chroot string // the root as the holder sees it, what processes chroot into
-	holder *exec.Cmd
-	stdin  *os.File      // closing it ends the holder
+	// holder is the init of the root's namespaces (linux.Init): its PID
+	// namespace, its mount namespace and, unless it shares this
+	// machine's, its network namespace.
+	holder *os.Process
+	pipe   *os.File      // closing it ends the holder
 	done   chan struct{} // closed when the holder has ended
 	once   sync.Once
 
-	// pidNSIno names the root's PID namespace, to find its processes
+	// pidNSID names the root's PID namespace, to find its processes
 	// among this machine's, even once the holder has ended.
-	pidNSIno uint64
+	pidNSID linux.Namespace
 	// The namespaces the root's processes join: its PID namespace and its
-	// network namespace (nil when it shares this machine's); and the
-	// namespace's init, the holder's shell. Closed, and nil, once the
-	// holder has ended.
+	// network namespace (nil when it shares this machine's). Closed, and
+	// nil, once the holder has ended.
 	nsMu         sync.RWMutex
 	pidNS, netNS *os.File
-	init         *os.Process
 }
 
 // startRoot starts the holder of the root dir (made if need be): overlay
@@ -87,131 +88,34 @@ func startRoot(dir, work, home string, binds []bindMount, ownNet bool, wg *sync.
 	if err := rootFSUnavailable(); err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	// Processes reach the root through the holder's /proc/<pid>/root: a
-	// link on the way would be followed from theirs.
-	dir, err := filepath.EvalSymlinks(dir)
-	if err != nil {
-		return nil, err
-	}
-	if strings.ContainsAny(dir+work, ",:\n") {
-		return nil, fmt.Errorf("the emulator's directory %s cannot hold a root: overlay options cannot name paths with , or :", dir)
-	}
-	if err := makeSkeleton(dir); err != nil {
-		return nil, err
-	}
 	// The work directories go on every return but the last, whose holder's
 	// waiter removes them once the holder has ended.
-	handedOff := false
-	defer func() {
-		if !handedOff {
-			os.RemoveAll(work)
-		}
-	}()
-	lay := rootFSProbe.lay
-	for _, d := range lay.overlays {
-		if err := os.MkdirAll(filepath.Join(work, d), 0o700); err != nil {
-			return nil, err
-		}
-	}
-	q := text.ShellQuote
-	var sc strings.Builder
-	sc.WriteString("set -e\n")
-	stage := filepath.Join(work, ".home") // not an overlay's work directory
-	if home != "" {
-		// Bound aside first: once /home is overlaid, the root's own
-		// directory is no longer reachable by its path.
-		if err := os.MkdirAll(stage, 0o700); err != nil {
-			return nil, err
-		}
-		fmt.Fprintf(&sc, "mount --bind %s %s\n", q(filepath.Join(dir, home)), q(stage))
-	}
-	for _, d := range lay.overlays {
-		opts := "lowerdir=/" + d + ",upperdir=" + filepath.Join(dir, d) + ",workdir=" + filepath.Join(work, d)
-		fmt.Fprintf(&sc, "mount -t overlay overlay -o %s %s\n", q(opts), q(filepath.Join(dir, d)))
-	}
-	if home != "" {
-		fmt.Fprintf(&sc, "mount --move %s %s\n", q(stage), q(filepath.Join(dir, home)))
-	}
-	fmt.Fprintf(&sc, "mount --rbind /dev %s\n", q(filepath.Join(dir, "dev")))
-	if _, err := os.Stat("/dev/shm"); err == nil {
-		fmt.Fprintf(&sc, "mount -t tmpfs -o mode=1777 shm %s\n", q(filepath.Join(dir, "dev", "shm")))
-	}
-	// The shell is the PID namespace's init: this /proc shows the root's
-	// processes only, with the numbers they know each other by.
-	fmt.Fprintf(&sc, "mount -t proc proc %s\nmount --rbind /sys %s\n", q(filepath.Join(dir, "proc")), q(filepath.Join(dir, "sys")))
-	for _, b := range binds {
-		fmt.Fprintf(&sc, "mount --bind %s %s\n", q(b.src), q(filepath.Join(dir, b.dst)))
-	}
-	// Ready; then wait for stdin to close, which the emulator's end
-	// closes too.
-	sc.WriteString("echo ready\nread _ || true\n")
-
-	args := []string{"--mount", "--pid", "--fork"}
-	if ownNet {
-		args = append(args, "--net")
-	}
-	cmd := exec.Command(rootFSProbe.unshare, append(args, "--", rootFSProbe.shell, "-c", sc.String())...)
-	cmd.Env = []string{"PATH=" + hostPath(), "LANG=C"}
-	ownGroup(cmd)
-	stdinR, stdinW, err := os.Pipe()
+	dir, err := makeRootDirs(dir, work, home)
 	if err != nil {
+		os.RemoveAll(work)
 		return nil, err
 	}
-	cmd.Stdin = stdinR
-	stderr := &capBuf{max: 64 << 10}
-	cmd.Stderr = stderr
-	stdout, err := cmd.StdoutPipe()
+	r, err := holdRoot(dir, ownNet)
 	if err != nil {
-		stdinR.Close()
-		stdinW.Close()
+		os.RemoveAll(work)
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
-		stdinR.Close()
-		stdinW.Close()
-		return nil, err
-	}
-	stdinR.Close()
-	ready := make(chan bool, 1)
-	go func() {
-		line, _ := bufio.NewReader(stdout).ReadString('\n')
-		ready <- line == "ready\n"
-	}()
-	ok := false
-	select {
-	case ok = <-ready:
-	case <-time.After(30 * time.Second):
-	}
-	if !ok {
-		stdinW.Close()
-		killGroup(cmd)
-		cmd.Wait()
-		return nil, fmt.Errorf("could not mount the root %s: %s", dir, strings.TrimSpace(stderr.String()))
-	}
-	r := &fsRoot{
-		holder: cmd, stdin: stdinW, done: make(chan struct{}),
-		chroot: fmt.Sprintf("/proc/%d/root%s", cmd.Process.Pid, dir),
+	if err := inMountNS(r.holder.Pid, func() error { return mountRoot(dir, work, home, binds) }); err != nil {
+		r.abort(work)
+		return nil, fmt.Errorf("could not mount the root %s: %w", dir, err)
 	}
 	err = r.openNamespaces(ownNet)
-	if err == nil && ownNet {
-		// A new network namespace has its loopback down.
-		err = r.inNS(loopback.Up)
+	if err == nil {
+		err = r.mountProc(dir)
 	}
 	if err != nil {
-		stdinW.Close()
-		killGroup(cmd)
-		cmd.Wait()
-		r.closeNamespaces()
+		r.abort(work)
 		return nil, fmt.Errorf("could not start the root %s: %w", dir, err)
 	}
-	handedOff = true
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		cmd.Wait()
+		r.holder.Wait()
 		r.closeNamespaces()
 		os.RemoveAll(work)
 		close(r.done)
@@ -219,34 +123,183 @@ func startRoot(dir, work, home string, binds []bindMount, ownNet bool, wg *sync.
 	return r, nil
 }
 
-// openNamespaces opens the namespaces the root's processes join: the PID
-// namespace the holder made for its children, and its network namespace
-// when it has one of its own.
-func (r *fsRoot) openNamespaces(ownNet bool) error {
-	ns := fmt.Sprintf("/proc/%d/ns/", r.holder.Process.Pid)
-	var err error
-	if r.pidNS, err = os.Open(ns + "pid_for_children"); err != nil {
-		return err
+// makeRootDirs makes the root dir, its skeleton and the overlays' work
+// directories under work; it answers dir with no link on the way:
+// processes reach the root through the holder's /proc/<pid>/root, and a
+// link would be followed from theirs.
+func makeRootDirs(dir, work, home string) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
 	}
-	var st unix.Stat_t
-	if err := unix.Fstat(int(r.pidNS.Fd()), &st); err != nil {
-		return err
+	dir, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", err
 	}
-	r.pidNSIno = st.Ino
-	eachProcIn(r.pidNSIno, func(pid int) {
-		if r.init == nil && nsPID(pid) == 1 {
-			// A pidfd, on kernels that have them: the pid is not
-			// reused behind its back.
-			r.init, _ = os.FindProcess(pid)
+	if strings.ContainsAny(dir+work, ",:\n") {
+		return "", fmt.Errorf("the emulator's directory %s cannot hold a root: overlay options cannot name paths with , or :", dir)
+	}
+	if err := makeSkeleton(dir); err != nil {
+		return "", err
+	}
+	for _, d := range rootFSProbe.lay.overlays {
+		if err := os.MkdirAll(filepath.Join(work, d), 0o700); err != nil {
+			return "", err
 		}
+	}
+	if home != "" {
+		return dir, os.MkdirAll(filepath.Join(work, homeStage), 0o700)
+	}
+	return dir, nil
+}
+
+// homeStage is where, under the work directory, a root's home is bound
+// aside while /home is overlaid (not an overlay's work directory).
+const homeStage = ".home"
+
+// holdRoot starts the holder of the root dir: the init of new PID and
+// mount namespaces, and of a network namespace if ownNet.
+func holdRoot(dir string, ownNet bool) (*fsRoot, error) {
+	flags := uintptr(unix.CLONE_NEWNS)
+	if ownNet {
+		flags |= unix.CLONE_NEWNET
+	}
+	holder, pipe, err := rootFSProbe.init.Hold(flags)
+	if err != nil {
+		return nil, fmt.Errorf("could not start the root %s: %w", dir, err)
+	}
+	return &fsRoot{
+		holder: holder, pipe: pipe, done: make(chan struct{}),
+		chroot: fmt.Sprintf("/proc/%d/root%s", holder.Pid, dir),
+	}, nil
+}
+
+// abort ends a holder that never served, and removes work.
+func (r *fsRoot) abort(work string) {
+	r.pipe.Close()
+	r.holder.Kill()
+	r.holder.Wait()
+	r.closeNamespaces()
+	os.RemoveAll(work)
+}
+
+// inMountNS runs f on a thread of its own that has joined the mount
+// namespace of the process pid, made private first: what f mounts stays
+// there, never propagated to this machine's. The thread ends with f.
+func inMountNS(pid int, f func() error) error {
+	return linux.OnLockedThread(func() (bool, error) {
+		if err := unix.Unshare(unix.CLONE_FS); err != nil {
+			return false, fmt.Errorf("unshare the file system context: %w", err)
+		}
+		if err := setnsPath(fmt.Sprintf("/proc/%d/ns/mnt", pid), unix.CLONE_NEWNS); err != nil {
+			return false, fmt.Errorf("join the root's mount namespace: %w", err)
+		}
+		// Recursively private, as unshare(1) makes it: on a system whose /
+		// is shared (systemd), the root's mounts would appear on the host.
+		if err := unix.Mount("none", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+			return false, fmt.Errorf("make the mount namespace private: %w", err)
+		}
+		return false, f()
 	})
-	if r.init == nil {
-		return errors.New("the root's PID namespace has no init")
+}
+
+// setnsPath joins the namespace the file p (/proc/PID/ns/…) stands for.
+func setnsPath(p string, nstype int) error {
+	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	return unix.Setns(fd, nstype)
+}
+
+// mountRoot makes the root dir's mounts (see the top of this file), in
+// the calling thread's mount namespace; /proc is mountProc's.
+func mountRoot(dir, work, home string, binds []bindMount) error {
+	type mnt struct {
+		src, dst, fstype string
+		flags            uintptr
+		data             string
+	}
+	var ms []mnt
+	stage := filepath.Join(work, homeStage)
+	if home != "" {
+		// Bound aside first: once /home is overlaid, the root's own
+		// directory is no longer reachable by its path.
+		ms = append(ms, mnt{filepath.Join(dir, home), stage, "", unix.MS_BIND, ""})
+	}
+	for _, d := range rootFSProbe.lay.overlays {
+		opts := "lowerdir=/" + d + ",upperdir=" + filepath.Join(dir, d) + ",workdir=" + filepath.Join(work, d)
+		ms = append(ms, mnt{"overlay", filepath.Join(dir, d), "overlay", 0, opts})
+	}
+	if home != "" {
+		ms = append(ms, mnt{stage, filepath.Join(dir, home), "", unix.MS_MOVE, ""})
+	}
+	ms = append(ms, mnt{"/dev", filepath.Join(dir, "dev"), "", unix.MS_BIND | unix.MS_REC, ""})
+	if _, err := os.Stat("/dev/shm"); err == nil {
+		ms = append(ms, mnt{"shm", filepath.Join(dir, "dev", "shm"), "tmpfs", 0, "mode=1777"})
+	}
+	ms = append(ms, mnt{"/sys", filepath.Join(dir, "sys"), "", unix.MS_BIND | unix.MS_REC, ""})
+	for _, b := range binds {
+		ms = append(ms, mnt{b.src, filepath.Join(dir, b.dst), "", unix.MS_BIND, ""})
+	}
+	for _, m := range ms {
+		if err := mount(m.src, m.dst, m.fstype, m.flags, m.data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// mount is mount(2), its error naming what failed.
+func mount(src, dst, fstype string, flags uintptr, data string) error {
+	if err := unix.Mount(src, dst, fstype, flags, data); err != nil {
+		return fmt.Errorf("mount %s on %s (%s %s): %w", src, dst, fstype, data, err)
+	}
+	return nil
+}
+
+// openNamespaces opens the namespaces the root's processes join: the
+// holder's PID namespace, and its network namespace when it has one of
+// its own, brought up.
+func (r *fsRoot) openNamespaces(ownNet bool) error {
+	ns := fmt.Sprintf("/proc/%d/ns/", r.holder.Pid)
+	var err error
+	if r.pidNS, err = os.Open(ns + "pid"); err != nil {
+		return err
+	}
+	if r.pidNSID, err = linux.NamespaceOf(int(r.pidNS.Fd())); err != nil {
+		return err
 	}
 	if ownNet {
 		if r.netNS, err = os.Open(ns + "net"); err != nil {
 			return err
 		}
+		// A new network namespace has its loopback down.
+		return r.inNS(loopback.Up)
+	}
+	return nil
+}
+
+// mountProc mounts the root dir's /proc, which only a process of its PID
+// namespace can: mount(8), started from a thread in its mount and PID
+// namespaces. It shows the root's processes only, with the numbers they
+// know each other by.
+func (r *fsRoot) mountProc(dir string) error {
+	cmd := exec.Command(rootFSProbe.mount, "-t", "proc", "proc", filepath.Join(dir, "proc"))
+	cmd.Env = []string{"PATH=" + hostPath(), "LANG=C"}
+	out := &capBuf{max: 64 << 10}
+	cmd.Stdout, cmd.Stderr = out, out
+	err := inMountNS(r.holder.Pid, func() error {
+		if err := unix.Setns(int(r.pidNS.Fd()), unix.CLONE_NEWPID); err != nil {
+			return fmt.Errorf("join the root's PID namespace: %w", err)
+		}
+		return cmd.Start()
+	})
+	if err == nil {
+		err = cmd.Wait()
+	}
+	if err != nil {
+		return fmt.Errorf("mount the root's /proc: %v: %s", err, strings.TrimSpace(out.String()))
 	}
 	return nil
 }
@@ -260,10 +313,6 @@ func (r *fsRoot) closeNamespaces() {
 			*f = nil
 		}
 	}
-	if r.init != nil {
-		r.init.Release()
-		r.init = nil
-	}
 }
 
 // inNS runs f on a thread of its own that has joined the root's PID
@@ -275,40 +324,30 @@ func (r *fsRoot) inNS(f func() error) error {
 	if r.pidNS == nil {
 		return errors.New("the sandbox's root is gone")
 	}
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // and never unlocked
+	return linux.OnLockedThread(func() (bool, error) {
 		if err := unix.Setns(int(r.pidNS.Fd()), unix.CLONE_NEWPID); err != nil {
-			errc <- fmt.Errorf("join the root's PID namespace: %w", err)
-			return
+			return false, fmt.Errorf("join the root's PID namespace: %w", err)
 		}
 		if r.netNS != nil {
 			if err := unix.Setns(int(r.netNS.Fd()), unix.CLONE_NEWNET); err != nil {
-				errc <- fmt.Errorf("join the root's network namespace: %w", err)
-				return
+				return false, fmt.Errorf("join the root's network namespace: %w", err)
 			}
 		}
-		errc <- f()
-	}()
-	return <-errc
+		return false, f()
+	})
 }
 
 // stop ends the holder; its mounts go with the last process using them.
 // It does not wait: done is closed once the holder has ended.
 //
-// The namespace's init is killed, not the holder: the kernel then kills
-// every process of the namespace, and the init ends, and with it the
-// holder (which waits for it), only once they have all ended. So once
-// done is closed nothing of the root is left running, but for what the
-// emulator itself has still to reap.
+// The holder is the namespace's init: killed, the kernel kills every
+// process of the namespace, and the holder is reaped only once they have
+// all ended. So once done is closed nothing of the root is left running,
+// but for what the emulator itself has still to reap.
 func (r *fsRoot) stop() {
 	r.once.Do(func() {
-		r.stdin.Close()
-		r.nsMu.RLock()
-		defer r.nsMu.RUnlock()
-		if r.init != nil {
-			r.init.Kill()
-		}
+		r.pipe.Close()
+		r.holder.Kill()
 	})
 }
 
@@ -359,7 +398,7 @@ func (r *fsRoot) start(cmd *exec.Cmd) error { return r.inNS(cmd.Start) }
 // zombie included), as its processes number it.
 func (r *fsRoot) alive(pid int) bool {
 	found := false
-	eachProcIn(r.pidNSIno, func(p int) { found = found || nsPID(p) == pid })
+	r.pidNSID.EachPid(func(p int) { found = found || linux.NSPid(p) == pid })
 	return found
 }
 

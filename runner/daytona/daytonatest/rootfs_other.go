@@ -22,8 +22,7 @@ type bindMount struct{ src, dst string }
 
 // fsRoot is never made off Linux.
 type fsRoot struct {
-	done     chan struct{}
-	pidNSIno uint64
+	done chan struct{}
 }
 
 func startRoot(dir, work, home string, binds []bindMount, ownNet bool, wg *sync.WaitGroup) (*fsRoot, error) {

@@ -3,8 +3,6 @@
 package daytonatest
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -13,9 +11,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
+	"time"
 
+	"github.com/forge-run/forge/internal/linux"
 	"golang.org/x/sys/unix"
 )
 
@@ -52,24 +51,10 @@ func cgroupParent() (string, error) {
 }
 
 func probeCgroups() (string, error) {
-	mnt, err := cgroup2Mount()
-	if err != nil {
-		return "", err
+	parent := linux.FindCgroups().V2
+	if parent == "" {
+		return "", errors.New("this process is in no cgroup v2 mounted here")
 	}
-	self, err := os.ReadFile("/proc/self/cgroup")
-	if err != nil {
-		return "", err
-	}
-	var own string
-	for line := range strings.Lines(string(self)) {
-		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "0::"); ok {
-			own = rest
-		}
-	}
-	if own == "" {
-		return "", errors.New("this process is in no cgroup v2")
-	}
-	parent := filepath.Join(mnt, own)
 	sweepCgroups(parent)
 	// A cgroup of the probe's own, a process forked into it, and the
 	// cgroup removed: what every session does.
@@ -103,29 +88,6 @@ func sweepCgroups(parent string) {
 	}
 }
 
-// cgroup2Mount is where the cgroup v2 hierarchy is mounted, read-write.
-func cgroup2Mount() (string, error) {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		// id parent major:minor root mountpoint options ... - fstype source super-options
-		pre, post, ok := strings.Cut(sc.Text(), " - ")
-		fields, fs := strings.Fields(pre), strings.Fields(post)
-		if !ok || len(fields) < 6 || len(fs) < 1 || fs[0] != "cgroup2" || fields[3] != "/" {
-			continue
-		}
-		if !strings.Contains(","+fields[5]+",", ",rw,") {
-			continue
-		}
-		return fields[4], nil
-	}
-	return "", errors.New("no cgroup v2 hierarchy is mounted read-write")
-}
-
 // cgroup is one cgroup v2 directory, open for forking into.
 type cgroup struct {
 	dir string
@@ -146,55 +108,22 @@ func newCgroup(parent, name string) (*cgroup, error) {
 }
 
 // kill kills every process in the cgroup.
-func (g *cgroup) kill() {
-	if err := os.WriteFile(filepath.Join(g.dir, "cgroup.kill"), []byte("1"), 0); err == nil {
-		return
-	}
-	// Before Linux 5.14: each process, until none is left (a fork on the
-	// way lands in the cgroup and is found next time round).
-	for range 100 {
-		b, err := os.ReadFile(filepath.Join(g.dir, "cgroup.procs"))
-		if err != nil || len(bytes.TrimSpace(b)) == 0 {
-			return
-		}
-		for f := range strings.FieldsSeq(string(b)) {
-			if pid, err := strconv.Atoi(f); err == nil {
-				syscall.Kill(pid, syscall.SIGKILL)
-			}
-		}
-	}
-}
+func (g *cgroup) kill() { linux.KillCgroup(g.dir) }
 
-// remove kills what is left in the cgroup, waits for it to be empty and
-// removes it.
+// remove kills what is left in the cgroup, waits for it to be empty (for
+// a while: a process in uninterruptible sleep cannot die, and its cgroup
+// is then left behind) and removes it.
 func (g *cgroup) remove() {
-	g.kill()
 	unix.Close(g.fd)
-	events, err := os.Open(filepath.Join(g.dir, "cgroup.events"))
-	if err != nil {
-		os.Remove(g.dir)
-		return
-	}
-	defer events.Close()
-	buf := make([]byte, 512)
-	// Killed processes take a moment to exit; the kernel wakes a poll on
-	// cgroup.events when "populated" changes. Bounded, in case a process
-	// cannot die (uninterruptible sleep): the cgroup is then left behind.
-	for range 100 {
-		n, _ := unix.Pread(int(events.Fd()), buf, 0)
-		if bytes.Contains(buf[:max(n, 0)], []byte("populated 0")) {
-			break
-		}
-		unix.Poll([]unix.PollFd{{Fd: int32(events.Fd()), Events: unix.POLLPRI}}, 100)
-	}
-	os.Remove(g.dir)
+	linux.EndCgroup(g.dir, 10*time.Second)
+	linux.RemoveCgroup(g.dir)
 }
 
 // sessionProcs is how a session keeps track of what it started.
 type sessionProcs struct {
-	g      *cgroup // nil in the fallback
-	marker string  // sessionEnv's value, in the fallback
-	ns     uint64  // the sandbox's PID namespace, in the fallback
+	g      *cgroup         // nil in the fallback
+	marker string          // sessionEnv's value, in the fallback
+	ns     linux.Namespace // the sandbox's PID namespace, in the fallback
 }
 
 // newSessionProcs sets up the tracking of a session of sb (a rooted one).
@@ -204,7 +133,7 @@ func (s *Server) newSessionProcs(sb *sandbox, seq int) *sessionProcs {
 			return &sessionProcs{g: g}
 		}
 	}
-	return &sessionProcs{marker: fmt.Sprintf("%s/%d", sb.id, seq), ns: sb.fs.pidNSIno}
+	return &sessionProcs{marker: fmt.Sprintf("%s/%d", sb.id, seq), ns: sb.fs.pidNSID}
 }
 
 // track makes cmd, before it starts, one of the session's.
@@ -222,13 +151,12 @@ func (sp *sessionProcs) kill() {
 		sp.g.kill()
 		return
 	}
-	want := []byte(sessionEnv + "=" + sp.marker + "\x00")
+	marker := []string{sessionEnv + "=" + sp.marker}
+	marked := func(pid int) bool { return linux.EnvironHas(pid, marker) }
 	for range 100 {
 		found := false
-		eachProcIn(sp.ns, func(pid int) {
-			env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
-			if err == nil && bytes.Contains(append([]byte{0}, env...), append([]byte{0}, want...)) {
-				syscall.Kill(pid, syscall.SIGKILL)
+		sp.ns.EachPid(func(pid int) {
+			if linux.SignalIf(pid, syscall.SIGKILL, marked) {
 				found = true
 			}
 		})
@@ -246,47 +174,6 @@ func (sp *sessionProcs) end() {
 	}
 }
 
-// eachProcIn calls f with this machine's pid of every live process of the
-// PID namespace ns.
-func eachProcIn(ns uint64, f func(pid int)) {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return
-	}
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		var st unix.Stat_t
-		if unix.Stat(fmt.Sprintf("/proc/%d/ns/pid", pid), &st) == nil && st.Ino == ns {
-			f(pid)
-		}
-	}
-}
-
-// nsPID is the pid the process pid (this machine's) has in its own PID
-// namespace; 0 if it is gone.
-func nsPID(pid int) int {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for line := range strings.Lines(string(b)) {
-		if rest, ok := strings.CutPrefix(line, "NSpid:"); ok {
-			f := strings.Fields(rest)
-			if len(f) > 0 {
-				n, _ := strconv.Atoi(f[len(f)-1])
-				return n
-			}
-		}
-	}
-	return 0
-}
-
-// serverCgroups counts the servers' cgroups made by this process.
-var serverCgroups atomic.Int64
-
 // newServerCgroup makes a server's cgroup, which its sessions' go under;
 // "" when there can be none.
 func newServerCgroup() string {
@@ -294,8 +181,8 @@ func newServerCgroup() string {
 	if err != nil {
 		return ""
 	}
-	dir := filepath.Join(parent, fmt.Sprintf("daytonatest-%d-%d", os.Getpid(), serverCgroups.Add(1)))
-	if os.Mkdir(dir, 0o755) != nil {
+	dir, err := linux.MakeCgroup(parent, fmt.Sprintf("daytonatest-%d-", os.Getpid()))
+	if err != nil {
 		return ""
 	}
 	return dir
@@ -304,14 +191,7 @@ func newServerCgroup() string {
 // removeServerCgroup removes a server's cgroup once its sessions have
 // ended.
 func removeServerCgroup(dir string) {
-	if dir == "" {
-		return
+	if dir != "" {
+		linux.RemoveCgroupTree(dir)
 	}
-	ents, _ := os.ReadDir(dir)
-	for _, e := range ents {
-		if e.IsDir() {
-			os.Remove(filepath.Join(dir, e.Name()))
-		}
-	}
-	os.Remove(dir)
 }

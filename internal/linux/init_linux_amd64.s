@@ -2,13 +2,13 @@
 
 // func cloneInit(flags uintptr, rfd int32, page uintptr) (pid int, errno uintptr)
 //
-// The PID namespace's built-in init: a process that shares forge's memory
+// The PID namespace's built-in init: a process that shares this process's memory
 // (CLONE_VM), so that starting it copies no address space and loads no
 // program. Every signal is blocked on the calling thread across clone, so
-// the child never runs one of forge's handlers; the child then, touching
-// only page (see initPage) and never the stack or forge's memory:
+// the child never runs one of this process's handlers; the child then, touching
+// only page (see initPage) and never the stack or this process's memory:
 //   - moves rfd to 0 and closes every other descriptor (close_range, Linux
-//     5.9), so that it holds nothing of forge's but its own pipe;
+//     5.9), so that it holds nothing of this process's but its own pipe;
 //   - sets every signal's action to the default and SIGCHLD's to ignore
 //     (the kernel then reaps every orphan it inherits at once; as a PID
 //     namespace's init it gets no other signal but SIGKILL and SIGSTOP
