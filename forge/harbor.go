@@ -191,6 +191,9 @@ func readHarborTask(dir string) (HarborTask, []string, error) {
 // tomlNearest is " (did you mean verifier.timeout_sec?)" for a misspelt
 // key of task.toml, "" for one forge knows nothing like.
 func tomlNearest(k toml.Key) string {
+	if len(k[len(k)-1]) < 6 {
+		return "" // a short key is often another real one: gpus is not cpus
+	}
 	t := reflect.TypeFor[harborConfig]()
 	for _, name := range k[:len(k)-1] {
 		f, ok := tomlField(t, name)

@@ -254,6 +254,7 @@ func loadData(path string, data []byte, harbor string, blocks []Block) (*Manifes
 	if len(errs) > 0 {
 		return nil, errors.Join(tidy(path, errs)...)
 	}
+	m.commandFileNotes()
 	return m, nil
 }
 

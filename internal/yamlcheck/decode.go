@@ -60,7 +60,7 @@ func prune(n *yaml.Node, t reflect.Type, path string, errs *[]error) *yaml.Node 
 		return probe(n, t, path, errs)
 	}
 	bad := func() *yaml.Node {
-		*errs = append(*errs, At(n, path, "want "+Want(t)+", not "+Got(n)))
+		*errs = append(*errs, At(n, path, mismatch(n, t)))
 		return nil
 	}
 	switch t.Kind() {
@@ -182,6 +182,19 @@ func overridden(n *yaml.Node, path string, errs *[]error) map[int]bool {
 	return over
 }
 
+// mismatch says n is not the t wanted; for text that reads as a mapping
+// because of a ": " in it (- echo "a: b"), how to write it.
+func mismatch(n *yaml.Node, t reflect.Type) string {
+	msg := "want " + Want(t) + ", not " + Got(n)
+	if t.Kind() == reflect.String && n.Kind == yaml.MappingNode && len(n.Content) == 2 &&
+		n.Content[0].Kind == yaml.ScalarNode && n.Content[1].Kind == yaml.ScalarNode && n.Style&yaml.FlowStyle == 0 {
+		line := n.Content[0].Value + ": " + n.Content[1].Value
+		msg += fmt.Sprintf(" (the \": \" after `%s` makes a key and a value: quote the whole line, e.g. '%s')",
+			n.Content[0].Value, strings.ReplaceAll(line, "'", "''"))
+	}
+	return msg
+}
+
 // probe decodes n into a t, returning n when it decodes, or nil after
 // reporting why not.
 func probe(n *yaml.Node, t reflect.Type, path string, errs *[]error) *yaml.Node {
@@ -191,7 +204,7 @@ func probe(n *yaml.Node, t reflect.Type, path string, errs *[]error) *yaml.Node 
 	}
 	var te *yaml.TypeError
 	if n.Kind != yaml.AliasNode && errors.As(err, &te) && !reflect.PointerTo(t).Implements(typeOfUnmarshaler) {
-		msg := "want " + Want(t) + ", not " + Got(n)
+		msg := mismatch(n, t)
 		if isNumber(n) && isNumeric(t) {
 			msg = n.Value + " is out of range here"
 		}
