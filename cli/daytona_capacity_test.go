@@ -184,7 +184,10 @@ func TestAccountFullStopsTheRun(t *testing.T) {
 func TestUnknownSnapshotStopsTheRun(t *testing.T) {
 	t.Parallel()
 	srv := daytonatest.Start(t, daytonatest.Options{})
-	dir := writeTournament(t, 5, "echo ok > \"$2\"\n", "daytona:\n  snapshot: my-agent-snap\n")
+	// One creation a second: the next is due well after the refusal has
+	// reached forge, which must then ask no more, however loaded the
+	// machine (at the default rate the next could leave before it).
+	dir := writeTournament(t, 5, "echo ok > \"$2\"\n", "daytona:\n  snapshot: my-agent-snap\n  create_rate: 1\n")
 	run := playOnEmulator(t, srv, dir, 3)
 	oneLine(t, run.stderr, "Snapshot my-agent-snap not found")
 	calls := createCalls(srv)
