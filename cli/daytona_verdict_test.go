@@ -49,9 +49,10 @@ func spread(xs []float64) float64 {
 // emulators stretches them unevenly (spreads of 0.15 s on two cores).
 func TestDaytonaIdenticalCandidatesTieWhateverTheQueue(t *testing.T) {
 	srv := daytonatest.Start(t, daytonatest.Options{StartDelay: 700 * time.Millisecond})
-	// Two seconds each: the noise allowance (5%) then covers the
-	// scheduling delays of a loaded CI machine.
-	dir := writeTournament(t, 5, "sleep 2\necho done > \"$2\"\n", "daytona:\n  create_rate: 2\n")
+	// Four seconds each: the noise allowance (5%, 0.2 s) then covers the
+	// scheduling delays of a loaded machine (0.13 s seen at load 20 on two
+	// cores, over two seconds' 0.1 s).
+	dir := writeTournament(t, 5, "sleep 4\necho done > \"$2\"\n", "daytona:\n  create_rate: 2\n")
 	cmd, _, stderr := forgeCmd(dir, []string{"DAYTONA_API_KEY=" + srv.APIKey(), "DAYTONA_API_URL=" + srv.URL()},
 		"run", "--daytona", "--no-fallback", "--run-id", "tie", "--quiet")
 	if code := exitCodeOf(t, cmd.Run()); code != 0 {
@@ -63,8 +64,8 @@ func TestDaytonaIdenticalCandidatesTieWhateverTheQueue(t *testing.T) {
 		if !r.Success {
 			t.Fatalf("%s failed: %s %s", r.CandidateID, r.ErrorKind, r.ErrorMessage)
 		}
-		if r.RuntimeSeconds < 2 || r.RuntimeSeconds > r.JobSeconds-r.Phases.Create {
-			t.Errorf("%s: runtime_seconds %.3f, want the candidate's own two seconds (job %.3f, create %.3f)",
+		if r.RuntimeSeconds < 4 || r.RuntimeSeconds > r.JobSeconds-r.Phases.Create {
+			t.Errorf("%s: runtime_seconds %.3f, want the candidate's own four seconds (job %.3f, create %.3f)",
 				r.CandidateID, r.RuntimeSeconds, r.JobSeconds, r.Phases.Create)
 		}
 		if r.JobSeconds < r.RuntimeSeconds+r.Phases.Create {
