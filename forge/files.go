@@ -212,10 +212,7 @@ func readCapped(path string, max int64) ([]byte, error) {
 // adds its path and content to the hash h and returns where it goes in a
 // job's working directory; bad reports why it cannot.
 func (m *Manifest) addFile(h io.Writer, rel string, bad func(string)) (fileRef, bool) {
-	src := rel
-	if !filepath.IsAbs(src) {
-		src = filepath.Join(m.Dir, rel)
-	}
+	src := m.abs(rel)
 	st, err := os.Stat(src)
 	switch {
 	case err != nil:

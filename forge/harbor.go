@@ -25,6 +25,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/forge-run/forge/internal/text"
 	"github.com/forge-run/forge/internal/yamlcheck"
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/scoring"
@@ -299,7 +300,7 @@ func lookedFor(envDir string) string {
 	if len(names) == 0 {
 		return "environment/ is empty"
 	}
-	return "environment/ holds " + joinShort(names) + " and no Dockerfile"
+	return "environment/ holds " + text.FirstOf(names, 5) + " and no Dockerfile"
 }
 
 // imageDir is w as a directory of an image: absolute, without . or ..
@@ -422,10 +423,7 @@ func (ht HarborTask) task() (Task, error) {
 // gives the suite its scoring (harborScoring).
 func (m *Manifest) readHarbor(h io.Writer) ([]Task, []string, error) {
 	notes := m.harborScoring()
-	dir := m.Harbor
-	if !filepath.IsAbs(dir) {
-		dir = filepath.Join(m.Dir, dir)
-	}
+	dir := m.abs(m.Harbor)
 	hts, read, err := ReadHarborTasks(dir)
 	notes = append(notes, read...)
 	if err != nil {
@@ -581,17 +579,9 @@ func oracle(tasks []Task) (Candidate, error) {
 	}
 	if len(none) > 0 {
 		return Candidate{}, fmt.Errorf("--oracle plays each Harbor task's solution/solve.sh in its image; %s %s none",
-			joinShort(none), map[bool]string{true: "has", false: "have"}[len(none) == 1])
+			text.FirstOf(none, 5), map[bool]string{true: "has", false: "have"}[len(none) == 1])
 	}
 	return Candidate{ID: OracleID, argv: []string{"sh", "-c", oracleScript, OracleID}, oracle: true}, nil
-}
-
-// joinShort lists ids, the first few and how many more.
-func joinShort(ids []string) string {
-	if len(ids) <= 5 {
-		return strings.Join(ids, ", ")
-	}
-	return fmt.Sprintf("%s and %d more", strings.Join(ids[:5], ", "), len(ids)-5)
 }
 
 // solutionFiles are a Harbor task's solution/ files, under solution/.

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/forge-run/forge/internal/text"
 	"github.com/forge-run/forge/internal/yamlcheck"
 	"github.com/forge-run/forge/runner"
 	"gopkg.in/yaml.v3"
@@ -276,12 +277,12 @@ func (m *Manifest) checkTaskFields(v *validator) {
 					if near := yamlcheck.Nearest(f.field, fields); near != "" {
 						msg += fmt.Sprintf(" (did you mean %q?)", near)
 					} else {
-						msg += " (the tasks have: " + joinShort(fields) + ")"
+						msg += " (the tasks have: " + text.FirstOf(fields, 5) + ")"
 					}
 					v.at(msg, "scoring", i, "checks", j, f.key)
 				case len(lack) > 0:
 					m.Notes = append(m.Notes, fmt.Sprintf("scoring[%d].checks[%d].%s: %d of %d tasks have no field %q (%s): their trials fail this check",
-						i, j, f.key, len(lack), len(m.Tasks), f.field, joinShort(lack)))
+						i, j, f.key, len(lack), len(m.Tasks), f.field, text.FirstOf(lack, 5)))
 				}
 			}
 		}

@@ -89,10 +89,7 @@ func (spec *VerifySpec) check(bad func(key, msg string), base *VerifySpec) {
 // adds them to the hash h in order and returns them by their paths
 // relative to dir; bad reports why it cannot.
 func (m *Manifest) addDir(h io.Writer, dir string, bad func(string)) ([]fileRef, bool) {
-	root := dir
-	if !filepath.IsAbs(root) {
-		root = filepath.Join(m.Dir, dir)
-	}
+	root := m.abs(dir)
 	var refs []fileRef
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		switch {

@@ -123,11 +123,7 @@ func unscoredTasks(rec *record.Record) string {
 	if len(ids) == 0 {
 		return ""
 	}
-	list := strings.Join(ids, ", ")
-	if len(ids) > 10 {
-		list = strings.Join(ids[:10], ", ") + fmt.Sprintf(" and %d more", len(ids)-10)
-	}
-	return fmt.Sprintf("not scored (no trial played to a score, so not ranked): %s", list)
+	return "not scored (no trial played to a score, so not ranked): " + text.FirstOf(ids, 10)
 }
 
 // matrixSummary says what the matrix holds when it is not printed.

@@ -29,13 +29,47 @@ func Table(w io.Writer, rec *record.Record, opts Options) error {
 		return err
 	}
 	cs := candidates(rec)
-	paint := func(code, s string) string {
-		if !opts.Color || s == "" || code == "" {
-			return s
-		}
-		return code + s + ansiReset
+	fit, rows := standingsRows(rec, cs, opts)
+	opts.TTY = fit.tty
+	if opts.Wide {
+		opts.Width = 0
 	}
 
+	var buf bytes.Buffer
+	if len(rows) == 0 {
+		buf.WriteString("no results\n")
+	} else if err := renderTable(&buf, fit.cols, rows, opts); err != nil {
+		return fmt.Errorf("render standings table: %w", err)
+	}
+	for _, l := range []string{tieLine(rec, opts.Width), fit.footer(rec, opts.Width)} {
+		if l != "" {
+			buf.WriteString(opts.paint(ansiDim, l) + "\n")
+		}
+	}
+	if err := writeMatrix(&buf, rec, opts); err != nil {
+		return err
+	}
+	if err := writeHeadToHead(&buf, rec, opts); err != nil {
+		return err
+	}
+	writeTableNotes(&buf, rec, cs, opts)
+	if _, err := w.Write(text.TrimLines(buf.Bytes())); err != nil {
+		return fmt.Errorf("write table report: %w", err)
+	}
+	return nil
+}
+
+// paint wraps s in the ANSI code with opts.Color.
+func (o Options) paint(code, s string) string {
+	if !o.Color || s == "" || code == "" {
+		return s
+	}
+	return code + s + ansiReset
+}
+
+// standingsRows lays the standings out for opts (fitTable) and paints their
+// cells: the winner bold, the status by health, the notes dim.
+func standingsRows(rec *record.Record, cs []candidate, opts Options) (fitted, [][]string) {
 	cols := columns(rec)
 	for i := range cols {
 		if cols[i].header == colNotes {
@@ -50,10 +84,6 @@ func Table(w io.Writer, rec *record.Record, opts Options) error {
 		}
 	}
 	fit := fitTable(cols, cells, opts)
-	opts.TTY = fit.tty
-	if opts.Wide {
-		opts.Width = 0
-	}
 	rows := fit.cells
 	for r, c := range cs {
 		for i, col := range fit.cols {
@@ -61,68 +91,50 @@ func Table(w io.Writer, rec *record.Record, opts Options) error {
 			switch col.header {
 			case colRank:
 				if c.winner {
-					cell = paint(ansiBold, cell)
+					cell = opts.paint(ansiBold, cell)
 				}
 			case colCandidate:
 				if c.winner {
-					cell = paint(ansiBold+ansiGreen, cell)
+					cell = opts.paint(ansiBold+ansiGreen, cell)
 				}
 			case colStatus:
-				cell = paint(map[health]string{healthOK: ansiGreen, healthPartial: ansiYellow, healthFailed: ansiRed}[c.health()], cell)
+				cell = opts.paint(map[health]string{healthOK: ansiGreen, healthPartial: ansiYellow, healthFailed: ansiRed}[c.health()], cell)
 			case colNotes:
-				cell = paint(ansiDim, cell)
+				cell = opts.paint(ansiDim, cell)
 			}
 			rows[r][i] = cell
 		}
 	}
-	cols = fit.cols
+	return fit, rows
+}
 
-	var buf bytes.Buffer
-	if len(rows) == 0 {
-		buf.WriteString("no results\n")
-	} else if err := renderTable(&buf, cols, rows, opts); err != nil {
-		return fmt.Errorf("render standings table: %w", err)
-	}
-	for _, l := range []string{tieLine(rec, opts.Width), fit.footer(rec, opts.Width)} {
-		if l != "" {
-			buf.WriteString(paint(ansiDim, l) + "\n")
-		}
-	}
-	if err := writeMatrix(&buf, rec, opts); err != nil {
-		return err
-	}
-	if err := writeHeadToHead(&buf, rec, opts); err != nil {
-		return err
-	}
-
+// writeTableNotes writes the winner line, then what else the run says:
+// interrupted, not run, retried, sandboxes left behind.
+func writeTableNotes(buf *bytes.Buffer, rec *record.Record, cs []candidate, opts Options) {
 	line := wrap(winnerLine(rec, cs), opts.Width)
 	if rec.Winner != nil {
-		line = paint(ansiBold+ansiGreen, line)
+		line = opts.paint(ansiBold+ansiGreen, line)
 	} else {
-		line = paint(ansiYellow, line)
+		line = opts.paint(ansiYellow, line)
 	}
 	buf.WriteString("\n" + line + "\n")
 	if rec.Interrupted {
-		buf.WriteString(paint(ansiYellow, wrap("run interrupted: these are partial results", opts.Width)) + "\n")
+		buf.WriteString(opts.paint(ansiYellow, wrap("run interrupted: these are partial results", opts.Width)) + "\n")
 	}
 	for _, n := range rec.NotRun {
-		buf.WriteString(paint(ansiYellow, wrap(fmt.Sprintf("not run: %s (%s)", text.OneLine(n.CandidateID), text.OneLine(n.Reason)), opts.Width)) + "\n")
+		buf.WriteString(opts.paint(ansiYellow, wrap(fmt.Sprintf("not run: %s (%s)", text.OneLine(n.CandidateID), text.OneLine(n.Reason)), opts.Width)) + "\n")
 	}
 	if l := retriedLine(rec); l != "" {
-		buf.WriteString(paint(ansiYellow, wrap(l, opts.Width)) + "\n")
+		buf.WriteString(opts.paint(ansiYellow, wrap(l, opts.Width)) + "\n")
 	}
 	if len(rec.UndeletedSandboxes) > 0 {
 		ids := make([]string, len(rec.UndeletedSandboxes))
 		for i, id := range rec.UndeletedSandboxes {
 			ids[i] = text.OneLine(id)
 		}
-		buf.WriteString(paint(ansiRed, wrap(fmt.Sprintf("%d sandbox(es) could not be deleted: %s", len(ids), strings.Join(ids, ", ")), opts.Width)) + "\n")
+		buf.WriteString(opts.paint(ansiRed, wrap(fmt.Sprintf("%d sandbox(es) could not be deleted: %s", len(ids), strings.Join(ids, ", ")), opts.Width)) + "\n")
 		buf.WriteString("delete them with: forge gc\n")
 	}
-	if _, err := w.Write(text.TrimLines(buf.Bytes())); err != nil {
-		return fmt.Errorf("write table report: %w", err)
-	}
-	return nil
 }
 
 // renderTable draws the standings, the header bold with opts.Color.

@@ -168,6 +168,15 @@ func AndList(names []string) string {
 	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
+// FirstOf lists names joined with ", ", the first n and how many more:
+// "a, b and 3 more".
+func FirstOf(names []string, n int) string {
+	if len(names) <= n {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:n], ", "), len(names)-n)
+}
+
 // Ratio formats a ratio of scores or runtimes: "1.24×".
 func Ratio(r float64) string { return strconv.FormatFloat(r, 'f', 2, 64) + "×" }
 
