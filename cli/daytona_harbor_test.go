@@ -308,3 +308,54 @@ func TestDaytonaPlantedRewardDoesNotCount(t *testing.T) {
 	}
 	checkEmulator(t, srv, srv.APIKey())
 }
+
+// A candidate that replaces the bash its task's tests run with (bash
+// /tests/test.sh) by one that writes a reward of 1 is judged on it, but
+// marked tampered, naming bash, in the record and the table's notes, also
+// when it then runs past its timeout; an honest candidate's trial is not
+// (issue 41).
+func TestDaytonaHarborTamperedBashIsMarked(t *testing.T) {
+	t.Parallel()
+	srv := harborEmulator(t)
+	dir := t.TempDir()
+	testfiles.Write(t, dir, map[string]string{
+		"forge.yaml": "harbor: tasks\ncandidates:\n  - id: honest\n    script: honest.sh\n  - id: cheat\n    script: cheat.sh\nscoring:\n  - type: verifier\n",
+		"honest.sh":  "echo done > /app/done.txt\n",
+		"cheat.sh": `for b in $(command -v bash) /usr/bin/bash /bin/bash; do
+  rm -f "$b" && printf '#!/bin/sh\nmkdir -p /logs/verifier && echo 1 > /logs/verifier/reward.txt\n' > "$b" && chmod 755 "$b"
+done
+if [ "$FORGE_TASK_ID" = slow ]; then sleep 30; fi
+`,
+		"tasks/done/task.toml":              "version = \"1.0\"\n",
+		"tasks/done/instruction.md":         "Write done into /app/done.txt.\n",
+		"tasks/done/environment/Dockerfile": "FROM python:3.12-slim\nWORKDIR /app\n",
+		"tasks/done/tests/test.sh":          "grep -qx done /app/done.txt && echo 1 > /logs/verifier/reward.txt || echo 0 > /logs/verifier/reward.txt\n",
+		"tasks/slow/task.toml":              "version = \"1.0\"\n[agent]\ntimeout_sec = 2.0\n",
+		"tasks/slow/instruction.md":         "Write done into /app/done.txt.\n",
+		"tasks/slow/environment/Dockerfile": "FROM python:3.12-slim\nWORKDIR /app\n",
+		"tasks/slow/tests/test.sh":          "grep -qx done /app/done.txt && echo 1 > /logs/verifier/reward.txt || echo 0 > /logs/verifier/reward.txt\n",
+	})
+	rec, stdout, _ := playDaytona(t, srv, dir, 0, "t1")
+	if len(rec.Results) != 4 {
+		t.Fatalf("%d results, want 4", len(rec.Results))
+	}
+	for _, r := range rec.Results {
+		switch r.CandidateID {
+		case "honest":
+			if r.Reward == nil || *r.Reward != 1 || r.Tampered != nil {
+				t.Errorf("honest on %s: reward %v, tampered %q (%s %s)", r.TaskID, r.Reward, r.Tampered, r.ErrorKind, r.ErrorMessage)
+			}
+		case "cheat":
+			if (r.TaskID == "slow") != (r.ErrorKind == runner.ErrTimeout) {
+				t.Errorf("cheat on %s: %s %s", r.TaskID, r.ErrorKind, r.ErrorMessage)
+			}
+			if r.Reward == nil || *r.Reward != 1 || len(r.Tampered) == 0 || !strings.HasSuffix(r.Tampered[0], "/bash") {
+				t.Errorf("cheat on %s: reward %v, tampered %q; want 1 and bash (%s %s)", r.TaskID, r.Reward, r.Tampered, r.ErrorKind, r.ErrorMessage)
+			}
+		}
+	}
+	if !strings.Contains(stdout, "tampered: /") {
+		t.Errorf("the table's notes do not say the cheat tampered:\n%s", stdout)
+	}
+	checkEmulator(t, srv, srv.APIKey())
+}

@@ -312,6 +312,12 @@ func (c candidate) notes() string {
 		}
 		return ""
 	}
+	// Tampering first: the trial's reward stood on tools it changed.
+	for _, r := range c.results {
+		if len(r.Tampered) > 0 {
+			return prefix(r) + tamperedText(r)
+		}
+	}
 	if f := c.firstFailure(); f != nil {
 		return prefix(f) + cmp.Or(text.OneLine(f.ErrorMessage), KindLabel(f.ErrorKind))
 	}
@@ -343,6 +349,15 @@ func (c candidate) notes() string {
 		}
 	}
 	return ""
+}
+
+// tamperedText says which of the verifier's tools the trial changed:
+// "tampered: /usr/bin/bash"; "" when none.
+func tamperedText(r *record.Trial) string {
+	if len(r.Tampered) == 0 {
+		return ""
+	}
+	return "tampered: " + text.OneLine(strings.Join(r.Tampered, ", "))
 }
 
 // costText is "$1.20 ($0.040/solved)" (or "/success"), "unpriced" when it has

@@ -85,6 +85,9 @@ func newHTMLTrial(c candidate, r record.Trial, opts Options) htmlTrial {
 	if r.SubmitError != "" {
 		t.Facts = append(t.Facts, htmlFact{"result file", "ignored: " + text.OneLine(r.SubmitError)})
 	}
+	if len(r.Tampered) > 0 {
+		t.Facts = append(t.Facts, htmlFact{"tampered", text.OneLine(strings.Join(r.Tampered, ", "))})
+	}
 
 	if r.ArtifactContent != "" || r.ArtifactBytes > 0 {
 		t.setArtifact(&r, opts)

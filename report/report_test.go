@@ -577,3 +577,21 @@ func TestRetriedTrialsAreReported(t *testing.T) {
 		}
 	}
 }
+
+// A trial marked tampered says so in the table's and Markdown's notes and
+// on the HTML report's trial, naming the tool (issue 41).
+func TestTamperedTrialsAreReported(t *testing.T) {
+	rec := fixture.Record("five-trials-tie-timeout")
+	for _, f := range []report.Format{report.FormatTable, report.FormatMarkdown, report.FormatHTML} {
+		if out := renderString(t, f, rec, report.Options{}); strings.Contains(out, "tampered") {
+			t.Errorf("%s: tampered without a tampered trial", f)
+		}
+	}
+	rec.Results[0].Tampered = []string{"/usr/bin/bash"}
+	for f, want := range map[report.Format]string{report.FormatTable: "tampered: /usr/bin/bash", report.FormatMarkdown: "tampered: /usr/bin/bash",
+		report.FormatHTML: "<dt>tampered</dt><dd>/usr/bin/bash</dd>"} {
+		if out := renderString(t, f, rec, report.Options{}); !strings.Contains(out, want) {
+			t.Errorf("%s: no %q in\n%s", f, want, out)
+		}
+	}
+}

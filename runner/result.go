@@ -221,6 +221,10 @@ type Result struct {
 	VerifierOutput   string `json:"verifier_output,omitempty"`
 	VerifierLogPath  string `json:"verifier_log_path,omitempty"`
 	VerifierLogBytes int64  `json:"verifier_log_bytes,omitempty"`
+	// Tampered lists the verifier's tools (runner.Verify.Tools) that
+	// changed between the candidate's start and the verifier's: a trial
+	// judged as usual, on tools the candidate may have replaced.
+	Tampered []string `json:"tampered,omitempty"`
 
 	// Artifact holds the raw artifact bytes (capped) for the run to store.
 	Artifact []byte `json:"-"`

@@ -26,7 +26,7 @@ func sampleRecord() *record.Record {
 	ok := record.Trial{Result: runner.Result{
 		CandidateID: "alpha", Trial: 1, Backend: "local", Success: true, ExitCode: ptr(0),
 		Output: "[Alpha] Found 10 events\n", ArtifactPath: "alpha/discord_post.md",
-		Submitted: map[string]any{"items": 10}, RuntimeSeconds: 3.2,
+		Submitted: map[string]any{"items": 10}, RuntimeSeconds: 3.2, Tampered: []string{"/usr/bin/bash"},
 		Phases:    runner.Phases{Execute: 3.1, Cleanup: 0.1},
 		StartedAt: t0, FinishedAt: t0.Add(3200 * time.Millisecond)}, Score: ptr(0.87),
 		Judges: []record.JudgeResult{{Name: "quality", Score: ptr(0.9), Reason: "good"}, {Name: "style", Error: "timed out"}},

@@ -621,3 +621,18 @@ func TestRunsListGatesInAWordAndWhole(t *testing.T) {
 	wantIn(t, body, `<td class="gates">failed</td>`, "<span class=\"k\">gates</span> "+html.EscapeString(why),
 		"<span class=\"k\">backend</span> local", "<span class=\"k\">manifest</span> <code>forge.yaml</code>")
 }
+
+// TestTrialPageShowsTampering: a trial whose verifier's tools changed says
+// which on its page (issue 41); another does not.
+func TestTrialPageShowsTampering(t *testing.T) {
+	out := t.TempDir()
+	rec, dir := makeRun(t, out, spec{id: "tm", candidates: []string{"alpha"}, tasks: 1, trials: 2, files: true, start: t0})
+	rec.Results[0].Tampered = []string{"/usr/bin/bash", "/usr/bin/python3"}
+	must(t, record.Write(filepath.Join(dir, record.ResultsFile), rec))
+	ts := serve(t, Options{Out: out})
+	_, _, body := get(t, ts, "/run/tm/trial/1")
+	wantIn(t, body, "<dt>tampered</dt><dd>/usr/bin/bash, /usr/bin/python3</dd>")
+	if code, _, body := get(t, ts, "/run/tm/trial/2"); code != 200 || strings.Contains(body, "tampered") {
+		t.Errorf("an honest trial's page (status %d) says tampered:\n%s", code, body)
+	}
+}

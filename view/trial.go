@@ -233,6 +233,9 @@ func (s *Server) trialFacts(r *record.Trial) [][2]string {
 	if r.SubmitError != "" {
 		fact("result file", "ignored: "+s.mask.String(r.SubmitError))
 	}
+	if len(r.Tampered) > 0 { // the verifier's tools it changed
+		fact("tampered", s.mask.String(strings.Join(r.Tampered, ", ")))
+	}
 	fact("usage note", r.UsageNote)
 	if r.AgentTurns > 0 {
 		fact("agent turns", strconv.Itoa(r.AgentTurns))

@@ -37,7 +37,9 @@ type jobRun struct {
 	session bool
 	streams sync.WaitGroup // the goroutines following log streams
 	ran     sessionRun     // how the candidate's command ended
-	deleted bool           // cleanup deleted the sandbox, or found none
+	// tools are the verifier's tools as the candidate started.
+	tools   runner.ToolPrints
+	deleted bool // cleanup deleted the sandbox, or found none
 }
 
 // run runs the job through jobPipeline, stopped with the run (dead).
@@ -331,7 +333,11 @@ func (j *jobRun) makeScript(ensure []string) error {
 	if err != nil {
 		return err
 	}
-	j.script = j.lay.scriptText(argv, env, ensure, j.job.Setup, j.secretsAtSetup(), verify, j.out)
+	tools := ""
+	if v := j.job.Verify; v != nil {
+		tools = toolsText(v)
+	}
+	j.script = j.lay.scriptText(argv, env, ensure, j.job.Setup, j.secretsAtSetup(), verify, tools, j.out)
 	return nil
 }
 
@@ -399,6 +405,13 @@ func exportable(what string, env map[string]string) error {
 // transcript from forge.sh's report, and settles the job.
 func (j *jobRun) settle(ctx context.Context) error {
 	run := j.ran
+	if j.job.Verify != nil {
+		text := run.report
+		if text == nil { // timed out: what it printed before
+			text = run.early
+		}
+		j.tools = parseTools(text)
+	}
 	rep, err := j.report(ctx, run, strings.Fields(outputKeys)...)
 	if err != nil {
 		return err

@@ -149,9 +149,15 @@ const outputKeys = "stdout stderr artifact result transcript"
 // "setup" the setup lines into its log, "collect KEY..." nothing (after a
 // timeout); each then prints its report and doneLine, and exits with its
 // status. "run" and "setup" work once however often started (claimText).
-func (l layout) scriptText(argv []string, env map[string]string, ensure, setup []string, setupSecrets bool, verify string, o outputs) string {
+// With a verifier, tools is forge_tools (toolsText), run as the candidate
+// starts and as the verifier does.
+func (l layout) scriptText(argv []string, env map[string]string, ensure, setup []string, setupSecrets bool, verify, tools string, o outputs) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "forge_ctl=%s\nforge_report() {\n%s}\n%s", shQuote(l.ctl), l.reportText(o), claimText)
+	fmt.Fprintf(&b, "forge_ctl=%s\nforge_report() {\n%s}\n%s%s", shQuote(l.ctl), l.reportText(o), claimText, tools)
+	checkTools := ""
+	if tools != "" {
+		checkTools = "forge_tools\n"
+	}
 	runEnsure := ensure
 	setupText := ""
 	if len(setup) > 0 {
@@ -170,7 +176,7 @@ setup)
   forge_want=; [ "$forge_rc" -eq 0 ] || forge_want=setup
   forge_end ;;
 verify)
-  if forge_claim verify; then
+  %[8]s  if forge_claim verify; then
     sh -c %[5]s >%[6]s 2>&1; forge_rc=$?
     echo "$forge_rc -1 ok" >"$forge_ctl.verify.done"
   else
@@ -181,7 +187,8 @@ run) if ! forge_claim run; then forge_await run; forge_want='%[4]s'; forge_end; 
 *) echo "forge: no mode $1" >&2; exit 2 ;;
 esac
 forge_path=$PATH
-`, shQuote(setupText), shQuote(l.ctl+".setup.log"), doneLine, outputKeys, shQuote(verify), shQuote(l.ctl+".verify.log"), verifyKeys)
+`, shQuote(setupText), shQuote(l.ctl+".setup.log"), doneLine, outputKeys, shQuote(verify), shQuote(l.ctl+".verify.log"), verifyKeys, checkTools)
+	b.WriteString(checkTools) // before anything of the candidate's runs
 	b.WriteString(clockText)
 	b.WriteString(l.preamble(env, runEnsure))
 	b.WriteString(l.readSecrets(true))
@@ -247,6 +254,54 @@ forge_now() {
   fi
 }
 `
+
+// toolLine is what forge_tools prints of each verifier tool it finds:
+// "forge-tool NAME DIGEST PATH".
+const toolLine = "forge-tool"
+
+// toolsText is forge_tools, which prints a toolLine for each of the
+// verifier's tools (runner.Verify.Tools) found on its PATH: the sha256 of
+// the file (cksum's sum without sha256sum; "-" without either).
+func toolsText(v *runner.Verify) string {
+	path := `"$PATH"`
+	if _, ok := v.Env["PATH"]; ok {
+		path = shQuote(v.ToolPath(""))
+	}
+	names := make([]string, 0, 8)
+	for _, t := range v.Tools() {
+		names = append(names, shQuote(t))
+	}
+	return fmt.Sprintf(`forge_tools() {
+  for forge_n in %[1]s; do
+    case $forge_n in
+    /*) forge_p=$forge_n ;;
+    */*) continue ;;
+    *) forge_p=$(PATH=%[2]s; command -v "$forge_n" 2>/dev/null) ;;
+    esac
+    [ -f "$forge_p" ] || continue
+    forge_s=$(sha256sum <"$forge_p" 2>/dev/null || cksum <"$forge_p" 2>/dev/null)
+    forge_s=${forge_s%%%% *}
+    printf '%[3]s %%s %%s %%s\n' "$forge_n" "${forge_s:--}" "$forge_p"
+  done
+}
+`, strings.Join(names, " "), path, toolLine)
+}
+
+// parseTools reads the toolLines of forge.sh's output; nil when it has
+// none.
+func parseTools(text []byte) runner.ToolPrints {
+	var tools runner.ToolPrints
+	for line := range strings.Lines(string(text)) {
+		f := strings.SplitN(strings.TrimRight(line, "\n"), " ", 4)
+		if len(f) == 4 && f[0] == toolLine {
+			if tools == nil {
+				tools = runner.ToolPrints{}
+			}
+			tools[f[1]] = runner.Tool{Path: f[3], Print: f[2]}
+		}
+	}
+	return tools
+}
 
 // verifyKeys are the outputs a finished verifier reports.
 const verifyKeys = "verifier reward rewardjson"

@@ -9,11 +9,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/forge-run/forge/internal/testkit/wait"
+	"github.com/forge-run/forge/runner"
 )
 
 func capsOf(out, art int64) func(string) int64 {
@@ -121,7 +123,7 @@ func forgeSh(t *testing.T, cand string, env map[string]string, setup []string, o
 	all := map[string]string{"HOME": dir}
 	maps.Copy(all, env)
 	argv := []string{"/bin/sh", "-c", cand, "sh", l.path("out.md")}
-	script := l.scriptText(argv, all, nil, setup, false, "", outputs{artifact: "out.md", result: "result.json", transcript: "transcript.jsonl",
+	script := l.scriptText(argv, all, nil, setup, false, "", "", outputs{artifact: "out.md", result: "result.json", transcript: "transcript.jsonl",
 		outCap: outCap, artCap: artCap, trCap: artCap})
 	file := l.ctl + ".sh"
 	if err := os.WriteFile(file, []byte(script), 0o644); err != nil {
@@ -349,5 +351,51 @@ func TestForgeShStartsOnce(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// forge.sh prints the verifier's tools as the candidate starts and before
+// the verifier: one the candidate rewrote has another digest, and the
+// trial is marked tampered; the shells it did not touch are the same.
+func TestForgeShFingerprintsTheVerifiersTools(t *testing.T) {
+	for _, sh := range shells(t) {
+		t.Run(sh, func(t *testing.T) {
+			bin := t.TempDir()
+			tool := filepath.Join(bin, "judge")
+			if err := os.WriteFile(tool, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			v := &runner.Verify{Command: "judge check", Env: map[string]string{"PATH": bin + ":/usr/bin:/bin"}}
+			dir := t.TempDir()
+			l := newLayout(dir, "c")
+			argv := []string{"/bin/sh", "-c", `printf '#!/bin/sh\necho 1\n' > "$1"`, "sh", tool}
+			script := l.scriptText(argv, map[string]string{"HOME": dir}, nil, nil, false, "true", toolsText(v),
+				outputs{artifact: "out.md", result: "result.json", transcript: "transcript.jsonl", outCap: 100, artCap: 100, trCap: 100})
+			file := l.ctl + ".sh"
+			if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(file, []byte(script), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out, err := exec.Command(sh, file, "run").Output()
+			if err != nil {
+				t.Fatalf("run: %v\n%s", err, out)
+			}
+			before := parseTools(out)
+			out, err = exec.Command(sh, file, "verify").Output()
+			if err != nil {
+				t.Fatalf("verify: %v\n%s", err, out)
+			}
+			after := parseTools(out)
+			if before["/bin/sh"].Print == "" || before["/bin/sh"] != after["/bin/sh"] || before["judge"].Path != tool {
+				t.Fatalf("before %v, after %v", before, after)
+			}
+			var res runner.Result
+			res.CheckTools(before, after)
+			if !slices.Equal(res.Tampered, []string{tool}) {
+				t.Errorf("tampered %q, want [%s]; before %v, after %v", res.Tampered, tool, before, after)
+			}
+		})
 	}
 }

@@ -69,6 +69,9 @@ type sessionRun struct {
 	exit     *int // nil when it timed out
 	timedOut bool
 	report   []byte // what forge.sh printed before its done line, if any
+	// early is what a job with a verifier printed before it was killed at
+	// its timeout: the tools as the candidate started.
+	early []byte
 }
 
 // report is forge.sh's report of the outputs keys: the one run printed,
@@ -198,8 +201,12 @@ func (j *jobRun) poll(ctx context.Context, cmdID string, limit time.Time) (sessi
 			return j.readLog(ctx, cmdID, int(n))
 		}
 		if !time.Now().Before(limit) {
+			run := sessionRun{timedOut: true}
+			if j.job.Verify != nil {
+				run.early = j.logSoFar(ctx, cmdID)
+			}
 			j.killSession(ctx)
-			return sessionRun{timedOut: true}, nil
+			return run, nil
 		}
 		if err := sleep(ctx, min(interval, time.Until(limit))); err != nil {
 			return sessionRun{}, err
@@ -220,6 +227,18 @@ func (j *jobRun) readLog(ctx context.Context, cmdID string, exit int) (sessionRu
 		run.report = text
 	}
 	return run, nil
+}
+
+// logSoFar is what the running command printed so far; nil when it cannot
+// be read.
+func (j *jobRun) logSoFar(ctx context.Context, cmdID string) []byte {
+	logs, err := retried(ctx, &j.r.opts, "read the command's log in "+j.name, j.r.opts.calls(), func(ctx context.Context) (*toolbox.SessionCommandLogsResponse, error) {
+		return j.sb.Process.GetSessionCommandLogs(ctx, sessionID, cmdID)
+	})
+	if err != nil {
+		return nil
+	}
+	return []byte(logs.GetStdout())
 }
 
 var errNoCommandID = errors.New("the toolbox gave no command id")

@@ -93,6 +93,7 @@ func (j *jobRun) verify(ctx context.Context) error {
 			o.Problem = name + " is not a readable regular file"
 		}
 	}
+	j.res.CheckTools(j.tools, parseTools(run.report))
 	j.res.Verified(v, o)
 	return nil
 }

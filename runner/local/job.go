@@ -96,6 +96,8 @@ type jobRun struct {
 	spent []box
 	// outcome is how the candidate's process ended, for download.
 	outcome runner.Outcome
+	// tools are the verifier's tools as the candidate started.
+	tools runner.ToolPrints
 	// steps are the step timings, nil unless StepsFileEnv is set.
 	steps *jobSteps
 }
@@ -187,6 +189,9 @@ func (j *jobRun) contain() error {
 func (j *jobRun) execute(ctx context.Context) error {
 	if len(j.job.Command) == 0 {
 		return errors.New("the job has no command")
+	}
+	if v := j.job.Verify; v != nil {
+		j.tools = toolPrints(v, j.r.path)
 	}
 	return j.runCandidate(ctx, j.job.Argv(filepath.Join(j.workdir, j.outRel)), j.env(true))
 }

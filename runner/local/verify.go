@@ -31,6 +31,7 @@ func (j *jobRun) verify(ctx context.Context) error {
 		return fmt.Errorf("contain the verifier: %w", err)
 	}
 	j.spent, j.box = append(j.spent, j.box), b
+	j.res.CheckTools(j.tools, toolPrints(v, j.r.path))
 	env := j.r.baseEnv(j.workdir)
 	maps.Copy(env, j.job.VerifyEnv(tests, logs))
 	// One log, stdout and stderr as they came.
