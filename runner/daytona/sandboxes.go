@@ -79,7 +79,11 @@ func (r *Runner) createOnce(ctx context.Context, name string, params any, ambigu
 		// It exists, failed: find it to delete it. The next would fail the
 		// same way.
 		*ambiguous = true
-		found, _ := r.lookup(ctx, name)
+		// Found even when another job's failure has just stopped the run
+		// (ctx cancelled): else only Close would find it, and say so.
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.opts.DeleteTimeout)
+		found, _ := r.lookup(lctx, name)
+		cancel()
 		return found, backoff.Permanent(r.stop(fmt.Errorf(
 			"Daytona could not start sandbox %s (%s): %s; check %s",
 			name, reason, startsFrom(params), whatToCheck(params))))
