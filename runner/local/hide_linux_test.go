@@ -32,7 +32,7 @@ func hiddenWorld(t *testing.T) (manifest, out string) {
 	t.Helper()
 	manifest, out = localtest.TempDir(t), localtest.TempDir(t)
 	for name, data := range map[string]string{
-		filepath.Join(manifest, ".env"):                "SECRET=hunter2\n",
+		filepath.Join(manifest, ".env"):                 "SECRET=hunter2\n",
 		filepath.Join(manifest, "checks", "answer.txt"): "42\n",
 		filepath.Join(out, "bravo", "artifact.txt"):     "bravo's\n",
 	} {
