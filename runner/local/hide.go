@@ -24,9 +24,10 @@ type hiding struct {
 	keep []string
 }
 
-// systemDirs are the top-level directories never covered: the system's.
+// systemDirs are the top-level directories never covered: the system's,
+// and /tmp, where a job may leave files (its user's, swept at its end).
 var systemDirs = []string{"/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32",
-	"/nix", "/opt", "/proc", "/run", "/sbin", "/snap", "/sys", "/usr", "/var"}
+	"/nix", "/opt", "/proc", "/run", "/sbin", "/snap", "/sys", "/tmp", "/usr", "/var"}
 
 // newHiding covers each of hide, keeping need: nil when there is nothing to
 // hide.
@@ -119,4 +120,17 @@ func (r *Runner) hideFromJobs() error {
 		_ = os.Remove(dir)
 	}
 	return nil
+}
+
+// Visible says what of Options.Hide and of the machine's processes jobs
+// can see, "" when nothing: the hidden directories where forge cannot mount.
+func (r *Runner) Visible() string {
+	if r.hiding != nil || len(r.opts.Hide) == 0 {
+		return ""
+	}
+	seen := "jobs can read " + strings.Join(r.opts.Hide, " and ") + " (the manifest's .env among them)"
+	if r.platform.readOnly() {
+		return seen + ": it lies in what they need (the temp dir, the environment cache or PATH)"
+	}
+	return seen + " and see every process in /proc: forge cannot give them a mount namespace here (forge doctor says why)"
 }
