@@ -48,6 +48,7 @@ func chooseBackend(ctx context.Context, o *runOptions, m *forge.Manifest, runID 
 	}
 	opts := o.localOptions()
 	opts.User = localSpec(m).User
+	opts.Hide = []string{m.Dir, o.out} // the candidates' secrets, the others' artifacts
 	lr, err := local.New(opts)
 	if err != nil {
 		be.Release()
@@ -62,6 +63,9 @@ func chooseBackend(ctx context.Context, o *runOptions, m *forge.Manifest, runID 
 		be.runner = lr
 		if lr.AsRoot() {
 			fmt.Fprintln(warn, "forge: warning: "+lr.JobUser())
+		}
+		if seen := lr.Visible(); seen != "" {
+			fmt.Fprintln(warn, "forge: warning: "+seen)
 		}
 	}
 	if judges {

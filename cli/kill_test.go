@@ -35,7 +35,7 @@ func TestKilledRunResumes(t *testing.T) {
 	t.Logf("seed %d: killed once %d jobs finished (FORGE_KILL_SEED=%d to replay)", seed, kill, seed)
 
 	dir := localtest.TempDir(t)
-	plays := filepath.Join(dir, "plays.log")
+	plays := filepath.Join(localtest.SharedDir(t), "plays.log")
 	// Every job appends to it, whichever user it runs as.
 	if err := os.WriteFile(plays, nil, 0o666); err != nil {
 		t.Fatal(err)

@@ -24,7 +24,7 @@ import (
 func sleeperTournament(t *testing.T) (dir, markers string) {
 	t.Helper()
 	dir = localtest.TempDir(t)
-	markers = filepath.Join(dir, "markers")
+	markers = filepath.Join(localtest.SharedDir(t), "markers")
 	if err := os.Mkdir(markers, 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -150,6 +150,9 @@ func (m *Manifest) resolveTasks(name string, h io.Writer, v *validator) {
 		m.checkTaskTakes(t, func(key, msg string) { tv.at(msg, key) })
 		bad := func(key, msg string) { tv.at(msg, "verify", key) }
 		t.Verify.check(bad, m.Defaults.Verify)
+		if !t.harbor() { // a Harbor task's is checkTaskTakes's
+			m.checkVerifyTakes(t.Verify, bad)
+		}
 		if t.Verify != nil && t.Verify.Dir != "" {
 			t.Verify.files, _ = m.addDir(h, t.Verify.Dir, func(msg string) { bad("dir", msg) })
 		}

@@ -403,3 +403,28 @@ func TestHarborScoresByReward(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifyEnvTakesNoKeyOfForge: a ${NAME} in defaults.verify.env (which a
+// Harbor task's verifier takes from the host) or in a task's verify env
+// naming forge's own variables or a candidate's secret is refused as a
+// task.toml's [verifier.env] is, naming where, the key and why (issue 41).
+func TestVerifyEnvTakesNoKeyOfForge(t *testing.T) {
+	dir := t.TempDir()
+	testfiles.Write(t, filepath.Join(dir, "tasks", "t1"), map[string]string{"task.toml": "version = \"1.0\"\n", "instruction.md": "x",
+		"tests/test.sh": "true\n", "environment/Dockerfile": "FROM python:3.12-slim\n"})
+	testfiles.Write(t, dir, map[string]string{
+		"forge.yaml": "objective: x\nharbor: tasks\ndefaults:\n  verify: {command: \"bash $FORGE_TESTS_DIR/test.sh\", env: {KEY: \"${DAYTONA_API_KEY}\", OK: \"${JUDGE_KEY}\"}}\n" +
+			"candidates:\n  - {id: a, command: [\"true\"], secrets: [OPENAI_API_KEY]}\n",
+		"tasks.yaml": "objective: x\ntasks: [{id: t2, verify: {command: \"true\", env: {K: \"${OPENAI_API_KEY}\"}}}]\n" +
+			"candidates:\n  - {id: a, command: [\"true\"], secrets: [OPENAI_API_KEY]}\n",
+	})
+	for file, want := range map[string]string{
+		"forge.yaml": `defaults.verify.env: KEY = "${DAYTONA_API_KEY}": the verifier may not take DAYTONA_API_KEY: DAYTONA_* variables are forge's own`,
+		"tasks.yaml": `verify.env: K = "${OPENAI_API_KEY}": the verifier may not take OPENAI_API_KEY: it is candidate a's secret`,
+	} {
+		_, err := Load(filepath.Join(dir, file))
+		if err == nil || !strings.Contains(err.Error(), want) || Problems(err) != 1 {
+			t.Errorf("%s: %v\nwant one problem, %q", file, err, want)
+		}
+	}
+}

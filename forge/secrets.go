@@ -206,10 +206,30 @@ func (m *Manifest) checkTaskTakes(t *Task, bad func(key, msg string)) {
 		key  string
 		vars map[string]string
 	}{{"verifier.env", t.Verify.Env}, {"solution.env", t.solutionEnv}} {
-		for _, k := range slices.Sorted(maps.Keys(env.vars)) {
-			if ref := hostTemplate.FindStringSubmatch(env.vars[k]); ref != nil {
-				refuse(env.key, fmt.Sprintf("%s = %q", k, env.vars[k]), ref[1])
-			}
+		hostRefs(env.vars, func(k, name string) { refuse(env.key, fmt.Sprintf("%s = %q", k, env.vars[k]), name) })
+	}
+}
+
+// checkVerifyTakes reports, at "env", every ${NAME} of a verify: env (the
+// defaults' or a task's) that taskMayNotTake refuses: a verifier takes it
+// from the host (fromHost) and its log reaches the record.
+func (m *Manifest) checkVerifyTakes(spec *VerifySpec, bad func(key, msg string)) {
+	if spec == nil {
+		return
+	}
+	hostRefs(spec.Env, func(k, name string) {
+		if why := m.taskMayNotTake(name); why != "" {
+			bad("env", fmt.Sprintf("%s = %q: the verifier may not take %s: %s", k, spec.Env[k], name, why))
+		}
+	})
+}
+
+// hostRefs calls f, in key order, for each value of env that names a host
+// variable (hostTemplate).
+func hostRefs(env map[string]string, f func(k, name string)) {
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		if ref := hostTemplate.FindStringSubmatch(env[k]); ref != nil {
+			f(k, ref[1])
 		}
 	}
 }

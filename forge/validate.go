@@ -188,7 +188,9 @@ func (m *Manifest) checkDefaults(v *validator) {
 	}
 	d.Passing.check(v, d.Env, nil, "defaults")
 	checkStrings(v, d.Setup, "defaults", "setup")
-	d.Verify.check(func(key, msg string) { v.at(msg, "defaults", "verify", key) }, nil)
+	bad := func(key, msg string) { v.at(msg, "defaults", "verify", key) }
+	d.Verify.check(bad, nil)
+	m.checkVerifyTakes(d.Verify, bad)
 }
 
 // checkCandidate checks candidate i, whose id must not be one of seen's

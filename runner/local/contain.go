@@ -72,6 +72,11 @@ type view struct {
 	// etc are files bound over the system's: an /etc/passwd and /etc/group
 	// that name the job's user.
 	etc []etcFile
+	// hide, when set, covers what the job must not see (hide.go), and proc
+	// gives it a /proc of its own: of its PID namespace where it has one,
+	// else showing only its user's processes.
+	hide *hiding
+	proc bool
 	// slot, when set, is a kept mount namespace where etc are bound: the
 	// processes start in it (nsslot.go).
 	slot *nsSlot
@@ -82,7 +87,7 @@ type etcFile struct{ path, src string }
 
 // plain says the processes see the file system and network as forge does.
 func (v view) plain() bool {
-	return v.readOnly == "" && len(v.hidden) == 0 && !v.noNetwork && len(v.etc) == 0
+	return v.readOnly == "" && len(v.hidden) == 0 && !v.noNetwork && len(v.etc) == 0 && v.hide == nil && !v.proc
 }
 
 // endsWhole reports whether the Runner's boxes end everything their jobs

@@ -168,8 +168,10 @@ func (p *platform) describe() string {
 	}
 	if p.roErr == nil {
 		b.WriteString("; environments read-only to jobs (a mount namespace each)")
+		b.WriteString("; jobs see neither the manifest's directory nor the output root, and in /proc only their own processes")
 	} else {
 		fmt.Fprintf(&b, "; environments writable by jobs (no read-only mount: %v)", p.roErr)
+		b.WriteString("; " + p.hideNote())
 	}
 	for _, n := range p.notes {
 		b.WriteString("; not " + n)
@@ -188,4 +190,13 @@ func (p *platform) pidsLimit() int {
 		return p.maxProcs
 	}
 	return 0
+}
+
+// hideNote says why jobs see the manifest's directory, the output root and
+// every process, where they do.
+func (p *platform) hideNote() string {
+	if p.roErr == nil {
+		return ""
+	}
+	return fmt.Sprintf("jobs can read the manifest's directory (its .env too) and the output root, and see every process in /proc (no mount namespace: %v)", p.roErr)
 }

@@ -11,6 +11,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -433,16 +434,30 @@ func envValue(env []string, key string) string {
 }
 
 // view is how the candidate's processes see the file system: readOnly's
-// directory read-only, and the job's Hidden paths empty where forge can
-// mount (elsewhere a candidate could read them: the local backend is a
-// lifetime boundary, not a security one).
+// directory read-only, the job's Hidden paths empty and the Runner's hidden
+// directories gone where forge can mount (elsewhere a candidate could read
+// them: the local backend is a lifetime boundary, not a security one).
 func (j *jobRun) view() view {
 	v := view{readOnly: j.readOnly(), noNetwork: j.job.NoNetwork}
 	if j.r.platform.readOnly() {
 		v.hidden, v.etc = j.job.Hidden, j.etc
 	}
+	j.hideFrom(&v)
 	v.slot = j.slotFor(v)
 	return v
+}
+
+// hideFrom has v keep the Runner's hidden directories from a job in a
+// working directory of its own (not a plain one, such as a judge in the
+// manifest's directory), with a /proc of its own; Hidden paths under the
+// covers are gone already.
+func (j *jobRun) hideFrom(v *view) {
+	h := j.r.hiding
+	if h == nil || j.job.Dir != "" {
+		return
+	}
+	v.hide, v.proc = h, true
+	v.hidden = slices.DeleteFunc(slices.Clone(v.hidden), h.hides)
 }
 
 // readOnly is the directory the job's processes see read-only: the cache

@@ -42,6 +42,11 @@ type Options struct {
 	EnvCache string
 	// User is who jobs run as: UserUnprivileged (the default) or UserRoot.
 	User string
+	// Hide are directories jobs (but those in a directory of their own)
+	// must neither read nor learn the place of: the manifest directory, the
+	// output root. Where forge can mount (ReadOnlyEnvironments), they see
+	// neither, and in /proc only their own processes (hide.go).
+	Hide []string
 }
 
 // Who jobs run as (Options.User).
@@ -124,6 +129,11 @@ type Runner struct {
 	// nsFree are mount namespaces kept for later jobs (nsslot.go).
 	nsMu   sync.Mutex
 	nsFree []*nsSlot
+	// hiding keeps Options.Hide from the jobs, nil when nothing is hidden;
+	// jobsDir holds their working directories: TempDir, or a directory of
+	// its own in it when hiding (bound back under a cover).
+	hiding  *hiding
+	jobsDir string
 }
 
 // backgroundRemovers is how many working directories may be removed at once
@@ -176,6 +186,9 @@ func New(opts Options) (*Runner, error) {
 		if r.etcParent = etcParent(opts.TempDir); r.etcParent != opts.TempDir {
 			removeStale(r.etcParent, removeAll)
 		}
+	}
+	if err := r.hideFromJobs(); err != nil {
+		return nil, fmt.Errorf("local runner: %w", err)
 	}
 	return r, nil
 }

@@ -12,6 +12,10 @@ package local
 type nsSlot struct {
 	fd  int
 	etc []etcFile
+	// proc is the PID namespace (device, inode) whose /proc is mounted
+	// there, when hasProc: a job's own (enterSlotView).
+	proc    [2]uint64
+	hasProc bool
 }
 
 // maxNsSlots bounds the mount namespaces kept.
@@ -79,7 +83,8 @@ func (r *Runner) dropSlots() {
 }
 
 // slotFor is the job's mount namespace to keep when v asks nothing else of
-// one (no read-only cache, hidden paths or network of its own).
+// one (no read-only cache, hidden paths or network of its own) but the
+// Runner's hiding, the same for all its jobs.
 func (j *jobRun) slotFor(v view) *nsSlot {
 	if j.slot == nil || v.readOnly != "" || len(v.hidden) > 0 || v.noNetwork || !j.r.keepsNamespaces() {
 		return nil

@@ -16,10 +16,11 @@ import (
 )
 
 // enterView moves the locked calling thread into a new private mount
-// namespace where v.readOnly is bind-mounted read-only, each of v.hidden
-// is covered by an empty read-only tmpfs and each of v.etc's files is bound
-// over its path (by path: a bind from a file forge holds open, which is in
-// forge's own namespace, is refused); and, with v.noNetwork, into a network
+// namespace where each of v.etc's files is bound over its path (by path: a
+// bind from a file forge holds open, which is in forge's own namespace, is
+// refused), v.hide's covers are made (cover), each of v.hidden is covered
+// by an empty read-only tmpfs and v.readOnly is bind-mounted read-only;
+// and, with v.noNetwork, into a network
 // namespace of its own with only lo up. unshare(CLONE_FS) is what lets one
 // thread do it, and why it can never run Go code again (changed, even on error).
 // Its errors never wrap the errno: a failed mount is forge's, not the candidate's.
@@ -33,17 +34,22 @@ func enterView(v view) (changed bool, err error) {
 	if err := unix.Mount("none", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return true, fmt.Errorf("make the mount namespace private: %v", err)
 	}
+	for _, f := range v.etc {
+		if err := unix.Mount(f.src, f.path, "", unix.MS_BIND, ""); err != nil {
+			return true, fmt.Errorf("bind %s: %v", f.path, err)
+		}
+	}
+	if v.hide != nil {
+		if err := cover(v.hide); err != nil {
+			return true, err
+		}
+	}
 	for _, dir := range v.hidden {
 		if _, err := os.Stat(dir); err != nil {
 			continue // nothing there to hide
 		}
 		if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,mode=0555"); err != nil {
 			return true, fmt.Errorf("hide %s: %v", dir, err)
-		}
-	}
-	for _, f := range v.etc {
-		if err := unix.Mount(f.src, f.path, "", unix.MS_BIND, ""); err != nil {
-			return true, fmt.Errorf("bind %s: %v", f.path, err)
 		}
 	}
 	if v.noNetwork {
@@ -83,12 +89,16 @@ func enterView(v view) (changed bool, err error) {
 // one: entered, its files already written for the job; else made by
 // enterView and kept in the slot for the job's later processes and later
 // jobs. A kept thread (spawnThreads) has a file system context of its own
-// already, which setns into a mount namespace needs.
-func enterSlotView(v view, kept bool) (changed bool, err error) {
+// already, which setns into a mount namespace needs. With v.proc, the
+// namespace's /proc is then the job's (PID namespace pidns, if >= 0).
+func enterSlotView(v view, kept bool, pidns int) (changed bool, err error) {
 	s := v.slot
 	switch {
 	case s == nil:
-		return enterView(v)
+		if changed, err = enterView(v); err == nil && v.proc {
+			err = mountProc(pidns)
+		}
+		return changed, err
 	case s.fd >= 0:
 		if !kept {
 			if err := unix.Unshare(unix.CLONE_FS); err != nil {
@@ -98,15 +108,123 @@ func enterSlotView(v view, kept bool) (changed bool, err error) {
 		if err := unix.Setns(s.fd, unix.CLONE_NEWNS); err != nil {
 			return true, fmt.Errorf("enter the job's mount namespace: %v", err)
 		}
-		return true, nil
+		return true, s.ownProc(v, pidns)
 	}
 	changed, err = enterView(v)
 	if err == nil {
 		if fd, err := unix.Open("/proc/thread-self/ns/mnt", unix.O_RDONLY|unix.O_CLOEXEC, 0); err == nil {
 			s.fd = fd
 		}
+		err = s.ownProc(v, pidns)
 	}
 	return changed, err
+}
+
+// ownProc mounts the job's /proc in s's namespace, entered, unless the one
+// there is its already.
+func (s *nsSlot) ownProc(v view, pidns int) error {
+	if !v.proc {
+		return nil
+	}
+	var id linux.Namespace
+	if pidns >= 0 {
+		var err error
+		if id, err = linux.NamespaceOf(pidns); err != nil {
+			return fmt.Errorf("the job's PID namespace: %v", err)
+		}
+	}
+	if s.hasProc && s.proc == [2]uint64{id.Dev, id.Ino} {
+		return nil
+	}
+	s.hasProc = false
+	if err := mountProc(pidns); err != nil {
+		return err
+	}
+	s.proc, s.hasProc = [2]uint64{id.Dev, id.Ino}, true
+	return nil
+}
+
+// mountProc puts a fresh proc on /proc in place of what is there: one of
+// PID namespace pidns (Linux 6.15's pidns option) when given and the kernel
+// can, else one showing only the caller's user's processes (hidepid).
+func mountProc(pidns int) error {
+	fs, err := unix.Fsopen("proc", unix.FSOPEN_CLOEXEC)
+	if err != nil {
+		return fmt.Errorf("a /proc of the job's own: %v", err)
+	}
+	defer unix.Close(fs)
+	if pidns < 0 || unix.FsconfigSetFd(fs, "pidns", pidns) != nil {
+		if err := unix.FsconfigSetString(fs, "hidepid", "invisible"); err != nil {
+			return fmt.Errorf("a /proc showing only the job's processes: %v", err)
+		}
+	}
+	if err := unix.FsconfigCreate(fs); err != nil {
+		return fmt.Errorf("a /proc of the job's own: %v", err)
+	}
+	m, err := unix.Fsmount(fs, unix.FSMOUNT_CLOEXEC, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC)
+	if err != nil {
+		return fmt.Errorf("mount the job's /proc: %v", err)
+	}
+	defer unix.Close(m)
+	// The /proc there goes, with what is mounted under it: nothing shows
+	// below the new one.
+	if err := unix.Unmount("/proc", unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) {
+		return fmt.Errorf("unmount /proc: %v", err)
+	}
+	if err := unix.MoveMount(m, "", unix.AT_FDCWD, "/proc", unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+		return fmt.Errorf("mount the job's /proc: %v", err)
+	}
+	return nil
+}
+
+// cover covers h's directories by an empty tmpfs, read-only once what h
+// keeps under them is bound back: each kept directory is cloned first
+// (open_tree), while it can still be reached.
+func cover(h *hiding) error {
+	type tree struct {
+		path string
+		fd   int
+	}
+	var kept []tree
+	defer func() {
+		for _, t := range kept {
+			unix.Close(t.fd)
+		}
+	}()
+	for _, k := range h.keep {
+		fd, err := unix.OpenTree(unix.AT_FDCWD, k, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+		if errors.Is(err, unix.ENOENT) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("clone %s: %v", k, err)
+		}
+		kept = append(kept, tree{k, fd})
+	}
+	var covered []string
+	for _, c := range h.covers {
+		if _, err := os.Stat(c); err != nil {
+			continue // nothing there to hide
+		}
+		if err := unix.Mount("tmpfs", c, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,mode=0755"); err != nil {
+			return fmt.Errorf("cover %s: %v", c, err)
+		}
+		covered = append(covered, c)
+	}
+	for _, t := range kept {
+		if err := os.MkdirAll(t.path, 0o755); err != nil {
+			return fmt.Errorf("keep %s: %v", t.path, err)
+		}
+		if err := unix.MoveMount(t.fd, "", unix.AT_FDCWD, t.path, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+			return fmt.Errorf("keep %s: %v", t.path, err)
+		}
+	}
+	for _, c := range covered {
+		if err := unix.Mount("none", c, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+			return fmt.Errorf("make %s read-only: %v", c, err)
+		}
+	}
+	return nil
 }
 
 // closeNamespace closes a kept namespace's fd, if any.

@@ -42,7 +42,7 @@ func (r *Runner) newWorkdir(prefix string) (w workdirID, made bool, err error) {
 	if w, ok := r.takeSpare(prefix); ok {
 		return w, false, nil
 	}
-	dir, err := os.MkdirTemp(r.opts.TempDir, prefix)
+	dir, err := os.MkdirTemp(r.jobsDir, prefix)
 	if err != nil {
 		return workdirID{}, false, err
 	}
@@ -79,7 +79,7 @@ func (r *Runner) takeSpare(prefix string) (workdirID, bool) {
 	r.spares.dirs = r.spares.dirs[:n-1]
 	r.spares.mu.Unlock()
 	for range 10 {
-		name := filepath.Join(r.opts.TempDir, prefix+strconv.FormatUint(uint64(rand.Uint32()), 10))
+		name := filepath.Join(r.jobsDir, prefix+strconv.FormatUint(uint64(rand.Uint32()), 10))
 		err := renameNoReplace(w.path, name)
 		if err == nil {
 			w.path = name

@@ -38,7 +38,7 @@ func spawnLocked(cmd *exec.Cmd, nsfd, v1Tasks int, v view, h homes, steps *jobSt
 	clean = true
 	if !v.plain() {
 		t := steps.now()
-		changed, err := enterSlotView(v, kept)
+		changed, err := enterSlotView(v, kept, nsfd)
 		steps.add(stepMounts, t)
 		if err != nil {
 			return !changed, err

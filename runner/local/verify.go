@@ -25,6 +25,7 @@ func (j *jobRun) verify(ctx context.Context) error {
 	}
 	// The candidate's box cannot start more: the verifier gets its own.
 	vv := view{readOnly: j.readOnly(), etc: j.etc}
+	j.hideFrom(&vv) // its own files are in jobsDir
 	vv.slot = j.slotFor(vv)
 	b, err := j.r.platform.newBox(boxSpec{marker: marker(j.job), user: j.user, view: vv})
 	if err != nil {
@@ -72,7 +73,7 @@ func (j *jobRun) verify(ctx context.Context) error {
 // verifyFiles makes the verifier's directory, owned by the job's user, with
 // its files in tests and an empty logs.
 func (j *jobRun) verifyFiles() (tests, logs string, err error) {
-	dir, err := os.MkdirTemp(j.r.opts.TempDir, fmt.Sprintf("forge-%d-verify-", os.Getpid()))
+	dir, err := os.MkdirTemp(j.r.jobsDir, fmt.Sprintf("forge-%d-verify-", os.Getpid()))
 	if err != nil {
 		return "", "", fmt.Errorf("make the verifier's directory: %w", err)
 	}

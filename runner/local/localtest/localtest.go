@@ -111,11 +111,18 @@ func Survivors(runID string) []int {
 	return pids
 }
 
-// SharedDir is a TempDir every user may also write in: where a test and its
+// SharedDir is a directory every user may write in: where a test and its
 // candidates, which may run as users of their own, leave each other files.
+// It is one of its own in os.TempDir(), not under t.TempDir(): a run hides
+// its manifest's directory and output root from its jobs, with the top
+// directory holding them in os.TempDir(). Removed when the test ends.
 func SharedDir(t testing.TB) string {
 	t.Helper()
-	dir := TempDir(t)
+	dir, err := os.MkdirTemp("", "forge-test-shared-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
 	if err := os.Chmod(dir, 0o777); err != nil {
 		t.Fatal(err)
 	}
