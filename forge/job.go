@@ -1,0 +1,220 @@
+package forge
+
+// A job of the plan: candidate × task × trial laid out as the runner takes
+// it, and what the jobs of a plan share.
+
+import (
+	"cmp"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/forge-run/forge/runner"
+)
+
+// jobMemo is what the jobs of a plan share instead of each making its
+// own: a candidate's passed variables (when the task adds none) and each
+// task's JSON. At 100,000 jobs that is most of the plan's memory.
+type jobMemo struct {
+	given  map[string]passed
+	task   map[string][]byte
+	verify map[string]*runner.Verify // shared, read-only
+	hidden map[string][]string       // shared, read-only
+	// layers are the agents' environments by (the environment under it,
+	// the agent's name@version): one per image, whatever its jobs.
+	layers map[[2]string]*runner.Environment
+}
+
+// agentLayers makes, once each, the environment every agent candidate's
+// jobs run in: its agent installed over the environment the job would
+// have had (the task's image, the candidate's, the defaults').
+func (m *Manifest) agentLayers(cands []Candidate, tasks []Task, memo *jobMemo) error {
+	under := func(c Candidate, t *Task) *runner.Environment {
+		if t != nil && t.environment != nil {
+			return t.environment
+		}
+		return m.environmentOf(c)
+	}
+	for _, c := range cands {
+		if c.agent == nil {
+			continue
+		}
+		bases := []*runner.Environment{under(c, nil)}
+		for i := range tasks {
+			bases = append(bases, under(c, &tasks[i]))
+		}
+		for _, base := range bases {
+			key := layerKey(base, c.agent)
+			if memo.layers[key] != nil {
+				continue
+			}
+			env, err := c.agent.layer(base)
+			if err != nil {
+				return err
+			}
+			memo.layers[key] = env
+		}
+	}
+	return nil
+}
+
+func layerKey(base *runner.Environment, a *agentRun) [2]string {
+	k := [2]string{"", a.spec.Name + "@" + a.spec.Version}
+	if base != nil {
+		k[0] = base.Hash
+	}
+	return k
+}
+
+// job lays out candidate c's trial on task (nil without tasks): the
+// command line's timeout, then the task's, candidate's, defaults' settings.
+func (m *Manifest) job(c Candidate, task *Task, trial int, o Overrides, memo *jobMemo) runner.Job {
+	d := m.Defaults
+	var t Task
+	if task != nil {
+		t = *task
+	}
+	given := m.given(c, t, o, memo)
+	objective := cmp.Or(t.Objective, m.Objective)
+	optional := last(d.ArtifactOptional, c.ArtifactOptional) || t.image() // Harbor's verifier judges
+	environment := m.environmentOf(c)
+	if t.environment != nil {
+		environment = t.environment
+	}
+	if c.agent != nil {
+		environment = memo.layers[layerKey(environment, c.agent)]
+	}
+	verify, hidden := m.verifyOf(t, o, memo)
+	outputFile := cmp.Or(t.OutputFile, c.OutputFile, d.OutputFile, runner.DefaultOutputFile)
+	if c.agent != nil && !optional {
+		// The agent is told where its answer goes: the instruction alone
+		// does not say (a Harbor task's, judged by its verifier, does).
+		given.env = maps.Clone(given.env)
+		given.env["FORGE_AGENT_OUTPUT"] = outputFile
+	}
+	return runner.Job{
+		CandidateID:      c.ID,
+		TaskID:           t.ID,
+		Trial:            trial,
+		Objective:        objective,
+		Command:          slices.Clip(c.argv), // shared; appending copies
+		Files:            jobFiles(c, task, objective, memo),
+		Env:              given.env,
+		Secrets:          given.secrets,
+		SetupSecrets:     last(d.SetupSecrets, c.SetupSecrets),
+		Setup:            append(append([]string(nil), d.Setup...), c.Setup...),
+		SetupTimeout:     cmp.Or(time.Duration(d.SetupTimeout), runner.DefaultSetupTimeout),
+		Environment:      environment,
+		InImageWorkdir:   environment != nil && environment.Dockerfile != "", // docs/manifest.md: the image's WORKDIR
+		AgentLog:         c.agentLog(),
+		OutputFile:       outputFile,
+		ArtifactOptional: optional,
+		Timeout:          cmp.Or(o.Timeout, t.Timeout, time.Duration(c.Timeout), time.Duration(d.Timeout), runner.DefaultTimeout),
+		Limits:           runner.Limits{MaxOutputBytes: int64(d.MaxOutput), MaxArtifactBytes: int64(d.MaxArtifact)},
+		Verify:           verify,
+		NoNetwork:        m.Network == "none",
+		Hidden:           hidden,
+	}
+}
+
+// given is what candidate c's job on task t is given of the variables
+// (the oracle's the solution's too).
+func (m *Manifest) given(c Candidate, t Task, o Overrides, memo *jobMemo) passed {
+	// What a job is given depends on its task only when the task has its
+	// own env or passes its own variables: otherwise the candidate's jobs
+	// share one (read-only) set of maps.
+	given, shared := memo.given[c.ID]
+	taskOwn := len(t.Env) > 0 || len(t.Secrets) > 0 || len(t.EnvFromHost) > 0
+	if !shared || taskOwn {
+		env := map[string]string{}
+		maps.Copy(env, m.Defaults.Env)
+		maps.Copy(env, c.Env)
+		maps.Copy(env, t.Env)
+		given = pass(o.Lookup, env, m.Defaults.Passing, c.Passing, t.Passing)
+		if c.agent != nil { // forge's own variables, after the manifest's
+			if given.env == nil {
+				given.env = map[string]string{}
+			}
+			maps.Copy(given.env, c.agent.env(o.Lookup))
+		}
+		if !taskOwn {
+			memo.given[c.ID] = given
+		}
+	}
+	if c.oracle && len(t.solutionEnv) > 0 { // given's maps may be shared: a copy
+		env := maps.Clone(given.env)
+		if env == nil {
+			env = map[string]string{}
+		}
+		solution, _, _ := fromHost(o.Lookup, t.solutionEnv)
+		maps.Copy(env, solution)
+		given.env = env
+	}
+	return given
+}
+
+// jobFiles are the files candidate c's job on task (nil without tasks)
+// takes: its own (the oracle's, the solution), the task's, the task file
+// (FORGE_TASK) and a Harbor task's instruction.
+func jobFiles(c Candidate, task *Task, objective string, memo *jobMemo) []runner.File {
+	var t Task
+	if task != nil {
+		t = *task
+	}
+	own := c.files
+	if c.oracle {
+		own = t.solution
+	}
+	files := make([]runner.File, 0, len(own)+len(t.files)+2)
+	for _, f := range append(own[:len(own):len(own)], t.files...) {
+		files = append(files, runner.File{Src: f.src, Dst: f.dst})
+	}
+	if task != nil {
+		data, ok := memo.task[t.ID]
+		if !ok {
+			data = t.JSON(objective) // once per task, whatever its jobs
+			memo.task[t.ID] = data
+		}
+		files = append(files, runner.File{Dst: runner.TaskFile, Data: data})
+	}
+	if t.instruction != nil {
+		files = append(files, runner.File{Dst: "instruction.md", Data: t.instruction})
+	}
+	return files
+}
+
+// verifyOf is task t's verifier, once per task, and what its jobs hide
+// from the candidate: where the verifier's files and the solution come
+// from.
+func (m *Manifest) verifyOf(t Task, o Overrides, memo *jobMemo) (*runner.Verify, []string) {
+	verify, ok := memo.verify[t.ID]
+	if !ok {
+		verify = t.Verify.over(m.Defaults.Verify).job()
+		if verify != nil && t.harbor() && len(verify.Env) > 0 {
+			verify.Env, _, _ = fromHost(o.Lookup, verify.Env)
+		}
+		memo.verify[t.ID] = verify
+	}
+	hidden, ok := memo.hidden[t.ID]
+	if !ok {
+		if v := t.Verify.over(m.Defaults.Verify); v != nil && v.Dir != "" && verify != nil {
+			hidden = append(hidden, m.abs(v.Dir))
+		}
+		if t.solutionDir != "" {
+			hidden = append(hidden, t.solutionDir)
+		}
+		memo.hidden[t.ID] = hidden
+	}
+	return verify, hidden
+}
+
+// last is the last of bs that is set, or false.
+func last(bs ...*bool) bool {
+	v := false
+	for _, b := range bs {
+		if b != nil {
+			v = *b
+		}
+	}
+	return v
+}
