@@ -92,7 +92,8 @@ func (t *tally) count(r *row) (unscored noteHit, scored bool) {
 func Aggregate(id string, results []record.Trial) record.Standing {
 	t := newTally(id, 0)
 	for _, r := range results {
-		if _, scored := t.count(rowOf(&r)); scored && r.Score != nil {
+		kept := rowOf(&r)
+		if _, scored := t.count(&kept); scored && r.Score != nil {
 			t.scores = append(t.scores, *r.Score)
 		}
 	}
