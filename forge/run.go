@@ -322,13 +322,7 @@ func (s *state) finish(ctx context.Context) error {
 	rec.BudgetReached = s.budget.stop(len(left))
 	rec.Interrupted = ctx.Err() != nil || rec.BudgetReached != nil
 	out := s.sheet.Outcome()
-	setOutcome(rec, out, func(yield func(*record.Trial) bool) {
-		for i := range s.sheet.Len() {
-			if t := s.sheet.Trial(i, out.Scores[i]); !yield(&t) {
-				return
-			}
-		}
-	})
+	setOutcome(rec, out, s.sheet.Trials(out.Scores))
 	if o.Release != nil {
 		rec.UndeletedSandboxes = o.Release.Release()
 	}
@@ -440,7 +434,7 @@ func (s *state) play(ctx context.Context, i int, job runner.Job) error {
 }
 
 // final puts the jobs that never finished on the sheet as not started,
-// and returns their results (unstarted counts them).
+// and returns their results, whose lines trials.jsonl lacks.
 func (s *state) final() []*record.Trial {
 	var left []*record.Trial
 	for i, done := range s.done {

@@ -1,6 +1,7 @@
 package scoring
 
 import (
+	"iter"
 	"sync"
 
 	"github.com/forge-run/forge/record"
@@ -90,17 +91,21 @@ func (s *Sheet) Set(i int, r *record.Trial) {
 	}
 }
 
-// Trial is trial i as a record.Trial with what the sheet keeps of it and
-// score (Outcome.Scores[i]).
-func (s *Sheet) Trial(i int, score *float64) record.Trial {
-	r := &s.rows[i]
-	return record.Trial{Result: runner.Result{CandidateID: s.name(r.candidate), TaskID: s.name(r.task), Trial: int(r.trial),
-		Success: r.success, ErrorKind: r.kind, ErrorMessage: r.message, RuntimeSeconds: r.runtime},
-		PassMark: r.passMark, Cost: r.cost, Score: score}
+// Trials are the sheet's trials in order, each a record.Trial with what
+// the sheet keeps of it and its score (Outcome.Scores).
+func (s *Sheet) Trials(scores []*float64) iter.Seq[*record.Trial] {
+	return func(yield func(*record.Trial) bool) {
+		for i := range s.rows {
+			r := &s.rows[i]
+			t := record.Trial{Result: runner.Result{CandidateID: s.name(r.candidate), TaskID: s.name(r.task), Trial: int(r.trial),
+				Success: r.success, ErrorKind: r.kind, ErrorMessage: r.message, RuntimeSeconds: r.runtime},
+				PassMark: r.passMark, Cost: r.cost, Score: scores[i]}
+			if !yield(&t) {
+				return
+			}
+		}
+	}
 }
-
-// Len is the number of trials on the sheet.
-func (s *Sheet) Len() int { return len(s.rows) }
 
 // TrialScores lists the scored trials' scores, in order.
 func (s *Sheet) TrialScores(scores []*float64) []record.TrialScore {

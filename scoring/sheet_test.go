@@ -52,9 +52,16 @@ func TestSheetAsTrialsEnd(t *testing.T) {
 		if c != r.CandidateID || task != r.TaskID || n != r.Trial {
 			t.Errorf("trial %d is named %s/%s#%d, want %s/%s#%d", i, c, task, n, r.CandidateID, r.TaskID, r.Trial)
 		}
-		if kept := sh.Trial(i, got.Scores[i]); kept.ErrorKind != r.ErrorKind || kept.Score != got.Scores[i] {
+	}
+	i := 0
+	for kept := range sh.Trials(got.Scores) {
+		if r := trials[i]; kept.CandidateID != r.CandidateID || kept.ErrorKind != r.ErrorKind || kept.Score != got.Scores[i] {
 			t.Errorf("trial %d kept as %+v", i, kept)
 		}
+		i++
+	}
+	if i != len(trials) {
+		t.Errorf("%d trials kept of %d", i, len(trials))
 	}
 	scores := sh.TrialScores(got.Scores)
 	for _, ts := range scores {
