@@ -10,7 +10,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"runtime/debug"
+	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -176,10 +176,7 @@ func Run(ctx context.Context, o Options) (*record.Record, error) {
 	// The caller's reports read every trial whole, from trials.jsonl;
 	// what the run held for scoring goes first.
 	s.sheet = nil
-	// Before the read-back's allocations, not after them; what the run
-	// freed goes back to the system, else the read-back's one large slice
-	// of trials, which no freed span fits, adds to it.
-	debug.FreeOSMemory()
+	runtime.GC() // before the read-back's allocations, not after them
 	results, err := record.ReadTrials(filepath.Join(dir, record.TrialsFile))
 	if err != nil {
 		return rec, err
