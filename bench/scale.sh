@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# bench/scale.sh [chatty|trivial|all]: forge at the size of a real agent
-# benchmark, beside `xargs -P` running the same processes.
+# bench/scale.sh [chatty|trivial|run|all]: forge at the size of a real
+# agent benchmark, beside `xargs -P` running the same processes.
 #
 # chatty:  2 shell candidates × 2,000 tasks (4,000 jobs, concurrency 4),
 #          each printing 20 KB to stdout. Targets: peak RSS <= 100 MB,
@@ -12,6 +12,14 @@
 #          than at 500 jobs; then the table, Markdown, HTML, JUnit and CSV
 #          reports of the 100,000 trials and `forge compare` of two such
 #          runs, each timed.
+# run:     4 shell candidates × TASKS tasks (default 25,000: 100,000 jobs,
+#          concurrency C, default 8) that write a one-line artifact, as
+#          `forge run --quiet`: peak RSS and wall, then the viewer's first
+#          open of the run's page (`forge view`, the page fetched once).
+#          BEFORE= another forge binary (a release, or one built from a
+#          commit) played alternately with this tree's, PAIRS times
+#          (default 1): a change's before and after under the same load.
+#          Target: peak RSS <= 250 MB, wall no longer than before.
 #
 # Peak RSS is /usr/bin/time's maximum resident set size of forge's process
 # alone (the candidates are its children, not counted). forge's own CPU
@@ -21,7 +29,7 @@
 # floor of any launcher that keeps the logs.
 set -euo pipefail
 what=${1:-all}
-TASKS=${TASKS:-25000} C=${C:-4}
+TASKS=${TASKS:-25000} C=${C:-}
 root=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/forge-scale.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
@@ -67,8 +75,8 @@ xargs_run() {
   secs "$t0" "$(now)"
 }
 
-# forge_run DIR RUN [ARGS...]: plays DIR's manifest as run RUN under
-# /usr/bin/time and cputime.py; sets rss (MB), wall, self (forge's own CPU
+# forge_run DIR RUN [ARGS...]: plays DIR's manifest as run RUN (with the
+# binary $bin, default this tree's) under /usr/bin/time and cputime.py; sets rss (MB), wall, self (forge's own CPU
 # seconds), lag (seconds from the last job's end to results.json) and tail
 # (from the last job's end to forge's exit: results.json, the table and
 # every --report written).
@@ -76,7 +84,7 @@ forge_run() {
   local dir=$1 run=$2; shift 2
   local t0; t0=$(now)
   /usr/bin/time -f %M -o "$tmp/rss" python3 "$root/bench/cputime.py" \
-    "$tmp/forge" run -f "$dir/forge.yaml" --quiet --out "$tmp/out" --run-id "$run" "$@" > "$tmp/$run.table" 2> "$tmp/cpu" || true
+    "${bin:-$tmp/forge}" run -f "$dir/forge.yaml" --quiet --out "$tmp/out" --run-id "$run" "$@" > "$tmp/$run.table" 2> "$tmp/cpu" || true
   local t1; t1=$(now)
   wall=$(secs "$t0" "$t1")
   rss=$(( $(tail -1 "$tmp/rss") / 1024 ))
@@ -149,9 +157,46 @@ trivial() {
   printf '  forge history over them: %s s\n' "$(secs "$t0" "$(now)")"
 }
 
+# first_open BIN RUN: seconds from `forge view`'s start to the run page of
+# RUN served (its index built on that first request).
+first_open() {
+  local bin=$1 run=$2 port=$((20000 + RANDOM % 20000))
+  local t0; t0=$(now)
+  "$bin" view --no-open --no-token --addr "127.0.0.1:$port" --out "$tmp/out" > "$tmp/view.log" 2>&1 &
+  local pid=$!
+  until curl -sf -o /dev/null "http://127.0.0.1:$port/run/$run"; do
+    kill -0 "$pid" 2> /dev/null || { echo failed; return; }
+    sleep 0.05
+  done
+  secs "$t0" "$(now)"
+  kill "$pid"
+  wait "$pid" 2> /dev/null || true
+}
+
+run() {
+  C=${C:-8}
+  local script='echo "${FORGE_TASK_ID#t}" > "$2"'
+  suite "$tmp/run" 4 "$TASKS" "$script"
+  local arms=forge
+  if [ -n "${BEFORE:-}" ]; then
+    cp "$BEFORE" "$tmp/before"
+    arms="forge before"
+  fi
+  echo "run: 4 candidates × $TASKS tasks ($((4 * TASKS)) jobs), concurrency $C, forge run --quiet"
+  for p in $(seq 1 "${PAIRS:-1}"); do
+    for arm in $arms; do
+      bin=$tmp/$arm forge_run "$tmp/run" "$arm$p"
+      printf '  %-6s peak RSS %d MB, wall %s s, forge own CPU %s s; viewer first open %s s\n' \
+        "$arm" "$rss" "$wall" "$self" "$(first_open "$tmp/$arm" "$arm$p")"
+      rm -rf "${tmp:?}/out/$arm$p"
+    done
+  done
+}
+
 case $what in
-chatty) chatty ;;
-trivial) trivial ;;
-all) chatty; trivial ;;
-*) echo "usage: bench/scale.sh [chatty|trivial|all]" >&2; exit 2 ;;
+chatty) C=${C:-4}; chatty ;;
+trivial) C=${C:-4}; trivial ;;
+run) run ;;
+all) C=${C:-4}; chatty; trivial ;;
+*) echo "usage: bench/scale.sh [chatty|trivial|run|all]" >&2; exit 2 ;;
 esac

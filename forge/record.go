@@ -4,6 +4,8 @@ package forge
 // scored.
 
 import (
+	"iter"
+
 	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/scoring"
 )
@@ -12,6 +14,17 @@ import (
 func score(rec *record.Record, cfg scoring.Config, s scoring.Suite) {
 	out := scoring.ScoreSuite(cfg, s, rec.Results)
 	out.Apply(rec.Results)
+	setOutcome(rec, out, func(yield func(*record.Trial) bool) {
+		for i := range rec.Results {
+			if !yield(&rec.Results[i]) {
+				return
+			}
+		}
+	})
+}
+
+// setOutcome puts out in the record of trials, scored.
+func setOutcome(rec *record.Record, out scoring.Outcome, trials iter.Seq[*record.Trial]) {
 	rec.Standings = out.Standings
 	rec.Winner = out.Winner
 	rec.WinnerLine = out.WinnerLine
@@ -19,5 +32,5 @@ func score(rec *record.Record, cfg scoring.Config, s scoring.Suite) {
 	rec.Incomplete = out.Incomplete
 	rec.TaskMatrix = out.Tasks
 	rec.HeadToHead = out.HeadToHead
-	partial(rec)
+	partial(rec, trials)
 }

@@ -170,12 +170,12 @@ func Run(ctx context.Context, o Options) (*record.Record, error) {
 		return nil, err
 	}
 	runErr := s.playAll(ctx)
-	if err := s.finish(ctx, suite); err != nil {
+	if err := s.finish(ctx); err != nil {
 		return rec, err
 	}
-	// The caller's reports read the excerpts too, from trials.jsonl; what
-	// the run held goes first (a third of the peak at 100,000 trials).
-	rec.Results, s.held = nil, nil
+	// The caller's reports read every trial whole, from trials.jsonl;
+	// what the run held for scoring goes first.
+	s.sheet = nil
 	runtime.GC() // before the read-back's allocations, not after them
 	results, err := record.ReadTrials(filepath.Join(dir, record.TrialsFile))
 	if err != nil {
@@ -233,13 +233,13 @@ func newRecord(m *Manifest, plan *Plan, runID, backend string) *record.Record {
 	return rec
 }
 
-// newState is the bookkeeping of a run of o's plan: every job held by its
-// name until it ends.
+// newState is the bookkeeping of a run of o's plan: every job on the
+// sheet by its name until it ends.
 func newState(o *Options, rec *record.Record, dir string, suite scoring.Suite) *state {
-	s := &state{o: o, rec: rec, dir: dir, done: make([]bool, len(o.Plan.Jobs)), held: make([]record.Trial, len(o.Plan.Jobs)), mask: mask.New(append(o.Plan.SecretValues(), o.Mask...)...),
-		checker: scoring.NewChecker(o.Manifest.Scoring), tasks: map[string]*scoring.Task{}}
+	s := &state{o: o, rec: rec, dir: dir, done: make([]bool, len(o.Plan.Jobs)), sheet: scoring.NewSheet(o.Manifest.Scoring, suite, len(o.Plan.Jobs)),
+		mask: mask.New(append(o.Plan.SecretValues(), o.Mask...)...), checker: scoring.NewChecker(o.Manifest.Scoring), tasks: map[string]*scoring.Task{}}
 	for i, job := range o.Plan.Jobs {
-		s.held[i] = record.Trial{Result: runner.Result{CandidateID: job.CandidateID, TaskID: job.TaskID, Trial: job.Trial}}
+		s.sheet.Name(i, job.CandidateID, job.TaskID, job.Trial)
 	}
 	for i := range suite.Tasks {
 		s.tasks[suite.Tasks[i].ID] = &suite.Tasks[i]
@@ -269,7 +269,8 @@ func (s *state) open() error {
 		return err
 	}
 	for k, i := range keptAt {
-		s.done[i], s.held[i] = true, forScoring(*kept[k])
+		s.done[i] = true
+		s.sheet.Set(i, kept[k])
 	}
 	s.trials = trials
 	// The resumed record is in trials.jsonl now (Options.Resume); a
@@ -314,22 +315,23 @@ func (s *state) playAll(ctx context.Context) error {
 // finish completes the record once every job has ended: the unfinished
 // jobs' lines, the scores and the whole results.json, then running.json
 // goes (a run without either is not being played: Stopped).
-func (s *state) finish(ctx context.Context, suite scoring.Suite) error {
+func (s *state) finish(ctx context.Context) error {
 	o, rec := s.o, s.rec
 	rec.Environments = s.envs.built()
-	rec.Results = s.final()
-	rec.BudgetReached = s.budget.stop(s.unstarted())
+	left := s.final()
+	rec.BudgetReached = s.budget.stop(len(left))
 	rec.Interrupted = ctx.Err() != nil || rec.BudgetReached != nil
-	score(rec, o.Manifest.Scoring, suite)
+	out := s.sheet.Outcome()
+	setOutcome(rec, out, s.sheet.Trials(out.Scores))
 	if o.Release != nil {
 		rec.UndeletedSandboxes = o.Release.Release()
 	}
 	rec.FinishedAt = o.now().UTC()
-	err := s.notStartedLines(rec.Results)
+	err := s.trials.AddAll(left)
 	if cerr := s.trials.Close(); err == nil {
 		err = cerr
 	}
-	rec.Scores = rec.TrialScores()
+	rec.Scores = s.sheet.TrialScores(out.Scores)
 	if err == nil {
 		err = record.WriteSummary(filepath.Join(s.dir, record.ResultsFile), rec)
 	}
@@ -347,10 +349,10 @@ type state struct {
 
 	// done says which jobs have their line in trials.jsonl, in plan order.
 	done []bool
-	// held are the finished jobs' results as scoring reads them
-	// (forScoring), in plan order; until a job finishes, only its name.
-	held []record.Trial
-	mask *mask.Masker
+	// sheet holds the finished jobs' results as scoring reads them, in
+	// plan order; until a job finishes, only its name.
+	sheet *scoring.Sheet
+	mask  *mask.Masker
 	// spent counts the trials in a row that spent all their attempts on
 	// infra failures (attempts).
 	spent atomic.Int32
@@ -425,38 +427,25 @@ func (s *state) play(ctx context.Context, i int, job runner.Job) error {
 	if terr != nil && err == nil {
 		err = terr
 	}
-	s.done[i], s.held[i] = terr == nil, forScoring(res) // each job's own elements: g.Wait orders them before final
+	s.done[i] = terr == nil // each job's own elements: g.Wait orders them before final
+	s.sheet.Set(i, &res)
 	s.o.emit(Event{Time: s.o.now(), Kind: EventDone, Job: name, Elapsed: time.Since(start), Result: &res})
 	return err
 }
 
-// final returns every job's result in plan order as scoring reads it;
-// jobs that never finished are marked cancelled.
-func (s *state) final() []record.Trial {
-	for i, done := range s.done {
-		if h := s.held[i]; !done {
-			s.held[i] = s.notStarted(runner.Job{CandidateID: h.CandidateID, TaskID: h.TaskID, Trial: h.Trial})
-		}
-	}
-	return s.held
-}
-
-// forScoring is what a run holds of a finished result: all but its
-// excerpts (most of a chatty trial's; trials.jsonl has them).
-func forScoring(r record.Trial) record.Trial {
-	r.Output, r.Stderr, r.ArtifactContent = "", "", ""
-	return r
-}
-
-// notStartedLines appends each unfinished job's line to trials.jsonl.
-func (s *state) notStartedLines(results []record.Trial) error {
+// final puts the jobs that never finished on the sheet as not started,
+// and returns their results, whose lines trials.jsonl lacks.
+func (s *state) final() []*record.Trial {
 	var left []*record.Trial
 	for i, done := range s.done {
 		if !done {
-			left = append(left, &results[i])
+			c, t, n := s.sheet.Names(i)
+			r := s.notStarted(runner.Job{CandidateID: c, TaskID: t, Trial: n})
+			s.sheet.Set(i, &r)
+			left = append(left, &r)
 		}
 	}
-	return s.trials.AddAll(left)
+	return left
 }
 
 // notStarted is the result of a job the run never started.
@@ -474,15 +463,4 @@ func failedTrial(job runner.Job, backend string, kind runner.ErrorKind, msg stri
 	t := record.Trial{Result: runner.Result{CandidateID: job.CandidateID, TaskID: job.TaskID, Trial: job.Trial, Backend: backend}}
 	t.Failed(kind, msg)
 	return t
-}
-
-// unstarted counts the jobs that have no line in trials.jsonl.
-func (s *state) unstarted() int {
-	n := 0
-	for _, done := range s.done {
-		if !done {
-			n++
-		}
-	}
-	return n
 }

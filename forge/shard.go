@@ -7,6 +7,7 @@ import (
 	"cmp"
 	"fmt"
 	"hash/fnv"
+	"iter"
 	"slices"
 	"strconv"
 	"strings"
@@ -102,11 +103,11 @@ func (p *Plan) shard(s *record.Shard) (*Plan, error) {
 // partial makes the outcome of a record that is not a whole run say so,
 // after scoring: a shard or a merge missing shards has no winner, and a
 // shard's incomplete candidates are those whose own jobs did not end.
-func partial(rec *record.Record) {
+func partial(rec *record.Record, trials iter.Seq[*record.Trial]) {
 	switch {
 	case rec.Shard != nil:
 		rec.Winner, rec.Comparison = nil, nil
-		rec.Incomplete = unfinished(rec.Results)
+		rec.Incomplete = unfinished(trials)
 		rec.WinnerLine = fmt.Sprintf("shard %s: %d of %d jobs; merge the shards for the verdict",
 			rec.Shard, rec.Shard.Jobs, rec.Shard.Of)
 		if len(rec.Incomplete) > 0 {
@@ -137,7 +138,7 @@ func ShardsText(shards []record.Shard) string {
 // unfinished lists, by candidate, the tasks of a shard's jobs on which no
 // trial ran to an end the candidate answers for (as scoring's incomplete
 // does for a whole run, but only over the jobs the shard played).
-func unfinished(results []record.Trial) []record.Unjudged {
+func unfinished(trials iter.Seq[*record.Trial]) []record.Unjudged {
 	type group struct {
 		scored bool
 		first  *record.Trial
@@ -145,8 +146,7 @@ func unfinished(results []record.Trial) []record.Unjudged {
 	var ids []string
 	groups := map[string]map[string]*group{}
 	order := map[string][]string{}
-	for i := range results {
-		r := &results[i]
+	for r := range trials {
 		byTask := groups[r.CandidateID]
 		if byTask == nil {
 			byTask = map[string]*group{}

@@ -98,9 +98,12 @@ func (t *Trial) Wrong() bool {
 }
 
 // Mark is the score at which the trial solves its task: PassMark, else 1.
-func (t *Trial) Mark() float64 {
-	if t.PassMark != nil {
-		return *t.PassMark
+func (t *Trial) Mark() float64 { return MarkOf(t.PassMark) }
+
+// MarkOf is the mark of a trial whose pass mark is passMark: it, else 1.
+func MarkOf(passMark *float64) float64 {
+	if passMark != nil {
+		return *passMark
 	}
 	return 1
 }

@@ -180,16 +180,16 @@ type costTally struct {
 	tokens              int64
 }
 
-func (c *costTally) add(r record.Trial) {
-	if r.Cost == nil {
+func (c *costTally) add(cost *record.Cost) {
+	if cost == nil {
 		return
 	}
 	c.n++
-	c.usd += r.Cost.USD
-	c.model += r.Cost.ModelUSD
-	c.sandbox += r.Cost.SandboxUSD
-	c.tokens += r.Cost.Tokens
-	if r.Cost.Unpriced != "" {
+	c.usd += cost.USD
+	c.model += cost.ModelUSD
+	c.sandbox += cost.SandboxUSD
+	c.tokens += cost.Tokens
+	if cost.Unpriced != "" {
 		c.unpriced++
 	}
 }

@@ -142,17 +142,17 @@ func TestWinnerLineNamesCheaperRunnerUp(t *testing.T) {
 func TestUnpricedWinsHaveNoPrice(t *testing.T) {
 	var c costTally
 	for range 3 {
-		c.add(record.Trial{Cost: &record.Cost{Tokens: 100, Unpriced: "model x has no price"}})
+		c.add(&record.Cost{Tokens: 100, Unpriced: "model x has no price"})
 	}
 	if st := c.standing(3); st == nil || st.PerSuccessUSD != nil || !st.Unpriced() {
 		t.Errorf("all unpriced: %+v", st)
 	}
-	c.add(record.Trial{Cost: &record.Cost{USD: 0.5, ModelUSD: 0.5}})
+	c.add(&record.Cost{USD: 0.5, ModelUSD: 0.5})
 	if st := c.standing(4); st.PerSuccessUSD == nil || *st.PerSuccessUSD != 0.125 {
 		t.Errorf("partly unpriced: %+v", st)
 	}
 	var priced costTally
-	priced.add(record.Trial{Cost: &record.Cost{USD: 0.5, ModelUSD: 0.5}})
+	priced.add(&record.Cost{USD: 0.5, ModelUSD: 0.5})
 	if st := priced.standing(1); st.PerSuccessUSD == nil || *st.PerSuccessUSD != 0.5 {
 		t.Errorf("priced: %+v", st)
 	}

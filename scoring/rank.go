@@ -60,23 +60,23 @@ func newTally(id string, n int) *tally {
 
 // count adds trial r to the candidate's counts and reports whether it is to
 // be scored: a trial that ended by no fault of the candidate is set aside.
-func (t *tally) count(r record.Trial) (unscored noteHit, scored bool) {
+func (t *tally) count(r *row) (unscored noteHit, scored bool) {
 	t.trials++
-	t.cost.add(r)
-	if r.Success {
+	t.cost.add(r.cost)
+	if r.success {
 		t.successes++
-		if !math.IsNaN(r.RuntimeSeconds) && !math.IsInf(r.RuntimeSeconds, 0) {
-			t.runtimes = append(t.runtimes, r.RuntimeSeconds)
+		if !math.IsNaN(r.runtime) && !math.IsInf(r.runtime, 0) {
+			t.runtimes = append(t.runtimes, r.runtime)
 		}
 	} else {
 		if t.errors == nil {
 			t.errors = map[string]int{}
 		}
-		t.errors[cmp.Or(string(r.ErrorKind), "unknown")]++
+		t.errors[cmp.Or(string(r.kind), "unknown")]++
 	}
-	if endedByNoFault(r) {
-		unscored = noteHit{trial: r.Trial, msg: string(r.ErrorKind) + ": " + cmp.Or(r.ErrorMessage, "no message")}
-		if r.ErrorKind.Fault() == runner.FaultTask {
+	if endedByNoFault(r.success, r.kind) {
+		unscored = noteHit{trial: int(r.trial), msg: string(r.kind) + ": " + cmp.Or(r.message, "no message")}
+		if r.kind.Fault() == runner.FaultTask {
 			// Played to its end: set aside, but nothing to play again.
 			t.unverified = append(t.unverified, unscored)
 			return noteHit{}, false
@@ -92,7 +92,8 @@ func (t *tally) count(r record.Trial) (unscored noteHit, scored bool) {
 func Aggregate(id string, results []record.Trial) record.Standing {
 	t := newTally(id, 0)
 	for _, r := range results {
-		if _, scored := t.count(r); scored && r.Score != nil {
+		kept := rowOf(&r)
+		if _, scored := t.count(&kept); scored && r.Score != nil {
 			t.scores = append(t.scores, *r.Score)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/forge-run/forge/internal/text"
 	"github.com/forge-run/forge/record"
+	"github.com/forge-run/forge/runner"
 )
 
 // Outcome is what Score makes of a run's results.
@@ -80,58 +81,60 @@ func (o Outcome) Apply(results []record.Trial) {
 // ScoreSuite is Score for a suite's tasks: each trial is scored within its
 // task, candidates rank by suite score and are compared task by task.
 func ScoreSuite(cfg Config, s Suite, results []record.Trial) Outcome {
-	scorers := prepare(cfg.effective())
-	tasks := make(map[string]*Task, len(s.Tasks))
-	for i := range s.Tasks {
-		tasks[s.Tasks[i].ID] = &s.Tasks[i]
+	sh := NewSheet(cfg, s, len(results))
+	for i := range results {
+		sh.Set(i, &results[i])
 	}
-	v := scoreTrials(scorers, tasks, results)
-	out := Outcome{Scores: v.composites(scorers, results)}
-	entries := tallies(s, scorers, v, out.Scores, results)
+	return sh.Outcome()
+}
+
+// Outcome scores the sheet's trials (ScoreSuite).
+func (s *Sheet) Outcome() Outcome {
+	v := s.normalized()
+	out := Outcome{Scores: v.composites(s)}
+	entries := tallies(s, v, out.Scores)
 	tied := tiedTrials
-	if len(s.Tasks) > 0 {
-		tied = func(a, b *tally) bool { return pairedTied(a, b, s.Tasks) }
+	if tasks := s.suite.Tasks; len(tasks) > 0 {
+		tied = func(a, b *tally) bool { return pairedTied(a, b, tasks) }
 	}
 	rankEntries(entries, tied)
 	out.Standings = make([]record.Standing, len(entries))
 	for i, e := range entries {
 		out.Standings[i] = e.st
 	}
-	out.decide(entries, s.Tasks)
+	out.decide(entries, s.suite.Tasks)
 	return out
 }
 
-// trialValues are each scorer's raw value, score and whether it was
-// clamped, per trial: [scorer][trial].
+// trialValues are each scorer's score and whether it was clamped, per
+// trial: [scorer][trial].
 type trialValues struct {
-	values  [][]trialValue
 	scores  [][]float64
 	clamped [][]bool
 }
 
-// scoreTrials gives every trial each scorer's raw value, then its score,
+// normalized gives every trial each scorer's score, its raw value
 // normalised within the trial's task.
-func scoreTrials(scorers []prepared, tasks map[string]*Task, results []record.Trial) trialValues {
-	byTask := map[string][]int{}
-	for i, r := range results {
-		byTask[r.TaskID] = append(byTask[r.TaskID], i)
+func (s *Sheet) normalized() trialValues {
+	byTask := map[int32][]int{}
+	for i, r := range s.rows {
+		byTask[r.task] = append(byTask[r.task], i)
 	}
-	v := trialValues{make([][]trialValue, len(scorers)), make([][]float64, len(scorers)), make([][]bool, len(scorers))}
-	for j, sc := range scorers {
-		v.values[j] = make([]trialValue, len(results))
-		v.scores[j] = make([]float64, len(results))
-		v.clamped[j] = make([]bool, len(results))
+	v := trialValues{make([][]float64, len(s.scorers)), make([][]bool, len(s.scorers))}
+	for j, sc := range s.scorers {
+		v.scores[j] = make([]float64, len(s.rows))
+		v.clamped[j] = make([]bool, len(s.rows))
 		for _, idx := range byTask {
 			vals := make([]trialValue, len(idx))
 			for n, i := range idx {
-				vals[n] = sc.value(results[i], tasks[results[i].TaskID])
+				vals[n] = s.value(i, j)
 			}
 			if sc.Type == TypeRuntime {
 				withinNoise(vals)
 			}
 			sco, cl := sc.normalize(vals)
 			for n, i := range idx {
-				v.values[j][i], v.scores[j][i], v.clamped[j][i] = vals[n], sco[n], cl[n]
+				v.scores[j][i], v.clamped[j][i] = sco[n], cl[n]
 			}
 		}
 	}
@@ -140,19 +143,19 @@ func scoreTrials(scorers []prepared, tasks map[string]*Task, results []record.Tr
 
 // composites are the trials' composite scores: the weighted mean of
 // their scorers' scores; nil for a trial not scored.
-func (v trialValues) composites(scorers []prepared, results []record.Trial) []*float64 {
-	composite := make([]*float64, len(results))
-	for i, r := range results {
-		if endedByNoFault(r) {
+func (v trialValues) composites(s *Sheet) []*float64 {
+	composite := make([]*float64, len(s.rows))
+	for i, r := range s.rows {
+		if endedByNoFault(r.success, r.kind) {
 			continue
 		}
 		var sum, wsum float64
-		for j, s := range scorers {
-			if v.values[j][i].state == stateNone || s.weight == 0 {
+		for j, sc := range s.scorers {
+			if s.value(i, j).state == stateNone || sc.weight == 0 {
 				continue
 			}
-			sum += s.weight * v.scores[j][i]
-			wsum += s.weight
+			sum += sc.weight * v.scores[j][i]
+			wsum += sc.weight
 		}
 		if wsum > 0 {
 			c := clamp01(sum / wsum)
@@ -162,41 +165,42 @@ func (v trialValues) composites(scorers []prepared, results []record.Trial) []*f
 	return composite
 }
 
-// tallies adds up each candidate's trials, every candidate of s included,
-// and finishes their figures.
-func tallies(s Suite, scorers []prepared, v trialValues, composite []*float64, results []record.Trial) []*tally {
+// tallies adds up each candidate's trials, every candidate of the suite
+// included, and finishes their figures.
+func tallies(s *Sheet, v trialValues, composite []*float64) []*tally {
 	byID := map[string]*tally{}
 	get := func(id string) *tally {
 		t := byID[id]
 		if t == nil {
-			t = newTally(id, len(scorers))
+			t = newTally(id, len(s.scorers))
 			byID[id] = t
 		}
 		return t
 	}
-	for _, id := range s.Candidates {
+	for _, id := range s.suite.Candidates {
 		get(id)
 	}
-	for i, r := range results {
-		r.Score = composite[i]
-		get(r.CandidateID).add(r, i, scorers, v)
+	for i := range s.rows {
+		r := &s.rows[i]
+		get(s.name(r.candidate)).add(s, i, composite[i], v)
 	}
 	entries := make([]*tally, 0, len(byID))
 	for _, t := range byID {
-		t.finish(scorers)
-		if len(s.Tasks) > 0 {
-			t.suiteStats(s.Tasks, max(s.PassAtK, 1))
+		t.finish(s.scorers)
+		if len(s.suite.Tasks) > 0 {
+			t.suiteStats(s.suite.Tasks, max(s.suite.PassAtK, 1))
 		}
 		entries = append(entries, t)
 	}
 	return entries
 }
 
-// add counts trial r, the i-th of the results, scored.
-func (t *tally) add(r record.Trial, i int, scorers []prepared, v trialValues) {
-	tt := t.task(r.TaskID)
+// add counts the sheet's trial i, scored score.
+func (t *tally) add(s *Sheet, i int, score *float64, v trialValues) {
+	r := &s.rows[i]
+	tt := t.task(s.name(r.task))
 	tt.trials++
-	if r.Success {
+	if r.success {
 		tt.successes++
 	}
 	if unscored, scored := t.count(r); !scored {
@@ -207,23 +211,23 @@ func (t *tally) add(r record.Trial, i int, scorers []prepared, v trialValues) {
 		}
 		return
 	}
-	if r.Score != nil {
-		t.scores = append(t.scores, *r.Score)
-		tt.scores = append(tt.scores, *r.Score)
+	if score != nil {
+		t.scores = append(t.scores, *score)
+		tt.scores = append(tt.scores, *score)
 	}
-	if Passed(r) {
+	if passed(r.success, score, r.passMark) {
 		tt.passes++
 	}
-	for j, s := range scorers {
-		val := v.values[j][i]
+	for j, sc := range s.scorers {
+		val := s.value(i, j)
 		if val.state != stateNone {
 			t.perScorer[j] = append(t.perScorer[j], v.scores[j][i])
 		}
-		if s.Type == TypeJudge && val.state == stateNone {
+		if sc.Type == TypeJudge && val.state == stateNone {
 			t.judgeErrors++
 		}
 		if val.note != "" {
-			t.notes[j] = append(t.notes[j], noteHit{trial: r.Trial, msg: val.note})
+			t.notes[j] = append(t.notes[j], noteHit{trial: int(r.trial), msg: val.note})
 		}
 		if v.clamped[j][i] {
 			t.clamped[j]++
@@ -281,13 +285,13 @@ func prepare(cfg Config) []prepared {
 
 // endedByNoFault reports whether r failed because the backend did (infra,
 // auth) or the run was interrupted: such trials are not scored.
-func endedByNoFault(r record.Trial) bool {
-	return !r.Success && !r.ErrorKind.Scored()
+func endedByNoFault(success bool, kind runner.ErrorKind) bool {
+	return !success && !kind.Scored()
 }
 
 // value is what the scorer makes of one trial before normalisation.
 func (s prepared) value(r record.Trial, task *Task) trialValue {
-	if endedByNoFault(r) {
+	if endedByNoFault(r.Success, r.ErrorKind) {
 		return trialValue{state: stateNone}
 	}
 	if s.Type == TypeVerifier {

@@ -49,7 +49,12 @@ type taskTally struct {
 // Passed reports whether a scored trial passed its task: success, and a
 // score that reaches the task's pass mark (full score by default).
 func Passed(r record.Trial) bool {
-	return r.Success && r.Score != nil && *r.Score >= r.Mark()-tieEpsilon
+	return passed(r.Success, r.Score, r.PassMark)
+}
+
+// passed is Passed of a trial's parts.
+func passed(success bool, score, passMark *float64) bool {
+	return success && score != nil && *score >= record.MarkOf(passMark)-tieEpsilon
 }
 
 // suiteStats completes a suite candidate's standing from its task tallies.
