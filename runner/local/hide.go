@@ -95,6 +95,7 @@ func (r *Runner) hideFromJobs() error {
 		return fmt.Errorf("make a directory for the jobs in %s: %w", r.opts.TempDir, err)
 	}
 	if err := os.Chmod(dir, 0o755); err != nil {
+		os.Remove(dir)
 		return err
 	}
 	need := []string{dir}

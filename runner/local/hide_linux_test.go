@@ -98,3 +98,31 @@ func TestJobSeesItsOwnThings(t *testing.T) {
 		}
 	})
 }
+
+// TestJobsDirGoesWithTheRunner: the directory the jobs' own directories
+// went in, made to bind back under the covers, is gone once the runner
+// is closed: a run leaves nothing in the temp dir.
+func TestJobsDirGoesWithTheRunner(t *testing.T) {
+	manifest, out := hiddenWorld(t)
+	tmp := t.TempDir()
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r, err := New(Options{Hide: []string{manifest, out}, TempDir: tmp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	needReadOnly(t, r)
+	if r.jobsDir == tmp {
+		r.Close()
+		t.Skip("nothing hidden here: no directory of the jobs")
+	}
+	mustRun(t, r, runner.Job{RunID: newRunID(t), CandidateID: "a", Trial: 1, Objective: "o",
+		Command: []string{"sh", "-c", "echo hi > \"$FORGE_OUTPUT\""}, Timeout: 30 * time.Second})
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("left in the temp dir after Close: %v", left)
+	}
+}

@@ -206,6 +206,9 @@ func (r *Runner) Close() error {
 	r.removeSpares()
 	r.dropSlots()
 	r.platform.closeThreads()
+	if r.jobsDir != r.opts.TempDir {
+		_ = os.RemoveAll(r.jobsDir) // its jobs' directories went with them
+	}
 	r.etcMu.Lock()
 	if r.etcDir != "" && os.Remove(r.etcDir) == nil { // empty: no job runs
 		r.etcDir = ""
