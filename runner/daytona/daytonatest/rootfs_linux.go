@@ -41,11 +41,13 @@ import (
 //
 // One namespace per root, not per process: overlayfs leaves two live
 // mounts over one upper directory undefined, and processes of one sandbox
-// must see each other's writes. A process is chrooted into the root as
-// the holder sees it (/proc/<holder>/root/<root>), which costs nothing
-// beyond the fork and exec it always had. The holder is the init of a PID
-// namespace of the root's own, which every process of the root joins (the
-// emulator forks it from a thread that entered the namespace):
+// must see each other's writes. A process joins the holder's mount
+// namespace and is chrooted into the root, which is bound onto itself
+// there: its / is a mount point, as a container's is, so that it can make
+// a mount namespace of its own (unshare -m) and mount in it where it may
+// (as root). The holder is the init of a PID namespace of the root's own,
+// which every process of the root joins (the emulator forks it from a
+// thread that entered the namespaces):
 // what a command leaves running, daemons that called setsid included,
 // lives on until the holder ends, and then the kernel kills it all. Unless
 // it shares this machine's network, a root has a network namespace of its
@@ -60,7 +62,11 @@ type bindMount struct{ src, dst string }
 // fsRoot is a live root: its holder, and the way in for processes and
 // for the toolbox's files.
 type fsRoot struct {
-	chroot string // the root as the holder sees it, what processes chroot into
+	// dir is the root as its processes, in the holder's mount namespace,
+	// chroot into it: a mount point (bound onto itself), as a container's
+	// root is. way is the way in from this machine's mount namespace
+	// (/proc/<holder>/root/<dir>), for the toolbox's files.
+	dir, way string
 	// holder is the init of the root's namespaces (linux.Init): its PID
 	// namespace, its mount namespace and, unless it shares this
 	// machine's, its network namespace.
@@ -72,11 +78,11 @@ type fsRoot struct {
 	// pidNSID names the root's PID namespace, to find its processes
 	// among this machine's, even once the holder has ended.
 	pidNSID linux.Namespace
-	// The namespaces the root's processes join: its PID namespace and its
-	// network namespace (nil when it shares this machine's). Closed, and
-	// nil, once the holder has ended.
-	nsMu         sync.RWMutex
-	pidNS, netNS *os.File
+	// The namespaces the root's processes join: its PID and mount
+	// namespaces, and its network namespace (nil when it shares this
+	// machine's). Closed, and nil, once the holder has ended.
+	nsMu                sync.RWMutex
+	pidNS, mntNS, netNS *os.File
 }
 
 // startRoot starts the holder of the root dir (made if need be): overlay
@@ -169,7 +175,7 @@ func holdRoot(dir string, ownNet bool) (*fsRoot, error) {
 	}
 	return &fsRoot{
 		holder: holder, pipe: pipe, done: make(chan struct{}),
-		chroot: fmt.Sprintf("/proc/%d/root%s", holder.Pid, dir),
+		dir: dir, way: fmt.Sprintf("/proc/%d/root%s", holder.Pid, dir),
 	}, nil
 }
 
@@ -242,6 +248,11 @@ func mountRoot(dir, work, home string, binds []bindMount) error {
 	for _, b := range binds {
 		ms = append(ms, mnt{b.src, filepath.Join(dir, b.dst), "", unix.MS_BIND, ""})
 	}
+	// Last, the root bound onto itself with all of the above: its
+	// processes' / is a mount point (a container's is), which unshare(1)
+	// expects. Not first: an overlay's upper and work directories must be
+	// on one mount.
+	ms = append(ms, mnt{dir, dir, "", unix.MS_BIND | unix.MS_REC, ""})
 	for _, m := range ms {
 		if err := mount(m.src, m.dst, m.fstype, m.flags, m.data); err != nil {
 			return err
@@ -268,6 +279,9 @@ func (r *fsRoot) openNamespaces(ownNet bool) error {
 		return err
 	}
 	if r.pidNSID, err = linux.NamespaceOf(int(r.pidNS.Fd())); err != nil {
+		return err
+	}
+	if r.mntNS, err = os.Open(ns + "mnt"); err != nil {
 		return err
 	}
 	if ownNet {
@@ -307,7 +321,7 @@ func (r *fsRoot) mountProc(dir string) error {
 func (r *fsRoot) closeNamespaces() {
 	r.nsMu.Lock()
 	defer r.nsMu.Unlock()
-	for _, f := range []**os.File{&r.pidNS, &r.netNS} {
+	for _, f := range []**os.File{&r.pidNS, &r.mntNS, &r.netNS} {
 		if *f != nil {
 			(*f).Close()
 			*f = nil
@@ -316,8 +330,9 @@ func (r *fsRoot) closeNamespaces() {
 }
 
 // inNS runs f on a thread of its own that has joined the root's PID
-// namespace (for the processes it forks) and network namespace. The
-// thread is never handed back to other goroutines: it ends with f.
+// namespace (for the processes it forks), mount namespace and network
+// namespace. The thread is never handed back to other goroutines: it
+// ends with f.
 func (r *fsRoot) inNS(f func() error) error {
 	r.nsMu.RLock()
 	defer r.nsMu.RUnlock()
@@ -327,6 +342,12 @@ func (r *fsRoot) inNS(f func() error) error {
 	return linux.OnLockedThread(func() (bool, error) {
 		if err := unix.Setns(int(r.pidNS.Fd()), unix.CLONE_NEWPID); err != nil {
 			return false, fmt.Errorf("join the root's PID namespace: %w", err)
+		}
+		if err := unix.Unshare(unix.CLONE_FS); err != nil {
+			return false, fmt.Errorf("unshare the file system context: %w", err)
+		}
+		if err := unix.Setns(int(r.mntNS.Fd()), unix.CLONE_NEWNS); err != nil {
+			return false, fmt.Errorf("join the root's mount namespace: %w", err)
 		}
 		if r.netNS != nil {
 			if err := unix.Setns(int(r.netNS.Fd()), unix.CLONE_NEWNET); err != nil {
@@ -356,7 +377,7 @@ func (r *fsRoot) stop() {
 func (r *fsRoot) command(command, cwd string, env []string) *exec.Cmd {
 	cmd := exec.Command("/bin/sh", "-c", command)
 	cmd.Dir, cmd.Env = cwd, env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Chroot: r.chroot}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Chroot: r.dir}
 	return cmd
 }
 
@@ -433,7 +454,7 @@ func (r *fsRoot) at(op, p string, flags int, mode uint32) (int, error) {
 	// The way in is the holder's, which only root may take: under as, the
 	// thread's file system uid is root's for that open alone.
 	uid, _ := unix.SetfsuidRetUid(0)
-	root, err := unix.Open(r.chroot, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	root, err := unix.Open(r.way, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	unix.Setfsuid(uid)
 	if err != nil {
 		return -1, &fs.PathError{Op: op, Path: p, Err: fmt.Errorf("the sandbox's root is gone: %w", err)}

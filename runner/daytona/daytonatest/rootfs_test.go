@@ -283,3 +283,28 @@ func BenchmarkCommand(b *testing.B) {
 		})
 	}
 }
+
+// A sandbox's root is a mount point, as a container's is: its root user
+// makes a private mount namespace (unshare -m) and mounts a tmpfs there,
+// which its other processes never see; a user who is not root may not.
+func TestRootFSPrivateMount(t *testing.T) {
+	needRootFS(t)
+	s := Start(t, Options{Specs: specs})
+	c := client(t, s)
+	sb, err := c.Create(ctx(t), types.SnapshotParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, sb, "mkdir -p /logs/verifier && echo outer > /logs/verifier/reward.txt")
+	got := run(t, sb, `unshare -m --propagation private sh -c 'mount -t tmpfs forge /logs/verifier && echo inner > /logs/verifier/reward.txt && cat /logs/verifier/reward.txt'`)
+	if got != "inner\n" {
+		t.Errorf("in the namespace: %q", got)
+	}
+	if got := run(t, sb, "cat /logs/verifier/reward.txt"); got != "outer\n" {
+		t.Errorf("outside the namespace: %q; the private mount leaked", got)
+	}
+	if code := exitOf(t, sb, `setpriv --reuid=65534 --regid=65534 --clear-groups unshare -m true`); code == 0 {
+		t.Error("a user who is not root made a mount namespace")
+	}
+	noMountsUnder(t, s.Sandboxes()[0].Root)
+}
