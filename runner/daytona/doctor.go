@@ -16,8 +16,9 @@ import (
 )
 
 // Doctor runs a tiny job on the account (create, upload, execute, read its
-// report, delete) and prints each phase's latency to w, then the account's
-// snapshots. An unusable key is a *runner.UnusableError.
+// report, verify, delete) and prints each phase's latency to w, how the
+// sandbox keeps a verifier from what a candidate leaves running
+// (isolateText), then the account's snapshots. An unusable key is a *runner.UnusableError.
 func Doctor(ctx context.Context, opts Options, w io.Writer) error {
 	if opts.RunID == "" {
 		opts.RunID = fmt.Sprintf("doctor-%d", time.Now().Unix())
@@ -49,14 +50,15 @@ func Doctor(ctx context.Context, opts Options, w io.Writer) error {
 		RunID: opts.RunID, CandidateID: "doctor", Trial: 1, Objective: "reach Daytona",
 		Command: []string{"sh", "doctor.sh"}, Files: []runner.File{{Src: script, Dst: "doctor.sh"}},
 		OutputFile: "doctor.md", Timeout: 2 * time.Minute,
+		Verify: &runner.Verify{Command: doctorVerifier, Timeout: time.Minute},
 	}
 	res, runErr := r.Run(ctx, job)
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opts.DeleteTimeout)
 	defer cancel()
 	closeErr := r.Close(cctx)
 
-	ph, names := res.Phases, []string{"create", "upload", "execute", "download", "delete", "total"}
-	for i, s := range []float64{ph.Create, ph.Upload, ph.Execute, ph.Download, ph.Cleanup, res.JobSeconds} {
+	ph, names := res.Phases, []string{"create", "upload", "execute", "download", "verify", "delete", "total"}
+	for i, s := range []float64{ph.Create, ph.Upload, ph.Execute, ph.Download, ph.Verify, ph.Cleanup, res.JobSeconds} {
 		fmt.Fprintf(w, "  %-9s %7.3fs", names[i], s)
 		if names[i] == "execute" && res.RuntimeSeconds > 0 {
 			fmt.Fprintf(w, " (the command itself %.3fs)", res.RuntimeSeconds)
@@ -77,6 +79,7 @@ func Doctor(ctx context.Context, opts Options, w io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("doctor: cannot list the account's snapshots (environments are built as snapshots): %w", described(err))
 	}
+	fmt.Fprintln(w, isolationLine(res.Metrics))
 	fmt.Fprintf(w, "daytona: snapshots: %s\n", snapshotSummary(snaps))
 	fmt.Fprintf(w, "daytona: ok (sandbox %s created, used and deleted)\n", res.SandboxID)
 	return nil
@@ -100,4 +103,19 @@ func snapshotSummary(snaps []*types.Snapshot) string {
 		sep = ", "
 	}
 	return s
+}
+
+// doctorVerifier is the doctor job's verifier: reward 1, and the metric
+// "private" 1 when its reward directory is a mount of its own (a private
+// mount namespace's tmpfs: isolateText), else 0.
+const doctorVerifier = `if grep -q " $` + runner.VerifierLogsVar + ` " /proc/self/mountinfo 2>/dev/null; then p=1; else p=0; fi
+printf '{"reward": 1, "private": %s}\n' "$p" > "$` + runner.VerifierLogsVar + `/` + runner.RewardJSON + `"`
+
+// isolationLine says how the doctor's verifier was kept from what a
+// candidate leaves running, in the runner's snapshot or image.
+func isolationLine(metrics map[string]float64) string {
+	if metrics["private"] == 1 {
+		return "daytona: verifier: a reward directory of its own, in a private mount namespace (what a candidate leaves running goes on, and cannot write the reward)"
+	}
+	return "daytona: verifier: this sandbox allows no private mount namespace (unshare -m as root, or with sudo -n): what a candidate leaves running is ended before its verifier runs"
 }

@@ -420,7 +420,8 @@ func TestDoctor(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
-	for _, want := range []string{"create", "upload", "execute", "download", "delete", "daytona: ok",
+	for _, want := range []string{"create", "upload", "execute", "download", "verify", "delete", "daytona: ok",
+		"daytona: verifier: a reward directory of its own, in a private mount namespace",
 		"daytona: snapshots: 2 in the account, 1 of them forge's environments (forge-env-*): 1 active"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("doctor output lacks %q:\n%s", want, out.String())
@@ -452,6 +453,33 @@ func TestDoctor(t *testing.T) {
 	var ue *runner.UnusableError
 	if !errors.As(err, &ue) || ue.Kind != runner.ErrAuth || strings.Contains(err.Error()+out.String(), "stale-key") {
 		t.Fatalf("bad key: %v\n%s", err, out.String())
+	}
+}
+
+// Doctor says when the sandbox allows its verifier no mount namespace of
+// its own: a snapshot without unshare.
+func TestDoctorWithoutNamespaces(t *testing.T) {
+	if !daytonatest.RootFS() {
+		t.Fatal("the emulator gives sandboxes no root file system of their own here (it needs root and overlayfs): an image without unshare cannot be emulated")
+	}
+	srv := daytonatest.Start(t, daytonatest.Options{Specs: specs})
+	c, err := sdk.NewClientWithConfig(&types.DaytonaConfig{APIKey: srv.APIKey(), APIUrl: srv.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := sdk.Base("python:3.12-slim").Run("rm -f /usr/bin/unshare /usr/sbin/unshare")
+	_, logs, err := c.Snapshot.Create(context.Background(), &types.CreateSnapshotParams{Name: "bare", Image: img})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range logs {
+	}
+	var out strings.Builder
+	if err := Doctor(context.Background(), Options{APIKey: srv.APIKey(), APIURL: srv.URL(), Snapshot: "bare"}, &out); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if want := "daytona: verifier: this sandbox allows no private mount namespace"; !strings.Contains(out.String(), want) {
+		t.Errorf("doctor output lacks %q:\n%s", want, out.String())
 	}
 }
 

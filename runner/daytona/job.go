@@ -37,8 +37,10 @@ type jobRun struct {
 	session bool
 	streams sync.WaitGroup // the goroutines following log streams
 	ran     sessionRun     // how the candidate's command ended
-	// tools are the verifier's tools as the candidate started.
+	// tools are the verifier's tools as the candidate started, procs
+	// the processes then running (procsLine).
 	tools   runner.ToolPrints
+	procs   []string
 	deleted bool // cleanup deleted the sandbox, or found none
 }
 
@@ -410,7 +412,7 @@ func (j *jobRun) settle(ctx context.Context) error {
 		if text == nil { // timed out: what it printed before
 			text = run.early
 		}
-		j.tools = parseTools(text)
+		j.tools, j.procs = parseTools(text), parseProcs(text)
 	}
 	rep, err := j.report(ctx, run, strings.Fields(outputKeys)...)
 	if err != nil {

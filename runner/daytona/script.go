@@ -149,14 +149,20 @@ const outputKeys = "stdout stderr artifact result transcript"
 // "setup" the setup lines into its log, "collect KEY..." nothing (after a
 // timeout); each then prints its report and doneLine, and exits with its
 // status. "run" and "setup" work once however often started (claimText).
-// With a verifier, tools is forge_tools (toolsText), run as the candidate
-// starts and as the verifier does.
+// With a verifier (verify, its script), "verify PID:START..." runs it
+// (verifyMode, isolateText), "run" prints what runs as the candidate
+// starts (procsLine), and tools is forge_tools (toolsText), run as the
+// candidate starts and as the verifier does.
 func (l layout) scriptText(argv []string, env map[string]string, ensure, setup []string, setupSecrets bool, verify, tools string, o outputs) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "forge_ctl=%s\nforge_report() {\n%s}\n%s%s", shQuote(l.ctl), l.reportText(o), claimText, tools)
-	checkTools := ""
+	fmt.Fprintf(&b, "forge_ctl=%s\nforge_report() {\n%s}\n%s%s%s", shQuote(l.ctl), l.reportText(o), filesText, claimText, tools)
+	checkTools, verifyCase := "", ""
 	if tools != "" {
 		checkTools = "forge_tools\n"
+	}
+	if verify != "" {
+		b.WriteString(l.isolateText(verify))
+		verifyCase = verifyMode(checkTools)
 	}
 	runEnsure := ensure
 	setupText := ""
@@ -175,20 +181,15 @@ setup)
   fi
   forge_want=; [ "$forge_rc" -eq 0 ] || forge_want=setup
   forge_end ;;
-verify)
-  %[8]s  if forge_claim verify; then
-    sh -c %[5]s >%[6]s 2>&1; forge_rc=$?
-    echo "$forge_rc -1 ok" >"$forge_ctl.verify.done"
-  else
-    forge_await verify
-  fi
-  forge_want='%[7]s'; forge_end ;;
-run) if ! forge_claim run; then forge_await run; forge_want='%[4]s'; forge_end; fi ;;
+%[5]srun) if ! forge_claim run; then forge_await run; forge_want='%[4]s'; forge_end; fi ;;
 *) echo "forge: no mode $1" >&2; exit 2 ;;
 esac
 forge_path=$PATH
-`, shQuote(setupText), shQuote(l.ctl+".setup.log"), doneLine, outputKeys, shQuote(verify), shQuote(l.ctl+".verify.log"), verifyKeys, checkTools)
+`, shQuote(setupText), shQuote(l.ctl+".setup.log"), doneLine, outputKeys, verifyCase)
 	b.WriteString(checkTools) // before anything of the candidate's runs
+	if verify != "" {
+		b.WriteString("forge_procs\n") // what runs before it (isolateText)
+	}
 	b.WriteString(clockText)
 	b.WriteString(l.preamble(env, runEnsure))
 	b.WriteString(l.readSecrets(true))
@@ -303,18 +304,12 @@ func parseTools(text []byte) runner.ToolPrints {
 	return tools
 }
 
-// verifyKeys are the outputs a finished verifier reports.
-const verifyKeys = "verifier reward rewardjson"
-
 // verifyText runs the verifier's command where the candidate started, in
 // its own environment (env: neither the candidate's variables nor its
-// secrets), after making the logs directory and the empty files the SDK
-// cannot upload (ensure).
+// secrets), after making the empty files the SDK cannot upload (ensure);
+// forge_verify (isolateText) has made its reward directory.
 func (l layout) verifyText(command string, env map[string]string, ensure []string) string {
 	var b strings.Builder
-	// The reward directory is the verifier's alone: what was there (a
-	// reward the candidate planted) goes.
-	fmt.Fprintf(&b, "rm -rf %[1]s && mkdir -p %[1]s || exit 125\n", shQuote(l.logs))
 	for _, line := range ensure {
 		b.WriteString(line + "\n")
 	}
@@ -375,28 +370,38 @@ func (o outputs) maxReport() int {
 
 // reportText is forge_report, run in forge.sh's shell in the C locale: the
 // kind and size of every output, and the content of the non-empty files
-// named in $forge_want.
+// named in $forge_want. The reward files are forge_verify's to report
+// (isolateText), from where the verifier wrote them.
 func (l layout) reportText(o outputs) string {
-	return fmt.Sprintf(`LC_ALL=C; export LC_ALL
-if command -v base64 >/dev/null 2>&1; then e=base64; else e=hex; fi
-printf '%s %%s\n' "${forge_ns:--1}"
-set -- stdout "$forge_ctl.stdout" %[5]d stderr "$forge_ctl.stderr" %[5]d setup "$forge_ctl.setup.log" %[5]d \
-  artifact %[2]s %[6]d result %[3]s %[6]d transcript %[4]s %[7]d \
-  verifier "$forge_ctl.verify.log" %[5]d reward %[10]s %[11]d rewardjson %[12]s %[11]d
-while [ $# -gt 0 ]; do
-  if [ -L "$2" ]; then k=symlink; elif [ -f "$2" ] && [ -r "$2" ]; then k=file; elif [ -f "$2" ]; then k=unreadable; elif [ -e "$2" ]; then k=other; else k=missing; fi
-  s=-1; if [ $k = file ]; then s=$(($(wc -c <"$2"))); fi
-  printf '%[8]s %%s %%s %%s\n' "$1" $k $s
-  case " $forge_want " in *" $1 "*) if [ $s -gt 0 ]; then
-    printf '%[9]s %%s %%s\n' "$1" $e
-    if [ $e = base64 ]; then head -c "$3" "$2" | base64; else head -c "$3" "$2" | od -An -v -tx1; fi
-  fi ;; esac
-  shift 3
-done
+	return encodingText + fmt.Sprintf(`printf '%[1]s %%s\n' "${forge_ns:--1}"
+forge_files stdout "$forge_ctl.stdout" %[5]d stderr "$forge_ctl.stderr" %[5]d setup "$forge_ctl.setup.log" %[5]d \
+  artifact %[2]s %[6]d result %[3]s %[6]d transcript %[4]s %[7]d verifier "$forge_ctl.verify.log" %[5]d
 `, runtimeLine, shQuote(l.path(o.artifact)), shQuote(l.path(o.result)), shQuote(l.path(o.transcript)),
-		o.outCap, o.artCap, o.trCap, sizeLine, outputLine,
-		shQuote(l.logs+"/"+runner.RewardText), runner.MaxRewardBytes, shQuote(l.logs+"/"+runner.RewardJSON))
+		o.outCap, o.artCap, o.trCap)
 }
+
+// encodingText sets the C locale and the encoding forge_files uses, $e:
+// base64, else od's hex.
+const encodingText = `LC_ALL=C; export LC_ALL
+if command -v base64 >/dev/null 2>&1; then e=base64; else e=hex; fi
+`
+
+// filesText is forge_files KEY PATH CAP...: for each file, a sizeLine
+// with its kind and size, and, for a key in $forge_want, an outputLine and
+// its content, capped, in the encoding $e.
+const filesText = `forge_files() {
+  while [ $# -gt 0 ]; do
+    if [ -L "$2" ]; then k=symlink; elif [ -f "$2" ] && [ -r "$2" ]; then k=file; elif [ -f "$2" ]; then k=unreadable; elif [ -e "$2" ]; then k=other; else k=missing; fi
+    s=-1; if [ $k = file ]; then s=$(($(wc -c <"$2"))); fi
+    printf '` + sizeLine + ` %s %s %s\n' "$1" $k $s
+    case " $forge_want " in *" $1 "*) if [ $s -gt 0 ]; then
+      printf '` + outputLine + ` %s %s\n' "$1" $e
+      if [ $e = base64 ]; then head -c "$3" "$2" | base64; else head -c "$3" "$2" | od -An -v -tx1; fi
+    fi ;; esac
+    shift 3
+  done
+}
+`
 
 // report is forge.sh's account of what a job left: each output's kind
 // (file, symlink, unreadable, other, missing) and size, the capped content

@@ -1,13 +1,15 @@
 package daytona
 
 // The verifier: its files uploaded once the candidate has ended, its
-// command run by forge.sh in the job's session (verifyText).
+// command run by forge.sh in the job's session (verifyText), with a reward
+// directory of its own (isolateText).
 
 import (
 	"context"
 	"fmt"
 	"maps"
 	"path"
+	"strings"
 
 	"golang.org/x/sync/errgroup"
 
@@ -66,7 +68,7 @@ func (j *jobRun) verify(ctx context.Context) error {
 		return err
 	}
 	v := j.job.Verify
-	run, err := j.runInSession(ctx, "verify", v.EffectiveTimeout())
+	run, err := j.runInSession(ctx, strings.Join(append([]string{"verify"}, j.procs...), " "), v.EffectiveTimeout())
 	if err != nil {
 		return err
 	}

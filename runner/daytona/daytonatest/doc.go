@@ -28,7 +28,11 @@
 // Options.Shared names, bound at the same path, as a volume would be. The
 // mounts live in one mount namespace per root, kept by a holder process
 // (nothing is mounted on the host), which is also the init of the
-// sandbox's own PID namespace (its /proc shows its processes only). Every
+// sandbox's own PID namespace (its /proc shows its processes only). Its
+// processes live in that mount namespace, chrooted into the root, which is
+// a mount point there as a container's root is: one running as root may
+// make a mount namespace of its own (unshare -m) and mount in it, one
+// running as another user may not. Every
 // sandbox has a network namespace of its own, loopback only, so that two
 // can serve on one port and none reaches this machine's servers, unless
 // Options.HostNetwork (and not networkBlockAll) puts it on this machine's
