@@ -48,7 +48,7 @@ func (s *syncBuffer) String() string {
 
 // env is one test's emulator and runner.
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	srv    *daytonatest.Server
 	opts   Options
 	r      *Runner
@@ -62,7 +62,7 @@ const testRunID = "run1"
 
 // newEnv starts an emulator and a Runner against it. At the end of the
 // test it closes the Runner and fails if any sandbox is left alive.
-func newEnv(t *testing.T, so daytonatest.Options, mut func(*Options)) *env {
+func newEnv(t testing.TB, so daytonatest.Options, mut func(*Options)) *env {
 	t.Helper()
 	so.Specs = specs
 	srv := daytonatest.Start(t, so)

@@ -85,3 +85,21 @@ func TestNoNetworkBlocksTheSandbox(t *testing.T) {
 		t.Errorf("sandboxes %+v: want one, its network blocked", sbs)
 	}
 }
+
+// BenchmarkVerify is a verifier's step on the emulator (its files'
+// upload, forge.sh's verify mode, the report), one job at a time: the
+// verify-s/job metric is phases.verify, the job's whole time job-s/job.
+func BenchmarkVerify(b *testing.B) {
+	e := newEnv(b, daytonatest.Options{}, nil)
+	var verify, job float64
+	for b.Loop() {
+		res := e.run(e.verifyJob("42", `sh "$FORGE_TESTS_DIR/check.sh"`))
+		if res.Reward == nil || *res.Reward != 1 {
+			b.Fatalf("%s %q, reward %v", res.ErrorKind, res.ErrorMessage, res.Reward)
+		}
+		verify += res.Phases.Verify
+		job += res.JobSeconds
+	}
+	b.ReportMetric(verify/float64(b.N), "verify-s/job")
+	b.ReportMetric(job/float64(b.N), "job-s/job")
+}
