@@ -97,12 +97,13 @@ func (l layout) isolateText(verify string) string {
 	rewards := "forge_want='reward rewardjson'\n" + encodingText + fmt.Sprintf("forge_files reward %[1]s/%[2]s %[3]d rewardjson %[1]s/%[4]s %[3]d\n",
 		logs, runner.RewardText, runner.MaxRewardBytes, runner.RewardJSON)
 	// The namespace's own script, as root: the tmpfs (the verifier's user
-	// its owner), the verifier as that user ($1, $2), its reward.
+	// its owner), the verifier as that user ($1, $2: forge.sh's effective
+	// uid and gid, from /proc, without forking id), its reward.
 	inner := filesText + fmt.Sprintf(`if ! forge_err=$(mount -t tmpfs -o mode=0755,uid="$1",gid="$2" forge-verifier %[1]s 2>&1); then
   printf '%[2]s %%s\n%[3]s 125\n.\n' "mount a private reward directory on "%[1]s": $(printf %%s "$forge_err" | tr '\n' ' ')"
   exit 125
 fi
-if [ "$(id -u)" = "$1" ]; then sh -c %[4]s >%[5]s 2>&1
+if [ "$1" = 0 ]; then sh -c %[4]s >%[5]s 2>&1
 else setpriv --reuid="$1" --regid="$2" --init-groups sh -c %[4]s >%[5]s 2>&1
 fi
 forge_rc=$?
@@ -113,7 +114,9 @@ forge_rc=$?
 }
 forge_private() {
   command -v unshare >/dev/null 2>&1 || return 1
-  forge_uid=$(id -u) forge_gid=$(id -g)
+  while read -r forge_k forge_r forge_e forge_x; do
+    case $forge_k in Uid:) forge_uid=$forge_e ;; Gid:) forge_gid=$forge_e ;; esac
+  done </proc/self/status
   if [ "$forge_uid" != 0 ]; then
     command -v setpriv >/dev/null 2>&1 && command -v sudo >/dev/null 2>&1 || return 1
     sudo -n true >/dev/null 2>&1 || return 1
