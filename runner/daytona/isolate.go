@@ -87,11 +87,12 @@ func verifyMode(checkTools string) string {
 `
 }
 
-// isolateText defines forge_verify: it empties the reward directory, runs
-// the verifier (verify, its script) with its log in logFile and prints its
-// reward files (forge_files), in a mount namespace of its own where it can
-// (forge_private), else once the candidate's processes have ended
-// (forge_endagent). forge_rc is the verifier's status.
+// isolateText defines forge_verify PID:START...: it empties the reward
+// directory, runs the verifier (verify, its script) with its log in
+// <ctl>.verify.log and prints its reward files (forge_files), in a mount
+// namespace of its own where it can (forge_private), else once the
+// candidate's processes have ended (forge_endagent). forge_rc is the
+// verifier's status.
 func (l layout) isolateText(verify string) string {
 	logs, log := shQuote(l.logs), shQuote(l.ctl+".verify.log")
 	rewards := "forge_want='reward rewardjson'\n" + encodingText + fmt.Sprintf("forge_files reward %[1]s/%[2]s %[3]d rewardjson %[1]s/%[4]s %[3]d\n",
