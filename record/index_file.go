@@ -120,8 +120,7 @@ func decodeIndex(b []byte) (*Index, error) {
 	if binary.LittleEndian.Uint32(b[n:]) != crc32.Checksum(b[:n], castagnoli) {
 		return nil, errors.New("its checksum is wrong")
 	}
-	// The texts are cut from one copy of the bytes: no allocation each.
-	d := &decoder{b: b[:n], s: string(b[:n]), at: len(indexMagic)}
+	d := &decoder{b: b[:n], at: len(indexMagic), names: map[string]string{}}
 	if v := d.uvarint(); v != indexVersion {
 		return nil, fmt.Errorf("layout %d, not %d", v, indexVersion)
 	}
@@ -132,7 +131,7 @@ func decodeIndex(b []byte) (*Index, error) {
 	names := d.count()
 	x.Names.list, x.Names.at = make([]string, names), make(map[string]uint32, names)
 	for i := range x.Names.list {
-		x.Names.list[i] = d.string()
+		x.Names.list[i] = d.name()
 		x.Names.at[x.Names.list[i]] = uint32(i)
 	}
 	x.Trials = make([]IndexedTrial, d.count())
@@ -243,9 +242,11 @@ func (e *encoder) notes(n *trialNotes) {
 // reads then is zero.
 type decoder struct {
 	b   []byte
-	s   string // b, as a string the texts are cut from
 	at  int
 	err error
+	// names holds the ids read (name), each kept once however often the
+	// file repeats it.
+	names map[string]string
 }
 
 func (d *decoder) fail(what string) {
@@ -295,13 +296,27 @@ func (d *decoder) count() int {
 	return int(n)
 }
 
-func (d *decoder) string() string {
+func (d *decoder) bytes() []byte {
 	n := d.count()
 	if d.err != nil {
-		return ""
+		return nil
 	}
-	s := d.s[d.at : d.at+n]
+	b := d.b[d.at : d.at+n]
 	d.at += n
+	return b
+}
+
+// string is a text of its own: the file's bytes are not held for it.
+func (d *decoder) string() string { return string(d.bytes()) }
+
+// name is an id (a candidate's, a task's): the same string each time.
+func (d *decoder) name() string {
+	b := d.bytes()
+	if s, ok := d.names[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	d.names[s] = s
 	return s
 }
 
@@ -419,13 +434,13 @@ func (d *decoder) bool() bool { return d.uvarint() != 0 }
 
 func (d *decoder) record() *Record {
 	rec := &Record{}
-	if err := json.Unmarshal([]byte(d.string()), rec); err != nil {
+	if err := json.Unmarshal(d.bytes(), rec); err != nil {
 		d.fail("the record")
 	}
 	if n := d.count(); n > 0 {
 		rec.Tasks = make([]TaskInfo, n)
 		for i := range rec.Tasks {
-			rec.Tasks[i] = TaskInfo{ID: d.string(), Objective: d.string(), Weight: d.float(), Difficulty: d.string(), Category: d.string()}
+			rec.Tasks[i] = TaskInfo{ID: d.name(), Objective: d.string(), Weight: d.float(), Difficulty: d.name(), Category: d.name()}
 		}
 	}
 	if n := d.count(); n > 0 {
@@ -438,12 +453,12 @@ func (d *decoder) record() *Record {
 }
 
 func (d *decoder) taskRow(row *TaskRow) {
-	row.TaskID, row.Weight, row.Mean, row.Spread, row.Unscored = d.string(), d.float(), d.float(), d.float(), d.bool()
+	row.TaskID, row.Weight, row.Mean, row.Spread, row.Unscored = d.name(), d.float(), d.float(), d.float(), d.bool()
 	if n := d.count(); n > 0 {
 		row.Cells = make([]TaskCell, n)
 		for i := range row.Cells {
 			c := &row.Cells[i]
-			c.CandidateID = d.string()
+			c.CandidateID = d.name()
 			if d.bool() {
 				score := d.float()
 				c.Score = &score

@@ -209,7 +209,7 @@ func TestIndexKeepsEveryFieldOfTheTasksAndMatrix(t *testing.T) {
 	if err := e.record(rec); err != nil {
 		t.Fatal(err)
 	}
-	d := &decoder{b: e.b, s: string(e.b)}
+	d := &decoder{b: e.b, names: map[string]string{}}
 	back := d.record()
 	if d.err != nil || !reflect.DeepEqual(back, rec) {
 		t.Errorf("%v\n%+v\nwant\n%+v", d.err, back, rec)

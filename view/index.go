@@ -1,12 +1,14 @@
 package view
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -26,9 +28,6 @@ type trialKey struct {
 	candidate, task uint32
 	trial           int32
 }
-
-// cellKey names a candidate's cell of a task.
-type cellKey struct{ candidate, task uint32 }
 
 // runIndex is one run's index.
 type runIndex struct {
@@ -51,10 +50,9 @@ type runIndex struct {
 	trialsOff   int64
 	trialsLines int
 	at          map[trialKey]int
-	// first is the first trial of each candidate and task, next the next
-	// trial of a trial's cell (-1: none).
-	first map[cellKey]int32
-	next  []int32
+	// byCell lists the trials by candidate and task (cellOf), each
+	// cell's in their order: 4 bytes a trial.
+	byCell []int32
 
 	mu      sync.Mutex // guards a live run's refresh and the derived pages
 	derived *derived
@@ -194,51 +192,43 @@ func (x *runIndex) put(t record.IndexedTrial) {
 	x.idx.Trials = append(x.idx.Trials, t)
 }
 
-// cells lists the trials of each candidate and task.
-func (x *runIndex) cells() {
-	n := len(x.idx.Trials)
-	x.first, x.next = make(map[cellKey]int32), make([]int32, n)
-	last := make(map[cellKey]int32)
-	for i := range n {
-		t := &x.idx.Trials[i]
-		k := cellKey{t.Candidate, t.Task}
-		x.next[i] = -1
-		if j, ok := last[k]; ok {
-			x.next[j] = int32(i)
-		} else {
-			x.first[k] = int32(i)
-		}
-		last[k] = int32(i)
-	}
+// cellOf is trial i's candidate and task, as one number.
+func (x *runIndex) cellOf(i int32) uint64 {
+	t := &x.idx.Trials[i]
+	return uint64(t.Candidate)<<32 | uint64(t.Task)
 }
 
-// cell lists the trials of candidate on task.
-func (x *runIndex) cell(candidate, task string) []int {
+// cells lists the trials by candidate and task.
+func (x *runIndex) cells() {
+	x.byCell = make([]int32, len(x.idx.Trials))
+	for i := range x.byCell {
+		x.byCell[i] = int32(i)
+	}
+	slices.SortFunc(x.byCell, func(a, b int32) int { return cmp.Or(cmp.Compare(x.cellOf(a), x.cellOf(b)), cmp.Compare(a, b)) })
+}
+
+// cell lists the trials of candidate on task, in their order.
+func (x *runIndex) cell(candidate, task string) []int32 {
 	c, ok := x.idx.Names.Lookup(candidate)
 	t, tok := x.idx.Names.Lookup(task)
 	if !ok || !tok {
 		return nil
 	}
-	i, ok := x.first[cellKey{c, t}]
-	if !ok {
-		return nil
+	k := uint64(c)<<32 | uint64(t)
+	lo, _ := slices.BinarySearchFunc(x.byCell, k, func(i int32, k uint64) int { return cmp.Compare(x.cellOf(i), k) })
+	hi := lo
+	for hi < len(x.byCell) && x.cellOf(x.byCell[hi]) == k {
+		hi++
 	}
-	var out []int
-	for ; i >= 0; i = x.next[i] {
-		out = append(out, int(i))
-	}
-	return out
+	return x.byCell[lo:hi]
 }
 
 // firstIn is the first trial of candidate on task; false when it has none.
 func (x *runIndex) firstIn(candidate, task string) (int, bool) {
-	c, ok := x.idx.Names.Lookup(candidate)
-	t, tok := x.idx.Names.Lookup(task)
-	if !ok || !tok {
-		return 0, false
+	if ts := x.cell(candidate, task); len(ts) > 0 {
+		return int(ts[0]), true
 	}
-	i, ok := x.first[cellKey{c, t}]
-	return int(i), ok
+	return 0, false
 }
 
 // errNoTrial says a trial's number is not one of the run's.

@@ -142,14 +142,13 @@ func (x *runIndex) trialAt(i int) (*record.Trial, []byte, []sibling, error) {
 		return nil, nil, nil, err
 	}
 	var siblings []sibling
-	cell := x.cell(res.CandidateID, res.TaskID)
-	for _, j := range cell {
+	for _, j := range x.cell(res.CandidateID, res.TaskID) {
 		o := &x.idx.Trials[j]
 		h := "ok"
 		if !o.Success() {
 			h = "failed"
 		}
-		siblings = append(siblings, sibling{Name: "trial " + strconv.Itoa(int(o.Trial)), Href: trialURL(x.id, j), Health: h, Current: j == i})
+		siblings = append(siblings, sibling{Name: "trial " + strconv.Itoa(int(o.Trial)), Href: trialURL(x.id, int(j)), Health: h, Current: int(j) == i})
 	}
 	if len(siblings) < 2 {
 		siblings = nil
