@@ -138,3 +138,26 @@ func TestIndexThatCannotBeWritten(t *testing.T) {
 		t.Errorf("trial page: %d %.300s", code, body)
 	}
 }
+
+// TestListsReadTamperingAndPassMarks: the run page's standings and trials
+// list read what the table report reads of a trial: the tools it
+// tampered with (the notes), its pass mark (a reward at the mark is not
+// wrong).
+func TestListsReadTamperingAndPassMarks(t *testing.T) {
+	out := t.TempDir()
+	rec, dir := makeRun(t, out, spec{id: "r", candidates: []string{"beta"}, tasks: 2, trials: 1, start: t0})
+	mark, reward := 0.5, 0.75
+	rec.Results[0].Tampered = []string{"/usr/bin/bash"}
+	rec.Results[1].Reward, rec.Results[1].PassMark = &reward, &mark
+	must(t, record.Write(filepath.Join(dir, record.ResultsFile), rec))
+	for _, index := range []bool{false, true} {
+		if index {
+			must(t, record.WriteIndex(filepath.Join(dir, record.ResultsFile)))
+		}
+		_, _, body := get(t, serve(t, Options{Out: out}), "/run/r")
+		wantIn(t, body, "tampered: /usr/bin/bash")
+		if strings.Contains(body, `<span class="pill partial">wrong</span>`) {
+			t.Errorf("a reward at its pass mark is listed wrong (index %v)", index)
+		}
+	}
+}
