@@ -291,15 +291,25 @@ func (x *Index) ReadLines(f *os.File, off int64, path string, first int) ([]Inde
 // file read once, arranged as Arrange arranges them.
 func BuildIndex(path string, b []byte, fi fs.FileInfo, rec *Record) (*Index, error) {
 	if !rec.Finished() {
-		return nil, fmt.Errorf("%s: the run has not ended: its trials are not indexed", path)
+		return nil, unfinished(path)
 	}
-	trials := rec.TrialsPath(path)
+	x, err := indexTrials(rec.TrialsPath(path))
+	if err != nil {
+		return nil, err
+	}
+	x.arrange(rec, stampBytes(b, fi))
+	return x, nil
+}
+
+func unfinished(path string) error {
+	return fmt.Errorf("%s: the run has not ended: its trials are not indexed", path)
+}
+
+// indexTrials indexes the lines of the trials file at path, in its order.
+func indexTrials(path string) (*Index, error) {
 	x := NewIndex()
-	x.of = indexOf{trialsName: filepath.Base(trials), results: stampBytes(b, fi)}
-	head := *rec
-	head.Results, head.Scores = nil, nil
-	x.Record = &head
-	f, err := os.Open(trials)
+	x.of.trialsName = filepath.Base(path)
+	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		x.of.trials = absent
 		return x, nil // no trial ended
@@ -308,11 +318,22 @@ func BuildIndex(path string, b []byte, fi fs.FileInfo, rec *Record) (*Index, err
 	}
 	defer f.Close()
 	if x.of.trials, err = stampFile(f); err != nil {
-		return nil, fmt.Errorf("read %s: %w", trials, err)
+		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
-	if x.Trials, _, err = x.ReadLines(f, 0, trials, 0); err != nil {
+	if x.Trials, _, err = x.ReadLines(f, 0, path, 0); err != nil {
 		return nil, err
 	}
+	return x, nil
+}
+
+// arrange makes x, the trials file's lines in its order, the index of
+// rec, whose results.json is stamped results: its trials arranged as
+// Arrange arranges them, the record without them.
+func (x *Index) arrange(rec *Record, results fileStamp) {
+	x.of.results = results
+	head := *rec
+	head.Results, head.Scores = nil, nil
+	x.Record = &head
 	arranged := *rec // Arrange takes the scores; rec keeps them
 	key := func(i int) trialKey {
 		t := &x.Trials[i]
@@ -321,7 +342,6 @@ func BuildIndex(path string, b []byte, fi fs.FileInfo, rec *Record) (*Index, err
 	order, n := arranged.arrange(len(x.Trials), key, func(i int, v float64) { x.Trials[i].setScore(v) })
 	Reorder(x.Trials, order)
 	x.Trials = x.Trials[:n:n]
-	return x, nil
 }
 
 // LoadIndex reads the index beside the results.json at path, whose bytes
