@@ -120,7 +120,7 @@ func indexRun(id, path string) (*runIndex, error) {
 		return nil, err
 	}
 	idx := record.LoadIndex(path, b, fi)
-	rec := (*record.Record)(nil)
+	var rec *record.Record
 	if idx != nil {
 		rec = idx.Record
 	} else if rec, err = record.Decode(b); err != nil {
