@@ -269,7 +269,12 @@ func (o *MergeOptions) write(dir string, plan *Plan, from []int, rec *record.Rec
 			return fmt.Errorf("merge the files of %s: %w", j.Name(), err)
 		}
 	}
-	return record.Write(filepath.Join(dir, record.ResultsFile), rec)
+	path := filepath.Join(dir, record.ResultsFile)
+	if err := record.Write(path, rec); err != nil {
+		return err
+	}
+	record.WriteIndex(path) // for the run's first reader; one that lacks it makes it
+	return nil
 }
 
 // candidatesOf lists, sorted, the candidates a record's run played: those

@@ -3,9 +3,12 @@
 // it holds (its trials, each a sandbox's runner.Result with what judging
 // added, and the standings scoring made of them), results.json (Read,
 // ReadSummary, Decode, Write, Encode) and its schema versions, the trials file trials.jsonl (TrialsWriter,
-// ReadTrials, ReadLines) and the state of a run under way, running.json
-// (RunningWriter, ReadRunning, Stopped). Every reader goes through it:
-// JSON, never a layout.
+// ReadTrials, ReadLines), a finished run's index of its trials,
+// trials.index (WriteIndex, LoadIndex, BuildIndex: a cache, stamped with
+// the files it stands for), and the state of a run under way,
+// running.json (RunningWriter, ReadRunning, Stopped). Every reader goes
+// through it: JSON, never a layout (the index's offsets are its own, and
+// checked).
 //
 // It knows nothing of manifests, plans, runners' work or how a run is
 // played and scored: forge fills a Record and writes it through this

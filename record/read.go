@@ -83,9 +83,9 @@ func Reorder[T any](s []T, order []int) {
 	}
 }
 
-// takeScores gives results the scores results.json keeps for them
-// (Scores), and leaves Scores empty.
-func (rec *Record) takeScores(results []Trial) {
+// takeScores gives the n trials named by key the scores results.json
+// keeps for them (Scores), through score, and leaves Scores empty.
+func (rec *Record) takeScores(n int, key func(i int) trialKey, score func(i int, v float64)) {
 	if len(rec.Scores) == 0 {
 		return
 	}
@@ -93,10 +93,9 @@ func (rec *Record) takeScores(results []Trial) {
 	for _, s := range rec.Scores {
 		scores[trialKey{s.CandidateID, s.TaskID, s.Trial}] = s.Score
 	}
-	for i := range results {
-		r := &results[i]
-		if v, ok := scores[trialKey{r.CandidateID, r.TaskID, r.Trial}]; ok {
-			r.Score = &v
+	for i := range n {
+		if v, ok := scores[key(i)]; ok {
+			score(i, v)
 		}
 	}
 	rec.Scores = nil
@@ -113,12 +112,19 @@ type trialKey struct {
 // trial's last line only (--resume played it again), in plan order once
 // the run ended, else in the file's; then the lines it drops.
 func (rec *Record) Arrange(results []Trial) (order []int, n int) {
-	rec.takeScores(results)
-	at := make(map[trialKey]int, len(results))
-	order = make([]int, 0, len(results))
+	key := func(i int) trialKey { r := &results[i]; return trialKey{r.CandidateID, r.TaskID, r.Trial} }
+	return rec.arrange(len(results), key, func(i int, v float64) { results[i].Score = &v })
+}
+
+// arrange is Arrange of n trials, each named by key and given its score
+// by score.
+func (rec *Record) arrange(n int, key func(i int) trialKey, score func(i int, v float64)) (order []int, kept int) {
+	rec.takeScores(n, key, score)
+	at := make(map[trialKey]int, n)
+	order = make([]int, 0, n)
 	var dropped []int
-	for i, r := range results {
-		k := trialKey{r.CandidateID, r.TaskID, r.Trial}
+	for i := range n {
+		k := key(i)
 		if j, ok := at[k]; ok {
 			dropped = append(dropped, order[j])
 			order[j] = i
@@ -128,9 +134,9 @@ func (rec *Record) Arrange(results []Trial) (order []int, n int) {
 		order = append(order, i)
 	}
 	if rec.Finished() {
-		key, keys := rec.planKey(), make([]int64, len(results))
+		plan, keys := rec.planKey(), make([]int64, n)
 		for _, i := range order {
-			keys[i] = key(&results[i])
+			keys[i] = plan(key(i))
 		}
 		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(keys[a], keys[b]) })
 	}
@@ -142,7 +148,7 @@ func (rec *Record) Arrange(results []Trial) (order []int, n int) {
 // candidate then trial; with tasks, task by task, trial by trial, the
 // candidates rotated by the task's place. forge's TestPlanOrderIsThePlans
 // holds the two together.
-func (rec *Record) planKey() func(r *Trial) int64 {
+func (rec *Record) planKey() func(k trialKey) int64 {
 	cands := make(map[string]int64, len(rec.Candidates))
 	for i, c := range rec.Candidates {
 		cands[c] = int64(i)
@@ -152,12 +158,12 @@ func (rec *Record) planKey() func(r *Trial) int64 {
 		tasks[t.ID] = int64(i)
 	}
 	n := int64(max(len(rec.Candidates), 1))
-	return func(r *Trial) int64 {
-		c, trial := cands[r.CandidateID], int64(r.Trial)
+	return func(k trialKey) int64 {
+		c, trial := cands[k.candidate], int64(k.trial)
 		if len(tasks) == 0 {
 			return c<<24 | trial
 		}
-		t := tasks[r.TaskID]
+		t := tasks[k.task]
 		return t<<44 | trial<<24 | (c-t%n+n)%n
 	}
 }

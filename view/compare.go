@@ -74,7 +74,7 @@ func snapshot(x *runIndex) *record.Record {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	rec := *x.rec
-	rec.Results = append(rec.Results[:0:0], x.rec.Results...)
+	rec.Results = x.results()
 	return &rec
 }
 
@@ -83,8 +83,8 @@ func snapshot(x *runIndex) *record.Record {
 func firstTrial(x *runIndex, candidate, task string) string {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if ts := x.byCell[[2]string{candidate, task}]; len(ts) > 0 {
-		return trialURL(x.id, ts[0])
+	if i, ok := x.firstIn(candidate, task); ok {
+		return trialURL(x.id, i)
 	}
 	return ""
 }

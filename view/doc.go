@@ -4,9 +4,10 @@
 // transcript, and two runs compared — with its pages and assets embedded.
 //
 // It reads records only through package record (ReadSummary, Decode,
-// Record.Arrange, ReadLines, ReadRunning), indexing each run's trials by
-// line, never through the engine (forge). It borrows report's and
-// compare's summaries so the pages say what the table says. It never
-// writes into a run, runs nothing, and knows nothing of the command line:
-// flags and opening a browser live in cli.
+// the trials' Index, ReadRunning), a finished run's trials from their
+// index, never through the engine (forge). It borrows report's and
+// compare's summaries so the pages say what the table says. It writes
+// nothing into a run but that index (record.IndexFile), when missing or
+// out of date and the directory allows, runs nothing, and knows nothing
+// of the command line: flags and opening a browser live in cli.
 package view

@@ -83,8 +83,8 @@ func (s *Server) file(w http.ResponseWriter, r *http.Request) {
 func (x *runIndex) secretArtifact(fi os.FileInfo) (int, bool) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	for i := range x.rec.Results {
-		if !x.rec.Results[i].SecretInArtifact {
+	for i := range x.idx.Trials {
+		if !x.idx.Trials[i].SecretInArtifact() {
 			continue
 		}
 		r, _, err := x.result(i)

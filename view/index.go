@@ -1,92 +1,32 @@
 package view
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/forge-run/forge/record"
-	"github.com/forge-run/forge/runner"
 )
 
-// A run's index: what the pages need of every trial (a few hundred bytes
-// of its ~800), read once and then as the run gains trials, and where each
-// trial's line is, so that a trial's page decodes that line alone.
+// A run's index: what the pages need of every trial (record.Index: a few
+// dozen bytes of its ~1,000), and where each trial's line is, so that a
+// trial's page decodes that line alone. A finished run's is its
+// record.IndexFile, made once (by forge, or here when it is missing or no
+// longer the files'); a live run's is read from its trials file as it
+// gains trials.
 
-// lineRef is where a trial's line is in the trials file: where it starts
-// and its length, without its newline.
-type lineRef struct {
-	off int64
-	n   int32
-}
-
-// slim is what the index decodes of a result's line: the fields the
-// standings, the matrix, the comparison and the trials' list read. The
-// decoder skips the rest (excerpts, submitted metrics, judges' reasons).
-type slim struct {
-	CandidateID       string           `json:"candidate_id"`
-	TaskID            string           `json:"task_id"`
-	Trial             int              `json:"trial"`
-	Success           bool             `json:"success"`
-	ExitCode          *int             `json:"exit_code"`
-	ErrorKind         runner.ErrorKind `json:"error_kind"`
-	ErrorMessage      string           `json:"error_message"`
-	RuntimeSeconds    float64          `json:"runtime_seconds"`
-	Score             *float64         `json:"score"`
-	Attempts          int              `json:"attempts"`
-	ArtifactBytes     int64            `json:"artifact_bytes"`
-	ArtifactTruncated bool             `json:"artifact_truncated"`
-	SecretInArtifact  bool             `json:"secret_in_artifact"`
-	OutputTruncated   bool             `json:"output_truncated"`
-	SubmitError       string           `json:"submit_error"`
-	Cost              *record.Cost     `json:"cost"`
-	Judges            []struct {
-		Name  string `json:"name"`
-		Error string `json:"error"`
-	} `json:"judges"`
-	// What says a trial is wrong (record.Trial.Wrong): its reward, and its
-	// checks' counts and first failure.
-	Reward *float64             `json:"reward"`
-	Checks []record.CheckResult `json:"checks"`
-}
-
-// maxIndexedMessage is how much of an error message the index keeps (the
-// notes show one line of it; the trial's page reads the whole).
-const maxIndexedMessage = 300
-
-// fill sets r, a zero result, to what s holds.
-func (s *slim) fill(r *record.Trial) {
-	r.CandidateID, r.TaskID, r.Trial, r.Success, r.ExitCode = s.CandidateID, s.TaskID, s.Trial, s.Success, s.ExitCode
-	r.ErrorKind, r.ErrorMessage, r.RuntimeSeconds, r.Score = s.ErrorKind, s.ErrorMessage, s.RuntimeSeconds, s.Score
-	r.Attempts, r.ArtifactBytes, r.ArtifactTruncated = s.Attempts, s.ArtifactBytes, s.ArtifactTruncated
-	r.SecretInArtifact = s.SecretInArtifact
-	r.OutputTruncated, r.SubmitError, r.Cost = s.OutputTruncated, s.SubmitError, s.Cost
-	r.Reward = s.Reward
-	for _, c := range s.Checks {
-		if c.Passed < c.Of { // only a wrong trial's, and its first failure
-			c.Failed = c.Failed[:min(1, len(c.Failed))]
-			r.Checks = append(r.Checks, c)
-		}
-	}
-	if len(r.ErrorMessage) > maxIndexedMessage {
-		r.ErrorMessage = r.ErrorMessage[:maxIndexedMessage]
-	}
-	for _, j := range s.Judges {
-		if j.Error != "" {
-			r.Judges = append(r.Judges, record.JudgeResult{Name: j.Name, Error: j.Error})
-		}
-	}
-}
-
-// trialKey names a job.
+// trialKey names a job: its candidate and task (numbers of the index's
+// names) and trial.
 type trialKey struct {
-	candidate, task string
-	trial           int
+	candidate, task uint32
+	trial           int32
 }
 
 // runIndex is one run's index.
@@ -94,24 +34,42 @@ type runIndex struct {
 	id, dir string
 	path    string // results.json
 	trials  string // its trials file
-	// rec is the record with slim results (rec.Results), in plan order once
-	// the run ended.
+	// trialsAt is the trials file's size and modification time when a
+	// finished run was indexed: another file is indexed again.
+	trialsAt fileAt
+	// rec is the record without its results.
 	rec *record.Record
-	// lines[i] is where rec.Results[i] is; nil when the record holds its
-	// results (then full holds them whole).
-	lines []lineRef
-	full  []record.Trial
+	// idx holds the trials, in plan order once the run ended.
+	idx *record.Index
+	// full holds the trials whole when the record holds them (schema 1
+	// to 3): idx's lines are then in no file.
+	full []record.Trial
 	// While the run goes on: how far the trials file was read (bytes and
-	// lines), and each job's place in rec.Results (a job played again
-	// replaces its line).
+	// lines), and each job's place in idx (a job played again replaces
+	// its line).
 	trialsOff   int64
 	trialsLines int
 	at          map[trialKey]int
-	// byCell lists a suite's trials by candidate and task.
-	byCell map[[2]string][]int
+	// byCell lists the trials by candidate and task (cellOf), each
+	// cell's in their order: 4 bytes a trial.
+	byCell []int32
 
 	mu      sync.Mutex // guards a live run's refresh and the derived pages
 	derived *derived
+}
+
+// fileAt is a file's size (-1: no file) and modification time (ns).
+type fileAt struct{ size, mtime int64 }
+
+func fileAtOf(fi fs.FileInfo) fileAt { return fileAt{fi.Size(), fi.ModTime().UnixNano()} }
+
+// statAt is the file at path's fileAt.
+func statAt(path string) fileAt {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fileAt{size: -1}
+	}
+	return fileAtOf(fi)
 }
 
 // live reports whether the run has not ended (results.json has no
@@ -130,37 +88,74 @@ func (x *runIndex) stopped() string {
 	return ""
 }
 
-// indexRun reads the run whose results.json is path: its summary, then
-// its trials' lines, decoded in batches by a worker a processor.
+// count is how many trials the index holds.
+func (x *runIndex) count() int { return len(x.idx.Trials) }
+
+// trial is trial i as the lists read it: the record's own when it holds
+// its trials, else what the index keeps.
+func (x *runIndex) trial(i int) record.Trial {
+	if x.full != nil {
+		return x.full[i]
+	}
+	return x.idx.Trial(i)
+}
+
+// results are every trial as trial gives it.
+func (x *runIndex) results() []record.Trial {
+	if x.full != nil {
+		return x.full
+	}
+	return x.idx.Results()
+}
+
+// candidate is trial i's candidate.
+func (x *runIndex) candidate(i int) string { return x.idx.Names.Name(x.idx.Trials[i].Candidate) }
+
+// indexRun reads the run whose results.json is path: a finished run's
+// index (record.LoadIndex, else made and kept beside it), or its summary
+// and its trials' lines (a live run, an older record holding them).
 func indexRun(id, path string) (*runIndex, error) {
-	b, err := os.ReadFile(path)
+	b, fi, err := record.ReadStamped(path)
 	if err != nil {
 		return nil, err
 	}
-	rec, err := record.Decode(b)
-	if err != nil {
+	idx := record.LoadIndex(path, b, fi)
+	var rec *record.Record
+	if idx != nil {
+		rec = idx.Record
+	} else if rec, err = record.Decode(b); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	x := &runIndex{id: id, dir: filepath.Dir(path), path: path, trials: rec.TrialsPath(path), rec: rec, at: map[trialKey]int{}}
-	if rec.Results != nil && rec.Finished() {
-		x.full = rec.Results // schema 1 to 3: the results inside
-		x.cells()
-		return x, nil
+	x := &runIndex{id: id, dir: filepath.Dir(path), path: path, trials: rec.TrialsPath(path), rec: rec, idx: idx}
+	switch {
+	case idx != nil:
+	case rec.Results != nil && rec.Finished(): // schema 1 to 3: the results inside
+		x.idx, x.full, rec.Results = record.NewIndex(), rec.Results, nil
+		for i := range x.full {
+			x.idx.Trials = append(x.idx.Trials, x.idx.Entry(&x.full[i], 0, 0))
+		}
+	case rec.Finished():
+		if x.idx, err = record.BuildIndex(path, b, fi, rec); err != nil {
+			return nil, err
+		}
+		x.idx.Write(path) // a run the viewer may not write to keeps it in memory only
+		x.rec = x.idx.Record
+	default:
+		x.idx, x.at = record.NewIndex(), map[trialKey]int{}
+		if err := x.read(); err != nil {
+			return nil, err
+		}
 	}
-	rec.Results = nil
-	if err := x.read(); err != nil {
-		return nil, err
+	if !x.live() && x.full == nil {
+		x.trialsAt.size, x.trialsAt.mtime = x.idx.TrialsAt()
 	}
-	if rec.Finished() {
-		x.score()
-		x.cells()
-	}
+	x.cells()
 	return x, nil
 }
 
-// read reads what the trials file gained since the last read: every
-// whole line (one being written is read next time). The caller holds
-// x.mu, or x is not shared yet.
+// read reads what a live run's trials file gained since the last read:
+// every whole line (one being written is read next time). The caller
+// holds x.mu, or x is not shared yet.
 func (x *runIndex) read() error {
 	f, err := os.Open(x.trials)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -172,105 +167,146 @@ func (x *runIndex) read() error {
 	if fi, err := f.Stat(); err != nil || fi.Size() == x.trialsOff {
 		return err
 	}
-	slims, ends, err := record.ReadLines[slim](f, x.trialsOff, x.trials, x.trialsLines)
-	if err != nil {
+	trials, ends, err := x.idx.ReadLines(f, x.trialsOff, x.trials, x.trialsLines)
+	if err != nil || len(trials) == 0 {
 		return err
 	}
-	finished := x.rec.Finished() && len(x.rec.Results) == 0 // score arranges them
-	if finished {
-		x.rec.Results, x.lines = make([]record.Trial, 0, len(slims)), make([]lineRef, 0, len(slims))
+	for i := range trials {
+		x.put(trials[i])
 	}
-	for i := range slims {
-		var r record.Trial
-		slims[i].fill(&r)
-		ref := lineRef{off: x.trialsOff, n: int32(ends[i] - x.trialsOff - 1)}
-		if finished {
-			x.rec.Results, x.lines = append(x.rec.Results, r), append(x.lines, ref)
-		} else {
-			x.put(r, ref)
-		}
-		x.trialsOff = ends[i]
-	}
-	x.trialsLines += len(slims)
-	if len(slims) > 0 {
-		x.derived = nil
-		x.cells()
-	}
+	x.trialsOff, x.trialsLines = ends[len(ends)-1], x.trialsLines+len(trials)
+	x.derived = nil
+	x.cells()
 	return nil
 }
 
 // put records a trial read from its line: a new one, or a job played
 // again (--resume), whose later line replaces its first.
-func (x *runIndex) put(r record.Trial, ref lineRef) {
-	k := trialKey{r.CandidateID, r.TaskID, r.Trial}
+func (x *runIndex) put(t record.IndexedTrial) {
+	k := trialKey{t.Candidate, t.Task, t.Trial}
 	if i, ok := x.at[k]; ok {
-		x.rec.Results[i], x.lines[i] = r, ref
+		x.idx.Trials[i] = t
 		return
 	}
-	x.at[k] = len(x.rec.Results)
-	x.rec.Results = append(x.rec.Results, r)
-	x.lines = append(x.lines, ref)
+	x.at[k] = len(x.idx.Trials)
+	x.idx.Trials = append(x.idx.Trials, t)
 }
 
-// score gives a finished run's trials their scores and puts them in
-// order (record.Record.Arrange), where they are.
-func (x *runIndex) score() {
-	order, n := x.rec.Arrange(x.rec.Results)
-	record.Reorder(x.rec.Results, order)
-	record.Reorder(x.lines, order)
-	x.rec.Results, x.lines, x.at = x.rec.Results[:n], x.lines[:n], nil
+// cellOf is trial i's candidate and task, as one number.
+func (x *runIndex) cellOf(i int32) uint64 {
+	t := &x.idx.Trials[i]
+	return uint64(t.Candidate)<<32 | uint64(t.Task)
 }
 
-// cells lists the trials of each candidate and task.
+// cells lists the trials by candidate and task.
 func (x *runIndex) cells() {
-	x.byCell = map[[2]string][]int{}
-	for i := range x.rec.Results {
-		r := &x.rec.Results[i]
-		k := [2]string{r.CandidateID, r.TaskID}
-		x.byCell[k] = append(x.byCell[k], i)
+	x.byCell = make([]int32, len(x.idx.Trials))
+	for i := range x.byCell {
+		x.byCell[i] = int32(i)
 	}
+	slices.SortFunc(x.byCell, func(a, b int32) int { return cmp.Or(cmp.Compare(x.cellOf(a), x.cellOf(b)), cmp.Compare(a, b)) })
 }
 
-// result reads trial i whole: its line, decoded, and the line.
-func (x *runIndex) result(i int) (*record.Trial, []byte, error) {
-	if i < 0 || i >= len(x.rec.Results) {
-		return nil, nil, fs.ErrNotExist
+// cell lists the trials of candidate on task, in their order.
+func (x *runIndex) cell(candidate, task string) []int32 {
+	c, ok := x.idx.Names.Lookup(candidate)
+	t, tok := x.idx.Names.Lookup(task)
+	if !ok || !tok {
+		return nil
 	}
-	if x.lines == nil {
+	k := uint64(c)<<32 | uint64(t)
+	lo, _ := slices.BinarySearchFunc(x.byCell, k, func(i int32, k uint64) int { return cmp.Compare(x.cellOf(i), k) })
+	hi := lo
+	for hi < len(x.byCell) && x.cellOf(x.byCell[hi]) == k {
+		hi++
+	}
+	return x.byCell[lo:hi]
+}
+
+// firstIn is the first trial of candidate on task; false when it has none.
+func (x *runIndex) firstIn(candidate, task string) (int, bool) {
+	if ts := x.cell(candidate, task); len(ts) > 0 {
+		return int(ts[0]), true
+	}
+	return 0, false
+}
+
+// errNoTrial says a trial's number is not one of the run's.
+var errNoTrial = errors.New("no such trial")
+
+// errMoved says a trial's line is not where the index says: its trials
+// file changed since it was indexed.
+var errMoved = errors.New("the trials file changed")
+
+// result reads trial i whole: its line, decoded, and the line; errMoved
+// when the line is another trial's.
+func (x *runIndex) result(i int) (*record.Trial, []byte, error) {
+	if i < 0 || i >= x.count() {
+		return nil, nil, errNoTrial
+	}
+	if x.full != nil {
 		r := x.full[i]
 		return &r, nil, nil
 	}
-	ref := x.lines[i]
+	t := &x.idx.Trials[i]
 	path := x.trials
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer f.Close()
-	buf := make([]byte, ref.n)
-	if _, err := f.ReadAt(buf, ref.off); err != nil {
-		return nil, nil, fmt.Errorf("%s: read the line at %d: %w", path, ref.off, err)
+	buf := make([]byte, t.Len)
+	if _, err := f.ReadAt(buf, t.Off); err != nil {
+		return nil, nil, fmt.Errorf("%s: read the line at %d: %w: %w", path, t.Off, errMoved, err)
 	}
 	var r record.Trial
 	if err := json.Unmarshal(buf, &r); err != nil {
-		return nil, nil, fmt.Errorf("%s: the line at %d: %w", path, ref.off, err)
+		return nil, nil, fmt.Errorf("%s: the line at %d: %w: %w", path, t.Off, errMoved, err)
+	}
+	names := x.idx.Names
+	if r.CandidateID != names.Name(t.Candidate) || r.TaskID != names.Name(t.Task) || r.Trial != int(t.Trial) {
+		return nil, nil, fmt.Errorf("%s: the line at %d is not trial %d's: %w", path, t.Off, i+1, errMoved)
 	}
 	return &r, buf, nil
 }
 
 // cache holds the indexes of the runs opened by their results.json's path,
-// size and modification time: a rewritten record is read again.
+// size and modification time: a rewritten record is read again, and so is
+// a finished run whose trials file changed.
 type cache struct {
 	mu   sync.Mutex
 	runs map[string]*cached
 }
 
 type cached struct {
-	size  int64
-	mtime time.Time
+	at    fileAt
 	idx   *runIndex
 	err   error
 	ready chan struct{}
+}
+
+// stale reports whether e is not the record at, or a finished run's
+// trials file changed since it was indexed; one being read is not.
+func (e *cached) stale(at fileAt) bool {
+	if e.at != at {
+		return true
+	}
+	select {
+	case <-e.ready:
+	default:
+		return false
+	}
+	if e.err != nil || e.idx.live() || e.idx.full != nil {
+		return false
+	}
+	return statAt(e.idx.trials) != e.idx.trialsAt
+}
+
+// forget drops the index of the run whose results.json is path.
+func (c *cache) forget(path string) {
+	c.mu.Lock()
+	delete(c.runs, path)
+	c.mu.Unlock()
 }
 
 // peek returns the index of the run whose results.json is path when it is
@@ -283,7 +319,7 @@ func (c *cache) peek(path string) *runIndex {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e := c.runs[path]
-	if e == nil || e.size != fi.Size() || !e.mtime.Equal(fi.ModTime()) {
+	if e == nil || e.stale(fileAtOf(fi)) {
 		return nil
 	}
 	select {
@@ -303,13 +339,14 @@ func (c *cache) get(id, path string) (*runIndex, error) {
 	if err != nil {
 		return nil, err
 	}
+	at := fileAtOf(fi)
 	c.mu.Lock()
 	if c.runs == nil {
 		c.runs = map[string]*cached{}
 	}
 	e := c.runs[path]
-	if e == nil || e.size != fi.Size() || !e.mtime.Equal(fi.ModTime()) {
-		e = &cached{size: fi.Size(), mtime: fi.ModTime(), ready: make(chan struct{})}
+	if e == nil || e.stale(at) {
+		e = &cached{at: at, ready: make(chan struct{})}
 		c.runs[path] = e
 		c.mu.Unlock()
 		e.idx, e.err = indexRun(id, path)

@@ -59,12 +59,13 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		}
 		x.mu.Lock()
 		var out []liveTrial
-		for i := from; i < len(x.rec.Results); i++ {
-			row := newTrialRow(x.id, i, &x.rec.Results[i])
+		for i := from; i < x.count(); i++ {
+			r := x.trial(i)
+			row := newTrialRow(x.id, i, &r)
 			out = append(out, liveTrial{N: i + 1, Href: row.Href, Name: row.Name, Status: row.Status, Health: row.Health,
 				Score: row.Score, Runtime: row.Runtime, Error: s.mask.String(row.Error)})
 		}
-		from = max(from, len(x.rec.Results))
+		from = max(from, x.count())
 		done := !x.live()
 		dir := x.dir
 		x.mu.Unlock()

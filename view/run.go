@@ -129,7 +129,7 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 	d := s.derive(x)
 	rec := x.rec
 	p := runPage{ID: id, Objective: strings.ToValidUTF8(rec.Objective, "\uFFFD"), Live: x.live(),
-		Summary: d.summary, Gates: d.gates, Charts: d.charts, Finished: len(rec.Results)}
+		Summary: d.summary, Gates: d.gates, Charts: d.charts, Finished: x.count()}
 	if !rec.StartedAt.IsZero() {
 		p.Started = rec.StartedAt.UTC().Format(time.RFC3339)
 	}
@@ -198,8 +198,8 @@ func (s *Server) matrix(x *runIndex, q url.Values) *matrixView {
 		for _, c := range row.Cells {
 			var mc matrixCell
 			mc.Text, mc.Class, mc.Title = report.MatrixCell(row.TaskID, c)
-			if ts := x.byCell[[2]string{c.CandidateID, row.TaskID}]; len(ts) > 0 {
-				mc.Href = trialURL(x.id, ts[0])
+			if i, ok := x.firstIn(c.CandidateID, row.TaskID); ok {
+				mc.Href = trialURL(x.id, i)
 			}
 			mr.Cells = append(mr.Cells, mc)
 		}
@@ -212,15 +212,15 @@ func (s *Server) matrix(x *runIndex, q url.Values) *matrixView {
 // and status (failed) filter them.
 func (s *Server) trials(x *runIndex, q url.Values) trialsView {
 	t := trialsView{Candidate: q.Get("cand"), Status: q.Get("status")}
-	seen := map[string]bool{}
+	seen := map[uint32]bool{}
 	var kept []int
-	for i := range x.rec.Results {
-		r := &x.rec.Results[i]
-		if !seen[r.CandidateID] {
-			seen[r.CandidateID] = true
-			t.Candidates = append(t.Candidates, r.CandidateID)
+	for i := range x.idx.Trials {
+		r := &x.idx.Trials[i]
+		if !seen[r.Candidate] {
+			seen[r.Candidate] = true
+			t.Candidates = append(t.Candidates, x.candidate(i))
 		}
-		if (t.Candidate != "" && r.CandidateID != t.Candidate) || (t.Status == "failed" && r.Success) {
+		if (t.Candidate != "" && x.candidate(i) != t.Candidate) || (t.Status == "failed" && r.Success()) {
 			continue
 		}
 		kept = append(kept, i)
@@ -229,7 +229,8 @@ func (s *Server) trials(x *runIndex, q url.Values) trialsView {
 	var lo, hi int
 	t.Pager, lo, hi = newPager(q, "tpage", len(kept), trialsPage)
 	for _, i := range kept[lo:hi] {
-		t.Rows = append(t.Rows, newTrialRow(x.id, i, &x.rec.Results[i]))
+		r := x.trial(i)
+		t.Rows = append(t.Rows, newTrialRow(x.id, i, &r))
 	}
 	return t
 }

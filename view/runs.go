@@ -34,6 +34,8 @@ type derived struct {
 	summary report.Summary
 	charts  template.HTML
 	gates   string
+	// cost is what the trials cost, "" when none has a cost.
+	cost string
 }
 
 // derive computes x's derived pages; the caller holds x.mu.
@@ -41,14 +43,20 @@ func (s *Server) derive(x *runIndex) *derived {
 	if x.derived != nil {
 		return x.derived
 	}
-	d := &derived{summary: report.Summarise(x.rec)}
-	charts, err := report.Charts(x.rec)
+	// The record with its trials, for as long as this takes.
+	rec := *x.rec
+	rec.Results = x.results()
+	d := &derived{summary: report.Summarise(&rec)}
+	charts, err := report.Charts(&rec)
 	if err != nil {
 		s.opts.Log.Printf("forge view: %s: %v", x.id, err)
 	}
 	d.charts = charts
-	if s.opts.Gates != nil && x.rec.Finished() {
-		d.gates = s.opts.Gates(x.rec)
+	if s.opts.Gates != nil && rec.Finished() {
+		d.gates = s.opts.Gates(&rec)
+	}
+	if costed(&rec) {
+		d.cost = text.USD(rec.TotalCostUSD())
 	}
 	x.derived = d
 	return d
@@ -146,10 +154,7 @@ func (s *Server) fillRunRow(row *runRow, id string) {
 	rowFacts(row, rec, len(rec.Tasks))
 	row.WinnerLine, row.Winner = d.summary.WinnerLine, d.summary.Winner
 	row.Live, row.Stopped = x.live(), x.stopped()
-	row.Gates = d.gates
-	if costed(rec) {
-		row.Cost = text.USD(rec.TotalCostUSD())
-	}
+	row.Gates, row.Cost = d.gates, d.cost
 }
 
 // fillFromHead fills a row from a finished run's record without its

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html/template"
 	"io"
@@ -105,41 +106,54 @@ type transcriptView struct {
 func (s *Server) trialPage(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	n, err := strconv.Atoi(r.PathValue("n"))
-	x := s.index(w, r, id)
-	if x == nil {
-		return
-	}
-	x.mu.Lock()
-	if err != nil || n < 1 || n > len(x.rec.Results) {
-		x.mu.Unlock()
-		s.notFound(w, r, "no such trial")
-		return
-	}
-	i := n - 1
-	res, raw, err := x.result(i)
-	var siblings []sibling
-	if err == nil {
-		slimR := x.rec.Results[i]
-		for _, j := range x.byCell[[2]string{slimR.CandidateID, slimR.TaskID}] {
-			o := &x.rec.Results[j]
-			h := "ok"
-			if !o.Success {
-				h = "failed"
-			}
-			siblings = append(siblings, sibling{Name: "trial " + strconv.Itoa(o.Trial), Href: trialURL(id, j), Health: h, Current: j == i})
-		}
-	}
-	x.mu.Unlock()
 	if err != nil {
-		s.fail(w, r, err)
+		n = 0
+	}
+	for again := true; ; again = false {
+		x := s.index(w, r, id)
+		if x == nil {
+			return
+		}
+		res, raw, siblings, err := x.trialAt(n - 1)
+		switch {
+		case errors.Is(err, errMoved) && again: // the index is not the file's: made again
+			s.cache.forget(x.path)
+			continue
+		case errors.Is(err, errNoTrial):
+			s.notFound(w, r, "no such trial")
+		case err != nil:
+			s.fail(w, r, err)
+		default:
+			p := s.newTrialPage(x, res, raw, r.URL.Query())
+			p.Siblings = siblings
+			s.render(w, r, "trial.tmpl", p)
+		}
 		return
+	}
+}
+
+// trialAt reads trial i (result) and lists its cell's trials when there
+// are several.
+func (x *runIndex) trialAt(i int) (*record.Trial, []byte, []sibling, error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	res, raw, err := x.result(i)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var siblings []sibling
+	for _, j := range x.cell(res.CandidateID, res.TaskID) {
+		o := &x.idx.Trials[j]
+		h := "ok"
+		if !o.Success() {
+			h = "failed"
+		}
+		siblings = append(siblings, sibling{Name: "trial " + strconv.Itoa(int(o.Trial)), Href: trialURL(x.id, int(j)), Health: h, Current: int(j) == i})
 	}
 	if len(siblings) < 2 {
 		siblings = nil
 	}
-	p := s.newTrialPage(x, res, raw, r.URL.Query())
-	p.Siblings = siblings
-	s.render(w, r, "trial.tmpl", p)
+	return res, raw, siblings, nil
 }
 
 func (s *Server) newTrialPage(x *runIndex, r *record.Trial, raw []byte, q url.Values) trialPage {
