@@ -177,11 +177,9 @@ func Run(ctx context.Context, o Options) (*record.Record, error) {
 	// what the run held for scoring goes first.
 	s.sheet = nil
 	runtime.GC() // before the read-back's allocations, not after them
-	results, err := record.ReadTrials(filepath.Join(dir, record.TrialsFile))
-	if err != nil {
+	if err := s.readBack(); err != nil {
 		return rec, err
 	}
-	rec.Adopt(results)
 	switch {
 	case runErr != nil:
 		return rec, runErr
@@ -236,10 +234,11 @@ func newRecord(m *Manifest, plan *Plan, runID, backend string) *record.Record {
 // newState is the bookkeeping of a run of o's plan: every job on the
 // sheet by its name until it ends.
 func newState(o *Options, rec *record.Record, dir string, suite scoring.Suite) *state {
-	s := &state{o: o, rec: rec, dir: dir, done: make([]bool, len(o.Plan.Jobs)), sheet: scoring.NewSheet(o.Manifest.Scoring, suite, len(o.Plan.Jobs)),
+	s := &state{o: o, rec: rec, dir: dir, done: make([]bool, len(o.Plan.Jobs)), lineOf: make([]int32, len(o.Plan.Jobs)), sheet: scoring.NewSheet(o.Manifest.Scoring, suite, len(o.Plan.Jobs)),
 		mask: mask.New(append(o.Plan.SecretValues(), o.Mask...)...), checker: scoring.NewChecker(o.Manifest.Scoring), tasks: map[string]*scoring.Task{}}
 	for i, job := range o.Plan.Jobs {
 		s.sheet.Name(i, job.CandidateID, job.TaskID, job.Trial)
+		s.lineOf[i] = -1
 	}
 	for i := range suite.Tasks {
 		s.tasks[suite.Tasks[i].ID] = &suite.Tasks[i]
@@ -271,6 +270,7 @@ func (s *state) open() error {
 	for k, i := range keptAt {
 		s.done[i] = true
 		s.sheet.Set(i, kept[k])
+		s.placed(k, i)
 	}
 	s.trials = trials
 	// The resumed record is in trials.jsonl now (Options.Resume); a
@@ -322,12 +322,13 @@ func (s *state) finish(ctx context.Context) error {
 	rec.BudgetReached = s.budget.stop(len(left))
 	rec.Interrupted = ctx.Err() != nil || rec.BudgetReached != nil
 	out := s.sheet.Outcome()
+	s.scores = out.Scores
 	setOutcome(rec, out, s.sheet.Trials(out.Scores))
 	if o.Release != nil {
 		rec.UndeletedSandboxes = o.Release.Release()
 	}
 	rec.FinishedAt = o.now().UTC()
-	err := s.trials.AddAll(left)
+	err := s.addLeft(left)
 	if cerr := s.trials.Close(); err == nil {
 		err = cerr
 	}
@@ -358,6 +359,11 @@ type state struct {
 	spent atomic.Int32
 
 	trials *record.TrialsWriter
+	// lineOf is the job (its index in the plan) of each line of
+	// trials.jsonl, -1 until written; scores are the jobs' scores once the
+	// run is scored: how the read-back puts each line in its place.
+	lineOf []int32
+	scores []*float64
 	// checker makes the artifact checks as each job ends; tasks are the
 	// suite's tasks by id.
 	checker *scoring.Checker
@@ -423,7 +429,10 @@ func (s *state) play(ctx context.Context, i int, job runner.Job) error {
 	res.Cost = s.o.Manifest.Pricing.Price(&res)
 	s.budget.done(job, res.Cost)
 	// Once in trials.jsonl, the job is done (else --resume plays it again).
-	terr := s.trials.Add(&res)
+	k, terr := s.trials.Add(&res)
+	if terr == nil {
+		s.placed(k, i)
+	}
 	if terr != nil && err == nil {
 		err = terr
 	}
@@ -463,4 +472,67 @@ func failedTrial(job runner.Job, backend string, kind runner.ErrorKind, msg stri
 	t := record.Trial{Result: runner.Result{CandidateID: job.CandidateID, TaskID: job.TaskID, Trial: job.Trial, Backend: backend}}
 	t.Failed(kind, msg)
 	return t
+}
+
+// addLeft appends the lines of the jobs that never finished (final), in
+// plan order.
+func (s *state) addLeft(left []*record.Trial) error {
+	k, err := s.trials.AddAll(left)
+	if err != nil {
+		return err
+	}
+	for i, done := range s.done {
+		if !done {
+			s.placed(k, i)
+			k++
+		}
+	}
+	return nil
+}
+
+// placed notes that line k of trials.jsonl is job i's.
+func (s *state) placed(k, i int) {
+	if k < len(s.lineOf) { // else more lines than jobs: readBack arranges them
+		s.lineOf[k] = int32(i)
+	}
+}
+
+// readBack gives the record its trials, read back whole from trials.jsonl
+// for the caller's reports: each line put in its job's place (lineOf), with
+// the score the run gave it. A file whose lines are not the plan's jobs
+// one each (a line that failed to write) is arranged by the trials' names
+// and scores in results.json instead (record.Record.Adopt), which takes
+// two maps of every trial more.
+func (s *state) readBack() error {
+	results, err := record.ReadTrials(filepath.Join(s.dir, record.TrialsFile))
+	if err != nil {
+		return err
+	}
+	order := s.planOrder()
+	if order == nil || len(results) != len(order) || len(s.scores) != len(order) {
+		s.rec.Adopt(results)
+		return nil
+	}
+	record.Reorder(results, order)
+	for i := range results {
+		results[i].Score = s.scores[i]
+	}
+	s.rec.Results, s.rec.Scores = results, nil
+	return nil
+}
+
+// planOrder is, for each job of the plan, the line of trials.jsonl that
+// holds it (record.Reorder's order); nil unless each job has one line.
+func (s *state) planOrder() []int {
+	order := make([]int, len(s.lineOf))
+	for i := range order {
+		order[i] = -1
+	}
+	for k, i := range s.lineOf {
+		if i < 0 || order[i] >= 0 {
+			return nil
+		}
+		order[i] = k
+	}
+	return order
 }
