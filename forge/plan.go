@@ -165,6 +165,11 @@ func (m *Manifest) Plan(o Overrides) (*Plan, error) {
 	if err := m.agentLayers(cands, tasks, memo); err != nil {
 		return nil, err
 	}
+	// Sized once: grown by appending, 100,000 jobs would be built again
+	// and again (hundreds of MB allocated, the last two sizes at once).
+	if n := len(cands) * p.Trials * max(len(tasks), 1); n > 0 {
+		p.Jobs = make([]runner.Job, 0, n)
+	}
 	if len(tasks) == 0 {
 		// Candidates in manifest order, trials ascending.
 		for _, c := range cands {

@@ -10,7 +10,7 @@ import (
 
 // BenchmarkPlanHeap lays out the plan of a 100,000-job suite (4
 // candidates × 25,000 tasks) and reports the memory it keeps live: the
-// jobs are held for the whole run.
+// run holds the jobs until the last has started.
 //
 //	go test ./forge -run '^$' -bench PlanHeap -benchtime 1x
 func BenchmarkPlanHeap(b *testing.B) {

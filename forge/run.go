@@ -177,11 +177,9 @@ func Run(ctx context.Context, o Options) (*record.Record, error) {
 	// what the run held for scoring goes first.
 	s.sheet = nil
 	runtime.GC() // before the read-back's allocations, not after them
-	results, err := record.ReadTrials(filepath.Join(dir, record.TrialsFile))
-	if err != nil {
+	if err := s.readBack(); err != nil {
 		return rec, err
 	}
-	rec.Adopt(results)
 	switch {
 	case runErr != nil:
 		return rec, runErr
@@ -236,10 +234,11 @@ func newRecord(m *Manifest, plan *Plan, runID, backend string) *record.Record {
 // newState is the bookkeeping of a run of o's plan: every job on the
 // sheet by its name until it ends.
 func newState(o *Options, rec *record.Record, dir string, suite scoring.Suite) *state {
-	s := &state{o: o, rec: rec, dir: dir, done: make([]bool, len(o.Plan.Jobs)), sheet: scoring.NewSheet(o.Manifest.Scoring, suite, len(o.Plan.Jobs)),
+	s := &state{o: o, rec: rec, dir: dir, done: make([]bool, len(o.Plan.Jobs)), lineOf: make([]int32, len(o.Plan.Jobs)), sheet: scoring.NewSheet(o.Manifest.Scoring, suite, len(o.Plan.Jobs)),
 		mask: mask.New(append(o.Plan.SecretValues(), o.Mask...)...), checker: scoring.NewChecker(o.Manifest.Scoring), tasks: map[string]*scoring.Task{}}
 	for i, job := range o.Plan.Jobs {
 		s.sheet.Name(i, job.CandidateID, job.TaskID, job.Trial)
+		s.lineOf[i] = -1
 	}
 	for i := range suite.Tasks {
 		s.tasks[suite.Tasks[i].ID] = &suite.Tasks[i]
@@ -271,6 +270,7 @@ func (s *state) open() error {
 	for k, i := range keptAt {
 		s.done[i] = true
 		s.sheet.Set(i, kept[k])
+		s.placed(k, i)
 	}
 	s.trials = trials
 	// The resumed record is in trials.jsonl now (Options.Resume); a
@@ -322,12 +322,13 @@ func (s *state) finish(ctx context.Context) error {
 	rec.BudgetReached = s.budget.stop(len(left))
 	rec.Interrupted = ctx.Err() != nil || rec.BudgetReached != nil
 	out := s.sheet.Outcome()
+	s.scores = out.Scores
 	setOutcome(rec, out, s.sheet.Trials(out.Scores))
 	if o.Release != nil {
 		rec.UndeletedSandboxes = o.Release.Release()
 	}
 	rec.FinishedAt = o.now().UTC()
-	err := s.trials.AddAll(left)
+	err := s.addLeft(left)
 	if cerr := s.trials.Close(); err == nil {
 		err = cerr
 	}
@@ -361,6 +362,11 @@ type state struct {
 	spent atomic.Int32
 
 	trials *record.TrialsWriter
+	// lineOf is the job (its index in the plan) of each line of
+	// trials.jsonl, -1 until written; scores are the jobs' scores once the
+	// run is scored: how the read-back puts each line in its place.
+	lineOf []int32
+	scores []*float64
 	// checker makes the artifact checks as each job ends; tasks are the
 	// suite's tasks by id.
 	checker *scoring.Checker
@@ -426,7 +432,10 @@ func (s *state) play(ctx context.Context, i int, job runner.Job) error {
 	res.Cost = s.o.Manifest.Pricing.Price(&res)
 	s.budget.done(job, res.Cost)
 	// Once in trials.jsonl, the job is done (else --resume plays it again).
-	terr := s.trials.Add(&res)
+	k, terr := s.trials.Add(&res)
+	if terr == nil {
+		s.placed(k, i)
+	}
 	if terr != nil && err == nil {
 		err = terr
 	}

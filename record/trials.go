@@ -23,6 +23,7 @@ import (
 type TrialsWriter struct {
 	mu sync.Mutex
 	f  *os.File
+	n  int // the file's lines
 }
 
 // OpenTrials opens dir's trials.jsonl for appending; fresh, it first holds
@@ -36,29 +37,35 @@ func OpenTrials(dir string, keep []*Trial) (*TrialsWriter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("trials: %w", err)
 	}
-	return &TrialsWriter{f: f}, nil
+	return &TrialsWriter{f: f, n: len(keep)}, nil
 }
 
-// Add appends r's line.
-func (t *TrialsWriter) Add(r *Trial) error {
+// Add appends r's line and returns its number in the file, from 0.
+func (t *TrialsWriter) Add(r *Trial) (int, error) {
 	line, err := trialLine(r)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if _, err := t.f.Write(line); err != nil {
-		return fmt.Errorf("trials: %w", err)
+		return 0, fmt.Errorf("trials: %w", err)
 	}
-	return nil
+	t.n++
+	return t.n - 1, nil
 }
 
 // AddAll appends the results' lines, buffered: the lines of the jobs a run
-// never started, once every job has ended.
-func (t *TrialsWriter) AddAll(results []*Trial) error {
+// never started, once every job has ended. It returns the number of the
+// first in the file.
+func (t *TrialsWriter) AddAll(results []*Trial) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return writeTrials(t.f, results)
+	if err := writeTrials(t.f, results); err != nil {
+		return 0, err
+	}
+	t.n += len(results)
+	return t.n - len(results), nil
 }
 
 // Close closes the file.
