@@ -1,6 +1,7 @@
 package forge
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -59,6 +60,19 @@ func TestRunReadsItsTrialsBackInPlanOrder(t *testing.T) {
 		}
 		if !reflect.DeepEqual(rec, got) {
 			t.Errorf("%s: Run's record:\n%+v\nread back:\n%+v", name, rec.Results, got.Results)
+		}
+		// The index the run wrote from what it read back is the one
+		// made from its files.
+		path := filepath.Join(dir, record.ResultsFile)
+		written, err := os.ReadFile(filepath.Join(dir, record.IndexFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := record.WriteIndex(path); err != nil {
+			t.Fatal(err)
+		}
+		if made, _ := os.ReadFile(filepath.Join(dir, record.IndexFile)); !bytes.Equal(written, made) {
+			t.Errorf("%s: the run's trials.index (%d bytes) is not the one made from its files (%d bytes)", name, len(written), len(made))
 		}
 	}
 	out := t.TempDir()

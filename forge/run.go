@@ -336,9 +336,6 @@ func (s *state) finish(ctx context.Context) error {
 	if err == nil {
 		err = record.WriteSummary(filepath.Join(s.dir, record.ResultsFile), rec)
 	}
-	if err == nil { // for the run's first reader; one that lacks it makes it
-		record.WriteIndex(filepath.Join(s.dir, record.ResultsFile))
-	}
 	s.running.Close()
 	return err
 }

@@ -301,6 +301,47 @@ func BuildIndex(path string, b []byte, fi fs.FileInfo, rec *Record) (*Index, err
 	return x, nil
 }
 
+// IndexRead is BuildIndex for a reader that has the trials already: rec,
+// the finished record written at path, its scores in rec.Scores, and
+// results, every line of its trials file decoded in the file's order
+// (ReadTrials). A run that reads its trials back indexes them so, without
+// decoding them again.
+func IndexRead(path string, rec *Record, results []Trial) (*Index, error) {
+	if !rec.Finished() {
+		return nil, unfinished(path)
+	}
+	summary, err := stampPath(path)
+	if err != nil {
+		return nil, err
+	}
+	trials := rec.TrialsPath(path)
+	f, err := os.Open(trials)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	x := NewIndex()
+	x.of.trialsName = filepath.Base(trials)
+	if x.of.trials, err = stampFile(f); err != nil {
+		return nil, fmt.Errorf("read %s: %w", trials, err)
+	}
+	ends, err := lineEnds(f, 0)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", trials, err)
+	}
+	if len(ends) != len(results) {
+		return nil, fmt.Errorf("%s: %d lines, not the %d trials read from it", trials, len(ends), len(results))
+	}
+	x.Trials = make([]IndexedTrial, len(results))
+	off := int64(0)
+	for i := range results {
+		x.Trials[i] = x.Entry(&results[i], off, int32(ends[i]-off-1))
+		off = ends[i]
+	}
+	x.arrange(rec, summary)
+	return x, nil
+}
+
 func unfinished(path string) error {
 	return fmt.Errorf("%s: the run has not ended: its trials are not indexed", path)
 }
