@@ -15,7 +15,8 @@
 # run:     4 shell candidates × TASKS tasks (default 25,000: 100,000 jobs,
 #          concurrency C, default 8) that write a one-line artifact, as
 #          `forge run --quiet`: peak RSS and wall, then the viewer's first
-#          open of the run's page (`forge view`, the page fetched once).
+#          open of the run's page (`forge view`, the page fetched once) and
+#          the viewer's peak RSS then.
 #          BEFORE= another forge binary (a release, or one built from a
 #          commit) played alternately with this tree's, PAIRS times
 #          (default 1): a change's before and after under the same load.
@@ -158,7 +159,8 @@ trivial() {
 }
 
 # first_open BIN RUN: seconds from `forge view`'s start to the run page of
-# RUN served (its index built on that first request).
+# RUN served (the run's trials.index read, or made on that first request),
+# and the viewer's peak RSS then (VmHWM).
 first_open() {
   local bin=$1 run=$2 port=$((20000 + RANDOM % 20000))
   local t0; t0=$(now)
@@ -168,7 +170,8 @@ first_open() {
     kill -0 "$pid" 2> /dev/null || { echo failed; return; }
     sleep 0.05
   done
-  secs "$t0" "$(now)"
+  printf '%s s, its peak RSS %d MB' "$(secs "$t0" "$(now)")" \
+    "$(awk '/^VmHWM/ {print int($2 / 1024)}' "/proc/$pid/status")"
   kill "$pid"
   wait "$pid" 2> /dev/null || true
 }
