@@ -189,7 +189,7 @@ run() {
   for p in $(seq 1 "${PAIRS:-1}"); do
     for arm in $arms; do
       bin=$tmp/$arm forge_run "$tmp/run" "$arm$p"
-      printf '  %-6s peak RSS %d MB, wall %s s, forge own CPU %s s; viewer first open %s s\n' \
+      printf '  %-6s peak RSS %d MB, wall %s s, forge own CPU %s s; viewer first open %s\n' \
         "$arm" "$rss" "$wall" "$self" "$(first_open "$tmp/$arm" "$arm$p")"
       rm -rf "${tmp:?}/out/$arm$p"
     done

@@ -372,7 +372,8 @@ func (t *tournament) buildLog(build *runner.BuildError, rec *record.Record) stri
 
 // collectSooner sets GOGC to 25 until the function it returns is called,
 // unless GOGC is set: a run's heap is mostly long-lived, and collecting at
-// a doubling would double a 100,000-trial run's peak (docs/command-line.md).
+// a doubling would double a 100,000-trial run's peak (docs/command-line.md);
+// a viewer's too (its runs' indexes).
 func collectSooner(getenv func(string) string) (restore func()) {
 	if getenv("GOGC") != "" {
 		return func() {}

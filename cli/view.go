@@ -66,6 +66,7 @@ binary; nothing is fetched from the network. Ctrl-C stops it.`,
 }
 
 func runView(ctx context.Context, o *viewOptions) error {
+	defer collectSooner(o.env.Getenv)() // its runs' indexes are long-lived too
 	srv, url, err := startView(o.env, viewSpec{out: o.out, addr: o.addr, flag: "--addr", ref: o.run, noToken: o.noToken})
 	if err != nil {
 		return err
