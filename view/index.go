@@ -267,6 +267,9 @@ func (x *runIndex) result(i int) (*record.Trial, []byte, error) {
 	if r.CandidateID != names.Name(t.Candidate) || r.TaskID != names.Name(t.Task) || r.Trial != int(t.Trial) {
 		return nil, nil, fmt.Errorf("%s: the line at %d is not trial %d's: %w", path, t.Off, i+1, errMoved)
 	}
+	if r.Score == nil { // a line is written before the run scores it: the index has its score
+		r.Score = x.idx.Trial(i).Score
+	}
 	return &r, buf, nil
 }
 

@@ -161,3 +161,16 @@ func TestListsReadTamperingAndPassMarks(t *testing.T) {
 		}
 	}
 }
+
+// TestTrialPageShowsItsScore: a trial's line is written before the run
+// scores it; its page shows the score the run gave it (the index's).
+func TestTrialPageShowsItsScore(t *testing.T) {
+	out := t.TempDir()
+	indexedRun(t, out)
+	ts := serve(t, Options{Out: out})
+	for n, want := range map[int]string{1: "<dt>score</dt><dd>0.00</dd>", 4: "<dt>score</dt><dd>1.00</dd>"} {
+		if code, _, body := get(t, ts, "/run/r/trial/"+strconv.Itoa(n)); code != 200 || !strings.Contains(body, want) {
+			t.Errorf("trial %d: %d, no %s: %.2000s", n, code, want, body)
+		}
+	}
+}
