@@ -22,15 +22,19 @@ import (
 // the PID namespace's init).
 func BenchmarkRunTrivial(b *testing.B) {
 	for _, tier := range tiers {
-		b.Run(string(tier), func(b *testing.B) {
-			r, err := New(Options{TempDir: localtest.TempDir(b), Containment: tier})
-			if err != nil {
-				b.Skipf("%s: %v", tier, err)
-			}
-			b.Cleanup(func() { r.Close() })
-			benchJobs(b, r, trivialJob())
-		})
+		b.Run(string(tier), func(b *testing.B) { benchJobs(b, benchRunner(b, tier), trivialJob()) })
 	}
+}
+
+// benchRunner is a Runner of tier for a benchmark, closed when it ends;
+// the benchmark is skipped where the tier is not to be had.
+func benchRunner(b *testing.B, tier Containment) *Runner {
+	r, err := New(Options{TempDir: localtest.TempDir(b), Containment: tier})
+	if err != nil {
+		b.Skipf("%s: %v", tier, err)
+	}
+	b.Cleanup(func() { r.Close() })
+	return r
 }
 
 // BenchmarkRunInEnvironment is BenchmarkRunTrivial's job run in an

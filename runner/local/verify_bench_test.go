@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/forge-run/forge/runner"
-	"github.com/forge-run/forge/runner/local/localtest"
 )
 
 // BenchmarkRunVerified is what a verifier adds to a job, per tier:
@@ -26,11 +25,7 @@ func BenchmarkRunVerified(b *testing.B) {
 	verified.Verify = &runner.Verify{Command: `echo 1 > "$` + runner.VerifierLogsVar + `/reward.txt"`}
 	for _, tier := range tiers {
 		b.Run(string(tier), func(b *testing.B) {
-			r, err := New(Options{TempDir: localtest.TempDir(b), Containment: tier})
-			if err != nil {
-				b.Skipf("%s: %v", tier, err)
-			}
-			b.Cleanup(func() { r.Close() })
+			r := benchRunner(b, tier)
 			var wall [2]time.Duration
 			var extra []time.Duration
 			for b.Loop() {
