@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/forge-run/forge/forge"
+	"github.com/forge-run/forge/internal/linux"
 	"github.com/forge-run/forge/internal/text"
 	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
@@ -41,6 +42,7 @@ type tournament struct {
 // until Ctrl-C, unless Ctrl-C is what ended the run.
 func runTournament(ctx context.Context, o *runOptions) error {
 	defer collectSooner(o.env.Getenv)()
+	linux.EaseMonitor() // a run starts many short processes
 	t, err := o.prepare()
 	if err != nil {
 		return err

@@ -9,5 +9,6 @@
 // It holds no policy: which tier contains a job, which uid it runs as,
 // which mounts a sandbox gets are its callers'. It is on internal/ alone,
 // so that the emulator, which must not import forge's engine, can use it.
-// Off Linux it is empty.
+// Off Linux it holds only what every platform calls (AwaitExit,
+// EaseMonitor), doing nothing.
 package linux

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/forge-run/forge/internal/linux"
 	"github.com/forge-run/forge/runner"
 )
 
@@ -168,6 +169,7 @@ func (r *Runner) wait(ctx context.Context, b box, st started, p process, f *fini
 	exited := make(chan struct{})
 	var ended time.Time // written before exited is closed
 	go func() {
+		linux.AwaitExit(st.cmd.Process.Pid)
 		_ = st.cmd.Wait()
 		ended = time.Now()
 		close(exited)
