@@ -3,6 +3,7 @@
 package local
 
 import (
+	"errors"
 	"fmt"
 	"os/exec"
 )
@@ -33,6 +34,9 @@ func (p *platform) closeThreads() {}
 
 // readOnly is false: there are no mount namespaces here.
 func (p *platform) readOnly() bool { return false }
+
+// dropProc is never called: no namespace is kept here.
+func (p *platform) dropProc(*nsSlot) error { return errors.ErrUnsupported }
 
 func (p *platform) newTier(Containment, boxSpec) (tier, error) { return processTier{}, nil }
 

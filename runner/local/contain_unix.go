@@ -3,6 +3,7 @@
 package local
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -38,6 +39,9 @@ func (p *platform) closeCgroups() error { return nil }
 
 // readOnly is false: there are no mount namespaces here.
 func (p *platform) readOnly() bool { return false }
+
+// dropProc is never called: no namespace is kept here.
+func (p *platform) dropProc(*nsSlot) error { return errors.ErrUnsupported }
 
 func (p *platform) newTier(t Containment, _ boxSpec) (tier, error) {
 	if t == ContainProcessGroup {

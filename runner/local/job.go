@@ -315,14 +315,8 @@ func (j *jobRun) cleanup(context.Context) error {
 		}
 	}
 	j.steps.add(stepRelease, t)
-	if j.slot != nil {
-		t = j.steps.now()
-		if ended {
-			j.r.putSlot(j.slot)
-		} else {
-			j.r.dropSlot(j.slot)
-		}
-		j.steps.add(stepPasswd, t)
+	if j.slot != nil && !ended {
+		j.r.dropSlot(j.slot)
 	}
 	var dirs []string
 	for _, dir := range []string{j.workdir, j.verifyDir} {
@@ -337,19 +331,26 @@ func (j *jobRun) cleanup(context.Context) error {
 		// and its user is never another job's, nor its directory
 		return errors.New(strings.Join(failed, "; "))
 	}
-	release := func() {}
+	freeUser := false
 	if u := j.user; u != nil {
 		t = j.steps.now()
 		err := j.r.users.removeLeftovers(u, dirs...)
 		j.steps.add(stepSweep, t)
 		if err != nil {
 			failed = append(failed, err.Error())
-		} else {
-			// Free once nothing of the job is left, its directories too.
-			release = func() { j.r.users.release(u) }
 		}
+		freeUser = err == nil
 	}
-	j.r.removeWorkdir(j.work, j.verifyDir, j.steps, release)
+	// Freed once nothing of the job is left, its directories too; its
+	// slot once its /proc is gone (putSlot), beside the next job too.
+	j.r.removeWorkdir(j.work, j.verifyDir, j.steps, func() {
+		if freeUser {
+			j.r.users.release(j.user)
+		}
+		if j.slot != nil {
+			j.r.putSlot(j.slot)
+		}
+	})
 	if len(failed) > 0 {
 		return errors.New(strings.Join(failed, "; "))
 	}

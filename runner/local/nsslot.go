@@ -50,9 +50,11 @@ func (r *Runner) takeSlot(u *jobUser, home string) *nsSlot {
 	return s
 }
 
-// putSlot keeps s, whose job's processes are all gone, for a later job.
+// putSlot keeps s, whose job's processes are all gone, for a later job,
+// once the job's /proc is unmounted there (dropProc): the unmount waits for
+// an RCU grace period, which the next job's start then need not.
 func (r *Runner) putSlot(s *nsSlot) {
-	if r.keepsNamespaces() {
+	if r.keepsNamespaces() && (!s.hasProc || r.platform.dropProc(s) == nil) {
 		r.nsMu.Lock()
 		if len(r.nsFree) < maxNsSlots {
 			r.nsFree = append(r.nsFree, s)

@@ -3,9 +3,13 @@ package local
 import (
 	"encoding/json"
 	"os"
+	"slices"
 	"testing"
 
+	"github.com/forge-run/forge/internal/linux"
 	"github.com/forge-run/forge/runner"
+	"github.com/forge-run/forge/runner/local/localtest"
+	"golang.org/x/sys/unix"
 )
 
 // TestKeptNamespaceNamesEachJobsUser: where mount namespaces are kept,
@@ -30,6 +34,7 @@ json.dump({"ns": os.readlink("/proc/self/ns/mnt"), "uid": os.getuid(), "name": g
 `)
 		res := mustRun(t, r, job)
 		assertKind(t, res, runner.ErrNone)
+		r.waitRemovers() // its namespace is kept once its /proc is unmounted, beside the next job
 		var l look
 		if err := json.Unmarshal(res.Artifact, &l); err != nil {
 			t.Fatalf("artifact %q: %v", res.Artifact, err)
@@ -47,4 +52,65 @@ json.dump({"ns": os.readlink("/proc/self/ns/mnt"), "uid": os.getuid(), "name": g
 	if r.keepsNamespaces() && (looks[1].NS != looks[0].NS || looks[2].NS != looks[0].NS) {
 		t.Errorf("mount namespaces %s, %s, %s: want the first kept for the next jobs", looks[0].NS, looks[1].NS, looks[2].NS)
 	}
+}
+
+// TestKeptNamespaceLetsAnEndedJobsProcGo: where jobs get a /proc of their
+// own (the Runner hides directories), the ended job's is unmounted from the
+// kept namespace once the job ended, not left for the next job's start to
+// take down; and the next job there sees its own.
+func TestKeptNamespaceLetsAnEndedJobsProcGo(t *testing.T) {
+	r := tierRunner(t, ContainPIDNamespace, Options{Hide: []string{localtest.TempDir(t)}})
+	if r.users == nil || !r.keepsNamespaces() {
+		t.Skip("no mount namespace is kept here")
+	}
+	for i := range 3 {
+		job := pyJob(t, "look", `import os, sys
+open(sys.argv[2], "w").write(str(os.getpid() == int(os.readlink("/proc/self"))))
+`)
+		res := mustRun(t, r, job)
+		assertKind(t, res, runner.ErrNone)
+		if string(res.Artifact) != "True" {
+			t.Errorf("job %d: its /proc/self is not itself (%q)", i+1, res.Artifact)
+		}
+		r.waitRemovers() // the slot is back once the work beside the next job is done
+		r.nsMu.Lock()
+		free := slices.Clone(r.nsFree)
+		r.nsMu.Unlock()
+		if len(free) == 0 {
+			t.Fatalf("job %d: no mount namespace kept", i+1)
+		}
+		for _, s := range free {
+			if procMounted(t, s) {
+				t.Errorf("job %d ended: the kept namespace still has a /proc mounted", i+1)
+			}
+		}
+	}
+}
+
+// procMounted reports whether something is mounted on /proc in s's
+// namespace, from a thread that enters it and ends.
+func procMounted(t *testing.T, s *nsSlot) bool {
+	t.Helper()
+	var mounted bool
+	err := linux.OnLockedThread(func() (bool, error) {
+		if err := unix.Unshare(unix.CLONE_FS); err != nil {
+			return false, err
+		}
+		if err := unix.Setns(s.fd, unix.CLONE_NEWNS); err != nil {
+			return false, err
+		}
+		var proc, root unix.Stat_t
+		if err := unix.Stat("/proc", &proc); err != nil {
+			return false, err
+		}
+		if err := unix.Stat("/", &root); err != nil {
+			return false, err
+		}
+		mounted = proc.Dev != root.Dev
+		return false, nil // the thread ends
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mounted
 }

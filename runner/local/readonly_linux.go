@@ -144,6 +144,31 @@ func (s *nsSlot) ownProc(v view, pidns int) error {
 	return nil
 }
 
+// dropProc unmounts the ended job's /proc from s's namespace, from a kept
+// thread, which goes back home after.
+func (p *platform) dropProc(s *nsSlot) error {
+	h, err := home()
+	if err != nil {
+		return err
+	}
+	return p.threads.run(func(kept bool) (bool, error) {
+		if !kept {
+			if err := unix.Unshare(unix.CLONE_FS); err != nil {
+				return false, fmt.Errorf("unshare the file system context: %v", err)
+			}
+		}
+		if err := unix.Setns(s.fd, unix.CLONE_NEWNS); err != nil {
+			return false, fmt.Errorf("enter the job's mount namespace: %v", err)
+		}
+		err := unix.Unmount("/proc", unix.MNT_DETACH)
+		if err == nil {
+			s.hasProc = false
+		}
+		back := kept && setnsKeepsRoot() && h.mnt >= 0 && unix.Setns(h.mnt, unix.CLONE_NEWNS) == nil
+		return back, err
+	})
+}
+
 // mountProc puts a fresh proc on /proc in place of what is there: one of
 // PID namespace pidns (Linux 6.15's pidns option) when given and the kernel
 // can, else one showing only the caller's user's processes (hidepid).
