@@ -93,6 +93,12 @@ perjob() { # perjob RUNS: wall per job and slot, CPU per job (ms, medians)
 }
 
 printf 'N=%d C=%d pairs=%d python=%s (%s), as uid %d, TMPDIR=%s\n' "$N" "$C" "$PAIRS" "$PYTHON" "$("$PYTHON" -V 2>&1)" "$(id -u)" "${TMPDIR:-/tmp}"
+# ext4 without a journal passes over the inodes freed lately wherever it
+# makes one: the ratios then move with what the machine freed there.
+read -r src fstype < <(findmnt -n -o SOURCE,FSTYPE -T "${TMPDIR:-/tmp}" 2>/dev/null) || true
+if [ "${fstype:-}" = ext4 ] && ! ls /proc/fs/jbd2 2>/dev/null | grep -q "^$(basename "$src")-"; then
+  echo "note: ${TMPDIR:-/tmp} is on ext4 without a journal ($src): each file made there passes over the inodes freed lately, and forge makes more a job than xargs (docs/benchmarks.md); TMPDIR= plays elsewhere"
+fi
 for tier in ${TIERS:-default}; do
   flags=()
   [ "$tier" != default ] && flags=(--containment "$tier")
