@@ -76,17 +76,8 @@ func (r *Runner) createOnce(ctx context.Context, name string, params any, ambigu
 		*ambiguous = true
 	}
 	if reason, ok := failedToStart(f, err); ok {
-		// It exists, failed: find it to delete it. The next would fail the
-		// same way.
-		*ambiguous = true
-		// Found even when another job's failure has just stopped the run
-		// (ctx cancelled): else only Close would find it, and say so.
-		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.opts.DeleteTimeout)
-		found, _ := r.lookup(lctx, name)
-		cancel()
-		return found, backoff.Permanent(r.stop(fmt.Errorf(
-			"Daytona could not start sandbox %s (%s): %s; check %s",
-			name, reason, startsFrom(params), whatToCheck(params))))
+		*ambiguous = true // it exists, failed
+		return r.startFailed(ctx, name, reason, params)
 	}
 	if f.class == classConflict || f.class == classTransient && *ambiguous {
 		// It may exist: made by an earlier attempt whose answer was lost,
@@ -131,6 +122,19 @@ func (r *Runner) createOnce(ctx context.Context, name string, params any, ambigu
 		return nil, err
 	}
 	return nil, backoff.Permanent(err)
+}
+
+// startFailed finds sandbox name, which Daytona could not start, for its
+// deletion, and stops the run: the next would fail the same way.
+func (r *Runner) startFailed(ctx context.Context, name, reason string, params any) (*daytona.Sandbox, error) {
+	// Found even when another job's failure has just stopped the run (ctx
+	// cancelled): else only Close would find it, and say so.
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.opts.DeleteTimeout)
+	found, _ := r.lookup(lctx, name)
+	cancel()
+	return found, backoff.Permanent(r.stop(fmt.Errorf(
+		"Daytona could not start sandbox %s (%s): %s; check %s",
+		name, reason, startsFrom(params), whatToCheck(params))))
 }
 
 // startsFrom says, for messages, what a sandbox of params starts from.
