@@ -53,7 +53,7 @@ func BenchmarkRunInEnvironment(b *testing.B) {
 			env := &runner.Environment{Name: "bench", Hash: strings.Repeat("be", 32), Build: []string{"mkdir bin"}}
 			job := trivialJob()
 			job.Environment = env
-			var rs [2]*Runner // read-only, writable
+			var rs [2]*Runner // writable, read-only: extra is what read-only adds
 			for i := range rs {
 				r, err := New(Options{TempDir: localtest.TempDir(b), Containment: tier, EnvCache: cache})
 				if err != nil {
@@ -63,7 +63,7 @@ func BenchmarkRunInEnvironment(b *testing.B) {
 				if !r.platform.readOnly() {
 					b.Skipf("%s: %s", tier, r.Describe())
 				}
-				if i == 1 {
+				if i == 0 {
 					r.platform.roErr = errors.New("turned off by the benchmark")
 				}
 				if _, err := r.BuildEnvironment(context.Background(), env, nil); err != nil {
@@ -71,35 +71,9 @@ func BenchmarkRunInEnvironment(b *testing.B) {
 				}
 				rs[i] = r
 			}
-			var wall, self, children [2]time.Duration
-			var extra []time.Duration
-			for b.Loop() {
-				var took [2]time.Duration
-				for i, r := range rs {
-					s0, c0 := cpuTimes()
-					begin := time.Now()
-					res, err := r.Run(context.Background(), job)
-					took[i] = time.Since(begin)
-					s1, c1 := cpuTimes()
-					if err != nil || !res.Success {
-						b.Fatalf("%v %+v", err, res)
-					}
-					wall[i] += took[i]
-					self[i] += s1 - s0
-					children[i] += c1 - c0
-				}
-				extra = append(extra, took[0]-took[1])
-			}
-			slices.Sort(extra)
-			ms := func(d time.Duration) float64 { return d.Seconds() * 1000 / float64(b.N) }
-			b.ReportMetric(ms(wall[0]), "ro-ms/op")
-			b.ReportMetric(ms(wall[1]), "rw-ms/op")
-			b.ReportMetric(extra[len(extra)/2].Seconds()*1000, "extra-ms/op")
-			b.ReportMetric(ms(self[0]), "ro-self-ms/op")
-			b.ReportMetric(ms(self[1]), "rw-self-ms/op")
-			b.ReportMetric(ms(children[0]), "ro-children-ms/op")
-			b.ReportMetric(ms(children[1]), "rw-children-ms/op")
-			b.ReportMetric(0, "ns/op") // a pair per op: the metrics above say it
+			benchPair(b, [2]string{"rw", "ro"}, "extra", func(i int) (runner.Result, error) {
+				return rs[i].Run(context.Background(), job)
+			}, nil)
 		})
 	}
 }
@@ -125,6 +99,43 @@ func benchJobs(b *testing.B, r *Runner, job runner.Job) {
 	ms := func(d time.Duration) float64 { return d.Seconds() * 1000 / float64(b.N) }
 	b.ReportMetric(ms(self2-self), "self-ms/op")
 	b.ReportMetric(ms(children2-children), "children-ms/op")
+}
+
+// benchPair plays run(0) and run(1) in turn each round, so that a shared
+// machine's load weighs on both alike, and reports for each, under its
+// name, its wall time per op (<name>-ms/op), forge's CPU time
+// (<name>-self-ms/op) and that of the processes it started
+// (<name>-children-ms/op); and the median of the rounds' run(1) less
+// run(0) (<extra>-ms/op). A run must succeed, and pass ok when given.
+func benchPair(b *testing.B, names [2]string, extra string, run func(i int) (runner.Result, error), ok func(i int, res runner.Result) bool) {
+	var wall, self, children [2]time.Duration
+	var diffs []time.Duration
+	for b.Loop() {
+		var took [2]time.Duration
+		for i := range 2 {
+			s0, c0 := cpuTimes()
+			begin := time.Now()
+			res, err := run(i)
+			took[i] = time.Since(begin)
+			s1, c1 := cpuTimes()
+			if err != nil || !res.Success || ok != nil && !ok(i, res) {
+				b.Fatalf("%s: %v %+v", names[i], err, res)
+			}
+			wall[i] += took[i]
+			self[i] += s1 - s0
+			children[i] += c1 - c0
+		}
+		diffs = append(diffs, took[1]-took[0])
+	}
+	slices.Sort(diffs)
+	ms := func(d time.Duration) float64 { return d.Seconds() * 1000 / float64(b.N) }
+	for i, name := range names {
+		b.ReportMetric(ms(wall[i]), name+"-ms/op")
+		b.ReportMetric(ms(self[i]), name+"-self-ms/op")
+		b.ReportMetric(ms(children[i]), name+"-children-ms/op")
+	}
+	b.ReportMetric(diffs[len(diffs)/2].Seconds()*1000, extra+"-ms/op")
+	b.ReportMetric(0, "ns/op") // a pair per op: the metrics above say it
 }
 
 // cpuTimes is the CPU time (user and system) of this process and of its

@@ -4,9 +4,7 @@ package local
 
 import (
 	"context"
-	"slices"
 	"testing"
-	"time"
 
 	"github.com/forge-run/forge/runner"
 )
@@ -26,27 +24,10 @@ func BenchmarkRunVerified(b *testing.B) {
 	for _, tier := range tiers {
 		b.Run(string(tier), func(b *testing.B) {
 			r := benchRunner(b, tier)
-			var wall [2]time.Duration
-			var extra []time.Duration
-			for b.Loop() {
-				var took [2]time.Duration
-				for i, job := range []runner.Job{plain, verified} {
-					begin := time.Now()
-					res, err := r.Run(context.Background(), job)
-					took[i] = time.Since(begin)
-					if err != nil || !res.Success || (i == 1 && (res.Reward == nil || *res.Reward != 1)) {
-						b.Fatalf("%v %+v", err, res)
-					}
-					wall[i] += took[i]
-				}
-				extra = append(extra, took[1]-took[0])
-			}
-			slices.Sort(extra)
-			ms := func(d time.Duration) float64 { return d.Seconds() * 1000 / float64(b.N) }
-			b.ReportMetric(ms(wall[0]), "plain-ms/op")
-			b.ReportMetric(ms(wall[1]), "verified-ms/op")
-			b.ReportMetric(extra[len(extra)/2].Seconds()*1000, "verify-ms/op")
-			b.ReportMetric(0, "ns/op") // a pair per op: the metrics above say it
+			jobs := [2]runner.Job{plain, verified}
+			benchPair(b, [2]string{"plain", "verified"}, "verify", func(i int) (runner.Result, error) {
+				return r.Run(context.Background(), jobs[i])
+			}, func(i int, res runner.Result) bool { return i == 0 || res.Reward != nil && *res.Reward == 1 })
 		})
 	}
 }
