@@ -255,18 +255,12 @@ func (d *decoder) fail(what string) {
 	}
 }
 
-func (d *decoder) uvarint() uint64 {
-	v, n := binary.Uvarint(d.b[min(d.at, len(d.b)):])
-	if n <= 0 {
-		d.fail("a number")
-		return 0
-	}
-	d.at += n
-	return v
-}
+func (d *decoder) uvarint() uint64 { return readVarint(d, binary.Uvarint) }
+func (d *decoder) varint() int64   { return readVarint(d, binary.Varint) }
 
-func (d *decoder) varint() int64 {
-	v, n := binary.Varint(d.b[min(d.at, len(d.b)):])
+// readVarint reads a number with read (binary.Uvarint or Varint).
+func readVarint[T uint64 | int64](d *decoder, read func([]byte) (T, int)) T {
+	v, n := read(d.b[min(d.at, len(d.b)):])
 	if n <= 0 {
 		d.fail("a number")
 		return 0
