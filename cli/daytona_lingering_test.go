@@ -85,10 +85,7 @@ func checkLingering(t *testing.T, rec record.Record, serve float64) {
 // there for the verifier to test.
 func TestDaytonaLingeringWriterDoesNotScore(t *testing.T) {
 	t.Parallel()
-	srv, dir := harborTasks(t, lingeringTasks(""))
-	rec, _, _ := playDaytona(t, srv, dir, 0, "l1", "--quiet")
-	checkLingering(t, rec, 1)
-	checkEmulator(t, srv, srv.APIKey())
+	playLingering(t, "", "l1", 1)
 }
 
 // Where the sandbox allows no mount namespace (its image has no unshare),
@@ -96,8 +93,16 @@ func TestDaytonaLingeringWriterDoesNotScore(t *testing.T) {
 // the writer is gone, and so is the server.
 func TestDaytonaLingeringWriterEndedWithoutNamespaces(t *testing.T) {
 	t.Parallel()
-	srv, dir := harborTasks(t, lingeringTasks("RUN rm -f /usr/bin/unshare /usr/sbin/unshare\n"))
-	rec, _, _ := playDaytona(t, srv, dir, 0, "l2", "--quiet")
-	checkLingering(t, rec, 0)
+	playLingering(t, "RUN rm -f /usr/bin/unshare /usr/sbin/unshare\n", "l2", 0)
+}
+
+// playLingering plays lingering's tasks on images whose Dockerfile ends
+// with extra, as run runID, and checks them (checkLingering, serve's reward
+// serve) and the emulator after.
+func playLingering(t *testing.T, extra, runID string, serve float64) {
+	t.Helper()
+	srv, dir := harborTasks(t, lingeringTasks(extra))
+	rec, _, _ := playDaytona(t, srv, dir, 0, runID, "--quiet")
+	checkLingering(t, rec, serve)
 	checkEmulator(t, srv, srv.APIKey())
 }
