@@ -58,15 +58,18 @@ func TestEaseMonitorSlowsOnlyTheMonitor(t *testing.T) {
 		tids = append(tids, tid)
 	}
 	slices.Sort(tids)
-	if tids[0] != os.Getpid() || len(tids) < 2 {
-		t.Fatalf("threads %v: want the main thread first and the monitor after it", tids)
+	if len(tids) < 2 {
+		t.Fatalf("threads %v: want the main thread and the monitor at least", tids)
 	}
 	monitor := tids[1]
 	want := before[monitor]
-	if os.Geteuid() == 0 {
+	switch {
+	case tids[0] != os.Getpid(): // ids wrapped around: the monitor is not told, nothing changes
+		monitor = 0
+	case os.Geteuid() == 0:
 		want = monitorSlack
 	}
-	if after[monitor] != want {
+	if monitor != 0 && after[monitor] != want {
 		t.Errorf("the monitor thread %d: slack %s, want %s", monitor, after[monitor], want)
 	}
 	for tid, s := range after {

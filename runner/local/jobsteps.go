@@ -22,7 +22,7 @@ const (
 	stepWorkdir  jobStep = iota // working directory made, files copied in
 	stepUID                     // a uid and its lock taken
 	stepChown                   // the working directory given to the uid
-	stepPasswd                  // its /etc/passwd and /etc/group written, and removed
+	stepPasswd                  // its /etc/passwd and /etc/group written
 	stepCgroup                  // the job's cgroups made
 	stepInit                    // its PID namespace and init started
 	stepLookup                  // the program found on PATH
