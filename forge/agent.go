@@ -124,12 +124,10 @@ func (m *Manifest) checkAgents(v *validator) {
 		default:
 			v.at(fmt.Sprintf("%q: want %s, %s or none", s.Log, agent.FormatClaudeCode, agent.FormatCodex), "agents", name, "log")
 		}
-		if s.Key != "" {
-			if err := checkName(s.Key); err != nil {
-				v.at(err.Error(), "agents", name, "key")
-			}
+		if err := checkName(s.Key); s.Key != "" && err != nil {
+			v.at(err.Error(), "agents", name, "key")
 		}
-		checkEnv(v, s.Env, "agents", name, "env")
+		checkEnv(v.at, s.Env, "agents", name, "env")
 	}
 	for i := range m.Candidates {
 		c := &m.Candidates[i]
@@ -228,21 +226,15 @@ func (a *agentRun) env(lookup Lookup) map[string]string {
 func (a *agentRun) layer(base *runner.Environment) (*runner.Environment, error) {
 	s := a.spec
 	name := s.Name + "@" + s.Version
-	var env runner.Environment
-	switch {
-	case base != nil && base.Dockerfile != "":
+	env := runner.Environment{Name: name}
+	if base != nil {
 		env = *base
 		env.Name = base.Name + "+" + name
-		env.Dockerfile = installOnImage(base.Dockerfile, s)
-	default:
-		if base != nil {
-			env = *base
-			env.Name = base.Name + "+" + name
-			env.Build = slices.Clone(base.Build)
-			env.Env = maps.Clone(base.Env)
-		} else {
-			env = runner.Environment{Name: name}
-		}
+	}
+	if env.Dockerfile != "" {
+		env.Dockerfile = installOnImage(env.Dockerfile, s)
+	} else {
+		env.Build, env.Env = slices.Clone(env.Build), maps.Clone(env.Env)
 		if env.Env == nil {
 			env.Env = map[string]string{}
 		}
@@ -309,13 +301,9 @@ func readAgentLog(job runner.Job, res *runner.Result) {
 		return
 	}
 	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	for _, st := range log.Steps {
-		line, err := json.Marshal(st)
-		if err != nil {
-			continue
-		}
-		b.Write(line)
-		b.WriteByte('\n')
+		_ = enc.Encode(st) // a step that does not encode is left out
 	}
 	truncated := res.TranscriptTruncated
 	res.SetTranscript(b.Bytes(), int64(b.Len()))

@@ -146,10 +146,7 @@ func (s *state) build(ctx context.Context, env *runner.Environment) (record.Envi
 	start := time.Now()
 	got, err := s.envs.builder.BuildEnvironment(ctx, env, log)
 	built.Where, built.Reused = got.Where, got.Reused
-	built.BuildSeconds = got.Seconds
-	if built.BuildSeconds == 0 {
-		built.BuildSeconds = time.Since(start).Seconds()
-	}
+	built.BuildSeconds = cmp.Or(got.Seconds, time.Since(start).Seconds())
 	// The builder has returned: nothing logs any more.
 	logMu.Lock()
 	defer logMu.Unlock()

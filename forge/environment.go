@@ -3,7 +3,6 @@ package forge
 import (
 	"fmt"
 	"io"
-	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -43,8 +42,6 @@ type EnvironmentSpec struct {
 	// the Dockerfile's directory) as its build context.
 	Dockerfile string `yaml:"dockerfile"`
 	Context    string `yaml:"context"`
-
-	files []fileRef
 }
 
 // EnvironmentRef is a candidate's or the defaults' environment: the name
@@ -61,10 +58,9 @@ type EnvironmentRef struct {
 func (r *EnvironmentRef) UnmarshalYAML(n *yaml.Node) error {
 	switch n.Kind {
 	case yaml.ScalarNode:
-		if n.Tag == "!!null" {
-			return nil
+		if n.Tag != "!!null" {
+			r.Name = n.Value
 		}
-		r.Name = n.Value
 		return nil
 	case yaml.MappingNode:
 		r.Inline = &EnvironmentSpec{}
@@ -156,24 +152,14 @@ func (e *EnvironmentSpec) check(bad func(msg string, sub ...any)) {
 	if strings.ContainsAny(e.Image, " \t\n") {
 		bad(fmt.Sprintf("%q is not an image name", e.Image), "image")
 	}
+	checkEnv(bad, e.Env, "env")
 	for k, val := range e.Env {
-		if err := runner.CheckEnvName(k); err != nil {
-			bad(err.Error(), "env")
-		}
 		if strings.Contains(val, "${") {
 			bad("values are literal here: an environment outlives the run, so no secret or ${NAME} goes into it", "env", k)
 		}
 	}
-	for _, l := range []struct {
-		key   string
-		lines []string
-	}{{"pip", e.Pip}, {"build", e.Build}} {
-		for i, line := range l.lines {
-			if strings.TrimSpace(line) == "" {
-				bad("is empty", l.key, i)
-			}
-		}
-	}
+	checkStrings(bad, e.Pip, "pip")
+	checkStrings(bad, e.Build, "build")
 }
 
 // resolveEnvironments finds every environment's files (into the
@@ -222,12 +208,6 @@ func (m *Manifest) resolveEnvironment(h io.Writer, name string, spec *Environmen
 		}
 		return env
 	}
-	spec.files = nil
-	for j, f := range spec.Files {
-		if ref, ok := m.addFile(h, f, func(msg string) { bad(msg, "files", j) }); ok {
-			spec.files = append(spec.files, ref)
-		}
-	}
 	env := &runner.Environment{
 		Name:         name,
 		Image:        spec.Image,
@@ -235,7 +215,7 @@ func (m *Manifest) resolveEnvironment(h io.Writer, name string, spec *Environmen
 		Env:          spec.Env,
 		BuildTimeout: time.Duration(spec.Timeout),
 	}
-	for _, f := range spec.files {
+	for _, f := range m.addFiles(h, spec.Files, bad, "files") {
 		env.Files = append(env.Files, runner.File{Src: f.src, Dst: f.dst})
 	}
 	hash, err := runner.EnvironmentHash(env)
@@ -281,17 +261,13 @@ func dockerImage(name, path, context string, timeout time.Duration) (*runner.Env
 	if err != nil {
 		return nil, err
 	}
-	var files []string
-	err = filepath.WalkDir(context, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, err := filepath.Rel(context, p)
-		files = append(files, filepath.ToSlash(rel))
-		return err
-	})
+	refs, err := dirFiles(context, false)
 	if err != nil {
 		return nil, err
+	}
+	var files []string
+	for _, r := range refs {
+		files = append(files, r.dst)
 	}
 	env := &runner.Environment{Name: name, Dockerfile: string(df), Context: context, ContextFiles: files, BuildTimeout: timeout, Source: path}
 	if env.Hash, err = runner.EnvironmentHash(env); err != nil {

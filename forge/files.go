@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/forge-run/forge/runner"
@@ -24,29 +26,21 @@ type fileRef struct{ src, dst string }
 var interpreters = map[string]string{".py": "python3", ".sh": "bash", ".js": "node"}
 
 // resolveFiles finds every script and file the manifest names, relative to
-// its directory, and computes the manifest's hash.
-func (m *Manifest) resolveFiles(name string, data []byte) error {
+// its directory, and computes the manifest's hash; it returns the problems.
+func (m *Manifest) resolveFiles(name string, data []byte) []error {
 	v := validator{file: name, doc: m.doc}
 	h := sha256.New()
 	h.Write(data)
 	m.Files = map[string]string{}
 	m.noteFile(filepath.Base(m.Path), data)
-	addFile := func(rel string, path ...any) (fileRef, bool) {
-		return m.addFile(h, rel, func(msg string) { v.at(msg, path...) })
-	}
-	var common []fileRef
-	for j, f := range m.Defaults.Files {
-		if ref, ok := addFile(f, "defaults", "files", j); ok {
-			common = append(common, ref)
-		}
-	}
+	common := m.addFiles(h, m.Defaults.Files, v.at, "defaults", "files")
 	for i := range m.Candidates {
 		c := &m.Candidates[i]
 		c.files = nil
 		if c.Agent != "" {
 			m.resolveAgent(c)
 		} else if c.Script != "" {
-			ref, ok := addFile(c.Script, "candidates", i, "script")
+			ref, ok := m.addFile(h, c.Script, v.at, "candidates", i, "script")
 			if ok {
 				c.files = append(c.files, ref)
 				if interp, known := interpreters[strings.ToLower(filepath.Ext(ref.dst))]; known {
@@ -71,7 +65,7 @@ func (m *Manifest) resolveFiles(name string, data []byte) error {
 					continue // a program on PATH
 				}
 				if st, err := os.Stat(filepath.Join(m.Dir, arg)); err == nil && st.Mode().IsRegular() {
-					if ref, ok := addFile(arg, "candidates", i, "command", j); ok {
+					if ref, ok := m.addFile(h, arg, v.at, "candidates", i, "command", j); ok {
 						c.files = append(c.files, ref)
 						if j == 0 && !strings.HasPrefix(arg, "./") && !strings.HasPrefix(arg, "../") {
 							c.argv[0] = "./" + ref.dst
@@ -81,17 +75,13 @@ func (m *Manifest) resolveFiles(name string, data []byte) error {
 			}
 		}
 		c.files = append(c.files, common...)
-		for j, f := range c.Files {
-			if ref, ok := addFile(f, "candidates", i, "files", j); ok {
-				c.files = append(c.files, ref)
-			}
-		}
+		c.files = append(c.files, m.addFiles(h, c.Files, v.at, "candidates", i, "files")...)
 	}
 	m.resolveTasks(name, h, &v)
 	m.resolveEnvironments(h, &v)
 	m.checkJudges(&v)
 	if len(v.errs) > 0 {
-		return errors.Join(v.errs...)
+		return v.errs
 	}
 	m.Hash = "sha256:" + hex.EncodeToString(h.Sum(nil))
 	return nil
@@ -110,9 +100,7 @@ func (m *Manifest) resolveTasks(name string, h io.Writer, v *validator) {
 			v.at(fmt.Sprintf("%s: %s", m.TasksFile, unwrapPathErr(err)), "tasks_file")
 			return
 		}
-		fmt.Fprintf(h, "\x00tasks_file\x00%d\x00", len(data))
-		h.Write(data)
-		m.noteFile(m.TasksFile, data)
+		m.hashFile(h, "tasks_file", m.TasksFile, data)
 		tasks, errs := readTasksFile(shown, data)
 		if len(tasks) == 0 && len(errs) == 0 {
 			v.at(m.TasksFile+" has no tasks", "tasks_file")
@@ -136,29 +124,29 @@ func (m *Manifest) resolveTasks(name string, h io.Writer, v *validator) {
 		}
 	}
 	if d := m.Defaults.Verify; d != nil && d.Dir != "" {
-		d.files, _ = m.addDir(h, d.Dir, func(msg string) { v.at(msg, "defaults", "verify", "dir") })
+		d.files, _ = m.addDir(h, d.Dir, v.at, "defaults", "verify", "dir")
 	}
 	for i := range m.Tasks {
 		t := &m.Tasks[i]
 		tv := t.where.validator()
 		t.files = nil
 		for _, f := range t.Files {
-			if ref, ok := m.addFile(h, f, func(msg string) { tv.at(msg, "files") }); ok {
+			if ref, ok := m.addFile(h, f, tv.at, "files"); ok {
 				t.files = append(t.files, ref)
 			}
 		}
-		m.checkTaskTakes(t, func(key, msg string) { tv.at(msg, key) })
-		bad := func(key, msg string) { tv.at(msg, "verify", key) }
+		m.checkTaskTakes(t, tv.at)
+		bad := tv.below("verify")
 		t.Verify.check(bad, m.Defaults.Verify)
 		if !t.harbor() { // a Harbor task's is checkTaskTakes's
 			m.checkVerifyTakes(t.Verify, bad)
 		}
 		if t.Verify != nil && t.Verify.Dir != "" {
-			t.Verify.files, _ = m.addDir(h, t.Verify.Dir, func(msg string) { bad("dir", msg) })
+			t.Verify.files, _ = m.addDir(h, t.Verify.Dir, bad, "dir")
 		}
 		if v := t.Verify.over(m.Defaults.Verify); v != nil && !v.atRoot {
 			if msg := v.missingFile(); msg != "" {
-				bad("command", msg)
+				bad(msg, "command")
 			}
 		}
 		v.errs = append(v.errs, tv.errs...)
@@ -211,18 +199,30 @@ func readCapped(path string, max int64) ([]byte, error) {
 	return data, err
 }
 
+// addFiles is addFile for each of files, at its index below path: those
+// found.
+func (m *Manifest) addFiles(h io.Writer, files []string, bad func(msg string, path ...any), path ...any) []fileRef {
+	var refs []fileRef
+	for j, f := range files {
+		if ref, ok := m.addFile(h, f, bad, append(slices.Clip(path), j)...); ok {
+			refs = append(refs, ref)
+		}
+	}
+	return refs
+}
+
 // addFile finds rel (relative to the manifest's directory, or absolute),
 // adds its path and content to the hash h and returns where it goes in a
-// job's working directory; bad reports why it cannot.
-func (m *Manifest) addFile(h io.Writer, rel string, bad func(string)) (fileRef, bool) {
+// job's working directory; bad reports why it cannot, at path.
+func (m *Manifest) addFile(h io.Writer, rel string, bad func(msg string, path ...any), path ...any) (fileRef, bool) {
 	src := m.abs(rel)
 	st, err := os.Stat(src)
 	switch {
 	case err != nil:
-		bad(fmt.Sprintf("%s: %s (resolved to %s)", rel, unwrapPathErr(err), src))
+		bad(fmt.Sprintf("%s: %s (resolved to %s)", rel, unwrapPathErr(err), src), path...)
 		return fileRef{}, false
 	case !st.Mode().IsRegular():
-		bad(fmt.Sprintf("%s is not a regular file", rel))
+		bad(fmt.Sprintf("%s is not a regular file", rel), path...)
 		return fileRef{}, false
 	}
 	// Its path relative to the manifest's directory is where it goes in
@@ -231,23 +231,50 @@ func (m *Manifest) addFile(h io.Writer, rel string, bad func(string)) (fileRef, 
 	if err == nil {
 		dst, err = runner.RelPath(filepath.ToSlash(dst))
 		if err != nil && !errors.Is(err, runner.ErrOutside) {
-			bad(fmt.Sprintf("%s cannot be copied by its path relative to the manifest's directory: %v", rel, err))
+			bad(fmt.Sprintf("%s cannot be copied by its path relative to the manifest's directory: %v", rel, err), path...)
 			return fileRef{}, false
 		}
 	}
 	if err != nil {
-		bad(fmt.Sprintf("%s is outside the manifest's directory %s; forge copies files by their path relative to it", rel, m.Dir))
+		bad(fmt.Sprintf("%s is outside the manifest's directory %s; forge copies files by their path relative to it", rel, m.Dir), path...)
 		return fileRef{}, false
 	}
 	content, err := os.ReadFile(src)
 	if err != nil {
-		bad(fmt.Sprintf("%s: %s", rel, unwrapPathErr(err)))
+		bad(fmt.Sprintf("%s: %s", rel, unwrapPathErr(err)), path...)
 		return fileRef{}, false
 	}
-	fmt.Fprintf(h, "\x00%s\x00%d\x00", dst, len(content))
-	h.Write(content)
-	m.noteFile(dst, content)
+	m.hashFile(h, dst, dst, content)
 	return fileRef{src: src, dst: dst}, true
+}
+
+// hashFile adds content, a file's, to the manifest's hash h under key, and
+// notes it by path (noteFile).
+func (m *Manifest) hashFile(h io.Writer, key, path string, content []byte) {
+	fmt.Fprintf(h, "\x00%s\x00%d\x00", key, len(content))
+	h.Write(content)
+	m.noteFile(path, content)
+}
+
+// dirFiles are the files under root, in walk order, each by its path
+// relative to root; with regular, one that is not a regular file is an
+// error.
+func dirFiles(root string, regular bool) ([]fileRef, error) {
+	var refs []fileRef
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir():
+			return nil
+		case regular && !d.Type().IsRegular():
+			return fmt.Errorf("%s is not a regular file", p)
+		}
+		rel, err := filepath.Rel(root, p)
+		refs = append(refs, fileRef{src: p, dst: filepath.ToSlash(rel)})
+		return err
+	})
+	return refs, err
 }
 
 // unwrapPathErr is what went wrong with a path, without the path (the

@@ -170,12 +170,8 @@ func readHarborTask(dir string) (HarborTask, []string, error) {
 	if err := c.limits(&t, file); err != nil {
 		return HarborTask{}, nil, err
 	}
-	for k, v := range c.Metadata {
-		t.Metadata[k] = v
-	}
-	for k, v := range c.Task {
-		t.Metadata[k] = v
-	}
+	maps.Copy(t.Metadata, c.Metadata)
+	maps.Copy(t.Metadata, c.Task)
 	t.Name = t.ID
 	if name, ok := c.Task["name"].(string); ok && name != "" {
 		t.Name = name
@@ -195,33 +191,28 @@ func tomlNearest(k toml.Key) string {
 	if len(k[len(k)-1]) < 6 {
 		return "" // a short key is often another real one: gpus is not cpus
 	}
-	t := reflect.TypeFor[harborConfig]()
+	fields := tomlFields(reflect.TypeFor[harborConfig]())
 	for _, name := range k[:len(k)-1] {
-		f, ok := tomlField(t, name)
+		f, ok := fields[name]
 		if !ok || f.Kind() != reflect.Struct {
 			return ""
 		}
-		t = f
+		fields = tomlFields(f)
 	}
-	var names []string
-	for f := range t.Fields() {
-		names = append(names, strings.Split(f.Tag.Get("toml"), ",")[0])
-	}
-	near := yamlcheck.Nearest(k[len(k)-1], names)
+	near := yamlcheck.Nearest(k[len(k)-1], slices.Collect(maps.Keys(fields)))
 	if near == "" {
 		return ""
 	}
 	return " (did you mean " + append(slices.Clone(k[:len(k)-1]), near).String() + "?)"
 }
 
-// tomlField is the type of t's field whose TOML name is name.
-func tomlField(t reflect.Type, name string) (reflect.Type, bool) {
+// tomlFields are the types of t's fields by their TOML names.
+func tomlFields(t reflect.Type) map[string]reflect.Type {
+	fields := map[string]reflect.Type{}
 	for f := range t.Fields() {
-		if strings.Split(f.Tag.Get("toml"), ",")[0] == name {
-			return f.Type, true
-		}
+		fields[strings.Split(f.Tag.Get("toml"), ",")[0]] = f.Type
 	}
-	return nil, false
+	return fields
 }
 
 // readDir reads what the task's directory holds beside task.toml: its
@@ -345,16 +336,11 @@ func megabytes(mb *int64, s string) (int64, error) {
 	if s == "" {
 		return 0, nil
 	}
-	unit := map[byte]float64{'K': 1.0 / 1024, 'M': 1, 'G': 1024, 'T': 1024 * 1024}
+	unit := map[string]float64{"K": 1.0 / 1024, "M": 1, "G": 1024, "T": 1024 * 1024}
 	text := strings.TrimSuffix(strings.TrimSuffix(strings.ToUpper(strings.TrimSpace(s)), "B"), "I")
-	mult, ok := 0.0, false
-	if text != "" {
-		mult, ok = unit[text[len(text)-1]]
-	}
-	if ok {
-		text = text[:len(text)-1]
-	} else {
-		mult = 1.0 / (1024 * 1024) // bytes
+	mult := 1.0 / (1024 * 1024) // bytes, unless its last letter is a unit
+	if u, ok := unit[text[max(len(text)-1, 0):]]; ok {
+		text, mult = text[:len(text)-1], u
 	}
 	n, err := strconv.ParseFloat(text, 64)
 	if err != nil || n <= 0 {
@@ -372,9 +358,7 @@ const harborVerifyCommand = "bash " + runner.TestsDir + "/test.sh"
 // the environment the candidate starts in (in the image's WORKDIR).
 func (ht HarborTask) task() (Task, error) {
 	fields := map[string]any{}
-	for k, v := range ht.Metadata {
-		fields[k] = v
-	}
+	maps.Copy(fields, ht.Metadata)
 	fields["name"] = ht.Name
 	t := Task{ID: ht.ID, Objective: ht.Instruction, Timeout: ht.AgentTimeout, Weight: 1, Fields: fields,
 		where:       taskPos{file: filepath.Join(ht.Dir, "task.toml")},
@@ -439,18 +423,10 @@ func (m *Manifest) readHarbor(h io.Writer) ([]Task, []string, error) {
 		}
 		// The task's files are the manifest's: its identity, and what
 		// compare names when one changed (tests/ is the verifier's).
-		for _, name := range []string{"task.toml", "instruction.md"} {
-			if b, err := os.ReadFile(filepath.Join(ht.Dir, name)); err == nil {
-				fmt.Fprintf(h, "\x00harbor\x00%s\x00%s\x00%d\x00", ht.ID, name, len(b))
-				h.Write(b)
-				m.noteFile(filepath.Join(ht.Dir, name), b)
-			}
-		}
-		for _, f := range t.solution {
+		files := []fileRef{{filepath.Join(ht.Dir, "task.toml"), "task.toml"}, {filepath.Join(ht.Dir, "instruction.md"), "instruction.md"}}
+		for _, f := range append(files, t.solution...) {
 			if b, err := os.ReadFile(f.src); err == nil {
-				fmt.Fprintf(h, "\x00harbor\x00%s\x00%s\x00%d\x00", ht.ID, f.dst, len(b))
-				h.Write(b)
-				m.noteFile(f.src, b)
+				m.hashFile(h, "harbor\x00"+ht.ID+"\x00"+f.dst, f.src, b)
 			}
 		}
 		if t.environment != nil {
@@ -579,22 +555,16 @@ func oracle(tasks []Task) (Candidate, error) {
 	}
 	if len(none) > 0 {
 		return Candidate{}, fmt.Errorf("--oracle plays each Harbor task's solution/solve.sh in its image; %s %s none",
-			text.FirstOf(none, 5), map[bool]string{true: "has", false: "have"}[len(none) == 1])
+			text.FirstOf(none, 5), text.Plural(len(none), "has", "have"))
 	}
 	return Candidate{ID: OracleID, argv: []string{"sh", "-c", oracleScript, OracleID}, oracle: true}, nil
 }
 
 // solutionFiles are a Harbor task's solution/ files, under solution/.
 func solutionFiles(dir string) ([]fileRef, error) {
-	root := filepath.Join(dir, "solution")
-	var refs []fileRef
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, err := filepath.Rel(root, p)
-		refs = append(refs, fileRef{src: p, dst: "solution/" + filepath.ToSlash(rel)})
-		return err
-	})
+	refs, err := dirFiles(filepath.Join(dir, "solution"), false)
+	for i := range refs {
+		refs[i].dst = "solution/" + refs[i].dst
+	}
 	return refs, err
 }

@@ -132,9 +132,6 @@ func (m *Manifest) given(c Candidate, t Task, o Overrides, memo *jobMemo) passed
 		maps.Copy(env, t.Env)
 		given = pass(o.Lookup, env, m.Defaults.Passing, c.Passing, t.Passing)
 		if c.agent != nil { // forge's own variables, after the manifest's
-			if given.env == nil {
-				given.env = map[string]string{}
-			}
 			maps.Copy(given.env, c.agent.env(o.Lookup))
 		}
 		if !taskOwn {
@@ -142,13 +139,9 @@ func (m *Manifest) given(c Candidate, t Task, o Overrides, memo *jobMemo) passed
 		}
 	}
 	if c.oracle && len(t.solutionEnv) > 0 { // given's maps may be shared: a copy
-		env := maps.Clone(given.env)
-		if env == nil {
-			env = map[string]string{}
-		}
 		solution, _, _ := fromHost(o.Lookup, t.solutionEnv)
-		maps.Copy(env, solution)
-		given.env = env
+		given.env = maps.Clone(given.env)
+		maps.Copy(given.env, solution)
 	}
 	return given
 }

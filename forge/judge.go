@@ -28,14 +28,12 @@ func (s *state) judge(ctx context.Context, job runner.Job, artifact string) []re
 }
 
 func (s *state) runJudge(ctx context.Context, sc scoring.Scorer, job runner.Job, artifact string) record.JudgeResult {
-	res := record.JudgeResult{Name: sc.EffectiveName()}
+	failed := func(msg string) record.JudgeResult { return record.JudgeResult{Name: sc.EffectiveName(), Error: msg} }
 	switch {
 	case len(sc.Command) == 0 || sc.Command[0] == "":
-		res.Error = "judge has no command"
-		return res
+		return failed("judge has no command")
 	case ctx.Err() != nil:
-		res.Error = "cancelled before the judge started"
-		return res
+		return failed("cancelled before the judge started")
 	}
 	env := map[string]string{}
 	maps.Copy(env, job.Env)
@@ -58,20 +56,16 @@ func (s *state) runJudge(ctx context.Context, sc scoring.Scorer, job runner.Job,
 		Limits:      runner.Limits{MaxOutputBytes: JudgeMaxOutput},
 	})
 	if err != nil {
-		res.Error = "judge failed: " + err.Error()
-		return res
+		return failed("judge failed: " + err.Error())
 	}
 	if msg := judgeFailure(jr, timeout); msg != "" {
-		res.Error = msg
-		return res
+		return failed(msg)
 	}
-	score, reason, perr := scoring.ParseVerdict(jr.Output)
-	if perr != nil {
-		res.Error = perr.Error()
-		return res
+	score, reason, err := scoring.ParseVerdict(jr.Output)
+	if err != nil {
+		return failed(err.Error())
 	}
-	res.Score, res.Reason = &score, reason
-	return res
+	return record.JudgeResult{Name: sc.EffectiveName(), Score: &score, Reason: reason}
 }
 
 // judgeFailure says why a judge's job gave no verdict to read, or "" when

@@ -215,11 +215,7 @@ func LoadAgentsOnHarbor(path, harbor string, agents []AgentChoice, blocks ...Blo
 }
 
 func load(path, harbor string, blocks []Block) (*Manifest, error) {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return nil, &Error{File: path, Msg: err.Error()}
-	}
-	data, err := readCapped(abs, maxManifestBytes)
+	data, err := readCapped(path, maxManifestBytes)
 	switch {
 	case len(data) > maxManifestBytes:
 		return nil, &Error{File: path, Msg: "manifest is larger than 4 MiB"}
@@ -242,9 +238,7 @@ func loadData(path string, data []byte, harbor string, blocks []Block) (*Manifes
 	// The files are looked for even when the manifest has other
 	// problems, so that one forge validate says them all.
 	m.Path, m.Dir = abs, filepath.Dir(abs)
-	if err := m.resolveFiles(path, data); err != nil {
-		errs = append(errs, unjoin(err)...)
-	}
+	errs = append(errs, m.resolveFiles(path, data)...)
 	v := validator{file: path, doc: m.doc}
 	m.checkTaskFields(&v)
 	errs = append(errs, v.errs...)
@@ -345,6 +339,7 @@ func Problems(err error) int {
 // maxFileErrors of a file other than the manifest, then how many more.
 func tidy(manifest string, errs []error) []error {
 	files := map[string]int{manifest: 0}
+	count := map[string]int{} // each file's problems
 	seen := map[string]bool{}
 	var out []*Error
 	var other []error
@@ -362,6 +357,7 @@ func tidy(manifest string, errs []error) []error {
 			if _, ok := files[fe.File]; !ok {
 				files[fe.File] = len(files)
 			}
+			count[fe.File]++
 			out = append(out, fe)
 		}
 	}
@@ -369,21 +365,14 @@ func tidy(manifest string, errs []error) []error {
 		return cmp.Or(cmp.Compare(files[a.File], files[b.File]), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Col, b.Col))
 	})
 	var kept []error
-	count := 0 // of e's file's problems, e included
-	for i, e := range out {
-		if i == 0 || out[i-1].File != e.File {
-			count = 0
-		}
-		count++
+	told := map[string]int{} // each file's problems so far, e included
+	for _, e := range out {
+		told[e.File]++
 		switch {
-		case e.File == manifest || count <= maxFileErrors:
+		case e.File == manifest || told[e.File] <= maxFileErrors:
 			kept = append(kept, e)
-		case count == maxFileErrors+1:
-			rest := 0
-			for j := i; j < len(out) && out[j].File == e.File; j++ {
-				rest++
-			}
-			kept = append(kept, &Error{File: e.File, Msg: fmt.Sprintf(moreProblems, rest)})
+		case told[e.File] == maxFileErrors+1:
+			kept = append(kept, &Error{File: e.File, Msg: fmt.Sprintf(moreProblems, count[e.File]-maxFileErrors)})
 		}
 	}
 	return append(kept, other...)

@@ -66,8 +66,7 @@ func maskText(m *mask.Masker, v reflect.Value) {
 		}
 	case reflect.Interface:
 		if !v.IsNil() {
-			c := reflect.New(v.Elem().Type()).Elem()
-			c.Set(v.Elem())
+			c := settable(v.Elem())
 			maskText(m, c)
 			v.Set(c)
 		}
@@ -102,14 +101,18 @@ func maskText(m *mask.Masker, v reflect.Value) {
 		}
 		c := reflect.MakeMapWithSize(v.Type(), v.Len())
 		for it := v.MapRange(); it.Next(); {
-			k := reflect.New(v.Type().Key()).Elem()
-			k.Set(it.Key())
-			e := reflect.New(v.Type().Elem()).Elem()
-			e.Set(it.Value())
+			k, e := settable(it.Key()), settable(it.Value())
 			maskText(m, k)
 			maskText(m, e)
 			c.SetMapIndex(k, e)
 		}
 		v.Set(c)
 	}
+}
+
+// settable is a copy of x that can be set.
+func settable(x reflect.Value) reflect.Value {
+	c := reflect.New(x.Type()).Elem()
+	c.Set(x)
+	return c
 }

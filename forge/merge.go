@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/forge-run/forge/internal/text"
 	"github.com/forge-run/forge/record"
 	"github.com/forge-run/forge/runner"
 )
@@ -153,11 +154,7 @@ func (o *MergeOptions) shardsAt() (at map[int]int, missing []record.Shard, err e
 		}
 	}
 	if len(missing) > 0 && !o.AllowPartial {
-		verb := "is"
-		if len(missing) > 1 {
-			verb = "are"
-		}
-		return nil, nil, refuseFor(ShardsMissing, "%s %s missing", ShardsText(missing), verb)
+		return nil, nil, refuseFor(ShardsMissing, "%s %s missing", ShardsText(missing), text.Plural(len(missing), "is", "are"))
 	}
 	return at, missing, nil
 }
@@ -198,10 +195,7 @@ func (o *MergeOptions) gather(plan *Plan, at map[int]int) (results []record.Tria
 		pos[jobKey(j.CandidateID, j.TaskID, j.Trial)] = i
 	}
 	results = make([]record.Trial, len(plan.Jobs))
-	from = make([]int, len(plan.Jobs))
-	for i := range from {
-		from[i] = -1
-	}
+	from = slices.Repeat([]int{-1}, len(plan.Jobs))
 	for s, r := range o.Shards {
 		for _, res := range r.Results {
 			name := runner.TrialName(res.CandidateID, res.TaskID, res.Trial, plan.Trials > 1)

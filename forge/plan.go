@@ -9,7 +9,6 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -101,13 +100,9 @@ func (p *Plan) RetriesOf(id string) int {
 // env: entries that use one): what forge masks in what it writes.
 func (p *Plan) SecretValues() []string {
 	seen := map[string]bool{}
-	var out []string
 	add := func(secrets iter.Seq[string]) {
 		for v := range secrets {
-			if !seen[v] {
-				seen[v] = true
-				out = append(out, v)
-			}
+			seen[v] = true
 		}
 	}
 	add(slices.Values(p.hostValues))
@@ -117,8 +112,7 @@ func (p *Plan) SecretValues() []string {
 	for _, j := range p.Jobs {
 		add(maps.Values(j.Secrets))
 	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(seen))
 }
 
 // Plan applies the overrides to the manifest and lays out the jobs. RunID is
@@ -295,10 +289,9 @@ func (p *Plan) passTasksAndJudges(m *Manifest, o Overrides, missing map[string][
 // fieldHas reports whether a task's field is value (as written: a number
 // by its written form) or a list holding it.
 func fieldHas(field any, value string) bool {
-	if l, ok := field.([]any); ok {
-		return slices.ContainsFunc(l, func(x any) bool { return fieldHas(x, value) })
-	}
 	switch v := field.(type) {
+	case []any:
+		return slices.ContainsFunc(v, func(x any) bool { return fieldHas(x, value) })
 	case string:
 		return v == value
 	case json.Number:

@@ -5,6 +5,7 @@ package forge
 
 import (
 	"path/filepath"
+	"slices"
 
 	"github.com/forge-run/forge/record"
 )
@@ -60,10 +61,7 @@ func (s *state) readBack() error {
 // planOrder is, for each job of the plan, the line of trials.jsonl that
 // holds it (record.Reorder's order); nil unless each job has one line.
 func (s *state) planOrder() []int {
-	order := make([]int, len(s.lineOf))
-	for i := range order {
-		order[i] = -1
-	}
+	order := slices.Repeat([]int{-1}, len(s.lineOf))
 	for k, i := range s.lineOf {
 		if i < 0 || order[i] >= 0 {
 			return nil

@@ -180,13 +180,7 @@ func Run(ctx context.Context, o Options) (*record.Record, error) {
 	if err := s.readBack(); err != nil {
 		return rec, err
 	}
-	switch {
-	case runErr != nil:
-		return rec, runErr
-	case ctx.Err() != nil:
-		return rec, ctx.Err()
-	}
-	return rec, nil
+	return rec, cmp.Or(runErr, ctx.Err())
 }
 
 // makeDir makes the run's directory, refusing one that already has a
@@ -328,10 +322,7 @@ func (s *state) finish(ctx context.Context) error {
 		rec.UndeletedSandboxes = o.Release.Release()
 	}
 	rec.FinishedAt = o.now().UTC()
-	err := s.addLeft(left)
-	if cerr := s.trials.Close(); err == nil {
-		err = cerr
-	}
+	err := cmp.Or(s.addLeft(left), s.trials.Close())
 	rec.Scores = s.sheet.TrialScores(out.Scores)
 	if err == nil {
 		err = record.WriteSummary(filepath.Join(s.dir, record.ResultsFile), rec)
@@ -392,17 +383,16 @@ func (s *state) play(ctx context.Context, i int, job runner.Job) error {
 		err = s.environment(ctx, job.Environment)
 	}
 	s.o.emit(Event{Time: s.o.now(), Kind: EventStarted, Job: name})
-	if err == nil {
+	switch {
+	case err == nil:
 		res, err = s.attempts(ctx, job, start)
-	} else {
-		if ctx.Err() != nil {
-			res, err = s.notStarted(job), nil
-		} else {
-			res = failedTrial(job, s.o.Backend, runner.ErrInfra, err.Error())
-			if why, ok := taskImageFailed(job, err); ok {
-				// That task cannot be played; the rest of the suite can.
-				res.ErrorMessage, err = why, nil
-			}
+	case ctx.Err() != nil:
+		res, err = s.notStarted(job), nil
+	default:
+		res = failedTrial(job, s.o.Backend, runner.ErrInfra, err.Error())
+		if why, ok := taskImageFailed(job, err); ok {
+			// That task cannot be played; the rest of the suite can.
+			res.ErrorMessage, err = why, nil
 		}
 	}
 	if job.Environment != nil {
@@ -411,9 +401,7 @@ func (s *state) play(ctx context.Context, i int, job runner.Job) error {
 	if job.AgentLog != "" {
 		readAgentLog(job, &res.Result)
 	}
-	if werr := s.store(job, &res.Result); werr != nil && err == nil {
-		err = werr
-	}
+	err = cmp.Or(err, s.store(job, &res.Result))
 	if res.Success && res.ArtifactPath != "" {
 		// The manifest's judges, if any, on the stored artifact.
 		res.Judges = s.judge(ctx, job, s.stored(job, path.Base(res.ArtifactPath)))
@@ -433,9 +421,7 @@ func (s *state) play(ctx context.Context, i int, job runner.Job) error {
 	if terr == nil {
 		s.placed(k, i)
 	}
-	if terr != nil && err == nil {
-		err = terr
-	}
+	err = cmp.Or(err, terr)
 	s.done[i] = terr == nil // each job's own elements: g.Wait orders them before final
 	s.sheet.Set(i, &res)
 	s.o.emit(Event{Time: s.o.now(), Kind: EventDone, Job: name, Elapsed: time.Since(start), Result: &res})

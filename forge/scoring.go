@@ -26,13 +26,7 @@ func validateScoring(c scoring.Config, v *validator, suite bool) {
 	if err == nil {
 		return
 	}
-	var errs []error
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		errs = j.Unwrap()
-	} else {
-		errs = []error{err}
-	}
-	for _, e := range errs {
+	for _, e := range unjoin(err) {
 		var fe *scoring.FieldError
 		if errors.As(e, &fe) {
 			v.at(fe.Msg, append([]any{"scoring"}, fe.Path...)...)

@@ -29,7 +29,7 @@ func checkName(k string) error {
 // ${NAME} references of env, which may use p's names and those of outer
 // (the defaults, for a candidate or a task).
 func (p Passing) check(v *validator, env map[string]string, outer *Passing, path ...any) {
-	checkEnv(v, env, append(path, "env")...)
+	checkEnv(v.at, env, append(path, "env")...)
 	for _, list := range []struct {
 		key   string
 		names []string
@@ -179,10 +179,10 @@ func (m *Manifest) taskMayNotTake(name string) string {
 // defaults' its env's ${NAME}s use (an undeclared one is decode's to
 // refuse), and a Harbor task's host variables, "${NAME}" in its verifier's
 // and solution's env (fromHost).
-func (m *Manifest) checkTaskTakes(t *Task, bad func(key, msg string)) {
+func (m *Manifest) checkTaskTakes(t *Task, bad func(msg string, path ...any)) {
 	refuse := func(key, what, name string) {
 		if why := m.taskMayNotTake(name); why != "" {
-			bad(key, fmt.Sprintf("%s: task %s may not take %s: %s", what, t.ID, name, why))
+			bad(fmt.Sprintf("%s: task %s may not take %s: %s", what, t.ID, name, why), key)
 		}
 	}
 	for _, list := range []struct {
@@ -213,13 +213,13 @@ func (m *Manifest) checkTaskTakes(t *Task, bad func(key, msg string)) {
 // checkVerifyTakes reports, at "env", every ${NAME} of a verify: env (the
 // defaults' or a task's) that taskMayNotTake refuses: a verifier takes it
 // from the host (fromHost) and its log reaches the record.
-func (m *Manifest) checkVerifyTakes(spec *VerifySpec, bad func(key, msg string)) {
+func (m *Manifest) checkVerifyTakes(spec *VerifySpec, bad func(msg string, path ...any)) {
 	if spec == nil {
 		return
 	}
 	hostRefs(spec.Env, func(k, name string) {
 		if why := m.taskMayNotTake(name); why != "" {
-			bad("env", fmt.Sprintf("%s = %q: the verifier may not take %s: %s", k, spec.Env[k], name, why))
+			bad(fmt.Sprintf("%s = %q: the verifier may not take %s: %s", k, spec.Env[k], name, why), "env")
 		}
 	})
 }

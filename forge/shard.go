@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"iter"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -143,20 +144,14 @@ func unfinished(trials iter.Seq[*record.Trial]) []record.Unjudged {
 		scored bool
 		first  *record.Trial
 	}
-	var ids []string
-	groups := map[string]map[string]*group{}
-	order := map[string][]string{}
+	groups := map[[2]string]*group{} // by candidate and task
+	order := map[string][]string{}   // each candidate's tasks, as first seen
 	for r := range trials {
-		byTask := groups[r.CandidateID]
-		if byTask == nil {
-			byTask = map[string]*group{}
-			groups[r.CandidateID] = byTask
-			ids = append(ids, r.CandidateID)
-		}
-		g := byTask[r.TaskID]
+		key := [2]string{r.CandidateID, r.TaskID}
+		g := groups[key]
 		if g == nil {
 			g = &group{}
-			byTask[r.TaskID] = g
+			groups[key] = g
 			order[r.CandidateID] = append(order[r.CandidateID], r.TaskID)
 		}
 		if r.ErrorKind.Scored() {
@@ -165,13 +160,12 @@ func unfinished(trials iter.Seq[*record.Trial]) []record.Unjudged {
 			g.first = r
 		}
 	}
-	slices.Sort(ids)
 	var out []record.Unjudged
-	for _, id := range ids {
+	for _, id := range slices.Sorted(maps.Keys(order)) {
 		var tasks []string
 		var first *record.Trial
 		for _, t := range order[id] {
-			if g := groups[id][t]; !g.scored {
+			if g := groups[[2]string{id, t}]; !g.scored {
 				tasks = append(tasks, t)
 				first = cmp.Or(first, g.first)
 			}

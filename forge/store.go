@@ -62,27 +62,26 @@ func (s *state) store(job runner.Job, res *runner.Result) error {
 			}
 		}
 	}
-	if res.Transcript != nil {
-		if err := writeJobFile(filepath.Join(abs, transcriptFile), res.Transcript); err != nil {
-			return err
-		}
-		res.TranscriptPath = filepath.ToSlash(filepath.Join(rel, transcriptFile))
+	artifact := filepath.Base(filepath.FromSlash(job.EffectiveOutputFile()))
+	if artifact == "stdout.log" || artifact == "stderr.log" || artifact == taskFile || artifact == transcriptFile || artifact == verifierLogFile {
+		artifact = "artifact-" + artifact
 	}
-	if res.VerifierLog != nil {
-		if err := writeJobFile(filepath.Join(abs, verifierLogFile), res.VerifierLog); err != nil {
+	for _, f := range []struct {
+		name string
+		data []byte
+		path *string
+	}{
+		{transcriptFile, res.Transcript, &res.TranscriptPath},
+		{verifierLogFile, res.VerifierLog, &res.VerifierLogPath},
+		{artifact, res.Artifact, &res.ArtifactPath},
+	} {
+		if f.data == nil {
+			continue
+		}
+		if err := writeJobFile(filepath.Join(abs, f.name), f.data); err != nil {
 			return err
 		}
-		res.VerifierLogPath = filepath.ToSlash(filepath.Join(rel, verifierLogFile))
-	}
-	if res.Artifact != nil {
-		name := filepath.Base(filepath.FromSlash(job.EffectiveOutputFile()))
-		if name == "stdout.log" || name == "stderr.log" || name == taskFile || name == transcriptFile || name == verifierLogFile {
-			name = "artifact-" + name
-		}
-		if err := writeJobFile(filepath.Join(abs, name), res.Artifact); err != nil {
-			return err
-		}
-		res.ArtifactPath = filepath.ToSlash(filepath.Join(rel, name))
+		*f.path = filepath.ToSlash(filepath.Join(rel, f.name))
 	}
 	return nil
 }

@@ -111,21 +111,18 @@ func jsonLineError(text []byte, lead int, dec *json.Decoder, err error) string {
 	col := func(off int64) int { return lead + utf8.RuneCount(text[:min(int(off), len(text))]) + 1 }
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
-	var msg string
 	switch {
 	case err == nil && dec.More():
-		msg = fmt.Sprintf("column %d: more after the object: one task a line", col(dec.InputOffset()))
+		return fmt.Sprintf("column %d: more after the object: one task a line", col(dec.InputOffset()))
 	case err == nil, errors.As(err, &typ) && typ.Field == "":
-		msg = yamlcheck.Got(valueNode(firstJSON(text), 0)) + `: a task is {"id": ...}`
+		return yamlcheck.Got(valueNode(firstJSON(text), 0)) + `: a task is {"id": ...}`
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		msg = fmt.Sprintf("column %d: the object is not closed: a task is one line, closed with }", col(int64(len(text))))
+		return fmt.Sprintf("column %d: the object is not closed: a task is one line, closed with }", col(int64(len(text))))
 	case errors.As(err, &syn):
 		at := min(max(int(syn.Offset)-1, 0), len(text)-1)
-		msg = fmt.Sprintf("column %d: %s", col(int64(at)), jsonWords(syn.Error(), text[at:]))
-	default:
-		msg = strings.TrimPrefix(err.Error(), "json: ")
+		return fmt.Sprintf("column %d: %s", col(int64(at)), jsonWords(syn.Error(), text[at:]))
 	}
-	return msg
+	return strings.TrimPrefix(err.Error(), "json: ")
 }
 
 // jsonWants says what encoding/json looked for, by the end of its syntax
@@ -327,7 +324,8 @@ func yamlTask(file, path string, n *yaml.Node) (Task, error) {
 	if n.Kind != yaml.MappingNode {
 		return Task{}, where.validator().place("a task is a mapping with id: and its fields, not a " + yamlcheck.KindName(n))
 	}
-	v, err := nodeValue(n)
+	budget := maxTaskValues
+	v, err := nodeValue(n, &budget)
 	if err != nil {
 		return Task{}, where.validator().place(err.Error())
 	}
@@ -339,20 +337,15 @@ func yamlTask(file, path string, n *yaml.Node) (Task, error) {
 const maxTaskValues = 1 << 20
 
 // nodeValue is the JSON value of a YAML node: numbers as json.Number in
-// their written form where JSON can carry it.
-func nodeValue(n *yaml.Node) (any, error) {
-	budget := maxTaskValues
-	return nodeValueIn(n, &budget)
-}
-
-// nodeValueIn is nodeValue, counting the values down from *budget.
-func nodeValueIn(n *yaml.Node, budget *int) (any, error) {
+// their written form where JSON can carry it; it counts the values down
+// from *budget.
+func nodeValue(n *yaml.Node, budget *int) (any, error) {
 	if *budget--; *budget < 0 {
 		return nil, fmt.Errorf("its aliases expand to more than %d values", maxTaskValues)
 	}
 	switch n.Kind {
 	case yaml.AliasNode:
-		return nodeValueIn(n.Alias, budget)
+		return nodeValue(n.Alias, budget)
 	case yaml.MappingNode:
 		m := make(map[string]any, len(n.Content)/2)
 		for i := 0; i+1 < len(n.Content); i += 2 {
@@ -360,7 +353,7 @@ func nodeValueIn(n *yaml.Node, budget *int) (any, error) {
 			if k.Value == "<<" {
 				return nil, errors.New("merge keys (<<) are not supported in tasks")
 			}
-			v, err := nodeValueIn(n.Content[i+1], budget)
+			v, err := nodeValue(n.Content[i+1], budget)
 			if err != nil {
 				return nil, err
 			}
@@ -370,7 +363,7 @@ func nodeValueIn(n *yaml.Node, budget *int) (any, error) {
 	case yaml.SequenceNode:
 		l := make([]any, len(n.Content))
 		for i, c := range n.Content {
-			v, err := nodeValueIn(c, budget)
+			v, err := nodeValue(c, budget)
 			if err != nil {
 				return nil, err
 			}

@@ -115,7 +115,7 @@ func (t *Task) decode(m *Manifest) []error {
 	if strings.TrimSpace(t.Objective) == "" && strings.TrimSpace(m.Objective) == "" {
 		v.at("is required: the manifest has no default objective:", "objective")
 	}
-	checkStrings(v, f.Files, "files")
+	checkStrings(v.at, f.Files, "files")
 	t.Files = slices.DeleteFunc(f.Files, func(s string) bool { return strings.TrimSpace(s) == "" })
 	t.Env, t.Secrets, t.EnvFromHost = f.Env, f.Secrets, f.EnvFromHost
 	t.Passing.check(v, t.Env, &m.Defaults.Passing)
@@ -174,9 +174,7 @@ func checkTaskIDs(tasks []Task) []error {
 		}
 		if p, dup := first[t.ID]; dup {
 			at := p.validator().place("", "id")
-			v := t.where.validator()
-			v.at(fmt.Sprintf("duplicate task id %q (also at %s:%d)", t.ID, at.File, at.Line), "id")
-			errs = append(errs, v.errs...)
+			errs = append(errs, t.where.validator().place(fmt.Sprintf("duplicate task id %q (also at %s:%d)", t.ID, at.File, at.Line), "id"))
 			continue
 		}
 		first[t.ID] = t.where

@@ -187,8 +187,8 @@ func (m *Manifest) checkDefaults(v *validator) {
 		m.Defaults.OutputFile = checkRelPath(v, d.OutputFile, "defaults", "output_file")
 	}
 	d.Passing.check(v, d.Env, nil, "defaults")
-	checkStrings(v, d.Setup, "defaults", "setup")
-	bad := func(key, msg string) { v.at(msg, "defaults", "verify", key) }
+	checkStrings(v.at, d.Setup, "defaults", "setup")
+	bad := v.below("defaults", "verify")
 	d.Verify.check(bad, nil)
 	m.checkVerifyTakes(d.Verify, bad)
 }
@@ -222,7 +222,7 @@ func (m *Manifest) checkCandidate(v *validator, i int, seen map[string]int) {
 	}
 	checkRetries(v, c.Retries, "candidates", i)
 	c.Passing.check(v, c.Env, &m.Defaults.Passing, "candidates", i)
-	checkStrings(v, c.Setup, "candidates", i, "setup")
+	checkStrings(v.at, c.Setup, "candidates", i, "setup")
 }
 
 // checkID reports id, at path, when it is missing or not a valid id, and
@@ -314,18 +314,22 @@ func (g Gates) validate(v *validator) {
 	}
 }
 
-func checkEnv(v *validator, env map[string]string, path ...any) {
+// checkEnv tells bad, at path, each of env's names a job's variable may
+// not have.
+func checkEnv(bad func(msg string, path ...any), env map[string]string, path ...any) {
 	for k := range env {
 		if err := runner.CheckEnvName(k); err != nil {
-			v.at(err.Error(), path...)
+			bad(err.Error(), path...)
 		}
 	}
 }
 
-func checkStrings(v *validator, ss []string, path ...any) {
+// checkStrings tells bad each of ss that is blank, at its index below
+// path.
+func checkStrings(bad func(msg string, path ...any), ss []string, path ...any) {
 	for i, s := range ss {
 		if strings.TrimSpace(s) == "" {
-			v.at("is empty", append(path, i)...)
+			bad("is empty", append(path, i)...)
 		}
 	}
 }

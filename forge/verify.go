@@ -7,9 +7,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -71,56 +69,33 @@ func (spec *VerifySpec) job() *runner.Verify {
 
 // check reports what is wrong with a verify: at path, completed by its
 // defaults (base, nil for the defaults' own).
-func (spec *VerifySpec) check(bad func(key, msg string), base *VerifySpec) {
+func (spec *VerifySpec) check(bad func(msg string, path ...any), base *VerifySpec) {
 	if spec == nil {
 		return
 	}
 	if spec.over(base).Command == "" {
-		bad("command", `is required: the shell line that judges the trial, e.g. "bash $FORGE_TESTS_DIR/test.sh"`)
+		bad(`is required: the shell line that judges the trial, e.g. "bash $FORGE_TESTS_DIR/test.sh"`, "command")
 	}
-	for k := range spec.Env {
-		if err := runner.CheckEnvName(k); err != nil {
-			bad("env", err.Error())
-		}
-	}
+	checkEnv(bad, spec.Env, "env")
 }
 
 // addDir finds the files under dir (relative to the manifest's directory),
 // adds them to the hash h in order and returns them by their paths
-// relative to dir; bad reports why it cannot.
-func (m *Manifest) addDir(h io.Writer, dir string, bad func(string)) ([]fileRef, bool) {
-	root := m.abs(dir)
-	var refs []fileRef
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		switch {
-		case err != nil:
-			return err
-		case d.IsDir():
-			return nil
-		case !d.Type().IsRegular():
-			return fmt.Errorf("%s is not a regular file", p)
-		}
-		rel, err := filepath.Rel(root, p)
-		if err != nil {
-			return err
-		}
-		refs = append(refs, fileRef{src: p, dst: filepath.ToSlash(rel)})
-		return nil
-	})
+// relative to dir; bad reports why it cannot, at path.
+func (m *Manifest) addDir(h io.Writer, dir string, bad func(msg string, path ...any), path ...any) ([]fileRef, bool) {
+	refs, err := dirFiles(m.abs(dir), true)
 	if err != nil {
-		bad(fmt.Sprintf("%s: %s", dir, unwrapPathErr(err)))
+		bad(fmt.Sprintf("%s: %s", dir, unwrapPathErr(err)), path...)
 		return nil, false
 	}
 	sort.Slice(refs, func(i, j int) bool { return refs[i].dst < refs[j].dst })
 	for _, r := range refs {
 		content, err := os.ReadFile(r.src)
 		if err != nil {
-			bad(fmt.Sprintf("%s: %s", r.src, unwrapPathErr(err)))
+			bad(fmt.Sprintf("%s: %s", r.src, unwrapPathErr(err)), path...)
 			return nil, false
 		}
-		fmt.Fprintf(h, "\x00verify\x00%s\x00%d\x00", r.dst, len(content))
-		h.Write(content)
-		m.noteFile(r.src, content)
+		m.hashFile(h, "verify\x00"+r.dst, r.src, content)
 	}
 	return refs, true
 }
