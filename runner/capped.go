@@ -19,11 +19,7 @@ func (c *CappedBuffer) Write(p []byte) (int, error) {
 	defer c.mu.Unlock()
 	c.total += int64(len(p))
 	if room := c.Max - int64(len(c.buf)); room > 0 {
-		if int64(len(p)) > room {
-			c.buf = append(c.buf, p[:room]...)
-		} else {
-			c.buf = append(c.buf, p...)
-		}
+		c.buf = append(c.buf, p[:min(room, int64(len(p)))]...)
 	}
 	return len(p), nil
 }

@@ -38,18 +38,13 @@ func (w *EchoWriter) Write(p []byte) (int, error) {
 	}
 	w.seen += int64(len(p))
 	for len(p) > 0 {
-		i := bytes.IndexByte(p, '\n')
-		if i < 0 {
-			if room := maxEchoLine - len(w.partial); room > 0 {
-				w.partial = append(w.partial, p[:min(len(p), room)]...)
-			}
+		line, rest, whole := bytes.Cut(p, []byte("\n"))
+		w.partial = append(w.partial, line[:min(len(line), maxEchoLine-len(w.partial))]...)
+		if !whole {
 			break
 		}
-		if room := maxEchoLine - len(w.partial); room > 0 {
-			w.partial = append(w.partial, p[:min(i, room)]...)
-		}
 		w.emit()
-		p = p[i+1:]
+		p = rest
 	}
 	if w.stopped {
 		w.emit()
@@ -69,10 +64,8 @@ func (w *EchoWriter) Close() error {
 }
 
 func (w *EchoWriter) emit() {
-	if len(w.partial) == 0 || w.Echo == nil {
-		w.partial = w.partial[:0]
-		return
+	if len(w.partial) > 0 && w.Echo != nil {
+		w.Echo(w.Stream, strings.ToValidUTF8(strings.TrimRight(string(w.partial), "\r"), "\uFFFD"))
 	}
-	w.Echo(w.Stream, strings.ToValidUTF8(strings.TrimRight(string(w.partial), "\r"), "\uFFFD"))
 	w.partial = w.partial[:0]
 }

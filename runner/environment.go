@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -83,26 +84,19 @@ func EnvironmentHash(e *Environment) (string, error) {
 		Dst    string `json:"dst"`
 		SHA256 string `json:"sha256"`
 	}
-	files := make([]file, 0, len(e.Files))
-	for _, f := range e.Files {
+	all := slices.Clone(e.Files)
+	for _, rel := range e.ContextFiles {
+		all = append(all, File{Src: filepath.Join(e.Context, filepath.FromSlash(rel)), Dst: "context/" + rel})
+	}
+	files := make([]file, 0, len(all))
+	for _, f := range all {
 		sum, err := fileDigest(f)
 		if err != nil {
 			return "", fmt.Errorf("environment %s: %w", e.Name, err)
 		}
 		files = append(files, file{Dst: f.Dst, SHA256: sum})
 	}
-	for _, rel := range e.ContextFiles {
-		sum, err := fileDigest(File{Src: filepath.Join(e.Context, filepath.FromSlash(rel))})
-		if err != nil {
-			return "", fmt.Errorf("environment %s: %w", e.Name, err)
-		}
-		files = append(files, file{Dst: "context/" + rel, SHA256: sum})
-	}
 	slices.SortFunc(files, func(a, b file) int { return strings.Compare(a.Dst, b.Dst) })
-	image := e.Image
-	if image == "" {
-		image = DefaultImage
-	}
 	// encoding/json sorts map keys: the same content, the same bytes.
 	b, err := json.Marshal(struct {
 		Format string            `json:"format"`
@@ -114,7 +108,7 @@ func EnvironmentHash(e *Environment) (string, error) {
 		// hashes stay what they were.
 		Dockerfile string `json:"dockerfile,omitempty"`
 		Resources  []int  `json:"resources,omitempty"`
-	}{envHashFormat, image, e.Build, e.Env, files, e.Dockerfile, resources(e)})
+	}{envHashFormat, cmp.Or(e.Image, DefaultImage), e.Build, e.Env, files, e.Dockerfile, resources(e)})
 	if err != nil {
 		return "", err
 	}

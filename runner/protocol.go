@@ -6,8 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -23,9 +23,7 @@ const (
 
 // Argv is the candidate's argv: Command, the objective, the output path.
 func (j Job) Argv(outputPath string) []string {
-	argv := make([]string, 0, len(j.Command)+2)
-	argv = append(argv, j.Command...)
-	return append(argv, j.Objective, outputPath)
+	return slices.Concat(j.Command, []string{j.Objective, outputPath})
 }
 
 // ProtocolEnv returns the variables a candidate gets besides the backend's
@@ -181,12 +179,10 @@ func ParseSubmitted(b []byte) (map[string]any, error) {
 	}
 	for k, v := range m {
 		if n, ok := v.(json.Number); ok {
-			f, err := n.Float64()
-			if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
-				m[k] = n.String()
-				continue
+			m[k] = n.String() // as written, unless a finite number
+			if f, ok := number(n); ok {
+				m[k] = f
 			}
-			m[k] = f
 		}
 	}
 	return m, nil

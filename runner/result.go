@@ -3,6 +3,7 @@ package runner
 import (
 	"encoding/base64"
 	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -37,11 +38,7 @@ func (k ErrorKind) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON reads null as the empty kind.
 func (k *ErrorKind) UnmarshalJSON(b []byte) error {
-	if string(b) == "null" {
-		*k = ErrNone
-		return nil
-	}
-	var s string
+	var s string // null leaves it empty
 	if err := json.Unmarshal(b, &s); err != nil {
 		return err
 	}
@@ -105,24 +102,18 @@ type Phases struct {
 	Cleanup  float64 `json:"cleanup"`
 }
 
+// phaseOrder is every phase in the order a job goes through them.
+var phaseOrder = []Phase{PhaseCreate, PhaseUpload, PhaseSetup, PhaseExecute, PhaseDownload, PhaseVerify, PhaseCleanup}
+
+// seconds are ph's fields in phaseOrder.
+func (ph *Phases) seconds() []*float64 {
+	return []*float64{&ph.Create, &ph.Upload, &ph.Setup, &ph.Execute, &ph.Download, &ph.Verify, &ph.Cleanup}
+}
+
 // Add records d against phase p.
 func (ph *Phases) Add(p Phase, d time.Duration) {
-	s := d.Seconds()
-	switch p {
-	case PhaseCreate:
-		ph.Create += s
-	case PhaseUpload:
-		ph.Upload += s
-	case PhaseSetup:
-		ph.Setup += s
-	case PhaseExecute:
-		ph.Execute += s
-	case PhaseDownload:
-		ph.Download += s
-	case PhaseVerify:
-		ph.Verify += s
-	case PhaseCleanup:
-		ph.Cleanup += s
+	if i := slices.Index(phaseOrder, p); i >= 0 {
+		*ph.seconds()[i] += d.Seconds()
 	}
 }
 
@@ -135,8 +126,11 @@ type PhaseTime struct {
 // List is every phase in the order a job goes through them, with its
 // seconds (0 for those it did not have).
 func (ph Phases) List() []PhaseTime {
-	return []PhaseTime{{PhaseCreate, ph.Create}, {PhaseUpload, ph.Upload}, {PhaseSetup, ph.Setup}, {PhaseExecute, ph.Execute},
-		{PhaseDownload, ph.Download}, {PhaseVerify, ph.Verify}, {PhaseCleanup, ph.Cleanup}}
+	out := make([]PhaseTime, len(phaseOrder))
+	for i, s := range ph.seconds() {
+		out[i] = PhaseTime{phaseOrder[i], *s}
+	}
+	return out
 }
 
 // Result is what one job's sandbox gave back (docs/results.md); a run's

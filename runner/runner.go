@@ -3,6 +3,7 @@ package runner
 import (
 	"cmp"
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -136,17 +137,12 @@ type Job struct {
 // its relative path) made at(path): for a job that does not start in its
 // own working directory (InImageWorkdir).
 func (j Job) FilesAt(argv []string, at func(rel string) string) []string {
-	out := make([]string, len(argv))
-	for i, a := range argv {
-		out[i] = a
-		if i >= len(j.Command) {
-			continue // the objective and the output path are the job's own
-		}
-		for _, f := range j.Files {
-			if rel, err := RelPath(strings.TrimPrefix(a, "./")); err == nil && rel == f.Dst {
-				out[i] = at(rel)
-				break
-			}
+	out := slices.Clone(argv)
+	// The objective and the output path, after Command, are the job's own.
+	for i, a := range argv[:min(len(argv), len(j.Command))] {
+		rel, err := RelPath(strings.TrimPrefix(a, "./"))
+		if err == nil && slices.ContainsFunc(j.Files, func(f File) bool { return f.Dst == rel }) {
+			out[i] = at(rel)
 		}
 	}
 	return out

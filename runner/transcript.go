@@ -231,27 +231,20 @@ func (sc *TranscriptScanner) Scan() bool {
 
 // next returns the next line with its newline, or nil when cut or none.
 func (sc *TranscriptScanner) next() ([]byte, error) {
-	var line []byte
-	for {
-		chunk, err := sc.rd.ReadSlice('\n')
-		line = append(line, chunk...)
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		if err != nil && !errors.Is(err, io.EOF) {
-			return nil, err
-		}
-		if int64(len(line)) > sc.left {
-			// Past the limit: the line is cut, and so is the transcript.
-			sc.truncated = true
-			return nil, io.EOF
-		}
-		sc.left -= int64(len(line))
-		if len(line) == 0 {
-			return nil, err
-		}
-		return line, err
+	line, err := sc.rd.ReadBytes('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
 	}
+	if int64(len(line)) > sc.left {
+		// Past the limit: the line is cut, and so is the transcript.
+		sc.truncated = true
+		return nil, io.EOF
+	}
+	sc.left -= int64(len(line))
+	if len(line) == 0 {
+		return nil, err
+	}
+	return line, err
 }
 
 // Step is the step Scan found.
@@ -312,11 +305,10 @@ func (r *Result) SetTranscript(b []byte, size int64) {
 	r.TranscriptBytes = size
 	r.TranscriptTruncated = cut
 	sc := NewTranscriptScanner(bytes.NewReader(b), int64(len(b))+1)
-	steps := 0
+	r.TranscriptSteps = 0
 	for sc.Scan() {
-		steps++
+		r.TranscriptSteps++
 	}
-	r.TranscriptSteps = steps
 	r.TranscriptNote = ""
 	if n, first := sc.Malformed(); n > 0 {
 		r.TranscriptNote = fmt.Sprintf("%d %s not a JSON object (the first: line %d); not counted as steps",

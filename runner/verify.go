@@ -8,8 +8,8 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -74,9 +74,7 @@ const (
 // change it).
 func (j Job) VerifyEnv(tests, logs string) map[string]string {
 	env := make(map[string]string, len(j.Verify.Env)+4)
-	for k, val := range j.Verify.Env {
-		env[k] = val
-	}
+	maps.Copy(env, j.Verify.Env)
 	env[TestsDirVar] = tests
 	env[VerifierLogsVar] = logs
 	if j.TaskID != "" {
@@ -185,33 +183,20 @@ func ParseReward(text, js []byte) (reward float64, metrics map[string]float64, e
 	if err := dec.Decode(&m); err != nil || m == nil || dec.More() {
 		return 0, nil, fmt.Errorf("%s is not a JSON object: %s", RewardJSON, quoteStart(string(js)))
 	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+	raw, ok := m["reward"]
+	if !ok {
+		return 0, nil, fmt.Errorf("%s has no \"reward\"", RewardJSON)
 	}
-	sort.Strings(keys)
-	found := false
-	for _, k := range keys {
-		n, ok := m[k].(json.Number)
-		var f float64
-		if ok {
-			f, err = n.Float64()
-			ok = err == nil && !math.IsNaN(f) && !math.IsInf(f, 0)
-		}
-		switch {
-		case k == "reward" && !ok:
-			return 0, nil, fmt.Errorf("%s: \"reward\" is %s, not a number", RewardJSON, quoteStart(fmt.Sprint(m[k])))
-		case k == "reward":
-			reward, found = f, true
-		case ok:
+	if reward, ok = number(raw); !ok {
+		return 0, nil, fmt.Errorf("%s: \"reward\" is %s, not a number", RewardJSON, quoteStart(fmt.Sprint(raw)))
+	}
+	for k, v := range m {
+		if f, ok := number(v); ok && k != "reward" {
 			if metrics == nil {
 				metrics = map[string]float64{}
 			}
 			metrics[k] = f
 		}
-	}
-	if !found {
-		return 0, nil, fmt.Errorf("%s has no \"reward\"", RewardJSON)
 	}
 	return reward, metrics, nil
 }

@@ -413,9 +413,8 @@ func (b *envBuild) say(format string, args ...any) {
 // resourcesOf is what the sandboxes of env get: the environment's own ask
 // (a Harbor task's), else daytona.resources; 0 for Daytona's default.
 func (r *Runner) resourcesOf(env *runner.Environment) (cpu, memGB, diskGB int) {
-	o := r.opts
 	if env != nil && (env.CPU > 0 || env.MemoryGB > 0 || env.DiskGB > 0) {
 		return env.CPU, env.MemoryGB, env.DiskGB
 	}
-	return o.CPU, o.MemoryGB, o.DiskGB
+	return r.opts.CPU, r.opts.MemoryGB, r.opts.DiskGB
 }

@@ -59,11 +59,7 @@ func parseProcs(text []byte) []string {
 	for line := range strings.Lines(string(text)) {
 		f := strings.Fields(line)
 		if len(f) > 0 && f[0] == procsLine {
-			procs := f[1:]
-			if procs == nil {
-				procs = []string{}
-			}
-			return procs
+			return f[1:] // not nil, even when empty
 		}
 	}
 	return nil

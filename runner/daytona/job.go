@@ -108,7 +108,6 @@ func (j *jobRun) create(ctx context.Context) error {
 	if j.job.TaskID != "" {
 		labels[LabelTask] = j.job.TaskID
 	}
-	env := maps.Collect(maps.All(o.Env))
 	autoStop := o.AutoStopMinutes
 	if autoStop == 0 {
 		setup := time.Duration(0)
@@ -117,10 +116,9 @@ func (j *jobRun) create(ctx context.Context) error {
 		}
 		autoStop = int(math.Ceil((setup + j.job.EffectiveTimeout() + AutoStopMargin).Minutes()))
 	}
-	autoDelete := 0
 	base := types.SandboxBaseParams{
-		Name: j.name, Labels: labels, EnvVars: env, NetworkBlockAll: o.NetworkBlockAll,
-		AutoStopInterval: &autoStop, AutoDeleteInterval: &autoDelete,
+		Name: j.name, Labels: labels, EnvVars: maps.Collect(maps.All(o.Env)), NetworkBlockAll: o.NetworkBlockAll,
+		AutoStopInterval: &autoStop, AutoDeleteInterval: new(0),
 	}
 	if e := j.job.Environment; j.job.NoNetwork || e != nil && e.NoInternet {
 		base.NetworkBlockAll = true
@@ -236,28 +234,35 @@ func (j *jobRun) uploadFiles(ctx context.Context, g *errgroup.Group) error {
 // locate asks the sandbox for its home (and working) directory: the job's
 // layout.
 func (j *jobRun) locate(ctx context.Context) error {
-	home, err := retried(ctx, &j.r.opts, "ask "+j.name+" for its home directory", j.r.opts.calls(), j.sb.GetUserHomeDir)
+	home, err := j.askDir(ctx, "home directory", j.sb.GetUserHomeDir)
 	if err != nil {
-		return j.r.callError(ctx, "ask the sandbox for its home directory", err)
-	}
-	if !strings.HasPrefix(home, "/") {
-		return fmt.Errorf("the sandbox reported home directory %q, not an absolute path", home)
+		return err
 	}
 	j.lay = newLayout(home, j.job.CandidateID)
 	if v := j.job.Verify; v != nil && v.AtRoot {
 		j.lay.tests, j.lay.logs = runner.TestsDir, runner.VerifierLogsDir
 	}
 	if j.job.InImageWorkdir {
-		wd, err := retried(ctx, &j.r.opts, "ask "+j.name+" for its working directory", j.r.opts.calls(), j.sb.GetWorkingDir)
+		wd, err := j.askDir(ctx, "working directory", j.sb.GetWorkingDir)
 		if err != nil {
-			return j.r.callError(ctx, "ask the sandbox for its working directory", err)
-		}
-		if !strings.HasPrefix(wd, "/") {
-			return fmt.Errorf("the sandbox reported working directory %q, not an absolute path", wd)
+			return err
 		}
 		j.lay.start = wd
 	}
 	return nil
+}
+
+// askDir asks the sandbox for one of its directories (what), which must
+// be absolute.
+func (j *jobRun) askDir(ctx context.Context, what string, get func(context.Context) (string, error)) (string, error) {
+	dir, err := retried(ctx, &j.r.opts, "ask "+j.name+" for its "+what, j.r.opts.calls(), get)
+	if err != nil {
+		return "", j.r.callError(ctx, "ask the sandbox for its "+what, err)
+	}
+	if !strings.HasPrefix(dir, "/") {
+		return "", fmt.Errorf("the sandbox reported %s %q, not an absolute path", what, dir)
+	}
+	return dir, nil
 }
 
 // upload is a file to upload.
@@ -418,12 +423,8 @@ func (j *jobRun) settle(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	files := rep.files
+	files := rep.files // each capped (outputs.capOf)
 	lim := j.job.Limits
-	stdout := &runner.CappedBuffer{Max: lim.OutputCap()}
-	stdout.Write(files["stdout"])
-	stderr := &runner.CappedBuffer{Max: lim.OutputCap()}
-	stderr.Write(files["stderr"])
 	if j.job.Echo != nil { // output comes back at the end: --verbose shows it then
 		for _, s := range []string{"stdout", "stderr"} {
 			w := &runner.EchoWriter{Stream: s, Echo: j.job.Echo, Max: lim.OutputCap()}
@@ -431,8 +432,8 @@ func (j *jobRun) settle(ctx context.Context) error {
 			w.Close()
 		}
 	}
-	j.res.Output, j.res.Stderr = stdout.String(), stderr.String()
-	j.res.OutputTruncated = rep.size("stdout") > lim.OutputCap() || rep.size("stderr") > lim.OutputCap() || stdout.Truncated() || stderr.Truncated()
+	j.res.Output, j.res.Stderr = string(files["stdout"]), string(files["stderr"])
+	j.res.OutputTruncated = rep.size("stdout") > lim.OutputCap() || rep.size("stderr") > lim.OutputCap()
 
 	switch {
 	case run.timedOut:

@@ -348,14 +348,12 @@ type outputs struct {
 // capOf is the cap of the output key; 0 for one forge.sh does not report.
 func (o outputs) capOf(key string) int64 {
 	switch key {
-	case "stdout", "stderr", "setup":
+	case "stdout", "stderr", "setup", "verifier":
 		return o.outCap
 	case "artifact", "result":
 		return o.artCap
 	case "transcript":
 		return o.trCap
-	case "verifier":
-		return o.outCap
 	case "reward", "rewardjson":
 		return runner.MaxRewardBytes
 	}

@@ -36,9 +36,7 @@ func (j *jobRun) setup(ctx context.Context) error {
 		return nil
 	}
 	if rep, err := j.report(ctx, run, "setup"); err == nil && rep.size("setup") > 0 {
-		buf := &runner.CappedBuffer{Max: j.out.outCap}
-		buf.Write(rep.files["setup"])
-		j.res.Stderr = buf.String()
+		j.res.Stderr = string(rep.files["setup"]) // capped (outputs.capOf)
 		j.res.OutputTruncated = rep.size("setup") > j.out.outCap
 	}
 	j.res.SetupFailed(runner.Outcome{ExitCode: run.exit, TimedOut: run.timedOut}, timeout,
@@ -49,17 +47,14 @@ func (j *jobRun) setup(ctx context.Context) error {
 // failingSetupOutput is what the failing setup line printed: the log after
 // the last "+ line" trace setupText writes; the whole log without one.
 func failingSetupOutput(log string, lines []string) string {
-	at := -1
+	at := 0
 	for _, line := range lines {
 		trace := "+ " + line + "\n"
-		i := strings.Index(log[max(at, 0):], trace)
+		i := strings.Index(log[at:], trace)
 		if i < 0 {
 			break
 		}
-		at = max(at, 0) + i + len(trace)
-	}
-	if at < 0 {
-		return log
+		at += i + len(trace)
 	}
 	return log[at:]
 }
@@ -198,12 +193,23 @@ func (j *jobRun) poll(ctx context.Context, cmdID string, limit time.Time) (sessi
 			if !ok {
 				return sessionRun{}, fmt.Errorf("the toolbox gave exit code %v (%T)", code, code)
 			}
-			return j.readLog(ctx, cmdID, int(n))
+			out, err := j.commandLog(ctx, cmdID)
+			if err != nil {
+				return sessionRun{}, j.r.callError(ctx, "read the command's log", err)
+			}
+			run := sessionRun{exit: new(int(n))}
+			var scan doneScanner
+			if text, _, ok := scan.add(out); ok {
+				run.report = text
+			}
+			return run, nil
 		}
 		if !time.Now().Before(limit) {
 			run := sessionRun{timedOut: true}
 			if j.job.Verify != nil {
-				run.early = j.logSoFar(ctx, cmdID)
+				if out, err := j.commandLog(ctx, cmdID); err == nil {
+					run.early = []byte(out)
+				}
 			}
 			j.killSession(ctx)
 			return run, nil
@@ -214,31 +220,15 @@ func (j *jobRun) poll(ctx context.Context, cmdID string, limit time.Time) (sessi
 	}
 }
 
-func (j *jobRun) readLog(ctx context.Context, cmdID string, exit int) (sessionRun, error) {
+// commandLog is what the command printed so far on its stdout.
+func (j *jobRun) commandLog(ctx context.Context, cmdID string) (string, error) {
 	logs, err := retried(ctx, &j.r.opts, "read the command's log in "+j.name, j.r.opts.calls(), func(ctx context.Context) (*toolbox.SessionCommandLogsResponse, error) {
 		return j.sb.Process.GetSessionCommandLogs(ctx, sessionID, cmdID)
 	})
 	if err != nil {
-		return sessionRun{}, j.r.callError(ctx, "read the command's log", err)
+		return "", err
 	}
-	run := sessionRun{exit: &exit}
-	var scan doneScanner
-	if text, _, ok := scan.add(logs.GetStdout()); ok {
-		run.report = text
-	}
-	return run, nil
-}
-
-// logSoFar is what the running command printed so far; nil when it cannot
-// be read.
-func (j *jobRun) logSoFar(ctx context.Context, cmdID string) []byte {
-	logs, err := retried(ctx, &j.r.opts, "read the command's log in "+j.name, j.r.opts.calls(), func(ctx context.Context) (*toolbox.SessionCommandLogsResponse, error) {
-		return j.sb.Process.GetSessionCommandLogs(ctx, sessionID, cmdID)
-	})
-	if err != nil {
-		return nil
-	}
-	return []byte(logs.GetStdout())
+	return logs.GetStdout(), nil
 }
 
 var errNoCommandID = errors.New("the toolbox gave no command id")

@@ -78,21 +78,20 @@ func (j *jobRun) verify(ctx context.Context) error {
 	}
 	o := runner.VerifyOutcome{ExitCode: run.exit, TimedOut: run.timedOut,
 		Log: rep.files["verifier"], LogBytes: rep.size("verifier"), LogsDir: j.lay.logs}
-	for key, into := range map[string]*[]byte{"reward": &o.Text, "rewardjson": &o.JSON} {
-		name := runner.RewardText
-		if key == "rewardjson" {
-			name = runner.RewardJSON
-		}
-		switch rep.kinds[key] {
+	for _, f := range []struct {
+		key, name string
+		into      *[]byte
+	}{{"reward", runner.RewardText, &o.Text}, {"rewardjson", runner.RewardJSON, &o.JSON}} {
+		switch rep.kinds[f.key] {
 		case "file":
-			*into = rep.files[key]
-			if *into == nil {
-				*into = []byte{} // present and empty
+			*f.into = rep.files[f.key]
+			if *f.into == nil {
+				*f.into = []byte{} // present and empty
 			}
 		case "symlink":
-			o.Problem = name + " is a symlink; forge reads only regular files"
+			o.Problem = f.name + " is a symlink; forge reads only regular files"
 		case "unreadable", "other":
-			o.Problem = name + " is not a readable regular file"
+			o.Problem = f.name + " is not a readable regular file"
 		}
 	}
 	j.res.CheckTools(j.tools, parseTools(run.report))
