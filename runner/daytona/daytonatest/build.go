@@ -31,11 +31,9 @@ func (s *Server) buildSnapshot(sn *snapshot) {
 	}
 	s.mu.Unlock()
 	if d := s.opts.SnapshotBuildDelay; d > 0 {
-		t := time.NewTimer(d)
 		select {
-		case <-t.C:
+		case <-time.After(d):
 		case <-s.closing:
-			t.Stop()
 			return
 		}
 	}
@@ -72,12 +70,9 @@ func (s *Server) buildSnapshot(sn *snapshot) {
 		sn.notify()
 		return
 	}
-	sn.env, sn.workdir, sn.account, sn.updatedAt = b.env, b.mapped(b.workdir), b.account, time.Now()
-	switch {
-	case b.workdir == "":
-		sn.workdir = ""
-	case RootFS():
-		sn.workdir = b.workdir
+	sn.env, sn.workdir, sn.account, sn.updatedAt = b.env, b.workdir, b.account, time.Now()
+	if b.workdir != "" && !RootFS() {
+		sn.workdir = b.mapped(b.workdir)
 	}
 	var ne *notEmulated
 	switch {
@@ -183,12 +178,10 @@ func (b *builder) run(df string) error {
 				w = path.Join("/"+b.workdir, w)
 			}
 			b.workdir = path.Clean(w)
-			if b.fs != nil {
-				err = b.fs.mkdirAll(b.workdir, 0o755)
-				break
+			if b.fs == nil {
+				b.declare(b.workdir)
 			}
-			b.declare(b.workdir)
-			err = os.MkdirAll(b.mapped(b.workdir), 0o755)
+			err = b.mkdirAll(b.workdir)
 		case "RUN":
 			err = b.runStep(arg)
 		case "COPY", "ADD":
@@ -352,12 +345,9 @@ func (b *builder) runStep(arg string) error {
 	}
 	killGroup(cmd)
 	if err != nil {
-		code := -1
-		if cmd.ProcessState != nil {
-			code = cmd.ProcessState.ExitCode()
-		}
-		// BuildKit's message (the runner builds with BuildKit).
-		return fmt.Errorf("process %q did not complete successfully: exit code: %d", strings.Join(argv, " "), code)
+		// BuildKit's message (the runner builds with BuildKit); -1 when
+		// the process did not exit.
+		return fmt.Errorf("process %q did not complete successfully: exit code: %d", strings.Join(argv, " "), cmd.ProcessState.ExitCode())
 	}
 	return nil
 }
@@ -446,15 +436,17 @@ func copyFile(src, dst string, mode os.FileMode) error {
 		return err
 	}
 	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
+	return writeFile(dst, in, mode)
+}
+
+// writeFile writes what r holds to the file name, made with mode if new.
+func writeFile(name string, r io.Reader, mode os.FileMode) error {
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
+	_, err = io.Copy(f, r)
+	return errors.Join(err, f.Close())
 }
 
 // copyStep runs COPY or ADD: each source, a path in the build context (as
@@ -500,35 +492,38 @@ func (b *builder) copyStep(op, arg string) error {
 		if err != nil {
 			return fmt.Errorf("failed to compute cache key: failed to calculate checksum of ref: \"/%s\": not found", strings.TrimPrefix(path.Clean("/"+src), "/"))
 		}
-		if b.fs != nil {
-			to := path.Clean(dest)
-			if !fi.IsDir() && intoDir {
-				to = path.Join(to, filepath.Base(from))
-			}
-			b.logf(" ---> copied %s to %s", src, dest)
-			if err := b.fs.mkdirAll(path.Dir(to), 0o755); err != nil {
-				return err
-			}
-			b.fs.remove(to) // a file the image had: replaced, as Docker does
-			if err := copyIn(b.fs, from, to); err != nil {
-				return fmt.Errorf("%s %s: %w", op, src, err)
-			}
-			continue
-		}
-		to := b.mapped(dest)
+		to := path.Clean(dest)
 		if !fi.IsDir() && intoDir {
-			to = filepath.Join(to, filepath.Base(from))
+			to = path.Join(to, filepath.Base(from))
 		}
 		b.logf(" ---> copied %s to %s", src, dest)
-		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		if err := b.mkdirAll(path.Dir(to)); err != nil {
 			return err
 		}
-		os.Remove(to) // a file the image had: replaced, as Docker does
-		if err := copyTree(from, to); err != nil {
+		if err := b.replace(from, to); err != nil {
 			return fmt.Errorf("%s %s: %w", op, src, err)
 		}
 	}
 	return nil
+}
+
+// mkdirAll makes the image directory p and its missing parents.
+func (b *builder) mkdirAll(p string) error {
+	if b.fs != nil {
+		return b.fs.mkdirAll(p, 0o755)
+	}
+	return os.MkdirAll(b.mapped(p), 0o755)
+}
+
+// replace makes the image path to a copy of from, on this machine: a file
+// the image had there is replaced, as Docker does.
+func (b *builder) replace(from, to string) error {
+	if b.fs != nil {
+		b.fs.remove(to)
+		return copyIn(b.fs, from, to)
+	}
+	os.Remove(b.mapped(to))
+	return copyTree(from, b.mapped(to))
 }
 
 // extractContext extracts the snapshot's context archives, once.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"slices"
@@ -65,9 +66,7 @@ func (s *Server) ChaosFired() map[string]int {
 	defer s.mu.Unlock()
 	out := map[string]int{}
 	if s.chaos != nil {
-		for k, v := range s.chaos.fired {
-			out[k] = v
-		}
+		maps.Copy(out, s.chaos.fired)
 	}
 	return out
 }
@@ -92,12 +91,9 @@ func (s *Server) chaosFault(r *http.Request, op string, toolbox bool, sandboxID 
 		n := c.seen[id]
 		c.seen[id] = n + 1
 		h := fnv.New64a()
-		var b [8]byte
-		binary.LittleEndian.PutUint64(b[:], uint64(i))
-		h.Write(b[:])
+		h.Write(binary.LittleEndian.AppendUint64(nil, uint64(i)))
 		h.Write([]byte(op + "\x00" + key + "\x00"))
-		binary.LittleEndian.PutUint64(b[:], n)
-		h.Write(b[:])
+		h.Write(binary.LittleEndian.AppendUint64(nil, n))
 		if rand.New(rand.NewPCG(c.seed, h.Sum64())).Float64() < rule.Rate {
 			c.fired[op]++
 			f := rule.Fault

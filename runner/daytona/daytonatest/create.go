@@ -219,12 +219,19 @@ func (s *Server) newSandbox(req createRequest, now time.Time, from *snapshot, mo
 }
 
 // startSandbox makes sb's file system, without the lock (it is slow, and
-// other sandboxes must not wait for it), then starts entrypoint, the
+// other sandboxes must not wait for it): with RootFS its root, started;
+// else its directories under its root. Then it starts entrypoint, the
 // image's service, as the daemon starts it: nothing waits for it. The
 // caller holds s.mu.
 func (s *Server) startSandbox(sb *sandbox, vols []*volume, entrypoint string) error {
 	s.mu.Unlock()
-	fs, err := s.makeSandboxFS(sb, vols)
+	var fs *fsRoot
+	var err error
+	if RootFS() {
+		fs, err = s.makeSandboxRoot(sb, vols)
+	} else {
+		err = s.makeSandboxDirs(sb, vols)
+	}
 	s.mu.Lock()
 	if err != nil || fs == nil {
 		return err
@@ -270,18 +277,9 @@ func execLine(argv []string) string {
 	return "exec " + strings.Join(q, " ")
 }
 
-// makeSandboxFS makes the sandbox's file system: with RootFS its root,
-// started (the fsRoot returned); else its directories under its root. A
-// volume mounted at an absolute path appears at that path in the sandbox.
-func (s *Server) makeSandboxFS(sb *sandbox, vols []*volume) (*fsRoot, error) {
-	if RootFS() {
-		return s.makeSandboxRoot(sb, vols)
-	}
-	return nil, s.makeSandboxDirs(sb, vols)
-}
-
 // makeSandboxRoot makes the sandbox's root: a copy of its snapshot's, its
-// home, its volumes' mount points, and starts it.
+// home, its volumes' mount points (a volume appears at its mount path),
+// and starts it.
 func (s *Server) makeSandboxRoot(sb *sandbox, vols []*volume) (*fsRoot, error) {
 	if sb.fromRoot != "" {
 		if err := copyRoot(sb.fromRoot, sb.root); err != nil {

@@ -3,6 +3,7 @@ package daytonatest
 import (
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"time"
 )
@@ -77,9 +78,7 @@ func (s *Server) wait(r *http.Request, d time.Duration) bool {
 }
 
 func (s *Server) writeFault(w http.ResponseWriter, r *http.Request, f *Fault, toolbox bool) {
-	for k, vs := range f.Header {
-		w.Header()[k] = vs
-	}
+	maps.Copy(w.Header(), f.Header)
 	if f.RetryAfter != "" {
 		w.Header().Set("Retry-After", f.RetryAfter)
 	}

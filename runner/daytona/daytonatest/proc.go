@@ -159,16 +159,11 @@ func (l *markedLog) from(off, n int) []byte {
 	return append([]byte(nil), l.b[off:end]...)
 }
 
-// startProc runs command with "sh -c" in sb, in cwd (a path as the
-// sandbox sees it), and records it among the sandbox's commands; ss is the
-// session it runs in, nil for none. The caller must not hold s.mu:
-// starting a process is slow, and other sandboxes must not wait for it.
-func (s *Server) startProc(sb *sandbox, command, cwd string, env map[string]string, ss *session) (*proc, error) {
-	return s.spawn(sb, command, cwd, env, true, ss)
-}
-
-// spawn is startProc; record says whether the command is one of the
-// sandbox's Commands (an image's entrypoint is not: no call asked for it).
+// spawn runs command with "sh -c" in sb, in cwd (a path as the sandbox
+// sees it); record says whether it is one of the sandbox's Commands (an
+// image's entrypoint is not: no call asked for it); ss is the session it
+// runs in, nil for none. The caller must not hold s.mu: starting a process
+// is slow, and other sandboxes must not wait for it.
 //
 // In a root (RootFS), as in the real sandbox, what the command leaves
 // running lives on after it, in the sandbox's PID namespace: until its
@@ -413,6 +408,20 @@ type sessCmd struct {
 	p           *proc // nil until it starts; set under Server.mu
 }
 
+// exitCode is the command's once it has ended, nil before and when it was
+// killed or never started: the daemon's exit-code file.
+func (c *sessCmd) exitCode() *int {
+	select {
+	case <-c.done:
+	default:
+		return nil
+	}
+	if c.p == nil {
+		return nil
+	}
+	return c.p.exitCode()
+}
+
 // runSession runs the session's commands in order until it is closed.
 func (s *Server) runSession(sb *sandbox, ss *session) {
 	defer s.workers.Done()
@@ -435,7 +444,7 @@ func (s *Server) runSession(sb *sandbox, ss *session) {
 			}
 			return
 		case c := <-ss.queue:
-			p, err := s.startProc(sb, c.command, sb.defaultCwd(), s.baseEnv(sb), ss)
+			p, err := s.spawn(sb, c.command, sb.defaultCwd(), s.baseEnv(sb), true, ss)
 			if err != nil {
 				close(c.done)
 				continue

@@ -52,14 +52,12 @@ func probeRootFS() error {
 	if os.Geteuid() != 0 {
 		return fmt.Errorf("not running as root (uid %d)", os.Geteuid())
 	}
-	for _, t := range []struct {
-		name string
-		dst  *string
-	}{{"cp", &p.cp}, {"mount", &p.mount}} {
-		var err error
-		if *t.dst, err = exec.LookPath(t.name); err != nil {
-			return err
-		}
+	var err error
+	if p.cp, err = exec.LookPath("cp"); err != nil {
+		return err
+	}
+	if p.mount, err = exec.LookPath("mount"); err != nil {
+		return err
 	}
 	dir, err := os.MkdirTemp("", "daytonatest-probe-")
 	if err != nil {

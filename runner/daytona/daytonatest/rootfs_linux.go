@@ -196,7 +196,12 @@ func inMountNS(pid int, f func() error) error {
 		if err := unix.Unshare(unix.CLONE_FS); err != nil {
 			return false, fmt.Errorf("unshare the file system context: %w", err)
 		}
-		if err := setnsPath(fmt.Sprintf("/proc/%d/ns/mnt", pid), unix.CLONE_NEWNS); err != nil {
+		fd, err := unix.Open(fmt.Sprintf("/proc/%d/ns/mnt", pid), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err == nil {
+			err = unix.Setns(fd, unix.CLONE_NEWNS)
+			unix.Close(fd)
+		}
+		if err != nil {
 			return false, fmt.Errorf("join the root's mount namespace: %w", err)
 		}
 		// Recursively private, as unshare(1) makes it: on a system whose /
@@ -206,16 +211,6 @@ func inMountNS(pid int, f func() error) error {
 		}
 		return false, f()
 	})
-}
-
-// setnsPath joins the namespace the file p (/proc/PID/ns/…) stands for.
-func setnsPath(p string, nstype int) error {
-	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(fd)
-	return unix.Setns(fd, nstype)
 }
 
 // mountRoot makes the root dir's mounts (see the top of this file), in
@@ -295,20 +290,15 @@ func (r *fsRoot) openNamespaces(ownNet bool) error {
 }
 
 // mountProc mounts the root dir's /proc, which only a process of its PID
-// namespace can: mount(8), started from a thread in its mount and PID
-// namespaces. It shows the root's processes only, with the numbers they
-// know each other by.
+// namespace can: mount(8), started in the root's namespaces (not chrooted).
+// It shows the root's processes only, with the numbers they know each
+// other by.
 func (r *fsRoot) mountProc(dir string) error {
 	cmd := exec.Command(rootFSProbe.mount, "-t", "proc", "proc", filepath.Join(dir, "proc"))
 	cmd.Env = []string{"PATH=" + hostPath(), "LANG=C"}
 	out := &capBuf{max: 64 << 10}
 	cmd.Stdout, cmd.Stderr = out, out
-	err := inMountNS(r.holder.Pid, func() error {
-		if err := unix.Setns(int(r.pidNS.Fd()), unix.CLONE_NEWPID); err != nil {
-			return fmt.Errorf("join the root's PID namespace: %w", err)
-		}
-		return cmd.Start()
-	})
+	err := r.start(cmd)
 	if err == nil {
 		err = cmd.Wait()
 	}
@@ -468,17 +458,16 @@ func (r *fsRoot) at(op, p string, flags int, mode uint32) (int, error) {
 }
 
 // open opens the file p of the root for reading.
-func (r *fsRoot) open(p string) (*os.File, error) {
-	fd, err := r.at("open", p, unix.O_RDONLY, 0)
-	if err != nil {
-		return nil, err
-	}
-	return os.NewFile(uintptr(fd), p), nil
-}
+func (r *fsRoot) open(p string) (*os.File, error) { return r.file("open", p, unix.O_RDONLY, 0) }
 
 // create creates or truncates the file p of the root, with perm if new.
 func (r *fsRoot) create(p string, perm fs.FileMode) (*os.File, error) {
-	fd, err := r.at("create", p, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC, uint32(perm.Perm()))
+	return r.file("create", p, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC, perm)
+}
+
+// file opens the file p of the root with flags, as at does.
+func (r *fsRoot) file(op, p string, flags int, perm fs.FileMode) (*os.File, error) {
+	fd, err := r.at(op, p, flags, uint32(perm.Perm()))
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/gorilla/websocket"
 )
 
@@ -226,22 +228,22 @@ func newServer(opts Options) (*Server, error) {
 			return nil, fmt.Errorf("Shared: %q is not a directory", d)
 		}
 	}
+	var err error
 	if opts.Specs == nil {
-		var err error
 		if opts.Specs, err = LoadSpecs(); err != nil {
 			return nil, err
 		}
 	}
 	s := &Server{
-		opts:      opts,
-		closing:   make(chan struct{}),
-		apiKey:    opts.APIKey,
-		sandboxes: map[string]*sandbox{},
-		volumes:   map[string]*volume{},
-		faults:    map[string][]*Fault{},
-		latency:   map[string]time.Duration{},
+		opts:       opts,
+		closing:    make(chan struct{}),
+		apiKey:     opts.APIKey,
+		sandboxes:  map[string]*sandbox{},
+		volumes:    map[string]*volume{},
+		faults:     map[string][]*Fault{},
+		latency:    map[string]time.Duration{},
+		unfinished: map[string]int{},
 	}
-	var err error
 	if s.storage, err = newObjectStorage(); err != nil {
 		return nil, err
 	}
@@ -255,14 +257,12 @@ func newServer(opts Options) (*Server, error) {
 	if RootFS() {
 		s.cgroups = newServerCgroup()
 	}
+	s.hs = httptest.NewUnstartedServer(s)
 	if l := s.opts.Listener; l != nil {
-		s.hs = httptest.NewUnstartedServer(s)
 		s.hs.Listener.Close()
 		s.hs.Listener = l
-		s.hs.Start()
-		return s, nil
 	}
-	s.hs = httptest.NewServer(s)
+	s.hs.Start()
 	return s, nil
 }
 
@@ -355,12 +355,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		op = OpSessionLogsStream
 	}
 	call.Op = op
-	if err := v.request(r.Context()); err != nil {
+	if err := openapi3filter.ValidateRequest(r.Context(), v); err != nil {
 		s.violation("%s request: %v", op, err)
 	}
 
 	s.delay(r, op)
-	f, by := s.fault(r, op, toolbox, sandboxID, v.input.PathParams, body)
+	f, by := s.fault(r, op, toolbox, sandboxID, v.PathParams, body)
 	if f != nil && stream && f.After {
 		f = nil // a stream has no answer to replace after the fact
 	}
@@ -368,7 +368,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	h := &handlerCtx{r: r, op: op, params: v.input.PathParams, sandboxID: sandboxID}
+	h := &handlerCtx{r: r, op: op, params: v.PathParams, sandboxID: sandboxID}
 	switch {
 	case op == OpSnapshotBuildLogs && !toolbox:
 		// A plain-text stream, written as it comes: the spec describes no
@@ -428,7 +428,7 @@ func route(path string) (toolbox bool, sandboxID, specPath string, err error) {
 
 // answer handles a call into a recorder, checks a successful answer
 // against the spec, and sends it unless fault f replaces it.
-func (s *Server) answer(w http.ResponseWriter, h *handlerCtx, v *validation, f *Fault, by string, toolbox bool, call *Call) {
+func (s *Server) answer(w http.ResponseWriter, h *handlerCtx, v *openapi3filter.RequestValidationInput, f *Fault, by string, toolbox bool, call *Call) {
 	rec := httptest.NewRecorder()
 	h.w = rec
 	if toolbox {
@@ -442,7 +442,7 @@ func (s *Server) answer(w http.ResponseWriter, h *handlerCtx, v *validation, f *
 		if len(resBody) == 0 && !emptyBodyOK[h.op] {
 			s.violation("%s response %d: empty body", h.op, res.StatusCode)
 		} else if len(resBody) > 0 {
-			if err := v.response(h.r.Context(), res.StatusCode, res.Header, resBody); err != nil {
+			if err := validateResponse(h.r.Context(), v, res.StatusCode, res.Header, resBody); err != nil {
 				s.violation("%s response %d: %v", h.op, res.StatusCode, err)
 			}
 		}
@@ -450,9 +450,7 @@ func (s *Server) answer(w http.ResponseWriter, h *handlerCtx, v *validation, f *
 	if s.faultAfter(w, h.r, f, by, toolbox, call) {
 		return
 	}
-	for k, vs := range res.Header {
-		w.Header()[k] = vs
-	}
+	maps.Copy(w.Header(), res.Header)
 	w.WriteHeader(res.StatusCode)
 	w.Write(resBody)
 	call.Status = res.StatusCode

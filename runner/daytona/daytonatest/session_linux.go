@@ -107,9 +107,6 @@ func newCgroup(parent, name string) (*cgroup, error) {
 	return &cgroup{dir: dir, fd: fd}, nil
 }
 
-// kill kills every process in the cgroup.
-func (g *cgroup) kill() { linux.KillCgroup(g.dir) }
-
 // remove kills what is left in the cgroup, waits for it to be empty (for
 // a while: a process in uninterruptible sleep cannot die, and its cgroup
 // is then left behind) and removes it.
@@ -148,7 +145,7 @@ func (sp *sessionProcs) track(cmd *exec.Cmd) {
 // kill kills everything the session started that is still running.
 func (sp *sessionProcs) kill() {
 	if sp.g != nil {
-		sp.g.kill()
+		linux.KillCgroup(sp.g.dir)
 		return
 	}
 	marker := []string{sessionEnv + "=" + sp.marker}

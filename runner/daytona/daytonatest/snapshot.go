@@ -97,21 +97,13 @@ func (sn *snapshot) dto() map[string]any {
 		m["size"] = 0.1
 	}
 	if sn.built {
-		bi := map[string]any{
-			"dockerfileContent": sn.dockerfile, "contextHashes": nonNilSlice(sn.contextHashes),
+		m["buildInfo"] = map[string]any{
+			"dockerfileContent": sn.dockerfile, "contextHashes": append([]string{}, sn.contextHashes...), // never null
 			"createdAt": sn.createdAt.UTC().Format(time.RFC3339Nano),
 			"updatedAt": sn.createdAt.UTC().Format(time.RFC3339Nano), "snapshotRef": "emulator/" + sn.id,
 		}
-		m["buildInfo"] = bi
 	}
 	return m
-}
-
-func nonNilSlice(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
 }
 
 // imageNameRE is the API's IMAGE_NAME_REGEX (snapshot.service.ts), which it
@@ -327,15 +319,13 @@ func (s *Server) listSnapshots(h *handlerCtx) {
 		case "createdAt":
 			c = a.createdAt.Compare(b.createdAt)
 		default:
-			switch {
-			case a.lastUsedAt.IsZero() != b.lastUsedAt.IsZero():
+			if a.lastUsedAt.IsZero() != b.lastUsedAt.IsZero() {
 				if a.lastUsedAt.IsZero() {
 					return 1
 				}
 				return -1
-			default:
-				c = a.lastUsedAt.Compare(b.lastUsedAt)
 			}
+			c = a.lastUsedAt.Compare(b.lastUsedAt)
 		}
 		if desc {
 			c = -c

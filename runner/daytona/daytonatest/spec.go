@@ -76,11 +76,6 @@ func LoadSpecs() (*Specs, error) {
 	return s, nil
 }
 
-// validation is one request's check against the spec.
-type validation struct {
-	input *openapi3filter.RequestValidationInput
-}
-
 // bearerAuth accepts any "Bearer <token>"; whether the token is right is the
 // handlers' business (they answer 401 like the real service).
 func bearerAuth(_ context.Context, in *openapi3filter.AuthenticationInput) error {
@@ -99,9 +94,10 @@ func validateOptions() *openapi3filter.Options {
 	return &openapi3filter.Options{AuthenticationFunc: bearerAuth, SkipSettingDefaults: true, MultiError: true}
 }
 
-// findRoute finds the operation for r on the given surface. specPath is the
-// request path as the spec sees it (the toolbox prefix removed).
-func (s *Specs) findRoute(toolbox bool, r *http.Request, specPath string, body []byte) (*validation, string, error) {
+// findRoute finds the operation for r on the given surface, and the input
+// that checks the request and its answers against the spec. specPath is
+// the request path as the spec sees it (the toolbox prefix removed).
+func (s *Specs) findRoute(toolbox bool, r *http.Request, specPath string, body []byte) (*openapi3filter.RequestValidationInput, string, error) {
 	router := s.apiRouter
 	if toolbox {
 		router = s.toolboxRouter
@@ -117,18 +113,15 @@ func (s *Specs) findRoute(toolbox bool, r *http.Request, specPath string, body [
 	if err != nil {
 		return nil, "", err
 	}
-	return &validation{input: &openapi3filter.RequestValidationInput{
+	return &openapi3filter.RequestValidationInput{
 		Request: req, PathParams: params, Route: route, Options: validateOptions(),
-	}}, route.Operation.OperationID, nil
+	}, route.Operation.OperationID, nil
 }
 
-func (v *validation) request(ctx context.Context) error {
-	return openapi3filter.ValidateRequest(ctx, v.input)
-}
-
-func (v *validation) response(ctx context.Context, status int, header http.Header, body []byte) error {
+// validateResponse checks an answer to the request v checked.
+func validateResponse(ctx context.Context, v *openapi3filter.RequestValidationInput, status int, header http.Header, body []byte) error {
 	in := &openapi3filter.ResponseValidationInput{
-		RequestValidationInput: v.input,
+		RequestValidationInput: v,
 		Status:                 status,
 		Header:                 header,
 		Options:                validateOptions(),

@@ -75,23 +75,12 @@ func (s *Server) extractContext(hash, dir string) error {
 		case tar.TypeDir:
 			err = os.MkdirAll(name, 0o755)
 		case tar.TypeReg:
-			err = writeFrom(name, tr, os.FileMode(hdr.Mode)&0o777)
+			if err = os.MkdirAll(filepath.Dir(name), 0o755); err == nil {
+				err = writeFile(name, tr, os.FileMode(hdr.Mode)&0o777|0o200)
+			}
 		}
 		if err != nil {
 			return fmt.Errorf("context %s: %s: %w", hash, hdr.Name, err)
 		}
 	}
-}
-
-// writeFrom writes what r holds to a new file at name, with its parents.
-func writeFrom(name string, r io.Reader, mode os.FileMode) error {
-	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode|0o200)
-	if err != nil {
-		return err
-	}
-	_, err = io.Copy(f, r)
-	return errors.Join(err, f.Close())
 }

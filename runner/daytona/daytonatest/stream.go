@@ -123,7 +123,7 @@ func (s *Server) followLog(conn *websocket.Conn, c *sessCmd, drop bool, left, cu
 		}
 		if idle++; idle >= streamIdleRuns {
 			idle = 0
-			if c.exited() {
+			if c.exitCode() != nil {
 				if p != nil && len(p.log.from(off, 1)) > 0 {
 					continue // written while we looked
 				}
@@ -148,19 +148,5 @@ func (s *Server) followLog(conn *websocket.Conn, c *sessCmd, drop bool, left, cu
 func (s *Server) lookedForExitCode(c *sessCmd) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.unfinished == nil {
-		s.unfinished = map[string]int{}
-	}
 	s.unfinished[c.id]++
-}
-
-// exited says whether the command's exit code exists: it ran to its end
-// and was not killed.
-func (c *sessCmd) exited() bool {
-	select {
-	case <-c.done:
-	default:
-		return false
-	}
-	return c.p != nil && c.p.exitCode() != nil
 }

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -69,7 +68,7 @@ func (s *Server) toolboxSandbox(h *handlerCtx) *sandbox {
 		warming = now.Before(sb.startAt.Add(s.opts.ToolboxWarmup)) || RootFS() && sb.fs == nil
 	}
 	s.mu.Unlock()
-	if sb == nil || deleted || state == "destroyed" {
+	if sb == nil || deleted {
 		h.toolboxError(http.StatusUnauthorized, "authentication failed: sandbox %s not found", h.sandboxID)
 		return nil
 	}
@@ -87,10 +86,18 @@ func (s *Server) toolboxSandbox(h *handlerCtx) *sandbox {
 	return sb
 }
 
-// inside resolves a sandbox path; the emulator refuses paths outside the
-// sandbox's own directory, which is what a path built for another machine
-// (a hard-coded /home/daytona) looks like here.
-func inside(sb *sandbox, p string) (string, error) {
+// resolve is the path p names (relative to the home): with a root, the
+// path in it, which any absolute path is. Without, the path on this
+// machine; the emulator refuses paths outside the sandbox's own directory,
+// which is what a path built for another machine (a hard-coded
+// /home/daytona) looks like here.
+func resolve(sb *sandbox, p string) (string, error) {
+	if RootFS() {
+		if !path.IsAbs(p) {
+			p = path.Join(sb.homePath(), p)
+		}
+		return path.Clean(p), nil
+	}
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(sb.home, p)
 	}
@@ -99,18 +106,6 @@ func inside(sb *sandbox, p string) (string, error) {
 		return "", fmt.Errorf("path %s is outside the sandbox (home is %s)", p, sb.home)
 	}
 	return p, nil
-}
-
-// resolve is the path p names: with a root, the path in it (relative to
-// the home), which any absolute path is; else inside's.
-func resolve(sb *sandbox, p string) (string, error) {
-	if RootFS() {
-		if !path.IsAbs(p) {
-			p = path.Join(sb.homePath(), p)
-		}
-		return path.Clean(p), nil
-	}
-	return inside(sb, p)
 }
 
 // path is the sandbox path the call's "path" names; false when the call
@@ -250,7 +245,7 @@ func (s *Server) execute(h *handlerCtx, sb *sandbox) {
 	}
 	env := s.baseEnv(sb)
 	maps.Copy(env, req.Envs)
-	p, err := s.startProc(sb, req.Command, cwd, env, nil)
+	p, err := s.spawn(sb, req.Command, cwd, env, true, nil)
 	if err != nil {
 		h.badRequest(err)
 		return
@@ -316,19 +311,24 @@ func (s *Server) createSession(h *handlerCtx, sb *sandbox) {
 	h.w.WriteHeader(http.StatusCreated)
 }
 
-func (s *Server) deleteSession(h *handlerCtx, sb *sandbox) {
-	s.mu.Lock()
+// session is the session the call names; nil when the call has been
+// answered 404. The caller holds s.mu.
+func (s *Server) session(h *handlerCtx, sb *sandbox) *session {
 	ss := sb.sessions[h.params["sessionId"]]
-	if ss != nil {
-		delete(sb.sessions, ss.id)
-		ss.close()
-	}
-	s.mu.Unlock()
 	if ss == nil {
 		h.toolboxError(http.StatusNotFound, "session not found")
-		return
 	}
-	h.w.WriteHeader(http.StatusNoContent)
+	return ss
+}
+
+func (s *Server) deleteSession(h *handlerCtx, sb *sandbox) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ss := s.session(h, sb); ss != nil {
+		delete(sb.sessions, ss.id)
+		ss.close()
+		h.w.WriteHeader(http.StatusNoContent)
+	}
 }
 
 func (s *Server) sessionExec(h *handlerCtx, sb *sandbox) {
@@ -342,7 +342,7 @@ func (s *Server) sessionExec(h *handlerCtx, sb *sandbox) {
 		return
 	}
 	s.mu.Lock()
-	ss := sb.sessions[h.params["sessionId"]]
+	ss := s.session(h, sb)
 	var c *sessCmd
 	if ss != nil {
 		s.seq++
@@ -352,7 +352,6 @@ func (s *Server) sessionExec(h *handlerCtx, sb *sandbox) {
 	}
 	s.mu.Unlock()
 	if ss == nil {
-		h.toolboxError(http.StatusNotFound, "session not found")
 		return
 	}
 	select {
@@ -375,9 +374,9 @@ func (s *Server) sessionExec(h *handlerCtx, sb *sandbox) {
 	resp := map[string]any{"cmdId": c.id}
 	if p := s.procOf(c); p != nil {
 		resp["stdout"], resp["stderr"], resp["output"] = p.stdout.String(), p.stderr.String(), p.log.String()
-		if code := p.exitCode(); code != nil {
-			resp["exitCode"] = *code
-		}
+	}
+	if code := c.exitCode(); code != nil {
+		resp["exitCode"] = *code
 	}
 	h.json(http.StatusOK, resp)
 }
@@ -386,19 +385,14 @@ func (s *Server) sessionExec(h *handlerCtx, sb *sandbox) {
 // each with its exit code once ended.
 func (s *Server) getSession(h *handlerCtx, sb *sandbox) {
 	s.mu.Lock()
-	ss := sb.sessions[h.params["sessionId"]]
-	var cmds []*sessCmd
-	if ss != nil {
-		cmds = slices.Clone(ss.order)
-	}
-	s.mu.Unlock()
+	defer s.mu.Unlock()
+	ss := s.session(h, sb)
 	if ss == nil {
-		h.toolboxError(http.StatusNotFound, "session not found")
 		return
 	}
-	list := make([]map[string]any, 0, len(cmds))
-	for _, c := range cmds {
-		list = append(list, s.commandDTO(c))
+	list := make([]map[string]any, 0, len(ss.order))
+	for _, c := range ss.order {
+		list = append(list, commandDTO(c))
 	}
 	h.json(http.StatusOK, map[string]any{"sessionId": ss.id, "commands": list})
 }
@@ -430,21 +424,15 @@ func (s *Server) sessionCommand(h *handlerCtx, sb *sandbox) {
 	if c == nil {
 		return
 	}
-	h.json(http.StatusOK, s.commandDTO(c))
+	h.json(http.StatusOK, commandDTO(c))
 }
 
 // commandDTO is a session command as the daemon describes it: its exit
 // code only once it has ended.
-func (s *Server) commandDTO(c *sessCmd) map[string]any {
+func commandDTO(c *sessCmd) map[string]any {
 	resp := map[string]any{"id": c.id, "command": c.command}
-	select {
-	case <-c.done:
-		if p := s.procOf(c); p != nil {
-			if code := p.exitCode(); code != nil {
-				resp["exitCode"] = *code
-			}
-		}
-	default:
+	if code := c.exitCode(); code != nil {
+		resp["exitCode"] = *code
 	}
 	return resp
 }
