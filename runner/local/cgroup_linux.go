@@ -70,7 +70,6 @@ func (p *cgroupPool) removeAll() error {
 	p.mu.Unlock()
 	var errs []error
 	for _, c := range free {
-		c.pool = nil
 		errs = append(errs, c.remove())
 	}
 	return errors.Join(errs...)
@@ -80,8 +79,9 @@ func (p *cgroupPool) removeAll() error {
 func (p *platform) closeCgroups() error { return p.cgPool.removeAll() }
 
 // newJobCgroups gives a job cgroups (v2 whenever withV2), pids.max set:
-// an ended job's, or new ones; steps time the starts in them.
+// an ended job's, or new ones; steps time that and the starts in them.
 func (p *platform) newJobCgroups(withV2 bool, steps *jobSteps) (c jobCgroups, err error) {
+	defer steps.add(stepCgroup, steps.now())
 	withV2 = withV2 || p.v2Pids
 	if c, ok := p.cgPool.take(withV2); ok {
 		c.threads, c.steps = p.threads, steps

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -27,25 +28,7 @@ const (
 )
 
 func (c Containment) valid() bool {
-	switch c {
-	case ContainAuto, ContainPIDNamespace, ContainCgroup, ContainProcessGroup, ContainProcess:
-		return true
-	}
-	return false
-}
-
-// box holds one job's processes and all they start; one job at a time.
-type box interface {
-	// start starts cmd inside the box. cmd.Stdout and cmd.Stderr must be
-	// *os.File (or nil) so that Wait returns as soon as the process exits.
-	start(cmd *exec.Cmd) error
-	// signal sends sig to every process in the box the tier can find.
-	signal(sig os.Signal)
-	// kill ends every process in the box and returns once they are gone;
-	// they must be waited for concurrently. The box cannot start more.
-	kill() error
-	// close kills what is left and releases what the box holds.
-	close() error
+	return slices.Contains([]Containment{ContainAuto, ContainPIDNamespace, ContainCgroup, ContainProcessGroup, ContainProcess}, c)
 }
 
 // boxSpec is what a platform needs to know about a job to contain it.
@@ -115,8 +98,9 @@ type tier interface {
 	release() error
 }
 
-// tierBox is every tier's box: the processes it started, and whether ended.
-type tierBox struct {
+// box holds one job's processes and all they start, one job at a time, by
+// its tier: the processes it started, and whether ended.
+type box struct {
 	t       tier
 	mu      sync.Mutex
 	started []*os.Process
@@ -125,15 +109,17 @@ type tierBox struct {
 	closed  bool
 }
 
-func (p *platform) newBox(spec boxSpec) (box, error) {
+func (p *platform) newBox(spec boxSpec) (*box, error) {
 	t, err := p.newTier(p.tier, spec)
 	if err != nil {
 		return nil, err
 	}
-	return &tierBox{t: t}, nil
+	return &box{t: t}, nil
 }
 
-func (b *tierBox) start(cmd *exec.Cmd) error {
+// start starts cmd inside the box. cmd.Stdout and cmd.Stderr must be
+// *os.File (or nil) so that Wait returns as soon as the process exits.
+func (b *box) start(cmd *exec.Cmd) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.ended {
@@ -147,24 +133,26 @@ func (b *tierBox) start(cmd *exec.Cmd) error {
 	return nil
 }
 
-func (b *tierBox) signal(sig os.Signal) {
-	s, ok := sig.(syscall.Signal)
+// signal sends sig to every process in the box the tier can find.
+func (b *box) signal(sig syscall.Signal) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	// Each process gets sig once: a second SIGTERM re-enters handlers that
 	// are not written for it (Python's Popen.wait deadlocks).
-	if ok && !b.ended {
-		b.t.signal(s, b.started)
+	if !b.ended {
+		b.t.signal(sig, b.started)
 	}
 }
 
-func (b *tierBox) kill() error {
+// kill ends every process in the box and returns once they are gone; they
+// must be waited for concurrently. The box cannot start more.
+func (b *box) kill() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.killLocked()
 }
 
-func (b *tierBox) killLocked() error {
+func (b *box) killLocked() error {
 	for _, p := range b.started {
 		_ = p.Kill()
 	}
@@ -175,7 +163,8 @@ func (b *tierBox) killLocked() error {
 	return b.killErr
 }
 
-func (b *tierBox) close() error {
+// close kills what is left and releases what the box holds.
+func (b *box) close() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {

@@ -115,7 +115,7 @@ func (p *platform) tryTier(t Containment) error {
 	if ns, ok := tr.(*pidnsTier); ok {
 		p.holderReaps = linux.Reaps(ns.holder.Pid)
 	}
-	b := &tierBox{t: tr}
+	b := &box{t: tr}
 	cmd := &exec.Cmd{Path: "/bin/sh", Args: []string{"sh", "-c", "exit 0"}, Dir: "/"}
 	err = b.start(cmd)
 	if err == nil {
@@ -129,9 +129,7 @@ func (p *platform) newTier(t Containment, spec boxSpec) (tier, error) {
 	case ContainPIDNamespace:
 		return p.newPidns(spec.view, spec.steps)
 	case ContainCgroup:
-		t := spec.steps.now()
 		cg, err := p.newJobCgroups(true, spec.steps)
-		spec.steps.add(stepCgroup, t)
 		if err != nil {
 			return nil, err
 		}
@@ -171,7 +169,7 @@ func (p *platform) describe() string {
 		b.WriteString("; jobs see neither the manifest's directory nor the output root, and in /proc only their own processes")
 	} else {
 		fmt.Fprintf(&b, "; environments writable by jobs (no read-only mount: %v)", p.roErr)
-		b.WriteString("; " + p.hideNote())
+		fmt.Fprintf(&b, "; jobs can read the manifest's directory (its .env too) and the output root, and see every process in /proc (no mount namespace: %v)", p.roErr)
 	}
 	for _, n := range p.notes {
 		b.WriteString("; not " + n)
@@ -190,13 +188,4 @@ func (p *platform) pidsLimit() int {
 		return p.maxProcs
 	}
 	return 0
-}
-
-// hideNote says why jobs see the manifest's directory, the output root and
-// every process, where they do.
-func (p *platform) hideNote() string {
-	if p.roErr == nil {
-		return ""
-	}
-	return fmt.Sprintf("jobs can read the manifest's directory (its .env too) and the output root, and see every process in /proc (no mount namespace: %v)", p.roErr)
 }

@@ -3,17 +3,13 @@
 package local
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"syscall"
 )
 
-// platform on Unix without Linux's namespaces and cgroups: process groups.
-type platform struct {
-	tier Containment
-}
+// On Unix without Linux's namespaces and cgroups: process groups.
 
 func probe(want Containment, _ int, _ string) (*platform, error) {
 	switch want {
@@ -32,17 +28,6 @@ func (p *platform) describe() string {
 	return "pgroup: each process in its own process group; a process that leaves its group (setsid) can outlive the job; environments writable by jobs"
 }
 
-func (p *platform) pidsLimit() int { return 0 }
-
-// closeCgroups does nothing: there are no cgroups here.
-func (p *platform) closeCgroups() error { return nil }
-
-// readOnly is false: there are no mount namespaces here.
-func (p *platform) readOnly() bool { return false }
-
-// dropProc is never called: no namespace is kept here.
-func (p *platform) dropProc(*nsSlot) error { return errors.ErrUnsupported }
-
 func (p *platform) newTier(t Containment, _ boxSpec) (tier, error) {
 	if t == ContainProcessGroup {
 		return pgroupTier{}, nil
@@ -56,14 +41,5 @@ func startPlain(cmd *exec.Cmd, _ view, _ *jobSteps, _ *spawnThreads) error { ret
 // spawnThreads: processes start from any thread here.
 type spawnThreads struct{}
 
-// closeThreads does nothing: no thread is kept here.
-func (p *platform) closeThreads() {}
-
 // sweep finds nothing without /proc.
 func (pgroupTier) sweep(syscall.Signal, []*os.Process, bool) int { return 0 }
-
-// closeNamespace does nothing: no namespace is kept here.
-func closeNamespace(int) {}
-
-// setnsKeepsRoot is false: there are no mount namespaces here.
-func setnsKeepsRoot() bool { return false }

@@ -142,13 +142,12 @@ func (r *Runner) runBuild(ctx context.Context, bd *building, builder *jobUser) e
 		return fmt.Errorf("environment %s: contain the build: %w", env.Name, err)
 	}
 	timeout := cmp.Or(env.BuildTimeout, runner.DefaultBuildTimeout)
-	i, p, startErr := r.runSteps(ctx, b, shellSteps{
-		lines: lines, dir: dir, env: vars, user: builder,
-		timeout:  timeout,
-		echo:     bd.log.echo,
-		echoAll:  true,
-		starting: bd.log.step,
-	})
+	i, p, startErr := r.runSteps(ctx, b, shellSteps{lines: lines, starting: bd.log.step, proc: process{
+		dir: dir, env: vars, user: builder,
+		timeout: timeout,
+		echo:    bd.log.echo,
+		echoAll: true,
+	}})
 	endErr := b.close()
 	switch {
 	case i >= 0 && p.cancelled:

@@ -116,7 +116,7 @@ func (r *Runner) BuildEnvironment(ctx context.Context, env *runner.Environment, 
 	held := st.dir != ""
 	r.envMu.Unlock()
 	if held {
-		ok, err := isFinished(dir, env.Hash)
+		_, ok, err := isFinished(dir, env.Hash)
 		if err != nil {
 			return out, fmt.Errorf("environment %s: %w", env.Name, err)
 		}
@@ -211,14 +211,13 @@ func (r *Runner) makeReady(ctx context.Context, env *runner.Environment, root, d
 			return nil, built, lockError(ctx, env, err)
 		}
 		ok, stale, err := r.isReady(dir, env.Hash)
-		if (ok && stale == "") || err != nil {
-			if err != nil {
-				f.Close()
-				return nil, built, fmt.Errorf("environment %s: %w", env.Name, err)
-			}
+		if ok && stale == "" && err == nil {
 			return f, built, nil
 		}
 		f.Close()
+		if err != nil {
+			return nil, built, fmt.Errorf("environment %s: %w", env.Name, err)
+		}
 		// Not finished: exclusive, to build it, unless another forge built
 		// it meanwhile. Once built it is taken shared again (the loop):
 		// flock cannot turn one lock into the other atomically everywhere.
@@ -311,19 +310,20 @@ func readMarker(dir string) (envMarker, error) {
 
 var errBadMarker = errors.New("the done marker does not parse")
 
-// isFinished reports whether dir holds the finished environment of hash; it
-// is an error when it holds another with the same short hash.
-func isFinished(dir, hash string) (bool, error) {
+// isFinished reports whether dir holds the finished environment of hash,
+// with its done marker; it is an error when it holds another with the same
+// short hash.
+func isFinished(dir, hash string) (envMarker, bool, error) {
 	m, err := readMarker(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, errBadMarker):
-		return false, nil
+		return m, false, nil
 	case err != nil:
-		return false, err
+		return m, false, err
 	case m.Hash != hash:
-		return false, fmt.Errorf("%s holds the environment of hash %s, not %s", dir, m.Hash, hash)
+		return m, false, fmt.Errorf("%s holds the environment of hash %s, not %s", dir, m.Hash, hash)
 	}
-	return true, nil
+	return m, true, nil
 }
 
 // isReady reports whether dir holds the finished environment of hash and,
@@ -332,12 +332,9 @@ func isFinished(dir, hash string) (bool, error) {
 // wrote into it), or another user built it (forge's, say, which may have
 // used what the jobs' users cannot reach).
 func (r *Runner) isReady(dir, hash string) (finished bool, stale string, err error) {
-	if finished, err = isFinished(dir, hash); !finished || err != nil {
+	m, finished, err := isFinished(dir, hash)
+	if !finished || err != nil {
 		return finished, "", err
-	}
-	m, err := readMarker(dir)
-	if err != nil {
-		return true, "", nil
 	}
 	if b := r.builder(); b != nil && m.BuiltAs != b.uid {
 		return true, fmt.Sprintf("was built as uid %d, not as uid %d which builds for unprivileged jobs", m.BuiltAs, b.uid), nil
@@ -404,13 +401,5 @@ func touchUsed(dir string) {
 
 // validHash reports whether h is lowercase hex of at least 16 digits.
 func validHash(h string) bool {
-	if len(h) < 16 {
-		return false
-	}
-	for _, c := range h {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
+	return len(h) >= 16 && strings.Trim(h, "0123456789abcdef") == ""
 }

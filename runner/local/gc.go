@@ -207,35 +207,30 @@ func GCEnvironments(root string, g GCOptions, w io.Writer) error {
 	tally := runner.GCTally{W: w, DryRun: g.DryRun}
 	var errs []error
 	for _, e := range envs {
-		desc := "environment " + e.Short + " ("
-		switch {
-		case e.Leftover:
-			desc += "left by an unfinished or failed build"
-		default:
-			desc += e.Name + ", last used " + now().Sub(e.LastUsed).Round(time.Second).String() + " ago"
+		what := "left by an unfinished or failed build"
+		if !e.Leftover {
+			what = e.Name + ", last used " + now().Sub(e.LastUsed).Round(time.Second).String() + " ago"
 		}
-		desc += ", " + text.Bytes(float64(e.Bytes)) + ")"
+		desc := "environment " + e.Short + " (" + what + ", " + text.Bytes(float64(e.Bytes)) + ")"
+		var err error
 		switch {
 		case e.InUse:
-			tally.Keep(desc, ErrEnvironmentInUse.Error())
-			continue
+			err = ErrEnvironmentInUse
 		case !e.Leftover && g.OlderThan > 0 && now().Sub(e.LastUsed) < g.OlderThan:
 			tally.Keep(desc, "used more recently than "+g.OlderThan.String())
 			continue
-		case g.DryRun:
-			tally.Delete(desc)
-			continue
+		case !g.DryRun:
+			err = RemoveEnvironment(root, e.Short)
 		}
-		if err := RemoveEnvironment(root, e.Short); err != nil {
-			if errors.Is(err, ErrEnvironmentInUse) {
-				tally.Keep(desc, ErrEnvironmentInUse.Error())
-				continue
-			}
+		switch {
+		case errors.Is(err, ErrEnvironmentInUse):
+			tally.Keep(desc, ErrEnvironmentInUse.Error())
+		case err != nil:
 			tally.Fail(desc, err.Error())
 			errs = append(errs, err)
-			continue
+		default:
+			tally.Delete(desc)
 		}
-		tally.Delete(desc)
 	}
 	tally.Summary("local environments in " + root)
 	return errors.Join(errs...)

@@ -91,10 +91,10 @@ type jobRun struct {
 	user *jobUser
 	etc  []etcFile
 	slot *nsSlot
-	box  box
+	box  *box
 	// spent are boxes whose processes were ended (the candidate's, once
 	// the verifier has its own), closed at cleanup.
-	spent []box
+	spent []*box
 	// outcome is how the candidate's process ended, for download.
 	outcome runner.Outcome
 	// tools are the verifier's tools as the candidate started.
@@ -106,11 +106,9 @@ type jobRun struct {
 // environment finds the directory of the job's environment, if it has one.
 func (j *jobRun) environment() error {
 	if e := j.job.Environment; e != nil {
-		dir, err := j.r.environmentDir(e)
-		if err != nil {
-			return err
-		}
-		j.envDir = dir
+		var err error
+		j.envDir, err = j.r.environmentDir(e)
+		return err
 	}
 	return nil
 }
@@ -238,11 +236,11 @@ func (j *jobRun) runCandidate(ctx context.Context, argv, env []string) error {
 // setup runs the setup commands; when one fails, the Result says why.
 func (j *jobRun) setup(ctx context.Context) error {
 	timeout := cmp.Or(j.job.SetupTimeout, runner.DefaultSetupTimeout)
-	i, p, err := j.r.runSteps(ctx, j.box, shellSteps{
-		lines: j.job.Setup, dir: j.dir, env: j.env(j.job.SetupSecrets), user: j.user,
+	i, p, err := j.r.runSteps(ctx, j.box, shellSteps{lines: j.job.Setup, proc: process{
+		dir: j.dir, env: j.env(j.job.SetupSecrets), user: j.user,
 		timeout:  timeout,
 		maxBytes: j.job.Limits.OutputCap(),
-	})
+	}})
 	switch {
 	case i < 0:
 		return nil
@@ -278,8 +276,7 @@ func (j *jobRun) takeUser() error {
 		return fmt.Errorf("give the working directory to the job's user: %w", err)
 	}
 	if j.r.platform.readOnly() { // where forge may mount
-		t = j.steps.now()
-		defer j.steps.add(stepPasswd, t)
+		defer j.steps.add(stepPasswd, j.steps.now())
 		if j.slot = j.r.takeSlot(u, j.workdir); j.slot != nil {
 			j.etc = j.slot.etc
 			return nil
@@ -318,12 +315,7 @@ func (j *jobRun) cleanup(context.Context) error {
 	if j.slot != nil && !ended {
 		j.r.dropSlot(j.slot)
 	}
-	var dirs []string
-	for _, dir := range []string{j.workdir, j.verifyDir} {
-		if dir != "" {
-			dirs = append(dirs, dir)
-		}
-	}
+	dirs := slices.DeleteFunc([]string{j.workdir, j.verifyDir}, func(d string) bool { return d == "" })
 	if !ended {
 		for _, dir := range dirs { // what could not be ended may still write there
 			_ = removeAll(dir)

@@ -106,29 +106,19 @@ func flock(f *os.File, how int) error {
 	return errors.Join(err, ferr)
 }
 
-// keepIfNamed returns f when path still names it; otherwise it closes f and
-// returns nil, and the caller opens path again.
+// keepIfNamed returns f when path still names it (a missing path does not);
+// otherwise it closes f and returns nil, and the caller opens path again.
 func keepIfNamed(path string, f *os.File) (*os.File, error) {
-	same, err := names(path, f)
-	if same && err == nil {
-		return f, nil
+	fi, err := f.Stat()
+	if err == nil {
+		var pi os.FileInfo
+		if pi, err = os.Stat(path); err == nil && os.SameFile(fi, pi) {
+			return f, nil
+		}
+		if errors.Is(err, os.ErrNotExist) {
+			err = nil
+		}
 	}
 	f.Close()
 	return nil, err
-}
-
-// names reports whether path still names f; a missing path does not.
-func names(path string, f *os.File) (bool, error) {
-	fi, err := f.Stat()
-	if err != nil {
-		return false, err
-	}
-	pi, err := os.Stat(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	return os.SameFile(fi, pi), nil
 }

@@ -40,12 +40,8 @@ func (t pgroupTier) sweep(sig syscall.Signal, started []*os.Process, outsideGrou
 	return n
 }
 
-// ours reports whether pid is the job's: its user's, or marked.
+// ours reports whether pid is the job's: its user's, or its environment
+// carries the whole marker.
 func (t pgroupTier) ours(pid int) bool {
-	return t.user != nil && ownedBy(pid, t.user.uid) || t.marked(pid)
-}
-
-// marked reports whether pid's environment carries the whole marker.
-func (t pgroupTier) marked(pid int) bool {
-	return len(t.marker) > 0 && linux.EnvironHas(pid, t.marker)
+	return t.user != nil && ownedBy(pid, t.user.uid) || len(t.marker) > 0 && linux.EnvironHas(pid, t.marker)
 }

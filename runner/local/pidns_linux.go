@@ -29,27 +29,20 @@ type pidnsTier struct {
 // cgroups: it never forks, so the pids cap needs only the job's processes.
 func (p *platform) newPidns(v view, steps *jobSteps) (_ tier, err error) {
 	t := &pidnsTier{nsfd: -1, view: v}
-	start := steps.now()
-	t.cg, err = p.newJobCgroups(false, steps)
-	steps.add(stepCgroup, start)
-	if err != nil {
+	if t.cg, err = p.newJobCgroups(false, steps); err != nil {
 		return nil, err
 	}
-	start = steps.now()
-	defer steps.add(stepInit, start)
+	defer steps.add(stepInit, steps.now())
 	defer func() {
 		if err != nil {
 			_ = t.end(nil)
 			_ = t.release()
 		}
 	}()
-	holder, w, err := p.holder.Hold(0)
-	if err != nil {
+	if t.holder, t.holderPipe, err = p.holder.Hold(0); err != nil {
 		return nil, err
 	}
-	t.holder, t.holderPipe = holder, w
-
-	ns := "/proc/" + strconv.Itoa(holder.Pid) + "/ns/pid"
+	ns := "/proc/" + strconv.Itoa(t.holder.Pid) + "/ns/pid"
 	fd, err := unix.Open(ns, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", ns, err)

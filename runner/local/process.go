@@ -79,7 +79,7 @@ func startErrorKind(err error) runner.ErrorKind {
 // runProcess runs p in b, draining its output into capped buffers. On timeout
 // or cancel the whole box gets SIGTERM, then SIGKILL after KillGrace. The
 // error is only about starting the process.
-func (r *Runner) runProcess(ctx context.Context, b box, p process) (finished, error) {
+func (r *Runner) runProcess(ctx context.Context, b *box, p process) (finished, error) {
 	f := finished{
 		stdout: &runner.CappedBuffer{Max: p.maxBytes},
 		stderr: &runner.CappedBuffer{Max: p.maxBytes},
@@ -130,7 +130,7 @@ type started struct {
 }
 
 // startIn starts p in b, its stdout and stderr on pipes.
-func startIn(b box, p process) (started, error) {
+func startIn(b *box, p process) (started, error) {
 	null, err := devNull()
 	if err != nil {
 		return started{}, err
@@ -165,7 +165,7 @@ func startIn(b box, p process) (started, error) {
 
 // wait waits for st to exit, for p's timeout or for ctx, and ends what is
 // left in b as p asks; into f go the timeout, the cancel and the runtime.
-func (r *Runner) wait(ctx context.Context, b box, st started, p process, f *finished) {
+func (r *Runner) wait(ctx context.Context, b *box, st started, p process, f *finished) {
 	exited := make(chan struct{})
 	var ended time.Time // written before exited is closed
 	go func() {
@@ -208,7 +208,7 @@ var devNull = sync.OnceValues(func() (*os.File, error) {
 })
 
 // terminate sends SIGTERM to b, then SIGKILL after KillGrace unless exited.
-func (r *Runner) terminate(b box, exited <-chan struct{}) {
+func (r *Runner) terminate(b *box, exited <-chan struct{}) {
 	b.signal(syscall.SIGTERM)
 	grace := time.NewTimer(r.opts.KillGrace)
 	defer grace.Stop()

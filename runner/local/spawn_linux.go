@@ -19,8 +19,7 @@ import (
 // (they apply to the calling thread's children), and back. Threads, one of
 // threads' when it has one, else one the runtime ends after (spawnThreads).
 func spawn(cmd *exec.Cmd, nsfd, v1Tasks int, v view, steps *jobSteps, threads *spawnThreads) error {
-	start, mark := steps.now(), steps.total()
-	defer func() { steps.addRest(stepStart, start, mark) }()
+	defer steps.addRest(stepStart, steps.now(), steps.total())
 	if nsfd < 0 && v1Tasks < 0 && v.plain() {
 		return cmd.Start()
 	}

@@ -279,12 +279,7 @@ func may(p string, j *jobUser, want uint32) error {
 
 // reachablePath is pathList without the directories j cannot search.
 func reachablePath(pathList string, j *jobUser) string {
-	var keep []string
-	for _, d := range filepath.SplitList(pathList) {
-		if !filepath.IsAbs(d) || searchable(d, j) == nil {
-			keep = append(keep, d)
-		}
-	}
+	keep := slices.DeleteFunc(filepath.SplitList(pathList), func(d string) bool { return filepath.IsAbs(d) && searchable(d, j) != nil })
 	return strings.Join(keep, string(os.PathListSeparator))
 }
 

@@ -25,15 +25,14 @@ func upload(wd string, files []runner.File) error {
 		if err != nil {
 			return fmt.Errorf("copy %s: destination %w", cmp.Or(f.Src, f.Dst), err)
 		}
-		if f.Data != nil {
-			if dir := filepath.Dir(filepath.FromSlash(dst)); dir != "." {
-				err = root.MkdirAll(dir, 0o755)
-			}
-			if err == nil {
-				err = root.WriteFile(filepath.FromSlash(dst), f.Data, 0o644)
-			}
-		} else {
-			err = copyInto(root, f.Src, filepath.FromSlash(dst))
+		dst = filepath.FromSlash(dst)
+		if dir := filepath.Dir(dst); dir != "." {
+			err = root.MkdirAll(dir, 0o755)
+		}
+		if err == nil && f.Data != nil {
+			err = root.WriteFile(dst, f.Data, 0o644)
+		} else if err == nil {
+			err = copyInto(root, f.Src, dst)
 		}
 		if err != nil {
 			return fmt.Errorf("copy %s to %s: %w", cmp.Or(f.Src, "data"), f.Dst, err)
@@ -58,11 +57,6 @@ func copyInto(root *os.Root, src, dst string) error {
 	mode := os.FileMode(0o644)
 	if fi.Mode()&0o111 != 0 {
 		mode = 0o755
-	}
-	if dir := filepath.Dir(dst); dir != "." {
-		if err := root.MkdirAll(dir, 0o755); err != nil {
-			return err
-		}
 	}
 	out, err := root.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
 	if err != nil {

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -86,20 +85,15 @@ func Survivors(runID string) []int {
 		return nil
 	}
 	want := "FORGE_RUN_ID=" + runID
-	d, err := os.Open("/proc")
-	if err != nil {
-		return nil
-	}
-	names, _ := d.Readdirnames(-1)
-	d.Close()
+	ents, _ := os.ReadDir("/proc")
 	self := os.Getpid()
 	var pids []int
-	for _, n := range names {
-		pid, err := strconv.Atoi(n)
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
 		if err != nil || pid == self {
 			continue
 		}
-		env, err := os.ReadFile("/proc/" + n + "/environ")
+		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
 		if err != nil || len(env) == 0 {
 			continue
 		}
@@ -107,7 +101,7 @@ func Survivors(runID string) []int {
 			pids = append(pids, pid)
 		}
 	}
-	sort.Ints(pids)
+	slices.Sort(pids)
 	return pids
 }
 
