@@ -189,10 +189,11 @@ func changedFiles(base, head map[string]string) []string {
 // Runs compares head against base.
 func Runs(base, head *record.Record) Report {
 	rep := Report{
-		Base:  runOf(base),
-		Head:  runOf(head),
-		Alpha: scoring.Alpha,
-		Notes: []string{},
+		Base:       runOf(base),
+		Head:       runOf(head),
+		Alpha:      scoring.Alpha,
+		Candidates: []Change{},
+		Notes:      []string{},
 	}
 	if base.ManifestHash != "" && head.ManifestHash != "" {
 		changed := base.ManifestHash != head.ManifestHash
@@ -217,9 +218,6 @@ func Runs(base, head *record.Record) Report {
 	if onlyBase, onlyHead := len(base.Tasks)-len(common), len(head.Tasks)-len(common); onlyBase > 0 || onlyHead > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("the task sets differ: %d tasks in both, %d only in base, %d only in head; tasks are compared where both runs played them",
 			len(common), onlyBase, onlyHead))
-	}
-	if rep.Candidates == nil {
-		rep.Candidates = []Change{}
 	}
 
 	if base.Objective != head.Objective {
@@ -283,37 +281,37 @@ func sides(rec *record.Record) map[string]*Side {
 		if _, dup := out[st.CandidateID]; dup {
 			continue
 		}
-		out[st.CandidateID] = &Side{
+		rs := byID[st.CandidateID]
+		s := &Side{
 			Rank: st.Rank, Score: st.Score, ScoredTrials: st.ScoredTrials, Trials: st.Trials,
 			Successes: st.Successes, SuccessRate: st.SuccessRate, RuntimeMeanSeconds: st.RuntimeMeanSeconds,
-			Unverified: st.Unverified, scores: trialScores(byID[st.CandidateID]), ended: st.Trials,
+			Unverified: st.Unverified, scores: trialScores(rs), ended: st.Trials,
 		}
+		out[st.CandidateID] = s
 		if c := st.Cost; c != nil && c.UnpricedTrials == 0 {
-			mean := c.MeanUSD
-			out[st.CandidateID].CostMeanUSD = &mean
+			s.CostMeanUSD = new(c.MeanUSD)
 		}
-		if rs := byID[st.CandidateID]; len(rs) > 0 {
-			out[st.CandidateID].ended = ended(rs)
+		if len(rs) > 0 {
+			s.ended = ended(rs)
 		}
 		if st.ScoredTrials == 0 && st.Trials == 0 {
 			// A standing without counts (hand-written or older records):
 			// take them from the results.
-			fromResults(out[st.CandidateID], byID[st.CandidateID], false)
+			fromResults(s, rs, false)
 		}
 	}
 	for id, rs := range byID {
-		if _, ok := out[id]; !ok {
-			s := &Side{}
+		s := out[id]
+		if s == nil {
+			s = &Side{}
 			fromResults(s, rs, true)
 			out[id] = s
 		}
-	}
-	if len(rec.Tasks) > 0 {
-		for id, rs := range byID {
-			out[id].tasks = make(map[string][]float64, len(rec.Tasks))
+		if len(rec.Tasks) > 0 {
+			s.tasks = make(map[string][]float64, len(rec.Tasks))
 			for _, r := range rs {
 				if r.Score != nil {
-					out[id].tasks[r.TaskID] = append(out[id].tasks[r.TaskID], *r.Score)
+					s.tasks[r.TaskID] = append(s.tasks[r.TaskID], *r.Score)
 				}
 			}
 		}
@@ -369,11 +367,17 @@ func suiteChange(c *Change, base, head *Side, common []string) {
 		return
 	}
 	c.Test, c.Paired, c.Significant = TestPaired, &p, p.Significant
+	c.judge(p.MeanDifference)
+}
+
+// judge sets c's status by the sign of the head's difference d from the
+// base, when the test found it significant.
+func (c *Change) judge(d float64) {
 	switch {
 	case !c.Significant:
-	case p.MeanDifference > 0:
+	case d > 0:
 		c.Status = StatusImproved
-	case p.MeanDifference < 0:
+	case d < 0:
 		c.Status = StatusRegressed
 	}
 }
@@ -428,20 +432,16 @@ func change(id string, base, head *Side, common []string) Change {
 		return c
 	}
 	if base.scored() && head.scored() {
-		d := head.Score - base.Score
-		c.ScoreDelta = &d
+		c.ScoreDelta = new(head.Score - base.Score)
 	}
 	if base.timed() && head.timed() {
-		d := head.RuntimeMeanSeconds - base.RuntimeMeanSeconds
-		c.RuntimeDeltaSeconds = &d
+		c.RuntimeDeltaSeconds = new(head.RuntimeMeanSeconds - base.RuntimeMeanSeconds)
 		if base.RuntimeMeanSeconds > 0 {
-			r := head.RuntimeMeanSeconds / base.RuntimeMeanSeconds
-			c.RuntimeRatio = &r
+			c.RuntimeRatio = new(head.RuntimeMeanSeconds / base.RuntimeMeanSeconds)
 		}
 	}
 	if base.CostMeanUSD != nil && head.CostMeanUSD != nil && *base.CostMeanUSD > 0 {
-		r := *head.CostMeanUSD / *base.CostMeanUSD
-		c.CostRatio = &r
+		c.CostRatio = new(*head.CostMeanUSD / *base.CostMeanUSD)
 	}
 	if base.tasks != nil && head.tasks != nil {
 		suiteChange(&c, base, head, common)
@@ -459,13 +459,7 @@ func change(id string, base, head *Side, common []string) Change {
 			break
 		}
 		c.Test, c.Welch, c.Significant = TestWelch, &w, w.Significant
-	}
-	switch {
-	case !c.Significant:
-	case c.Welch.Difference > 0:
-		c.Status = StatusImproved
-	case c.Welch.Difference < 0:
-		c.Status = StatusRegressed
+		c.judge(w.Difference)
 	}
 	return c
 }

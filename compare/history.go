@@ -107,21 +107,18 @@ func entry(dir string) (Entry, error) {
 		return Entry{}, fmt.Errorf("%s: %w", record.ResultsFile, err)
 	}
 	e := Entry{
-		RunID: rec.RunID, Dir: dir, StartedAt: rec.StartedAt, Backend: rec.Backend,
-		Winner: rec.Winner, Interrupted: rec.Interrupted, Scores: []CandidateScore{}, Tasks: tasks,
+		RunID: cmp.Or(rec.RunID, filepath.Base(dir)), Dir: dir, StartedAt: rec.StartedAt, Backend: rec.Backend,
+		Winner: rec.Winner, Interrupted: rec.Interrupted, Scores: []CandidateScore{}, Trials: rec.Trials, Tasks: tasks,
 	}
-	e.RunID = cmp.Or(e.RunID, filepath.Base(dir))
 	all := sides(rec)
 	for _, cid := range order(rec) {
 		s := all[cid]
 		cs := CandidateScore{CandidateID: cid}
 		if s.scored() {
-			v := s.Score
-			cs.Score = &v
+			cs.Score = new(s.Score)
 		}
 		e.Scores = append(e.Scores, cs)
 	}
-	e.Trials = rec.Trials
 	for _, r := range rec.Results {
 		e.Trials = max(e.Trials, r.Trial)
 	}

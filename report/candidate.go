@@ -43,10 +43,6 @@ type kindCount struct {
 // candidates lists the standings' candidates, then those with results only.
 func candidates(rec *record.Record) []candidate {
 	order, byID := record.ByCandidate(rec.Results)
-	winner := ""
-	if rec.Winner != nil {
-		winner = *rec.Winner
-	}
 	out := make([]candidate, 0, len(order))
 	seen := map[string]bool{}
 	for _, st := range rec.Standings {
@@ -54,7 +50,7 @@ func candidates(rec *record.Record) []candidate {
 			continue
 		}
 		seen[st.CandidateID] = true
-		out = append(out, newCandidate(st, true, byID[st.CandidateID], winner))
+		out = append(out, newCandidate(st, true, byID[st.CandidateID], rec.Winner))
 	}
 	for _, id := range order {
 		if seen[id] {
@@ -65,18 +61,18 @@ func candidates(rec *record.Record) []candidate {
 		for i, r := range rs {
 			vs[i] = *r
 		}
-		out = append(out, newCandidate(scoring.Aggregate(id, vs), false, rs, winner))
+		out = append(out, newCandidate(scoring.Aggregate(id, vs), false, rs, rec.Winner))
 	}
 	return out
 }
 
-func newCandidate(st record.Standing, ranked bool, rs []*record.Trial, winner string) candidate {
+func newCandidate(st record.Standing, ranked bool, rs []*record.Trial, winner *string) candidate {
 	// rs is the candidate's own slice (candidates), of the record's results.
 	byTrial := func(a, b *record.Trial) int { return cmp.Compare(a.Trial, b.Trial) }
 	if !slices.IsSortedFunc(rs, byTrial) {
 		slices.SortStableFunc(rs, byTrial)
 	}
-	c := candidate{standing: st, ranked: ranked, winner: winner != "" && st.CandidateID == winner, results: rs}
+	c := candidate{standing: st, ranked: ranked, winner: winner != nil && *winner != "" && st.CandidateID == *winner, results: rs}
 	if c.standing.Trials == 0 {
 		c.standing.Trials = len(rs)
 	}
@@ -108,10 +104,7 @@ func newCandidate(st record.Standing, ranked bool, rs []*record.Trial, winner st
 		c.errors = append(c.errors, kindCount{k, n})
 	}
 	slices.SortFunc(c.errors, func(a, b kindCount) int {
-		if a.count != b.count {
-			return b.count - a.count
-		}
-		return strings.Compare(KindLabel(a.kind), KindLabel(b.kind))
+		return cmp.Or(b.count-a.count, strings.Compare(KindLabel(a.kind), KindLabel(b.kind)))
 	})
 	return c
 }
@@ -132,47 +125,38 @@ func artifactHeld(r *record.Trial) int {
 	return len(r.ArtifactContent)
 }
 
-// KindLabel is an error kind as the status says it: "timeout", "infra error".
-func KindLabel(k runner.ErrorKind) string {
-	switch k {
-	case runner.ErrTimeout:
-		return "timeout"
-	case runner.ErrCandidateFailed, runner.ErrNone:
-		return "failed"
-	case runner.ErrArtifactMissing:
-		return "no artifact"
-	case runner.ErrInfra:
-		return "infra error"
-	case runner.ErrAuth:
-		return "auth error"
-	case runner.ErrCancelled:
-		return "cancelled"
-	case runner.ErrVerifyFailed:
-		return "not verified"
-	}
-	return string(k)
+// kindLabels are the error kinds as the status says them.
+var kindLabels = map[runner.ErrorKind]string{
+	runner.ErrTimeout:         "timeout",
+	runner.ErrCandidateFailed: "failed",
+	runner.ErrNone:            "failed",
+	runner.ErrArtifactMissing: "no artifact",
+	runner.ErrInfra:           "infra error",
+	runner.ErrAuth:            "auth error",
+	runner.ErrCancelled:       "cancelled",
+	runner.ErrVerifyFailed:    "not verified",
 }
 
-// health classifies a candidate's trials for colour and CSS classes.
-type health int
+// KindLabel is an error kind as the status says it: "timeout", "infra error".
+func KindLabel(k runner.ErrorKind) string { return cmp.Or(kindLabels[k], string(k)) }
+
+// health classifies a candidate's trials for colour; it is the CSS class.
+type health string
 
 const (
-	healthOK      health = iota // every trial succeeded
-	healthPartial               // some trials failed
-	healthFailed                // no trial succeeded
+	healthOK      health = "ok"      // every trial succeeded
+	healthPartial health = "partial" // some trials failed, or answered wrong
+	healthFailed  health = "failed"  // no trial succeeded
 )
 
 func (c candidate) health() health {
 	switch {
 	case len(c.errors) == 0 && c.wrong == 0:
 		return healthOK
-	case len(c.errors) == 0: // ran, some answers wrong
-		return healthPartial
-	case c.successes() == 0:
+	case len(c.errors) > 0 && c.successes() == 0:
 		return healthFailed
-	default:
-		return healthPartial
 	}
+	return healthPartial
 }
 
 func (c candidate) successes() int {
@@ -293,16 +277,6 @@ func (c candidate) artifactText() string {
 	return text.Bytes(c.artifactMean)
 }
 
-// firstFailure is the first failed trial, or nil.
-func (c candidate) firstFailure() *record.Trial {
-	for i := range c.results {
-		if !c.results[i].Success {
-			return c.results[i]
-		}
-	}
-	return nil
-}
-
 // notes is the first failure's message on one line, naming the trial when
 // there are several, or the first thing worth knowing about a successful one.
 func (c candidate) notes() string {
@@ -315,11 +289,13 @@ func (c candidate) notes() string {
 	// Tampering first: the trial's reward stood on tools it changed.
 	for _, r := range c.results {
 		if len(r.Tampered) > 0 {
-			return prefix(r) + tamperedText(r)
+			return prefix(r) + "tampered: " + text.OneLine(strings.Join(r.Tampered, ", "))
 		}
 	}
-	if f := c.firstFailure(); f != nil {
-		return prefix(f) + cmp.Or(text.OneLine(f.ErrorMessage), KindLabel(f.ErrorKind))
+	for _, r := range c.results {
+		if !r.Success { // the first failure
+			return prefix(r) + cmp.Or(text.OneLine(r.ErrorMessage), KindLabel(r.ErrorKind))
+		}
 	}
 	for _, r := range c.results {
 		if r.Wrong() {
@@ -349,15 +325,6 @@ func (c candidate) notes() string {
 		}
 	}
 	return ""
-}
-
-// tamperedText says which of the verifier's tools the trial changed:
-// "tampered: /usr/bin/bash"; "" when none.
-func tamperedText(r *record.Trial) string {
-	if len(r.Tampered) == 0 {
-		return ""
-	}
-	return "tampered: " + text.OneLine(strings.Join(r.Tampered, ", "))
 }
 
 // costText is "$1.20 ($0.040/solved)" (or "/success"), "unpriced" when it has

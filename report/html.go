@@ -148,17 +148,6 @@ type htmlCandidate struct {
 	Hidden string
 }
 
-func healthClass(h health) string {
-	switch h {
-	case healthOK:
-		return "ok"
-	case healthPartial:
-		return "partial"
-	default:
-		return "failed"
-	}
-}
-
 func newHTMLPage(rec *record.Record, opts Options) htmlPage {
 	cs := candidates(rec)
 	p := htmlPage{
@@ -178,26 +167,23 @@ func newHTMLPage(rec *record.Record, opts Options) htmlPage {
 	for _, id := range rec.UndeletedSandboxes {
 		p.Undeleted = append(p.Undeleted, text.OneLine(id))
 	}
-	anchors := map[string]string{}
-	for i, c := range cs {
-		anchors[c.standing.CandidateID] = fmt.Sprintf("c%d-%s", i+1, anchorSafe(c.standing.CandidateID))
-	}
 	p.Summarised = len(rec.Results) > htmlMaxTrials
 	cols := columns(rec)
 	middle := cols[3 : len(cols)-1] // between status and notes
 	for _, col := range middle {
 		p.Middle = append(p.Middle, mdHeader(col.header))
 	}
-	for _, c := range cs {
+	for i, c := range cs {
+		anchor := fmt.Sprintf("c%d-%s", i+1, anchorSafe(c.standing.CandidateID))
 		row := htmlRow{
-			Rank: c.rankText(), Candidate: text.OneLine(c.standing.CandidateID), Anchor: anchors[c.standing.CandidateID],
-			Status: c.statusText(), Health: healthClass(c.health()), Notes: text.Shorten(c.notes(), 80), Winner: c.winner,
+			Rank: c.rankText(), Candidate: text.OneLine(c.standing.CandidateID), Anchor: anchor,
+			Status: c.statusText(), Health: string(c.health()), Notes: text.Shorten(c.notes(), 80), Winner: c.winner,
 		}
 		for _, col := range middle {
 			row.Middle = append(row.Middle, col.cell(c))
 		}
 		p.Rows = append(p.Rows, row)
-		p.Candidates = append(p.Candidates, newHTMLCandidate(c, anchors[c.standing.CandidateID], p.Summarised, opts))
+		p.Candidates = append(p.Candidates, newHTMLCandidate(c, anchor, p.Summarised, opts))
 	}
 	if p.Summarised {
 		p.Summary = fmt.Sprintf("%d trials: this page shows each candidate's failed trials, at most %d of each kind and %d in all%s; "+
@@ -268,7 +254,7 @@ func tasksShown(rec *record.Record) string {
 func newHTMLCandidate(c candidate, anchor string, summarised bool, opts Options) htmlCandidate {
 	hc := htmlCandidate{
 		ID: text.OneLine(c.standing.CandidateID), Anchor: anchor, Status: c.statusText(),
-		Health: healthClass(c.health()), Winner: c.winner,
+		Health: string(c.health()), Winner: c.winner,
 	}
 	if l := c.costLine(); l != "" {
 		hc.Notes = append(hc.Notes, l)

@@ -117,7 +117,7 @@ func newScoreChart(cs []candidate) *scoreChart {
 	for i, c := range cs {
 		y := chartTop + float64(i)*chartRowH
 		row := scoreRow{Y: y, TextY: y + chartRowH/2 + 4, Label: text.Shorten(text.OneLine(c.standing.CandidateID), 18),
-			Winner: c.winner, Health: healthClass(c.health())}
+			Winner: c.winner, Health: string(c.health())}
 		if c.scored || c.standing.Score != 0 {
 			st := c.standing
 			row.HasScore = true
@@ -210,21 +210,16 @@ func newRuntimeChart(cs []candidate) *runtimeChart {
 			if row.Box != nil {
 				break
 			}
-			kind := "ok"
-			switch {
-			case r.Success:
-			case r.ErrorKind == runner.ErrTimeout:
-				kind = "timeout"
-			default:
-				kind = "failed"
+			kind, status := "ok", "ok"
+			if !r.Success {
+				kind, status = "failed", KindLabel(r.ErrorKind)
+				if r.ErrorKind == runner.ErrTimeout {
+					kind = "timeout"
+				}
 			}
 			// Spread the dots of one row over its height so equal runtimes
 			// stay visible; deterministic, no randomness.
 			offset := float64(j%5-2) * 4
-			status := "ok"
-			if !r.Success {
-				status = KindLabel(r.ErrorKind)
-			}
 			row.Dots = append(row.Dots, runtimeDot{
 				X: ax.x(r.RuntimeSeconds), Y: row.MidY + offset, Kind: kind,
 				Title: fmt.Sprintf("%s trial %d: %s, %s", text.OneLine(c.standing.CandidateID), r.Trial, text.Seconds(r.RuntimeSeconds), status),

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/forge-run/forge/internal/text"
 )
@@ -73,23 +74,20 @@ func newCostChart(cs []candidate) *costChart {
 	// more than every cheaper one.
 	slices.SortStableFunc(pts, func(a, b pt) int { return cmp.Or(cmp.Compare(a.cost, b.cost), cmp.Compare(b.score, a.score)) })
 	best := -1.0
+	var front []string
 	for _, p := range pts {
-		front := p.score > best
-		if front {
+		onFront := p.score > best
+		if onFront {
 			best = p.score
 		}
-		cp := costPoint{X: ax.x(p.cost), Y: ay.x(clamp(p.score)), Front: front, Winner: p.c.winner,
+		cp := costPoint{X: ax.x(p.cost), Y: ay.x(min(1, max(0, p.score))), Front: onFront, Winner: p.c.winner,
 			Label: text.Shorten(text.OneLine(p.c.standing.CandidateID), 18)}
 		cp.Title = cp.Label + ": " + p.c.scoreText() + " at " + text.USD(p.cost) + " a trial"
-		if front {
-			if ch.Front != "" {
-				ch.Front += " "
-			}
-			ch.Front += strconv.FormatFloat(cp.X, 'f', 1, 64) + "," + strconv.FormatFloat(cp.Y, 'f', 1, 64)
+		if onFront {
+			front = append(front, f1(cp.X)+","+f1(cp.Y))
 		}
 		ch.Points = append(ch.Points, cp)
 	}
+	ch.Front = strings.Join(front, " ")
 	return ch
 }
-
-func clamp(x float64) float64 { return min(1, max(0, x)) }

@@ -106,20 +106,12 @@ const (
 func writeFailures(b *strings.Builder, cs []candidate, opts Options) {
 	n := 0
 	for _, c := range cs {
-		for _, r := range c.results {
-			if !r.Success {
-				n++
-			}
-		}
+		n += len(c.results) - c.succeeded
 	}
 	if n == 0 {
 		return
 	}
-	word := "failures"
-	if n == 1 {
-		word = "failure"
-	}
-	fmt.Fprintf(b, "\n<details><summary>%d %s</summary>\n\n", n, word)
+	fmt.Fprintf(b, "\n<details><summary>%d %s</summary>\n\n", n, text.Plural(n, "failure", "failures"))
 	listed := 0
 	for _, c := range cs {
 		rs := c.results

@@ -31,50 +31,36 @@ func AllFormats() []Format {
 
 // ParseFormat reads a --format value, in any case.
 func ParseFormat(s string) (Format, error) {
-	switch v := strings.ToLower(strings.TrimSpace(s)); v {
-	case "table", "text":
-		return FormatTable, nil
-	case "json":
-		return FormatJSON, nil
-	case "markdown", "md":
-		return FormatMarkdown, nil
-	case "junit", "xml":
-		return FormatJUnit, nil
-	case "csv":
-		return FormatCSV, nil
-	case "html", "htm":
-		return FormatHTML, nil
+	names := map[string]Format{
+		"table": FormatTable, "text": FormatTable, "json": FormatJSON, "markdown": FormatMarkdown, "md": FormatMarkdown,
+		"junit": FormatJUnit, "xml": FormatJUnit, "csv": FormatCSV, "html": FormatHTML, "htm": FormatHTML,
+	}
+	if f, ok := names[strings.ToLower(strings.TrimSpace(s))]; ok {
+		return f, nil
 	}
 	return "", fmt.Errorf("unknown report format %q: want one of %s", s, formatList())
 }
 
 // FormatFromPath picks a --report file's format by its extension.
 func FormatFromPath(path string) (Format, error) {
-	switch ext := strings.ToLower(filepath.Ext(path)); ext {
-	case ".json":
-		return FormatJSON, nil
-	case ".md", ".markdown":
-		return FormatMarkdown, nil
-	case ".xml":
-		return FormatJUnit, nil
-	case ".csv":
-		return FormatCSV, nil
-	case ".html", ".htm":
-		return FormatHTML, nil
-	case ".txt":
-		return FormatTable, nil
-	case "":
-		return "", fmt.Errorf("report file %q has no extension: name it .json, .md, .xml, .csv, .html or .txt", path)
-	default:
-		return "", fmt.Errorf("report file %q: unknown extension %q: want .json, .md, .xml, .csv, .html or .txt", path, ext)
+	exts := map[string]Format{
+		".json": FormatJSON, ".md": FormatMarkdown, ".markdown": FormatMarkdown, ".xml": FormatJUnit,
+		".csv": FormatCSV, ".html": FormatHTML, ".htm": FormatHTML, ".txt": FormatTable,
 	}
+	ext := strings.ToLower(filepath.Ext(path))
+	if f, ok := exts[ext]; ok {
+		return f, nil
+	}
+	if ext == "" {
+		return "", fmt.Errorf("report file %q has no extension: name it .json, .md, .xml, .csv, .html or .txt", path)
+	}
+	return "", fmt.Errorf("report file %q: unknown extension %q: want .json, .md, .xml, .csv, .html or .txt", path, ext)
 }
 
 func formatList() string {
-	all := AllFormats()
-	s := make([]string, len(all))
-	for i, f := range all {
-		s[i] = string(f)
+	var s []string
+	for _, f := range AllFormats() {
+		s = append(s, string(f))
 	}
 	return strings.Join(s, ", ")
 }
@@ -113,35 +99,16 @@ func (o Options) Validate() error {
 	return nil
 }
 
-// withDefaults fills the zero fields.
-func (o Options) withDefaults() Options {
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	if o.MaxOutputBytes == 0 {
-		o.MaxOutputBytes = DefaultMaxOutputBytes
-	}
-	return o
-}
-
 // WriteFunc renders one format of rec to w.
 type WriteFunc func(w io.Writer, rec *record.Record, opts Options) error
 
 // For returns the function that writes format f.
 func For(f Format) (WriteFunc, error) {
-	switch f {
-	case FormatTable:
-		return Table, nil
-	case FormatJSON:
-		return JSON, nil
-	case FormatMarkdown:
-		return Markdown, nil
-	case FormatJUnit:
-		return JUnit, nil
-	case FormatCSV:
-		return CSV, nil
-	case FormatHTML:
-		return HTML, nil
+	writers := map[Format]WriteFunc{
+		FormatTable: Table, FormatJSON: JSON, FormatMarkdown: Markdown, FormatJUnit: JUnit, FormatCSV: CSV, FormatHTML: HTML,
+	}
+	if fn, ok := writers[f]; ok {
+		return fn, nil
 	}
 	return nil, fmt.Errorf("unknown report format %q: want one of %s", string(f), formatList())
 }
@@ -166,5 +133,11 @@ func prepare(rec *record.Record, opts Options) (Options, error) {
 	if err := opts.Validate(); err != nil {
 		return opts, err
 	}
-	return opts.withDefaults(), nil
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.MaxOutputBytes == 0 {
+		opts.MaxOutputBytes = DefaultMaxOutputBytes
+	}
+	return opts, nil
 }

@@ -71,11 +71,7 @@ func (o Options) paint(code, s string) string {
 // cells: the winner bold, the status by health, the notes dim.
 func standingsRows(rec *record.Record, cs []candidate, opts Options) (fitted, [][]string) {
 	cols := columns(rec)
-	for i := range cols {
-		if cols[i].header == colNotes {
-			cols[i].cell = candidate.notes // whole: fitTable cuts them
-		}
-	}
+	cols[len(cols)-1].cell = candidate.notes // NOTES whole: fitTable cuts them
 	cells := make([][]string, len(cs))
 	for r, c := range cs {
 		cells[r] = make([]string, len(cols))

@@ -60,7 +60,7 @@ func Summarise(rec *record.Record) Summary {
 		s.Numeric = append(s.Numeric, col.align == text.Right)
 	}
 	for _, c := range cs {
-		row := SummaryRow{Candidate: c.standing.CandidateID, Health: healthClass(c.health()), Winner: c.winner, Cost: c.costLine()}
+		row := SummaryRow{Candidate: c.standing.CandidateID, Health: string(c.health()), Winner: c.winner, Cost: c.costLine()}
 		for _, col := range cols {
 			row.Cells = append(row.Cells, col.cell(c))
 		}

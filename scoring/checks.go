@@ -22,8 +22,7 @@ func artifactOf(r record.Trial) (b []byte, size int64, present bool) {
 	case r.Artifact != nil:
 		b = r.Artifact
 	case r.ArtifactEncoding == "base64":
-		d, err := base64.StdEncoding.DecodeString(r.ArtifactContent)
-		if err == nil {
+		if d, err := base64.StdEncoding.DecodeString(r.ArtifactContent); err == nil {
 			b = d
 		}
 	default:
@@ -109,17 +108,12 @@ func (c compiledCheck) judge(b []byte, size int64, r record.Trial, task *Task) v
 	if field == "" {
 		return verdict{ok: true} // json: or result: alone: the value exists
 	}
-	var want any
-	ok := false
-	if task != nil {
-		want, ok = task.Fields[field]
+	if task == nil {
+		return verdict{note: fmt.Sprintf("the run has no field %q to compare with", field)}
 	}
+	want, ok := task.Fields[field]
 	if !ok {
-		id := "the run"
-		if task != nil {
-			id = "task " + task.ID
-		}
-		return verdict{note: fmt.Sprintf("%s has no field %q to compare with", id, field)}
+		return verdict{note: fmt.Sprintf("task %s has no field %q to compare with", task.ID, field)}
 	}
 	got, wantText := valueText(v), valueText(want)
 	switch {

@@ -90,17 +90,15 @@ func (p *Pricing) Price(r *record.Trial) *record.Cost {
 	var unpriced []string
 	if u := r.Usage; u != nil {
 		c.Tokens = u.Tokens()
-		switch {
-		case u.CostUSD != nil:
+		if u.CostUSD != nil {
 			c.ModelUSD = *u.CostUSD
-		default:
+		} else {
 			for _, m := range u.Models {
-				usd, why := p.modelCost(m)
+				usd, why := p.modelCost(m) // 0 when it cannot
+				c.ModelUSD += usd
 				if why != "" {
 					unpriced = append(unpriced, why)
-					continue
 				}
-				c.ModelUSD += usd
 			}
 		}
 	}
@@ -203,8 +201,7 @@ func (c *costTally) standing(successes int) *record.CostStanding {
 		Tokens: c.tokens, CostedTrials: c.n, UnpricedTrials: c.unpriced}
 	// No price for a win when no trial had one: it is not free.
 	if successes > 0 && c.unpriced < c.n {
-		per := c.usd / float64(successes)
-		st.PerSuccessUSD = &per
+		st.PerSuccessUSD = new(c.usd / float64(successes))
 	}
 	return st
 }

@@ -40,8 +40,7 @@ func ParseVerdict(stdout string) (score float64, reason string, err error) {
 		return score, reason, err
 	}
 	if i := strings.LastIndexByte(whole, '\n'); i >= 0 {
-		last := strings.TrimSpace(whole[i+1:])
-		if s, r, lerr := parseVerdictText(last); !errors.Is(lerr, errNotVerdict) {
+		if s, r, lerr := parseVerdictText(strings.TrimSpace(whole[i+1:])); !errors.Is(lerr, errNotVerdict) {
 			return s, r, lerr
 		}
 	}

@@ -1,8 +1,10 @@
 package scoring
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	"gonum.org/v1/gonum/stat/distuv"
@@ -80,8 +82,7 @@ func ComparePaired(a, b []float64) (PairedResult, error) {
 	s := summarize(d)
 	r.MeanDifference = s.mean
 	if s.n >= 2 {
-		ci := meanCI95(s)
-		r.DifferenceCI95 = &ci
+		r.DifferenceCI95 = new(meanCI95(s))
 	}
 	r.Method = MethodWilcoxon
 	if s.n >= pairedTMinPairs {
@@ -153,12 +154,7 @@ func signedRanks(d []float64) (rank2 []int, pos []bool, ties []int) {
 			nz = append(nz, x)
 		}
 	}
-	sort.Slice(nz, func(i, j int) bool {
-		if math.Abs(nz[i]) != math.Abs(nz[j]) {
-			return math.Abs(nz[i]) < math.Abs(nz[j])
-		}
-		return nz[i] < nz[j]
-	})
+	slices.SortFunc(nz, func(a, b float64) int { return cmp.Or(cmp.Compare(math.Abs(a), math.Abs(b)), cmp.Compare(a, b)) })
 	rank2 = make([]int, len(nz))
 	pos = make([]bool, len(nz))
 	for i := 0; i < len(nz); {

@@ -6,8 +6,10 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/forge-run/forge/internal/text"
 	"github.com/forge-run/forge/record"
@@ -42,9 +44,6 @@ type tally struct {
 
 // task is the candidate's tally of task id.
 func (t *tally) task(id string) *taskTally {
-	if t.tasks == nil {
-		t.tasks = map[string]*taskTally{}
-	}
 	tt := t.tasks[id]
 	if tt == nil {
 		tt = &taskTally{}
@@ -55,7 +54,8 @@ func (t *tally) task(id string) *taskTally {
 
 // newTally is an empty tally for a candidate scored by n scorers.
 func newTally(id string, n int) *tally {
-	return &tally{id: id, perScorer: make([][]float64, n), notes: make([][]noteHit, n), clamped: make([]int, n)}
+	return &tally{id: id, perScorer: make([][]float64, n), notes: make([][]noteHit, n), clamped: make([]int, n),
+		tasks: map[string]*taskTally{}}
 }
 
 // count adds trial r to the candidate's counts and reports whether it is to
@@ -180,13 +180,7 @@ func noteFor(s prepared, hits []noteHit, trials int) string {
 
 // firstHit is the lowest-numbered trial's hit, whatever the results' order.
 func firstHit(hits []noteHit) noteHit {
-	first := hits[0]
-	for _, h := range hits {
-		if h.trial < first.trial || (h.trial == first.trial && h.msg < first.msg) {
-			first = h
-		}
-	}
-	return first
+	return slices.MinFunc(hits, func(a, b noteHit) int { return cmp.Or(cmp.Compare(a.trial, b.trial), strings.Compare(a.msg, b.msg)) })
 }
 
 // rankEntries sorts the candidates and ranks them: by mean score (ties by id),

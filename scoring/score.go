@@ -158,8 +158,7 @@ func (v trialValues) composites(s *Sheet) []*float64 {
 			wsum += sc.weight
 		}
 		if wsum > 0 {
-			c := clamp01(sum / wsum)
-			composite[i] = &c
+			composite[i] = new(clamp01(sum / wsum))
 		}
 	}
 	return composite
@@ -181,8 +180,7 @@ func tallies(s *Sheet, v trialValues, composite []*float64) []*tally {
 		get(id)
 	}
 	for i := range s.rows {
-		r := &s.rows[i]
-		get(s.name(r.candidate)).add(s, i, composite[i], v)
+		get(s.name(s.rows[i].candidate)).add(s, i, composite[i], v)
 	}
 	entries := make([]*tally, 0, len(byID))
 	for _, t := range byID {
@@ -465,9 +463,7 @@ func (s prepared) normalize(vals []trialValue) (scores []float64, clamped []bool
 
 func clamp01(x float64) float64 {
 	switch {
-	case math.IsNaN(x):
-		return 0
-	case x < 0:
+	case math.IsNaN(x), x < 0:
 		return 0
 	case x > 1:
 		return 1

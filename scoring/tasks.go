@@ -59,7 +59,8 @@ func passed(success bool, score, passMark *float64) bool {
 
 // suiteStats completes a suite candidate's standing from its task tallies.
 func (t *tally) suiteStats(tasks []Task, k int) {
-	var means, weights []float64
+	var means []float64
+	var ts []TaskScore
 	su := &record.SuiteStanding{K: k}
 	var pass, passW float64
 	for _, task := range tasks {
@@ -68,8 +69,9 @@ func (t *tally) suiteStats(tasks []Task, k int) {
 			continue
 		}
 		if len(tt.scores) > 0 {
-			means = append(means, summarize(tt.scores).mean)
-			weights = append(weights, task.weight())
+			m := summarize(tt.scores).mean
+			means = append(means, m)
+			ts = append(ts, TaskScore{Score: clamp01(m), Weight: task.weight()})
 		}
 		if tt.trials > 0 && tt.passes == tt.trials {
 			su.Solved++
@@ -81,21 +83,15 @@ func (t *tally) suiteStats(tasks []Task, k int) {
 	}
 	su.Tasks = len(means)
 	if c := t.st.Cost; c != nil && su.Solved > 0 && c.PerSuccessUSD != nil {
-		per := c.USD / float64(su.Solved)
-		c.PerSolvedUSD = &per
+		c.PerSolvedUSD = new(c.USD / float64(su.Solved))
 	}
 	if passW > 0 {
-		p := pass / passW
-		su.PassAtK = &p
+		su.PassAtK = new(pass / passW)
 	}
 	st := &t.st
 	st.Suite = su
 	if len(means) == 0 {
 		return
-	}
-	ts := make([]TaskScore, len(means))
-	for i := range means {
-		ts[i] = TaskScore{Score: clamp01(means[i]), Weight: weights[i]}
 	}
 	sum, err := SummarizeTasks(ts)
 	if err != nil { // every score is in [0, 1] and every weight positive

@@ -106,12 +106,10 @@ func decideSuite(es []*tally, tasks []Task) (*string, string, *record.Comparison
 		Tasks: pt.N, Wins: pt.Wins, Losses: pt.Losses, Ties: pt.Ties,
 	}
 	if pt.Method == MethodPairedT && pt.Statistic != nil {
-		df := float64(pt.N - 1)
-		c.T, c.DF = pt.Statistic, &df
+		c.T, c.DF = pt.Statistic, new(float64(pt.N-1))
 	}
 	if err == nil {
-		p := pt.PValue
-		c.PValue = &p
+		c.PValue = new(pt.PValue)
 	}
 	if second.st.Score > 0 {
 		c.Ratio = top.st.Score / second.st.Score

@@ -156,26 +156,21 @@ func build(rec *record.Record, cfg Config, each func(Testcase)) *Testsuites {
 // they first appear, then tasks and trials; numbered says which
 // candidates have several trials.
 func ordered(rec *record.Record) (results []*record.Trial, numbered map[string]bool) {
-	numbered = map[string]bool{}
-	for _, r := range rec.Results {
-		numbered[r.CandidateID] = numbered[r.CandidateID] || r.Trial > 1
-	}
-	results = make([]*record.Trial, len(rec.Results))
-	first := map[string]int{}
-	for i := range rec.Results {
-		results[i] = &rec.Results[i]
-		if _, ok := first[rec.Results[i].CandidateID]; !ok {
-			first[rec.Results[i].CandidateID] = i
-		}
-	}
 	task := map[string]int{}
 	for i, t := range rec.Tasks {
 		task[t.ID] = i
 	}
-	slices.SortStableFunc(results, func(a, b *record.Trial) int {
-		return cmp.Or(cmp.Compare(first[a.CandidateID], first[b.CandidateID]), cmp.Compare(task[a.TaskID], task[b.TaskID]),
-			cmp.Compare(a.Trial, b.Trial))
-	})
+	order, byID := record.ByCandidate(rec.Results)
+	results = make([]*record.Trial, 0, len(rec.Results))
+	numbered = map[string]bool{}
+	for _, id := range order {
+		rs := byID[id]
+		slices.SortStableFunc(rs, func(a, b *record.Trial) int {
+			return cmp.Or(cmp.Compare(task[a.TaskID], task[b.TaskID]), cmp.Compare(a.Trial, b.Trial))
+		})
+		results = append(results, rs...)
+		numbered[id] = slices.ContainsFunc(rs, func(r *record.Trial) bool { return r.Trial > 1 })
+	}
 	return results, numbered
 }
 
@@ -311,20 +306,19 @@ func properties(rec *record.Record) []Property {
 		{"objective", rec.Objective},
 		{"backend", rec.Backend},
 	}
-	if rec.ManifestPath != "" {
-		ps = append(ps, Property{"manifest_path", rec.ManifestPath})
+	ifSet := func(name, value string) {
+		if value != "" {
+			ps = append(ps, Property{name, value})
+		}
 	}
-	if rec.ManifestHash != "" {
-		ps = append(ps, Property{"manifest_hash", rec.ManifestHash})
-	}
+	ifSet("manifest_path", rec.ManifestPath)
+	ifSet("manifest_hash", rec.ManifestHash)
 	winner := ""
 	if rec.Winner != nil {
 		winner = *rec.Winner
 	}
 	ps = append(ps, Property{"winner", winner})
-	if rec.WinnerLine != "" {
-		ps = append(ps, Property{"winner_line", rec.WinnerLine})
-	}
+	ifSet("winner_line", rec.WinnerLine)
 	if rec.Interrupted {
 		ps = append(ps, Property{"interrupted", "true"})
 	}
@@ -367,16 +361,15 @@ func properties(rec *record.Record) []Property {
 // problem describes a failed trial: one-line message, facts in the body.
 func problem(r record.Trial) *Problem {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s", kindOrFailed(r.ErrorKind))
+	b.WriteString(kindOrFailed(r.ErrorKind))
 	if r.ErrorMessage != "" {
-		fmt.Fprintf(&b, ": %s", r.ErrorMessage)
+		b.WriteString(": " + r.ErrorMessage)
 	}
-	b.WriteString("\n")
+	exit := "none"
 	if r.ExitCode != nil {
-		fmt.Fprintf(&b, "exit code: %d\n", *r.ExitCode)
-	} else {
-		b.WriteString("exit code: none\n")
+		exit = strconv.Itoa(*r.ExitCode)
 	}
+	fmt.Fprintf(&b, "\nexit code: %s\n", exit)
 	if r.SandboxID != "" {
 		fmt.Fprintf(&b, "sandbox: %s\n", r.SandboxID)
 	}
