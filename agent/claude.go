@@ -6,6 +6,7 @@ package agent
 // (tool_result blocks) and a last "result" with the totals.
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -13,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/forge-run/forge/runner"
 )
@@ -157,7 +159,7 @@ var exitCode = regexp.MustCompile(`^Exit code (\d+)\n`)
 func (c *claudeLog) user(log *Log, ev map[string]json.RawMessage) {
 	var m claudeMessage
 	field(ev, "message", &m)
-	at := stepTime(str(ev, "timestamp"))
+	at, _ := time.Parse(time.RFC3339Nano, str(ev, "timestamp")) // zero when there is none
 	for _, b := range claudeBlocks(m.Content) {
 		switch b.Type {
 		case "tool_result":
@@ -187,17 +189,7 @@ func (c *claudeLog) resultLine(log *Log, ev map[string]json.RawMessage) {
 	}
 	var models map[string]modelUsage
 	field(ev, "modelUsage", &models)
-	u := &runner.Usage{}
-	for _, name := range slices.Sorted(maps.Keys(models)) {
-		m := models[name]
-		calls := 0
-		for _, cl := range c.calls {
-			if cl.model == name {
-				calls++
-			}
-		}
-		u.Models = append(u.Models, modelTokens(name, max(calls, 1), m.Input, m.CacheRead, m.CacheCreate, m.Output))
-	}
+	u := &runner.Usage{Models: c.usage(models)}
 	var cost float64
 	if field(ev, "total_cost_usd", &cost) {
 		u.CostUSD = &cost
@@ -212,16 +204,7 @@ func (c *claudeLog) resultLine(log *Log, ev map[string]json.RawMessage) {
 func resultError(ev map[string]json.RawMessage) string {
 	var errs []string
 	field(ev, "errors", &errs)
-	words := str(ev, "result")
-	if words == "" {
-		words = strings.Join(errs, "; ")
-	}
-	if words == "" {
-		words = str(ev, "subtype")
-	}
-	if words == "" {
-		words = "is_error"
-	}
+	words := cmp.Or(str(ev, "result"), strings.Join(errs, "; "), str(ev, "subtype"), "is_error")
 	var status *int
 	if field(ev, "api_error_status", &status); status != nil {
 		words += fmt.Sprintf(" (HTTP %d)", *status)
@@ -236,35 +219,33 @@ func (c *claudeLog) end(log *Log) {
 	log.Error = "the log ends before claude-code's result line"
 	// Without the totals, the calls' usage as they started: their input
 	// is whole, their output not yet counted.
-	byModel := map[string]*runner.ModelUsage{}
-	var names []string
+	models := map[string]modelUsage{}
 	for _, cl := range c.calls {
-		mu := modelTokens(cl.model, 1, cl.usage.Input, cl.usage.CacheRead, cl.usage.CacheCreate, cl.usage.Output)
-		if sum := byModel[cl.model]; sum != nil {
-			sum.Calls++
-			sum.InputTokens += mu.InputTokens
-			sum.CachedInputTokens += mu.CachedInputTokens
-			sum.OutputTokens += mu.OutputTokens
-			sum.TotalTokens += mu.TotalTokens
-			continue
-		}
-		byModel[cl.model] = &mu
-		names = append(names, cl.model)
+		m, u := models[cl.model], cl.usage
+		models[cl.model] = modelUsage{Input: m.Input + u.Input, Output: m.Output + u.Output,
+			CacheRead: m.CacheRead + u.CacheRead, CacheCreate: m.CacheCreate + u.CacheCreate}
 	}
-	if len(names) == 0 {
-		return
-	}
-	slices.Sort(names)
-	log.Usage = &runner.Usage{}
-	for _, n := range names {
-		log.Usage.Models = append(log.Usage.Models, *byModel[n])
+	if len(models) > 0 {
+		log.Usage = &runner.Usage{Models: c.usage(models)}
 	}
 }
 
-// modelTokens is Anthropic-style counts as forge's: input counts the
-// cache's tokens too, as OpenAI's does (runner.ParseUsage).
-func modelTokens(model string, calls int, input, cacheRead, cacheCreate, output int64) runner.ModelUsage {
-	in := input + cacheRead + cacheCreate
-	return runner.ModelUsage{Model: model, Calls: calls, InputTokens: in, CachedInputTokens: cacheRead,
-		OutputTokens: output, TotalTokens: in + output}
+// usage is the usage of models, by name, as forge counts it, in the
+// names' order, each with the calls seen to it (one at least). Input
+// counts the cache's tokens too, as OpenAI's does (runner.ParseUsage).
+func (c *claudeLog) usage(models map[string]modelUsage) []runner.ModelUsage {
+	var out []runner.ModelUsage
+	for _, name := range slices.Sorted(maps.Keys(models)) {
+		m := models[name]
+		calls := 0
+		for _, cl := range c.calls {
+			if cl.model == name {
+				calls++
+			}
+		}
+		in := m.Input + m.CacheRead + m.CacheCreate
+		out = append(out, runner.ModelUsage{Model: name, Calls: max(calls, 1), InputTokens: in, CachedInputTokens: m.CacheRead,
+			OutputTokens: m.Output, TotalTokens: in + m.Output})
+	}
+	return out
 }

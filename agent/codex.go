@@ -7,6 +7,7 @@ package agent
 // turn.failed with the error that ended it.
 
 import (
+	"cmp"
 	"encoding/json"
 	"strings"
 
@@ -71,10 +72,7 @@ func (c *codexLog) event(log *Log, ev map[string]json.RawMessage) bool {
 			Message string `json:"message"`
 		}
 		field(ev, "error", &e)
-		log.Error = e.Message
-		if log.Error == "" {
-			log.Error = "turn.failed"
-		}
+		log.Error = cmp.Or(e.Message, "turn.failed")
 	default:
 		return false
 	}
@@ -90,9 +88,6 @@ func (c *codexLog) item(log *Log, it codexItem, completed bool) {
 		add(runner.Step{Role: "assistant", Type: "tool_call", ToolCallID: it.ID, Tool: &runner.ToolCall{Name: name, Arguments: b}})
 	}
 	if it.Type == "command_execution" && !c.started[it.ID] {
-		if c.started == nil {
-			c.started = map[string]bool{}
-		}
 		c.started[it.ID] = true
 		call("exec_command", map[string]string{"command": it.Command})
 	}

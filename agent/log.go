@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"time"
 	"unicode/utf8"
 
 	"github.com/forge-run/forge/internal/text"
@@ -37,7 +36,7 @@ func ReadLog(f Format, r io.Reader) (Log, error) {
 	case FormatClaudeCode:
 		rd = &claudeLog{}
 	case FormatCodex:
-		rd = &codexLog{}
+		rd = &codexLog{started: map[string]bool{}}
 	default:
 		return Log{}, fmt.Errorf("no reader for agent log format %q", f)
 	}
@@ -144,10 +143,4 @@ func content(s string) json.RawMessage {
 func extra(key string, v any) map[string]json.RawMessage {
 	b, _ := json.Marshal(v)
 	return map[string]json.RawMessage{key: b}
-}
-
-// stepTime reads an RFC 3339 time; zero when there is none.
-func stepTime(s string) time.Time {
-	t, _ := time.Parse(time.RFC3339Nano, s)
-	return t
 }

@@ -40,11 +40,7 @@ func brokenImages(rec *record.Record, out string) (broken, replayable []string) 
 		}
 	}
 	for _, u := range rec.Incomplete {
-		all := len(u.TaskIDs) > 0
-		for _, task := range u.TaskIDs {
-			all = all && explained[unit{u.CandidateID, task}]
-		}
-		if !all {
+		if len(u.TaskIDs) == 0 || slices.ContainsFunc(u.TaskIDs, func(task string) bool { return !explained[unit{u.CandidateID, task}] }) {
 			replayable = append(replayable, u.CandidateID)
 		}
 	}

@@ -28,11 +28,10 @@ var Version = ""
 // version says which forge this is: the module version, else "(devel)",
 // then the VCS revision ("+dirty") and time when Go recorded them.
 func version(info *debug.BuildInfo, ok bool) string {
-	v := Version
 	if !ok {
-		return cmp.Or(v, "(devel)")
+		return cmp.Or(Version, "(devel)")
 	}
-	v = cmp.Or(v, info.Main.Version, "(devel)")
+	v := cmp.Or(Version, info.Main.Version, "(devel)")
 	var rev, at string
 	dirty := false
 	for _, s := range info.Settings {

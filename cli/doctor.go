@@ -75,8 +75,6 @@ func runDoctor(ctx context.Context, o *doctorOptions) error {
 	if err == nil {
 		defer lr.Close() //nolint:errcheck // it ran no job: nothing to wait for
 		desc = lr.Describe()
-	}
-	if err == nil {
 		py, err := lr.Which("python3")
 		check("python3", err, py+" (as jobs find it)"+shimNote(py))
 	} else {

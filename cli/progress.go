@@ -27,7 +27,7 @@ type progress struct {
 }
 
 func newProgress(w io.Writer, quiet, verbose bool) *progress {
-	return &progress{w: w, quiet: quiet, verbose: verbose}
+	return &progress{w: w, quiet: quiet, verbose: verbose, envs: map[string]string{}}
 }
 
 // startLive switches to the live view for a run of n jobs.
@@ -125,9 +125,6 @@ func (p *progress) environmentLine(e forge.Event) string {
 	name := fmt.Sprintf("[environment %s]", e.Job)
 	p.envMu.Lock()
 	defer p.envMu.Unlock()
-	if p.envs == nil {
-		p.envs = map[string]string{}
-	}
 	start, waiting := p.envs[e.Job]
 	switch b := e.Built; {
 	case e.Line != nil:

@@ -280,18 +280,12 @@ func unusedPrices(p *scoring.Pricing, results []record.Trial) string {
 	if len(seen) == 0 {
 		return "" // no trial reported usage: nothing to tell apart
 	}
-	var unused []string
-	for _, name := range slices.Sorted(maps.Keys(p.Models)) {
-		if !seen[name] {
-			unused = append(unused, name)
-		}
-	}
+	unused := slices.DeleteFunc(slices.Sorted(maps.Keys(p.Models)), func(name string) bool { return seen[name] })
 	if len(unused) == 0 {
 		return ""
 	}
-	reported := slices.Sorted(maps.Keys(seen))
 	return fmt.Sprintf("pricing: no trial reported %s (its price went unused); the trials reported %s",
-		text.AndList(unused), text.AndList(reported))
+		text.AndList(unused), text.AndList(slices.Sorted(maps.Keys(seen))))
 }
 
 // end says how a run that ran ended: interrupted, out of budget, stopped
@@ -321,29 +315,26 @@ func (t *tournament) dir() string { return filepath.Join(t.o.out, t.id) }
 func (t *tournament) resumeCommand(backend string) string {
 	o := t.o
 	args := []string{"forge", "run", "--resume", t.id}
-	add := func(given bool, flag string, value any) {
+	add := func(given bool, flag string, value ...any) {
 		if given {
-			args = append(args, flag, fmt.Sprint(value))
+			args = append(args, flag)
+			for _, v := range value {
+				args = append(args, fmt.Sprint(v))
+			}
 		}
 	}
 	add(o.manifest != "forge.yaml", "-f", o.manifest)
 	add(o.harbor != "", "--harbor", o.harbor)
 	add(o.out != "artifacts", "--out", o.out)
-	if backend == "daytona" {
-		args = append(args, "--daytona")
-	}
+	add(backend == "daytona", "--daytona")
 	add(o.over.Trials > 0, "--trials", o.over.Trials)
-	if o.over.Oracle {
-		args = append(args, "--oracle")
-	}
+	add(o.over.Oracle, "--oracle")
 	add(len(o.over.Only) > 0, "--only", strings.Join(o.over.Only, ","))
 	add(o.over.Concurrency > 0, "--concurrency", o.over.Concurrency)
 	add(o.over.Timeout > 0, "--timeout", o.over.Timeout)
 	add(o.retries.set, "--retries", o.retries.n)
 	add(o.format != "table", "--format", o.format)
-	if o.matrix {
-		args = append(args, "--matrix")
-	}
+	add(o.matrix, "--matrix")
 	add(o.passAt != 1, "--pass-at", o.passAt)
 	for _, r := range o.reports {
 		args = append(args, "--report", r)

@@ -391,7 +391,11 @@ func (x *Index) arrange(rec *Record, results fileStamp) {
 // modification time and checksum), or it cannot be read.
 func LoadIndex(path string, b []byte, fi fs.FileInfo) *Index {
 	dir := filepath.Dir(path)
-	x, err := readIndex(filepath.Join(dir, IndexFile))
+	raw, err := os.ReadFile(filepath.Join(dir, IndexFile))
+	if err != nil {
+		return nil
+	}
+	x, err := decodeIndex(raw)
 	if err != nil || x.of.results != stampBytes(b, fi) {
 		return nil
 	}

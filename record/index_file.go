@@ -49,19 +49,12 @@ func stampFile(f *os.File) (fileStamp, error) {
 	if err != nil {
 		return fileStamp{}, err
 	}
-	st := fileStamp{mtime: fi.ModTime().UnixNano()}
-	buf := make([]byte, 1<<20)
-	for off := int64(0); ; {
-		n, err := f.ReadAt(buf, off)
-		st.sum = crc32.Update(st.sum, castagnoli, buf[:n])
-		off += int64(n)
-		if errors.Is(err, io.EOF) {
-			st.size = off
-			return st, nil
-		} else if err != nil {
-			return fileStamp{}, err
-		}
+	sum := crc32.New(castagnoli)
+	size, err := io.CopyBuffer(sum, io.NewSectionReader(f, 0, math.MaxInt64), make([]byte, 1<<20))
+	if err != nil {
+		return fileStamp{}, err
 	}
+	return fileStamp{size: size, mtime: fi.ModTime().UnixNano(), sum: sum.Sum32()}, nil
 }
 
 // stampPath stamps the file at path; absent when there is none.
@@ -96,19 +89,6 @@ func (x *Index) encode() ([]byte, error) {
 		e.trial(&x.Trials[i])
 	}
 	return binary.LittleEndian.AppendUint32(e.b, crc32.Checksum(e.b, castagnoli)), nil
-}
-
-// readIndex reads the index file at path.
-func readIndex(path string) (*Index, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	x, err := decodeIndex(b)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return x, nil
 }
 
 // decodeIndex reads an index file's bytes.

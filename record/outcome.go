@@ -5,6 +5,7 @@ package record
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/forge-run/forge/internal/text"
 )
@@ -45,19 +46,9 @@ func (rec *Record) BelowScore(min float64) string {
 func (rec *Record) Unsolved() []string {
 	solved := map[string]bool{}
 	for _, row := range rec.TaskMatrix {
-		all := len(row.Cells) > 0
-		for _, c := range row.Cells {
-			all = all && c.Solved
-		}
-		solved[row.TaskID] = all
+		solved[row.TaskID] = len(row.Cells) > 0 && !slices.ContainsFunc(row.Cells, func(c TaskCell) bool { return !c.Solved })
 	}
-	var out []string
-	for _, t := range rec.Tasks {
-		if !solved[t.ID] {
-			out = append(out, t.ID)
-		}
-	}
-	return out
+	return slices.DeleteFunc(rec.TaskIDs(), func(id string) bool { return solved[id] })
 }
 
 // TotalCostUSD is what the record's trials cost, all together (the priced

@@ -83,34 +83,17 @@ func Reorder[T any](s []T, order []int) {
 	}
 }
 
-// takeScores gives the n trials named by key the scores results.json
-// keeps for them (Scores), through score, and leaves Scores empty.
-func (rec *Record) takeScores(n int, key func(i int) trialKey, score func(i int, v float64)) {
-	if len(rec.Scores) == 0 {
-		return
-	}
-	scores := make(map[trialKey]float64, len(rec.Scores))
-	for _, s := range rec.Scores {
-		scores[trialKey{s.CandidateID, s.TaskID, s.Trial}] = s.Score
-	}
-	for i := range n {
-		if v, ok := scores[key(i)]; ok {
-			score(i, v)
-		}
-	}
-	rec.Scores = nil
-}
-
 // trialKey names a trial.
 type trialKey struct {
 	candidate, task string
 	trial           int
 }
 
-// Arrange gives results, read from the run's trials, their scores
-// (takeScores) and orders them (Reorder): first the n the record holds, a
-// trial's last line only (--resume played it again), in plan order once
-// the run ended, else in the file's; then the lines it drops.
+// Arrange gives results, read from the run's trials, the scores
+// results.json keeps for them (Scores, left empty) and orders them
+// (Reorder): first the n the record holds, a trial's last line only
+// (--resume played it again), in plan order once the run ended, else in
+// the file's; then the lines it drops.
 func (rec *Record) Arrange(results []Trial) (order []int, n int) {
 	key := func(i int) trialKey { r := &results[i]; return trialKey{r.CandidateID, r.TaskID, r.Trial} }
 	return rec.arrange(len(results), key, func(i int, v float64) { results[i].Score = &v })
@@ -119,7 +102,18 @@ func (rec *Record) Arrange(results []Trial) (order []int, n int) {
 // arrange is Arrange of n trials, each named by key and given its score
 // by score.
 func (rec *Record) arrange(n int, key func(i int) trialKey, score func(i int, v float64)) (order []int, kept int) {
-	rec.takeScores(n, key, score)
+	if len(rec.Scores) > 0 {
+		scores := make(map[trialKey]float64, len(rec.Scores))
+		for _, s := range rec.Scores {
+			scores[trialKey{s.CandidateID, s.TaskID, s.Trial}] = s.Score
+		}
+		for i := range n {
+			if v, ok := scores[key(i)]; ok {
+				score(i, v)
+			}
+		}
+		rec.Scores = nil
+	}
 	at := make(map[trialKey]int, n)
 	order = make([]int, 0, n)
 	var dropped []int

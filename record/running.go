@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -121,10 +122,7 @@ func (r *RunningWriter) write(beat bool) bool {
 		r.mu.Unlock()
 		return false
 	}
-	now := Running{UpdatedAt: r.now().UTC(), Jobs: make([]RunningJob, 0, len(r.jobs))}
-	for _, j := range r.jobs {
-		now.Jobs = append(now.Jobs, j)
-	}
+	now := Running{UpdatedAt: r.now().UTC(), Jobs: slices.AppendSeq(make([]RunningJob, 0, len(r.jobs)), maps.Values(r.jobs))}
 	r.dirty = false
 	r.mu.Unlock()
 	slices.SortFunc(now.Jobs, func(a, b RunningJob) int {

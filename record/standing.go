@@ -59,9 +59,6 @@ func (st Standing) ScoreText() string {
 	return text.Interval(st.Score, st.ScoreCI95[0], st.ScoreCI95[1])
 }
 
-// HalfWidth is the half-width of the 95% score interval; 0 without one.
-func (st Standing) HalfWidth() float64 { return (st.ScoreCI95[1] - st.ScoreCI95[0]) / 2 }
-
 // SuiteStanding is what a candidate did over a suite's tasks.
 type SuiteStanding struct {
 	// Tasks have a task score; Solved were passed in every trial.

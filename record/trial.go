@@ -94,13 +94,11 @@ func (t *Trial) Wrong() bool {
 			return true
 		}
 	}
-	return t.Reward != nil && *t.Reward < t.Mark()-1e-9
+	return t.Reward != nil && *t.Reward < MarkOf(t.PassMark)-1e-9
 }
 
-// Mark is the score at which the trial solves its task: PassMark, else 1.
-func (t *Trial) Mark() float64 { return MarkOf(t.PassMark) }
-
-// MarkOf is the mark of a trial whose pass mark is passMark: it, else 1.
+// MarkOf is the score at which a trial whose pass mark is passMark solves
+// its task: passMark, else 1.
 func MarkOf(passMark *float64) float64 {
 	if passMark != nil {
 		return *passMark

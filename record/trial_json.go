@@ -39,7 +39,8 @@ var trialLayout = sync.OnceValue(func() layout {
 	rt := tt.Field(0).Type
 	for i := range rt.NumField() {
 		f := rt.Field(i)
-		switch key := jsonKey(f); key {
+		key, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch key {
 		case "-":
 		case "sandbox_id", "error_message":
 			f.Type, f.Index = reflect.TypeFor[*string](), []int{0, i}
@@ -61,12 +62,6 @@ var trialLayout = sync.OnceValue(func() layout {
 	l.typ = reflect.StructOf(fields)
 	return l
 })
-
-// jsonKey is the key of f in JSON, "-" for none.
-func jsonKey(f reflect.StructField) string {
-	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-	return name
-}
 
 // MarshalJSON writes t in its layout.
 func (t Trial) MarshalJSON() ([]byte, error) {

@@ -85,19 +85,15 @@ func trialLine(r *Trial) ([]byte, error) {
 	return append(line, '\n'), nil
 }
 
-func writeTrial(w io.Writer, r *Trial) error {
-	line, err := trialLine(r)
-	if err == nil {
-		_, err = w.Write(line)
-	}
-	return err
-}
-
 // writeTrials writes the results' lines to w.
 func writeTrials(w io.Writer, results []*Trial) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	for _, r := range results {
-		if err := writeTrial(bw, r); err != nil {
+		line, err := trialLine(r)
+		if err == nil {
+			_, err = bw.Write(line)
+		}
+		if err != nil {
 			return err
 		}
 	}

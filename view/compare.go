@@ -57,11 +57,8 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
 			cc.BHref = "/run/" + url.PathEscape(b) + "?" + url.Values{"cand": {c.CandidateID}}.Encode() + "#trials"
 		}
 		for _, tc := range c.Tasks {
-			ct := compareTask{Task: tc.TaskID, Base: text.Score(tc.Base), Head: text.Score(tc.Head),
-				Significant: tc.Significant}
-			ct.AHref = firstTrial(xa, c.CandidateID, tc.TaskID)
-			ct.BHref = firstTrial(xb, c.CandidateID, tc.TaskID)
-			cc.Tasks = append(cc.Tasks, ct)
+			cc.Tasks = append(cc.Tasks, compareTask{Task: tc.TaskID, Base: text.Score(tc.Base), Head: text.Score(tc.Head),
+				Significant: tc.Significant, AHref: firstTrial(xa, c.CandidateID, tc.TaskID), BHref: firstTrial(xb, c.CandidateID, tc.TaskID)})
 		}
 		p.Candidates = append(p.Candidates, cc)
 	}

@@ -200,12 +200,8 @@ func readTranscript(r io.Reader) ([]transcriptStep, string, error) {
 		steps = append(steps, step)
 	}
 	var notes []string
-	if t.Malformed > 0 {
-		what := fmt.Sprintf("%d lines are not JSON objects", t.Malformed)
-		if t.Malformed == 1 {
-			what = "1 line is not a JSON object"
-		}
-		notes = append(notes, fmt.Sprintf("%s (the first: %v)", what, t.FirstMalformed))
+	if n := t.Malformed; n > 0 {
+		notes = append(notes, fmt.Sprintf("%d %s (the first: %v)", n, text.Plural(n, "line is not a JSON object", "lines are not JSON objects"), t.FirstMalformed))
 	}
 	if t.Truncated {
 		notes = append(notes, "shown up to forge's transcript cap; the file goes on")

@@ -63,15 +63,6 @@ type fileAt struct{ size, mtime int64 }
 
 func fileAtOf(fi fs.FileInfo) fileAt { return fileAt{fi.Size(), fi.ModTime().UnixNano()} }
 
-// statAt is the file at path's fileAt.
-func statAt(path string) fileAt {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return fileAt{size: -1}
-	}
-	return fileAtOf(fi)
-}
-
 // live reports whether the run has not ended (results.json has no
 // finished_at): its trials come from the journal as they end.
 func (x *runIndex) live() bool { return !x.rec.Finished() }
@@ -302,7 +293,11 @@ func (e *cached) stale(at fileAt) bool {
 	if e.err != nil || e.idx.live() || e.idx.full != nil {
 		return false
 	}
-	return statAt(e.idx.trials) != e.idx.trialsAt
+	now := fileAt{size: -1} // no file
+	if fi, err := os.Stat(e.idx.trials); err == nil {
+		now = fileAtOf(fi)
+	}
+	return now != e.idx.trialsAt
 }
 
 // forget drops the index of the run whose results.json is path.
@@ -344,9 +339,6 @@ func (c *cache) get(id, path string) (*runIndex, error) {
 	}
 	at := fileAtOf(fi)
 	c.mu.Lock()
-	if c.runs == nil {
-		c.runs = map[string]*cached{}
-	}
 	e := c.runs[path]
 	if e == nil || e.stale(at) {
 		e = &cached{at: at, ready: make(chan struct{})}

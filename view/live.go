@@ -73,24 +73,22 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 			b, _ := json.Marshal(t)
 			fmt.Fprintf(w, "id: %d\nevent: trial\ndata: %s\n\n", t.N, b)
 		}
-		if !done {
-			// A run forge stopped playing (killed) says so, and the
-			// stream ends: nothing more will come until it is resumed.
-			if last := x.stopped(); last != "" {
-				fmt.Fprintf(w, "event: stopped\ndata: %s\n\n", jsonString(last))
-				flusher.Flush()
-				return
-			}
-			// The jobs under way and their phases, when they changed.
-			if b := runningJobs(dir); b != sentRunning {
-				fmt.Fprintf(w, "event: running\ndata: %s\n\n", b)
-				sentRunning = b
-			}
-		}
 		if done {
 			fmt.Fprintf(w, "event: finished\ndata: %s\n\n", jsonString(text.OneLine(x.rec.WinnerLine)))
 			flusher.Flush()
 			return
+		}
+		// A run forge stopped playing (killed) says so, and the stream
+		// ends: nothing more will come until it is resumed.
+		if last := x.stopped(); last != "" {
+			fmt.Fprintf(w, "event: stopped\ndata: %s\n\n", jsonString(last))
+			flusher.Flush()
+			return
+		}
+		// The jobs under way and their phases, when they changed.
+		if b := runningJobs(dir); b != sentRunning {
+			fmt.Fprintf(w, "event: running\ndata: %s\n\n", b)
+			sentRunning = b
 		}
 		flusher.Flush()
 		select {

@@ -129,11 +129,10 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 	d := s.derive(x)
 	rec := x.rec
 	p := runPage{ID: id, Objective: strings.ToValidUTF8(rec.Objective, "\uFFFD"), Live: x.live(),
-		Summary: d.summary, Gates: d.gates, Charts: d.charts, Finished: x.count()}
+		Summary: d.summary, Gates: d.gates, Charts: d.charts, Finished: x.count(), Stopped: x.stopped()}
 	if !rec.StartedAt.IsZero() {
 		p.Started = rec.StartedAt.UTC().Format(time.RFC3339)
 	}
-	p.Stopped = x.stopped()
 	for _, row := range d.summary.Rows {
 		sr := standingRow{SummaryRow: row, Trials: "?" + url.Values{"cand": {row.Candidate}}.Encode() + "#trials"}
 		for i, c := range row.Cells {

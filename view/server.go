@@ -70,7 +70,7 @@ func New(opts Options) (*Server, error) {
 	if opts.Log == nil {
 		opts.Log = log.Default()
 	}
-	return &Server{opts: opts, tmpl: tmpl, mask: mask.New(opts.Secrets...)}, nil
+	return &Server{opts: opts, tmpl: tmpl, mask: mask.New(opts.Secrets...), cache: cache{runs: map[string]*cached{}}}, nil
 }
 
 // Listen listens on addr and returns the listener and the viewer's URL;
@@ -284,20 +284,15 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 // Opener returns the command that opens a URL in a browser on this
 // machine (open on macOS, xdg-open with a display), or nil.
 func Opener(goos string, getenv func(string) string, look func(string) (string, error)) []string {
-	switch goos {
-	case "darwin":
-		if p, err := look("open"); err == nil {
-			return []string{p}
-		}
-	case "windows":
+	name := "xdg-open"
+	switch {
+	case goos == "darwin":
+		name = "open"
+	case goos == "windows", getenv("DISPLAY") == "" && getenv("WAYLAND_DISPLAY") == "":
 		return nil
-	default:
-		if getenv("DISPLAY") == "" && getenv("WAYLAND_DISPLAY") == "" {
-			return nil
-		}
-		if p, err := look("xdg-open"); err == nil {
-			return []string{p}
-		}
+	}
+	if p, err := look(name); err == nil {
+		return []string{p}
 	}
 	return nil
 }

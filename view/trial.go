@@ -105,10 +105,7 @@ type transcriptView struct {
 
 func (s *Server) trialPage(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	n, err := strconv.Atoi(r.PathValue("n"))
-	if err != nil {
-		n = 0
-	}
+	n, _ := strconv.Atoi(r.PathValue("n")) // not a number: no trial
 	for again := true; ; again = false {
 		x := s.index(w, r, id)
 		if x == nil {
@@ -345,7 +342,7 @@ func (s *Server) artifact(x *runIndex, r *record.Trial) *artifactView {
 	case ext == ".md" || ext == ".markdown":
 		a.Kind, a.HTML = "markdown", markdown(content)
 		a.Text = content
-	case ext == ".json" || json.Valid(bytes.TrimSpace([]byte(content))) && len(bytes.TrimSpace([]byte(content))) > 0 && strings.ContainsAny(content[:1], "{["):
+	case ext == ".json" || json.Valid(bytes.TrimSpace([]byte(content))) && strings.ContainsAny(content[:1], "{["):
 		var out bytes.Buffer
 		if json.Indent(&out, []byte(content), "", "  ") == nil {
 			a.Kind, a.Text = "json", out.String()
