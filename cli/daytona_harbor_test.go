@@ -185,6 +185,43 @@ func TestDaytonaBrokenTaskImageFailsThatTaskAlone(t *testing.T) {
 	checkEmulator(t, srv, srv.APIKey())
 }
 
+// A task whose image runs as a user who cannot write where forge puts the
+// job's files (USER nobody, home /nonexistent): the daemon runs as that
+// user, so its toolbox refuses the upload. The trial fails once, saying
+// why, with no sandbox spent on attempts that would fail the same way,
+// and the rest of the suite plays.
+func TestDaytonaTaskImageUserCannotWrite(t *testing.T) {
+	t.Parallel()
+	srv, dir := harborTasks(t, map[string]string{
+		"tasks/good/task.toml":                "version = \"1.0\"\n",
+		"tasks/good/instruction.md":           "Nothing to do.\n",
+		"tasks/good/environment/Dockerfile":   "FROM python:3.12-slim\nWORKDIR /app\n",
+		"tasks/good/tests/test.sh":            "echo 1 > /logs/verifier/reward.txt\n",
+		"tasks/nobody/task.toml":              "version = \"1.0\"\n",
+		"tasks/nobody/instruction.md":         "Nothing to do.\n",
+		"tasks/nobody/environment/Dockerfile": "FROM python:3.12-slim\nWORKDIR /app\nUSER nobody\n",
+		"tasks/nobody/tests/test.sh":          "echo 1 > /logs/verifier/reward.txt\n",
+	})
+	rec, _, stderr := playDaytona(t, srv, dir, 3, "w1")
+	for _, r := range rec.Results {
+		switch r.TaskID {
+		case "good":
+			if r.Reward == nil || *r.Reward != 1 {
+				t.Errorf("good: %s %q reward %v", r.ErrorKind, r.ErrorMessage, r.Reward)
+			}
+		case "nobody":
+			if r.ErrorKind != runner.ErrInfra || r.Attempts != 1 || !strings.Contains(r.ErrorMessage, "permission denied") ||
+				!strings.HasPrefix(r.ErrorMessage, "the image's user may not write /nonexistent/") {
+				t.Errorf("nobody: %s %q, %d attempts", r.ErrorKind, r.ErrorMessage, r.Attempts)
+			}
+		}
+	}
+	if n := srv.Calls(daytonatest.OpCreateSandbox); n != 2 || strings.Contains(stderr, "retrying") {
+		t.Errorf("%d sandboxes for two trials, or a retry:\n%s", n, stderr)
+	}
+	checkEmulator(t, srv, srv.APIKey())
+}
+
 // harborEmulator starts an emulator whose sandboxes have root file systems
 // of their own (Harbor's /app, /tests and /logs are paths in them), and
 // fails the test where the emulator cannot make them.

@@ -15,7 +15,8 @@ import (
 
 // attempts plays job again in a fresh sandbox while an attempt ends infra
 // (which says nothing of the candidate) and retries are left; never once
-// the run is stopping. When breakAfter trials in a row spent all their
+// the run is stopping, nor when a fresh sandbox would fail the same way
+// (Result.Lasting). When breakAfter trials in a row spent all their
 // attempts, the infrastructure is failing: the run stops
 // (*runner.UnusableError) rather than spend every other trial's attempts.
 func (s *state) attempts(ctx context.Context, job runner.Job, start time.Time) (record.Trial, error) {
@@ -33,8 +34,8 @@ func (s *state) attempts(ctx context.Context, job runner.Job, start time.Time) (
 		if res.ErrorKind.Scored() {
 			s.spent.Store(0)
 		}
-		if err != nil || res.ErrorKind != runner.ErrInfra || ctx.Err() != nil {
-			return res, err
+		if err != nil || res.ErrorKind != runner.ErrInfra || res.Lasting || ctx.Err() != nil {
+			return res, err // a lasting fault is the image's: not the infrastructure failing
 		}
 		if attempt > retries {
 			if n := int(s.spent.Add(1)); attempt > 1 && n >= s.breakAfter() {

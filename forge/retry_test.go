@@ -183,6 +183,49 @@ func TestInfraAfterATrialRanDoesNotStopTheRun(t *testing.T) {
 	}
 }
 
+// An infra failure a fresh sandbox would repeat (Result.Lasting: the
+// image refuses the job's files) is not played again, and trials failing
+// so, however many in a row, do not stop the run.
+func TestLastingInfraIsNotPlayedAgain(t *testing.T) {
+	m, p := testPlan(t, []string{"a", "b"}, 3, 1)
+	p.Retries = map[string]int{"a": 2, "b": 2}
+	sr := &scriptedRunner{attempts: map[string]int{}, script: func(job runner.Job, _ int) runner.ErrorKind {
+		if job.CandidateID == "a" {
+			return runner.ErrInfra
+		}
+		return runner.ErrNone
+	}}
+	lasting := lastingRunner{sr}
+	rec, events, err := retryRun(t, p, m, lasting)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rec.Results {
+		switch {
+		case r.CandidateID == "a" && (r.ErrorKind != runner.ErrInfra || r.Attempts != 1 || r.AttemptErrors != nil):
+			t.Errorf("a#%d: %s, %d attempts", r.Trial, r.ErrorKind, r.Attempts)
+		case r.CandidateID == "b" && !r.Success:
+			t.Errorf("b#%d: %s %q", r.Trial, r.ErrorKind, r.ErrorMessage)
+		}
+	}
+	n := 0
+	for tr := 1; tr <= 3; tr++ {
+		n += sr.count(runner.Job{CandidateID: "a", Trial: tr}.Name())
+	}
+	if n != 3 || len(events) != 0 {
+		t.Errorf("a played %d times, %d retries announced; want 3 and none", n, len(events))
+	}
+}
+
+// lastingRunner is a scriptedRunner whose infra failures are lasting.
+type lastingRunner struct{ *scriptedRunner }
+
+func (l lastingRunner) Run(ctx context.Context, job runner.Job) (runner.Result, error) {
+	res, err := l.scriptedRunner.Run(ctx, job)
+	res.Lasting = res.ErrorKind == runner.ErrInfra
+	return res, err
+}
+
 // Retries come from --retries, else the candidate's, else the defaults',
 // else DefaultRetries; 0 is a value of its own.
 func TestPlanRetries(t *testing.T) {

@@ -42,11 +42,13 @@ type Pipeline[J any] struct {
 var ErrEnded = errors.New("the job ended")
 
 // StepError is a step's error that fails the job with Kind (ErrInfra when
-// empty) and Err's message, and with Stop set also stops the run.
+// empty) and Err's message, and with Stop set also stops the run; Lasting
+// goes to the Result's.
 type StepError struct {
-	Kind ErrorKind
-	Err  error
-	Stop *UnusableError
+	Kind    ErrorKind
+	Err     error
+	Stop    *UnusableError
+	Lasting bool
 }
 
 func (e *StepError) Error() string { return e.Err.Error() }
@@ -130,6 +132,7 @@ func (p *Pipeline[J]) fail(ctx context.Context, j J, job *Job, res *Result, err 
 		res.Settle(*job, Outcome{Cancelled: true})
 	case errors.As(err, &se):
 		res.Failed(cmp.Or(se.Kind, ErrInfra), se.Err.Error())
+		res.Lasting = se.Lasting
 		if se.Stop != nil {
 			return se.Stop
 		}

@@ -51,6 +51,7 @@ func TestPipelineRunsStepsAndMapsErrors(t *testing.T) {
 		kind     ErrorKind
 		msg      string
 		stopsRun bool
+		lasting  bool
 	}{
 		{name: "all", job: Job{Setup: []string{"true"}, Verify: &Verify{}},
 			ran: []Phase{PhaseCreate, PhaseUpload, PhaseSetup, PhaseExecute, PhaseDownload, PhaseVerify, PhaseCleanup}},
@@ -60,6 +61,8 @@ func TestPipelineRunsStepsAndMapsErrors(t *testing.T) {
 			ran: []Phase{PhaseCreate, PhaseUpload, PhaseCleanup}, kind: ErrInfra, msg: "disk full"},
 		{name: "kinded", f: fakeJob{failAt: PhaseExecute, err: &StepError{Kind: ErrCandidateFailed, Err: errors.New("no such program")}},
 			ran: []Phase{PhaseCreate, PhaseUpload, PhaseExecute, PhaseCleanup}, kind: ErrCandidateFailed, msg: "no such program"},
+		{name: "lasting", f: fakeJob{failAt: PhaseUpload, err: &StepError{Err: errors.New("permission denied"), Lasting: true}},
+			ran: []Phase{PhaseCreate, PhaseUpload, PhaseCleanup}, kind: ErrInfra, msg: "permission denied", lasting: true},
 		{name: "stops the run", f: fakeJob{failAt: PhaseCreate, err: StopRun(errors.New("no box"))},
 			ran: []Phase{PhaseCreate, PhaseCleanup}, kind: ErrInfra, msg: "no box", stopsRun: true},
 		{name: "unusable", f: fakeJob{failAt: PhaseCreate, err: unusable},
@@ -80,8 +83,8 @@ func TestPipelineRunsStepsAndMapsErrors(t *testing.T) {
 			if !slices.Equal(f.ran, tc.ran) || !slices.Equal(entered, tc.ran) {
 				t.Errorf("ran %v, entered %v; want %v", f.ran, entered, tc.ran)
 			}
-			if res.ErrorKind != tc.kind || res.ErrorMessage != tc.msg {
-				t.Errorf("result %s %q, want %s %q", res.ErrorKind, res.ErrorMessage, tc.kind, tc.msg)
+			if res.ErrorKind != tc.kind || res.ErrorMessage != tc.msg || res.Lasting != tc.lasting {
+				t.Errorf("result %s %q lasting %v, want %s %q lasting %v", res.ErrorKind, res.ErrorMessage, res.Lasting, tc.kind, tc.msg, tc.lasting)
 			}
 			var ue *UnusableError
 			if errors.As(err, &ue) != tc.stopsRun {

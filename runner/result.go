@@ -204,6 +204,10 @@ type Result struct {
 
 	ErrorKind    ErrorKind `json:"error_kind"`
 	ErrorMessage string    `json:"error_message"`
+	// Lasting says the infra failure is the sandbox's image's and a fresh
+	// sandbox would fail the same way: the job is not played again. Not
+	// written: a resumed run tries once more.
+	Lasting bool `json:"-"`
 
 	// Reward is what the task's verifier gave (reward.txt, or reward.json's
 	// "reward"); Metrics are reward.json's other numbers.

@@ -153,6 +153,13 @@ func messageOf(err error) string {
 	return err.Error()
 }
 
+// refusedWrite recognises the toolbox refusing to write a file for want
+// of permission (HTTP 400, the daemon's own error): the daemon runs as the
+// image's user, so a fresh sandbox of the same image refuses it too.
+func refusedWrite(err error) bool {
+	return statusOf(err) == http.StatusBadRequest && strings.Contains(messageOf(err), "permission denied")
+}
+
 // described wraps an SDK error so that it reads as describe says (with
 // its HTTP status) and stays reachable with errors.As.
 func described(err error) error { return &describedError{err} }

@@ -356,10 +356,14 @@ func (j *jobRun) uploadRetried(ctx context.Context, data []byte, remote string) 
 	err := j.r.opts.retry(ctx, "upload "+remote, j.r.opts.calls(), func(ctx context.Context) error {
 		return j.uploadFile(ctx, data, remote)
 	})
-	if err != nil {
-		return j.r.callError(ctx, "upload "+remote, err)
+	switch {
+	case err == nil:
+		return nil
+	case refusedWrite(err):
+		return &runner.StepError{Lasting: true, Err: fmt.Errorf("the image's user may not write %s: %w; the sandbox runs as that user, "+
+			"and a fresh sandbox of the image would refuse it too", remote, described(err))}
 	}
-	return nil
+	return j.r.callError(ctx, "upload "+remote, err)
 }
 
 // uploadFile uploads data through the generated client with a pipe as its
