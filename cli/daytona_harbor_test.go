@@ -187,9 +187,10 @@ func TestDaytonaBrokenTaskImageFailsThatTaskAlone(t *testing.T) {
 
 // A task whose image runs as a user who cannot write where forge puts the
 // job's files (USER nobody, home /nonexistent): the daemon runs as that
-// user, so its toolbox refuses the upload. The trial fails once, saying
-// why, with no sandbox spent on attempts that would fail the same way,
-// and the rest of the suite plays.
+// user, so its toolbox refuses the upload. The first trial fails once,
+// saying why, with no attempt that would fail the same way; the task's
+// other trials fail at once, no sandbox made, as a broken image's do; the
+// rest of the suite plays, and forge names the file to fix, not --resume.
 func TestDaytonaTaskImageUserCannotWrite(t *testing.T) {
 	t.Parallel()
 	srv, dir := harborTasks(t, map[string]string{
@@ -202,22 +203,27 @@ func TestDaytonaTaskImageUserCannotWrite(t *testing.T) {
 		"tasks/nobody/environment/Dockerfile": "FROM python:3.12-slim\nWORKDIR /app\nUSER nobody\n",
 		"tasks/nobody/tests/test.sh":          "echo 1 > /logs/verifier/reward.txt\n",
 	})
-	rec, _, stderr := playDaytona(t, srv, dir, 3, "w1")
+	rec, _, stderr := playDaytona(t, srv, dir, 3, "w1", "--trials", "3", "--concurrency", "1")
+	refused := 0
 	for _, r := range rec.Results {
-		switch r.TaskID {
-		case "good":
+		switch {
+		case r.TaskID == "good":
 			if r.Reward == nil || *r.Reward != 1 {
-				t.Errorf("good: %s %q reward %v", r.ErrorKind, r.ErrorMessage, r.Reward)
+				t.Errorf("good#%d: %s %q reward %v", r.Trial, r.ErrorKind, r.ErrorMessage, r.Reward)
 			}
-		case "nobody":
-			if r.ErrorKind != runner.ErrInfra || r.Attempts != 1 || !strings.Contains(r.ErrorMessage, "permission denied") ||
-				!strings.HasPrefix(r.ErrorMessage, "the image's user may not write /nonexistent/") {
-				t.Errorf("nobody: %s %q, %d attempts", r.ErrorKind, r.ErrorMessage, r.Attempts)
-			}
+		case r.ErrorKind != runner.ErrInfra || r.Attempts > 1:
+			t.Errorf("nobody#%d: %s %q, %d attempts", r.Trial, r.ErrorKind, r.ErrorMessage, r.Attempts)
+		case strings.HasPrefix(r.ErrorMessage, "the image's user may not write /nonexistent/") && strings.Contains(r.ErrorMessage, "permission denied"):
+			refused++
+		case !strings.Contains(r.ErrorMessage, "task nobody's image: environment nobody") || !strings.Contains(r.ErrorMessage, "cannot run a job: the image's user may not write"):
+			t.Errorf("nobody#%d after the refusal: %q", r.Trial, r.ErrorMessage)
 		}
 	}
-	if n := srv.Calls(daytonatest.OpCreateSandbox); n != 2 || strings.Contains(stderr, "retrying") {
-		t.Errorf("%d sandboxes for two trials, or a retry:\n%s", n, stderr)
+	if n := srv.Calls(daytonatest.OpCreateSandbox); refused != 1 || n != 4 || strings.Contains(stderr, "retrying") {
+		t.Errorf("%d trials refused, %d sandboxes for good's 3 trials and nobody's first, or a retry:\n%s", refused, n, stderr)
+	}
+	if !strings.Contains(stderr, "fix tasks/nobody/environment/Dockerfile") || strings.Contains(stderr, "--resume") {
+		t.Errorf("stderr does not name the file to fix, or advises --resume:\n%s", stderr)
 	}
 	checkEmulator(t, srv, srv.APIKey())
 }

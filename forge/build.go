@@ -93,6 +93,8 @@ func (s *state) environment(ctx context.Context, env *runner.Environment) error 
 	if started {
 		select {
 		case <-b.done:
+			e.mu.Lock() // spoil may have set it since
+			defer e.mu.Unlock()
 			return b.err
 		case <-ctx.Done():
 			return ctx.Err()
@@ -101,6 +103,21 @@ func (s *state) environment(ctx context.Context, env *runner.Environment) error 
 	defer close(b.done)
 	b.built, b.err = s.build(ctx, env)
 	return b.err
+}
+
+// spoil marks env, built, unusable for the rest of the run: a job of it
+// failed in a way a fresh sandbox would repeat (Result.Lasting, why). Its
+// later jobs fail at once, as a failed build's do, and the record names
+// the environment's fault.
+func (s *state) spoil(env *runner.Environment, why string) {
+	e := &s.envs
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if b := e.m[env.Hash]; b != nil && b.err == nil {
+		b.built.Error = why
+		b.err = &runner.UnusableError{Kind: runner.ErrInfra,
+			Err: &runner.BuildError{Name: env.Name, Hash: env.Hash, Err: errors.New(why), Built: true}}
+	}
 }
 
 // build builds env, its log to the run's environments/ directory and, line

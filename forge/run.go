@@ -397,6 +397,9 @@ func (s *state) play(ctx context.Context, i int, job runner.Job) error {
 	}
 	if job.Environment != nil {
 		res.Environment = job.Environment.Hash
+		if res.Lasting {
+			s.spoil(job.Environment, res.ErrorMessage)
+		}
 	}
 	if job.AgentLog != "" {
 		readAgentLog(job, &res.Result)

@@ -154,16 +154,22 @@ type EnvironmentBuild struct {
 	Seconds float64
 }
 
-// BuildError is a build that failed. It is permanent: the same content would
-// fail again, so the run stops rather than play trials without it.
+// BuildError is a build that failed, or with Built an environment a job
+// found unusable once built (Result.Lasting). It is permanent: the same
+// content would fail again, so the run stops rather than play trials
+// without it.
 type BuildError struct {
 	Name, Hash string
 	// Tail is the last lines of the build log.
-	Tail []string
-	Err  error
+	Tail  []string
+	Err   error
+	Built bool
 }
 
 func (e *BuildError) Error() string {
+	if e.Built {
+		return fmt.Sprintf("environment %s (%s) cannot run a job: %v", e.Name, ShortHash(e.Hash), e.Err)
+	}
 	return fmt.Sprintf("environment %s (%s) failed to build: %v", e.Name, ShortHash(e.Hash), e.Err)
 }
 
