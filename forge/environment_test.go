@@ -250,6 +250,38 @@ func TestFailedBuildStopsTheRun(t *testing.T) {
 	}
 }
 
+// A job that finds its built environment cannot take a job, in a way a
+// fresh sandbox would repeat (Result.Lasting), spoils it: the
+// environment's later jobs are not started, and as the manifest's (not a
+// task's) environment it stops the run, as a failed build does.
+func TestLastingFailureSpoilsItsEnvironment(t *testing.T) {
+	env := &runner.Environment{Name: "agent", Hash: strings.Repeat("ef", 32), Build: []string{"x"}}
+	m, p := envPlan(t, env, 4, 1, "alpha")
+	var ran atomic.Int32
+	r := builderRunner{
+		fakeRunner: fakeRunner{run: func(ctx context.Context, job runner.Job) (runner.Result, error) {
+			ran.Add(1)
+			res := runner.Result{Lasting: true}
+			res.Failed(runner.ErrInfra, "the image's user may not write /home/x/a.py")
+			return res, nil
+		}},
+		build: func(ctx context.Context, e *runner.Environment, log func(string)) (runner.EnvironmentBuild, error) {
+			return runner.EnvironmentBuild{Hash: e.Hash}, nil
+		},
+	}
+	rec, err := Run(context.Background(), Options{Manifest: m, Plan: p, Runner: r, Backend: "fake", OutRoot: t.TempDir(), RunID: "env3"})
+	var be *runner.BuildError
+	if !errors.As(err, &be) || !be.Built || !strings.Contains(err.Error(), "environment agent (efefefefefefefef) cannot run a job: the image's user may not write") {
+		t.Fatalf("Run = %v, want the spoiled environment's error", err)
+	}
+	if ran.Load() != 1 || rec.Results[0].Attempts != 1 {
+		t.Errorf("%d jobs ran, the first in %d attempts; want 1 and 1", ran.Load(), rec.Results[0].Attempts)
+	}
+	if len(rec.Environments) != 1 || rec.Environments[0].Error != "the image's user may not write /home/x/a.py" {
+		t.Errorf("record's environments: %+v", rec.Environments)
+	}
+}
+
 func TestBackendWithoutBuilderRefusesEnvironments(t *testing.T) {
 	env := &runner.Environment{Name: "agent", Hash: strings.Repeat("ef", 32)}
 	m, p := envPlan(t, env, 1, 1, "alpha")
