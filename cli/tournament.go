@@ -8,7 +8,6 @@ import (
 	"maps"
 	"net/http"
 	"path/filepath"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -361,18 +360,6 @@ func (t *tournament) buildLog(build *runner.BuildError, rec *record.Record) stri
 		}
 	}
 	return where
-}
-
-// collectSooner sets GOGC to 25 until the function it returns is called,
-// unless GOGC is set: a run's heap is mostly long-lived, and collecting at
-// a doubling would double a 100,000-trial run's peak (docs/command-line.md);
-// a viewer's too (its runs' indexes).
-func collectSooner(getenv func(string) string) (restore func()) {
-	if getenv("GOGC") != "" {
-		return func() {}
-	}
-	was := debug.SetGCPercent(25)
-	return func() { debug.SetGCPercent(was) }
 }
 
 // watchSignals cancels the run on the first SIGINT/SIGTERM and restores the
