@@ -246,7 +246,7 @@ func (out *Outcome) decide(entries []*tally, tasks []Task) {
 		out.Incomplete = unjudged(entries)
 	}
 	if len(out.Incomplete) > 0 {
-		out.Winner, out.WinnerLine = nil, incompleteLine(out.Incomplete)
+		out.Winner, out.WinnerLine = nil, incompleteLine(out.Incomplete, len(tasks))
 		return
 	}
 	if n, first := unscoredTrials(entries); n > 0 {

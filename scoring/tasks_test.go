@@ -146,17 +146,18 @@ func TestSuiteTieStaysTie(t *testing.T) {
 }
 
 // TestSuiteIncomplete: a task on which a candidate never ran to an end
-// leaves the standings incomplete.
+// leaves the standings incomplete; the line tells a candidate that ran
+// some tasks from one that ran none.
 func TestSuiteIncomplete(t *testing.T) {
-	s := suiteOf([]string{"a", "b"}, 2)
+	s := suiteOf([]string{"a", "b", "c"}, 2)
 	results := []record.Trial{
-		onTask(ok("a", 1, 1), "t01"), onTask(ok("b", 1, 1), "t01"),
-		onTask(ok("a", 1, 1), "t02"), onTask(failed("b", 1, runner.ErrInfra), "t02"),
+		onTask(ok("a", 1, 1), "t01"), onTask(ok("b", 1, 1), "t01"), onTask(failed("c", 1, runner.ErrInfra), "t01"),
+		onTask(ok("a", 1, 1), "t02"), onTask(failed("b", 1, runner.ErrInfra), "t02"), onTask(failed("c", 1, runner.ErrInfra), "t02"),
 	}
 	o := ScoreSuite(DefaultConfig(), s, results)
-	if o.Winner != nil || len(o.Incomplete) != 1 || o.Incomplete[0].CandidateID != "b" ||
+	if o.Winner != nil || len(o.Incomplete) != 2 || o.Incomplete[0].CandidateID != "b" ||
 		len(o.Incomplete[0].TaskIDs) != 1 || o.Incomplete[0].TaskIDs[0] != "t02" ||
-		!strings.Contains(o.WinnerLine, "b did not run (t02: infra: boom)") {
+		o.WinnerLine != "incomplete: b did not run every task (t02: infra: boom); c did not run (t01, t02: infra: boom)" {
 		t.Errorf("incomplete %+v, line %q", o.Incomplete, o.WinnerLine)
 	}
 }

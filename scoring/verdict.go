@@ -175,20 +175,27 @@ func comparison(best, second *tally) *record.Comparison {
 }
 
 // incompleteLine is the winner line of a run that could not judge every
-// candidate, those with the same reason together.
-func incompleteLine(us []record.Unjudged) string {
+// candidate, those with the same reason together. A candidate that played
+// some of a suite's tasks (of tasks) did run: it did not run every task (the
+// reason names the ones it did not).
+func incompleteLine(us []record.Unjudged, tasks int) string {
 	var reasons []string
 	byReason := map[string][]string{}
+	someTasks := map[string]bool{}
 	for _, u := range us {
 		if _, ok := byReason[u.Reason]; !ok {
 			reasons = append(reasons, u.Reason)
 		}
 		byReason[u.Reason] = append(byReason[u.Reason], u.CandidateID)
+		someTasks[u.Reason] = len(u.TaskIDs) > 0 && len(u.TaskIDs) < tasks
 	}
 	parts := make([]string, len(reasons))
 	for i, r := range reasons {
-		ids := byReason[r]
-		parts[i] = fmt.Sprintf("%s did not run (%s)", text.AndList(ids), r)
+		what := "did not run"
+		if someTasks[r] {
+			what = "did not run every task"
+		}
+		parts[i] = fmt.Sprintf("%s %s (%s)", text.AndList(byReason[r]), what, r)
 	}
 	return "incomplete: " + strings.Join(parts, "; ")
 }
