@@ -228,6 +228,59 @@ func TestDaytonaTaskImageUserCannotWrite(t *testing.T) {
 	checkEmulator(t, srv, srv.APIKey())
 }
 
+// A task image whose user may write the job's files but not make the
+// reward directory (/logs is root's, USER app): forge.sh finds out before
+// the candidate runs, and the task fails once, as an image that refused an
+// upload does, not three times a trial with a fresh sandbox each.
+func TestDaytonaTaskImageUserCannotMakeRewardDir(t *testing.T) {
+	t.Parallel()
+	srv, dir := harborTasks(t, map[string]string{
+		"tasks/app/task.toml":              "version = \"1.0\"\n",
+		"tasks/app/instruction.md":         "Nothing to do.\n",
+		"tasks/app/environment/Dockerfile": "FROM python:3.12-slim\nRUN useradd -m app && mkdir -p /tests /logs /app && chown app /tests /app\nWORKDIR /app\nUSER app\n",
+		"tasks/app/tests/test.sh":          "echo 1 > /logs/verifier/reward.txt\n",
+	})
+	rec, _, stderr := playDaytona(t, srv, dir, 3, "m1", "--trials", "2", "--concurrency", "1")
+	for _, r := range rec.Results {
+		if r.ErrorKind != runner.ErrInfra || r.Attempts > 1 || !strings.Contains(r.ErrorMessage, "the image's user may not make the reward directory /logs/verifier: ") {
+			t.Errorf("app#%d: %s %q, %d attempts", r.Trial, r.ErrorKind, r.ErrorMessage, r.Attempts)
+		}
+	}
+	if n := srv.Calls(daytonatest.OpCreateSandbox); n != 1 || strings.Contains(stderr, "retrying") ||
+		!strings.Contains(stderr, "fix tasks/app/environment/Dockerfile") || strings.Contains(stderr, "--resume") {
+		t.Errorf("%d sandboxes (want the first trial's only), a retry, or no Dockerfile named:\n%s", n, stderr)
+	}
+	checkEmulator(t, srv, srv.APIKey())
+}
+
+// Where the verifier cannot have a mount namespace of its own (the image's
+// user is not root and has no sudo), a candidate that leaves the reward
+// directory so that it cannot be emptied fails its trial: its own doing,
+// not the infra's (before, each trial was played three times and the run
+// stopped for failing infra).
+func TestDaytonaCandidateSpoilsRewardDir(t *testing.T) {
+	t.Parallel()
+	srv, dir := harborTasks(t, map[string]string{
+		"a.sh":                             "mkdir -p /logs/verifier/x && echo 1 > /logs/verifier/x/reward.txt && chmod 555 /logs/verifier/x\n",
+		"tasks/app/task.toml":              "version = \"1.0\"\n",
+		"tasks/app/instruction.md":         "Nothing to do.\n",
+		"tasks/app/environment/Dockerfile": "FROM python:3.12-slim\nRUN useradd -m app && mkdir -p /tests /logs /app && chown app /tests /logs /app\nWORKDIR /app\nUSER app\n",
+		"tasks/app/tests/test.sh":          "echo 1 > /logs/verifier/reward.txt\n",
+	})
+	rec, _, stderr := playDaytona(t, srv, dir, 0, "s1", "--trials", "3", "--concurrency", "1")
+	for _, r := range rec.Results {
+		if r.ErrorKind != runner.ErrCandidateFailed || r.Attempts > 1 || r.Reward != nil ||
+			!strings.HasPrefix(r.ErrorMessage, "the candidate left the reward directory /logs/verifier so that forge.sh could not empty it for the verifier (rm: ") ||
+			!strings.Contains(r.ErrorMessage, "Permission denied") {
+			t.Errorf("app#%d: %s %q, %d attempts, reward %v", r.Trial, r.ErrorKind, r.ErrorMessage, r.Attempts, r.Reward)
+		}
+	}
+	if n := srv.Calls(daytonatest.OpCreateSandbox); n != 3 || strings.Contains(stderr, "retrying") {
+		t.Errorf("%d sandboxes for 3 trials, or a retry:\n%s", n, stderr)
+	}
+	checkEmulator(t, srv, srv.APIKey())
+}
+
 // harborEmulator starts an emulator whose sandboxes have root file systems
 // of their own (Harbor's /app, /tests and /logs are paths in them), and
 // fails the test where the emulator cannot make them.

@@ -126,11 +126,27 @@ forge_private() {
   rm -rf %[1]s 2>/dev/null; mkdir -p %[1]s 2>/dev/null
   forge_private && return
   forge_endagent "$@"
-  forge_err=$( { rm -rf %[1]s && mkdir -p %[1]s; } 2>&1) || forge_fail "empty the reward directory "%[1]s": $forge_err"
+  forge_err=$( { LC_ALL=C rm -rf %[1]s && mkdir -p %[1]s; } 2>&1) || forge_fail "%[7]s "%[1]s": $forge_err"
   sh -c %[4]s >%[5]s 2>&1
   forge_rc=$?
 %[6]s}
-`, logs, shQuote(inner), endAgentText, shQuote(verify), log, rewards)
+`, logs, shQuote(inner), endAgentText, shQuote(verify), log, rewards, emptyRewardDir)
+}
+
+// What forge.sh says it could not do with the reward directory (its
+// failedLine, scriptError): make it before the candidate runs (the image's
+// user may not), or empty it after (the candidate's doing: it ran between).
+const (
+	makeRewardDir  = "make the reward directory"
+	emptyRewardDir = "empty the reward directory"
+)
+
+// rewardDirText has forge.sh make the reward directory before anything of
+// the candidate's runs: one the image's user may not make fails every
+// sandbox of the image, and is told apart from one the candidate spoiled
+// (mkdir's message in the C locale, which scriptError reads).
+func (l layout) rewardDirText() string {
+	return fmt.Sprintf("forge_err=$(LC_ALL=C mkdir -p %[1]s 2>&1) || forge_fail \"%[2]s \"%[1]s\": $forge_err\"\n", shQuote(l.logs), makeRewardDir)
 }
 
 // endAgentText is forge_endagent PID:START...: it kills (SIGKILL, pass

@@ -188,6 +188,7 @@ forge_path=$PATH
 `, shQuote(setupText), shQuote(l.ctl+".setup.log"), doneLine, outputKeys, verifyCase)
 	b.WriteString(checkTools) // before anything of the candidate's runs
 	if verify != "" {
+		b.WriteString(l.rewardDirText())
 		b.WriteString("forge_procs\n") // what runs before it (isolateText)
 	}
 	b.WriteString(clockText)
@@ -470,6 +471,25 @@ func scriptFailure(report []byte) string {
 		}
 	}
 	return ""
+}
+
+// scriptError is what forge.sh said it could not do (why, scriptFailure's)
+// as the job's error. A reward directory the image's user may not make
+// fails every sandbox of the image alike; one forge.sh made before the
+// candidate ran and may not empty after it is the candidate's doing (only
+// it ran between, as the same user). Anything else is infra.
+func scriptError(why string) error {
+	what, _ := strings.CutPrefix(why, "forge.sh: ")
+	switch {
+	case strings.HasPrefix(what, makeRewardDir) && strings.Contains(what, "Permission denied"):
+		return &runner.StepError{Kind: runner.ErrInfra, Lasting: true, Err: fmt.Errorf("the image's user may not %s; "+
+			"the sandbox runs as that user, and a fresh sandbox of the image would refuse it too", what)}
+	case strings.HasPrefix(what, emptyRewardDir+" ") && strings.Contains(what, "Permission denied"):
+		dir, err, _ := strings.Cut(strings.TrimPrefix(what, emptyRewardDir+" "), ": ")
+		return &runner.StepError{Kind: runner.ErrCandidateFailed, Err: fmt.Errorf("the candidate left the reward directory %s "+
+			"so that forge.sh could not empty it for the verifier (%s)", dir, err)}
+	}
+	return errors.New(why)
 }
 
 func decodeOutput(encoding, text string) ([]byte, error) {

@@ -129,7 +129,7 @@ func (j *jobRun) runInSession(ctx context.Context, mode string, timeout time.Dur
 	}
 	if err == nil {
 		if why := scriptFailure(run.report); why != "" {
-			return sessionRun{}, errors.New(why)
+			return sessionRun{}, scriptError(why)
 		}
 	}
 	return run, err
