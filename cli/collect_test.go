@@ -36,11 +36,20 @@ func TestPacerFollowsTheLiveHeap(t *testing.T) {
 		held[i] = 1
 	}
 	paced := make(chan int, 1)
-	p := newPacer(8<<20, func(percent int) { paced <- percent })
-	// The only pace armed is the last one's, for the next collection:
-	// nothing allocates between the test's collections but the pacer.
+	p := newPacer(8<<20, func(percent int) {
+		select { // the runtime's cleanups wait for no test
+		case paced <- percent:
+		default:
+		}
+	})
+	// A pace after each collection: one the runtime started between the
+	// test's (another test's garbage) is dropped before the next.
 	collect := func() int {
 		t.Helper()
+		select {
+		case <-paced:
+		default:
+		}
 		runtime.GC()
 		select {
 		case percent := <-paced:
@@ -61,6 +70,10 @@ func TestPacerFollowsTheLiveHeap(t *testing.T) {
 	p.stop()
 	if got := debug.SetGCPercent(100); got != 100 {
 		t.Errorf("percent after stop = %d, want the 100 it found", got)
+	}
+	select { // a pace that ran before stop
+	case <-paced:
+	default:
 	}
 	p.pace() // the cleanup still armed, run as a collection would
 	select {
