@@ -32,6 +32,8 @@ func (m *Manifest) resolveFiles(name string, data []byte) []error {
 	h := sha256.New()
 	h.Write(data)
 	m.Files = map[string]string{}
+	m.read = map[string][]byte{}
+	defer func() { m.read = nil }() // a run need not hold what it hashed
 	m.noteFile(filepath.Base(m.Path), data)
 	common := m.addFiles(h, m.Defaults.Files, v.at, "defaults", "files")
 	for i := range m.Candidates {
@@ -239,10 +241,15 @@ func (m *Manifest) addFile(h io.Writer, rel string, bad func(msg string, path ..
 		bad(fmt.Sprintf("%s is outside the manifest's directory %s; forge copies files by their path relative to it", rel, m.Dir), path...)
 		return fileRef{}, false
 	}
-	content, err := os.ReadFile(src)
-	if err != nil {
-		bad(fmt.Sprintf("%s: %s", rel, unwrapPathErr(err)), path...)
-		return fileRef{}, false
+	content, ok := m.read[src]
+	if !ok {
+		if content, err = os.ReadFile(src); err != nil {
+			bad(fmt.Sprintf("%s: %s", rel, unwrapPathErr(err)), path...)
+			return fileRef{}, false
+		}
+		if m.read != nil {
+			m.read[src] = content
+		}
 	}
 	m.hashFile(h, dst, dst, content)
 	return fileRef{src: src, dst: dst}, true

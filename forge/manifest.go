@@ -67,6 +67,9 @@ type Manifest struct {
 	doc *yaml.Node
 	// envs are the top-level environments, resolved by Load.
 	envs map[string]*runner.Environment
+	// read holds, while Load resolves them, the files it read by path:
+	// candidates that name one script read it once.
+	read map[string][]byte
 }
 
 // Defaults apply to every candidate that does not say otherwise.
