@@ -27,6 +27,9 @@ type jobCgroups struct {
 	// killed: cgroup.kill was written to v2, which is then never taken
 	// again (Linux kills whatever is cloned into it after that).
 	killed bool
+	// emptied: found empty once its box ended, which it stays: no task
+	// is left in it to fork.
+	emptied bool
 	// pool gets them back once the job ended, empty.
 	pool *cgroupPool
 	// threads start the job's processes; steps time the starts.
@@ -58,7 +61,7 @@ func (p *cgroupPool) take(withV2 bool) (jobCgroups, bool) {
 func (p *cgroupPool) put(c jobCgroups) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	c.threads, c.steps = nil, nil
+	c.threads, c.steps, c.emptied = nil, nil, false
 	p.free = append(p.free, c)
 }
 
@@ -160,7 +163,7 @@ func (c *jobCgroups) empty() bool {
 // release gives the ended job's cgroups back to the pool when they are
 // empty, else removes them.
 func (c *jobCgroups) release() error {
-	if c.pool != nil && !c.killed && (c.v2 != "" || c.v1 != "") && c.empty() {
+	if c.pool != nil && !c.killed && (c.v2 != "" || c.v1 != "") && (c.emptied || c.empty()) {
 		c.pool.put(*c)
 		*c = jobCgroups{v2fd: -1, v1Tasks: -1}
 		return nil

@@ -76,6 +76,7 @@ func (t *pidnsTier) end([]*os.Process) error {
 	}
 	// None can start meanwhile: the box is ended, and no task is left to fork.
 	gone := t.cg.pidsDir() != "" && t.cg.empty()
+	t.cg.emptied = gone
 	_ = t.holder.Kill()
 	t.holderPipe.Close()
 	done := make(chan struct{})
