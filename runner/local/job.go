@@ -281,11 +281,8 @@ func (j *jobRun) takeUser() error {
 			j.etc = j.slot.etc
 			return nil
 		}
-		dir, err := j.r.etcDirectory()
-		if err == nil {
-			j.etc, err = j.r.systemEtc.etcFiles(u, j.workdir, dir)
-		}
-		if err != nil {
+		var err error
+		if j.etc, err = j.r.jobEtc(u, j.workdir); err != nil {
 			return err
 		}
 		j.slot = &nsSlot{fd: -1, etc: j.etc}

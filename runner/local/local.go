@@ -210,7 +210,7 @@ func (r *Runner) Close() error {
 		_ = os.RemoveAll(r.jobsDir) // its jobs' directories went with them
 	}
 	r.etcMu.Lock()
-	if r.etcDir != "" && os.Remove(r.etcDir) == nil { // empty: no job runs
+	if r.etcDir != "" && os.Remove(r.etcDir) == nil { // empty: no job has files there
 		r.etcDir = ""
 	}
 	r.etcMu.Unlock()
@@ -256,9 +256,12 @@ func (r *Runner) removeWorkdir(w workdirID, verifyDir string, steps *jobSteps, d
 	}
 }
 
-// etcDirectory is etcDir, made when missing: forge-<pid>-…, so that a
-// later forge removes it if this one is killed first.
-func (r *Runner) etcDirectory() (string, error) {
+// jobEtc writes the /etc/passwd and /etc/group of a job whose user is u,
+// at home in home (systemEtc.etcFiles), in etcDir, made when missing:
+// forge-<pid>-…, so that a later forge removes it if this one is killed
+// first. Under etcMu, which Close holds to remove the directory once
+// empty: a job's files are in it before Close can find it so.
+func (r *Runner) jobEtc(u *jobUser, home string) ([]etcFile, error) {
 	r.etcMu.Lock()
 	defer r.etcMu.Unlock()
 	if r.etcDir == "" {
@@ -267,11 +270,11 @@ func (r *Runner) etcDirectory() (string, error) {
 			dir, err = os.MkdirTemp(r.opts.TempDir, fmt.Sprintf("forge-%d-etc-", os.Getpid()))
 		}
 		if err != nil {
-			return "", fmt.Errorf("make a directory for the jobs' /etc/passwd: %w", err)
+			return nil, fmt.Errorf("make a directory for the jobs' /etc/passwd: %w", err)
 		}
 		r.etcDir = dir
 	}
-	return r.etcDir, nil
+	return r.systemEtc.etcFiles(u, home, r.etcDir)
 }
 
 // Containment is the tier the runner's jobs get.
