@@ -399,6 +399,31 @@ func TestLoadBlocks(t *testing.T) {
 	}
 }
 
+// TestHashOfASharedScript: a script three candidates name is read once
+// but hashed as each names it, as before it was read once (the pinned hash
+// is the earlier code's), and its content changes the hash.
+func TestHashOfASharedScript(t *testing.T) {
+	files := map[string]string{
+		"forge.yaml": "objective: x\ncandidates:\n  - {id: a, script: a.py}\n  - {id: b, script: a.py}\n  - {id: c, command: [python3, a.py]}\n",
+		"a.py":       okScript,
+	}
+	m, err := Load(filepath.Join(writeTree(t, files), "forge.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "sha256:49fb11c2c6ccddb99d99b50f189164d16a8554bc8947d4954d6c3aaaf2168bd2"; m.Hash != want {
+		t.Errorf("hash %s, want %s", m.Hash, want)
+	}
+	files["a.py"] = okScript + "# changed\n"
+	m2, err := Load(filepath.Join(writeTree(t, files), "forge.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m2.Hash == m.Hash || m2.Files["a.py"] == m.Files["a.py"] {
+		t.Errorf("the script changed, the hash or its digest did not: %s, %s", m2.Hash, m2.Files["a.py"])
+	}
+}
+
 // TestHashIsTheBytes: the hash is of the manifest's bytes and its files',
 // whatever reads its blocks (this one was computed when forge decoded the
 // daytona: block itself).
