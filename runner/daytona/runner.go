@@ -68,6 +68,9 @@ type Runner struct {
 	// failed in a way no retry fixes.
 	stopped   *runner.UnusableError
 	undeleted map[string]string // name -> "name (id)": could not be deleted
+	// abandoned names creations that were not found once given up: the
+	// service may make them still, and the closing sweep deletes them.
+	abandoned map[string]bool
 	closed    bool
 	envs      map[string]*envState // by hash; turns say who makes each ready
 	turns     runner.Turns
@@ -92,7 +95,7 @@ func New(ctx context.Context, opts Options) (*Runner, error) {
 	}
 	r := &Runner{
 		opts: opts, client: client, pacer: newPacer(opts.CreateRate), ledger: lg, capacity: newCapacity(),
-		undeleted: map[string]string{}, envs: map[string]*envState{},
+		undeleted: map[string]string{}, abandoned: map[string]bool{}, envs: map[string]*envState{},
 	}
 	r.toolboxHTTP = opts.ToolboxHTTPClient
 	if r.toolboxHTTP == nil {

@@ -494,3 +494,33 @@ func TestUndeletableSandboxDoesNotHoldTheJob(t *testing.T) {
 		t.Fatalf("undeleted = %v", und)
 	}
 }
+
+// A creation given up and not found by name may still be made by the
+// service (its request was in flight): the closing sweep deletes it
+// without the warning it gives a sandbox of the run it knows nothing of.
+func TestLateCreationIsSweptQuietly(t *testing.T) {
+	e := newEnv(t, daytonatest.Options{}, nil)
+	ctx := context.Background()
+	if err := e.r.reconcile(ctx, "forge-run1-late-1"); err != nil {
+		t.Fatal(err)
+	}
+	c, err := sdk.NewClientWithConfig(&types.DaytonaConfig{APIKey: e.opts.APIKey, APIUrl: e.opts.APIURL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"forge-run1-late-1", "forge-run1-stray-1"} {
+		if _, err := c.Create(ctx, types.SnapshotParams{SandboxBaseParams: types.SandboxBaseParams{
+			Name: name, Labels: map[string]string{LabelApp: LabelAppValue, LabelRun: testRunID},
+		}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.close()
+	if n := e.srv.LiveCount(); n != 0 {
+		t.Fatalf("%d sandboxes alive after Close", n)
+	}
+	warn := e.warn.String()
+	if strings.Contains(warn, "forge-run1-late-1") || !strings.Contains(warn, "sandbox forge-run1-stray-1 (") {
+		t.Errorf("warnings:\n%s", warn)
+	}
+}

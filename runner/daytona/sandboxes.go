@@ -68,6 +68,9 @@ func (r *Runner) createOnce(ctx context.Context, name string, params any, ambigu
 	sb, err := r.client.Create(ctx, params, options.WithTimeout(r.opts.CreateTimeout))
 	if err == nil {
 		r.pacer.succeeded()
+		r.mu.Lock()
+		delete(r.abandoned, name) // a sandbox of that name is this one
+		r.mu.Unlock()
 		*ambiguous = true // it exists: never "not created"
 		return r.adopt(sb), nil
 	}
@@ -209,6 +212,9 @@ func (r *Runner) reconcile(ctx context.Context, name string) error {
 		return r.undeletable(name, "", fmt.Errorf("look it up: %w", err))
 	}
 	if sb == nil {
+		r.mu.Lock()
+		r.abandoned[name] = true
+		r.mu.Unlock()
 		return r.deleted(name, "")
 	}
 	return r.deleteSandbox(ctx, name, sb)
@@ -252,7 +258,12 @@ func (r *Runner) sweep(ctx context.Context) error {
 		if sb.State == "destroying" || sb.State == "destroyed" {
 			continue
 		}
-		fmt.Fprintf(r.opts.Warn, "daytona: sandbox %s (%s) of this run was still alive at the end; deleting it\n", sb.Name, sb.ID)
+		r.mu.Lock()
+		late := r.abandoned[sb.Name] // a creation given up that landed after all
+		r.mu.Unlock()
+		if !late {
+			fmt.Fprintf(r.opts.Warn, "daytona: sandbox %s (%s) of this run was still alive at the end; deleting it\n", sb.Name, sb.ID)
+		}
 		errs = append(errs, r.deleteSandbox(ctx, sb.Name, r.adopt(sb)))
 	}
 	return errors.Join(errs...)
