@@ -140,11 +140,10 @@ func CgroupPids(dir string) []int {
 // KillCgroup kills every process in the cgroup v2 dir without waiting:
 // cgroup.kill, else (before Linux 5.14) each process it lists.
 func KillCgroup(dir string) {
-	if WriteSmall(filepath.Join(dir, "cgroup.kill"), "1") == nil {
-		return
-	}
-	for _, pid := range CgroupPids(dir) {
-		SignalIf(pid, syscall.SIGKILL, nil)
+	if WriteSmall(filepath.Join(dir, "cgroup.kill"), "1") != nil {
+		for _, pid := range CgroupPids(dir) {
+			SignalIf(pid, syscall.SIGKILL, nil)
+		}
 	}
 }
 

@@ -39,9 +39,7 @@ func readEnviron(pid int, buf *[]byte) ([]byte, bool) {
 	defer unix.Close(fd)
 	b := (*buf)[:0]
 	for {
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
-		}
+		b = slices.Grow(b, 1)
 		n, err := unix.Read(fd, b[len(b):cap(b)])
 		if err != nil {
 			return nil, false

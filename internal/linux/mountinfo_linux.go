@@ -1,8 +1,6 @@
 package linux
 
 import (
-	"bufio"
-	"bytes"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -28,19 +26,11 @@ func (m Mount) Place(cg string) string {
 // ParseMountinfo reads a mountinfo file's lines, skipping malformed ones.
 func ParseMountinfo(b []byte) []Mount {
 	var out []Mount
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for sc.Scan() {
+	for line := range strings.Lines(string(b)) {
 		// id parent major:minor root mountpoint options [optional...] - fstype source super-options
-		f := strings.Fields(sc.Text())
-		sep := -1
-		for i := 6; i < len(f); i++ {
-			if f[i] == "-" {
-				sep = i
-				break
-			}
-		}
-		if len(f) < 5 || sep < 0 || sep+3 > len(f) {
+		f := strings.Fields(line)
+		sep := slices.Index(f, "-")
+		if sep < 6 || sep+3 >= len(f) {
 			continue
 		}
 		out = append(out, Mount{

@@ -12,6 +12,7 @@ func TestParseMountinfo(t *testing.T) {
 41 33 0:36 / /sys/fs/cgroup/pids rw,nosuid shared:20 - cgroup cgroup rw,pids
 42 33 0:37 /sub /sys/fs/cgroup/cpu\040set rw - cgroup cgroup rw,cpuset
 bad line
+43 24 0:38 / /x rw - fstype src
 `)
 	got := ParseMountinfo(mi)
 	want := []Mount{

@@ -132,18 +132,18 @@ func (r *Runner) runBuild(ctx context.Context, bd *building, builder *jobUser) e
 			lines[i] = "umask 022\n" + l
 		}
 	}
-	vars := r.buildEnv(env, dir, home)
+	// The build steps' environment, with the build's own HOME.
+	vars := r.baseEnv(home)
+	maps.Copy(vars, env.Env)
+	inEnvironment(vars, dir)
 	// The pgroup tier's sweep finds the build's processes by these.
-	b, err := r.platform.newBox(boxSpec{marker: []string{
-		runner.EnvDirVar + "=" + envValue(vars, runner.EnvDirVar),
-		"HOME=" + envValue(vars, "HOME"),
-	}})
+	b, err := r.platform.newBox(boxSpec{marker: []string{runner.EnvDirVar + "=" + dir, "HOME=" + vars["HOME"]}})
 	if err != nil {
 		return fmt.Errorf("environment %s: contain the build: %w", env.Name, err)
 	}
 	timeout := cmp.Or(env.BuildTimeout, runner.DefaultBuildTimeout)
 	i, p, startErr := r.runSteps(ctx, b, shellSteps{lines: lines, starting: bd.log.step, proc: process{
-		dir: dir, env: vars, user: builder,
+		dir: dir, env: runner.EnvList(vars), user: builder,
 		timeout: timeout,
 		echo:    bd.log.echo,
 		echoAll: true,
@@ -171,14 +171,6 @@ func (r *Runner) builder() *jobUser {
 		return nil
 	}
 	return r.users.builder()
-}
-
-// buildEnv is the build steps' environment, with the build's own HOME.
-func (r *Runner) buildEnv(env *runner.Environment, dir, home string) []string {
-	m := r.baseEnv(home)
-	maps.Copy(m, env.Env)
-	inEnvironment(m, dir)
-	return runner.EnvList(m)
 }
 
 // inEnvironment adds the environment's bin/ first on PATH and

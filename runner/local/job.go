@@ -104,13 +104,11 @@ type jobRun struct {
 }
 
 // environment finds the directory of the job's environment, if it has one.
-func (j *jobRun) environment() error {
+func (j *jobRun) environment() (err error) {
 	if e := j.job.Environment; e != nil {
-		var err error
 		j.envDir, err = j.r.environmentDir(e)
-		return err
 	}
-	return nil
+	return err
 }
 
 // upload makes the job's working directory, copies its files in and gives
@@ -281,7 +279,6 @@ func (j *jobRun) takeUser() error {
 			j.etc = j.slot.etc
 			return nil
 		}
-		var err error
 		if j.etc, err = j.r.jobEtc(u, j.workdir); err != nil {
 			return err
 		}
@@ -297,18 +294,17 @@ func (j *jobRun) cleanup(context.Context) error {
 		return nil
 	}
 	var failed []string
-	ended := true
 	t := j.steps.now()
 	for _, b := range append(j.spent, j.box) {
 		if b == nil {
 			continue
 		}
 		if err := b.close(); err != nil {
-			ended = false
 			failed = append(failed, "could not end the job's processes: "+err.Error())
 		}
 	}
 	j.steps.add(stepRelease, t)
+	ended := len(failed) == 0
 	if j.slot != nil && !ended {
 		j.r.dropSlot(j.slot)
 	}

@@ -78,17 +78,11 @@ func (o Options) Validate() error {
 }
 
 func (o Options) withDefaults() Options {
-	if o.TempDir == "" {
-		o.TempDir = os.TempDir()
-	}
-	if o.KillGrace == 0 {
-		o.KillGrace = DefaultKillGrace
-	}
+	o.TempDir = cmp.Or(o.TempDir, os.TempDir())
+	o.KillGrace = cmp.Or(o.KillGrace, DefaultKillGrace)
+	o.MaxProcs = cmp.Or(o.MaxProcs, DefaultMaxProcs)
 	if o.Getenv == nil {
 		o.Getenv = os.Getenv
-	}
-	if o.MaxProcs == 0 {
-		o.MaxProcs = DefaultMaxProcs
 	}
 	return o
 }
