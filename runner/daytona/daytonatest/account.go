@@ -3,6 +3,7 @@ package daytonatest
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -37,7 +38,7 @@ func lookupAccount(spec string, passwd, group []byte) (*account, error) {
 			if err1 != nil || err2 != nil {
 				continue
 			}
-			a.name, a.uid, a.gid, a.home, found = f[0], uint32(uid), uint32(gid), f[5], true
+			a.name, a.uid, a.gid, a.home, found = f[0], uint32(uid), uint32(gid), cmp.Or(f[5], "/"), true
 			break
 		}
 	}
@@ -49,25 +50,17 @@ func lookupAccount(spec string, passwd, group []byte) (*account, error) {
 		a.uid = uint32(uid)
 	}
 	if hasGroup {
+		// A gid, else the gid of the first entry of that name that has one.
 		gid, err := strconv.ParseUint(grp, 10, 32)
-		if err != nil {
-			gid, found = 0, false
-			for _, f := range colonLines(group, 4) {
-				if f[0] == grp {
-					if n, err := strconv.ParseUint(f[2], 10, 32); err == nil {
-						gid, found = n, true
-						break
-					}
-				}
-			}
-			if !found {
-				return nil, fmt.Errorf("unable to find group %s: no matching entries in group file", grp)
+		for _, f := range colonLines(group, 4) {
+			if err != nil && f[0] == grp {
+				gid, err = strconv.ParseUint(f[2], 10, 32)
 			}
 		}
+		if err != nil {
+			return nil, fmt.Errorf("unable to find group %s: no matching entries in group file", grp)
+		}
 		a.gid = uint32(gid)
-	}
-	if a.home == "" {
-		a.home = "/"
 	}
 	return a, nil
 }

@@ -164,6 +164,10 @@ func (b *builder) run(df string) error {
 		if i == 0 && op != "FROM" {
 			return errors.New("failed to parse Dockerfile: no build stage in current context (the first instruction must be FROM)")
 		}
+		// Only a root can run USER and ENTRYPOINT as the image means them.
+		if b.fs == nil && (op == "USER" || op == "ENTRYPOINT") {
+			return unsupported(op, i, len(steps))
+		}
 		var err error
 		switch op {
 		case "FROM":
@@ -189,18 +193,10 @@ func (b *builder) run(df string) error {
 		case "USER":
 			// Resolved now, in the image's own passwd: Docker resolves it
 			// when a step (or the container) runs, and fails the same way.
-			if b.fs == nil {
-				err = unsupported(op, i, len(steps))
-				break
-			}
 			b.account, err = lookupAccount(b.expand(arg), rootFile(b.sn.root, "passwd"), rootFile(b.sn.root, "group"))
 		case "ENTRYPOINT":
 			// The API read it from the Dockerfile when the snapshot was
-			// created; a sandbox starts it. Only a root can run it as
-			// the image means it.
-			if b.fs == nil {
-				err = unsupported(op, i, len(steps))
-			}
+			// created; a sandbox starts it.
 		default:
 			err = unsupported(op, i, len(steps))
 		}
@@ -214,16 +210,13 @@ func (b *builder) run(df string) error {
 // buildEnv is the environment of a RUN step: a minimal base (the host's
 // PATH, HOME and TMPDIR inside the root) under the image's ENV.
 func (b *builder) buildEnv() map[string]string {
-	env := map[string]string{
-		"PATH": hostPath(), "HOME": filepath.Join(b.sn.root, "root"), "LANG": "C.UTF-8",
-		"TMPDIR": filepath.Join(b.sn.root, "tmp"),
-	}
-	if b.fs != nil {
-		// Docker's: the root's own /tmp needs no TMPDIR.
-		env = map[string]string{"PATH": hostPath(), "HOME": "/root", "LANG": "C.UTF-8"}
-		if b.account != nil {
-			env["HOME"] = b.account.home
-		}
+	// Docker's: a root's own /tmp needs no TMPDIR.
+	env := map[string]string{"PATH": hostPath(), "HOME": "/root", "LANG": "C.UTF-8"}
+	switch {
+	case b.fs == nil:
+		env["HOME"], env["TMPDIR"] = filepath.Join(b.sn.root, "root"), filepath.Join(b.sn.root, "tmp")
+	case b.account != nil:
+		env["HOME"] = b.account.home
 	}
 	maps.Copy(env, b.env)
 	return env
@@ -301,35 +294,30 @@ func (b *builder) runStep(arg string) error {
 			return &notEmulated{fmt.Sprintf("RUN %s: names the image path %s literally; the Daytona emulator maps image paths only in WORKDIR and ENV (use a path relative to the WORKDIR or an ENV variable)", arg, p)}
 		}
 	}
-	argv := []string{"/bin/sh", "-c", arg}
+	// In a root, the shell runs the exec form too: it finds the program
+	// on the image's PATH, in the root.
+	sh, argv := arg, []string{"/bin/sh", "-c", arg}
 	if strings.HasPrefix(arg, "[") {
 		var exe []string
 		if err := json.Unmarshal([]byte(arg), &exe); err == nil && len(exe) > 0 {
-			argv = exe
+			sh, argv = execLine(exe), exe
 		}
 	}
 	var cmd *exec.Cmd
+	var start func() error
 	if b.fs != nil {
-		// The shell runs the exec form too: it finds the program on
-		// the image's PATH, in the root.
-		sh := arg
-		if argv[0] != "/bin/sh" || len(argv) != 3 || argv[1] != "-c" {
-			sh = execLine(argv)
-		}
 		cmd = b.fs.command(sh, path.Join("/", b.workdir), envList(b.buildEnv()))
 		b.account.runs(cmd)
+		start = func() error { return b.fs.start(cmd) }
 	} else {
 		cmd = exec.Command(argv[0], argv[1:]...)
 		cmd.Dir = b.mapped(b.workdir)
 		cmd.Env = envList(b.buildEnv())
 		ownGroup(cmd)
+		start = cmd.Start
 	}
-	cmd.Stdout, cmd.Stderr = io.Writer(b), io.Writer(b)
+	cmd.Stdout, cmd.Stderr = b, b
 	cmd.WaitDelay = 2 * time.Second
-	start := cmd.Start
-	if b.fs != nil {
-		start = func() error { return b.fs.start(cmd) }
-	}
 	if err := start(); err != nil {
 		return fmt.Errorf("process %q could not start: %w", strings.Join(argv, " "), err)
 	}
@@ -364,8 +352,8 @@ func copyTree(src, dst string) error {
 			target = dst + strings.TrimPrefix(target, src)
 		}
 		return os.Symlink(target, filepath.Join(dst, rel))
-	}, func(rel, p string, perm os.FileMode) error {
-		return copyFile(p, filepath.Join(dst, rel), perm)
+	}, func(rel string, in io.Reader, perm os.FileMode) error {
+		return writeFile(filepath.Join(dst, rel), in, perm)
 	})
 }
 
@@ -377,12 +365,7 @@ func copyIn(r *fsRoot, src, dst string) error {
 		return r.mkdirAll(path.Join(dst, filepath.ToSlash(rel)), perm|0o700)
 	}, func(rel, target string) error {
 		return r.symlink(target, path.Join(dst, filepath.ToSlash(rel)))
-	}, func(rel, p string, perm os.FileMode) error {
-		in, err := os.Open(p)
-		if err != nil {
-			return err
-		}
-		defer in.Close()
+	}, func(rel string, in io.Reader, perm os.FileMode) error {
 		out, err := r.create(path.Join(dst, filepath.ToSlash(rel)), perm)
 		if err != nil {
 			return err
@@ -399,9 +382,10 @@ func copyIn(r *fsRoot, src, dst string) error {
 }
 
 // walkCopy is the walk copyTree and copyIn make of src: dir, link and file
-// for each directory, symbolic link (with its target) and regular file, by
-// their path relative to src; sockets and fifos are not part of an image.
-func walkCopy(src string, dir func(rel string, perm os.FileMode) error, link func(rel, target string) error, file func(rel, p string, perm os.FileMode) error) error {
+// for each directory, symbolic link (with its target) and regular file
+// (open), by their path relative to src; sockets and fifos are not part of
+// an image.
+func walkCopy(src string, dir func(rel string, perm os.FileMode) error, link func(rel, target string) error, file func(rel string, in io.Reader, perm os.FileMode) error) error {
 	return filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -424,19 +408,15 @@ func walkCopy(src string, dir func(rel string, perm os.FileMode) error, link fun
 			}
 			return link(rel, target)
 		case d.Type().IsRegular():
-			return file(rel, p, info.Mode().Perm())
+			in, err := os.Open(p)
+			if err != nil {
+				return err
+			}
+			defer in.Close()
+			return file(rel, in, info.Mode().Perm())
 		}
 		return nil
 	})
-}
-
-func copyFile(src, dst string, mode os.FileMode) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	return writeFile(dst, in, mode)
 }
 
 // writeFile writes what r holds to the file name, made with mode if new.

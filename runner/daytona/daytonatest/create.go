@@ -46,103 +46,32 @@ func (s *Server) createSandbox(h *handlerCtx) {
 		h.apiError(http.StatusBadRequest, "bad request body: %v", err)
 		return
 	}
-	if req.BuildInfo != nil && req.Snapshot != "" {
-		h.apiError(http.StatusBadRequest, "Cannot specify a snapshot when using a build info entry")
-		return
-	}
-	if req.BuildInfo == nil && (req.CPU != nil || req.GPU != nil || req.Memory != nil || req.Disk != nil) {
-		h.apiError(http.StatusBadRequest, "Cannot specify Sandbox resources when using a snapshot")
-		return
-	}
-	for k := range req.Env {
-		if !envKey(k) {
-			h.apiError(http.StatusBadRequest, "invalid env name %q", k)
-			return
-		}
-	}
-	// The resources the sandbox gets: the request's for an image (0 means
-	// the default, as the API's "||"), the default snapshot's otherwise.
-	cpu, mem, disk := defaultCPU, defaultMemory, defaultDisk
-	if req.BuildInfo != nil {
-		for _, r := range []struct {
-			dst *int
-			src *int
-		}{{&cpu, req.CPU}, {&mem, req.Memory}, {&disk, req.Disk}} {
-			if r.src != nil && *r.src > 0 {
-				*r.dst = *r.src
-			}
-		}
-	}
 	// The real API's order (sandbox.service.ts createFromSnapshot and
-	// createFromBuildInfo): the snapshot, the per-sandbox maximum, the
-	// organization's quota, the volumes, and the name only when the row is
-	// inserted.
-	// A snapshot the emulator built (or is building) is found by name or
-	// ID; it must be active, and the sandbox gets its resources, a copy of
-	// its file system and its image's environment.
+	// createFromBuildInfo): the request's own checks, the snapshot, the
+	// per-sandbox maximum, the organization's quota, the volumes, and the
+	// name only when the row is inserted.
 	now := time.Now()
-	var snap, from *snapshot // from: a copy of snap, read under s.mu
-	gpu := valueOr(req.GPU, 0)
-	if req.BuildInfo == nil && strings.TrimSpace(req.Snapshot) != "" {
-		s.mu.Lock()
-		if snap = s.snapshotNamed(req.Snapshot, now); snap != nil {
-			c := *snap
-			c.env = copyMap(snap.env)
-			from, cpu, mem, disk, gpu = &c, c.cpu, c.mem, c.disk, c.gpu
-		}
-		s.mu.Unlock()
-	}
-	if req.BuildInfo == nil && snap == nil && !s.knownSnapshot(req.Snapshot) {
-		h.apiError(http.StatusBadRequest, "Snapshot %s not found. Did you add it through the Daytona Dashboard?", req.Snapshot)
-		return
-	}
-	if from != nil && from.state != snapActive {
-		// sandbox.service.ts createFromSnapshot.
-		h.apiError(http.StatusBadRequest, "Snapshot %s is %s", req.Snapshot, from.state)
-		return
-	}
-	if msg := s.perSandboxRefusal(cpu, mem, disk); msg != "" {
+	snap, from := s.sandboxSnapshot(req, now)
+	cpu, gpu, mem, disk := sandboxResources(req, from)
+	if msg := s.createRefusal(req, from, cpu, mem, disk); msg != "" {
 		h.apiError(http.StatusBadRequest, "%s", msg)
 		return
 	}
-
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if msg := s.quotaRefusal(now, cpu, mem, disk); msg != "" {
 		h.apiError(cmp.Or(s.opts.QuotaStatus, http.StatusBadRequest), "%s", msg)
 		return
 	}
-	if req.Name != "" {
-		for _, sb := range s.order {
-			if sb.name == req.Name && sb.state(now) != "destroyed" {
-				h.apiError(http.StatusConflict, "Sandbox with name %s already exists", req.Name)
-				return
-			}
-		}
+	taken := func(sb *sandbox) bool { return sb.name == req.Name && sb.state(now) != "destroyed" }
+	if req.Name != "" && slices.ContainsFunc(s.order, taken) {
+		h.apiError(http.StatusConflict, "Sandbox with name %s already exists", req.Name)
+		return
 	}
-	var mounts []VolumeMount
-	var vols []*volume
-	for _, vm := range req.Volumes {
-		v := s.volumes[vm.VolumeID]
-		if v == nil {
-			v = s.volumeNamed(vm.VolumeID)
-		}
-		if v == nil {
-			h.apiError(http.StatusNotFound, "Volume %s not found", vm.VolumeID)
-			return
-		}
-		if now.Before(v.readyAt) {
-			h.apiError(http.StatusBadRequest, "Volume %s is not in a ready state", vm.VolumeID)
-			return
-		}
-		if err := checkMountPath(vm.MountPath); err != nil {
-			h.apiError(http.StatusBadRequest, "%v", err)
-			return
-		}
-		mounts = append(mounts, VolumeMount{VolumeID: v.id, MountPath: vm.MountPath})
-		vols = append(vols, v)
+	mounts, ok := s.volumeMounts(h, req, now)
+	if !ok {
+		return
 	}
-
 	sb := s.newSandbox(req, now, from, mounts)
 	sb.cpu, sb.gpu, sb.mem, sb.disk = cpu, gpu, mem, disk
 	if snap != nil {
@@ -156,7 +85,7 @@ func (s *Server) createSandbox(h *handlerCtx) {
 	if from != nil {
 		entrypoint = entrypointCommand(from.entrypoint)
 	}
-	if err := s.startSandbox(sb, vols, entrypoint); err != nil {
+	if err := s.startSandbox(sb, entrypoint); err != nil {
 		sb.deletedAt, sb.destroyedAt = now, now
 		h.apiError(http.StatusInternalServerError, "make sandbox: %v", err)
 		return
@@ -169,6 +98,80 @@ func (s *Server) createSandbox(h *handlerCtx) {
 		return
 	}
 	h.json(http.StatusOK, sb.dto(s, now))
+}
+
+// sandboxSnapshot is the emulator's snapshot (built or building) a create
+// names by name or ID, and from, a copy read under s.mu; nil for others.
+func (s *Server) sandboxSnapshot(req createRequest, now time.Time) (snap, from *snapshot) {
+	if req.BuildInfo != nil || strings.TrimSpace(req.Snapshot) == "" {
+		return nil, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if snap = s.snapshotNamed(req.Snapshot, now); snap == nil {
+		return nil, nil
+	}
+	c := *snap
+	c.env = copyMap(snap.env)
+	return snap, &c
+}
+
+// sandboxResources are its snapshot's (from), an image's request's (0 is
+// the default, as the API's "||"), else the default snapshot's.
+func sandboxResources(req createRequest, from *snapshot) (cpu, gpu, mem, disk int) {
+	switch {
+	case from != nil:
+		return from.cpu, from.gpu, from.mem, from.disk
+	case req.BuildInfo != nil:
+		return positiveOr(valueOr(req.CPU, 0), defaultCPU), valueOr(req.GPU, 0),
+			positiveOr(valueOr(req.Memory, 0), defaultMemory), positiveOr(valueOr(req.Disk, 0), defaultDisk)
+	}
+	return defaultCPU, valueOr(req.GPU, 0), defaultMemory, defaultDisk
+}
+
+// createRefusal is the API's 400 message, or "", for a create refused
+// before its quota check: the request, the snapshot, the per-sandbox maximum.
+func (s *Server) createRefusal(req createRequest, from *snapshot, cpu, mem, disk int) string {
+	switch {
+	case req.BuildInfo != nil && req.Snapshot != "":
+		return "Cannot specify a snapshot when using a build info entry"
+	case req.BuildInfo == nil && (req.CPU != nil || req.GPU != nil || req.Memory != nil || req.Disk != nil):
+		return "Cannot specify Sandbox resources when using a snapshot"
+	}
+	for k := range req.Env {
+		if !envKey(k) {
+			return fmt.Sprintf("invalid env name %q", k)
+		}
+	}
+	switch {
+	case req.BuildInfo == nil && from == nil && !s.knownSnapshot(req.Snapshot):
+		return fmt.Sprintf("Snapshot %s not found. Did you add it through the Daytona Dashboard?", req.Snapshot)
+	case from != nil && from.state != snapActive:
+		return fmt.Sprintf("Snapshot %s is %s", req.Snapshot, from.state) // sandbox.service.ts createFromSnapshot
+	}
+	return s.perSandboxRefusal(cpu, mem, disk)
+}
+
+// volumeMounts are the volumes req mounts, each found by ID or name;
+// false when the call has been answered. The caller holds s.mu.
+func (s *Server) volumeMounts(h *handlerCtx, req createRequest, now time.Time) ([]VolumeMount, bool) {
+	var mounts []VolumeMount
+	for _, vm := range req.Volumes {
+		v, pathErr := cmp.Or(s.volumes[vm.VolumeID], s.volumeNamed(vm.VolumeID)), checkMountPath(vm.MountPath)
+		switch {
+		case v == nil:
+			h.apiError(http.StatusNotFound, "Volume %s not found", vm.VolumeID)
+		case now.Before(v.readyAt):
+			h.apiError(http.StatusBadRequest, "Volume %s is not in a ready state", vm.VolumeID)
+		case pathErr != nil:
+			h.apiError(http.StatusBadRequest, "%v", pathErr)
+		default:
+			mounts = append(mounts, VolumeMount{VolumeID: v.id, MountPath: vm.MountPath})
+			continue
+		}
+		return nil, false
+	}
+	return mounts, true
 }
 
 // newSandbox is the sandbox req makes, from a copy of its snapshot (nil
@@ -223,14 +226,14 @@ func (s *Server) newSandbox(req createRequest, now time.Time, from *snapshot, mo
 // else its directories under its root. Then it starts entrypoint, the
 // image's service, as the daemon starts it: nothing waits for it. The
 // caller holds s.mu.
-func (s *Server) startSandbox(sb *sandbox, vols []*volume, entrypoint string) error {
+func (s *Server) startSandbox(sb *sandbox, entrypoint string) error {
 	s.mu.Unlock()
 	var fs *fsRoot
 	var err error
 	if RootFS() {
-		fs, err = s.makeSandboxRoot(sb, vols)
+		fs, err = s.makeSandboxRoot(sb)
 	} else {
-		err = s.makeSandboxDirs(sb, vols)
+		err = s.makeSandboxDirs(sb)
 	}
 	s.mu.Lock()
 	if err != nil || fs == nil {
@@ -253,6 +256,14 @@ func valueOr[T any](p *T, d T) T {
 		return d
 	}
 	return *p
+}
+
+// positiveOr is v, or d when v is not positive.
+func positiveOr(v, d int) int {
+	if v > 0 {
+		return v
+	}
+	return d
 }
 
 // entrypointCommand is the shell command that runs a snapshot's
@@ -280,7 +291,7 @@ func execLine(argv []string) string {
 // makeSandboxRoot makes the sandbox's root: a copy of its snapshot's, its
 // home, its volumes' mount points (a volume appears at its mount path),
 // and starts it.
-func (s *Server) makeSandboxRoot(sb *sandbox, vols []*volume) (*fsRoot, error) {
+func (s *Server) makeSandboxRoot(sb *sandbox) (*fsRoot, error) {
 	if sb.fromRoot != "" {
 		if err := copyRoot(sb.fromRoot, sb.root); err != nil {
 			return nil, fmt.Errorf("copy the snapshot's file system: %w", err)
@@ -308,11 +319,11 @@ func (s *Server) makeSandboxRoot(sb *sandbox, vols []*volume) (*fsRoot, error) {
 			}
 			binds = append(binds, bindMount{src: d, dst: filepath.Clean(d)})
 		}
-		for i, m := range sb.volumes {
+		for _, m := range sb.volumes {
 			if err := r.MkdirAll(strings.TrimPrefix(m.MountPath, "/"), 0o755); err != nil {
 				return nil, fmt.Errorf("mount volume at %s: %w", m.MountPath, err)
 			}
-			binds = append(binds, bindMount{src: vols[i].dir, dst: m.MountPath})
+			binds = append(binds, bindMount{src: s.volumeDir(m.VolumeID), dst: m.MountPath})
 		}
 	}
 	home := ""
@@ -325,7 +336,7 @@ func (s *Server) makeSandboxRoot(sb *sandbox, vols []*volume) (*fsRoot, error) {
 
 // makeSandboxDirs makes the sandbox's directories under its root, the
 // image's paths mapped under it; a volume is a link there.
-func (s *Server) makeSandboxDirs(sb *sandbox, vols []*volume) error {
+func (s *Server) makeSandboxDirs(sb *sandbox) error {
 	if sb.fromRoot != "" {
 		if err := copyTree(sb.fromRoot, sb.root); err != nil {
 			return fmt.Errorf("copy the snapshot's file system: %w", err)
@@ -336,11 +347,11 @@ func (s *Server) makeSandboxDirs(sb *sandbox, vols []*volume) error {
 			return err
 		}
 	}
-	for i, m := range sb.volumes {
+	for _, m := range sb.volumes {
 		at := filepath.Join(sb.root, filepath.FromSlash(m.MountPath))
 		err := os.MkdirAll(filepath.Dir(at), 0o755)
 		if err == nil {
-			err = os.Symlink(vols[i].dir, at)
+			err = os.Symlink(s.volumeDir(m.VolumeID), at)
 		}
 		if err != nil {
 			return fmt.Errorf("mount volume at %s: %w", m.MountPath, err)

@@ -5,6 +5,7 @@ package daytonatest
 
 import (
 	"errors"
+	"regexp"
 	"strings"
 )
 
@@ -78,21 +79,9 @@ func shellWords(s string) ([]string, error) {
 	return words, nil
 }
 
-// namesPath says whether s contains p as a path: followed by nothing, a
-// slash or a character that cannot be part of a file name in a command.
+// namesPath says whether s contains p as a path: after nothing or a
+// character that cannot be part of a file name in a command, and followed
+// by nothing, a slash or such a character.
 func namesPath(s, p string) bool {
-	for off := 0; ; {
-		i := strings.Index(s[off:], p)
-		if i < 0 {
-			return false
-		}
-		i += off
-		end := i + len(p)
-		before := i == 0 || strings.ContainsRune(" \t'\"=:;(", rune(s[i-1]))
-		after := end == len(s) || strings.ContainsRune("/ \t'\";:)&|>", rune(s[end]))
-		if before && after {
-			return true
-		}
-		off = i + 1
-	}
+	return regexp.MustCompile(`(^|[ \t'"=:;(])` + regexp.QuoteMeta(p) + `($|[/ \t'";:)&|>])`).MatchString(s)
 }

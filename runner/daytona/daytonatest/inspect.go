@@ -2,7 +2,7 @@ package daytonatest
 
 import (
 	"fmt"
-	"sort"
+	"slices"
 	"time"
 )
 
@@ -43,8 +43,8 @@ func (s *Server) Calls(op string) int {
 func (s *Server) CallLog() []Call {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := append([]Call(nil), s.calls...)
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Start.Before(out[j].Start) })
+	out := slices.Clone(s.calls)
+	slices.SortStableFunc(out, func(a, b Call) int { return a.Start.Compare(b.Start) })
 	return out
 }
 
@@ -93,13 +93,7 @@ func (s *Server) PeakLive() int {
 
 // Live describes the sandboxes not yet deleted.
 func (s *Server) Live() []SandboxInfo {
-	var out []SandboxInfo
-	for _, sb := range s.Sandboxes() {
-		if sb.DeletedAt.IsZero() {
-			out = append(out, sb)
-		}
-	}
-	return out
+	return slices.DeleteFunc(s.Sandboxes(), func(sb SandboxInfo) bool { return !sb.DeletedAt.IsZero() })
 }
 
 // Sandboxes describes every sandbox ever created, in creation order.

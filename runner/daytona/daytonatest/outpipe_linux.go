@@ -37,9 +37,10 @@ func newOutPipe(w io.Writer) (*outPipe, *os.File, error) {
 	return &outPipe{r: r, rc: rc, w: w, buf: make([]byte, 32<<10)}, pw, nil
 }
 
-// readChunk copies one read's worth of the pipe: more says there may be
-// more now, ended that every writer is gone (or the read failed).
-func (o *outPipe) readChunk(fd uintptr) (more, ended bool) {
+// readChunk copies one read's worth of the pipe and says how many bytes:
+// 0 when it is empty now, or, ended, when every writer is gone (or the
+// read failed).
+func (o *outPipe) readChunk(fd uintptr) (int, bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	for {
@@ -47,12 +48,12 @@ func (o *outPipe) readChunk(fd uintptr) (more, ended bool) {
 		switch {
 		case n > 0:
 			o.w.Write(o.buf[:n])
-			return true, false
+			return n, false
 		case err == syscall.EINTR:
 		case err == syscall.EAGAIN:
-			return false, false
+			return 0, false
 		default:
-			return false, true
+			return 0, true
 		}
 	}
 }
@@ -63,8 +64,7 @@ func (o *outPipe) copy() {
 		// Until the pipe is empty: the poller wakes the next read only
 		// when something new comes.
 		for {
-			more, ended := o.readChunk(fd)
-			if !more {
+			if n, ended := o.readChunk(fd); n == 0 {
 				return ended
 			}
 		}
@@ -77,24 +77,17 @@ func (o *outPipe) copy() {
 func (o *outPipe) catchUp() bool {
 	ended := true // closed by copy: it has
 	o.rc.Control(func(fd uintptr) {
-		o.mu.Lock()
-		defer o.mu.Unlock()
 		size, err := unix.FcntlInt(fd, unix.F_GETPIPE_SZ, 0)
 		if err != nil {
 			size = 1 << 20
 		}
 		for read := 0; read <= size; {
-			n, err := syscall.Read(int(fd), o.buf)
-			switch {
-			case n > 0:
-				o.w.Write(o.buf[:n])
-				read += n
-				continue
-			case err == syscall.EINTR:
-				continue
+			n, end := o.readChunk(fd)
+			if n == 0 {
+				ended = end
+				return
 			}
-			ended = err != syscall.EAGAIN
-			return
+			read += n
 		}
 		ended = false
 	})

@@ -183,7 +183,7 @@ func (s *Server) spawn(sb *sandbox, command, cwd string, env map[string]string, 
 		io.MultiWriter(p.stdout, p.output, p.log.stream(0)),
 		io.MultiWriter(p.stderr, p.output, p.log.stream(1)),
 	}
-	var pipes [2]*outPipe // nil without a root
+	var pipes []*outPipe // stdout's and stderr's; nil without a root
 	var err error
 	if sb.fs != nil {
 		p.cmd, pipes, err = startInRoot(sb, ss, command, cwd, env, outs)
@@ -196,7 +196,7 @@ func (s *Server) spawn(sb *sandbox, command, cwd string, env map[string]string, 
 	if !s.register(sb, p, pipes, record, command, env) {
 		return nil, errors.New("the sandbox is gone")
 	}
-	if pipes[0] != nil {
+	if pipes != nil {
 		s.copyOutput(p, pipes)
 	}
 	go s.waitProc(sb, p, pipes)
@@ -206,13 +206,13 @@ func (s *Server) spawn(sb *sandbox, command, cwd string, env map[string]string, 
 // startInRoot starts command in sb's root, as its account, one of ss's
 // commands if ss has processes to track; its output goes through pipes of
 // its own, which what it leaves running may keep open.
-func startInRoot(sb *sandbox, ss *session, command, cwd string, env map[string]string, outs [2]io.Writer) (*exec.Cmd, [2]*outPipe, error) {
-	var pipes [2]*outPipe
+func startInRoot(sb *sandbox, ss *session, command, cwd string, env map[string]string, outs [2]io.Writer) (*exec.Cmd, []*outPipe, error) {
 	cmd := sb.fs.command(command, cwd, envList(env))
 	sb.account.runs(cmd)
 	if ss != nil && ss.procs != nil {
 		ss.procs.track(cmd)
 	}
+	var pipes [2]*outPipe
 	var w [2]*os.File
 	for i := range pipes {
 		var err error
@@ -221,7 +221,7 @@ func startInRoot(sb *sandbox, ss *session, command, cwd string, env map[string]s
 				pipes[j].r.Close()
 				w[j].Close()
 			}
-			return nil, pipes, err
+			return nil, nil, err
 		}
 	}
 	cmd.Stdout, cmd.Stderr = w[0], w[1]
@@ -231,9 +231,9 @@ func startInRoot(sb *sandbox, ss *session, command, cwd string, env map[string]s
 	if err != nil {
 		pipes[0].r.Close()
 		pipes[1].r.Close()
-		return nil, pipes, err
+		return nil, nil, err
 	}
-	return cmd, pipes, nil
+	return cmd, pipes[:], nil
 }
 
 // startOnHost starts command on this machine, in its own process group.
@@ -252,15 +252,14 @@ func startOnHost(command, cwd string, env map[string]string, outs [2]io.Writer) 
 // register records p, started, among sb's processes (and its command
 // among sb's commands if record), and counts its workers; false, p killed
 // and ended, if sb or the emulator went away while it started.
-func (s *Server) register(sb *sandbox, p *proc, pipes [2]*outPipe, record bool, command string, env map[string]string) bool {
+func (s *Server) register(sb *sandbox, p *proc, pipes []*outPipe, record bool, command string, env map[string]string) bool {
 	s.mu.Lock()
 	if s.gone(sb) {
 		s.mu.Unlock()
 		p.kill()
 		p.cmd.Wait()
-		if pipes[0] != nil {
-			pipes[0].r.Close()
-			pipes[1].r.Close()
+		for _, o := range pipes {
+			o.r.Close()
 		}
 		close(p.done)
 		return false
@@ -270,19 +269,16 @@ func (s *Server) register(sb *sandbox, p *proc, pipes [2]*outPipe, record bool, 
 		sb.envs = append(sb.envs, copyMap(env))
 		sb.commands = append(sb.commands, command)
 	}
-	s.workers.Add(1)
-	if pipes[0] != nil {
-		s.workers.Add(2)
-	}
+	s.workers.Add(1 + len(pipes)) // waitProc, and a copyOutput per pipe
 	s.mu.Unlock()
 	return true
 }
 
 // copyOutput copies a root's command's output pipes into p until every
 // writer has closed them; then p's output has drained.
-func (s *Server) copyOutput(p *proc, pipes [2]*outPipe) {
+func (s *Server) copyOutput(p *proc, pipes []*outPipe) {
 	var left sync.WaitGroup
-	left.Add(2)
+	left.Add(len(pipes))
 	for _, o := range pipes {
 		go func() {
 			defer s.workers.Done()
@@ -298,7 +294,7 @@ func (s *Server) copyOutput(p *proc, pipes [2]*outPipe) {
 
 // waitProc waits for p's command to end, records its exit code (unless
 // it was killed) and takes it off sb's processes.
-func (s *Server) waitProc(sb *sandbox, p *proc, pipes [2]*outPipe) {
+func (s *Server) waitProc(sb *sandbox, p *proc, pipes []*outPipe) {
 	defer s.workers.Done()
 	cmd := p.cmd
 	err := cmd.Wait()
@@ -313,7 +309,7 @@ func (s *Server) waitProc(sb *sandbox, p *proc, pipes [2]*outPipe) {
 		}
 	}
 	p.mu.Unlock()
-	if pipes[0] != nil {
+	if pipes != nil {
 		// What the command wrote before it ended is its log's
 		// before it is seen to have ended; when nothing it left
 		// holds its output, that is all, unfinished lines included.

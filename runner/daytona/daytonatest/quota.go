@@ -33,22 +33,11 @@ const (
 	perSandboxLimitAdvice  = "Need higher resource limits per-sandbox? Contact us at support@daytona.io and let us know about your use case."
 )
 
-// quotaSandboxesMessage is the emulator's own, worded like the real ones.
-const quotaSandboxesMessage = "Total sandbox limit exceeded. Maximum allowed: %d.\n" + upgradeTierMessage
-
 // maxPerSandbox is the per-sandbox maximum in force.
 func (s *Server) maxPerSandbox() Quota {
 	m := s.opts.MaxPerSandbox
-	if m.CPU <= 0 {
-		m.CPU = defaultMaxCPU
-	}
-	if m.MemoryGiB <= 0 {
-		m.MemoryGiB = defaultMaxMemory
-	}
-	if m.DiskGiB <= 0 {
-		m.DiskGiB = defaultMaxDisk
-	}
-	return m
+	return Quota{CPU: positiveOr(m.CPU, defaultMaxCPU), MemoryGiB: positiveOr(m.MemoryGiB, defaultMaxMemory),
+		DiskGiB: positiveOr(m.DiskGiB, defaultMaxDisk)}
 }
 
 // perSandboxRefusal is the real API's 400 message for a create asking more
@@ -79,8 +68,8 @@ func (s *Server) quotaRefusal(now time.Time, cpu, mem, disk int) string {
 		return fmt.Sprintf("Total memory limit exceeded. Maximum allowed: %dGiB.\n%s", q.MemoryGiB, upgradeTierMessage)
 	case q.DiskGiB > 0 && u.DiskGiB+disk > q.DiskGiB:
 		return fmt.Sprintf("Total disk limit exceeded. Maximum allowed: %dGiB.\n%s\n%s", q.DiskGiB, archiveSandboxesAdvice, upgradeTierMessage)
-	case q.Sandboxes > 0 && u.Sandboxes+1 > q.Sandboxes:
-		return fmt.Sprintf(quotaSandboxesMessage, q.Sandboxes)
+	case q.Sandboxes > 0 && u.Sandboxes+1 > q.Sandboxes: // the emulator's own, worded like the real ones
+		return fmt.Sprintf("Total sandbox limit exceeded. Maximum allowed: %d.\n%s", q.Sandboxes, upgradeTierMessage)
 	}
 	return ""
 }

@@ -20,11 +20,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// rootFSProbe decides once per process whether roots can be made.
+// rootFSProbe is what probeRootFS found roots stand on.
 var rootFSProbe struct {
-	once sync.Once
-	err  error
-	lay  layout
+	lay layout
 	// init is the roots' holder, the first of the toolkit's inits that
 	// works here; cp and mount are the host's.
 	init      linux.Init
@@ -37,12 +35,9 @@ var rootFSProbe struct {
 // is not "off". Decided once per process.
 func RootFS() bool { return rootFSUnavailable() == nil }
 
-// rootFSUnavailable is why roots cannot be made, nil when they can.
-func rootFSUnavailable() error {
-	p := &rootFSProbe
-	p.once.Do(func() { p.err = probeRootFS() })
-	return p.err
-}
+// rootFSUnavailable is why roots cannot be made, nil when they can;
+// probed once per process.
+var rootFSUnavailable = sync.OnceValue(probeRootFS)
 
 func probeRootFS() error {
 	p := &rootFSProbe

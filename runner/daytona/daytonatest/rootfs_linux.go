@@ -41,20 +41,15 @@ import (
 //
 // One namespace per root, not per process: overlayfs leaves two live
 // mounts over one upper directory undefined, and processes of one sandbox
-// must see each other's writes. A process joins the holder's mount
-// namespace and is chrooted into the root, which is bound onto itself
-// there: its / is a mount point, as a container's is, so that it can make
-// a mount namespace of its own (unshare -m) and mount in it where it may
-// (as root). The holder is the init of a PID namespace of the root's own,
-// which every process of the root joins (the emulator forks it from a
-// thread that entered the namespaces):
+// must see each other's writes. The root's processes join it, chrooted
+// into the root (a mount point: see fsRoot.dir), and the holder's PID
+// namespace (forked from a thread that entered the namespaces, inNS), and
+// its network namespace, loopback only, unless it shares this machine's:
 // what a command leaves running, daemons that called setsid included,
-// lives on until the holder ends, and then the kernel kills it all. Unless
-// it shares this machine's network, a root has a network namespace of its
-// own too, loopback only, joined the same way. The mounts are made from a
-// thread that joined the holder's mount namespace, and live only there:
-// nothing is mounted on the host, and they go when the holder and the
-// processes using them end.
+// lives on until the holder ends, and then the kernel kills it all. The
+// mounts live only in the holder's namespace (inMountNS): nothing is
+// mounted on the host, and they go when the holder and the processes
+// using them end.
 
 // bindMount is a host directory bound at a path of a root.
 type bindMount struct{ src, dst string }

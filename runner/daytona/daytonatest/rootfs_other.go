@@ -38,9 +38,7 @@ func (r *fsRoot) command(command, cwd string, env []string) *exec.Cmd { return e
 func (r *fsRoot) start(cmd *exec.Cmd) error                           { return errNoRootFS }
 func (r *fsRoot) alive(pid int) bool                                  { return false }
 func (r *fsRoot) open(p string) (*os.File, error)                     { return nil, errNoRootFS }
-func (r *fsRoot) create(p string, perm fs.FileMode) (*os.File, error) {
-	return nil, errNoRootFS
-}
-func (r *fsRoot) mkdirAll(p string, perm fs.FileMode) error { return errNoRootFS }
-func (r *fsRoot) symlink(target, p string) error            { return errNoRootFS }
-func (r *fsRoot) remove(p string)                           {}
+func (r *fsRoot) create(p string, perm fs.FileMode) (*os.File, error) { return nil, errNoRootFS }
+func (r *fsRoot) mkdirAll(p string, perm fs.FileMode) error           { return errNoRootFS }
+func (r *fsRoot) symlink(target, p string) error                      { return errNoRootFS }
+func (r *fsRoot) remove(p string)                                     {}

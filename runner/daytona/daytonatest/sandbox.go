@@ -7,8 +7,8 @@ import (
 	"maps"
 	"math"
 	"net/http"
+	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -92,20 +92,14 @@ type sandbox struct {
 
 func (sb *sandbox) state(now time.Time) string {
 	switch {
-	case !sb.deletedAt.IsZero() && now.Before(sb.destroyedAt):
-		if sb.failState != "" {
-			return sb.failState // the API shows an errored state as it is
-		}
-		return "destroying"
-	case !sb.deletedAt.IsZero():
+	case !sb.deletedAt.IsZero() && !now.Before(sb.destroyedAt):
 		return "destroyed"
+	case !sb.deletedAt.IsZero():
+		return cmp.Or(sb.failState, "destroying") // the API shows an errored state as it is
 	case now.Before(sb.startAt):
 		return "creating"
-	case sb.failState != "":
-		return sb.failState
-	default:
-		return "started"
 	}
+	return cmp.Or(sb.failState, "started")
 }
 
 // visible says whether the API still shows the sandbox (Get, List): not
@@ -295,19 +289,15 @@ func (s *Server) listSandboxes(h *handlerCtx) {
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var match []*sandbox
-next:
-	for _, sb := range s.order {
+	match := slices.DeleteFunc(slices.Clone(s.order), func(sb *sandbox) bool {
 		for k, v := range want {
 			if got, has := sb.labels[k]; !has || got != v {
-				continue next
+				return true
 			}
 		}
-		if sb.visible(now) {
-			match = append(match, sb)
-		}
-	}
-	sort.SliceStable(match, func(i, j int) bool { return match[i].createdAt.After(match[j].createdAt) })
+		return !sb.visible(now)
+	})
+	slices.SortStableFunc(match, func(a, b *sandbox) int { return b.createdAt.Compare(a.createdAt) })
 	paginate(h, match, func(sb *sandbox) map[string]any { return sb.dto(s, now) })
 }
 
@@ -364,18 +354,7 @@ func (s *Server) deleteSandbox(h *handlerCtx) {
 // taken from runner.ValidEnvName: the emulator must answer as the real API
 // does, so that a wrong rule in forge shows in the tests instead of being
 // shared by both sides.
-func envKey(k string) bool {
-	if k == "" {
-		return false
-	}
-	for i, c := range k {
-		if c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || i > 0 && c >= '0' && c <= '9' {
-			continue
-		}
-		return false
-	}
-	return true
-}
+var envKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`).MatchString
 
 func copyMap(m map[string]string) map[string]string {
 	out := make(map[string]string, len(m))

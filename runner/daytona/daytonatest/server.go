@@ -212,9 +212,7 @@ func Start(t testing.TB, opts Options) *Server {
 
 func newServer(opts Options) (*Server, error) {
 	opts.APIKey = cmp.Or(opts.APIKey, DefaultAPIKey)
-	if opts.MaxLog <= 0 {
-		opts.MaxLog = 8 << 20
-	}
+	opts.MaxLog = positiveOr(opts.MaxLog, 8<<20)
 	for k, v := range opts.FailStart {
 		if failReasons[v] == "" {
 			return nil, fmt.Errorf("FailStart[%q] = %q: want \"error\" or \"build_failed\"", k, v)

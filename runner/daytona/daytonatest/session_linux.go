@@ -35,20 +35,10 @@ import (
 // sessionEnv is the marker's name, in the fallback.
 const sessionEnv = "DAYTONATEST_SESSION"
 
-// cgroupProbe decides once per process where session cgroups go.
-var cgroupProbe struct {
-	once sync.Once
-	dir  string // the emulators' parent cgroup; "" when there is none
-	err  error
-}
-
 // cgroupParent is the cgroup v2 directory this process's sessions'
-// cgroups go under (this process's own cgroup), or why there is none.
-func cgroupParent() (string, error) {
-	p := &cgroupProbe
-	p.once.Do(func() { p.dir, p.err = probeCgroups() })
-	return p.dir, p.err
-}
+// cgroups go under (this process's own cgroup), or why there is none;
+// probed once per process.
+var cgroupParent = sync.OnceValues(probeCgroups)
 
 func probeCgroups() (string, error) {
 	parent := linux.FindCgroups().V2

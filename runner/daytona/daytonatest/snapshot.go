@@ -56,11 +56,7 @@ type snapshot struct {
 
 // terminal says whether the snapshot's build has ended.
 func (sn *snapshot) terminal() bool {
-	switch sn.state {
-	case snapPending, snapBuilding, snapPulling:
-		return false
-	}
-	return true
+	return !slices.Contains([]string{snapPending, snapBuilding, snapPulling}, sn.state)
 }
 
 // gone says whether the snapshot was deleted and is past SnapshotRemoveDelay.
@@ -112,8 +108,7 @@ var imageNameRE = regexp.MustCompile(`^[a-zA-Z0-9_.\-:]+(/[a-zA-Z0-9_.\-:]+)*(@s
 
 // imageNameProblem is the API's validateImageName message, or "".
 func imageNameProblem(name string) string {
-	if strings.Contains(name, "@sha256:") {
-		img, digest, _ := strings.Cut(name, "@sha256:")
+	if img, digest, ok := strings.Cut(name, "@sha256:"); ok {
 		if img == "" || !regexp.MustCompile(`^[a-f0-9]{64}$`).MatchString(digest) {
 			return "Invalid digest format. Must be image@sha256:64_hex_characters"
 		}
@@ -145,10 +140,7 @@ func newUUID() string {
 func (s *Server) snapshotUsage(now time.Time) int {
 	n := 0
 	for _, sn := range s.snapOrder {
-		switch {
-		case sn.gone(now):
-		case sn.state == snapError, sn.state == snapBuildFailed, sn.state == "inactive", sn.state == snapRemoving:
-		default:
+		if !sn.gone(now) && !slices.Contains([]string{snapError, snapBuildFailed, "inactive", snapRemoving}, sn.state) {
 			n++
 		}
 	}
@@ -302,12 +294,9 @@ func (s *Server) listSnapshots(h *handlerCtx) {
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var match []*snapshot
-	for _, sn := range s.snapOrder {
-		if !sn.gone(now) && strings.Contains(strings.ToLower(sn.name), name) {
-			match = append(match, sn)
-		}
-	}
+	match := slices.DeleteFunc(slices.Clone(s.snapOrder), func(sn *snapshot) bool {
+		return sn.gone(now) || !strings.Contains(strings.ToLower(sn.name), name)
+	})
 	// The API's order: the sort field (nulls last), then createdAt desc.
 	slices.SortStableFunc(match, func(a, b *snapshot) int {
 		c := 0
@@ -330,10 +319,7 @@ func (s *Server) listSnapshots(h *handlerCtx) {
 		if desc {
 			c = -c
 		}
-		if c == 0 && sortBy != "createdAt" {
-			c = b.createdAt.Compare(a.createdAt)
-		}
-		return c
+		return cmp.Or(c, b.createdAt.Compare(a.createdAt))
 	})
 	paginate(h, match, (*snapshot).dto)
 }

@@ -58,32 +58,23 @@ func (s *Server) toolboxSandbox(h *handlerCtx) *sandbox {
 	}
 	now := time.Now()
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	sb := s.sandboxes[h.sandboxID]
-	var state string
-	var deleted, warming bool
-	if sb != nil {
-		state = sb.state(now)
-		deleted = !sb.deletedAt.IsZero()
-		// A root still being made is a daemon not started yet.
-		warming = now.Before(sb.startAt.Add(s.opts.ToolboxWarmup)) || RootFS() && sb.fs == nil
-	}
-	s.mu.Unlock()
-	if sb == nil || deleted {
+	switch {
+	case sb == nil || !sb.deletedAt.IsZero():
 		h.toolboxError(http.StatusUnauthorized, "authentication failed: sandbox %s not found", h.sandboxID)
-		return nil
-	}
-	if state != "started" {
-		h.toolboxError(http.StatusBadGateway, "sandbox %s is not started (%s)", h.sandboxID, state)
-		return nil
-	}
-	if warming {
-		// The daemon does not listen yet: the runner's reverse proxy
-		// cannot connect and answers as httputil.ReverseProxy does by
-		// default, 502 with no body, which the proxy passes on.
+	case sb.state(now) != "started":
+		h.toolboxError(http.StatusBadGateway, "sandbox %s is not started (%s)", h.sandboxID, sb.state(now))
+	case now.Before(sb.startAt.Add(s.opts.ToolboxWarmup)) || RootFS() && sb.fs == nil:
+		// The daemon does not listen yet (a root still being made is a
+		// daemon not started yet): the runner's reverse proxy cannot
+		// connect and answers as httputil.ReverseProxy does by default,
+		// 502 with no body, which the proxy passes on.
 		h.w.WriteHeader(http.StatusBadGateway)
-		return nil
+	default:
+		return sb
 	}
-	return sb
+	return nil
 }
 
 // resolve is the path p names (relative to the home): with a root, the
@@ -273,11 +264,7 @@ func (s *Server) execute(h *handlerCtx, sb *sandbox) {
 			panic(http.ErrAbortHandler)
 		}
 	}
-	code := -1
-	if c := p.exitCode(); c != nil {
-		code = *c
-	}
-	h.json(http.StatusOK, map[string]any{"result": p.output.String(), "exitCode": code})
+	h.json(http.StatusOK, map[string]any{"result": p.output.String(), "exitCode": valueOr(p.exitCode(), -1)})
 }
 
 func (s *Server) createSession(h *handlerCtx, sb *sandbox) {

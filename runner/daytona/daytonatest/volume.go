@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -15,17 +16,15 @@ type volume struct {
 	id, name  string
 	createdAt time.Time
 	readyAt   time.Time
-	dir       string
 }
 
+// volumeDir is where the volume id keeps its files on this machine.
+func (s *Server) volumeDir(id string) string { return filepath.Join(s.opts.Dir, "volumes", id) }
+
 func checkMountPath(p string) error {
-	if !strings.HasPrefix(p, "/") || p == "/" || strings.Contains(p, "//") {
+	dots := func(c string) bool { return c == "." || c == ".." }
+	if !strings.HasPrefix(p, "/") || p == "/" || strings.Contains(p, "//") || slices.ContainsFunc(strings.Split(p[1:], "/"), dots) {
 		return fmt.Errorf("invalid mount path %q", p)
-	}
-	for _, c := range strings.Split(p[1:], "/") {
-		if c == "." || c == ".." {
-			return fmt.Errorf("invalid mount path %q", p)
-		}
 	}
 	for _, f := range forbiddenMountRoots {
 		if p == f || strings.HasPrefix(p, f+"/") {
@@ -55,8 +54,7 @@ func (s *Server) createVolume(h *handlerCtx) {
 		id: fmt.Sprintf("vol-%04d", s.seq), name: req.Name, createdAt: now,
 		readyAt: now.Add(s.opts.VolumeReadyDelay),
 	}
-	v.dir = filepath.Join(s.opts.Dir, "volumes", v.id)
-	if err := os.MkdirAll(v.dir, 0o755); err != nil {
+	if err := os.MkdirAll(s.volumeDir(v.id), 0o755); err != nil {
 		h.apiError(http.StatusInternalServerError, "make volume: %v", err)
 		return
 	}
@@ -93,5 +91,5 @@ func (s *Server) VolumeFile(volumeName, rel string) ([]byte, error) {
 	if v == nil {
 		return nil, fmt.Errorf("no volume %q", volumeName)
 	}
-	return os.ReadFile(filepath.Join(v.dir, filepath.FromSlash(path.Clean("/"+rel))))
+	return os.ReadFile(filepath.Join(s.volumeDir(v.id), filepath.FromSlash(path.Clean("/"+rel))))
 }
