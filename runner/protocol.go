@@ -8,7 +8,6 @@ import (
 	"maps"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -70,7 +69,7 @@ func EnvList(env map[string]string) []string {
 	for k, v := range env {
 		out = append(out, k+"="+v)
 	}
-	sort.Strings(out)
+	slices.Sort(out)
 	return out
 }
 
@@ -134,12 +133,7 @@ func (r *Result) SetupFailed(o Outcome, timeout time.Duration, stdout, stderr st
 }
 
 // EffectiveTimeout is the job's execution timeout, or the default.
-func (j Job) EffectiveTimeout() time.Duration {
-	if j.Timeout > 0 {
-		return j.Timeout
-	}
-	return DefaultTimeout
-}
+func (j Job) EffectiveTimeout() time.Duration { return positiveOr(j.Timeout, DefaultTimeout) }
 
 // EffectiveOutputFile is the artifact's relative path, or the default.
 func (j Job) EffectiveOutputFile() string { return cmp.Or(j.OutputFile, DefaultOutputFile) }

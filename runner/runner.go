@@ -51,11 +51,14 @@ func (l Limits) ArtifactCap() int64 { return cmp.Or(l.MaxArtifactBytes, DefaultM
 const DefaultMaxTranscript = 4 << 20
 
 // TranscriptCap is the cap on the transcript, in bytes.
-func (l Limits) TranscriptCap() int64 {
-	if l.MaxTranscriptBytes > 0 {
-		return l.MaxTranscriptBytes
+func (l Limits) TranscriptCap() int64 { return positiveOr(l.MaxTranscriptBytes, DefaultMaxTranscript) }
+
+// positiveOr is v when positive, else d.
+func positiveOr[T int64 | time.Duration](v, d T) T {
+	if v > 0 {
+		return v
 	}
-	return DefaultMaxTranscript
+	return d
 }
 
 // DefaultSetupTimeout bounds all of a job's setup lines when it sets none.

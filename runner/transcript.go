@@ -192,9 +192,7 @@ type TranscriptScanner struct {
 
 // NewTranscriptScanner reads r's transcript, at most limit bytes.
 func NewTranscriptScanner(r io.Reader, limit int64) *TranscriptScanner {
-	if limit <= 0 {
-		limit = DefaultMaxTranscript
-	}
+	limit = positiveOr(limit, DefaultMaxTranscript)
 	return &TranscriptScanner{rd: bufio.NewReaderSize(io.LimitReader(r, limit+1), 64<<10), left: limit}
 }
 

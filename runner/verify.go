@@ -43,12 +43,7 @@ type Verify struct {
 const DefaultVerifyTimeout = 10 * time.Minute
 
 // EffectiveTimeout is the verifier's timeout, or the default.
-func (v *Verify) EffectiveTimeout() time.Duration {
-	if v.Timeout > 0 {
-		return v.Timeout
-	}
-	return DefaultVerifyTimeout
-}
+func (v *Verify) EffectiveTimeout() time.Duration { return positiveOr(v.Timeout, DefaultVerifyTimeout) }
 
 // Where a verifier finds its files and leaves its reward in a sandbox made
 // from an image: Harbor's paths, which its tests name literally. A local
@@ -99,10 +94,7 @@ func (j Job) VerifyFiles() []File {
 // VerifiesAfter reports whether a verifier runs after a job that ended with
 // k: after whatever the candidate did (the sandbox is what it left), not
 // after the backend failed or the run was cancelled.
-func VerifiesAfter(k ErrorKind) bool {
-	f := k.Fault()
-	return f == FaultNone || f == FaultCandidate
-}
+func VerifiesAfter(k ErrorKind) bool { return k.Scored() }
 
 // VerifyOutcome is what a backend observed of a verifier.
 type VerifyOutcome struct {

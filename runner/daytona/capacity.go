@@ -3,7 +3,7 @@ package daytona
 import (
 	"context"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -139,7 +139,7 @@ func (c *capacity) snapshot() (alive map[string]*daytona.Sandbox, unknown []stri
 			unknown = append(unknown, name)
 		}
 	}
-	sort.Strings(unknown)
+	slices.Sort(unknown)
 	return alive, unknown
 }
 

@@ -96,23 +96,17 @@ func statusOf(err error) int {
 // sdkError finds the SDK error in err's chain. The SDK's error types embed
 // *DaytonaError without unwrapping to it, so each is looked for.
 func sdkError(err error) *sdkerrors.DaytonaError {
-	var (
-		limited  *sdkerrors.DaytonaRateLimitError
-		notFound *sdkerrors.DaytonaNotFoundError
-		timeout  *sdkerrors.DaytonaTimeoutError
-		plain    *sdkerrors.DaytonaError
-	)
-	switch {
-	case errors.As(err, &limited):
-		return limited.DaytonaError
-	case errors.As(err, &notFound):
-		return notFound.DaytonaError
-	case errors.As(err, &timeout):
-		return timeout.DaytonaError
-	case errors.As(err, &plain):
-		return plain
+	if e, ok := errors.AsType[*sdkerrors.DaytonaRateLimitError](err); ok {
+		return e.DaytonaError
 	}
-	return nil
+	if e, ok := errors.AsType[*sdkerrors.DaytonaNotFoundError](err); ok {
+		return e.DaytonaError
+	}
+	if e, ok := errors.AsType[*sdkerrors.DaytonaTimeoutError](err); ok {
+		return e.DaytonaError
+	}
+	plain, _ := errors.AsType[*sdkerrors.DaytonaError](err)
+	return plain
 }
 
 // retryAfter is the longest wait the server asked for: Retry-After, the real

@@ -55,12 +55,11 @@ var errEnvTimeout = errors.New("environment build timed out")
 // call created that did not become active is deleted. Calls for one hash
 // build it once; later ones find what the first did.
 func (r *Runner) BuildEnvironment(ctx context.Context, env *runner.Environment, log func(line string)) (runner.EnvironmentBuild, error) {
-	begin := time.Now()
 	if env == nil {
 		return runner.EnvironmentBuild{}, errors.New("daytona: no environment to build")
 	}
+	// Seconds is left to the caller, which times the call.
 	out := runner.EnvironmentBuild{Hash: env.Hash, Where: runner.SnapshotName(env.Hash)}
-	defer func() { out.Seconds = time.Since(begin).Seconds() }()
 	if !validHash(env.Hash) {
 		return out, fmt.Errorf("daytona: environment %s: its hash %q is not lowercase hex of at least 16 digits", env.Name, env.Hash)
 	}
@@ -105,10 +104,9 @@ func (r *Runner) BuildEnvironment(ctx context.Context, env *runner.Environment, 
 	case err != nil && ctx.Err() != nil:
 		return out, ctx.Err()
 	}
-	var be *runner.BuildError
 	r.mu.Lock()
 	st.ready, out.Reused = err == nil, reused
-	if errors.As(err, &be) {
+	if _, ok := errors.AsType[*runner.BuildError](err); ok {
 		st.failed = err
 	}
 	r.mu.Unlock()
@@ -295,22 +293,19 @@ func (b *envBuild) create(ctx context.Context) (*types.Snapshot, <-chan string, 
 	if cpu, mem, disk := r.resourcesOf(b.env); cpu > 0 || mem > 0 || disk > 0 {
 		params.Resources = &types.Resources{CPU: cpu, Memory: mem, Disk: disk}
 	}
-	type created struct {
-		sn   *types.Snapshot
-		logs <-chan string
-	}
-	c, err := retried(ctx, &r.opts, "create snapshot "+b.name, r.opts.calls(), func(ctx context.Context) (created, error) {
-		sn, logs, err := r.client.Snapshot.Create(ctx, params)
+	var logs <-chan string
+	sn, err := retried(ctx, &r.opts, "create snapshot "+b.name, r.opts.calls(), func(ctx context.Context) (sn *types.Snapshot, err error) {
+		sn, logs, err = r.client.Snapshot.Create(ctx, params)
 		if err == nil {
-			return created{sn, logs}, nil
+			return sn, nil
 		}
 		if c := classify(ctx, err).class; (c == classTransient || c == classCancelled) && !neverSent(err) {
 			b.ambiguous = true
 		}
-		return created{}, err // a 409 is not retried: the name is taken
+		return nil, err // a 409 is not retried: the name is taken
 	})
 	if err == nil {
-		return c.sn, c.logs, nil
+		return sn, logs, nil
 	}
 	switch st := statusOf(err); {
 	case st == 409:

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -59,7 +58,7 @@ func GC(ctx context.Context, opts Options, g GCOptions, w io.Writer) error {
 	if err != nil {
 		return gcError(actx, "list forge's sandboxes", err)
 	}
-	sort.Slice(all, func(i, j int) bool { return all[i].created.Before(all[j].created) })
+	slices.SortFunc(all, func(a, b gcSandbox) int { return a.created.Compare(b.created) })
 
 	owners := map[string]string{} // run ID -> why it is live ("" = not live)
 	host, _ := os.Hostname()
@@ -162,7 +161,7 @@ func gcSnapshots(ctx context.Context, opts Options, g GCOptions, now time.Time, 
 	forge := slices.DeleteFunc(all, func(sn *types.Snapshot) bool {
 		return !strings.HasPrefix(sn.Name, runner.SnapshotPrefix) || sn.State == snapRemoving
 	})
-	sort.SliceStable(forge, func(i, j int) bool { return lastUsed(forge[i]).Before(lastUsed(forge[j])) })
+	slices.SortStableFunc(forge, func(a, b *types.Snapshot) int { return lastUsed(a).Compare(lastUsed(b)) })
 	tally := runner.GCTally{W: w, DryRun: g.DryRun}
 	var errs []error
 	for _, sn := range forge {

@@ -135,12 +135,10 @@ func (b *envBuild) fileLines() ([]string, error) {
 			cmds = append(cmds, fmt.Sprintf("printf %%s '%s' | base64 -d > %s", enc, shQuote(dst)))
 		default:
 			tmp := fmt.Sprintf(".forge-file-%d.b64", i)
-			for at := 0; at < len(enc); at += fileChunk {
-				op := ">>"
-				if at == 0 {
-					op = ">"
-				}
-				cmds = append(cmds, fmt.Sprintf("printf %%s '%s' %s %s", enc[at:min(at+fileChunk, len(enc))], op, tmp))
+			op := ">"
+			for chunk := range slices.Chunk([]byte(enc), fileChunk) {
+				cmds = append(cmds, fmt.Sprintf("printf %%s '%s' %s %s", chunk, op, tmp))
+				op = ">>"
 			}
 			cmds = append(cmds, fmt.Sprintf("base64 -d %s > %s && rm -f %s", tmp, shQuote(dst), tmp))
 		}
@@ -197,9 +195,7 @@ func contextSources(dockerfile, base string) string {
 		}
 		if rewritten, ok := copySources(step, base); ok {
 			lines[i] = rewritten
-			for k := i + 1; k <= j; k++ {
-				lines[k] = ""
-			}
+			clear(lines[i+1 : j+1])
 		}
 		i = j
 	}
@@ -219,30 +215,28 @@ func copySources(step, base string) (string, bool) {
 		}
 		args = args[1:]
 	}
-	under := func(src string) string {
-		if strings.Contains(src, "://") {
-			return src
+	// under puts the sources, all of srcs but the destination, under base.
+	under := func(srcs []string) {
+		for k, src := range srcs[:len(srcs)-1] {
+			if !strings.Contains(src, "://") {
+				srcs[k] = path.Join(base, strings.TrimPrefix(path.Clean("/"+src), "/"))
+			}
 		}
-		return path.Join(base, strings.TrimPrefix(path.Clean("/"+src), "/"))
 	}
 	flags := f[1 : len(f)-len(args)]
-	rest := strings.Join(args, " ")
-	if strings.HasPrefix(rest, "[") { // the JSON form
+	switch rest := strings.Join(args, " "); {
+	case strings.HasPrefix(rest, "["): // the JSON form
 		var list []string
 		if err := json.Unmarshal([]byte(rest), &list); err != nil || len(list) < 2 {
 			return "", false
 		}
-		for k := range list[:len(list)-1] {
-			list[k] = under(list[k])
-		}
+		under(list)
 		j, _ := json.Marshal(list)
-		return strings.Join(append(append([]string{f[0]}, flags...), string(j)), " "), true
-	}
-	if len(args) < 2 {
+		args = []string{string(j)}
+	case len(args) < 2:
 		return "", false
+	default:
+		under(args)
 	}
-	for k := range args[:len(args)-1] {
-		args[k] = under(args[k])
-	}
-	return strings.Join(append(append([]string{f[0]}, flags...), args...), " "), true
+	return strings.Join(slices.Concat(f[:1], flags, args), " "), true
 }

@@ -134,7 +134,7 @@ forge_private() {
 }
 
 // What forge.sh says it could not do with the reward directory (its
-// failedLine, scriptError): make it before the candidate runs (the image's
+// failedLine, scriptFailure): make it before the candidate runs (the image's
 // user may not), or empty it after (the candidate's doing: it ran between).
 const (
 	makeRewardDir  = "make the reward directory"
@@ -144,7 +144,7 @@ const (
 // rewardDirText has forge.sh make the reward directory before anything of
 // the candidate's runs: one the image's user may not make fails every
 // sandbox of the image, and is told apart from one the candidate spoiled
-// (mkdir's message in the C locale, which scriptError reads).
+// (mkdir's message in the C locale, which scriptFailure reads).
 func (l layout) rewardDirText() string {
 	return fmt.Sprintf("forge_err=$(LC_ALL=C mkdir -p %[1]s 2>&1) || forge_fail \"%[2]s \"%[1]s\": $forge_err\"\n", shQuote(l.logs), makeRewardDir)
 }

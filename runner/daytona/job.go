@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -89,7 +90,7 @@ var jobPipeline = runner.Pipeline[*jobRun]{
 // before, unless setup had them.
 func (j *jobRun) execute(ctx context.Context) error {
 	if len(j.job.Secrets) > 0 && !j.secretsAtSetup() {
-		if err := j.uploadRetried(ctx, []byte(secretsText(j.job.Secrets)), j.lay.secrets()); err != nil {
+		if err := j.uploadRetried(ctx, []byte(exports(j.job.Secrets)), j.lay.secrets()); err != nil {
 			return err
 		}
 	}
@@ -223,7 +224,7 @@ func (j *jobRun) uploadFiles(ctx context.Context, g *errgroup.Group) error {
 		return err
 	}
 	if len(j.job.Secrets) > 0 && j.secretsAtSetup() {
-		uploads = append(uploads, upload{[]byte(secretsText(j.job.Secrets)), j.lay.secrets()})
+		uploads = append(uploads, upload{[]byte(exports(j.job.Secrets)), j.lay.secrets()})
 	}
 	for _, u := range uploads {
 		g.Go(func() error { return j.uploadRetried(ctx, u.data, u.dst) })
@@ -243,11 +244,9 @@ func (j *jobRun) locate(ctx context.Context) error {
 		j.lay.tests, j.lay.logs = runner.TestsDir, runner.VerifierLogsDir
 	}
 	if j.job.InImageWorkdir {
-		wd, err := j.askDir(ctx, "working directory", j.sb.GetWorkingDir)
-		if err != nil {
+		if j.lay.start, err = j.askDir(ctx, "working directory", j.sb.GetWorkingDir); err != nil {
 			return err
 		}
-		j.lay.start = wd
 	}
 	return nil
 }
@@ -328,10 +327,8 @@ func (j *jobRun) makeScript(ensure []string) error {
 	if j.lay.start != j.lay.work {
 		argv = j.job.FilesAt(argv, j.lay.path)
 	}
-	for _, a := range argv {
-		if strings.ContainsRune(a, 0) {
-			return errors.New("an argument holds a NUL byte, which no process can receive")
-		}
+	if slices.ContainsFunc(argv, func(a string) bool { return strings.ContainsRune(a, 0) }) {
+		return errors.New("an argument holds a NUL byte, which no process can receive")
 	}
 	lim := j.job.Limits
 	j.out = outputs{artifact: outputFile, result: runner.ResultFile, transcript: runner.TranscriptFile,

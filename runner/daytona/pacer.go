@@ -43,10 +43,7 @@ func (p *pacer) wait(ctx context.Context) error {
 			return err
 		}
 		if err := p.lim.Wait(ctx); err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			// The wait would outlast ctx's deadline: sleep until it ends.
+			// ctx ended, or the wait would outlast its deadline: sleep until it ends.
 			<-ctx.Done()
 			return ctx.Err()
 		}

@@ -97,21 +97,18 @@ func retried[T any](ctx context.Context, o *Options, what string, b budget, op f
 // allPages gathers a listing page by page (100 a page), each page retried
 // as every call is; list answers a page's items and the number of pages.
 func allPages[T any](ctx context.Context, o *Options, what string, list func(ctx context.Context, page, limit int) ([]T, int, error)) ([]T, error) {
-	type pageOf struct {
-		items []T
-		pages int
-	}
 	var all []T
 	for page := 1; ; page++ {
-		p, err := retried(ctx, o, what, o.calls(), func(ctx context.Context) (pageOf, error) {
-			items, pages, err := list(ctx, page, 100)
-			return pageOf{items, pages}, err
+		var pages int
+		items, err := retried(ctx, o, what, o.calls(), func(ctx context.Context) (items []T, err error) {
+			items, pages, err = list(ctx, page, 100)
+			return items, err
 		})
 		if err != nil {
 			return nil, err
 		}
-		all = append(all, p.items...)
-		if page >= p.pages {
+		all = append(all, items...)
+		if page >= pages {
 			return all, nil
 		}
 	}

@@ -138,8 +138,7 @@ func (r *Runner) ensureVolume(ctx context.Context) error {
 		return r.callError(ctx, "daytona: volume "+name, err)
 	}
 	deadline := time.Now().Add(r.opts.CreateTimeout)
-	interval := 100 * time.Millisecond
-	for vol.State != "ready" {
+	for interval := 100 * time.Millisecond; vol.State != "ready"; interval = min(2*interval, r.opts.PollInterval) {
 		if vol.State == "error" {
 			return fmt.Errorf("daytona: volume %s: %s", name, ptrOr(vol.ErrorReason, "volume creation failed"))
 		}
@@ -149,7 +148,6 @@ func (r *Runner) ensureVolume(ctx context.Context) error {
 		if err := sleep(ctx, interval); err != nil {
 			return err
 		}
-		interval = min(2*interval, r.opts.PollInterval)
 		if vol, err = retried(ctx, &r.opts, "get volume "+name, r.opts.calls(), func(ctx context.Context) (*types.Volume, error) {
 			return r.client.Volume.Get(ctx, name)
 		}); err != nil {

@@ -65,17 +65,22 @@ func (l layout) path(rel string) string { return l.work + "/" + rel }
 // never in what the API shows (create request, labels).
 func (l layout) secrets() string { return l.ctl + ".secrets" }
 
-func secretsText(secrets map[string]string) string {
+// exports is an export line per variable, sorted by name.
+func exports(env map[string]string) string {
 	var b strings.Builder
-	writeExports(&b, secrets)
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		fmt.Fprintf(&b, "export %s=%s\n", k, shQuote(env[k]))
+	}
 	return b.String()
 }
 
-// writeExports writes an export line per variable, sorted by name.
-func writeExports(b *strings.Builder, env map[string]string) {
-	for _, k := range slices.Sorted(maps.Keys(env)) {
-		fmt.Fprintf(b, "export %s=%s\n", k, shQuote(env[k]))
+// shWords is words quoted for the shell, separated by spaces.
+func shWords(words []string) string {
+	quoted := make([]string, len(words))
+	for i, w := range words {
+		quoted[i] = shQuote(w)
 	}
+	return strings.Join(quoted, " ")
 }
 
 // readSecrets exports the secrets file's variables, and with remove
@@ -101,7 +106,7 @@ func (l layout) preamble(env map[string]string, ensure []string) string {
 		fmt.Fprintf(&b, "cd %s || exit 125\n", shQuote(l.start))
 	}
 	b.WriteString(unsetDaytona)
-	writeExports(&b, env)
+	b.WriteString(exports(env))
 	if _, ok := env["PATH"]; ok {
 		fmt.Fprintf(&b, "if [ -n \"${%[1]s-}\" ]; then export PATH=\"$%[1]s/bin:$PATH\"; fi\n", runner.EnvDirVar)
 	}
@@ -195,13 +200,7 @@ forge_path=$PATH
 	b.WriteString(l.preamble(env, runEnsure))
 	b.WriteString(l.readSecrets(true))
 	b.WriteString("forge_now; forge_t0=$forge_t\n") // the runtime, measured next to the process
-	for i, a := range argv {
-		if i > 0 {
-			b.WriteString(" ")
-		}
-		b.WriteString(shQuote(a))
-	}
-	fmt.Fprintf(&b, " </dev/null >%s 2>%s\n", shQuote(l.ctl+".stdout"), shQuote(l.ctl+".stderr"))
+	fmt.Fprintf(&b, "%s </dev/null >%s 2>%s\n", shWords(argv), shQuote(l.ctl+".stdout"), shQuote(l.ctl+".stderr"))
 	// The report runs with forge's PATH, whatever the job's env set.
 	fmt.Fprintf(&b, `forge_rc=$?
 PATH=$forge_path
@@ -269,10 +268,6 @@ func toolsText(v *runner.Verify) string {
 	if _, ok := v.Env["PATH"]; ok {
 		path = shQuote(v.ToolPath(""))
 	}
-	names := make([]string, 0, 8)
-	for _, t := range v.Tools() {
-		names = append(names, shQuote(t))
-	}
 	return fmt.Sprintf(`forge_tools() {
   for forge_n in %[1]s; do
     case $forge_n in
@@ -286,7 +281,7 @@ func toolsText(v *runner.Verify) string {
     printf '%[3]s %%s %%s %%s\n' "$forge_n" "${forge_s:--}" "$forge_p"
   done
 }
-`, strings.Join(names, " "), path, toolLine)
+`, shWords(v.Tools()), path, toolLine)
 }
 
 // parseTools reads the toolLines of forge.sh's output; nil when it has
@@ -316,7 +311,7 @@ func (l layout) verifyText(command string, env map[string]string, ensure []strin
 	}
 	fmt.Fprintf(&b, "cd %s || exit 125\n", shQuote(l.start))
 	b.WriteString(unsetDaytona)
-	writeExports(&b, env)
+	b.WriteString(exports(env))
 	b.WriteString("exec </dev/null\n")
 	b.WriteString(command + "\n")
 	return b.String()
@@ -462,34 +457,29 @@ func parseReport(text []byte, capOf func(key string) int64) (report, error) {
 	return rep, nil
 }
 
-// scriptFailure is what forge.sh said it could not do (its failedLine), as
-// "forge.sh: …"; "" when it said nothing of the kind.
-func scriptFailure(report []byte) string {
+// scriptFailure is what forge.sh said it could not do (its first
+// failedLine) as the job's error; nil when it said nothing of the kind. A
+// reward directory the image's user may not make fails every sandbox of
+// the image alike; one forge.sh made before the candidate ran and may not
+// empty after it is the candidate's doing (only it ran between, as the
+// same user). Anything else is infra: "forge.sh: …".
+func scriptFailure(report []byte) error {
 	for line := range strings.Lines(string(report)) {
-		if why, ok := strings.CutPrefix(strings.TrimRight(line, "\n"), failedLine+" "); ok {
-			return "forge.sh: " + why
+		what, ok := strings.CutPrefix(strings.TrimRight(line, "\n"), failedLine+" ")
+		switch {
+		case !ok:
+			continue
+		case strings.HasPrefix(what, makeRewardDir) && strings.Contains(what, "Permission denied"):
+			return &runner.StepError{Kind: runner.ErrInfra, Lasting: true, Err: fmt.Errorf("the image's user may not %s; "+
+				"the sandbox runs as that user, and a fresh sandbox of the image would refuse it too", what)}
+		case strings.HasPrefix(what, emptyRewardDir+" ") && strings.Contains(what, "Permission denied"):
+			dir, err, _ := strings.Cut(strings.TrimPrefix(what, emptyRewardDir+" "), ": ")
+			return &runner.StepError{Kind: runner.ErrCandidateFailed, Err: fmt.Errorf("the candidate left the reward directory %s "+
+				"so that forge.sh could not empty it for the verifier (%s)", dir, err)}
 		}
+		return errors.New("forge.sh: " + what)
 	}
-	return ""
-}
-
-// scriptError is what forge.sh said it could not do (why, scriptFailure's)
-// as the job's error. A reward directory the image's user may not make
-// fails every sandbox of the image alike; one forge.sh made before the
-// candidate ran and may not empty after it is the candidate's doing (only
-// it ran between, as the same user). Anything else is infra.
-func scriptError(why string) error {
-	what, _ := strings.CutPrefix(why, "forge.sh: ")
-	switch {
-	case strings.HasPrefix(what, makeRewardDir) && strings.Contains(what, "Permission denied"):
-		return &runner.StepError{Kind: runner.ErrInfra, Lasting: true, Err: fmt.Errorf("the image's user may not %s; "+
-			"the sandbox runs as that user, and a fresh sandbox of the image would refuse it too", what)}
-	case strings.HasPrefix(what, emptyRewardDir+" ") && strings.Contains(what, "Permission denied"):
-		dir, err, _ := strings.Cut(strings.TrimPrefix(what, emptyRewardDir+" "), ": ")
-		return &runner.StepError{Kind: runner.ErrCandidateFailed, Err: fmt.Errorf("the candidate left the reward directory %s "+
-			"so that forge.sh could not empty it for the verifier (%s)", dir, err)}
-	}
-	return errors.New(why)
+	return nil
 }
 
 func decodeOutput(encoding, text string) ([]byte, error) {

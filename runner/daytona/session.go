@@ -109,30 +109,23 @@ func (j *jobRun) runInSession(ctx context.Context, mode string, timeout time.Dur
 	ended := make(chan sessionRun, 1)
 	sctx, stop := context.WithCancel(ctx)
 	defer stop()
-	j.streams.Add(1)
-	go func() {
-		defer j.streams.Done()
-		j.followLogs(sctx, cmdID, ended)
-	}()
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-	run, err := sessionRun{}, error(nil)
+	j.streams.Go(func() { j.followLogs(sctx, cmdID, ended) })
+	var run sessionRun
 	select {
 	case <-ctx.Done():
 		return sessionRun{}, ctx.Err()
 	case run = <-ended:
-		if run.exit == nil {
-			run, err = j.poll(ctx, cmdID, limit)
-		}
-	case <-timer.C:
-		run, err = j.poll(ctx, cmdID, limit)
+	case <-time.After(timeout):
 	}
-	if err == nil {
-		if why := scriptFailure(run.report); why != "" {
-			return sessionRun{}, scriptError(why)
+	if run.exit == nil { // no done line on the stream: poll
+		if run, err = j.poll(ctx, cmdID, limit); err != nil {
+			return sessionRun{}, err
 		}
 	}
-	return run, err
+	if err := scriptFailure(run.report); err != nil {
+		return sessionRun{}, err
+	}
+	return run, nil
 }
 
 // followLogs follows a command's log stream (a WebSocket) and sends on
@@ -197,12 +190,8 @@ func (j *jobRun) poll(ctx context.Context, cmdID string, limit time.Time) (sessi
 			if err != nil {
 				return sessionRun{}, j.r.callError(ctx, "read the command's log", err)
 			}
-			run := sessionRun{exit: new(int(n))}
-			var scan doneScanner
-			if text, _, ok := scan.add(out); ok {
-				run.report = text
-			}
-			return run, nil
+			report, _, _ := new(doneScanner).add(out) // nil without a done line
+			return sessionRun{exit: new(int(n)), report: report}, nil
 		}
 		if !time.Now().Before(limit) {
 			run := sessionRun{timedOut: true}
