@@ -2,6 +2,7 @@ package forge
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -162,9 +163,7 @@ func (m *Manifest) checkAgents(v *validator) {
 // has passed.
 func (m *Manifest) resolveAgent(c *Candidate) {
 	spec, _ := m.specOf(c.Agent)
-	if c.Version != "" {
-		spec.Version = c.Version
-	}
+	spec.Version = cmp.Or(c.Version, spec.Version)
 	c.agent = &agentRun{spec: spec, model: c.Model, maxTurns: c.MaxTurns, apiBase: c.APIBase}
 	c.argv = append([]string{"sh", "-c", fmt.Sprintf(agentWrapper, spec.Run), c.Agent}, c.Args...)
 	if spec.KeyEnv != "" && !slices.Contains(c.Secrets, spec.KeyEnv) {
@@ -200,17 +199,15 @@ func (c Candidate) agentLog() string {
 // its API is (the manifest's api_base, else the host's variable), and the
 // agent's own settings.
 func (a *agentRun) env(lookup Lookup) map[string]string {
-	env := maps.Clone(a.spec.Env)
-	if env == nil {
-		env = map[string]string{}
-	}
+	env := map[string]string{}
+	maps.Copy(env, a.spec.Env)
 	env["FORGE_AGENT"] = a.spec.Name
 	env["FORGE_MODEL"] = a.model
 	if a.maxTurns > 0 {
 		env["FORGE_MAX_TURNS"] = strconv.Itoa(a.maxTurns)
 	}
 	base := a.apiBase
-	if base == "" && a.spec.BaseEnv != "" && lookup != nil {
+	if base == "" && a.spec.BaseEnv != "" {
 		base, _ = lookup(a.spec.BaseEnv)
 	}
 	if base != "" {

@@ -102,16 +102,13 @@ func (b *budget) decide(candidate string) admission {
 	if _, known := b.per[candidate]; !known && b.running[candidate] > 0 {
 		return deferred // its first trial tells what its trials cost
 	}
-	under := 0 // jobs under way, all together
-	for _, n := range b.running {
+	under, committed := 0, b.spent // jobs under way, all together, and what they commit
+	for c, n := range b.running {
 		under += n
+		committed += float64(n) * b.expected(c)
 	}
 	if b.all.n == 0 && under > 0 {
 		return deferred // no cost is known at all: the first job runs alone
-	}
-	committed := b.spent
-	for c, n := range b.running {
-		committed += float64(n) * b.expected(c)
 	}
 	if committed < b.limit && committed+b.expected(candidate) <= b.limit {
 		return admitted

@@ -123,12 +123,9 @@ func (s *state) spoil(env *runner.Environment, why string) {
 // build builds env, its log to the run's environments/ directory and, line
 // by line, to the run's events.
 func (s *state) build(ctx context.Context, env *runner.Environment) (record.EnvironmentBuilt, error) {
-	built := record.EnvironmentBuilt{Name: env.Name, Hash: env.Hash}
-	if env.Source != "" {
-		built.Source = env.Source
-		if rel, err := filepath.Rel(s.o.Manifest.Dir, env.Source); err == nil && filepath.IsLocal(rel) {
-			built.Source = filepath.ToSlash(rel)
-		}
+	built := record.EnvironmentBuilt{Name: env.Name, Hash: env.Hash, Source: env.Source}
+	if rel, err := filepath.Rel(s.o.Manifest.Dir, env.Source); env.Source != "" && err == nil && filepath.IsLocal(rel) {
+		built.Source = filepath.ToSlash(rel)
 	}
 	rel := filepath.ToSlash(filepath.Join(EnvironmentsDir, env.Name+"-"+runner.ShortHash(env.Hash)+".log"))
 	path := filepath.Join(s.dir, filepath.FromSlash(rel))
@@ -151,7 +148,7 @@ func (s *state) build(ctx context.Context, env *runner.Environment) (record.Envi
 			fmt.Fprintln(logFile, line)
 		}
 		logMu.Unlock()
-		s.o.emit(Event{Time: s.o.now(), Kind: EventEnvironment, Job: env.Name, Env: env, Line: &line})
+		s.o.emit(Event{Kind: EventEnvironment, Job: env.Name, Env: env, Line: &line})
 	}
 	select {
 	case s.envs.slots <- struct{}{}:
@@ -159,7 +156,7 @@ func (s *state) build(ctx context.Context, env *runner.Environment) (record.Envi
 	case <-ctx.Done():
 		return built, ctx.Err()
 	}
-	s.o.emit(Event{Time: s.o.now(), Kind: EventEnvironment, Job: env.Name, Env: env})
+	s.o.emit(Event{Kind: EventEnvironment, Job: env.Name, Env: env})
 	start := time.Now()
 	got, err := s.envs.builder.BuildEnvironment(ctx, env, log)
 	built.Where, built.Reused = got.Where, got.Reused
@@ -167,10 +164,8 @@ func (s *state) build(ctx context.Context, env *runner.Environment) (record.Envi
 	// The builder has returned: nothing logs any more.
 	logMu.Lock()
 	defer logMu.Unlock()
-	if logFile != nil {
-		if cerr := logFile.Close(); cerr == nil {
-			built.Log = rel
-		}
+	if logFile != nil && logFile.Close() == nil {
+		built.Log = rel
 	}
 	if logErr != nil && err == nil {
 		err = fmt.Errorf("environment %s: its build log: %w", env.Name, logErr)
@@ -178,7 +173,7 @@ func (s *state) build(ctx context.Context, env *runner.Environment) (record.Envi
 	if err != nil {
 		built.Error = s.mask.String(err.Error())
 	}
-	s.o.emit(Event{Time: s.o.now(), Kind: EventEnvironment, Job: env.Name, Env: env, Built: &built, Err: err})
+	s.o.emit(Event{Kind: EventEnvironment, Job: env.Name, Env: env, Built: &built, Err: err})
 	var be *runner.BuildError
 	switch {
 	case err == nil:

@@ -25,7 +25,7 @@ func (m *Manifest) commandFileNotes() {
 		if len(c.Command) < 2 || len(c.Setup)+len(m.Defaults.Setup) > 0 || c.Environment != nil || m.Defaults.Environment != nil {
 			continue
 		}
-		files := append(slices.Clone(m.Defaults.Files), c.Files...)
+		files := slices.Concat(m.Defaults.Files, c.Files)
 		for _, arg := range c.Command[1:] {
 			if !slices.Contains(scriptExts, path.Ext(arg)) || path.IsAbs(arg) || strings.HasPrefix(arg, "-") || inFiles(arg, files) {
 				continue

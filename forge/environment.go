@@ -1,6 +1,7 @@
 package forge
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"maps"
@@ -13,6 +14,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/forge-run/forge/internal/text"
 	"github.com/forge-run/forge/internal/yamlcheck"
 	"github.com/forge-run/forge/runner"
 )
@@ -81,7 +83,7 @@ func pipSteps(reqs []string) []string {
 	}
 	q := make([]string, len(reqs))
 	for i, r := range reqs {
-		q[i] = "'" + strings.ReplaceAll(r, "'", `'\''`) + "'"
+		q[i] = text.ShellQuote(r)
 	}
 	return []string{
 		`python3 -m venv "$` + runner.EnvDirVar + `"`,
@@ -202,10 +204,16 @@ func (m *Manifest) resolveRef(h io.Writer, r *EnvironmentRef, name string, bad f
 // its problems by their keys in spec.
 func (m *Manifest) resolveEnvironment(h io.Writer, name string, spec *EnvironmentSpec, bad func(msg string, sub ...any)) *runner.Environment {
 	if spec.Dockerfile != "" {
-		env, err := m.dockerEnvironment(h, name, spec)
+		dockerfile, context := m.abs(spec.Dockerfile), m.abs(spec.Context)
+		if spec.Context == "" {
+			context = filepath.Dir(dockerfile)
+		}
+		env, err := dockerImage(name, dockerfile, context, time.Duration(spec.Timeout))
 		if err != nil {
 			bad(err.Error(), "dockerfile")
+			return nil
 		}
+		m.noteEnvironment(h, env)
 		return env
 	}
 	env := &runner.Environment{
@@ -215,9 +223,7 @@ func (m *Manifest) resolveEnvironment(h io.Writer, name string, spec *Environmen
 		Env:          spec.Env,
 		BuildTimeout: time.Duration(spec.Timeout),
 	}
-	for _, f := range m.addFiles(h, spec.Files, bad, "files") {
-		env.Files = append(env.Files, runner.File{Src: f.src, Dst: f.dst})
-	}
+	env.Files = m.addFiles(h, spec.Files, bad, "files")
 	hash, err := runner.EnvironmentHash(env)
 	if err != nil {
 		bad(err.Error())
@@ -227,29 +233,15 @@ func (m *Manifest) resolveEnvironment(h io.Writer, name string, spec *Environmen
 	return env
 }
 
-// dockerEnvironment is the environment a Dockerfile defines, its build
-// context's files (by content, into the manifest's hash h) its identity.
-func (m *Manifest) dockerEnvironment(h io.Writer, name string, spec *EnvironmentSpec) (*runner.Environment, error) {
-	dockerfile := m.abs(spec.Dockerfile)
-	context := filepath.Dir(dockerfile)
-	if spec.Context != "" {
-		context = m.abs(spec.Context)
-	}
-	env, err := dockerImage(name, dockerfile, context, time.Duration(spec.Timeout))
-	if err != nil {
-		return nil, err
-	}
+// noteEnvironment adds an image's identity (its Dockerfile and build
+// context's files, by content) to the manifest's hash h, and records its
+// context files in m.Files, each by its digest.
+func (m *Manifest) noteEnvironment(h io.Writer, env *runner.Environment) {
 	fmt.Fprintf(h, "\x00environment\x00%s\x00", env.Hash)
-	m.noteEnvironment(env)
-	return env, nil
-}
-
-// noteEnvironment records an image's Dockerfile and context files in
-// m.Files, each by its digest.
-func (m *Manifest) noteEnvironment(env *runner.Environment) {
 	for _, rel := range env.ContextFiles {
-		if b, err := os.ReadFile(filepath.Join(env.Context, filepath.FromSlash(rel))); err == nil {
-			m.noteFile(filepath.Join(env.Context, filepath.FromSlash(rel)), b)
+		path := filepath.Join(env.Context, filepath.FromSlash(rel))
+		if b, err := os.ReadFile(path); err == nil {
+			m.noteFile(path, b)
 		}
 	}
 }
@@ -267,7 +259,7 @@ func dockerImage(name, path, context string, timeout time.Duration) (*runner.Env
 	}
 	var files []string
 	for _, r := range refs {
-		files = append(files, r.dst)
+		files = append(files, r.Dst)
 	}
 	env := &runner.Environment{Name: name, Dockerfile: string(df), Context: context, ContextFiles: files, BuildTimeout: timeout, Source: path}
 	if env.Hash, err = runner.EnvironmentHash(env); err != nil {
@@ -279,11 +271,8 @@ func dockerImage(name, path, context string, timeout time.Duration) (*runner.Env
 // environmentOf is the environment candidate c's jobs run in: its own,
 // else the defaults', else none.
 func (m *Manifest) environmentOf(c Candidate) *runner.Environment {
-	if c.Environment != nil {
-		return c.Environment.env
-	}
-	if m.Defaults.Environment != nil {
-		return m.Defaults.Environment.env
+	if r := cmp.Or(c.Environment, m.Defaults.Environment); r != nil {
+		return r.env
 	}
 	return nil
 }

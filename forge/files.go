@@ -17,10 +17,6 @@ import (
 	"github.com/forge-run/forge/scoring"
 )
 
-// fileRef is a file a job takes: its path here and its path in the job's
-// working directory.
-type fileRef struct{ src, dst string }
-
 // interpreters maps a script's extension to the program that runs it
 // (docs/protocol.md).
 var interpreters = map[string]string{".py": "python3", ".sh": "bash", ".js": "node"}
@@ -45,13 +41,13 @@ func (m *Manifest) resolveFiles(name string, data []byte) []error {
 			ref, ok := m.addFile(h, c.Script, v.at, "candidates", i, "script")
 			if ok {
 				c.files = append(c.files, ref)
-				if interp, known := interpreters[strings.ToLower(filepath.Ext(ref.dst))]; known {
-					c.argv = []string{interp, ref.dst}
-				} else if st, _ := os.Stat(ref.src); st.Mode()&0o111 == 0 {
+				if interp, known := interpreters[strings.ToLower(filepath.Ext(ref.Dst))]; known {
+					c.argv = []string{interp, ref.Dst}
+				} else if st, _ := os.Stat(ref.Src); st.Mode()&0o111 == 0 {
 					v.at(fmt.Sprintf("%s is not .py, .sh or .js and not executable (chmod +x it, or use command:)", c.Script),
 						"candidates", i, "script")
 				} else {
-					c.argv = []string{"./" + ref.dst}
+					c.argv = []string{"./" + ref.Dst}
 				}
 			}
 		} else {
@@ -70,7 +66,7 @@ func (m *Manifest) resolveFiles(name string, data []byte) []error {
 					if ref, ok := m.addFile(h, arg, v.at, "candidates", i, "command", j); ok {
 						c.files = append(c.files, ref)
 						if j == 0 && !strings.HasPrefix(arg, "./") && !strings.HasPrefix(arg, "../") {
-							c.argv[0] = "./" + ref.dst
+							c.argv[0] = "./" + ref.Dst
 						}
 					}
 				}
@@ -111,7 +107,7 @@ func (m *Manifest) resolveTasks(name string, h io.Writer, v *validator) {
 			errs = append(errs, tasks[i].decode(m)...)
 		}
 		v.errs = append(v.errs, errs...)
-		v.errs = append(v.errs, checkTaskIDs(append(m.Tasks[:len(m.Tasks):len(m.Tasks)], tasks...))...)
+		v.errs = append(v.errs, checkTaskIDs(append(slices.Clip(m.Tasks), tasks...))...)
 		m.Tasks = append(m.Tasks, tasks...)
 	}
 	if m.Harbor != "" {
@@ -121,12 +117,12 @@ func (m *Manifest) resolveTasks(name string, h io.Writer, v *validator) {
 			v.at(err.Error(), "harbor")
 		}
 		if len(tasks) > 0 {
-			v.errs = append(v.errs, checkTaskIDs(append(m.Tasks[:len(m.Tasks):len(m.Tasks)], tasks...))...)
+			v.errs = append(v.errs, checkTaskIDs(append(slices.Clip(m.Tasks), tasks...))...)
 			m.Tasks = append(m.Tasks, tasks...)
 		}
 	}
 	if d := m.Defaults.Verify; d != nil && d.Dir != "" {
-		d.files, _ = m.addDir(h, d.Dir, v.at, "defaults", "verify", "dir")
+		d.files = m.addDir(h, d.Dir, v.at, "defaults", "verify", "dir")
 	}
 	for i := range m.Tasks {
 		t := &m.Tasks[i]
@@ -144,7 +140,7 @@ func (m *Manifest) resolveTasks(name string, h io.Writer, v *validator) {
 			m.checkVerifyTakes(t.Verify, bad)
 		}
 		if t.Verify != nil && t.Verify.Dir != "" {
-			t.Verify.files, _ = m.addDir(h, t.Verify.Dir, bad, "dir")
+			t.Verify.files = m.addDir(h, t.Verify.Dir, bad, "dir")
 		}
 		if v := t.Verify.over(m.Defaults.Verify); v != nil && !v.atRoot {
 			if msg := v.missingFile(); msg != "" {
@@ -203,8 +199,8 @@ func readCapped(path string, max int64) ([]byte, error) {
 
 // addFiles is addFile for each of files, at its index below path: those
 // found.
-func (m *Manifest) addFiles(h io.Writer, files []string, bad func(msg string, path ...any), path ...any) []fileRef {
-	var refs []fileRef
+func (m *Manifest) addFiles(h io.Writer, files []string, bad func(msg string, path ...any), path ...any) []runner.File {
+	var refs []runner.File
 	for j, f := range files {
 		if ref, ok := m.addFile(h, f, bad, append(slices.Clip(path), j)...); ok {
 			refs = append(refs, ref)
@@ -216,16 +212,16 @@ func (m *Manifest) addFiles(h io.Writer, files []string, bad func(msg string, pa
 // addFile finds rel (relative to the manifest's directory, or absolute),
 // adds its path and content to the hash h and returns where it goes in a
 // job's working directory; bad reports why it cannot, at path.
-func (m *Manifest) addFile(h io.Writer, rel string, bad func(msg string, path ...any), path ...any) (fileRef, bool) {
+func (m *Manifest) addFile(h io.Writer, rel string, bad func(msg string, path ...any), path ...any) (runner.File, bool) {
 	src := m.abs(rel)
 	st, err := os.Stat(src)
 	switch {
 	case err != nil:
 		bad(fmt.Sprintf("%s: %s (resolved to %s)", rel, unwrapPathErr(err), src), path...)
-		return fileRef{}, false
+		return runner.File{}, false
 	case !st.Mode().IsRegular():
 		bad(fmt.Sprintf("%s is not a regular file", rel), path...)
-		return fileRef{}, false
+		return runner.File{}, false
 	}
 	// Its path relative to the manifest's directory is where it goes in
 	// the job's working directory: the rule for that is runner.RelPath.
@@ -234,25 +230,25 @@ func (m *Manifest) addFile(h io.Writer, rel string, bad func(msg string, path ..
 		dst, err = runner.RelPath(filepath.ToSlash(dst))
 		if err != nil && !errors.Is(err, runner.ErrOutside) {
 			bad(fmt.Sprintf("%s cannot be copied by its path relative to the manifest's directory: %v", rel, err), path...)
-			return fileRef{}, false
+			return runner.File{}, false
 		}
 	}
 	if err != nil {
 		bad(fmt.Sprintf("%s is outside the manifest's directory %s; forge copies files by their path relative to it", rel, m.Dir), path...)
-		return fileRef{}, false
+		return runner.File{}, false
 	}
 	content, ok := m.read[src]
 	if !ok {
 		if content, err = os.ReadFile(src); err != nil {
 			bad(fmt.Sprintf("%s: %s", rel, unwrapPathErr(err)), path...)
-			return fileRef{}, false
+			return runner.File{}, false
 		}
 		if m.read != nil {
 			m.read[src] = content
 		}
 	}
 	m.hashFile(h, dst, dst, content)
-	return fileRef{src: src, dst: dst}, true
+	return runner.File{Src: src, Dst: dst}, true
 }
 
 // hashFile adds content, a file's, to the manifest's hash h under key, and
@@ -266,8 +262,8 @@ func (m *Manifest) hashFile(h io.Writer, key, path string, content []byte) {
 // dirFiles are the files under root, in walk order, each by its path
 // relative to root; with regular, one that is not a regular file is an
 // error.
-func dirFiles(root string, regular bool) ([]fileRef, error) {
-	var refs []fileRef
+func dirFiles(root string, regular bool) ([]runner.File, error) {
+	var refs []runner.File
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		switch {
 		case err != nil:
@@ -278,7 +274,7 @@ func dirFiles(root string, regular bool) ([]fileRef, error) {
 			return fmt.Errorf("%s is not a regular file", p)
 		}
 		rel, err := filepath.Rel(root, p)
-		refs = append(refs, fileRef{src: p, dst: filepath.ToSlash(rel)})
+		refs = append(refs, runner.File{Src: p, Dst: filepath.ToSlash(rel)})
 		return err
 	})
 	return refs, err

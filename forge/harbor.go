@@ -172,10 +172,8 @@ func readHarborTask(dir string) (HarborTask, []string, error) {
 	}
 	maps.Copy(t.Metadata, c.Metadata)
 	maps.Copy(t.Metadata, c.Task)
-	t.Name = t.ID
-	if name, ok := c.Task["name"].(string); ok && name != "" {
-		t.Name = name
-	}
+	name, _ := c.Task["name"].(string)
+	t.Name = cmp.Or(name, t.ID)
 	var unknown []string
 	for _, k := range md.Undecoded() {
 		if md.Type(k...) != "Hash" { // a table's keys are listed themselves
@@ -366,12 +364,15 @@ func (ht HarborTask) task() (Task, error) {
 		Verify: &VerifySpec{Dir: filepath.Join(ht.Dir, "tests"), Command: harborVerifyCommand,
 			Timeout: Duration(ht.VerifierTimeout), Env: ht.VerifierEnv, atRoot: true, user: ht.VerifierUser},
 	}
-	if ht.Oracle {
-		refs, err := solutionFiles(ht.Dir)
+	if ht.Oracle { // its solution/ files, under solution/
+		t.solutionDir, t.solutionEnv = filepath.Join(ht.Dir, "solution"), ht.SolutionEnv
+		refs, err := dirFiles(t.solutionDir, false)
 		if err != nil {
 			return Task{}, err
 		}
-		t.solution, t.solutionDir, t.solutionEnv = refs, filepath.Join(ht.Dir, "solution"), ht.SolutionEnv
+		for _, r := range refs {
+			t.solution = append(t.solution, runner.File{Src: r.Src, Dst: "solution/" + r.Dst})
+		}
 	}
 	if !ValidID(t.ID) {
 		return Task{}, fmt.Errorf("%s: the task's directory name %q is not a valid task id: use letters, digits, '_', '.' and '-' only", ht.Dir, t.ID)
@@ -407,8 +408,7 @@ func (ht HarborTask) task() (Task, error) {
 // gives the suite its scoring (harborScoring).
 func (m *Manifest) readHarbor(h io.Writer) ([]Task, []string, error) {
 	notes := m.harborScoring()
-	dir := m.abs(m.Harbor)
-	hts, read, err := ReadHarborTasks(dir)
+	hts, read, err := ReadHarborTasks(m.abs(m.Harbor))
 	notes = append(notes, read...)
 	if err != nil {
 		return nil, notes, err
@@ -423,15 +423,15 @@ func (m *Manifest) readHarbor(h io.Writer) ([]Task, []string, error) {
 		}
 		// The task's files are the manifest's: its identity, and what
 		// compare names when one changed (tests/ is the verifier's).
-		files := []fileRef{{filepath.Join(ht.Dir, "task.toml"), "task.toml"}, {filepath.Join(ht.Dir, "instruction.md"), "instruction.md"}}
+		files := []runner.File{{Src: filepath.Join(ht.Dir, "task.toml"), Dst: "task.toml"},
+			{Src: filepath.Join(ht.Dir, "instruction.md"), Dst: "instruction.md"}}
 		for _, f := range append(files, t.solution...) {
-			if b, err := os.ReadFile(f.src); err == nil {
-				m.hashFile(h, "harbor\x00"+ht.ID+"\x00"+f.dst, f.src, b)
+			if b, err := os.ReadFile(f.Src); err == nil {
+				m.hashFile(h, "harbor\x00"+ht.ID+"\x00"+f.Dst, f.Src, b)
 			}
 		}
 		if t.environment != nil {
-			fmt.Fprintf(h, "\x00environment\x00%s\x00", t.environment.Hash)
-			m.noteEnvironment(t.environment)
+			m.noteEnvironment(h, t.environment)
 		}
 		tasks = append(tasks, t)
 	}
@@ -496,10 +496,7 @@ func fromHost(look Lookup, env map[string]string) (out map[string]string, missin
 		if m == nil {
 			continue
 		}
-		val, ok := "", false
-		if look != nil {
-			val, ok = look(m[1])
-		}
+		val, ok := look(m[1])
 		switch {
 		case ok && (val != "" || !strings.Contains(v, ":-")):
 			out[k] = val
@@ -520,20 +517,6 @@ func fromHost(look Lookup, env map[string]string) (out map[string]string, missin
 // paths): its verifier's and solution's env values may name host
 // variables ("${NAME}": fromHost).
 func (t Task) harbor() bool { return t.Verify != nil && t.Verify.atRoot }
-
-// hostEnvs are the task's envs whose values may name host variables: its
-// verifier's (over the defaults' d, as its jobs get it), and with oracle
-// its solution's.
-func (t Task) hostEnvs(d *VerifySpec, oracle bool) []map[string]string {
-	var envs []map[string]string
-	if v := t.Verify.over(d); v != nil {
-		envs = append(envs, v.Env)
-	}
-	if oracle {
-		envs = append(envs, t.solutionEnv)
-	}
-	return envs
-}
 
 // OracleID is the candidate --oracle plays: each task's own solution.
 const OracleID = "oracle"
@@ -558,13 +541,4 @@ func oracle(tasks []Task) (Candidate, error) {
 			text.FirstOf(none, 5), text.Plural(len(none), "has", "have"))
 	}
 	return Candidate{ID: OracleID, argv: []string{"sh", "-c", oracleScript, OracleID}, oracle: true}, nil
-}
-
-// solutionFiles are a Harbor task's solution/ files, under solution/.
-func solutionFiles(dir string) ([]fileRef, error) {
-	refs, err := dirFiles(filepath.Join(dir, "solution"), false)
-	for i := range refs {
-		refs[i].dst = "solution/" + refs[i].dst
-	}
-	return refs, err
 }

@@ -29,19 +29,13 @@ type jobMemo struct {
 // jobs run in: its agent installed over the environment the job would
 // have had (the task's image, the candidate's, the defaults').
 func (m *Manifest) agentLayers(cands []Candidate, tasks []Task, memo *jobMemo) error {
-	under := func(c Candidate, t *Task) *runner.Environment {
-		if t != nil && t.environment != nil {
-			return t.environment
-		}
-		return m.environmentOf(c)
-	}
 	for _, c := range cands {
 		if c.agent == nil {
 			continue
 		}
-		bases := []*runner.Environment{under(c, nil)}
+		bases := []*runner.Environment{m.environmentOf(c)}
 		for i := range tasks {
-			bases = append(bases, under(c, &tasks[i]))
+			bases = append(bases, cmp.Or(tasks[i].environment, bases[0]))
 		}
 		for _, base := range bases {
 			key := layerKey(base, c.agent)
@@ -76,11 +70,8 @@ func (m *Manifest) job(c Candidate, task *Task, trial int, o Overrides, memo *jo
 	}
 	given := m.given(c, t, o, memo)
 	objective := cmp.Or(t.Objective, m.Objective)
-	optional := last(d.ArtifactOptional, c.ArtifactOptional) || t.image() // Harbor's verifier judges
-	environment := m.environmentOf(c)
-	if t.environment != nil {
-		environment = t.environment
-	}
+	optional := *cmp.Or(c.ArtifactOptional, d.ArtifactOptional, new(false)) || t.image() // Harbor's verifier judges
+	environment := cmp.Or(t.environment, m.environmentOf(c))
 	if c.agent != nil {
 		environment = memo.layers[layerKey(environment, c.agent)]
 	}
@@ -101,8 +92,8 @@ func (m *Manifest) job(c Candidate, task *Task, trial int, o Overrides, memo *jo
 		Files:            jobFiles(c, task, objective, memo),
 		Env:              given.env,
 		Secrets:          given.secrets,
-		SetupSecrets:     last(d.SetupSecrets, c.SetupSecrets),
-		Setup:            append(append([]string(nil), d.Setup...), c.Setup...),
+		SetupSecrets:     *cmp.Or(c.SetupSecrets, d.SetupSecrets, new(false)),
+		Setup:            slices.Concat(d.Setup, c.Setup),
 		SetupTimeout:     cmp.Or(time.Duration(d.SetupTimeout), runner.DefaultSetupTimeout),
 		Environment:      environment,
 		InImageWorkdir:   environment != nil && environment.Dockerfile != "", // docs/manifest.md: the image's WORKDIR
@@ -159,9 +150,7 @@ func jobFiles(c Candidate, task *Task, objective string, memo *jobMemo) []runner
 		own = t.solution
 	}
 	files := make([]runner.File, 0, len(own)+len(t.files)+2)
-	for _, f := range append(own[:len(own):len(own)], t.files...) {
-		files = append(files, runner.File{Src: f.src, Dst: f.dst})
-	}
+	files = append(append(files, own...), t.files...)
 	if task != nil {
 		data, ok := memo.task[t.ID]
 		if !ok {
@@ -180,34 +169,21 @@ func jobFiles(c Candidate, task *Task, objective string, memo *jobMemo) []runner
 // from the candidate: where the verifier's files and the solution come
 // from.
 func (m *Manifest) verifyOf(t Task, o Overrides, memo *jobMemo) (*runner.Verify, []string) {
-	verify, ok := memo.verify[t.ID]
-	if !ok {
-		verify = t.Verify.over(m.Defaults.Verify).job()
-		if verify != nil && t.harbor() && len(verify.Env) > 0 {
-			verify.Env, _, _ = fromHost(o.Lookup, verify.Env)
-		}
-		memo.verify[t.ID] = verify
+	if verify, ok := memo.verify[t.ID]; ok {
+		return verify, memo.hidden[t.ID]
 	}
-	hidden, ok := memo.hidden[t.ID]
-	if !ok {
-		if v := t.Verify.over(m.Defaults.Verify); v != nil && v.Dir != "" && verify != nil {
-			hidden = append(hidden, m.abs(v.Dir))
-		}
-		if t.solutionDir != "" {
-			hidden = append(hidden, t.solutionDir)
-		}
-		memo.hidden[t.ID] = hidden
+	spec := t.Verify.over(m.Defaults.Verify)
+	verify := spec.job() // nil without a spec or its command
+	if verify != nil && t.harbor() && len(verify.Env) > 0 {
+		verify.Env, _, _ = fromHost(o.Lookup, verify.Env)
 	}
+	var hidden []string
+	if verify != nil && spec.Dir != "" {
+		hidden = append(hidden, m.abs(spec.Dir))
+	}
+	if t.solutionDir != "" {
+		hidden = append(hidden, t.solutionDir)
+	}
+	memo.verify[t.ID], memo.hidden[t.ID] = verify, hidden
 	return verify, hidden
-}
-
-// last is the last of bs that is set, or false.
-func last(bs ...*bool) bool {
-	v := false
-	for _, b := range bs {
-		if b != nil {
-			v = *b
-		}
-	}
-	return v
 }

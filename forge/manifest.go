@@ -136,7 +136,7 @@ type Candidate struct {
 
 	// argv and files are resolved by Load.
 	argv  []string
-	files []fileRef
+	files []runner.File
 	// agent is Agent resolved by Load.
 	agent *agentRun
 	// oracle: the candidate plays each task's solution (OracleID).

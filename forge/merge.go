@@ -58,11 +58,8 @@ const (
 	ShardsMissing              // a shard not given
 )
 
-func refuse(format string, args ...any) error {
-	return refuseFor(OtherRefusal, format, args...)
-}
-
-func refuseFor(why MergeRefusal, format string, args ...any) error {
+// refuse is the merge refused for why, in the words format makes.
+func refuse(why MergeRefusal, format string, args ...any) error {
 	return &MergeRefusedError{Msg: fmt.Sprintf(format, args...), Why: why}
 }
 
@@ -88,7 +85,7 @@ func Merge(o MergeOptions) (*record.Record, error) {
 	}
 	dir := filepath.Join(cmp.Or(o.OutRoot, "artifacts"), o.RunID)
 	if _, err := os.Stat(filepath.Join(dir, record.ResultsFile)); err == nil {
-		return nil, refuse("run %s already has results in %s", o.RunID, dir)
+		return nil, refuse(OtherRefusal, "run %s already has results in %s", o.RunID, dir)
 	}
 	rec := o.mergedRecord(plan, results, missing)
 	if err := o.write(dir, plan, from, rec); err != nil {
@@ -101,37 +98,37 @@ func Merge(o MergeOptions) (*record.Record, error) {
 // manifest.
 func (o *MergeOptions) checkShards() error {
 	if len(o.Shards) == 0 {
-		return refuse("no shards to merge")
+		return refuse(OtherRefusal, "no shards to merge")
 	}
 	if len(o.Dirs) != len(o.Shards) {
 		return errors.New("merge: a directory for each shard is needed")
 	}
 	if !ValidID(o.RunID) {
-		return refuse("run id %q: use letters, digits, '_', '.' and '-' only", o.RunID)
+		return refuse(OtherRefusal, "run id %q: use letters, digits, '_', '.' and '-' only", o.RunID)
 	}
 	first, firstDir := o.Shards[0], o.Dirs[0]
 	for i, r := range o.Shards {
 		dir := o.Dirs[i]
 		switch {
 		case r.Shard == nil:
-			return refuseFor(NotAShard, "%s is not a shard: it played the whole run", dir)
+			return refuse(NotAShard, "%s is not a shard: it played the whole run", dir)
 		case r.ManifestHash != first.ManifestHash:
-			return refuse("%s and %s played different manifests (hash %s and %s)", firstDir, dir, first.ManifestHash, r.ManifestHash)
+			return refuse(OtherRefusal, "%s and %s played different manifests (hash %s and %s)", firstDir, dir, first.ManifestHash, r.ManifestHash)
 		case r.Shard.Count != first.Shard.Count:
-			return refuse("%s is shard %s, %s is shard %s: not shares of the same split", firstDir, first.Shard, dir, r.Shard)
+			return refuse(OtherRefusal, "%s is shard %s, %s is shard %s: not shares of the same split", firstDir, first.Shard, dir, r.Shard)
 		case !slices.Equal(r.TaskIDs(), first.TaskIDs()):
-			return refuseFor(OtherTasks, "%s and %s played different tasks (%d and %d)",
+			return refuse(OtherTasks, "%s and %s played different tasks (%d and %d)",
 				firstDir, dir, len(first.Tasks), len(r.Tasks))
 		case r.Shard.Of != first.Shard.Of:
-			return refuseFor(OtherJobs, "%s and %s are shards of different runs (%d and %d jobs)",
+			return refuse(OtherJobs, "%s and %s are shards of different runs (%d and %d jobs)",
 				firstDir, dir, first.Shard.Of, r.Shard.Of)
 		case !slices.Equal(candidatesOf(r), candidatesOf(first)):
-			return refuse("%s and %s played different candidates (%s and %s)", firstDir, dir,
+			return refuse(OtherRefusal, "%s and %s played different candidates (%s and %s)", firstDir, dir,
 				strings.Join(candidatesOf(first), ", "), strings.Join(candidatesOf(r), ", "))
 		}
 	}
 	if m := o.Manifest; m.Hash != first.ManifestHash {
-		return refuse("%s is not the manifest the shards played: it or a file it names changed (hash %s, the shards played %s)",
+		return refuse(OtherRefusal, "%s is not the manifest the shards played: it or a file it names changed (hash %s, the shards played %s)",
 			m.Path, m.Hash, first.ManifestHash)
 	}
 	return nil
@@ -144,7 +141,7 @@ func (o *MergeOptions) shardsAt() (at map[int]int, missing []record.Shard, err e
 	at = map[int]int{}
 	for i, r := range o.Shards {
 		if j, twice := at[r.Shard.Index]; twice {
-			return nil, nil, refuse("shard %s is given twice: %s and %s", r.Shard, o.Dirs[j], o.Dirs[i])
+			return nil, nil, refuse(OtherRefusal, "shard %s is given twice: %s and %s", r.Shard, o.Dirs[j], o.Dirs[i])
 		}
 		at[r.Shard.Index] = i
 	}
@@ -154,7 +151,7 @@ func (o *MergeOptions) shardsAt() (at map[int]int, missing []record.Shard, err e
 		}
 	}
 	if len(missing) > 0 && !o.AllowPartial {
-		return nil, nil, refuseFor(ShardsMissing, "%s %s missing", ShardsText(missing), text.Plural(len(missing), "is", "are"))
+		return nil, nil, refuse(ShardsMissing, "%s %s missing", ShardsText(missing), text.Plural(len(missing), "is", "are"))
 	}
 	return at, missing, nil
 }
@@ -166,19 +163,15 @@ func (o *MergeOptions) wholePlan() (*Plan, error) {
 	for _, r := range o.Shards {
 		trials = max(trials, r.TrialsPerCandidate())
 	}
-	var tasks []string
-	if len(first.Tasks) > 0 {
-		tasks = first.TaskIDs()
-	}
-	plan, err := m.Plan(Overrides{Trials: trials, Tasks: tasks, Only: candidatesOf(first),
+	plan, err := m.Plan(Overrides{Trials: trials, Tasks: first.TaskIDs(), Only: candidatesOf(first),
 		// Nothing is played: every secret is as good as set.
 		Lookup: func(string) (string, bool) { return "", true }})
 	if err != nil {
-		return nil, refuse("merge: %v", err)
+		return nil, refuse(OtherRefusal, "merge: %v", err)
 	}
 	plan.NotRun = first.NotRun
 	if first.Shard.Of > 0 && first.Shard.Of != len(plan.Jobs) {
-		return nil, refuseFor(OtherTrials, "the shards are shares of a run of %d jobs, %s plans %d (%d trials)",
+		return nil, refuse(OtherTrials, "the shards are shares of a run of %d jobs, %s plans %d (%d trials)",
 			first.Shard.Of, m.Path, len(plan.Jobs), trials)
 	}
 	return plan, nil
@@ -202,11 +195,11 @@ func (o *MergeOptions) gather(plan *Plan, at map[int]int) (results []record.Tria
 			i, ok := pos[jobKey(res.CandidateID, res.TaskID, res.Trial)]
 			switch {
 			case !ok:
-				return nil, nil, refuse("%s: %s is not a job of the run the shards are shares of", o.Dirs[s], name)
+				return nil, nil, refuse(OtherRefusal, "%s: %s is not a job of the run the shards are shares of", o.Dirs[s], name)
 			case of[i] != r.Shard.Index:
-				return nil, nil, refuse("%s: %s belongs to shard %d/%d, not %s", o.Dirs[s], name, of[i], count, r.Shard)
+				return nil, nil, refuse(OtherRefusal, "%s: %s belongs to shard %d/%d, not %s", o.Dirs[s], name, of[i], count, r.Shard)
 			case from[i] >= 0:
-				return nil, nil, refuse("%s: %s is there twice", o.Dirs[s], name)
+				return nil, nil, refuse(OtherRefusal, "%s: %s is there twice", o.Dirs[s], name)
 			}
 			results[i], from[i] = res, s
 			results[i].Score = nil // scored again with the rest
@@ -218,7 +211,7 @@ func (o *MergeOptions) gather(plan *Plan, at map[int]int) (results []record.Tria
 		}
 		sh := record.Shard{Index: of[i], Count: count}
 		if s, ok := at[sh.Index]; ok {
-			return nil, nil, refuse("%s (shard %s) has no result for %s", o.Dirs[s], sh, j.Name())
+			return nil, nil, refuse(OtherRefusal, "%s (shard %s) has no result for %s", o.Dirs[s], sh, j.Name())
 		}
 		results[i] = failedTrial(j, o.Shards[0].Backend, runner.ErrCancelled, "shard "+sh.String()+" not merged")
 	}

@@ -124,14 +124,21 @@ func (m *Manifest) Plan(o Overrides) (*Plan, error) {
 	if o.Retries != nil && *o.Retries < 0 {
 		return nil, errors.New("retries must not be negative")
 	}
+	if o.Lookup == nil { // finds nothing (Overrides.Lookup): what follows calls it unchecked
+		o.Lookup = func(string) (string, bool) { return "", false }
+	}
 	p := &Plan{
 		Objective:   m.Objective,
 		Concurrency: cmp.Or(o.Concurrency, m.Defaults.Concurrency, DefaultConcurrency),
 		Trials:      cmp.Or(o.Trials, m.Defaults.Trials, DefaultTrials),
 	}
+	have := make([]string, len(m.Candidates))
+	for i, c := range m.Candidates {
+		have[i] = c.ID
+	}
 	for _, id := range o.Only {
-		if !slices.ContainsFunc(m.Candidates, func(c Candidate) bool { return c.ID == id }) {
-			return nil, &UnknownCandidateError{ID: id, Manifest: m.Path, Have: m.ids()}
+		if !slices.Contains(have, id) {
+			return nil, &UnknownCandidateError{ID: id, Manifest: m.Path, Have: have}
 		}
 	}
 	tasks, err := m.pickTasks(o)
@@ -252,12 +259,14 @@ func (p *Plan) passTasksAndJudges(m *Manifest, o Overrides, missing map[string][
 	for _, t := range p.Tasks {
 		lack := pass(o.Lookup, t.Env, m.Defaults.Passing, t.Passing).missing
 		if t.harbor() { // what its verifier (and the oracle) take from the host
-			var secret []string
-			for _, env := range t.hostEnvs(m.Defaults.Verify, o.Oracle) {
-				_, miss, s := fromHost(o.Lookup, env)
-				lack, secret = append(lack, miss...), append(secret, s...)
+			envs := []map[string]string{t.Verify.over(m.Defaults.Verify).Env}
+			if o.Oracle {
+				envs = append(envs, t.solutionEnv)
 			}
-			p.hostValues = append(p.hostValues, secret...)
+			for _, env := range envs {
+				_, miss, secret := fromHost(o.Lookup, env)
+				lack, p.hostValues = append(lack, miss...), append(p.hostValues, secret...)
+			}
 		}
 		for _, k := range lack {
 			if slices.Contains(ofDefaults, k) {
@@ -338,32 +347,23 @@ func (m *Manifest) pickTasks(o Overrides) ([]Task, error) {
 			}
 			keep = append(keep, i)
 		}
-		slices.Sort(keep)
-		keep = slices.Compact(keep)
-		tasks = make([]Task, len(keep))
-		for j, i := range keep {
-			tasks[j] = m.Tasks[i]
-		}
+		tasks = pick(m.Tasks, keep)
 	}
 	if o.Sample > 0 && o.Sample < len(tasks) {
 		rng := rand.New(rand.NewPCG(uint64(o.Seed), 0x666f726765)) // "forge"
-		pick := rng.Perm(len(tasks))[:o.Sample]
-		slices.Sort(pick)
-		sampled := make([]Task, len(pick))
-		for j, i := range pick {
-			sampled[j] = tasks[i]
-		}
-		tasks = sampled
+		tasks = pick(tasks, rng.Perm(len(tasks))[:o.Sample])
 	}
 	return tasks, nil
 }
 
-func (m *Manifest) ids() []string {
-	ids := make([]string, len(m.Candidates))
-	for i, c := range m.Candidates {
-		ids[i] = c.ID
+// pick is tasks[i] for each of indexes, in the tasks' order, each once.
+func pick(tasks []Task, indexes []int) []Task {
+	slices.Sort(indexes)
+	out := make([]Task, 0, len(indexes))
+	for _, i := range slices.Compact(indexes) {
+		out = append(out, tasks[i])
 	}
-	return ids
+	return out
 }
 
 // UnknownTaskError is an override naming a task the manifest does not

@@ -44,7 +44,12 @@ func (s *state) readBack() error {
 	if err != nil {
 		return err
 	}
-	s.writeIndex(results)
+	// trials.index, in the file's order, for the run's first reader (one
+	// that finds none makes it: record.WriteIndex).
+	path := filepath.Join(s.dir, record.ResultsFile)
+	if x, err := record.IndexRead(path, s.rec, results); err == nil {
+		x.Write(path)
+	}
 	order := s.planOrder()
 	if order == nil || len(results) != len(order) || len(s.scores) != len(order) {
 		s.rec.Adopt(results)
@@ -69,14 +74,4 @@ func (s *state) planOrder() []int {
 		order[i] = k
 	}
 	return order
-}
-
-// writeIndex writes the run's trials.index from its trials as read back,
-// in the file's order, for the run's first reader (one that finds none
-// makes it: record.WriteIndex).
-func (s *state) writeIndex(results []record.Trial) {
-	path := filepath.Join(s.dir, record.ResultsFile)
-	if x, err := record.IndexRead(path, s.rec, results); err == nil {
-		x.Write(path)
-	}
 }

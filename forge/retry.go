@@ -44,7 +44,7 @@ func (s *state) attempts(ctx context.Context, job runner.Job, start time.Time) (
 			return res, err
 		}
 		failed = append(failed, record.AttemptError{Kind: res.ErrorKind, Message: res.ErrorMessage, SandboxID: res.SandboxID})
-		s.o.emit(Event{Time: s.o.now(), Kind: EventRetry, Job: job.Name(), Elapsed: time.Since(start),
+		s.o.emit(Event{Kind: EventRetry, Job: job.Name(), Elapsed: time.Since(start),
 			Result: &res, Attempt: attempt + 1, Attempts: retries + 1})
 	}
 }

@@ -139,8 +139,10 @@ func (o *Options) now() time.Time {
 	return time.Now()
 }
 
+// emit sends e, at the run's clock's time, to Events.
 func (o *Options) emit(e Event) {
 	if o.Events != nil {
+		e.Time = o.now()
 		o.Events(e)
 	}
 }
@@ -164,8 +166,7 @@ func Run(ctx context.Context, o Options) (*record.Record, error) {
 	}
 	rec := newRecord(o.Manifest, o.Plan, o.RunID, o.Backend)
 	rec.StartedAt = o.now().UTC()
-	suite := o.Plan.suite(o.PassAtK)
-	s := newState(&o, rec, dir, suite)
+	s := newState(&o, rec, dir, o.Plan.suite(o.PassAtK))
 	if err := s.open(); err != nil {
 		return nil, err
 	}
@@ -369,7 +370,7 @@ func (s *state) play(ctx context.Context, i int, job runner.Job) error {
 	start := time.Now()
 	job.Progress = func(p runner.Phase) {
 		s.running.Phase(name, p)
-		s.o.emit(Event{Time: s.o.now(), Kind: EventPhase, Job: name, Phase: p, Elapsed: time.Since(start)})
+		s.o.emit(Event{Kind: EventPhase, Job: name, Phase: p, Elapsed: time.Since(start)})
 	}
 	defer s.running.Ended(name)
 	if s.o.Echo != nil {
@@ -382,7 +383,7 @@ func (s *state) play(ctx context.Context, i int, job runner.Job) error {
 		// the run's, not the job's (job_seconds leaves it out).
 		err = s.environment(ctx, job.Environment)
 	}
-	s.o.emit(Event{Time: s.o.now(), Kind: EventStarted, Job: name})
+	s.o.emit(Event{Kind: EventStarted, Job: name})
 	switch {
 	case err == nil:
 		res, err = s.attempts(ctx, job, start)
@@ -406,7 +407,6 @@ func (s *state) play(ctx context.Context, i int, job runner.Job) error {
 	}
 	err = cmp.Or(err, s.store(job, &res.Result))
 	if res.Success && res.ArtifactPath != "" {
-		// The manifest's judges, if any, on the stored artifact.
 		res.Judges = s.judge(ctx, job, s.stored(job, path.Base(res.ArtifactPath)))
 		maskIn(s.mask, &res.Judges)
 	}
@@ -427,7 +427,7 @@ func (s *state) play(ctx context.Context, i int, job runner.Job) error {
 	err = cmp.Or(err, terr)
 	s.done[i] = terr == nil // each job's own elements: g.Wait orders them before final
 	s.sheet.Set(i, &res)
-	s.o.emit(Event{Time: s.o.now(), Kind: EventDone, Job: name, Elapsed: time.Since(start), Result: &res})
+	s.o.emit(Event{Kind: EventDone, Job: name, Elapsed: time.Since(start), Result: &res})
 	return err
 }
 

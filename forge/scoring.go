@@ -16,11 +16,7 @@ func validateScoring(c scoring.Config, v *validator, suite bool) {
 			strings.Join(fields, ", ")), "scoring")
 	}
 	for i, s := range c.Scorers {
-		for j, k := range s.Secrets {
-			if err := checkName(k); err != nil {
-				v.at(err.Error(), "scoring", i, "secrets", j)
-			}
-		}
+		checkNames(v.at, s.Secrets, "scoring", i, "secrets")
 	}
 	err := c.Validate()
 	if err == nil {

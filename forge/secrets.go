@@ -5,7 +5,6 @@ import (
 	"maps"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -25,21 +24,23 @@ func checkName(k string) error {
 	return runner.CheckEnvName(k)
 }
 
+// checkNames tells bad, at its index below path, each of names that a
+// secret or host variable may not have (checkName).
+func checkNames(bad func(msg string, path ...any), names []string, path ...any) {
+	for i, k := range names {
+		if err := checkName(k); err != nil {
+			bad(err.Error(), append(path, i)...)
+		}
+	}
+}
+
 // check validates p's names, env's (at the env: below path) and the
 // ${NAME} references of env, which may use p's names and those of outer
 // (the defaults, for a candidate or a task).
 func (p Passing) check(v *validator, env map[string]string, outer *Passing, path ...any) {
 	checkEnv(v.at, env, append(path, "env")...)
-	for _, list := range []struct {
-		key   string
-		names []string
-	}{{"secrets", p.Secrets}, {"env_from_host", p.EnvFromHost}} {
-		for i, k := range list.names {
-			if err := checkName(k); err != nil {
-				v.at(err.Error(), append(path, list.key, i)...)
-			}
-		}
-	}
+	checkNames(v.at, p.Secrets, append(path, "secrets")...)
+	checkNames(v.at, p.EnvFromHost, append(path, "env_from_host")...)
 	known := p.names()
 	if outer != nil {
 		known = append(known, outer.names()...)
@@ -91,10 +92,7 @@ func pass(look Lookup, env map[string]string, layers ...Passing) passed {
 			if _, done := values[k]; done || slices.Contains(out.missing, k) {
 				continue
 			}
-			val, ok := "", false
-			if look != nil {
-				val, ok = look(k)
-			}
+			val, ok := look(k)
 			if !ok {
 				if secret[k] {
 					out.missing = append(out.missing, k)
@@ -132,7 +130,7 @@ func pass(look Lookup, env map[string]string, layers ...Passing) passed {
 			out.env[k] = expanded
 		}
 	}
-	sort.Strings(out.missing)
+	slices.Sort(out.missing)
 	return out
 }
 
@@ -185,13 +183,11 @@ func (m *Manifest) checkTaskTakes(t *Task, bad func(msg string, path ...any)) {
 			bad(fmt.Sprintf("%s: task %s may not take %s: %s", what, t.ID, name, why), key)
 		}
 	}
-	for _, list := range []struct {
-		key   string
-		names []string
-	}{{"secrets", t.Secrets}, {"env_from_host", t.EnvFromHost}} {
-		for _, name := range list.names {
-			refuse(list.key, strconv.Quote(name), name)
-		}
+	for _, name := range t.Secrets {
+		refuse("secrets", strconv.Quote(name), name)
+	}
+	for _, name := range t.EnvFromHost {
+		refuse("env_from_host", strconv.Quote(name), name)
 	}
 	outer := m.Defaults.names()
 	undeclaredRefs(t.Env, t.names(), func(k, name string) {

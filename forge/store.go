@@ -47,19 +47,10 @@ func (s *state) store(job runner.Job, res *runner.Result) error {
 	if err := os.MkdirAll(abs, 0o755); err != nil {
 		return fmt.Errorf("store results of %s: %w", job.Name(), err)
 	}
-	if err := writeJobFile(filepath.Join(abs, "stdout.log"), []byte(res.Output)); err != nil {
-		return err
-	}
-	if err := writeJobFile(filepath.Join(abs, "stderr.log"), []byte(res.Stderr)); err != nil {
-		return err
-	}
-	res.OutputPath = filepath.ToSlash(filepath.Join(rel, "stdout.log"))
-	res.StderrPath = filepath.ToSlash(filepath.Join(rel, "stderr.log"))
+	var task []byte
 	for _, f := range job.Files {
 		if f.Dst == runner.TaskFile {
-			if err := writeJobFile(filepath.Join(abs, taskFile), f.Data); err != nil {
-				return err
-			}
+			task = f.Data
 		}
 	}
 	artifact := filepath.Base(filepath.FromSlash(job.EffectiveOutputFile()))
@@ -71,6 +62,9 @@ func (s *state) store(job runner.Job, res *runner.Result) error {
 		data []byte
 		path *string
 	}{
+		{"stdout.log", []byte(res.Output), &res.OutputPath}, // never nil: written even empty
+		{"stderr.log", []byte(res.Stderr), &res.StderrPath},
+		{taskFile, task, nil}, // no field of the record names it
 		{transcriptFile, res.Transcript, &res.TranscriptPath},
 		{verifierLogFile, res.VerifierLog, &res.VerifierLogPath},
 		{artifact, res.Artifact, &res.ArtifactPath},
@@ -81,7 +75,9 @@ func (s *state) store(job runner.Job, res *runner.Result) error {
 		if err := writeJobFile(filepath.Join(abs, f.name), f.data); err != nil {
 			return err
 		}
-		*f.path = filepath.ToSlash(filepath.Join(rel, f.name))
+		if f.path != nil {
+			*f.path = filepath.ToSlash(filepath.Join(rel, f.name))
+		}
 	}
 	return nil
 }

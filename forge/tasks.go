@@ -48,7 +48,7 @@ type Task struct {
 	envRef *EnvironmentRef
 	// solution are its solution/ files, which only the oracle gets, from
 	// solutionDir, and the variables it runs with.
-	solution    []fileRef
+	solution    []runner.File
 	solutionDir string
 	solutionEnv map[string]string
 	// Fields is the task as written, every key (the known ones too), each
@@ -56,7 +56,7 @@ type Task struct {
 	// form): what FORGE_TASK holds and what task-aware checks read.
 	Fields map[string]any
 
-	files []fileRef
+	files []runner.File
 	where taskPos // where the task was written, for errors
 }
 

@@ -92,7 +92,7 @@ func TestTasksFromEverySource(t *testing.T) {
 				t.Fatalf("tasks = %v", got)
 			}
 			q1, q2, q3 := m.Tasks[0], m.Tasks[1], m.Tasks[2]
-			if q1.Objective != "What is 17 * 23?" || q1.Weight != 2 || len(q1.files) != 1 || q1.files[0].dst != "data/q1.csv" {
+			if q1.Objective != "What is 17 * 23?" || q1.Weight != 2 || len(q1.files) != 1 || q1.files[0].Dst != "data/q1.csv" {
 				t.Errorf("q1 = %+v", q1)
 			}
 			if q1.PassMark == nil || *q1.PassMark != 0.8 || q2.PassMark != nil {

@@ -9,7 +9,7 @@ import (
 	"io"
 	"os"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,7 +27,7 @@ type VerifySpec struct {
 	Timeout Duration          `yaml:"timeout"`
 	Env     map[string]string `yaml:"env"`
 
-	files []fileRef
+	files []runner.File
 	// atRoot: Harbor's paths (runner.Verify.AtRoot); user: who runs it
 	// (a Harbor task's [verifier] user).
 	atRoot bool
@@ -60,11 +60,7 @@ func (spec *VerifySpec) job() *runner.Verify {
 	if spec == nil || spec.Command == "" {
 		return nil
 	}
-	files := make([]runner.File, len(spec.files))
-	for i, f := range spec.files {
-		files[i] = runner.File{Src: f.src, Dst: f.dst}
-	}
-	return &runner.Verify{Files: files, Command: spec.Command, Timeout: time.Duration(spec.Timeout), Env: spec.Env, AtRoot: spec.atRoot, User: spec.user}
+	return &runner.Verify{Files: spec.files, Command: spec.Command, Timeout: time.Duration(spec.Timeout), Env: spec.Env, AtRoot: spec.atRoot, User: spec.user}
 }
 
 // check reports what is wrong with a verify: at path, completed by its
@@ -82,22 +78,22 @@ func (spec *VerifySpec) check(bad func(msg string, path ...any), base *VerifySpe
 // addDir finds the files under dir (relative to the manifest's directory),
 // adds them to the hash h in order and returns them by their paths
 // relative to dir; bad reports why it cannot, at path.
-func (m *Manifest) addDir(h io.Writer, dir string, bad func(msg string, path ...any), path ...any) ([]fileRef, bool) {
+func (m *Manifest) addDir(h io.Writer, dir string, bad func(msg string, path ...any), path ...any) []runner.File {
 	refs, err := dirFiles(m.abs(dir), true)
 	if err != nil {
 		bad(fmt.Sprintf("%s: %s", dir, unwrapPathErr(err)), path...)
-		return nil, false
+		return nil
 	}
-	sort.Slice(refs, func(i, j int) bool { return refs[i].dst < refs[j].dst })
+	slices.SortFunc(refs, func(a, b runner.File) int { return strings.Compare(a.Dst, b.Dst) })
 	for _, r := range refs {
-		content, err := os.ReadFile(r.src)
+		content, err := os.ReadFile(r.Src)
 		if err != nil {
-			bad(fmt.Sprintf("%s: %s", r.src, unwrapPathErr(err)), path...)
-			return nil, false
+			bad(fmt.Sprintf("%s: %s", r.Src, unwrapPathErr(err)), path...)
+			return nil
 		}
-		m.hashFile(h, "verify\x00"+r.dst, r.src, content)
+		m.hashFile(h, "verify\x00"+r.Dst, r.Src, content)
 	}
-	return refs, true
+	return refs
 }
 
 // testsFile finds the files a verify command names in its directory
@@ -109,7 +105,7 @@ var testsFile = regexp.MustCompile(`\$\{?` + runner.TestsDirVar + `\}?/([^\s"';|
 func (spec *VerifySpec) missingFile() string {
 	have := map[string]bool{}
 	for _, f := range spec.files {
-		have[f.dst] = true
+		have[f.Dst] = true
 	}
 	for _, m := range testsFile.FindAllStringSubmatch(spec.Command, -1) {
 		if !have[m[1]] && !have[strings.TrimPrefix(m[1], "./")] {
