@@ -269,7 +269,21 @@ func TestLastingFailureSpoilsItsEnvironment(t *testing.T) {
 			return runner.EnvironmentBuild{Hash: e.Hash}, nil
 		},
 	}
-	rec, err := Run(context.Background(), Options{Manifest: m, Plan: p, Runner: r, Backend: "fake", OutRoot: t.TempDir(), RunID: "env3"})
+	// Played one at a time: the first spoils the environment, the second
+	// fails at once and stops the run. Only the first started.
+	var started, done atomic.Int32
+	events := func(e Event) {
+		switch e.Kind {
+		case EventStarted:
+			started.Add(1)
+		case EventDone:
+			done.Add(1)
+		}
+	}
+	rec, err := Run(context.Background(), Options{Manifest: m, Plan: p, Runner: r, Backend: "fake", OutRoot: t.TempDir(), RunID: "env3", Events: events})
+	if started.Load() != 1 || done.Load() != 2 {
+		t.Errorf("%d jobs started, %d done; want 1 and 2", started.Load(), done.Load())
+	}
 	var be *runner.BuildError
 	if !errors.As(err, &be) || !be.Built || !strings.Contains(err.Error(), "environment agent (efefefefefefefef) cannot run a job: the image's user may not write") {
 		t.Fatalf("Run = %v, want the spoiled environment's error", err)

@@ -383,9 +383,9 @@ func (s *state) play(ctx context.Context, i int, job runner.Job) error {
 		// the run's, not the job's (job_seconds leaves it out).
 		err = s.environment(ctx, job.Environment)
 	}
-	s.o.emit(Event{Kind: EventStarted, Job: name})
 	switch {
 	case err == nil:
+		s.o.emit(Event{Kind: EventStarted, Job: name}) // not for a job its environment failed
 		res, err = s.attempts(ctx, job, start)
 	case ctx.Err() != nil:
 		res, err = s.notStarted(job), nil
