@@ -12,15 +12,20 @@ import (
 // claude-code --model M1 --agent codex --model M2" plays two candidates.
 type agentFlags struct{ choices *[]forge.AgentChoice }
 
+// join lists what field says of each choice, comma separated.
+func (f agentFlags) join(field func(forge.AgentChoice) string) string {
+	var s []string
+	for _, c := range *f.choices {
+		s = append(s, field(c))
+	}
+	return strings.Join(s, ",")
+}
+
 // agentFlag is --agent: a new agent to play.
 type agentFlag agentFlags
 
 func (f agentFlag) String() string {
-	var names []string
-	for _, c := range *f.choices {
-		names = append(names, c.Agent)
-	}
-	return strings.Join(names, ",")
+	return agentFlags(f).join(func(c forge.AgentChoice) string { return c.Agent })
 }
 
 func (f agentFlag) Set(s string) error {
@@ -37,11 +42,7 @@ func (f agentFlag) Type() string { return "NAME" }
 type modelFlag agentFlags
 
 func (f modelFlag) String() string {
-	var models []string
-	for _, c := range *f.choices {
-		models = append(models, c.Model)
-	}
-	return strings.Join(models, ",")
+	return agentFlags(f).join(func(c forge.AgentChoice) string { return c.Model })
 }
 
 func (f modelFlag) Set(s string) error {

@@ -156,8 +156,7 @@ func daytonaOptions(creds daytona.Credentials, m *forge.Manifest) daytona.Option
 		Labels:          d.Labels,
 	}
 	if d.Volume != nil {
-		v := *d.Volume // Validate fills in its mount
-		opts.Volume = &v
+		opts.Volume = new(*d.Volume) // a copy; Validate fills in its mount
 	}
 	return opts
 }

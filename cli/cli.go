@@ -96,12 +96,7 @@ func Run(ctx context.Context, args []string, env Env) int {
 	if env.Getenv == nil {
 		env.Getenv = func(string) string { return "" }
 	}
-	if env.Stdout == nil {
-		env.Stdout = io.Discard
-	}
-	if env.Stderr == nil {
-		env.Stderr = io.Discard
-	}
+	env.Stdout, env.Stderr = cmp.Or(env.Stdout, io.Discard), cmp.Or(env.Stderr, io.Discard)
 	root := newRootCmd(&env)
 	root.SetArgs(args)
 	root.SetOut(env.Stdout)

@@ -33,13 +33,9 @@ func (o *compareOptions) Validate() error {
 
 // parseCompareFormat reads --format: table (or text), markdown (or md), json.
 func parseCompareFormat(s string) (string, error) {
-	switch v := strings.ToLower(strings.TrimSpace(s)); v {
-	case "table", "text":
-		return "table", nil
-	case "markdown", "md":
-		return "markdown", nil
-	case "json":
-		return "json", nil
+	names := map[string]string{"table": "table", "text": "table", "markdown": "markdown", "md": "markdown", "json": "json"}
+	if f, ok := names[strings.ToLower(strings.TrimSpace(s))]; ok {
+		return f, nil
 	}
 	return "", fmt.Errorf("--format %q: want one of table, markdown, json", s)
 }
@@ -68,14 +64,12 @@ significantly by more than X, and names each such candidate on stderr.`,
 			}
 			return nil
 		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			o.maxDropSet = cmd.Flags().Changed("max-drop")
-			if err := o.Validate(); err != nil {
-				return err
-			}
+		PreRunE: func(cmd *cobra.Command, args []string) error {
 			o.base, o.head = args[0], args[1]
-			return runF(o)
+			o.maxDropSet = cmd.Flags().Changed("max-drop")
+			return o.Validate()
 		},
+		RunE: func(*cobra.Command, []string) error { return runF(o) },
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.out, "out", "artifacts", "output root that run ids are looked up in")

@@ -46,9 +46,7 @@ func newDoctorCmd(env *Env, runF func(context.Context, *doctorOptions) error) *c
 		Use:   "doctor",
 		Short: "Check this machine (and, with --daytona, a Daytona account) can run tournaments",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runF(cmd.Context(), o)
-		},
+		RunE:  func(cmd *cobra.Command, _ []string) error { return runF(cmd.Context(), o) },
 	}
 	cmd.Flags().BoolVar(&o.daytona, "daytona", false, "also create, exec in and delete one Daytona sandbox, timing each phase")
 	cmd.Flags().StringVarP(&o.manifest, "file", "f", "forge.yaml", "manifest whose daytona: block and .env to use")

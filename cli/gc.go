@@ -52,13 +52,9 @@ func newGCCmd(env *Env, runF func(context.Context, *gcOptions) error) *cobra.Com
 
 Both by default; Daytona only when an API key is configured (DAYTONA_API_KEY, or a
 .env beside the manifest). --local or --daytona limits it to one.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return runF(cmd.Context(), o)
-		},
+		Args:    cobra.NoArgs,
+		PreRunE: func(*cobra.Command, []string) error { return o.Validate() },
+		RunE:    func(cmd *cobra.Command, _ []string) error { return runF(cmd.Context(), o) },
 	}
 	f := cmd.Flags()
 	f.DurationVar(&o.OlderThan, "older-than", time.Hour, "spare what was created or used more recently than this (runs on other machines keep no ledger here); 0 spares none")

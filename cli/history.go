@@ -42,13 +42,9 @@ score. A directory that holds no readable results.json is skipped with a
 note on stderr.`,
 		Example: `  forge history --last 7
   forge history --format json | jq -r '.[0].run_id'`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return runF(o)
-		},
+		Args:    cobra.NoArgs,
+		PreRunE: func(*cobra.Command, []string) error { return o.Validate() },
+		RunE:    func(*cobra.Command, []string) error { return runF(o) },
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.out, "out", "artifacts", "output root the runs were written under")

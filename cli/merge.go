@@ -61,14 +61,12 @@ run names the missing shards and gives no verdict (exit 3).`,
 			}
 			return nil
 		},
-		RunE: func(cmd *cobra.Command, args []string) error {
+		PreRunE: func(cmd *cobra.Command, args []string) error {
 			o.shards = args
 			o.failUnderSet, o.maxDropSet = cmd.Flags().Changed("fail-under"), cmd.Flags().Changed("max-drop")
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return runF(o)
+			return o.Validate()
 		},
+		RunE: func(*cobra.Command, []string) error { return runF(o) },
 	}
 	f := cmd.Flags()
 	f.StringVarP(&o.manifest, "file", "f", "forge.yaml", "the manifest the shards played")

@@ -83,16 +83,14 @@ func newRunCmd(env *Env, runF func(context.Context, *runOptions) error) *cobra.C
 rank them, print the standings on stdout and write results under
 <out>/<run-id>/. Progress goes to stderr.`,
 		Args: manifestArg(&o.manifest),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		PreRunE: func(cmd *cobra.Command, args []string) error {
 			f := cmd.Flags()
 			o.seedSet, o.failUnderSet, o.maxDropSet = f.Changed("seed"), f.Changed("fail-under"), f.Changed("max-drop")
 			o.manifestSet = f.Changed("file") || len(args) > 0
 			o.gateOptions.oracle = o.over.Oracle
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return runF(cmd.Context(), o)
+			return o.Validate()
 		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return runF(cmd.Context(), o) },
 	}
 	o.addFlags(cmd)
 	return cmd

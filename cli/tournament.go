@@ -117,9 +117,7 @@ func (o *runOptions) resumed(over *forge.Overrides) (*record.Record, error) {
 	if !o.manifestSet && rec.ManifestPath != "" {
 		o.manifest = rec.ManifestPath
 	}
-	if over.Trials == 0 {
-		over.Trials = rec.TrialsPerCandidate()
-	}
+	over.Trials = cmp.Or(over.Trials, rec.TrialsPerCandidate())
 	if len(over.Agents) > 0 {
 		return rec, nil
 	}

@@ -22,9 +22,7 @@ func newValidateCmd(env *Env, runF func(*validateOptions) error) *cobra.Command 
 		Use:   "validate [MANIFEST]",
 		Short: "Check a manifest without running anything",
 		Args:  manifestArg(&o.manifest),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runF(o)
-		},
+		RunE:  func(*cobra.Command, []string) error { return runF(o) },
 	}
 	cmd.Flags().StringVarP(&o.manifest, "file", "f", "forge.yaml", "the manifest to check")
 	cmd.Flags().StringVar(&o.harbor, "harbor", "", "with the Harbor tasks in `DIR` over the manifest's harbor:")

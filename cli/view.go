@@ -93,29 +93,28 @@ type viewSpec struct {
 // startView starts the viewer v says and returns the server and the URL
 // to open, which carries the viewer's token: a random one per start.
 func startView(env *Env, v viewSpec) (*http.Server, string, error) {
-	out, addr, ref, page := v.out, v.addr, v.ref, v.page
-	opts := view.Options{Out: out, Gates: gatesVerdict,
+	opts := view.Options{Out: v.out, Gates: gatesVerdict,
 		Secrets: append(v.secrets, daytona.LoadCredentials(env.Getenv, ".").APIKey)}
-	if ref != "" {
-		p, err := compare.Resolve(ref, out)
+	if v.ref != "" {
+		p, err := compare.Resolve(v.ref, v.out)
 		if err != nil {
 			return nil, "", withCode(ExitUsage, err)
 		}
 		dir, _ := filepath.Abs(filepath.Dir(p))
 		id := filepath.Base(dir)
-		if abs, _ := filepath.Abs(filepath.Join(out, id)); abs != dir {
+		if abs, _ := filepath.Abs(filepath.Join(v.out, id)); abs != dir {
 			opts.Runs = map[string]string{id: dir}
 		}
-		page = "run/" + id
+		v.page = "run/" + id
 	}
-	host, _, err := net.SplitHostPort(addr)
+	host, _, err := net.SplitHostPort(v.addr)
 	if err != nil {
-		return nil, "", withCode(ExitUsage, fmt.Errorf("%s %s: %w", v.flag, addr, err))
+		return nil, "", withCode(ExitUsage, fmt.Errorf("%s %s: %w", v.flag, v.addr, err))
 	}
 	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
 		opts.AnyHost = true // another interface, on purpose
 		if v.noToken {
-			fmt.Fprintf(env.Stderr, "forge view: warning: --no-token on %s: anyone who can reach it sees every run's logs and artifacts\n", addr)
+			fmt.Fprintf(env.Stderr, "forge view: warning: --no-token on %s: anyone who can reach it sees every run's logs and artifacts\n", v.addr)
 		}
 	}
 	if !v.noToken {
@@ -129,16 +128,16 @@ func startView(env *Env, v viewSpec) (*http.Server, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	ln, url, err := s.Listen(addr)
+	ln, url, err := s.Listen(v.addr)
 	if errors.Is(err, syscall.EADDRINUSE) {
-		return nil, "", withCode(ExitInfra, fmt.Errorf("forge view: %s is taken (another viewer?): choose another with %s, e.g. %s 127.0.0.1:0 for any free port", addr, v.flag, v.flag))
+		return nil, "", withCode(ExitInfra, fmt.Errorf("forge view: %s is taken (another viewer?): choose another with %s, e.g. %s 127.0.0.1:0 for any free port", v.addr, v.flag, v.flag))
 	}
 	if err != nil {
 		return nil, "", withCode(ExitInfra, fmt.Errorf("forge view: %w", err))
 	}
 	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln) //nolint:errcheck // ends with Shutdown
-	url += page
+	url += v.page
 	if opts.Token != "" {
 		url += "?token=" + opts.Token
 	}

@@ -196,9 +196,8 @@ func Runs(base, head *record.Record) Report {
 		Notes:      []string{},
 	}
 	if base.ManifestHash != "" && head.ManifestHash != "" {
-		changed := base.ManifestHash != head.ManifestHash
-		rep.ManifestChanged = &changed
-		if changed {
+		rep.ManifestChanged = new(base.ManifestHash != head.ManifestHash)
+		if *rep.ManifestChanged {
 			rep.ChangedFiles = changedFiles(base.Files, head.Files)
 		}
 	}
@@ -227,13 +226,11 @@ func Runs(base, head *record.Record) Report {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("the backends differ (%s → %s): runtimes are not like for like",
 			text.OneLine(base.Backend), text.OneLine(head.Backend)))
 	}
-	for _, r := range []struct {
-		name string
-		rec  *record.Record
-	}{{"base", base}, {"head", head}} {
-		if r.rec.Interrupted {
-			rep.Notes = append(rep.Notes, fmt.Sprintf("the %s run was interrupted: its results are partial", r.name))
-		}
+	if base.Interrupted {
+		rep.Notes = append(rep.Notes, "the base run was interrupted: its results are partial")
+	}
+	if head.Interrupted {
+		rep.Notes = append(rep.Notes, "the head run was interrupted: its results are partial")
 	}
 	return rep
 }
@@ -326,13 +323,7 @@ func commonTasks(base, head *record.Record) []string {
 	for _, t := range base.Tasks {
 		inBase[t.ID] = true
 	}
-	var ids []string
-	for _, t := range head.Tasks {
-		if inBase[t.ID] {
-			ids = append(ids, t.ID)
-		}
-	}
-	return ids
+	return slices.DeleteFunc(head.TaskIDs(), func(id string) bool { return !inBase[id] })
 }
 
 // suiteChange judges c over the common tasks: the paired test of the task

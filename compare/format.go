@@ -5,6 +5,7 @@ package compare
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -140,12 +141,9 @@ func costText(c Change) string {
 // costed says some candidate has a cost on either side: the comparison
 // shows a COST column.
 func costed(r Report) bool {
-	for _, c := range r.Candidates {
-		if (c.Base != nil && c.Base.CostMeanUSD != nil) || (c.Head != nil && c.Head.CostMeanUSD != nil) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(r.Candidates, func(c Change) bool {
+		return (c.Base != nil && c.Base.CostMeanUSD != nil) || (c.Head != nil && c.Head.CostMeanUSD != nil)
+	})
 }
 
 // successText is "100% → 80%".

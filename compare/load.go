@@ -53,8 +53,5 @@ func Open(ref, outRoot string) (*record.Record, string, error) {
 		return nil, "", err
 	}
 	rec, err := record.Read(path)
-	if err != nil {
-		return nil, path, err
-	}
-	return rec, path, nil
+	return rec, path, err
 }

@@ -111,10 +111,7 @@ func (t *IndexedTrial) SecretInArtifact() bool { return t.flags&hasSecretInArtif
 func (x *Index) Entry(r *Trial, off int64, n int32) IndexedTrial {
 	t := IndexedTrial{Off: off, Len: n, Candidate: x.Names.Number(r.CandidateID), Task: x.Names.Number(r.TaskID),
 		Trial: int32(r.Trial), attempts: int32(r.Attempts), kind: x.Names.Number(string(r.ErrorKind)),
-		runtime: r.RuntimeSeconds, artifactBytes: r.ArtifactBytes, message: r.ErrorMessage}
-	if len(t.message) > maxIndexedMessage {
-		t.message = t.message[:maxIndexedMessage]
-	}
+		runtime: r.RuntimeSeconds, artifactBytes: r.ArtifactBytes, message: r.ErrorMessage[:min(len(r.ErrorMessage), maxIndexedMessage)]}
 	t.setFlag(hasSuccess, r.Success)
 	t.setFlag(hasArtifactTruncated, r.ArtifactTruncated)
 	t.setFlag(hasSecretInArtifact, r.SecretInArtifact)
@@ -179,16 +176,13 @@ func (x *Index) fill(r *Trial, i int) {
 	r.ArtifactTruncated, r.OutputTruncated = t.flags&hasArtifactTruncated != 0, t.flags&hasOutputTruncated != 0
 	r.SecretInArtifact = t.SecretInArtifact()
 	if t.flags&hasExitCode != 0 {
-		exit := int(t.exitCode)
-		r.ExitCode = &exit
+		r.ExitCode = new(int(t.exitCode))
 	}
 	if t.flags&hasScore != 0 {
-		score := t.score
-		r.Score = &score
+		r.Score = new(t.score)
 	}
 	if t.flags&hasReward != 0 {
-		reward := t.reward
-		r.Reward = &reward
+		r.Reward = new(t.reward)
 	}
 	if n := t.notes; n != nil {
 		r.SubmitError, r.Cost, r.PassMark, r.Tampered, r.Checks, r.Judges = n.submitError, n.cost, n.passMark, n.tampered, n.checks, n.judges

@@ -332,8 +332,7 @@ func (d *decoder) notes() *trialNotes {
 		n.cost = &Cost{USD: d.float(), ModelUSD: d.float(), SandboxUSD: d.float(), Tokens: d.varint(), Unpriced: d.string()}
 	}
 	if has&2 != 0 {
-		mark := d.float()
-		n.passMark = &mark
+		n.passMark = new(d.float())
 	}
 	for range d.count() {
 		n.judges = append(n.judges, JudgeResult{Name: d.string(), Error: d.string()})
@@ -434,8 +433,7 @@ func (d *decoder) taskRow(row *TaskRow) {
 			c := &row.Cells[i]
 			c.CandidateID = d.name()
 			if d.bool() {
-				score := d.float()
-				c.Score = &score
+				c.Score = new(d.float())
 			}
 			c.Trials, c.Successes, c.Passes, c.Solved = int(d.varint()), int(d.varint()), int(d.varint()), d.bool()
 		}

@@ -1,6 +1,8 @@
 package record
 
 import (
+	"strconv"
+
 	"github.com/forge-run/forge/runner"
 )
 
@@ -95,6 +97,15 @@ func (t *Trial) Wrong() bool {
 		}
 	}
 	return t.Reward != nil && *t.Reward < MarkOf(t.PassMark)-1e-9
+}
+
+// ExitText is the trial's exit code as the reports write it: "none"
+// without one.
+func (t *Trial) ExitText() string {
+	if t.ExitCode == nil {
+		return "none"
+	}
+	return strconv.Itoa(*t.ExitCode)
 }
 
 // MarkOf is the score at which a trial whose pass mark is passMark solves

@@ -73,9 +73,7 @@ func newCandidate(st record.Standing, ranked bool, rs []*record.Trial, winner *s
 		slices.SortStableFunc(rs, byTrial)
 	}
 	c := candidate{standing: st, ranked: ranked, winner: winner != nil && *winner != "" && st.CandidateID == *winner, results: rs}
-	if c.standing.Trials == 0 {
-		c.standing.Trials = len(rs)
-	}
+	c.standing.Trials = cmp.Or(c.standing.Trials, len(rs))
 	c.scored = st.ScoredTrials > 0
 	counts := map[runner.ErrorKind]int{}
 	var artifactSum float64

@@ -191,9 +191,7 @@ func newHTMLPage(rec *record.Record, opts Options) htmlPage {
 			len(rec.Results), htmlMaxFailuresPerKind, htmlMaxFailures, tasksShown(rec))
 	}
 	p.Heat = newHTMLHeat(rec, p.Candidates, p.Summarised)
-	if rec.Comparison != nil {
-		p.Comparison = comparisonFacts(rec)
-	}
+	p.Comparison = comparisonFacts(rec)
 	if len(cs) > 0 {
 		p.Score = newScoreChart(cs)
 		p.Cost = newCostChart(cs)
@@ -202,8 +200,12 @@ func newHTMLPage(rec *record.Record, opts Options) htmlPage {
 	return p
 }
 
+// comparisonFacts are rec's comparison as name and value; nil without one.
 func comparisonFacts(rec *record.Record) []htmlFact {
 	c := rec.Comparison
+	if c == nil {
+		return nil
+	}
 	facts := []htmlFact{
 		{"best", fmt.Sprintf("%s (%s)", text.OneLine(c.Best), text.Score(c.BestScore))},
 		{"second", fmt.Sprintf("%s (%s)", text.OneLine(c.Second), text.Score(c.SecondScore))},

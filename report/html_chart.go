@@ -203,13 +203,11 @@ func newRuntimeChart(cs []candidate) *runtimeChart {
 		y := chartTop + float64(i)*chartRowH
 		row := runtimeRow{Y: y, MidY: y + chartRowH/2, TextY: y + chartRowH/2 + 4,
 			Label: text.Shorten(text.OneLine(c.standing.CandidateID), 18), Value: c.runtimeText()}
-		if len(c.results) > maxDots {
-			row.Box, ch.Boxes = newRuntimeBox(c.standing.CandidateID, c.results, ax, row.MidY), true
+		dots := c.results
+		if len(dots) > maxDots {
+			row.Box, ch.Boxes, dots = newRuntimeBox(c.standing.CandidateID, c.results, ax, row.MidY), true, nil
 		}
-		for j, r := range c.results {
-			if row.Box != nil {
-				break
-			}
+		for j, r := range dots {
 			kind, status := "ok", "ok"
 			if !r.Success {
 				kind, status = "failed", KindLabel(r.ErrorKind)

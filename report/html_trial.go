@@ -10,7 +10,6 @@ import (
 	"html/template"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/forge-run/forge/internal/text"
@@ -63,11 +62,7 @@ func newHTMLTrial(c candidate, r record.Trial, opts Options) htmlTrial {
 		t.Kind, t.Open = "wrong", true
 		t.Error = "wrong: " + WrongText(&r)
 	}
-	exit := "none"
-	if r.ExitCode != nil {
-		exit = strconv.Itoa(*r.ExitCode)
-	}
-	t.Facts = []htmlFact{{"exit code", exit}, {"runtime", text.Seconds(r.RuntimeSeconds)}}
+	t.Facts = []htmlFact{{"exit code", r.ExitText()}, {"runtime", text.Seconds(r.RuntimeSeconds)}}
 	if r.Score != nil {
 		t.Facts = append(t.Facts, htmlFact{"score", text.Score(*r.Score)})
 	}

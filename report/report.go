@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -136,8 +137,6 @@ func prepare(rec *record.Record, opts Options) (Options, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if opts.MaxOutputBytes == 0 {
-		opts.MaxOutputBytes = DefaultMaxOutputBytes
-	}
+	opts.MaxOutputBytes = cmp.Or(opts.MaxOutputBytes, DefaultMaxOutputBytes)
 	return opts, nil
 }

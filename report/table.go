@@ -107,13 +107,11 @@ func standingsRows(rec *record.Record, cs []candidate, opts Options) (fitted, []
 // writeTableNotes writes the winner line, then what else the run says:
 // interrupted, not run, retried, sandboxes left behind.
 func writeTableNotes(buf *bytes.Buffer, rec *record.Record, cs []candidate, opts Options) {
-	line := wrap(winnerLine(rec, cs), opts.Width)
+	color := ansiYellow
 	if rec.Winner != nil {
-		line = opts.paint(ansiBold+ansiGreen, line)
-	} else {
-		line = opts.paint(ansiYellow, line)
+		color = ansiBold + ansiGreen
 	}
-	buf.WriteString("\n" + line + "\n")
+	buf.WriteString("\n" + opts.paint(color, wrap(winnerLine(rec, cs), opts.Width)) + "\n")
 	if rec.Interrupted {
 		buf.WriteString(opts.paint(ansiYellow, wrap("run interrupted: these are partial results", opts.Width)) + "\n")
 	}
@@ -138,10 +136,7 @@ func renderTable(w io.Writer, cols []column, rows [][]string, opts Options) erro
 	header := make([]string, len(cols))
 	align := make([]text.Align, len(cols))
 	for i, col := range cols {
-		header[i], align[i] = col.header, col.align
-		if opts.Color {
-			header[i] = ansiBold + col.header + ansiReset
-		}
+		header[i], align[i] = opts.paint(ansiBold, col.header), col.align
 	}
 	return text.Table(w, header, rows, align, opts.TTY)
 }

@@ -84,10 +84,8 @@ func Summarise(rec *record.Record) Summary {
 	if n := len(rec.UndeletedSandboxes); n > 0 {
 		s.Notes = append(s.Notes, fmt.Sprintf("%d sandbox(es) could not be deleted (forge gc deletes them)", n))
 	}
-	if rec.Comparison != nil {
-		for _, f := range comparisonFacts(rec) {
-			s.Comparison = append(s.Comparison, [2]string{f.Name, f.Value})
-		}
+	for _, f := range comparisonFacts(rec) {
+		s.Comparison = append(s.Comparison, [2]string{f.Name, f.Value})
 	}
 	if len(rec.HeadToHead) >= 2 && len(rec.TaskMatrix) > 0 {
 		h, rows, _ := headToHeadRows(rec)

@@ -65,12 +65,11 @@ type verdict struct {
 // judge makes the check on the trial. Text checks see the kept (capped)
 // bytes; byte bounds the full size.
 func (c compiledCheck) judge(b []byte, size int64, r record.Trial, task *Task) verdict {
-	content := func() string { return string(b) }
 	switch {
 	case c.Contains != "":
-		return verdict{ok: bytes.Contains(b, []byte(c.Contains)), want: "contains " + strconv.Quote(c.Contains), got: content()}
+		return verdict{ok: bytes.Contains(b, []byte(c.Contains)), want: "contains " + strconv.Quote(c.Contains), got: string(b)}
 	case c.Regex != "":
-		return verdict{ok: c.re != nil && c.re.Match(b), want: "matches " + c.Regex, got: content()}
+		return verdict{ok: c.re != nil && c.re.Match(b), want: "matches " + c.Regex, got: string(b)}
 	case c.MinBytes != nil || c.MaxBytes != nil:
 		return verdict{ok: (c.MinBytes == nil || size >= *c.MinBytes) && (c.MaxBytes == nil || size <= *c.MaxBytes),
 			want: bounds(c.MinBytes, c.MaxBytes, " bytes"), got: strconv.FormatInt(size, 10) + " bytes"}
@@ -82,7 +81,7 @@ func (c compiledCheck) judge(b []byte, size int64, r record.Trial, task *Task) v
 	case c.JSON != nil:
 		var doc any
 		if err := json.Unmarshal(b, &doc); err != nil {
-			return verdict{want: "JSON with a value at " + *c.JSON, got: "not JSON: " + content()}
+			return verdict{want: "JSON with a value at " + *c.JSON, got: "not JSON: " + string(b)}
 		}
 		var ok bool
 		if v, ok = lookupPointer(doc, *c.JSON); !ok {

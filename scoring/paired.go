@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 
 	"gonum.org/v1/gonum/stat/distuv"
 
@@ -89,9 +88,8 @@ func ComparePaired(a, b []float64) (PairedResult, error) {
 		if s.variance == 0 {
 			r.Method = MethodPairedT
 		} else {
-			p := jarqueBeraP(d)
-			r.NormalityP = &p
-			if p >= Alpha {
+			r.NormalityP = new(jarqueBeraP(d))
+			if *r.NormalityP >= Alpha {
 				r.Method = MethodPairedT
 			}
 		}
@@ -121,8 +119,7 @@ func pairedT(s summary) (*float64, float64) {
 // jarqueBeraP is the p-value of the Jarque–Bera test of normality against χ²
 // with 2 degrees of freedom. xs must vary.
 func jarqueBeraP(xs []float64) float64 {
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
+	s := slices.Sorted(slices.Values(xs))
 	n := float64(len(s))
 	var mean float64
 	for _, x := range s {

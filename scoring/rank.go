@@ -165,17 +165,15 @@ func noteFor(s prepared, hits []noteHit, trials int) string {
 	if len(hits) == 0 {
 		return ""
 	}
-	first := firstHit(hits)
+	what := "scored without it"
 	switch s.Type {
 	case TypeJudge:
-		return fmt.Sprintf("%s: %d of %d trials not judged, scored without it (trial %d: %s)",
-			s.name, len(hits), trials, first.trial, first.msg)
+		what = "not judged, scored without it"
 	case TypeSubmitted:
-		return fmt.Sprintf("%s: %d of %d trials scored %s for a missing metric (trial %d: %s)",
-			s.name, len(hits), trials, strconv.FormatFloat(s.fail, 'g', 4, 64), first.trial, first.msg)
+		what = "scored " + strconv.FormatFloat(s.fail, 'g', 4, 64) + " for a missing metric"
 	}
-	return fmt.Sprintf("%s: %d of %d trials scored without it (trial %d: %s)",
-		s.name, len(hits), trials, first.trial, first.msg)
+	first := firstHit(hits)
+	return fmt.Sprintf("%s: %d of %d trials %s (trial %d: %s)", s.name, len(hits), trials, what, first.trial, first.msg)
 }
 
 // firstHit is the lowest-numbered trial's hit, whatever the results' order.
@@ -210,9 +208,6 @@ func rankEntries(es []*tally, tied func(a, b *tally) bool) {
 		i = j
 	}
 }
-
-// tiedTrials reports whether b cannot be told from a by their trials.
-func tiedTrials(a, b *tally) bool { return !compareMeans(a.sum, b.sum).clear }
 
 // unjudged lists the candidates without a trial they are answerable for.
 func unjudged(es []*tally) []record.Unjudged {

@@ -93,7 +93,8 @@ func (s *Sheet) Outcome() Outcome {
 	v := s.normalized()
 	out := Outcome{Scores: v.composites(s)}
 	entries := tallies(s, v, out.Scores)
-	tied := tiedTrials
+	// b cannot be told from a by their trials (a suite's: by their tasks).
+	tied := func(a, b *tally) bool { return !compareMeans(a.sum, b.sum).clear }
 	if tasks := s.suite.Tasks; len(tasks) > 0 {
 		tied = func(a, b *tally) bool { return pairedTied(a, b, tasks) }
 	}

@@ -2,7 +2,7 @@ package scoring
 
 import (
 	"math"
-	"sort"
+	"slices"
 
 	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
@@ -25,8 +25,7 @@ func summarize(xs []float64) summary {
 	if len(xs) == 0 {
 		return summary{}
 	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
+	s := slices.Sorted(slices.Values(xs))
 	if len(s) == 1 {
 		return summary{n: 1, mean: s[0]}
 	}
@@ -99,8 +98,7 @@ func median(xs []float64) float64 {
 	if len(xs) == 0 {
 		return 0
 	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
+	s := slices.Sorted(slices.Values(xs))
 	m := len(s) / 2
 	if len(s)%2 == 1 {
 		return s[m]
@@ -159,10 +157,7 @@ func compareMeans(a, b summary) testResult {
 	se := math.Sqrt(se2)
 	t := r.diff / se
 	dist := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}
-	p := 2 * dist.Survival(math.Abs(t))
-	if p > 1 {
-		p = 1
-	}
+	p := min(1, 2*dist.Survival(math.Abs(t)))
 	h := dist.Quantile(1-Alpha/2) * se
 	r.t, r.df, r.p, r.diffCI = &t, &df, &p, &[2]float64{r.diff - h, r.diff + h}
 	r.clear = p < Alpha

@@ -1,10 +1,11 @@
 package scoring
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 )
 
 // PassAtK is the unbiased estimate of pass@k from n trials of which c
@@ -58,16 +59,11 @@ func SummarizeTasks(tasks []TaskScore) (SuiteSummary, error) {
 		if !(t.Weight >= 0) || math.IsInf(t.Weight, 1) {
 			return SuiteSummary{}, fmt.Errorf("task %d: weight %v is not a finite number > 0 (or 0 for 1)", i, t.Weight)
 		}
-		if t.Weight == 0 {
-			t.Weight = 1
-		}
+		t.Weight = cmp.Or(t.Weight, 1)
 		ts[i] = t
 	}
-	sort.Slice(ts, func(i, j int) bool {
-		if ts[i].Score != ts[j].Score {
-			return ts[i].Score < ts[j].Score
-		}
-		return ts[i].Weight < ts[j].Weight
+	slices.SortFunc(ts, func(a, b TaskScore) int {
+		return cmp.Or(cmp.Compare(a.Score, b.Score), cmp.Compare(a.Weight, b.Weight))
 	})
 	var sw, swt float64
 	for _, t := range ts {

@@ -90,11 +90,8 @@ func (t *tally) suiteStats(tasks []Task, k int) {
 	}
 	st := &t.st
 	st.Suite = su
-	if len(means) == 0 {
-		return
-	}
 	sum, err := SummarizeTasks(ts)
-	if err != nil { // every score is in [0, 1] and every weight positive
+	if err != nil { // only when no task has a score: every score is in [0, 1], every weight positive
 		return
 	}
 	st.Score = sum.Mean

@@ -109,7 +109,8 @@ func (s Scorer) validate(ps *problems) {
 			ps.add("checks is required: at least one artifact check", "checks")
 		}
 		for i, c := range s.Checks {
-			c.validate(ps, i)
+			c.validateValues(ps, i)
+			c.validateShape(ps, i)
 		}
 	case TypeJudge:
 		if len(s.Command) == 0 || s.Command[0] == "" {
@@ -119,13 +120,6 @@ func (s Scorer) validate(ps *problems) {
 			ps.add("timeout must be positive", "timeout")
 		}
 	}
-}
-
-// validate checks the i-th check: a subject (the artifact's text, or the
-// JSON value at json: or result:) and one test of it, each value sound.
-func (c Check) validate(ps *problems, i int) {
-	c.validateValues(ps, i)
-	c.validateShape(ps, i, c.tests())
 }
 
 // tests names the tests the check makes.
@@ -147,7 +141,7 @@ func (c Check) tests() []string {
 	return tests
 }
 
-// validateValues checks each of the check's values on its own.
+// validateValues checks each of the i-th check's values on its own.
 func (c Check) validateValues(ps *problems, i int) {
 	if c.Regex != "" {
 		if _, err := regexp.Compile(c.Regex); err != nil {
@@ -190,9 +184,10 @@ func (c Check) validateValues(ps *problems, i int) {
 	}
 }
 
-// validateShape checks that the check has one subject and one test that
-// tests it.
-func (c Check) validateShape(ps *problems, i int, tests []string) {
+// validateShape checks that the i-th check has one subject (the artifact's
+// text, or the JSON value at json: or result:) and one test that tests it.
+func (c Check) validateShape(ps *problems, i int) {
+	tests := c.tests()
 	const all = "contains, regex, min_bytes/max_bytes, json, result, equals_task, contains_task or regex_task"
 	switch {
 	case c.JSON != nil && c.Result != nil:

@@ -114,7 +114,8 @@ func decideSuite(es []*tally, tasks []Task) (*string, string, *record.Comparison
 	if second.st.Score > 0 {
 		c.Ratio = top.st.Score / second.st.Score
 	}
-	record := fmt.Sprintf("beats %s on %d, loses %d, ties %d (%s)", second.id, pt.Wins, pt.Losses, pt.Ties, testText(c))
+	record := fmt.Sprintf("beats %s on %d, loses %d, ties %d (%s, %s)", second.id, pt.Wins, pt.Losses, pt.Ties,
+		MethodName(c.Method), pText(c.PValue))
 	if top.successes == 0 {
 		return nil, fmt.Sprintf("no winner: %s ranks first but never succeeded", top.id), c
 	}
@@ -138,9 +139,6 @@ func TieReason(c *record.Comparison) string {
 	}
 	return "a difference within the noise"
 }
-
-// testText is "paired t, p = 0.003".
-func testText(c *record.Comparison) string { return MethodName(c.Method) + ", " + pText(c.PValue) }
 
 // MethodName names a comparison method for people: "paired t".
 func MethodName(method string) string {

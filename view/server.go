@@ -2,6 +2,7 @@ package view
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/subtle"
 	"embed"
 	"errors"
@@ -67,9 +68,7 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("view: parse templates: %w", err)
 	}
-	if opts.Log == nil {
-		opts.Log = log.Default()
-	}
+	opts.Log = cmp.Or(opts.Log, log.Default())
 	return &Server{opts: opts, tmpl: tmpl, mask: mask.New(opts.Secrets...), cache: cache{runs: map[string]*cached{}}}, nil
 }
 

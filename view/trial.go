@@ -218,14 +218,10 @@ func (s *Server) trialFacts(r *record.Trial) [][2]string {
 			facts = append(facts, [2]string{k, v})
 		}
 	}
-	exit := "none"
-	if r.ExitCode != nil {
-		exit = strconv.Itoa(*r.ExitCode)
-	}
 	fact("candidate", r.CandidateID)
 	fact("task", r.TaskID)
 	fact("trial", strconv.Itoa(r.Trial))
-	fact("exit code", exit)
+	fact("exit code", r.ExitText())
 	fact("runtime", text.Seconds(r.RuntimeSeconds))
 	fact("job", text.Seconds(r.JobSeconds))
 	if r.Score != nil {
@@ -340,8 +336,7 @@ func (s *Server) artifact(x *runIndex, r *record.Trial) *artifactView {
 	ext := strings.ToLower(path.Ext(r.ArtifactPath))
 	switch {
 	case ext == ".md" || ext == ".markdown":
-		a.Kind, a.HTML = "markdown", markdown(content)
-		a.Text = content
+		a.Kind, a.HTML, a.Text = "markdown", markdown(content), content
 	case ext == ".json" || json.Valid(bytes.TrimSpace([]byte(content))) && strings.ContainsAny(content[:1], "{["):
 		var out bytes.Buffer
 		if json.Indent(&out, []byte(content), "", "  ") == nil {

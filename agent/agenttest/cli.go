@@ -3,7 +3,6 @@ package agenttest
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -180,6 +179,3 @@ func checkVersion(ctx context.Context, bin string, p Pinned, dir string) error {
 	}
 	return nil
 }
-
-// errNoLock is lockFile's error where files cannot be locked.
-var errNoLock = errors.New("file locks are not supported here")

@@ -4,6 +4,7 @@ package agenttest
 // (streaming or not) and the models list, with the API's error shape.
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -65,8 +66,6 @@ type openaiErrorBody struct {
 	Code    *string `json:"code"`
 }
 
-func ptr(s string) *string { return &s }
-
 // openaiCheck answers the request's key and model as the API does; false
 // when it has answered an error. model "" is not checked.
 func (s *Server) openaiCheck(w http.ResponseWriter, r *http.Request, req *Request, model string) bool {
@@ -79,11 +78,11 @@ func (s *Server) openaiCheck(w http.ResponseWriter, r *http.Request, req *Reques
 			Message: "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY)."}})
 	case !req.KeyOK:
 		req.Status = http.StatusUnauthorized
-		writeJSON(w, req.Status, openaiError{openaiErrorBody{Type: "invalid_request_error", Code: ptr("invalid_api_key"),
+		writeJSON(w, req.Status, openaiError{openaiErrorBody{Type: "invalid_request_error", Code: new("invalid_api_key"),
 			Message: "Incorrect API key provided: " + maskKey(bearer) + ". You can find your API key at https://platform.openai.com/account/api-keys."}})
 	case model != "" && !s.known(model):
 		req.Status = http.StatusBadRequest
-		writeJSON(w, req.Status, openaiError{openaiErrorBody{Type: "invalid_request_error", Param: ptr("model"), Code: ptr("model_not_found"),
+		writeJSON(w, req.Status, openaiError{openaiErrorBody{Type: "invalid_request_error", Param: new("model"), Code: new("model_not_found"),
 			Message: fmt.Sprintf("The requested model '%s' does not exist.", model)}})
 	default:
 		return true
@@ -121,11 +120,7 @@ func (s *Server) parseResponses(w http.ResponseWriter, r *http.Request, body []b
 		return m, false
 	}
 	for _, t := range m.Tools {
-		name := t.Name
-		if name == "" {
-			name = t.Type
-		}
-		req.Tools = append(req.Tools, name)
+		req.Tools = append(req.Tools, cmp.Or(t.Name, t.Type))
 	}
 	return m, true
 }
@@ -201,15 +196,13 @@ func responseOutput(turn Turn, n int64, tools []string) []openaiItem {
 	if turn.Shell == "" {
 		return output
 	}
+	var name string
 	var args []byte
-	name := ""
 	switch {
 	case slices.Contains(tools, "exec_command"):
-		name = "exec_command"
-		args = marshal(map[string]string{"cmd": turn.Shell})
+		name, args = "exec_command", marshal(map[string]string{"cmd": turn.Shell})
 	case slices.Contains(tools, "shell"):
-		name = "shell"
-		args = marshal(map[string][]string{"command": {"bash", "-lc", turn.Shell}})
+		name, args = "shell", marshal(map[string][]string{"command": {"bash", "-lc", turn.Shell}})
 	default:
 		return output
 	}
@@ -273,7 +266,7 @@ func (s *Server) openaiModels(w http.ResponseWriter, r *http.Request) {
 		req.Model = id
 		if !s.known(id) {
 			req.Status = http.StatusNotFound
-			writeJSON(w, req.Status, openaiError{openaiErrorBody{Type: "invalid_request_error", Param: ptr("model"), Code: ptr("model_not_found"),
+			writeJSON(w, req.Status, openaiError{openaiErrorBody{Type: "invalid_request_error", Param: new("model"), Code: new("model_not_found"),
 				Message: fmt.Sprintf("The model '%s' does not exist", id)}})
 			return
 		}

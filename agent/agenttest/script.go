@@ -98,13 +98,6 @@ func (s Script) turnFor(userText string, toolResults int) (t Turn, rule string) 
 	return turns[min(toolResults, len(turns)-1)], rule
 }
 
-func (s Script) plain() string {
-	if s.Plain == "" {
-		return "OK"
-	}
-	return s.Plain
-}
-
 // Tokens is how many tokens the fake counts for text: four for every three
 // words, rounded (a deterministic stand-in for a tokenizer).
 func Tokens(text string) int {

@@ -2,6 +2,7 @@ package agenttest
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -100,10 +101,7 @@ func Start(t testing.TB, opts Options) *Server {
 
 // Serve serves a fake model on l until Close.
 func Serve(l net.Listener, opts Options) *Server {
-	s := &Server{key: opts.Key, models: opts.Models, script: opts.Script, notify: opts.OnRequest}
-	if s.key == "" {
-		s.key = DefaultKey
-	}
+	s := &Server{key: cmp.Or(opts.Key, DefaultKey), models: opts.Models, script: opts.Script, notify: opts.OnRequest}
 	if s.models == nil {
 		s.models = DefaultModels
 	}
@@ -231,7 +229,7 @@ func (s *Server) play(req *Request, user, parts []string, tools bool) answer {
 		a.turn, a.rule = s.script.turnFor(strings.Join(user, "\n"), toolResults)
 		a.index = toolResults
 	} else {
-		a.turn = Turn{Text: s.script.plain()}
+		a.turn = Turn{Text: cmp.Or(s.script.Plain, "OK")}
 	}
 	for i, p := range parts {
 		n := Tokens(p)

@@ -115,11 +115,8 @@ func jsonASCII(v string) string {
 			b.WriteString(`\b`)
 		case r == '\f':
 			b.WriteString(`\f`)
-		case r < 0x20 || (r >= 0x7f && r <= 0xffff):
-			fmt.Fprintf(&b, `\u%04x`, r)
-		case r > 0xffff:
-			r -= 0x10000
-			fmt.Fprintf(&b, `\u%04x\u%04x`, 0xd800+(r>>10), 0xdc00+(r&0x3ff))
+		case r < 0x20 || r >= 0x7f:
+			b.WriteString(unicodeEscaped(string(r), "%04x"))
 		default:
 			b.WriteRune(r)
 		}

@@ -21,6 +21,7 @@
 package mask
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -65,12 +66,7 @@ func New(secrets ...string) *Masker {
 	if len(forms) == 0 {
 		return m
 	}
-	slices.SortFunc(forms, func(a, b string) int {
-		if len(a) != len(b) {
-			return len(b) - len(a)
-		}
-		return strings.Compare(a, b)
-	})
+	slices.SortFunc(forms, func(a, b string) int { return cmp.Or(len(b)-len(a), strings.Compare(a, b)) })
 	m.forms = forms
 	m.build()
 	return m

@@ -87,16 +87,13 @@ func Output(s string, max int) string {
 // XML makes s safe for XML 1.0: invalid UTF-8 and characters XML cannot
 // carry become U+FFFD.
 func XML(s string) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	if strings.IndexFunc(s, func(r rune) bool { return !xmlChar(r) }) < 0 {
-		return s
-	}
+	// strings.Map returns s itself when no character changes.
 	return strings.Map(func(r rune) rune {
 		if xmlChar(r) {
 			return r
 		}
 		return '\uFFFD'
-	}, s)
+	}, strings.ToValidUTF8(s, "\uFFFD"))
 }
 
 func xmlChar(r rune) bool {
@@ -401,17 +398,15 @@ func Bytes(n float64) string {
 		return strconv.FormatFloat(math.Round(n), 'f', 0, 64) + " B"
 	}
 	units := []string{"KiB", "MiB", "GiB", "TiB"}
-	v := n
-	for _, u := range units {
-		v /= 1024
-		if v < 1024 || u == "TiB" {
-			if v < 10 {
-				return strconv.FormatFloat(v, 'f', 1, 64) + " " + u
-			}
-			return strconv.FormatFloat(v, 'f', 0, 64) + " " + u
-		}
+	v, u := n/1024, 0
+	for !(v < 1024) && u < len(units)-1 { // NaN, too, goes to the last unit
+		v, u = v/1024, u+1
 	}
-	return "" // unreachable
+	decimals := 0
+	if v < 10 {
+		decimals = 1
+	}
+	return strconv.FormatFloat(v, 'f', decimals, 64) + " " + units[u]
 }
 
 // USD writes dollars: "$0", "$12", "$1.23", below a dollar two significant

@@ -1,6 +1,7 @@
 package yamlcheck
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"reflect"
@@ -284,10 +285,7 @@ func fieldNames(t reflect.Type) []string {
 		if !f.IsExported() || name == "-" || opts == "inline" {
 			continue
 		}
-		if name == "" {
-			name = strings.ToLower(f.Name)
-		}
-		out = append(out, name+":")
+		out = append(out, cmp.Or(name, strings.ToLower(f.Name))+":")
 	}
 	return out
 }

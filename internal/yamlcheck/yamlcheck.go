@@ -4,12 +4,13 @@
 package yamlcheck
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
 	"reflect"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -207,21 +208,14 @@ func yamlFields(t reflect.Type) map[string]reflect.Type {
 			maps.Copy(out, yamlFields(f.Type)) // its keys are the parent's
 			continue
 		}
-		if name == "" {
-			name = strings.ToLower(f.Name)
-		}
-		out[name] = f.Type
+		out[cmp.Or(name, strings.ToLower(f.Name))] = f.Type
 	}
 	fieldsOf.Store(t, out)
 	return out
 }
 
 func unknownKeyMsg(key string, fields map[string]reflect.Type) string {
-	names := make([]string, 0, len(fields))
-	for name := range fields {
-		names = append(names, name)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(fields))
 	if best := Nearest(key, names); best != "" {
 		return fmt.Sprintf("unknown key %q (did you mean %q?)", key, best)
 	}
@@ -305,9 +299,7 @@ func InFile(err error, file string, rewrite func(string) string) []error {
 	}
 	var out []error
 	flatten(err, func(c Error) {
-		if c.File == "" {
-			c.File = file
-		}
+		c.File = cmp.Or(c.File, file)
 		out = append(out, &c)
 	}, func(line string) {
 		out = append(out, fromYAML(file, line, rewrite))

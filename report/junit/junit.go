@@ -365,11 +365,7 @@ func problem(r record.Trial) *Problem {
 	if r.ErrorMessage != "" {
 		b.WriteString(": " + r.ErrorMessage)
 	}
-	exit := "none"
-	if r.ExitCode != nil {
-		exit = strconv.Itoa(*r.ExitCode)
-	}
-	fmt.Fprintf(&b, "\nexit code: %s\n", exit)
+	fmt.Fprintf(&b, "\nexit code: %s\n", r.ExitText())
 	if r.SandboxID != "" {
 		fmt.Fprintf(&b, "sandbox: %s\n", r.SandboxID)
 	}
