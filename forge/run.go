@@ -175,9 +175,12 @@ func Run(ctx context.Context, o Options) (*record.Record, error) {
 		return rec, err
 	}
 	// The caller's reports read every trial whole, from trials.jsonl;
-	// what the run held for scoring goes first.
+	// what the run held for scoring goes first, collected before the
+	// read-back's allocations when it is worth a collection (megabytes).
 	s.sheet = nil
-	runtime.GC() // before the read-back's allocations, not after them
+	if len(s.done) >= 10_000 {
+		runtime.GC()
+	}
 	if err := s.readBack(); err != nil {
 		return rec, err
 	}

@@ -50,7 +50,7 @@ func stampFile(f *os.File) (fileStamp, error) {
 		return fileStamp{}, err
 	}
 	sum := crc32.New(castagnoli)
-	size, err := io.CopyBuffer(sum, io.NewSectionReader(f, 0, math.MaxInt64), make([]byte, 1<<20))
+	size, err := io.CopyBuffer(sum, io.NewSectionReader(f, 0, math.MaxInt64), readBuffer(f, 0))
 	if err != nil {
 		return fileStamp{}, err
 	}

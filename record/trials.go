@@ -130,10 +130,12 @@ func ReadLines[T any](f *os.File, off int64, path string, first int) ([]T, []int
 	}
 	out := make([]T, len(ends))
 	var g errgroup.Group
-	g.SetLimit(runtime.GOMAXPROCS(0))
+	procs := runtime.GOMAXPROCS(0)
+	g.SetLimit(procs)
+	batch := max(1, min(trialBatch, (len(ends)+procs-1)/procs)) // a few lines, too, on every processor
 	start := off
-	for b := 0; b < len(ends); b += trialBatch {
-		n := min(trialBatch, len(ends)-b)
+	for b := 0; b < len(ends); b += batch {
+		n := min(batch, len(ends)-b)
 		// A batch's lines in one buffer: one allocation, not one a line.
 		buf := make([]byte, ends[b+n-1]-start)
 		if _, err := io.ReadFull(f, buf); err != nil {
@@ -158,13 +160,23 @@ func ReadLines[T any](f *os.File, off int64, path string, first int) ([]T, []int
 	return out, ends, nil
 }
 
+// readBuffer is a buffer to read f from off with: 1 MiB, or what is left
+// of a smaller file (a large allocation costs more than the read).
+func readBuffer(f *os.File, off int64) []byte {
+	n := int64(1 << 20)
+	if fi, err := f.Stat(); err == nil {
+		n = min(n, max(fi.Size()-off, 0)+1)
+	}
+	return make([]byte, n)
+}
+
 // lineEnds lists the offset after each whole line of f from off on.
 func lineEnds(f *os.File, off int64) ([]int64, error) {
 	if _, err := f.Seek(off, io.SeekStart); err != nil {
 		return nil, err
 	}
 	var ends []int64
-	buf := make([]byte, 1<<20)
+	buf := readBuffer(f, off)
 	for {
 		k, err := f.Read(buf)
 		for at, b := off, buf[:k]; ; {
