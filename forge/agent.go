@@ -240,12 +240,10 @@ func (a *agentRun) layer(base *runner.Environment) (*runner.Environment, error) 
 			env.Build = append(env.Build, `FORGE_AGENT_PREFIX="$`+runner.EnvDirVar+`"; export FORGE_AGENT_PREFIX`+"\n"+line)
 		}
 	}
-	env.Hash = ""
-	h, err := runner.EnvironmentHash(&env)
-	if err != nil {
+	var err error
+	if env.Hash, err = runner.EnvironmentHash(&env); err != nil {
 		return nil, fmt.Errorf("agent %s on environment %s: %w", name, env.Name, err)
 	}
-	env.Hash = h
 	return &env, nil
 }
 

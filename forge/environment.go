@@ -122,18 +122,13 @@ func (m *Manifest) checkEnvironmentRef(v *validator, r *EnvironmentRef, path ...
 	case r.Name == "":
 		v.at("is empty: name one of environments:, or remove the key", path...)
 	case m.Environments[r.Name] == nil:
-		v.at(m.unknownEnvironment(r.Name), path...)
+		msg := fmt.Sprintf("unknown environment %q: the manifest has no environments:", r.Name)
+		if known := slices.Sorted(maps.Keys(m.Environments)); len(known) > 0 {
+			msg = fmt.Sprintf("unknown environment %q (environments: %s)", r.Name, strings.Join(known, ", "))
+		}
+		v.at(msg, path...)
 	}
 	return len(v.errs) == problems
-}
-
-// unknownEnvironment says that name is none of the manifest's environments.
-func (m *Manifest) unknownEnvironment(name string) string {
-	known := slices.Sorted(maps.Keys(m.Environments))
-	if len(known) == 0 {
-		return fmt.Sprintf("unknown environment %q: the manifest has no environments:", name)
-	}
-	return fmt.Sprintf("unknown environment %q (environments: %s)", name, strings.Join(known, ", "))
 }
 
 // check reports what is wrong with e, each problem at its key path below
@@ -222,8 +217,8 @@ func (m *Manifest) resolveEnvironment(h io.Writer, name string, spec *Environmen
 		Build:        append(pipSteps(spec.Pip), spec.Build...),
 		Env:          spec.Env,
 		BuildTimeout: time.Duration(spec.Timeout),
+		Files:        m.addFiles(h, spec.Files, bad, "files"),
 	}
-	env.Files = m.addFiles(h, spec.Files, bad, "files")
 	hash, err := runner.EnvironmentHash(env)
 	if err != nil {
 		bad(err.Error())

@@ -34,7 +34,6 @@ func (m *Manifest) resolveFiles(name string, data []byte) []error {
 	common := m.addFiles(h, m.Defaults.Files, v.at, "defaults", "files")
 	for i := range m.Candidates {
 		c := &m.Candidates[i]
-		c.files = nil
 		if c.Agent != "" {
 			m.resolveAgent(c)
 		} else if c.Script != "" {
@@ -111,23 +110,12 @@ func (m *Manifest) resolveTasks(name string, h io.Writer, v *validator) {
 		m.Tasks = append(m.Tasks, tasks...)
 	}
 	if m.Harbor != "" {
-		tasks, notes, err := m.readHarbor(h)
-		m.Notes = append(m.Notes, notes...)
-		if err != nil {
-			v.at(err.Error(), "harbor")
-		}
-		if len(tasks) > 0 {
-			v.errs = append(v.errs, checkTaskIDs(append(slices.Clip(m.Tasks), tasks...))...)
-			m.Tasks = append(m.Tasks, tasks...)
-		}
+		m.readHarbor(h, v)
 	}
-	if d := m.Defaults.Verify; d != nil && d.Dir != "" {
-		d.files = m.addDir(h, d.Dir, v.at, "defaults", "verify", "dir")
-	}
+	m.addTests(h, m.Defaults.Verify, v.below("defaults", "verify"))
 	for i := range m.Tasks {
 		t := &m.Tasks[i]
 		tv := t.where.validator()
-		t.files = nil
 		for _, f := range t.Files {
 			if ref, ok := m.addFile(h, f, tv.at, "files"); ok {
 				t.files = append(t.files, ref)
@@ -135,13 +123,8 @@ func (m *Manifest) resolveTasks(name string, h io.Writer, v *validator) {
 		}
 		m.checkTaskTakes(t, tv.at)
 		bad := tv.below("verify")
-		t.Verify.check(bad, m.Defaults.Verify)
-		if !t.harbor() { // a Harbor task's is checkTaskTakes's
-			m.checkVerifyTakes(t.Verify, bad)
-		}
-		if t.Verify != nil && t.Verify.Dir != "" {
-			t.Verify.files = m.addDir(h, t.Verify.Dir, bad, "dir")
-		}
+		m.checkVerify(t.Verify, m.Defaults.Verify, bad)
+		m.addTests(h, t.Verify, bad)
 		if v := t.Verify.over(m.Defaults.Verify); v != nil && !v.atRoot {
 			if msg := v.missingFile(); msg != "" {
 				bad(msg, "command")
@@ -243,9 +226,7 @@ func (m *Manifest) addFile(h io.Writer, rel string, bad func(msg string, path ..
 			bad(fmt.Sprintf("%s: %s", rel, unwrapPathErr(err)), path...)
 			return runner.File{}, false
 		}
-		if m.read != nil {
-			m.read[src] = content
-		}
+		m.read[src] = content
 	}
 	m.hashFile(h, dst, dst, content)
 	return runner.File{Src: src, Dst: dst}, true

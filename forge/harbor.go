@@ -158,10 +158,12 @@ func readHarborTask(dir string) (HarborTask, []string, error) {
 	if md.IsDefined("environment", "docker_image") && (t.DockerImage == "" || strings.ContainsAny(t.DockerImage, " \t\n")) {
 		return HarborTask{}, nil, fmt.Errorf("%s: environment.docker_image = %q: want an image such as \"python:3.12-slim\"", file, c.Environment.DockerImage)
 	}
-	if md.IsDefined("environment", "workdir") {
-		var ok bool
-		if t.Workdir, ok = imageDir(c.Environment.Workdir); !ok {
-			return HarborTask{}, nil, fmt.Errorf("%s: environment.workdir = %q: want an absolute path such as \"/app\", without . or ..", file, c.Environment.Workdir)
+	if w := c.Environment.Workdir; md.IsDefined("environment", "workdir") {
+		// An image's directory: without . or .. components, nothing a
+		// Dockerfile line cannot hold.
+		t.Workdir = path.Clean(w)
+		if !path.IsAbs(w) || (t.Workdir != w && t.Workdir+"/" != w) || strings.ContainsAny(w, "\n\r\"") {
+			return HarborTask{}, nil, fmt.Errorf("%s: environment.workdir = %q: want an absolute path such as \"/app\", without . or ..", file, w)
 		}
 	}
 	if err := t.readDir(); err != nil {
@@ -292,14 +294,6 @@ func lookedFor(envDir string) string {
 	return "environment/ holds " + text.FirstOf(names, 5) + " and no Dockerfile"
 }
 
-// imageDir is w as a directory of an image: absolute, without . or ..
-// components, nothing a Dockerfile line cannot hold.
-func imageDir(w string) (string, bool) {
-	clean := path.Clean(w)
-	ok := path.IsAbs(w) && (clean == w || clean+"/" == w) && !strings.ContainsAny(w, "\n\r\"")
-	return clean, ok
-}
-
 // tomlTypeError is how the TOML decoder says a value has the wrong type.
 var tomlTypeError = regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]*)"\): incompatible types: TOML value has type (\w+); destination has type (\w+)`)
 
@@ -404,16 +398,17 @@ func (ht HarborTask) task() (Task, error) {
 	return t, nil
 }
 
-// readHarbor reads the manifest's harbor: directory into suite tasks, and
-// gives the suite its scoring (harborScoring).
-func (m *Manifest) readHarbor(h io.Writer) ([]Task, []string, error) {
-	notes := m.harborScoring()
-	hts, read, err := ReadHarborTasks(m.abs(m.Harbor))
-	notes = append(notes, read...)
+// readHarbor reads the manifest's harbor: directory into suite tasks,
+// after the others, and gives the suite its scoring (harborScoring).
+func (m *Manifest) readHarbor(h io.Writer, v *validator) {
+	m.harborScoring()
+	hts, notes, err := ReadHarborTasks(m.abs(m.Harbor))
+	m.Notes = append(m.Notes, notes...)
 	if err != nil {
-		return nil, notes, err
+		v.at(err.Error(), "harbor")
+		return
 	}
-	tasks := make([]Task, 0, len(hts))
+	var tasks []Task
 	var errs []error
 	for _, ht := range hts {
 		t, err := ht.task()
@@ -435,17 +430,23 @@ func (m *Manifest) readHarbor(h io.Writer) ([]Task, []string, error) {
 		}
 		tasks = append(tasks, t)
 	}
-	return tasks, notes, errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		v.at(err.Error(), "harbor")
+	}
+	if len(tasks) > 0 {
+		v.errs = append(v.errs, checkTaskIDs(append(slices.Clip(m.Tasks), tasks...))...)
+		m.Tasks = append(m.Tasks, tasks...)
+	}
 }
 
 // harborScoring makes a Harbor suite's scoring its verifiers' reward when
 // scoring: says nothing: the default, success and runtime, would rank a
 // fast wrong answer (reward 0) first. A scoring: that weighs more than the
 // reward, or leaves it out, is the manifest's to say, and noted.
-func (m *Manifest) harborScoring() []string {
+func (m *Manifest) harborScoring() {
 	if len(m.Scoring.Scorers) == 0 {
 		m.Scoring.Scorers = []scoring.Scorer{{Type: scoring.TypeVerifier}}
-		return nil
+		return
 	}
 	var others []string
 	reward := false
@@ -459,13 +460,12 @@ func (m *Manifest) harborScoring() []string {
 	const why = "a Harbor suite's verifiers judge its trials"
 	switch {
 	case !reward:
-		return []string{fmt.Sprintf("scoring: %s, and this one (%s) leaves their reward out: a trial rewarded 0 ranks as one rewarded 1; add {type: verifier}",
-			why, strings.Join(others, ", "))}
+		m.Notes = append(m.Notes, fmt.Sprintf("scoring: %s, and this one (%s) leaves their reward out: a trial rewarded 0 ranks as one rewarded 1; add {type: verifier}",
+			why, strings.Join(others, ", ")))
 	case len(others) > 0:
-		return []string{fmt.Sprintf("scoring: %s, and this one weighs %s besides their reward: a trial rewarded 0 may outrank one rewarded 1; [{type: verifier}] ranks by the reward alone",
-			why, strings.Join(others, ", "))}
+		m.Notes = append(m.Notes, fmt.Sprintf("scoring: %s, and this one weighs %s besides their reward: a trial rewarded 0 may outrank one rewarded 1; [{type: verifier}] ranks by the reward alone",
+			why, strings.Join(others, ", ")))
 	}
-	return nil
 }
 
 // ImageTasks are the plan's tasks that run in their own image (a

@@ -36,31 +36,18 @@ func checkNames(bad func(msg string, path ...any), names []string, path ...any) 
 
 // check validates p's names, env's (at the env: below path) and the
 // ${NAME} references of env, which may use p's names and those of outer
-// (the defaults, for a candidate or a task).
-func (p Passing) check(v *validator, env map[string]string, outer *Passing, path ...any) {
+// (the defaults', for a candidate or a task).
+func (p Passing) check(v *validator, env map[string]string, outer Passing, path ...any) {
 	checkEnv(v.at, env, append(path, "env")...)
 	checkNames(v.at, p.Secrets, append(path, "secrets")...)
 	checkNames(v.at, p.EnvFromHost, append(path, "env_from_host")...)
-	known := p.names()
-	if outer != nil {
-		known = append(known, outer.names()...)
-	}
-	undeclaredRefs(env, known, func(k, name string) {
-		v.at(fmt.Sprintf("${%s} is neither a secret nor an env_from_host variable here: declare it under secrets: or env_from_host:", name),
-			append(path, "env", k)...)
-	})
-}
-
-// undeclaredRefs calls report for every ${NAME} in env's values (keys in
-// order) whose NAME is not among known.
-func undeclaredRefs(env map[string]string, known []string, report func(key, name string)) {
-	for _, k := range slices.Sorted(maps.Keys(env)) {
-		for _, m := range refPattern.FindAllStringSubmatch(env[k], -1) {
-			if !slices.Contains(known, m[1]) {
-				report(k, m[1])
-			}
+	known := append(p.names(), outer.names()...)
+	eachRef(env, refPattern, func(k, name string) {
+		if !slices.Contains(known, name) {
+			v.at(fmt.Sprintf("${%s} is neither a secret nor an env_from_host variable here: declare it under secrets: or env_from_host:", name),
+				append(path, "env", k)...)
 		}
-	}
+	})
 }
 
 // names are the secrets' and host variables' names.
@@ -189,9 +176,9 @@ func (m *Manifest) checkTaskTakes(t *Task, bad func(msg string, path ...any)) {
 	for _, name := range t.EnvFromHost {
 		refuse("env_from_host", strconv.Quote(name), name)
 	}
-	outer := m.Defaults.names()
-	undeclaredRefs(t.Env, t.names(), func(k, name string) {
-		if slices.Contains(outer, name) {
+	own, outer := t.names(), m.Defaults.names()
+	eachRef(t.Env, refPattern, func(k, name string) {
+		if !slices.Contains(own, name) && slices.Contains(outer, name) {
 			refuse("env", k+": ${"+name+"}", name)
 		}
 	})
@@ -202,30 +189,16 @@ func (m *Manifest) checkTaskTakes(t *Task, bad func(msg string, path ...any)) {
 		key  string
 		vars map[string]string
 	}{{"verifier.env", t.Verify.Env}, {"solution.env", t.solutionEnv}} {
-		hostRefs(env.vars, func(k, name string) { refuse(env.key, fmt.Sprintf("%s = %q", k, env.vars[k]), name) })
+		eachRef(env.vars, hostTemplate, func(k, name string) { refuse(env.key, fmt.Sprintf("%s = %q", k, env.vars[k]), name) })
 	}
 }
 
-// checkVerifyTakes reports, at "env", every ${NAME} of a verify: env (the
-// defaults' or a task's) that taskMayNotTake refuses: a verifier takes it
-// from the host (fromHost) and its log reaches the record.
-func (m *Manifest) checkVerifyTakes(spec *VerifySpec, bad func(msg string, path ...any)) {
-	if spec == nil {
-		return
-	}
-	hostRefs(spec.Env, func(k, name string) {
-		if why := m.taskMayNotTake(name); why != "" {
-			bad(fmt.Sprintf("%s = %q: the verifier may not take %s: %s", k, spec.Env[k], name, why), "env")
-		}
-	})
-}
-
-// hostRefs calls f, in key order, for each value of env that names a host
-// variable (hostTemplate).
-func hostRefs(env map[string]string, f func(k, name string)) {
+// eachRef calls f, in key order, for each variable re finds (its first
+// group) in env's values.
+func eachRef(env map[string]string, re *regexp.Regexp, f func(k, name string)) {
 	for _, k := range slices.Sorted(maps.Keys(env)) {
-		if ref := hostTemplate.FindStringSubmatch(env[k]); ref != nil {
-			f(k, ref[1])
+		for _, m := range re.FindAllStringSubmatch(env[k], -1) {
+			f(k, m[1])
 		}
 	}
 }

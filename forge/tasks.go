@@ -118,12 +118,10 @@ func (t *Task) decode(m *Manifest) []error {
 	checkStrings(v.at, f.Files, "files")
 	t.Files = slices.DeleteFunc(f.Files, func(s string) bool { return strings.TrimSpace(s) == "" })
 	t.Env, t.Secrets, t.EnvFromHost = f.Env, f.Secrets, f.EnvFromHost
-	t.Passing.check(v, t.Env, &m.Defaults.Passing)
+	t.Passing.check(v, t.Env, m.Defaults.Passing)
 	bad := func(k string) bool { return checkName(k) != nil } // told just now
 	t.Secrets, t.EnvFromHost = slices.DeleteFunc(t.Secrets, bad), slices.DeleteFunc(t.EnvFromHost, bad)
-	if f.OutputFile != "" {
-		t.OutputFile = checkRelPath(v, f.OutputFile, "output_file")
-	}
+	t.OutputFile = checkRelPath(v, f.OutputFile, "output_file")
 	if m.checkEnvironmentRef(v, f.Environment) {
 		t.envRef = f.Environment
 	}

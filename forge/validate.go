@@ -183,14 +183,10 @@ func (m *Manifest) checkDefaults(v *validator) {
 	v.inRange(d.Trials, 1, maxTrials, "must be at least 1 (the runs of each candidate on each task)", "defaults", "trials")
 	v.inRange(d.Concurrency, 1, maxConcurrency, "must be at least 1 (the jobs run at once)", "defaults", "concurrency")
 	checkRetries(v, d.Retries, "defaults")
-	if d.OutputFile != "" {
-		m.Defaults.OutputFile = checkRelPath(v, d.OutputFile, "defaults", "output_file")
-	}
-	d.Passing.check(v, d.Env, nil, "defaults")
+	m.Defaults.OutputFile = checkRelPath(v, d.OutputFile, "defaults", "output_file")
+	d.Passing.check(v, d.Env, Passing{}, "defaults")
 	checkStrings(v.at, d.Setup, "defaults", "setup")
-	bad := v.below("defaults", "verify")
-	d.Verify.check(bad, nil)
-	m.checkVerifyTakes(d.Verify, bad)
+	m.checkVerify(d.Verify, nil, v.below("defaults", "verify"))
 }
 
 // checkCandidate checks candidate i, whose id must not be one of seen's
@@ -217,11 +213,9 @@ func (m *Manifest) checkCandidate(v *validator, i int, seen map[string]int) {
 	case len(c.Command) > 0 && strings.TrimSpace(c.Command[0]) == "":
 		v.at("the program (first element) is empty", "candidates", i, "command")
 	}
-	if c.OutputFile != "" {
-		c.OutputFile = checkRelPath(v, c.OutputFile, "candidates", i, "output_file")
-	}
+	c.OutputFile = checkRelPath(v, c.OutputFile, "candidates", i, "output_file")
 	checkRetries(v, c.Retries, "candidates", i)
-	c.Passing.check(v, c.Env, &m.Defaults.Passing, "candidates", i)
+	c.Passing.check(v, c.Env, m.Defaults.Passing, "candidates", i)
 	checkStrings(v.at, c.Setup, "candidates", i, "setup")
 }
 
@@ -334,10 +328,14 @@ func checkStrings(bad func(msg string, path ...any), ss []string, path ...any) {
 	}
 }
 
-// checkRelPath checks p, a path inside a job's working directory, by the
-// one rule for it (runner.RelPath) and returns it cleaned ("out/../x.md"
-// is "x.md"), or p unchanged after reporting why it is refused.
+// checkRelPath checks p, a path inside a job's working directory, when
+// given, by the one rule for it (runner.RelPath) and returns it cleaned
+// ("out/../x.md" is "x.md"), or p unchanged after reporting why it is
+// refused.
 func checkRelPath(v *validator, p string, path ...any) string {
+	if p == "" {
+		return p
+	}
 	c, err := runner.RelPath(p)
 	if err != nil {
 		v.at(err.Error(), path...)

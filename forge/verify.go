@@ -63,9 +63,12 @@ func (spec *VerifySpec) job() *runner.Verify {
 	return &runner.Verify{Files: spec.files, Command: spec.Command, Timeout: time.Duration(spec.Timeout), Env: spec.Env, AtRoot: spec.atRoot, User: spec.user}
 }
 
-// check reports what is wrong with a verify: at path, completed by its
-// defaults (base, nil for the defaults' own).
-func (spec *VerifySpec) check(bad func(msg string, path ...any), base *VerifySpec) {
+// checkVerify reports what is wrong with a verify: (the defaults' or a
+// task's), completed by its defaults (base, nil for the defaults' own),
+// each problem at its key: its env's ${NAME}s too that taskMayNotTake
+// refuses, as the verifier takes them from the host (fromHost) and its
+// log reaches the record (a Harbor task's are checkTaskTakes's).
+func (m *Manifest) checkVerify(spec, base *VerifySpec, bad func(msg string, path ...any)) {
 	if spec == nil {
 		return
 	}
@@ -73,27 +76,38 @@ func (spec *VerifySpec) check(bad func(msg string, path ...any), base *VerifySpe
 		bad(`is required: the shell line that judges the trial, e.g. "bash $FORGE_TESTS_DIR/test.sh"`, "command")
 	}
 	checkEnv(bad, spec.Env, "env")
+	if spec.atRoot {
+		return
+	}
+	eachRef(spec.Env, hostTemplate, func(k, name string) {
+		if why := m.taskMayNotTake(name); why != "" {
+			bad(fmt.Sprintf("%s = %q: the verifier may not take %s: %s", k, spec.Env[k], name, why), "env")
+		}
+	})
 }
 
-// addDir finds the files under dir (relative to the manifest's directory),
-// adds them to the hash h in order and returns them by their paths
-// relative to dir; bad reports why it cannot, at path.
-func (m *Manifest) addDir(h io.Writer, dir string, bad func(msg string, path ...any), path ...any) []runner.File {
-	refs, err := dirFiles(m.abs(dir), true)
+// addTests finds the files under spec's dir: (relative to the manifest's
+// directory), adds them to the hash h in order and gives them to spec by
+// their paths relative to it; bad reports why it cannot, at dir.
+func (m *Manifest) addTests(h io.Writer, spec *VerifySpec, bad func(msg string, path ...any)) {
+	if spec == nil || spec.Dir == "" {
+		return
+	}
+	refs, err := dirFiles(m.abs(spec.Dir), true)
 	if err != nil {
-		bad(fmt.Sprintf("%s: %s", dir, unwrapPathErr(err)), path...)
-		return nil
+		bad(fmt.Sprintf("%s: %s", spec.Dir, unwrapPathErr(err)), "dir")
+		return
 	}
 	slices.SortFunc(refs, func(a, b runner.File) int { return strings.Compare(a.Dst, b.Dst) })
 	for _, r := range refs {
 		content, err := os.ReadFile(r.Src)
 		if err != nil {
-			bad(fmt.Sprintf("%s: %s", r.Src, unwrapPathErr(err)), path...)
-			return nil
+			bad(fmt.Sprintf("%s: %s", r.Src, unwrapPathErr(err)), "dir")
+			return
 		}
 		m.hashFile(h, "verify\x00"+r.Dst, r.Src, content)
 	}
-	return refs
+	spec.files = refs
 }
 
 // testsFile finds the files a verify command names in its directory
