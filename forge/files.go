@@ -92,7 +92,7 @@ func (m *Manifest) resolveTasks(name string, h io.Writer, v *validator) {
 		if !filepath.IsAbs(shown) {
 			shown = filepath.Join(filepath.Dir(name), shown)
 		}
-		data, err := readCapped(filepath.Join(m.Dir, m.TasksFile), maxTasksFileBytes)
+		data, err := readCapped(m.abs(m.TasksFile), maxTasksFileBytes)
 		if err != nil {
 			v.at(fmt.Sprintf("%s: %s", m.TasksFile, unwrapPathErr(err)), "tasks_file")
 			return

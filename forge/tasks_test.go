@@ -125,6 +125,19 @@ func TestTasksFromEverySource(t *testing.T) {
 	}
 }
 
+// A tasks_file may be named by its absolute path, outside the manifest's
+// directory.
+func TestAbsoluteTasksFile(t *testing.T) {
+	tasks := filepath.Join(writeTree(t, map[string]string{"tasks.jsonl": `{"id": "q1", "expected": "391"}` + "\n"}), "tasks.jsonl")
+	m, err := loadSuite(t, suiteHead+"tasks_file: "+tasks+"\n", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := taskIDs(m.Tasks); !slices.Equal(got, []string{"q1"}) {
+		t.Errorf("tasks = %v", got)
+	}
+}
+
 // TestTaskErrors checks that each bad task is refused with the file, the
 // line and the field.
 func TestTaskErrors(t *testing.T) {
