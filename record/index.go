@@ -30,15 +30,12 @@ type Index struct {
 	Record *Record
 	Names  *Names
 	Trials []IndexedTrial
-	// of are the files it stands for: its trials file and results.json.
-	of indexOf
-}
-
-// indexOf names the files an index stands for, as they were when it was
-// made: the trials file (by its name beside results.json) and results.json.
-type indexOf struct {
-	trialsName      string
-	trials, results fileStamp
+	// of are the files it stands for, as they were when it was made: its
+	// trials file (by its name beside results.json) and results.json.
+	of struct {
+		trialsName      string
+		trials, results fileStamp
+	}
 }
 
 // TrialsAt is the size (-1: none) and modification time, in nanoseconds,
@@ -284,15 +281,7 @@ func (x *Index) ReadLines(f *os.File, off int64, path string, first int) ([]Inde
 // b, the bytes of its results.json at path (fi): every line of its trials
 // file read once, arranged as Arrange arranges them.
 func BuildIndex(path string, b []byte, fi fs.FileInfo, rec *Record) (*Index, error) {
-	if !rec.Finished() {
-		return nil, unfinished(path)
-	}
-	x, err := indexTrials(rec.TrialsPath(path))
-	if err != nil {
-		return nil, err
-	}
-	x.arrange(rec, stampBytes(b, fi))
-	return x, nil
+	return indexTrials(path, rec, stampBytes(b, fi), nil)
 }
 
 // IndexRead is BuildIndex for a reader that has the trials already: rec,
@@ -301,64 +290,64 @@ func BuildIndex(path string, b []byte, fi fs.FileInfo, rec *Record) (*Index, err
 // (ReadTrials). A run that reads its trials back indexes them so, without
 // decoding them again.
 func IndexRead(path string, rec *Record, results []Trial) (*Index, error) {
-	if !rec.Finished() {
-		return nil, unfinished(path)
-	}
 	summary, err := stampPath(path)
 	if err != nil {
 		return nil, err
 	}
-	trials := rec.TrialsPath(path)
-	f, err := os.Open(trials)
-	if err != nil {
-		return nil, err
+	return indexTrials(path, rec, summary, results)
+}
+
+// indexTrials indexes the trials of rec, the finished record at path whose
+// results.json is stamped summary: the lines of its trials file decoded,
+// or results, not nil, those lines decoded already (IndexRead).
+func indexTrials(path string, rec *Record, summary fileStamp, results []Trial) (*Index, error) {
+	if !rec.Finished() {
+		return nil, fmt.Errorf("%s: the run has not ended: its trials are not indexed", path)
 	}
-	defer f.Close()
+	trials := rec.TrialsPath(path)
 	x := NewIndex()
 	x.of.trialsName = filepath.Base(trials)
-	if x.of.trials, err = stampFile(f); err != nil {
-		return nil, fmt.Errorf("read %s: %w", trials, err)
-	}
-	ends, err := lineEnds(f, 0)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", trials, err)
-	}
-	if len(ends) != len(results) {
-		return nil, fmt.Errorf("%s: %d lines, not the %d trials read from it", trials, len(ends), len(results))
-	}
-	x.Trials = make([]IndexedTrial, len(results))
-	off := int64(0)
-	for i := range results {
-		x.Trials[i] = x.Entry(&results[i], off, int32(ends[i]-off-1))
-		off = ends[i]
+	f, err := os.Open(trials)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && results == nil:
+		x.of.trials = absent // no trial ended
+	case err != nil:
+		return nil, err
+	default:
+		defer f.Close()
+		if x.of.trials, err = stampFile(f); err != nil {
+			return nil, fmt.Errorf("read %s: %w", trials, err)
+		}
+		if results == nil {
+			x.Trials, _, err = x.ReadLines(f, 0, trials, 0)
+		} else {
+			x.Trials, err = x.entries(f, trials, results)
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 	x.arrange(rec, summary)
 	return x, nil
 }
 
-func unfinished(path string) error {
-	return fmt.Errorf("%s: the run has not ended: its trials are not indexed", path)
-}
-
-// indexTrials indexes the lines of the trials file at path, in its order.
-func indexTrials(path string) (*Index, error) {
-	x := NewIndex()
-	x.of.trialsName = filepath.Base(path)
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		x.of.trials = absent
-		return x, nil // no trial ended
-	} else if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if x.of.trials, err = stampFile(f); err != nil {
+// entries are results, every line of the trials file f at path decoded, as
+// x indexes them.
+func (x *Index) entries(f *os.File, path string, results []Trial) ([]IndexedTrial, error) {
+	ends, err := lineEnds(f, 0)
+	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
-	if x.Trials, _, err = x.ReadLines(f, 0, path, 0); err != nil {
-		return nil, err
+	if len(ends) != len(results) {
+		return nil, fmt.Errorf("%s: %d lines, not the %d trials read from it", path, len(ends), len(results))
 	}
-	return x, nil
+	out := make([]IndexedTrial, len(results))
+	off := int64(0)
+	for i := range results {
+		out[i] = x.Entry(&results[i], off, int32(ends[i]-off-1))
+		off = ends[i]
+	}
+	return out, nil
 }
 
 // arrange makes x, the trials file's lines in its order, the index of

@@ -71,24 +71,13 @@ func stampPath(path string) (fileStamp, error) {
 
 // encode is x's file.
 func (x *Index) encode() ([]byte, error) {
-	e := &encoder{b: make([]byte, 0, 64+len(x.Trials)*48)}
-	e.b = append(e.b, indexMagic...)
-	e.uvarint(indexVersion)
-	e.string(x.of.trialsName)
-	e.stamp(x.of.trials)
-	e.stamp(x.of.results)
-	if err := e.record(x.Record); err != nil {
-		return nil, err
+	b := append(make([]byte, 0, 64+len(x.Trials)*48), indexMagic...)
+	c := &codec{b: binary.AppendUvarint(b, indexVersion)}
+	c.index(x)
+	if c.err != nil {
+		return nil, c.err
 	}
-	e.uvarint(uint64(len(x.Names.list)))
-	for _, s := range x.Names.list {
-		e.string(s)
-	}
-	e.uvarint(uint64(len(x.Trials)))
-	for i := range x.Trials {
-		e.trial(&x.Trials[i])
-	}
-	return binary.LittleEndian.AppendUint32(e.b, crc32.Checksum(e.b, castagnoli)), nil
+	return binary.LittleEndian.AppendUint32(c.b, crc32.Checksum(c.b, castagnoli)), nil
 }
 
 // decodeIndex reads an index file's bytes.
@@ -100,82 +89,212 @@ func decodeIndex(b []byte) (*Index, error) {
 	if binary.LittleEndian.Uint32(b[n:]) != crc32.Checksum(b[:n], castagnoli) {
 		return nil, errors.New("its checksum is wrong")
 	}
-	d := &decoder{b: b[:n], at: len(indexMagic), names: map[string]string{}}
-	if v := d.uvarint(); v != indexVersion {
+	c := &codec{reading: true, b: b[:n], at: len(indexMagic), names: map[string]string{}}
+	if v := readVarint(c, binary.Uvarint); v != indexVersion {
 		return nil, fmt.Errorf("layout %d, not %d", v, indexVersion)
 	}
 	x := NewIndex()
-	x.of.trialsName = d.string()
-	x.of.trials, x.of.results = d.stamp(), d.stamp()
-	x.Record = d.record()
-	names := d.count()
-	x.Names.list, x.Names.at = make([]string, names), make(map[string]uint32, names)
-	for i := range x.Names.list {
-		x.Names.list[i] = d.name()
-		x.Names.at[x.Names.list[i]] = uint32(i)
+	c.index(x)
+	x.Names.at = make(map[string]uint32, len(x.Names.list))
+	for i, s := range x.Names.list {
+		x.Names.at[s] = uint32(i)
 	}
-	x.Trials = make([]IndexedTrial, d.count())
-	for i := range x.Trials {
-		d.trial(&x.Trials[i], uint32(names))
+	if c.err == nil && c.at != len(c.b) {
+		c.err = errors.New("bytes after its trials")
 	}
-	if d.err == nil && d.at != len(d.b) {
-		d.err = errors.New("bytes after its trials")
-	}
-	if d.err != nil {
-		return nil, d.err
+	if c.err != nil {
+		return nil, c.err
 	}
 	return x, nil
 }
 
-type encoder struct{ b []byte }
-
-func (e *encoder) uvarint(v uint64) { e.b = binary.AppendUvarint(e.b, v) }
-func (e *encoder) varint(v int64)   { e.b = binary.AppendVarint(e.b, v) }
-func (e *encoder) float(v float64) {
-	e.b = binary.LittleEndian.AppendUint64(e.b, math.Float64bits(v))
+// codec writes an index's file (appending to b) or, reading, reads it
+// (from b[at:]): one walk of the fields (index) does both, so the two
+// cannot differ. Its generic coders are functions (uvarint, varint, str,
+// list). Reading, its first error sticks.
+type codec struct {
+	reading bool
+	b       []byte
+	at      int
+	err     error
+	// names holds the ids read (name), each kept once however often the
+	// file repeats it.
+	names map[string]string
 }
 
-func (e *encoder) string(s string) {
-	e.uvarint(uint64(len(s)))
-	e.b = append(e.b, s...)
-}
-
-func (e *encoder) stamp(s fileStamp) {
-	e.varint(s.size)
-	e.varint(s.mtime)
-	e.uvarint(uint64(s.sum))
-}
-
-func (e *encoder) trial(t *IndexedTrial) {
-	e.varint(t.Off)
-	e.varint(int64(t.Len))
-	e.uvarint(uint64(t.Candidate))
-	e.uvarint(uint64(t.Task))
-	e.varint(int64(t.Trial))
-	e.varint(int64(t.attempts))
-	e.uvarint(uint64(t.flags))
-	if t.flags&hasExitCode != 0 {
-		e.varint(int64(t.exitCode))
+func (c *codec) fail(what string) {
+	if c.err == nil {
+		c.err = fmt.Errorf("cut short or garbled at byte %d (%s)", c.at, what)
 	}
-	e.uvarint(uint64(t.kind))
-	e.float(t.runtime)
+}
+
+// uvarint and varint code a number as a varint.
+func uvarint[T uint8 | uint32 | uint64](c *codec, v *T) {
+	if c.reading {
+		*v = T(readVarint(c, binary.Uvarint))
+	} else {
+		c.b = binary.AppendUvarint(c.b, uint64(*v))
+	}
+}
+
+func varint[T int | int32 | int64](c *codec, v *T) {
+	if c.reading {
+		*v = T(readVarint(c, binary.Varint))
+	} else {
+		c.b = binary.AppendVarint(c.b, int64(*v))
+	}
+}
+
+// readVarint reads a number with read (binary.Uvarint or Varint).
+func readVarint[T uint64 | int64](c *codec, read func([]byte) (T, int)) T {
+	v, n := read(c.b[min(c.at, len(c.b)):])
+	if n <= 0 {
+		c.fail("a number")
+		return 0
+	}
+	c.at += n
+	return v
+}
+
+// float codes a number as its 8 bytes.
+func (c *codec) float(v *float64) {
+	if !c.reading {
+		c.b = binary.LittleEndian.AppendUint64(c.b, math.Float64bits(*v))
+		return
+	}
+	if c.err != nil || len(c.b)-c.at < 8 {
+		c.fail("a number")
+		return
+	}
+	*v = math.Float64frombits(binary.LittleEndian.Uint64(c.b[c.at:]))
+	c.at += 8
+}
+
+// bool codes a bool as a byte, 0 or 1.
+func (c *codec) bool(v *bool) {
+	var n uint64
+	if *v {
+		n = 1
+	}
+	uvarint(c, &n)
+	*v = n != 0
+}
+
+// str codes a string or bytes, their length first; a string read is a
+// text of its own: the file's bytes are not held for it.
+func str[T string | []byte](c *codec, v *T) {
+	if !c.reading {
+		c.b = append(binary.AppendUvarint(c.b, uint64(len(*v))), *v...)
+		return
+	}
+	n := c.count(0)
+	if c.err != nil {
+		return
+	}
+	*v = T(c.b[c.at : c.at+n])
+	c.at += n
+}
+
+// name codes an id (a candidate's, a task's); read, the same string each
+// time.
+func (c *codec) name(s *string) {
+	if !c.reading {
+		str(c, s)
+		return
+	}
+	var b []byte
+	str(c, &b)
+	if known, ok := c.names[string(b)]; ok {
+		*s = known
+		return
+	}
+	*s = string(b)
+	c.names[*s] = *s
+}
+
+// count codes a list's length n; read, no more than the bytes left (each
+// element takes one at least).
+func (c *codec) count(n int) int {
+	v := uint64(n)
+	uvarint(c, &v)
+	if c.reading && v > uint64(len(c.b)-c.at) {
+		c.fail("a count")
+		return 0
+	}
+	return int(v)
+}
+
+// list codes the list s, its length then each element (each); read, an
+// empty one is nil.
+func list[T any](c *codec, s *[]T, each func(*T)) {
+	if n := c.count(len(*s)); c.reading && n > 0 {
+		*s = make([]T, n)
+	}
+	for i := range *s {
+		each(&(*s)[i])
+	}
+}
+
+// some is *p, made first when it is nil (read).
+func some[T any](p **T) *T {
+	if *p == nil {
+		*p = new(T)
+	}
+	return *p
+}
+
+// index codes x after its version: the files it stands for, the record,
+// the names, the trials.
+func (c *codec) index(x *Index) {
+	str(c, &x.of.trialsName)
+	c.stamp(&x.of.trials)
+	c.stamp(&x.of.results)
+	c.record(some(&x.Record))
+	list(c, &x.Names.list, c.name)
+	names := uint32(len(x.Names.list))
+	list(c, &x.Trials, func(t *IndexedTrial) { c.trial(t, names) })
+}
+
+func (c *codec) stamp(s *fileStamp) {
+	varint(c, &s.size)
+	varint(c, &s.mtime)
+	uvarint(c, &s.sum)
+}
+
+// trial codes a trial; read, one naming fewer than names names.
+func (c *codec) trial(t *IndexedTrial, names uint32) {
+	varint(c, &t.Off)
+	varint(c, &t.Len)
+	uvarint(c, &t.Candidate)
+	uvarint(c, &t.Task)
+	varint(c, &t.Trial)
+	varint(c, &t.attempts)
+	uvarint(c, &t.flags)
+	if t.flags&hasExitCode != 0 {
+		varint(c, &t.exitCode)
+	}
+	uvarint(c, &t.kind)
+	c.float(&t.runtime)
 	if t.flags&hasScore != 0 {
-		e.float(t.score)
+		c.float(&t.score)
 	}
 	if t.flags&hasReward != 0 {
-		e.float(t.reward)
+		c.float(&t.reward)
 	}
-	e.varint(t.artifactBytes)
-	e.string(t.message)
+	varint(c, &t.artifactBytes)
+	str(c, &t.message)
 	if t.flags&hasNotes != 0 {
-		e.notes(t.notes)
+		c.notes(some(&t.notes))
+	}
+	if c.reading && (t.Candidate >= names || t.Task >= names || t.kind >= names || t.Off < 0 || t.Len < 0) {
+		c.fail("a trial")
 	}
 }
 
 // notes: the submit error, cost and pass mark (each after a bit saying it
 // is there), the judges, the checks, the tampered tools.
-func (e *encoder) notes(n *trialNotes) {
-	e.string(n.submitError)
+func (c *codec) notes(n *trialNotes) {
+	str(c, &n.submitError)
 	var has uint64
 	if n.cost != nil {
 		has |= 1
@@ -183,259 +302,76 @@ func (e *encoder) notes(n *trialNotes) {
 	if n.passMark != nil {
 		has |= 2
 	}
-	e.uvarint(has)
-	if c := n.cost; c != nil {
-		e.float(c.USD)
-		e.float(c.ModelUSD)
-		e.float(c.SandboxUSD)
-		e.varint(c.Tokens)
-		e.string(c.Unpriced)
-	}
-	if n.passMark != nil {
-		e.float(*n.passMark)
-	}
-	e.uvarint(uint64(len(n.judges)))
-	for _, j := range n.judges {
-		e.string(j.Name)
-		e.string(j.Error)
-	}
-	e.uvarint(uint64(len(n.checks)))
-	for _, c := range n.checks {
-		e.string(c.Name)
-		e.varint(int64(c.Passed))
-		e.varint(int64(c.Of))
-		e.string(c.Note)
-		e.uvarint(uint64(len(c.Failed)))
-		for _, f := range c.Failed {
-			e.string(f.Check)
-			e.string(f.Want)
-			e.string(f.Got)
-		}
-	}
-	e.uvarint(uint64(len(n.tampered)))
-	for _, s := range n.tampered {
-		e.string(s)
-	}
-}
-
-// decoder reads what encoder wrote; its first error sticks, and what it
-// reads then is zero.
-type decoder struct {
-	b   []byte
-	at  int
-	err error
-	// names holds the ids read (name), each kept once however often the
-	// file repeats it.
-	names map[string]string
-}
-
-func (d *decoder) fail(what string) {
-	if d.err == nil {
-		d.err = fmt.Errorf("cut short or garbled at byte %d (%s)", d.at, what)
-	}
-}
-
-func (d *decoder) uvarint() uint64 { return readVarint(d, binary.Uvarint) }
-func (d *decoder) varint() int64   { return readVarint(d, binary.Varint) }
-
-// readVarint reads a number with read (binary.Uvarint or Varint).
-func readVarint[T uint64 | int64](d *decoder, read func([]byte) (T, int)) T {
-	v, n := read(d.b[min(d.at, len(d.b)):])
-	if n <= 0 {
-		d.fail("a number")
-		return 0
-	}
-	d.at += n
-	return v
-}
-
-func (d *decoder) float() float64 {
-	if d.err != nil || len(d.b)-d.at < 8 {
-		d.fail("a number")
-		return 0
-	}
-	v := math.Float64frombits(binary.LittleEndian.Uint64(d.b[d.at:]))
-	d.at += 8
-	return v
-}
-
-// count is a list's length, no more than the bytes left (each element
-// takes one at least).
-func (d *decoder) count() int {
-	n := d.uvarint()
-	if n > uint64(len(d.b)-d.at) {
-		d.fail("a count")
-		return 0
-	}
-	return int(n)
-}
-
-func (d *decoder) bytes() []byte {
-	n := d.count()
-	if d.err != nil {
-		return nil
-	}
-	b := d.b[d.at : d.at+n]
-	d.at += n
-	return b
-}
-
-// string is a text of its own: the file's bytes are not held for it.
-func (d *decoder) string() string { return string(d.bytes()) }
-
-// name is an id (a candidate's, a task's): the same string each time.
-func (d *decoder) name() string {
-	b := d.bytes()
-	if s, ok := d.names[string(b)]; ok {
-		return s
-	}
-	s := string(b)
-	d.names[s] = s
-	return s
-}
-
-func (d *decoder) stamp() fileStamp {
-	return fileStamp{size: d.varint(), mtime: d.varint(), sum: uint32(d.uvarint())}
-}
-
-// trial reads a trial naming fewer than names names.
-func (d *decoder) trial(t *IndexedTrial, names uint32) {
-	t.Off, t.Len = d.varint(), int32(d.varint())
-	t.Candidate, t.Task = uint32(d.uvarint()), uint32(d.uvarint())
-	t.Trial, t.attempts = int32(d.varint()), int32(d.varint())
-	t.flags = uint8(d.uvarint())
-	if t.flags&hasExitCode != 0 {
-		t.exitCode = int32(d.varint())
-	}
-	t.kind = uint32(d.uvarint())
-	t.runtime = d.float()
-	if t.flags&hasScore != 0 {
-		t.score = d.float()
-	}
-	if t.flags&hasReward != 0 {
-		t.reward = d.float()
-	}
-	t.artifactBytes = d.varint()
-	t.message = d.string()
-	if t.flags&hasNotes != 0 {
-		t.notes = d.notes()
-	}
-	if t.Candidate >= names || t.Task >= names || t.kind >= names || t.Off < 0 || t.Len < 0 {
-		d.fail("a trial")
-	}
-}
-
-func (d *decoder) notes() *trialNotes {
-	n := &trialNotes{submitError: d.string()}
-	has := d.uvarint()
+	uvarint(c, &has)
 	if has&1 != 0 {
-		n.cost = &Cost{USD: d.float(), ModelUSD: d.float(), SandboxUSD: d.float(), Tokens: d.varint(), Unpriced: d.string()}
+		cost := some(&n.cost)
+		c.float(&cost.USD)
+		c.float(&cost.ModelUSD)
+		c.float(&cost.SandboxUSD)
+		varint(c, &cost.Tokens)
+		str(c, &cost.Unpriced)
 	}
 	if has&2 != 0 {
-		n.passMark = new(d.float())
+		c.float(some(&n.passMark))
 	}
-	for range d.count() {
-		n.judges = append(n.judges, JudgeResult{Name: d.string(), Error: d.string()})
-	}
-	for range d.count() {
-		c := CheckResult{Name: d.string(), Passed: int(d.varint()), Of: int(d.varint()), Note: d.string()}
-		for range d.count() {
-			c.Failed = append(c.Failed, CheckFailure{Check: d.string(), Want: d.string(), Got: d.string()})
-		}
-		n.checks = append(n.checks, c)
-	}
-	for range d.count() {
-		n.tampered = append(n.tampered, d.string())
-	}
-	return n
+	list(c, &n.judges, func(j *JudgeResult) {
+		str(c, &j.Name)
+		str(c, &j.Error)
+	})
+	list(c, &n.checks, func(k *CheckResult) {
+		str(c, &k.Name)
+		varint(c, &k.Passed)
+		varint(c, &k.Of)
+		str(c, &k.Note)
+		list(c, &k.Failed, func(f *CheckFailure) {
+			str(c, &f.Check)
+			str(c, &f.Want)
+			str(c, &f.Got)
+		})
+	})
+	list(c, &n.tampered, func(s *string) { str(c, s) })
 }
 
-// record: the record without its tasks and task matrix as JSON (a few
+// record codes rec without its tasks and task matrix as JSON (a few
 // kilobytes), then those.
-func (e *encoder) record(rec *Record) error {
-	head := *rec
-	head.Tasks, head.TaskMatrix = nil, nil
-	b, err := json.Marshal(&head)
-	if err != nil {
-		return fmt.Errorf("index: the record: %w", err)
-	}
-	e.string(string(b))
-	e.uvarint(uint64(len(rec.Tasks)))
-	for _, t := range rec.Tasks {
-		e.string(t.ID)
-		e.string(t.Objective)
-		e.float(t.Weight)
-		e.string(t.Difficulty)
-		e.string(t.Category)
-	}
-	e.uvarint(uint64(len(rec.TaskMatrix)))
-	for i := range rec.TaskMatrix {
-		e.taskRow(&rec.TaskMatrix[i])
-	}
-	return nil
-}
-
-func (e *encoder) taskRow(row *TaskRow) {
-	e.string(row.TaskID)
-	e.float(row.Weight)
-	e.float(row.Mean)
-	e.float(row.Spread)
-	e.bool(row.Unscored)
-	e.uvarint(uint64(len(row.Cells)))
-	for _, c := range row.Cells {
-		e.string(c.CandidateID)
-		e.bool(c.Score != nil)
-		if c.Score != nil {
-			e.float(*c.Score)
+func (c *codec) record(rec *Record) {
+	if c.reading {
+		var b []byte
+		if str(c, &b); json.Unmarshal(b, rec) != nil {
+			c.fail("the record")
 		}
-		e.varint(int64(c.Trials))
-		e.varint(int64(c.Successes))
-		e.varint(int64(c.Passes))
-		e.bool(c.Solved)
-	}
-}
-
-func (e *encoder) bool(v bool) {
-	if v {
-		e.b = append(e.b, 1)
 	} else {
-		e.b = append(e.b, 0)
-	}
-}
-
-func (d *decoder) bool() bool { return d.uvarint() != 0 }
-
-func (d *decoder) record() *Record {
-	rec := &Record{}
-	if err := json.Unmarshal(d.bytes(), rec); err != nil {
-		d.fail("the record")
-	}
-	if n := d.count(); n > 0 {
-		rec.Tasks = make([]TaskInfo, n)
-		for i := range rec.Tasks {
-			rec.Tasks[i] = TaskInfo{ID: d.name(), Objective: d.string(), Weight: d.float(), Difficulty: d.name(), Category: d.name()}
+		head := *rec
+		head.Tasks, head.TaskMatrix = nil, nil
+		b, err := json.Marshal(&head)
+		if err != nil {
+			c.err = fmt.Errorf("index: the record: %w", err)
 		}
+		str(c, &b)
 	}
-	if n := d.count(); n > 0 {
-		rec.TaskMatrix = make([]TaskRow, n)
-		for i := range rec.TaskMatrix {
-			d.taskRow(&rec.TaskMatrix[i])
-		}
-	}
-	return rec
-}
-
-func (d *decoder) taskRow(row *TaskRow) {
-	row.TaskID, row.Weight, row.Mean, row.Spread, row.Unscored = d.name(), d.float(), d.float(), d.float(), d.bool()
-	if n := d.count(); n > 0 {
-		row.Cells = make([]TaskCell, n)
-		for i := range row.Cells {
-			c := &row.Cells[i]
-			c.CandidateID = d.name()
-			if d.bool() {
-				c.Score = new(d.float())
+	list(c, &rec.Tasks, func(t *TaskInfo) {
+		c.name(&t.ID)
+		str(c, &t.Objective)
+		c.float(&t.Weight)
+		c.name(&t.Difficulty)
+		c.name(&t.Category)
+	})
+	list(c, &rec.TaskMatrix, func(row *TaskRow) {
+		c.name(&row.TaskID)
+		c.float(&row.Weight)
+		c.float(&row.Mean)
+		c.float(&row.Spread)
+		c.bool(&row.Unscored)
+		list(c, &row.Cells, func(cell *TaskCell) {
+			c.name(&cell.CandidateID)
+			scored := cell.Score != nil
+			if c.bool(&scored); scored {
+				c.float(some(&cell.Score))
 			}
-			c.Trials, c.Successes, c.Passes, c.Solved = int(d.varint()), int(d.varint()), int(d.varint()), d.bool()
-		}
-	}
+			varint(c, &cell.Trials)
+			varint(c, &cell.Successes)
+			varint(c, &cell.Passes)
+			c.bool(&cell.Solved)
+		})
+	})
 }

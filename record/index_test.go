@@ -205,13 +205,13 @@ func TestIndexKeepsEveryFieldOfTheTasksAndMatrix(t *testing.T) {
 	rec := &Record{Tasks: make([]TaskInfo, 1), TaskMatrix: make([]TaskRow, 1)}
 	setAll(reflect.ValueOf(&rec.Tasks[0]).Elem())
 	setAll(reflect.ValueOf(&rec.TaskMatrix[0]).Elem())
-	e := &encoder{}
-	if err := e.record(rec); err != nil {
-		t.Fatal(err)
+	e := &codec{}
+	if e.record(rec); e.err != nil {
+		t.Fatal(e.err)
 	}
-	d := &decoder{b: e.b, names: map[string]string{}}
-	back := d.record()
-	if d.err != nil || !reflect.DeepEqual(back, rec) {
+	d := &codec{reading: true, b: e.b, names: map[string]string{}}
+	back := &Record{}
+	if d.record(back); d.err != nil || !reflect.DeepEqual(back, rec) {
 		t.Errorf("%v\n%+v\nwant\n%+v", d.err, back, rec)
 	}
 }

@@ -3,7 +3,6 @@ package view
 import (
 	"bytes"
 	"net/http"
-	"net/url"
 
 	"github.com/forge-run/forge/compare"
 	"github.com/forge-run/forge/internal/text"
@@ -51,10 +50,10 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
 	for _, c := range rep.Candidates {
 		cc := compareCandidate{ID: c.CandidateID, Status: string(c.Status)}
 		if c.Base != nil {
-			cc.AHref = "/run/" + url.PathEscape(a) + "?" + url.Values{"cand": {c.CandidateID}}.Encode() + "#trials"
+			cc.AHref = runURL(a) + candidateTrials(c.CandidateID)
 		}
 		if c.Head != nil {
-			cc.BHref = "/run/" + url.PathEscape(b) + "?" + url.Values{"cand": {c.CandidateID}}.Encode() + "#trials"
+			cc.BHref = runURL(b) + candidateTrials(c.CandidateID)
 		}
 		for _, tc := range c.Tasks {
 			cc.Tasks = append(cc.Tasks, compareTask{Task: tc.TaskID, Base: text.Score(tc.Base), Head: text.Score(tc.Head),
@@ -80,8 +79,5 @@ func snapshot(x *runIndex) *record.Record {
 func firstTrial(x *runIndex, candidate, task string) string {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if i, ok := x.firstIn(candidate, task); ok {
-		return trialURL(x.id, i)
-	}
-	return ""
+	return x.firstURL(candidate, task)
 }

@@ -214,12 +214,13 @@ func (x *runIndex) cell(candidate, task string) []int32 {
 	return x.byCell[lo:hi]
 }
 
-// firstIn is the first trial of candidate on task; false when it has none.
-func (x *runIndex) firstIn(candidate, task string) (int, bool) {
+// firstURL links the first trial of candidate on task, "" when there is
+// none.
+func (x *runIndex) firstURL(candidate, task string) string {
 	if ts := x.cell(candidate, task); len(ts) > 0 {
-		return int(ts[0]), true
+		return trialURL(x.id, int(ts[0]))
 	}
-	return 0, false
+	return ""
 }
 
 // errNoTrial says a trial's number is not one of the run's.

@@ -14,16 +14,10 @@ import (
 // liveTick is how often the events of a live run look at its trials.
 const liveTick = 250 * time.Millisecond
 
-// liveTrial is a finished trial as an event tells the page.
+// liveTrial is a finished trial as an event tells the page: its row.
 type liveTrial struct {
-	N       int    `json:"n"` // how many trials have finished, this one included
-	Href    string `json:"href"`
-	Name    string `json:"name"`
-	Status  string `json:"status"`
-	Health  string `json:"health"`
-	Score   string `json:"score"`
-	Runtime string `json:"runtime"`
-	Error   string `json:"error"`
+	N int `json:"n"` // how many trials have finished, this one included
+	trialRow
 }
 
 // events streams a run's finished trials after ?from=N (or Last-Event-ID)
@@ -60,10 +54,9 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		x.mu.Lock()
 		var out []liveTrial
 		for i := from; i < x.count(); i++ {
-			r := x.trial(i)
-			row := newTrialRow(x.id, i, &r)
-			out = append(out, liveTrial{N: i + 1, Href: row.Href, Name: row.Name, Status: row.Status, Health: row.Health,
-				Score: row.Score, Runtime: row.Runtime, Error: s.mask.String(row.Error)})
+			row := x.row(i)
+			row.Error = s.mask.String(row.Error)
+			out = append(out, liveTrial{N: i + 1, trialRow: row})
 		}
 		from = max(from, x.count())
 		done := !x.live()

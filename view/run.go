@@ -86,8 +86,16 @@ type trialsView struct {
 	Of                int
 }
 
+// trialRow is a trial in the trials list, and in a live run's events
+// (liveTrial).
 type trialRow struct {
-	Href, Name, Candidate, Task, Status, Health, Score, Runtime, Error string
+	Href    string `json:"href"`
+	Name    string `json:"name"`
+	Status  string `json:"status"`
+	Health  string `json:"health"`
+	Score   string `json:"score"`
+	Runtime string `json:"runtime"`
+	Error   string `json:"error"`
 }
 
 // pager is a list's page links.
@@ -134,7 +142,7 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 		p.Started = rec.StartedAt.UTC().Format(time.RFC3339)
 	}
 	for _, row := range d.summary.Rows {
-		sr := standingRow{SummaryRow: row, Trials: "?" + url.Values{"cand": {row.Candidate}}.Encode() + "#trials"}
+		sr := standingRow{SummaryRow: row, Trials: candidateTrials(row.Candidate)}
 		for i, c := range row.Cells {
 			sr.Cells = append(sr.Cells, cell{c, d.summary.Numeric[i]})
 		}
@@ -195,11 +203,8 @@ func (s *Server) matrix(x *runIndex, q url.Values) *matrixView {
 		row := rows[i]
 		mr := matrixRow{Task: text.OneLine(row.TaskID), Mean: report.MeanText(row)}
 		for _, c := range row.Cells {
-			var mc matrixCell
+			mc := matrixCell{Href: x.firstURL(c.CandidateID, row.TaskID)}
 			mc.Text, mc.Class, mc.Title = report.MatrixCell(row.TaskID, c)
-			if i, ok := x.firstIn(c.CandidateID, row.TaskID); ok {
-				mc.Href = trialURL(x.id, i)
-			}
 			mr.Cells = append(mr.Cells, mc)
 		}
 		m.Rows = append(m.Rows, mr)
@@ -228,21 +233,22 @@ func (s *Server) trials(x *runIndex, q url.Values) trialsView {
 	var lo, hi int
 	t.Pager, lo, hi = newPager(q, "tpage", len(kept), trialsPage)
 	for _, i := range kept[lo:hi] {
-		r := x.trial(i)
-		t.Rows = append(t.Rows, newTrialRow(x.id, i, &r))
+		t.Rows = append(t.Rows, x.row(i))
 	}
 	return t
 }
 
-func newTrialRow(id string, i int, r *record.Trial) trialRow {
-	row := trialRow{Href: trialURL(id, i), Name: runner.TrialName(r.CandidateID, r.TaskID, r.Trial, true),
-		Candidate: r.CandidateID, Task: r.TaskID, Score: "—", Runtime: text.Seconds(r.RuntimeSeconds)}
-	row.Status, row.Health = report.TrialStatus(r)
+// row is trial i as the trials list shows it.
+func (x *runIndex) row(i int) trialRow {
+	r := x.trial(i)
+	row := trialRow{Href: trialURL(x.id, i), Name: runner.TrialName(r.CandidateID, r.TaskID, r.Trial, true),
+		Score: "—", Runtime: text.Seconds(r.RuntimeSeconds)}
+	row.Status, row.Health = report.TrialStatus(&r)
 	switch {
 	case !r.Success:
 		row.Error = text.Shorten(text.OneLine(r.ErrorMessage), 100)
 	case r.Wrong():
-		row.Error = text.Shorten(report.WrongText(r), 100)
+		row.Error = text.Shorten(report.WrongText(&r), 100)
 	}
 	if r.Score != nil {
 		row.Score = text.Score(*r.Score)

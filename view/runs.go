@@ -19,13 +19,19 @@ import (
 
 // funcs are the templates' functions.
 var funcs = template.FuncMap{
-	"runURL":   func(id string) string { return "/run/" + url.PathEscape(id) },
+	"runURL":   runURL,
 	"trialURL": trialURL,
 	"add":      func(a, b int) int { return a + b },
 }
 
-func trialURL(id string, i int) string {
-	return "/run/" + url.PathEscape(id) + "/trial/" + strconv.Itoa(i+1)
+func runURL(id string) string { return "/run/" + url.PathEscape(id) }
+
+func trialURL(id string, i int) string { return runURL(id) + "/trial/" + strconv.Itoa(i+1) }
+
+// candidateTrials is the query of a run's page that lists candidate's
+// trials.
+func candidateTrials(candidate string) string {
+	return "?" + url.Values{"cand": {candidate}}.Encode() + "#trials"
 }
 
 // derived is what the pages show of a run that does not change until the
@@ -55,8 +61,11 @@ func (s *Server) derive(x *runIndex) *derived {
 	if s.opts.Gates != nil && rec.Finished() {
 		d.gates = s.opts.Gates(&rec)
 	}
-	if costed(&rec) {
-		d.cost = text.USD(rec.TotalCostUSD())
+	for i := range rec.Results {
+		if rec.Results[i].Cost != nil {
+			d.cost = text.USD(rec.TotalCostUSD())
+			break
+		}
 	}
 	x.derived = d
 	return d
@@ -199,14 +208,4 @@ func backendText(rec *record.Record, tasks int) string {
 		s += fmt.Sprintf(" × %d", rec.Trials)
 	}
 	return s
-}
-
-// costed reports whether any trial of rec has a cost.
-func costed(rec *record.Record) bool {
-	for i := range rec.Results {
-		if rec.Results[i].Cost != nil {
-			return true
-		}
-	}
-	return false
 }

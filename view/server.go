@@ -233,19 +233,16 @@ func (s *Server) runPath(id string) (string, bool) {
 
 // index returns run id's index, or writes the error page and nil.
 func (s *Server) index(w http.ResponseWriter, r *http.Request, id string) *runIndex {
-	p, ok := s.runPath(id)
-	if !ok {
-		s.notFound(w, r, "no run "+id)
-		return nil
+	var x *runIndex
+	err := fs.ErrNotExist
+	if p, ok := s.runPath(id); ok {
+		x, err = s.cache.get(id, p)
 	}
-	x, err := s.cache.get(id, p)
-	if errors.Is(err, fs.ErrNotExist) {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		s.notFound(w, r, "no run "+id)
-		return nil
-	}
-	if err != nil {
+	case err != nil:
 		s.fail(w, r, err)
-		return nil
 	}
 	return x
 }

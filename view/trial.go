@@ -154,7 +154,7 @@ func (x *runIndex) trialAt(i int) (*record.Trial, []byte, []sibling, error) {
 }
 
 func (s *Server) newTrialPage(x *runIndex, r *record.Trial, raw []byte, q url.Values) trialPage {
-	p := trialPage{RunID: x.id, RunHref: "/run/" + url.PathEscape(x.id),
+	p := trialPage{RunID: x.id, RunHref: runURL(x.id),
 		Name: runner.TrialName(r.CandidateID, r.TaskID, r.Trial, true)}
 	p.Status, p.Health = report.TrialStatus(r)
 	switch {
@@ -313,7 +313,7 @@ func (s *Server) artifact(x *runIndex, r *record.Trial) *artifactView {
 	} else if f, err := openInRun(x.dir, r.ArtifactPath); err == nil {
 		b, _ = io.ReadAll(io.LimitReader(f, artifactMax+1))
 		f.Close()
-		a.Download = "/run/" + url.PathEscape(x.id) + "/file/" + escapePath(r.ArtifactPath)
+		a.Download = runURL(x.id) + "/file/" + escapePath(r.ArtifactPath)
 	} else { // a record before schema 3, or a file gone
 		a.Note = "the file is not in the run's directory; this is the record's excerpt"
 	}
