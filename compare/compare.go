@@ -203,13 +203,14 @@ func Runs(base, head *record.Record) Report {
 	}
 	rep.WinnerChanged = str(base.Winner) != str(head.Winner)
 
-	baseSides, headSides := sides(base), sides(head)
+	baseOrder, baseSides := sides(base)
+	headOrder, headSides := sides(head)
 	common := commonTasks(base, head)
 	rep.Tasks = len(common)
-	for _, id := range order(head) {
+	for _, id := range headOrder {
 		rep.Candidates = append(rep.Candidates, change(id, baseSides[id], headSides[id], common))
 	}
-	for _, id := range order(base) {
+	for _, id := range baseOrder {
 		if _, ok := headSides[id]; !ok {
 			rep.Candidates = append(rep.Candidates, change(id, baseSides[id], nil, common))
 		}
@@ -249,61 +250,43 @@ func str(p *string) string {
 	return *p
 }
 
-// order is the record's candidates: its standings, then any candidate that
-// has results but no standing, in the order of its results.
-func order(rec *record.Record) []string {
-	seen := map[string]bool{}
-	var ids []string
-	add := func(id string) {
-		if !seen[id] {
-			seen[id] = true
-			ids = append(ids, id)
-		}
-	}
-	for _, st := range rec.Standings {
-		add(st.CandidateID)
-	}
-	for _, r := range rec.Results {
-		add(r.CandidateID)
-	}
-	return ids
-}
-
 // sides collects each candidate's figures in rec: the standing's when there
-// is one, otherwise worked out from the results.
-func sides(rec *record.Record) map[string]*Side {
-	out := map[string]*Side{}
-	_, byID := record.ByCandidate(rec.Results)
+// is one, otherwise worked out from the results. order lists the
+// candidates: the standings', then any that has results but no standing, in
+// the order of its results.
+func sides(rec *record.Record) (order []string, out map[string]*Side) {
+	out = map[string]*Side{}
+	results, byID := record.ByCandidate(rec.Results)
 	for _, st := range rec.Standings {
 		if _, dup := out[st.CandidateID]; dup {
 			continue
 		}
-		rs := byID[st.CandidateID]
+		order = append(order, st.CandidateID)
 		s := &Side{
 			Rank: st.Rank, Score: st.Score, ScoredTrials: st.ScoredTrials, Trials: st.Trials,
 			Successes: st.Successes, SuccessRate: st.SuccessRate, RuntimeMeanSeconds: st.RuntimeMeanSeconds,
-			Unverified: st.Unverified, scores: trialScores(rs), ended: st.Trials,
+			Unverified: st.Unverified, ended: st.Trials, // counted from its results below, when it has some
 		}
 		out[st.CandidateID] = s
 		if c := st.Cost; c != nil && c.UnpricedTrials == 0 {
 			s.CostMeanUSD = new(c.MeanUSD)
 		}
-		if len(rs) > 0 {
-			s.ended = ended(rs)
-		}
 		if st.ScoredTrials == 0 && st.Trials == 0 {
 			// A standing without counts (hand-written or older records):
 			// take them from the results.
-			fromResults(s, rs, false)
+			fromResults(s, byID[st.CandidateID], false)
 		}
 	}
-	for id, rs := range byID {
+	for _, id := range results {
+		rs := byID[id]
 		s := out[id]
 		if s == nil {
 			s = &Side{}
 			fromResults(s, rs, true)
 			out[id] = s
+			order = append(order, id)
 		}
+		s.scores, s.ended = trialScores(rs), ended(rs)
 		if len(rec.Tasks) > 0 {
 			s.tasks = make(map[string][]float64, len(rec.Tasks))
 			for _, r := range rs {
@@ -313,7 +296,7 @@ func sides(rec *record.Record) map[string]*Side {
 			}
 		}
 	}
-	return out
+	return order, out
 }
 
 // commonTasks are the tasks both records played, in head's order; none
@@ -392,9 +375,7 @@ func fromResults(s *Side, rs []*record.Trial, all bool) {
 		vs[i] = *r
 	}
 	st := scoring.Aggregate("", vs)
-	s.scores = trialScores(rs)
 	s.Trials, s.ScoredTrials, s.Successes, s.Unverified = st.Trials, st.ScoredTrials, st.Successes, st.Unverified
-	s.ended = ended(rs)
 	if all {
 		s.Score, s.SuccessRate, s.RuntimeMeanSeconds = st.Score, st.SuccessRate, st.RuntimeMeanSeconds
 	}

@@ -106,36 +106,35 @@ func deltaText(c Change) string {
 	return signed(*c.ScoreDelta)
 }
 
-// arrow is "base → head", each side as side writes it.
-func arrow(c Change, side func(*Side) string) string { return side(c.Base) + " → " + side(c.Head) }
+// arrow is "base → head", each side as side writes it, then head over base
+// ("×1.28") when there is a ratio.
+func arrow(c Change, ratio *float64, side func(*Side) string) string {
+	s := side(c.Base) + " → " + side(c.Head)
+	if ratio != nil {
+		s += " " + text.Ratio(*ratio)
+	}
+	return s
+}
 
 // runtimeText is "3.2s → 4.1s ×1.28", "— → 4.1s" for a new candidate.
 func runtimeText(c Change) string {
-	s := arrow(c, func(s *Side) string {
+	return arrow(c, c.RuntimeRatio, func(s *Side) string {
 		if !s.timed() {
 			return "—"
 		}
 		return text.Seconds(s.RuntimeMeanSeconds)
 	})
-	if c.RuntimeRatio != nil {
-		s += " " + text.Ratio(*c.RuntimeRatio)
-	}
-	return s
 }
 
 // costText is "$0.012 → $0.0040 ×0.33", the mean cost of a trial, "—"
 // for a side without a (fully priced) cost.
 func costText(c Change) string {
-	s := arrow(c, func(s *Side) string {
+	return arrow(c, c.CostRatio, func(s *Side) string {
 		if s == nil || s.CostMeanUSD == nil {
 			return "—"
 		}
 		return text.USD(*s.CostMeanUSD)
 	})
-	if c.CostRatio != nil {
-		s += " " + text.Ratio(*c.CostRatio)
-	}
-	return s
 }
 
 // costed says some candidate has a cost on either side: the comparison
@@ -148,7 +147,7 @@ func costed(r Report) bool {
 
 // successText is "100% → 80%".
 func successText(c Change) string {
-	return arrow(c, func(s *Side) string {
+	return arrow(c, nil, func(s *Side) string {
 		if s == nil || s.ended == 0 {
 			return "—" // no trial ran to an end: no rate
 		}
@@ -158,7 +157,7 @@ func successText(c Change) string {
 
 // trialsText is "5 → 5".
 func trialsText(c Change) string {
-	return arrow(c, func(s *Side) string {
+	return arrow(c, nil, func(s *Side) string {
 		switch {
 		case s == nil:
 			return "—"

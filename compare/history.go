@@ -110,8 +110,8 @@ func entry(dir string) (Entry, error) {
 		RunID: cmp.Or(rec.RunID, filepath.Base(dir)), Dir: dir, StartedAt: rec.StartedAt, Backend: rec.Backend,
 		Winner: rec.Winner, Interrupted: rec.Interrupted, Scores: []CandidateScore{}, Trials: rec.Trials, Tasks: tasks,
 	}
-	all := sides(rec)
-	for _, cid := range order(rec) {
+	order, all := sides(rec)
+	for _, cid := range order {
 		s := all[cid]
 		cs := CandidateScore{CandidateID: cid}
 		if s.scored() {

@@ -28,13 +28,13 @@ func WriteMarkdown(w io.Writer, rep Report) error {
 	if len(rep.Candidates) == 0 {
 		b.WriteString("No candidates in either run.\n\n")
 	} else {
-		header, align := columns(rep)
+		header, rows, align := grid(rep)
 		for i := range header {
 			header[i] = header[i][:1] + strings.ToLower(header[i][1:])
 		}
 		b.WriteString("| " + strings.Join(header, " | ") + " |\n" + text.MarkdownRule(align) + "\n")
-		for _, c := range rep.Candidates {
-			row := cells(c, len(header))
+		for r, c := range rep.Candidates {
+			row := rows[r]
 			for i := range row {
 				row[i] = text.Markdown(row[i])
 			}
@@ -58,11 +58,10 @@ func WriteMarkdown(w io.Writer, rep Report) error {
 	if lines := taskLines(rep); len(lines) > 0 {
 		b.WriteString("\n<details><summary>Tasks that changed, most worsened first</summary>\n\n")
 		for _, l := range lines {
-			indent, l := "", strings.TrimSpace(l)
-			if strings.HasPrefix(l, "…") || !strings.Contains(l, ":") {
-				indent = "  "
+			if strings.HasPrefix(l, "  ") { // a task, under its candidate
+				b.WriteString("  ")
 			}
-			b.WriteString(indent + "- " + text.Markdown(l) + "\n")
+			b.WriteString("- " + text.Markdown(l) + "\n")
 		}
 		b.WriteString("\n</details>\n")
 	}

@@ -20,11 +20,7 @@ func WriteTable(w io.Writer, rep Report, tty bool) error {
 	if len(rep.Candidates) == 0 {
 		buf.WriteString("no candidates in either run\n")
 	} else {
-		header, align := columns(rep)
-		rows := make([][]string, len(rep.Candidates))
-		for i, c := range rep.Candidates {
-			rows[i] = cells(c, len(header))
-		}
+		header, rows, align := grid(rep)
 		if err := text.Table(&buf, header, rows, align, tty); err != nil {
 			return fmt.Errorf("render comparison table: %w", err)
 		}
@@ -48,22 +44,20 @@ func WriteTable(w io.Writer, rep Report, tty bool) error {
 	return nil
 }
 
-// columns names the comparison's columns and aligns them: COST last when
-// some candidate has a cost.
-func columns(rep Report) ([]string, []text.Align) {
-	header := []string{"CANDIDATE", "STATUS", "BASE", "HEAD", "DELTA", "TEST", "RUNTIME", "SUCCESS", "TRIALS"}
-	align := []text.Align{text.Left, text.Left, text.Right, text.Right, text.Right, text.Left, text.Right, text.Right, text.Right}
+// grid is the comparison as a table of plain text, a row per candidate, and
+// its columns' alignment: COST last when some candidate has a cost.
+func grid(rep Report) (header []string, rows [][]string, align []text.Align) {
+	header = []string{"CANDIDATE", "STATUS", "BASE", "HEAD", "DELTA", "TEST", "RUNTIME", "SUCCESS", "TRIALS"}
+	align = []text.Align{text.Left, text.Left, text.Right, text.Right, text.Right, text.Left, text.Right, text.Right, text.Right}
 	if costed(rep) {
 		header, align = append(header, "COST"), append(align, text.Right)
 	}
-	return header, align
-}
-
-// cells are c's row of n columns (columns), as plain text.
-func cells(c Change, n int) []string {
-	row := []string{
-		id(c.CandidateID), string(c.Status), scoreText(c.Base), scoreText(c.Head), deltaText(c),
-		testText(c), runtimeText(c), successText(c), trialsText(c), costText(c),
+	for _, c := range rep.Candidates {
+		row := []string{
+			id(c.CandidateID), string(c.Status), scoreText(c.Base), scoreText(c.Head), deltaText(c),
+			testText(c), runtimeText(c), successText(c), trialsText(c), costText(c),
+		}
+		rows = append(rows, row[:len(header)])
 	}
-	return row[:n]
+	return header, rows, align
 }

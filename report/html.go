@@ -169,28 +169,25 @@ func newHTMLPage(rec *record.Record, opts Options) htmlPage {
 	}
 	p.Summarised = len(rec.Results) > htmlMaxTrials
 	cols := columns(rec)
-	middle := cols[3 : len(cols)-1] // between status and notes
-	for _, col := range middle {
+	for _, col := range cols[3 : len(cols)-1] { // between status and notes
 		p.Middle = append(p.Middle, mdHeader(col.header))
 	}
+	links := map[[2]string]string{} // a candidate's first trial of a task shown
+	rows := cells(cols, cs)
 	for i, c := range cs {
 		anchor := fmt.Sprintf("c%d-%s", i+1, anchorSafe(c.standing.CandidateID))
-		row := htmlRow{
-			Rank: c.rankText(), Candidate: text.OneLine(c.standing.CandidateID), Anchor: anchor,
-			Status: c.statusText(), Health: string(c.health()), Notes: text.Shorten(c.notes(), 80), Winner: c.winner,
-		}
-		for _, col := range middle {
-			row.Middle = append(row.Middle, col.cell(c))
-		}
-		p.Rows = append(p.Rows, row)
-		p.Candidates = append(p.Candidates, newHTMLCandidate(c, anchor, p.Summarised, opts))
+		p.Rows = append(p.Rows, htmlRow{
+			Rank: c.rankText(), Candidate: text.OneLine(c.standing.CandidateID), Anchor: anchor, Status: c.statusText(),
+			Health: string(c.health()), Middle: rows[i][3 : len(cols)-1], Notes: text.Shorten(c.notes(), 80), Winner: c.winner,
+		})
+		p.Candidates = append(p.Candidates, newHTMLCandidate(c, anchor, p.Summarised, links, opts))
 	}
 	if p.Summarised {
 		p.Summary = fmt.Sprintf("%d trials: this page shows each candidate's failed trials, at most %d of each kind and %d in all%s; "+
 			"every trial is in results.json, and its stdout, stderr and artifact in the run's directory.",
 			len(rec.Results), htmlMaxFailuresPerKind, htmlMaxFailures, tasksShown(rec))
 	}
-	p.Heat = newHTMLHeat(rec, p.Candidates, p.Summarised)
+	p.Heat = newHTMLHeat(rec, links, p.Summarised)
 	p.Comparison = comparisonFacts(rec)
 	if len(cs) > 0 {
 		p.Score = newScoreChart(cs)
@@ -253,7 +250,9 @@ func tasksShown(rec *record.Record) string {
 	return ""
 }
 
-func newHTMLCandidate(c candidate, anchor string, summarised bool, opts Options) htmlCandidate {
+// newHTMLCandidate is c's section; links gets the anchor of c's first trial
+// shown of each task.
+func newHTMLCandidate(c candidate, anchor string, summarised bool, links map[[2]string]string, opts Options) htmlCandidate {
 	hc := htmlCandidate{
 		ID: text.OneLine(c.standing.CandidateID), Anchor: anchor, Status: c.statusText(),
 		Health: string(c.health()), Winner: c.winner,
@@ -279,10 +278,12 @@ func newHTMLCandidate(c candidate, anchor string, summarised bool, opts Options)
 			hc.Hidden = strings.Join(parts, "; ") + " (see results.json)"
 		}
 	}
-	for _, r := range shown {
+	for _, r := range shown { // in trial order: the first of a task is its lowest
 		t := newHTMLTrial(c, *r, opts)
 		t.Anchor = fmt.Sprintf("%s-%s-%d", anchor, anchorSafe(r.TaskID), r.Trial)
-		t.key, t.trial = [2]string{r.CandidateID, r.TaskID}, r.Trial
+		if key := [2]string{r.CandidateID, r.TaskID}; links[key] == "" {
+			links[key] = "#" + t.Anchor
+		}
 		hc.Trials = append(hc.Trials, t)
 	}
 	return hc
@@ -308,21 +309,13 @@ func shownFailures(rs []*record.Trial, perKind, most int) []*record.Trial {
 
 // newHTMLHeat is a suite's heat map, or nil: every task, or the hardest when
 // summarised. A cell links to the candidate's first trial of the task shown.
-func newHTMLHeat(rec *record.Record, cs []htmlCandidate, summarised bool) *htmlHeat {
+func newHTMLHeat(rec *record.Record, links map[[2]string]string, summarised bool) *htmlHeat {
 	if len(rec.TaskMatrix) == 0 {
 		return nil
 	}
 	h := &htmlHeat{}
 	for _, c := range rec.TaskMatrix[0].Cells {
 		h.Candidates = append(h.Candidates, text.OneLine(c.CandidateID))
-	}
-	first := map[[2]string]htmlTrial{}
-	for _, c := range cs {
-		for _, t := range c.Trials {
-			if f, ok := first[t.key]; !ok || t.trial < f.trial {
-				first[t.key] = t
-			}
-		}
 	}
 	rows := rec.TaskMatrix
 	if summarised && len(rows) > htmlMaxTasks {
@@ -331,11 +324,8 @@ func newHTMLHeat(rec *record.Record, cs []htmlCandidate, summarised bool) *htmlH
 	for _, row := range rows {
 		hr := htmlHeatRow{Task: text.OneLine(row.TaskID), Mean: MeanText(row)}
 		for _, c := range row.Cells {
-			var cell htmlHeatCell
+			cell := htmlHeatCell{Href: links[[2]string{c.CandidateID, row.TaskID}]}
 			cell.Text, cell.Class, cell.Title = MatrixCell(row.TaskID, c)
-			if t, ok := first[[2]string{c.CandidateID, row.TaskID}]; ok {
-				cell.Href = "#" + t.Anchor
-			}
 			hr.Cells = append(hr.Cells, cell)
 		}
 		h.Rows = append(h.Rows, hr)

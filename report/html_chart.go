@@ -97,7 +97,6 @@ type scoreRow struct {
 	Lo, Hi, Mean       float64
 	HasScore, HasCI    bool
 	Winner             bool
-	Health             string
 }
 
 func newScoreChart(cs []candidate) *scoreChart {
@@ -117,7 +116,7 @@ func newScoreChart(cs []candidate) *scoreChart {
 	for i, c := range cs {
 		y := chartTop + float64(i)*chartRowH
 		row := scoreRow{Y: y, TextY: y + chartRowH/2 + 4, Label: text.Shorten(text.OneLine(c.standing.CandidateID), 18),
-			Winner: c.winner, Health: string(c.health())}
+			Winner: c.winner}
 		if c.scored || c.standing.Score != 0 {
 			st := c.standing
 			row.HasScore = true
@@ -144,9 +143,9 @@ type runtimeChart struct {
 }
 
 type runtimeRow struct {
-	Y, MidY, TextY float64
-	Label, Value   string
-	Dots           []runtimeDot
+	Y, TextY     float64
+	Label, Value string
+	Dots         []runtimeDot
 	// Box stands for the dots of a candidate with more than maxDots trials.
 	Box     *runtimeBox
 	HasMean bool
@@ -201,11 +200,12 @@ func newRuntimeChart(cs []candidate) *runtimeChart {
 	ch := &runtimeChart{rowChart: frame}
 	for i, c := range cs {
 		y := chartTop + float64(i)*chartRowH
-		row := runtimeRow{Y: y, MidY: y + chartRowH/2, TextY: y + chartRowH/2 + 4,
+		mid := y + chartRowH/2
+		row := runtimeRow{Y: y, TextY: mid + 4,
 			Label: text.Shorten(text.OneLine(c.standing.CandidateID), 18), Value: c.runtimeText()}
 		dots := c.results
 		if len(dots) > maxDots {
-			row.Box, ch.Boxes, dots = newRuntimeBox(c.standing.CandidateID, c.results, ax, row.MidY), true, nil
+			row.Box, ch.Boxes, dots = newRuntimeBox(c.standing.CandidateID, c.results, ax, mid), true, nil
 		}
 		for j, r := range dots {
 			kind, status := "ok", "ok"
@@ -219,7 +219,7 @@ func newRuntimeChart(cs []candidate) *runtimeChart {
 			// stay visible; deterministic, no randomness.
 			offset := float64(j%5-2) * 4
 			row.Dots = append(row.Dots, runtimeDot{
-				X: ax.x(r.RuntimeSeconds), Y: row.MidY + offset, Kind: kind,
+				X: ax.x(r.RuntimeSeconds), Y: mid + offset, Kind: kind,
 				Title: fmt.Sprintf("%s trial %d: %s, %s", text.OneLine(c.standing.CandidateID), r.Trial, text.Seconds(r.RuntimeSeconds), status),
 			})
 		}

@@ -18,22 +18,19 @@ import (
 )
 
 type htmlTrial struct {
-	Name, Anchor, Status, Health, Kind string
-	Summary                            string // exit code, runtime, score on one line
-	Facts                              []htmlFact
-	Error                              string
-	Artifact                           string
-	ArtifactNote                       string
-	ArtifactImage                      template.URL
-	Output, Stderr                     string
+	Name, Anchor, Status, Health string
+	Summary                      string // exit code, runtime, score on one line
+	Facts                        []htmlFact
+	Error                        string
+	Artifact                     string
+	ArtifactNote                 string
+	ArtifactImage                template.URL
+	Output, Stderr               string
 	// How much of each file the record holds, and where it is.
 	OutputFile, StderrFile, ArtifactFile htmlLog
 	Submitted                            []htmlFact
 	Judges                               []htmlFact
 	Open                                 bool
-	// key is the trial's candidate and task: the heat map links to it.
-	key   [2]string
-	trial int
 }
 
 // htmlLog is one of a trial's stored files: what part the record holds, its
@@ -52,14 +49,13 @@ func newHTMLTrial(c candidate, r record.Trial, opts Options) htmlTrial {
 			name += fmt.Sprintf(" · trial %d", r.Trial)
 		}
 	}
-	t := htmlTrial{Name: name, Kind: "ok"}
+	t := htmlTrial{Name: name}
 	t.Status, t.Health = TrialStatus(&r)
+	t.Open = t.Health != "ok" || c.trials() == 1 // failed or wrong, or the only one
 	switch {
 	case !r.Success:
-		t.Kind, t.Open = string(r.ErrorKind), true
 		t.Error = text.Output(r.ErrorMessage, opts.MaxOutputBytes)
 	case r.Wrong():
-		t.Kind, t.Open = "wrong", true
 		t.Error = "wrong: " + WrongText(&r)
 	}
 	t.Facts = []htmlFact{{"exit code", r.ExitText()}, {"runtime", text.Seconds(r.RuntimeSeconds)}}
@@ -98,9 +94,6 @@ func newHTMLTrial(c candidate, r record.Trial, opts Options) htmlTrial {
 		t.Submitted = append(t.Submitted, htmlFact{text.OneLine(k), text.Shorten(text.OneLine(fmt.Sprint(r.Submitted[k])), 200)})
 	}
 	t.Judges = htmlJudges(r.Judges)
-	if c.trials() == 1 {
-		t.Open = true
-	}
 	return t
 }
 

@@ -21,38 +21,34 @@ type logFile struct {
 	Path string
 }
 
-// stdoutFile and stderrFile describe r's output; the record holds its end.
+// stdoutFile, stderrFile and artifactFile describe r's files; the record
+// holds the end of an output and the start of the artifact.
 func stdoutFile(r *record.Trial) logFile {
-	return outputFile("stdout", r.OutputPath, r.OutputCut, len(r.Output), r.OutputBytes)
+	return storedFile("stdout", r.OutputPath, r.OutputCut, "last", len(r.Output), r.OutputBytes)
 }
 
 func stderrFile(r *record.Trial) logFile {
-	return outputFile("stderr", r.StderrPath, r.StderrCut, len(r.Stderr), r.StderrBytes)
+	return storedFile("stderr", r.StderrPath, r.StderrCut, "last", len(r.Stderr), r.StderrBytes)
 }
 
-func outputFile(name, path string, cut bool, kept int, whole int64) logFile {
-	f := logFile{Name: name, Path: safe(path)}
-	if cut {
-		f.Note = "last " + part(kept, whole)
-	}
-	return f
-}
-
-// artifactFile describes r's artifact and how much of its start is held.
 func artifactFile(r *record.Trial) logFile {
-	f := logFile{Name: "artifact", Path: safe(r.ArtifactPath)}
-	if r.ArtifactCut {
-		f.Note = "first " + part(artifactHeld(r), r.ArtifactBytes)
-	}
-	return f
+	return storedFile("artifact", r.ArtifactPath, r.ArtifactCut, "first", artifactHeld(r), r.ArtifactBytes)
 }
 
-// part is "1.0 KiB of 20 KiB".
-func part(kept int, total int64) string {
-	if total <= 0 {
-		return text.Bytes(float64(kept))
+// storedFile is a file at path of which the record holds all, or when cut
+// the first or last (end) kept bytes of whole: "last 1.0 KiB of 20 KiB".
+func storedFile(name, path string, cut bool, end string, kept int, whole int64) logFile {
+	f := logFile{Name: name}
+	if safeRunPath(path) {
+		f.Path = path
 	}
-	return text.Bytes(float64(kept)) + " of " + text.Bytes(float64(total))
+	if cut {
+		f.Note = end + " " + text.Bytes(float64(kept))
+		if whole > 0 {
+			f.Note += " of " + text.Bytes(float64(whole))
+		}
+	}
+	return f
 }
 
 // Sentence is "stdout: last 1.0 KiB of 20 KiB, whole file alpha/q7/stdout.log".
@@ -88,13 +84,6 @@ func safeRunPath(p string) bool {
 		}
 	}
 	return true
-}
-
-func safe(p string) string {
-	if safeRunPath(p) {
-		return p
-	}
-	return ""
 }
 
 // logHref is the link to p in runDir as seen from where the report is

@@ -32,28 +32,24 @@ func Markdown(w io.Writer, rec *record.Record, opts Options) error {
 		b.WriteString("No results.\n\n")
 	} else {
 		cols := columns(rec)
-		var head []string
-		var align []text.Align
-		for _, col := range cols {
-			head = append(head, mdHeader(col.header))
-			align = append(align, col.align)
+		header, align := make([]string, len(cols)), make([]text.Align, len(cols))
+		for i, col := range cols {
+			header[i], align[i] = col.header, col.align
 		}
-		b.WriteString("| " + strings.Join(head, " | ") + " |\n" + text.MarkdownRule(align) + "\n")
-		for _, c := range cs {
-			cells := make([]string, len(cols))
+		rows := mdEscaped(cells(cols, cs))
+		for r, c := range cs {
 			for i, col := range cols {
-				cells[i] = text.Markdown(col.cell(c))
 				switch col.header {
 				case colCandidate:
 					if c.winner {
-						cells[i] = "**" + cells[i] + "**"
+						rows[r][i] = "**" + rows[r][i] + "**"
 					}
 				case colStatus:
-					cells[i] = map[health]string{healthOK: "✅ ", healthPartial: "⚠️ ", healthFailed: "❌ "}[c.health()] + cells[i]
+					rows[r][i] = map[health]string{healthOK: "✅ ", healthPartial: "⚠️ ", healthFailed: "❌ "}[c.health()] + rows[r][i]
 				}
 			}
-			b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
 		}
+		mdTable(&b, header, rows, align)
 		b.WriteString("\n")
 	}
 
@@ -205,7 +201,7 @@ func writeMarkdownMatrix(b *strings.Builder, rec *record.Record) {
 	}
 	fmt.Fprintf(b, "\n<details><summary>%d tasks, hardest first (✓ passed, ✗ scored 0, else the task score)</summary>\n\n", len(rec.TaskMatrix))
 	header, rows, align := matrixRows(rec, mdMaxTasks)
-	mdTable(b, header, rows, align)
+	mdTable(b, header, mdEscaped(rows), align)
 	unscored := 0
 	for _, row := range rec.TaskMatrix {
 		if row.Unscored {
@@ -221,29 +217,31 @@ func writeMarkdownMatrix(b *strings.Builder, rec *record.Record) {
 	if len(rec.HeadToHead) > 1 {
 		b.WriteString("\nTask by task, wins-losses-ties of the row against the column:\n\n")
 		header, rows, align := headToHeadRows(rec)
-		mdTable(b, header, rows, align)
+		mdTable(b, header, mdEscaped(rows), align)
 	}
 	b.WriteString("\n</details>\n")
 }
 
-// mdTable writes a Markdown table, every cell escaped.
+// mdTable writes a Markdown table of cells already escaped (mdEscaped).
 func mdTable(b *strings.Builder, header []string, rows [][]string, align []text.Align) {
-	line := func(cells []string) {
-		esc := make([]string, len(cells))
-		for i, c := range cells {
-			esc[i] = text.Markdown(c)
-		}
-		b.WriteString("| " + strings.Join(esc, " | ") + " |\n")
-	}
 	heads := make([]string, len(header))
 	for i, h := range header {
-		heads[i] = mdHeader(h)
+		heads[i] = text.Markdown(mdHeader(h))
 	}
-	line(heads)
-	b.WriteString(text.MarkdownRule(align) + "\n")
+	b.WriteString("| " + strings.Join(heads, " | ") + " |\n" + text.MarkdownRule(align) + "\n")
 	for _, r := range rows {
-		line(r)
+		b.WriteString("| " + strings.Join(r, " | ") + " |\n")
 	}
+}
+
+// mdEscaped is rows with every cell escaped, in place.
+func mdEscaped(rows [][]string) [][]string {
+	for _, r := range rows {
+		for i := range r {
+			r[i] = text.Markdown(r[i])
+		}
+	}
+	return rows
 }
 
 // writeMarkdownCost is what each candidate cost, when any did.

@@ -40,16 +40,14 @@ func cellText(c record.TaskCell) string {
 	return text.Score(*c.Score)
 }
 
-// matrixRows is the per-task matrix, hardest task first (the first most when
-// most > 0), a column per candidate, then the task's mean.
+// matrixRows is the per-task matrix (never empty), hardest task first (the
+// first most when most > 0), a column per candidate, then the task's mean.
 func matrixRows(rec *record.Record, most int) (header []string, rows [][]string, align []text.Align) {
 	header = []string{"TASK"}
 	align = []text.Align{text.Left}
-	if len(rec.TaskMatrix) > 0 {
-		for _, c := range rec.TaskMatrix[0].Cells {
-			header = append(header, text.Shorten(text.OneLine(c.CandidateID), 16))
-			align = append(align, text.Right)
-		}
+	for _, c := range rec.TaskMatrix[0].Cells {
+		header = append(header, text.Shorten(text.OneLine(c.CandidateID), 16))
+		align = append(align, text.Right)
 	}
 	header = append(header, "MEAN")
 	align = append(align, text.Right)

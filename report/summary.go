@@ -56,6 +56,18 @@ func columns(rec *record.Record) []column {
 	return append(cols, column{colNotes, text.Left, func(c candidate) string { return text.Shorten(c.notes(), notesWidth) }})
 }
 
+// cells are cs's standings under cols, a row per candidate.
+func cells(cols []column, cs []candidate) [][]string {
+	rows := make([][]string, len(cs))
+	for r, c := range cs {
+		rows[r] = make([]string, len(cols))
+		for i, col := range cols {
+			rows[r][i] = col.cell(c)
+		}
+	}
+	return rows
+}
+
 // winnerLine is the record's winner sentence, or says there is none.
 func winnerLine(rec *record.Record, cs []candidate) string {
 	if s := text.OneLine(rec.WinnerLine); s != "" {

@@ -72,14 +72,7 @@ func (o Options) paint(code, s string) string {
 func standingsRows(rec *record.Record, cs []candidate, opts Options) (fitted, [][]string) {
 	cols := columns(rec)
 	cols[len(cols)-1].cell = candidate.notes // NOTES whole: fitTable cuts them
-	cells := make([][]string, len(cs))
-	for r, c := range cs {
-		cells[r] = make([]string, len(cols))
-		for i, col := range cols {
-			cells[r][i] = col.cell(c)
-		}
-	}
-	fit := fitTable(cols, cells, opts)
+	fit := fitTable(cols, cells(cols, cs), opts)
 	rows := fit.cells
 	for r, c := range cs {
 		for i, col := range fit.cols {

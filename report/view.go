@@ -59,12 +59,10 @@ func Summarise(rec *record.Record) Summary {
 		s.Header = append(s.Header, col.header)
 		s.Numeric = append(s.Numeric, col.align == text.Right)
 	}
-	for _, c := range cs {
-		row := SummaryRow{Candidate: c.standing.CandidateID, Health: string(c.health()), Winner: c.winner, Cost: c.costLine()}
-		for _, col := range cols {
-			row.Cells = append(row.Cells, col.cell(c))
-		}
-		s.Rows = append(s.Rows, row)
+	rows := cells(cols, cs)
+	for i, c := range cs {
+		s.Rows = append(s.Rows, SummaryRow{Candidate: c.standing.CandidateID, Cells: rows[i], Health: string(c.health()),
+			Winner: c.winner, Cost: c.costLine()})
 	}
 	if rec.Interrupted {
 		s.Notes = append(s.Notes, "run interrupted: these are partial results")

@@ -20,24 +20,26 @@ import (
 
 // Testsuites is the document root: one run.
 type Testsuites struct {
-	XMLName  xml.Name    `xml:"testsuites"`
-	Name     string      `xml:"name,attr,omitempty"`
-	Tests    int         `xml:"tests,attr"`
-	Failures int         `xml:"failures,attr"`
-	Errors   int         `xml:"errors,attr"`
-	Skipped  int         `xml:"skipped,attr"`
-	Time     string      `xml:"time,attr"`
-	Suites   []Testsuite `xml:"testsuite"`
+	XMLName xml.Name `xml:"testsuites"`
+	Name    string   `xml:"name,attr,omitempty"`
+	Counts
+	Suites []Testsuite `xml:"testsuite"`
+}
+
+// Counts are the testcases of a document or a suite, by outcome, and their
+// time.
+type Counts struct {
+	Tests    int    `xml:"tests,attr"`
+	Failures int    `xml:"failures,attr"`
+	Errors   int    `xml:"errors,attr"`
+	Skipped  int    `xml:"skipped,attr"`
+	Time     string `xml:"time,attr"`
 }
 
 // Testsuite is the run's candidates: one testcase per candidate × trial.
 type Testsuite struct {
-	Name       string     `xml:"name,attr"`
-	Tests      int        `xml:"tests,attr"`
-	Failures   int        `xml:"failures,attr"`
-	Errors     int        `xml:"errors,attr"`
-	Skipped    int        `xml:"skipped,attr"`
-	Time       string     `xml:"time,attr"`
+	Name string `xml:"name,attr"`
+	Counts
 	Timestamp  string     `xml:"timestamp,attr,omitempty"`
 	ID         string     `xml:"id,attr,omitempty"`
 	Properties []Property `xml:"properties>property,omitempty"`
@@ -141,15 +143,7 @@ func build(rec *record.Record, cfg Config, each func(Testcase)) *Testsuites {
 	if cfg.Summary != "" {
 		suite.SystemOut = &Output{Contents: capText(cfg.Summary, cfg.MaxOutputBytes)}
 	}
-	return &Testsuites{
-		Name:     text.XML("forge run " + rec.RunID),
-		Tests:    suite.Tests,
-		Failures: suite.Failures,
-		Errors:   suite.Errors,
-		Skipped:  suite.Skipped,
-		Time:     suite.Time,
-		Suites:   []Testsuite{suite},
-	}
+	return &Testsuites{Name: text.XML("forge run " + rec.RunID), Counts: suite.Counts, Suites: []Testsuite{suite}}
 }
 
 // ordered lists the record's trials, pointers not copies, candidates as
