@@ -174,8 +174,6 @@ func TestRewrittenJobFileLeavesItsLinksAlone(t *testing.T) {
 	}
 }
 
-func ptr[T any](v T) *T { return &v }
-
 // TestPlanOrderIsThePlans: a run's trials read back in any order are put
 // in the order its plan has them, with tasks and without.
 func TestPlanOrderIsThePlans(t *testing.T) {
