@@ -7,7 +7,6 @@ import (
 	"io"
 	"maps"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"slices"
@@ -303,21 +302,12 @@ func (b *builder) runStep(arg string) error {
 			sh, argv = execLine(exe), exe
 		}
 	}
-	var cmd *exec.Cmd
-	var start func() error
+	cwd := b.mapped(b.workdir)
 	if b.fs != nil {
-		cmd = b.fs.command(sh, path.Join("/", b.workdir), envList(b.buildEnv()))
-		b.account.runs(cmd)
-		start = func() error { return b.fs.start(cmd) }
-	} else {
-		cmd = exec.Command(argv[0], argv[1:]...)
-		cmd.Dir = b.mapped(b.workdir)
-		cmd.Env = envList(b.buildEnv())
-		ownGroup(cmd)
-		start = cmd.Start
+		cwd = path.Join("/", b.workdir)
 	}
+	cmd, start := newCommand(b.fs, b.account, sh, argv, cwd, b.buildEnv())
 	cmd.Stdout, cmd.Stderr = b, b
-	cmd.WaitDelay = 2 * time.Second
 	if err := start(); err != nil {
 		return fmt.Errorf("process %q could not start: %w", strings.Join(argv, " "), err)
 	}

@@ -71,15 +71,14 @@ func (s *Server) ChaosFired() map[string]int {
 	return out
 }
 
-// chaosFault is the fault chaos gives the call, or nil.
-func (s *Server) chaosFault(r *http.Request, op string, toolbox bool, sandboxID string, params map[string]string, body []byte) *Fault {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+// chaosFault is the fault chaos gives the call, or nil. The caller holds
+// s.mu.
+func (s *Server) chaosFault(h *handlerCtx, body []byte) *Fault {
 	c := s.chaos
 	if c == nil {
 		return nil
 	}
-	key := s.chaosKey(r, op, toolbox, sandboxID, params, body)
+	op, toolbox, key := h.op, h.toolbox, s.chaosKey(h, body)
 	for i, rule := range c.rules {
 		switch {
 		case len(rule.Ops) > 0 && !slices.Contains(rule.Ops, op):
@@ -107,31 +106,31 @@ func (s *Server) chaosFault(r *http.Request, op string, toolbox bool, sandboxID 
 // calls: the sandbox's name (its id is given in arrival order), with the
 // path for uploads and downloads; else the method, path and query. Under
 // s.mu.
-func (s *Server) chaosKey(r *http.Request, op string, toolbox bool, sandboxID string, params map[string]string, body []byte) string {
+func (s *Server) chaosKey(h *handlerCtx, body []byte) string {
 	name := ""
 	switch {
-	case op == OpCreateSandbox:
+	case h.op == OpCreateSandbox:
 		var req struct {
 			Name string `json:"name"`
 		}
 		json.Unmarshal(body, &req)
 		name = req.Name
-	case toolbox:
-		if sb := s.sandboxes[sandboxID]; sb != nil {
+	case h.toolbox:
+		if sb := s.sandboxes[h.sandboxID]; sb != nil {
 			name = sb.origName
 		}
-	case params["sandboxIdOrName"] != "":
-		key := params["sandboxIdOrName"]
+	case h.params["sandboxIdOrName"] != "":
+		key := h.params["sandboxIdOrName"]
 		name = key
 		if sb := s.sandboxes[key]; sb != nil {
 			name = sb.origName
 		}
 	}
 	if name == "" {
-		return r.Method + " " + r.URL.Path + "?" + r.URL.RawQuery
+		return h.r.Method + " " + h.r.URL.Path + "?" + h.r.URL.RawQuery
 	}
-	if op == OpUploadFile || op == OpDownloadFile {
-		return name + " " + r.URL.Query().Get("path")
+	if h.op == OpUploadFile || h.op == OpDownloadFile {
+		return name + " " + h.r.URL.Query().Get("path")
 	}
 	return name
 }

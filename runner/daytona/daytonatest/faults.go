@@ -49,35 +49,19 @@ func (s *Server) SetLatency(op string, d time.Duration) {
 	s.latency[op] = d
 }
 
-func (s *Server) takeFault(op string) *Fault {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	q := s.faults[op]
-	if len(q) == 0 {
-		return nil
-	}
-	f := *q[0]
-	q[0].Times--
-	if q[0].Times <= 0 {
-		s.faults[op] = q[1:]
-	}
-	return &f
-}
-
-// wait sleeps for d unless the client leaves or the server closes; it says
-// whether to go on.
-func (s *Server) wait(r *http.Request, d time.Duration) bool {
+// await waits until ready, or abandons the call unanswered when the
+// client leaves or the server closes first.
+func await[T any](s *Server, r *http.Request, ready <-chan T) {
 	select {
-	case <-time.After(d):
-		return true
+	case <-ready:
 	case <-r.Context().Done():
-		return false
+		panic(http.ErrAbortHandler)
 	case <-s.closing:
-		return false
+		panic(http.ErrAbortHandler)
 	}
 }
 
-func (s *Server) writeFault(w http.ResponseWriter, r *http.Request, f *Fault, toolbox bool) {
+func (s *Server) writeFault(w http.ResponseWriter, h *handlerCtx, f *Fault) {
 	maps.Copy(w.Header(), f.Header)
 	if f.RetryAfter != "" {
 		w.Header().Set("Retry-After", f.RetryAfter)
@@ -95,20 +79,23 @@ func (s *Server) writeFault(w http.ResponseWriter, r *http.Request, f *Fault, to
 	case http.StatusUnauthorized:
 		msg = "Invalid credentials"
 	}
-	if toolbox {
-		writeToolboxError(w, r, f.Status, msg)
-	} else {
-		writeAPIError(w, r, f.Status, msg)
-	}
+	writeError(w, h.r, h.toolbox, f.Status, msg)
 }
 
-// fault is the fault to play on a call: a test's, else chaos's; by says
-// which ("" or "chaos "), as Call.Fault names it.
-func (s *Server) fault(r *http.Request, op string, toolbox bool, sandboxID string, params map[string]string, body []byte) (f *Fault, by string) {
-	if f := s.takeFault(op); f != nil {
-		return f, ""
+// fault is the fault to play on a call: the next one injected, else
+// chaos's; by says which ("" or "chaos "), as Call.Fault names it.
+func (s *Server) fault(h *handlerCtx, body []byte) (f *Fault, by string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if q := s.faults[h.op]; len(q) > 0 {
+		f := *q[0]
+		q[0].Times--
+		if q[0].Times <= 0 {
+			s.faults[h.op] = q[1:]
+		}
+		return &f, ""
 	}
-	if f := s.chaosFault(r, op, toolbox, sandboxID, params, body); f != nil {
+	if f := s.chaosFault(h, body); f != nil {
 		return f, "chaos "
 	}
 	return nil, ""
@@ -117,28 +104,25 @@ func (s *Server) fault(r *http.Request, op string, toolbox bool, sandboxID strin
 // faultBefore plays what f does before the call is handled: a delay, a
 // hang, or a status in place of the answer. It says whether the call is
 // over.
-func (s *Server) faultBefore(w http.ResponseWriter, r *http.Request, f *Fault, by string, toolbox bool, call *Call) bool {
+func (s *Server) faultBefore(h *handlerCtx, f *Fault, by string, call *Call) bool {
 	if f == nil {
 		return false
 	}
 	if f.Delay > 0 {
 		call.Fault = by + "delay"
-		if !s.wait(r, f.Delay) {
-			panic(http.ErrAbortHandler)
-		}
+		await(s, h.r, time.After(f.Delay))
 	}
 	switch {
 	case f.Hang:
 		call.Fault = by + "hang"
 		select {
-		case <-r.Context().Done():
+		case <-h.r.Context().Done():
 		case <-s.closing:
 		}
 		panic(http.ErrAbortHandler) // never answer
 	case f.Status != 0 && !f.Drop && !f.Stall && !f.After:
 		call.Fault = by + fmt.Sprint(f.Status)
-		call.Status = f.Status
-		s.writeFault(w, r, f, toolbox)
+		s.writeFault(h.w, h, f)
 		return true
 	}
 	return false
@@ -146,22 +130,19 @@ func (s *Server) faultBefore(w http.ResponseWriter, r *http.Request, f *Fault, b
 
 // faultAfter plays what f does once the call is handled: a status in place
 // of the answer, or a dropped connection. It says whether the call is over.
-func (s *Server) faultAfter(w http.ResponseWriter, r *http.Request, f *Fault, by string, toolbox bool, call *Call) bool {
+func (s *Server) faultAfter(w http.ResponseWriter, h *handlerCtx, f *Fault, by string, call *Call) bool {
 	switch {
 	case f == nil:
 		return false
 	case f.After && f.Status != 0:
 		call.Fault = by + "after " + fmt.Sprint(f.Status)
-		call.Status = f.Status
-		s.writeFault(w, r, f, toolbox)
+		s.writeFault(w, h, f)
 		return true
 	case f.Drop:
 		call.Fault = by + "drop"
-		if hj, ok := w.(http.Hijacker); ok {
-			if conn, _, err := hj.Hijack(); err == nil {
-				conn.Close()
-				return true
-			}
+		if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+			conn.Close()
+			return true
 		}
 		panic(http.ErrAbortHandler)
 	}

@@ -30,13 +30,7 @@ const MaxRecordedBody = 1 << 20
 func (s *Server) Calls(op string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n := 0
-	for _, c := range s.calls {
-		if c.Op == op {
-			n++
-		}
-	}
-	return n
+	return count(s.calls, func(c Call) bool { return c.Op == op })
 }
 
 // CallLog returns every request received so far, in arrival order.
@@ -75,9 +69,14 @@ func (s *Server) LiveCount() int {
 
 // liveCount counts the sandboxes not deleted. The caller holds s.mu.
 func (s *Server) liveCount() int {
+	return count(s.order, func(sb *sandbox) bool { return sb.deletedAt.IsZero() })
+}
+
+// count is how many elements of all f holds for.
+func count[T any](all []T, f func(T) bool) int {
 	n := 0
-	for _, sb := range s.order {
-		if sb.deletedAt.IsZero() {
+	for _, x := range all {
+		if f(x) {
 			n++
 		}
 	}

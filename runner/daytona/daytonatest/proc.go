@@ -173,8 +173,9 @@ func (l *markedLog) from(off, n int) []byte {
 // itself has ended when its shell has. Without a root, everything runs on
 // this machine, and the command's process group is killed when it ends.
 func (s *Server) spawn(sb *sandbox, command, cwd string, env map[string]string, record bool, ss *session) (*proc, error) {
+	cmd, start := newCommand(sb.fs, sb.account, command, []string{"sh", "-c", command}, cwd, env)
 	p := &proc{
-		done: make(chan struct{}), drained: make(chan struct{}),
+		cmd: cmd, done: make(chan struct{}), drained: make(chan struct{}),
 		stdout: &capBuf{max: s.opts.MaxLog}, stderr: &capBuf{max: s.opts.MaxLog},
 		output: &capBuf{max: 2 * s.opts.MaxLog},
 		log:    &markedLog{max: 2*s.opts.MaxLog + 1<<16},
@@ -186,9 +187,13 @@ func (s *Server) spawn(sb *sandbox, command, cwd string, env map[string]string, 
 	var pipes []*outPipe // stdout's and stderr's; nil without a root
 	var err error
 	if sb.fs != nil {
-		p.cmd, pipes, err = startInRoot(sb, ss, command, cwd, env, outs)
+		if ss != nil && ss.procs != nil {
+			ss.procs.track(cmd)
+		}
+		pipes, err = startPiped(cmd, start, outs)
 	} else {
-		p.cmd, err = startOnHost(command, cwd, env, outs)
+		cmd.Stdout, cmd.Stderr = outs[0], outs[1]
+		err = start()
 	}
 	if err != nil {
 		return nil, err
@@ -203,15 +208,29 @@ func (s *Server) spawn(sb *sandbox, command, cwd string, env map[string]string, 
 	return p, nil
 }
 
-// startInRoot starts command in sb's root, as its account, one of ss's
-// commands if ss has processes to track; its output goes through pipes of
-// its own, which what it leaves running may keep open.
-func startInRoot(sb *sandbox, ss *session, command, cwd string, env map[string]string, outs [2]io.Writer) (*exec.Cmd, []*outPipe, error) {
-	cmd := sb.fs.command(command, cwd, envList(env))
-	sb.account.runs(cmd)
-	if ss != nil && ss.procs != nil {
-		ss.procs.track(cmd)
+// newCommand is a command of a sandbox or a build, which start starts:
+// with a root r, line run by "/bin/sh -c" in it, as a; else argv, on this
+// machine. Either leads a process group of its own.
+func newCommand(r *fsRoot, a *account, line string, argv []string, cwd string, env map[string]string) (cmd *exec.Cmd, start func() error) {
+	if r != nil {
+		cmd = r.command(line, cwd, envList(env))
+		a.runs(cmd)
+		start = func() error { return r.start(cmd) }
+	} else {
+		cmd = exec.Command(argv[0], argv[1:]...)
+		cmd.Dir, cmd.Env = cwd, envList(env)
+		ownGroup(cmd)
+		start = cmd.Start
 	}
+	// A grandchild that escaped the group kill must not keep Wait
+	// waiting for its pipes.
+	cmd.WaitDelay = 2 * time.Second
+	return cmd, start
+}
+
+// startPiped starts cmd with start, its output going through pipes of
+// its own to outs: what it leaves running may keep them open.
+func startPiped(cmd *exec.Cmd, start func() error, outs [2]io.Writer) ([]*outPipe, error) {
 	var pipes [2]*outPipe
 	var w [2]*os.File
 	for i := range pipes {
@@ -221,32 +240,19 @@ func startInRoot(sb *sandbox, ss *session, command, cwd string, env map[string]s
 				pipes[j].r.Close()
 				w[j].Close()
 			}
-			return nil, nil, err
+			return nil, err
 		}
 	}
 	cmd.Stdout, cmd.Stderr = w[0], w[1]
-	err := sb.fs.start(cmd)
+	err := start()
 	w[0].Close()
 	w[1].Close()
 	if err != nil {
 		pipes[0].r.Close()
 		pipes[1].r.Close()
-		return nil, nil, err
+		return nil, err
 	}
-	return cmd, pipes[:], nil
-}
-
-// startOnHost starts command on this machine, in its own process group.
-func startOnHost(command, cwd string, env map[string]string, outs [2]io.Writer) (*exec.Cmd, error) {
-	cmd := exec.Command("sh", "-c", command)
-	cmd.Dir = cwd
-	cmd.Env = envList(env)
-	ownGroup(cmd)
-	cmd.Stdout, cmd.Stderr = outs[0], outs[1]
-	// A grandchild that escaped the group kill must not keep Wait
-	// waiting for its pipes.
-	cmd.WaitDelay = 2 * time.Second
-	return cmd, cmd.Start()
+	return pipes[:], nil
 }
 
 // register records p, started, among sb's processes (and its command

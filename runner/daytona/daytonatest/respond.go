@@ -4,12 +4,10 @@ package daytonatest
 // API's and the toolbox's), and the writer that records a status.
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -27,10 +25,9 @@ func (w *statusWriter) WriteHeader(status int) {
 	w.ResponseWriter.WriteHeader(status)
 }
 
-// Hijack lets the WebSocket upgrader take the connection over.
-func (w *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	return http.NewResponseController(w.ResponseWriter).Hijack()
-}
+// Unwrap lets http.ResponseController reach the connection: the
+// WebSocket upgrader takes it over, a build log is flushed as it comes.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // handlerCtx is one call being handled.
 type handlerCtx struct {
@@ -38,6 +35,7 @@ type handlerCtx struct {
 	r         *http.Request
 	op        string
 	params    map[string]string
+	toolbox   bool // a call to the toolbox of the sandbox sandboxID, not the API
 	sandboxID string
 }
 
@@ -49,11 +47,11 @@ func (s *Server) authorized(h *handlerCtx) bool {
 }
 
 func (h *handlerCtx) apiError(status int, format string, args ...any) {
-	writeAPIError(h.w, h.r, status, fmt.Sprintf(format, args...))
+	writeError(h.w, h.r, false, status, fmt.Sprintf(format, args...))
 }
 
 func (h *handlerCtx) toolboxError(status int, format string, args ...any) {
-	writeToolboxError(h.w, h.r, status, fmt.Sprintf(format, args...))
+	writeError(h.w, h.r, true, status, fmt.Sprintf(format, args...))
 }
 
 // badRequest answers the toolbox's 400 with err's message.
@@ -69,20 +67,18 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Write(b)
 }
 
-// writeAPIError writes the API's error body (all-exceptions.filter.ts).
-func writeAPIError(w http.ResponseWriter, r *http.Request, status int, msg string) {
-	writeJSON(w, status, map[string]any{
-		"path": r.URL.Path, "timestamp": time.Now().UTC().Format(time.RFC3339Nano),
-		"statusCode": status, "error": http.StatusText(status), "message": msg,
-	})
-}
-
-// writeToolboxError writes the daemon's error body (common-go errors/http.go).
-func writeToolboxError(w http.ResponseWriter, r *http.Request, status int, msg string) {
-	writeJSON(w, status, map[string]any{
-		"statusCode": status, "message": msg, "code": strings.ToUpper(strings.ReplaceAll(http.StatusText(status), " ", "_")),
-		"timestamp": time.Now().UTC().Format(time.RFC3339Nano), "path": r.URL.Path, "method": r.Method,
-	})
+// writeError writes the toolbox daemon's error body (common-go
+// errors/http.go), else the API's (all-exceptions.filter.ts).
+func writeError(w http.ResponseWriter, r *http.Request, toolbox bool, status int, msg string) {
+	body := map[string]any{
+		"statusCode": status, "message": msg, "path": r.URL.Path, "timestamp": time.Now().UTC().Format(time.RFC3339Nano),
+	}
+	if toolbox {
+		body["code"], body["method"] = strings.ToUpper(strings.ReplaceAll(http.StatusText(status), " ", "_")), r.Method
+	} else {
+		body["error"] = http.StatusText(status)
+	}
+	writeJSON(w, status, body)
 }
 
 func readCloser(b []byte) io.ReadCloser { return io.NopCloser(bytes.NewReader(b)) }

@@ -311,13 +311,13 @@ var emptyBodyOK = map[string]bool{
 
 // ServeHTTP routes a request to the API or a sandbox's toolbox, checking it
 // and the answer against the specs.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	call := Call{Method: r.Method, Path: r.URL.Path, Start: time.Now()}
-	defer s.record(&call)
+	w := &statusWriter{ResponseWriter: rw}
+	defer s.record(&call, w)
 	body, err := io.ReadAll(io.LimitReader(r.Body, 512<<20))
 	if err != nil {
 		http.Error(w, "read body", http.StatusBadRequest)
-		call.Status = http.StatusBadRequest
 		return
 	}
 	r.Body = readCloser(body)
@@ -325,14 +325,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// notFound answers a call the emulator cannot route, as a violation.
 	notFound := func(format string, args ...any) {
 		s.violation(format, args...)
-		call.Status = http.StatusNotFound
 		http.NotFound(w, r)
 	}
 
 	if strings.HasPrefix(r.URL.Path, storagePrefix+"/") {
-		sw := &statusWriter{ResponseWriter: w}
-		s.storage.handler.ServeHTTP(sw, r)
-		call.Op, call.Status = OpStorage, sw.status
+		s.storage.handler.ServeHTTP(w, r)
+		call.Op = OpStorage
 		return
 	}
 	toolbox, sandboxID, specPath, err := route(r.URL.Path)
@@ -357,16 +355,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.violation("%s request: %v", op, err)
 	}
 
+	h := &handlerCtx{w: w, r: r, op: op, params: v.PathParams, toolbox: toolbox, sandboxID: sandboxID}
 	s.delay(r, op)
-	f, by := s.fault(r, op, toolbox, sandboxID, v.PathParams, body)
+	f, by := s.fault(h, body)
 	if f != nil && stream && f.After {
 		f = nil // a stream has no answer to replace after the fact
 	}
-	if s.faultBefore(w, r, f, by, toolbox, &call) {
+	if s.faultBefore(h, f, by, &call) {
 		return
 	}
 
-	h := &handlerCtx{r: r, op: op, params: v.PathParams, sandboxID: sandboxID}
 	switch {
 	case op == OpSnapshotBuildLogs && !toolbox:
 		// A plain-text stream, written as it comes: the spec describes no
@@ -375,22 +373,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			call.Fault = by + "drop"
 			panic(http.ErrAbortHandler)
 		}
-		h.w = w
-		call.Status = s.serveBuildLogs(h)
+		s.serveBuildLogs(h)
 	case stream:
-		sw := &statusWriter{ResponseWriter: w}
-		h.w = sw
 		s.serveLogStream(h, f, &call)
-		if call.Status == 0 {
-			call.Status = sw.status
-		}
 	default:
-		s.answer(w, h, v, f, by, toolbox, &call)
+		s.answer(w, h, v, f, by, &call)
 	}
 }
 
-// record notes a call once answered.
-func (s *Server) record(call *Call) {
+// record notes a call once answered, with the status written to w unless
+// the call has one of its own (a WebSocket upgrade's).
+func (s *Server) record(call *Call, w *statusWriter) {
+	call.Status = cmp.Or(call.Status, w.status)
 	call.End = time.Now()
 	s.mu.Lock()
 	s.calls = append(s.calls, *call)
@@ -402,8 +396,8 @@ func (s *Server) delay(r *http.Request, op string) {
 	s.mu.Lock()
 	d := s.latency[op]
 	s.mu.Unlock()
-	if d > 0 && !s.wait(r, d) {
-		panic(http.ErrAbortHandler) // the client left or the server is closing
+	if d > 0 {
+		await(s, r, time.After(d))
 	}
 }
 
@@ -426,10 +420,10 @@ func route(path string) (toolbox bool, sandboxID, specPath string, err error) {
 
 // answer handles a call into a recorder, checks a successful answer
 // against the spec, and sends it unless fault f replaces it.
-func (s *Server) answer(w http.ResponseWriter, h *handlerCtx, v *openapi3filter.RequestValidationInput, f *Fault, by string, toolbox bool, call *Call) {
+func (s *Server) answer(w http.ResponseWriter, h *handlerCtx, v *openapi3filter.RequestValidationInput, f *Fault, by string, call *Call) {
 	rec := httptest.NewRecorder()
 	h.w = rec
-	if toolbox {
+	if h.toolbox {
 		s.serveToolbox(h)
 	} else {
 		s.serveAPI(h)
@@ -445,11 +439,10 @@ func (s *Server) answer(w http.ResponseWriter, h *handlerCtx, v *openapi3filter.
 			}
 		}
 	}
-	if s.faultAfter(w, h.r, f, by, toolbox, call) {
+	if s.faultAfter(w, h, f, by, call) {
 		return
 	}
 	maps.Copy(w.Header(), res.Header)
 	w.WriteHeader(res.StatusCode)
 	w.Write(resBody)
-	call.Status = res.StatusCode
 }

@@ -138,13 +138,9 @@ func newUUID() string {
 // those in error, build_failed, inactive or removing (the API's
 // SNAPSHOT_STATES_CONSUMING_RESOURCES). The caller holds s.mu.
 func (s *Server) snapshotUsage(now time.Time) int {
-	n := 0
-	for _, sn := range s.snapOrder {
-		if !sn.gone(now) && !slices.Contains([]string{snapError, snapBuildFailed, "inactive", snapRemoving}, sn.state) {
-			n++
-		}
-	}
-	return n
+	return count(s.snapOrder, func(sn *snapshot) bool {
+		return !sn.gone(now) && !slices.Contains([]string{snapError, snapBuildFailed, "inactive", snapRemoving}, sn.state)
+	})
 }
 
 // snapshotNamed is the organization's snapshot with that name or ID, nil if
@@ -354,10 +350,10 @@ func (s *Server) deleteSnapshot(h *handlerCtx) {
 // API (getSnapshotBuildLogs), the guard finds the snapshot by ID or name,
 // then the route by ID alone: a name is a database error, 500. A snapshot
 // pulled from an image has no log (404).
-func (s *Server) serveBuildLogs(h *handlerCtx) int {
+func (s *Server) serveBuildLogs(h *handlerCtx) {
 	if !s.authorized(h) {
 		h.apiError(http.StatusUnauthorized, "Invalid credentials")
-		return http.StatusUnauthorized
+		return
 	}
 	follow := h.r.URL.Query().Get("follow") == "true"
 	key := h.params["id"]
@@ -368,16 +364,16 @@ func (s *Server) serveBuildLogs(h *handlerCtx) int {
 	switch {
 	case sn == nil:
 		h.apiError(http.StatusNotFound, snapshotNotFound, key)
-		return http.StatusNotFound
+		return
 	case !uuidPattern.MatchString(key):
 		h.apiError(http.StatusInternalServerError, "Internal server error")
-		return http.StatusInternalServerError
+		return
 	case !sn.built:
 		h.apiError(http.StatusNotFound, "Snapshot %s has no build info", key)
-		return http.StatusNotFound
+		return
 	case active:
 		h.w.WriteHeader(http.StatusOK)
-		return http.StatusOK
+		return
 	}
 	h.w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	h.w.WriteHeader(http.StatusOK)
@@ -390,20 +386,20 @@ func (s *Server) serveBuildLogs(h *handlerCtx) int {
 		s.mu.Unlock()
 		if len(chunk) > 0 {
 			if _, err := h.w.Write(chunk); err != nil {
-				return http.StatusOK
+				return
 			}
 			rc.Flush()
 			off += len(chunk)
 		}
 		if done || !follow {
-			return http.StatusOK
+			return
 		}
 		select {
 		case <-changed:
 		case <-h.r.Context().Done():
-			return http.StatusOK
+			return
 		case <-s.closing:
-			return http.StatusOK
+			return
 		}
 	}
 }

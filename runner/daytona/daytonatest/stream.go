@@ -131,7 +131,9 @@ func (s *Server) followLog(conn *websocket.Conn, c *sessCmd, drop bool, left, cu
 					websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(time.Second))
 				return false
 			}
-			s.lookedForExitCode(c)
+			s.mu.Lock()
+			s.unfinished[c.id]++ // a look that found no exit code (ExitCodeLooks)
+			s.mu.Unlock()
 		}
 		select {
 		case <-time.After(streamIdle):
@@ -141,12 +143,4 @@ func (s *Server) followLog(conn *websocket.Conn, c *sessCmd, drop bool, left, cu
 			return false
 		}
 	}
-}
-
-// lookedForExitCode counts a look of a stream for c's exit code that
-// found none (ExitCodeLooks).
-func (s *Server) lookedForExitCode(c *sessCmd) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.unfinished[c.id]++
 }

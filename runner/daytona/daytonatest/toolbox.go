@@ -351,13 +351,7 @@ func (s *Server) sessionExec(h *handlerCtx, sb *sandbox) {
 		h.json(http.StatusAccepted, map[string]any{"cmdId": c.id})
 		return
 	}
-	select {
-	case <-c.done:
-	case <-h.r.Context().Done():
-		panic(http.ErrAbortHandler)
-	case <-s.closing:
-		panic(http.ErrAbortHandler)
-	}
+	await(s, h.r, c.done)
 	resp := map[string]any{"cmdId": c.id}
 	if p := s.procOf(c); p != nil {
 		resp["stdout"], resp["stderr"], resp["output"] = p.stdout.String(), p.stderr.String(), p.log.String()
@@ -407,11 +401,9 @@ func (s *Server) procOf(c *sessCmd) *proc {
 }
 
 func (s *Server) sessionCommand(h *handlerCtx, sb *sandbox) {
-	c := s.findCommand(h, sb)
-	if c == nil {
-		return
+	if c := s.findCommand(h, sb); c != nil {
+		h.json(http.StatusOK, commandDTO(c))
 	}
-	h.json(http.StatusOK, commandDTO(c))
 }
 
 // commandDTO is a session command as the daemon describes it: its exit
