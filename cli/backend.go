@@ -47,7 +47,7 @@ func chooseBackend(ctx context.Context, o *runOptions, m *forge.Manifest, runID 
 		return be, nil
 	}
 	opts := o.localOptions()
-	opts.User = localSpec(m).User
+	opts.User = block[local.Spec](m, "local").User
 	opts.Hide = []string{m.Dir, o.out} // the candidates' secrets, the others' artifacts
 	lr, err := local.New(opts)
 	if err != nil {
@@ -123,23 +123,19 @@ func (b *backend) useDaytona(ctx context.Context, o *runOptions, m *forge.Manife
 	return nil
 }
 
-// localSpec is m's local: block, as runner/local decoded it (an empty one
-// when m is nil or has none).
-func localSpec(m *forge.Manifest) local.Spec {
-	var s local.Spec
+// block is m's top-level block name (local:, daytona:) as its backend
+// decoded it; the zero T when m is nil or has none.
+func block[T any](m *forge.Manifest, name string) T {
+	var b T
 	if m != nil {
-		s, _ = m.Blocks["local"].(local.Spec)
+		b, _ = m.Blocks[name].(T)
 	}
-	return s
+	return b
 }
 
-// daytonaOptions maps the credentials and the daytona: block of m, as
-// runner/daytona decoded it (none when m is nil or has none).
+// daytonaOptions maps the credentials and the daytona: block of m.
 func daytonaOptions(creds daytona.Credentials, m *forge.Manifest) daytona.Options {
-	var d daytona.Spec
-	if m != nil {
-		d, _ = m.Blocks["daytona"].(daytona.Spec)
-	}
+	d := block[daytona.Spec](m, "daytona")
 	opts := daytona.Options{
 		APIKey:          creds.APIKey,
 		APIURL:          creds.APIURL,

@@ -103,8 +103,7 @@ func Run(ctx context.Context, args []string, env Env) int {
 	root.SetErr(env.Stderr)
 	cmd, err := root.ExecuteContextC(ctx)
 	code := exitCode(err)
-	var silent errSilent
-	if err != nil && !errors.Is(err, errInterrupted) && !errors.As(err, &silent) {
+	if err != nil && !errors.As(err, new(errSilent)) {
 		fmt.Fprintln(env.Stderr, "forge: "+text.Inert(err.Error())) // it may quote a candidate or a task
 		if code == ExitUsage && errors.As(err, new(flagError)) {
 			fmt.Fprintf(env.Stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())

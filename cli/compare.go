@@ -13,22 +13,21 @@ import (
 // compareOptions are `forge compare`'s flags.
 type compareOptions struct {
 	env        *Env
-	base, head string // the runs compared: RUN_A RUN_B
+	runs       []string // the runs compared: RUN_A RUN_B
 	out        string
 	format     string
 	maxDrop    float64
 	maxDropSet bool
 }
 
-// Validate checks the flags before any run is read.
+// Validate checks the arguments and flags before any run is read.
 func (o *compareOptions) Validate() error {
-	if _, err := parseCompareFormat(o.format); err != nil {
-		return flagError{err}
-	}
-	if o.maxDropSet && (o.maxDrop < 0 || o.maxDrop > 1) {
-		return flagError{fmt.Errorf("--max-drop %g: must be between 0 and 1 (a score difference)", o.maxDrop)}
-	}
-	return nil
+	_, formatErr := parseCompareFormat(o.format)
+	return firstBroken([]rule{
+		{len(o.runs) != 2, fmt.Sprintf("compare takes two runs (RUN_A RUN_B), got %d", len(o.runs))},
+		{formatErr != nil, fmt.Sprint(formatErr)},
+		{o.maxDropSet && (o.maxDrop < 0 || o.maxDrop > 1), fmt.Sprintf("--max-drop %g: must be between 0 and 1 (a score difference)", o.maxDrop)},
+	})
 }
 
 // parseCompareFormat reads --format: table (or text), markdown (or md), json.
@@ -58,14 +57,8 @@ With --max-drop X, forge exits 1 when a candidate's score dropped
 significantly by more than X, and names each such candidate on stderr.`,
 		Example: `  forge compare 20261120-153000-aa11 20261121-153000-ab12
   forge compare last-night tonight --max-drop 0.05 --format markdown >> "$GITHUB_STEP_SUMMARY"`,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) != 2 {
-				return flagError{fmt.Errorf("compare takes two runs (RUN_A RUN_B), got %d", len(args))}
-			}
-			return nil
-		},
 		PreRunE: func(cmd *cobra.Command, args []string) error {
-			o.base, o.head = args[0], args[1]
+			o.runs = args
 			o.maxDropSet = cmd.Flags().Changed("max-drop")
 			return o.Validate()
 		},
@@ -79,11 +72,11 @@ significantly by more than X, and names each such candidate on stderr.`,
 }
 
 func runCompare(o *compareOptions) error {
-	base, _, err := compare.Open(o.base, o.out)
+	base, _, err := compare.Open(o.runs[0], o.out)
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}
-	head, _, err := compare.Open(o.head, o.out)
+	head, _, err := compare.Open(o.runs[1], o.out)
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}

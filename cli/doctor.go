@@ -68,7 +68,7 @@ func runDoctor(ctx context.Context, o *doctorOptions) error {
 	if err != nil {
 		m = nil // no local: block; the defaults
 	}
-	lr, err := local.New(local.Options{Getenv: o.env.Getenv, User: localSpec(m).User})
+	lr, err := local.New(local.Options{Getenv: o.env.Getenv, User: block[local.Spec](m, "local").User})
 	desc := ""
 	if err == nil {
 		defer lr.Close() //nolint:errcheck // it ran no job: nothing to wait for

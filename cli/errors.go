@@ -40,16 +40,32 @@ func withCode(code int, err error) error {
 	return &exitError{code: code, err: err}
 }
 
-// errInterrupted reports a run stopped by a signal; its message was printed.
-var errInterrupted = errors.New("interrupted")
-
 // errSilent carries an exit code whose explanation was already printed.
 type errSilent struct{ code int }
+
+// errInterrupted reports a run stopped by a signal; its message was printed.
+var errInterrupted = errSilent{code: ExitInterrupted}
 
 func (e errSilent) Error() string { return fmt.Sprintf("exit %d", e.code) }
 
 // flagError is a usage error of the flags: Run adds a pointer to --help.
 type flagError struct{ error }
+
+// rule is a check of a command's flags; why is the usage error when broken.
+type rule struct {
+	broken bool
+	why    string
+}
+
+// firstBroken is the usage error of the first rule broken, else nil.
+func firstBroken(rules []rule) error {
+	for _, r := range rules {
+		if r.broken {
+			return flagError{errors.New(r.why)}
+		}
+	}
+	return nil
+}
 
 // exitCode maps an error to forge's exit code; this is the only place that
 // does. An error's kind decides before a code given with withCode.
@@ -61,8 +77,6 @@ func exitCode(err error) int {
 		return ExitOK
 	case errors.As(err, &silent):
 		return silent.code
-	case errors.Is(err, errInterrupted):
-		return ExitInterrupted
 	case errors.As(err, new(*runner.UnusableError)):
 		return ExitInfra
 	case errors.As(err, new(*forge.MergeRefusedError)):

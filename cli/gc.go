@@ -26,13 +26,10 @@ type gcOptions struct {
 
 // Validate checks the flags before anything is deleted.
 func (o *gcOptions) Validate() error {
-	if o.OlderThan < 0 {
-		return flagError{fmt.Errorf("--older-than %s: must not be negative", o.OlderThan)}
-	}
-	if o.onlyLocal && o.onlyDaytona {
-		return flagError{errors.New("--local and --daytona: give one, or neither for both")}
-	}
-	return nil
+	return firstBroken([]rule{
+		{o.OlderThan < 0, fmt.Sprintf("--older-than %s: must not be negative", o.OlderThan)},
+		{o.onlyLocal && o.onlyDaytona, "--local and --daytona: give one, or neither for both"},
+	})
 }
 
 func newGCCmd(env *Env, runF func(context.Context, *gcOptions) error) *cobra.Command {
@@ -66,30 +63,27 @@ Both by default; Daytona only when an API key is configured (DAYTONA_API_KEY, or
 	return cmd
 }
 
+// runGC collects on each backend asked for; every failure is exit 3.
 func runGC(ctx context.Context, o *gcOptions) error {
 	var errs []error
 	if !o.onlyDaytona {
 		roots, err := local.EnvCaches()
+		errs = append(errs, err)
 		for _, root := range roots {
-			err = errors.Join(err, local.GCEnvironments(root, local.GCOptions{OlderThan: o.OlderThan, DryRun: o.DryRun}, o.env.Stdout))
-		}
-		if err != nil {
-			errs = append(errs, withCode(ExitInfra, err))
+			errs = append(errs, local.GCEnvironments(root, local.GCOptions{OlderThan: o.OlderThan, DryRun: o.DryRun}, o.env.Stdout))
 		}
 	}
 	if !o.onlyLocal {
 		creds := daytona.LoadCredentials(o.env.Getenv, filepath.Dir(o.manifest))
 		if !o.onlyDaytona && !creds.Usable() {
 			fmt.Fprintf(o.env.Stdout, "gc: daytona: skipped, not configured (%s)\n", creds.Problem)
-			return errors.Join(errs...)
+			return withCode(ExitInfra, errors.Join(errs...))
 		}
 		opts, err := accountOptions(o.env, o.manifest)
 		if err == nil {
 			err = daytona.GC(ctx, opts, o.GCOptions, o.env.Stdout)
 		}
-		if err != nil {
-			errs = append(errs, withCode(ExitInfra, err))
-		}
+		errs = append(errs, err)
 	}
-	return errors.Join(errs...)
+	return withCode(ExitInfra, errors.Join(errs...))
 }

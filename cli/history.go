@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -21,14 +22,10 @@ type historyOptions struct {
 
 // Validate checks the flags before the output root is read.
 func (o *historyOptions) Validate() error {
-	if o.last < 0 {
-		return flagError{fmt.Errorf("--last %d: must be 0 (all) or more", o.last)}
-	}
-	switch strings.ToLower(o.format) {
-	case "text", "json":
-		return nil
-	}
-	return flagError{fmt.Errorf("--format %q: want text or json", o.format)}
+	return firstBroken([]rule{
+		{o.last < 0, fmt.Sprintf("--last %d: must be 0 (all) or more", o.last)},
+		{!slices.Contains([]string{"text", "json"}, strings.ToLower(o.format)), fmt.Sprintf("--format %q: want text or json", o.format)},
+	})
 }
 
 func newHistoryCmd(env *Env, runF func(*historyOptions) error) *cobra.Command {

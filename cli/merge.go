@@ -2,7 +2,6 @@ package cli
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -30,12 +29,13 @@ type mergeOptions struct {
 	gateOptions
 }
 
-// Validate checks the flags before any run is read.
+// Validate checks the arguments and flags before any run is read.
 func (o *mergeOptions) Validate() error {
-	if o.runID != "" && !forge.ValidID(o.runID) {
-		return flagError{fmt.Errorf("--run-id %q: use letters, digits, '_', '.' and '-' only", o.runID)}
-	}
-	return cmp.Or(o.gateOptions.Validate(), o.reportOptions.Validate())
+	broken := firstBroken([]rule{
+		{len(o.shards) == 0, "merge takes the shards' runs (RUN...)"},
+		{o.runID != "" && !forge.ValidID(o.runID), fmt.Sprintf("--run-id %q: use letters, digits, '_', '.' and '-' only", o.runID)},
+	})
+	return cmp.Or(broken, o.gateOptions.Validate(), o.reportOptions.Validate())
 }
 
 func newMergeCmd(env *Env, runF func(*mergeOptions) error) *cobra.Command {
@@ -55,12 +55,6 @@ shard is refused; with --allow-partial its jobs are recorded cancelled, the
 run names the missing shards and gives no verdict (exit 3).`,
 		Example: `  forge merge shard-1 shard-2 shard-3 --run-id nightly
   forge merge shards/*/ --report summary.md --fail-under 0.7`,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return flagError{errors.New("merge takes the shards' runs (RUN...)")}
-			}
-			return nil
-		},
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			o.shards = args
 			o.failUnderSet, o.maxDropSet = cmd.Flags().Changed("fail-under"), cmd.Flags().Changed("max-drop")
@@ -107,7 +101,7 @@ func runMerge(o *mergeOptions) error {
 	if !o.quiet {
 		fmt.Fprintf(o.env.Stderr, "forge: merged %d shards of %d into %s\n", len(opts.Shards), opts.Shards[0].Shard.Count, dir)
 	}
-	if err := o.reportOptions.write(o.env, rec, dir, time.Now); err != nil {
+	if err := o.reportOptions.write(o.env, rec, dir); err != nil {
 		return withCode(ExitInfra, err)
 	}
 	return o.verdict(o.env, o.out, m, rec, finishShards(opts.Shards))

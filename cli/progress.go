@@ -69,25 +69,26 @@ func (w *warnWriter) Write(b []byte) (int, error) {
 		if i < 0 {
 			return len(b), nil
 		}
-		line := text.Inert(string(w.buf[:i+1]))
+		w.p.print(text.Inert(string(w.buf[:i+1])))
 		w.buf = w.buf[i+1:]
-		w.p.mu.Lock()
-		if l := w.p.live; l != nil {
-			l.print(line)
-		} else {
-			io.WriteString(w.p.w, line)
-		}
-		w.p.mu.Unlock()
+	}
+}
+
+// print writes s above the live view while it runs, else plainly.
+func (p *progress) print(s string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.live != nil {
+		p.live.print(s)
+	} else {
+		io.WriteString(p.w, s)
 	}
 }
 
 func (p *progress) printf(format string, args ...any) {
-	if p.quiet {
-		return
+	if !p.quiet {
+		p.print(fmt.Sprintf(format, args...))
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	fmt.Fprintf(p.w, format, args...)
 }
 
 // line renders one event's plain line, or "" for events not shown.
@@ -152,19 +153,11 @@ func (p *progress) environmentLine(e forge.Event) string {
 
 // echo prints one line a candidate printed (--verbose), prefixed by its job.
 func (p *progress) echo(job, stream, line string) {
-	if p.quiet {
-		return
-	}
 	mark := "|"
 	if stream == "stderr" {
 		mark = "!"
 	}
-	out := fmt.Sprintf("[%s] %s %s\n", job, mark, text.Inert(line))
-	if l := p.live; l != nil {
-		l.print(out)
-		return
-	}
-	p.printf("%s", out)
+	p.printf("[%s] %s %s\n", job, mark, text.Inert(line))
 }
 
 func (p *progress) header(m *forge.Manifest, plan *forge.Plan, backend string) {

@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"path/filepath"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -49,5 +48,5 @@ func runReport(o *reportCmdOptions) error {
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}
-	return o.write(o.env, rec, filepath.Dir(path), time.Now)
+	return o.write(o.env, rec, filepath.Dir(path))
 }

@@ -50,24 +50,20 @@ func (o *reportOptions) Validate() error {
 
 // write prints the --format report on stdout and writes each --report
 // file, linking the logs in runDir relative to where each is read.
-func (o *reportOptions) write(env *Env, rec *record.Record, runDir string, now func() time.Time) error {
+func (o *reportOptions) write(env *Env, rec *record.Record, runDir string) error {
 	f, _ := report.ParseFormat(o.format) // validated
 	color := env.StdoutTTY && env.Getenv("NO_COLOR") == "" && env.Getenv("TERM") != "dumb"
-	opts := report.Options{TTY: env.StdoutTTY, Color: color, Now: now, Matrix: o.matrix, Width: env.StdoutWidth, Wide: o.wide, RunDir: runDir}
+	opts := report.Options{TTY: env.StdoutTTY, Color: color, Now: time.Now, Matrix: o.matrix, Width: env.StdoutWidth, Wide: o.wide, RunDir: runDir}
 	if err := report.Write(f, env.Stdout, rec, opts); err != nil {
 		return fmt.Errorf("print %s report: %w", f, err)
 	}
-	var errs []error
+	var errs []error // errors.Join drops the nil ones
 	for _, path := range o.reports {
 		rf, _ := report.FormatFromPath(path)
-		if err := writeReportFile(path, rf, rec, relativeTo(filepath.Dir(path), runDir), now); err != nil {
-			errs = append(errs, err)
-		}
+		errs = append(errs, writeReportFile(path, rf, rec, relativeTo(filepath.Dir(path), runDir)))
 	}
 	if summary := env.Getenv("GITHUB_STEP_SUMMARY"); summary != "" && !o.noStepSummary {
-		if err := appendReport(summary, report.FormatMarkdown, rec, now); err != nil {
-			errs = append(errs, err)
-		}
+		errs = append(errs, appendStepSummary(summary, rec))
 	}
 	return errors.Join(errs...)
 }
@@ -83,32 +79,31 @@ func relativeTo(dir, target string) string {
 	return rel
 }
 
-func writeReportFile(path string, f report.Format, rec *record.Record, runDir string, now func() time.Time) error {
-	if dir := filepath.Dir(path); dir != "." {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return fmt.Errorf("--report %s: %w", path, err)
-		}
+func writeReportFile(path string, f report.Format, rec *record.Record, runDir string) error {
+	err := os.MkdirAll(filepath.Dir(path), 0o755)
+	if err == nil {
+		// Written as it is rendered: the JUnit report of 100,000 trials is
+		// tens of MB that need not be held in memory, twice.
+		err = record.WriteAtomic(path, func(w io.Writer) error {
+			bw := bufio.NewWriterSize(w, 64<<10)
+			if err := report.Write(f, bw, rec, report.Options{Now: time.Now, RunDir: runDir}); err != nil {
+				return err
+			}
+			return bw.Flush()
+		})
 	}
-	// Written as it is rendered: the JUnit report of 100,000 trials is
-	// tens of MB that need not be held in memory, twice.
-	err := record.WriteAtomic(path, func(w io.Writer) error {
-		bw := bufio.NewWriterSize(w, 64<<10)
-		if err := report.Write(f, bw, rec, report.Options{Now: now, RunDir: runDir}); err != nil {
-			return err
-		}
-		return bw.Flush()
-	})
 	if err != nil {
 		return fmt.Errorf("--report %s: %w", path, err)
 	}
 	return nil
 }
 
-func appendReport(path string, f report.Format, rec *record.Record, now func() time.Time) error {
+// appendStepSummary adds the run's Markdown report to $GITHUB_STEP_SUMMARY, path.
+func appendStepSummary(path string, rec *record.Record) error {
 	fh, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 	if err != nil {
 		return fmt.Errorf("GITHUB_STEP_SUMMARY: %w", err)
 	}
-	werr := report.Write(f, fh, rec, report.Options{Now: now})
+	werr := report.Write(report.FormatMarkdown, fh, rec, report.Options{Now: time.Now})
 	return errors.Join(werr, fh.Close())
 }

@@ -137,10 +137,7 @@ func (o *runOptions) addFlags(cmd *cobra.Command) {
 // the first rule broken is the error.
 func (o *runOptions) Validate() error {
 	_, shardErr := forge.ParseShard(o.shard)
-	for _, rule := range []struct {
-		broken bool
-		why    string
-	}{
+	broken := firstBroken([]rule{
 		{o.daytona && o.local, "--daytona and --local exclude each other"},
 		{o.noFallback && !o.daytona, "--no-fallback only makes sense with --daytona"},
 		{o.over.Concurrency < 0, fmt.Sprintf("--concurrency %d: must be at least 1", o.over.Concurrency)},
@@ -166,12 +163,8 @@ func (o *runOptions) Validate() error {
 		{o.shard != "" && o.over.Sample > 0 && !o.seedSet, "--shard with --sample needs --seed: every shard must draw the same tasks"},
 		{o.failUnderSet && o.shard != "", "--fail-under: a shard gives no verdict; give it to forge merge"},
 		{o.shard != "" && shardErr != nil, fmt.Sprintf("--shard %v", shardErr)},
-	} {
-		if rule.broken {
-			return flagError{errors.New(rule.why)}
-		}
-	}
-	return cmp.Or(o.gateOptions.Validate(), o.reportOptions.Validate())
+	})
+	return cmp.Or(broken, o.gateOptions.Validate(), o.reportOptions.Validate())
 }
 
 // localOptions are the local runner's options: forge's environment and

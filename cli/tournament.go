@@ -246,7 +246,7 @@ func (t *tournament) options(be *backend, events func(forge.Event), p *progress)
 // report prints and writes the run's reports, says where its results are
 // and warns of each artifact that holds a secret's value.
 func (t *tournament) report(rec *record.Record, p *progress) error {
-	err := t.o.reportOptions.write(t.o.env, rec, t.dir(), time.Now)
+	err := t.o.reportOptions.write(t.o.env, rec, t.dir())
 	p.printf("forge: results in %s\n", t.dir())
 	if note := unusedPrices(t.m.Pricing, rec.Results); note != "" {
 		p.printf("forge: note: %s\n", note)

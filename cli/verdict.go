@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -37,15 +36,11 @@ func (g *gateOptions) addFlags(cmd *cobra.Command, run string) {
 
 // Validate checks --fail-under and --max-drop.
 func (g *gateOptions) Validate() error {
-	switch {
-	case g.failUnder < 0 || g.failUnder > 1:
-		return flagError{fmt.Errorf("--fail-under %g: must be between 0 and 1", g.failUnder)}
-	case g.maxDrop < 0 || g.maxDrop > 1:
-		return flagError{fmt.Errorf("--max-drop %g: must be between 0 and 1", g.maxDrop)}
-	case g.maxDropSet && g.baseline == "":
-		return flagError{errors.New("--max-drop needs --baseline")}
-	}
-	return nil
+	return firstBroken([]rule{
+		{g.failUnder < 0 || g.failUnder > 1, fmt.Sprintf("--fail-under %g: must be between 0 and 1", g.failUnder)},
+		{g.maxDrop < 0 || g.maxDrop > 1, fmt.Sprintf("--max-drop %g: must be between 0 and 1", g.maxDrop)},
+		{g.maxDropSet && g.baseline == "", "--max-drop needs --baseline"},
+	})
 }
 
 // verdict ends a finished, reported run (forge run, forge merge): exit 3

@@ -210,11 +210,10 @@ func (c *costTally) standing(successes int) *record.CostStanding {
 // cheaper than rank 1: "; beta solves 96% of what alpha solves at 31% of its
 // cost". Costs compare per trial. Empty otherwise.
 func costLine(es []*tally) string {
-	withResults, noWinner := contenders(es)
-	if noWinner != "" || len(withResults) < 2 {
+	top, second, noWinner := contenders(es)
+	if noWinner != "" || second == nil {
 		return ""
 	}
-	top, second := withResults[0], withResults[1]
 	a, b := top.st.Cost, second.st.Cost
 	if a == nil || b == nil || a.UnpricedTrials > 0 || b.UnpricedTrials > 0 || a.MeanUSD <= 0 || b.MeanUSD >= a.MeanUSD {
 		return ""

@@ -83,20 +83,14 @@ func ComparePaired(a, b []float64) (PairedResult, error) {
 	if s.n >= 2 {
 		r.DifferenceCI95 = new(meanCI95(s))
 	}
-	r.Method = MethodWilcoxon
-	if s.n >= pairedTMinPairs {
-		if s.variance == 0 {
-			r.Method = MethodPairedT
-		} else {
-			r.NormalityP = new(jarqueBeraP(d))
-			if *r.NormalityP >= Alpha {
-				r.Method = MethodPairedT
-			}
-		}
+	if s.n >= pairedTMinPairs && s.variance != 0 {
+		r.NormalityP = new(jarqueBeraP(d))
 	}
-	if r.Method == MethodPairedT {
+	if s.n >= pairedTMinPairs && (r.NormalityP == nil || *r.NormalityP >= Alpha) {
+		r.Method = MethodPairedT
 		r.Statistic, r.PValue = pairedT(s)
 	} else {
+		r.Method = MethodWilcoxon
 		r.Statistic, r.PValue = wilcoxon(d)
 	}
 	r.Significant = r.PValue < Alpha

@@ -58,13 +58,16 @@ func newTally(id string, n int) *tally {
 		tasks: map[string]*taskTally{}}
 }
 
-// count adds trial r to the candidate's counts and reports whether it is to
-// be scored: a trial that ended by no fault of the candidate is set aside.
-func (t *tally) count(r *row) (unscored noteHit, scored bool) {
+// count adds trial r to the candidate's counts and its task's, tt, and
+// reports whether it is to be scored: a trial that ended by no fault of the
+// candidate is set aside.
+func (t *tally) count(r *row, tt *taskTally) (scored bool) {
 	t.trials++
+	tt.trials++
 	t.cost.add(r.cost)
 	if r.success {
 		t.successes++
+		tt.successes++
 		if !math.IsNaN(r.runtime) && !math.IsInf(r.runtime, 0) {
 			t.runtimes = append(t.runtimes, r.runtime)
 		}
@@ -75,16 +78,18 @@ func (t *tally) count(r *row) (unscored noteHit, scored bool) {
 		t.errors[cmp.Or(string(r.kind), "unknown")]++
 	}
 	if endedByNoFault(r.success, r.kind) {
-		unscored = noteHit{trial: int(r.trial), msg: string(r.kind) + ": " + cmp.Or(r.message, "no message")}
+		hit := noteHit{trial: int(r.trial), msg: string(r.kind) + ": " + cmp.Or(r.message, "no message")}
 		if r.kind.Fault() == runner.FaultTask {
 			// Played to its end: set aside, but nothing to play again.
-			t.unverified = append(t.unverified, unscored)
-			return noteHit{}, false
+			t.unverified = append(t.unverified, hit)
+			tt.unverified++
+		} else {
+			t.unscored = append(t.unscored, hit)
+			tt.unscored = append(tt.unscored, hit)
 		}
-		t.unscored = append(t.unscored, unscored)
-		return unscored, false
+		return false
 	}
-	return noteHit{}, true
+	return true
 }
 
 // Aggregate is one candidate's standing, without a rank, from results scored
@@ -93,7 +98,7 @@ func Aggregate(id string, results []record.Trial) record.Standing {
 	t := newTally(id, 0)
 	for _, r := range results {
 		kept := rowOf(&r)
-		if _, scored := t.count(&kept); scored && r.Score != nil {
+		if t.count(&kept, t.task(r.TaskID)) && r.Score != nil {
 			t.scores = append(t.scores, *r.Score)
 		}
 	}
@@ -226,33 +231,27 @@ func unjudged(es []*tally) []record.Unjudged {
 	return out
 }
 
-// unverifiedTrials counts the trials whose task's verifier failed.
-func unverifiedTrials(es []*tally) int {
-	n := 0
-	for _, e := range es {
-		n += len(e.unverified)
-	}
-	return n
-}
-
 // ran counts the trials that say something about the candidate.
 func (t *tally) ran() int { return t.trials - len(t.unscored) - len(t.unverified) }
 
-// unscoredTrials counts the trials ended by no fault of their candidate and
-// says how the first ended.
-func unscoredTrials(es []*tally) (int, string) {
-	n, first, firstID := 0, noteHit{}, ""
+// setAside counts the trials not scored: those ended by no fault of their
+// candidate, saying how the first ended, and those whose task's verifier
+// failed.
+func setAside(es []*tally) (unscored int, first string, unverified int) {
+	var hit noteHit
+	firstID := ""
 	for _, e := range es {
+		unverified += len(e.unverified)
 		if len(e.unscored) == 0 {
 			continue
 		}
-		n += len(e.unscored)
+		unscored += len(e.unscored)
 		if h := firstHit(e.unscored); firstID == "" || e.id < firstID {
-			first, firstID = h, e.id
+			hit, firstID = h, e.id
 		}
 	}
-	if n == 0 {
-		return 0, ""
+	if unscored > 0 {
+		first = fmt.Sprintf("%s trial %d: %s", firstID, hit.trial, text.Shorten(text.OneLine(hit.msg), 100))
 	}
-	return n, fmt.Sprintf("%s trial %d: %s", firstID, first.trial, text.Shorten(text.OneLine(first.msg), 100))
+	return unscored, first, unverified
 }

@@ -198,16 +198,7 @@ func tallies(s *Sheet, v trialValues, composite []*float64) []*tally {
 func (t *tally) add(s *Sheet, i int, score *float64, v trialValues) {
 	r := &s.rows[i]
 	tt := t.task(s.name(r.task))
-	tt.trials++
-	if r.success {
-		tt.successes++
-	}
-	if unscored, scored := t.count(r); !scored {
-		if unscored.msg == "" {
-			tt.unverified++
-		} else {
-			tt.unscored = append(tt.unscored, unscored)
-		}
+	if !t.count(r, tt) {
 		return
 	}
 	if score != nil {
@@ -250,11 +241,12 @@ func (out *Outcome) decide(entries []*tally, tasks []Task) {
 		out.Winner, out.WinnerLine = nil, incompleteLine(out.Incomplete, len(tasks))
 		return
 	}
-	if n, first := unscoredTrials(entries); n > 0 {
-		out.WinnerLine += fmt.Sprintf("; %d %s not scored (%s)", n, text.Plural(n, "trial", "trials"), first)
+	unscored, first, unverified := setAside(entries)
+	if unscored > 0 {
+		out.WinnerLine += fmt.Sprintf("; %d %s not scored (%s)", unscored, text.Plural(unscored, "trial", "trials"), first)
 	}
-	if n := unverifiedTrials(entries); n > 0 {
-		out.WinnerLine += fmt.Sprintf("; %d %s not verified (the task's verifier failed)", n, text.Plural(n, "trial", "trials"))
+	if unverified > 0 {
+		out.WinnerLine += fmt.Sprintf("; %d %s not verified (the task's verifier failed)", unverified, text.Plural(unverified, "trial", "trials"))
 	}
 	out.WinnerLine += costLine(entries)
 }
@@ -274,10 +266,7 @@ func prepare(cfg Config) []prepared {
 		if math.IsNaN(out[i].weight) || math.IsInf(out[i].weight, 0) || out[i].weight < 0 {
 			out[i].weight = 0 // Validate rejects it; never poison the composite
 		}
-		if math.IsNaN(out[i].fail) {
-			out[i].fail = 0
-		}
-		out[i].fail = clamp01(out[i].fail)
+		out[i].fail = clamp01(out[i].fail) // NaN: 0
 	}
 	return out
 }

@@ -164,12 +164,8 @@ func headToHead(es []*tally, tasks []Task) []record.HeadToHead {
 			if a.trials == 0 || b.trials == 0 {
 				continue
 			}
-			h := record.HeadToHead{A: a.id, B: b.id}
-			if xa, xb := pairedTasks(a, b, tasks); len(xa) > 0 {
-				p, _ := ComparePaired(xa, xb)
-				h.WinLoss = p.WinLoss
-			}
-			out = append(out, h)
+			p, _ := ComparePaired(pairedTasks(a, b, tasks)) // without common tasks: none won, lost or tied
+			out = append(out, record.HeadToHead{A: a.id, B: b.id, WinLoss: p.WinLoss})
 		}
 	}
 	return out

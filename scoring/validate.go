@@ -246,11 +246,11 @@ func (c Config) Validate() error {
 	seen := map[string]int{}
 	positive := false
 	for i, s := range c.Scorers {
-		var own problems
-		s.validate(&own)
-		for _, e := range own {
+		own := len(ps)
+		s.validate(&ps)
+		for _, e := range ps[own:] {
 			fe := e.(*FieldError)
-			ps = append(ps, &FieldError{Path: append([]any{i}, fe.Path...), Msg: fe.Msg})
+			fe.Path = append([]any{i}, fe.Path...)
 		}
 		name := s.EffectiveName()
 		if j, dup := seen[name]; dup {

@@ -6,28 +6,26 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/forge-run/forge/internal/text"
 	"github.com/forge-run/forge/record"
 )
 
-// contenders are the candidates with results, by rank, or why none can win.
-func contenders(es []*tally) (withResults []*tally, noWinner string) {
-	anySuccess := false
-	for _, e := range es {
-		if e.trials > 0 {
-			withResults = append(withResults, e)
-		}
-		anySuccess = anySuccess || e.successes > 0
-	}
+// contenders are rank 1 and rank 2 of the ranked candidates es (second nil
+// when only one has results), or why none can win.
+func contenders(es []*tally) (top, second *tally, noWinner string) {
 	switch {
-	case len(withResults) == 0:
-		return nil, "no winner: no results"
-	case !anySuccess:
-		return nil, "no winner: no candidate succeeded"
+	case len(es) == 0 || es[0].trials == 0: // those with results rank first
+		return nil, nil, "no winner: no results"
+	case !slices.ContainsFunc(es, func(e *tally) bool { return e.successes > 0 }):
+		return nil, nil, "no winner: no candidate succeeded"
 	}
-	return withResults, ""
+	if len(es) > 1 && es[1].trials > 0 {
+		second = es[1]
+	}
+	return es[0], second, ""
 }
 
 // rankOne names the candidates ranked first (several when tied).
@@ -43,28 +41,23 @@ func rankOne(es []*tally) []string {
 
 // decide names the winner, if any, and says why.
 func decide(es []*tally) (*string, string, *record.Comparison) {
-	withResults, noWinner := contenders(es)
+	top, second, noWinner := contenders(es)
 	if noWinner != "" {
 		return nil, noWinner, nil
 	}
-	top := withResults[0]
-	var c *record.Comparison
-	if len(withResults) > 1 {
-		c = comparison(top, withResults[1])
-	}
-	if top.successes == 0 {
-		return nil, fmt.Sprintf("no winner: %s ranks first but never succeeded", top.id), c
-	}
-	if c == nil {
+	if second == nil { // it succeeded: contenders says so
 		line := fmt.Sprintf("winner: %s %s, the only candidate", top.id, scoreText(top.st))
 		if top.sum.n < 2 {
 			line += singleTrial
 		}
 		return &top.id, line, nil
 	}
+	c := comparison(top, second, nil)
+	if top.successes == 0 {
+		return nil, fmt.Sprintf("no winner: %s ranks first but never succeeded", top.id), c
+	}
 	if top.st.Tied {
-		names := rankOne(withResults)
-		second := withResults[1]
+		names := rankOne(es)
 		if c.Method == "exact" {
 			return nil, fmt.Sprintf("no clear winner: %s tie at %s%s", text.AndList(names), text.Score(top.st.Score), singleTrial), c
 		}
@@ -87,41 +80,23 @@ func decide(es []*tally) (*string, string, *record.Comparison) {
 
 // decideSuite names a suite's winner by the paired test of rank 1 and rank 2.
 func decideSuite(es []*tally, tasks []Task) (*string, string, *record.Comparison) {
-	withResults, noWinner := contenders(es)
+	top, second, noWinner := contenders(es)
 	if noWinner != "" {
 		return nil, noWinner, nil
 	}
-	top := withResults[0]
 	over := fmt.Sprintf("%s %s over %d %s", top.id, top.st.ScoreText(), top.st.Suite.Tasks, text.Plural(top.st.Suite.Tasks, "task", "tasks"))
-	if len(withResults) == 1 {
+	if second == nil {
 		return &top.id, "winner: " + over + ", the only candidate", nil
 	}
-	second := withResults[1]
-	xa, xb := pairedTasks(top, second, tasks)
-	pt, err := ComparePaired(xa, xb)
-	c := &record.Comparison{
-		Best: top.id, Second: second.id, Method: pt.Method,
-		BestScore: top.st.Score, SecondScore: second.st.Score,
-		Difference: pt.MeanDifference, DifferenceCI95: pt.DifferenceCI95, Alpha: Alpha, Clear: !top.st.Tied,
-		Tasks: pt.N, Wins: pt.Wins, Losses: pt.Losses, Ties: pt.Ties,
-	}
-	if pt.Method == MethodPairedT && pt.Statistic != nil {
-		c.T, c.DF = pt.Statistic, new(float64(pt.N-1))
-	}
-	if err == nil {
-		c.PValue = new(pt.PValue)
-	}
-	if second.st.Score > 0 {
-		c.Ratio = top.st.Score / second.st.Score
-	}
-	record := fmt.Sprintf("beats %s on %d, loses %d, ties %d (%s, %s)", second.id, pt.Wins, pt.Losses, pt.Ties,
+	c := comparison(top, second, tasks)
+	record := fmt.Sprintf("beats %s on %d, loses %d, ties %d (%s, %s)", second.id, c.Wins, c.Losses, c.Ties,
 		MethodName(c.Method), pText(c.PValue))
 	if top.successes == 0 {
 		return nil, fmt.Sprintf("no winner: %s ranks first but never succeeded", top.id), c
 	}
 	if top.st.Tied {
-		return nil, fmt.Sprintf("no clear winner: %s tie over %s (%s vs %s): %s; %s %s", text.AndList(rankOne(withResults)),
-			text.Count(pt.N, "task", "tasks"), top.st.ScoreText(), second.st.ScoreText(), TieReason(c), top.id, record), c
+		return nil, fmt.Sprintf("no clear winner: %s tie over %s (%s vs %s): %s; %s %s", text.AndList(rankOne(es)),
+			text.Count(c.Tasks, "task", "tasks"), top.st.ScoreText(), second.st.ScoreText(), TieReason(c), top.id, record), c
 	}
 	return &top.id, "winner: " + over + "; " + record, c
 }
@@ -148,28 +123,34 @@ func MethodName(method string) string {
 
 const singleTrial = " (single trial; use --trials N for confidence)"
 
-func comparison(best, second *tally) *record.Comparison {
-	r := compareMeans(best.sum, second.sum)
-	c := &record.Comparison{
-		Best:           best.id,
-		Second:         second.id,
-		Method:         r.method,
-		BestScore:      best.st.Score,
-		SecondScore:    second.st.Score,
-		Difference:     r.diff,
-		DifferenceCI95: r.diffCI,
-		PValue:         r.p,
-		Alpha:          Alpha,
-		Clear:          r.clear,
-		DF:             r.df,
+// comparison is the test of rank 1 (best) against rank 2: compareMeans over
+// their trials or, in a suite, ComparePaired over the tasks both played.
+func comparison(best, second *tally, tasks []Task) *record.Comparison {
+	var c record.Comparison
+	if len(tasks) > 0 {
+		pt, err := ComparePaired(pairedTasks(best, second, tasks))
+		c = record.Comparison{Method: pt.Method, Difference: pt.MeanDifference, DifferenceCI95: pt.DifferenceCI95,
+			Clear: !best.st.Tied, Tasks: pt.N, Wins: pt.Wins, Losses: pt.Losses, Ties: pt.Ties}
+		if pt.Method == MethodPairedT && pt.Statistic != nil {
+			c.T, c.DF = pt.Statistic, new(float64(pt.N-1))
+		}
+		if err == nil {
+			c.PValue = new(pt.PValue)
+		}
+	} else {
+		r := compareMeans(best.sum, second.sum)
+		c = record.Comparison{Method: r.method, Difference: r.diff, DifferenceCI95: r.diffCI, PValue: r.p, Clear: r.clear, DF: r.df}
+		if r.t != nil && !math.IsInf(*r.t, 0) && !math.IsNaN(*r.t) {
+			c.T = r.t
+		}
 	}
-	if r.t != nil && !math.IsInf(*r.t, 0) && !math.IsNaN(*r.t) {
-		c.T = r.t
-	}
+	c.Best, c.BestScore = best.id, best.st.Score
+	c.Second, c.SecondScore = second.id, second.st.Score
+	c.Alpha = Alpha
 	if second.st.Score > 0 {
 		c.Ratio = best.st.Score / second.st.Score
 	}
-	return c
+	return &c
 }
 
 // incompleteLine is the winner line of a run that could not judge every
