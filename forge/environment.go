@@ -81,13 +81,9 @@ func pipSteps(reqs []string) []string {
 	if len(reqs) == 0 {
 		return nil
 	}
-	q := make([]string, len(reqs))
-	for i, r := range reqs {
-		q[i] = text.ShellQuote(r)
-	}
 	return []string{
 		`python3 -m venv "$` + runner.EnvDirVar + `"`,
-		`"$` + runner.EnvDirVar + `/bin/python" -m pip install --disable-pip-version-check --no-input ` + strings.Join(q, " "),
+		`"$` + runner.EnvDirVar + `/bin/python" -m pip install --disable-pip-version-check --no-input ` + text.ShellQuoted(reqs),
 	}
 }
 

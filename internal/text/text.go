@@ -378,6 +378,16 @@ func ShellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
+// ShellQuoted is words, each ShellQuote'd, separated by spaces: a command
+// line a POSIX shell splits back into exactly those words.
+func ShellQuoted(words []string) string {
+	q := make([]string, len(words))
+	for i, w := range words {
+		q[i] = ShellQuote(w)
+	}
+	return strings.Join(q, " ")
+}
+
 // ShellWord is s as a POSIX shell word for a command a user will read or
 // paste: as it is when no shell treats it specially, else ShellQuote(s).
 func ShellWord(s string) string {

@@ -2,6 +2,7 @@ package text
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"unicode"
@@ -174,6 +175,18 @@ var tricky = []string{
 func TestShellQuoteAndWordArriveVerbatim(t *testing.T) {
 	for _, s := range tricky {
 		checkShell(t, s)
+	}
+}
+
+// The tricky words quoted together reach a command as those words, one an
+// argument, empty ones included.
+func TestShellQuotedSplitsBack(t *testing.T) {
+	out, err := exec.Command("sh", "-c", `printf '%s\0' `+ShellQuoted(tricky)).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00"); !slices.Equal(got, tricky) {
+		t.Errorf("ShellQuoted(tricky) arrived as %q", got)
 	}
 }
 

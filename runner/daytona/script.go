@@ -74,15 +74,6 @@ func exports(env map[string]string) string {
 	return b.String()
 }
 
-// shWords is words quoted for the shell, separated by spaces.
-func shWords(words []string) string {
-	quoted := make([]string, len(words))
-	for i, w := range words {
-		quoted[i] = shQuote(w)
-	}
-	return strings.Join(quoted, " ")
-}
-
 // readSecrets exports the secrets file's variables, and with remove
 // deletes it.
 func (l layout) readSecrets(remove bool) string {
@@ -200,7 +191,7 @@ forge_path=$PATH
 	b.WriteString(l.preamble(env, runEnsure))
 	b.WriteString(l.readSecrets(true))
 	b.WriteString("forge_now; forge_t0=$forge_t\n") // the runtime, measured next to the process
-	fmt.Fprintf(&b, "%s </dev/null >%s 2>%s\n", shWords(argv), shQuote(l.ctl+".stdout"), shQuote(l.ctl+".stderr"))
+	fmt.Fprintf(&b, "%s </dev/null >%s 2>%s\n", text.ShellQuoted(argv), shQuote(l.ctl+".stdout"), shQuote(l.ctl+".stderr"))
 	// The report runs with forge's PATH, whatever the job's env set.
 	fmt.Fprintf(&b, `forge_rc=$?
 PATH=$forge_path
@@ -281,7 +272,7 @@ func toolsText(v *runner.Verify) string {
     printf '%[3]s %%s %%s %%s\n' "$forge_n" "${forge_s:--}" "$forge_p"
   done
 }
-`, shWords(v.Tools()), path, toolLine)
+`, text.ShellQuoted(v.Tools()), path, toolLine)
 }
 
 // parseTools reads the toolLines of forge.sh's output; nil when it has

@@ -280,13 +280,7 @@ func entrypointCommand(ep []string) string {
 }
 
 // execLine is the shell line that runs argv, the exec form, as it is.
-func execLine(argv []string) string {
-	q := make([]string, len(argv))
-	for i, a := range argv {
-		q[i] = text.ShellQuote(a)
-	}
-	return "exec " + strings.Join(q, " ")
-}
+func execLine(argv []string) string { return "exec " + text.ShellQuoted(argv) }
 
 // makeSandboxRoot makes the sandbox's root: a copy of its snapshot's, its
 // home, its volumes' mount points (a volume appears at its mount path),
