@@ -160,12 +160,13 @@ func ReadLines[T any](f *os.File, off int64, path string, first int) ([]T, []int
 	return out, ends, nil
 }
 
-// readBuffer is a buffer to read f from off with: 1 MiB, or what is left
-// of a smaller file (a large allocation costs more than the read).
+// readBuffer is a buffer to read f from off with: what is left of it, from
+// 64 KiB (a live run's file grows while it is read) to 1 MiB (a large
+// allocation costs more than the reads it saves).
 func readBuffer(f *os.File, off int64) []byte {
 	n := int64(1 << 20)
 	if fi, err := f.Stat(); err == nil {
-		n = min(n, max(fi.Size()-off, 0)+1)
+		n = min(n, max(fi.Size()-off+1, 64<<10))
 	}
 	return make([]byte, n)
 }
