@@ -36,25 +36,24 @@ func FindCgroups() CgroupPlaces {
 	if err != nil {
 		return p
 	}
-	var v2Path, pidsPath string
-	haveV2, havePids := false, false
+	var v2Path, pidsPath string // never "" once found: a cgroup's path starts with /
 	for _, line := range strings.Split(string(cg), "\n") {
 		parts := strings.SplitN(line, ":", 3)
 		if len(parts) != 3 {
 			continue
 		}
 		if parts[0] == "0" && parts[1] == "" {
-			v2Path, haveV2 = parts[2], true
+			v2Path = parts[2]
 		}
 		if HasOption(parts[1], "pids") {
-			pidsPath, havePids = parts[2], true
+			pidsPath = parts[2]
 		}
 	}
 	for _, m := range ParseMountinfo(mi) {
 		switch {
-		case m.FSType == "cgroup2" && haveV2 && p.V2 == "":
+		case m.FSType == "cgroup2" && v2Path != "" && p.V2 == "":
 			p.V2 = m.Place(v2Path)
-		case m.FSType == "cgroup" && havePids && p.Pids == "" && HasOption(m.SuperOpts, "pids"):
+		case m.FSType == "cgroup" && pidsPath != "" && p.Pids == "" && HasOption(m.SuperOpts, "pids"):
 			p.Pids = m.Place(pidsPath)
 		}
 	}
@@ -94,11 +93,13 @@ func WriteSmall(path, s string) error {
 
 // CgroupEmpty reports whether the cgroup v2 dir holds no process.
 func CgroupEmpty(dir string) (bool, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "cgroup.events"))
+	path := filepath.Join(dir, "cgroup.events")
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return false, err
+		return false, &os.PathError{Op: "open", Path: path, Err: err}
 	}
-	return populatedZero(b, dir)
+	defer unix.Close(fd)
+	return eventsEmpty(fd, path)
 }
 
 // eventsEmpty is CgroupEmpty on cgroup.events (path) open as fd, read
@@ -109,17 +110,12 @@ func eventsEmpty(fd int, path string) (bool, error) {
 	if err != nil {
 		return false, &os.PathError{Op: "read", Path: path, Err: err}
 	}
-	return populatedZero(buf[:n], filepath.Dir(path))
-}
-
-// populatedZero reads the populated line of dir's cgroup.events, b.
-func populatedZero(b []byte, dir string) (bool, error) {
-	for _, line := range strings.Split(string(b), "\n") {
+	for line := range strings.Lines(string(buf[:n])) {
 		if v, ok := strings.CutPrefix(line, "populated "); ok {
 			return strings.TrimSpace(v) == "0", nil
 		}
 	}
-	return false, fmt.Errorf("%s/cgroup.events has no populated line", dir)
+	return false, fmt.Errorf("%s has no populated line", path)
 }
 
 // CgroupPids lists the processes of the cgroup dir (v1 or v2).

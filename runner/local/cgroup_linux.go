@@ -6,9 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
-	"sync"
 	"syscall"
 
 	"github.com/forge-run/forge/internal/linux"
@@ -31,62 +29,27 @@ type jobCgroups struct {
 	// is left in it to fork.
 	emptied bool
 	// pool gets them back once the job ended, empty.
-	pool *cgroupPool
+	pool *kept[jobCgroups]
 	// threads start the job's processes; steps time the starts.
 	threads *spawnThreads
 	steps   *jobSteps
 }
 
-// cgroupPool keeps the cgroups of ended jobs, empty, for the next jobs:
-// making and removing cgroups cost each job more than taking them again
-// (a v1 cgroup's mkdir is a third of a millisecond). Close removes them.
-type cgroupPool struct {
-	mu   sync.Mutex
-	free []jobCgroups
-}
-
-// take returns free cgroups, with a v2 one or without, if there are any.
-func (p *cgroupPool) take(withV2 bool) (jobCgroups, bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for i, c := range p.free {
-		if (c.v2 != "") == withV2 {
-			p.free = slices.Delete(p.free, i, i+1)
-			return c, true
-		}
-	}
-	return jobCgroups{}, false
-}
-
-func (p *cgroupPool) put(c jobCgroups) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	c.threads, c.steps, c.emptied = nil, nil, false
-	p.free = append(p.free, c)
-}
-
-// removeAll removes the free cgroups.
-func (p *cgroupPool) removeAll() error {
-	p.mu.Lock()
-	free := p.free
-	p.free = nil
-	p.mu.Unlock()
+// closeCgroups removes the cgroups kept for later jobs.
+func (p *platform) closeCgroups() error {
 	var errs []error
-	for _, c := range free {
+	for _, c := range p.cgPool.takeAll() {
 		errs = append(errs, c.remove())
 	}
 	return errors.Join(errs...)
 }
-
-// closeCgroups removes the cgroups kept for later jobs.
-func (p *platform) closeCgroups() error { return p.cgPool.removeAll() }
 
 // newJobCgroups gives a job cgroups (v2 whenever withV2), pids.max set:
 // an ended job's, or new ones; steps time that and the starts in them.
 func (p *platform) newJobCgroups(withV2 bool, steps *jobSteps) (c jobCgroups, err error) {
 	defer steps.add(stepCgroup, steps.now())
 	withV2 = withV2 || p.v2Pids
-	if c, ok := p.cgPool.take(withV2); ok {
+	if c, ok := p.cgPool.take(func(c jobCgroups) bool { return (c.v2 != "") == withV2 }); ok {
 		c.threads, c.steps = p.threads, steps
 		// Set again: a job running as root may have changed it.
 		if err := c.setPidsMax(); err == nil {
@@ -164,6 +127,7 @@ func (c *jobCgroups) empty() bool {
 // empty, else removes them.
 func (c *jobCgroups) release() error {
 	if c.pool != nil && !c.killed && (c.v2 != "" || c.v1 != "") && (c.emptied || c.empty()) {
+		c.threads, c.steps, c.emptied = nil, nil, false // the next job's
 		c.pool.put(*c)
 		*c = jobCgroups{v2fd: -1, v1Tasks: -1}
 		return nil

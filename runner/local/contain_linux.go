@@ -24,8 +24,10 @@ type platform struct {
 	notes       []string   // why stronger tiers were not used
 	// roErr says why jobs cannot see the cache read-only (nil: they can).
 	roErr error
-	// cgPool keeps ended jobs' cgroups for later jobs.
-	cgPool cgroupPool
+	// cgPool keeps ended jobs' cgroups, empty, for later jobs: making and
+	// removing cgroups cost each job more than taking them again (a v1
+	// cgroup's mkdir is a third of a millisecond). Close removes them.
+	cgPool kept[jobCgroups]
 	// threads start the jobs' processes (spawn).
 	threads *spawnThreads
 }
@@ -135,25 +137,21 @@ func (p *platform) newTier(t Containment, spec boxSpec) (tier, error) {
 		}
 		return &cgroupTier{cg: cg, view: spec.view}, nil
 	case ContainProcessGroup:
-		return pgroupTier{marker: spec.marker, user: spec.user, view: spec.view, steps: spec.steps, threads: p.threads}, nil
+		return pgroupTier{boxSpec: spec, threads: p.threads}, nil
 	}
 	return processTier{}, nil
 }
 
 func (p *platform) describe() string {
 	var b strings.Builder
-	switch p.tier {
-	case ContainPIDNamespace:
-		b.WriteString("pidns: each job runs in its own PID namespace, ended as a whole")
-		if !p.holderReaps {
-			b.WriteString(" (orphans are reaped only when the job ends: the init is " + p.holder.Name + ")")
-		}
-	case ContainCgroup:
-		b.WriteString("cgroup: each job runs in its own cgroup v2, ended with cgroup.kill")
-	case ContainProcessGroup:
-		b.WriteString("pgroup: process groups, plus a sweep for processes carrying the job's FORGE_* variables")
-	case ContainProcess:
-		b.WriteString("process: only the processes forge started itself")
+	b.WriteString(map[Containment]string{
+		ContainPIDNamespace: "pidns: each job runs in its own PID namespace, ended as a whole",
+		ContainCgroup:       "cgroup: each job runs in its own cgroup v2, ended with cgroup.kill",
+		ContainProcessGroup: "pgroup: process groups, plus a sweep for processes carrying the job's FORGE_* variables",
+		ContainProcess:      "process: only the processes forge started itself",
+	}[p.tier])
+	if p.tier == ContainPIDNamespace && !p.holderReaps {
+		b.WriteString(" (orphans are reaped only when the job ends: the init is " + p.holder.Name + ")")
 	}
 	switch {
 	case p.tier == ContainProcessGroup || p.tier == ContainProcess:

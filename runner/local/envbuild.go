@@ -146,7 +146,6 @@ func (r *Runner) runBuild(ctx context.Context, bd *building, builder *jobUser) e
 		dir: dir, env: runner.EnvList(vars), user: builder,
 		timeout: timeout,
 		echo:    bd.log.echo,
-		echoAll: true,
 	}})
 	endErr := b.close()
 	switch {

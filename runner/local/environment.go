@@ -146,9 +146,6 @@ func (r *Runner) BuildEnvironment(ctx context.Context, env *runner.Environment, 
 func (r *Runner) envState(hash string) *envState {
 	r.envMu.Lock()
 	defer r.envMu.Unlock()
-	if r.envs == nil {
-		r.envs = map[string]*envState{}
-	}
 	st := r.envs[hash]
 	if st == nil {
 		st = &envState{}
@@ -174,21 +171,27 @@ func (r *Runner) releaseEnvironments() {
 	}
 }
 
-// environmentDir is e's directory, an error unless this Runner made it ready.
-func (r *Runner) environmentDir(e *runner.Environment) (string, error) {
-	r.envMu.Lock()
+// environment finds the directory of the job's environment, if it has one:
+// an error unless its Runner made it ready.
+func (j *jobRun) environment() error {
+	e := j.job.Environment
+	if e == nil {
+		return nil
+	}
+	j.r.envMu.Lock()
 	dir := ""
-	if st := r.envs[e.Hash]; st != nil {
+	if st := j.r.envs[e.Hash]; st != nil {
 		dir = st.dir
 	}
-	r.envMu.Unlock()
+	j.r.envMu.Unlock()
 	if dir == "" {
-		return "", fmt.Errorf("environment %s (%s) is not built: the job cannot run without it", e.Name, runner.ShortHash(e.Hash))
+		return fmt.Errorf("environment %s (%s) is not built: the job cannot run without it", e.Name, runner.ShortHash(e.Hash))
 	}
 	if _, err := os.Stat(filepath.Join(dir, envMarkerFile)); err != nil {
-		return "", fmt.Errorf("environment %s (%s) is no longer in %s: %w", e.Name, runner.ShortHash(e.Hash), dir, err)
+		return fmt.Errorf("environment %s (%s) is no longer in %s: %w", e.Name, runner.ShortHash(e.Hash), dir, err)
 	}
-	return dir, nil
+	j.envDir = dir
+	return nil
 }
 
 // makeReady takes env's shared lock, first building env under its exclusive

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -76,10 +77,8 @@ type jobRun struct {
 
 	// dir is where the job's processes run: workdir, or a plain job's Dir.
 	dir string
-	// workdir is the fresh working directory Run made (and removes); work
-	// is its identity.
-	workdir string
-	work    workdirID
+	// workdir is the fresh working directory Run made (and removes).
+	workdir workdirID
 	// outRel is the artifact's path in workdir.
 	outRel string
 	// verifyDir holds the verifier's files and logs, made after the
@@ -103,14 +102,6 @@ type jobRun struct {
 	steps *jobSteps
 }
 
-// environment finds the directory of the job's environment, if it has one.
-func (j *jobRun) environment() (err error) {
-	if e := j.job.Environment; e != nil {
-		j.envDir, err = j.r.environmentDir(e)
-	}
-	return err
-}
-
 // upload makes the job's working directory, copies its files in and gives
 // it to the job's user.
 func (j *jobRun) upload(context.Context) error {
@@ -129,15 +120,14 @@ func (j *jobRun) upload(context.Context) error {
 	if err != nil {
 		return runner.StopRun(fmt.Errorf("make working directory in %s: %w", j.r.opts.TempDir, err))
 	}
-	wd := w.path
-	j.work, j.workdir, j.dir = w, wd, wd
+	j.workdir, j.dir = w, w.path
 	if made {
-		if err := os.Mkdir(filepath.Join(wd, "tmp"), 0o700); err != nil {
-			return fmt.Errorf("make %s/tmp: %v", wd, err)
+		if err := os.Mkdir(filepath.Join(w.path, "tmp"), 0o700); err != nil {
+			return fmt.Errorf("make %s/tmp: %v", w.path, err)
 		}
-		j.r.noteNew(&j.work)
+		j.r.noteNew(&j.workdir)
 	}
-	if err := upload(wd, j.job.Files); err != nil {
+	if err := upload(w.path, j.job.Files); err != nil {
 		return err
 	}
 	j.steps.add(stepWorkdir, t)
@@ -174,7 +164,7 @@ func (j *jobRun) createPlain(context.Context) error {
 
 // contain makes the job's box; a machine that cannot stops the run.
 func (j *jobRun) contain() error {
-	b, err := j.r.platform.newBox(boxSpec{marker: marker(j.job), user: j.user, view: j.view(), steps: j.steps})
+	b, err := j.r.platform.newBox(boxSpec{marker: marker(j.job), user: j.user, view: j.view(false), steps: j.steps})
 	if err != nil {
 		return runner.StopRun(fmt.Errorf("contain job %s: %w", j.job.Name(), err))
 	}
@@ -190,7 +180,7 @@ func (j *jobRun) execute(ctx context.Context) error {
 	if v := j.job.Verify; v != nil {
 		j.tools = toolPrints(v, j.r.path)
 	}
-	return j.runCandidate(ctx, j.job.Argv(filepath.Join(j.workdir, j.outRel)), j.env(true))
+	return j.runCandidate(ctx, j.job.Argv(filepath.Join(j.workdir.path, j.outRel)), j.env(true))
 }
 
 // executePlain runs a plain job's command and settles it: nothing is read
@@ -268,18 +258,18 @@ func (j *jobRun) takeUser() error {
 	}
 	j.user = u
 	t = j.steps.now()
-	err = give(j.workdir, u)
+	err = give(j.workdir.path, u)
 	j.steps.add(stepChown, t)
 	if err != nil {
 		return fmt.Errorf("give the working directory to the job's user: %w", err)
 	}
 	if j.r.platform.readOnly() { // where forge may mount
 		defer j.steps.add(stepPasswd, j.steps.now())
-		if j.slot = j.r.takeSlot(u, j.workdir); j.slot != nil {
+		if j.slot = j.r.takeSlot(u, j.workdir.path); j.slot != nil {
 			j.etc = j.slot.etc
 			return nil
 		}
-		if j.etc, err = j.r.jobEtc(u, j.workdir); err != nil {
+		if j.etc, err = j.r.jobEtc(u, j.workdir.path); err != nil {
 			return err
 		}
 		j.slot = &nsSlot{fd: -1, etc: j.etc}
@@ -290,7 +280,7 @@ func (j *jobRun) takeUser() error {
 // cleanup ends the job's boxes and removes its directories, and frees its
 // user once nothing of the job is left.
 func (j *jobRun) cleanup(context.Context) error {
-	if j.workdir == "" && j.box == nil && j.user == nil {
+	if j.workdir.path == "" && j.box == nil && j.user == nil {
 		return nil
 	}
 	var failed []string
@@ -304,31 +294,27 @@ func (j *jobRun) cleanup(context.Context) error {
 		}
 	}
 	j.steps.add(stepRelease, t)
-	ended := len(failed) == 0
-	if j.slot != nil && !ended {
-		j.r.dropSlot(j.slot)
-	}
-	dirs := slices.DeleteFunc([]string{j.workdir, j.verifyDir}, func(d string) bool { return d == "" })
-	if !ended {
+	dirs := slices.DeleteFunc([]string{j.workdir.path, j.verifyDir}, func(d string) bool { return d == "" })
+	if len(failed) > 0 {
+		if j.slot != nil {
+			j.r.dropSlot(j.slot)
+		}
 		for _, dir := range dirs { // what could not be ended may still write there
 			_ = removeAll(dir)
 		}
 		// and its user is never another job's, nor its directory
 		return errors.New(strings.Join(failed, "; "))
 	}
-	freeUser := false
+	var err error
 	if u := j.user; u != nil {
 		t = j.steps.now()
-		err := j.r.users.removeLeftovers(u, dirs...)
+		err = j.r.users.removeLeftovers(u, dirs...)
 		j.steps.add(stepSweep, t)
-		if err != nil {
-			failed = append(failed, err.Error())
-		}
-		freeUser = err == nil
 	}
 	// Freed once nothing of the job is left, its directories too; its
 	// slot once its /proc is gone (putSlot), beside the next job too.
-	j.r.removeWorkdir(j.work, j.verifyDir, j.steps, func() {
+	freeUser := j.user != nil && err == nil
+	j.r.removeWorkdir(j.workdir, j.verifyDir, j.steps, func() {
 		if freeUser {
 			j.r.users.release(j.user)
 		}
@@ -336,10 +322,7 @@ func (j *jobRun) cleanup(context.Context) error {
 			j.r.putSlot(j.slot)
 		}
 	})
-	if len(failed) > 0 {
-		return errors.New(strings.Join(failed, "; "))
-	}
-	return nil
+	return err
 }
 
 // safeName keeps a candidate id usable in a directory name.
@@ -360,8 +343,8 @@ func safeName(s string) string {
 // under setup_secrets): baseEnv, the manifest's env, secrets, FORGE_*, then
 // inEnvironment. Nothing else of forge's.
 func (j *jobRun) env(secrets bool) []string {
-	m := j.r.baseEnv(j.workdir)
-	maps.Copy(m, j.job.ProtocolEnv(func(rel string) string { return filepath.Join(j.workdir, filepath.FromSlash(rel)) }))
+	m := j.r.baseEnv(j.workdir.path)
+	maps.Copy(m, j.job.ProtocolEnv(func(rel string) string { return filepath.Join(j.workdir.path, filepath.FromSlash(rel)) }))
 	if secrets {
 		maps.Copy(m, j.job.Secrets) // their names are never FORGE_*
 	}
@@ -398,11 +381,10 @@ func (j *jobRun) plainEnv() []string {
 
 // marker are the environment entries that identify the job's processes.
 func marker(job runner.Job) []string {
-	env := job.ProtocolEnv(func(string) string { return "" })
 	m := []string{
-		"FORGE_RUN_ID=" + env["FORGE_RUN_ID"],
-		"FORGE_CANDIDATE_ID=" + env["FORGE_CANDIDATE_ID"],
-		"FORGE_TRIAL=" + env["FORGE_TRIAL"],
+		"FORGE_RUN_ID=" + job.RunID,
+		"FORGE_CANDIDATE_ID=" + job.CandidateID,
+		"FORGE_TRIAL=" + strconv.Itoa(job.Trial),
 	}
 	if job.TaskID != "" {
 		m = append(m, "FORGE_TASK_ID="+job.TaskID)
@@ -419,31 +401,31 @@ func envValue(env []string, key string) string {
 	return ""
 }
 
-// view is how the candidate's processes see the file system: readOnly's
-// directory read-only, the job's Hidden paths empty and the Runner's hidden
-// directories gone where forge can mount (elsewhere a candidate could read
-// them: the local backend is a lifetime boundary, not a security one).
-func (j *jobRun) view() view {
-	v := view{readOnly: j.readOnly(), noNetwork: j.job.NoNetwork}
-	if j.r.platform.readOnly() {
-		v.hidden, v.etc = j.job.Hidden, j.etc
+// view is how the job's processes see the file system: readOnly's directory
+// read-only; the candidate's (not the verifier's) network its own, as the job
+// asks, and its Hidden paths empty where forge can mount; and, in a working
+// directory of its own (not a plain job's, such as a judge in the manifest's
+// directory), the Runner's hidden directories gone, Hidden paths under them
+// with them, and a /proc of its own. Elsewhere a candidate could read them:
+// the local backend is a lifetime boundary, not a security one.
+func (j *jobRun) view(verifier bool) view {
+	v := view{readOnly: j.readOnly(), etc: j.etc}
+	if !verifier {
+		v.noNetwork = j.job.NoNetwork
+		if j.r.platform.readOnly() {
+			v.hidden = j.job.Hidden
+		}
 	}
-	j.hideFrom(&v)
-	v.slot = j.slotFor(v)
+	if h := j.r.hiding; h != nil && j.job.Dir == "" {
+		v.hide, v.proc = h, true
+		v.hidden = slices.DeleteFunc(slices.Clone(v.hidden), h.hides)
+	}
+	// The job's kept mount namespace serves when v asks nothing else of one
+	// but the Runner's hiding, the same for all its jobs.
+	if v.readOnly == "" && len(v.hidden) == 0 && !v.noNetwork && j.r.keepsNamespaces() {
+		v.slot = j.slot
+	}
 	return v
-}
-
-// hideFrom has v keep the Runner's hidden directories from a job in a
-// working directory of its own (not a plain one, such as a judge in the
-// manifest's directory), with a /proc of its own; Hidden paths under the
-// covers are gone already.
-func (j *jobRun) hideFrom(v *view) {
-	h := j.r.hiding
-	if h == nil || j.job.Dir != "" {
-		return
-	}
-	v.hide, v.proc = h, true
-	v.hidden = slices.DeleteFunc(slices.Clone(v.hidden), h.hides)
 }
 
 // readOnly is the directory the job's processes see read-only: the cache
@@ -480,30 +462,30 @@ func within(path, dir string) bool {
 // and settles the job.
 func (j *jobRun) download(context.Context) error {
 	t := j.steps.now()
-	j.readOutputs(j.outRel, &j.outcome)
+	j.readOutputs()
 	j.steps.add(stepDownload, t)
 	j.res.Settle(j.job, j.outcome)
 	return nil
 }
 
 // readOutputs reads the artifact, FORGE_RESULT and transcript into the result.
-func (j *jobRun) readOutputs(outRel string, o *runner.Outcome) {
-	root, err := os.OpenRoot(j.workdir)
+func (j *jobRun) readOutputs() {
+	root, err := os.OpenRoot(j.workdir.path)
 	if err != nil {
-		o.ArtifactProblem = "cannot open the working directory: " + err.Error()
+		j.outcome.ArtifactProblem = "cannot open the working directory: " + err.Error()
 		return
 	}
 	defer root.Close()
 	limit := j.job.Limits.ArtifactCap()
 
-	b, size, err := readBack(root, outRel, limit)
+	b, size, err := readBack(root, j.outRel, limit)
 	switch {
 	case errors.Is(err, errMissing):
 	case err != nil:
-		o.ArtifactProblem = fmt.Sprintf("artifact %s %v; refused", filepath.ToSlash(outRel), err)
+		j.outcome.ArtifactProblem = fmt.Sprintf("artifact %s %v; refused", filepath.ToSlash(j.outRel), err)
 	default:
 		j.res.SetArtifact(b, size)
-		o.ArtifactFound = true
+		j.outcome.ArtifactFound = true
 	}
 
 	b, size, err = readBack(root, runner.ResultFile, limit)

@@ -26,10 +26,11 @@ var sharedTemps = []string{"/tmp", "/var/tmp", "/dev/shm", "/run/lock"}
 // its processes are gone, so nothing adds more meanwhile. With a watch it
 // looks only at what appeared there since the job took its uid.
 func (u *users) removeLeftovers(j *jobUser, keep ...string) error {
-	if u.watch == nil || j.mark < 0 {
-		return scanLeftovers(j, keep)
+	var appeared []string
+	unwatched := sharedTemps
+	if u.watch != nil && j.mark >= 0 {
+		appeared, unwatched = u.watch.since(j.mark)
 	}
-	appeared, unwatched := u.watch.since(j.mark)
 	var errs []error
 	for _, p := range appeared {
 		var st unix.Stat_t
@@ -37,18 +38,12 @@ func (u *users) removeLeftovers(j *jobUser, keep ...string) error {
 			errs = append(errs, removeLeftover(p, keep))
 		}
 	}
-	if len(unwatched) > 0 {
-		errs = append(errs, scanLeftovers(j, keep, unwatched...))
-	}
-	return errors.Join(errs...)
+	return errors.Join(append(errs, scanLeftovers(j, keep, unwatched))...)
 }
 
-// scanLeftovers removes what j left at the top of dirs (default:
-// sharedTemps) but keep, looking at every entry.
-func scanLeftovers(j *jobUser, keep []string, dirs ...string) error {
-	if len(dirs) == 0 {
-		dirs = sharedTemps
-	}
+// scanLeftovers removes what j left at the top of dirs but keep, looking at
+// every entry.
+func scanLeftovers(j *jobUser, keep, dirs []string) error {
 	var errs []error
 	for _, dir := range dirs {
 		d, err := os.Open(dir)

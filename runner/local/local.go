@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/forge-run/forge/runner"
@@ -77,16 +78,6 @@ func (o Options) Validate() error {
 	return errors.Join(errs...)
 }
 
-func (o Options) withDefaults() Options {
-	o.TempDir = cmp.Or(o.TempDir, os.TempDir())
-	o.KillGrace = cmp.Or(o.KillGrace, DefaultKillGrace)
-	o.MaxProcs = cmp.Or(o.MaxProcs, DefaultMaxProcs)
-	if o.Getenv == nil {
-		o.Getenv = os.Getenv
-	}
-	return o
-}
-
 // Runner runs jobs as contained local processes. It is safe for concurrent use.
 type Runner struct {
 	opts     Options
@@ -118,11 +109,14 @@ type Runner struct {
 	onEnvWait func()
 	// steps, when StepsFileEnv is set, logs where each job's time goes.
 	steps *stepLog
-	// spares are emptied working directories for later jobs.
-	spares spares
-	// nsFree are mount namespaces kept for later jobs (nsslot.go).
-	nsMu   sync.Mutex
-	nsFree []*nsSlot
+	// spares are emptied working directories kept for later jobs, each with
+	// its tmp/, owned by forge and as a new one is (fresh: a new one's shape
+	// and its tmp/'s, once seen), in TempDir under the name of the job that
+	// had it (forge-<pid>-…: removeStale takes them if forge is killed).
+	spares kept[workdirID]
+	fresh  atomic.Pointer[[2]dirShape]
+	// slots are mount namespaces kept for later jobs (nsslot.go).
+	slots kept[*nsSlot]
 	// hiding keeps Options.Hide from the jobs, nil when nothing is hidden;
 	// jobsDir holds their working directories: TempDir, or a directory of
 	// its own in it when hiding (bound back under a cover).
@@ -141,7 +135,12 @@ func New(opts Options) (*Runner, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, fmt.Errorf("local runner options: %w", err)
 	}
-	opts = opts.withDefaults()
+	opts.TempDir = cmp.Or(opts.TempDir, os.TempDir())
+	opts.KillGrace = cmp.Or(opts.KillGrace, DefaultKillGrace)
+	opts.MaxProcs = cmp.Or(opts.MaxProcs, DefaultMaxProcs)
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
+	}
 	abs, err := filepath.Abs(opts.TempDir)
 	if err != nil {
 		return nil, fmt.Errorf("local runner temp dir %s: %w", opts.TempDir, err)
@@ -164,7 +163,8 @@ func New(opts Options) (*Runner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("local runner: %w", err)
 	}
-	r := &Runner{opts: opts, platform: p, removers: make(chan struct{}, backgroundRemovers), steps: newStepLog(opts.Getenv)}
+	r := &Runner{opts: opts, platform: p, removers: make(chan struct{}, backgroundRemovers), envs: map[string]*envState{}, steps: newStepLog(opts.Getenv)}
+	r.slots.max, r.spares.max = maxNsSlots, maxSpares
 	r.path = cmp.Or(opts.Getenv("PATH"), defaultPath)
 	if r.users, err = newUsers(opts.User); err != nil {
 		return nil, fmt.Errorf("local runner: %w", err)

@@ -34,15 +34,10 @@ func (r *Runner) takeSlot(u *jobUser, home string) *nsSlot {
 	if !r.keepsNamespaces() {
 		return nil
 	}
-	r.nsMu.Lock()
-	n := len(r.nsFree)
-	if n == 0 {
-		r.nsMu.Unlock()
+	s, ok := r.slots.take(nil)
+	if !ok {
 		return nil
 	}
-	s := r.nsFree[n-1]
-	r.nsFree = r.nsFree[:n-1]
-	r.nsMu.Unlock()
 	if err := r.systemEtc.rewriteEtc(s.etc, u, home); err != nil {
 		r.dropSlot(s)
 		return nil
@@ -54,16 +49,9 @@ func (r *Runner) takeSlot(u *jobUser, home string) *nsSlot {
 // once the job's /proc is unmounted there (dropProc): the unmount waits for
 // an RCU grace period, which the next job's start then need not.
 func (r *Runner) putSlot(s *nsSlot) {
-	if r.keepsNamespaces() && (!s.hasProc || r.platform.dropProc(s) == nil) {
-		r.nsMu.Lock()
-		if len(r.nsFree) < maxNsSlots {
-			r.nsFree = append(r.nsFree, s)
-			r.nsMu.Unlock()
-			return
-		}
-		r.nsMu.Unlock()
+	if !r.keepsNamespaces() || (s.hasProc && r.platform.dropProc(s) != nil) || !r.slots.put(s) {
+		r.dropSlot(s)
 	}
-	r.dropSlot(s)
 }
 
 // dropSlot lets go of s's namespace and removes its files.
@@ -75,21 +63,7 @@ func (r *Runner) dropSlot(s *nsSlot) {
 
 // dropSlots lets go of the kept namespaces.
 func (r *Runner) dropSlots() {
-	r.nsMu.Lock()
-	free := r.nsFree
-	r.nsFree = nil
-	r.nsMu.Unlock()
-	for _, s := range free {
+	for _, s := range r.slots.takeAll() {
 		r.dropSlot(s)
 	}
-}
-
-// slotFor is the job's mount namespace to keep when v asks nothing else of
-// one (no read-only cache, hidden paths or network of its own) but the
-// Runner's hiding, the same for all its jobs.
-func (j *jobRun) slotFor(v view) *nsSlot {
-	if j.slot == nil || v.readOnly != "" || len(v.hidden) > 0 || v.noNetwork || !j.r.keepsNamespaces() {
-		return nil
-	}
-	return j.slot
 }

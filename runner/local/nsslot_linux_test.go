@@ -73,9 +73,9 @@ open(sys.argv[2], "w").write(str(os.getpid() == int(os.readlink("/proc/self"))))
 			t.Errorf("job %d: its /proc/self is not itself (%q)", i+1, res.Artifact)
 		}
 		r.waitRemovers() // the slot is back once the work beside the next job is done
-		r.nsMu.Lock()
-		free := slices.Clone(r.nsFree)
-		r.nsMu.Unlock()
+		r.slots.mu.Lock()
+		free := slices.Clone(r.slots.items)
+		r.slots.mu.Unlock()
 		if len(free) == 0 {
 			t.Fatalf("job %d: no mount namespace kept", i+1)
 		}

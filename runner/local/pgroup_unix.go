@@ -20,12 +20,9 @@ func ownGroup(cmd *exec.Cmd) {
 }
 
 // pgroupTier is the pgroup tier: the groups forge's processes lead and, on
-// Linux, the processes carrying the job's marker; view as cgroupTier's.
+// Linux, the processes carrying the job's marker or running as its user.
 type pgroupTier struct {
-	marker  []string
-	user    *jobUser
-	view    view
-	steps   *jobSteps
+	boxSpec
 	threads *spawnThreads
 }
 

@@ -32,11 +32,11 @@ type process struct {
 	timeout time.Duration
 	// endAll ends every process of the box once this one exits.
 	endAll bool
-	// maxBytes caps stdout and stderr, each.
+	// maxBytes caps stdout and stderr, each, and what echo gets of them:
+	// 0 keeps none and echoes all (a build's).
 	maxBytes int64
-	// echo gets the output line by line: maxBytes of it, all with echoAll.
-	echo    func(stream, line string)
-	echoAll bool
+	// echo gets the output line by line.
+	echo func(stream, line string)
 	// steps, when set, get the time its steps take.
 	steps *jobSteps
 }
@@ -93,12 +93,8 @@ func (r *Runner) runProcess(ctx context.Context, b *box, p process) (finished, e
 	drains.Add(2)
 	var outTo, errTo io.Writer = f.stdout, f.stderr
 	if p.echo != nil {
-		echoMax := p.maxBytes
-		if p.echoAll {
-			echoMax = 0 // no cap
-		}
-		outEcho := &runner.EchoWriter{Stream: "stdout", Echo: p.echo, Max: echoMax}
-		errEcho := &runner.EchoWriter{Stream: "stderr", Echo: p.echo, Max: echoMax}
+		outEcho := &runner.EchoWriter{Stream: "stdout", Echo: p.echo, Max: p.maxBytes}
+		errEcho := &runner.EchoWriter{Stream: "stderr", Echo: p.echo, Max: p.maxBytes}
 		defer outEcho.Close()
 		defer errEcho.Close()
 		outTo, errTo = io.MultiWriter(f.stdout, outEcho), io.MultiWriter(f.stderr, errEcho)

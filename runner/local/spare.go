@@ -12,23 +12,10 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"sync"
 )
 
 // maxSpares bounds the working directories kept for later jobs.
 const maxSpares = 16
-
-// spares are emptied working directories, each with its tmp/, owned by
-// forge and as a new one is (dirShape), in TempDir under the name of the
-// job that had it (forge-<pid>-…: removeStale takes them if forge is killed).
-type spares struct {
-	mu   sync.Mutex
-	dirs []workdirID
-	// fresh are a new working directory's shape and its tmp/'s, once seen;
-	// known: they were.
-	fresh [2]dirShape
-	known bool
-}
 
 // workdirID is a working directory: its path and the file it was made as.
 type workdirID struct {
@@ -60,24 +47,15 @@ func (r *Runner) noteNew(w *workdirID) {
 		return
 	}
 	w.dev, w.ino = id.dev, id.ino
-	r.spares.mu.Lock()
-	defer r.spares.mu.Unlock()
-	if !r.spares.known {
-		r.spares.fresh, r.spares.known = shapes, true
-	}
+	r.fresh.CompareAndSwap(nil, &shapes)
 }
 
 // takeSpare renames a spare working directory for a new job.
 func (r *Runner) takeSpare(prefix string) (workdirID, bool) {
-	r.spares.mu.Lock()
-	n := len(r.spares.dirs)
-	if n == 0 {
-		r.spares.mu.Unlock()
+	w, ok := r.spares.take(nil)
+	if !ok {
 		return workdirID{}, false
 	}
-	w := r.spares.dirs[n-1]
-	r.spares.dirs = r.spares.dirs[:n-1]
-	r.spares.mu.Unlock()
 	for range 10 {
 		name := filepath.Join(r.jobsDir, prefix+strconv.FormatUint(uint64(rand.Uint32()), 10))
 		err := renameNoReplace(w.path, name)
@@ -97,25 +75,15 @@ func (r *Runner) takeSpare(prefix string) (workdirID, bool) {
 // processes are all gone, and keeps it for a later job when it is then as
 // a new one is; else it removes it.
 func (r *Runner) recycleWorkdir(w workdirID) {
-	r.spares.mu.Lock()
-	fresh, known, room := r.spares.fresh, r.spares.known, len(r.spares.dirs) < maxSpares
-	r.spares.mu.Unlock()
-	if !known || !room || w.ino == 0 || emptyAsNew(w, fresh) != nil {
+	fresh := r.fresh.Load()
+	if fresh == nil || w.ino == 0 || r.spares.full() || emptyAsNew(w, *fresh) != nil || !r.spares.put(w) {
 		_ = removeAll(w.path)
-		return
 	}
-	r.spares.mu.Lock()
-	r.spares.dirs = append(r.spares.dirs, w)
-	r.spares.mu.Unlock()
 }
 
 // removeSpares removes the spare working directories.
 func (r *Runner) removeSpares() {
-	r.spares.mu.Lock()
-	dirs := r.spares.dirs
-	r.spares.dirs = nil
-	r.spares.mu.Unlock()
-	for _, w := range dirs {
+	for _, w := range r.spares.takeAll() {
 		_ = removeAll(w.path)
 	}
 }

@@ -69,7 +69,7 @@ func TestWorkdirKeptForTheNextJobIsAsNew(t *testing.T) {
 					t.Errorf("job %d: its working directory is uid %d's, not its own", i+1, l.Owner)
 				}
 			}
-			if first.Ino != second.Ino && !r.spares.fresh[0].xattrs { // every file has some (SELinux): none is kept
+			if first.Ino != second.Ino && !r.fresh.Load()[0].xattrs { // every file has some (SELinux): none is kept
 				t.Errorf("the first job's working directory was not kept (inode %d, then %d)", first.Ino, second.Ino)
 			}
 			if len(third.Xattrs) != 0 {
@@ -103,8 +103,8 @@ func TestKeptWorkdirMustBeTheOneMade(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.recycleWorkdir(w)
-	if len(r.spares.dirs) != 0 {
-		t.Errorf("kept %+v, which is not the directory made", r.spares.dirs)
+	if len(r.spares.items) != 0 {
+		t.Errorf("kept %+v, which is not the directory made", r.spares.items)
 	}
 	if _, err := os.Lstat(w.path); err == nil {
 		t.Errorf("%s is still there", w.path)

@@ -142,7 +142,7 @@ func newSpawnThreads() *spawnThreads {
 }
 
 type spawnThread struct {
-	calls chan func(kept bool) (home bool)
+	calls chan func() (home bool)
 }
 
 // run runs f on a kept thread (f's kept true), or, without one, on a
@@ -162,8 +162,8 @@ func (p *spawnThreads) run(f func(kept bool) (home bool, err error)) error {
 	}
 	var err error
 	done := make(chan bool, 1)
-	t.calls <- func(kept bool) bool {
-		home, ferr := f(kept)
+	t.calls <- func() bool {
+		home, ferr := f(true)
 		err = ferr
 		done <- home
 		return home
@@ -194,7 +194,7 @@ func (p *spawnThreads) close() {
 // startSpawnThread starts a kept thread; nil when it cannot have a file
 // system context of its own.
 func startSpawnThread() *spawnThread {
-	t := &spawnThread{calls: make(chan func(bool) bool)}
+	t := &spawnThread{calls: make(chan func() bool)}
 	ready := make(chan bool, 1)
 	go t.serve(ready, nil)
 	if !<-ready {
@@ -225,7 +225,7 @@ func (t *spawnThread) serve(ready chan<- bool, locked chan<- struct{}) {
 	}
 	ready <- true
 	for call := range t.calls {
-		if !call(true) {
+		if !call() {
 			return
 		}
 	}

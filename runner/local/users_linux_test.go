@@ -204,7 +204,7 @@ func TestRootBuiltEnvironmentIsBuiltAgainForJobUsers(t *testing.T) {
 func BenchmarkRemoveLeftovers(b *testing.B) {
 	j := &jobUser{0x7000fffe, 0x7000fffe, -1}
 	for b.Loop() {
-		if err := scanLeftovers(j, nil); err != nil {
+		if err := scanLeftovers(j, nil, sharedTemps); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -24,16 +24,14 @@ func (j *jobRun) verify(ctx context.Context) error {
 		return err
 	}
 	// The candidate's box cannot start more: the verifier gets its own.
-	vv := view{readOnly: j.readOnly(), etc: j.etc}
-	j.hideFrom(&vv) // its own files are in jobsDir
-	vv.slot = j.slotFor(vv)
-	b, err := j.r.platform.newBox(boxSpec{marker: marker(j.job), user: j.user, view: vv})
+	// Its own files are in jobsDir, which the Runner's hiding keeps.
+	b, err := j.r.platform.newBox(boxSpec{marker: marker(j.job), user: j.user, view: j.view(true)})
 	if err != nil {
 		return fmt.Errorf("contain the verifier: %w", err)
 	}
 	j.spent, j.box = append(j.spent, j.box), b
 	j.res.CheckTools(j.tools, toolPrints(v, j.r.path))
-	env := j.r.baseEnv(j.workdir)
+	env := j.r.baseEnv(j.workdir.path)
 	maps.Copy(env, j.job.VerifyEnv(tests, logs))
 	// One log, stdout and stderr as they came.
 	p, err := j.r.runProcess(ctx, j.box, process{

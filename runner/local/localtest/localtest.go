@@ -94,10 +94,7 @@ func Survivors(runID string) []int {
 			continue
 		}
 		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
-		if err != nil || len(env) == 0 {
-			continue
-		}
-		if slices.Contains(strings.Split(string(env), "\x00"), want) {
+		if err == nil && slices.Contains(strings.Split(string(env), "\x00"), want) {
 			pids = append(pids, pid)
 		}
 	}
