@@ -80,11 +80,8 @@ func (s *Server) chaosFault(h *handlerCtx, body []byte) *Fault {
 	}
 	op, toolbox, key := h.op, h.toolbox, s.chaosKey(h, body)
 	for i, rule := range c.rules {
-		switch {
-		case len(rule.Ops) > 0 && !slices.Contains(rule.Ops, op):
-			continue
-		case len(rule.Ops) == 0 && rule.Toolbox && !toolbox:
-			continue
+		if !slices.Contains(rule.Ops, op) && (len(rule.Ops) > 0 || rule.Toolbox && !toolbox) {
+			continue // not one of its Ops; without Ops, not a toolbox call for a Toolbox rule
 		}
 		id := fmt.Sprintf("%d\x00%s\x00%s", i, op, key)
 		n := c.seen[id]
@@ -119,10 +116,9 @@ func (s *Server) chaosKey(h *handlerCtx, body []byte) string {
 		if sb := s.sandboxes[h.sandboxID]; sb != nil {
 			name = sb.origName
 		}
-	case h.params["sandboxIdOrName"] != "":
-		key := h.params["sandboxIdOrName"]
-		name = key
-		if sb := s.sandboxes[key]; sb != nil {
+	default:
+		name = h.params["sandboxIdOrName"]
+		if sb := s.sandboxes[name]; sb != nil {
 			name = sb.origName
 		}
 	}

@@ -31,11 +31,8 @@ type createRequest struct {
 	AutoStopInterval    *int              `json:"autoStopInterval"`
 	AutoArchiveInterval *int              `json:"autoArchiveInterval"`
 	AutoDeleteInterval  *int              `json:"autoDeleteInterval"`
-	Volumes             []struct {
-		VolumeID  string `json:"volumeId"`
-		MountPath string `json:"mountPath"`
-	} `json:"volumes"`
-	BuildInfo *struct {
+	Volumes             []VolumeMount     `json:"volumes"`
+	BuildInfo           *struct {
 		DockerfileContent string `json:"dockerfileContent"`
 	} `json:"buildInfo"`
 }
@@ -116,17 +113,15 @@ func (s *Server) sandboxSnapshot(req createRequest, now time.Time) (snap, from *
 	return snap, &c
 }
 
-// sandboxResources are its snapshot's (from), an image's request's (0 is
-// the default, as the API's "||"), else the default snapshot's.
+// sandboxResources are its snapshot's (from), else the request's (0 is the
+// default, as the API's "||"): an image's, or the default snapshot's, whose
+// create may name none (createRefusal).
 func sandboxResources(req createRequest, from *snapshot) (cpu, gpu, mem, disk int) {
-	switch {
-	case from != nil:
+	if from != nil {
 		return from.cpu, from.gpu, from.mem, from.disk
-	case req.BuildInfo != nil:
-		return positiveOr(valueOr(req.CPU, 0), defaultCPU), valueOr(req.GPU, 0),
-			positiveOr(valueOr(req.Memory, 0), defaultMemory), positiveOr(valueOr(req.Disk, 0), defaultDisk)
 	}
-	return defaultCPU, valueOr(req.GPU, 0), defaultMemory, defaultDisk
+	return positiveOr(valueOr(req.CPU, 0), defaultCPU), valueOr(req.GPU, 0),
+		positiveOr(valueOr(req.Memory, 0), defaultMemory), positiveOr(valueOr(req.Disk, 0), defaultDisk)
 }
 
 // createRefusal is the API's 400 message, or "", for a create refused
@@ -181,21 +176,14 @@ func (s *Server) newSandbox(req createRequest, now time.Time, from *snapshot, mo
 	s.seq++
 	id := fmt.Sprintf("sbx-%04d-%x", s.seq, now.UnixNano()&0xffffff)
 	name, user, root := cmp.Or(req.Name, id), cmp.Or(req.User, "daytona"), filepath.Join(s.opts.Dir, id)
-	home := filepath.Join(root, "home", user)
-	rooted := RootFS()
-	if rooted {
-		home = filepath.Join(root, filepath.FromSlash(userHome(user)))
-		if from != nil && from.account != nil {
-			home = filepath.Join(root, filepath.FromSlash(from.account.home))
-		}
-	}
 	sb := &sandbox{
 		id: id, name: name, origName: name, user: user, target: cmp.Or(req.Target, "us"),
 		labels: copyMap(req.Labels), env: copyMap(req.Env),
 		createdAt: now, startAt: now.Add(s.opts.StartDelay),
 		public: req.Public, networkBlockAll: req.NetworkBlockAll, networkAllowList: valueOr(req.NetworkAllowList, ""),
 		autoStop: valueOr(req.AutoStopInterval, 15), autoArchive: cmp.Or(valueOr(req.AutoArchiveInterval, 10080), 43200),
-		autoDel: valueOr(req.AutoDeleteInterval, -1), snapshot: req.Snapshot, volumes: mounts, root: root, home: home,
+		autoDel: valueOr(req.AutoDeleteInterval, -1), snapshot: req.Snapshot, volumes: mounts,
+		root: root, home: filepath.Join(root, "home", user),
 		sessions: map[string]*session{}, procs: map[*proc]struct{}{}, streams: map[chan struct{}]struct{}{},
 	}
 	if req.BuildInfo != nil {
@@ -204,7 +192,7 @@ func (s *Server) newSandbox(req createRequest, now time.Time, from *snapshot, mo
 	} else if req.Snapshot != "" {
 		sb.failState = s.opts.FailStart[req.Snapshot]
 	}
-	if from != nil && rooted {
+	if from != nil && RootFS() {
 		// The image's paths are the sandbox's.
 		sb.fromRoot, sb.imageEnv, sb.workDir, sb.account = from.root, from.env, from.workdir, from.account
 	} else if from != nil {
@@ -217,6 +205,10 @@ func (s *Server) newSandbox(req createRequest, now time.Time, from *snapshot, mo
 		if from.workdir != "" {
 			sb.workDir = root + strings.TrimPrefix(from.workdir, from.root)
 		}
+	}
+	if RootFS() {
+		// Its home is where its processes see it, in its root.
+		sb.home = filepath.Join(root, filepath.FromSlash(sb.homePath()))
 	}
 	return sb
 }

@@ -32,18 +32,17 @@
 // processes live in that mount namespace, chrooted into the root, which is
 // a mount point there as a container's root is: one running as root may
 // make a mount namespace of its own (unshare -m) and mount in it, one
-// running as another user may not. Every
-// sandbox has a network namespace of its own, loopback only, so that two
-// can serve on one port and none reaches this machine's servers, unless
-// Options.HostNetwork (and not networkBlockAll) puts it on this machine's
-// network. Its processes run as its image's USER (else as root, at home in
-// /home/daytona, the default snapshot's user): its home is that user's, and
-// its work dir its image's WORKDIR
-// as the image sees it (else the home), where commands run unless the
-// call names another directory; the file API takes the sandbox's absolute
-// paths, resolved in its root (through its overlays; links never lead out
-// of it). SandboxInfo.Home and Root are where its files are on this
-// machine. An image's ENTRYPOINT starts in the background with each
+// running as another user may not. Every sandbox has a network namespace
+// of its own, loopback only, so that two can serve on one port and none
+// reaches this machine's servers, unless Options.HostNetwork (and not
+// networkBlockAll) puts it on this machine's network. Its processes run as
+// its image's USER (else as root, at home in /home/daytona, the default
+// snapshot's user): its home is that user's, and its work dir its image's
+// WORKDIR as the image sees it (else the home), where commands run unless
+// the call names another directory; the file API takes the sandbox's
+// absolute paths, resolved in its root (through its overlays; links never
+// lead out of it). SandboxInfo.Home and Root are where its files are on
+// this machine. An image's ENTRYPOINT starts in the background with each
 // sandbox made from it.
 //
 // As in the real sandbox, what a command leaves running (a server started

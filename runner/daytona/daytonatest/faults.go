@@ -34,9 +34,7 @@ type Fault struct {
 // Inject queues a fault for the route with operation ID op. Faults for one
 // route apply in the order they were injected.
 func (s *Server) Inject(op string, f Fault) {
-	if f.Times <= 0 {
-		f.Times = 1
-	}
+	f.Times = max(f.Times, 1)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.faults[op] = append(s.faults[op], &f)

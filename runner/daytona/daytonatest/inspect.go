@@ -42,16 +42,6 @@ func (s *Server) CallLog() []Call {
 	return out
 }
 
-// ExitCodeLooks is how many times a log stream of the session command
-// cmdID looked for its exit code (after each second of quiet) and found
-// none, so followed on: what tells a stream that stays open from one not
-// yet closed.
-func (s *Server) ExitCodeLooks(cmdID string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.unfinished[cmdID]
-}
-
 // Violations lists every request or response that did not match the specs,
 // and every route forge called that the emulator does not know.
 func (s *Server) Violations() []string {

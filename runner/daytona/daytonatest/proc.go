@@ -62,9 +62,7 @@ func (p *proc) exitCode() *int {
 // kill ends the whole process group.
 func (p *proc) kill() {
 	p.markKilled()
-	if p.cmd.Process != nil {
-		killGroup(p.cmd)
-	}
+	killGroup(p.cmd)
 }
 
 // markKilled says the process is being killed: it gets no exit code, unless
@@ -91,9 +89,7 @@ type markedLog struct {
 	partial [2][]byte
 }
 
-// stream returns the writer for stdout (0) or stderr (1).
-func (l *markedLog) stream(i int) io.Writer { return logWriter{l, i} }
-
+// logWriter writes stdout (i 0) or stderr (i 1) into l.
 type logWriter struct {
 	l *markedLog
 	i int
@@ -181,8 +177,8 @@ func (s *Server) spawn(sb *sandbox, command, cwd string, env map[string]string, 
 		log:    &markedLog{max: 2*s.opts.MaxLog + 1<<16},
 	}
 	outs := [2]io.Writer{
-		io.MultiWriter(p.stdout, p.output, p.log.stream(0)),
-		io.MultiWriter(p.stderr, p.output, p.log.stream(1)),
+		io.MultiWriter(p.stdout, p.output, logWriter{p.log, 0}),
+		io.MultiWriter(p.stderr, p.output, logWriter{p.log, 1}),
 	}
 	var pipes []*outPipe // stdout's and stderr's; nil without a root
 	var err error
@@ -213,8 +209,7 @@ func (s *Server) spawn(sb *sandbox, command, cwd string, env map[string]string, 
 // machine. Either leads a process group of its own.
 func newCommand(r *fsRoot, a *account, line string, argv []string, cwd string, env map[string]string) (cmd *exec.Cmd, start func() error) {
 	if r != nil {
-		cmd = r.command(line, cwd, envList(env))
-		a.runs(cmd)
+		cmd = r.command(a, line, cwd, envList(env))
 		start = func() error { return r.start(cmd) }
 	} else {
 		cmd = exec.Command(argv[0], argv[1:]...)
@@ -430,14 +425,13 @@ func (s *Server) runSession(sb *sandbox, ss *session) {
 	for {
 		select {
 		case <-ss.stop:
+			// End the commands never started (those that did have ended).
 			s.mu.Lock()
 			for _, c := range ss.cmds {
-				if c.p == nil {
-					select {
-					case <-c.done:
-					default:
-						close(c.done)
-					}
+				select {
+				case <-c.done:
+				default:
+					close(c.done)
 				}
 			}
 			s.mu.Unlock()

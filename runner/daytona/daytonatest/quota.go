@@ -33,24 +33,19 @@ const (
 	perSandboxLimitAdvice  = "Need higher resource limits per-sandbox? Contact us at support@daytona.io and let us know about your use case."
 )
 
-// maxPerSandbox is the per-sandbox maximum in force.
-func (s *Server) maxPerSandbox() Quota {
-	m := s.opts.MaxPerSandbox
-	return Quota{CPU: positiveOr(m.CPU, defaultMaxCPU), MemoryGiB: positiveOr(m.MemoryGiB, defaultMaxMemory),
-		DiskGiB: positiveOr(m.DiskGiB, defaultMaxDisk)}
-}
-
 // perSandboxRefusal is the real API's 400 message for a create asking more
 // than one sandbox may have (CPU, then memory, then disk), or "".
 func (s *Server) perSandboxRefusal(cpu, mem, disk int) string {
-	m := s.maxPerSandbox()
+	m := s.opts.MaxPerSandbox
+	maxCPU, maxMem := positiveOr(m.CPU, defaultMaxCPU), positiveOr(m.MemoryGiB, defaultMaxMemory)
+	maxDisk := positiveOr(m.DiskGiB, defaultMaxDisk)
 	switch {
-	case cpu > m.CPU:
-		return fmt.Sprintf("CPU request %d exceeds maximum allowed per sandbox (%d).\n%s", cpu, m.CPU, perSandboxLimitAdvice)
-	case mem > m.MemoryGiB:
-		return fmt.Sprintf("Memory request %dGB exceeds maximum allowed per sandbox (%dGB).\n%s", mem, m.MemoryGiB, perSandboxLimitAdvice)
-	case disk > m.DiskGiB:
-		return fmt.Sprintf("Disk request %dGB exceeds maximum allowed per sandbox (%dGB).\n%s", disk, m.DiskGiB, perSandboxLimitAdvice)
+	case cpu > maxCPU:
+		return fmt.Sprintf("CPU request %d exceeds maximum allowed per sandbox (%d).\n%s", cpu, maxCPU, perSandboxLimitAdvice)
+	case mem > maxMem:
+		return fmt.Sprintf("Memory request %dGB exceeds maximum allowed per sandbox (%dGB).\n%s", mem, maxMem, perSandboxLimitAdvice)
+	case disk > maxDisk:
+		return fmt.Sprintf("Disk request %dGB exceeds maximum allowed per sandbox (%dGB).\n%s", disk, maxDisk, perSandboxLimitAdvice)
 	}
 	return ""
 }

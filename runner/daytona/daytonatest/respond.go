@@ -4,10 +4,8 @@ package daytonatest
 // API's and the toolbox's), and the writer that records a status.
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -80,5 +78,3 @@ func writeError(w http.ResponseWriter, r *http.Request, toolbox bool, status int
 	}
 	writeJSON(w, status, body)
 }
-
-func readCloser(b []byte) io.ReadCloser { return io.NopCloser(bytes.NewReader(b)) }

@@ -3,6 +3,7 @@
 package daytonatest
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -92,11 +93,10 @@ func startRoot(dir, work, home string, binds []bindMount, ownNet bool, wg *sync.
 	// The work directories go on every return but the last, whose holder's
 	// waiter removes them once the holder has ended.
 	dir, err := makeRootDirs(dir, work, home)
-	if err != nil {
-		os.RemoveAll(work)
-		return nil, err
+	var r *fsRoot
+	if err == nil {
+		r, err = holdRoot(dir, ownNet)
 	}
-	r, err := holdRoot(dir, ownNet)
 	if err != nil {
 		os.RemoveAll(work)
 		return nil, err
@@ -357,20 +357,17 @@ func (r *fsRoot) stop() {
 	})
 }
 
-// command is command run with "/bin/sh -c" in the root, in cwd (a path in
-// the root), in its own process group; start starts it.
-func (r *fsRoot) command(command, cwd string, env []string) *exec.Cmd {
+// command is command run with "/bin/sh -c" in the root as the account a
+// (nil is root), in cwd (a path in the root), in its own process group;
+// start starts it.
+func (r *fsRoot) command(a *account, command, cwd string, env []string) *exec.Cmd {
 	cmd := exec.Command("/bin/sh", "-c", command)
 	cmd.Dir, cmd.Env = cwd, env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Chroot: r.dir}
-	return cmd
-}
-
-// runs makes cmd, made by command, run as the account; nil is root.
-func (a *account) runs(cmd *exec.Cmd) {
 	if a != nil {
 		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: a.uid, Gid: a.gid, Groups: []uint32{}}
 	}
+	return cmd
 }
 
 // as runs f, a file operation of the toolbox, as the account (its file
@@ -426,13 +423,7 @@ func openat2(dirfd int, p string, flags int, mode uint32) (int, error) {
 }
 
 // rel is p, an absolute path in the root, relative to the root.
-func rel(p string) string {
-	p = strings.TrimPrefix(path.Clean("/"+p), "/")
-	if p == "" {
-		return "."
-	}
-	return p
-}
+func rel(p string) string { return cmp.Or(strings.TrimPrefix(path.Clean("/"+p), "/"), ".") }
 
 // at opens p in the root with flags.
 func (r *fsRoot) at(op, p string, flags int, mode uint32) (int, error) {

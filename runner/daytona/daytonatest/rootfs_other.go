@@ -32,9 +32,7 @@ func startRoot(dir, work, home string, binds []bindMount, ownNet bool, wg *sync.
 func copyRoot(src, dst string) error { return errNoRootFS }
 
 func (r *fsRoot) stop()                                               {}
-func (a *account) runs(cmd *exec.Cmd)                                 {}
 func (r *fsRoot) as(a *account, f func() error) error                 { return f() }
-func (r *fsRoot) command(command, cwd string, env []string) *exec.Cmd { return exec.Command("false") }
 func (r *fsRoot) start(cmd *exec.Cmd) error                           { return errNoRootFS }
 func (r *fsRoot) alive(pid int) bool                                  { return false }
 func (r *fsRoot) open(p string) (*os.File, error)                     { return nil, errNoRootFS }
@@ -42,3 +40,7 @@ func (r *fsRoot) create(p string, perm fs.FileMode) (*os.File, error) { return n
 func (r *fsRoot) mkdirAll(p string, perm fs.FileMode) error           { return errNoRootFS }
 func (r *fsRoot) symlink(target, p string) error                      { return errNoRootFS }
 func (r *fsRoot) remove(p string)                                     {}
+
+func (r *fsRoot) command(a *account, command, cwd string, env []string) *exec.Cmd {
+	return exec.Command("false")
+}

@@ -279,7 +279,7 @@ func BenchmarkCommand(b *testing.B) {
 				r.stop()
 				wg.Wait()
 			}()
-			loop(b, func() *exec.Cmd { return r.command("true", "/", nil) }, r.start)
+			loop(b, func() *exec.Cmd { return r.command(nil, "true", "/", nil) }, r.start)
 		})
 	}
 }

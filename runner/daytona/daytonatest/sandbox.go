@@ -50,8 +50,11 @@ type SandboxInfo struct {
 	Commands    []string            // every command line it ran, in order
 }
 
-// VolumeMount is a volume attached to a sandbox.
-type VolumeMount struct{ VolumeID, MountPath string }
+// VolumeMount is a volume attached to a sandbox, as the API writes it.
+type VolumeMount struct {
+	VolumeID  string `json:"volumeId"`
+	MountPath string `json:"mountPath"`
+}
 
 type sandbox struct {
 	id, name, origName, user, target string
@@ -130,18 +133,14 @@ func (sb *sandbox) info(now time.Time) SandboxInfo {
 
 // dto is the API's Sandbox object, with every key the SDK requires.
 func (sb *sandbox) dto(s *Server, now time.Time) map[string]any {
-	vols := make([]map[string]any, 0, len(sb.volumes))
-	for _, v := range sb.volumes {
-		vols = append(vols, map[string]any{"volumeId": v.VolumeID, "mountPath": v.MountPath})
-	}
 	m := map[string]any{
 		"id": sb.id, "organizationId": "org-emulator", "name": sb.name, "user": sb.user,
-		"env": nonNil(sb.env), "labels": nonNil(sb.labels), "public": sb.public,
+		"env": sb.env, "labels": sb.labels, "public": sb.public,
 		"networkBlockAll": sb.networkBlockAll, "target": sb.target,
 		"cpu": sb.cpu, "gpu": sb.gpu, "memory": sb.mem, "disk": sb.disk,
 		"state": sb.state(now), "toolboxProxyUrl": s.hs.URL + strings.TrimSuffix(toolboxPrefix, "/"),
 		"autoStopInterval": sb.autoStop, "autoArchiveInterval": sb.autoArchive,
-		"autoDeleteInterval": sb.autoDel, "volumes": vols,
+		"autoDeleteInterval": sb.autoDel, "volumes": append([]VolumeMount{}, sb.volumes...), // never null
 		"createdAt": sb.createdAt.UTC().Format(time.RFC3339Nano),
 		"updatedAt": now.UTC().Format(time.RFC3339Nano), "desiredState": "started",
 	}
@@ -177,13 +176,15 @@ func (sb *sandbox) shutdown() {
 
 // homePath is the home directory as the sandbox's processes see it.
 func (sb *sandbox) homePath() string {
-	if RootFS() {
-		if sb.account != nil {
-			return sb.account.home
-		}
-		return userHome(sb.user)
+	switch {
+	case !RootFS():
+		return sb.home
+	case sb.account != nil:
+		return sb.account.home
+	case sb.user == "root":
+		return "/root"
 	}
-	return sb.home
+	return "/home/" + sb.user
 }
 
 // processUser is the name its processes run as (USER).
@@ -192,14 +193,6 @@ func (sb *sandbox) processUser() string {
 		return sb.account.name
 	}
 	return sb.user
-}
-
-// userHome is a user's home in a root.
-func userHome(user string) string {
-	if user == "root" {
-		return "/root"
-	}
-	return "/home/" + user
 }
 
 // defaultCwd is where a command runs when the call names no directory:
@@ -356,15 +349,9 @@ func (s *Server) deleteSandbox(h *handlerCtx) {
 // shared by both sides.
 var envKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`).MatchString
 
+// copyMap copies m; never nil, so that a DTO's env and labels are objects.
 func copyMap(m map[string]string) map[string]string {
 	out := make(map[string]string, len(m))
 	maps.Copy(out, m)
 	return out
-}
-
-func nonNil(m map[string]string) map[string]string {
-	if m == nil {
-		return map[string]string{}
-	}
-	return m
 }

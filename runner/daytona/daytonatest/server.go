@@ -1,6 +1,7 @@
 package daytonatest
 
 import (
+	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
@@ -162,20 +163,19 @@ type Server struct {
 	// "" when there is none (see session_linux.go).
 	cgroups string
 
-	mu         sync.Mutex
-	apiKey     string
-	seq        int
-	sessionSeq int
-	sandboxes  map[string]*sandbox
-	order      []*sandbox
-	volumes    map[string]*volume
-	snapOrder  []*snapshot // every snapshot, in creation order
-	faults     map[string][]*Fault
-	chaos      *chaos
-	latency    map[string]time.Duration
-	calls      []Call
+	mu        sync.Mutex
+	apiKey    string
+	seq       int // numbers sandboxes, volumes, sessions and commands
+	sandboxes map[string]*sandbox
+	order     []*sandbox
+	volumes   map[string]*volume
+	snapOrder []*snapshot // every snapshot, in creation order
+	faults    map[string][]*Fault
+	chaos     *chaos
+	latency   map[string]time.Duration
+	calls     []Call
 	// unfinished counts, per session command, the times a log stream of
-	// it looked for its exit code and found none (ExitCodeLooks).
+	// it looked for its exit code and found none (the tests' ExitCodeLooks).
 	unfinished map[string]int
 	peak       int // the most sandboxes alive at once
 	peakUsage  Quota
@@ -320,7 +320,7 @@ func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		http.Error(w, "read body", http.StatusBadRequest)
 		return
 	}
-	r.Body = readCloser(body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
 	call.Query, call.Body = r.URL.RawQuery, body[:min(len(body), MaxRecordedBody)]
 	// notFound answers a call the emulator cannot route, as a violation.
 	notFound := func(format string, args ...any) {

@@ -218,7 +218,7 @@ func (s *Server) snapshotRefusal(req snapshotRequest) string {
 		return "Invalid snapshot name format. May contain letters, digits, dots, colons, and dashes"
 	}
 	if req.BuildInfo == nil {
-		if msg := imageNameProblem(*req.ImageName); msg != "" {
+		if msg := imageNameProblem(image); msg != "" {
 			return msg
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os/exec"
 	"path/filepath"
@@ -107,7 +108,7 @@ func (s *Specs) findRoute(toolbox bool, r *http.Request, specPath string, body [
 	req.URL.RawPath = ""
 	req.Body = http.NoBody
 	if len(body) > 0 {
-		req.Body = readCloser(body)
+		req.Body = io.NopCloser(bytes.NewReader(body))
 	}
 	route, params, err := router.FindRoute(req)
 	if err != nil {

@@ -16,6 +16,16 @@ import (
 	"github.com/forge-run/forge/internal/testkit/wait"
 )
 
+// ExitCodeLooks is how many times a log stream of the session command
+// cmdID looked for its exit code (after each second of quiet) and found
+// none, so followed on: what tells a stream that stays open from one not
+// yet closed.
+func (s *Server) ExitCodeLooks(cmdID string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.unfinished[cmdID]
+}
+
 // streamed is what GetSessionCommandLogsStream delivered.
 type streamed struct {
 	stdout, stderr string

@@ -289,8 +289,8 @@ func (s *Server) createSession(h *handlerCtx, sb *sandbox) {
 	}
 	ss := &session{id: req.SessionID, queue: make(chan *sessCmd, 256), stop: make(chan struct{}), cmds: map[string]*sessCmd{}}
 	if sb.fs != nil {
-		s.sessionSeq++
-		ss.procs = s.newSessionProcs(sb, s.sessionSeq)
+		s.seq++
+		ss.procs = s.newSessionProcs(sb, s.seq)
 	}
 	sb.sessions[ss.id] = ss
 	s.workers.Add(1)
@@ -330,17 +330,15 @@ func (s *Server) sessionExec(h *handlerCtx, sb *sandbox) {
 	}
 	s.mu.Lock()
 	ss := s.session(h, sb)
-	var c *sessCmd
-	if ss != nil {
-		s.seq++
-		c = &sessCmd{id: fmt.Sprintf("cmd-%06d", s.seq), command: req.Command, done: make(chan struct{})}
-		ss.cmds[c.id] = c
-		ss.order = append(ss.order, c)
-	}
-	s.mu.Unlock()
 	if ss == nil {
+		s.mu.Unlock()
 		return
 	}
+	s.seq++
+	c := &sessCmd{id: fmt.Sprintf("cmd-%06d", s.seq), command: req.Command, done: make(chan struct{})}
+	ss.cmds[c.id] = c
+	ss.order = append(ss.order, c)
+	s.mu.Unlock()
 	select {
 	case ss.queue <- c:
 	default:
