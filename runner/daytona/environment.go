@@ -15,11 +15,11 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	apiclient "github.com/daytonaio/daytona/libs/api-client-go"
 	"github.com/daytonaio/daytona/libs/sdk-go/pkg/types"
 
+	"github.com/forge-run/forge/internal/text"
 	"github.com/forge-run/forge/runner"
 )
 
@@ -35,12 +35,6 @@ const (
 	envTailLines = 20
 	maxLogLine   = 512
 )
-
-// envState is what a Runner knows of one environment, under Runner.mu.
-type envState struct {
-	ready  bool
-	failed error // a *runner.BuildError: the same content fails again
-}
 
 var errEnvTimeout = errors.New("environment build timed out")
 
@@ -72,17 +66,13 @@ func (r *Runner) BuildEnvironment(ctx context.Context, env *runner.Environment, 
 	}
 	defer done()
 	r.mu.Lock()
-	st := r.envs[env.Hash]
-	if st == nil {
-		st = &envState{}
-		r.envs[env.Hash] = st
-	}
-	ready, failed, closed := st.ready, st.failed, r.closed
+	failed, made := r.envs[env.Hash]
+	closed := r.closed
 	r.mu.Unlock()
 	switch {
 	case failed != nil:
 		return out, failed
-	case ready:
+	case made:
 		out.Reused = true
 		return out, nil
 	case closed:
@@ -104,12 +94,12 @@ func (r *Runner) BuildEnvironment(ctx context.Context, env *runner.Environment, 
 	case err != nil && ctx.Err() != nil:
 		return out, ctx.Err()
 	}
-	r.mu.Lock()
-	st.ready, out.Reused = err == nil, reused
-	if _, ok := errors.AsType[*runner.BuildError](err); ok {
-		st.failed = err
+	if _, ok := errors.AsType[*runner.BuildError](err); ok || err == nil {
+		r.mu.Lock()
+		r.envs[env.Hash] = err
+		r.mu.Unlock()
 	}
-	r.mu.Unlock()
+	out.Reused = reused
 	return out, err
 }
 
@@ -382,12 +372,8 @@ func (b *envBuild) fetchLog(ctx context.Context, id string) {
 
 // line passes a line of the build's log on, and keeps the last ones.
 func (b *envBuild) line(l string) {
-	if len(l) > maxLogLine {
-		cut := maxLogLine
-		for cut > 0 && !utf8.RuneStart(l[cut]) {
-			cut--
-		}
-		l = l[:cut] + "…"
+	if kept, cut := text.Cap(l, maxLogLine); cut > 0 {
+		l = kept + "…"
 	}
 	// Lines the SDK (streamSnapshotBuildLogs) and forge write are not the build's.
 	if !slices.ContainsFunc([]string{"Creating snapshot ", "Created snapshot ", "Error: ", "daytona: "},

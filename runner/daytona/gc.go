@@ -101,9 +101,7 @@ func GC(ctx context.Context, opts Options, g GCOptions, w io.Writer) error {
 		}
 	}
 	tally.Summary("")
-	if err := gcSnapshots(actx, opts, g, now(), users, w); err != nil {
-		errs = append(errs, err)
-	}
+	errs = append(errs, gcSnapshots(actx, opts, g, now(), users, w))
 	return errors.Join(errs...)
 }
 

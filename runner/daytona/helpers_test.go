@@ -179,3 +179,30 @@ func ledgerEvents(t *testing.T, path string) []LedgerEntry {
 	}
 	return es
 }
+
+// pendingSandboxes are the sandboxes a ledger says were created (or about
+// to be) and never deleted, in order.
+func pendingSandboxes(entries []LedgerEntry) []string {
+	alive := map[string]bool{}
+	var order, pending []string
+	for _, e := range entries {
+		switch e.Event {
+		case eventCreate, eventCreated:
+			if _, seen := alive[e.Name]; !seen {
+				order = append(order, e.Name)
+			}
+			alive[e.Name] = true
+		case eventDeleted, eventNotCreated:
+			alive[e.Name] = false
+		}
+	}
+	for _, n := range order {
+		if alive[n] {
+			pending = append(pending, n)
+		}
+	}
+	return pending
+}
+
+// limit is the pacer's creation rate now, per second.
+func (p *pacer) limit() float64 { return float64(p.lim.Limit()) }

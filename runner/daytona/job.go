@@ -135,9 +135,9 @@ func (j *jobRun) create(ctx context.Context) error {
 	var params any = types.SnapshotParams{SandboxBaseParams: base, Snapshot: o.Snapshot}
 	if e := j.job.Environment; e != nil {
 		j.r.mu.Lock()
-		ready := j.r.envs[e.Hash] != nil && j.r.envs[e.Hash].ready
+		failed, made := j.r.envs[e.Hash]
 		j.r.mu.Unlock()
-		if !ready {
+		if !made || failed != nil {
 			return fmt.Errorf("environment %s (%s) was not made ready by this Daytona runner (BuildEnvironment), so its job has no snapshot to start from",
 				e.Name, runner.ShortHash(e.Hash))
 		}
@@ -274,7 +274,7 @@ type upload struct {
 // writes (ensure), with the volume's link.
 func (j *jobRun) stage() (uploads []upload, ensure []string, err error) {
 	for _, f := range j.job.Files {
-		dst, data, err := fileData(f, j.lay.path, "copy")
+		dst, data, err := fileData(f, j.lay.work, "copy")
 		if err != nil {
 			return nil, nil, err
 		}
@@ -296,9 +296,9 @@ func (j *jobRun) stage() (uploads []upload, ensure []string, err error) {
 	return uploads, ensure, nil
 }
 
-// fileData is where f goes (at maps its destination, relative) and its
-// content; what names the file in an error.
-func fileData(f runner.File, at func(rel string) string, what string) (dst string, data []byte, err error) {
+// fileData is where f goes in dir and its content; what names the file in
+// an error.
+func fileData(f runner.File, dir, what string) (dst string, data []byte, err error) {
 	rel, err := runner.RelPath(f.Dst)
 	if err != nil {
 		return "", nil, fmt.Errorf("%s %s: destination %w", what, f.Src, err)
@@ -309,7 +309,7 @@ func fileData(f runner.File, at func(rel string) string, what string) (dst strin
 			return "", nil, fmt.Errorf("read %s: %w", f.Src, err)
 		}
 	}
-	return at(rel), data, nil
+	return dir + "/" + rel, data, nil
 }
 
 // makeScript makes forge.sh (scriptText): the candidate's command line and

@@ -108,35 +108,20 @@ func ReadLedger(path string) ([]LedgerEntry, error) {
 
 // LedgerState summarises a ledger.
 type LedgerState struct {
-	Open    bool // a Runner opened it and has not closed it since
-	PID     int
-	Host    string
-	Pending []string // sandboxes created (or about to be) and never deleted
+	Open bool // a Runner opened it and has not closed it since
+	PID  int
+	Host string
 }
 
 // Summarise folds a ledger's entries.
 func Summarise(entries []LedgerEntry) LedgerState {
 	var st LedgerState
-	alive := map[string]bool{}
-	var order []string
 	for _, e := range entries {
 		switch e.Event {
 		case eventOpen:
 			st.Open, st.PID, st.Host = true, e.PID, e.Host
 		case eventClose:
 			st.Open = false
-		case eventCreate, eventCreated:
-			if _, seen := alive[e.Name]; !seen {
-				order = append(order, e.Name)
-			}
-			alive[e.Name] = true
-		case eventDeleted, eventNotCreated:
-			alive[e.Name] = false
-		}
-	}
-	for _, n := range order {
-		if alive[n] {
-			st.Pending = append(st.Pending, n)
 		}
 	}
 	return st

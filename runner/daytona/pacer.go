@@ -82,8 +82,6 @@ func (p *pacer) succeeded() {
 	p.lim.SetLimit(min(p.lim.Limit()+p.max/10, p.max))
 }
 
-func (p *pacer) limit() float64 { return float64(p.lim.Limit()) }
-
 func sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return ctx.Err()

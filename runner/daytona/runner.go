@@ -53,9 +53,6 @@ type Runner struct {
 	capacity  *capacity // holds jobs back while the account's limits are reached
 	volumeID  string
 	mountPath string
-	// toolboxHTTP carries every toolbox call: the SDK's keeps 2 idle
-	// connections per host, and many sandboxes share one toolbox proxy.
-	toolboxHTTP *http.Client
 
 	// dead is cancelled (cause errDead) once the run is stopped: every job
 	// in flight stops and cleans up.
@@ -72,8 +69,8 @@ type Runner struct {
 	// service may make them still, and the closing sweep deletes them.
 	abandoned map[string]bool
 	closed    bool
-	envs      map[string]*envState // by hash; turns say who makes each ready
-	turns     runner.Turns
+	envs      map[string]error // by hash, once made: nil (ready) or its *runner.BuildError
+	turns     runner.Turns     // who makes each environment ready
 }
 
 // New checks the options, connects the SDK and finds or creates the
@@ -93,15 +90,16 @@ func New(ctx context.Context, opts Options) (*Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Runner{
-		opts: opts, client: client, pacer: newPacer(opts.CreateRate), ledger: lg, capacity: newCapacity(),
-		undeleted: map[string]string{}, abandoned: map[string]bool{}, envs: map[string]*envState{},
-	}
-	r.toolboxHTTP = opts.ToolboxHTTPClient
-	if r.toolboxHTTP == nil {
+	if opts.ToolboxHTTPClient == nil {
+		// The SDK's keeps 2 idle connections per host, and many sandboxes
+		// share one toolbox proxy.
 		tr := http.DefaultTransport.(*http.Transport).Clone()
 		tr.MaxIdleConnsPerHost = 256
-		r.toolboxHTTP = &http.Client{Transport: tr, Timeout: sdkHTTPTimeout}
+		opts.ToolboxHTTPClient = &http.Client{Transport: tr, Timeout: sdkHTTPTimeout}
+	}
+	r := &Runner{
+		opts: opts, client: client, pacer: newPacer(opts.CreateRate), ledger: lg, capacity: newCapacity(),
+		undeleted: map[string]string{}, abandoned: map[string]bool{}, envs: map[string]error{},
 	}
 	r.dead, r.kill = context.WithCancelCause(context.Background())
 	host, _ := os.Hostname()
@@ -170,31 +168,22 @@ func (r *Runner) callError(ctx context.Context, what string, err error) error {
 	case errors.As(err, &ue), f.class == classCancelled:
 		return err
 	case f.class == classAuth:
-		return r.keyRefused(err)
+		return r.stop(runner.ErrAuth, errKeyRefused(err))
 	}
 	return fmt.Errorf("%s: %w", what, described(err))
-}
-
-// keyRefused stops the run: the API refused the key.
-func (r *Runner) keyRefused(err error) error {
-	return r.halt(&runner.UnusableError{Kind: runner.ErrAuth, Err: errKeyRefused(err)})
 }
 
 func errKeyRefused(err error) error {
 	return fmt.Errorf("Daytona refused the API key: %w; check DAYTONA_API_KEY", described(err))
 }
 
-// stop stops the run for a failure that no retry fixes.
-func (r *Runner) stop(err error) error {
-	return r.halt(&runner.UnusableError{Kind: runner.ErrInfra, Err: err})
-}
-
-// halt records why the run cannot go on (the first reason, but a refused
-// key over any other), stops every job and returns the run-stopping error.
-func (r *Runner) halt(why *runner.UnusableError) error {
+// stop stops the run and every job for err, a refused key (ErrAuth) or a
+// failure no retry fixes (ErrInfra), and returns the run-stopping error:
+// the first reason, but a refused key over any other.
+func (r *Runner) stop(kind runner.ErrorKind, err error) error {
 	r.mu.Lock()
-	if r.stopped == nil || why.Kind == runner.ErrAuth && r.stopped.Kind != runner.ErrAuth {
-		r.stopped = why
+	if r.stopped == nil || kind == runner.ErrAuth && r.stopped.Kind != runner.ErrAuth {
+		r.stopped = &runner.UnusableError{Kind: kind, Err: err}
 	}
 	r.mu.Unlock()
 	r.kill(errDead)

@@ -150,9 +150,9 @@ func TestSampleTournament(t *testing.T) {
 
 	// The ledger: every intended sandbox was created and deleted.
 	e.close()
-	st := Summarise(ledgerEvents(t, e.opts.LedgerPath))
-	if st.Open || len(st.Pending) != 0 {
-		t.Errorf("ledger state %+v", st)
+	entries := ledgerEvents(t, e.opts.LedgerPath)
+	if st, pending := Summarise(entries), pendingSandboxes(entries); st.Open || len(pending) != 0 {
+		t.Errorf("ledger state %+v, pending %v", st, pending)
 	}
 	if e.srv.Calls(daytonatest.OpCreateSandbox) != 3 {
 		t.Errorf("%d create calls, want 3", e.srv.Calls(daytonatest.OpCreateSandbox))

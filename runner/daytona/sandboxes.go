@@ -18,10 +18,10 @@ import (
 	"github.com/forge-run/forge/runner"
 )
 
-// adopt sends sb's toolbox calls through the Runner's HTTP client.
+// adopt sends sb's toolbox calls through Options.ToolboxHTTPClient.
 func (r *Runner) adopt(sb *daytona.Sandbox) *daytona.Sandbox {
-	if sb != nil && r.toolboxHTTP != nil {
-		sb.ToolboxClient.GetConfig().HTTPClient = r.toolboxHTTP
+	if sb != nil {
+		sb.ToolboxClient.GetConfig().HTTPClient = r.opts.ToolboxHTTPClient
 	}
 	return sb
 }
@@ -106,7 +106,7 @@ func (r *Runner) createOnce(ctx context.Context, name string, params any, ambigu
 	}
 	switch f.class {
 	case classAuth:
-		return nil, backoff.Permanent(r.keyRefused(err))
+		return nil, backoff.Permanent(r.stop(runner.ErrAuth, errKeyRefused(err)))
 	case classRateLimited:
 		r.pacer.throttled(f.retryAfter)
 		return nil, err
@@ -116,7 +116,7 @@ func (r *Runner) createOnce(ctx context.Context, name string, params any, ambigu
 		}
 		return nil, &retryHint{err: err, atOnce: true}
 	case classPermanent, classNotFound:
-		return nil, backoff.Permanent(r.stop(fmt.Errorf(
+		return nil, backoff.Permanent(r.stop(runner.ErrInfra, fmt.Errorf(
 			"Daytona refused to create a sandbox: %w; no retry can fix this: check %s (%s)",
 			described(err), whatToCheck(params), startsFrom(params))))
 	case classConflict:
@@ -135,7 +135,7 @@ func (r *Runner) startFailed(ctx context.Context, name, reason string, params an
 	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.opts.DeleteTimeout)
 	found, _ := r.lookup(lctx, name)
 	cancel()
-	return found, backoff.Permanent(r.stop(fmt.Errorf(
+	return found, backoff.Permanent(r.stop(runner.ErrInfra, fmt.Errorf(
 		"Daytona could not start sandbox %s (%s): %s; check %s",
 		name, reason, startsFrom(params), whatToCheck(params))))
 }
@@ -296,7 +296,7 @@ func (r *Runner) waitForCapacity(ctx context.Context, name string, refusal error
 		case alive == 0 && !recent && r.stillDestroying(ctx) > 0:
 			lag = time.After(destroyingPoll) // their share is freed once they are gone
 		case alive == 0 && !recent:
-			return r.stop(fmt.Errorf("Daytona account limit reached (%s) with none of this run's sandboxes alive: other sandboxes of the account use it all; "+
+			return r.stop(runner.ErrInfra, fmt.Errorf("Daytona account limit reached (%s) with none of this run's sandboxes alive: other sandboxes of the account use it all; "+
 				"free some (forge gc deletes those forge left behind; the others are in the Daytona dashboard), lower concurrency or ask for smaller daytona.resources",
 				what))
 		case !recent: // the account admits the run's alive and destroying sandboxes

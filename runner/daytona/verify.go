@@ -29,7 +29,7 @@ func (j *jobRun) verifyScript() (string, error) {
 	}
 	var ensure []string
 	for _, f := range j.job.VerifyFiles() {
-		dst, data, err := j.verifyFile(f)
+		dst, data, err := fileData(f, j.lay.tests, "verifier file")
 		if err != nil {
 			return "", err
 		}
@@ -46,17 +46,12 @@ func (j *jobRun) verifyScript() (string, error) {
 	return j.lay.verifyText(command, env, ensure), nil
 }
 
-// verifyFile is where f goes in the tests directory, and its content.
-func (j *jobRun) verifyFile(f runner.File) (dst string, data []byte, err error) {
-	return fileData(f, func(rel string) string { return j.lay.tests + "/" + rel }, "verifier file")
-}
-
 // verify uploads the verifier's files, runs it and records its reward.
 func (j *jobRun) verify(ctx context.Context) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(4)
 	for _, f := range j.job.VerifyFiles() {
-		dst, data, err := j.verifyFile(f)
+		dst, data, err := fileData(f, j.lay.tests, "verifier file")
 		if err != nil {
 			return err
 		}
@@ -84,10 +79,7 @@ func (j *jobRun) verify(ctx context.Context) error {
 	}{{"reward", runner.RewardText, &o.Text}, {"rewardjson", runner.RewardJSON, &o.JSON}} {
 		switch rep.kinds[f.key] {
 		case "file":
-			*f.into = rep.files[f.key]
-			if *f.into == nil {
-				*f.into = []byte{} // present and empty
-			}
+			*f.into = append([]byte{}, rep.files[f.key]...) // non-nil: the file is there, even empty
 		case "symlink":
 			o.Problem = f.name + " is a symlink; forge reads only regular files"
 		case "unreadable", "other":
