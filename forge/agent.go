@@ -34,15 +34,6 @@ type AgentSpec struct {
 // --agent NAME --model M).
 type AgentChoice struct{ Agent, Model string }
 
-// agentRun is a candidate's agent, resolved: its spec and what the
-// candidate chose.
-type agentRun struct {
-	spec     agent.Spec
-	model    string
-	maxTurns int
-	apiBase  string
-}
-
 // agentPrefix is where an agent is installed in an image.
 const agentPrefix = "/opt/forge-agents"
 
@@ -164,7 +155,7 @@ func (m *Manifest) checkAgents(v *validator) {
 func (m *Manifest) resolveAgent(c *Candidate) {
 	spec, _ := m.specOf(c.Agent)
 	spec.Version = cmp.Or(c.Version, spec.Version)
-	c.agent = &agentRun{spec: spec, model: c.Model, maxTurns: c.MaxTurns, apiBase: c.APIBase}
+	c.agent = &spec
 	c.argv = append([]string{"sh", "-c", fmt.Sprintf(agentWrapper, spec.Run), c.Agent}, c.Args...)
 	if spec.KeyEnv != "" && !slices.Contains(c.Secrets, spec.KeyEnv) {
 		c.Secrets = append(slices.Clip(c.Secrets), spec.KeyEnv)
@@ -185,30 +176,20 @@ func (m *Manifest) agentCandidate(ch AgentChoice) (Candidate, error) {
 	return c, nil
 }
 
-// agentLog is the format of the log candidate c's agent writes to
-// FORGE_TRANSCRIPT; "" for a candidate that is no agent, or whose agent
-// writes none forge reads.
-func (c Candidate) agentLog() string {
-	if c.agent == nil {
-		return ""
-	}
-	return string(c.agent.spec.Log)
-}
-
-// env is what the agent's script reads: the model, the turn limit, where
-// its API is (the manifest's api_base, else the host's variable), and the
-// agent's own settings.
-func (a *agentRun) env(lookup Lookup) map[string]string {
+// agentEnv is what agent candidate c's script reads: the model, the turn
+// limit, where its API is (the manifest's api_base, else the host's
+// variable), and the agent's own settings.
+func (c Candidate) agentEnv(lookup Lookup) map[string]string {
 	env := map[string]string{}
-	maps.Copy(env, a.spec.Env)
-	env["FORGE_AGENT"] = a.spec.Name
-	env["FORGE_MODEL"] = a.model
-	if a.maxTurns > 0 {
-		env["FORGE_MAX_TURNS"] = strconv.Itoa(a.maxTurns)
+	maps.Copy(env, c.agent.Env)
+	env["FORGE_AGENT"] = c.agent.Name
+	env["FORGE_MODEL"] = c.Model
+	if c.MaxTurns > 0 {
+		env["FORGE_MAX_TURNS"] = strconv.Itoa(c.MaxTurns)
 	}
-	base := a.apiBase
-	if base == "" && a.spec.BaseEnv != "" {
-		base, _ = lookup(a.spec.BaseEnv)
+	base := c.APIBase
+	if base == "" && c.agent.BaseEnv != "" {
+		base, _ = lookup(c.agent.BaseEnv)
 	}
 	if base != "" {
 		env["FORGE_API_BASE"] = base
@@ -216,12 +197,11 @@ func (a *agentRun) env(lookup Lookup) map[string]string {
 	return env
 }
 
-// layer is base with the agent installed on top, built once per image:
+// agentLayer is base with agent s installed on top, built once per image:
 // base's Dockerfile then the install as root, into agentPrefix; base's
 // build steps then the install into the environment's own directory; or,
 // without base, an environment of the install alone.
-func (a *agentRun) layer(base *runner.Environment) (*runner.Environment, error) {
-	s := a.spec
+func agentLayer(s *agent.Spec, base *runner.Environment) (*runner.Environment, error) {
 	name := s.Name + "@" + s.Version
 	env := runner.Environment{Name: name}
 	if base != nil {
@@ -229,7 +209,7 @@ func (a *agentRun) layer(base *runner.Environment) (*runner.Environment, error) 
 		env.Name = base.Name + "+" + name
 	}
 	if env.Dockerfile != "" {
-		env.Dockerfile = installOnImage(env.Dockerfile, s)
+		env.Dockerfile = installOnImage(env.Dockerfile, *s)
 	} else {
 		env.Build, env.Env = slices.Clone(env.Build), maps.Clone(env.Env)
 		if env.Env == nil {

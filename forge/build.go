@@ -54,14 +54,6 @@ type envBuild struct {
 	err   error
 }
 
-// init readies e for o's run (Options.Validate checked that a plan with
-// environments has a backend that builds them).
-func (e *environments) init(o *Options) {
-	e.m = map[string]*envBuild{}
-	e.builder, _ = o.Runner.(runner.Builder)
-	e.slots = make(chan struct{}, cmp.Or(o.MaxBuilds, DefaultMaxBuilds))
-}
-
 // built is what the run did to each environment, in the order it did it.
 func (e *environments) built() []record.EnvironmentBuilt {
 	e.mu.Lock()

@@ -37,8 +37,7 @@ func (m *Manifest) resolveFiles(name string, data []byte) []error {
 		if c.Agent != "" {
 			m.resolveAgent(c)
 		} else if c.Script != "" {
-			ref, ok := m.addFile(h, c.Script, v.at, "candidates", i, "script")
-			if ok {
+			if ref, ok := m.addFile(h, c.Script, v.at, "candidates", i, "script"); ok {
 				c.files = append(c.files, ref)
 				if interp, known := interpreters[strings.ToLower(filepath.Ext(ref.Dst))]; known {
 					c.argv = []string{interp, ref.Dst}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/forge-run/forge/agent"
 	"github.com/forge-run/forge/runner"
 )
 
@@ -42,7 +43,7 @@ func (m *Manifest) agentLayers(cands []Candidate, tasks []Task, memo *jobMemo) e
 			if memo.layers[key] != nil {
 				continue
 			}
-			env, err := c.agent.layer(base)
+			env, err := agentLayer(c.agent, base)
 			if err != nil {
 				return err
 			}
@@ -52,28 +53,27 @@ func (m *Manifest) agentLayers(cands []Candidate, tasks []Task, memo *jobMemo) e
 	return nil
 }
 
-func layerKey(base *runner.Environment, a *agentRun) [2]string {
-	k := [2]string{"", a.spec.Name + "@" + a.spec.Version}
+func layerKey(base *runner.Environment, a *agent.Spec) [2]string {
+	k := [2]string{"", a.Name + "@" + a.Version}
 	if base != nil {
 		k[0] = base.Hash
 	}
 	return k
 }
 
-// job lays out candidate c's trial on task (nil without tasks): the
-// command line's timeout, then the task's, candidate's, defaults' settings.
-func (m *Manifest) job(c Candidate, task *Task, trial int, o Overrides, memo *jobMemo) runner.Job {
+// job lays out candidate c's trial on task t (the zero Task without
+// tasks): the command line's timeout, then the task's, candidate's,
+// defaults' settings.
+func (m *Manifest) job(c Candidate, t Task, trial int, o Overrides, memo *jobMemo) runner.Job {
 	d := m.Defaults
-	var t Task
-	if task != nil {
-		t = *task
-	}
 	given := m.given(c, t, o, memo)
 	objective := cmp.Or(t.Objective, m.Objective)
 	optional := *cmp.Or(c.ArtifactOptional, d.ArtifactOptional, new(false)) || t.image() // Harbor's verifier judges
 	environment := cmp.Or(t.environment, m.environmentOf(c))
+	var agentLog string // the format of an agent's log in FORGE_TRANSCRIPT, "" for none
 	if c.agent != nil {
 		environment = memo.layers[layerKey(environment, c.agent)]
+		agentLog = string(c.agent.Log)
 	}
 	verify, hidden := m.verifyOf(t, o, memo)
 	outputFile := cmp.Or(t.OutputFile, c.OutputFile, d.OutputFile, runner.DefaultOutputFile)
@@ -89,7 +89,7 @@ func (m *Manifest) job(c Candidate, task *Task, trial int, o Overrides, memo *jo
 		Trial:            trial,
 		Objective:        objective,
 		Command:          slices.Clip(c.argv), // shared; appending copies
-		Files:            jobFiles(c, task, objective, memo),
+		Files:            jobFiles(c, t, objective, memo),
 		Env:              given.env,
 		Secrets:          given.secrets,
 		SetupSecrets:     *cmp.Or(c.SetupSecrets, d.SetupSecrets, new(false)),
@@ -97,7 +97,7 @@ func (m *Manifest) job(c Candidate, task *Task, trial int, o Overrides, memo *jo
 		SetupTimeout:     cmp.Or(time.Duration(d.SetupTimeout), runner.DefaultSetupTimeout),
 		Environment:      environment,
 		InImageWorkdir:   environment != nil && environment.Dockerfile != "", // docs/manifest.md: the image's WORKDIR
-		AgentLog:         c.agentLog(),
+		AgentLog:         agentLog,
 		OutputFile:       outputFile,
 		ArtifactOptional: optional,
 		Timeout:          cmp.Or(o.Timeout, t.Timeout, time.Duration(c.Timeout), time.Duration(d.Timeout), runner.DefaultTimeout),
@@ -123,7 +123,7 @@ func (m *Manifest) given(c Candidate, t Task, o Overrides, memo *jobMemo) passed
 		maps.Copy(env, t.Env)
 		given = pass(o.Lookup, env, m.Defaults.Passing, c.Passing, t.Passing)
 		if c.agent != nil { // forge's own variables, after the manifest's
-			maps.Copy(given.env, c.agent.env(o.Lookup))
+			maps.Copy(given.env, c.agentEnv(o.Lookup))
 		}
 		if !taskOwn {
 			memo.given[c.ID] = given
@@ -137,21 +137,17 @@ func (m *Manifest) given(c Candidate, t Task, o Overrides, memo *jobMemo) passed
 	return given
 }
 
-// jobFiles are the files candidate c's job on task (nil without tasks)
-// takes: its own (the oracle's, the solution), the task's, the task file
-// (FORGE_TASK) and a Harbor task's instruction.
-func jobFiles(c Candidate, task *Task, objective string, memo *jobMemo) []runner.File {
-	var t Task
-	if task != nil {
-		t = *task
-	}
+// jobFiles are the files candidate c's job on task t (the zero Task
+// without tasks) takes: its own (the oracle's, the solution), the task's,
+// the task file (FORGE_TASK) and a Harbor task's instruction.
+func jobFiles(c Candidate, t Task, objective string, memo *jobMemo) []runner.File {
 	own := c.files
 	if c.oracle {
 		own = t.solution
 	}
 	files := make([]runner.File, 0, len(own)+len(t.files)+2)
 	files = append(append(files, own...), t.files...)
-	if task != nil {
+	if t.ID != "" { // a suite's task: every one has an id
 		data, ok := memo.task[t.ID]
 		if !ok {
 			data = t.JSON(objective) // once per task, whatever its jobs

@@ -15,19 +15,11 @@ import (
 // JudgeMaxOutput caps a judge's stdout and stderr, each.
 const JudgeMaxOutput = 64 << 10
 
-// judge runs the manifest's judges, in order, on the stored artifact of a
-// successful trial, each as a plain job of Options.Judges (docs/manifest.md,
+// judge runs the manifest's judge sc on the stored artifact of a
+// successful trial, as a plain job of Options.Judges (docs/manifest.md,
 // "scoring": its command, environment and limits). Any failure is the
 // JudgeResult's Error, with a nil Score.
-func (s *state) judge(ctx context.Context, job runner.Job, artifact string) []record.JudgeResult {
-	var out []record.JudgeResult
-	for _, sc := range s.o.Manifest.Scoring.Judges() {
-		out = append(out, s.runJudge(ctx, sc, job, artifact))
-	}
-	return out
-}
-
-func (s *state) runJudge(ctx context.Context, sc scoring.Scorer, job runner.Job, artifact string) record.JudgeResult {
+func (s *state) judge(ctx context.Context, sc scoring.Scorer, job runner.Job, artifact string) record.JudgeResult {
 	failed := func(msg string) record.JudgeResult { return record.JudgeResult{Name: sc.EffectiveName(), Error: msg} }
 	switch {
 	case len(sc.Command) == 0 || sc.Command[0] == "":
@@ -98,7 +90,7 @@ func judgeFailure(jr runner.Result, timeout time.Duration) string {
 // stored is the absolute path of a file stored for job (store), as judges
 // get it.
 func (s *state) stored(job runner.Job, name string) string {
-	p := filepath.Join(s.dir, s.jobDir(job), name)
+	p := filepath.Join(s.dir, jobDir(job, s.o.Plan.Trials), name)
 	if abs, err := filepath.Abs(p); err == nil {
 		return abs
 	}

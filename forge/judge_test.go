@@ -326,8 +326,7 @@ import time; time.sleep(300)
 	}
 
 	st := &state{o: &jr.opts}
-	got := st.judge(ctx, runner.Job{CandidateID: "alpha", Trial: 1}, "/abs/out.md")
-	if len(got) != 1 || got[0].Error != "cancelled before the judge started" {
+	if got := st.judge(ctx, s, runner.Job{CandidateID: "alpha", Trial: 1}, "/abs/out.md"); got.Error != "cancelled before the judge started" {
 		t.Errorf("already cancelled: %+v", got)
 	}
 }

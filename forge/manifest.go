@@ -14,6 +14,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/forge-run/forge/agent"
 	"github.com/forge-run/forge/internal/yamlcheck"
 	"github.com/forge-run/forge/runner"
 	"github.com/forge-run/forge/scoring"
@@ -137,8 +138,8 @@ type Candidate struct {
 	// argv and files are resolved by Load.
 	argv  []string
 	files []runner.File
-	// agent is Agent resolved by Load.
-	agent *agentRun
+	// agent is Agent's spec, resolved by Load (Version over its own).
+	agent *agent.Spec
 	// oracle: the candidate plays each task's solution (OracleID).
 	oracle bool
 }
@@ -193,11 +194,7 @@ func Load(path string, blocks ...Block) (*Manifest, error) { return load(path, "
 // LoadHarbor is Load with harbor (a directory of Harbor tasks, relative to
 // the working directory: forge run --harbor) over the manifest's harbor:.
 func LoadHarbor(path, harbor string, blocks ...Block) (*Manifest, error) {
-	abs, err := filepath.Abs(harbor)
-	if err != nil {
-		return nil, err
-	}
-	return load(path, abs, blocks)
+	return load(path, harbor, blocks)
 }
 
 // LoadAgentsOnHarbor is the manifest forge run --harbor DIR --agent NAME
@@ -205,16 +202,12 @@ func LoadHarbor(path, harbor string, blocks ...Block) (*Manifest, error) {
 // scored by their verifiers, and the agents as its candidates; path names
 // it (and its directory, where .env is looked for).
 func LoadAgentsOnHarbor(path, harbor string, agents []AgentChoice, blocks ...Block) (*Manifest, error) {
-	abs, err := filepath.Abs(harbor)
-	if err != nil {
-		return nil, err
-	}
 	var b strings.Builder
 	b.WriteString("scoring:\n  - type: verifier\ncandidates:\n")
 	for _, a := range agents {
 		fmt.Fprintf(&b, "  - {agent: %s, model: %s}\n", strconv.Quote(a.Agent), strconv.Quote(a.Model))
 	}
-	return loadData(path, []byte(b.String()), abs, blocks)
+	return loadData(path, []byte(b.String()), harbor, blocks)
 }
 
 func load(path, harbor string, blocks []Block) (*Manifest, error) {
@@ -228,11 +221,17 @@ func load(path, harbor string, blocks []Block) (*Manifest, error) {
 	return loadData(path, data, harbor, blocks)
 }
 
-// loadData is load with the manifest's bytes given.
+// loadData is load with the manifest's bytes given, and harbor ("" for
+// none) relative to the working directory.
 func loadData(path string, data []byte, harbor string, blocks []Block) (*Manifest, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, &Error{File: path, Msg: err.Error()}
+	}
+	if harbor != "" {
+		if harbor, err = filepath.Abs(harbor); err != nil {
+			return nil, err
+		}
 	}
 	m, errs := read(path, data, harbor, blocks)
 	if m == nil {

@@ -251,7 +251,7 @@ func (o *MergeOptions) write(dir string, plan *Plan, from []int, rec *record.Rec
 		if from[i] < 0 {
 			continue
 		}
-		rel := jobRelDir(j.CandidateID, j.TaskID, j.Trial, plan.Trials)
+		rel := jobDir(j, plan.Trials)
 		if err := linkTree(filepath.Join(o.Dirs[from[i]], rel), filepath.Join(dir, rel)); err != nil {
 			return fmt.Errorf("merge the files of %s: %w", j.Name(), err)
 		}

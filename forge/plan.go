@@ -128,9 +128,11 @@ func (m *Manifest) Plan(o Overrides) (*Plan, error) {
 		o.Lookup = func(string) (string, bool) { return "", false }
 	}
 	p := &Plan{
-		Objective:   m.Objective,
-		Concurrency: cmp.Or(o.Concurrency, m.Defaults.Concurrency, DefaultConcurrency),
-		Trials:      cmp.Or(o.Trials, m.Defaults.Trials, DefaultTrials),
+		Objective:    m.Objective,
+		Concurrency:  cmp.Or(o.Concurrency, m.Defaults.Concurrency, DefaultConcurrency),
+		Trials:       cmp.Or(o.Trials, m.Defaults.Trials, DefaultTrials),
+		Retries:      map[string]int{},
+		JudgeSecrets: map[string]map[string]string{},
 	}
 	have := make([]string, len(m.Candidates))
 	for i, c := range m.Candidates {
@@ -175,10 +177,9 @@ func (m *Manifest) Plan(o Overrides) (*Plan, error) {
 		// Candidates in manifest order, trials ascending.
 		for _, c := range cands {
 			for t := 1; t <= p.Trials; t++ {
-				p.Jobs = append(p.Jobs, m.job(c, nil, t, o, memo))
+				p.Jobs = append(p.Jobs, m.job(c, Task{}, t, o, memo))
 			}
 		}
-		return p.shard(o.Shard)
 	}
 	// Task by task, so that every candidate gets tasks early and a run cut
 	// short has whole tasks to compare; the candidates' order rotates from
@@ -186,7 +187,7 @@ func (m *Manifest) Plan(o Overrides) (*Plan, error) {
 	for k := range tasks {
 		for t := 1; t <= p.Trials; t++ {
 			for i := range cands {
-				p.Jobs = append(p.Jobs, m.job(cands[(i+k)%len(cands)], &tasks[k], t, o, memo))
+				p.Jobs = append(p.Jobs, m.job(cands[(i+k)%len(cands)], tasks[k], t, o, memo))
 			}
 		}
 	}
@@ -241,9 +242,6 @@ func (p *Plan) passCandidates(m *Manifest, o Overrides, candidates []Candidate, 
 		}
 		cands = append(cands, c)
 		p.Candidates = append(p.Candidates, c.ID)
-		if p.Retries == nil {
-			p.Retries = map[string]int{}
-		}
 		p.Retries[c.ID] = *cmp.Or(o.Retries, c.Retries, m.Defaults.Retries, new(DefaultRetries))
 	}
 	return cands
@@ -283,9 +281,6 @@ func (p *Plan) passTasksAndJudges(m *Manifest, o Overrides, missing map[string][
 			mustRefuse = true
 		}
 		if len(given.secrets) > 0 {
-			if p.JudgeSecrets == nil {
-				p.JudgeSecrets = map[string]map[string]string{}
-			}
 			p.JudgeSecrets[s.EffectiveName()] = given.secrets
 		}
 	}

@@ -16,9 +16,10 @@ import (
 // attempts plays job again in a fresh sandbox while an attempt ends infra
 // (which says nothing of the candidate) and retries are left; never once
 // the run is stopping, nor when a fresh sandbox would fail the same way
-// (Result.Lasting). When breakAfter trials in a row spent all their
-// attempts, the infrastructure is failing: the run stops
-// (*runner.UnusableError) rather than spend every other trial's attempts.
+// (Result.Lasting). When as many trials in a row as run at once (at least
+// two, at most the run's jobs) spent all their attempts, the
+// infrastructure is failing: the run stops (*runner.UnusableError) rather
+// than spend every other trial's attempts.
 func (s *state) attempts(ctx context.Context, job runner.Job, start time.Time) (record.Trial, error) {
 	retries := s.o.Plan.RetriesOf(job.CandidateID)
 	var failed []record.AttemptError
@@ -38,7 +39,7 @@ func (s *state) attempts(ctx context.Context, job runner.Job, start time.Time) (
 			return res, err // a lasting fault is the image's: not the infrastructure failing
 		}
 		if attempt > retries {
-			if n := int(s.spent.Add(1)); attempt > 1 && n >= s.breakAfter() {
+			if n := int(s.spent.Add(1)); attempt > 1 && n >= max(2, min(s.o.Plan.Concurrency, len(s.done))) {
 				err = &runner.UnusableError{Kind: runner.ErrInfra, Err: &FailingInfraError{Trials: n, Trial: job.Name(), Attempts: attempt, Last: res.ErrorMessage}}
 			}
 			return res, err
@@ -49,21 +50,13 @@ func (s *state) attempts(ctx context.Context, job runner.Job, start time.Time) (
 	}
 }
 
-// breakAfter is how many trials in a row must spend all their attempts
-// for the run to stop: as many as run at once, at least two, at most the
-// run's jobs.
-func (s *state) breakAfter() int {
-	return max(2, min(s.o.Plan.Concurrency, len(s.done)))
-}
-
 // FailingInfraError stops a run whose trials the infrastructure failed on
 // every attempt, Trials of them in a row (state.attempts).
 type FailingInfraError struct {
 	Trials   int
 	Trial    string // the last of them
 	Attempts int
-	// Last is the last attempt's error message.
-	Last string
+	Last     string // the last attempt's error message
 }
 
 func (e *FailingInfraError) Error() string {

@@ -241,7 +241,11 @@ func newState(o *Options, rec *record.Record, dir string, suite scoring.Suite) *
 	for i := range suite.Tasks {
 		s.tasks[suite.Tasks[i].ID] = &suite.Tasks[i]
 	}
-	s.envs.init(o)
+	// Options.Validate checked that a plan with environments has a backend
+	// that builds them.
+	s.envs.builder, _ = o.Runner.(runner.Builder)
+	s.envs.slots = make(chan struct{}, cmp.Or(o.MaxBuilds, DefaultMaxBuilds))
+	s.envs.m = map[string]*envBuild{}
 	s.budget = newBudget(o.MaxCostUSD)
 	return s
 }
@@ -410,7 +414,10 @@ func (s *state) play(ctx context.Context, i int, job runner.Job) error {
 	}
 	err = cmp.Or(err, s.store(job, &res.Result))
 	if res.Success && res.ArtifactPath != "" {
-		res.Judges = s.judge(ctx, job, s.stored(job, path.Base(res.ArtifactPath)))
+		artifact := s.stored(job, path.Base(res.ArtifactPath))
+		for _, sc := range s.o.Manifest.Scoring.Judges() { // in order
+			res.Judges = append(res.Judges, s.judge(ctx, sc, job, artifact))
+		}
 		maskIn(s.mask, &res.Judges)
 	}
 	// Everything that reads the whole output has: keep the excerpts.

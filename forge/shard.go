@@ -142,7 +142,7 @@ func ShardsText(shards []record.Shard) string {
 func unfinished(trials iter.Seq[*record.Trial]) []record.Unjudged {
 	type group struct {
 		scored bool
-		first  *record.Trial
+		first  *record.Trial // its first trial: the reason, when none is scored
 	}
 	groups := map[[2]string]*group{} // by candidate and task
 	order := map[string][]string{}   // each candidate's tasks, as first seen
@@ -150,15 +150,11 @@ func unfinished(trials iter.Seq[*record.Trial]) []record.Unjudged {
 		key := [2]string{r.CandidateID, r.TaskID}
 		g := groups[key]
 		if g == nil {
-			g = &group{}
+			g = &group{first: r}
 			groups[key] = g
 			order[r.CandidateID] = append(order[r.CandidateID], r.TaskID)
 		}
-		if r.ErrorKind.Scored() {
-			g.scored = true
-		} else if g.first == nil {
-			g.first = r
-		}
+		g.scored = g.scored || r.ErrorKind.Scored()
 	}
 	var out []record.Unjudged
 	for _, id := range slices.Sorted(maps.Keys(order)) {

@@ -14,18 +14,13 @@ import (
 	"github.com/forge-run/forge/runner"
 )
 
-// jobDir is <run>/<candidate>[/<task>][/trial-N]: the task in a suite,
-// the trial when there are several.
-func (s *state) jobDir(job runner.Job) string {
-	return jobRelDir(job.CandidateID, job.TaskID, job.Trial, s.o.Plan.Trials)
-}
-
-// jobRelDir is the directory of a job's files, relative to its run's, in
-// a run of trials trials.
-func jobRelDir(candidate, task string, trial, trials int) string {
-	dir := filepath.Join(candidate, task)
+// jobDir is the directory of a job's files, relative to its run's, in a
+// run of trials trials: <candidate>[/<task>][/trial-N], the task in a
+// suite, the trial when there are several.
+func jobDir(job runner.Job, trials int) string {
+	dir := filepath.Join(job.CandidateID, job.TaskID)
 	if trials > 1 {
-		dir = filepath.Join(dir, "trial-"+strconv.Itoa(trial))
+		dir = filepath.Join(dir, "trial-"+strconv.Itoa(job.Trial))
 	}
 	return dir
 }
@@ -42,7 +37,7 @@ const (
 // store writes the job's logs, its task, its transcript and its artifact
 // beside results.json.
 func (s *state) store(job runner.Job, res *runner.Result) error {
-	rel := s.jobDir(job)
+	rel := jobDir(job, s.o.Plan.Trials)
 	abs := filepath.Join(s.dir, rel)
 	if err := os.MkdirAll(abs, 0o755); err != nil {
 		return fmt.Errorf("store results of %s: %w", job.Name(), err)
