@@ -28,8 +28,7 @@ func collectSooner(getenv func(string) string) (restore func()) {
 	if getenv("GOGC") != "" {
 		return func() {}
 	}
-	p := newPacer(gcFloor, nil)
-	return p.stop
+	return newPacer(gcFloor, nil).stop
 }
 
 // gcPacer sets the collector's percent after each collection from the heap

@@ -66,7 +66,9 @@ func blockText(content json.RawMessage) string {
 	return strings.Join(parts, "\n")
 }
 
-func anthropicError(w http.ResponseWriter, status int, typ, msg string) {
+// anthropicError answers status, noted in req, with the API's error shape.
+func anthropicError(w http.ResponseWriter, req *Request, status int, typ, msg string) {
+	req.Status = status
 	writeJSON(w, status, map[string]any{
 		"type":  "error",
 		"error": map[string]string{"type": typ, "message": msg},
@@ -76,8 +78,7 @@ func anthropicError(w http.ResponseWriter, status int, typ, msg string) {
 // anthropicKey answers 401 unless the request bears the server's key.
 func (s *Server) anthropicKey(w http.ResponseWriter, r *http.Request, req *Request) bool {
 	if req.KeyOK = r.Header.Get("x-api-key") == s.key; !req.KeyOK {
-		req.Status = http.StatusUnauthorized
-		anthropicError(w, req.Status, "authentication_error", "invalid x-api-key")
+		anthropicError(w, req, http.StatusUnauthorized, "authentication_error", "invalid x-api-key")
 	}
 	return req.KeyOK
 }
@@ -88,11 +89,9 @@ func (s *Server) anthropicCheck(w http.ResponseWriter, r *http.Request, req *Req
 	switch {
 	case !s.anthropicKey(w, r, req):
 	case r.Header.Get("anthropic-version") == "":
-		req.Status = http.StatusBadRequest
-		anthropicError(w, req.Status, "invalid_request_error", "anthropic-version: header is required")
+		anthropicError(w, req, http.StatusBadRequest, "invalid_request_error", "anthropic-version: header is required")
 	case model != "" && !s.known(model):
-		req.Status = http.StatusNotFound
-		anthropicError(w, req.Status, "not_found_error", "model: "+model)
+		anthropicError(w, req, http.StatusNotFound, "not_found_error", "model: "+model)
 	default:
 		return true
 	}
@@ -104,8 +103,7 @@ func (s *Server) parseMessages(w http.ResponseWriter, r *http.Request, body []by
 	var m messagesRequest
 	bad := func(msg string) (messagesRequest, bool) {
 		if s.anthropicKey(w, r, req) {
-			req.Status = http.StatusBadRequest
-			anthropicError(w, req.Status, "invalid_request_error", msg)
+			anthropicError(w, req, http.StatusBadRequest, "invalid_request_error", msg)
 		}
 		return m, false
 	}
@@ -155,24 +153,23 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request, body []byte) {
 		return
 	}
 	if m.MaxTokens <= 0 {
-		req.Status = http.StatusBadRequest
-		anthropicError(w, req.Status, "invalid_request_error", "max_tokens: Field required")
+		anthropicError(w, &req, http.StatusBadRequest, "invalid_request_error", "max_tokens: Field required")
 		return
 	}
 	user, parts := m.conversation(&req)
-	a := s.play(&req, user, parts, len(m.Tools) > 0)
+	turn, usage := s.play(&req, user, parts, len(m.Tools) > 0)
 	n := s.seq.Add(1)
-	content, stop := messageContent(a.turn, n, slices.Contains(req.Tools, "Bash"))
+	content, stop := messageContent(turn, n, slices.Contains(req.Tools, "Bash"))
 	msg := map[string]any{
 		"id": fmt.Sprintf("msg_fake%04d", n), "type": "message", "role": "assistant", "model": m.Model,
-		"content": content, "stop_reason": stop, "stop_sequence": nil, "usage": messageUsage(a.usage, a.usage.Output),
+		"content": content, "stop_reason": stop, "stop_sequence": nil, "usage": messageUsage(usage, usage.Output),
 	}
 	w.Header().Set("request-id", fmt.Sprintf("req_fake%04d", n))
 	if !m.Stream {
 		writeJSON(w, http.StatusOK, msg)
 		return
 	}
-	streamMessage(newSSE(w), msg, content, a.usage)
+	streamMessage(newSSE(w), msg, content, usage)
 }
 
 // messageContent is what turn says as content blocks, and why it stops:
@@ -275,8 +272,7 @@ func (s *Server) anthropicModels(w http.ResponseWriter, r *http.Request) {
 	if id, one := strings.CutPrefix(r.URL.Path, "/v1/models/"); one {
 		req.Model = id
 		if !s.known(id) {
-			req.Status = http.StatusNotFound
-			anthropicError(w, req.Status, "not_found_error", "model: "+id)
+			anthropicError(w, &req, http.StatusNotFound, "not_found_error", "model: "+id)
 			return
 		}
 		writeJSON(w, req.Status, model(id))

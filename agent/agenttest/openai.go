@@ -55,15 +55,19 @@ func partsText(raw json.RawMessage) string {
 	return strings.Join(texts, "\n")
 }
 
-type openaiError struct {
-	Error openaiErrorBody `json:"error"`
-}
-
 type openaiErrorBody struct {
 	Message string  `json:"message"`
 	Type    string  `json:"type"`
 	Param   *string `json:"param"`
 	Code    *string `json:"code"`
+}
+
+// openaiError answers status, noted in req, with the API's error shape:
+// every error here is an invalid_request_error.
+func openaiError(w http.ResponseWriter, req *Request, status int, body openaiErrorBody) {
+	req.Status = status
+	body.Type = "invalid_request_error"
+	writeJSON(w, status, map[string]openaiErrorBody{"error": body})
 }
 
 // openaiCheck answers the request's key and model as the API does; false
@@ -73,17 +77,14 @@ func (s *Server) openaiCheck(w http.ResponseWriter, r *http.Request, req *Reques
 	req.KeyOK = hasBearer && bearer == s.key
 	switch {
 	case !hasBearer || bearer == "":
-		req.Status = http.StatusUnauthorized
-		writeJSON(w, req.Status, openaiError{openaiErrorBody{Type: "invalid_request_error",
-			Message: "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY)."}})
+		openaiError(w, req, http.StatusUnauthorized, openaiErrorBody{
+			Message: "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY)."})
 	case !req.KeyOK:
-		req.Status = http.StatusUnauthorized
-		writeJSON(w, req.Status, openaiError{openaiErrorBody{Type: "invalid_request_error", Code: new("invalid_api_key"),
-			Message: "Incorrect API key provided: " + maskKey(bearer) + ". You can find your API key at https://platform.openai.com/account/api-keys."}})
+		openaiError(w, req, http.StatusUnauthorized, openaiErrorBody{Code: new("invalid_api_key"),
+			Message: "Incorrect API key provided: " + maskKey(bearer) + ". You can find your API key at https://platform.openai.com/account/api-keys."})
 	case model != "" && !s.known(model):
-		req.Status = http.StatusBadRequest
-		writeJSON(w, req.Status, openaiError{openaiErrorBody{Type: "invalid_request_error", Param: new("model"), Code: new("model_not_found"),
-			Message: fmt.Sprintf("The requested model '%s' does not exist.", model)}})
+		openaiError(w, req, http.StatusBadRequest, openaiErrorBody{Param: new("model"), Code: new("model_not_found"),
+			Message: fmt.Sprintf("The requested model '%s' does not exist.", model)})
 	default:
 		return true
 	}
@@ -112,8 +113,7 @@ func (s *Server) parseResponses(w http.ResponseWriter, r *http.Request, body []b
 		if jsonErr != nil {
 			msg = "We could not parse the JSON body of your request: " + jsonErr.Error()
 		}
-		req.Status = http.StatusBadRequest
-		writeJSON(w, req.Status, openaiError{openaiErrorBody{Type: "invalid_request_error", Message: msg}})
+		openaiError(w, req, http.StatusBadRequest, openaiErrorBody{Message: msg})
 		return m, false
 	}
 	if !s.openaiCheck(w, r, req, m.Model) {
@@ -163,18 +163,18 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request, body []byte) 
 		return
 	}
 	user, parts := m.conversation(&req)
-	a := s.play(&req, user, parts, len(m.Tools) > 0)
+	turn, usage := s.play(&req, user, parts, len(m.Tools) > 0)
 	n := s.seq.Add(1)
-	output := responseOutput(a.turn, n, req.Tools)
+	output := responseOutput(turn, n, req.Tools)
 	resp := map[string]any{
 		"id": fmt.Sprintf("resp_fake%04d", n), "object": "response", "created_at": time.Now().Unix(),
 		"status": "completed", "model": m.Model, "output": output, "error": nil, "incomplete_details": nil,
 		"usage": map[string]any{
-			"input_tokens":          a.usage.Input,
-			"input_tokens_details":  map[string]int{"cached_tokens": a.usage.Cached},
-			"output_tokens":         a.usage.Output,
+			"input_tokens":          usage.Input,
+			"input_tokens_details":  map[string]int{"cached_tokens": usage.Cached},
+			"output_tokens":         usage.Output,
 			"output_tokens_details": map[string]int{"reasoning_tokens": 0},
-			"total_tokens":          a.usage.Input + a.usage.Output,
+			"total_tokens":          usage.Input + usage.Output,
 		},
 	}
 	w.Header().Set("x-request-id", fmt.Sprintf("req_fake%04d", n))
@@ -182,7 +182,7 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request, body []byte) 
 		writeJSON(w, http.StatusOK, resp)
 		return
 	}
-	streamResponse(newSSE(w), resp, output, a.turn.Text)
+	streamResponse(newSSE(w), resp, output, turn.Text)
 }
 
 // responseOutput is what turn says as output items: its shell command is a
@@ -265,9 +265,8 @@ func (s *Server) openaiModels(w http.ResponseWriter, r *http.Request) {
 	if id, one := strings.CutPrefix(r.URL.Path, "/v1/models/"); one {
 		req.Model = id
 		if !s.known(id) {
-			req.Status = http.StatusNotFound
-			writeJSON(w, req.Status, openaiError{openaiErrorBody{Type: "invalid_request_error", Param: new("model"), Code: new("model_not_found"),
-				Message: fmt.Sprintf("The model '%s' does not exist", id)}})
+			openaiError(w, &req, http.StatusNotFound, openaiErrorBody{Param: new("model"), Code: new("model_not_found"),
+				Message: fmt.Sprintf("The model '%s' does not exist", id)})
 			return
 		}
 		writeJSON(w, req.Status, model(id))

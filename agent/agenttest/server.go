@@ -105,9 +105,7 @@ func Serve(l net.Listener, opts Options) *Server {
 	if s.models == nil {
 		s.models = DefaultModels
 	}
-	s.hs = httptest.NewUnstartedServer(http.HandlerFunc(s.serveHTTP))
-	s.hs.Listener.Close()
-	s.hs.Listener = l
+	s.hs = &httptest.Server{Listener: l, Config: &http.Server{Handler: http.HandlerFunc(s.serveHTTP)}}
 	s.hs.Start()
 	s.URL = s.hs.URL
 	return s
@@ -164,13 +162,12 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			s.openaiModels(w, r)
 		}
 	default:
-		req := Request{Method: r.Method, Path: r.URL.Path, Status: http.StatusNotFound, Body: body}
+		req := Request{Method: r.Method, Path: r.URL.Path, Body: body}
 		if anthropic {
 			req.API = "anthropic"
-			anthropicError(w, http.StatusNotFound, "not_found_error", "Not Found")
+			anthropicError(w, &req, http.StatusNotFound, "not_found_error", "Not Found")
 		} else {
-			writeJSON(w, http.StatusNotFound, openaiError{Error: openaiErrorBody{
-				Message: fmt.Sprintf("Invalid URL (%s %s)", r.Method, r.URL.Path), Type: "invalid_request_error"}})
+			openaiError(w, &req, http.StatusNotFound, openaiErrorBody{Message: fmt.Sprintf("Invalid URL (%s %s)", r.Method, r.URL.Path)})
 		}
 		s.log(req)
 	}
@@ -210,47 +207,37 @@ func (e sse) event(name string, data any) {
 	http.NewResponseController(e.w).Flush()
 }
 
-// answer is what one turn says: its text, its command, and the tokens.
-type answer struct {
-	turn  Turn
-	rule  string
-	index int
-	usage Usage
-}
-
 // play picks the turn for a conversation (the user's texts, the tool
 // results in req) and counts its tokens, noting both in req: input is the
 // conversation's parts; on a later call (after a tool result) all but the
 // last part are read from the cache.
-func (s *Server) play(req *Request, user, parts []string, tools bool) answer {
-	var a answer
+func (s *Server) play(req *Request, user, parts []string, tools bool) (turn Turn, usage Usage) {
+	turn = Turn{Text: cmp.Or(s.script.Plain, "OK")}
 	toolResults := len(req.ToolResults)
 	if tools {
-		a.turn, a.rule = s.script.turnFor(strings.Join(user, "\n"), toolResults)
-		a.index = toolResults
-	} else {
-		a.turn = Turn{Text: cmp.Or(s.script.Plain, "OK")}
+		turn, req.Rule = s.script.turnFor(strings.Join(user, "\n"), toolResults)
+		req.Turn = toolResults
 	}
 	for i, p := range parts {
 		n := Tokens(p)
-		a.usage.Input += n
+		usage.Input += n
 		if toolResults > 0 && i < len(parts)-1 {
-			a.usage.Cached += n
+			usage.Cached += n
 		}
 	}
-	a.usage.Output = max(1, Tokens(a.turn.Text)+Tokens(a.turn.Shell))
-	req.Rule, req.Turn, req.Answer, req.Usage, req.Status = a.rule, a.index, a.said(), a.usage, http.StatusOK
-	return a
+	usage.Output = max(1, Tokens(turn.Text)+Tokens(turn.Shell))
+	req.Answer, req.Usage, req.Status = turn.said(), usage, http.StatusOK
+	return turn, usage
 }
 
-// said is an answer as Request.Answer shows it.
-func (a answer) said() string {
+// said is a turn as Request.Answer shows it.
+func (t Turn) said() string {
 	var lines []string
-	if a.turn.Text != "" {
-		lines = append(lines, a.turn.Text)
+	if t.Text != "" {
+		lines = append(lines, t.Text)
 	}
-	if a.turn.Shell != "" {
-		lines = append(lines, "$ "+a.turn.Shell)
+	if t.Shell != "" {
+		lines = append(lines, "$ "+t.Shell)
 	}
 	return strings.Join(lines, "\n")
 }

@@ -96,28 +96,19 @@ func jsonString(v string, escapeHTML bool) string {
 	return s[1 : len(s)-1]
 }
 
+// jsonEscapes are the characters JSON escapes with a backslash and a letter.
+var jsonEscapes = map[rune]string{'"': `\"`, '\\': `\\`, '\n': `\n`, '\r': `\r`, '\t': `\t`, '\b': `\b`, '\f': `\f`}
+
 // jsonASCII returns v as a quoteless JSON string of ASCII only, as Python's
 // json.dumps writes it (\uXXXX, lower-case hex, surrogate pairs).
 func jsonASCII(v string) string {
 	var b strings.Builder
 	for _, r := range v {
-		switch {
-		case r == '"' || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == '\b':
-			b.WriteString(`\b`)
-		case r == '\f':
-			b.WriteString(`\f`)
-		case r < 0x20 || r >= 0x7f:
+		if e, ok := jsonEscapes[r]; ok {
+			b.WriteString(e)
+		} else if r < 0x20 || r >= 0x7f {
 			b.WriteString(unicodeEscaped(string(r), "%04x"))
-		default:
+		} else {
 			b.WriteRune(r)
 		}
 	}
@@ -142,17 +133,13 @@ func unicodeEscaped(v, format string) string {
 
 // strictURLEscape percent-encodes every byte but RFC 3986's unreserved ones.
 func strictURLEscape(v string) string {
-	const hex = "0123456789ABCDEF"
 	var b strings.Builder
-	for i := 0; i < len(v); i++ {
-		c := v[i]
+	for _, c := range []byte(v) {
 		if 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' ||
 			c == '-' || c == '.' || c == '_' || c == '~' {
 			b.WriteByte(c)
 		} else {
-			b.WriteByte('%')
-			b.WriteByte(hex[c>>4])
-			b.WriteByte(hex[c&15])
+			fmt.Fprintf(&b, "%%%02X", c)
 		}
 	}
 	return b.String()

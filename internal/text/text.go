@@ -308,38 +308,20 @@ func Shorten(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
-	i, count := 0, 0
-	for j := range s {
-		if count == n-1 {
-			i = j
-			break
-		}
-		count++
+	cut := 0
+	for range n - 1 {
+		_, size := utf8.DecodeRuneInString(s[cut:])
+		cut += size
 	}
-	return strings.TrimRight(s[:i], " ") + "…"
+	return strings.TrimRight(s[:cut], " ") + "…"
 }
 
+// markdownEscaper escapes what Markdown would read as markup or HTML.
+var markdownEscaper = strings.NewReplacer(`\`, `\\`, "`", "\\`", `*`, `\*`, `_`, `\_`, `[`, `\[`, `]`, `\]`, `|`, `\|`, `~`, `\~`,
+	"<", "&lt;", ">", "&gt;", "&", "&amp;")
+
 // Markdown escapes s for a Markdown table cell or paragraph.
-func Markdown(s string) string {
-	s = OneLine(s)
-	var b strings.Builder
-	for _, r := range s {
-		switch r {
-		case '\\', '`', '*', '_', '[', ']', '|', '~':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case '<':
-			b.WriteString("&lt;")
-		case '>':
-			b.WriteString("&gt;")
-		case '&':
-			b.WriteString("&amp;")
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
+func Markdown(s string) string { return markdownEscaper.Replace(OneLine(s)) }
 
 // MarkdownCode writes s as an inline code span with a fence longer than any
 // run of backticks in it; '|' is escaped so it cannot end a table cell.

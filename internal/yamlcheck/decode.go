@@ -372,9 +372,6 @@ func Plain(s string) string {
 	return "want " + want + ", not " + got
 }
 
-// typeLine reads one of yaml.v3's type errors: "line 3: cannot ...".
-var typeLine = regexp.MustCompile(`^line (\d+): (.*)$`)
-
 // backticked is the value yaml.v3 quotes in its type errors.
 var backticked = regexp.MustCompile("`([^`]*)`")
 
@@ -387,7 +384,7 @@ var quoted = regexp.MustCompile(`"((?:[^"\\]|\\.)*)"`)
 // their words become the user's (Plain).
 func Place(err error, n *yaml.Node, path string) []error {
 	var out []error
-	flatten(err, func(c Error) {
+	place := func(c Error) {
 		if c.Field == "" {
 			raw := c.Msg
 			c.Msg = Plain(c.Msg)
@@ -399,21 +396,16 @@ func Place(err error, n *yaml.Node, path string) []error {
 			}
 		}
 		out = append(out, &c)
-	}, func(s string) {
-		sub := typeLine.FindStringSubmatch(s)
-		if sub == nil {
-			out = append(out, At(n, path, Plain(s)))
-			return
+	}
+	flatten(err, place, func(s string) {
+		c := Error{Msg: s}
+		if sub := lineRe.FindStringSubmatch(s); sub != nil {
+			c.Line, _ = strconv.Atoi(sub[1])
+			c.Msg = sub[2]
 		}
-		line, _ := strconv.Atoi(sub[1])
-		e := &Error{Line: line, Msg: Plain(sub[2])}
-		hint := hintOf(sub[2], e.Msg)
-		if at, p := locate(n, path, line, 0, hint); at != nil {
-			e.Col, e.Field = at.Column, p
-		}
-		out = append(out, e)
+		place(c)
 	}, func(err error) {
-		out = append(out, At(n, path, Plain(strings.TrimPrefix(err.Error(), "yaml: "))))
+		place(Error{Msg: strings.TrimPrefix(err.Error(), "yaml: ")})
 	})
 	return out
 }

@@ -1,7 +1,6 @@
 package yamlcheck
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"strconv"
@@ -36,14 +35,15 @@ func Syntax(file string, data []byte, err error) []error {
 		return InFile(err, file, Plain)
 	}
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	if sub := lineRe.FindStringSubmatch(err.Error()); sub != nil {
+	sub := lineRe.FindStringSubmatch(err.Error())
+	if sub != nil {
 		msg = sub[2]
 	}
 	lines := splitLines(data)
 	var line int
 	if len(data) <= maxSearch {
 		line = brokenLine(data, lines)
-	} else if sub := lineRe.FindStringSubmatch(err.Error()); sub != nil {
+	} else if sub != nil {
 		line, _ = strconv.Atoi(sub[1])
 		line = min(max(line, 1), len(lines))
 	}
@@ -126,16 +126,11 @@ func brokenLine(data []byte, lines []string) int {
 // indentTab is the column of the first tab in line's indentation, 0 when
 // it has none.
 func indentTab(line string) int {
-	for i, r := range line {
-		switch r {
-		case '\t':
-			return utf8.RuneCountInString(line[:i]) + 1
-		case ' ':
-		default:
-			return 0
-		}
+	rest := strings.TrimLeft(line, " ")
+	if !strings.HasPrefix(rest, "\t") {
+		return 0
 	}
-	return 0
+	return len(line) - len(rest) + 1 // the spaces before it are a byte each
 }
 
 // firstCol is the column of line's first character that is not a space.
@@ -232,7 +227,7 @@ func scanOpen(rest []byte) (*opening, []opening) {
 			}
 			continue
 		case '#':
-			if i == 0 || bytes.IndexByte([]byte(" \t\n"), rest[i-1]) >= 0 {
+			if i == 0 || strings.IndexByte(" \t\n", rest[i-1]) >= 0 {
 				for i+1 < len(rest) && rest[i+1] != '\n' {
 					i++
 				}
