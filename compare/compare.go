@@ -286,13 +286,22 @@ func sides(rec *record.Record) (order []string, out map[string]*Side) {
 			out[id] = s
 			order = append(order, id)
 		}
-		s.scores, s.ended = trialScores(rs), ended(rs)
+		// Its scores (by task too, in a suite) and the results that ran to
+		// an end, counted again over its standing's.
+		s.ended = 0
 		if len(rec.Tasks) > 0 {
 			s.tasks = make(map[string][]float64, len(rec.Tasks))
-			for _, r := range rs {
-				if r.Score != nil {
-					s.tasks[r.TaskID] = append(s.tasks[r.TaskID], *r.Score)
-				}
+		}
+		for _, r := range rs {
+			if r.ErrorKind.Scored() {
+				s.ended++
+			}
+			if r.Score == nil {
+				continue
+			}
+			s.scores = append(s.scores, *r.Score)
+			if s.tasks != nil {
+				s.tasks[r.TaskID] = append(s.tasks[r.TaskID], *r.Score)
 			}
 		}
 	}
@@ -331,12 +340,8 @@ func suiteChange(c *Change, base, head *Side, common []string) {
 		c.Tasks = append(c.Tasks, tc)
 	}
 	slices.SortStableFunc(c.Tasks, func(a, b TaskChange) int { return cmp.Compare(a.Delta, b.Delta) })
-	if len(xb) == 0 {
-		c.Test = TestNoScores
-		return
-	}
 	p, err := scoring.ComparePaired(xh, xb)
-	if err != nil { // task scores are finite
+	if err != nil { // no task both scored: task scores are finite
 		c.Test = TestNoScores
 		return
 	}
@@ -356,41 +361,14 @@ func (c *Change) judge(d float64) {
 	}
 }
 
-// trialScores are the scores of the trials that have one.
-func trialScores(rs []*record.Trial) []float64 {
-	var xs []float64
-	for _, r := range rs {
-		if r.Score != nil {
-			xs = append(xs, *r.Score)
-		}
-	}
-	return xs
-}
-
 // fromResults fills s's counts from rs; with all, also the score, success
 // rate and runtime, as scoring aggregates them.
 func fromResults(s *Side, rs []*record.Trial, all bool) {
-	vs := make([]record.Trial, len(rs))
-	for i, r := range rs {
-		vs[i] = *r
-	}
-	st := scoring.Aggregate("", vs)
+	st := scoring.Aggregate("", rs)
 	s.Trials, s.ScoredTrials, s.Successes, s.Unverified = st.Trials, st.ScoredTrials, st.Successes, st.Unverified
 	if all {
 		s.Score, s.SuccessRate, s.RuntimeMeanSeconds = st.Score, st.SuccessRate, st.RuntimeMeanSeconds
 	}
-}
-
-// ended counts the results that ran to an end: all but infra, auth and
-// cancelled ones, which say nothing about the candidate.
-func ended(rs []*record.Trial) int {
-	n := 0
-	for _, r := range rs {
-		if r.ErrorKind.Scored() {
-			n++
-		}
-	}
-	return n
 }
 
 func change(id string, base, head *Side, common []string) Change {
@@ -425,11 +403,7 @@ func change(id string, base, head *Side, common []string) Change {
 	case nb == 1 || nh == 1:
 		c.Test = TestSingleTrial
 	default:
-		w, ok := scoring.WelchTest(head.scores, base.scores)
-		if !ok {
-			c.Test = TestSingleTrial
-			break
-		}
+		w, _ := scoring.WelchTest(head.scores, base.scores) // two scores a side at least
 		c.Test, c.Welch, c.Significant = TestWelch, &w, w.Significant
 		c.judge(w.Difference)
 	}

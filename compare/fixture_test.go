@@ -64,7 +64,8 @@ func newRecord(runID string, started time.Time, winner string, cs ...cand) *reco
 		}
 		rec.Results = append(rec.Results, rs...)
 		// The standing as scoring aggregates scored results, never by hand.
-		rec.Standings = append(rec.Standings, scoring.Aggregate(c.id, rs))
+		_, byID := record.ByCandidate(rs)
+		rec.Standings = append(rec.Standings, scoring.Aggregate(c.id, byID[c.id]))
 	}
 	sort.SliceStable(rec.Standings, func(i, j int) bool { return rec.Standings[i].Score > rec.Standings[j].Score })
 	for i := range rec.Standings {

@@ -1,6 +1,7 @@
 package record
 
 import (
+	"slices"
 	"strconv"
 
 	"github.com/forge-run/forge/runner"
@@ -91,12 +92,8 @@ func (t *Trial) Wrong() bool {
 	if !t.Success {
 		return false
 	}
-	for _, c := range t.Checks {
-		if c.Passed < c.Of {
-			return true
-		}
-	}
-	return t.Reward != nil && *t.Reward < MarkOf(t.PassMark)-1e-9
+	failed := slices.ContainsFunc(t.Checks, func(c CheckResult) bool { return c.Passed < c.Of })
+	return failed || t.Reward != nil && *t.Reward < MarkOf(t.PassMark)-1e-9
 }
 
 // ExitText is the trial's exit code as the reports write it: "none"

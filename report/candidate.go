@@ -56,12 +56,7 @@ func candidates(rec *record.Record) []candidate {
 		if seen[id] {
 			continue
 		}
-		rs := byID[id]
-		vs := make([]record.Trial, len(rs))
-		for i, r := range rs {
-			vs[i] = *r
-		}
-		out = append(out, newCandidate(scoring.Aggregate(id, vs), false, rs, rec.Winner))
+		out = append(out, newCandidate(scoring.Aggregate(id, byID[id]), false, byID[id], rec.Winner))
 	}
 	return out
 }
@@ -305,8 +300,7 @@ func (c candidate) notes() string {
 			return n
 		}
 	}
-	for i := range c.results {
-		r := c.results[i]
+	for _, r := range c.results {
 		for _, j := range r.Judges {
 			if j.Error != "" {
 				return prefix(r) + "judge " + text.OneLine(j.Name) + ": " + text.OneLine(j.Error)

@@ -127,7 +127,10 @@ func (r *Result) Verified(v *Verify, o VerifyOutcome) {
 	case o.Problem != "":
 		err = fmt.Errorf("the verifier's reward %s", o.Problem)
 	case err != nil && o.Text == nil && o.JSON == nil:
-		why := "exit status " + exitText(o.ExitCode)
+		why := "exit status none (killed by a signal)"
+		if o.ExitCode != nil {
+			why = "exit status " + strconv.Itoa(*o.ExitCode)
+		}
 		if last := LastErrorLine(string(o.Log)); last != "" {
 			why += ": " + last
 		}
@@ -142,13 +145,6 @@ func (r *Result) Verified(v *Verify, o VerifyOutcome) {
 		return
 	}
 	r.Reward, r.Metrics = &reward, metrics
-}
-
-func exitText(code *int) string {
-	if code == nil {
-		return "none (killed by a signal)"
-	}
-	return strconv.Itoa(*code)
 }
 
 // ParseReward reads a verifier's reward: reward.txt's one number, else

@@ -26,7 +26,8 @@ func TestAggregateIsScoresStanding(t *testing.T) {
 	out := Score(Config{Scorers: []Scorer{{Type: TypeJudge, Name: "q", Command: []string{"q"}}}}, []string{"a"}, rs)
 	want := out.Standings[0]
 	want.Rank, want.Tied, want.Breakdown = 0, false, nil
-	if got := Aggregate("a", scored(rs, out)); !reflect.DeepEqual(got, want) {
+	_, byID := record.ByCandidate(scored(rs, out))
+	if got := Aggregate("a", byID["a"]); !reflect.DeepEqual(got, want) {
 		t.Errorf("Aggregate = %+v\nwant        %+v", got, want)
 	}
 	if s := Summarize([]float64{3, 1, 2}); s.N != 3 || s.Mean != 2 || s.SD != 1 || !(s.CI95[0] < 2 && s.CI95[1] > 2) {

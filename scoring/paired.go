@@ -23,19 +23,6 @@ const pairedTMinPairs = 30
 // wilcoxonExactMax is the most non-zero differences with an exact Wilcoxon p.
 const wilcoxonExactMax = 50
 
-// countDifference counts the difference d = a - b of one task in w, from
-// a's side.
-func countDifference(w *record.WinLoss, d float64) {
-	switch {
-	case math.Abs(d) <= tieEpsilon:
-		w.Ties++
-	case d > 0:
-		w.Wins++
-	default:
-		w.Losses++
-	}
-}
-
 // PairedResult compares A with B over their common tasks, two-sided at Alpha.
 type PairedResult struct {
 	// Method is MethodWilcoxon or MethodPairedT (see ComparePaired).
@@ -76,7 +63,14 @@ func ComparePaired(a, b []float64) (PairedResult, error) {
 			return PairedResult{}, fmt.Errorf("pair %d: score %v against %v is not finite", i, a[i], b[i])
 		}
 		d[i] = a[i] - b[i]
-		countDifference(&r.WinLoss, d[i])
+		switch {
+		case math.Abs(d[i]) <= tieEpsilon:
+			r.Ties++
+		case d[i] > 0:
+			r.Wins++
+		default:
+			r.Losses++
+		}
 	}
 	s := summarize(d)
 	r.MeanDifference = s.mean

@@ -94,10 +94,10 @@ func (t *tally) count(r *row, tt *taskTally) (scored bool) {
 
 // Aggregate is one candidate's standing, without a rank, from results scored
 // already: for a record that has results but no standings.
-func Aggregate(id string, results []record.Trial) record.Standing {
+func Aggregate(id string, results []*record.Trial) record.Standing {
 	t := newTally(id, 0)
 	for _, r := range results {
-		kept := rowOf(&r)
+		kept := rowOf(r)
 		if t.count(&kept, t.task(r.TaskID)) && r.Score != nil {
 			t.scores = append(t.scores, *r.Score)
 		}

@@ -87,7 +87,7 @@ func (x *runIndex) secretArtifact(fi os.FileInfo) (int, bool) {
 		if !x.idx.Trials[i].SecretInArtifact() {
 			continue
 		}
-		r, _, err := x.result(i)
+		r, err := x.result(i)
 		if err != nil || r.ArtifactPath == "" {
 			continue
 		}

@@ -34,9 +34,6 @@ type runIndex struct {
 	id, dir string
 	path    string // results.json
 	trials  string // its trials file
-	// trialsAt is the trials file's size and modification time when a
-	// finished run was indexed: another file is indexed again.
-	trialsAt fileAt
 	// rec is the record without its results.
 	rec *record.Record
 	// idx holds the trials, in plan order once the run ended.
@@ -137,9 +134,6 @@ func indexRun(id, path string) (*runIndex, error) {
 			return nil, err
 		}
 	}
-	if !x.live() && x.full == nil {
-		x.trialsAt.size, x.trialsAt.mtime = x.idx.TrialsAt()
-	}
 	x.cells()
 	return x, nil
 }
@@ -230,39 +224,39 @@ var errNoTrial = errors.New("no such trial")
 // file changed since it was indexed.
 var errMoved = errors.New("the trials file changed")
 
-// result reads trial i whole: its line, decoded, and the line; errMoved
-// when the line is another trial's.
-func (x *runIndex) result(i int) (*record.Trial, []byte, error) {
+// result reads trial i whole: its line, decoded; errMoved when the line is
+// another trial's.
+func (x *runIndex) result(i int) (*record.Trial, error) {
 	if i < 0 || i >= x.count() {
-		return nil, nil, errNoTrial
+		return nil, errNoTrial
 	}
 	if x.full != nil {
 		r := x.full[i]
-		return &r, nil, nil
+		return &r, nil
 	}
 	t := &x.idx.Trials[i]
 	path := x.trials
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	defer f.Close()
 	buf := make([]byte, t.Len)
 	if _, err := f.ReadAt(buf, t.Off); err != nil {
-		return nil, nil, fmt.Errorf("%s: read the line at %d: %w: %w", path, t.Off, errMoved, err)
+		return nil, fmt.Errorf("%s: read the line at %d: %w: %w", path, t.Off, errMoved, err)
 	}
 	var r record.Trial
 	if err := json.Unmarshal(buf, &r); err != nil {
-		return nil, nil, fmt.Errorf("%s: the line at %d: %w: %w", path, t.Off, errMoved, err)
+		return nil, fmt.Errorf("%s: the line at %d: %w: %w", path, t.Off, errMoved, err)
 	}
 	names := x.idx.Names
 	if r.CandidateID != names.Name(t.Candidate) || r.TaskID != names.Name(t.Task) || r.Trial != int(t.Trial) {
-		return nil, nil, fmt.Errorf("%s: the line at %d is not trial %d's: %w", path, t.Off, i+1, errMoved)
+		return nil, fmt.Errorf("%s: the line at %d is not trial %d's: %w", path, t.Off, i+1, errMoved)
 	}
 	if r.Score == nil { // a line is written before the run scores it: the index has its score
 		r.Score = x.idx.Trial(i).Score
 	}
-	return &r, buf, nil
+	return &r, nil
 }
 
 // cache holds the indexes of the runs opened by their results.json's path,
@@ -298,7 +292,8 @@ func (e *cached) stale(at fileAt) bool {
 	if fi, err := os.Stat(e.idx.trials); err == nil {
 		now = fileAtOf(fi)
 	}
-	return now != e.idx.trialsAt
+	size, mtime := e.idx.idx.TrialsAt() // the file it was indexed from
+	return now != fileAt{size, mtime}
 }
 
 // forget drops the index of the run whose results.json is path.

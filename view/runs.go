@@ -187,25 +187,19 @@ func (s *Server) fillFromHead(row *runRow, rec *record.Record, tasks int) {
 }
 
 // rowFacts fills what a row says of the run whatever is read of it (its
-// record's summary: tasks is how many tasks it has).
+// record's summary: tasks is how many tasks it has). Its backend has a
+// suite's task count and the trials: "local · 12 tasks × 3".
 func rowFacts(row *runRow, rec *record.Record, tasks int) {
 	if !rec.StartedAt.IsZero() {
 		row.Started = rec.StartedAt.UTC().Format(time.DateTime)
 	}
-	row.Backend = backendText(rec, tasks)
-	row.Manifest = text.OneLine(rec.ManifestPath)
-	row.Interrupted = rec.Interrupted
-}
-
-// backendText is the backend with a suite's task count (tasks) and the trials:
-// "local · 12 tasks × 3".
-func backendText(rec *record.Record, tasks int) string {
-	s := text.OneLine(rec.Backend)
+	row.Backend = text.OneLine(rec.Backend)
 	if tasks > 0 {
-		s += fmt.Sprintf(" · %d tasks", tasks)
+		row.Backend += fmt.Sprintf(" · %d tasks", tasks)
 	}
 	if rec.Trials > 1 {
-		s += fmt.Sprintf(" × %d", rec.Trials)
+		row.Backend += fmt.Sprintf(" × %d", rec.Trials)
 	}
-	return s
+	row.Manifest = text.OneLine(rec.ManifestPath)
+	row.Interrupted = rec.Interrupted
 }

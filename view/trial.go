@@ -111,7 +111,7 @@ func (s *Server) trialPage(w http.ResponseWriter, r *http.Request) {
 		if x == nil {
 			return
 		}
-		res, raw, siblings, err := x.trialAt(n - 1)
+		res, siblings, err := x.trialAt(n - 1)
 		switch {
 		case errors.Is(err, errMoved) && again: // the index is not the file's: made again
 			s.cache.forget(x.path)
@@ -121,7 +121,7 @@ func (s *Server) trialPage(w http.ResponseWriter, r *http.Request) {
 		case err != nil:
 			s.fail(w, r, err)
 		default:
-			p := s.newTrialPage(x, res, raw, r.URL.Query())
+			p := s.newTrialPage(x, res, r.URL.Query())
 			p.Siblings = siblings
 			s.render(w, r, "trial.tmpl", p)
 		}
@@ -131,12 +131,12 @@ func (s *Server) trialPage(w http.ResponseWriter, r *http.Request) {
 
 // trialAt reads trial i (result) and lists its cell's trials when there
 // are several.
-func (x *runIndex) trialAt(i int) (*record.Trial, []byte, []sibling, error) {
+func (x *runIndex) trialAt(i int) (*record.Trial, []sibling, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	res, raw, err := x.result(i)
+	res, err := x.result(i)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	var siblings []sibling
 	for _, j := range x.cell(res.CandidateID, res.TaskID) {
@@ -150,10 +150,10 @@ func (x *runIndex) trialAt(i int) (*record.Trial, []byte, []sibling, error) {
 	if len(siblings) < 2 {
 		siblings = nil
 	}
-	return res, raw, siblings, nil
+	return res, siblings, nil
 }
 
-func (s *Server) newTrialPage(x *runIndex, r *record.Trial, raw []byte, q url.Values) trialPage {
+func (s *Server) newTrialPage(x *runIndex, r *record.Trial, q url.Values) trialPage {
 	p := trialPage{RunID: x.id, RunHref: runURL(x.id),
 		Name: runner.TrialName(r.CandidateID, r.TaskID, r.Trial, true)}
 	p.Status, p.Health = report.TrialStatus(r)
@@ -205,7 +205,7 @@ func (s *Server) newTrialPage(x *runIndex, r *record.Trial, raw []byte, q url.Va
 	}
 	p.Task = s.task(x, r)
 	p.Artifact = s.artifact(x, r)
-	p.Transcript = s.transcript(x, r, raw, q)
+	p.Transcript = s.transcript(x, r, q)
 	return p
 }
 
@@ -240,9 +240,7 @@ func (s *Server) trialFacts(r *record.Trial) [][2]string {
 	if r.SubmitError != "" {
 		fact("result file", "ignored: "+s.mask.String(r.SubmitError))
 	}
-	if len(r.Tampered) > 0 { // the verifier's tools it changed
-		fact("tampered", s.mask.String(strings.Join(r.Tampered, ", ")))
-	}
+	fact("tampered", s.mask.String(strings.Join(r.Tampered, ", "))) // the verifier's tools it changed
 	fact("usage note", r.UsageNote)
 	if r.AgentTurns > 0 {
 		fact("agent turns", strconv.Itoa(r.AgentTurns))
@@ -405,12 +403,8 @@ func markdown(src string) template.HTML {
 
 // transcript reads the trial's transcript.jsonl: the result's
 // transcript_path, else the file beside its stdout.log.
-func (s *Server) transcript(x *runIndex, r *record.Trial, raw []byte, q url.Values) *transcriptView {
-	var named struct {
-		TranscriptPath string `json:"transcript_path"`
-	}
-	json.Unmarshal(raw, &named)
-	rel := named.TranscriptPath
+func (s *Server) transcript(x *runIndex, r *record.Trial, q url.Values) *transcriptView {
+	rel := r.TranscriptPath
 	if rel == "" && r.OutputPath != "" {
 		rel = path.Join(path.Dir(r.OutputPath), "transcript.jsonl")
 	}
@@ -419,7 +413,7 @@ func (s *Server) transcript(x *runIndex, r *record.Trial, raw []byte, q url.Valu
 	}
 	f, err := openInRun(x.dir, rel)
 	if err != nil {
-		if named.TranscriptPath != "" {
+		if r.TranscriptPath != "" {
 			return &transcriptView{Path: rel, Error: "the transcript is not in the run's directory"}
 		}
 		return nil
