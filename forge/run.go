@@ -414,10 +414,7 @@ func (s *state) play(ctx context.Context, i int, job runner.Job) error {
 	}
 	err = cmp.Or(err, s.store(job, &res.Result))
 	if res.Success && res.ArtifactPath != "" {
-		artifact := s.stored(job, path.Base(res.ArtifactPath))
-		for _, sc := range s.o.Manifest.Scoring.Judges() { // in order
-			res.Judges = append(res.Judges, s.judge(ctx, sc, job, artifact))
-		}
+		res.Judges = s.judges(ctx, job, s.stored(job, path.Base(res.ArtifactPath)))
 		maskIn(s.mask, &res.Judges)
 	}
 	// Everything that reads the whole output has: keep the excerpts.
