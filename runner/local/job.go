@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -379,15 +378,18 @@ func (j *jobRun) plainEnv() []string {
 	return runner.EnvList(m)
 }
 
-// marker are the environment entries that identify the job's processes.
+// marker are the environment entries that identify the job's processes:
+// the protocol's own (ProtocolEnv), so that the sweep finds what the job
+// was given.
 func marker(job runner.Job) []string {
+	env := job.ProtocolEnv(func(string) string { return "" })
 	m := []string{
-		"FORGE_RUN_ID=" + job.RunID,
-		"FORGE_CANDIDATE_ID=" + job.CandidateID,
-		"FORGE_TRIAL=" + strconv.Itoa(job.Trial),
+		"FORGE_RUN_ID=" + env["FORGE_RUN_ID"],
+		"FORGE_CANDIDATE_ID=" + env["FORGE_CANDIDATE_ID"],
+		"FORGE_TRIAL=" + env["FORGE_TRIAL"],
 	}
 	if job.TaskID != "" {
-		m = append(m, "FORGE_TASK_ID="+job.TaskID)
+		m = append(m, "FORGE_TASK_ID="+env["FORGE_TASK_ID"])
 	}
 	return m
 }
